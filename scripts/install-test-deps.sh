@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs on a fresh Debian machine: real peers and
+# servers (BIRD, FRR, gobgpd, dnsmasq, squid), capture and metrics tools, and
+# the Python gRPC server used by the gRPC check tests. Idempotent.
+set -euo pipefail
+pkgs=(bird2 frr gobgpd dnsmasq squid iproute2 tcpdump prometheus chromium shellcheck busybox procps)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# The distribution services must not hold ports or addresses the tests use.
+for svc in bird frr dnsmasq squid gobgpd prometheus; do
+  (systemctl stop "$svc" || service "$svc" stop) >/dev/null 2>&1 || true
+done
+pkill -x bird >/dev/null 2>&1 || true
+pkill -x dnsmasq >/dev/null 2>&1 || true
+python3 -c 'import grpc, grpc_health' 2>/dev/null ||
+  python3 -m pip install -q grpcio grpcio-health-checking

@@ -1,0 +1,1 @@
+//! BGP speaker: `wire` (codec), `fsm` (RFC 4271 state machine), RIB-out and the smol driver.

@@ -1,0 +1,1 @@
+//! Health checks: probes, rise/fall hysteresis, checks policy and the scheduler.

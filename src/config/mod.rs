@@ -1,0 +1,1 @@
+//! Configuration: the v1 schema, defaults, validation, JSON and UCI loaders.

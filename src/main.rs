@@ -1,0 +1,3 @@
+fn main() {
+    std::process::exit(pathosd::cli::main(std::env::args_os().collect()));
+}

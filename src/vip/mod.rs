@@ -1,0 +1,1 @@
+//! The VIP state machine (withdrawn / announced / pessimized).
