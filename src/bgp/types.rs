@@ -1,0 +1,236 @@
+//! Types shared by the BGP layers: a prefix and the attributes a VIP route is
+//! sent with. They are independent of the wire encoding so that the FSM,
+//! RIB-out and the VIP state machine never depend on codec details.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::str::FromStr;
+
+/// Address family of a prefix (RFC 4760 AFI; SAFI is always unicast here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Afi {
+    Ipv4,
+    Ipv6,
+}
+
+/// An IP prefix in canonical form: host bits beyond `len` are zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Prefix {
+    addr: IpAddr,
+    len: u8,
+}
+
+/// Why a prefix string or value was rejected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrefixError(pub String);
+
+impl fmt::Display for PrefixError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PrefixError {}
+
+impl Prefix {
+    /// Builds a prefix, clearing host bits. Fails when `len` exceeds the family's width.
+    pub fn new(addr: IpAddr, len: u8) -> Result<Prefix, PrefixError> {
+        let max = match addr {
+            IpAddr::V4(_) => 32,
+            IpAddr::V6(_) => 128,
+        };
+        if len > max {
+            return Err(PrefixError(format!("prefix length {len} exceeds {max}")));
+        }
+        Ok(Prefix {
+            addr: mask(addr, len),
+            len,
+        })
+    }
+
+    pub fn addr(&self) -> IpAddr {
+        self.addr
+    }
+
+    pub fn len(&self) -> u8 {
+        self.len
+    }
+
+    /// True for a /0 prefix (named so for clippy's `len_without_is_empty`).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn afi(&self) -> Afi {
+        match self.addr {
+            IpAddr::V4(_) => Afi::Ipv4,
+            IpAddr::V6(_) => Afi::Ipv6,
+        }
+    }
+
+    /// True for a /32 or /128: the prefix is one host address.
+    pub fn is_host(&self) -> bool {
+        match self.addr {
+            IpAddr::V4(_) => self.len == 32,
+            IpAddr::V6(_) => self.len == 128,
+        }
+    }
+
+    /// Whether `ip` lies inside this prefix.
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        match (self.addr, ip) {
+            (IpAddr::V4(_), IpAddr::V4(_)) | (IpAddr::V6(_), IpAddr::V6(_)) => {
+                mask(ip, self.len) == self.addr
+            }
+            _ => false,
+        }
+    }
+}
+
+fn mask(addr: IpAddr, len: u8) -> IpAddr {
+    match addr {
+        IpAddr::V4(a) => {
+            let bits = u32::from(a);
+            let m = if len == 0 {
+                0
+            } else {
+                u32::MAX << (32 - u32::from(len))
+            };
+            IpAddr::V4(Ipv4Addr::from(bits & m))
+        }
+        IpAddr::V6(a) => {
+            let bits = u128::from(a);
+            let m = if len == 0 {
+                0
+            } else {
+                u128::MAX << (128 - u32::from(len))
+            };
+            IpAddr::V6(Ipv6Addr::from(bits & m))
+        }
+    }
+}
+
+impl FromStr for Prefix {
+    type Err = PrefixError;
+
+    /// Parses `addr/len`; a bare address is a host prefix.
+    fn from_str(s: &str) -> Result<Prefix, PrefixError> {
+        let (a, l) = match s.split_once('/') {
+            Some((a, l)) => (a, Some(l)),
+            None => (s, None),
+        };
+        let addr: IpAddr = a
+            .parse()
+            .map_err(|_| PrefixError(format!("{a:?} is not an IP address")))?;
+        let len = match l {
+            Some(l) => l
+                .parse::<u8>()
+                .map_err(|_| PrefixError(format!("{l:?} is not a prefix length")))?,
+            None => match addr {
+                IpAddr::V4(_) => 32,
+                IpAddr::V6(_) => 128,
+            },
+        };
+        Prefix::new(addr, len)
+    }
+}
+
+impl fmt::Display for Prefix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.addr, self.len)
+    }
+}
+
+/// RFC 4271 §5.1.1 ORIGIN. VIP routes are always IGP: pathosd originates them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Origin {
+    #[default]
+    Igp,
+    Egp,
+    Incomplete,
+}
+
+/// A standard community (RFC 1997) as `asn:value`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Community(pub u16, pub u16);
+
+impl Community {
+    pub fn as_u32(self) -> u32 {
+        (u32::from(self.0) << 16) | u32::from(self.1)
+    }
+}
+
+impl fmt::Display for Community {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.0, self.1)
+    }
+}
+
+/// A large community (RFC 8092) as `global:local1:local2`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LargeCommunity(pub u32, pub u32, pub u32);
+
+impl fmt::Display for LargeCommunity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.0, self.1, self.2)
+    }
+}
+
+/// What pathosd wants a VIP route to carry, before per-peer shaping
+/// (own AS prepended for eBGP, next hop of the family, LOCAL_PREF for iBGP).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct RouteIntent {
+    /// Extra copies of the local AS (eBGP only); 0 = full priority.
+    pub as_path_prepend: u8,
+    pub communities: Vec<Community>,
+    pub large_communities: Vec<LargeCommunity>,
+}
+
+/// The path attributes of one route as sent to one peer: the input of the
+/// UPDATE encoder. Routes with equal `PathAttrs` share an UPDATE.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PathAttrs {
+    pub origin: Origin,
+    /// AS_SEQUENCE, first AS first. Empty for iBGP (RFC 4271 §5.1.2).
+    pub as_path: Vec<u32>,
+    /// IPv4 routes: the NEXT_HOP; IPv6 routes: the MP_REACH_NLRI next hop.
+    pub next_hop: IpAddr,
+    pub med: Option<u32>,
+    /// Only sent to iBGP peers (RFC 4271 §5.1.5).
+    pub local_pref: Option<u32>,
+    pub communities: Vec<Community>,
+    pub large_communities: Vec<LargeCommunity>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_parse_canonicalizes_host_bits() {
+        let p: Prefix = "10.0.0.1/24".parse().unwrap();
+        assert_eq!(p.to_string(), "10.0.0.0/24");
+        let q: Prefix = "2001:db8::1/64".parse().unwrap();
+        assert_eq!(q.to_string(), "2001:db8::/64");
+        assert!("10.0.0.1/33".parse::<Prefix>().is_err());
+        assert!("nope/8".parse::<Prefix>().is_err());
+        assert_eq!("10.1.1.1".parse::<Prefix>().unwrap().len(), 32);
+        assert_eq!(
+            "0.0.0.0/0".parse::<Prefix>().unwrap().to_string(),
+            "0.0.0.0/0"
+        );
+    }
+
+    #[test]
+    fn contains_respects_family() {
+        let p: Prefix = "10.0.0.0/8".parse().unwrap();
+        assert!(p.contains("10.2.3.4".parse().unwrap()));
+        assert!(!p.contains("11.0.0.1".parse().unwrap()));
+        assert!(!p.contains("::1".parse().unwrap()));
+    }
+
+    #[test]
+    fn community_packs_high_half_first() {
+        assert_eq!(Community(65001, 666).as_u32(), 0xFDE9_029A);
+    }
+}
