@@ -1,0 +1,446 @@
+//! A small typed decoder over `serde_json::Value` that, unlike serde's derive,
+//! keeps going after the first mistake: every unknown key, wrong type and bad
+//! value is collected with its field path (`vips[2].checks[1].timeout`). The
+//! same declarations also produce the v1 JSON (for `pathosd convert`) and the
+//! JSON Schema, so the schema can never drift from the types.
+
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+/// One config problem: where, and what is wrong (the message names the bad value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub path: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+/// Collects errors. A second error at a path that already has one is dropped:
+/// a value that failed to decode must not also be reported as "required".
+#[derive(Debug, Default, Clone)]
+pub struct Errors(pub Vec<ConfigError>);
+
+impl Errors {
+    pub fn push(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        let path = path.into();
+        if self.0.iter().any(|e| e.path == path && !path.is_empty()) {
+            return;
+        }
+        self.0.push(ConfigError {
+            path,
+            message: message.into(),
+        });
+    }
+
+    pub fn has(&self, path: &str) -> bool {
+        self.0.iter().any(|e| e.path == path)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Joins a parent path and a key: `join("vips[0]", "name")` is `vips[0].name`.
+pub fn join(parent: &str, key: &str) -> String {
+    if parent.is_empty() {
+        key.to_string()
+    } else {
+        format!("{parent}.{key}")
+    }
+}
+
+/// Shows a JSON value as the user wrote it, for error messages.
+pub fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    }
+}
+
+/// A type that can appear in the config.
+pub trait Field: Sized {
+    /// Decodes `v`; on failure records an error at `path` and returns None.
+    fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self>;
+    fn encode(&self) -> Value;
+    /// The JSON Schema of the type (without description or default).
+    fn schema() -> Value;
+}
+
+fn type_error<T>(v: &Value, path: &str, errs: &mut Errors, want: &str) -> Option<T> {
+    errs.push(path, format!("{} is not {want}", show(v)));
+    None
+}
+
+macro_rules! int_field {
+    ($($t:ty),*) => {$(
+        impl Field for $t {
+            fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
+                // UCI has no numbers: a string of digits is accepted for integers.
+                let n = match v {
+                    Value::Number(n) => n.as_i64(),
+                    Value::String(s) => s.trim().parse::<i64>().ok(),
+                    _ => None,
+                };
+                match n.and_then(|n| <$t>::try_from(n).ok()) {
+                    Some(x) => Some(x),
+                    None => type_error(v, path, errs, &format!(
+                        "an integer in {}..={}", <$t>::MIN, <$t>::MAX)),
+                }
+            }
+            fn encode(&self) -> Value {
+                json!(*self)
+            }
+            fn schema() -> Value {
+                json!({"type": "integer", "minimum": <$t>::MIN, "maximum": <$t>::MAX})
+            }
+        }
+    )*};
+}
+int_field!(u8, u16, u32, i32);
+
+impl Field for f64 {
+    fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
+        let n = match v {
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => s.trim().parse::<f64>().ok(),
+            _ => None,
+        };
+        match n.filter(|x| x.is_finite()) {
+            Some(x) => Some(x),
+            None => type_error(v, path, errs, "a number"),
+        }
+    }
+    fn encode(&self) -> Value {
+        json!(*self)
+    }
+    fn schema() -> Value {
+        json!({"type": "number"})
+    }
+}
+
+impl Field for bool {
+    fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
+        match v {
+            Value::Bool(b) => Some(*b),
+            // UCI spells booleans as strings; accept what libuci's users write.
+            Value::String(s) => match s.as_str() {
+                "1" | "true" | "yes" | "on" | "enabled" => Some(true),
+                "0" | "false" | "no" | "off" | "disabled" => Some(false),
+                _ => type_error(v, path, errs, "a boolean"),
+            },
+            _ => type_error(v, path, errs, "a boolean"),
+        }
+    }
+    fn encode(&self) -> Value {
+        json!(*self)
+    }
+    fn schema() -> Value {
+        json!({"type": "boolean"})
+    }
+}
+
+impl Field for String {
+    fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
+        match v {
+            Value::String(s) => Some(s.clone()),
+            _ => type_error(v, path, errs, "a string"),
+        }
+    }
+    fn encode(&self) -> Value {
+        json!(self)
+    }
+    fn schema() -> Value {
+        json!({"type": "string"})
+    }
+}
+
+impl Field for IpAddr {
+    fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
+        match v {
+            Value::String(s) => match s.parse() {
+                Ok(ip) => Some(ip),
+                Err(_) => type_error(v, path, errs, "an IP address"),
+            },
+            _ => type_error(v, path, errs, "an IP address"),
+        }
+    }
+    fn encode(&self) -> Value {
+        json!(self.to_string())
+    }
+    fn schema() -> Value {
+        json!({"type": "string", "anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]})
+    }
+}
+
+impl Field for crate::bgp::types::Prefix {
+    fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
+        match v {
+            Value::String(s) if s.contains('/') => match s.parse() {
+                Ok(p) => Some(p),
+                Err(e) => type_error(v, path, errs, &format!("a valid prefix ({e})")),
+            },
+            _ => type_error(v, path, errs, "a prefix such as 192.0.2.1/32"),
+        }
+    }
+    fn encode(&self) -> Value {
+        json!(self.to_string())
+    }
+    fn schema() -> Value {
+        json!({"type": "string", "pattern": "^[0-9A-Fa-f:.]+/[0-9]{1,3}$"})
+    }
+}
+
+impl<T: Field> Field for Option<T> {
+    fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
+        if v.is_null() {
+            return Some(None);
+        }
+        T::decode(v, path, errs).map(Some)
+    }
+    fn encode(&self) -> Value {
+        match self {
+            Some(x) => x.encode(),
+            None => Value::Null,
+        }
+    }
+    fn schema() -> Value {
+        T::schema()
+    }
+}
+
+impl<T: Field> Field for Vec<T> {
+    fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
+        match v {
+            Value::Array(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                let mut ok = true;
+                for (i, item) in items.iter().enumerate() {
+                    match T::decode(item, &format!("{path}[{i}]"), errs) {
+                        Some(x) => out.push(x),
+                        None => ok = false,
+                    }
+                }
+                ok.then_some(out)
+            }
+            _ => type_error(v, path, errs, "a list"),
+        }
+    }
+    fn encode(&self) -> Value {
+        Value::Array(self.iter().map(Field::encode).collect())
+    }
+    fn schema() -> Value {
+        json!({"type": "array", "items": T::schema()})
+    }
+}
+
+impl<T: Field> Field for BTreeMap<String, T> {
+    fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
+        match v {
+            Value::Object(m) => {
+                let mut out = BTreeMap::new();
+                let mut ok = true;
+                for (k, item) in m {
+                    match T::decode(item, &join(path, k), errs) {
+                        Some(x) => {
+                            out.insert(k.clone(), x);
+                        }
+                        None => ok = false,
+                    }
+                }
+                ok.then_some(out)
+            }
+            _ => type_error(v, path, errs, "an object"),
+        }
+    }
+    fn encode(&self) -> Value {
+        Value::Object(self.iter().map(|(k, v)| (k.clone(), v.encode())).collect())
+    }
+    fn schema() -> Value {
+        json!({"type": "object", "additionalProperties": T::schema()})
+    }
+}
+
+/// Decodes the members of an object, reporting every key that is not one of
+/// `known` (the Go pathosd ignores them; on a router a typo must not be silent).
+pub fn object<'a>(
+    v: &'a Value,
+    path: &str,
+    known: &[&str],
+    errs: &mut Errors,
+) -> Option<&'a Map<String, Value>> {
+    match v {
+        Value::Object(m) => {
+            for k in m.keys() {
+                if !known.contains(&k.as_str()) {
+                    errs.push(join(path, k), "unknown field");
+                }
+            }
+            Some(m)
+        }
+        _ => {
+            errs.push(path, format!("{} is not an object", show(v)));
+            None
+        }
+    }
+}
+
+/// The JSON key of a field: its name, or the literal given where the name is
+/// a Rust keyword (`kind ("type")`).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __config_key {
+    ($f:ident) => {
+        stringify!($f)
+    };
+    ($f:ident $k:literal) => {
+        $k
+    };
+}
+
+/// Declares a config struct: its fields, each with one default and a doc
+/// line, plus `Field` (decode collecting errors, encode, schema) and `Default`.
+#[macro_export]
+macro_rules! config_struct {
+    (
+        $(#[doc = $sdoc:literal])*
+        pub struct $name:ident {
+            $(
+                $(#[doc = $fdoc:literal])*
+                $field:ident $(($key:literal))? : $ty:ty = $default:expr
+            ),* $(,)?
+        }
+    ) => {
+        $(#[doc = $sdoc])*
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct $name {
+            $( $(#[doc = $fdoc])* pub $field: $ty, )*
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                $name { $( $field: $default, )* }
+            }
+        }
+
+        impl $crate::config::field::Field for $name {
+            fn decode(
+                v: &serde_json::Value,
+                path: &str,
+                errs: &mut $crate::config::field::Errors,
+            ) -> Option<Self> {
+                let known = [$($crate::__config_key!($field $($key)?)),*];
+                let m = $crate::config::field::object(v, path, &known, errs)?;
+                let mut out = $name::default();
+                $(
+                    if let Some(x) = m.get($crate::__config_key!($field $($key)?)) {
+                        let p = $crate::config::field::join(path, $crate::__config_key!($field $($key)?));
+                        if let Some(d) = <$ty as $crate::config::field::Field>::decode(x, &p, errs) {
+                            out.$field = d;
+                        }
+                    }
+                )*
+                Some(out)
+            }
+
+            fn encode(&self) -> serde_json::Value {
+                let mut m = serde_json::Map::new();
+                $(
+                    let v = $crate::config::field::Field::encode(&self.$field);
+                    if !v.is_null() {
+                        m.insert($crate::__config_key!($field $($key)?).to_string(), v);
+                    }
+                )*
+                serde_json::Value::Object(m)
+            }
+
+            fn schema() -> serde_json::Value {
+                let mut props = serde_json::Map::new();
+                $(
+                    let mut s = <$ty as $crate::config::field::Field>::schema();
+                    if let serde_json::Value::Object(o) = &mut s {
+                        let doc: Vec<&str> = vec![$($fdoc.trim()),*];
+                        if !doc.is_empty() {
+                            o.insert("description".into(), doc.join(" ").into());
+                        }
+                        let d = $crate::config::field::Field::encode(&{ let x: $ty = $default; x });
+                        if !d.is_null() {
+                            o.insert("default".into(), d);
+                        }
+                    }
+                    props.insert($crate::__config_key!($field $($key)?).to_string(), s);
+                )*
+                let doc: Vec<&str> = vec![$($sdoc.trim()),*];
+                serde_json::json!({
+                    "type": "object",
+                    "description": doc.join(" "),
+                    "additionalProperties": false,
+                    "properties": props,
+                })
+            }
+        }
+    };
+}
+
+/// Declares a config enum spelled as lower-case strings.
+#[macro_export]
+macro_rules! config_enum {
+    (
+        $(#[doc = $sdoc:literal])*
+        pub enum $name:ident { $( $variant:ident = $text:literal ),* $(,)? }
+    ) => {
+        $(#[doc = $sdoc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name { $( $variant, )* }
+
+        impl $name {
+            pub const ALL: &'static [&'static str] = &[$($text),*];
+
+            pub fn as_str(&self) -> &'static str {
+                match self { $( $name::$variant => $text, )* }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl $crate::config::field::Field for $name {
+            fn decode(
+                v: &serde_json::Value,
+                path: &str,
+                errs: &mut $crate::config::field::Errors,
+            ) -> Option<Self> {
+                match v.as_str() {
+                    $( Some($text) => Some($name::$variant), )*
+                    _ => {
+                        errs.push(path, format!(
+                            "{} is not one of {}",
+                            $crate::config::field::show(v),
+                            Self::ALL.join(", ")
+                        ));
+                        None
+                    }
+                }
+            }
+            fn encode(&self) -> serde_json::Value {
+                serde_json::Value::String(self.as_str().into())
+            }
+            fn schema() -> serde_json::Value {
+                serde_json::json!({"type": "string", "enum": Self::ALL})
+            }
+        }
+    };
+}

@@ -1,0 +1,623 @@
+//! The v1 configuration schema (pathosd's), as typed structs. Each field has
+//! exactly one default, given here; validation rules live in `validate.rs`.
+
+use super::duration::Dur;
+use super::field::{show, Errors, Field};
+use crate::bgp::types::{Community, LargeCommunity, Prefix};
+use crate::{config_enum, config_struct};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+config_struct! {
+    /// A pathosd configuration, schema v1.
+    pub struct Config {
+        /// Schema version; must be "v1".
+        schema: String = String::new(),
+        /// This router's BGP identity.
+        router: Router = Router::default(),
+        /// BGP listener, timers and neighbors.
+        bgp: Bgp = Bgp::default(),
+        /// The local HTTP endpoint and the ubus object.
+        api: Api = Api::default(),
+        /// Log level and destination.
+        logging: Logging = Logging::default(),
+        /// The VIP prefixes to announce, each with its health checks and policy.
+        vips: Vec<Vip> = Vec::new(),
+    }
+}
+
+config_struct! {
+    /// This router's BGP identity.
+    pub struct Router {
+        /// Local AS number (1..4294967295).
+        asn: u32 = 0,
+        /// BGP identifier; must be an IPv4 address.
+        router_id: Option<IpAddr> = None,
+        /// Source address for sessions and the IPv4 next hop (router_id when unset).
+        local_address: Option<IpAddr> = None,
+        /// The IPv6 next hop; required when any VIP prefix is IPv6.
+        local_address_ipv6: Option<IpAddr> = None,
+    }
+}
+
+config_struct! {
+    /// BGP listener, timers and neighbors.
+    pub struct Bgp {
+        /// Address to accept sessions on (router.local_address, then 0.0.0.0, when unset).
+        listen_address: Option<IpAddr> = None,
+        /// TCP port to accept sessions on; -1 never listens.
+        listen_port: i32 = 179,
+        /// Hold time offered in OPEN: 0 (no keepalives) or at least 3s.
+        hold_time: Dur = Dur::secs(90),
+        /// Keepalive interval; 0 means hold_time / 3.
+        keepalive_time: Dur = Dur::ZERO,
+        /// Advertise graceful restart (restart time 0, no forwarding state).
+        graceful_restart: bool = true,
+        /// Delay between the withdraw of every VIP and the Cease on shutdown (at most 4s).
+        shutdown_drain: Dur = Dur::ZERO,
+        /// BGP peers; at least one.
+        neighbors: Vec<Neighbor> = Vec::new(),
+    }
+}
+
+config_struct! {
+    /// One BGP peer.
+    pub struct Neighbor {
+        /// Unique name, shown in status and logs.
+        name: String = String::new(),
+        /// Peer address (IPv4 or IPv6).
+        address: Option<IpAddr> = None,
+        /// Peer TCP port for active connects.
+        port: u16 = 179,
+        /// Peer AS number; equal to router.asn makes the session iBGP.
+        peer_asn: u32 = 0,
+        /// Source address for this session (router.local_address when unset).
+        local_address: Option<IpAddr> = None,
+        /// Never connect; only accept the peer's connection.
+        passive: bool = false,
+        /// /readyz reports not ready while this peer is not Established.
+        required: bool = true,
+        /// TCP MD5 signature key (RFC 2385), at most 80 bytes.
+        auth_password: Option<String> = None,
+        /// Allow an eBGP peer that is not directly connected.
+        enable_multihop: bool = false,
+        /// TTL for multihop eBGP (2..255); 0 means 255.
+        multihop_ttl: u8 = 0,
+        /// GTSM (RFC 5082): send TTL 255 and accept only TTL >= 255 - (hops - 1).
+        ttl_security: bool = false,
+        /// Per-peer hold time; bgp.hold_time when unset.
+        hold_time: Option<Dur> = None,
+        /// Per-peer keepalive; bgp.keepalive_time when unset.
+        keepalive_time: Option<Dur> = None,
+        /// Per-peer graceful restart; bgp.graceful_restart when unset.
+        graceful_restart: Option<bool> = None,
+    }
+}
+
+config_struct! {
+    /// The local HTTP endpoint and the ubus object.
+    pub struct Api {
+        /// HTTP listen address (host:port); empty disables the endpoint.
+        listen: String = "127.0.0.1:59179".to_string(),
+        /// Time to receive request headers; 0 disables.
+        read_header_timeout: Dur = Dur::secs(10),
+        /// Time to receive the whole request; 0 disables.
+        read_timeout: Dur = Dur::secs(30),
+        /// Time to send the response; 0 disables.
+        write_timeout: Dur = Dur::secs(60),
+        /// Time a kept-alive connection may stay idle; 0 disables.
+        idle_timeout: Dur = Dur::secs(120),
+        /// ubusd socket to register the `pathosd` object on; empty disables ubus.
+        ubus_socket: String = "/var/run/ubus/ubus.sock".to_string(),
+    }
+}
+
+config_enum! {
+    /// Log verbosity.
+    pub enum LogLevel { Debug = "debug", Info = "info", Warn = "warn", Error = "error" }
+}
+
+config_struct! {
+    /// Log level and destination.
+    pub struct Logging {
+        /// Minimum level logged.
+        level: LogLevel = LogLevel::Info,
+        /// Prefix lines with a timestamp; default: only when not logging to syslog.
+        timestamps: Option<bool> = None,
+        /// Log to syslog (/dev/log); default: when /dev/log exists.
+        syslog: Option<bool> = None,
+    }
+}
+
+config_enum! {
+    /// What an unhealthy VIP does.
+    pub enum FailAction {
+        Withdraw = "withdraw",
+        LowerPriority = "lower_priority",
+        DrainThenWithdraw = "drain_then_withdraw",
+    }
+}
+
+config_struct! {
+    /// One VIP prefix with its checks and policy.
+    pub struct Vip {
+        /// Unique name; used in the API path, metrics and ubus.
+        name: String = String::new(),
+        /// The prefix announced, IPv4 or IPv6, any length.
+        prefix: Option<Prefix> = None,
+        /// Announce for as long as the daemon lives, with no checks.
+        always: bool = false,
+        /// The single check (exactly one of check and checks, unless always).
+        check: Option<Check> = None,
+        /// Several checks, combined by checks_policy.
+        checks: Option<Vec<Check>> = None,
+        /// How checks combine: all, any, a boolean expression of check names, at_least(N) or ratio >= X.
+        checks_policy: String = "all".to_string(),
+        /// Announce, pessimize and drain behaviour.
+        policy: Policy = Policy::default(),
+        /// Fail the checks while the VIP address is not on a local interface.
+        require_local_address: bool = false,
+        /// Narrow require_local_address to this interface.
+        local_interface: Option<String> = None,
+    }
+}
+
+config_struct! {
+    /// Announce, pessimize and drain behaviour of a VIP.
+    pub struct Policy {
+        /// What an unhealthy VIP does: withdraw, lower_priority, or drain_then_withdraw.
+        fail_action: FailAction = FailAction::LowerPriority,
+        /// Attributes while healthy (standby ordering).
+        announce: Announce = Announce::default(),
+        /// Attributes added while pessimized.
+        lower_priority: LowerPriority = LowerPriority::default(),
+        /// While this file exists the VIP is pessimized.
+        lower_priority_file: Option<String> = None,
+        /// drain_then_withdraw: time pessimized before the withdraw.
+        drain_time: Dur = Dur::secs(30),
+        /// A withdrawn VIP is re-announced only after being healthy this long.
+        recovery_hold: Dur = Dur::ZERO,
+    }
+}
+
+config_struct! {
+    /// Attributes a healthy VIP is announced with.
+    pub struct Announce {
+        /// Extra copies of the local AS (0..16), to rank standby nodes.
+        as_path_prepend: u8 = 0,
+        /// Standard communities "asn:value".
+        communities: Vec<Community> = Vec::new(),
+        /// Large communities "global:local1:local2".
+        large_communities: Vec<LargeCommunity> = Vec::new(),
+    }
+}
+
+config_struct! {
+    /// Attributes added while a VIP is pessimized.
+    pub struct LowerPriority {
+        /// Prepends added to announce.as_path_prepend (0..16).
+        as_path_prepend: u8 = 6,
+        /// Standard communities added to announce.communities.
+        communities: Vec<Community> = Vec::new(),
+        /// Large communities added to announce.large_communities.
+        large_communities: Vec<LargeCommunity> = Vec::new(),
+    }
+}
+
+config_enum! {
+    /// The probe a check runs.
+    pub enum CheckType {
+        Http = "http",
+        Https = "https",
+        Dns = "dns",
+        Ping = "ping",
+        Tcp = "tcp",
+        Udp = "udp",
+        Grpc = "grpc",
+        Exec = "exec",
+    }
+}
+
+config_struct! {
+    /// One health check.
+    pub struct Check {
+        /// Identifier used by checks_policy; defaults to the type.
+        name: Option<String> = None,
+        /// Probe type.
+        kind ("type"): Option<CheckType> = None,
+        /// Time between probes.
+        interval: Dur = Dur::secs(1),
+        /// Time one probe may take; less than interval.
+        timeout: Dur = Dur::ms(100),
+        /// Consecutive successes that make the check healthy.
+        rise: u32 = 1,
+        /// Consecutive failures that make the check unhealthy.
+        fall: u32 = 3,
+        /// Export the per-type metrics of this check.
+        detailed_metrics: bool = false,
+        /// Options for http and https.
+        http: Option<HttpCheck> = None,
+        /// Options for dns.
+        dns: Option<DnsCheck> = None,
+        /// Options for ping.
+        ping: Option<PingCheck> = None,
+        /// Options for tcp.
+        tcp: Option<TcpCheck> = None,
+        /// Options for udp.
+        udp: Option<UdpCheck> = None,
+        /// Options for grpc.
+        grpc: Option<GrpcCheck> = None,
+        /// Options for exec.
+        exec: Option<ExecCheck> = None,
+    }
+}
+
+impl Check {
+    /// The name checks_policy refers to: `name`, else the type.
+    pub fn effective_name(&self) -> String {
+        match (&self.name, self.kind) {
+            (Some(n), _) => n.clone(),
+            (None, Some(k)) => k.as_str().to_string(),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+impl Vip {
+    /// The VIP's checks, whichever of `check` or `checks` holds them.
+    pub fn check_list(&self) -> Vec<&Check> {
+        match (&self.check, &self.checks) {
+            (Some(c), _) => vec![c],
+            (None, Some(cs)) => cs.iter().collect(),
+            (None, None) => Vec::new(),
+        }
+    }
+}
+
+config_enum! {
+    /// HTTP request method.
+    pub enum HttpMethod { Get = "GET", Head = "HEAD", Post = "POST" }
+}
+
+config_struct! {
+    /// http / https check options.
+    pub struct HttpCheck {
+        /// Full URL (scheme, host, port and path) or a path on the VIP address.
+        url: String = "/".to_string(),
+        /// Address to connect to; the URL host (or the VIP address for a path) when unset.
+        host: Option<String> = None,
+        /// Port to connect to; from the URL, else 80 or 443.
+        port: Option<u16> = None,
+        /// Request method.
+        method: HttpMethod = HttpMethod::Get,
+        /// Extra request headers.
+        headers: BTreeMap<String, String> = BTreeMap::new(),
+        /// Accepted status codes: numbers or ranges such as "200-299".
+        response_codes: Vec<CodeRange> = vec![CodeRange(200, 200)],
+        /// The body must contain this text.
+        response_text: Option<String> = None,
+        /// The body must match this regular expression.
+        response_regex: Option<String> = None,
+        /// The body must be JSON and this expression true (see docs/checks.md).
+        response_jq: Option<String> = None,
+        /// Forward proxy URL (http://[user:pass@]host:port).
+        proxy: Option<String> = None,
+        /// Reuse the connection between probes (TLS is then re-verified only on reconnect).
+        keep_alive: bool = false,
+        /// PEM file of CA certificates to trust (instead of the system store).
+        tls_ca_cert: Option<String> = None,
+        /// Name for SNI and certificate verification.
+        tls_server_name: Option<String> = None,
+        /// Skip certificate verification.
+        tls_insecure: bool = false,
+        /// PEM client certificate for mutual TLS.
+        tls_client_cert: Option<String> = None,
+        /// PEM private key of tls_client_cert.
+        tls_client_key: Option<String> = None,
+    }
+}
+
+/// An accepted HTTP status code range, inclusive; one code is `(c, c)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CodeRange(pub u16, pub u16);
+
+impl CodeRange {
+    pub fn contains(&self, code: u16) -> bool {
+        self.0 <= code && code <= self.1
+    }
+}
+
+impl std::fmt::Display for CodeRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0 == self.1 {
+            write!(f, "{}", self.0)
+        } else {
+            write!(f, "{}-{}", self.0, self.1)
+        }
+    }
+}
+
+impl Field for CodeRange {
+    fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
+        let code = |s: &str| {
+            s.trim()
+                .parse::<u16>()
+                .ok()
+                .filter(|c| (100..=599).contains(c))
+        };
+        let r = match v {
+            Value::Number(n) => n
+                .as_u64()
+                .and_then(|n| u16::try_from(n).ok())
+                .filter(|c| (100..=599).contains(c))
+                .map(|c| CodeRange(c, c)),
+            Value::String(s) => match s.split_once('-') {
+                Some((a, b)) => match (code(a), code(b)) {
+                    (Some(a), Some(b)) if a <= b => Some(CodeRange(a, b)),
+                    _ => None,
+                },
+                None => code(s).map(|c| CodeRange(c, c)),
+            },
+            _ => None,
+        };
+        if r.is_none() {
+            errs.push(
+                path,
+                format!(
+                    "{} is not a status code (100..599) or range such as \"200-299\"",
+                    show(v)
+                ),
+            );
+        }
+        r
+    }
+    fn encode(&self) -> Value {
+        if self.0 == self.1 {
+            json!(self.0)
+        } else {
+            json!(self.to_string())
+        }
+    }
+    fn schema() -> Value {
+        json!({"anyOf": [
+            {"type": "integer", "minimum": 100, "maximum": 599},
+            {"type": "string", "pattern": "^[1-5][0-9]{2}(-[1-5][0-9]{2})?$"}
+        ]})
+    }
+}
+
+impl Field for Community {
+    fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
+        let parsed = v.as_str().and_then(|s| {
+            let (a, b) = s.split_once(':')?;
+            Some(Community(a.trim().parse().ok()?, b.trim().parse().ok()?))
+        });
+        if parsed.is_none() {
+            errs.push(
+                path,
+                format!(
+                    "{} is not a community \"asn:value\" with 16-bit parts",
+                    show(v)
+                ),
+            );
+        }
+        parsed
+    }
+    fn encode(&self) -> Value {
+        json!(self.to_string())
+    }
+    fn schema() -> Value {
+        json!({"type": "string", "pattern": "^[0-9]{1,5}:[0-9]{1,5}$"})
+    }
+}
+
+impl Field for LargeCommunity {
+    fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
+        let parsed = v.as_str().and_then(|s| {
+            let mut it = s.split(':');
+            let a = it.next()?.trim().parse().ok()?;
+            let b = it.next()?.trim().parse().ok()?;
+            let c = it.next()?.trim().parse().ok()?;
+            it.next().is_none().then_some(LargeCommunity(a, b, c))
+        });
+        if parsed.is_none() {
+            errs.push(
+                path,
+                format!(
+                    "{} is not a large community \"global:local1:local2\" with 32-bit parts",
+                    show(v)
+                ),
+            );
+        }
+        parsed
+    }
+    fn encode(&self) -> Value {
+        json!(self.to_string())
+    }
+    fn schema() -> Value {
+        json!({"type": "string", "pattern": "^[0-9]{1,10}:[0-9]{1,10}:[0-9]{1,10}$"})
+    }
+}
+
+config_enum! {
+    /// DNS query type.
+    pub enum DnsQueryType {
+        A = "A", Aaaa = "AAAA", Cname = "CNAME", Mx = "MX", Txt = "TXT",
+        Srv = "SRV", Ptr = "PTR", Ns = "NS", Soa = "SOA",
+    }
+}
+
+config_enum! {
+    /// DNS response code.
+    pub enum DnsRcode {
+        NoError = "NOERROR", FormErr = "FORMERR", ServFail = "SERVFAIL",
+        NxDomain = "NXDOMAIN", NotImp = "NOTIMP", Refused = "REFUSED",
+    }
+}
+
+config_enum! {
+    /// How expected answers must be matched.
+    pub enum AnswerMatch { Any = "any", All = "all" }
+}
+
+config_struct! {
+    /// dns check options.
+    pub struct DnsCheck {
+        /// Names to query; each must pass.
+        names: Vec<String> = Vec::new(),
+        /// Server address; the VIP address for a host prefix when unset.
+        resolver: Option<String> = None,
+        /// Server port.
+        port: u16 = 53,
+        /// Query type.
+        query_type: DnsQueryType = DnsQueryType::A,
+        /// The response code that passes.
+        expected_rcode: DnsRcode = DnsRcode::NoError,
+        /// Answers (addresses or names) that must appear; empty: any answer passes (none needed unless NOERROR).
+        expected_answers: Vec<String> = Vec::new(),
+        /// Whether any or all expected_answers must appear.
+        expected_match: AnswerMatch = AnswerMatch::Any,
+    }
+}
+
+config_struct! {
+    /// ping check options.
+    pub struct PingCheck {
+        /// Address to ping; the VIP address for a host prefix when unset.
+        dst_ip: Option<IpAddr> = None,
+        /// Source address.
+        src_ip: Option<IpAddr> = None,
+        /// Raw ICMP socket (needs CAP_NET_RAW) instead of an ICMP datagram socket.
+        privileged: bool = false,
+        /// Echo requests per probe (1..60).
+        count: u32 = 1,
+        /// Gap between echo requests.
+        interval: Dur = Dur::ms(100),
+        /// Largest loss ratio that passes (0 <= x < 1).
+        max_loss_ratio: f64 = 0.0,
+    }
+}
+
+config_struct! {
+    /// tcp check options.
+    pub struct TcpCheck {
+        /// Address to connect to; the VIP address for a host prefix when unset.
+        host: Option<String> = None,
+        /// Port to connect to.
+        port: u16 = 0,
+        /// Text to send after connecting.
+        send: Option<String> = None,
+        /// Text the reply (banner) must contain.
+        expect: Option<String> = None,
+    }
+}
+
+config_struct! {
+    /// udp check options.
+    pub struct UdpCheck {
+        /// Address to send to; the VIP address for a host prefix when unset.
+        host: Option<String> = None,
+        /// Port to send to.
+        port: u16 = 0,
+        /// Datagram payload as text; one zero byte when unset.
+        payload: Option<String> = None,
+        /// Datagram payload as hex; exclusive with payload.
+        payload_hex: Option<String> = None,
+        /// Text the reply must contain; then silence fails.
+        expect: Option<String> = None,
+    }
+}
+
+config_struct! {
+    /// grpc check options.
+    pub struct GrpcCheck {
+        /// Address to connect to; the VIP address for a host prefix when unset.
+        host: Option<String> = None,
+        /// Port to connect to.
+        port: u16 = 0,
+        /// Use TLS (h2 over ALPN) instead of plaintext h2c.
+        tls: bool = false,
+        /// Skip certificate verification.
+        tls_insecure: bool = false,
+        /// PEM file of CA certificates to trust.
+        tls_ca_cert: Option<String> = None,
+        /// Name for SNI and certificate verification.
+        tls_server_name: Option<String> = None,
+        /// Unary method "/pkg.Service/Method"; grpc.health.v1 Check when unset.
+        method: Option<String> = None,
+        /// Service name for the health Check.
+        service: String = String::new(),
+        /// gRPC status codes that pass a custom method.
+        ok_codes: Vec<String> = vec!["OK".to_string()],
+        /// Request metadata.
+        metadata: BTreeMap<String, String> = BTreeMap::new(),
+    }
+}
+
+config_struct! {
+    /// exec check options.
+    pub struct ExecCheck {
+        /// Program to run (no shell); exit 0 passes.
+        command: String = String::new(),
+        /// Arguments.
+        args: Vec<String> = Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(v: Value) -> (Option<Config>, Vec<String>) {
+        let mut errs = Errors::default();
+        let c = Config::decode(&v, "", &mut errs);
+        (c, errs.0.iter().map(|e| e.to_string()).collect())
+    }
+
+    #[test]
+    fn decodes_defaults_and_collects_every_error() {
+        let (c, errs) = decode(json!({
+            "schema": "v1",
+            "router": {"asn": 65001, "router_id": "10.0.0.1", "colour": 1},
+            "bgp": {"hold_time": "9x", "neighbors": [{"name": "b", "address": "127.0.0.2", "peer_asn": "65000"}]},
+            "vips": [{"name": "web", "prefix": "10.0.0.300/32",
+                      "check": {"type": "tcp", "tcp": {"port": 80}},
+                      "policy": {"announce": {"communities": ["65001:70000"]}}}]
+        }));
+        assert_eq!(
+            errs,
+            vec![
+                "router.colour: unknown field",
+                "bgp.hold_time: \"9x\" is not a duration such as \"500ms\", \"2s\" or \"1m30s\"",
+                "vips[0].prefix: \"10.0.0.300/32\" is not a valid prefix (\"10.0.0.300\" is not an IP address)",
+                "vips[0].policy.announce.communities[0]: \"65001:70000\" is not a community \"asn:value\" with 16-bit parts",
+            ]
+        );
+        let c = c.unwrap();
+        assert_eq!(c.bgp.hold_time, Dur::secs(90));
+        assert_eq!(c.bgp.neighbors[0].peer_asn, 65000);
+        let chk = &c.vips[0].check_list()[0];
+        assert_eq!(chk.kind, Some(CheckType::Tcp));
+        assert_eq!(
+            (chk.interval, chk.timeout, chk.rise, chk.fall),
+            (Dur::secs(1), Dur::ms(100), 1, 3)
+        );
+        assert_eq!(c.vips[0].policy.lower_priority.as_path_prepend, 6);
+    }
+
+    #[test]
+    fn encode_round_trips() {
+        let (c, errs) = decode(json!({
+            "schema": "v1",
+            "router": {"asn": 65001, "router_id": "10.0.0.1"},
+            "vips": [{"name": "w", "prefix": "2001:db8::1/128", "checks": [
+                {"type": "http", "http": {"response_codes": [200, "300-302"]}}]}]
+        }));
+        assert!(errs.is_empty(), "{errs:?}");
+        let c = c.unwrap();
+        let (again, errs) = decode(c.encode());
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(again.unwrap(), c);
+    }
+}
