@@ -1,1 +1,310 @@
-//! The VIP state machine (withdrawn / announced / pessimized).
+//! The VIP state machine: withdrawn / announced / pessimized, as in the seed's
+//! diagram, plus the two-phase drain (`drain_then_withdraw`), `recovery_hold`
+//! and `always` VIPs. Pure: health, drain and time come in as inputs, a
+//! transition and the route intent come out. The caller sends the BGP update
+//! for a transition in the same call that produced it (no VIP-level timer
+//! other than the deadlines this machine names).
+
+use crate::bgp::types::RouteIntent;
+use crate::config::{FailAction, Vip};
+use std::time::{Duration, Instant};
+
+/// Route state of a VIP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VipState {
+    Withdrawn,
+    Announced,
+    Pessimized,
+}
+
+impl VipState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VipState::Withdrawn => "withdrawn",
+            VipState::Announced => "announced",
+            VipState::Pessimized => "pessimized",
+        }
+    }
+}
+
+/// A state change and why it happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transition {
+    pub from: VipState,
+    pub to: VipState,
+    pub reason: String,
+}
+
+/// The policy parts of a VIP's config that the machine needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VipPolicy {
+    pub always: bool,
+    pub fail_action: FailAction,
+    pub drain_time: Duration,
+    pub recovery_hold: Duration,
+    pub healthy_intent: RouteIntent,
+    pub pessimized_intent: RouteIntent,
+}
+
+impl VipPolicy {
+    pub fn from_config(vip: &Vip) -> VipPolicy {
+        let p = &vip.policy;
+        let healthy_intent = RouteIntent {
+            as_path_prepend: p.announce.as_path_prepend,
+            communities: p.announce.communities.clone(),
+            large_communities: p.announce.large_communities.clone(),
+        };
+        // Prepends add up so a degraded primary still ranks below a healthy
+        // standby and the standby order never inverts (seed: standby ordering).
+        let mut communities = p.announce.communities.clone();
+        for c in &p.lower_priority.communities {
+            if !communities.contains(c) {
+                communities.push(*c);
+            }
+        }
+        let mut large = p.announce.large_communities.clone();
+        for c in &p.lower_priority.large_communities {
+            if !large.contains(c) {
+                large.push(*c);
+            }
+        }
+        let pessimized_intent = RouteIntent {
+            as_path_prepend: p
+                .announce
+                .as_path_prepend
+                .saturating_add(p.lower_priority.as_path_prepend),
+            communities,
+            large_communities: large,
+        };
+        VipPolicy {
+            always: vip.always,
+            fail_action: p.fail_action,
+            drain_time: p.drain_time.get(),
+            recovery_hold: p.recovery_hold.get(),
+            healthy_intent,
+            pessimized_intent,
+        }
+    }
+}
+
+/// One VIP's state machine.
+#[derive(Debug, Clone)]
+pub struct VipMachine {
+    policy: VipPolicy,
+    state: VipState,
+    healthy: bool,
+    drain_file: bool,
+    drain_api: bool,
+    /// When the VIP last became unhealthy while announced (two-phase drain).
+    unhealthy_since: Option<Instant>,
+    /// When the VIP last became healthy (recovery_hold).
+    healthy_since: Option<Instant>,
+    /// Set once the VIP was announced and later withdrawn: recovery_hold
+    /// applies to re-announcements, not to the first one after start.
+    withdrawn_after_announce: bool,
+    flaps: u32,
+    last_transition: Option<(Instant, String)>,
+}
+
+impl VipMachine {
+    /// VIPs start withdrawn (fail closed); an `always` VIP is announced at once.
+    pub fn new(policy: VipPolicy, now: Instant) -> VipMachine {
+        let mut m = VipMachine {
+            policy,
+            state: VipState::Withdrawn,
+            healthy: false,
+            drain_file: false,
+            drain_api: false,
+            unhealthy_since: None,
+            healthy_since: None,
+            withdrawn_after_announce: false,
+            flaps: 0,
+            last_transition: None,
+        };
+        if m.policy.always {
+            m.healthy = true;
+            m.healthy_since = Some(now);
+            let _ = m.evaluate(now, "always announced");
+        }
+        m
+    }
+
+    pub fn state(&self) -> VipState {
+        self.state
+    }
+
+    pub fn healthy(&self) -> bool {
+        self.healthy
+    }
+
+    pub fn draining(&self) -> bool {
+        self.drain_file || self.drain_api
+    }
+
+    pub fn drain_file(&self) -> bool {
+        self.drain_file
+    }
+
+    pub fn drain_api(&self) -> bool {
+        self.drain_api
+    }
+
+    /// State changes since start (the first announcement is not a flap).
+    pub fn flaps(&self) -> u32 {
+        self.flaps
+    }
+
+    pub fn last_transition(&self) -> Option<&(Instant, String)> {
+        self.last_transition.as_ref()
+    }
+
+    pub fn policy(&self) -> &VipPolicy {
+        &self.policy
+    }
+
+    /// What the route should carry now; None while withdrawn.
+    pub fn intent(&self) -> Option<&RouteIntent> {
+        match self.state {
+            VipState::Withdrawn => None,
+            VipState::Announced => Some(&self.policy.healthy_intent),
+            VipState::Pessimized => Some(&self.policy.pessimized_intent),
+        }
+    }
+
+    /// The combined health (after checks_policy) changed or was re-reported.
+    pub fn set_health(&mut self, healthy: bool, now: Instant, reason: &str) -> Option<Transition> {
+        if self.policy.always {
+            return None;
+        }
+        if healthy != self.healthy {
+            self.healthy = healthy;
+            if healthy {
+                self.healthy_since = Some(now);
+                self.unhealthy_since = None;
+            } else {
+                self.healthy_since = None;
+                self.unhealthy_since = Some(now);
+            }
+        }
+        self.evaluate(now, reason)
+    }
+
+    /// The lower_priority_file appeared or disappeared.
+    pub fn set_drain_file(&mut self, present: bool, now: Instant) -> Option<Transition> {
+        if present == self.drain_file {
+            return None;
+        }
+        self.drain_file = present;
+        let reason = if present {
+            "lower_priority_file created"
+        } else {
+            "lower_priority_file removed"
+        };
+        self.evaluate(now, reason)
+    }
+
+    /// Drain switched at runtime through the API or ubus.
+    pub fn set_drain_api(&mut self, enable: bool, now: Instant) -> Option<Transition> {
+        if enable == self.drain_api {
+            return None;
+        }
+        self.drain_api = enable;
+        let reason = if enable {
+            "drain enabled via API"
+        } else {
+            "drain disabled via API"
+        };
+        self.evaluate(now, reason)
+    }
+
+    /// Time passed: fires drain_time and recovery_hold deadlines.
+    pub fn tick(&mut self, now: Instant) -> Option<Transition> {
+        let reason = match self.state {
+            VipState::Withdrawn => "recovery_hold elapsed",
+            _ => "drain_time elapsed",
+        };
+        self.evaluate(now, reason)
+    }
+
+    /// When `tick` must be called next, if some timed step is pending.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        match self.state {
+            VipState::Withdrawn if self.healthy && self.withdrawn_after_announce => self
+                .healthy_since
+                .and_then(|t| t.checked_add(self.policy.recovery_hold)),
+            VipState::Pessimized
+                if !self.healthy && self.policy.fail_action == FailAction::DrainThenWithdraw =>
+            {
+                self.unhealthy_since
+                    .and_then(|t| t.checked_add(self.policy.drain_time))
+            }
+            _ => None,
+        }
+    }
+
+    fn desired(&self, now: Instant) -> VipState {
+        let up = if self.draining() {
+            VipState::Pessimized
+        } else {
+            VipState::Announced
+        };
+        if self.healthy {
+            if self.state == VipState::Withdrawn && self.withdrawn_after_announce {
+                // recovery_hold: re-announce only after a stable healthy period,
+                // so an upstream flap damper never sees the VIP bounce.
+                let held = self
+                    .healthy_since
+                    .map(|t| now.saturating_duration_since(t) >= self.policy.recovery_hold)
+                    .unwrap_or(false);
+                if !held {
+                    return VipState::Withdrawn;
+                }
+            }
+            return up;
+        }
+        // Unhealthy. A VIP that never became healthy is never announced,
+        // whatever the fail_action (fail closed).
+        if self.state == VipState::Withdrawn {
+            return VipState::Withdrawn;
+        }
+        match self.policy.fail_action {
+            FailAction::Withdraw => VipState::Withdrawn,
+            FailAction::LowerPriority => VipState::Pessimized,
+            FailAction::DrainThenWithdraw => {
+                let expired = self
+                    .unhealthy_since
+                    .map(|t| now.saturating_duration_since(t) >= self.policy.drain_time)
+                    .unwrap_or(true);
+                if expired {
+                    VipState::Withdrawn
+                } else {
+                    VipState::Pessimized
+                }
+            }
+        }
+    }
+
+    fn evaluate(&mut self, now: Instant, reason: &str) -> Option<Transition> {
+        let to = self.desired(now);
+        if to == self.state {
+            return None;
+        }
+        let from = self.state;
+        if self.last_transition.is_some() {
+            self.flaps = self.flaps.saturating_add(1);
+        }
+        if to == VipState::Withdrawn {
+            self.withdrawn_after_announce = true;
+        }
+        self.state = to;
+        self.last_transition = Some((now, reason.to_string()));
+        Some(Transition {
+            from,
+            to,
+            reason: reason.to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,224 @@
+//! Replay tests: a script of timed events against one VIP, with the expected
+//! state after each step. No clock, no sockets.
+
+use super::*;
+use crate::bgp::types::Community;
+use crate::config::{Dur, FailAction, Vip};
+
+enum Ev {
+    Health(bool),
+    DrainFile(bool),
+    DrainApi(bool),
+    Tick,
+}
+
+fn vip(action: FailAction, f: impl FnOnce(&mut Vip)) -> VipMachine {
+    let mut v = Vip::default();
+    v.policy.fail_action = action;
+    v.policy.announce.as_path_prepend = 4;
+    v.policy.announce.communities = vec![Community(65001, 200)];
+    v.policy.lower_priority.communities = vec![Community(65001, 666)];
+    f(&mut v);
+    VipMachine::new(VipPolicy::from_config(&v), base())
+}
+
+fn base() -> Instant {
+    // A fixed origin; only offsets matter.
+    static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *ORIGIN.get_or_init(Instant::now)
+}
+
+/// Runs `(millis, event, expected state)` steps; returns the transitions.
+fn replay(m: &mut VipMachine, steps: &[(u64, Ev, VipState)]) -> Vec<Transition> {
+    let mut out = Vec::new();
+    for (i, (ms, ev, want)) in steps.iter().enumerate() {
+        let now = base() + Duration::from_millis(*ms);
+        let t = match ev {
+            Ev::Health(h) => m.set_health(*h, now, if *h { "rise" } else { "fall" }),
+            Ev::DrainFile(p) => m.set_drain_file(*p, now),
+            Ev::DrainApi(p) => m.set_drain_api(*p, now),
+            Ev::Tick => m.tick(now),
+        };
+        out.extend(t);
+        assert_eq!(m.state(), *want, "step {i} at {ms}ms");
+    }
+    out
+}
+
+use Ev::*;
+use VipState::*;
+
+#[test]
+fn starts_withdrawn_and_follows_the_seed_diagram_for_withdraw() {
+    let mut m = vip(FailAction::Withdraw, |_| {});
+    assert_eq!(m.state(), Withdrawn);
+    assert!(m.intent().is_none());
+    let ts = replay(
+        &mut m,
+        &[
+            (0, Health(false), Withdrawn),
+            (1000, Health(true), Announced),
+            (2000, DrainFile(true), Pessimized),
+            (3000, DrainFile(false), Announced),
+            (4000, Health(false), Withdrawn),
+        ],
+    );
+    let reasons: Vec<_> = ts.iter().map(|t| t.reason.as_str()).collect();
+    assert_eq!(
+        reasons,
+        [
+            "rise",
+            "lower_priority_file created",
+            "lower_priority_file removed",
+            "fall"
+        ]
+    );
+    assert_eq!(m.flaps(), 3);
+}
+
+#[test]
+fn lower_priority_pessimizes_but_never_announces_an_unproven_vip() {
+    let mut m = vip(FailAction::LowerPriority, |_| {});
+    replay(
+        &mut m,
+        &[
+            (0, Health(false), Withdrawn),
+            (0, DrainFile(true), Withdrawn),
+            (1, DrainFile(false), Withdrawn),
+            (2, Health(true), Announced),
+            (3, Health(false), Pessimized),
+            (4, Health(true), Announced),
+        ],
+    );
+}
+
+#[test]
+fn healthy_with_drain_file_goes_straight_to_pessimized() {
+    let mut m = vip(FailAction::Withdraw, |_| {});
+    replay(
+        &mut m,
+        &[
+            (0, DrainFile(true), Withdrawn),
+            (1, Health(true), Pessimized),
+            (2, DrainFile(false), Announced),
+            (3, DrainApi(true), Pessimized),
+            (4, DrainApi(false), Announced),
+        ],
+    );
+}
+
+#[test]
+fn pessimized_attributes_add_up_and_keep_both_community_sets() {
+    let mut m = vip(FailAction::LowerPriority, |_| {});
+    replay(&mut m, &[(0, Health(true), Announced)]);
+    let i = m.intent().unwrap().clone();
+    assert_eq!(i.as_path_prepend, 4);
+    assert_eq!(i.communities, vec![Community(65001, 200)]);
+    replay(&mut m, &[(1, Health(false), Pessimized)]);
+    let p = m.intent().unwrap();
+    assert_eq!(p.as_path_prepend, 10);
+    assert_eq!(
+        p.communities,
+        vec![Community(65001, 200), Community(65001, 666)]
+    );
+}
+
+#[test]
+fn drain_then_withdraw_pessimizes_first_then_withdraws_after_drain_time() {
+    let mut m = vip(FailAction::DrainThenWithdraw, |v| {
+        v.policy.drain_time = Dur::secs(30)
+    });
+    replay(
+        &mut m,
+        &[
+            (0, Health(true), Announced),
+            (1_000, Health(false), Pessimized),
+            (30_999, Tick, Pessimized),
+        ],
+    );
+    assert_eq!(
+        m.next_deadline(),
+        Some(base() + Duration::from_millis(31_000))
+    );
+    replay(&mut m, &[(31_000, Tick, Withdrawn)]);
+    assert_eq!(m.next_deadline(), None);
+}
+
+#[test]
+fn drain_then_withdraw_recovers_when_health_returns_within_drain_time() {
+    let mut m = vip(FailAction::DrainThenWithdraw, |v| {
+        v.policy.drain_time = Dur::secs(10)
+    });
+    replay(
+        &mut m,
+        &[
+            (0, Health(true), Announced),
+            (1_000, Health(false), Pessimized),
+            (5_000, Health(true), Announced),
+            (20_000, Tick, Announced),
+        ],
+    );
+    assert_eq!(m.next_deadline(), None);
+}
+
+#[test]
+fn recovery_hold_delays_only_re_announcements() {
+    let mut m = vip(FailAction::Withdraw, |v| {
+        v.policy.recovery_hold = Dur::secs(60)
+    });
+    replay(
+        &mut m,
+        &[
+            // The first announcement after start is not held.
+            (0, Health(true), Announced),
+            (1_000, Health(false), Withdrawn),
+            (2_000, Health(true), Withdrawn),
+            (61_999, Tick, Withdrawn),
+        ],
+    );
+    assert_eq!(
+        m.next_deadline(),
+        Some(base() + Duration::from_millis(62_000))
+    );
+    // A failure during the hold restarts it.
+    replay(
+        &mut m,
+        &[
+            (50_000, Health(false), Withdrawn),
+            (51_000, Health(true), Withdrawn),
+            (62_000, Tick, Withdrawn),
+            (111_000, Tick, Announced),
+        ],
+    );
+}
+
+#[test]
+fn always_vips_are_announced_from_start_and_ignore_health() {
+    let mut m = vip(FailAction::Withdraw, |v| v.always = true);
+    assert_eq!(m.state(), Announced);
+    replay(
+        &mut m,
+        &[
+            (1, Health(false), Announced),
+            (2, DrainFile(true), Pessimized),
+            (3, DrainFile(false), Announced),
+        ],
+    );
+}
+
+#[test]
+fn repeated_inputs_are_no_ops() {
+    let mut m = vip(FailAction::Withdraw, |_| {});
+    let ts = replay(
+        &mut m,
+        &[
+            (0, Health(true), Announced),
+            (1, Health(true), Announced),
+            (2, DrainFile(false), Announced),
+            (3, DrainApi(false), Announced),
+            (4, Tick, Announced),
+        ],
+    );
+    assert_eq!(ts.len(), 1);
+    assert_eq!(m.flaps(), 0);
+}
