@@ -3,6 +3,7 @@
 //! The crate is split into pure layers (no sockets, no clock) and thin smol
 //! drivers; see docs/architecture.md.
 
+pub mod api;
 pub mod bgp;
 pub mod check;
 pub mod cli;
