@@ -8,5 +8,6 @@ pub mod bgp;
 pub mod check;
 pub mod cli;
 pub mod config;
+pub mod logging;
 pub mod sys;
 pub mod vip;

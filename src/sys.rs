@@ -1,2 +1,134 @@
-//! The only place with `unsafe`: thin wrappers over setsockopt/ioctl that the
-//! socket2 and std APIs do not cover. Each wrapper says why it is sound.
+//! The only place with `unsafe`: thin wrappers over libc calls that std and
+//! socket2 do not cover. Each wrapper states why its use of the raw API is sound.
+
+use std::ffi::CStr;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// One address configured on a local interface.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IfAddr {
+    pub interface: String,
+    pub addr: IpAddr,
+}
+
+/// Lists the addresses of every local interface (getifaddrs(3)); the local
+/// address guard reads them directly instead of running `ip`.
+pub fn interface_addresses() -> io::Result<Vec<IfAddr>> {
+    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs writes a list head into `head` on success; the list
+    // stays valid until freeifaddrs, which is called exactly once below.
+    if unsafe { libc::getifaddrs(&mut head) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut out = Vec::new();
+    let mut cur = head;
+    while !cur.is_null() {
+        // SAFETY: `cur` is a non-null node of the list getifaddrs returned.
+        let ifa = unsafe { &*cur };
+        cur = ifa.ifa_next;
+        if ifa.ifa_addr.is_null() || ifa.ifa_name.is_null() {
+            continue;
+        }
+        // SAFETY: ifa_name is a NUL-terminated string owned by the list.
+        let name = unsafe { CStr::from_ptr(ifa.ifa_name) }
+            .to_string_lossy()
+            .into_owned();
+        // SAFETY: ifa_addr is non-null; sa_family tells which sockaddr it is,
+        // and we only reinterpret it as the matching struct.
+        let family = i32::from(unsafe { (*ifa.ifa_addr).sa_family });
+        let addr = match family {
+            libc::AF_INET => {
+                let sin = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in) };
+                IpAddr::V4(Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)))
+            }
+            libc::AF_INET6 => {
+                let sin6 = unsafe { &*(ifa.ifa_addr as *const libc::sockaddr_in6) };
+                IpAddr::V6(Ipv6Addr::from(sin6.sin6_addr.s6_addr))
+            }
+            _ => continue,
+        };
+        out.push(IfAddr {
+            interface: name,
+            addr,
+        });
+    }
+    // SAFETY: `head` came from a successful getifaddrs and is freed once.
+    unsafe { libc::freeifaddrs(head) };
+    Ok(out)
+}
+
+/// Write end of the signal self-pipe; -1 until `signal_pipe` installs it.
+static SIGNAL_FD: AtomicI32 = AtomicI32::new(-1);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    let fd = SIGNAL_FD.load(Ordering::Relaxed);
+    if fd >= 0 {
+        let b = sig as u8;
+        // SAFETY: write(2) is async-signal-safe; a full pipe just drops the
+        // byte, which is fine (a pending signal of the same kind is queued).
+        unsafe { libc::write(fd, (&b as *const u8).cast(), 1) };
+    }
+}
+
+/// Routes SIGTERM, SIGINT and SIGHUP into a pipe whose read end is returned:
+/// each delivered signal becomes one byte (its number) to read. The daemon
+/// reads it asynchronously, so no work happens inside the handler.
+pub fn signal_pipe() -> io::Result<OwnedFd> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: pipe2 fills two fds on success; we take ownership of both.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both fds were just created by pipe2 and are owned by nobody else.
+    let (rd, wr) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let old = SIGNAL_FD.swap(wr.as_raw_fd(), Ordering::SeqCst);
+    // The write end must live for the rest of the process: the handler may
+    // run at any time.
+    std::mem::forget(wr);
+    if old >= 0 {
+        // SAFETY: `old` was a write end leaked by an earlier call; nothing else uses it.
+        unsafe { libc::close(old) };
+    }
+    for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        // SAFETY: a zeroed sigaction with a plain handler and SA_RESTART is a
+        // valid argument; on_signal only does async-signal-safe work.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(rd)
+}
+
+/// Sends `sig` to a whole process group (exec checks kill their child's group
+/// on timeout so grandchildren die too).
+pub fn kill_process_group(pgid: u32, sig: libc::c_int) -> io::Result<()> {
+    let pgid =
+        libc::pid_t::try_from(pgid).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: kill(2) with a negative pid targets the group; no memory is involved.
+    if unsafe { libc::kill(-pgid, sig) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_has_127_0_0_1() {
+        let addrs = interface_addresses().unwrap();
+        assert!(addrs
+            .iter()
+            .any(|a| a.interface == "lo" && a.addr == IpAddr::V4(Ipv4Addr::LOCALHOST)));
+    }
+}

@@ -23,7 +23,13 @@ fn start(octet: u8, lim: Limits) -> SocketAddr {
     let addr = listener.local_addr().unwrap();
     let handler: Handler = Arc::new(|req| {
         Box::pin(async move {
-            let body = format!("{} {} {:?} {}", req.method, req.path, req.query, req.body.len());
+            let body = format!(
+                "{} {} {:?} {}",
+                req.method,
+                req.path,
+                req.query,
+                req.body.len()
+            );
             Response::new(200, "text/plain", body)
         })
     });
@@ -42,7 +48,11 @@ fn read_response(s: &mut TcpStream) -> (u16, String, String) {
     let mut buf = Vec::new();
     let mut b = [0u8; 1];
     while !buf.ends_with(b"\r\n\r\n") {
-        assert_eq!(s.read(&mut b).unwrap(), 1, "connection closed in head: {buf:?}");
+        assert_eq!(
+            s.read(&mut b).unwrap(),
+            1,
+            "connection closed in head: {buf:?}"
+        );
         buf.push(b[0]);
     }
     let head = String::from_utf8(buf).unwrap();
@@ -89,10 +99,12 @@ fn oversized_header_gets_431_and_close() {
 fn body_too_large_and_chunked_are_refused() {
     let addr = start(3, limits(2000));
     let mut s = connect(addr);
-    s.write_all(b"POST / HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n").unwrap();
+    s.write_all(b"POST / HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n")
+        .unwrap();
     assert_eq!(read_response(&mut s).0, 413);
     let mut s = connect(addr);
-    s.write_all(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n").unwrap();
+    s.write_all(b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+        .unwrap();
     assert_eq!(read_response(&mut s).0, 411);
     let mut s = connect(addr);
     s.write_all(b"\x16\x03\x01garbage\r\n\r\n").unwrap();
@@ -122,7 +134,11 @@ fn idle_keep_alive_connection_is_closed_after_idle_timeout() {
     assert_eq!(read_response(&mut s).0, 200);
     let t0 = Instant::now();
     let mut b = [0u8; 1];
-    assert_eq!(s.read(&mut b).unwrap(), 0, "server must close the idle connection");
+    assert_eq!(
+        s.read(&mut b).unwrap(),
+        0,
+        "server must close the idle connection"
+    );
     assert!(t0.elapsed() < Duration::from_secs(3));
 }
 
