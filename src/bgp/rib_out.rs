@@ -571,4 +571,120 @@ mod tests {
         assert_eq!(c.announce[0].0, p("2001:db8:100::1/128"));
         assert!(c.end_of_rib.is_empty());
     }
+
+    mod random {
+        //! Random desired-table edits, syncs and session flaps: what the peer
+        //! holds after applying every `Changes` always equals the shaped
+        //! desired table, and nothing is ever withdrawn then re-announced in
+        //! one sync.
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Set(usize, Option<u8>),
+            Sync,
+            Down,
+            Up(bool),
+            InitialDone,
+        }
+
+        const PREFIXES: [&str; 4] = [
+            "10.0.0.1/32",
+            "10.0.0.2/32",
+            "2001:db8::1/128",
+            "10.1.0.0/16",
+        ];
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                4 => (0..PREFIXES.len(), proptest::option::of(0u8..3)).prop_map(|(i, v)| Op::Set(i, v)),
+                3 => Just(Op::Sync),
+                1 => Just(Op::Down),
+                1 => any::<bool>().prop_map(Op::Up),
+                1 => Just(Op::InitialDone),
+            ]
+        }
+
+        proptest! {
+            #[test]
+            fn peer_view_tracks_desired(ebgp in any::<bool>(), ops in proptest::collection::vec(op(), 1..60)) {
+                let mut rib = RibOut::new();
+                let mut peer = AdjRibOut::new(shape(ebgp));
+                // The peer's view, built only from the Changes we emitted.
+                let mut view: BTreeMap<Prefix, PathAttrs> = BTreeMap::new();
+                let mut up = false;
+                let mut eor_seen = false;
+                for op in ops {
+                    let changes = match op {
+                        Op::Set(i, v) => {
+                            let intent = v.map(|prepend| RouteIntent {
+                                as_path_prepend: prepend,
+                                communities: vec![Community(1, u16::from(prepend))],
+                                large_communities: Vec::new(),
+                            });
+                            rib.set_desired(p(PREFIXES[i]), intent);
+                            continue;
+                        }
+                        Op::InitialDone => {
+                            rib.mark_initial_done();
+                            continue;
+                        }
+                        Op::Sync => peer.sync(&rib),
+                        Op::Down => {
+                            peer.on_session_down();
+                            view.clear();
+                            up = false;
+                            continue;
+                        }
+                        Op::Up(with_v6) => {
+                            if up {
+                                peer.on_session_down();
+                                view.clear();
+                            }
+                            up = true;
+                            eor_seen = false;
+                            let fams: &[Afi] = if with_v6 { &[Afi::Ipv4, Afi::Ipv6] } else { &[Afi::Ipv4] };
+                            peer.on_established(fams, &rib)
+                        }
+                    };
+                    if !up {
+                        prop_assert!(changes.is_empty());
+                        continue;
+                    }
+                    for w in &changes.withdraw {
+                        prop_assert!(view.remove(w).is_some(), "withdrew unsent {}", w);
+                        prop_assert!(!changes.announce.iter().any(|(a, _)| a == w));
+                    }
+                    for (prefix, attrs) in &changes.announce {
+                        prop_assert!(view.get(prefix) != Some(attrs), "re-announced unchanged {}", prefix);
+                        view.insert(*prefix, attrs.clone());
+                    }
+                    if !changes.end_of_rib.is_empty() {
+                        prop_assert!(rib.initial_done() && !eor_seen);
+                        eor_seen = true;
+                    }
+                    prop_assert_eq!(&view, peer.advertised());
+                    for (prefix, attrs) in &view {
+                        let intent = &rib.desired()[prefix];
+                        prop_assert!(peer.shape().families.contains(&prefix.afi()));
+                        if ebgp {
+                            prop_assert_eq!(attrs.as_path.len(), 1 + usize::from(intent.as_path_prepend));
+                            prop_assert_eq!(attrs.local_pref, None);
+                        } else {
+                            prop_assert!(attrs.as_path.is_empty());
+                            prop_assert_eq!(attrs.local_pref, Some(IBGP_LOCAL_PREF));
+                        }
+                        prop_assert_eq!(&attrs.communities, &intent.communities);
+                    }
+                    // Every sendable desired route is in the view.
+                    for prefix in rib.desired().keys() {
+                        if peer.shape().families.contains(&prefix.afi()) {
+                            prop_assert!(view.contains_key(prefix), "missing {}", prefix);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
