@@ -207,9 +207,10 @@ impl Notification {
     }
 
     /// Cease / Administrative Shutdown with an RFC 9003 (formerly RFC 8203)
-    /// Shutdown Communication: one length octet then UTF-8, at most 255
-    /// octets. RFC 9003 §2: "the Shutdown Communication ... MUST be encoded
-    /// as UTF-8" so the text is cut at a character boundary, never inside one.
+    /// Shutdown Communication: one length octet then the text. RFC 9003 §2:
+    /// the field "MUST be encoded using UTF-8" and its length "MUST range
+    /// from 0 to 255", so a longer text is cut to 255 octets at a character
+    /// boundary, never inside a character.
     pub fn administrative_shutdown(message: Option<&str>) -> Notification {
         let mut n = Notification::new(code::CEASE, code::ADMINISTRATIVE_SHUTDOWN);
         if let Some(text) = message.filter(|t| !t.is_empty()) {

@@ -8,11 +8,13 @@
 //!
 //! * **Shaping** ([`PeerShape`]): eBGP peers get AS_PATH = the local AS
 //!   repeated `1 + as_path_prepend` times and no LOCAL_PREF; iBGP peers get an
-//!   empty AS_PATH (RFC 4271 §5.1.2: the originating speaker "SHALL include
-//!   an empty AS_PATH attribute in all UPDATE messages sent to internal
-//!   peers") and LOCAL_PREF 100 (RFC 4271 §5.1.5: "A BGP speaker MUST include
-//!   this attribute in UPDATE messages it sends to internal peers"); a
-//!   configured prepend cannot apply there and is reported once per peer.
+//!   empty AS_PATH (RFC 4271 §5.1.2: "the originating speaker includes an
+//!   empty AS_PATH attribute in all UPDATE messages sent to internal peers")
+//!   and LOCAL_PREF 100 (RFC 4271 §5.1.5: LOCAL_PREF "SHALL be included in
+//!   all UPDATE messages that a given BGP speaker sends to other internal
+//!   peers" and a speaker "MUST NOT include this attribute in UPDATE messages
+//!   it sends to external peers"); a configured prepend cannot apply there
+//!   and is reported once per peer.
 //!   The next hop is the local address of the prefix's family; communities
 //!   and large communities go to both kinds of peer.
 //! * **Unsendable routes**: a prefix whose family the session did not
@@ -211,8 +213,8 @@ impl AdjRibOut {
         changes
     }
 
-    /// RFC 2918 §4: on a ROUTE-REFRESH the speaker "re-advertise[s] to that
-    /// peer the Adj-RIB-Out of the <AFI, SAFI> carried in the message".
+    /// RFC 2918 §4: on a ROUTE-REFRESH "the BGP speaker may re-advertise to
+    /// that peer the Adj-RIB-Out of the <AFI, SAFI> carried in the message".
     pub fn route_refresh(&self, afi: Afi) -> Changes {
         Changes {
             announce: self
@@ -251,9 +253,10 @@ impl AdjRibOut {
             return None;
         };
         let (as_path, local_pref) = if self.shape.ebgp {
-            // RFC 4271 §5.1.2: to an external peer the originating speaker
-            // "SHALL include its own AS number in a path segment of type
-            // AS_SEQUENCE"; the prepend adds copies of it.
+            // RFC 4271 §5.1.2: "the originating speaker includes its own AS
+            // number in a path segment, of type AS_SEQUENCE, in the AS_PATH
+            // attribute of all UPDATE messages sent to an external peer";
+            // the prepend adds copies of it.
             let copies = 1 + usize::from(intent.as_path_prepend);
             (vec![self.shape.local_as; copies], None)
         } else {
