@@ -558,6 +558,57 @@ fn collision_loser_sends_cease_7() {
 }
 
 #[test]
+fn collision_between_two_fsms_keeps_the_peers_connection() {
+    // We dialled and are in OpenConfirm; the peer (higher identifier) dialled
+    // us too. Its connection wins.
+    let cfg = config();
+    let mut outbound = Fsm::new(cfg.clone());
+    replay(
+        &mut outbound,
+        establish_steps(&cfg, 0).into_iter().take(3).collect(),
+    );
+    let (mut inbound, actions) = Fsm::collision_candidate(cfg.clone(), Timestamp(6));
+    assert_eq!(
+        actions,
+        vec![
+            Action::SendOpen(cfg.open()),
+            Action::StartTimer(Timer::Hold, OPEN_SENT_HOLD_TIME),
+        ]
+    );
+    assert_eq!(inbound.state(), State::OpenSent);
+    let open = peer_open(180);
+    let keep = resolve_collision(
+        ConnectionOrigin::Local,
+        outbound.state() == State::Established,
+        cfg.router_id,
+        cfg.local_as,
+        open.bgp_id,
+        open.asn,
+    );
+    assert_eq!(keep, ConnectionOrigin::Remote);
+    let dumped = outbound.handle(Event::OpenCollisionDump, Timestamp(7));
+    assert_eq!(
+        dumped[0],
+        Action::SendNotification(notif(code::CEASE, code::CONNECTION_COLLISION_RESOLUTION))
+    );
+    assert_eq!(outbound.state(), State::Idle);
+    inbound.handle(Event::BGPOpen(open), Timestamp(7));
+    let up = inbound.handle(Event::KeepAliveMsg, Timestamp(8));
+    assert_eq!(
+        up,
+        vec![
+            Action::StartTimer(Timer::Hold, secs(90)),
+            Action::SessionEstablished(negotiated_default()),
+        ]
+    );
+    // The winner behaves like an active peer afterwards: it redials.
+    assert!(!inbound.config().passive);
+    inbound.handle(Event::TcpConnectionFails, Timestamp(9));
+    let again = inbound.handle(Event::IdleHoldTimerExpires, Timestamp(1_009));
+    assert!(again.contains(&Action::Connect));
+}
+
+#[test]
 fn inbound_connection_during_connect_is_used() {
     let cfg = config();
     let mut fsm = Fsm::new(cfg.clone());

@@ -11,10 +11,22 @@
 //!
 //! One `Fsm` models one TCP connection to the peer at a time. The messages a
 //! driver feeds in (`BGPOpen`, `KeepAliveMsg`, ...) always belong to that
-//! connection. A second connection during OpenSent/OpenConfirm/Established
-//! (RFC 4271 §6.8 collision) is tracked by the driver, which decides which
-//! connection survives with [`resolve_collision`] and sends
-//! [`Event::OpenCollisionDump`] to the loser.
+//! connection. In Connect and Active ([`Fsm::accepts_connection`]) an
+//! inbound connection is simply handed over as `TcpConnectionConfirmed`
+//! (abort the outbound attempt). In Idle inbound connections are refused.
+//! From OpenSent on, an inbound connection is a RFC 4271 §6.8 collision
+//! candidate the driver runs in a second FSM:
+//!
+//! 1. `let (candidate, actions) = Fsm::collision_candidate(config, now)`
+//!    (it sends our OPEN on the new connection and waits in OpenSent);
+//! 2. in Established the existing session always wins: close the new
+//!    connection (after sending `OpenCollisionDump` to the candidate, so it
+//!    says Cease / Connection Collision Resolution);
+//! 3. otherwise, when the candidate's OPEN arrives, call
+//!    [`resolve_collision`] with the peer's BGP Identifier and AS from that
+//!    OPEN *before* feeding it, send [`Event::OpenCollisionDump`] to the
+//!    losing FSM, and keep the winner as the peer's FSM (feeding the OPEN to
+//!    it if it is the candidate).
 //!
 //! Behaviour beyond (or instead of) the RFC text, chosen for pathosd:
 //!
@@ -485,6 +497,22 @@ impl Fsm {
             negotiated: None,
             last_down: None,
         }
+    }
+
+    /// An FSM for a second, inbound connection that arrived while the peer's
+    /// FSM is past Active (RFC 4271 §6.8): it has sent our OPEN on that
+    /// connection and waits in OpenSent. See the module documentation.
+    pub fn collision_candidate(config: PeerConfig, now: Timestamp) -> (Fsm, Vec<Action>) {
+        let passive = config.passive;
+        let mut fsm = Fsm::new(PeerConfig {
+            passive: true,
+            ..config
+        });
+        let mut actions = fsm.handle(Event::ManualStart, now);
+        actions.extend(fsm.handle(Event::TcpConnectionConfirmed, now));
+        // Once it wins, it restarts after errors like the peer's own FSM.
+        fsm.config.passive = passive;
+        (fsm, actions)
     }
 
     pub fn state(&self) -> State {

@@ -151,6 +151,15 @@ impl AdjRibOut {
         &self.shape
     }
 
+    /// Replaces the shaping (e.g. the next hop once the session's local
+    /// address is known, when `local_address` is unspecified). While
+    /// established, the next [`AdjRibOut::sync`] re-announces every route
+    /// whose attributes changed. `families` is kept from the session.
+    pub fn set_shape(&mut self, shape: PeerShape) {
+        let families = std::mem::take(&mut self.shape.families);
+        self.shape = PeerShape { families, ..shape };
+    }
+
     pub fn is_established(&self) -> bool {
         self.established
     }
@@ -559,6 +568,26 @@ mod tests {
         peer.on_session_down();
         let up = peer.on_established(&[Afi::Ipv4], &rib);
         assert_eq!(up.end_of_rib, vec![Afi::Ipv4]);
+    }
+
+    #[test]
+    fn next_hop_change_reannounces() {
+        let rib = rib(&[("10.100.1.1/32", announced())]);
+        let mut peer = AdjRibOut::new(shape(true));
+        peer.on_established(&[Afi::Ipv4], &rib);
+        let mut s = shape(true);
+        s.next_hop_v4 = Some(Ipv4Addr::new(127, 0, 0, 9));
+        peer.set_shape(s);
+        assert_eq!(peer.shape().families, vec![Afi::Ipv4]);
+        let c = peer.sync(&rib);
+        assert_eq!(
+            c.announce,
+            vec![(
+                p("10.100.1.1/32"),
+                ebgp_attrs(1, &announced(), IpAddr::V4(Ipv4Addr::new(127, 0, 0, 9)))
+            )]
+        );
+        assert!(c.withdraw.is_empty());
     }
 
     #[test]
