@@ -550,7 +550,7 @@ impl Fsm {
 
     /// Whether the driver should hand an inbound connection to this FSM as
     /// `TcpConnectionConfirmed`. In Idle the RFC 4271 §8.2.2 FSM "refuses all
-    /// incoming BGP connections"; in OpenSent and later an inbound connection
+    /// incoming BGP connections for this peer"; in OpenSent and later an inbound connection
     /// is a collision candidate the driver tracks on its own.
     pub fn accepts_connection(&self) -> bool {
         matches!(self.state, State::Connect | State::Active)
@@ -602,8 +602,8 @@ impl Fsm {
         self.stop_timer(Timer::IdleHold, out);
         if self.config.passive {
             // RFC 4271 §8.1.1 PassiveTcpEstablishment: "the BGP FSM will
-            // listen for an incoming connection"; no ConnectRetryTimer
-            // since a passive peer never dials.
+            // passively wait for the remote BGP peer to establish the BGP TCP
+            // connection"; no ConnectRetryTimer since it never dials.
             self.state = State::Active;
         } else {
             // RFC 4271 §8.2.2 Idle, ManualStart/AutomaticStart: "starts the
