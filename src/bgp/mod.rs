@@ -1,3 +1,5 @@
 //! BGP speaker: `wire` (codec), `fsm` (RFC 4271 state machine), RIB-out and the smol driver.
 
+pub mod fsm;
+pub mod rib_out;
 pub mod types;

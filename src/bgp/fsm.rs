@@ -1,0 +1,1062 @@
+//! RFC 4271 §8 per-peer BGP finite state machine, sans-IO.
+//!
+//! [`Fsm::handle`] takes one [`Event`] and the current [`Timestamp`] and
+//! returns the [`Action`]s the driver must carry out, in order. The FSM owns
+//! no socket and reads no clock: timers are actions too
+//! ([`Action::StartTimer`] / [`Action::StopTimer`]) and the driver feeds the
+//! matching `*TimerExpires` event back when one fires. Restarting a running
+//! timer is a `StartTimer` for it again: the driver replaces the old deadline.
+//! A timer event for a timer the FSM does not consider running (a race
+//! between a stop and a fire in the driver) is ignored.
+//!
+//! One `Fsm` models one TCP connection to the peer at a time. The messages a
+//! driver feeds in (`BGPOpen`, `KeepAliveMsg`, ...) always belong to that
+//! connection. In Connect and Active ([`Fsm::accepts_connection`]) an
+//! inbound connection is simply handed over as `TcpConnectionConfirmed`
+//! (abort the outbound attempt). In Idle inbound connections are refused.
+//! From OpenSent on, an inbound connection is a RFC 4271 §6.8 collision
+//! candidate the driver runs in a second FSM:
+//!
+//! 1. `let (candidate, actions) = Fsm::collision_candidate(config, now)`
+//!    (it sends our OPEN on the new connection and waits in OpenSent);
+//! 2. in Established the existing session always wins: close the new
+//!    connection (after sending `OpenCollisionDump` to the candidate, so it
+//!    says Cease / Connection Collision Resolution);
+//! 3. otherwise, when the candidate's OPEN arrives, call
+//!    [`resolve_collision`] with the peer's BGP Identifier and AS from that
+//!    OPEN *before* feeding it, send [`Event::OpenCollisionDump`] to the
+//!    losing FSM, and keep the winner as the peer's FSM (feeding the OPEN to
+//!    it if it is the candidate).
+//!
+//! Behaviour beyond (or instead of) the RFC text, chosen for pathosd:
+//!
+//! * **First connect is immediate.** `ManualStart`/`AutomaticStart` on an
+//!   active peer emits [`Action::Connect`] in the same call (GoBGP waits
+//!   several seconds; the RFC only says "initiates a TCP connection").
+//! * **Passive peers** (`PeerConfig::passive`) go to Active and wait for the
+//!   peer's connection with no ConnectRetryTimer: they never emit `Connect`.
+//! * **Peer oscillation damping** (RFC 4271 §8.1.1 leaves the method open):
+//!   every error transition goes to Idle and starts the IdleHoldTimer with
+//!   the current back-off, which then doubles (1 s, 2 s, 4 s, ... capped at
+//!   60 s by default). `IdleHoldTimerExpires` restarts the session like
+//!   `AutomaticStart`. The back-off resets to its initial value on
+//!   `ManualStart` and when a session that had been Established for at least
+//!   `PeerConfig::stable_time` goes down.
+//! * A TCP failure in OpenSent goes to Idle with back-off rather than to
+//!   Active (RFC 4271 §8.2.2), so that a peer which closes the connection
+//!   right after our OPEN is retried with growing delays.
+//! * A NOTIFICATION received in OpenSent closes the connection without
+//!   answering with an FSM-error NOTIFICATION: a NOTIFICATION is always
+//!   followed by the sender closing the connection (RFC 4271 §4.5).
+//! * `ManualStop` leaves the peer in Idle with no IdleHoldTimer until the next
+//!   `ManualStart`; in OpenSent, OpenConfirm and Established it sends Cease /
+//!   Administrative Shutdown with an optional RFC 9003 Shutdown Communication.
+//!
+//! Timers: ConnectRetryTimer `PeerConfig::connect_retry_time` (bounds a hung
+//! outbound connect); HoldTimer 4 minutes in OpenSent, then the negotiated
+//! hold time; KeepaliveTimer the negotiated keepalive; IdleHoldTimer the
+//! back-off above.
+
+use std::net::Ipv4Addr;
+use std::time::{Duration, Instant};
+
+use super::types::Afi;
+
+/// NOTIFICATION error codes and subcodes this module sends (RFC 4271 §4.5,
+/// RFC 4486 for Cease subcodes, RFC 6608 for FSM error subcodes).
+pub mod code {
+    pub const MESSAGE_HEADER_ERROR: u8 = 1;
+    pub const OPEN_MESSAGE_ERROR: u8 = 2;
+    pub const UPDATE_MESSAGE_ERROR: u8 = 3;
+    pub const HOLD_TIMER_EXPIRED: u8 = 4;
+    pub const FSM_ERROR: u8 = 5;
+    pub const CEASE: u8 = 6;
+
+    // OPEN Message Error subcodes (RFC 4271 §6.2).
+    pub const UNSUPPORTED_VERSION_NUMBER: u8 = 1;
+    pub const BAD_PEER_AS: u8 = 2;
+    pub const BAD_BGP_IDENTIFIER: u8 = 3;
+    pub const UNACCEPTABLE_HOLD_TIME: u8 = 6;
+
+    // FSM Error subcodes (RFC 6608 §3).
+    pub const FSM_UNEXPECTED_IN_OPEN_SENT: u8 = 1;
+    pub const FSM_UNEXPECTED_IN_OPEN_CONFIRM: u8 = 2;
+    pub const FSM_UNEXPECTED_IN_ESTABLISHED: u8 = 3;
+
+    // Cease subcodes (RFC 4486 §4).
+    pub const ADMINISTRATIVE_SHUTDOWN: u8 = 2;
+    pub const PEER_DECONFIGURED: u8 = 3;
+    pub const CONNECTION_COLLISION_RESOLUTION: u8 = 7;
+}
+
+/// "A HoldTimer value of 4 minutes is suggested" for OpenSent (RFC 4271 §8.2.2).
+pub const OPEN_SENT_HOLD_TIME: Duration = Duration::from_secs(240);
+
+/// Milliseconds since an origin the driver picks (e.g. daemon start). Only
+/// differences are used, so any monotonic origin works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Timestamp(pub u64);
+
+impl Timestamp {
+    /// `now` relative to `origin`, saturating (a clock can't go backwards
+    /// here, but a mixed-up origin must not panic).
+    pub fn since(origin: Instant, now: Instant) -> Timestamp {
+        let ms = now.saturating_duration_since(origin).as_millis();
+        Timestamp(u64::try_from(ms).unwrap_or(u64::MAX))
+    }
+
+    fn elapsed_since(self, earlier: Timestamp) -> Duration {
+        Duration::from_millis(self.0.saturating_sub(earlier.0))
+    }
+}
+
+/// RFC 4271 §8.2.2 session states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum State {
+    Idle,
+    Connect,
+    Active,
+    OpenSent,
+    OpenConfirm,
+    Established,
+}
+
+impl State {
+    /// Lower-case name as shown in /status (GoBGP's spelling).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Idle => "idle",
+            State::Connect => "connect",
+            State::Active => "active",
+            State::OpenSent => "opensent",
+            State::OpenConfirm => "openconfirm",
+            State::Established => "established",
+        }
+    }
+}
+
+/// The RFC 4271 §8 mandatory timers, plus the optional IdleHoldTimer used
+/// for peer oscillation damping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Timer {
+    ConnectRetry,
+    Hold,
+    Keepalive,
+    IdleHold,
+}
+
+impl Timer {
+    pub const ALL: [Timer; 4] = [
+        Timer::ConnectRetry,
+        Timer::Hold,
+        Timer::Keepalive,
+        Timer::IdleHold,
+    ];
+
+    fn index(self) -> usize {
+        match self {
+            Timer::ConnectRetry => 0,
+            Timer::Hold => 1,
+            Timer::Keepalive => 2,
+            Timer::IdleHold => 3,
+        }
+    }
+}
+
+/// Capabilities (RFC 5492) of one side of the session, codec-independent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Capabilities {
+    /// RFC 6793 Support for 4-octet AS number capability.
+    pub four_octet_as: bool,
+    /// RFC 4760 Multiprotocol Extensions for IPv4 unicast.
+    pub mp_ipv4: bool,
+    /// RFC 4760 Multiprotocol Extensions for IPv6 unicast.
+    pub mp_ipv6: bool,
+    /// RFC 2918 Route Refresh.
+    pub route_refresh: bool,
+    /// RFC 4724 Graceful Restart (receiving speaker only).
+    pub graceful_restart: bool,
+}
+
+impl Capabilities {
+    /// Whether this side can carry `afi` unicast. RFC 4760 §1: a speaker that
+    /// advertises no Multiprotocol capability at all carries IPv4 unicast only.
+    pub fn carries(&self, afi: Afi) -> bool {
+        match afi {
+            Afi::Ipv4 => self.mp_ipv4 || !self.mp_ipv6,
+            Afi::Ipv6 => self.mp_ipv6,
+        }
+    }
+}
+
+/// The contents of an OPEN message, decoded or to be encoded.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct OpenInfo {
+    /// The speaker's AS, already resolved from the 4-octet AS capability when
+    /// the 2-octet field held AS_TRANS (RFC 6793 §4.1).
+    pub asn: u32,
+    /// Proposed hold time in seconds.
+    pub hold_time: u16,
+    pub bgp_id: Ipv4Addr,
+    pub capabilities: Capabilities,
+}
+
+/// A NOTIFICATION message as plain numbers (the codec owns the wire types).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Notification {
+    pub code: u8,
+    pub subcode: u8,
+    pub data: Vec<u8>,
+}
+
+impl Notification {
+    pub fn new(code: u8, subcode: u8) -> Notification {
+        Notification {
+            code,
+            subcode,
+            data: Vec::new(),
+        }
+    }
+
+    /// Cease / Administrative Shutdown with an RFC 9003 (formerly RFC 8203)
+    /// Shutdown Communication: one length octet then the text. RFC 9003 §2:
+    /// the field "MUST be encoded using UTF-8" and its length "MUST range
+    /// from 0 to 255", so a longer text is cut to 255 octets at a character
+    /// boundary, never inside a character.
+    pub fn administrative_shutdown(message: Option<&str>) -> Notification {
+        let mut n = Notification::new(code::CEASE, code::ADMINISTRATIVE_SHUTDOWN);
+        if let Some(text) = message.filter(|t| !t.is_empty()) {
+            let mut end = text.len().min(255);
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            let bytes = &text.as_bytes()[..end];
+            n.data.push(u8::try_from(bytes.len()).unwrap_or(0));
+            n.data.extend_from_slice(bytes);
+        }
+        n
+    }
+}
+
+/// RFC 4271 §8.1 events (names as in the RFC, minus the underscores), plus
+/// RouteRefreshMsg (RFC 2918). Optional RFC events pathosd does not use
+/// (DelayOpen, Tcp_CR_Invalid, ...) are left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// Event 1: the operator (or config) starts the peer; resets the back-off.
+    ManualStart,
+    /// Event 2, with the optional RFC 9003 Shutdown Communication.
+    ManualStop {
+        shutdown_message: Option<String>,
+    },
+    /// Event 3: the daemon starts the peer (ignored while backing off).
+    AutomaticStart,
+    ConnectRetryTimerExpires,
+    HoldTimerExpires,
+    KeepaliveTimerExpires,
+    IdleHoldTimerExpires,
+    /// Event 17: the driver accepted the peer's connection.
+    TcpConnectionConfirmed,
+    /// Event 16: our outbound connection was established.
+    TcpCrAcked,
+    /// Event 18: the connection failed or was closed by the peer.
+    TcpConnectionFails,
+    /// Event 19: a syntactically valid OPEN (the FSM then applies the
+    /// semantic checks of RFC 4271 §6.2 it owns: AS, identifier, hold time).
+    BGPOpen(OpenInfo),
+    /// Event 21: the codec found a header error; the NOTIFICATION to send.
+    BGPHeaderErr(Notification),
+    /// Event 22: the codec found an OPEN error; the NOTIFICATION to send.
+    BGPOpenMsgErr(Notification),
+    /// Event 23: this connection lost a collision (RFC 4271 §6.8).
+    OpenCollisionDump,
+    /// Event 24: a NOTIFICATION with Unsupported Version Number was received.
+    NotifMsgVerErr,
+    /// Event 25: any other NOTIFICATION was received.
+    NotifMsg(Notification),
+    /// Event 26.
+    KeepAliveMsg,
+    /// Event 27: a valid UPDATE (its routes are ignored: pathosd only originates).
+    UpdateMsg,
+    /// Event 28: the codec found an UPDATE error that resets the session
+    /// (RFC 7606 treat-as-withdraw errors are not events).
+    UpdateMsgErr(Notification),
+    /// RFC 2918 ROUTE-REFRESH for a family.
+    RouteRefreshMsg(Afi),
+}
+
+/// Why a session left Established (or why the last attempt failed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DownReason {
+    ManualStop,
+    /// The TCP connection failed or was closed without a NOTIFICATION.
+    ConnectionFailed,
+    HoldTimerExpired,
+    /// We detected an error and sent this NOTIFICATION.
+    NotificationSent(Notification),
+    /// The peer sent this NOTIFICATION.
+    NotificationReceived(Notification),
+    /// This connection lost a collision (RFC 4271 §6.8).
+    CollisionDump,
+}
+
+/// What a session agreed on; the input for the codec's context and RIB-out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Negotiated {
+    /// Seconds; 0 means no HoldTimer and no KEEPALIVEs (RFC 4271 §4.4).
+    pub hold_time: u16,
+    /// Seconds between our KEEPALIVEs; 0 when `hold_time` is 0.
+    pub keepalive: u16,
+    /// Both sides sent the 4-octet AS capability (RFC 6793).
+    pub four_octet_as: bool,
+    /// Unicast families both sides carry.
+    pub families: Vec<Afi>,
+    pub route_refresh: bool,
+    /// The peer advertised Graceful Restart (RFC 4724).
+    pub peer_graceful_restart: bool,
+    pub peer_as: u32,
+    pub peer_id: Ipv4Addr,
+    /// The peer is in another AS (RFC 4271 §8.2.2 "external" connection).
+    pub ebgp: bool,
+}
+
+/// What the driver must do, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Open the outbound TCP connection (keep listening for the peer's).
+    Connect,
+    /// Close the connection, or abort the connect attempt, if there is one.
+    DropConnection,
+    SendOpen(OpenInfo),
+    SendKeepalive,
+    SendNotification(Notification),
+    /// (Re)start the timer: any earlier deadline of the same timer is replaced.
+    StartTimer(Timer, Duration),
+    StopTimer(Timer),
+    SessionEstablished(Negotiated),
+    SessionDown(DownReason),
+    /// The peer asked for our routes of this family again (RFC 2918).
+    ResendRoutes(Afi),
+}
+
+/// Per-peer settings the FSM needs (built from pathosd's neighbor config).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerConfig {
+    pub local_as: u32,
+    /// The configured `peer_asn`; the OPEN must carry it.
+    pub peer_as: u32,
+    /// Our BGP Identifier (`router_id`).
+    pub router_id: Ipv4Addr,
+    /// Proposed hold time in seconds (0 disables; 1 and 2 are raised to 3).
+    pub hold_time: u16,
+    /// Configured keepalive in seconds; `None` = negotiated hold time / 3.
+    pub keepalive_time: Option<u16>,
+    /// Never connect; wait in Active for the peer to connect.
+    pub passive: bool,
+    pub capabilities: Capabilities,
+    pub connect_retry_time: Duration,
+    /// First IdleHoldTimer after an error.
+    pub idle_hold_time: Duration,
+    /// Cap of the doubling IdleHoldTimer.
+    pub idle_hold_time_max: Duration,
+    /// An Established period this long resets the back-off when it ends.
+    pub stable_time: Duration,
+}
+
+impl PeerConfig {
+    /// Defaults: hold 90 s (GoBGP's), keepalive hold/3, active, 4-octet AS,
+    /// IPv4 unicast, route refresh; ConnectRetry 30 s; back-off 1 s..60 s,
+    /// reset after 60 s Established.
+    pub fn new(local_as: u32, peer_as: u32, router_id: Ipv4Addr) -> PeerConfig {
+        PeerConfig {
+            local_as,
+            peer_as,
+            router_id,
+            hold_time: 90,
+            keepalive_time: None,
+            passive: false,
+            capabilities: Capabilities {
+                four_octet_as: true,
+                mp_ipv4: true,
+                mp_ipv6: false,
+                route_refresh: true,
+                graceful_restart: false,
+            },
+            connect_retry_time: Duration::from_secs(30),
+            idle_hold_time: Duration::from_secs(1),
+            idle_hold_time_max: Duration::from_secs(60),
+            stable_time: Duration::from_secs(60),
+        }
+    }
+
+    pub fn is_ebgp(&self) -> bool {
+        self.local_as != self.peer_as
+    }
+
+    /// RFC 4271 §4.2: the Hold Time "MUST be either zero or at least three
+    /// seconds", so a configured 1 or 2 is raised to 3.
+    pub fn effective_hold_time(&self) -> u16 {
+        match self.hold_time {
+            1 | 2 => 3,
+            h => h,
+        }
+    }
+
+    /// The OPEN we send: entirely determined by the configuration.
+    pub fn open(&self) -> OpenInfo {
+        OpenInfo {
+            asn: self.local_as,
+            hold_time: self.effective_hold_time(),
+            bgp_id: self.router_id,
+            capabilities: self.capabilities,
+        }
+    }
+}
+
+/// Which end opened a TCP connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConnectionOrigin {
+    /// We connected to the peer.
+    Local,
+    /// The peer connected to us.
+    Remote,
+}
+
+/// RFC 4271 §6.8 connection collision resolution: which of two connections to
+/// the same peer to keep, once the OPEN on the newer one has been received.
+/// `existing` is the connection that was there first and whether it is
+/// Established; the other one is dumped with Cease / Connection Collision
+/// Resolution ([`Event::OpenCollisionDump`]).
+pub fn resolve_collision(
+    existing: ConnectionOrigin,
+    existing_established: bool,
+    local_id: Ipv4Addr,
+    local_as: u32,
+    remote_id: Ipv4Addr,
+    remote_as: u32,
+) -> ConnectionOrigin {
+    // RFC 4271 §6.8: "a connection collision with an existing BGP connection
+    // that is in the Established state causes closing of the newly created
+    // connection."
+    if existing_established {
+        return existing;
+    }
+    // RFC 4271 §6.8: "Comparing BGP Identifiers is done by converting them to
+    // host byte order and treating them as 4-octet unsigned integers. If the
+    // value of the local BGP Identifier is less than the remote one, the local
+    // system closes the BGP connection that already exists ... and accepts
+    // the BGP connection initiated by the remote system": the connection
+    // opened by the speaker with the larger identifier survives.
+    let local = u32::from(local_id);
+    let remote = u32::from(remote_id);
+    if local != remote {
+        return if local < remote {
+            ConnectionOrigin::Remote
+        } else {
+            ConnectionOrigin::Local
+        };
+    }
+    // RFC 6286 §2.3: "If the BGP Identifiers of the peers involved in the
+    // connection collision are identical, then the connection initiated by
+    // the BGP speaker with the larger AS number is preserved."
+    if local_as < remote_as {
+        ConnectionOrigin::Remote
+    } else {
+        ConnectionOrigin::Local
+    }
+}
+
+/// The per-peer state machine. See the module documentation.
+#[derive(Debug, Clone)]
+pub struct Fsm {
+    config: PeerConfig,
+    state: State,
+    running: [bool; 4],
+    /// ManualStop was the last start/stop event: no automatic restart.
+    stopped: bool,
+    /// IdleHoldTimer duration for the next error.
+    backoff: Duration,
+    established_at: Option<Timestamp>,
+    peer_open: Option<OpenInfo>,
+    negotiated: Option<Negotiated>,
+    last_down: Option<DownReason>,
+}
+
+impl Fsm {
+    /// A peer in Idle; nothing happens until `ManualStart`/`AutomaticStart`.
+    pub fn new(config: PeerConfig) -> Fsm {
+        let backoff = config.idle_hold_time;
+        Fsm {
+            config,
+            state: State::Idle,
+            running: [false; 4],
+            stopped: false,
+            backoff,
+            established_at: None,
+            peer_open: None,
+            negotiated: None,
+            last_down: None,
+        }
+    }
+
+    /// An FSM for a second, inbound connection that arrived while the peer's
+    /// FSM is past Active (RFC 4271 §6.8): it has sent our OPEN on that
+    /// connection and waits in OpenSent. See the module documentation.
+    pub fn collision_candidate(config: PeerConfig, now: Timestamp) -> (Fsm, Vec<Action>) {
+        let passive = config.passive;
+        let mut fsm = Fsm::new(PeerConfig {
+            passive: true,
+            ..config
+        });
+        let mut actions = fsm.handle(Event::ManualStart, now);
+        actions.extend(fsm.handle(Event::TcpConnectionConfirmed, now));
+        // Once it wins, it restarts after errors like the peer's own FSM.
+        fsm.config.passive = passive;
+        (fsm, actions)
+    }
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    pub fn config(&self) -> &PeerConfig {
+        &self.config
+    }
+
+    /// The peer's accepted OPEN on the current connection (OpenConfirm and
+    /// Established), e.g. for collision resolution.
+    pub fn peer_open(&self) -> Option<&OpenInfo> {
+        self.peer_open.as_ref()
+    }
+
+    /// What the current session negotiated (OpenConfirm and Established).
+    pub fn negotiated(&self) -> Option<&Negotiated> {
+        self.negotiated.as_ref()
+    }
+
+    /// Why the last session or attempt ended, for /status and logs.
+    pub fn last_down_reason(&self) -> Option<&DownReason> {
+        self.last_down.as_ref()
+    }
+
+    pub fn is_running(&self, timer: Timer) -> bool {
+        self.running[timer.index()]
+    }
+
+    /// The IdleHoldTimer the next error would start.
+    pub fn next_idle_hold(&self) -> Duration {
+        self.backoff
+    }
+
+    /// Whether the driver should hand an inbound connection to this FSM as
+    /// `TcpConnectionConfirmed`. In Idle the RFC 4271 §8.2.2 FSM "refuses all
+    /// incoming BGP connections for this peer"; in OpenSent and later an inbound connection
+    /// is a collision candidate the driver tracks on its own.
+    pub fn accepts_connection(&self) -> bool {
+        matches!(self.state, State::Connect | State::Active)
+    }
+
+    /// Feeds one event; returns the actions to perform in order.
+    pub fn handle(&mut self, event: Event, now: Timestamp) -> Vec<Action> {
+        let mut out = Vec::new();
+        // A fired timer is no longer running; a stale fire (the driver raced
+        // a StopTimer) is dropped here so no state ever sees it.
+        if let Some(timer) = expired_timer(&event) {
+            if !self.running[timer.index()] {
+                return out;
+            }
+            self.running[timer.index()] = false;
+        }
+        match self.state {
+            State::Idle => self.idle(event, &mut out),
+            State::Connect => self.connect(event, now, &mut out),
+            State::Active => self.active(event, now, &mut out),
+            State::OpenSent => self.open_sent(event, now, &mut out),
+            State::OpenConfirm => self.open_confirm(event, now, &mut out),
+            State::Established => self.established(event, now, &mut out),
+        }
+        out
+    }
+
+    fn start_timer(&mut self, timer: Timer, d: Duration, out: &mut Vec<Action>) {
+        self.running[timer.index()] = true;
+        out.push(Action::StartTimer(timer, d));
+    }
+
+    fn stop_timer(&mut self, timer: Timer, out: &mut Vec<Action>) {
+        if self.running[timer.index()] {
+            self.running[timer.index()] = false;
+            out.push(Action::StopTimer(timer));
+        }
+    }
+
+    fn stop_all_timers(&mut self, out: &mut Vec<Action>) {
+        for t in Timer::ALL {
+            self.stop_timer(t, out);
+        }
+    }
+
+    /// Leaves Idle towards the peer: Connect at once, or Active for a
+    /// passive peer.
+    fn start(&mut self, out: &mut Vec<Action>) {
+        self.stop_timer(Timer::IdleHold, out);
+        if self.config.passive {
+            // RFC 4271 §8.1.1 PassiveTcpEstablishment: "the BGP FSM will
+            // passively wait for the remote BGP peer to establish the BGP TCP
+            // connection"; no ConnectRetryTimer since it never dials.
+            self.state = State::Active;
+        } else {
+            // RFC 4271 §8.2.2 Idle, ManualStart/AutomaticStart: "starts the
+            // ConnectRetryTimer with the initial value, initiates a TCP
+            // connection to the other BGP peer, ... changes its state to
+            // Connect."
+            self.start_timer(Timer::ConnectRetry, self.config.connect_retry_time, out);
+            out.push(Action::Connect);
+            self.state = State::Connect;
+        }
+    }
+
+    /// The connection came up (RFC 4271 §8.2.2 Connect and Active, Event 16
+    /// or 17 without DelayOpen): "sends an OPEN message to its peer, sets the
+    /// HoldTimer to a large value, and changes its state to OpenSent."
+    fn connection_up(&mut self, out: &mut Vec<Action>) {
+        self.stop_timer(Timer::ConnectRetry, out);
+        out.push(Action::SendOpen(self.config.open()));
+        self.start_timer(Timer::Hold, OPEN_SENT_HOLD_TIME, out);
+        self.state = State::OpenSent;
+    }
+
+    /// Any error: drop the connection, go to Idle and restart after the
+    /// IdleHoldTimer (our peer oscillation damping).
+    fn fail(&mut self, reason: DownReason, now: Timestamp, out: &mut Vec<Action>) {
+        if let DownReason::NotificationSent(n) = &reason {
+            out.push(Action::SendNotification(n.clone()));
+        }
+        self.enter_idle(reason, now, out);
+        let hold = self.backoff;
+        self.start_timer(Timer::IdleHold, hold, out);
+        self.backoff = hold
+            .saturating_mul(2)
+            .min(self.config.idle_hold_time_max)
+            .max(self.config.idle_hold_time);
+    }
+
+    fn enter_idle(&mut self, reason: DownReason, now: Timestamp, out: &mut Vec<Action>) {
+        self.stop_all_timers(out);
+        out.push(Action::DropConnection);
+        if self.state == State::Established {
+            let stable = self
+                .established_at
+                .is_some_and(|t| now.elapsed_since(t) >= self.config.stable_time);
+            if stable {
+                self.backoff = self.config.idle_hold_time;
+            }
+            out.push(Action::SessionDown(reason.clone()));
+        }
+        self.last_down = Some(reason);
+        self.established_at = None;
+        self.peer_open = None;
+        self.negotiated = None;
+        self.state = State::Idle;
+    }
+
+    fn manual_stop(&mut self, message: Option<String>, now: Timestamp, out: &mut Vec<Action>) {
+        self.stopped = true;
+        if matches!(
+            self.state,
+            State::OpenSent | State::OpenConfirm | State::Established
+        ) {
+            // RFC 4271 §8.2.2 OpenSent/OpenConfirm/Established, ManualStop:
+            // "sends the NOTIFICATION message with a Cease"; RFC 4486 §4
+            // names the subcode Administrative Shutdown.
+            out.push(Action::SendNotification(
+                Notification::administrative_shutdown(message.as_deref()),
+            ));
+        }
+        self.enter_idle(DownReason::ManualStop, now, out);
+        // RFC 4271 §8.2.2: ManualStop "sets ConnectRetryCounter to zero".
+        self.backoff = self.config.idle_hold_time;
+    }
+
+    fn idle(&mut self, event: Event, out: &mut Vec<Action>) {
+        match event {
+            Event::ManualStart => {
+                self.stopped = false;
+                self.backoff = self.config.idle_hold_time;
+                self.start(out);
+            }
+            // While backing off the IdleHoldTimer decides when to restart;
+            // after ManualStop only ManualStart does.
+            Event::AutomaticStart if !self.stopped && !self.is_running(Timer::IdleHold) => {
+                self.start(out)
+            }
+            Event::IdleHoldTimerExpires if !self.stopped => self.start(out),
+            Event::ManualStop { .. } => {
+                self.stopped = true;
+                self.stop_timer(Timer::IdleHold, out);
+            }
+            // RFC 4271 §8.2.2 Idle: "Any other event ... received in the Idle
+            // state does not cause change in the state of the local system."
+            _ => {}
+        }
+    }
+
+    fn connect(&mut self, event: Event, now: Timestamp, out: &mut Vec<Action>) {
+        match event {
+            Event::ManualStart | Event::AutomaticStart => {}
+            Event::ManualStop { shutdown_message } => self.manual_stop(shutdown_message, now, out),
+            Event::ConnectRetryTimerExpires => {
+                // RFC 4271 §8.2.2 Connect, Event 9: "drops the TCP connection,
+                // restarts the ConnectRetryTimer, ... initiates a TCP
+                // connection to the other BGP peer, ... stays in the Connect
+                // state."
+                out.push(Action::DropConnection);
+                self.start_timer(Timer::ConnectRetry, self.config.connect_retry_time, out);
+                out.push(Action::Connect);
+            }
+            Event::TcpCrAcked | Event::TcpConnectionConfirmed => self.connection_up(out),
+            Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
+            // RFC 4271 §8.2.2 Connect: "In response to any other events ...
+            // drops the TCP connection, ... changes its state to Idle."
+            other => self.fail(unexpected_without_connection(other), now, out),
+        }
+    }
+
+    fn active(&mut self, event: Event, now: Timestamp, out: &mut Vec<Action>) {
+        match event {
+            Event::ManualStart | Event::AutomaticStart => {}
+            Event::ManualStop { shutdown_message } => self.manual_stop(shutdown_message, now, out),
+            Event::ConnectRetryTimerExpires => {
+                // RFC 4271 §8.2.2 Active, Event 9: "restarts the
+                // ConnectRetryTimer (with initial value), initiates a TCP
+                // connection ..., changes its state to Connect." Passive
+                // peers never run this timer.
+                self.start_timer(Timer::ConnectRetry, self.config.connect_retry_time, out);
+                out.push(Action::Connect);
+                self.state = State::Connect;
+            }
+            Event::TcpCrAcked | Event::TcpConnectionConfirmed => self.connection_up(out),
+            Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
+            other => self.fail(unexpected_without_connection(other), now, out),
+        }
+    }
+
+    fn open_sent(&mut self, event: Event, now: Timestamp, out: &mut Vec<Action>) {
+        match event {
+            Event::ManualStart | Event::AutomaticStart => {}
+            // A second connection is the driver's (RFC 4271 §6.8).
+            Event::TcpCrAcked | Event::TcpConnectionConfirmed => {}
+            Event::ManualStop { shutdown_message } => self.manual_stop(shutdown_message, now, out),
+            Event::HoldTimerExpires => self.hold_timer_expired(now, out),
+            Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
+            Event::BGPOpen(open) => match self.check_open(&open) {
+                Ok(negotiated) => self.open_accepted(open, negotiated, out),
+                Err(n) => self.fail(DownReason::NotificationSent(n), now, out),
+            },
+            Event::BGPHeaderErr(n) | Event::BGPOpenMsgErr(n) | Event::UpdateMsgErr(n) => {
+                self.fail(DownReason::NotificationSent(n), now, out)
+            }
+            Event::OpenCollisionDump => self.collision_dump(now, out),
+            Event::NotifMsgVerErr => self.fail(
+                DownReason::NotificationReceived(Notification::new(
+                    code::OPEN_MESSAGE_ERROR,
+                    code::UNSUPPORTED_VERSION_NUMBER,
+                )),
+                now,
+                out,
+            ),
+            Event::NotifMsg(n) => self.fail(DownReason::NotificationReceived(n), now, out),
+            // RFC 4271 §8.2.2 OpenSent: "In response to any other event ...
+            // sends the NOTIFICATION with the Error Code Finite State Machine
+            // Error"; RFC 6608 §3 gives the subcode.
+            Event::ConnectRetryTimerExpires
+            | Event::KeepaliveTimerExpires
+            | Event::IdleHoldTimerExpires
+            | Event::KeepAliveMsg
+            | Event::UpdateMsg
+            | Event::RouteRefreshMsg(_) => {
+                self.fsm_error(code::FSM_UNEXPECTED_IN_OPEN_SENT, now, out)
+            }
+        }
+    }
+
+    fn open_confirm(&mut self, event: Event, now: Timestamp, out: &mut Vec<Action>) {
+        match event {
+            Event::ManualStart | Event::AutomaticStart => {}
+            Event::TcpCrAcked | Event::TcpConnectionConfirmed => {}
+            Event::ManualStop { shutdown_message } => self.manual_stop(shutdown_message, now, out),
+            Event::HoldTimerExpires => self.hold_timer_expired(now, out),
+            Event::KeepaliveTimerExpires => self.send_keepalive(out),
+            Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
+            Event::NotifMsgVerErr => self.fail(
+                DownReason::NotificationReceived(Notification::new(
+                    code::OPEN_MESSAGE_ERROR,
+                    code::UNSUPPORTED_VERSION_NUMBER,
+                )),
+                now,
+                out,
+            ),
+            Event::NotifMsg(n) => self.fail(DownReason::NotificationReceived(n), now, out),
+            Event::BGPHeaderErr(n) | Event::BGPOpenMsgErr(n) | Event::UpdateMsgErr(n) => {
+                self.fail(DownReason::NotificationSent(n), now, out)
+            }
+            Event::OpenCollisionDump => self.collision_dump(now, out),
+            Event::KeepAliveMsg => {
+                // RFC 4271 §8.2.2 OpenConfirm, Event 26: "restarts the
+                // HoldTimer and changes its state to Established."
+                self.restart_hold_timer(out);
+                self.state = State::Established;
+                self.established_at = Some(now);
+                if let Some(n) = &self.negotiated {
+                    out.push(Action::SessionEstablished(n.clone()));
+                }
+            }
+            // A second OPEN on the same connection, or an UPDATE before the
+            // session is up: RFC 4271 §8.2.2 OpenConfirm "any other event".
+            Event::BGPOpen(_)
+            | Event::ConnectRetryTimerExpires
+            | Event::IdleHoldTimerExpires
+            | Event::UpdateMsg
+            | Event::RouteRefreshMsg(_) => {
+                self.fsm_error(code::FSM_UNEXPECTED_IN_OPEN_CONFIRM, now, out)
+            }
+        }
+    }
+
+    fn established(&mut self, event: Event, now: Timestamp, out: &mut Vec<Action>) {
+        match event {
+            Event::ManualStart | Event::AutomaticStart => {}
+            // RFC 4271 §8.2.2 Established: a second connection "SHALL be
+            // tracked until it sends an OPEN message" (by the driver).
+            Event::TcpCrAcked | Event::TcpConnectionConfirmed => {}
+            Event::ManualStop { shutdown_message } => self.manual_stop(shutdown_message, now, out),
+            Event::HoldTimerExpires => self.hold_timer_expired(now, out),
+            Event::KeepaliveTimerExpires => self.send_keepalive(out),
+            // RFC 4271 §8.2.2 Established, Events 26 and 27: "restarts its
+            // HoldTimer, if the negotiated HoldTime value is non-zero".
+            Event::KeepAliveMsg | Event::UpdateMsg => self.restart_hold_timer(out),
+            Event::RouteRefreshMsg(afi) => {
+                self.restart_hold_timer(out);
+                // RFC 2918 §4: a ROUTE-REFRESH for a family "that the speaker
+                // didn't advertise to the peer at the session establishment
+                // time ... the speaker shall ignore such a message."
+                let known = self
+                    .negotiated
+                    .as_ref()
+                    .is_some_and(|n| n.families.contains(&afi));
+                if known && self.config.capabilities.route_refresh {
+                    out.push(Action::ResendRoutes(afi));
+                }
+            }
+            Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
+            Event::NotifMsgVerErr => self.fail(
+                DownReason::NotificationReceived(Notification::new(
+                    code::OPEN_MESSAGE_ERROR,
+                    code::UNSUPPORTED_VERSION_NUMBER,
+                )),
+                now,
+                out,
+            ),
+            Event::NotifMsg(n) => self.fail(DownReason::NotificationReceived(n), now, out),
+            Event::BGPHeaderErr(n) | Event::BGPOpenMsgErr(n) | Event::UpdateMsgErr(n) => {
+                self.fail(DownReason::NotificationSent(n), now, out)
+            }
+            Event::OpenCollisionDump => self.collision_dump(now, out),
+            Event::BGPOpen(_) | Event::ConnectRetryTimerExpires | Event::IdleHoldTimerExpires => {
+                self.fsm_error(code::FSM_UNEXPECTED_IN_ESTABLISHED, now, out)
+            }
+        }
+    }
+
+    fn hold_timer_expired(&mut self, now: Timestamp, out: &mut Vec<Action>) {
+        // RFC 4271 §8.2.2 (OpenSent, OpenConfirm, Established), Event 10:
+        // "sends a NOTIFICATION message with the Error Code Hold Timer Expired".
+        self.fail(
+            DownReason::NotificationSent(Notification::new(code::HOLD_TIMER_EXPIRED, 0)),
+            now,
+            out,
+        );
+    }
+
+    fn collision_dump(&mut self, now: Timestamp, out: &mut Vec<Action>) {
+        // RFC 4271 §8.2.2 OpenCollisionDump: "sends a NOTIFICATION with a
+        // Cease"; RFC 4486 §4 subcode Connection Collision Resolution.
+        out.push(Action::SendNotification(Notification::new(
+            code::CEASE,
+            code::CONNECTION_COLLISION_RESOLUTION,
+        )));
+        self.fail(DownReason::CollisionDump, now, out);
+    }
+
+    fn fsm_error(&mut self, subcode: u8, now: Timestamp, out: &mut Vec<Action>) {
+        self.fail(
+            DownReason::NotificationSent(Notification::new(code::FSM_ERROR, subcode)),
+            now,
+            out,
+        );
+    }
+
+    fn send_keepalive(&mut self, out: &mut Vec<Action>) {
+        // RFC 4271 §8.2.2 (OpenConfirm, Established), Event 11: "sends a
+        // KEEPALIVE message, restarts the KeepaliveTimer".
+        out.push(Action::SendKeepalive);
+        let keepalive = self.negotiated.as_ref().map_or(0, |n| n.keepalive);
+        if keepalive > 0 {
+            self.start_timer(Timer::Keepalive, secs(keepalive), out);
+        }
+    }
+
+    fn restart_hold_timer(&mut self, out: &mut Vec<Action>) {
+        let hold = self.negotiated.as_ref().map_or(0, |n| n.hold_time);
+        if hold > 0 {
+            self.start_timer(Timer::Hold, secs(hold), out);
+        }
+    }
+
+    /// RFC 4271 §8.2.2 OpenSent, Event 19: "sends a KEEPALIVE message, and
+    /// sets a KeepaliveTimer ... sets the HoldTimer according to the
+    /// negotiated value ... changes its state to OpenConfirm." and "If the
+    /// negotiated hold time value is zero, then the HoldTimer and
+    /// KeepaliveTimer are not started."
+    fn open_accepted(&mut self, open: OpenInfo, negotiated: Negotiated, out: &mut Vec<Action>) {
+        self.stop_timer(Timer::ConnectRetry, out);
+        out.push(Action::SendKeepalive);
+        if negotiated.hold_time > 0 {
+            self.start_timer(Timer::Keepalive, secs(negotiated.keepalive), out);
+            self.start_timer(Timer::Hold, secs(negotiated.hold_time), out);
+        } else {
+            self.stop_timer(Timer::Hold, out);
+        }
+        self.peer_open = Some(open);
+        self.negotiated = Some(negotiated);
+        self.state = State::OpenConfirm;
+    }
+
+    /// The OPEN checks of RFC 4271 §6.2 that need configuration; the codec
+    /// has already checked version, lengths and capability syntax.
+    fn check_open(&self, open: &OpenInfo) -> Result<Negotiated, Notification> {
+        // RFC 4271 §6.2: "If the Autonomous System field of the OPEN message
+        // is unacceptable, then the Error Subcode MUST be set to Bad Peer AS."
+        if open.asn != self.config.peer_as {
+            return Err(Notification::new(
+                code::OPEN_MESSAGE_ERROR,
+                code::BAD_PEER_AS,
+            ));
+        }
+        // RFC 6286 §2.2 (updating RFC 4271 §6.2): "If the BGP Identifier field
+        // of the OPEN message is zero, or if it is the same as the BGP
+        // Identifier of the local BGP speaker and the message is from an
+        // internal peer, then the Error Subcode is set to 'Bad BGP
+        // Identifier'." An eBGP peer may share our identifier.
+        let ebgp = self.config.is_ebgp();
+        if open.bgp_id.is_unspecified() || (!ebgp && open.bgp_id == self.config.router_id) {
+            return Err(Notification::new(
+                code::OPEN_MESSAGE_ERROR,
+                code::BAD_BGP_IDENTIFIER,
+            ));
+        }
+        // RFC 4271 §6.2: "An implementation MUST reject Hold Time values of
+        // one or two seconds."
+        if open.hold_time == 1 || open.hold_time == 2 {
+            return Err(Notification::new(
+                code::OPEN_MESSAGE_ERROR,
+                code::UNACCEPTABLE_HOLD_TIME,
+            ));
+        }
+        // RFC 4271 §4.2: the speaker "MUST calculate the value of the Hold
+        // Timer by using the smaller of its configured Hold Time and the Hold
+        // Time received in the OPEN message."
+        let hold_time = self.config.effective_hold_time().min(open.hold_time);
+        let keepalive = if hold_time == 0 {
+            // RFC 4271 §4.4: "If the negotiated Hold Time interval is zero,
+            // then periodic KEEPALIVE messages MUST NOT be sent."
+            0
+        } else {
+            // RFC 4271 §4.4: one third of the Hold Time is "a reasonable
+            // maximum"; "KEEPALIVE messages MUST NOT be sent more frequently
+            // than one per second." hold_time >= 3 here, so third >= 1.
+            let third = hold_time / 3;
+            self.config
+                .keepalive_time
+                .filter(|k| *k > 0)
+                .map_or(third, |k| k.min(third))
+                .max(1)
+        };
+        let ours = &self.config.capabilities;
+        let theirs = &open.capabilities;
+        let families = [Afi::Ipv4, Afi::Ipv6]
+            .into_iter()
+            .filter(|afi| ours.carries(*afi) && theirs.carries(*afi))
+            .collect();
+        Ok(Negotiated {
+            hold_time,
+            keepalive,
+            four_octet_as: ours.four_octet_as && theirs.four_octet_as,
+            families,
+            route_refresh: ours.route_refresh && theirs.route_refresh,
+            peer_graceful_restart: theirs.graceful_restart,
+            peer_as: open.asn,
+            peer_id: open.bgp_id,
+            ebgp,
+        })
+    }
+}
+
+fn secs(s: u16) -> Duration {
+    Duration::from_secs(u64::from(s))
+}
+
+fn expired_timer(event: &Event) -> Option<Timer> {
+    match event {
+        Event::ConnectRetryTimerExpires => Some(Timer::ConnectRetry),
+        Event::HoldTimerExpires => Some(Timer::Hold),
+        Event::KeepaliveTimerExpires => Some(Timer::Keepalive),
+        Event::IdleHoldTimerExpires => Some(Timer::IdleHold),
+        _ => None,
+    }
+}
+
+/// A message event in Connect/Active (no connection the FSM knows of): the
+/// RFC drops to Idle without a NOTIFICATION.
+fn unexpected_without_connection(event: Event) -> DownReason {
+    match event {
+        Event::NotifMsg(n) => DownReason::NotificationReceived(n),
+        _ => DownReason::ConnectionFailed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shutdown_communication_is_cut_at_a_char_boundary() {
+        let n = Notification::administrative_shutdown(Some("maintenance"));
+        assert_eq!(n.data[0], 11);
+        assert_eq!(&n.data[1..], b"maintenance");
+        // 200 two-octet characters = 400 octets: cut to 127 characters.
+        let long = "é".repeat(200);
+        let n = Notification::administrative_shutdown(Some(&long));
+        assert_eq!(n.data[0], 254);
+        assert_eq!(n.data.len(), 255);
+        assert!(std::str::from_utf8(&n.data[1..]).is_ok());
+        assert!(Notification::administrative_shutdown(None).data.is_empty());
+        assert!(Notification::administrative_shutdown(Some(""))
+            .data
+            .is_empty());
+    }
+
+    #[test]
+    fn collision_keeps_the_larger_identifiers_connection() {
+        let lo = Ipv4Addr::new(10, 0, 0, 1);
+        let hi = Ipv4Addr::new(10, 0, 0, 2);
+        use ConnectionOrigin::*;
+        assert_eq!(resolve_collision(Local, false, lo, 1, hi, 2), Remote);
+        assert_eq!(resolve_collision(Remote, false, hi, 1, lo, 2), Local);
+        // Equal identifiers (eBGP, RFC 6286): the larger AS wins.
+        assert_eq!(resolve_collision(Local, false, lo, 1, lo, 2), Remote);
+        assert_eq!(resolve_collision(Local, false, lo, 3, lo, 2), Local);
+        // An Established connection always stays.
+        assert_eq!(resolve_collision(Local, true, lo, 1, hi, 2), Local);
+    }
+}

@@ -1,0 +1,722 @@
+//! RIB-out: what pathosd wants announced versus what each peer has been sent.
+//!
+//! [`RibOut`] holds the desired routes (one [`RouteIntent`] per VIP prefix),
+//! shared by all peers. Each peer has an [`AdjRibOut`] (RFC 4271 §3.2
+//! Adj-RIB-Out) that remembers the [`PathAttrs`] it last sent per prefix and
+//! turns the desired table into the minimal [`Changes`] for that peer. Both
+//! are pure: the driver hands `Changes` to the UPDATE encoder.
+//!
+//! * **Shaping** ([`PeerShape`]): eBGP peers get AS_PATH = the local AS
+//!   repeated `1 + as_path_prepend` times and no LOCAL_PREF; iBGP peers get an
+//!   empty AS_PATH (RFC 4271 §5.1.2: "the originating speaker includes an
+//!   empty AS_PATH attribute in all UPDATE messages sent to internal peers")
+//!   and LOCAL_PREF 100 (RFC 4271 §5.1.5: LOCAL_PREF "SHALL be included in
+//!   all UPDATE messages that a given BGP speaker sends to other internal
+//!   peers" and a speaker "MUST NOT include this attribute in UPDATE messages
+//!   it sends to external peers"); a configured prepend cannot apply there
+//!   and is reported once per peer.
+//!   The next hop is the local address of the prefix's family; communities
+//!   and large communities go to both kinds of peer.
+//! * **Unsendable routes**: a prefix whose family the session did not
+//!   negotiate, or with no local next hop of its family, is not sent and is
+//!   reported once per session.
+//! * **Minimal diffs**: a changed route (e.g. pessimized: longer AS_PATH,
+//!   extra communities) is one announcement that implicitly replaces the old
+//!   one (RFC 4271 §3.1), never a withdraw followed by an announce. A sync
+//!   with nothing changed returns empty [`Changes`].
+//! * **End-of-RIB gating**: after a session comes up, everything desired is
+//!   sent, but the End-of-RIB marker (RFC 4724 §2) for each negotiated family
+//!   is held back until [`RibOut::mark_initial_done`]: the daemon calls it once
+//!   the first health evaluation of every VIP is in, so a restarting pathosd
+//!   does not tell a graceful-restart peer "that is all" before it knows
+//!   which VIPs are healthy. The next [`AdjRibOut::sync`] then emits it.
+//! * **Session loss** forgets what was sent; the desired table stays and is
+//!   sent again in full on the next Established.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use super::types::{Afi, Origin, PathAttrs, Prefix, RouteIntent};
+
+/// LOCAL_PREF sent to iBGP peers (the common default, as GoBGP adds it).
+pub const IBGP_LOCAL_PREF: u32 = 100;
+
+/// The desired routes, shared by all peers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RibOut {
+    desired: BTreeMap<Prefix, RouteIntent>,
+    initial_done: bool,
+}
+
+impl RibOut {
+    pub fn new() -> RibOut {
+        RibOut::default()
+    }
+
+    /// Sets (`Some`) or removes (`None`) the desired route for `prefix`.
+    /// Returns whether the table changed, i.e. whether peers need a sync.
+    pub fn set_desired(&mut self, prefix: Prefix, intent: Option<RouteIntent>) -> bool {
+        match intent {
+            Some(i) => self.desired.insert(prefix, i.clone()) != Some(i),
+            None => self.desired.remove(&prefix).is_some(),
+        }
+    }
+
+    pub fn desired(&self) -> &BTreeMap<Prefix, RouteIntent> {
+        &self.desired
+    }
+
+    /// The daemon's first evaluation of every VIP is complete: End-of-RIB may
+    /// now be sent. Sync every established peer afterwards.
+    pub fn mark_initial_done(&mut self) {
+        self.initial_done = true;
+    }
+
+    pub fn initial_done(&self) -> bool {
+        self.initial_done
+    }
+}
+
+/// How routes are shaped for one peer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerShape {
+    pub ebgp: bool,
+    pub local_as: u32,
+    /// NEXT_HOP of IPv4 routes (`router.local_address`, else router_id).
+    pub next_hop_v4: Option<Ipv4Addr>,
+    /// MP_REACH_NLRI next hop of IPv6 routes (`router.local_address_ipv6`).
+    pub next_hop_v6: Option<Ipv6Addr>,
+    /// Families negotiated on the current session (set by
+    /// [`AdjRibOut::on_established`]).
+    pub families: Vec<Afi>,
+}
+
+/// Something the operator should hear about; not an error for the session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Warning {
+    /// iBGP peer: the route's AS-path prepend was not applied (reported once
+    /// per peer, for the first such prefix).
+    PrependIgnoredOnIbgp { prefix: Prefix, prepend: u8 },
+    /// The session did not negotiate the prefix's family: not sent.
+    FamilyNotNegotiated { prefix: Prefix },
+    /// No local next hop of the prefix's family is configured: not sent.
+    NoNextHop { prefix: Prefix },
+}
+
+/// What to send to one peer, for the UPDATE encoder.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Routes to announce (new, or replacing what was sent), by prefix.
+    pub announce: Vec<(Prefix, PathAttrs)>,
+    /// Routes to withdraw, by prefix.
+    pub withdraw: Vec<Prefix>,
+    /// Families to send an End-of-RIB marker for, after the routes above.
+    pub end_of_rib: Vec<Afi>,
+    pub warnings: Vec<Warning>,
+}
+
+impl Changes {
+    /// Nothing to send (warnings aside).
+    pub fn is_empty(&self) -> bool {
+        self.announce.is_empty() && self.withdraw.is_empty() && self.end_of_rib.is_empty()
+    }
+}
+
+/// One peer's Adj-RIB-Out.
+#[derive(Debug, Clone)]
+pub struct AdjRibOut {
+    shape: PeerShape,
+    established: bool,
+    sent: BTreeMap<Prefix, PathAttrs>,
+    /// End-of-RIB not yet sent on this session.
+    eor_pending: bool,
+    prepend_warned: bool,
+    /// Unsendable prefixes already reported on this session.
+    reported: BTreeSet<Prefix>,
+}
+
+impl AdjRibOut {
+    pub fn new(shape: PeerShape) -> AdjRibOut {
+        AdjRibOut {
+            shape,
+            established: false,
+            sent: BTreeMap::new(),
+            eor_pending: false,
+            prepend_warned: false,
+            reported: BTreeSet::new(),
+        }
+    }
+
+    pub fn shape(&self) -> &PeerShape {
+        &self.shape
+    }
+
+    /// Replaces the shaping (e.g. the next hop once the session's local
+    /// address is known, when `local_address` is unspecified). While
+    /// established, the next [`AdjRibOut::sync`] re-announces every route
+    /// whose attributes changed. `families` is kept from the session.
+    pub fn set_shape(&mut self, shape: PeerShape) {
+        let families = std::mem::take(&mut self.shape.families);
+        self.shape = PeerShape { families, ..shape };
+    }
+
+    pub fn is_established(&self) -> bool {
+        self.established
+    }
+
+    /// What the peer currently has from us (for /status and metrics).
+    pub fn advertised(&self) -> &BTreeMap<Prefix, PathAttrs> {
+        &self.sent
+    }
+
+    /// The session reached Established with `families`: everything desired,
+    /// then End-of-RIB per family once the initial evaluation is done.
+    pub fn on_established(&mut self, families: &[Afi], desired: &RibOut) -> Changes {
+        self.shape.families = families.to_vec();
+        self.established = true;
+        self.sent.clear();
+        self.reported.clear();
+        self.eor_pending = true;
+        self.sync(desired)
+    }
+
+    /// The session went down: the peer dropped everything we sent.
+    pub fn on_session_down(&mut self) {
+        self.established = false;
+        self.sent.clear();
+        self.reported.clear();
+        self.eor_pending = false;
+    }
+
+    /// The minimal changes that bring the peer to `desired`. Empty while the
+    /// session is down (`on_established` sends everything).
+    pub fn sync(&mut self, desired: &RibOut) -> Changes {
+        let mut changes = Changes::default();
+        if !self.established {
+            return changes;
+        }
+        let mut want: BTreeMap<Prefix, PathAttrs> = BTreeMap::new();
+        for (prefix, intent) in &desired.desired {
+            if let Some(attrs) = self.shape_route(*prefix, intent, &mut changes.warnings) {
+                want.insert(*prefix, attrs);
+            }
+        }
+        for prefix in self.sent.keys() {
+            if !want.contains_key(prefix) {
+                changes.withdraw.push(*prefix);
+            }
+        }
+        for (prefix, attrs) in &want {
+            if self.sent.get(prefix) != Some(attrs) {
+                changes.announce.push((*prefix, attrs.clone()));
+            }
+        }
+        self.sent = want;
+        // Unsendable prefixes that left the desired table may be reported
+        // again if they come back.
+        self.reported.retain(|p| desired.desired.contains_key(p));
+        if self.eor_pending && desired.initial_done {
+            self.eor_pending = false;
+            changes.end_of_rib = self.shape.families.clone();
+        }
+        changes
+    }
+
+    /// RFC 2918 §4: on a ROUTE-REFRESH "the BGP speaker may re-advertise to
+    /// that peer the Adj-RIB-Out of the <AFI, SAFI> carried in the message".
+    pub fn route_refresh(&self, afi: Afi) -> Changes {
+        Changes {
+            announce: self
+                .sent
+                .iter()
+                .filter(|(p, _)| p.afi() == afi)
+                .map(|(p, a)| (*p, a.clone()))
+                .collect(),
+            ..Changes::default()
+        }
+    }
+
+    /// The attributes `intent` is sent with to this peer, or `None` (with a
+    /// warning the first time) when it cannot be sent.
+    fn shape_route(
+        &mut self,
+        prefix: Prefix,
+        intent: &RouteIntent,
+        warnings: &mut Vec<Warning>,
+    ) -> Option<PathAttrs> {
+        let afi = prefix.afi();
+        if !self.shape.families.contains(&afi) {
+            if self.reported.insert(prefix) {
+                warnings.push(Warning::FamilyNotNegotiated { prefix });
+            }
+            return None;
+        }
+        let next_hop = match afi {
+            Afi::Ipv4 => self.shape.next_hop_v4.map(IpAddr::V4),
+            Afi::Ipv6 => self.shape.next_hop_v6.map(IpAddr::V6),
+        };
+        let Some(next_hop) = next_hop else {
+            if self.reported.insert(prefix) {
+                warnings.push(Warning::NoNextHop { prefix });
+            }
+            return None;
+        };
+        let (as_path, local_pref) = if self.shape.ebgp {
+            // RFC 4271 §5.1.2: "the originating speaker includes its own AS
+            // number in a path segment, of type AS_SEQUENCE, in the AS_PATH
+            // attribute of all UPDATE messages sent to an external peer";
+            // the prepend adds copies of it.
+            let copies = 1 + usize::from(intent.as_path_prepend);
+            (vec![self.shape.local_as; copies], None)
+        } else {
+            if intent.as_path_prepend > 0 && !self.prepend_warned {
+                self.prepend_warned = true;
+                warnings.push(Warning::PrependIgnoredOnIbgp {
+                    prefix,
+                    prepend: intent.as_path_prepend,
+                });
+            }
+            (Vec::new(), Some(IBGP_LOCAL_PREF))
+        };
+        Some(PathAttrs {
+            origin: Origin::Igp,
+            as_path,
+            next_hop,
+            med: None,
+            local_pref,
+            communities: intent.communities.clone(),
+            large_communities: intent.large_communities.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bgp::types::{Community, LargeCommunity};
+
+    const AS: u32 = 65001;
+
+    fn p(s: &str) -> Prefix {
+        s.parse().unwrap()
+    }
+
+    fn nh4() -> Ipv4Addr {
+        Ipv4Addr::new(127, 0, 0, 1)
+    }
+
+    fn nh6() -> Ipv6Addr {
+        "2001:db8::1".parse().unwrap()
+    }
+
+    fn shape(ebgp: bool) -> PeerShape {
+        PeerShape {
+            ebgp,
+            local_as: AS,
+            next_hop_v4: Some(nh4()),
+            next_hop_v6: Some(nh6()),
+            families: Vec::new(),
+        }
+    }
+
+    fn announced() -> RouteIntent {
+        RouteIntent::default()
+    }
+
+    fn pessimized() -> RouteIntent {
+        RouteIntent {
+            as_path_prepend: 6,
+            communities: vec![Community(65001, 666)],
+            large_communities: vec![LargeCommunity(65001, 1, 2)],
+        }
+    }
+
+    fn ebgp_attrs(copies: usize, intent: &RouteIntent, nh: IpAddr) -> PathAttrs {
+        PathAttrs {
+            origin: Origin::Igp,
+            as_path: vec![AS; copies],
+            next_hop: nh,
+            med: None,
+            local_pref: None,
+            communities: intent.communities.clone(),
+            large_communities: intent.large_communities.clone(),
+        }
+    }
+
+    fn v4() -> IpAddr {
+        IpAddr::V4(nh4())
+    }
+
+    /// A RibOut with the initial evaluation done and `routes` desired.
+    fn rib(routes: &[(&str, RouteIntent)]) -> RibOut {
+        let mut r = RibOut::new();
+        for (prefix, intent) in routes {
+            r.set_desired(p(prefix), Some(intent.clone()));
+        }
+        r.mark_initial_done();
+        r
+    }
+
+    #[test]
+    fn announce_pessimize_in_place_and_withdraw() {
+        let mut rib = rib(&[]);
+        let mut peer = AdjRibOut::new(shape(true));
+        let up = peer.on_established(&[Afi::Ipv4], &rib);
+        assert_eq!(
+            up,
+            Changes {
+                end_of_rib: vec![Afi::Ipv4],
+                ..Changes::default()
+            }
+        );
+
+        assert!(rib.set_desired(p("10.100.1.1/32"), Some(announced())));
+        let c = peer.sync(&rib);
+        assert_eq!(
+            c.announce,
+            vec![(p("10.100.1.1/32"), ebgp_attrs(1, &announced(), v4()))]
+        );
+        assert!(c.withdraw.is_empty() && c.end_of_rib.is_empty());
+
+        // Pessimize: one replacing announcement, no withdraw in between.
+        rib.set_desired(p("10.100.1.1/32"), Some(pessimized()));
+        let c = peer.sync(&rib);
+        assert_eq!(
+            c,
+            Changes {
+                announce: vec![(p("10.100.1.1/32"), ebgp_attrs(7, &pessimized(), v4()))],
+                ..Changes::default()
+            }
+        );
+
+        rib.set_desired(p("10.100.1.1/32"), None);
+        let c = peer.sync(&rib);
+        assert_eq!(
+            c,
+            Changes {
+                withdraw: vec![p("10.100.1.1/32")],
+                ..Changes::default()
+            }
+        );
+        assert!(peer.advertised().is_empty());
+    }
+
+    #[test]
+    fn sync_without_changes_emits_nothing() {
+        let mut rib = rib(&[
+            ("10.100.1.1/32", announced()),
+            ("10.100.2.0/24", pessimized()),
+        ]);
+        let mut peer = AdjRibOut::new(shape(true));
+        let up = peer.on_established(&[Afi::Ipv4], &rib);
+        assert_eq!(up.announce.len(), 2);
+        assert!(peer.sync(&rib).is_empty());
+        assert_eq!(peer.sync(&rib), Changes::default());
+        // Setting the same intent again is not a change either.
+        assert!(!rib.set_desired(p("10.100.1.1/32"), Some(announced())));
+        assert!(!rib.set_desired(p("10.9.9.9/32"), None));
+        assert_eq!(peer.sync(&rib), Changes::default());
+    }
+
+    #[test]
+    fn session_loss_forgets_and_resends_everything() {
+        let mut rib = rib(&[("10.100.1.1/32", announced())]);
+        let mut peer = AdjRibOut::new(shape(true));
+        peer.on_established(&[Afi::Ipv4], &rib);
+        peer.on_session_down();
+        assert!(peer.advertised().is_empty());
+        // Changes while down are not sent ...
+        rib.set_desired(p("10.100.1.1/32"), Some(pessimized()));
+        rib.set_desired(p("10.100.3.3/32"), Some(announced()));
+        assert_eq!(peer.sync(&rib), Changes::default());
+        // ... the next session gets the whole current table, then EoR.
+        let up = peer.on_established(&[Afi::Ipv4], &rib);
+        assert_eq!(
+            up,
+            Changes {
+                announce: vec![
+                    (p("10.100.1.1/32"), ebgp_attrs(7, &pessimized(), v4())),
+                    (p("10.100.3.3/32"), ebgp_attrs(1, &announced(), v4())),
+                ],
+                end_of_rib: vec![Afi::Ipv4],
+                ..Changes::default()
+            }
+        );
+    }
+
+    #[test]
+    fn ibgp_gets_empty_as_path_and_local_pref_and_one_prepend_warning() {
+        let rib = rib(&[
+            ("10.100.1.1/32", pessimized()),
+            ("10.100.2.2/32", pessimized()),
+        ]);
+        let mut peer = AdjRibOut::new(shape(false));
+        let up = peer.on_established(&[Afi::Ipv4], &rib);
+        let want = PathAttrs {
+            origin: Origin::Igp,
+            as_path: Vec::new(),
+            next_hop: v4(),
+            med: None,
+            local_pref: Some(100),
+            communities: vec![Community(65001, 666)],
+            large_communities: vec![LargeCommunity(65001, 1, 2)],
+        };
+        assert_eq!(
+            up.announce,
+            vec![
+                (p("10.100.1.1/32"), want.clone()),
+                (p("10.100.2.2/32"), want)
+            ]
+        );
+        assert_eq!(
+            up.warnings,
+            vec![Warning::PrependIgnoredOnIbgp {
+                prefix: p("10.100.1.1/32"),
+                prepend: 6
+            }]
+        );
+        // Once per peer, even across sessions.
+        peer.on_session_down();
+        let up = peer.on_established(&[Afi::Ipv4], &rib);
+        assert!(up.warnings.is_empty());
+    }
+
+    #[test]
+    fn ibgp_pessimize_changes_only_communities() {
+        let mut rib = rib(&[("10.100.1.1/32", announced())]);
+        let mut peer = AdjRibOut::new(shape(false));
+        peer.on_established(&[Afi::Ipv4], &rib);
+        rib.set_desired(p("10.100.1.1/32"), Some(pessimized()));
+        let c = peer.sync(&rib);
+        assert_eq!(c.announce.len(), 1);
+        assert!(c.announce[0].1.as_path.is_empty());
+        assert_eq!(c.announce[0].1.communities, vec![Community(65001, 666)]);
+    }
+
+    #[test]
+    fn ipv6_uses_the_ipv6_next_hop_and_needs_the_family() {
+        let rib = rib(&[
+            ("2001:db8:100::1/128", announced()),
+            ("10.100.1.1/32", announced()),
+        ]);
+        let mut peer = AdjRibOut::new(shape(true));
+        let up = peer.on_established(&[Afi::Ipv4, Afi::Ipv6], &rib);
+        assert_eq!(
+            up.announce,
+            vec![
+                (p("10.100.1.1/32"), ebgp_attrs(1, &announced(), v4())),
+                (
+                    p("2001:db8:100::1/128"),
+                    ebgp_attrs(1, &announced(), IpAddr::V6(nh6()))
+                ),
+            ]
+        );
+        assert_eq!(up.end_of_rib, vec![Afi::Ipv4, Afi::Ipv6]);
+
+        // Session without IPv6: the v6 route is not sent, reported once.
+        peer.on_session_down();
+        let up = peer.on_established(&[Afi::Ipv4], &rib);
+        assert_eq!(up.announce.len(), 1);
+        assert_eq!(
+            up.warnings,
+            vec![Warning::FamilyNotNegotiated {
+                prefix: p("2001:db8:100::1/128")
+            }]
+        );
+        assert_eq!(up.end_of_rib, vec![Afi::Ipv4]);
+        assert_eq!(peer.sync(&rib), Changes::default());
+    }
+
+    #[test]
+    fn no_next_hop_of_the_family_means_not_sent() {
+        let rib = rib(&[("2001:db8:100::1/128", announced())]);
+        let mut s = shape(true);
+        s.next_hop_v6 = None;
+        let mut peer = AdjRibOut::new(s);
+        let up = peer.on_established(&[Afi::Ipv4, Afi::Ipv6], &rib);
+        assert!(up.announce.is_empty());
+        assert_eq!(
+            up.warnings,
+            vec![Warning::NoNextHop {
+                prefix: p("2001:db8:100::1/128")
+            }]
+        );
+    }
+
+    #[test]
+    fn end_of_rib_waits_for_the_initial_evaluation() {
+        let mut rib = RibOut::new();
+        let mut peer = AdjRibOut::new(shape(true));
+        let up = peer.on_established(&[Afi::Ipv4, Afi::Ipv6], &rib);
+        assert_eq!(up, Changes::default());
+        // First results arrive: routes go out, still no EoR.
+        rib.set_desired(p("10.100.1.1/32"), Some(announced()));
+        let c = peer.sync(&rib);
+        assert_eq!(c.announce.len(), 1);
+        assert!(c.end_of_rib.is_empty());
+        // Evaluation complete: the next sync carries only the EoRs ...
+        rib.mark_initial_done();
+        assert_eq!(
+            peer.sync(&rib),
+            Changes {
+                end_of_rib: vec![Afi::Ipv4, Afi::Ipv6],
+                ..Changes::default()
+            }
+        );
+        // ... once per session.
+        assert_eq!(peer.sync(&rib), Changes::default());
+        peer.on_session_down();
+        let up = peer.on_established(&[Afi::Ipv4], &rib);
+        assert_eq!(up.end_of_rib, vec![Afi::Ipv4]);
+    }
+
+    #[test]
+    fn next_hop_change_reannounces() {
+        let rib = rib(&[("10.100.1.1/32", announced())]);
+        let mut peer = AdjRibOut::new(shape(true));
+        peer.on_established(&[Afi::Ipv4], &rib);
+        let mut s = shape(true);
+        s.next_hop_v4 = Some(Ipv4Addr::new(127, 0, 0, 9));
+        peer.set_shape(s);
+        assert_eq!(peer.shape().families, vec![Afi::Ipv4]);
+        let c = peer.sync(&rib);
+        assert_eq!(
+            c.announce,
+            vec![(
+                p("10.100.1.1/32"),
+                ebgp_attrs(1, &announced(), IpAddr::V4(Ipv4Addr::new(127, 0, 0, 9)))
+            )]
+        );
+        assert!(c.withdraw.is_empty());
+    }
+
+    #[test]
+    fn route_refresh_resends_the_family() {
+        let rib = rib(&[
+            ("2001:db8:100::1/128", announced()),
+            ("10.100.1.1/32", announced()),
+        ]);
+        let mut peer = AdjRibOut::new(shape(true));
+        peer.on_established(&[Afi::Ipv4, Afi::Ipv6], &rib);
+        let c = peer.route_refresh(Afi::Ipv6);
+        assert_eq!(c.announce.len(), 1);
+        assert_eq!(c.announce[0].0, p("2001:db8:100::1/128"));
+        assert!(c.end_of_rib.is_empty());
+    }
+
+    mod random {
+        //! Random desired-table edits, syncs and session flaps: what the peer
+        //! holds after applying every `Changes` always equals the shaped
+        //! desired table, and nothing is ever withdrawn then re-announced in
+        //! one sync.
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            Set(usize, Option<u8>),
+            Sync,
+            Down,
+            Up(bool),
+            InitialDone,
+        }
+
+        const PREFIXES: [&str; 4] = [
+            "10.0.0.1/32",
+            "10.0.0.2/32",
+            "2001:db8::1/128",
+            "10.1.0.0/16",
+        ];
+
+        fn op() -> impl Strategy<Value = Op> {
+            prop_oneof![
+                4 => (0..PREFIXES.len(), proptest::option::of(0u8..3)).prop_map(|(i, v)| Op::Set(i, v)),
+                3 => Just(Op::Sync),
+                1 => Just(Op::Down),
+                1 => any::<bool>().prop_map(Op::Up),
+                1 => Just(Op::InitialDone),
+            ]
+        }
+
+        proptest! {
+            #[test]
+            fn peer_view_tracks_desired(ebgp in any::<bool>(), ops in proptest::collection::vec(op(), 1..60)) {
+                let mut rib = RibOut::new();
+                let mut peer = AdjRibOut::new(shape(ebgp));
+                // The peer's view, built only from the Changes we emitted.
+                let mut view: BTreeMap<Prefix, PathAttrs> = BTreeMap::new();
+                let mut up = false;
+                let mut eor_seen = false;
+                for op in ops {
+                    let changes = match op {
+                        Op::Set(i, v) => {
+                            let intent = v.map(|prepend| RouteIntent {
+                                as_path_prepend: prepend,
+                                communities: vec![Community(1, u16::from(prepend))],
+                                large_communities: Vec::new(),
+                            });
+                            rib.set_desired(p(PREFIXES[i]), intent);
+                            continue;
+                        }
+                        Op::InitialDone => {
+                            rib.mark_initial_done();
+                            continue;
+                        }
+                        Op::Sync => peer.sync(&rib),
+                        Op::Down => {
+                            peer.on_session_down();
+                            view.clear();
+                            up = false;
+                            continue;
+                        }
+                        Op::Up(with_v6) => {
+                            if up {
+                                peer.on_session_down();
+                                view.clear();
+                            }
+                            up = true;
+                            eor_seen = false;
+                            let fams: &[Afi] = if with_v6 { &[Afi::Ipv4, Afi::Ipv6] } else { &[Afi::Ipv4] };
+                            peer.on_established(fams, &rib)
+                        }
+                    };
+                    if !up {
+                        prop_assert!(changes.is_empty());
+                        continue;
+                    }
+                    for w in &changes.withdraw {
+                        prop_assert!(view.remove(w).is_some(), "withdrew unsent {}", w);
+                        prop_assert!(!changes.announce.iter().any(|(a, _)| a == w));
+                    }
+                    for (prefix, attrs) in &changes.announce {
+                        prop_assert!(view.get(prefix) != Some(attrs), "re-announced unchanged {}", prefix);
+                        view.insert(*prefix, attrs.clone());
+                    }
+                    if !changes.end_of_rib.is_empty() {
+                        prop_assert!(rib.initial_done() && !eor_seen);
+                        eor_seen = true;
+                    }
+                    prop_assert_eq!(&view, peer.advertised());
+                    for (prefix, attrs) in &view {
+                        let intent = &rib.desired()[prefix];
+                        prop_assert!(peer.shape().families.contains(&prefix.afi()));
+                        if ebgp {
+                            prop_assert_eq!(attrs.as_path.len(), 1 + usize::from(intent.as_path_prepend));
+                            prop_assert_eq!(attrs.local_pref, None);
+                        } else {
+                            prop_assert!(attrs.as_path.is_empty());
+                            prop_assert_eq!(attrs.local_pref, Some(IBGP_LOCAL_PREF));
+                        }
+                        prop_assert_eq!(&attrs.communities, &intent.communities);
+                    }
+                    // Every sendable desired route is in the view.
+                    for prefix in rib.desired().keys() {
+                        if peer.shape().families.contains(&prefix.afi()) {
+                            prop_assert!(view.contains_key(prefix), "missing {}", prefix);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,1223 @@
+//! Replay tests of the BGP FSM: a script of (time, event) steps, each with the
+//! exact actions and state expected, run without sockets or clocks. Plus a
+//! proptest that random event sequences never panic and never reach an
+//! impossible state.
+
+use std::net::Ipv4Addr;
+use std::time::Duration;
+
+use pathosd::bgp::fsm::{
+    code, resolve_collision, Action, Capabilities, ConnectionOrigin, DownReason, Event, Fsm,
+    Negotiated, Notification, OpenInfo, PeerConfig, State, Timer, Timestamp, OPEN_SENT_HOLD_TIME,
+};
+use pathosd::bgp::types::Afi;
+
+const LOCAL_AS: u32 = 65001;
+const PEER_AS: u32 = 65000;
+
+fn local_id() -> Ipv4Addr {
+    Ipv4Addr::new(10, 0, 0, 1)
+}
+
+fn peer_id() -> Ipv4Addr {
+    Ipv4Addr::new(10, 0, 0, 2)
+}
+
+fn config() -> PeerConfig {
+    PeerConfig::new(LOCAL_AS, PEER_AS, local_id())
+}
+
+fn peer_caps() -> Capabilities {
+    Capabilities {
+        four_octet_as: true,
+        mp_ipv4: true,
+        mp_ipv6: true,
+        route_refresh: true,
+        graceful_restart: true,
+    }
+}
+
+fn peer_open(hold_time: u16) -> OpenInfo {
+    OpenInfo {
+        asn: PEER_AS,
+        hold_time,
+        bgp_id: peer_id(),
+        capabilities: peer_caps(),
+    }
+}
+
+fn secs(s: u64) -> Duration {
+    Duration::from_secs(s)
+}
+
+fn notif(code: u8, subcode: u8) -> Notification {
+    Notification::new(code, subcode)
+}
+
+/// One replay step: at `at_ms` feed `event`; expect exactly `actions` and
+/// then `state`.
+struct Step {
+    at_ms: u64,
+    event: Event,
+    actions: Vec<Action>,
+    state: State,
+}
+
+fn step(at_ms: u64, event: Event, actions: Vec<Action>, state: State) -> Step {
+    Step {
+        at_ms,
+        event,
+        actions,
+        state,
+    }
+}
+
+fn replay(fsm: &mut Fsm, steps: Vec<Step>) {
+    for (i, s) in steps.into_iter().enumerate() {
+        let desc = format!("step {i} at {} ms: {:?}", s.at_ms, s.event);
+        let got = fsm.handle(s.event, Timestamp(s.at_ms));
+        assert_eq!(got, s.actions, "{desc}");
+        assert_eq!(fsm.state(), s.state, "{desc}");
+    }
+}
+
+/// The steps from Idle to Established for an active peer, starting at `t`.
+fn establish_steps(cfg: &PeerConfig, t: u64) -> Vec<Step> {
+    vec![
+        step(
+            t,
+            Event::ManualStart,
+            vec![
+                Action::StartTimer(Timer::ConnectRetry, cfg.connect_retry_time),
+                Action::Connect,
+            ],
+            State::Connect,
+        ),
+        step(
+            t + 3,
+            Event::TcpCrAcked,
+            vec![
+                Action::StopTimer(Timer::ConnectRetry),
+                Action::SendOpen(cfg.open()),
+                Action::StartTimer(Timer::Hold, OPEN_SENT_HOLD_TIME),
+            ],
+            State::OpenSent,
+        ),
+        step(
+            t + 5,
+            Event::BGPOpen(peer_open(180)),
+            vec![
+                Action::SendKeepalive,
+                Action::StartTimer(Timer::Keepalive, secs(30)),
+                Action::StartTimer(Timer::Hold, secs(90)),
+            ],
+            State::OpenConfirm,
+        ),
+        step(
+            t + 7,
+            Event::KeepAliveMsg,
+            vec![
+                Action::StartTimer(Timer::Hold, secs(90)),
+                Action::SessionEstablished(negotiated_default()),
+            ],
+            State::Established,
+        ),
+    ]
+}
+
+fn negotiated_default() -> Negotiated {
+    Negotiated {
+        hold_time: 90,
+        keepalive: 30,
+        four_octet_as: true,
+        families: vec![Afi::Ipv4],
+        route_refresh: true,
+        peer_graceful_restart: true,
+        peer_as: PEER_AS,
+        peer_id: peer_id(),
+        ebgp: true,
+    }
+}
+
+/// The steps to OpenSent (connect + TCP up), starting at `t`.
+fn open_sent_steps(cfg: &PeerConfig, t: u64) -> Vec<Step> {
+    establish_steps(cfg, t).into_iter().take(2).collect()
+}
+
+#[test]
+fn happy_path_reaches_established_with_one_connect() {
+    let cfg = config();
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut steps = establish_steps(&cfg, 0);
+    steps.extend([
+        step(
+            30_007,
+            Event::KeepaliveTimerExpires,
+            vec![
+                Action::SendKeepalive,
+                Action::StartTimer(Timer::Keepalive, secs(30)),
+            ],
+            State::Established,
+        ),
+        step(
+            31_000,
+            Event::UpdateMsg,
+            vec![Action::StartTimer(Timer::Hold, secs(90))],
+            State::Established,
+        ),
+        step(
+            32_000,
+            Event::KeepAliveMsg,
+            vec![Action::StartTimer(Timer::Hold, secs(90))],
+            State::Established,
+        ),
+    ]);
+    replay(&mut fsm, steps);
+    assert_eq!(fsm.peer_open(), Some(&peer_open(180)));
+    assert_eq!(fsm.negotiated(), Some(&negotiated_default()));
+}
+
+#[test]
+fn the_open_we_send_comes_from_the_config() {
+    let mut cfg = config();
+    cfg.local_as = 4_200_000_001;
+    cfg.hold_time = 9;
+    cfg.capabilities.mp_ipv6 = true;
+    cfg.capabilities.graceful_restart = true;
+    let open = cfg.open();
+    assert_eq!(open.asn, 4_200_000_001);
+    assert_eq!(open.hold_time, 9);
+    assert_eq!(open.bgp_id, local_id());
+    assert_eq!(open.capabilities, cfg.capabilities);
+    // RFC 4271 §4.2: a configured 1 or 2 would be rejected by the peer.
+    cfg.hold_time = 2;
+    assert_eq!(cfg.open().hold_time, 3);
+}
+
+#[test]
+fn hold_timer_expiry_sends_notification_4_0_and_goes_idle() {
+    let cfg = config();
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut steps = establish_steps(&cfg, 0);
+    steps.extend([
+        step(
+            90_007,
+            Event::HoldTimerExpires,
+            vec![
+                Action::SendNotification(notif(4, 0)),
+                Action::StopTimer(Timer::Keepalive),
+                Action::DropConnection,
+                Action::SessionDown(DownReason::NotificationSent(notif(4, 0))),
+                Action::StartTimer(Timer::IdleHold, secs(1)),
+            ],
+            State::Idle,
+        ),
+        // Restart after the IdleHoldTimer: connect again at once.
+        step(
+            91_007,
+            Event::IdleHoldTimerExpires,
+            vec![
+                Action::StartTimer(Timer::ConnectRetry, cfg.connect_retry_time),
+                Action::Connect,
+            ],
+            State::Connect,
+        ),
+    ]);
+    replay(&mut fsm, steps);
+    assert_eq!(
+        fsm.last_down_reason(),
+        Some(&DownReason::NotificationSent(notif(4, 0)))
+    );
+}
+
+#[test]
+fn hold_timer_expiry_in_open_sent_uses_the_large_timer() {
+    let cfg = config();
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut steps = open_sent_steps(&cfg, 0);
+    steps.push(step(
+        240_003,
+        Event::HoldTimerExpires,
+        vec![
+            Action::SendNotification(notif(4, 0)),
+            Action::DropConnection,
+            Action::StartTimer(Timer::IdleHold, secs(1)),
+        ],
+        State::Idle,
+    ));
+    replay(&mut fsm, steps);
+}
+
+/// Feeds `open` in OpenSent and expects the NOTIFICATION `n` and Idle.
+fn open_rejected(cfg: PeerConfig, open: OpenInfo, n: Notification) {
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut steps = open_sent_steps(&cfg, 0);
+    steps.push(step(
+        10,
+        Event::BGPOpen(open),
+        vec![
+            Action::SendNotification(n.clone()),
+            Action::StopTimer(Timer::Hold),
+            Action::DropConnection,
+            Action::StartTimer(Timer::IdleHold, secs(1)),
+        ],
+        State::Idle,
+    ));
+    replay(&mut fsm, steps);
+    assert_eq!(
+        fsm.last_down_reason(),
+        Some(&DownReason::NotificationSent(n))
+    );
+    assert_eq!(fsm.peer_open(), None);
+}
+
+#[test]
+fn open_with_wrong_peer_as_is_bad_peer_as() {
+    let mut open = peer_open(90);
+    open.asn = 65099;
+    open_rejected(
+        config(),
+        open,
+        notif(code::OPEN_MESSAGE_ERROR, code::BAD_PEER_AS),
+    );
+}
+
+#[test]
+fn open_with_hold_time_one_or_two_is_unacceptable() {
+    for hold in [1, 2] {
+        open_rejected(
+            config(),
+            peer_open(hold),
+            notif(code::OPEN_MESSAGE_ERROR, code::UNACCEPTABLE_HOLD_TIME),
+        );
+    }
+}
+
+#[test]
+fn open_with_zero_identifier_is_bad_bgp_identifier() {
+    let mut open = peer_open(90);
+    open.bgp_id = Ipv4Addr::UNSPECIFIED;
+    open_rejected(
+        config(),
+        open,
+        notif(code::OPEN_MESSAGE_ERROR, code::BAD_BGP_IDENTIFIER),
+    );
+}
+
+#[test]
+fn ibgp_open_with_our_identifier_is_bad_bgp_identifier() {
+    let cfg = PeerConfig::new(LOCAL_AS, LOCAL_AS, local_id());
+    let mut open = peer_open(90);
+    open.asn = LOCAL_AS;
+    open.bgp_id = local_id();
+    open_rejected(
+        cfg,
+        open,
+        notif(code::OPEN_MESSAGE_ERROR, code::BAD_BGP_IDENTIFIER),
+    );
+}
+
+#[test]
+fn ebgp_open_with_our_identifier_is_accepted() {
+    // RFC 6286 §2.2 only forbids a shared identifier on internal sessions.
+    let cfg = config();
+    let mut fsm = Fsm::new(cfg.clone());
+    replay(&mut fsm, open_sent_steps(&cfg, 0));
+    let mut open = peer_open(90);
+    open.bgp_id = local_id();
+    fsm.handle(Event::BGPOpen(open), Timestamp(10));
+    assert_eq!(fsm.state(), State::OpenConfirm);
+    assert_eq!(fsm.negotiated().map(|n| n.ebgp), Some(true));
+}
+
+/// Negotiates `ours`/`theirs` hold times (and our keepalive) and returns
+/// the OpenSent → OpenConfirm actions.
+fn negotiate(hold: u16, keepalive: Option<u16>, theirs: u16) -> (Vec<Action>, Negotiated) {
+    let mut cfg = config();
+    cfg.hold_time = hold;
+    cfg.keepalive_time = keepalive;
+    let mut fsm = Fsm::new(cfg.clone());
+    replay(&mut fsm, open_sent_steps(&cfg, 0));
+    let actions = fsm.handle(Event::BGPOpen(peer_open(theirs)), Timestamp(10));
+    assert_eq!(fsm.state(), State::OpenConfirm);
+    let n = fsm.negotiated().cloned().unwrap();
+    (actions, n)
+}
+
+#[test]
+fn hold_time_is_the_smaller_of_both_and_keepalive_a_third() {
+    let (actions, n) = negotiate(90, None, 9);
+    assert_eq!((n.hold_time, n.keepalive), (9, 3));
+    assert_eq!(
+        actions,
+        vec![
+            Action::SendKeepalive,
+            Action::StartTimer(Timer::Keepalive, secs(3)),
+            Action::StartTimer(Timer::Hold, secs(9)),
+        ]
+    );
+    let (_, n) = negotiate(30, Some(10), 90);
+    assert_eq!((n.hold_time, n.keepalive), (30, 10));
+    // A configured keepalive smaller than hold/3 is kept ...
+    let (_, n) = negotiate(90, Some(5), 90);
+    assert_eq!((n.hold_time, n.keepalive), (90, 5));
+    // ... a larger one is capped at hold/3 of the negotiated hold time.
+    let (_, n) = negotiate(90, Some(30), 9);
+    assert_eq!((n.hold_time, n.keepalive), (9, 3));
+    // Hold 3: keepalive every second, never more often.
+    let (_, n) = negotiate(3, None, 90);
+    assert_eq!((n.hold_time, n.keepalive), (3, 1));
+}
+
+#[test]
+fn hold_time_zero_runs_no_hold_or_keepalive_timer() {
+    let (actions, n) = negotiate(90, None, 0);
+    assert_eq!((n.hold_time, n.keepalive), (0, 0));
+    assert_eq!(
+        actions,
+        vec![Action::SendKeepalive, Action::StopTimer(Timer::Hold)]
+    );
+    // Ours 0: the same, whatever the peer proposes.
+    let mut cfg = config();
+    cfg.hold_time = 0;
+    let mut fsm = Fsm::new(cfg.clone());
+    replay(&mut fsm, open_sent_steps(&cfg, 0));
+    fsm.handle(Event::BGPOpen(peer_open(90)), Timestamp(5));
+    let est = fsm.handle(Event::KeepAliveMsg, Timestamp(6));
+    assert_eq!(fsm.state(), State::Established);
+    assert!(matches!(est.as_slice(), [Action::SessionEstablished(n)] if n.hold_time == 0));
+    assert!(!fsm.is_running(Timer::Hold));
+    assert!(!fsm.is_running(Timer::Keepalive));
+    // A hold-timer fire that raced with the stop is ignored.
+    assert_eq!(fsm.handle(Event::HoldTimerExpires, Timestamp(7)), vec![]);
+    assert_eq!(fsm.state(), State::Established);
+}
+
+#[test]
+fn families_are_those_both_sides_carry() {
+    let mut cfg = config();
+    cfg.capabilities.mp_ipv6 = true;
+    let mut fsm = Fsm::new(cfg.clone());
+    replay(&mut fsm, open_sent_steps(&cfg, 0));
+    fsm.handle(Event::BGPOpen(peer_open(90)), Timestamp(5));
+    assert_eq!(
+        fsm.negotiated().map(|n| n.families.clone()),
+        Some(vec![Afi::Ipv4, Afi::Ipv6])
+    );
+    // A peer with no Multiprotocol capability carries IPv4 only (RFC 4760).
+    let mut fsm = Fsm::new(cfg.clone());
+    replay(&mut fsm, open_sent_steps(&cfg, 0));
+    let mut open = peer_open(90);
+    open.capabilities = Capabilities::default();
+    fsm.handle(Event::BGPOpen(open), Timestamp(5));
+    let n = fsm.negotiated().cloned().unwrap();
+    assert_eq!(n.families, vec![Afi::Ipv4]);
+    assert!(!n.four_octet_as);
+    assert!(!n.route_refresh);
+}
+
+#[test]
+fn codec_errors_send_their_notification() {
+    let cfg = config();
+    let bad_header = notif(code::MESSAGE_HEADER_ERROR, 2);
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut steps = open_sent_steps(&cfg, 0);
+    steps.push(step(
+        10,
+        Event::BGPHeaderErr(bad_header.clone()),
+        vec![
+            Action::SendNotification(bad_header),
+            Action::StopTimer(Timer::Hold),
+            Action::DropConnection,
+            Action::StartTimer(Timer::IdleHold, secs(1)),
+        ],
+        State::Idle,
+    ));
+    replay(&mut fsm, steps);
+
+    let bad_update = notif(code::UPDATE_MESSAGE_ERROR, 1);
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut steps = establish_steps(&cfg, 0);
+    steps.push(step(
+        1_000,
+        Event::UpdateMsgErr(bad_update.clone()),
+        vec![
+            Action::SendNotification(bad_update.clone()),
+            Action::StopTimer(Timer::Hold),
+            Action::StopTimer(Timer::Keepalive),
+            Action::DropConnection,
+            Action::SessionDown(DownReason::NotificationSent(bad_update)),
+            Action::StartTimer(Timer::IdleHold, secs(1)),
+        ],
+        State::Idle,
+    ));
+    replay(&mut fsm, steps);
+}
+
+#[test]
+fn unexpected_messages_are_fsm_errors_with_rfc6608_subcodes() {
+    let cfg = config();
+    // KEEPALIVE before OPEN: FSM error 5/1.
+    let mut fsm = Fsm::new(cfg.clone());
+    replay(&mut fsm, open_sent_steps(&cfg, 0));
+    let a = fsm.handle(Event::KeepAliveMsg, Timestamp(5));
+    assert_eq!(a[0], Action::SendNotification(notif(5, 1)));
+    assert_eq!(fsm.state(), State::Idle);
+    // UPDATE in OpenConfirm: 5/2.
+    let mut fsm = Fsm::new(cfg.clone());
+    replay(
+        &mut fsm,
+        establish_steps(&cfg, 0).into_iter().take(3).collect(),
+    );
+    let a = fsm.handle(Event::UpdateMsg, Timestamp(6));
+    assert_eq!(a[0], Action::SendNotification(notif(5, 2)));
+    // OPEN in Established: 5/3.
+    let mut fsm = Fsm::new(cfg.clone());
+    replay(&mut fsm, establish_steps(&cfg, 0));
+    let a = fsm.handle(Event::BGPOpen(peer_open(90)), Timestamp(9));
+    assert_eq!(a[0], Action::SendNotification(notif(5, 3)));
+    assert!(
+        a.contains(&Action::SessionDown(DownReason::NotificationSent(notif(
+            5, 3
+        ))))
+    );
+}
+
+#[test]
+fn peer_notification_ends_the_session_without_answering() {
+    let cfg = config();
+    let mut fsm = Fsm::new(cfg.clone());
+    let cease = Notification {
+        code: 6,
+        subcode: 2,
+        data: b"\x03bye".to_vec(),
+    };
+    let mut steps = establish_steps(&cfg, 0);
+    steps.push(step(
+        100,
+        Event::NotifMsg(cease.clone()),
+        vec![
+            Action::StopTimer(Timer::Hold),
+            Action::StopTimer(Timer::Keepalive),
+            Action::DropConnection,
+            Action::SessionDown(DownReason::NotificationReceived(cease)),
+            Action::StartTimer(Timer::IdleHold, secs(1)),
+        ],
+        State::Idle,
+    ));
+    replay(&mut fsm, steps);
+}
+
+#[test]
+fn collision_loser_sends_cease_7() {
+    let cfg = config();
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut steps = establish_steps(&cfg, 0)
+        .into_iter()
+        .take(3)
+        .collect::<Vec<_>>();
+    // The driver has a second (inbound) connection whose OPEN carries the
+    // same identifier; we are 10.0.0.1 < 10.0.0.2, so the peer's wins.
+    assert_eq!(
+        resolve_collision(
+            ConnectionOrigin::Local,
+            false,
+            local_id(),
+            LOCAL_AS,
+            peer_id(),
+            PEER_AS
+        ),
+        ConnectionOrigin::Remote
+    );
+    steps.push(step(
+        20,
+        Event::OpenCollisionDump,
+        vec![
+            Action::SendNotification(notif(code::CEASE, code::CONNECTION_COLLISION_RESOLUTION)),
+            Action::StopTimer(Timer::Hold),
+            Action::StopTimer(Timer::Keepalive),
+            Action::DropConnection,
+            Action::StartTimer(Timer::IdleHold, secs(1)),
+        ],
+        State::Idle,
+    ));
+    replay(&mut fsm, steps);
+    assert_eq!(fsm.last_down_reason(), Some(&DownReason::CollisionDump));
+    // An Established session is never given up for a new connection.
+    assert_eq!(
+        resolve_collision(
+            ConnectionOrigin::Local,
+            true,
+            local_id(),
+            LOCAL_AS,
+            peer_id(),
+            PEER_AS
+        ),
+        ConnectionOrigin::Local
+    );
+}
+
+#[test]
+fn collision_between_two_fsms_keeps_the_peers_connection() {
+    // We dialled and are in OpenConfirm; the peer (higher identifier) dialled
+    // us too. Its connection wins.
+    let cfg = config();
+    let mut outbound = Fsm::new(cfg.clone());
+    replay(
+        &mut outbound,
+        establish_steps(&cfg, 0).into_iter().take(3).collect(),
+    );
+    let (mut inbound, actions) = Fsm::collision_candidate(cfg.clone(), Timestamp(6));
+    assert_eq!(
+        actions,
+        vec![
+            Action::SendOpen(cfg.open()),
+            Action::StartTimer(Timer::Hold, OPEN_SENT_HOLD_TIME),
+        ]
+    );
+    assert_eq!(inbound.state(), State::OpenSent);
+    let open = peer_open(180);
+    let keep = resolve_collision(
+        ConnectionOrigin::Local,
+        outbound.state() == State::Established,
+        cfg.router_id,
+        cfg.local_as,
+        open.bgp_id,
+        open.asn,
+    );
+    assert_eq!(keep, ConnectionOrigin::Remote);
+    let dumped = outbound.handle(Event::OpenCollisionDump, Timestamp(7));
+    assert_eq!(
+        dumped[0],
+        Action::SendNotification(notif(code::CEASE, code::CONNECTION_COLLISION_RESOLUTION))
+    );
+    assert_eq!(outbound.state(), State::Idle);
+    inbound.handle(Event::BGPOpen(open), Timestamp(7));
+    let up = inbound.handle(Event::KeepAliveMsg, Timestamp(8));
+    assert_eq!(
+        up,
+        vec![
+            Action::StartTimer(Timer::Hold, secs(90)),
+            Action::SessionEstablished(negotiated_default()),
+        ]
+    );
+    // The winner behaves like an active peer afterwards: it redials.
+    assert!(!inbound.config().passive);
+    inbound.handle(Event::TcpConnectionFails, Timestamp(9));
+    let again = inbound.handle(Event::IdleHoldTimerExpires, Timestamp(1_009));
+    assert!(again.contains(&Action::Connect));
+}
+
+#[test]
+fn inbound_connection_during_connect_is_used() {
+    let cfg = config();
+    let mut fsm = Fsm::new(cfg.clone());
+    fsm.handle(Event::ManualStart, Timestamp(0));
+    assert!(fsm.accepts_connection());
+    let a = fsm.handle(Event::TcpConnectionConfirmed, Timestamp(1));
+    assert_eq!(a[1], Action::SendOpen(cfg.open()));
+    assert_eq!(fsm.state(), State::OpenSent);
+    assert!(!fsm.accepts_connection());
+}
+
+#[test]
+fn connect_retry_timer_retries_a_hung_connect() {
+    let cfg = config();
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut steps = establish_steps(&cfg, 0)
+        .into_iter()
+        .take(1)
+        .collect::<Vec<_>>();
+    steps.push(step(
+        30_000,
+        Event::ConnectRetryTimerExpires,
+        vec![
+            Action::DropConnection,
+            Action::StartTimer(Timer::ConnectRetry, secs(30)),
+            Action::Connect,
+        ],
+        State::Connect,
+    ));
+    replay(&mut fsm, steps);
+}
+
+/// The IdleHoldTimer that `actions` start, if any.
+fn idle_hold(actions: &[Action]) -> Option<Duration> {
+    actions.iter().find_map(|a| match a {
+        Action::StartTimer(Timer::IdleHold, d) => Some(*d),
+        _ => None,
+    })
+}
+
+#[test]
+fn backoff_doubles_up_to_the_cap() {
+    let cfg = config();
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut t = 0;
+    let first = fsm.handle(Event::ManualStart, Timestamp(t));
+    assert!(
+        first.contains(&Action::Connect),
+        "first connect is immediate"
+    );
+    let mut holds = Vec::new();
+    for _ in 0..9 {
+        t += 10;
+        let a = fsm.handle(Event::TcpConnectionFails, Timestamp(t));
+        assert_eq!(fsm.state(), State::Idle);
+        let d = idle_hold(&a).unwrap();
+        holds.push(d.as_secs());
+        // Nothing happens before the timer fires: AutomaticStart waits too.
+        assert_eq!(fsm.handle(Event::AutomaticStart, Timestamp(t)), vec![]);
+        t += d.as_millis() as u64;
+        let a = fsm.handle(Event::IdleHoldTimerExpires, Timestamp(t));
+        assert!(a.contains(&Action::Connect));
+    }
+    assert_eq!(holds, vec![1, 2, 4, 8, 16, 32, 60, 60, 60]);
+    // ManualStart resets the back-off.
+    fsm.handle(
+        Event::ManualStop {
+            shutdown_message: None,
+        },
+        Timestamp(t),
+    );
+    fsm.handle(Event::ManualStart, Timestamp(t));
+    let a = fsm.handle(Event::TcpConnectionFails, Timestamp(t + 1));
+    assert_eq!(idle_hold(&a), Some(secs(1)));
+}
+
+#[test]
+fn backoff_resets_only_after_a_stable_established_period() {
+    let cfg = config();
+    let mut fsm = Fsm::new(cfg.clone());
+    // Three failed attempts: next back-off 8 s.
+    fsm.handle(Event::ManualStart, Timestamp(0));
+    for t in [1, 2, 3] {
+        fsm.handle(Event::TcpConnectionFails, Timestamp(t * 100_000));
+        fsm.handle(Event::IdleHoldTimerExpires, Timestamp(t * 100_000 + 50_000));
+    }
+    assert_eq!(fsm.next_idle_hold(), secs(8));
+    // Established for 59 s, then lost: no reset, the back-off keeps growing.
+    for s in establish_steps(&cfg, 0).into_iter().skip(1) {
+        fsm.handle(s.event, Timestamp(400_000));
+    }
+    assert_eq!(fsm.state(), State::Established);
+    let a = fsm.handle(Event::TcpConnectionFails, Timestamp(459_000));
+    assert_eq!(idle_hold(&a), Some(secs(8)));
+    fsm.handle(Event::IdleHoldTimerExpires, Timestamp(467_000));
+    // Established for 60 s: the session was stable, back to 1 s.
+    for s in establish_steps(&cfg, 0).into_iter().skip(1) {
+        fsm.handle(s.event, Timestamp(500_000));
+    }
+    let a = fsm.handle(Event::TcpConnectionFails, Timestamp(560_000));
+    assert!(a.contains(&Action::SessionDown(DownReason::ConnectionFailed)));
+    assert_eq!(idle_hold(&a), Some(secs(1)));
+}
+
+#[test]
+fn passive_peer_waits_in_active_and_never_connects() {
+    let mut cfg = config();
+    cfg.passive = true;
+    let mut fsm = Fsm::new(cfg.clone());
+    replay(
+        &mut fsm,
+        vec![
+            step(0, Event::ManualStart, vec![], State::Active),
+            step(
+                5_000,
+                Event::TcpConnectionConfirmed,
+                vec![
+                    Action::SendOpen(cfg.open()),
+                    Action::StartTimer(Timer::Hold, OPEN_SENT_HOLD_TIME),
+                ],
+                State::OpenSent,
+            ),
+            step(
+                5_010,
+                Event::TcpConnectionFails,
+                vec![
+                    Action::StopTimer(Timer::Hold),
+                    Action::DropConnection,
+                    Action::StartTimer(Timer::IdleHold, secs(1)),
+                ],
+                State::Idle,
+            ),
+            // Inbound connections are refused while backing off ...
+            step(5_500, Event::TcpConnectionConfirmed, vec![], State::Idle),
+            // ... and accepted again afterwards, still without dialling.
+            step(6_010, Event::IdleHoldTimerExpires, vec![], State::Active),
+            step(
+                7_000,
+                Event::TcpConnectionConfirmed,
+                vec![
+                    Action::SendOpen(cfg.open()),
+                    Action::StartTimer(Timer::Hold, OPEN_SENT_HOLD_TIME),
+                ],
+                State::OpenSent,
+            ),
+        ],
+    );
+}
+
+#[test]
+fn manual_stop_in_established_sends_administrative_shutdown() {
+    let cfg = config();
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut steps = establish_steps(&cfg, 0);
+    let shutdown = Notification {
+        code: 6,
+        subcode: 2,
+        data: b"\x0fpathosd stopped".to_vec(),
+    };
+    steps.extend([
+        step(
+            1_000,
+            Event::ManualStop {
+                shutdown_message: Some("pathosd stopped".into()),
+            },
+            vec![
+                Action::SendNotification(shutdown),
+                Action::StopTimer(Timer::Hold),
+                Action::StopTimer(Timer::Keepalive),
+                Action::DropConnection,
+                Action::SessionDown(DownReason::ManualStop),
+            ],
+            State::Idle,
+        ),
+        // Stopped: no IdleHoldTimer, and no automatic restart.
+        step(2_000, Event::AutomaticStart, vec![], State::Idle),
+        step(2_000, Event::IdleHoldTimerExpires, vec![], State::Idle),
+        step(
+            3_000,
+            Event::ManualStart,
+            vec![
+                Action::StartTimer(Timer::ConnectRetry, secs(30)),
+                Action::Connect,
+            ],
+            State::Connect,
+        ),
+        step(
+            3_001,
+            Event::ManualStop {
+                shutdown_message: None,
+            },
+            vec![
+                Action::StopTimer(Timer::ConnectRetry),
+                Action::DropConnection,
+            ],
+            State::Idle,
+        ),
+    ]);
+    replay(&mut fsm, steps);
+}
+
+#[test]
+fn manual_stop_cancels_a_pending_restart() {
+    let cfg = config();
+    let mut fsm = Fsm::new(cfg.clone());
+    fsm.handle(Event::AutomaticStart, Timestamp(0));
+    fsm.handle(Event::TcpConnectionFails, Timestamp(1));
+    assert!(fsm.is_running(Timer::IdleHold));
+    let a = fsm.handle(
+        Event::ManualStop {
+            shutdown_message: None,
+        },
+        Timestamp(2),
+    );
+    assert_eq!(a, vec![Action::StopTimer(Timer::IdleHold)]);
+    assert_eq!(
+        fsm.handle(Event::IdleHoldTimerExpires, Timestamp(1_001)),
+        vec![]
+    );
+    assert_eq!(fsm.state(), State::Idle);
+}
+
+#[test]
+fn route_refresh_asks_for_a_resend_of_negotiated_families_only() {
+    let cfg = config();
+    let mut fsm = Fsm::new(cfg.clone());
+    replay(&mut fsm, establish_steps(&cfg, 0));
+    assert_eq!(
+        fsm.handle(Event::RouteRefreshMsg(Afi::Ipv4), Timestamp(10)),
+        vec![
+            Action::StartTimer(Timer::Hold, secs(90)),
+            Action::ResendRoutes(Afi::Ipv4)
+        ]
+    );
+    // IPv6 was not negotiated (we did not advertise it): ignored.
+    assert_eq!(
+        fsm.handle(Event::RouteRefreshMsg(Afi::Ipv6), Timestamp(11)),
+        vec![Action::StartTimer(Timer::Hold, secs(90))]
+    );
+}
+
+#[test]
+fn stale_timer_events_are_ignored() {
+    let cfg = config();
+    let mut fsm = Fsm::new(cfg.clone());
+    replay(&mut fsm, establish_steps(&cfg, 0));
+    for e in [Event::ConnectRetryTimerExpires, Event::IdleHoldTimerExpires] {
+        assert_eq!(fsm.handle(e, Timestamp(20)), vec![]);
+        assert_eq!(fsm.state(), State::Established);
+    }
+    let mut fsm = Fsm::new(cfg);
+    for e in [
+        Event::ConnectRetryTimerExpires,
+        Event::HoldTimerExpires,
+        Event::KeepaliveTimerExpires,
+        Event::IdleHoldTimerExpires,
+        Event::KeepAliveMsg,
+    ] {
+        assert_eq!(fsm.handle(e, Timestamp(0)), vec![]);
+        assert_eq!(fsm.state(), State::Idle);
+    }
+}
+
+mod random {
+    //! Random event sequences: the FSM never panics and every state it
+    //! reaches is one the RFC allows, checked against a model the test builds
+    //! only from the actions the FSM emitted.
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::strategy::ValueTree;
+
+    fn notification() -> impl Strategy<Value = Notification> {
+        (
+            1u8..=6,
+            0u8..=8,
+            proptest::collection::vec(any::<u8>(), 0..4),
+        )
+            .prop_map(|(code, subcode, data)| Notification {
+                code,
+                subcode,
+                data,
+            })
+    }
+
+    fn open() -> impl Strategy<Value = OpenInfo> {
+        (
+            prop_oneof![Just(PEER_AS), Just(LOCAL_AS), any::<u32>()],
+            prop_oneof![
+                Just(0u16),
+                Just(1),
+                Just(2),
+                Just(3),
+                Just(90),
+                any::<u16>()
+            ],
+            prop_oneof![
+                Just(peer_id()),
+                Just(local_id()),
+                Just(Ipv4Addr::UNSPECIFIED)
+            ],
+            any::<(bool, bool, bool, bool, bool)>(),
+        )
+            .prop_map(|(asn, hold_time, bgp_id, c)| OpenInfo {
+                asn,
+                hold_time,
+                bgp_id,
+                capabilities: Capabilities {
+                    four_octet_as: c.0,
+                    mp_ipv4: c.1,
+                    mp_ipv6: c.2,
+                    route_refresh: c.3,
+                    graceful_restart: c.4,
+                },
+            })
+    }
+
+    fn event() -> impl Strategy<Value = Event> {
+        prop_oneof![
+            1 => Just(Event::ManualStart),
+            1 => Just(Event::AutomaticStart),
+            1 => proptest::option::of("[a-zé]{0,300}")
+                .prop_map(|shutdown_message| Event::ManualStop { shutdown_message }),
+            1 => Just(Event::ConnectRetryTimerExpires),
+            1 => Just(Event::HoldTimerExpires),
+            1 => Just(Event::KeepaliveTimerExpires),
+            1 => Just(Event::IdleHoldTimerExpires),
+            1 => Just(Event::TcpConnectionConfirmed),
+            1 => Just(Event::TcpCrAcked),
+            1 => Just(Event::TcpConnectionFails),
+            // OPENs and KEEPALIVEs are weighted up so that sequences often
+            // reach Established.
+            4 => open().prop_map(Event::BGPOpen),
+            1 => notification().prop_map(Event::BGPHeaderErr),
+            1 => notification().prop_map(Event::BGPOpenMsgErr),
+            1 => Just(Event::OpenCollisionDump),
+            1 => Just(Event::NotifMsgVerErr),
+            1 => notification().prop_map(Event::NotifMsg),
+            4 => Just(Event::KeepAliveMsg),
+            1 => Just(Event::UpdateMsg),
+            1 => notification().prop_map(Event::UpdateMsgErr),
+            1 => prop_oneof![Just(Afi::Ipv4), Just(Afi::Ipv6)].prop_map(Event::RouteRefreshMsg),
+        ]
+    }
+
+    fn peer_config() -> impl Strategy<Value = PeerConfig> {
+        (
+            any::<bool>(),
+            any::<bool>(),
+            prop_oneof![Just(0u16), Just(3), Just(9), Just(90), any::<u16>()],
+            proptest::option::of(any::<u16>()),
+        )
+            .prop_map(|(passive, ibgp, hold_time, keepalive_time)| {
+                let peer_as = if ibgp { LOCAL_AS } else { PEER_AS };
+                let mut cfg = PeerConfig::new(LOCAL_AS, peer_as, local_id());
+                cfg.passive = passive;
+                cfg.hold_time = hold_time;
+                cfg.keepalive_time = keepalive_time;
+                cfg.capabilities.mp_ipv6 = ibgp;
+                cfg
+            })
+    }
+
+    /// What the test knows from the actions alone.
+    #[derive(Default)]
+    struct Model {
+        running: [Option<Duration>; 4],
+        connected: bool,
+        sent_open: bool,
+        got_open: bool,
+        sent_keepalive: bool,
+        got_keepalive: bool,
+        established: bool,
+    }
+
+    fn ix(t: Timer) -> usize {
+        Timer::ALL.iter().position(|x| *x == t).unwrap()
+    }
+
+    fn check(
+        cfg: &PeerConfig,
+        m: &mut Model,
+        before: State,
+        event: &Event,
+        actions: &[Action],
+        fsm: &Fsm,
+    ) -> Result<(), TestCaseError> {
+        let after = fsm.state();
+        // A timer event for a running timer consumes it.
+        let fired = match event {
+            Event::ConnectRetryTimerExpires => Some(Timer::ConnectRetry),
+            Event::HoldTimerExpires => Some(Timer::Hold),
+            Event::KeepaliveTimerExpires => Some(Timer::Keepalive),
+            Event::IdleHoldTimerExpires => Some(Timer::IdleHold),
+            _ => None,
+        };
+        if let Some(t) = fired {
+            if m.running[ix(t)].is_none() {
+                prop_assert!(actions.is_empty(), "stale {t:?} acted: {actions:?}");
+                prop_assert_eq!(before, after);
+            }
+            m.running[ix(t)] = None;
+        }
+        if matches!(before, State::Connect | State::Active)
+            && matches!(event, Event::TcpConnectionConfirmed | Event::TcpCrAcked)
+        {
+            m.connected = true;
+            m.sent_open = false;
+            m.got_open = false;
+            m.sent_keepalive = false;
+            m.got_keepalive = false;
+        }
+        if before == State::OpenSent && after == State::OpenConfirm {
+            m.got_open = matches!(event, Event::BGPOpen(_));
+        }
+        if before == State::OpenConfirm && after == State::Established {
+            m.got_keepalive = matches!(event, Event::KeepAliveMsg);
+        }
+        let mut sent_notification = false;
+        for a in actions {
+            match a {
+                Action::Connect => prop_assert!(!cfg.passive, "passive peer dialled"),
+                Action::DropConnection => {
+                    m.connected = false;
+                }
+                Action::SendOpen(o) => {
+                    prop_assert!(m.connected);
+                    prop_assert_eq!(o, &cfg.open());
+                    m.sent_open = true;
+                }
+                Action::SendKeepalive => {
+                    prop_assert!(m.connected);
+                    m.sent_keepalive = true;
+                }
+                Action::SendNotification(n) => {
+                    prop_assert!(m.connected, "NOTIFICATION without a connection");
+                    prop_assert!(n.data.len() <= 256);
+                    sent_notification = true;
+                }
+                Action::StartTimer(t, d) => {
+                    prop_assert!(*d > Duration::ZERO, "zero-length {t:?}");
+                    if *t == Timer::IdleHold {
+                        prop_assert!(*d >= cfg.idle_hold_time && *d <= cfg.idle_hold_time_max);
+                    }
+                    m.running[ix(*t)] = Some(*d);
+                }
+                Action::StopTimer(t) => {
+                    prop_assert!(m.running[ix(*t)].is_some(), "stopping idle {t:?}");
+                    m.running[ix(*t)] = None;
+                }
+                Action::SessionEstablished(n) => {
+                    prop_assert!(!m.established);
+                    prop_assert_eq!(after, State::Established);
+                    prop_assert!(n.hold_time == 0 || n.hold_time >= 3);
+                    prop_assert!(n.hold_time <= cfg.effective_hold_time());
+                    if n.hold_time > 0 {
+                        prop_assert!(n.keepalive >= 1 && n.keepalive <= n.hold_time / 3);
+                    } else {
+                        prop_assert_eq!(n.keepalive, 0);
+                    }
+                    prop_assert_eq!(n.peer_as, cfg.peer_as);
+                    m.established = true;
+                }
+                Action::SessionDown(_) => {
+                    prop_assert!(m.established);
+                    prop_assert_eq!(before, State::Established);
+                    m.established = false;
+                }
+                Action::ResendRoutes(_) => prop_assert_eq!(after, State::Established),
+            }
+        }
+        if sent_notification {
+            prop_assert!(actions.contains(&Action::DropConnection));
+        }
+        // The FSM's own view of its timers matches what it told the driver.
+        for t in Timer::ALL {
+            prop_assert_eq!(fsm.is_running(t), m.running[ix(t)].is_some(), "{:?}", t);
+        }
+        prop_assert_eq!(m.established, after == State::Established);
+        let running = |t: Timer| m.running[ix(t)].is_some();
+        match after {
+            State::Idle => {
+                prop_assert!(!m.connected);
+                for t in [Timer::ConnectRetry, Timer::Hold, Timer::Keepalive] {
+                    prop_assert!(!running(t), "{t:?} running in Idle");
+                }
+            }
+            State::Connect => {
+                prop_assert!(!cfg.passive);
+                prop_assert!(running(Timer::ConnectRetry));
+                prop_assert!(!running(Timer::Hold) && !running(Timer::Keepalive));
+                prop_assert!(!running(Timer::IdleHold));
+            }
+            State::Active => {
+                // Only passive peers wait in Active; they run no
+                // ConnectRetryTimer since they never dial.
+                prop_assert!(cfg.passive && !m.connected);
+                prop_assert!(!running(Timer::ConnectRetry));
+                prop_assert!(!running(Timer::Hold) && !running(Timer::Keepalive));
+                prop_assert!(!running(Timer::IdleHold));
+            }
+            State::OpenSent => {
+                prop_assert!(m.connected && m.sent_open);
+                prop_assert_eq!(m.running[ix(Timer::Hold)], Some(OPEN_SENT_HOLD_TIME));
+                prop_assert!(!running(Timer::ConnectRetry) && !running(Timer::Keepalive));
+                prop_assert!(!running(Timer::IdleHold));
+            }
+            State::OpenConfirm | State::Established => {
+                prop_assert!(m.connected && m.sent_open && m.got_open && m.sent_keepalive);
+                prop_assert!(fsm.peer_open().is_some());
+                let n = fsm.negotiated().unwrap();
+                prop_assert_eq!(running(Timer::Hold), n.hold_time > 0);
+                prop_assert_eq!(running(Timer::Keepalive), n.hold_time > 0);
+                prop_assert!(!running(Timer::ConnectRetry) && !running(Timer::IdleHold));
+                if after == State::Established {
+                    prop_assert!(m.got_keepalive);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A script step: any event at all, or what a well-behaved driver and
+    /// peer would most likely feed next (so that sequences reach
+    /// Established and stay there for a while).
+    #[derive(Debug, Clone)]
+    enum Step {
+        Random(Event),
+        Driver(u8),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            event().prop_map(Step::Random),
+            any::<u8>().prop_map(Step::Driver),
+        ]
+    }
+
+    fn plausible(cfg: &PeerConfig, fsm: &Fsm, pick: u8) -> Event {
+        match fsm.state() {
+            State::Idle if fsm.is_running(Timer::IdleHold) => Event::IdleHoldTimerExpires,
+            State::Idle => Event::ManualStart,
+            State::Connect => Event::TcpCrAcked,
+            State::Active => Event::TcpConnectionConfirmed,
+            State::OpenSent => Event::BGPOpen(OpenInfo {
+                asn: cfg.peer_as,
+                hold_time: [0, 3, 9, 90, 180][usize::from(pick % 5)],
+                bgp_id: peer_id(),
+                capabilities: peer_caps(),
+            }),
+            State::OpenConfirm => Event::KeepAliveMsg,
+            State::Established => match pick % 8 {
+                0..=2 => Event::KeepAliveMsg,
+                3 | 4 => Event::UpdateMsg,
+                5 if fsm.is_running(Timer::Keepalive) => Event::KeepaliveTimerExpires,
+                6 => Event::RouteRefreshMsg(Afi::Ipv6),
+                _ => Event::RouteRefreshMsg(Afi::Ipv4),
+            },
+        }
+    }
+
+    /// Guards against a generator that never reaches Established (which
+    /// would make the checks above vacuous).
+    #[test]
+    fn random_scripts_reach_established() {
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let mut steps = 0;
+        for _ in 0..64 {
+            let cfg = peer_config().new_tree(&mut runner).unwrap().current();
+            let script = proptest::collection::vec(step(), 80)
+                .new_tree(&mut runner)
+                .unwrap()
+                .current();
+            let mut fsm = Fsm::new(cfg.clone());
+            for (i, s) in script.into_iter().enumerate() {
+                let event = match s {
+                    Step::Random(e) => e,
+                    Step::Driver(pick) => plausible(&cfg, &fsm, pick),
+                };
+                fsm.handle(event, Timestamp(i as u64 * 1000));
+                if fsm.state() == State::Established {
+                    steps += 1;
+                }
+            }
+        }
+        eprintln!("{steps} Established steps");
+        assert!(steps > 64 * 80 / 10, "only {steps} Established steps");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn random_events_keep_the_fsm_consistent(
+            cfg in peer_config(),
+            script in proptest::collection::vec((step(), 0u64..200_000), 1..80),
+        ) {
+            let mut fsm = Fsm::new(cfg.clone());
+            let mut model = Model::default();
+            let mut now = 0u64;
+            for (step, dt) in script {
+                now += dt;
+                let before = fsm.state();
+                let event = match step {
+                    Step::Random(e) => e,
+                    Step::Driver(pick) => plausible(&cfg, &fsm, pick),
+                };
+                let actions = fsm.handle(event.clone(), Timestamp(now));
+                check(&cfg, &mut model, before, &event, &actions, &fsm)?;
+            }
+        }
+    }
+}
