@@ -317,7 +317,9 @@ mod tests {
 
     #[test]
     fn parse_errors() {
-        for bad in ["", "status", ".a ==", ".a == {}", ".a[", ".a and", "(.a", ".a b", "..a"] {
+        for bad in [
+            "", "status", ".a ==", ".a == {}", ".a[", ".a and", "(.a", ".a b", "..a",
+        ] {
             assert!(parse(bad).is_err(), "{bad:?} parsed");
         }
         assert_eq!(

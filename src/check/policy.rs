@@ -59,7 +59,9 @@ pub fn validate(expr: &Expr, names: &[String]) -> Result<(), String> {
         Expr::AtLeast(n) => {
             let total = u32::try_from(names.len()).unwrap_or(u32::MAX);
             if *n == 0 || *n > total {
-                Err(format!("at_least({n}) needs 1..={total} (the number of checks)"))
+                Err(format!(
+                    "at_least({n}) needs 1..={total} (the number of checks)"
+                ))
             } else {
                 Ok(())
             }

@@ -6,7 +6,10 @@ use std::time::Instant;
 pub struct DnsProbe;
 
 impl DnsProbe {
-    pub fn new(c: &crate::config::DnsCheck, _vip: &crate::bgp::types::Prefix) -> Result<DnsProbe, String> {
+    pub fn new(
+        c: &crate::config::DnsCheck,
+        _vip: &crate::bgp::types::Prefix,
+    ) -> Result<DnsProbe, String> {
         let _ = c;
         Err("dns checks are not implemented yet".into())
     }

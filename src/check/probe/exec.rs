@@ -50,13 +50,13 @@ impl ExecProbe {
 
     pub async fn run(&self, _deadline: Instant) -> CheckResult {
         let mut cmd = std::process::Command::new(&self.command);
-        cmd.args(&self.args)
-            .stdin(Stdio::null())
+        // pgid = pid: the timeout kills the script and its children.
+        cmd.args(&self.args).process_group(0);
+        let mut cmd = smol::process::Command::from(cmd);
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            // pgid = pid: the timeout kills the script and its children.
-            .process_group(0);
-        let child = match smol::process::Command::from(cmd).spawn() {
+            .stderr(Stdio::piped());
+        let child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => return CheckResult::fail(format!("exec {}: {}", self.command, io_msg(&e))),
         };

@@ -6,7 +6,10 @@ use std::time::Instant;
 pub struct GrpcProbe;
 
 impl GrpcProbe {
-    pub fn new(c: &crate::config::GrpcCheck, _vip: &crate::bgp::types::Prefix) -> Result<GrpcProbe, String> {
+    pub fn new(
+        c: &crate::config::GrpcCheck,
+        _vip: &crate::bgp::types::Prefix,
+    ) -> Result<GrpcProbe, String> {
         let _ = c;
         Err("grpc checks are not implemented yet".into())
     }

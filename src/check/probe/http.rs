@@ -6,7 +6,12 @@ use std::time::Instant;
 pub struct HttpProbe;
 
 impl HttpProbe {
-    pub fn new(c: &crate::config::HttpCheck, _tls: bool, _vip: &crate::bgp::types::Prefix, _t: std::time::Duration) -> Result<HttpProbe, String> {
+    pub fn new(
+        c: &crate::config::HttpCheck,
+        _tls: bool,
+        _vip: &crate::bgp::types::Prefix,
+        _t: std::time::Duration,
+    ) -> Result<HttpProbe, String> {
         let _ = c;
         Err("http checks are not implemented yet".into())
     }

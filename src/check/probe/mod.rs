@@ -197,7 +197,10 @@ pub(crate) fn io_msg(e: &io::Error) -> String {
 }
 
 /// Awaits `fut` until `deadline`; None when the deadline came first.
-pub(crate) async fn until<T>(deadline: Instant, fut: impl std::future::Future<Output = T>) -> Option<T> {
+pub(crate) async fn until<T>(
+    deadline: Instant,
+    fut: impl std::future::Future<Output = T>,
+) -> Option<T> {
     async { Some(fut.await) }
         .or(async {
             async_io::Timer::at(deadline).await;

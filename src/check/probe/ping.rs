@@ -6,7 +6,10 @@ use std::time::Instant;
 pub struct PingProbe;
 
 impl PingProbe {
-    pub fn new(c: &crate::config::PingCheck, _vip: &crate::bgp::types::Prefix) -> Result<PingProbe, String> {
+    pub fn new(
+        c: &crate::config::PingCheck,
+        _vip: &crate::bgp::types::Prefix,
+    ) -> Result<PingProbe, String> {
         let _ = c;
         Err("ping checks are not implemented yet".into())
     }

@@ -68,7 +68,11 @@ impl UdpProbe {
         // ECONNREFUSED on the next receive.
         sock.connect(addr).await?;
         sock.send(&self.payload).await?;
-        let wait = deadline.min(Instant::now() + READ_WAIT);
+        // Silence passes, so the read must end before the check timeout does.
+        let wait = deadline
+            .checked_sub(Duration::from_millis(10))
+            .unwrap_or(deadline)
+            .min(Instant::now() + READ_WAIT);
         let mut buf = vec![0u8; 65536];
         match until(wait, sock.recv(&mut buf)).await {
             Some(Ok(n)) => {
@@ -100,7 +104,9 @@ impl UdpProbe {
 fn decode_hex(h: &str) -> Result<Vec<u8>, String> {
     let digits: Vec<u8> = h.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
     if digits.is_empty() || digits.len() % 2 != 0 {
-        return Err(format!("payload_hex {h:?} is not an even number of hex digits"));
+        return Err(format!(
+            "payload_hex {h:?} is not an even number of hex digits"
+        ));
     }
     digits
         .chunks(2)
