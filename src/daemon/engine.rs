@@ -61,11 +61,33 @@ pub struct CheckStatus {
     pub last: Option<CheckResult>,
     pub last_time: Option<Instant>,
     pub last_transition: Option<(Instant, String)>,
+    pub total_ok: u32,
+    pub total_fail: u32,
+    pub timeouts: u32,
+    /// Upper bounds (seconds) of the duration histogram, from the check timeout.
+    pub bucket_bounds: Vec<f64>,
+    /// Cumulative counts per bound.
+    pub buckets: Vec<u64>,
+    pub duration_sum: f64,
+}
+
+/// Histogram bounds for a check: ten linear steps up to its timeout, then the
+/// timeout plus 50ms (late results), so the buckets fit the check's scale.
+pub fn duration_buckets(timeout: Duration) -> Vec<f64> {
+    let t = timeout.as_secs_f64().max(0.001);
+    let mut b: Vec<f64> = (1..=10)
+        .map(|i| (t * f64::from(i) / 10.0 * 1e6).round() / 1e6)
+        .collect();
+    b.push(((t + 0.05) * 1e6).round() / 1e6);
+    b.dedup();
+    b
 }
 
 /// One VIP inside the engine.
 #[derive(Debug, Clone)]
 pub struct VipSlot {
+    /// The VIP's config, for status and for reload's "unchanged?" test.
+    pub config: Vip,
     pub name: String,
     pub prefix: Prefix,
     pub machine: VipMachine,
@@ -73,6 +95,8 @@ pub struct VipSlot {
     pub checks: Vec<CheckStatus>,
     rise: Vec<u32>,
     pub initial_done: bool,
+    /// Transitions into each state since start (withdrawn, announced, pessimized).
+    pub transitions: [u32; 3],
 }
 
 impl VipSlot {
@@ -127,16 +151,24 @@ impl Engine {
             }
             bound = bound.max(first_evaluation_bound(v));
             slots.push(VipSlot {
+                config: v.clone(),
                 name: v.name.clone(),
                 prefix,
                 initial_done: v.always || names.is_empty(),
-                checks: names
+                checks: v
+                    .check_list()
                     .iter()
-                    .map(|n| CheckStatus {
-                        name: n.clone(),
-                        ..CheckStatus::default()
+                    .map(|c| {
+                        let bounds = duration_buckets(c.timeout.get());
+                        CheckStatus {
+                            name: c.effective_name(),
+                            buckets: vec![0; bounds.len()],
+                            bucket_bounds: bounds,
+                            ..CheckStatus::default()
+                        }
                     })
                     .collect(),
+                transitions: [0; 3],
                 rise: v.check_list().iter().map(|c| c.rise.max(1)).collect(),
                 combiner: Combiner::new(expr.clone(), names),
                 machine,
@@ -228,6 +260,21 @@ impl Engine {
         c.consecutive_fail = r.consecutive_fail;
         c.runs = c.runs.saturating_add(1);
         c.last_time = Some(now);
+        if r.result.ok {
+            c.total_ok = c.total_ok.saturating_add(1);
+        } else {
+            c.total_fail = c.total_fail.saturating_add(1);
+        }
+        if r.result.timed_out {
+            c.timeouts = c.timeouts.saturating_add(1);
+        }
+        let secs = r.result.duration.as_secs_f64();
+        c.duration_sum += secs;
+        for (b, n) in c.bucket_bounds.iter().zip(c.buckets.iter_mut()) {
+            if secs <= *b {
+                *n = n.saturating_add(1);
+            }
+        }
         let crossed = r.transition.map(|t| t.reason());
         if let Some(reason) = crossed {
             c.last_transition = Some((now, reason.to_string()));
@@ -258,7 +305,13 @@ impl Engine {
 
     fn emit(&mut self, i: usize, t: Option<crate::vip::Transition>, out: &mut Vec<Output>) {
         let Some(t) = t else { return };
-        let slot = &self.vips[i];
+        let slot = &mut self.vips[i];
+        let k = match t.to {
+            VipState::Withdrawn => 0,
+            VipState::Announced => 1,
+            VipState::Pessimized => 2,
+        };
+        slot.transitions[k] = slot.transitions[k].saturating_add(1);
         out.push(Output::VipTransition {
             vip: slot.name.clone(),
             from: t.from,
