@@ -8,4 +8,5 @@ pub mod check;
 pub mod cli;
 pub mod config;
 pub mod sys;
+pub mod ubus;
 pub mod vip;
