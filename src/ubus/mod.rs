@@ -10,5 +10,5 @@ pub mod client;
 pub mod msg;
 
 pub use blob::{BlobMsgType, BlobValue, Table};
-// pub use client::{UbusClient, UbusConfig, UbusHandle, UbusHandler, UbusReply, UbusRequest};
+pub use client::{UbusClient, UbusConfig, UbusHandle, UbusHandler, UbusReply, UbusRequest};
 pub use msg::{Message, MethodSig, MsgType, UbusStatus};
