@@ -28,6 +28,11 @@ use smol::Timer;
 use super::blob::{table_from_json, table_to_json, BlobMsgType, BlobValue, Table};
 use super::msg::{FrameBuf, Message, MethodSig, MsgType, UbusStatus, UBUS_UNIX_SOCKET};
 
+/// Event sent when a VIP changes state (announced / pessimized / withdrawn).
+pub const EVENT_VIP: &str = "pathosd.vip";
+/// Event sent when a BGP peer session changes state.
+pub const EVENT_PEER: &str = "pathosd.peer";
+
 /// The methods `ubus -v list pathosd` shows.
 pub fn pathosd_methods() -> Vec<MethodSig> {
     use BlobMsgType::*;
@@ -559,9 +564,16 @@ impl UbusClient {
             Ok(Value::Null) => UbusStatus::Ok,
             Ok(v) => {
                 let data = Message::data_reply(p.seq, p.peer, objid, wrap_object(v));
-                self.write(stream, &data).await?;
-                UbusStatus::Ok
+                if data.encode().is_ok() {
+                    self.write(stream, &data).await?;
+                    UbusStatus::Ok
+                } else {
+                    // Over ubusd's 1 MiB limit: say so rather than succeed without data.
+                    log::warn!("ubus: reply too large");
+                    UbusStatus::UnknownError
+                }
             }
+            // An error that says "ok" would look like success without data.
             Err(UbusStatus::Ok) => UbusStatus::UnknownError,
             Err(s) => s,
         };
@@ -650,5 +662,59 @@ impl UbusClient {
             Err(TrySendError::Closed(_)) => {}
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send<T: Send>(_: &T) {}
+    fn assert_sync<T: Send + Sync + Clone>(_: &T) {}
+
+    #[test]
+    fn spawnable_on_any_executor() {
+        let (client, handle, requests) = UbusClient::new(UbusConfig::default());
+        assert_sync(&handle);
+        assert_send(&requests);
+        let fut = client.run();
+        assert_send(&fut);
+    }
+
+    #[test]
+    fn event_queue_drops_oldest() {
+        let cfg = UbusConfig {
+            event_queue: 2,
+            ..UbusConfig::default()
+        };
+        let (_client, handle, _requests) = UbusClient::new(cfg);
+        for i in 0..5 {
+            handle.send_event(EVENT_VIP, serde_json::json!({ "n": i }));
+        }
+        let q: Vec<Value> = handle
+            .shared
+            .events
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, v)| v.clone())
+            .collect();
+        assert_eq!(
+            q,
+            vec![serde_json::json!({"n": 3}), serde_json::json!({"n": 4})]
+        );
+        assert_eq!(handle.status().events_dropped, 3);
+    }
+
+    #[test]
+    fn argument_types_follow_the_signature() {
+        let sig = &pathosd_methods()[3];
+        let ok = table_from_json(&serde_json::json!({"vip": "a", "enable": false})).unwrap();
+        assert_eq!(check_args(sig, &ok), Ok(()));
+        let bad = table_from_json(&serde_json::json!({"vip": "a", "enable": 1})).unwrap();
+        assert_eq!(check_args(sig, &bad), Err(UbusStatus::InvalidArgument));
+        // Unknown members are left to the daemon, as blobmsg_parse ignores them.
+        let extra = table_from_json(&serde_json::json!({"vip": "a", "x": 1})).unwrap();
+        assert_eq!(check_args(sig, &extra), Ok(()));
     }
 }

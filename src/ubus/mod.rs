@@ -10,5 +10,8 @@ pub mod client;
 pub mod msg;
 
 pub use blob::{BlobMsgType, BlobValue, Table};
-pub use client::{UbusClient, UbusConfig, UbusHandle, UbusHandler, UbusReply, UbusRequest};
+pub use client::{
+    pathosd_methods, serve, LinkStatus, UbusClient, UbusConfig, UbusHandle, UbusHandler, UbusReply,
+    UbusRequest, EVENT_PEER, EVENT_VIP,
+};
 pub use msg::{Message, MethodSig, MsgType, UbusStatus};
