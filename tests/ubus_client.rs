@@ -656,3 +656,31 @@ fn client_replays_recorded_ubusd_exchange_byte_for_byte() {
         assert_eq!(d.recv().await, captured("10_error_method_not_found.hex", 7));
     });
 }
+
+#[test]
+fn retries_while_another_pathosd_holds_the_name() {
+    let dir = TempDir::new("dup");
+    let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
+    smol::block_on(async {
+        let mut squatter = Caller::connect(broker.path()).await;
+        let seq = squatter.next_seq();
+        squatter
+            .send(&Message::add_object(seq, "pathosd", &[]))
+            .await;
+        assert_eq!(squatter.collect(seq).await.1, 0);
+
+        let r = start_client(&dir.sock(), 8);
+        // Refused with 2 each time, and it keeps trying.
+        poll_until("refused attempts", STEP, || {
+            r.handle.status().connect_attempts >= 3
+        })
+        .await;
+        assert_eq!(r.handle.status().registrations, 0);
+        // The other instance goes away: its object goes with its connection.
+        drop(squatter);
+        wait_registered(&r, 1).await;
+        let mut c = Caller::connect(broker.path()).await;
+        let obj = c.lookup("pathosd").await.unwrap();
+        assert_eq!(obj.signature(), Some(&signature(&pathosd_methods())));
+    });
+}

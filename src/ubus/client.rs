@@ -164,6 +164,7 @@ struct Shared {
     connected: AtomicBool,
     objid: Mutex<Option<u32>>,
     registrations: AtomicU32,
+    refusal_warned: AtomicBool,
     shutdown: AtomicBool,
 }
 
@@ -233,6 +234,14 @@ struct Pending {
     no_reply: bool,
 }
 
+/// `now + d`, without the panic `Instant + Duration` has for absurd configured values.
+fn after(d: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(d)
+        .or_else(|| now.checked_add(Duration::from_secs(86_400)))
+        .unwrap_or(now)
+}
+
 fn wrap_object(v: Value) -> Table {
     match table_from_json(&v) {
         Some(t) => t,
@@ -265,6 +274,7 @@ impl UbusClient {
             connected: AtomicBool::new(false),
             objid: Mutex::new(None),
             registrations: AtomicU32::new(0),
+            refusal_warned: AtomicBool::new(false),
             shutdown: AtomicBool::new(false),
         });
         let (wake_tx, wake_rx) = channel::bounded(1);
@@ -300,11 +310,15 @@ impl UbusClient {
     pub async fn run(self) {
         let mut backoff = self.config.backoff_min;
         let mut was_up = false;
+        // Say once that ubusd is unreachable; the retries after that are debug noise.
+        let mut told_down = false;
         loop {
             if self.stopping() {
                 return;
             }
-            let end = self.session(&mut backoff, &mut was_up).await;
+            let end = self
+                .session(&mut backoff, &mut was_up, &mut told_down)
+                .await;
             self.set_link(false, None);
             match end {
                 End::Shutdown => return,
@@ -312,13 +326,17 @@ impl UbusClient {
                     if was_up {
                         log::warn!("ubus: connection to ubusd lost: {why}; reconnecting");
                         was_up = false;
+                        told_down = true;
+                    } else if !told_down {
+                        log::info!("ubus: ubusd unavailable ({why}); retrying in the background");
+                        told_down = true;
                     } else {
                         log::debug!("ubus: ubusd unavailable: {why}");
                     }
                 }
             }
             // Sleep out the backoff, still answering wake-ups (events just queue up).
-            let until = Instant::now() + backoff;
+            let until = after(backoff);
             loop {
                 let timer = async {
                     Timer::at(until).await;
@@ -336,9 +354,19 @@ impl UbusClient {
         }
     }
 
-    async fn session(&self, backoff: &mut Duration, was_up: &mut bool) -> End {
+    async fn session(
+        &self,
+        backoff: &mut Duration,
+        was_up: &mut bool,
+        told_down: &mut bool,
+    ) -> End {
         self.shared.connect_attempts.fetch_add(1, Ordering::Relaxed);
-        let mut stream = match UnixStream::connect(&self.config.socket_path).await {
+        // A wedged ubusd with a full accept backlog would otherwise hold connect() forever.
+        let connect = future::or(UnixStream::connect(&self.config.socket_path), async {
+            Timer::after(self.config.io_timeout).await;
+            Err(std::io::ErrorKind::TimedOut.into())
+        });
+        let mut stream = match connect.await {
             Ok(s) => s,
             Err(e) => return End::Lost(format!("connect {:?}: {e}", self.config.socket_path)),
         };
@@ -356,12 +384,14 @@ impl UbusClient {
         };
         self.set_link(true, Some(objid));
         self.shared.registrations.fetch_add(1, Ordering::Relaxed);
+        self.shared.refusal_warned.store(false, Ordering::Relaxed);
         log::info!(
             "ubus: registered object {} as {objid:#010x}",
             self.config.object
         );
         *backoff = self.config.backoff_min;
         *was_up = true;
+        *told_down = false;
         match self
             .serve_session(&mut stream, &mut fb, &mut seq, objid)
             .await
@@ -417,7 +447,15 @@ impl UbusClient {
                         (UbusStatus::Ok, None) => Err("ADD_OBJECT: no object id".into()),
                         // 2 is also what ubusd says for a duplicate path or an ACL
                         // without `publish` (ubusd_create_object returns NULL).
-                        (st, _) => Err(format!("ADD_OBJECT {} refused: {st}", self.config.object)),
+                        (st, _) => {
+                            let why = format!("ADD_OBJECT {} refused: {st}", self.config.object);
+                            // Another pathosd, or an ACL without `publish`: worth a warning,
+                            // once until the next successful registration.
+                            if !self.shared.refusal_warned.swap(true, Ordering::Relaxed) {
+                                log::warn!("ubus: {why}; retrying");
+                            }
+                            Err(why)
+                        }
                     };
                 }
                 _ => {}
@@ -611,7 +649,7 @@ impl UbusClient {
         let p = Pending {
             seq: m.header.seq,
             peer: m.header.peer,
-            deadline: Instant::now() + self.config.reply_timeout,
+            deadline: after(self.config.reply_timeout),
             no_reply: m.no_reply(),
         };
         let target = m.objid();
