@@ -11,4 +11,5 @@ pub mod config;
 pub mod daemon;
 pub mod logging;
 pub mod sys;
+pub mod ubus;
 pub mod vip;
