@@ -132,6 +132,34 @@ pub fn first_evaluation_bound(vip: &Vip) -> Duration {
         .unwrap_or(Duration::ZERO)
 }
 
+fn new_slot(v: &Vip, expr: &Expr, now: Instant) -> Option<VipSlot> {
+    let prefix = v.prefix?;
+    let names: Vec<String> = v.check_list().iter().map(|c| c.effective_name()).collect();
+    Some(VipSlot {
+        config: v.clone(),
+        name: v.name.clone(),
+        prefix,
+        initial_done: v.always || names.is_empty(),
+        checks: v
+            .check_list()
+            .iter()
+            .map(|c| {
+                let bounds = duration_buckets(c.timeout.get());
+                CheckStatus {
+                    name: c.effective_name(),
+                    buckets: vec![0; bounds.len()],
+                    bucket_bounds: bounds,
+                    ..CheckStatus::default()
+                }
+            })
+            .collect(),
+        transitions: [0; 3],
+        rise: v.check_list().iter().map(|c| c.rise.max(1)).collect(),
+        combiner: Combiner::new(expr.clone(), names),
+        machine: VipMachine::new(VipPolicy::from_config(v), now),
+    })
+}
+
 impl Engine {
     /// Builds the engine for `vips`, each with its parsed checks_policy.
     /// Returns the outputs of the start itself (`always` VIPs announce).
@@ -140,39 +168,17 @@ impl Engine {
         let mut slots = Vec::new();
         let mut bound = Duration::ZERO;
         for (v, expr) in vips {
-            let Some(prefix) = v.prefix else { continue };
-            let names: Vec<String> = v.check_list().iter().map(|c| c.effective_name()).collect();
-            let machine = VipMachine::new(VipPolicy::from_config(v), now);
-            if let Some(intent) = machine.intent() {
+            let Some(slot) = new_slot(v, expr, now) else {
+                continue;
+            };
+            if let Some(intent) = slot.machine.intent() {
                 out.push(Output::Route {
-                    prefix,
+                    prefix: slot.prefix,
                     intent: Some(intent.clone()),
                 });
             }
             bound = bound.max(first_evaluation_bound(v));
-            slots.push(VipSlot {
-                config: v.clone(),
-                name: v.name.clone(),
-                prefix,
-                initial_done: v.always || names.is_empty(),
-                checks: v
-                    .check_list()
-                    .iter()
-                    .map(|c| {
-                        let bounds = duration_buckets(c.timeout.get());
-                        CheckStatus {
-                            name: c.effective_name(),
-                            buckets: vec![0; bounds.len()],
-                            bucket_bounds: bounds,
-                            ..CheckStatus::default()
-                        }
-                    })
-                    .collect(),
-                transitions: [0; 3],
-                rise: v.check_list().iter().map(|c| c.rise.max(1)).collect(),
-                combiner: Combiner::new(expr.clone(), names),
-                machine,
-            });
+            slots.push(slot);
         }
         // One second of slack so the last probe's report can arrive.
         let deadline = now
@@ -185,6 +191,56 @@ impl Engine {
         };
         e.check_initial(now, &mut out);
         (e, out)
+    }
+
+    /// Applies a new VIP list. Unchanged VIPs keep their slot (state,
+    /// counters: no UPDATE, no flap); changed ones restart withdrawn; removed
+    /// ones are withdrawn. Withdrawals come first so a prefix that moves to
+    /// another VIP is never withdrawn after its new announcement.
+    pub fn reload(&mut self, vips: &[(Vip, Expr)], now: Instant) -> Vec<Output> {
+        let mut withdraws = Vec::new();
+        let mut announces = Vec::new();
+        let mut old = std::mem::take(&mut self.vips);
+        let retire = |s: VipSlot, reason: &str, out: &mut Vec<Output>| {
+            if s.machine.state() != VipState::Withdrawn {
+                out.push(Output::VipTransition {
+                    vip: s.name.clone(),
+                    from: s.machine.state(),
+                    to: VipState::Withdrawn,
+                    reason: reason.to_string(),
+                });
+                out.push(Output::Route {
+                    prefix: s.prefix,
+                    intent: None,
+                });
+            }
+        };
+        for (v, expr) in vips {
+            if let Some(pos) = old.iter().position(|s| s.name == v.name && s.config == *v) {
+                self.vips.push(old.remove(pos));
+                continue;
+            }
+            if let Some(pos) = old.iter().position(|s| s.name == v.name) {
+                retire(old.remove(pos), "config changed", &mut withdraws);
+            }
+            let Some(mut slot) = new_slot(v, expr, now) else {
+                continue;
+            };
+            // End-of-RIB went out long ago; a new VIP does not hold it back.
+            slot.initial_done = true;
+            if let Some(intent) = slot.machine.intent() {
+                announces.push(Output::Route {
+                    prefix: slot.prefix,
+                    intent: Some(intent.clone()),
+                });
+            }
+            self.vips.push(slot);
+        }
+        for s in old {
+            retire(s, "removed from config", &mut withdraws);
+        }
+        withdraws.extend(announces);
+        withdraws
     }
 
     pub fn vips(&self) -> &[VipSlot] {

@@ -215,3 +215,48 @@ fn always_vips_announce_at_start() {
     assert_eq!(e.vip("node").unwrap().machine.state(), VipState::Announced);
     let _ = FailAction::Withdraw;
 }
+
+#[test]
+fn reload_keeps_unchanged_vips_and_withdraws_changed_and_removed_ones() {
+    let web = two_checks("withdraw");
+    let mut other = web.clone();
+    other.name = "other".into();
+    other.prefix = Some("10.0.0.2/32".parse().unwrap());
+    let (mut e, _) = Engine::new(
+        &[(web.clone(), Expr::Any), (other.clone(), Expr::Any)],
+        t0(),
+    );
+    let mut f = Feeder::new(&web);
+    e.handle(f.report("b", true), at(0));
+    let mut r = f.report("b", true);
+    if let Input::Report(rep) = &mut r {
+        rep.vip = "other".into();
+    }
+    e.handle(r, at(1));
+    assert_eq!(e.vip("other").unwrap().machine.state(), VipState::Announced);
+    // Same config: nothing happens, state and counters stay.
+    let out = e.reload(
+        &[(web.clone(), Expr::Any), (other.clone(), Expr::Any)],
+        at(2),
+    );
+    assert!(out.is_empty(), "{out:?}");
+    assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Announced);
+    assert_eq!(e.vip("web").unwrap().checks[1].runs, 1);
+    // web changed (fall), other removed, a new always VIP added.
+    let mut web2 = web.clone();
+    web2.checks.as_mut().unwrap()[1].fall = 5;
+    let node = vip(json!({"name": "node", "prefix": "10.9.0.0/24", "always": true}));
+    let out = e.reload(&[(web2, Expr::Any), (node, Expr::All)], at(3));
+    assert_eq!(
+        states(&out),
+        [
+            "withdrawn (config changed)",
+            "route 10.0.0.1/32 withdraw",
+            "withdrawn (removed from config)",
+            "route 10.0.0.2/32 withdraw",
+            "route 10.9.0.0/24 prepend 0"
+        ]
+    );
+    assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Withdrawn);
+    assert!(e.vip("other").is_none());
+}
