@@ -69,16 +69,14 @@ fn at(ms: u64) -> Instant {
 
 fn states(out: &[Output]) -> Vec<String> {
     out.iter()
-        .filter_map(|o| match o {
-            Output::VipTransition { to, reason, .. } => Some(format!("{} ({reason})", to.as_str())),
-            Output::Route { prefix, intent } => Some(match intent {
+        .map(|o| match o {
+            Output::VipTransition { to, reason, .. } => format!("{} ({reason})", to.as_str()),
+            Output::Route { prefix, intent } => match intent {
                 Some(i) => format!("route {prefix} prepend {}", i.as_path_prepend),
                 None => format!("route {prefix} withdraw"),
-            }),
-            Output::CheckTransitionOnly { check, reason, .. } => {
-                Some(format!("check {check}: {reason}"))
-            }
-            Output::InitialDone => Some("initial done".into()),
+            },
+            Output::CheckTransitionOnly { check, reason, .. } => format!("check {check}: {reason}"),
+            Output::InitialDone => "initial done".into(),
         })
         .collect()
 }
