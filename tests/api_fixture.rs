@@ -195,7 +195,11 @@ pub struct FakeOwner {
     pub log: Arc<OwnerLog>,
     /// Reload answers these errors when non-empty.
     pub reload_errors: Arc<Mutex<Vec<String>>>,
+    /// Called before each snapshot is answered, with how many were answered before.
+    pub on_snapshot: Arc<Mutex<Option<SnapshotHook>>>,
 }
+
+pub type SnapshotHook = Box<dyn FnMut(&mut Snapshot, u32) + Send>;
 
 /// Starts the fake owner on its own thread. Each trigger runs on its own task
 /// for `probe_time`, so two triggers for one VIP overlap unless the API
@@ -205,14 +209,25 @@ pub fn start_owner(probe_time: Duration) -> FakeOwner {
     let snapshot = Arc::new(Mutex::new(snapshot()));
     let log = Arc::new(OwnerLog::default());
     let reload_errors = Arc::new(Mutex::new(Vec::new()));
-    let (s2, l2, r2) = (snapshot.clone(), log.clone(), reload_errors.clone());
+    let on_snapshot: Arc<Mutex<Option<SnapshotHook>>> = Arc::new(Mutex::new(None));
+    let (s2, l2, r2, h2) = (
+        snapshot.clone(),
+        log.clone(),
+        reload_errors.clone(),
+        on_snapshot.clone(),
+    );
     std::thread::spawn(move || {
         smol::block_on(async move {
+            let mut served = 0u32;
             while let Ok(m) = rx.recv().await {
                 match m {
                     Control::Snapshot { reply } => {
-                        let s = s2.lock().unwrap().clone();
-                        let _ = reply.try_send(s);
+                        let mut s = s2.lock().unwrap();
+                        if let Some(h) = h2.lock().unwrap().as_mut() {
+                            h(&mut s, served);
+                        }
+                        served += 1;
+                        let _ = reply.try_send(s.clone());
                     }
                     Control::Trigger { vip, check, reply } => {
                         let s = s2.lock().unwrap().clone();
@@ -253,6 +268,7 @@ pub fn start_owner(probe_time: Duration) -> FakeOwner {
         snapshot,
         log,
         reload_errors,
+        on_snapshot,
     }
 }
 
