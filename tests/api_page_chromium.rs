@@ -108,7 +108,10 @@ fn script_rerenders_tables_from_status() {
         &["--virtual-time-budget=12000"],
     );
     assert!(dom.contains("re-rendered by script"), "{dom}");
-    assert!(!dom.contains("class=\"b withdrawn\""), "db is announced now: {dom}");
+    assert!(
+        !dom.contains("class=\"b withdrawn\""),
+        "db is announced now: {dom}"
+    );
     assert!(dom.contains("<td>db</td>"));
     assert!(dom.contains("<span class=\"b announced\">announced</span>"));
     assert!(dom.contains("&lt;b&gt;evil&lt;/b&gt;&amp;\"x'"), "{dom}");

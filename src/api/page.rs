@@ -167,11 +167,11 @@ pub fn render(s: &Snapshot) -> String {
     for p in &s.peers {
         peer_row(&mut o, p);
     }
-    let _ = write!(
+    let _ = writeln!(
         o,
         "</tbody></table><pre id=\"msg\"></pre><p><small><a href=\"/status\">/status</a> \
 <a href=\"/metrics\">/metrics</a> <a href=\"/readyz\">/readyz</a></small></p>\
-<script>{SCRIPT}</script></body></html>\n"
+<script>{SCRIPT}</script></body></html>"
     );
     o
 }
