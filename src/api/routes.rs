@@ -139,6 +139,10 @@ pub fn pct_decode(s: &str) -> Option<String> {
     while i < b.len() {
         if b[i] == b'%' {
             let hex = s.get(i + 1..i + 3)?;
+            // from_str_radix alone would take a sign ("%+1").
+            if !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
+                return None;
+            }
             out.push(u8::from_str_radix(hex, 16).ok()?);
             i += 3;
         } else {
@@ -179,15 +183,12 @@ fn parse(path: &str) -> Option<Route<'_>> {
         "/metrics" => Route::Metrics,
         _ => {
             let rest = path.strip_prefix("/api/v1/vips/")?;
-            let (name, action) = rest.split_once('/').unwrap_or((rest, ""));
-            if name.is_empty() {
-                return None;
-            }
-            match action {
-                "" => Route::Vip(name),
-                "check" => Route::Check(name),
-                "drain" => Route::Drain(name),
-                _ => return None,
+            match rest.split_once('/') {
+                _ if rest.is_empty() || rest.starts_with('/') => return None,
+                None => Route::Vip(rest),
+                Some((name, "check")) => Route::Check(name),
+                Some((name, "drain")) => Route::Drain(name),
+                Some(_) => return None,
             }
         }
     })
@@ -289,5 +290,97 @@ async fn route(ctl: &ControlHandle, opts: Options, req: Request) -> Response {
                 Err(e) => api_error(&e),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::control::Control;
+
+    #[test]
+    fn percent_decoding() {
+        assert_eq!(pct_decode("web").as_deref(), Some("web"));
+        assert_eq!(pct_decode("a%20b%2Fc").as_deref(), Some("a b/c"));
+        assert_eq!(pct_decode("%C3%A9").as_deref(), Some("\u{e9}"));
+        for bad in ["%", "%4", "%zz", "%FF", "a%+1"] {
+            assert_eq!(pct_decode(bad), None, "{bad}");
+        }
+    }
+
+    fn kind(p: &str) -> Option<String> {
+        parse(p).map(|r| match r {
+            Route::Page => "page".into(),
+            Route::Healthz => "healthz".into(),
+            Route::Readyz => "readyz".into(),
+            Route::Status => "status".into(),
+            Route::Metrics => "metrics".into(),
+            Route::Vip(n) => format!("vip {n}"),
+            Route::Check(n) => format!("check {n}"),
+            Route::Drain(n) => format!("drain {n}"),
+        })
+    }
+
+    #[test]
+    fn routing_table() {
+        assert_eq!(kind("/").as_deref(), Some("page"));
+        assert_eq!(kind("/metrics").as_deref(), Some("metrics"));
+        assert_eq!(kind("/api/v1/vips/web").as_deref(), Some("vip web"));
+        assert_eq!(kind("/api/v1/vips/web/check").as_deref(), Some("check web"));
+        assert_eq!(
+            kind("/api/v1/vips/w%2Fb/drain").as_deref(),
+            Some("drain w%2Fb")
+        );
+        for p in [
+            "",
+            "/status/",
+            "/api/v1/vips/",
+            "/api/v1/vips//check",
+            "/api/v1/vips/web/",
+            "/api/v1/vips/web/check/",
+            "/api/v1/vips/web/other",
+        ] {
+            assert_eq!(kind(p), None, "{p}");
+        }
+    }
+
+    /// The gate table is emptied once triggers finish, also for unknown VIPs
+    /// and for callers that gave up (a dropped future).
+    #[test]
+    fn gates_do_not_accumulate() {
+        let (tx, rx) = smol::channel::bounded(8);
+        let ctl = ControlHandle::new(tx);
+        smol::block_on(async {
+            let owner = smol::spawn(async move {
+                while let Ok(Control::Trigger { vip, reply, .. }) = rx.recv().await {
+                    let _ =
+                        reply.try_send(Err(ApiError::NotFound(format!("VIP not found: {vip}"))));
+                }
+            });
+            for i in 0..50 {
+                let name = format!("gate-test-{i}");
+                let r = trigger_serialized(&ctl, &name, None).await;
+                assert_eq!(r, Err(ApiError::NotFound(format!("VIP not found: {name}"))));
+            }
+            // A caller that times out while waiting behind another.
+            let first = Gate::enter("gate-test-held");
+            let held = first.lock.as_ref().map(|l| l.try_lock_arc());
+            let r = bounded(
+                Duration::from_millis(20),
+                trigger_serialized(&ctl, "gate-test-held", None),
+            )
+            .await;
+            assert!(matches!(r, Err(ApiError::Unavailable(_))));
+            drop(held);
+            drop(first);
+            drop(ctl);
+            owner.await;
+        });
+        let m = TRIGGER_GATES.lock().unwrap();
+        assert!(
+            !m.keys().any(|k| k.starts_with("gate-test-")),
+            "{:?}",
+            m.keys()
+        );
     }
 }
