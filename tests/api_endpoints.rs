@@ -269,7 +269,7 @@ fn trigger_runs_every_check_or_one() {
     assert_eq!(v["results"].as_object().unwrap().len(), 1);
     assert_eq!(v["results"]["web"]["success"], true);
     assert_eq!(v["result"]["success"], false);
-    assert_eq!(v["result"]["detail"], "HTTP 200 OK");
+    assert_eq!(v["result"]["detail"], "HTTP 200 OK; checks_policy fails");
     assert_eq!(v["result"]["details"]["status_code"], 200);
 
     // A single-check VIP: `result` is that check's result (Go pathosd's shape).

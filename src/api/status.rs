@@ -190,8 +190,13 @@ pub fn trigger_json(o: &TriggerOutcome) -> Value {
         [(_, r)] => {
             let mut v = result_json(r);
             // checks_policy may still disagree (a ?check= run on a VIP whose
-            // other checks count as failed): the combination decides success.
-            v["success"] = Value::Bool(o.combined);
+            // other checks count as failed): the combination decides success,
+            // and the detail says why it differs from the check's own.
+            if o.combined != r.ok {
+                v["success"] = Value::Bool(o.combined);
+                let policy = if o.combined { "holds" } else { "fails" };
+                v["detail"] = Value::String(format!("{}; checks_policy {policy}", r.detail));
+            }
             v
         }
         rs => {
