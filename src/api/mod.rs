@@ -4,5 +4,10 @@
 
 pub mod control;
 pub mod http;
+pub mod metrics;
 pub mod model;
+pub mod page;
 pub mod prom;
+pub mod routes;
+pub mod status;
+pub mod ubus_methods;
