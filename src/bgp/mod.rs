@@ -1,3 +1,4 @@
 //! BGP speaker: `wire` (codec), `fsm` (RFC 4271 state machine), RIB-out and the smol driver.
 
 pub mod types;
+pub mod wire;
