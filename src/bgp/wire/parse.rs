@@ -19,33 +19,33 @@ pub(crate) fn run<'a, O>(
     step.map_err(|_| err())
 }
 
-pub(crate) fn u8_<'a>(
-    i: &'a [u8],
+pub(crate) fn u8_(
+    i: &[u8],
     err: impl FnOnce() -> Notification,
-) -> Result<(&'a [u8], u8), Notification> {
+) -> Result<(&[u8], u8), Notification> {
     run(be_u8(i), err)
 }
 
-pub(crate) fn u16_<'a>(
-    i: &'a [u8],
+pub(crate) fn u16_(
+    i: &[u8],
     err: impl FnOnce() -> Notification,
-) -> Result<(&'a [u8], u16), Notification> {
+) -> Result<(&[u8], u16), Notification> {
     run(be_u16(i), err)
 }
 
-pub(crate) fn u32_<'a>(
-    i: &'a [u8],
+pub(crate) fn u32_(
+    i: &[u8],
     err: impl FnOnce() -> Notification,
-) -> Result<(&'a [u8], u32), Notification> {
+) -> Result<(&[u8], u32), Notification> {
     run(be_u32(i), err)
 }
 
 /// Takes exactly `n` octets; fails (never panics) when fewer remain.
-pub(crate) fn bytes<'a>(
-    i: &'a [u8],
+pub(crate) fn bytes(
+    i: &[u8],
     n: usize,
     err: impl FnOnce() -> Notification,
-) -> Result<(&'a [u8], &'a [u8]), Notification> {
+) -> Result<(&[u8], &[u8]), Notification> {
     run(take(n).parse(i), err)
 }
 
