@@ -683,10 +683,15 @@ fn update_session_reset_errors() {
     assert_eq!((c, s, d), (3, 2, wk.to_vec()));
 }
 
+/// Type code, action and the RFC 4271 subcode (0 when silently ignored).
 fn first_error(u: &Update) -> (u8, AttrAction, u8) {
     let e = &u.errors[0];
     assert!(!e.to_string().is_empty());
-    (e.type_code, e.action, e.notification.subcode)
+    (
+        e.type_code,
+        e.action,
+        e.notification.as_ref().map_or(0, |n| n.subcode),
+    )
 }
 
 #[test]
@@ -773,7 +778,7 @@ fn update_rfc7606_treat_as_withdraw() {
     // Missing NEXT_HOP with IPv4 NLRI (§3 d), data = the missing type.
     let u = soft(&attrs(&[ORIGIN, AS_PATH4]), NLRI, &EBGP4);
     assert_eq!(first_error(&u), (3, taw, 3));
-    assert_eq!(u.errors[0].notification.data, vec![3]);
+    assert_eq!(u.errors[0].notification.as_ref().unwrap().data, vec![3]);
     // ... but a pure withdrawal needs no attributes at all.
     let w = decode(&msg(2, &update_body(NLRI, &[], &[])), &EBGP4).unwrap();
     let Message::Update(w) = w else { panic!() };
@@ -829,8 +834,11 @@ fn update_rfc7606_attribute_discard() {
         NLRI,
         &EBGP4,
     );
-    assert_eq!(first_error(&u).0..=first_error(&u).0, 5..=5);
-    assert_eq!(first_error(&u).1, d);
+    assert_eq!(first_error(&u), (5, d, 0));
+    assert_eq!(
+        u.errors[0].to_string(),
+        "LOCAL_PREF (type 5): attribute discarded"
+    );
     assert_eq!(u.local_pref(), None);
     assert_eq!(u.announced(), vec![p("198.51.100.0/24")]);
     // ATOMIC_AGGREGATE with a value (§7.6), AGGREGATOR of 7 octets (§7.7).
@@ -862,7 +870,7 @@ fn update_rfc7606_attribute_discard() {
     // on a two-octet session (RFC 6793 §6).
     let as4: &[u8] = &[0xc0, 17, 6, 2, 1, 0, 0, 0xfd, 0xe9];
     let u = soft(&attrs(&[ORIGIN, AS_PATH4, NEXT_HOP, as4]), NLRI, &EBGP4);
-    assert_eq!(first_error(&u).1, d);
+    assert_eq!(first_error(&u), (17, d, 0));
     let two = DecodeCtx {
         four_octet_as: false,
         ebgp: true,
@@ -872,7 +880,7 @@ fn update_rfc7606_attribute_discard() {
     assert!(u.errors.is_empty());
     let bad_as4: &[u8] = &[0xc0, 17, 6, 3, 1, 0, 0, 0xfd, 0xe9];
     let u = soft(&attrs(&[ORIGIN, as_path2, NEXT_HOP, bad_as4]), NLRI, &two);
-    assert_eq!(first_error(&u).1, d);
+    assert_eq!(first_error(&u), (17, d, 9));
     assert!(!u.treat_as_withdraw());
 }
 

@@ -109,6 +109,17 @@ pub struct DecodeCtx {
     pub ebgp: bool,
 }
 
+impl DecodeCtx {
+    /// The context after both OPENs: four-octet ASes only if both sides
+    /// advertised the capability (RFC 6793 §4), eBGP if the ASes differ.
+    pub fn negotiated(ours: &Open, theirs: &Open) -> DecodeCtx {
+        DecodeCtx {
+            four_octet_as: ours.four_octet_as().is_some() && theirs.four_octet_as().is_some(),
+            ebgp: ours.asn() != theirs.asn(),
+        }
+    }
+}
+
 /// ROUTE-REFRESH (RFC 2918 §3). `subtype` is the former Reserved octet, which
 /// RFC 7313 §3.2 uses for BoRR (1) and EoRR (2); 0 is a plain refresh request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -413,6 +424,28 @@ mod tests {
         plain.extend_from_slice(&[0, 1, 0, 1, 0]);
         let n = decode(&plain, &ctx).unwrap_err();
         assert_eq!((n.code, n.subcode, n.data), (1, 2, vec![0, 24]));
+    }
+
+    #[test]
+    fn negotiated_context_needs_both_four_octet_capabilities() {
+        let id = std::net::Ipv4Addr::new(10, 0, 0, 1);
+        let ours = Open::pathosd(65001, 90, id, &[Afi::Ipv4], false);
+        let new_peer = Open::pathosd(65002, 90, id, &[Afi::Ipv4], false);
+        let old_peer = Open::new(65001, 90, id, vec![]);
+        assert_eq!(
+            DecodeCtx::negotiated(&ours, &new_peer),
+            DecodeCtx {
+                four_octet_as: true,
+                ebgp: true
+            }
+        );
+        assert_eq!(
+            DecodeCtx::negotiated(&ours, &old_peer),
+            DecodeCtx {
+                four_octet_as: false,
+                ebgp: false
+            }
+        );
     }
 
     #[test]

@@ -469,12 +469,13 @@ pub enum AttrAction {
 }
 
 /// An attribute error a received UPDATE survived, with the NOTIFICATION
-/// RFC 4271 would have sent for it (for logs).
+/// RFC 4271 would have sent for it (for logs; `None` where the RFCs say
+/// to ignore the attribute without it being an error).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AttrError {
     pub type_code: u8,
     pub action: AttrAction,
-    pub notification: Notification,
+    pub notification: Option<Notification>,
 }
 
 impl fmt::Display for AttrError {
@@ -486,11 +487,14 @@ impl fmt::Display for AttrError {
         };
         write!(
             f,
-            "{} (type {}): {action}: {}",
+            "{} (type {}): {action}",
             attr_name(self.type_code),
-            self.type_code,
-            self.notification
-        )
+            self.type_code
+        )?;
+        match &self.notification {
+            Some(n) => write!(f, ": {n}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -730,10 +734,10 @@ pub(crate) fn decode_body(body: &[u8], ctx: &super::DecodeCtx) -> Result<Update,
                 update.errors.push(AttrError {
                     type_code: rest.get(1).copied().unwrap_or(0),
                     action: AttrAction::TreatAsWithdraw,
-                    notification: Notification::update(
+                    notification: Some(Notification::update(
                         UpdateError::AttributeLengthError,
                         rest.to_vec(),
-                    ),
+                    )),
                 });
                 break;
             }
@@ -755,10 +759,10 @@ pub(crate) fn decode_body(body: &[u8], ctx: &super::DecodeCtx) -> Result<Update,
             update.errors.push(AttrError {
                 type_code,
                 action: AttrAction::Discard,
-                notification: Notification::update(
+                notification: Some(Notification::update(
                     UpdateError::MalformedAttributeList,
                     whole.to_vec(),
-                ),
+                )),
             });
             continue;
         }
@@ -768,7 +772,9 @@ pub(crate) fn decode_body(body: &[u8], ctx: &super::DecodeCtx) -> Result<Update,
                 update.attrs.push(attr);
                 update.errors.extend(soft);
             }
-            Err(e) if e.action == AttrAction::Reset => return Err(e.notification),
+            Err(e) if e.action == AttrAction::Reset => {
+                return Err(e.notification.unwrap_or_else(malformed_list))
+            }
             Err(e) => update.errors.push(e),
         }
     }
@@ -788,10 +794,10 @@ pub(crate) fn decode_body(body: &[u8], ctx: &super::DecodeCtx) -> Result<Update,
                 update.errors.push(AttrError {
                     type_code: t,
                     action: AttrAction::TreatAsWithdraw,
-                    notification: Notification::update(
+                    notification: Some(Notification::update(
                         UpdateError::MissingWellKnownAttribute,
                         vec![t],
-                    ),
+                    )),
                 });
             }
         }
@@ -811,7 +817,7 @@ fn decode_attr(
     let fail = |action: AttrAction, sub: UpdateError, data: Vec<u8>| AttrError {
         type_code,
         action,
-        notification: Notification::update(sub, data),
+        notification: Some(Notification::update(sub, data)),
     };
     let len_err = |action| fail(action, UpdateError::AttributeLengthError, whole.to_vec());
 
@@ -859,6 +865,15 @@ fn decode_attr(
         return Err(err);
     }
     Ok((attr, None))
+}
+
+/// An attribute dropped without it being an error in RFC 4271 terms.
+fn ignored(type_code: u8) -> AttrError {
+    AttrError {
+        type_code,
+        action: AttrAction::Discard,
+        notification: None,
+    }
 }
 
 type LenErr<'a> = dyn Fn(AttrAction) -> AttrError + 'a;
@@ -930,11 +945,7 @@ fn decode_known(
             // considered malformed if its length is not equal to 4 ...
             // treat-as-withdraw".
             if ctx.ebgp {
-                return Err(fail(
-                    discard,
-                    UpdateError::AttributeFlagsError,
-                    whole.to_vec(),
-                ));
+                return Err(ignored(type_code));
             }
             PathAttr::LocalPref(u32_of(v).ok_or_else(|| len_err(taw))?)
         }
@@ -1002,11 +1013,7 @@ fn decode_known(
             // AS4_AGGREGATOR] to a NEW BGP speaker"; received anyway, they
             // carry nothing AS_PATH does not, so they are discarded.
             if ctx.four_octet_as {
-                return Err(fail(
-                    discard,
-                    UpdateError::OptionalAttributeError,
-                    whole.to_vec(),
-                ));
+                return Err(ignored(type_code));
             }
             // RFC 6793 §6: malformed AS4_PATH / AS4_AGGREGATOR is handled by
             // "attribute discard"; AS4_PATH may not hold confederation segments.
