@@ -67,10 +67,13 @@ pub struct GracefulRestart {
 }
 
 impl GracefulRestart {
-    /// What pathosd advertises: Restart Time 0 and no forwarding state for
-    /// any family, so a peer never retains pathosd's routes after the
-    /// session drops ("Receiving Speaker" role only, RFC 4724 §4.2: with a
-    /// zero Restart Time the peer deletes the stale routes at once).
+    /// What pathosd advertises: Restart Time 0 and no Forwarding State bit
+    /// for any family, so a peer never retains pathosd's routes after the
+    /// session drops. RFC 4724 §4.2: the receiving speaker deletes the stale
+    /// routes when the Restart Time passes without a new session, and on
+    /// the new OPEN drops those of families whose Forwarding State bit is
+    /// clear; both happen at once here. pathosd still learns whether the
+    /// peer can help, and sends End-of-RIB.
     pub fn helper_only(families: &[Afi]) -> GracefulRestart {
         GracefulRestart {
             flags: 0,

@@ -1009,9 +1009,9 @@ fn decode_known(
             )
         }
         at::AS4_PATH | at::AS4_AGGREGATOR => {
-            // RFC 6793 §3: "... a NEW BGP speaker MUST NOT send [AS4_PATH or
-            // AS4_AGGREGATOR] to a NEW BGP speaker"; received anyway, they
-            // carry nothing AS_PATH does not, so they are discarded.
+            // RFC 6793 §4.1: AS4_PATH and AS4_AGGREGATOR are only sent to
+            // OLD speakers; between two NEW speakers AS_PATH already holds
+            // four-octet ASes, so copies received anyway are discarded.
             if ctx.four_octet_as {
                 return Err(ignored(type_code));
             }
