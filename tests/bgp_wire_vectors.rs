@@ -267,6 +267,7 @@ fn bird_ipv4_update_four_octet_ebgp() {
     assert_eq!(u.announced(), a_v4());
     assert!(u.withdrawn_prefixes().is_empty());
     assert_eq!(u.is_end_of_rib(), None);
+    assert_eq!(Message::Update(u).to_string(), "UPDATE +3 -0 prefixes");
 }
 
 #[test]

@@ -170,6 +170,45 @@ impl Message {
     }
 }
 
+/// One line per message for logs, e.g. `UPDATE +3 -1 prefixes` or
+/// `OPEN AS 65001 hold 90 id 192.0.2.1`.
+impl std::fmt::Display for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Message::Open(o) => write!(
+                f,
+                "OPEN AS {} hold {} id {} ({} capabilities)",
+                o.asn(),
+                o.hold_time,
+                o.bgp_id,
+                o.capabilities.len()
+            ),
+            Message::Update(u) => match u.is_end_of_rib() {
+                Some(afi) => write!(f, "UPDATE End-of-RIB {afi:?}"),
+                None => {
+                    write!(
+                        f,
+                        "UPDATE +{} -{} prefixes",
+                        u.announced().len(),
+                        u.withdrawn_prefixes().len()
+                    )?;
+                    for e in &u.errors {
+                        write!(f, "; {e}")?;
+                    }
+                    Ok(())
+                }
+            },
+            Message::Notification(n) => write!(f, "NOTIFICATION {n}"),
+            Message::Keepalive => f.write_str("KEEPALIVE"),
+            Message::RouteRefresh(r) => write!(
+                f,
+                "ROUTE-REFRESH AFI {} SAFI {} subtype {}",
+                r.afi, r.safi, r.subtype
+            ),
+        }
+    }
+}
+
 pub(crate) fn afi_code(afi: Afi) -> u16 {
     match afi {
         Afi::Ipv4 => AFI_IPV4,
@@ -407,6 +446,11 @@ mod tests {
         assert_eq!(decode(&encode_keepalive(), &ctx), Ok(Message::Keepalive));
         assert_eq!(encode(&Message::Keepalive, &ctx), Some(encode_keepalive()));
         let rr = Message::RouteRefresh(RouteRefresh::request(Afi::Ipv6));
+        assert_eq!(rr.to_string(), "ROUTE-REFRESH AFI 2 SAFI 1 subtype 0");
+        assert_eq!(
+            Message::Update(Update::end_of_rib(Afi::Ipv6)).to_string(),
+            "UPDATE End-of-RIB Ipv6"
+        );
         let bytes = encode(&rr, &ctx).unwrap();
         assert_eq!(&bytes[16..], &[0, 23, 5, 0, 2, 0, 1]);
         assert_eq!(decode(&bytes, &ctx), Ok(rr));

@@ -824,9 +824,10 @@ fn decode_attr(
     let expected = match expected_flags(type_code) {
         Some(e) => e,
         None => {
-            // RFC 4271 §6.3: "If any of the well-known mandatory attributes
+            // RFC 4271 §6.3: "If any of the mandatory well-known attributes
             // are not recognized, then the Error Subcode MUST be set to
-            // Unrecognized Well-known Attribute." Unknown optional ones are
+            // Unrecognized Well-known Attribute." An attribute with the
+            // Optional bit clear that we do not know is such an attribute. Unknown optional ones are
             // kept (transitive) or may be ignored (non-transitive); keeping
             // both raw is harmless since pathosd never re-advertises them.
             if flags & FLAG_OPTIONAL == 0 {
