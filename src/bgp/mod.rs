@@ -3,3 +3,4 @@
 pub mod fsm;
 pub mod rib_out;
 pub mod types;
+pub mod wire;
