@@ -60,7 +60,7 @@ pub fn parse_args(args: &[String]) -> Result<Invocation, String> {
         Some("convert") => Command::Convert,
         // pathosd's `run` is the default command: `pathosd --config FILE`.
         Some(flag) if flag.starts_with('-') => {
-            return parse_flags(Command::Run, &args[..]);
+            return parse_flags(Command::Run, args);
         }
         Some(other) => return Err(format!("unknown command {other:?}")),
     };
@@ -225,10 +225,22 @@ mod tests {
     fn parses_commands_and_flags() {
         assert_eq!(p(&["--version"]), Ok(Invocation::Version));
         assert_eq!(p(&["-h"]), Ok(Invocation::Help));
-        assert_eq!(p(&["run", "--config", "f", "--debug"]), Ok(cfg(Command::Run, "f", None, true)));
-        assert_eq!(p(&["--debug", "-c", "f"]), Ok(cfg(Command::Run, "f", None, true)));
-        assert_eq!(p(&["validate", "--config=f", "--format=uci"]), Ok(cfg(Command::Validate, "f", Some(Format::Uci), false)));
-        assert_eq!(p(&["convert", "--format", "json", "-c", "f"]), Ok(cfg(Command::Convert, "f", Some(Format::Json), false)));
+        assert_eq!(
+            p(&["run", "--config", "f", "--debug"]),
+            Ok(cfg(Command::Run, "f", None, true))
+        );
+        assert_eq!(
+            p(&["--debug", "-c", "f"]),
+            Ok(cfg(Command::Run, "f", None, true))
+        );
+        assert_eq!(
+            p(&["validate", "--config=f", "--format=uci"]),
+            Ok(cfg(Command::Validate, "f", Some(Format::Uci), false))
+        );
+        assert_eq!(
+            p(&["convert", "--format", "json", "-c", "f"]),
+            Ok(cfg(Command::Convert, "f", Some(Format::Json), false))
+        );
     }
 
     #[test]
@@ -236,12 +248,33 @@ mod tests {
         assert_eq!(p(&[]), Err("a command is required".into()));
         assert_eq!(p(&["start"]), Err("unknown command \"start\"".into()));
         assert_eq!(p(&["run"]), Err("run needs --config FILE".into()));
-        assert_eq!(p(&["validate", "--config"]), Err("--config needs a value".into()));
-        assert_eq!(p(&["validate", "-c", "a", "-c", "b"]), Err("--config given twice".into()));
-        assert_eq!(p(&["validate", "-c", "a", "--debug"]), Err("--debug applies only to run".into()));
-        assert_eq!(p(&["validate", "-c", "a", "--format", "yaml"]), Err("unknown format \"yaml\" (json or uci)".into()));
-        assert_eq!(p(&["validate", "-c", "a", "--verbose"]), Err("unknown option \"--verbose\"".into()));
-        assert_eq!(p(&["validate", "-c", "a", "extra"]), Err("unexpected argument \"extra\"".into()));
-        assert_eq!(p(&["--version", "x"]), Err("unexpected argument \"x\" after --version".into()));
+        assert_eq!(
+            p(&["validate", "--config"]),
+            Err("--config needs a value".into())
+        );
+        assert_eq!(
+            p(&["validate", "-c", "a", "-c", "b"]),
+            Err("--config given twice".into())
+        );
+        assert_eq!(
+            p(&["validate", "-c", "a", "--debug"]),
+            Err("--debug applies only to run".into())
+        );
+        assert_eq!(
+            p(&["validate", "-c", "a", "--format", "yaml"]),
+            Err("unknown format \"yaml\" (json or uci)".into())
+        );
+        assert_eq!(
+            p(&["validate", "-c", "a", "--verbose"]),
+            Err("unknown option \"--verbose\"".into())
+        );
+        assert_eq!(
+            p(&["validate", "-c", "a", "extra"]),
+            Err("unexpected argument \"extra\"".into())
+        );
+        assert_eq!(
+            p(&["--version", "x"]),
+            Err("unexpected argument \"x\" after --version".into())
+        );
     }
 }

@@ -20,7 +20,10 @@ pub fn json_schema() -> Value {
         );
         o.insert("title".into(), json!("pathosd configuration, schema v1"));
         // What validation requires at the top level; the rest has defaults.
-        o.insert("required".into(), json!(["schema", "router", "bgp", "vips"]));
+        o.insert(
+            "required".into(),
+            json!(["schema", "router", "bgp", "vips"]),
+        );
         if let Some(Value::Object(p)) = o.get_mut("properties") {
             p.insert(
                 "schema".into(),

@@ -151,7 +151,14 @@ mod tests {
                       "exec": {"command": "/bin/echo", "args": ["%%{X}", "%%%{X}", "%{Y}"]}}}]}"#;
         let env = |n: &str| (n == "Y").then(|| "%{Z}".to_string());
         let c = load_str(src, None, &env).unwrap();
-        let args = &c.vips[0].check.as_ref().unwrap().exec.as_ref().unwrap().args;
+        let args = &c.vips[0]
+            .check
+            .as_ref()
+            .unwrap()
+            .exec
+            .as_ref()
+            .unwrap()
+            .args;
         assert_eq!(args, &["%{X}", "%%{X}", "%{Z}"]);
         assert_eq!(load_str(&to_json(&c), None, &|_| None).unwrap(), c);
     }
