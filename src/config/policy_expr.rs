@@ -552,4 +552,33 @@ mod tests {
         assert!(!is_identifier("web-1"));
         assert!(!is_identifier(""));
     }
+
+    fn arb_expr() -> impl proptest::strategy::Strategy<Value = Expr> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Expr::All),
+            Just(Expr::Any),
+            "[a-z_][a-z0-9_]{0,6}"
+                .prop_filter("reserved", |n| !RESERVED.contains(&n.as_str()))
+                .prop_map(Expr::Name),
+            (1u32..10).prop_map(Expr::AtLeast),
+            (0u32..=100).prop_map(|p| Expr::Ratio(Cmp::Ge, f64::from(p) / 100.0)),
+        ];
+        leaf.prop_recursive(6, 40, 2, |inner| {
+            prop_oneof![
+                inner.clone().prop_map(|e| Expr::Not(Box::new(e))),
+                (inner.clone(), inner.clone())
+                    .prop_map(|(a, b)| Expr::And(Box::new(a), Box::new(b))),
+                (inner.clone(), inner).prop_map(|(a, b)| Expr::Or(Box::new(a), Box::new(b))),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Printing keeps the tree: precedence and associativity round-trip.
+        #[test]
+        fn printed_policies_parse_back(e in arb_expr()) {
+            proptest::prop_assert_eq!(parse(&e.to_string()), Ok(e));
+        }
+    }
 }
