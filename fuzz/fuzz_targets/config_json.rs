@@ -13,8 +13,8 @@ fuzz_target!(|data: &[u8]| {
     let env = |name: &str| (name.len() < 4).then(|| "10.0.0.1".to_string());
     if let Ok(c) = load_str(text, None, &env) {
         let json = to_json(&c);
-        let again = load_str(&json, Some(Format::Json), &|_| None)
-            .expect("converted config must load");
+        let again =
+            load_str(&json, Some(Format::Json), &|_| None).expect("converted config must load");
         assert_eq!(again, c);
     }
 });

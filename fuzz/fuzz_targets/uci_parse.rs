@@ -16,9 +16,11 @@ fn shape(f: &UciFile) -> Vec<(String, Option<String>, Vec<(String, Vec<String>, 
                 .iter()
                 .map(|o| match &o.value {
                     UciValue::Single(v) => (o.name.clone(), vec![v.clone()], false),
-                    UciValue::List(l) => {
-                        (o.name.clone(), l.iter().map(|(v, _)| v.clone()).collect(), true)
-                    }
+                    UciValue::List(l) => (
+                        o.name.clone(),
+                        l.iter().map(|(v, _)| v.clone()).collect(),
+                        true,
+                    ),
                 })
                 .collect();
             (s.kind.clone(), s.name.clone(), opts)
