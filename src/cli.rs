@@ -1,21 +1,280 @@
 //! Command line: `pathosd run|validate|convert`, `pathosd --version`.
+//! Hand-written rather than clap: the binary has to fit a router's flash.
 
+use crate::config::{self, Config, Format, LogLevel};
 use std::ffi::OsString;
+use std::path::PathBuf;
+
+const USAGE: &str = "\
+usage: pathosd run --config FILE [--format json|uci] [--debug]
+       pathosd validate --config FILE [--format json|uci]
+       pathosd convert --config FILE [--format json|uci]
+       pathosd --version
+
+  run       load and validate FILE, then run the daemon
+  validate  check FILE and list every error
+  convert   print FILE (for example /etc/config/pathosd) as v1 JSON
+
+FILE is JSON or UCI, told apart by its content unless --format says.
+Exit status: 0 ok, 1 invalid configuration, 2 usage error.";
+
+/// Exit statuses.
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_INVALID: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Run,
+    Validate,
+    Convert,
+}
+
+/// A parsed command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invocation {
+    Version,
+    Help,
+    Config {
+        command: Command,
+        config: PathBuf,
+        format: Option<Format>,
+        debug: bool,
+    },
+}
+
+/// Parses the arguments after the program name.
+pub fn parse_args(args: &[String]) -> Result<Invocation, String> {
+    let mut it = args.iter().peekable();
+    let command = match it.peek().map(|s| s.as_str()) {
+        None => return Err("a command is required".into()),
+        Some("--version") | Some("-V") | Some("version") => {
+            return match args.len() {
+                1 => Ok(Invocation::Version),
+                _ => Err(format!("unexpected argument {:?} after --version", args[1])),
+            };
+        }
+        Some("--help") | Some("-h") | Some("help") => return Ok(Invocation::Help),
+        Some("run") => Command::Run,
+        Some("validate") => Command::Validate,
+        Some("convert") => Command::Convert,
+        // pathosd's `run` is the default command: `pathosd --config FILE`.
+        Some(flag) if flag.starts_with('-') => {
+            return parse_flags(Command::Run, args);
+        }
+        Some(other) => return Err(format!("unknown command {other:?}")),
+    };
+    it.next();
+    parse_flags(command, &args[1..])
+}
+
+fn parse_flags(command: Command, args: &[String]) -> Result<Invocation, String> {
+    let mut config: Option<PathBuf> = None;
+    let mut format: Option<Format> = None;
+    let mut debug = false;
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = |name: &str| -> Result<String, String> {
+            if let Some(v) = inline.clone() {
+                return Ok(v);
+            }
+            match args.get(i) {
+                Some(v) => {
+                    i += 1;
+                    Ok(v.clone())
+                }
+                None => Err(format!("{name} needs a value")),
+            }
+        };
+        match flag {
+            "--config" | "-c" => {
+                let v = value("--config")?;
+                if v.is_empty() {
+                    return Err("--config needs a file name".into());
+                }
+                if config.replace(PathBuf::from(v)).is_some() {
+                    return Err("--config given twice".into());
+                }
+            }
+            "--format" => {
+                let v = value("--format")?;
+                if format.replace(v.parse()?).is_some() {
+                    return Err("--format given twice".into());
+                }
+            }
+            "--debug" if command == Command::Run && inline.is_none() => debug = true,
+            "--debug" => return Err("--debug applies only to run".into()),
+            other if other.starts_with('-') => return Err(format!("unknown option {other:?}")),
+            other => return Err(format!("unexpected argument {other:?}")),
+        }
+    }
+    let name = match command {
+        Command::Run => "run",
+        Command::Validate => "validate",
+        Command::Convert => "convert",
+    };
+    let config = config.ok_or_else(|| format!("{name} needs --config FILE"))?;
+    Ok(Invocation::Config {
+        command,
+        config,
+        format,
+        debug,
+    })
+}
 
 /// Runs the CLI and returns the process exit code: 0 ok, 1 invalid config, 2 usage.
 pub fn main(args: Vec<OsString>) -> i32 {
     let args: Vec<String> = args
         .iter()
+        .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    match args.get(1).map(String::as_str) {
-        Some("--version") | Some("-V") => {
+    let inv = match parse_args(&args) {
+        Ok(inv) => inv,
+        Err(e) => {
+            eprintln!("pathosd: {e}\n{USAGE}");
+            return EXIT_USAGE;
+        }
+    };
+    match inv {
+        Invocation::Version => {
             println!("pathosd {}", env!("CARGO_PKG_VERSION"));
-            0
+            EXIT_OK
         }
-        _ => {
-            eprintln!("usage: pathosd run|validate|convert --config FILE");
-            2
+        Invocation::Help => {
+            println!("{USAGE}");
+            EXIT_OK
         }
+        Invocation::Config {
+            command,
+            config: path,
+            format,
+            debug,
+        } => {
+            let mut cfg = match config::load_config(&path, format) {
+                Ok(c) => c,
+                Err(errs) => {
+                    eprintln!(
+                        "pathosd: {}: invalid configuration ({} error{}):",
+                        path.display(),
+                        errs.len(),
+                        if errs.len() == 1 { "" } else { "s" }
+                    );
+                    for e in &errs {
+                        eprintln!("{e}");
+                    }
+                    return EXIT_INVALID;
+                }
+            };
+            match command {
+                Command::Validate => {
+                    println!("configuration is valid");
+                    EXIT_OK
+                }
+                Command::Convert => {
+                    print!("{}", config::load::to_json(&cfg));
+                    EXIT_OK
+                }
+                Command::Run => {
+                    if debug {
+                        cfg.logging.level = LogLevel::Debug;
+                    }
+                    run(cfg)
+                }
+            }
+        }
+    }
+}
+
+/// Runs the daemon on a valid config and returns the exit status. The
+/// daemon lands in later issues; until it is wired here, `run` stops after
+/// loading and validating.
+pub fn run(cfg: Config) -> i32 {
+    eprintln!(
+        "pathosd: configuration is valid ({} VIPs, {} neighbors); the daemon is not wired in yet",
+        cfg.vips.len(),
+        cfg.bgp.neighbors.len()
+    );
+    EXIT_OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Invocation, String> {
+        parse_args(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    fn cfg(command: Command, file: &str, format: Option<Format>, debug: bool) -> Invocation {
+        Invocation::Config {
+            command,
+            config: PathBuf::from(file),
+            format,
+            debug,
+        }
+    }
+
+    #[test]
+    fn parses_commands_and_flags() {
+        assert_eq!(p(&["--version"]), Ok(Invocation::Version));
+        assert_eq!(p(&["-h"]), Ok(Invocation::Help));
+        assert_eq!(
+            p(&["run", "--config", "f", "--debug"]),
+            Ok(cfg(Command::Run, "f", None, true))
+        );
+        assert_eq!(
+            p(&["--debug", "-c", "f"]),
+            Ok(cfg(Command::Run, "f", None, true))
+        );
+        assert_eq!(
+            p(&["validate", "--config=f", "--format=uci"]),
+            Ok(cfg(Command::Validate, "f", Some(Format::Uci), false))
+        );
+        assert_eq!(
+            p(&["convert", "--format", "json", "-c", "f"]),
+            Ok(cfg(Command::Convert, "f", Some(Format::Json), false))
+        );
+    }
+
+    #[test]
+    fn usage_errors() {
+        assert_eq!(p(&[]), Err("a command is required".into()));
+        assert_eq!(p(&["start"]), Err("unknown command \"start\"".into()));
+        assert_eq!(p(&["run"]), Err("run needs --config FILE".into()));
+        assert_eq!(
+            p(&["validate", "--config"]),
+            Err("--config needs a value".into())
+        );
+        assert_eq!(
+            p(&["validate", "-c", "a", "-c", "b"]),
+            Err("--config given twice".into())
+        );
+        assert_eq!(
+            p(&["validate", "-c", "a", "--debug"]),
+            Err("--debug applies only to run".into())
+        );
+        assert_eq!(
+            p(&["validate", "-c", "a", "--format", "yaml"]),
+            Err("unknown format \"yaml\" (json or uci)".into())
+        );
+        assert_eq!(
+            p(&["validate", "-c", "a", "--verbose"]),
+            Err("unknown option \"--verbose\"".into())
+        );
+        assert_eq!(
+            p(&["validate", "-c", "a", "extra"]),
+            Err("unexpected argument \"extra\"".into())
+        );
+        assert_eq!(
+            p(&["--version", "x"]),
+            Err("unexpected argument \"x\" after --version".into())
+        );
     }
 }

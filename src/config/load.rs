@@ -109,9 +109,12 @@ fn finish(cfg: Option<Config>, mut errs: Errors) -> Result<Config, Vec<ConfigErr
     }
 }
 
-/// The v1 JSON of a config, as `pathosd convert` prints it.
+/// The v1 JSON of a config, as `pathosd convert` prints it. A literal `%{`
+/// in a value (written `%%{` in the source) is escaped again, so loading the
+/// output gives back the same config instead of expanding it.
 pub fn to_json(c: &Config) -> String {
-    let mut s = serde_json::to_string_pretty(&c.encode()).unwrap_or_default();
+    let s = serde_json::to_string_pretty(&c.encode()).unwrap_or_default();
+    let mut s = s.replace("%{", "%%{");
     s.push('\n');
     s
 }
@@ -138,6 +141,26 @@ mod tests {
             e[0].to_string(),
             "invalid JSON: expected value at line 2 column 12"
         );
+    }
+
+    #[test]
+    fn converted_output_keeps_literal_placeholders() {
+        let src = r#"{"schema": "v1", "router": {"asn": 1, "router_id": "10.0.0.1"},
+            "bgp": {"neighbors": [{"name": "n", "address": "10.0.0.2", "peer_asn": 2}]},
+            "vips": [{"name": "v", "prefix": "10.0.0.9/32", "check": {"type": "exec",
+                      "exec": {"command": "/bin/echo", "args": ["%%{X}", "%%%{X}", "%{Y}"]}}}]}"#;
+        let env = |n: &str| (n == "Y").then(|| "%{Z}".to_string());
+        let c = load_str(src, None, &env).unwrap();
+        let args = &c.vips[0]
+            .check
+            .as_ref()
+            .unwrap()
+            .exec
+            .as_ref()
+            .unwrap()
+            .args;
+        assert_eq!(args, &["%{X}", "%%{X}", "%{Z}"]);
+        assert_eq!(load_str(&to_json(&c), None, &|_| None).unwrap(), c);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod duration;
 pub mod env;
 pub mod field;
+pub mod json_schema;
 pub mod load;
 pub mod policy_expr;
 pub mod schema;

@@ -88,19 +88,55 @@ impl fmt::Display for PolicyError {
     }
 }
 
-impl fmt::Display for Expr {
-    /// Prints a fully parenthesised form that parses back to the same tree.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Expr {
+    /// Binding strength, loosest first; atoms bind tightest.
+    fn precedence(&self) -> u8 {
+        match self {
+            Expr::Or(..) => 1,
+            Expr::And(..) => 2,
+            Expr::Not(_) => 3,
+            _ => 4,
+        }
+    }
+
+    fn fmt_min(&self, f: &mut fmt::Formatter<'_>, min: u8) -> fmt::Result {
+        if self.precedence() < min {
+            f.write_str("(")?;
+            self.fmt_min(f, 0)?;
+            return f.write_str(")");
+        }
         match self {
             Expr::All => f.write_str("all"),
             Expr::Any => f.write_str("any"),
             Expr::Name(n) => f.write_str(n),
-            Expr::Not(e) => write!(f, "!({e})"),
-            Expr::And(a, b) => write!(f, "({a} && {b})"),
-            Expr::Or(a, b) => write!(f, "({a} || {b})"),
+            Expr::Not(e) => {
+                f.write_str("!")?;
+                e.fmt_min(f, 3)
+            }
+            // Operators associate to the left, so only a right operand of
+            // the same operator needs parentheses to keep the tree's shape.
+            Expr::And(a, b) => {
+                a.fmt_min(f, 2)?;
+                f.write_str(" && ")?;
+                b.fmt_min(f, 3)
+            }
+            Expr::Or(a, b) => {
+                a.fmt_min(f, 1)?;
+                f.write_str(" || ")?;
+                b.fmt_min(f, 2)
+            }
             Expr::AtLeast(n) => write!(f, "at_least({n})"),
-            Expr::Ratio(c, x) => write!(f, "ratio {} {x:?}", c.as_str()),
+            // `{}` on f64 never uses an exponent, which the parser lacks.
+            Expr::Ratio(c, x) => write!(f, "ratio {} {x}", c.as_str()),
         }
+    }
+}
+
+impl fmt::Display for Expr {
+    /// Prints the expression with the fewest parentheses that parse back to
+    /// the same tree (so never nested deeper than the source was).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_min(f, 0)
     }
 }
 
@@ -515,5 +551,34 @@ mod tests {
         assert!(!is_identifier("1web"));
         assert!(!is_identifier("web-1"));
         assert!(!is_identifier(""));
+    }
+
+    fn arb_expr() -> impl proptest::strategy::Strategy<Value = Expr> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Expr::All),
+            Just(Expr::Any),
+            "[a-z_][a-z0-9_]{0,6}"
+                .prop_filter("reserved", |n| !RESERVED.contains(&n.as_str()))
+                .prop_map(Expr::Name),
+            (1u32..10).prop_map(Expr::AtLeast),
+            (0u32..=100).prop_map(|p| Expr::Ratio(Cmp::Ge, f64::from(p) / 100.0)),
+        ];
+        leaf.prop_recursive(6, 40, 2, |inner| {
+            prop_oneof![
+                inner.clone().prop_map(|e| Expr::Not(Box::new(e))),
+                (inner.clone(), inner.clone())
+                    .prop_map(|(a, b)| Expr::And(Box::new(a), Box::new(b))),
+                (inner.clone(), inner).prop_map(|(a, b)| Expr::Or(Box::new(a), Box::new(b))),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Printing keeps the tree: precedence and associativity round-trip.
+        #[test]
+        fn printed_policies_parse_back(e in arb_expr()) {
+            proptest::prop_assert_eq!(parse(&e.to_string()), Ok(e));
+        }
     }
 }

@@ -264,6 +264,14 @@ impl Check {
     }
 }
 
+impl Neighbor {
+    /// The TCP MD5 key to set, if any. An empty auth_password means none, so
+    /// `"%{PATHOSD_BGP_MD5}"` can be switched off by an empty variable.
+    pub fn md5_key(&self) -> Option<&str> {
+        self.auth_password.as_deref().filter(|k| !k.is_empty())
+    }
+}
+
 impl Vip {
     /// The VIP's checks, whichever of `check` or `checks` holds them.
     pub fn check_list(&self) -> Vec<&Check> {

@@ -593,4 +593,15 @@ mod tests {
         assert_eq!(export(&f), src);
         assert_eq!(parse(&export(&f)).unwrap(), f);
     }
+
+    proptest::proptest! {
+        /// Whatever a value holds, libuci-style quoting reads back the same.
+        #[test]
+        fn quoted_values_read_back(v in "\\PC*", w in "[ -~\n\t]*") {
+            let src = format!("config vip 'a'\n\toption x {}\n\tlist y {}\n", quote(&v), quote(&w));
+            let f = parse(&src).unwrap();
+            proptest::prop_assert_eq!(single(&f, 0, "x"), v);
+            proptest::prop_assert_eq!(list(&f, 0, "y"), vec![w]);
+        }
+    }
 }

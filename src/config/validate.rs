@@ -864,9 +864,9 @@ fn http(
                 &pp,
                 format!("{proxy:?} is not an http:// or https:// proxy URL"),
             );
-        } else if !full
+        } else if full
             .as_ref()
-            .is_some_and(|u| u.host.parse::<IpAddr>().is_err())
+            .is_none_or(|u| u.host.parse::<IpAddr>().is_ok())
         {
             errs.push(
                 &pp,

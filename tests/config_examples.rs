@@ -1,0 +1,51 @@
+//! Every shipped example loads and validates, and the UCI examples say the
+//! same as their JSON conversion.
+
+use pathosd::config::load::{detect, to_json};
+use pathosd::config::{load_config, load_str, Format};
+use std::path::PathBuf;
+
+fn examples() -> Vec<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_example_validates() {
+    let files = examples();
+    assert!(files.len() >= 3, "examples/ has {files:?}");
+    for f in &files {
+        if let Err(errs) = load_config(f, None) {
+            let lines: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+            panic!("{} is invalid:\n{}", f.display(), lines.join("\n"));
+        }
+    }
+}
+
+#[test]
+fn examples_are_detected_by_content() {
+    for f in examples() {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let want = match f.extension().and_then(|e| e.to_str()) {
+            Some("json") => Format::Json,
+            Some("uci") => Format::Uci,
+            other => panic!("unexpected example {other:?}"),
+        };
+        assert_eq!(detect(&text), want, "{}", f.display());
+    }
+}
+
+#[test]
+fn converted_examples_load_back_equal() {
+    for f in examples() {
+        let c = load_config(&f, None).unwrap();
+        let again = load_str(&to_json(&c), Some(Format::Json), &|_| None).unwrap();
+        assert_eq!(again, c, "{}", f.display());
+    }
+}

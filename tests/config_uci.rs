@@ -1,0 +1,237 @@
+//! UCI input end to end: a file as LuCI saves it (through libuci, so with
+//! `'\''` escapes, and with a multi-line value) converts to exactly the
+//! config its hand-written JSON twin describes, and mistakes are reported
+//! by section, option and line.
+
+use pathosd::config::load::to_json;
+use pathosd::config::{load_str, Format};
+
+/// What libuci writes for a config edited in LuCI: `package`, every value in
+/// single quotes, `'` as `'\''`, line breaks kept inside the quotes.
+const LUCI_SAVED: &str = r#"
+package pathosd
+
+config pathosd 'main'
+	option enabled '1'
+	option asn '65001'
+	option router_id '192.168.1.1'
+	option local_address '127.0.0.2'
+	option listen_port '-1'
+	option hold_time '9s'
+	option log_level 'debug'
+	option log_syslog '1'
+
+config neighbor 'bird'
+	option address '127.0.0.1'
+	option peer_asn '65000'
+	option auth_password 'it'\''s a "secret"'
+	option enable_multihop '1'
+	option multihop_ttl '2'
+
+config neighbor 'old'
+	option enabled '0'
+	option address '192.0.2.1'
+
+config vip 'web'
+	option prefix '192.168.1.80/32'
+	option checks_policy 'web_http && !maintenance'
+	option fail_action 'lower_priority'
+	option as_path_prepend '2'
+	list community '65000:100'
+	list large_community '65000:1:100'
+	option lower_priority_as_path_prepend '4'
+	list lower_priority_community '65000:666'
+	option lower_priority_file '/tmp/web.drain'
+
+config check 'web_http'
+	option vip 'web'
+	option type 'http'
+	option host '127.0.0.1'
+	option url '/cgi-bin/luci/'
+	list header 'X-Note: it'\''s fine'
+	list header 'Host: router.lan'
+	list response_code '200'
+	list response_code '300-399'
+	option response_text 'OpenWrt'
+	option interval '2s'
+	option timeout '500ms'
+	option rise '2'
+	option fall '3'
+
+config check 'maintenance'
+	option vip 'web'
+	option type 'exec'
+	option command '/bin/sh'
+	list arg '-c'
+	list arg 'test -e /tmp/maintenance &&
+  exit 1
+exit 0'
+
+config vip 'dns'
+	option prefix '192.168.1.53/32'
+	option fail_action 'withdraw'
+
+config check
+	option vip 'dns'
+	option type 'dns'
+	list query 'openwrt.lan.'
+	option resolver '127.0.0.1'
+	option expected_rcode 'NOERROR'
+"#;
+
+const JSON_TWIN: &str = r#"{
+  "schema": "v1",
+  "router": {"asn": 65001, "router_id": "192.168.1.1", "local_address": "127.0.0.2"},
+  "bgp": {
+    "listen_port": -1,
+    "hold_time": "9s",
+    "neighbors": [{
+      "name": "bird", "address": "127.0.0.1", "peer_asn": 65000,
+      "auth_password": "it's a \"secret\"", "enable_multihop": true, "multihop_ttl": 2
+    }]
+  },
+  "logging": {"level": "debug", "syslog": true},
+  "vips": [
+    {
+      "name": "web",
+      "prefix": "192.168.1.80/32",
+      "checks_policy": "web_http && !maintenance",
+      "policy": {
+        "fail_action": "lower_priority",
+        "announce": {"as_path_prepend": 2, "communities": ["65000:100"], "large_communities": ["65000:1:100"]},
+        "lower_priority": {"as_path_prepend": 4, "communities": ["65000:666"]},
+        "lower_priority_file": "/tmp/web.drain"
+      },
+      "checks": [
+        {
+          "name": "web_http", "type": "http", "interval": "2s", "timeout": "500ms", "rise": 2, "fall": 3,
+          "http": {
+            "host": "127.0.0.1", "url": "/cgi-bin/luci/",
+            "headers": {"X-Note": "it's fine", "Host": "router.lan"},
+            "response_codes": [200, "300-399"], "response_text": "OpenWrt"
+          }
+        },
+        {
+          "name": "maintenance", "type": "exec",
+          "exec": {"command": "/bin/sh", "args": ["-c", "test -e /tmp/maintenance &&\n  exit 1\nexit 0"]}
+        }
+      ]
+    },
+    {
+      "name": "dns",
+      "prefix": "192.168.1.53/32",
+      "policy": {"fail_action": "withdraw"},
+      "check": {"type": "dns", "dns": {"names": ["openwrt.lan."], "resolver": "127.0.0.1", "expected_rcode": "NOERROR"}}
+    }
+  ]
+}"#;
+
+fn no_env(_: &str) -> Option<String> {
+    None
+}
+
+#[test]
+fn luci_saved_file_converts_to_its_json_twin() {
+    let from_uci = load_str(LUCI_SAVED, None, &no_env).unwrap_or_else(|e| panic!("{e:?}"));
+    let from_json = load_str(JSON_TWIN, None, &no_env).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(from_uci, from_json);
+    assert_eq!(to_json(&from_uci), to_json(&from_json));
+    // Spot checks of the escapes, so a shared bug in both paths shows too.
+    let n = &from_uci.bgp.neighbors;
+    assert_eq!(n.len(), 1, "the disabled neighbor is skipped");
+    assert_eq!(n[0].auth_password.as_deref(), Some("it's a \"secret\""));
+    let checks = from_uci.vips[0].checks.as_ref().unwrap();
+    let http = checks[0].http.as_ref().unwrap();
+    assert_eq!(http.headers["X-Note"], "it's fine");
+    let args = &checks[1].exec.as_ref().unwrap().args;
+    assert_eq!(args[1], "test -e /tmp/maintenance &&\n  exit 1\nexit 0");
+    // An anonymous check is named after its type.
+    assert_eq!(
+        from_uci.vips[1].check.as_ref().unwrap().effective_name(),
+        "dns"
+    );
+}
+
+#[test]
+fn format_can_be_forced() {
+    let e = load_str(LUCI_SAVED, Some(Format::Json), &no_env).unwrap_err();
+    assert!(e[0].message.starts_with("invalid JSON: "), "{e:?}");
+}
+
+#[test]
+fn uci_errors_name_section_option_and_line() {
+    let src = "\
+config pathosd 'main'
+	option asn '65001'
+	option router_id '10.0.0.1'
+	option hold_time '2s'
+config neighbor 'bird'
+	option address '127.0.0.1'
+	option peer_asn '65000'
+	option passive '1'
+config vip 'web'
+	option prefix '10.0.0.1/32'
+	list community '65001:1'
+	list community '65001:99999'
+config check 'a'
+	option vip 'web'
+	option type 'tcp'
+	option port '80'
+	option timeout '2s'
+config check 'b'
+	option vip 'web'
+	option type 'tcp'
+	option port '81'
+	option name 'a'
+config check
+	option vip 'ghost'
+	option type 'tcp'
+";
+    let errs: Vec<String> = load_str(src, Some(Format::Uci), &no_env)
+        .unwrap_err()
+        .iter()
+        .map(|e| e.to_string())
+        .collect();
+    assert_eq!(
+        errs,
+        vec![
+            "@check[2] option vip (line 24): no vip section named \"ghost\"",
+            "vip 'web' list community (line 12): \"65001:99999\" is not a community \"asn:value\" with 16-bit parts",
+            "pathosd 'main' option hold_time (line 4): 2s must be 0 or at least 3s",
+            "check 'a' option timeout (line 17): 2s must be less than interval 1s",
+            "check 'b' option name (line 22): duplicate check name \"a\" (also check 'a' (line 13)); two checks of the same type need explicit names",
+        ]
+    );
+}
+
+#[test]
+fn uci_syntax_errors_have_lines() {
+    let e = load_str(
+        "config vip 'web'\n\toption prefix '10.0.0.1/32\n",
+        Some(Format::Uci),
+        &no_env,
+    )
+    .unwrap_err();
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0].to_string(), "line 2: unterminated ' quote");
+}
+
+#[test]
+fn placeholders_expand_in_uci_too() {
+    let src = "config pathosd\n\toption router_id '%{RID}'\n\toption asn '%%{ASN}'\n";
+    let env = |n: &str| (n == "RID").then(|| "10.9.9.9".to_string());
+    let errs: Vec<String> = load_str(src, None, &env)
+        .unwrap_err()
+        .iter()
+        .map(|e| e.to_string())
+        .collect();
+    assert_eq!(
+        errs[0],
+        "@pathosd[0] option asn (line 3): \"%{ASN}\" is not an integer in 0..=4294967295"
+    );
+    let missing = load_str(src, None, &|_| None).unwrap_err();
+    assert_eq!(
+        missing[0].to_string(),
+        "expanding environment placeholders: missing environment variables for placeholders: RID"
+    );
+}
