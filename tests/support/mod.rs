@@ -113,7 +113,12 @@ pub fn wait_tcp(addr: &str) {
 }
 
 /// Decodes a check from JSON as the config loader does.
-pub fn check(v: serde_json::Value) -> Check {
+/// Without an explicit interval the tests' timeouts would exceed the 1s
+/// default, which the probe rejects; 10s is long enough for all of them.
+pub fn check(mut v: serde_json::Value) -> Check {
+    if v.get("interval").is_none() {
+        v["interval"] = serde_json::json!("10s");
+    }
     let mut errs = Errors::default();
     let c = Check::decode(&v, "check", &mut errs);
     assert!(errs.is_empty(), "{:?}", errs.0);
