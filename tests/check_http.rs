@@ -155,6 +155,24 @@ fn host_header_from_url_connects_to_host() {
 }
 
 #[test]
+fn keep_alive_reuses_the_connection_and_default_does_not() {
+    let ip = test_ip(28).to_string();
+    for keep_alive in [true, false] {
+        // A fresh server per case: /seen counts its client connections.
+        let srv = py_server(&["http", &ip]);
+        let c = check(json!({"type": "http", "timeout": "1500ms", "http": {
+            "url": "/seen", "port": srv.port(), "keep_alive": keep_alive, "response_regex": "^conns=1$"}}));
+        let p = pathosd::check::Probe::new(&c, &prefix(&format!("{ip}/32"))).unwrap();
+        let runs: Vec<bool> = (0..3).map(|_| smol::block_on(p.run()).ok).collect();
+        if keep_alive {
+            assert_eq!(runs, [true, true, true]);
+        } else {
+            assert_eq!(runs, [true, false, false]);
+        }
+    }
+}
+
+#[test]
 fn ipv6_literal_url() {
     let srv = py_server(&["http", "::1"]);
     let r = probe(
