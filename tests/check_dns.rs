@@ -177,6 +177,23 @@ fn no_server() {
 }
 
 #[test]
+fn silent_server_times_out() {
+    let ip = test_ip(44).to_string();
+    let srv = py_server(&["udp-silent", &ip]);
+    let r = probe(
+        json!({"type": "dns", "timeout": "300ms", "dns": {"resolver": ip, "port": srv.port(), "names": ["a.test"]}}),
+        "10.0.0.0/8",
+    );
+    assert!(!r.ok);
+    assert!(
+        r.detail.ends_with("no reply") || r.detail.ends_with("timed out after 300ms"),
+        "{}",
+        r.detail
+    );
+    assert!(r.duration < std::time::Duration::from_millis(1000));
+}
+
+#[test]
 fn resolver_required_for_network_prefix() {
     let e = pathosd::check::Probe::new(
         &check(json!({"type": "dns", "dns": {"names": ["a.test"]}})),

@@ -152,6 +152,20 @@ fn connection_refused_and_config_errors() {
 }
 
 #[test]
+fn not_an_http2_server() {
+    let ip = test_ip(64).to_string();
+    // Speaks a text banner, then waits 2 s: never HTTP/2.
+    let srv = py_server(&["tcp-banner", &ip, "220 smtp ready\r\n"]);
+    let r = probe(
+        json!({"type": "grpc", "timeout": "500ms", "grpc": {"port": srv.port()}}),
+        &format!("{ip}/32"),
+    );
+    assert!(!r.ok);
+    assert!(r.detail.starts_with(&format!("grpc {ip}:")), "{}", r.detail);
+    assert!(r.duration < std::time::Duration::from_millis(1000));
+}
+
+#[test]
 fn ipv6_h2c() {
     let srv = grpc_server(&["::1"]);
     let r = grpc("::1/128", json!({"port": srv.port()}));
