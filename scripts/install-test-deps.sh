@@ -3,7 +3,8 @@
 # servers (BIRD, FRR, gobgpd, dnsmasq, squid), capture and metrics tools, and
 # the Python gRPC server used by the gRPC check tests. Idempotent.
 set -euo pipefail
-pkgs=(bird2 frr gobgpd dnsmasq squid iproute2 tcpdump prometheus chromium shellcheck busybox procps)
+pkgs=(bird2 frr gobgpd dnsmasq squid iproute2 tcpdump prometheus chromium shellcheck busybox procps
+  openssl python3 python3-pip)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -19,5 +20,7 @@ for svc in bird frr dnsmasq squid gobgpd prometheus; do
 done
 pkill -x bird >/dev/null 2>&1 || true
 pkill -x dnsmasq >/dev/null 2>&1 || true
+# Debian/Ubuntu's system Python may be marked externally managed (PEP 668).
 python3 -c 'import grpc, grpc_health' 2>/dev/null ||
-  python3 -m pip install -q grpcio grpcio-health-checking
+  python3 -m pip install -q grpcio grpcio-health-checking 2>/dev/null ||
+  python3 -m pip install -q --break-system-packages grpcio grpcio-health-checking

@@ -231,6 +231,17 @@ fn exec_exit_status_and_first_line() {
     );
 }
 
+#[test]
+fn exec_chatty_output_is_drained_and_cut() {
+    // 4 MiB without a newline, far beyond a pipe buffer.
+    let r = exec(
+        &["-c", "head -c 4194304 /dev/zero | tr '\\0' x; exit 0"],
+        "5s",
+    );
+    assert!(r.ok, "{}", &r.detail[..60.min(r.detail.len())]);
+    assert_eq!(r.detail, format!("exit 0: {}", "x".repeat(200)));
+}
+
 fn gone(pid: u32) -> bool {
     // Gone or a zombie (an orphan waits for init to reap it).
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {

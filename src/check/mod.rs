@@ -5,6 +5,8 @@
 //! the channel into that VIP's [`policy::Combiner`]; ad-hoc triggers call
 //! [`scheduler::VipChecks::trigger`].
 
+pub mod h2;
+pub mod hpack;
 pub mod hysteresis;
 pub mod jsonmatch;
 pub mod policy;

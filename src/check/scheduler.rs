@@ -72,12 +72,11 @@ impl Schedule {
         if now > self.due() {
             let behind = now.saturating_sub(self.splay).as_nanos() / self.interval.as_nanos();
             let k = u64::try_from(behind).unwrap_or(u64::MAX);
+            self.next = k;
             // The tick exactly at `now` still counts as not in the past.
-            self.next = if self.splay + self.interval.saturating_mul(k as u32) >= now {
-                k
-            } else {
-                k.saturating_add(1)
-            };
+            if self.due() < now {
+                self.next = k.saturating_add(1);
+            }
         }
         self.due()
     }

@@ -113,7 +113,12 @@ pub fn wait_tcp(addr: &str) {
 }
 
 /// Decodes a check from JSON as the config loader does.
-pub fn check(v: serde_json::Value) -> Check {
+/// Without an explicit interval the tests' timeouts would exceed the 1s
+/// default, which the probe rejects; 10s is long enough for all of them.
+pub fn check(mut v: serde_json::Value) -> Check {
+    if v.get("interval").is_none() {
+        v["interval"] = serde_json::json!("10s");
+    }
     let mut errs = Errors::default();
     let c = Check::decode(&v, "check", &mut errs);
     assert!(errs.is_empty(), "{:?}", errs.0);
@@ -128,4 +133,105 @@ pub fn prefix(s: &str) -> Prefix {
 pub fn probe(v: serde_json::Value, vip: &str) -> CheckResult {
     let p = Probe::new(&check(v), &prefix(vip)).unwrap_or_else(|e| panic!("build: {e}"));
     smol::block_on(p.run())
+}
+
+/// Certificates made by openssl for one test: a CA, a server certificate
+/// for `web.pathosd.test`, the test's IP and ::1, and a client certificate.
+pub struct Pki {
+    pub ca: String,
+    pub cert: String,
+    pub key: String,
+    pub client_cert: String,
+    pub client_key: String,
+}
+
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run openssl");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+pub fn pki(dir: &std::path::Path, ip: &str) -> Pki {
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let mut a = vec!["req", "-x509"];
+    a.extend(ec);
+    a.extend([
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=pathosd test CA",
+    ]);
+    openssl(dir, &a);
+    for (name, cn, ext) in [
+        (
+            "srv",
+            "web.pathosd.test",
+            format!(
+                "subjectAltName=DNS:web.pathosd.test,IP:{ip},IP:::1\nextendedKeyUsage=serverAuth\n"
+            ),
+        ),
+        (
+            "cli",
+            "pathosd client",
+            "extendedKeyUsage=clientAuth\n".to_string(),
+        ),
+    ] {
+        std::fs::write(dir.join(format!("{name}.ext")), ext).unwrap();
+        let subj = format!("/CN={cn}");
+        let (key, csr, pem, extf) = (
+            format!("{name}.key"),
+            format!("{name}.csr"),
+            format!("{name}.pem"),
+            format!("{name}.ext"),
+        );
+        let mut a = vec!["req"];
+        a.extend(ec);
+        a.extend(["-keyout", &key, "-out", &csr, "-subj", &subj]);
+        openssl(dir, &a);
+        openssl(
+            dir,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                &csr,
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                &pem,
+                "-days",
+                "2",
+                "-extfile",
+                &extf,
+            ],
+        );
+    }
+    let p = |f: &str| dir.join(f).display().to_string();
+    Pki {
+        ca: p("ca.pem"),
+        cert: p("srv.pem"),
+        key: p("srv.key"),
+        client_cert: p("cli.pem"),
+        client_key: p("cli.key"),
+    }
 }

@@ -8,7 +8,8 @@ ready, then serves until killed.
   http HOST [--tls CERT KEY [--client-ca CA]]
                                 GET /status/N -> status N; /json -> JSON body;
                                 /text -> "hello pathosd"; /slow -> 2 s delay;
-                                /host -> echoes the Host header
+                                /host -> echoes the Host header;
+                                /seen -> "conns=N", client connections so far
 """
 import json
 import socket
@@ -60,6 +61,9 @@ def udp(host, prefix, reply):
             s.sendto(prefix.encode() + data, peer)
 
 
+CONNS = set()
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -77,6 +81,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         p = self.path
+        CONNS.add(self.client_address)
         if p.startswith("/status/"):
             self.send(int(p.split("/")[2]), f"status {p}")
         elif p == "/json":
@@ -94,6 +99,8 @@ class Handler(BaseHTTPRequestHandler):
         elif p == "/headers":
             self.send(200, json.dumps({k.lower(): v for k, v in self.headers.items()}),
                       "application/json")
+        elif p == "/seen":
+            self.send(200, f"conns={len(CONNS)}")
         elif p == "/redirect":
             self.send_response(302)
             self.send_header("Location", "/text")

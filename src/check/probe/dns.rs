@@ -1,22 +1,298 @@
-//! dns (not yet implemented).
+//! dns via simple-dns: one query per name, sequentially, over UDP with
+//! RD=1; a truncated (TC) reply is retried over TCP (RFC 7766 §5: a client
+//! that receives TC "SHOULD retry over TCP"). Each name must get the
+//! expected rcode and, for NOERROR, at least one answer or the expected
+//! answers (any or all of them).
+
+use super::{host_port, io_msg, resolve, target_host, until};
+use crate::bgp::types::Prefix;
 use crate::check::result::CheckResult;
+use crate::config::{AnswerMatch, DnsCheck, DnsQueryType, DnsRcode};
+use simple_dns::rdata::RData;
+use simple_dns::{Name, Packet, PacketFlag, Question, CLASS, RCODE, TYPE};
+use smol::io::{AsyncReadExt, AsyncWriteExt};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 #[derive(Debug)]
-pub struct DnsProbe;
+pub struct DnsProbe {
+    names: Vec<String>,
+    resolver: String,
+    port: u16,
+    qtype: DnsQueryType,
+    rcode: DnsRcode,
+    expected: Vec<String>,
+    all: bool,
+}
+
+/// One parsed reply: its rcode and answers rendered as text.
+struct Reply {
+    rcode: RCODE,
+    answers: Vec<String>,
+    tcp: bool,
+}
+
+fn qtype(t: DnsQueryType) -> TYPE {
+    match t {
+        DnsQueryType::A => TYPE::A,
+        DnsQueryType::Aaaa => TYPE::AAAA,
+        DnsQueryType::Cname => TYPE::CNAME,
+        DnsQueryType::Mx => TYPE::MX,
+        DnsQueryType::Txt => TYPE::TXT,
+        DnsQueryType::Srv => TYPE::SRV,
+        DnsQueryType::Ptr => TYPE::PTR,
+        DnsQueryType::Ns => TYPE::NS,
+        DnsQueryType::Soa => TYPE::SOA,
+    }
+}
+
+fn rcode_name(r: RCODE) -> String {
+    match r {
+        RCODE::NoError => "NOERROR".into(),
+        RCODE::FormatError => "FORMERR".into(),
+        RCODE::ServerFailure => "SERVFAIL".into(),
+        RCODE::NameError => "NXDOMAIN".into(),
+        RCODE::NotImplemented => "NOTIMP".into(),
+        RCODE::Refused => "REFUSED".into(),
+        other => format!("RCODE {}", other as u16),
+    }
+}
+
+fn want_rcode(r: DnsRcode) -> RCODE {
+    match r {
+        DnsRcode::NoError => RCODE::NoError,
+        DnsRcode::FormErr => RCODE::FormatError,
+        DnsRcode::ServFail => RCODE::ServerFailure,
+        DnsRcode::NxDomain => RCODE::NameError,
+        DnsRcode::NotImp => RCODE::NotImplemented,
+        DnsRcode::Refused => RCODE::Refused,
+    }
+}
+
+fn name_text(n: &Name) -> String {
+    n.to_string().trim_end_matches('.').to_ascii_lowercase()
+}
+
+/// An answer as text: an address, a name, or TXT's text.
+fn render(rd: &RData) -> Option<String> {
+    Some(match rd {
+        RData::A(a) => Ipv4Addr::from(a.address).to_string(),
+        RData::AAAA(a) => Ipv6Addr::from(a.address).to_string(),
+        RData::CNAME(n) => name_text(&n.0),
+        RData::NS(n) => name_text(&n.0),
+        RData::PTR(n) => name_text(&n.0),
+        RData::MX(m) => name_text(&m.exchange),
+        RData::SRV(s) => name_text(&s.target),
+        RData::SOA(s) => name_text(&s.mname),
+        RData::TXT(t) => String::try_from(t.clone()).ok()?,
+        _ => return None,
+    })
+}
+
+/// Whether an expected answer matches one rendered answer: addresses by
+/// value, names case-insensitively without the trailing dot.
+fn answer_matches(want: &str, got: &str) -> bool {
+    let w = want.trim();
+    match (w.parse::<IpAddr>(), got.parse::<IpAddr>()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => {
+            w == got
+                || w.trim_end_matches('.')
+                    .eq_ignore_ascii_case(got.trim_end_matches('.'))
+        }
+    }
+}
+
+static QUERY_ID: AtomicU32 = AtomicU32::new(0);
+
+/// A query id that differs between queries and processes.
+fn next_id() -> u16 {
+    let n = QUERY_ID.fetch_add(1, Ordering::Relaxed);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    (n.wrapping_mul(0x9e37) ^ t ^ std::process::id()) as u16
+}
 
 impl DnsProbe {
-    pub fn new(
-        c: &crate::config::DnsCheck,
-        _vip: &crate::bgp::types::Prefix,
-    ) -> Result<DnsProbe, String> {
-        let _ = c;
-        Err("dns checks are not implemented yet".into())
+    pub fn new(c: &DnsCheck, vip: &Prefix) -> Result<DnsProbe, String> {
+        if c.names.is_empty() {
+            return Err("dns.names needs at least one name".into());
+        }
+        for n in &c.names {
+            Name::new(n.trim_end_matches('.')).map_err(|e| format!("name {n:?}: {e}"))?;
+        }
+        Ok(DnsProbe {
+            names: c.names.clone(),
+            resolver: target_host(c.resolver.as_ref(), vip).map_err(|_| {
+                "resolver is required: the VIP prefix is not a single address".to_string()
+            })?,
+            port: c.port,
+            qtype: c.query_type,
+            rcode: c.expected_rcode,
+            expected: c.expected_answers.clone(),
+            all: c.expected_match == AnswerMatch::All,
+        })
     }
+
     pub fn what(&self) -> String {
-        "dns".into()
+        format!("dns {}", host_port(&self.resolver, self.port))
     }
-    pub async fn run(&self, _deadline: Instant) -> CheckResult {
-        CheckResult::fail("not implemented")
+
+    pub async fn run(&self, deadline: Instant) -> CheckResult {
+        let server = match resolve(&self.resolver, self.port).await {
+            Ok(a) => a,
+            Err(e) => return CheckResult::fail(e),
+        };
+        let mut all_answers = Vec::new();
+        let mut used_tcp = false;
+        for name in &self.names {
+            let reply = match self.query(server, name, deadline).await {
+                Ok(r) => r,
+                Err(e) => return CheckResult::fail(format!("query {name}: {e}")),
+            };
+            used_tcp |= reply.tcp;
+            if let Err(e) = self.judge(&reply) {
+                return CheckResult::fail(format!("query {name}: {e}"))
+                    .with("rcode", rcode_name(reply.rcode))
+                    .with("answers", reply.answers);
+            }
+            all_answers.extend(reply.answers);
+        }
+        CheckResult::pass(format!("DNS OK: {}", self.names.join(", ")))
+            .with("answers", all_answers)
+            .with("tcp", used_tcp)
+    }
+
+    fn judge(&self, r: &Reply) -> Result<(), String> {
+        if r.rcode != want_rcode(self.rcode) {
+            return Err(format!("rcode {}", rcode_name(r.rcode)));
+        }
+        if self.expected.is_empty() {
+            if self.rcode == DnsRcode::NoError && r.answers.is_empty() {
+                return Err("no answers".into());
+            }
+            return Ok(());
+        }
+        let found = |w: &String| r.answers.iter().any(|a| answer_matches(w, a));
+        let ok = if self.all {
+            self.expected.iter().all(found)
+        } else {
+            self.expected.iter().any(found)
+        };
+        if ok {
+            return Ok(());
+        }
+        let missing: Vec<&str> = self
+            .expected
+            .iter()
+            .filter(|w| !found(w))
+            .map(String::as_str)
+            .collect();
+        Err(format!(
+            "answers [{}] lack {} of [{}]",
+            r.answers.join(", "),
+            if self.all { "some" } else { "all" },
+            missing.join(", ")
+        ))
+    }
+
+    async fn query(
+        &self,
+        server: SocketAddr,
+        name: &str,
+        deadline: Instant,
+    ) -> Result<Reply, String> {
+        let id = next_id();
+        let mut q = Packet::new_query(id);
+        q.set_flags(PacketFlag::RECURSION_DESIRED);
+        let qname = Name::new(name.trim_end_matches('.')).map_err(|e| e.to_string())?;
+        q.questions.push(Question::new(
+            qname,
+            qtype(self.qtype).into(),
+            CLASS::IN.into(),
+            false,
+        ));
+        let wire = q.build_bytes_vec().map_err(|e| e.to_string())?;
+        let udp = match until(deadline, udp_exchange(server, &wire, id)).await {
+            Some(r) => r.map_err(|e| format!("server {server}: {e}"))?,
+            None => return Err(format!("server {server}: no reply")),
+        };
+        let (bytes, tcp) = if Packet::parse(&udp)
+            .map(|p| p.has_flags(PacketFlag::TRUNCATION))
+            .unwrap_or(false)
+        {
+            match until(deadline, tcp_exchange(server, &wire)).await {
+                Some(r) => (
+                    r.map_err(|e| format!("server {server} over tcp: {e}"))?,
+                    true,
+                ),
+                None => return Err(format!("server {server} over tcp: no reply")),
+            }
+        } else {
+            (udp, false)
+        };
+        let p = Packet::parse(&bytes).map_err(|e| format!("bad reply from {server}: {e}"))?;
+        if p.id() != id {
+            return Err(format!("reply from {server} has the wrong id"));
+        }
+        Ok(Reply {
+            rcode: p.rcode(),
+            answers: p.answers.iter().filter_map(|a| render(&a.rdata)).collect(),
+            tcp,
+        })
+    }
+}
+
+async fn udp_exchange(server: SocketAddr, wire: &[u8], id: u16) -> Result<Vec<u8>, String> {
+    let any: IpAddr = match server {
+        SocketAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
+        SocketAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
+    };
+    let s = smol::net::UdpSocket::bind(SocketAddr::new(any, 0))
+        .await
+        .map_err(|e| io_msg(&e))?;
+    s.connect(server).await.map_err(|e| io_msg(&e))?;
+    s.send(wire).await.map_err(|e| io_msg(&e))?;
+    let mut buf = vec![0u8; 65535];
+    // Bounded: stray datagrams with another id are skipped, a few times.
+    for _ in 0..16 {
+        let n = s.recv(&mut buf).await.map_err(|e| io_msg(&e))?;
+        if n >= 2 && u16::from_be_bytes([buf[0], buf[1]]) == id {
+            buf.truncate(n);
+            return Ok(buf);
+        }
+    }
+    Err("no reply with our id".into())
+}
+
+/// RFC 1035 §4.2.2: over TCP each message is prefixed by its two-byte length.
+async fn tcp_exchange(server: SocketAddr, wire: &[u8]) -> Result<Vec<u8>, String> {
+    let mut s = smol::net::TcpStream::connect(server)
+        .await
+        .map_err(|e| io_msg(&e))?;
+    let len = u16::try_from(wire.len()).map_err(|_| "query too long".to_string())?;
+    let mut msg = len.to_be_bytes().to_vec();
+    msg.extend_from_slice(wire);
+    s.write_all(&msg).await.map_err(|e| io_msg(&e))?;
+    let mut l = [0u8; 2];
+    s.read_exact(&mut l).await.map_err(|e| io_msg(&e))?;
+    let mut buf = vec![0u8; usize::from(u16::from_be_bytes(l))];
+    s.read_exact(&mut buf).await.map_err(|e| io_msg(&e))?;
+    Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matching() {
+        assert!(answer_matches("10.0.0.1", "10.0.0.1"));
+        assert!(answer_matches("2001:db8::1", "2001:db8:0::1"));
+        assert!(answer_matches("Web.Example.", "web.example"));
+        assert!(!answer_matches("10.0.0.1", "10.0.0.2"));
     }
 }

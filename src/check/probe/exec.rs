@@ -56,7 +56,7 @@ impl ExecProbe {
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let child = match cmd.spawn() {
+        let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => return CheckResult::fail(format!("exec {}: {}", self.command, io_msg(&e))),
         };
@@ -64,11 +64,21 @@ impl ExecProbe {
             pgid: child.id(),
             armed: true,
         };
-        let out = child.output().await;
+        let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
+        let ((stdout, stderr), status) = smol::future::zip(
+            smol::future::zip(head(stdout), head(stderr)),
+            child.status(),
+        )
+        .await;
         guard.armed = false;
-        let out = match out {
-            Ok(o) => o,
+        let status = match status {
+            Ok(s) => s,
             Err(e) => return CheckResult::fail(format!("exec {}: {}", self.command, io_msg(&e))),
+        };
+        let out = std::process::Output {
+            status,
+            stdout,
+            stderr,
         };
         let line = first_line(&out.stdout)
             .or_else(|| first_line(&out.stderr))
@@ -93,6 +103,26 @@ impl ExecProbe {
             None => r,
         }
     }
+}
+
+/// Keeps the first 4 KiB of a pipe and drains the rest, so a chatty script
+/// neither blocks on a full pipe nor fills the router's memory.
+async fn head(pipe: Option<impl smol::io::AsyncRead + Unpin>) -> Vec<u8> {
+    use smol::io::AsyncReadExt;
+    const KEEP: usize = 4096;
+    let mut kept = Vec::new();
+    let Some(mut pipe) = pipe else {
+        return kept;
+    };
+    let mut buf = [0u8; 8192];
+    while let Ok(n) = pipe.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        let room = KEEP.saturating_sub(kept.len()).min(n);
+        kept.extend_from_slice(&buf[..room]);
+    }
+    kept
 }
 
 fn first_line(b: &[u8]) -> Option<String> {

@@ -1,22 +1,462 @@
-//! grpc (not yet implemented).
+//! grpc: the standard grpc.health.v1.Health/Check (passes only on SERVING,
+//! with an optional service name) or any unary method with ok_codes, over
+//! h2c (prior knowledge) or TLS with ALPN h2. The HTTP/2 client is our own
+//! (`check::h2`, `check::hpack`): a gRPC stack would cost far more than the
+//! size budget allows. Each probe opens a fresh connection.
+
+use super::{host_port, io_msg, ip_literal, resolve, target_host};
+use crate::bgp::types::Prefix;
+use crate::check::h2;
 use crate::check::result::CheckResult;
-use std::time::Instant;
+use crate::config::GrpcCheck;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// gRPC status codes by number (grpc/doc/statuscodes.md).
+const CODES: [&str; 17] = [
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+];
+
+const HEALTH_METHOD: &str = "/grpc.health.v1.Health/Check";
+
+/// Parses a status name as pathosd does: case-insensitive, PascalCase or
+/// SCREAMING_SNAKE (underscores ignored), or a number.
+pub fn parse_code(s: &str) -> Option<u8> {
+    if let Ok(n) = s.trim().parse::<u8>() {
+        return (usize::from(n) < CODES.len()).then_some(n);
+    }
+    let norm = |x: &str| -> String {
+        x.chars()
+            .filter(|c| *c != '_')
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let want = norm(s.trim());
+    CODES
+        .iter()
+        .position(|c| norm(c) == want)
+        .and_then(|i| u8::try_from(i).ok())
+}
+
+fn code_name(c: u32) -> String {
+    match usize::try_from(c).ok().and_then(|i| CODES.get(i)) {
+        Some(n) => format!("{n} ({c})"),
+        None => format!("code {c}"),
+    }
+}
 
 #[derive(Debug)]
-pub struct GrpcProbe;
+struct Inner {
+    host: String,
+    port: u16,
+    tls: Option<Arc<ClientConfig>>,
+    server_name: String,
+    method: Option<String>,
+    service: String,
+    ok_codes: Vec<u8>,
+    metadata: Vec<(String, String)>,
+}
+
+#[derive(Debug)]
+pub struct GrpcProbe(Arc<Inner>);
+
+/// Accepts any certificate (tls_insecure) but still checks the handshake
+/// signatures, so the connection is at least consistent.
+#[derive(Debug)]
+struct NoVerify(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for NoVerify {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// The rustls client config: ring provider, ALPN h2, CA file or system store.
+fn tls_config(c: &GrpcCheck) -> Result<Arc<ClientConfig>, String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("tls: {e}"))?;
+    let mut cfg = if c.tls_insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
+            .with_no_client_auth()
+    } else {
+        let (what, path) = match &c.tls_ca_cert {
+            Some(p) => ("tls_ca_cert", p.as_str()),
+            None => ("system CA file", super::http::SYSTEM_CA_FILE),
+        };
+        let pem = std::fs::read(path).map_err(|e| format!("reading {what} {path}: {}", io_msg(&e)));
+        let certs: Vec<CertificateDer<'static>> = match (pem, &c.tls_ca_cert) {
+            (Ok(p), _) => CertificateDer::pem_slice_iter(&p)
+                .filter_map(Result::ok)
+                .collect(),
+            (Err(e), Some(_)) => return Err(e),
+            // No system store: every probe fails verification, visibly.
+            (Err(_), None) => Vec::new(),
+        };
+        if certs.is_empty() && c.tls_ca_cert.is_some() {
+            return Err(format!("parsing tls_ca_cert {path}: no certificates found"));
+        }
+        let mut roots = RootCertStore::empty();
+        roots.add_parsable_certificates(certs);
+        builder.with_root_certificates(roots).with_no_client_auth()
+    };
+    // RFC 9113 §3.2: HTTP/2 over TLS is negotiated with ALPN "h2".
+    cfg.alpn_protocols = vec![b"h2".to_vec()];
+    Ok(Arc::new(cfg))
+}
 
 impl GrpcProbe {
-    pub fn new(
-        c: &crate::config::GrpcCheck,
-        _vip: &crate::bgp::types::Prefix,
-    ) -> Result<GrpcProbe, String> {
-        let _ = c;
-        Err("grpc checks are not implemented yet".into())
+    pub fn new(c: &GrpcCheck, vip: &Prefix) -> Result<GrpcProbe, String> {
+        if c.port == 0 {
+            return Err("grpc.port is required".into());
+        }
+        if !c.tls && (c.tls_insecure || c.tls_ca_cert.is_some() || c.tls_server_name.is_some()) {
+            return Err("tls_insecure, tls_ca_cert and tls_server_name need tls: true".into());
+        }
+        if c.tls_insecure && c.tls_ca_cert.is_some() {
+            return Err("tls_insecure and tls_ca_cert are mutually exclusive".into());
+        }
+        let ok_codes = c
+            .ok_codes
+            .iter()
+            .map(|s| parse_code(s).ok_or_else(|| format!("unknown gRPC status code {s:?}")))
+            .collect::<Result<Vec<u8>, String>>()?;
+        let host = target_host(c.host.as_ref(), vip)?;
+        let method = c.method.as_ref().filter(|m| !m.is_empty()).map(|m| {
+            if m.starts_with('/') {
+                m.clone()
+            } else {
+                format!("/{m}")
+            }
+        });
+        let metadata = c
+            .metadata
+            .iter()
+            .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
+            .collect();
+        Ok(GrpcProbe(Arc::new(Inner {
+            server_name: c
+                .tls_server_name
+                .clone()
+                .filter(|n| !n.is_empty())
+                .unwrap_or_else(|| host.clone()),
+            host,
+            port: c.port,
+            tls: if c.tls { Some(tls_config(c)?) } else { None },
+            method,
+            service: c.service.clone(),
+            ok_codes,
+            metadata,
+        })))
     }
+
     pub fn what(&self) -> String {
-        "grpc".into()
+        let m = self.0.method.as_deref().unwrap_or(HEALTH_METHOD);
+        format!("grpc {} {m}", host_port(&self.0.host, self.0.port))
     }
-    pub async fn run(&self, _deadline: Instant) -> CheckResult {
-        CheckResult::fail("not implemented")
+
+    pub async fn run(&self, deadline: Instant) -> CheckResult {
+        let addr = match resolve(&self.0.host, self.0.port).await {
+            Ok(a) => a,
+            Err(e) => return CheckResult::fail(e),
+        };
+        let inner = self.0.clone();
+        super::blocking(move || inner.call(addr, deadline)).await
+    }
+}
+
+/// A protobuf message with only field 1 as a length-delimited string
+/// (grpc.health.v1.HealthCheckRequest{service}).
+fn health_request(service: &str) -> Vec<u8> {
+    if service.is_empty() {
+        return Vec::new();
+    }
+    let mut m = vec![0x0a];
+    let mut n = service.len();
+    while n >= 0x80 {
+        m.push((n as u8 & 0x7f) | 0x80);
+        n >>= 7;
+    }
+    m.push(n as u8);
+    m.extend_from_slice(service.as_bytes());
+    m
+}
+
+/// HealthCheckResponse.status (field 1, varint); absent means UNKNOWN (0).
+fn health_status(msg: &[u8]) -> Result<u64, String> {
+    let mut i = 0usize;
+    let mut status = 0;
+    let varint = |i: &mut usize| -> Result<u64, String> {
+        let mut v: u64 = 0;
+        for shift in (0..64).step_by(7) {
+            let b = *msg.get(*i).ok_or("truncated varint")?;
+            *i += 1;
+            v |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err("varint too long".into())
+    };
+    while i < msg.len() {
+        let key = varint(&mut i)?;
+        match (key >> 3, key & 7) {
+            (1, 0) => status = varint(&mut i)?,
+            (_, 0) => {
+                varint(&mut i)?;
+            }
+            (_, 2) => {
+                let n = usize::try_from(varint(&mut i)?).map_err(|_| "bad length")?;
+                i = i
+                    .checked_add(n)
+                    .filter(|e| *e <= msg.len())
+                    .ok_or("bad length")?;
+            }
+            (_, 1) => i = i.saturating_add(8),
+            (_, 5) => i = i.saturating_add(4),
+            _ => return Err("unsupported wire type".into()),
+        }
+    }
+    Ok(status)
+}
+
+const SERVING_STATUS: [&str; 4] = ["UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN"];
+
+impl Inner {
+    fn call(&self, addr: SocketAddr, deadline: Instant) -> CheckResult {
+        let left = || {
+            deadline
+                .saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1))
+        };
+        let tcp = match TcpStream::connect_timeout(&addr, left()) {
+            Ok(t) => t,
+            Err(e) => return CheckResult::fail(format!("connect {addr}: {}", io_msg(&e))),
+        };
+        let _ = tcp.set_nodelay(true);
+        if tcp.set_read_timeout(Some(left())).is_err()
+            || tcp.set_write_timeout(Some(left())).is_err()
+        {
+            return CheckResult::fail(format!("grpc {addr}: cannot set socket timeouts"));
+        }
+        let path = self.method.as_deref().unwrap_or(HEALTH_METHOD).to_string();
+        let msg = if self.method.is_some() {
+            Vec::new()
+        } else {
+            health_request(&self.service)
+        };
+        // gRPC over HTTP/2: a 5-byte prefix (compressed flag, length).
+        let mut body = vec![0u8];
+        body.extend_from_slice(&(msg.len() as u32).to_be_bytes());
+        body.extend_from_slice(&msg);
+        let ms = left().as_millis().max(1);
+        let mut headers: Vec<(String, String)> = vec![
+            (":method".into(), "POST".into()),
+            (
+                ":scheme".into(),
+                if self.tls.is_some() { "https" } else { "http" }.into(),
+            ),
+            (":path".into(), path.clone()),
+            (":authority".into(), host_port(&self.server_name, self.port)),
+            ("content-type".into(), "application/grpc".into()),
+            ("te".into(), "trailers".into()),
+            ("grpc-timeout".into(), format!("{ms}m")),
+            ("user-agent".into(), "pathosd-check/1.0".into()),
+        ];
+        headers.extend(self.metadata.iter().cloned());
+        let resp = match &self.tls {
+            None => {
+                let mut s = tcp;
+                h2::request(&mut s, &headers, &body)
+            }
+            Some(cfg) => {
+                let name = match ip_literal(&self.server_name) {
+                    Some(ip) => ServerName::IpAddress(ip.into()),
+                    None => match ServerName::try_from(self.server_name.clone()) {
+                        Ok(n) => n,
+                        Err(_) => {
+                            return CheckResult::fail(format!(
+                                "tls: invalid server name {:?}",
+                                self.server_name
+                            ))
+                        }
+                    },
+                };
+                let conn = match rustls::ClientConnection::new(cfg.clone(), name) {
+                    Ok(c) => c,
+                    Err(e) => return CheckResult::fail(format!("tls {addr}: {e}")),
+                };
+                let mut s = rustls::StreamOwned::new(conn, tcp);
+                while s.conn.is_handshaking() {
+                    if let Err(e) = s.conn.complete_io(&mut s.sock) {
+                        return CheckResult::fail(format!("tls {addr}: {}", io_msg(&e)));
+                    }
+                }
+                if s.conn.alpn_protocol() != Some(b"h2") {
+                    return CheckResult::fail(format!("tls {addr}: server did not negotiate h2"));
+                }
+                h2::request(&mut s, &headers, &body)
+            }
+        };
+        let resp = match resp {
+            Ok(r) => r,
+            Err(e) => return CheckResult::fail(format!("grpc {addr} {path}: {e}")),
+        };
+        let status = resp.get(":status").unwrap_or("");
+        if status != "200" {
+            return CheckResult::fail(format!("grpc {addr} {path}: http status {status}"));
+        }
+        let code = match resp.get("grpc-status").map(|c| c.trim().parse::<u32>()) {
+            Some(Ok(c)) => c,
+            _ => return CheckResult::fail(format!("grpc {addr} {path}: no grpc-status")),
+        };
+        let message = resp.get("grpc-message").unwrap_or("").to_string();
+        let with_msg = |s: String| {
+            if message.is_empty() {
+                s
+            } else {
+                format!("{s}: {message}")
+            }
+        };
+        let r = CheckResult::fail("").with("grpc_status", code);
+        match &self.method {
+            Some(m) => {
+                let ok = u8::try_from(code).is_ok_and(|c| self.ok_codes.contains(&c));
+                let want: Vec<String> = self
+                    .ok_codes
+                    .iter()
+                    .map(|c| CODES[usize::from(*c)].to_string())
+                    .collect();
+                CheckResult {
+                    ok,
+                    detail: if ok {
+                        format!("grpc {m}: status {}", code_name(code))
+                    } else {
+                        with_msg(format!(
+                            "grpc {m}: status {} not in [{}]",
+                            code_name(code),
+                            want.join(", ")
+                        ))
+                    },
+                    ..r
+                }
+            }
+            None => {
+                if code != 0 {
+                    return CheckResult {
+                        detail: with_msg(format!("grpc health: status {}", code_name(code))),
+                        ..r
+                    };
+                }
+                let serving = match resp.data.get(5..).map(health_status) {
+                    Some(Ok(s)) if resp.data[0] == 0 => s,
+                    _ => {
+                        return CheckResult {
+                            detail: "grpc health: malformed HealthCheckResponse".into(),
+                            ..r
+                        }
+                    }
+                };
+                let name = usize::try_from(serving)
+                    .ok()
+                    .and_then(|i| SERVING_STATUS.get(i))
+                    .copied()
+                    .unwrap_or("UNKNOWN");
+                CheckResult {
+                    ok: serving == 1,
+                    detail: format!("grpc health: {name}"),
+                    ..r.with("serving_status", name)
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_names() {
+        assert_eq!(parse_code("OK"), Some(0));
+        assert_eq!(parse_code("not_found"), Some(5));
+        assert_eq!(parse_code("NotFound"), Some(5));
+        assert_eq!(parse_code("DEADLINE_EXCEEDED"), Some(4));
+        assert_eq!(parse_code("16"), Some(16));
+        assert_eq!(parse_code("17"), None);
+        assert_eq!(parse_code("Bogus"), None);
+    }
+
+    #[test]
+    fn protobuf() {
+        assert_eq!(health_request(""), Vec::<u8>::new());
+        assert_eq!(health_request("web"), b"\x0a\x03web");
+        assert_eq!(health_request(&"x".repeat(200))[..3], [0x0a, 0xc8, 0x01]);
+        assert_eq!(health_status(b"\x08\x01").unwrap(), 1);
+        assert_eq!(health_status(b"").unwrap(), 0);
+        assert_eq!(health_status(b"\x12\x01a\x08\x02").unwrap(), 2);
+        assert!(health_status(b"\x08").is_err());
+        assert!(health_status(b"\x12\x09a").is_err());
     }
 }

@@ -1,24 +1,480 @@
-//! http (not yet implemented).
+//! http / https via ureq (blocking, so it runs on the blocking pool) with
+//! rustls on the ring provider.
+//!
+//! Target selection follows pathosd ("curl --resolve" semantics): the
+//! request is sent to `host:port` (the URL host, or the VIP address for a
+//! bare path), while the URL's name is used for the Host header, SNI and
+//! certificate verification. ureq takes SNI from the request URI, so the
+//! URI carries the verification name and a fixed resolver dials `host:port`.
+//!
+//! Redirects are never followed: a 3xx passes only if listed in
+//! response_codes. Without keep_alive every probe builds a fresh agent, so
+//! each probe opens a new connection and does a full TLS handshake (no
+//! session resumption): the certificate is re-verified every time.
+
+use super::{host_port, io_msg, ip_literal, target_host};
+use crate::bgp::types::Prefix;
+use crate::check::jsonmatch::{self, JsonExpr};
 use crate::check::result::CheckResult;
-use std::time::Instant;
+use crate::config::{CodeRange, HttpCheck, HttpMethod};
+use std::io::Read;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use ureq::tls::{Certificate, ClientCert, PemItem, RootCerts, TlsConfig, TlsProvider};
+use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::DefaultConnector;
+use ureq::Agent;
+
+/// The body is read (only when a body check is configured) up to this size.
+const MAX_BODY: u64 = 1 << 20;
+
+/// Where OpenWrt's ca-bundle (and Debian's ca-certificates) keep system CAs.
+pub const SYSTEM_CA_FILE: &str = "/etc/ssl/certs/ca-certificates.crt";
 
 #[derive(Debug)]
-pub struct HttpProbe;
+pub struct HttpProbe {
+    method: HttpMethod,
+    /// The URL ureq is given (its host is the Host/SNI/verification name).
+    url: String,
+    /// Where the connection goes (ignored through a proxy).
+    connect_host: String,
+    port: u16,
+    headers: Vec<(String, String)>,
+    codes: Vec<CodeRange>,
+    text: Option<String>,
+    regex: Option<regex_lite::Regex>,
+    jq: Option<JsonExpr>,
+    proxy: Option<ureq::Proxy>,
+    keep_alive: bool,
+    tls: TlsConfig,
+    timeout: Duration,
+    /// The reused agent with keep_alive.
+    agent: Option<Agent>,
+}
+
+/// A URL split into what the probe needs.
+struct Url<'a> {
+    https: bool,
+    /// The host as written (IPv6 with brackets).
+    host: &'a str,
+    port: Option<u16>,
+    /// Path and query ("/" when empty).
+    path: &'a str,
+}
+
+fn parse_url(s: &str) -> Result<Url<'_>, String> {
+    let bad = || format!("url {s:?} is not http://host[:port]/path");
+    let (https, rest) = if let Some(r) = s.strip_prefix("https://") {
+        (true, r)
+    } else if let Some(r) = s.strip_prefix("http://") {
+        (false, r)
+    } else {
+        return Err(bad());
+    };
+    let (auth, path) = match rest.find(['/', '?']) {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let (host, port) = if auth.starts_with('[') {
+        let end = auth.find(']').ok_or_else(bad)?;
+        let (h, tail) = auth.split_at(end + 1);
+        match tail.strip_prefix(':') {
+            Some(p) => (h, Some(p)),
+            None if tail.is_empty() => (h, None),
+            None => return Err(bad()),
+        }
+    } else {
+        match auth.rsplit_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (auth, None),
+        }
+    };
+    if host.is_empty() || host.contains('@') {
+        return Err(bad());
+    }
+    let port = match port {
+        Some(p) => Some(p.parse::<u16>().map_err(|_| bad())?),
+        None => None,
+    };
+    Ok(Url {
+        https,
+        host,
+        port,
+        path: if path.is_empty() { "/" } else { path },
+    })
+}
+
+fn read_file(what: &str, path: &str) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("reading {what} {path}: {}", io_msg(&e)))
+}
+
+/// Every certificate in a PEM file.
+fn pem_certs(what: &str, path: &str) -> Result<Vec<Certificate<'static>>, String> {
+    let pem = read_file(what, path)?;
+    let certs: Vec<_> = ureq::tls::parse_pem(&pem)
+        .filter_map(|i| match i {
+            Ok(PemItem::Certificate(c)) => Some(c),
+            _ => None,
+        })
+        .collect();
+    if certs.is_empty() {
+        return Err(format!("parsing {what} {path}: no certificates found"));
+    }
+    Ok(certs)
+}
+
+fn client_cert(cert: &str, key: &str) -> Result<ClientCert, String> {
+    let chain = pem_certs("tls_client_cert", cert)?;
+    let pem = read_file("tls_client_key", key)?;
+    let key = ureq::tls::parse_pem(&pem)
+        .find_map(|i| match i {
+            Ok(PemItem::PrivateKey(k)) => Some(k),
+            _ => None,
+        })
+        .ok_or_else(|| format!("parsing tls_client_key {key}: no private key found"))?;
+    Ok(ClientCert::new_with_certs(&chain, key))
+}
+
+/// Dials the configured address whatever name the URL carries.
+#[derive(Debug)]
+struct FixedResolver {
+    host: String,
+    port: u16,
+}
+
+impl Resolver for FixedResolver {
+    fn resolve(
+        &self,
+        _uri: &ureq::http::Uri,
+        _config: &ureq::config::Config,
+        _timeout: ureq::unversioned::transport::NextTimeout,
+    ) -> Result<ResolvedSocketAddrs, ureq::Error> {
+        let mut out = self.empty();
+        let addrs: Vec<SocketAddr> = match ip_literal(&self.host) {
+            Some(ip) => vec![SocketAddr::new(ip, self.port)],
+            // Runs on the blocking pool, bounded by the check timeout.
+            None => (self.host.as_str(), self.port)
+                .to_socket_addrs()
+                .map_err(|_| ureq::Error::HostNotFound)?
+                .collect(),
+        };
+        for a in addrs.into_iter().take(16) {
+            out.push(a);
+        }
+        if out.is_empty() {
+            return Err(ureq::Error::HostNotFound);
+        }
+        Ok(out)
+    }
+}
 
 impl HttpProbe {
     pub fn new(
-        c: &crate::config::HttpCheck,
-        _tls: bool,
-        _vip: &crate::bgp::types::Prefix,
-        _t: std::time::Duration,
+        c: &HttpCheck,
+        https_type: bool,
+        vip: &Prefix,
+        timeout: Duration,
     ) -> Result<HttpProbe, String> {
-        let _ = c;
-        Err("http checks are not implemented yet".into())
+        let full = c.url.starts_with("http://") || c.url.starts_with("https://");
+        let (https, url_host, url_port, path) = if full {
+            let u = parse_url(&c.url)?;
+            (u.https, Some(u.host), u.port, u.path.to_string())
+        } else if c.url.starts_with('/') {
+            (https_type, None, None, c.url.clone())
+        } else {
+            return Err(format!("url {:?} is neither a full URL nor a path", c.url));
+        };
+        let connect_host = match (&c.host, url_host) {
+            (Some(h), _) if !h.trim().is_empty() => h.trim().to_string(),
+            (_, Some(h)) => h.trim_start_matches('[').trim_end_matches(']').to_string(),
+            _ => target_host(None, vip)?,
+        };
+        let port = c.port.or(url_port).unwrap_or(if https { 443 } else { 80 });
+        if c.tls_insecure && c.tls_ca_cert.is_some() {
+            return Err("tls_insecure and tls_ca_cert are mutually exclusive".into());
+        }
+        if c.tls_client_cert.is_some() != c.tls_client_key.is_some() {
+            return Err("tls_client_cert and tls_client_key go together".into());
+        }
+        let proxy = match &c.proxy {
+            Some(p) => {
+                if !p.starts_with("http://") {
+                    return Err(format!("proxy {p:?} must be an http:// URL"));
+                }
+                if !full {
+                    return Err("proxy needs url to be a full URL".into());
+                }
+                Some(ureq::Proxy::new(p).map_err(|e| format!("proxy {p:?}: {e}"))?)
+            }
+            None => None,
+        };
+        // The name in the request URL: tls_server_name, else the URL host,
+        // else the connect host. ureq derives Host, SNI and verification
+        // from it; FixedResolver still dials connect_host.
+        let name = match (&c.tls_server_name, url_host) {
+            (Some(n), _) if !n.is_empty() => host_for_url(n),
+            (_, Some(h)) => h.to_string(),
+            _ => host_for_url(&connect_host),
+        };
+        let url = format!(
+            "{}://{}:{port}{path}",
+            if https { "https" } else { "http" },
+            name
+        );
+        let mut headers: Vec<(String, String)> = c
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let has =
+            |h: &[(String, String)], n: &str| h.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
+        if !has(&headers, "host") {
+            // pathosd sends the URL's authority (with the port only if the
+            // URL had one); for a bare path, the connect host.
+            let authority = match (url_host, url_port) {
+                (Some(h), Some(p)) => format!("{h}:{p}"),
+                (Some(h), None) => h.to_string(),
+                (None, _) if c.port.is_some() => host_port(&connect_host, port),
+                (None, _) => host_for_url(&connect_host),
+            };
+            headers.push(("Host".into(), authority));
+        }
+        if c.response_jq.is_some() && !has(&headers, "accept") {
+            headers.push(("Accept".into(), "application/json".into()));
+        }
+        let regex = match &c.response_regex {
+            Some(r) => {
+                Some(regex_lite::Regex::new(r).map_err(|e| format!("response_regex {r:?}: {e}"))?)
+            }
+            None => None,
+        };
+        let jq = match &c.response_jq {
+            Some(j) => Some(jsonmatch::parse(j)?),
+            None => None,
+        };
+        let roots = match &c.tls_ca_cert {
+            Some(f) => pem_certs("tls_ca_cert", f)?,
+            // A missing system store only matters for https without
+            // tls_insecure; then every probe fails with "unknown issuer".
+            None if https && !c.tls_insecure => {
+                pem_certs("system CA file", SYSTEM_CA_FILE).unwrap_or_default()
+            }
+            None => Vec::new(),
+        };
+        let client = match (&c.tls_client_cert, &c.tls_client_key) {
+            (Some(cert), Some(key)) => Some(client_cert(cert, key)?),
+            _ => None,
+        };
+        let tls = TlsConfig::builder()
+            .provider(TlsProvider::Rustls)
+            .root_certs(RootCerts::Specific(Arc::new(roots)))
+            .client_cert(client)
+            .disable_verification(c.tls_insecure)
+            .unversioned_rustls_crypto_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .build();
+        let mut p = HttpProbe {
+            method: c.method,
+            url,
+            connect_host,
+            port,
+            headers,
+            codes: c.response_codes.clone(),
+            text: c.response_text.clone(),
+            regex,
+            jq,
+            proxy,
+            keep_alive: c.keep_alive,
+            tls,
+            timeout,
+            agent: None,
+        };
+        if p.keep_alive {
+            p.agent = Some(p.agent());
+        }
+        Ok(p)
     }
+
+    fn agent(&self) -> Agent {
+        let idle = if self.keep_alive { 1 } else { 0 };
+        let config = Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .timeout_global(Some(self.timeout))
+            .user_agent("pathosd-check/1.0")
+            .proxy(self.proxy.clone())
+            .tls_config(self.tls.clone())
+            .max_idle_connections(idle)
+            .max_idle_connections_per_host(idle)
+            .build();
+        if self.proxy.is_some() {
+            // Through a proxy the proxy resolves the URL's host.
+            Agent::new_with_config(config)
+        } else {
+            Agent::with_parts(
+                config,
+                DefaultConnector::new(),
+                FixedResolver {
+                    host: self.connect_host.clone(),
+                    port: self.port,
+                },
+            )
+        }
+    }
+
     pub fn what(&self) -> String {
-        "http".into()
+        format!("{} {}", self.method.as_str(), self.url)
     }
+
     pub async fn run(&self, _deadline: Instant) -> CheckResult {
-        CheckResult::fail("not implemented")
+        let agent = match &self.agent {
+            Some(a) => a.clone(),
+            None => self.agent(),
+        };
+        let method = self.method;
+        let url = self.url.clone();
+        let headers = self.headers.clone();
+        let want_body = self.text.is_some() || self.regex.is_some() || self.jq.is_some();
+        let res = super::blocking(move || fetch(&agent, method, &url, &headers, want_body)).await;
+        let (status, body) = match res {
+            Ok(r) => r,
+            Err(e) => return CheckResult::fail(self.describe(e)),
+        };
+        let r = CheckResult::fail("").with("status_code", status);
+        if !self.codes.iter().any(|c| c.contains(status)) {
+            let want: Vec<String> = self.codes.iter().map(|c| c.to_string()).collect();
+            return CheckResult {
+                detail: format!("status {status} not in [{}]", want.join(", ")),
+                ..r
+            };
+        }
+        let body_text = String::from_utf8_lossy(&body);
+        if let Some(t) = &self.text {
+            if !body_text.contains(t.as_str()) {
+                return CheckResult {
+                    detail: format!("body does not contain {t:?}"),
+                    ..r
+                };
+            }
+        }
+        if let Some(re) = &self.regex {
+            if !re.is_match(&body_text) {
+                return CheckResult {
+                    detail: format!("body does not match /{}/", re.as_str()),
+                    ..r
+                };
+            }
+        }
+        if let Some(jq) = &self.jq {
+            let doc: serde_json::Value = match serde_json::from_slice(&body) {
+                Ok(d) => d,
+                Err(_) => {
+                    return CheckResult {
+                        detail: "response is not valid JSON".into(),
+                        ..r
+                    }
+                }
+            };
+            if let Err(e) = jsonmatch::matches(jq, &doc) {
+                return CheckResult { detail: e, ..r };
+            }
+        }
+        CheckResult {
+            ok: true,
+            detail: format!("HTTP {status} OK"),
+            ..r
+        }
+    }
+
+    fn describe(&self, e: ureq::Error) -> String {
+        let dst = host_port(&self.connect_host, self.port);
+        match e {
+            ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+                format!("connect {dst}: connection refused")
+            }
+            ureq::Error::Io(io) => format!("{}: {}", self.what(), io_msg(&io)),
+            ureq::Error::Timeout(_) => {
+                format!("{}: timed out after {:?}", self.what(), self.timeout)
+            }
+            ureq::Error::HostNotFound => format!("resolve {}: host not found", self.connect_host),
+            ureq::Error::Tls(m) => format!("tls {dst}: {m}"),
+            ureq::Error::Rustls(e) => format!("tls {dst}: {e}"),
+            other => format!("{}: {other}", self.what()),
+        }
+    }
+}
+
+/// IPv6 literals need brackets inside a URL.
+fn host_for_url(h: &str) -> String {
+    match ip_literal(h) {
+        Some(std::net::IpAddr::V6(a)) => format!("[{a}]"),
+        _ => h.to_string(),
+    }
+}
+
+fn fetch(
+    agent: &Agent,
+    method: HttpMethod,
+    url: &str,
+    headers: &[(String, String)],
+    want_body: bool,
+) -> Result<(u16, Vec<u8>), ureq::Error> {
+    let mut resp = match method {
+        HttpMethod::Get | HttpMethod::Head => {
+            let mut rb = if method == HttpMethod::Get {
+                agent.get(url)
+            } else {
+                agent.head(url)
+            };
+            for (k, v) in headers {
+                rb = rb.header(k, v);
+            }
+            rb.call()?
+        }
+        HttpMethod::Post => {
+            let mut rb = agent.post(url);
+            for (k, v) in headers {
+                rb = rb.header(k, v);
+            }
+            rb.send_empty()?
+        }
+    };
+    let status = resp.status().as_u16();
+    let mut body = Vec::new();
+    if want_body && method != HttpMethod::Head {
+        resp.body_mut()
+            .as_reader()
+            .take(MAX_BODY)
+            .read_to_end(&mut body)
+            .map_err(ureq::Error::Io)?;
+    }
+    Ok((status, body))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        let u = parse_url("https://web.example:8443/healthz?x=1").unwrap();
+        assert!(u.https);
+        assert_eq!(
+            (u.host, u.port, u.path),
+            ("web.example", Some(8443), "/healthz?x=1")
+        );
+        let u = parse_url("http://[::1]:81").unwrap();
+        assert_eq!((u.host, u.port, u.path), ("[::1]", Some(81), "/"));
+        let u = parse_url("http://[2001:db8::1]/x").unwrap();
+        assert_eq!((u.host, u.port), ("[2001:db8::1]", None));
+        for bad in [
+            "ftp://x/",
+            "http://",
+            "http://h:99999/",
+            "http://u@h/",
+            "http://[::1/",
+        ] {
+            assert!(parse_url(bad).is_err(), "{bad}");
+        }
     }
 }

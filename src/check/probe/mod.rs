@@ -53,6 +53,15 @@ impl Probe {
         if timeout.is_zero() {
             return Err("timeout must be greater than 0".into());
         }
+        // Runs of one check never overlap because a probe ends (at the
+        // latest) at its timeout, before the next tick.
+        if timeout >= check.interval.get() {
+            return Err(format!(
+                "timeout {:?} must be less than interval {:?}",
+                timeout,
+                check.interval.get()
+            ));
+        }
         let kind = match kind {
             CheckType::Http | CheckType::Https => {
                 let default = crate::config::HttpCheck::default();

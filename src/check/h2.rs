@@ -1,0 +1,335 @@
+//! A minimal HTTP/2 client (RFC 9113) for one request per connection, as
+//! the gRPC probe needs: connection preface, SETTINGS, one HEADERS + DATA
+//! stream, and reading headers, data and trailers back. It runs on a
+//! blocking `Read + Write` stream (TCP with prior knowledge, or rustls with
+//! ALPN h2) on the blocking pool, bounded by socket timeouts and the
+//! probe's hard timeout.
+
+use super::hpack::{self, Decoder};
+use std::io::{Read, Write};
+
+/// RFC 9113 §3.4: the client connection preface.
+const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+// RFC 9113 §6: frame types.
+const DATA: u8 = 0x0;
+const HEADERS: u8 = 0x1;
+const RST_STREAM: u8 = 0x3;
+const SETTINGS: u8 = 0x4;
+const PUSH_PROMISE: u8 = 0x5;
+const PING: u8 = 0x6;
+const GOAWAY: u8 = 0x7;
+const CONTINUATION: u8 = 0x9;
+
+// Frame flags.
+const END_STREAM: u8 = 0x1;
+const ACK: u8 = 0x1;
+const END_HEADERS: u8 = 0x4;
+const PADDED: u8 = 0x8;
+const PRIORITY: u8 = 0x20;
+
+/// RFC 9113 §4.2: SETTINGS_MAX_FRAME_SIZE starts at 16384; we never raise it.
+const MAX_FRAME: usize = 16384;
+/// Largest response body kept; a health reply is a few bytes.
+const MAX_BODY: usize = 1 << 20;
+/// Frames read before giving up, so a chatty peer cannot keep us forever.
+const MAX_FRAMES: usize = 1000;
+
+const STREAM: u32 = 1;
+
+/// The response to the single request.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Response {
+    pub headers: Vec<(String, String)>,
+    pub trailers: Vec<(String, String)>,
+    pub data: Vec<u8>,
+}
+
+impl Response {
+    /// A header or trailer value (trailers first; gRPC puts status there
+    /// unless the reply is "trailers-only").
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.trailers
+            .iter()
+            .chain(self.headers.iter())
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn frame(out: &mut Vec<u8>, ty: u8, flags: u8, stream: u32, payload: &[u8]) {
+    // RFC 9113 §4.1: 24-bit length, type, flags, reserved bit + stream id.
+    let len = payload.len() as u32;
+    out.extend_from_slice(&len.to_be_bytes()[1..]);
+    out.push(ty);
+    out.push(flags);
+    out.extend_from_slice(&(stream & 0x7fff_ffff).to_be_bytes());
+    out.extend_from_slice(payload);
+}
+
+fn io_err(e: std::io::Error) -> String {
+    crate::check::probe::io_msg(&e)
+}
+
+fn read_frame<S: Read>(s: &mut S) -> Result<(u8, u8, u32, Vec<u8>), String> {
+    let mut h = [0u8; 9];
+    s.read_exact(&mut h).map_err(io_err)?;
+    let len = usize::from(h[0]) << 16 | usize::from(h[1]) << 8 | usize::from(h[2]);
+    // RFC 9113 §4.2: a frame larger than SETTINGS_MAX_FRAME_SIZE is a
+    // FRAME_SIZE_ERROR.
+    if len > MAX_FRAME {
+        return Err(format!("frame of {len} bytes exceeds {MAX_FRAME}"));
+    }
+    let stream = u32::from_be_bytes([h[5], h[6], h[7], h[8]]) & 0x7fff_ffff;
+    let mut p = vec![0u8; len];
+    s.read_exact(&mut p).map_err(io_err)?;
+    Ok((h[3], h[4], stream, p))
+}
+
+/// Strips padding and priority from a HEADERS payload (RFC 9113 §6.2).
+fn header_fragment(flags: u8, p: &[u8]) -> Result<&[u8], String> {
+    let mut start = 0usize;
+    let mut end = p.len();
+    if flags & PADDED != 0 {
+        let pad = usize::from(*p.first().ok_or("empty padded HEADERS")?);
+        start = 1;
+        end = end.checked_sub(pad).ok_or("padding exceeds HEADERS")?;
+    }
+    if flags & PRIORITY != 0 {
+        start += 5;
+    }
+    p.get(start..end)
+        .ok_or_else(|| "malformed HEADERS".to_string())
+}
+
+fn strings(fields: Vec<hpack::Field>) -> Vec<(String, String)> {
+    fields
+        .into_iter()
+        .map(|(n, v)| {
+            (
+                String::from_utf8_lossy(&n).into_owned(),
+                String::from_utf8_lossy(&v).into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Sends one request (`headers` include the pseudo-headers) with `body` and
+/// reads the whole response.
+pub fn request<S: Read + Write>(
+    s: &mut S,
+    headers: &[(String, String)],
+    body: &[u8],
+) -> Result<Response, String> {
+    let mut out = PREFACE.to_vec();
+    // SETTINGS_ENABLE_PUSH (0x2) = 0: we never accept pushes.
+    frame(&mut out, SETTINGS, 0, 0, &[0, 2, 0, 0, 0, 0]);
+    let mut block = Vec::new();
+    for (n, v) in headers {
+        hpack::encode_literal(&mut block, n.as_bytes(), v.as_bytes());
+    }
+    if block.len() > MAX_FRAME {
+        return Err("request headers too large".into());
+    }
+    let end = if body.is_empty() { END_STREAM } else { 0 };
+    frame(&mut out, HEADERS, END_HEADERS | end, STREAM, &block);
+    // The peer's initial flow-control window is 65535 bytes (§6.9.2).
+    if body.len() > 65535 {
+        return Err("request body too large".into());
+    }
+    let mut chunks = body.chunks(MAX_FRAME).peekable();
+    while let Some(c) = chunks.next() {
+        let f = if chunks.peek().is_none() {
+            END_STREAM
+        } else {
+            0
+        };
+        frame(&mut out, DATA, f, STREAM, c);
+    }
+    s.write_all(&out).map_err(io_err)?;
+    s.flush().map_err(io_err)?;
+
+    let mut dec = Decoder::new(4096);
+    let mut resp = Response::default();
+    let mut got_headers = false;
+    let mut pending: Option<(Vec<u8>, bool)> = None;
+    for _ in 0..MAX_FRAMES {
+        let (ty, flags, stream, p) = read_frame(s)?;
+        if let Some((mut frag, end_stream)) = pending.take() {
+            // §6.10: CONTINUATION must follow until END_HEADERS.
+            if ty != CONTINUATION || stream != STREAM {
+                return Err("expected CONTINUATION".into());
+            }
+            frag.extend_from_slice(&p);
+            if frag.len() > 4 * MAX_FRAME {
+                return Err("header block too large".into());
+            }
+            if flags & END_HEADERS == 0 {
+                pending = Some((frag, end_stream));
+                continue;
+            }
+            take_block(&mut dec, &frag, &mut resp, &mut got_headers)?;
+            if end_stream {
+                return Ok(resp);
+            }
+            continue;
+        }
+        match ty {
+            SETTINGS if flags & ACK == 0 => {
+                let mut ack = Vec::new();
+                frame(&mut ack, SETTINGS, ACK, 0, &[]);
+                s.write_all(&ack).map_err(io_err)?;
+            }
+            PING if flags & ACK == 0 => {
+                let mut pong = Vec::new();
+                frame(&mut pong, PING, ACK, 0, &p);
+                s.write_all(&pong).map_err(io_err)?;
+            }
+            GOAWAY => {
+                let code = p
+                    .get(4..8)
+                    .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+                    .unwrap_or(0);
+                return Err(format!("server sent GOAWAY (error code {code})"));
+            }
+            RST_STREAM if stream == STREAM => {
+                let code = p
+                    .get(0..4)
+                    .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+                    .unwrap_or(0);
+                return Err(format!("stream reset (error code {code})"));
+            }
+            PUSH_PROMISE => return Err("unexpected PUSH_PROMISE".into()),
+            HEADERS if stream == STREAM => {
+                let frag = header_fragment(flags, &p)?.to_vec();
+                let end_stream = flags & END_STREAM != 0;
+                if flags & END_HEADERS == 0 {
+                    pending = Some((frag, end_stream));
+                    continue;
+                }
+                take_block(&mut dec, &frag, &mut resp, &mut got_headers)?;
+                if end_stream {
+                    return Ok(resp);
+                }
+            }
+            DATA if stream == STREAM => {
+                let data = if flags & PADDED != 0 {
+                    let pad = usize::from(*p.first().ok_or("empty padded DATA")?);
+                    p.get(1..p.len().saturating_sub(pad))
+                        .ok_or("padding exceeds DATA")?
+                } else {
+                    &p[..]
+                };
+                if resp.data.len() + data.len() > MAX_BODY {
+                    return Err("response body too large".into());
+                }
+                resp.data.extend_from_slice(data);
+                if flags & END_STREAM != 0 {
+                    return Ok(resp);
+                }
+            }
+            // WINDOW_UPDATE, PRIORITY, acks, other streams, unknown types
+            // (§5.5: "MUST ignore and discard" unknown frame types).
+            _ => {}
+        }
+    }
+    Err("too many frames".into())
+}
+
+/// Decodes a header block into headers (first) or trailers (second).
+fn take_block(
+    dec: &mut Decoder,
+    frag: &[u8],
+    resp: &mut Response,
+    got_headers: &mut bool,
+) -> Result<(), String> {
+    let fields = strings(dec.decode(frag).map_err(|e| e.to_string())?);
+    if *got_headers {
+        resp.trailers = fields;
+    } else {
+        resp.headers = fields;
+        *got_headers = true;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    /// A fake stream: reads from `input`, records writes.
+    struct Fake {
+        input: Cursor<Vec<u8>>,
+        written: Vec<u8>,
+    }
+    impl Read for Fake {
+        fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+            self.input.read(b)
+        }
+    }
+    impl Write for Fake {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.written.extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn request_and_response_with_continuation_and_trailers() {
+        let mut input = Vec::new();
+        frame(&mut input, SETTINGS, 0, 0, &[]);
+        frame(&mut input, PING, 0, 0, &[1, 2, 3, 4, 5, 6, 7, 8]);
+        // :status 200 (static index 8) split over HEADERS + CONTINUATION.
+        let mut block = vec![0x88];
+        hpack::encode_literal(&mut block, b"content-type", b"application/grpc");
+        let (a, b) = block.split_at(2);
+        frame(&mut input, HEADERS, 0, 1, a);
+        frame(&mut input, CONTINUATION, END_HEADERS, 1, b);
+        frame(&mut input, DATA, PADDED, 1, &[2, 0xaa, 0xbb, 0, 0]);
+        let mut t = Vec::new();
+        hpack::encode_literal(&mut t, b"grpc-status", b"0");
+        frame(&mut input, HEADERS, END_HEADERS | END_STREAM, 1, &t);
+        let mut f = Fake {
+            input: Cursor::new(input),
+            written: Vec::new(),
+        };
+        let r = request(&mut f, &[(":method".into(), "POST".into())], b"hi").unwrap();
+        assert_eq!(r.get(":status"), Some("200"));
+        assert_eq!(r.get("grpc-status"), Some("0"));
+        assert_eq!(r.data, [0xaa, 0xbb]);
+        assert!(f.written.starts_with(PREFACE));
+        // The SETTINGS ack and the PING ack were sent.
+        let w = &f.written;
+        assert!(w.windows(5).any(|x| x == [0, 0, 0, SETTINGS, ACK]));
+        assert!(w.windows(8).any(|x| x == [1, 2, 3, 4, 5, 6, 7, 8]));
+    }
+
+    #[test]
+    fn errors_not_panics() {
+        for input in [
+            {
+                let mut i = Vec::new();
+                frame(&mut i, GOAWAY, 0, 0, &[0, 0, 0, 0, 0, 0, 0, 11]);
+                i
+            },
+            {
+                let mut i = Vec::new();
+                frame(&mut i, RST_STREAM, 0, 1, &[0, 0, 0, 8]);
+                i
+            },
+            vec![0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 1],
+            vec![0, 0, 1, HEADERS, PADDED | END_HEADERS, 0, 0, 0, 1, 9],
+            vec![],
+        ] {
+            let mut f = Fake {
+                input: Cursor::new(input),
+                written: Vec::new(),
+            };
+            assert!(request(&mut f, &[], b"").is_err());
+        }
+    }
+}

@@ -1,0 +1,349 @@
+//! http / https probes against python3 http.server (plain, TLS, mutual TLS)
+//! and through Debian's squid as a forward proxy.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::time::Duration;
+use support::*;
+
+fn http(ip: &str, opts: Value) -> pathosd::check::CheckResult {
+    probe(
+        json!({"type": "http", "timeout": "1500ms", "interval": "5s", "http": opts}),
+        &format!("{ip}/32"),
+    )
+}
+
+#[test]
+fn status_codes_methods_and_no_redirects() {
+    let ip = test_ip(20).to_string();
+    let srv = py_server(&["http", &ip]);
+    let port = srv.port();
+    let r = http(&ip, json!({"url": "/status/200", "port": port}));
+    assert!(r.ok, "{r:?}");
+    assert_eq!(r.detail, "HTTP 200 OK");
+    assert_eq!(r.details["status_code"], json!(200));
+    let r = http(
+        &ip,
+        json!({"url": "/status/503", "port": port, "response_codes": ["200-299"]}),
+    );
+    assert!(!r.ok);
+    assert_eq!(r.detail, "status 503 not in [200-299]");
+    let r = http(
+        &ip,
+        json!({"url": "/status/204", "port": port, "response_codes": [200, "202-204"]}),
+    );
+    assert!(r.ok, "{r:?}");
+    // A redirect is never followed: 302 passes only when listed.
+    let r = http(&ip, json!({"url": "/redirect", "port": port}));
+    assert_eq!(r.detail, "status 302 not in [200]");
+    let r = http(
+        &ip,
+        json!({"url": "/redirect", "port": port, "response_codes": [302]}),
+    );
+    assert!(r.ok, "{r:?}");
+    let r = http(&ip, json!({"url": "/text", "port": port, "method": "HEAD"}));
+    assert!(r.ok, "{r:?}");
+    let r = http(
+        &ip,
+        json!({"url": "/anything", "port": port, "method": "POST", "response_codes": [201]}),
+    );
+    assert!(r.ok, "{r:?}");
+}
+
+#[test]
+fn body_text_regex_and_jq() {
+    let ip = test_ip(21).to_string();
+    let srv = py_server(&["http", &ip]);
+    let url = format!("http://{ip}:{}", srv.port());
+    let t = |extra: Value| {
+        let mut o = extra;
+        o["url"] = json!(format!("{url}{}", o["url"].as_str().unwrap()));
+        http(&ip, o)
+    };
+    assert!(t(json!({"url": "/text", "response_text": "hello pathosd"})).ok);
+    assert_eq!(
+        t(json!({"url": "/text", "response_text": "goodbye"})).detail,
+        "body does not contain \"goodbye\""
+    );
+    assert!(t(json!({"url": "/text", "response_regex": "version [0-9]+"})).ok);
+    assert_eq!(
+        t(json!({"url": "/text", "response_regex": "^version 4[^2]"})).detail,
+        "body does not match /^version 4[^2]/"
+    );
+    assert!(t(json!({"url": "/json", "response_jq": ".status == \"ok\" and .count >= 3"})).ok);
+    assert!(t(json!({"url": "/json", "response_jq": ".items[0].name == \"a\""})).ok);
+    assert!(t(json!({"url": "/json", "response_jq": ".ready"})).ok);
+    assert_eq!(
+        t(json!({"url": "/json", "response_jq": ".count > 3"})).detail,
+        "jq expression is not true: false"
+    );
+    assert_eq!(
+        t(json!({"url": "/notjson", "response_jq": ".ready"})).detail,
+        "response is not valid JSON"
+    );
+    // Text, regex and jq all apply.
+    let r = t(
+        json!({"url": "/json", "response_text": "ready", "response_regex": "count", "response_jq": ".missing"}),
+    );
+    assert_eq!(r.detail, "jq expression is not true: null");
+}
+
+#[test]
+fn bad_regex_and_jq_fail_at_build() {
+    let c = |o: Value| {
+        pathosd::check::Probe::new(
+            &check(json!({"type": "http", "http": o})),
+            &prefix("10.0.0.1/32"),
+        )
+        .unwrap_err()
+    };
+    assert!(c(json!({"response_regex": "("})).starts_with("response_regex \"(\""));
+    assert!(c(json!({"response_jq": "ready"})).starts_with("response_jq: expected a path"));
+    assert_eq!(
+        c(json!({"tls_insecure": true, "tls_ca_cert": "/x"})),
+        "tls_insecure and tls_ca_cert are mutually exclusive"
+    );
+}
+
+#[test]
+fn refused_and_timeout() {
+    let ip = test_ip(22).to_string();
+    let port = std::net::TcpListener::bind((ip.as_str(), 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let r = http(&ip, json!({"url": "/", "port": port}));
+    assert!(!r.ok);
+    assert_eq!(r.detail, format!("connect {ip}:{port}: connection refused"));
+
+    let srv = py_server(&["http", &ip]);
+    let r = probe(
+        json!({"type": "http", "timeout": "300ms", "http": {"url": "/slow", "port": srv.port()}}),
+        &format!("{ip}/32"),
+    );
+    assert!(!r.ok);
+    assert!(r.timed_out || r.detail.contains("timed out"), "{r:?}");
+    assert!(r.duration < Duration::from_millis(1000), "{:?}", r.duration);
+}
+
+#[test]
+fn host_header_from_url_connects_to_host() {
+    let ip = test_ip(23).to_string();
+    let srv = py_server(&["http", &ip]);
+    let port = srv.port();
+    // The name does not resolve: the connection goes to `host`.
+    let r = http(
+        &ip,
+        json!({"url": format!("http://web.pathosd.test:{port}/host"), "host": ip,
+               "response_text": format!("host=web.pathosd.test:{port}")}),
+    );
+    assert!(r.ok, "{r:?}");
+    let r = http(
+        &ip,
+        json!({"url": "/host", "port": port, "headers": {"Host": "custom.example"},
+               "response_text": "host=custom.example"}),
+    );
+    assert!(r.ok, "{r:?}");
+    let r = http(
+        &ip,
+        json!({"url": "/headers", "port": port, "headers": {"X-Probe": "1"},
+               "response_jq": ".\"x-probe\" == \"1\" and .\"user-agent\" == \"pathosd-check/1.0\" and .accept == \"application/json\""}),
+    );
+    assert!(r.ok, "{r:?}");
+}
+
+#[test]
+fn keep_alive_reuses_the_connection_and_default_does_not() {
+    let ip = test_ip(28).to_string();
+    for keep_alive in [true, false] {
+        // A fresh server per case: /seen counts its client connections.
+        let srv = py_server(&["http", &ip]);
+        let c = check(json!({"type": "http", "timeout": "1500ms", "http": {
+            "url": "/seen", "port": srv.port(), "keep_alive": keep_alive, "response_regex": "^conns=1$"}}));
+        let p = pathosd::check::Probe::new(&c, &prefix(&format!("{ip}/32"))).unwrap();
+        let runs: Vec<bool> = (0..3).map(|_| smol::block_on(p.run()).ok).collect();
+        if keep_alive {
+            assert_eq!(runs, [true, true, true]);
+        } else {
+            assert_eq!(runs, [true, false, false]);
+        }
+    }
+}
+
+#[test]
+fn ipv6_literal_url() {
+    let srv = py_server(&["http", "::1"]);
+    let r = probe(
+        json!({"type": "http", "timeout": "1500ms", "http": {"url": format!("http://[::1]:{}/text", srv.port()), "response_text": "hello"}}),
+        "10.0.0.0/8",
+    );
+    assert!(r.ok, "{r:?}");
+    // A /128 VIP with a bare path connects to the VIP address.
+    let r = probe(
+        json!({"type": "http", "timeout": "1500ms", "http": {"url": "/text", "port": srv.port()}}),
+        "::1/128",
+    );
+    assert!(r.ok, "{r:?}");
+}
+
+#[test]
+fn https_verification_custom_ca_server_name_insecure() {
+    let ip = test_ip(24).to_string();
+    let dir = temp_dir("https");
+    let pki = pki(&dir, &ip);
+    let srv = py_server(&["http", &ip, "--tls", &pki.cert, &pki.key]);
+    let port = srv.port();
+    let name_url = format!("https://web.pathosd.test:{port}/text");
+    let https = |o: Value| {
+        probe(
+            json!({"type": "https", "timeout": "2s", "interval": "5s", "http": o}),
+            &format!("{ip}/32"),
+        )
+    };
+    // Verified against the test CA by name, connecting to the VIP address.
+    let r = https(
+        json!({"url": name_url, "host": ip, "tls_ca_cert": pki.ca, "response_text": "hello"}),
+    );
+    assert!(r.ok, "{r:?}");
+    // By IP (the certificate has an IP SAN), bare path on an https check.
+    let r = https(json!({"url": "/text", "port": port, "tls_ca_cert": pki.ca}));
+    assert!(r.ok, "{r:?}");
+    // The system store does not know the test CA.
+    let r = https(json!({"url": name_url, "host": ip}));
+    assert!(!r.ok);
+    assert!(r.detail.contains("UnknownIssuer"), "{}", r.detail);
+    // A server name the certificate does not cover.
+    let r = https(
+        json!({"url": name_url, "host": ip, "tls_ca_cert": pki.ca, "tls_server_name": "other.pathosd.test"}),
+    );
+    assert!(!r.ok);
+    assert!(
+        r.detail
+            .contains("certificate not valid for name \"other.pathosd.test\""),
+        "{}",
+        r.detail
+    );
+    let r = https(
+        json!({"url": "/text", "port": port, "tls_server_name": "web.pathosd.test", "tls_ca_cert": pki.ca}),
+    );
+    assert!(r.ok, "{r:?}");
+    let r = https(json!({"url": name_url, "host": ip, "tls_insecure": true}));
+    assert!(r.ok, "{r:?}");
+    // keep_alive reuses one agent across probes.
+    let c = check(
+        json!({"type": "https", "timeout": "2s", "http": {"url": name_url, "host": ip, "tls_ca_cert": pki.ca, "keep_alive": true}}),
+    );
+    let p = pathosd::check::Probe::new(&c, &prefix(&format!("{ip}/32"))).unwrap();
+    for _ in 0..3 {
+        let r = smol::block_on(p.run());
+        assert!(r.ok, "{r:?}");
+    }
+    let e = pathosd::check::Probe::new(
+        &check(
+            json!({"type": "https", "http": {"url": name_url, "tls_ca_cert": "/nonexistent.pem"}}),
+        ),
+        &prefix("10.0.0.0/8"),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        "reading tls_ca_cert /nonexistent.pem: no such file or directory"
+    );
+}
+
+#[test]
+fn mutual_tls_client_certificate() {
+    let ip = test_ip(25).to_string();
+    let dir = temp_dir("mtls");
+    let pki = pki(&dir, &ip);
+    let srv = py_server(&[
+        "http",
+        &ip,
+        "--tls",
+        &pki.cert,
+        &pki.key,
+        "--client-ca",
+        &pki.ca,
+    ]);
+    let base = json!({"url": format!("https://web.pathosd.test:{}/text", srv.port()), "host": ip, "tls_ca_cert": pki.ca});
+    let https = |o: Value| {
+        probe(
+            json!({"type": "https", "timeout": "2s", "http": o}),
+            "10.0.0.0/8",
+        )
+    };
+    let r = https(base.clone());
+    assert!(!r.ok, "{r:?}");
+    let mut with = base.clone();
+    with["tls_client_cert"] = json!(pki.client_cert);
+    with["tls_client_key"] = json!(pki.client_key);
+    let r = https(with);
+    assert!(r.ok, "{r:?}");
+}
+
+/// Debian's squid on its own 127.x address, config and logs in a temp dir.
+fn squid(ip: &str, dir: &std::path::Path) -> (Server, u16) {
+    let port = std::net::TcpListener::bind((ip, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    // squid drops to its own user: let it write the logs.
+    std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let d = dir.display();
+    let conf = format!(
+        "http_port {ip}:{port}\npid_filename {d}/squid.pid\naccess_log stdio:{d}/access.log\n\
+         cache_log {d}/cache.log\ncache_store_log none\ncache deny all\ncache_mem 8 MB\n\
+         http_access allow all\ncoredump_dir {d}\nshutdown_lifetime 0 seconds\n"
+    );
+    let cf = dir.join("squid.conf");
+    std::fs::write(&cf, conf).unwrap();
+    let s = Server::spawn(
+        std::process::Command::new("/usr/sbin/squid")
+            .arg("-N")
+            .arg("-f")
+            .arg(&cf)
+            .current_dir(dir),
+        false,
+    );
+    wait_tcp(&format!("{ip}:{port}"));
+    (s, port)
+}
+
+#[test]
+fn forward_proxy_through_squid() {
+    let ip = test_ip(26).to_string();
+    let proxy_ip = test_ip(27).to_string();
+    let dir = temp_dir("squid");
+    let srv = py_server(&["http", &ip]);
+    let (_squid, pport) = squid(&proxy_ip, &dir);
+    let url = format!("http://{ip}:{}/text", srv.port());
+    let r = probe(
+        json!({"type": "http", "timeout": "3s", "interval": "5s",
+               "http": {"url": url, "proxy": format!("http://{proxy_ip}:{pport}"), "response_text": "hello"}}),
+        "10.0.0.0/8",
+    );
+    assert!(r.ok, "{r:?}");
+    let log = dir.join("access.log");
+    assert!(
+        wait_for(Duration::from_secs(10), || std::fs::read_to_string(&log)
+            .map(|l| l.contains(&format!("{ip}:{}", srv.port())))
+            .unwrap_or(false)),
+        "squid did not log the request"
+    );
+    // The proxy reports the backend's failure as a gateway error.
+    drop(srv);
+    let r = probe(
+        json!({"type": "http", "timeout": "3s", "http": {"url": url, "proxy": format!("http://{proxy_ip}:{pport}")}}),
+        "10.0.0.0/8",
+    );
+    assert!(!r.ok, "{r:?}");
+    // No proxy listening at all.
+    let r = probe(
+        json!({"type": "http", "timeout": "3s", "http": {"url": url, "proxy": format!("http://{proxy_ip}:1")}}),
+        "10.0.0.0/8",
+    );
+    assert!(!r.ok, "{r:?}");
+}
