@@ -201,8 +201,8 @@ fn setsockopt_raw(
     value: *const libc::c_void,
     len: usize,
 ) -> io::Result<()> {
-    let len = libc::socklen_t::try_from(len)
-        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let len =
+        libc::socklen_t::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
     // SAFETY: callers pass a pointer to a live value of exactly `len` octets
     // of the type the option expects; the kernel only reads it.
     if unsafe { libc::setsockopt(sock.as_raw_fd(), level, name, value, len) } != 0 {

@@ -41,8 +41,10 @@ pub const PEER_AS: u32 = 65000;
 /// A pathosd config with one eBGP neighbor `peer` on loopback: router_id and
 /// local address `ours`, listening on ours:1179, short timers.
 pub fn config(a: Addrs) -> Config {
-    let mut cfg = Config::default();
-    cfg.schema = "v1".into();
+    let mut cfg = Config {
+        schema: "v1".into(),
+        ..Config::default()
+    };
     cfg.router.asn = OUR_AS;
     cfg.router.router_id = Some(IpAddr::V4(a.ours));
     cfg.router.local_address = Some(IpAddr::V4(a.ours));
@@ -57,6 +59,18 @@ pub fn config(a: Addrs) -> Config {
         enable_multihop: true,
         ..Neighbor::default()
     }];
+    cfg
+}
+
+/// [`config`] for peers that reject a 127/8 NEXT_HOP as martian (FRR sends
+/// UPDATE Message Error / Invalid NEXT_HOP Attribute, GoBGP treats the
+/// UPDATE as withdraw): the session stays on loopback (the neighbor's
+/// local_address), the next hop is router_id `next_hop` (TEST-NET-1).
+pub fn config_with_next_hop(a: Addrs, next_hop: Ipv4Addr) -> Config {
+    let mut cfg = config(a);
+    cfg.router.router_id = Some(IpAddr::V4(next_hop));
+    cfg.router.local_address = None;
+    cfg.bgp.neighbors[0].local_address = Some(IpAddr::V4(a.ours));
     cfg
 }
 

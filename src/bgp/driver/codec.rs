@@ -153,7 +153,8 @@ pub fn encode_notification(n: &Notification) -> Vec<u8> {
     let mut n = to_wire(n);
     // RFC 4271 §4.5: the Data field must fit the 4096-octet message; data
     // we echo back (e.g. a bad attribute) is cut rather than not sent.
-    n.data.truncate(wire::MAX_MESSAGE_LEN - wire::HEADER_LEN - 2);
+    n.data
+        .truncate(wire::MAX_MESSAGE_LEN - wire::HEADER_LEN - 2);
     wire::encode(&Message::Notification(n), &DecodeCtx::default()).unwrap_or_default()
 }
 

@@ -192,7 +192,10 @@ impl PeerSettings {
             1
         };
         let (ttl, min_ttl) = if n.ttl_security {
-            (Some(255), Some(255u8.saturating_sub(hops.saturating_sub(1))))
+            (
+                Some(255),
+                Some(255u8.saturating_sub(hops.saturating_sub(1))),
+            )
         } else if ebgp {
             (Some(hops), None)
         } else {
@@ -282,9 +285,8 @@ impl Speaker {
                     .or(cfg.router.local_address)
                     .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
                 let addr = SocketAddr::new(ip, port);
-                let l = net::listen(addr).map_err(|e| {
-                    io::Error::new(e.kind(), format!("bgp listen on {addr}: {e}"))
-                })?;
+                let l = net::listen(addr)
+                    .map_err(|e| io::Error::new(e.kind(), format!("bgp listen on {addr}: {e}")))?;
                 log::info!("bgp: listening on {addr}");
                 Some(Arc::new(l))
             }

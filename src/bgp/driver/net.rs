@@ -96,7 +96,10 @@ pub fn active_socket(s: &PeerSettings) -> Result<Socket, SetupError> {
         // RFC 2385: the key must be in place before the SYN goes out.
         sys::set_tcp_md5sig(&sock, s.address, key.as_bytes()).map_err(SetupError::Md5)?;
     }
-    if let Some(local) = s.local_address.filter(|a| a.is_ipv4() == s.address.is_ipv4()) {
+    if let Some(local) = s
+        .local_address
+        .filter(|a| a.is_ipv4() == s.address.is_ipv4())
+    {
         if !local.is_unspecified() {
             sock.bind(&SockAddr::from(SocketAddr::new(local, 0)))
                 .map_err(SetupError::Other)?;

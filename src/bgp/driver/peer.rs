@@ -412,10 +412,7 @@ impl PeerTask {
             };
             if let Event::NotifMsg(n) = &event {
                 let text = codec::describe(n);
-                log::warn!(
-                    "bgp peer {}: received NOTIFICATION {text}",
-                    self.s.name
-                );
+                log::warn!("bgp peer {}: received NOTIFICATION {text}", self.s.name);
                 lock(&self.status).status.last_notification_received = Some(text);
             }
             match (which, event) {
@@ -499,7 +496,11 @@ impl PeerTask {
             match which {
                 Which::Main => self.transition(before),
                 Which::Cand => {
-                    if self.cand.as_ref().is_some_and(|c| c.fsm.state() == State::Idle) {
+                    if self
+                        .cand
+                        .as_ref()
+                        .is_some_and(|c| c.fsm.state() == State::Idle)
+                    {
                         self.cand = None;
                     }
                 }
@@ -730,11 +731,7 @@ impl PeerTask {
             log::warn!("bgp peer {}: {}", self.s.name, describe_warning(w));
         }
         if !changes.is_empty() {
-            let four = self
-                .main
-                .fsm
-                .negotiated()
-                .is_some_and(|n| n.four_octet_as);
+            let four = self.main.fsm.negotiated().is_some_and(|n| n.four_octet_as);
             for m in codec::encode_changes(&changes, four) {
                 self.write(Which::Main, &m, Kind::Update).await;
             }
@@ -747,9 +744,9 @@ impl PeerTask {
 fn describe_warning(w: &crate::bgp::rib_out::Warning) -> String {
     use crate::bgp::rib_out::Warning;
     match w {
-        Warning::PrependIgnoredOnIbgp { prefix, prepend } => format!(
-            "{prefix}: AS-path prepend {prepend} ignored on an iBGP session"
-        ),
+        Warning::PrependIgnoredOnIbgp { prefix, prepend } => {
+            format!("{prefix}: AS-path prepend {prepend} ignored on an iBGP session")
+        }
         Warning::FamilyNotNegotiated { prefix } => {
             let fam = match prefix.afi() {
                 Afi::Ipv4 => "IPv4",
