@@ -3,4 +3,5 @@
 pub mod driver;
 pub mod fsm;
 pub mod rib_out;
+pub mod speaker;
 pub mod types;

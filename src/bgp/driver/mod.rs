@@ -101,6 +101,10 @@ pub struct PeerStatus {
     pub uptime: Option<Duration>,
     /// How often the session reached Established.
     pub established_count: u32,
+    /// How often the session left Established.
+    pub flaps: u32,
+    /// The neighbor's `required` (for /readyz).
+    pub required: bool,
     pub last_error: Option<String>,
     pub last_notification_sent: Option<String>,
     pub last_notification_received: Option<String>,
@@ -126,7 +130,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Everything one peer task needs from the configuration.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PeerSettings {
     pub name: String,
     pub address: IpAddr,
@@ -248,6 +252,8 @@ enum Control {
 struct PeerEntry {
     name: String,
     address: IpAddr,
+    /// What the peer runs with (None: the config was unusable).
+    settings: Option<PeerSettings>,
     status: SharedStatus,
     /// None when the peer does not run.
     ctl: Option<Sender<Control>>,
@@ -322,6 +328,8 @@ impl SpeakerHandle {
             running: false,
             uptime: None,
             established_count: 0,
+            flaps: 0,
+            required: n.required,
             last_error: None,
             last_notification_sent: None,
             last_notification_received: None,
@@ -339,6 +347,7 @@ impl SpeakerHandle {
         let mut entry = PeerEntry {
             name: n.name.clone(),
             address: net::canonical(address),
+            settings: settings.as_ref().ok().cloned(),
             status: Arc::new(Mutex::new(StatusCell {
                 status: status.clone(),
                 established_at: None,
@@ -474,6 +483,61 @@ impl SpeakerHandle {
         }
     }
 
+    /// Applies a reloaded config: neighbors whose settings changed restart
+    /// (Cease / Administrative Shutdown "configuration changed", then a new
+    /// session), removed ones stop, new ones start; unchanged sessions are
+    /// not touched. The listener and its address are kept (a changed
+    /// `bgp.listen_address`/`listen_port` needs a daemon restart; logged).
+    pub fn reconfigure(&self, cfg: &Config) {
+        let mut stopping = Vec::new();
+        {
+            let mut peers = lock(&self.shared.peers);
+            let mut keep = Vec::new();
+            for p in peers.drain(..) {
+                let same = cfg.bgp.neighbors.iter().any(|n| {
+                    n.name == p.name
+                        && p.settings.is_some()
+                        && PeerSettings::from_config(cfg, n).ok() == p.settings
+                        && lock(&p.status).status.required == n.required
+                });
+                if same {
+                    keep.push(p);
+                } else {
+                    stopping.push(p);
+                }
+            }
+            *peers = keep;
+        }
+        let running: Vec<String> = lock(&self.shared.peers)
+            .iter()
+            .map(|p| p.name.clone())
+            .collect();
+        for n in &cfg.bgp.neighbors {
+            if !running.contains(&n.name) {
+                log::info!(
+                    "bgp peer {}: (re)starting with the new configuration",
+                    n.name
+                );
+                self.start_peer(cfg, n);
+            }
+        }
+        // Keep the configured order for /status.
+        lock(&self.shared.peers).sort_by_key(|p| {
+            cfg.bgp
+                .neighbors
+                .iter()
+                .position(|n| n.name == p.name)
+                .unwrap_or(usize::MAX)
+        });
+        if !stopping.is_empty() {
+            smol::spawn(stop_peers(
+                stopping,
+                Some("configuration changed".to_string()),
+            ))
+            .detach();
+        }
+    }
+
     /// Graceful stop: withdraw every route from every peer, wait `drain`
     /// (so traffic moves away before the sessions drop), then send Cease /
     /// Administrative Shutdown with `message` and close. Bounded: at most
@@ -507,6 +571,7 @@ impl SpeakerHandle {
             .map(|p| PeerEntry {
                 name: p.name.clone(),
                 address: p.address,
+                settings: None,
                 status: p.status.clone(),
                 ctl: None,
                 task: None,

@@ -638,6 +638,7 @@ impl PeerTask {
                     let mut cell = lock(&self.status);
                     cell.established_at = None;
                     cell.status.advertised = 0;
+                    cell.status.flaps = cell.status.flaps.wrapping_add(1);
                 }
                 Action::ResendRoutes(afi) => {
                     let changes = self.adj.route_refresh(afi);
