@@ -323,3 +323,48 @@ fn graceful_shutdown_withdraws_then_ceases_with_the_message() {
     );
     assert_eq!(s.speaker.peers()[0].messages_out.notification, 1);
 }
+
+#[test]
+fn passive_md5_peer_accepts_birds_connection() {
+    // We never dial: BIRD's SYN must pass the MD5 key set on our listener.
+    let s = setup(
+        20,
+        |b| b.password = Some("listener-20".into()),
+        |c| {
+            c.bgp.neighbors[0].passive = true;
+            c.bgp.neighbors[0].auth_password = Some("listener-20".into());
+        },
+    );
+    s.wait_established(Duration::from_secs(5));
+    s.speaker
+        .set_route(p("10.120.1.1/32"), Some(intent(0, 120)));
+    s.wait_route("10.120.1.1/32", |_| true);
+}
+
+#[test]
+fn reload_restarts_only_a_changed_neighbor() {
+    let s = setup(21, |b| b.hold_time = 9, |_| {});
+    s.wait_established(Duration::from_secs(3));
+    s.speaker
+        .set_route(p("10.121.1.1/32"), Some(intent(0, 121)));
+    s.wait_route("10.121.1.1/32", |_| true);
+    let mut cfg = support::config(s.addrs);
+    s.speaker.reconfigure(&cfg);
+    std::thread::sleep(Duration::from_millis(500));
+    let st = &s.speaker.peers()[0];
+    assert_eq!((st.established_count, st.flaps), (1, 0), "{st:?}");
+    assert!(s.bird.established());
+
+    cfg.bgp.hold_time = pathosd::config::Dur::secs(6);
+    s.speaker.reconfigure(&cfg);
+    let restarted = poll(Duration::from_secs(8), || {
+        let out = s.bird.birdc(&["show", "protocols", "all", "pathosd"])?;
+        (out.contains("Established") && out.contains("/6")).then_some(out)
+    });
+    assert!(
+        restarted.is_some(),
+        "{:?}",
+        s.bird.birdc(&["show", "protocols", "all", "pathosd"])
+    );
+    s.wait_route("10.121.1.1/32", |_| true);
+}
