@@ -143,3 +143,75 @@ fn open_with_the_wrong_as_gets_bad_peer_as() {
     let msgs = messages(&bytes);
     assert_eq!(msgs.last(), Some(&(3, vec![2, 2])), "{msgs:?}");
 }
+
+fn open_msg(asn: u16, id: std::net::Ipv4Addr) -> Vec<u8> {
+    let mut open = vec![0xff; 16];
+    open.extend_from_slice(&[0, 29, 1, 4]);
+    open.extend_from_slice(&asn.to_be_bytes());
+    open.extend_from_slice(&90u16.to_be_bytes());
+    open.extend_from_slice(&id.octets());
+    open.push(0);
+    open
+}
+
+/// Reads one whole message; (type, body).
+fn read_msg(s: &mut TcpStream) -> (u8, Vec<u8>) {
+    let mut head = [0u8; 19];
+    s.read_exact(&mut head).unwrap();
+    let len = usize::from(u16::from_be_bytes([head[16], head[17]]));
+    let mut body = vec![0u8; len - 19];
+    s.read_exact(&mut body).unwrap();
+    (head[18], body)
+}
+
+/// RFC 4271 §6.8 with both connections open: we dialed the raw peer (it
+/// accepts on its listener) and it dialed us. The connection opened by the
+/// side with the larger BGP Identifier survives; the other gets Cease /
+/// Connection Collision Resolution (6/7).
+fn collision(block: u8, peer_id: std::net::Ipv4Addr, inbound_wins: bool) {
+    support::init_log();
+    let a = Addrs::new(block);
+    let raw_listener = std::net::TcpListener::bind((a.peer, PORT)).unwrap();
+    let (tx, _rx) = smol::channel::unbounded();
+    let speaker = Speaker::start(&support::config(a), tx).unwrap();
+    // Our outbound connection, and our OPEN on it: OpenSent.
+    let (mut outbound, _) = raw_listener.accept().unwrap();
+    outbound
+        .set_read_timeout(Some(Duration::from_secs(3)))
+        .unwrap();
+    assert_eq!(read_msg(&mut outbound).0, 1);
+    // The peer's own connection: the collision candidate, also sent our OPEN.
+    let mut inbound = connect_from(a.peer.into(), SocketAddr::new(a.ours.into(), PORT));
+    assert_eq!(read_msg(&mut inbound).0, 1);
+    inbound.write_all(&open_msg(65000, peer_id)).unwrap();
+    let (loser, mut winner) = if inbound_wins {
+        (&mut outbound, inbound)
+    } else {
+        (&mut inbound, outbound)
+    };
+    assert_eq!(read_msg(loser), (3, vec![6, 7]));
+    if !inbound_wins {
+        // The surviving connection still needs the peer's OPEN.
+        winner.write_all(&open_msg(65000, peer_id)).unwrap();
+    }
+    assert_eq!(read_msg(&mut winner).0, 4, "KEEPALIVE on the survivor");
+    let mut ka = vec![0xff; 16];
+    ka.extend_from_slice(&[0, 19, 4]);
+    winner.write_all(&ka).unwrap();
+    let up = poll(Duration::from_secs(3), || {
+        (speaker.peers()[0].state == "established").then_some(())
+    });
+    assert!(up.is_some(), "{:?}", speaker.peers());
+}
+
+#[test]
+fn collision_keeps_the_inbound_connection_of_a_larger_identifier() {
+    let a = Addrs::new(33);
+    // The peer's identifier (127.33.x.2) is larger than ours (.1).
+    collision(33, a.peer, true);
+}
+
+#[test]
+fn collision_keeps_our_connection_against_a_smaller_identifier() {
+    collision(34, std::net::Ipv4Addr::new(1, 1, 1, 1), false);
+}

@@ -338,9 +338,15 @@ impl SpeakerHandle {
             advertised: 0,
         };
         let settings = PeerSettings::from_config(cfg, n).and_then(|s| {
-            if let (Some(l), Some(key)) = (&self.shared.listener, &s.password) {
-                net::listener_md5(l, s.address, key)
-                    .map_err(|e| format!("cannot set the TCP MD5 key on the listener: {e}"))?;
+            match (&self.shared.listener, &s.password) {
+                (Some(l), Some(key)) => net::listener_md5(l, s.address, key)
+                    .map_err(|e| format!("cannot set the TCP MD5 key on the listener: {e}"))?,
+                // A key left from before a reload would make the kernel drop
+                // this peer's now unsigned SYNs; none set is fine (ENOENT).
+                (Some(l), None) => {
+                    let _ = net::listener_md5(l, s.address, "");
+                }
+                (None, _) => {}
             }
             Ok(s)
         });
