@@ -662,3 +662,83 @@ async fn accept_loop(listener: Arc<Async<TcpListener>>, shared: Weak<Shared>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(n: Neighbor) -> Config {
+        let mut c = Config::default();
+        c.router.asn = 65001;
+        c.router.router_id = Some("192.0.2.1".parse().unwrap());
+        c.bgp.neighbors = vec![n];
+        c
+    }
+
+    fn neighbor(peer_asn: u32) -> Neighbor {
+        Neighbor {
+            name: "n".into(),
+            address: Some("192.0.2.2".parse().unwrap()),
+            peer_asn,
+            ..Neighbor::default()
+        }
+    }
+
+    fn settings(c: &Config) -> PeerSettings {
+        PeerSettings::from_config(c, &c.bgp.neighbors[0]).unwrap()
+    }
+
+    #[test]
+    fn ttl_rules_for_ebgp_multihop_gtsm_and_ibgp() {
+        let s = settings(&cfg(neighbor(65000)));
+        assert_eq!((s.ttl, s.min_ttl), (Some(1), None));
+        let mut n = neighbor(65000);
+        n.enable_multihop = true;
+        assert_eq!(settings(&cfg(n.clone())).ttl, Some(255));
+        n.multihop_ttl = 5;
+        assert_eq!(settings(&cfg(n.clone())).ttl, Some(5));
+        // RFC 5082: 255 - (hops - 1).
+        n.ttl_security = true;
+        let s = settings(&cfg(n));
+        assert_eq!((s.ttl, s.min_ttl), (Some(255), Some(251)));
+        let mut n = neighbor(65000);
+        n.ttl_security = true;
+        assert_eq!(settings(&cfg(n)).min_ttl, Some(255));
+        let s = settings(&cfg(neighbor(65001)));
+        assert_eq!((s.ttl, s.min_ttl, s.shape.ebgp), (None, None, false));
+    }
+
+    #[test]
+    fn next_hops_and_families_from_router_settings() {
+        let mut c = cfg(neighbor(65000));
+        let s = settings(&c);
+        assert_eq!(s.shape.next_hop_v4, Some("192.0.2.1".parse().unwrap()));
+        assert_eq!(s.shape.next_hop_v6, None);
+        assert!(!s.fsm.capabilities.mp_ipv6);
+        c.router.local_address = Some("0.0.0.0".parse().unwrap());
+        c.router.local_address_ipv6 = Some("2001:db8::1".parse().unwrap());
+        let s = settings(&c);
+        assert!(s.next_hop_v4_from_session);
+        assert_eq!(s.shape.next_hop_v6, Some("2001:db8::1".parse().unwrap()));
+        assert!(s.fsm.capabilities.mp_ipv6);
+        c.router.local_address = Some("198.51.100.1".parse().unwrap());
+        let s = settings(&c);
+        assert_eq!(s.shape.next_hop_v4, Some("198.51.100.1".parse().unwrap()));
+        assert_eq!(s.local_address, c.router.local_address);
+    }
+
+    #[test]
+    fn timers_come_from_the_neighbor_then_bgp() {
+        let mut c = cfg(neighbor(65000));
+        c.bgp.hold_time = crate::config::Dur::secs(30);
+        c.bgp.keepalive_time = crate::config::Dur::secs(0);
+        let s = settings(&c);
+        assert_eq!((s.fsm.hold_time, s.fsm.keepalive_time), (30, None));
+        c.bgp.neighbors[0].hold_time = Some(crate::config::Dur::secs(9));
+        c.bgp.neighbors[0].keepalive_time = Some(crate::config::Dur::secs(2));
+        let s = settings(&c);
+        assert_eq!((s.fsm.hold_time, s.fsm.keepalive_time), (9, Some(2)));
+        c.router.router_id = None;
+        assert!(PeerSettings::from_config(&c, &c.bgp.neighbors[0]).is_err());
+    }
+}

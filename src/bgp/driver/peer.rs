@@ -784,3 +784,59 @@ fn close(stream: Async<TcpStream>) {
     })
     .detach();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jitter_stays_within_three_quarters_and_one() {
+        let (tx, _rx) = smol::channel::unbounded();
+        let (_ctl_tx, ctl_rx) = smol::channel::unbounded();
+        let cfg = crate::config::Config {
+            router: crate::config::Router {
+                asn: 65001,
+                router_id: Some("192.0.2.1".parse().unwrap()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let n = crate::config::Neighbor {
+            name: "n".into(),
+            address: Some("192.0.2.2".parse().unwrap()),
+            peer_asn: 65000,
+            ..Default::default()
+        };
+        let s = PeerSettings::from_config(&cfg, &n).unwrap();
+        let status = Arc::new(Mutex::new(super::super::StatusCell {
+            status: super::super::PeerStatus {
+                name: "n".into(),
+                address: s.address,
+                asn: 65000,
+                state: "idle",
+                running: true,
+                uptime: None,
+                established_count: 0,
+                flaps: 0,
+                required: true,
+                last_error: None,
+                last_notification_sent: None,
+                last_notification_received: None,
+                messages_in: Default::default(),
+                messages_out: Default::default(),
+                advertised: 0,
+            },
+            established_at: None,
+        }));
+        let mut t = PeerTask::new(s, Arc::default(), status, tx, ctl_rx);
+        let base = Duration::from_secs(30);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..1000 {
+            let d = t.jitter(base);
+            assert!(d >= base * 3 / 4 && d <= base, "{d:?}");
+            seen.insert(d.as_millis() / 1000);
+        }
+        // Spread over the whole range, not one value.
+        assert!(seen.len() >= 7, "{seen:?}");
+    }
+}
