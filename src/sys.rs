@@ -125,6 +125,97 @@ pub fn kill_process_group(pgid: u32) -> io::Result<()> {
     }
 }
 
+/// Longest TCP MD5 key Linux accepts (TCP_MD5SIG_MAXKEYLEN in linux/tcp.h).
+pub const TCP_MD5SIG_MAXKEYLEN: usize = 80;
+
+/// `struct tcp_md5sig` from linux/tcp.h; libc does not define it. The layout
+/// is fixed kernel ABI: a 128-octet sockaddr_storage, flags, prefix length,
+/// key length, ifindex, then the key.
+#[repr(C)]
+struct TcpMd5Sig {
+    addr: libc::sockaddr_storage,
+    flags: u8,
+    prefixlen: u8,
+    keylen: u16,
+    ifindex: libc::c_int,
+    key: [u8; TCP_MD5SIG_MAXKEYLEN],
+}
+
+/// Sets (or, with an empty `key`, removes) the RFC 2385 TCP MD5 signature key
+/// for segments to and from `peer` on `sock` (setsockopt TCP_MD5SIG). On a
+/// listening socket the key is inherited by connections accepted from
+/// `peer`. `peer` must be of the socket's family (an IPv4 peer on an IPv6
+/// socket as its IPv4-mapped address). socket2 has no wrapper for it.
+pub fn set_tcp_md5sig(sock: &impl AsRawFd, peer: IpAddr, key: &[u8]) -> io::Result<()> {
+    if key.len() > TCP_MD5SIG_MAXKEYLEN {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "TCP MD5 key longer than 80 bytes",
+        ));
+    }
+    // SAFETY: an all-zero tcp_md5sig (and sockaddr_storage) is valid.
+    let mut sig: TcpMd5Sig = unsafe { std::mem::zeroed() };
+    match peer {
+        IpAddr::V4(a) => {
+            // SAFETY: sockaddr_storage is large and aligned enough for any
+            // sockaddr; we write a sockaddr_in into its start.
+            let sin = unsafe { &mut *(&mut sig.addr as *mut _ as *mut libc::sockaddr_in) };
+            sin.sin_family = libc::AF_INET as libc::sa_family_t;
+            sin.sin_addr.s_addr = u32::from(a).to_be();
+        }
+        IpAddr::V6(a) => {
+            // SAFETY: as above, for a sockaddr_in6.
+            let sin6 = unsafe { &mut *(&mut sig.addr as *mut _ as *mut libc::sockaddr_in6) };
+            sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            sin6.sin6_addr.s6_addr = a.octets();
+        }
+    }
+    sig.keylen = key.len() as u16; // <= 80, checked above
+    sig.key[..key.len()].copy_from_slice(key);
+    setsockopt_raw(
+        sock,
+        libc::IPPROTO_TCP,
+        libc::TCP_MD5SIG,
+        (&sig as *const TcpMd5Sig).cast(),
+        std::mem::size_of::<TcpMd5Sig>(),
+    )
+}
+
+/// RFC 5082 GTSM: drop received segments whose TTL (IPv4, IP_MINTTL) or hop
+/// limit (IPv6, IPV6_MINHOPCOUNT) is below `min`. socket2 has no wrapper.
+pub fn set_min_ttl(sock: &impl AsRawFd, ipv6: bool, min: u8) -> io::Result<()> {
+    let v: libc::c_int = libc::c_int::from(min);
+    let (level, name) = if ipv6 {
+        (libc::IPPROTO_IPV6, libc::IPV6_MINHOPCOUNT)
+    } else {
+        (libc::IPPROTO_IP, libc::IP_MINTTL)
+    };
+    setsockopt_raw(
+        sock,
+        level,
+        name,
+        (&v as *const libc::c_int).cast(),
+        std::mem::size_of::<libc::c_int>(),
+    )
+}
+
+fn setsockopt_raw(
+    sock: &impl AsRawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: *const libc::c_void,
+    len: usize,
+) -> io::Result<()> {
+    let len =
+        libc::socklen_t::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: callers pass a pointer to a live value of exactly `len` octets
+    // of the type the option expects; the kernel only reads it.
+    if unsafe { libc::setsockopt(sock.as_raw_fd(), level, name, value, len) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,5 +226,15 @@ mod tests {
         assert!(addrs
             .iter()
             .any(|a| a.interface == "lo" && a.addr == IpAddr::V4(Ipv4Addr::LOCALHOST)));
+    }
+
+    #[test]
+    fn md5_and_min_ttl_are_accepted_by_the_kernel() {
+        let s = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let peer = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
+        set_tcp_md5sig(&s, peer, b"secret").unwrap();
+        set_tcp_md5sig(&s, peer, b"").unwrap();
+        assert!(set_tcp_md5sig(&s, peer, &[b'x'; 81]).is_err());
+        set_min_ttl(&s, false, 254).unwrap();
     }
 }

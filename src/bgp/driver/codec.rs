@@ -1,0 +1,239 @@
+//! The one place the driver touches the wire codec: turns framed bytes into
+//! FSM events and FSM actions / RIB-out changes into bytes. The FSM and the
+//! codec each have their own NOTIFICATION type; they are converted here.
+
+use super::super::fsm::{Capabilities, Event, Notification, OpenInfo};
+use super::super::rib_out::Changes;
+use super::super::types::Afi;
+use super::super::wire::{self, DecodeCtx, Message, MessageType};
+
+/// Message kinds, for the per-type counters in the peer status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Open,
+    Update,
+    Notification,
+    Keepalive,
+    RouteRefresh,
+}
+
+impl Kind {
+    /// The kind a message header says (byte 18), when it is a known type.
+    pub fn of(msg: &[u8]) -> Option<Kind> {
+        let ty = msg.get(18).copied().and_then(MessageType::from_u8)?;
+        Some(match ty {
+            MessageType::Open => Kind::Open,
+            MessageType::Update => Kind::Update,
+            MessageType::Notification => Kind::Notification,
+            MessageType::Keepalive => Kind::Keepalive,
+            MessageType::RouteRefresh => Kind::RouteRefresh,
+        })
+    }
+}
+
+fn to_fsm(n: wire::Notification) -> Notification {
+    Notification {
+        code: n.code,
+        subcode: n.subcode,
+        data: n.data,
+    }
+}
+
+fn to_wire(n: &Notification) -> wire::Notification {
+    wire::Notification {
+        code: n.code,
+        subcode: n.subcode,
+        data: n.data.clone(),
+    }
+}
+
+/// RFC 4271 §6.1 header checks: `Ok(Some(len))` once a whole message is
+/// buffered, `Ok(None)` to read more, `Err` the Message Header Error to send.
+pub fn frame(buf: &[u8]) -> Result<Option<usize>, Notification> {
+    wire::frame(buf).map_err(to_fsm)
+}
+
+/// The FSM event for one framed message, or `None` for a message the FSM
+/// does not see (a ROUTE-REFRESH for a family we do not speak: RFC 2918 §4
+/// says to ignore it). Codec errors become the RFC 4271 §8.1 error events
+/// by the error code the codec chose: Message Header Error → BGPHeaderErr,
+/// OPEN Message Error → BGPOpenMsgErr, UPDATE Message Error → UpdateMsgErr.
+pub fn decode(msg: &[u8], ctx: &DecodeCtx) -> Option<Event> {
+    match wire::decode(msg, ctx) {
+        Ok(Message::Open(o)) => Some(Event::BGPOpen(open_info(&o))),
+        Ok(Message::Update(u)) => {
+            for e in &u.errors {
+                log::warn!("bgp: received UPDATE error handled per RFC 7606: {e}");
+            }
+            Some(Event::UpdateMsg)
+        }
+        Ok(Message::Notification(n)) => {
+            // RFC 4271 §8.1.2 Event 24: a NOTIFICATION with "the Error Code
+            // of OPEN Message Error and the Error Subcode of Unsupported
+            // Version Number" is NotifMsgVerErr.
+            if n.code == super::super::fsm::code::OPEN_MESSAGE_ERROR
+                && n.subcode == super::super::fsm::code::UNSUPPORTED_VERSION_NUMBER
+            {
+                Some(Event::NotifMsgVerErr)
+            } else {
+                Some(Event::NotifMsg(to_fsm(n)))
+            }
+        }
+        Ok(Message::Keepalive) => Some(Event::KeepAliveMsg),
+        Ok(Message::RouteRefresh(r)) => r.afi().map(Event::RouteRefreshMsg),
+        Err(n) => {
+            let n = to_fsm(n);
+            Some(match n.code {
+                super::super::fsm::code::OPEN_MESSAGE_ERROR => Event::BGPOpenMsgErr(n),
+                super::super::fsm::code::UPDATE_MESSAGE_ERROR => Event::UpdateMsgErr(n),
+                _ => Event::BGPHeaderErr(n),
+            })
+        }
+    }
+}
+
+/// The FSM's view of a received OPEN. The AS is the four-octet one when
+/// the capability is present (RFC 6793 §4.1: AS_TRANS in My Autonomous
+/// System is resolved here, before the FSM compares it with peer_asn).
+fn open_info(o: &wire::Open) -> OpenInfo {
+    let families = o.families();
+    let has = |afi: Afi| {
+        families
+            .iter()
+            .any(|(a, s)| *a == wire_afi(afi) && *s == wire::SAFI_UNICAST)
+    };
+    OpenInfo {
+        asn: o.asn(),
+        hold_time: o.hold_time,
+        bgp_id: o.bgp_id,
+        capabilities: Capabilities {
+            four_octet_as: o.four_octet_as().is_some(),
+            mp_ipv4: has(Afi::Ipv4),
+            mp_ipv6: has(Afi::Ipv6),
+            route_refresh: o.supports_route_refresh(),
+            graceful_restart: o.graceful_restart().is_some(),
+        },
+    }
+}
+
+fn wire_afi(afi: Afi) -> u16 {
+    match afi {
+        Afi::Ipv4 => wire::AFI_IPV4,
+        Afi::Ipv6 => wire::AFI_IPV6,
+    }
+}
+
+/// Our OPEN: the families of `info.capabilities`, Route Refresh, 4-octet AS
+/// and (when `graceful_restart`) the helper-only Graceful Restart capability.
+pub fn encode_open(info: &OpenInfo) -> Vec<u8> {
+    let caps = &info.capabilities;
+    let mut families = Vec::new();
+    if caps.mp_ipv4 {
+        families.push(Afi::Ipv4);
+    }
+    if caps.mp_ipv6 {
+        families.push(Afi::Ipv6);
+    }
+    let open = wire::Open::pathosd(
+        info.asn,
+        info.hold_time,
+        info.bgp_id,
+        &families,
+        caps.graceful_restart,
+    );
+    // An OPEN with at most five capabilities is far below 4096 octets.
+    wire::encode(&Message::Open(open), &DecodeCtx::default()).unwrap_or_default()
+}
+
+pub fn encode_keepalive() -> Vec<u8> {
+    wire::encode_keepalive()
+}
+
+pub fn encode_notification(n: &Notification) -> Vec<u8> {
+    let mut n = to_wire(n);
+    // RFC 4271 §4.5: the Data field must fit the 4096-octet message; data
+    // we echo back (e.g. a bad attribute) is cut rather than not sent.
+    n.data
+        .truncate(wire::MAX_MESSAGE_LEN - wire::HEADER_LEN - 2);
+    wire::encode(&Message::Notification(n), &DecodeCtx::default()).unwrap_or_default()
+}
+
+/// UPDATE messages for `changes`: withdrawals and announcements packed by
+/// the codec, then one End-of-RIB marker per family (RFC 4724 §2).
+pub fn encode_changes(changes: &Changes, four_octet_as: bool) -> Vec<Vec<u8>> {
+    let mut out = wire::encode_updates(&changes.announce, &changes.withdraw, four_octet_as);
+    for afi in &changes.end_of_rib {
+        out.push(wire::encode_end_of_rib(*afi));
+    }
+    out
+}
+
+/// The decoder context for a session.
+pub fn ctx(four_octet_as: bool, ebgp: bool) -> DecodeCtx {
+    DecodeCtx {
+        four_octet_as,
+        ebgp,
+    }
+}
+
+pub type Ctx = DecodeCtx;
+
+/// "Cease / Administrative Shutdown: \"text\"" for logs and status.
+pub fn describe(n: &Notification) -> String {
+    to_wire(n).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    #[test]
+    fn open_round_trips_into_fsm_view() {
+        let info = OpenInfo {
+            asn: 4_200_000_001,
+            hold_time: 9,
+            bgp_id: Ipv4Addr::new(192, 0, 2, 1),
+            capabilities: Capabilities {
+                four_octet_as: true,
+                mp_ipv4: true,
+                mp_ipv6: true,
+                route_refresh: true,
+                graceful_restart: true,
+            },
+        };
+        let bytes = encode_open(&info);
+        assert_eq!(frame(&bytes).unwrap(), Some(bytes.len()));
+        assert_eq!(Kind::of(&bytes), Some(Kind::Open));
+        // AS_TRANS on the wire, the real AS in the event.
+        assert_eq!(
+            decode(&bytes, &DecodeCtx::default()),
+            Some(Event::BGPOpen(info))
+        );
+    }
+
+    #[test]
+    fn codec_errors_map_to_fsm_error_events() {
+        let mut bad = encode_keepalive();
+        bad[0] = 0;
+        assert_eq!(frame(&bad).unwrap_err().code, 1);
+        let mut open = encode_open(&OpenInfo {
+            asn: 65001,
+            hold_time: 90,
+            bgp_id: Ipv4Addr::new(192, 0, 2, 1),
+            capabilities: Capabilities::default(),
+        });
+        open[19] = 3; // version 3
+        assert!(matches!(
+            decode(&open, &DecodeCtx::default()),
+            Some(Event::BGPOpenMsgErr(n)) if n.code == 2 && n.subcode == 1
+        ));
+        let shut = Notification::administrative_shutdown(Some("bye"));
+        let bytes = encode_notification(&shut);
+        assert_eq!(
+            decode(&bytes, &DecodeCtx::default()),
+            Some(Event::NotifMsg(shut.clone()))
+        );
+        assert!(describe(&shut).contains("bye"));
+    }
+}

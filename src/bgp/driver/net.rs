@@ -1,0 +1,130 @@
+//! Sockets: the listener, active connects and per-session socket options
+//! (TCP MD5, TTL, GTSM).
+
+use std::io;
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+
+use smol::Async;
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+
+use super::PeerSettings;
+use crate::sys;
+
+/// Why an active socket could not be prepared.
+#[derive(Debug)]
+pub enum SetupError {
+    /// The TCP MD5 key could not be set: the peer must not run at all
+    /// (never a silent unauthenticated session).
+    Md5(io::Error),
+    /// Anything else (e.g. the local address is not configured yet): the
+    /// attempt fails like a refused connection and is retried.
+    Other(io::Error),
+}
+
+/// `ip` as the address family of a socket bound to `family_of`: IPv4 peers
+/// on an IPv6 socket are seen as IPv4-mapped addresses.
+pub fn for_family(ip: IpAddr, ipv6_socket: bool) -> Option<IpAddr> {
+    match (ip, ipv6_socket) {
+        (IpAddr::V4(a), true) => Some(IpAddr::V6(a.to_ipv6_mapped())),
+        (IpAddr::V6(a), false) => a.to_ipv4_mapped().map(IpAddr::V4),
+        _ => Some(ip),
+    }
+}
+
+/// An IPv4-mapped IPv6 address as the IPv4 address it stands for.
+pub fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(a) => a.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+/// The BGP listener on `addr`, non-blocking.
+pub fn listen(addr: SocketAddr) -> io::Result<Async<TcpListener>> {
+    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    sock.set_reuse_address(true)?;
+    if addr.is_ipv6() && addr.ip().is_unspecified() {
+        // One listener for both families, like GoBGP's default.
+        sock.set_only_v6(false)?;
+    }
+    sock.bind(&SockAddr::from(addr))?;
+    sock.listen(64)?;
+    Async::new(TcpListener::from(sock))
+}
+
+/// The key of an MD5-protected peer on the listener: set before any accept
+/// so the peer's SYN is verified (RFC 2385 §2: "every segment").
+pub fn listener_md5(listener: &Async<TcpListener>, peer: IpAddr, key: &str) -> io::Result<()> {
+    let ipv6 = listener.get_ref().local_addr()?.is_ipv6();
+    match for_family(peer, ipv6) {
+        Some(ip) => sys::set_tcp_md5sig(listener.get_ref(), ip, key.as_bytes()),
+        // An IPv6 peer cannot reach an IPv4 listener at all.
+        None => Ok(()),
+    }
+}
+
+/// TTL and GTSM options of one session (RFC 5082 §3: "the TTL ... MUST be
+/// set to 255" on transmit; received segments must carry at least `min_ttl`).
+pub fn session_options(sock: &Socket, s: &PeerSettings, ipv6: bool) -> io::Result<()> {
+    if let Some(ttl) = s.ttl {
+        if ipv6 {
+            sock.set_unicast_hops_v6(u32::from(ttl))?;
+        } else {
+            sock.set_ttl_v4(u32::from(ttl))?;
+        }
+    }
+    if let Some(min) = s.min_ttl {
+        sys::set_min_ttl(sock, ipv6, min)?;
+    }
+    Ok(())
+}
+
+/// An accepted connection: the session options on top of what the listener
+/// passed down (the MD5 key is inherited).
+pub fn accepted(stream: &Async<TcpStream>, s: &PeerSettings) -> io::Result<()> {
+    let ipv6 = stream.get_ref().local_addr()?.is_ipv6();
+    session_options(&socket2::SockRef::from(stream.get_ref()), s, ipv6)
+}
+
+/// A socket for an outbound connection: MD5 key, bind to the configured
+/// local address, TTL options, non-blocking. Nothing is sent yet.
+pub fn active_socket(s: &PeerSettings) -> Result<Socket, SetupError> {
+    let peer = SocketAddr::new(s.address, s.port);
+    let sock = Socket::new(Domain::for_address(peer), Type::STREAM, Some(Protocol::TCP))
+        .map_err(SetupError::Other)?;
+    if let Some(key) = &s.password {
+        // RFC 2385: the key must be in place before the SYN goes out.
+        sys::set_tcp_md5sig(&sock, s.address, key.as_bytes()).map_err(SetupError::Md5)?;
+    }
+    if let Some(local) = s
+        .local_address
+        .filter(|a| a.is_ipv4() == s.address.is_ipv4())
+    {
+        if !local.is_unspecified() {
+            sock.bind(&SockAddr::from(SocketAddr::new(local, 0)))
+                .map_err(SetupError::Other)?;
+        }
+    }
+    session_options(&sock, s, peer.is_ipv6()).map_err(SetupError::Other)?;
+    sock.set_nonblocking(true).map_err(SetupError::Other)?;
+    Ok(sock)
+}
+
+/// Connects `sock` to the peer. The caller bounds the time (ConnectRetryTimer).
+pub async fn connect(sock: Socket, peer: SocketAddr) -> io::Result<Async<TcpStream>> {
+    match sock.connect(&SockAddr::from(peer)) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    let stream = Async::new(TcpStream::from(sock))?;
+    // A non-blocking connect completes when the socket becomes writable;
+    // SO_ERROR then says whether it succeeded.
+    stream.writable().await?;
+    if let Some(e) = stream.get_ref().take_error()? {
+        return Err(e);
+    }
+    // Writable without error but not connected (rare): peer_addr says so.
+    stream.get_ref().peer_addr()?;
+    Ok(stream)
+}

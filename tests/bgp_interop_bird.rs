@@ -1,0 +1,370 @@
+//! pathosd's BGP speaker against a real BIRD 2 on loopback. Each test has
+//! its own 127.x.y.0/24 (see support::Addrs), BIRD instance and speaker, and
+//! asserts what BIRD itself reports through birdc.
+
+mod support;
+
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
+
+use pathosd::bgp::driver::{PeerEvent, Speaker, SpeakerHandle};
+use pathosd::bgp::types::{Community, LargeCommunity, Prefix, RouteIntent};
+use pathosd::config::Config;
+use smol::channel::Receiver;
+use support::bird::{attr, Bird, BirdPeer};
+use support::{poll, Addrs};
+
+struct Setup {
+    bird: Bird,
+    speaker: SpeakerHandle,
+    addrs: Addrs,
+    _events: Receiver<PeerEvent>,
+    started: Instant,
+}
+
+fn setup(block: u8, bird: impl FnOnce(&mut BirdPeer), ours: impl FnOnce(&mut Config)) -> Setup {
+    support::init_log();
+    let addrs = Addrs::new(block);
+    let mut peer = BirdPeer::new(addrs.peer, addrs.ours);
+    bird(&mut peer);
+    let bird = Bird::start(peer);
+    let mut cfg = support::config(addrs);
+    ours(&mut cfg);
+    let (tx, rx) = smol::channel::unbounded();
+    let started = Instant::now();
+    let speaker = Speaker::start(&cfg, tx).unwrap();
+    speaker.mark_initial_done();
+    Setup {
+        bird,
+        speaker,
+        addrs,
+        _events: rx,
+        started,
+    }
+}
+
+impl Setup {
+    fn wait_established(&self, timeout: Duration) {
+        let ok = poll(timeout, || self.bird.established().then_some(()));
+        assert!(
+            ok.is_some(),
+            "not Established: bird says {:?}, we say {:?}\n{}",
+            self.bird.bgp_state(),
+            self.speaker.peers(),
+            self.bird.log()
+        );
+    }
+
+    fn wait_route(&self, prefix: &str, pred: impl Fn(&str) -> bool) -> String {
+        poll(Duration::from_secs(5), || {
+            self.bird.route(prefix).filter(|b| pred(b))
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "BIRD never showed the expected {prefix}: {:?}",
+                self.bird.route(prefix)
+            )
+        })
+    }
+
+    fn wait_gone(&self, prefix: &str) {
+        let gone = poll(Duration::from_secs(8), || {
+            self.bird.route(prefix).is_none().then_some(())
+        });
+        assert!(gone.is_some(), "{prefix} still in BIRD");
+    }
+
+    fn updates_out(&self) -> u32 {
+        self.speaker.peers()[0].messages_out.update
+    }
+}
+
+fn p(s: &str) -> Prefix {
+    s.parse().unwrap()
+}
+
+fn intent(prepend: u8, community: u16) -> RouteIntent {
+    RouteIntent {
+        as_path_prepend: prepend,
+        communities: vec![Community(65001, community)],
+        large_communities: vec![LargeCommunity(65001, 1, u32::from(community))],
+    }
+}
+
+#[test]
+fn established_within_one_second_of_start() {
+    let s = setup(10, |_| {}, |_| {});
+    let up = poll(Duration::from_secs(1), || {
+        s.bird.established().then_some(())
+    });
+    assert!(
+        up.is_some(),
+        "not Established 1 s after start ({:?} elapsed): {:?}",
+        s.started.elapsed(),
+        s.bird.bgp_state()
+    );
+    let st = &s.speaker.peers()[0];
+    let ours = poll(Duration::from_secs(1), || {
+        (s.speaker.peers()[0].state == "established").then_some(())
+    });
+    assert!(ours.is_some(), "our side: {st:?}");
+    assert_eq!(st.address, IpAddr::V4(s.addrs.peer));
+}
+
+#[test]
+fn ipv4_host_route_announced_with_attributes_then_withdrawn() {
+    let s = setup(11, |_| {}, |_| {});
+    s.wait_established(Duration::from_secs(3));
+    s.speaker
+        .set_route(p("10.111.1.1/32"), Some(intent(0, 100)));
+    let block = s.wait_route("10.111.1.1/32", |_| true);
+    assert_eq!(attr(&block, "as_path").as_deref(), Some("65001"), "{block}");
+    assert_eq!(attr(&block, "origin").as_deref(), Some("IGP"), "{block}");
+    assert_eq!(
+        attr(&block, "next_hop"),
+        Some(s.addrs.ours.to_string()),
+        "{block}"
+    );
+    assert_eq!(
+        attr(&block, "community").as_deref(),
+        Some("(65001,100)"),
+        "{block}"
+    );
+    assert_eq!(
+        attr(&block, "large_community").as_deref(),
+        Some("(65001, 1, 100)"),
+        "{block}"
+    );
+    assert_eq!(s.speaker.peers()[0].advertised, 1);
+
+    s.speaker.set_route(p("10.111.1.1/32"), None);
+    s.wait_gone("10.111.1.1/32");
+    assert_eq!(s.speaker.peers()[0].advertised, 0);
+}
+
+#[test]
+fn pessimized_route_changes_in_place() {
+    let s = setup(12, |_| {}, |_| {});
+    s.wait_established(Duration::from_secs(3));
+    s.speaker
+        .set_route(p("10.112.1.1/32"), Some(intent(0, 100)));
+    s.wait_route("10.112.1.1/32", |b| {
+        attr(b, "as_path").as_deref() == Some("65001")
+    });
+    let before = s.updates_out();
+    s.speaker
+        .set_route(p("10.112.1.1/32"), Some(intent(3, 666)));
+    let block = s.wait_route("10.112.1.1/32", |b| {
+        attr(b, "as_path").as_deref() == Some("65001 65001 65001 65001")
+    });
+    assert_eq!(
+        attr(&block, "community").as_deref(),
+        Some("(65001,666)"),
+        "{block}"
+    );
+    assert_eq!(
+        attr(&block, "large_community").as_deref(),
+        Some("(65001, 1, 666)"),
+        "{block}"
+    );
+    // In place: exactly one UPDATE (an implicit replace), no withdraw first.
+    assert_eq!(s.updates_out(), before + 1);
+}
+
+#[test]
+fn ipv6_host_route_over_ipv4_session_with_configured_next_hop() {
+    let s = setup(
+        13,
+        |_| {},
+        |c| {
+            c.router.local_address_ipv6 = Some("2001:db8:13::1".parse().unwrap());
+        },
+    );
+    s.wait_established(Duration::from_secs(3));
+    s.speaker
+        .set_route(p("2001:db8:113::1/128"), Some(intent(1, 113)));
+    let block = s.wait_route("2001:db8:113::1/128", |_| true);
+    assert_eq!(
+        attr(&block, "next_hop").as_deref(),
+        Some("2001:db8:13::1"),
+        "{block}"
+    );
+    assert_eq!(
+        attr(&block, "as_path").as_deref(),
+        Some("65001 65001"),
+        "{block}"
+    );
+    assert_eq!(
+        attr(&block, "community").as_deref(),
+        Some("(65001,113)"),
+        "{block}"
+    );
+}
+
+#[test]
+fn md5_session_establishes_with_the_right_password() {
+    let s = setup(
+        14,
+        |b| b.password = Some("s3cret-14".into()),
+        |c| c.bgp.neighbors[0].auth_password = Some("s3cret-14".into()),
+    );
+    s.wait_established(Duration::from_secs(4));
+    s.speaker
+        .set_route(p("10.114.1.1/32"), Some(intent(0, 114)));
+    s.wait_route("10.114.1.1/32", |_| true);
+}
+
+#[test]
+fn md5_session_never_establishes_with_a_wrong_password() {
+    let s = setup(
+        15,
+        |b| b.password = Some("right".into()),
+        |c| c.bgp.neighbors[0].auth_password = Some("wrong".into()),
+    );
+    // Both sides keep trying (BIRD every second): none may get through.
+    let end = Instant::now() + Duration::from_secs(4);
+    while Instant::now() < end {
+        assert_ne!(s.bird.bgp_state().as_deref(), Some("Established"));
+        assert_ne!(s.speaker.peers()[0].state, "established");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(s.speaker.peers()[0].messages_in.open, 0);
+}
+
+#[test]
+fn paused_speaker_lets_the_peers_hold_timer_expire() {
+    let s = setup(16, |_| {}, |_| {});
+    s.wait_established(Duration::from_secs(3));
+    s.speaker
+        .set_route(p("10.116.1.1/32"), Some(intent(0, 116)));
+    s.wait_route("10.116.1.1/32", |_| true);
+    assert!(s.speaker.pause("peer"));
+    // Hold time 3 s: BIRD must drop the session and the route.
+    let down = poll(Duration::from_secs(6), || {
+        (!s.bird.established()).then_some(())
+    });
+    assert!(down.is_some(), "BIRD kept the session while we were silent");
+    let log = poll(Duration::from_secs(2), || {
+        let l = s.bird.log();
+        l.contains("Hold timer expired").then_some(l)
+    });
+    assert!(log.is_some(), "{}", s.bird.log());
+    s.wait_gone("10.116.1.1/32");
+    // Resumed, the session comes back with the route.
+    assert!(s.speaker.resume("peer"));
+    s.wait_established(Duration::from_secs(10));
+    s.wait_route("10.116.1.1/32", |_| true);
+}
+
+#[test]
+fn bird_restart_reestablishes_and_resends() {
+    let mut s = setup(17, |_| {}, |_| {});
+    s.wait_established(Duration::from_secs(3));
+    s.speaker
+        .set_route(p("10.117.1.1/32"), Some(intent(2, 117)));
+    s.wait_route("10.117.1.1/32", |_| true);
+    s.bird.restart();
+    s.wait_established(Duration::from_secs(10));
+    let block = s.wait_route("10.117.1.1/32", |_| true);
+    assert_eq!(
+        attr(&block, "as_path").as_deref(),
+        Some("65001 65001 65001"),
+        "{block}"
+    );
+    assert!(s.speaker.peers()[0].established_count >= 2);
+}
+
+#[test]
+fn ten_thousand_prefixes_in_at_most_13_updates() {
+    let s = setup(18, |_| {}, |_| {});
+    s.wait_established(Duration::from_secs(3));
+    let before = s.updates_out();
+    let routes = (0..10_000u32).map(|i| {
+        let ip = std::net::Ipv4Addr::from(0x0a80_0000u32 + i);
+        (
+            Prefix::new(IpAddr::V4(ip), 32).unwrap(),
+            Some(intent(0, 118)),
+        )
+    });
+    s.speaker.set_routes(routes);
+    let all = poll(Duration::from_secs(10), || {
+        (s.bird.route_count("master4") == Some(10_000)).then_some(())
+    });
+    assert!(
+        all.is_some(),
+        "BIRD has {:?} routes",
+        s.bird.route_count("master4")
+    );
+    let sent = s.updates_out() - before;
+    assert!(sent <= 13, "{sent} UPDATEs for 10,000 prefixes");
+    assert_eq!(s.speaker.peers()[0].advertised, 10_000);
+}
+
+#[test]
+fn graceful_shutdown_withdraws_then_ceases_with_the_message() {
+    let s = setup(19, |_| {}, |_| {});
+    s.wait_established(Duration::from_secs(3));
+    s.speaker
+        .set_route(p("10.119.1.1/32"), Some(intent(0, 119)));
+    s.wait_route("10.119.1.1/32", |_| true);
+    smol::block_on(
+        s.speaker
+            .shutdown("pathosd test shutdown", Duration::from_millis(300)),
+    );
+    s.wait_gone("10.119.1.1/32");
+    let seen = poll(Duration::from_secs(3), || {
+        let out = s.bird.birdc(&["show", "protocols", "all", "pathosd"])?;
+        out.contains("Administrative shutdown").then_some(out)
+    });
+    assert!(
+        seen.is_some(),
+        "{:?}",
+        s.bird.birdc(&["show", "protocols", "all", "pathosd"])
+    );
+    assert_eq!(s.speaker.peers()[0].messages_out.notification, 1);
+}
+
+#[test]
+fn passive_md5_peer_accepts_birds_connection() {
+    // We never dial: BIRD's SYN must pass the MD5 key set on our listener.
+    let s = setup(
+        20,
+        |b| b.password = Some("listener-20".into()),
+        |c| {
+            c.bgp.neighbors[0].passive = true;
+            c.bgp.neighbors[0].auth_password = Some("listener-20".into());
+        },
+    );
+    s.wait_established(Duration::from_secs(5));
+    s.speaker
+        .set_route(p("10.120.1.1/32"), Some(intent(0, 120)));
+    s.wait_route("10.120.1.1/32", |_| true);
+}
+
+#[test]
+fn reload_restarts_only_a_changed_neighbor() {
+    let s = setup(21, |b| b.hold_time = 9, |_| {});
+    s.wait_established(Duration::from_secs(3));
+    s.speaker
+        .set_route(p("10.121.1.1/32"), Some(intent(0, 121)));
+    s.wait_route("10.121.1.1/32", |_| true);
+    let mut cfg = support::config(s.addrs);
+    s.speaker.reconfigure(&cfg);
+    std::thread::sleep(Duration::from_millis(500));
+    let st = &s.speaker.peers()[0];
+    assert_eq!((st.established_count, st.flaps), (1, 0), "{st:?}");
+    assert!(s.bird.established());
+
+    cfg.bgp.hold_time = pathosd::config::Dur::secs(6);
+    s.speaker.reconfigure(&cfg);
+    let restarted = poll(Duration::from_secs(8), || {
+        let out = s.bird.birdc(&["show", "protocols", "all", "pathosd"])?;
+        (out.contains("Established") && out.contains("/6")).then_some(out)
+    });
+    assert!(
+        restarted.is_some(),
+        "{:?}",
+        s.bird.birdc(&["show", "protocols", "all", "pathosd"])
+    );
+    s.wait_route("10.121.1.1/32", |_| true);
+}

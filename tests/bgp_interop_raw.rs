@@ -1,0 +1,217 @@
+//! The speaker against a hand-driven TCP peer on loopback: what it does with
+//! connections from unknown addresses and with malformed bytes from a
+//! configured neighbor (RFC 4271 §6.1: a NOTIFICATION, then close; never a
+//! panic).
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use pathosd::bgp::driver::Speaker;
+use socket2::{Domain, Socket, Type};
+use support::{poll, Addrs, PORT};
+
+/// A TCP connection to pathosd's listener from `from`.
+fn connect_from(from: IpAddr, to: SocketAddr) -> TcpStream {
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    s.bind(&SocketAddr::new(from, 0).into()).unwrap();
+    s.connect_timeout(&to.into(), Duration::from_secs(2))
+        .unwrap();
+    let s: TcpStream = s.into();
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    s
+}
+
+/// Reads until EOF (bounded by the read timeout); returns everything.
+fn read_to_close(s: &mut TcpStream) -> (Vec<u8>, bool) {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    let end = Instant::now() + Duration::from_secs(4);
+    while Instant::now() < end {
+        match s.read(&mut buf) {
+            Ok(0) => return (out, true),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return (out, true),
+            Err(_) => break,
+        }
+    }
+    (out, false)
+}
+
+/// The BGP messages in `bytes`, as (type, body).
+fn messages(bytes: &[u8]) -> Vec<(u8, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut rest = bytes;
+    while rest.len() >= 19 {
+        let len = usize::from(u16::from_be_bytes([rest[16], rest[17]]));
+        if len < 19 || len > rest.len() {
+            break;
+        }
+        out.push((rest[18], rest[19..len].to_vec()));
+        rest = &rest[len..];
+    }
+    out
+}
+
+fn passive_speaker(a: Addrs) -> pathosd::bgp::driver::SpeakerHandle {
+    support::init_log();
+    let mut cfg = support::config(a);
+    cfg.bgp.neighbors[0].passive = true;
+    let (tx, _rx) = smol::channel::unbounded();
+    Speaker::start(&cfg, tx).unwrap()
+}
+
+#[test]
+fn connection_from_an_unknown_address_is_closed() {
+    let a = Addrs::new(30);
+    let speaker = passive_speaker(a);
+    let stranger = IpAddr::V4(std::net::Ipv4Addr::new(127, 30, a.ours.octets()[2], 3));
+    let mut s = connect_from(stranger, SocketAddr::new(a.ours.into(), PORT));
+    let (bytes, closed) = read_to_close(&mut s);
+    assert!(closed, "connection from a stranger stayed open");
+    assert!(bytes.is_empty(), "sent {bytes:?} to a stranger");
+    assert_eq!(speaker.peers()[0].messages_out.open, 0);
+}
+
+#[test]
+fn garbage_from_the_neighbor_gets_a_header_error_notification() {
+    let a = Addrs::new(31);
+    let speaker = passive_speaker(a);
+    let mut s = connect_from(a.peer.into(), SocketAddr::new(a.ours.into(), PORT));
+    // Not a BGP marker: RFC 4271 §6.1 Connection Not Synchronized.
+    s.write_all(&[0u8; 19]).unwrap();
+    let (bytes, closed) = read_to_close(&mut s);
+    assert!(closed);
+    let msgs = messages(&bytes);
+    assert_eq!(msgs.first().map(|m| m.0), Some(1), "OPEN first: {msgs:?}");
+    assert_eq!(msgs.last(), Some(&(3, vec![1, 1])), "{msgs:?}");
+    let st = poll(Duration::from_secs(2), || {
+        let p = speaker.peers().remove(0);
+        p.last_notification_sent.is_some().then_some(p)
+    })
+    .unwrap();
+    assert!(
+        st.last_notification_sent
+            .as_deref()
+            .unwrap()
+            .contains("Connection Not Synchronized"),
+        "{st:?}"
+    );
+    // The peer is still alive: it takes the next connection.
+    let mut again = poll(Duration::from_secs(5), || {
+        let mut s = connect_from(a.peer.into(), SocketAddr::new(a.ours.into(), PORT));
+        let mut head = [0u8; 19];
+        s.read_exact(&mut head).ok()?;
+        // Consume the whole OPEN so only what follows is parsed below.
+        let len = usize::from(u16::from_be_bytes([head[16], head[17]]));
+        let mut body = vec![0u8; len.checked_sub(19)?];
+        s.read_exact(&mut body).ok()?;
+        (head[18] == 1).then_some(s)
+    });
+    assert!(
+        again.is_some(),
+        "no OPEN on a new connection after the error"
+    );
+    // A message of an unknown type: Bad Message Type with the type as data.
+    let mut bad = vec![0xff; 16];
+    bad.extend_from_slice(&[0, 19, 9]);
+    let s = again.as_mut().unwrap();
+    s.write_all(&bad).unwrap();
+    let (bytes, closed) = read_to_close(s);
+    assert!(closed);
+    let msgs = messages(&bytes);
+    assert_eq!(msgs.last(), Some(&(3, vec![1, 3, 9])), "{msgs:?}");
+}
+
+#[test]
+fn open_with_the_wrong_as_gets_bad_peer_as() {
+    let a = Addrs::new(32);
+    let _speaker = passive_speaker(a);
+    let mut s = connect_from(a.peer.into(), SocketAddr::new(a.ours.into(), PORT));
+    // OPEN: version 4, AS 64999 (configured: 65000), hold 90, id = peer.
+    let mut open = vec![0xff; 16];
+    open.extend_from_slice(&[0, 29, 1, 4]);
+    open.extend_from_slice(&64999u16.to_be_bytes());
+    open.extend_from_slice(&90u16.to_be_bytes());
+    open.extend_from_slice(&a.peer.octets());
+    open.push(0);
+    s.write_all(&open).unwrap();
+    let (bytes, closed) = read_to_close(&mut s);
+    assert!(closed);
+    let msgs = messages(&bytes);
+    assert_eq!(msgs.last(), Some(&(3, vec![2, 2])), "{msgs:?}");
+}
+
+fn open_msg(asn: u16, id: std::net::Ipv4Addr) -> Vec<u8> {
+    let mut open = vec![0xff; 16];
+    open.extend_from_slice(&[0, 29, 1, 4]);
+    open.extend_from_slice(&asn.to_be_bytes());
+    open.extend_from_slice(&90u16.to_be_bytes());
+    open.extend_from_slice(&id.octets());
+    open.push(0);
+    open
+}
+
+/// Reads one whole message; (type, body).
+fn read_msg(s: &mut TcpStream) -> (u8, Vec<u8>) {
+    let mut head = [0u8; 19];
+    s.read_exact(&mut head).unwrap();
+    let len = usize::from(u16::from_be_bytes([head[16], head[17]]));
+    let mut body = vec![0u8; len - 19];
+    s.read_exact(&mut body).unwrap();
+    (head[18], body)
+}
+
+/// RFC 4271 §6.8 with both connections open: we dialed the raw peer (it
+/// accepts on its listener) and it dialed us. The connection opened by the
+/// side with the larger BGP Identifier survives; the other gets Cease /
+/// Connection Collision Resolution (6/7).
+fn collision(block: u8, peer_id: std::net::Ipv4Addr, inbound_wins: bool) {
+    support::init_log();
+    let a = Addrs::new(block);
+    let raw_listener = std::net::TcpListener::bind((a.peer, PORT)).unwrap();
+    let (tx, _rx) = smol::channel::unbounded();
+    let speaker = Speaker::start(&support::config(a), tx).unwrap();
+    // Our outbound connection, and our OPEN on it: OpenSent.
+    let (mut outbound, _) = raw_listener.accept().unwrap();
+    outbound
+        .set_read_timeout(Some(Duration::from_secs(3)))
+        .unwrap();
+    assert_eq!(read_msg(&mut outbound).0, 1);
+    // The peer's own connection: the collision candidate, also sent our OPEN.
+    let mut inbound = connect_from(a.peer.into(), SocketAddr::new(a.ours.into(), PORT));
+    assert_eq!(read_msg(&mut inbound).0, 1);
+    inbound.write_all(&open_msg(65000, peer_id)).unwrap();
+    let (loser, mut winner) = if inbound_wins {
+        (&mut outbound, inbound)
+    } else {
+        (&mut inbound, outbound)
+    };
+    assert_eq!(read_msg(loser), (3, vec![6, 7]));
+    if !inbound_wins {
+        // The surviving connection still needs the peer's OPEN.
+        winner.write_all(&open_msg(65000, peer_id)).unwrap();
+    }
+    assert_eq!(read_msg(&mut winner).0, 4, "KEEPALIVE on the survivor");
+    let mut ka = vec![0xff; 16];
+    ka.extend_from_slice(&[0, 19, 4]);
+    winner.write_all(&ka).unwrap();
+    let up = poll(Duration::from_secs(3), || {
+        (speaker.peers()[0].state == "established").then_some(())
+    });
+    assert!(up.is_some(), "{:?}", speaker.peers());
+}
+
+#[test]
+fn collision_keeps_the_inbound_connection_of_a_larger_identifier() {
+    let a = Addrs::new(33);
+    // The peer's identifier (127.33.x.2) is larger than ours (.1).
+    collision(33, a.peer, true);
+}
+
+#[test]
+fn collision_keeps_our_connection_against_a_smaller_identifier() {
+    collision(34, std::net::Ipv4Addr::new(1, 1, 1, 1), false);
+}

@@ -1,0 +1,169 @@
+//! A real BIRD 2 on loopback: writes bird.conf into a temp dir, runs
+//! `bird -f` as a child (killed on drop) and queries it with birdc.
+
+use std::net::Ipv4Addr;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::{poll, run, Daemon, TempDir, OUR_AS, PEER_AS, PORT};
+
+/// BIRD's side of the session with pathosd.
+#[derive(Debug, Clone)]
+pub struct BirdPeer {
+    /// BIRD's own address (router id, `local`, strict bind).
+    pub local: Ipv4Addr,
+    /// pathosd's address.
+    pub neighbor: Ipv4Addr,
+    pub password: Option<String>,
+    /// BIRD only waits for pathosd to connect.
+    pub passive: bool,
+    pub hold_time: u16,
+}
+
+impl BirdPeer {
+    pub fn new(local: Ipv4Addr, neighbor: Ipv4Addr) -> BirdPeer {
+        BirdPeer {
+            local,
+            neighbor,
+            password: None,
+            passive: false,
+            hold_time: 3,
+        }
+    }
+
+    /// The config. BIRD quirks on loopback: a peer on lo needs `multihop`
+    /// (it is no directly connected neighbor); `strict bind` binds the
+    /// listener to `local` only so parallel BIRDs can share port 1179;
+    /// `error wait time 1,2` and `connect retry time 1` make reconnects
+    /// quick; 127/8 next hops are "unreachable" but the routes are imported.
+    pub fn conf(&self) -> String {
+        let mut extra = String::new();
+        if let Some(p) = &self.password {
+            extra.push_str(&format!("  password \"{p}\";\n"));
+        }
+        if self.passive {
+            extra.push_str("  passive on;\n");
+        }
+        format!(
+            "log stderr all;\n\
+             router id {local};\n\
+             protocol device {{ }}\n\
+             protocol bgp pathosd {{\n\
+             \x20 local {local} port {PORT} as {PEER_AS};\n\
+             \x20 neighbor {nb} port {PORT} as {OUR_AS};\n\
+             \x20 multihop;\n\
+             \x20 strict bind on;\n\
+             \x20 hold time {hold};\n\
+             \x20 connect retry time 1;\n\
+             \x20 connect delay time 1;\n\
+             \x20 error wait time 1,2;\n\
+             {extra}\
+             \x20 ipv4 {{ import all; export none; }};\n\
+             \x20 ipv6 {{ import all; export none; }};\n\
+             }}\n",
+            local = self.local,
+            nb = self.neighbor,
+            hold = self.hold_time,
+        )
+    }
+}
+
+pub struct Bird {
+    pub dir: TempDir,
+    daemon: Option<Daemon>,
+    pub peer: BirdPeer,
+}
+
+impl Bird {
+    /// Starts BIRD and waits (bounded) until its control socket answers.
+    pub fn start(peer: BirdPeer) -> Bird {
+        let dir = TempDir::new("bird");
+        let mut b = Bird {
+            dir,
+            daemon: None,
+            peer,
+        };
+        b.launch();
+        b
+    }
+
+    fn sock(&self) -> String {
+        self.dir.path("bird.ctl").display().to_string()
+    }
+
+    fn launch(&mut self) {
+        let conf = self.dir.path("bird.conf");
+        std::fs::write(&conf, self.peer.conf()).unwrap();
+        let log = std::fs::File::create(self.dir.path("bird.log")).unwrap();
+        let child = Command::new("bird")
+            .arg("-f")
+            .arg("-c")
+            .arg(&conf)
+            .arg("-s")
+            .arg(self.sock())
+            .arg("-P")
+            .arg(self.dir.path("bird.pid"))
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("bird (Debian package bird2) must be installed");
+        self.daemon = Some(Daemon(child));
+        let up = poll(Duration::from_secs(5), || self.birdc(&["show", "status"]));
+        assert!(up.is_some(), "BIRD did not come up: {}", self.log());
+    }
+
+    /// Kills BIRD and starts it again with the same config.
+    pub fn restart(&mut self) {
+        self.daemon = None;
+        let _ = std::fs::remove_file(self.sock());
+        self.launch();
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path("bird.log")).unwrap_or_default()
+    }
+
+    pub fn birdc(&self, args: &[&str]) -> Option<String> {
+        run(
+            Command::new("birdc").arg("-s").arg(self.sock()).args(args),
+            Duration::from_secs(3),
+        )
+    }
+
+    /// The BGP state BIRD shows for the pathosd session ("Established", ...).
+    pub fn bgp_state(&self) -> Option<String> {
+        let out = self.birdc(&["show", "protocols", "all", "pathosd"])?;
+        out.lines()
+            .find_map(|l| l.trim().strip_prefix("BGP state:"))
+            .map(|s| s.trim().to_string())
+    }
+
+    pub fn established(&self) -> bool {
+        self.bgp_state().as_deref() == Some("Established")
+    }
+
+    /// `show route <prefix> all`: the route's text block, if BIRD has it.
+    pub fn route(&self, prefix: &str) -> Option<String> {
+        let out = self.birdc(&["show", "route", prefix, "all"])?;
+        out.lines().any(|l| l.starts_with(prefix)).then_some(out)
+    }
+
+    /// Number of routes in `table` (master4 / master6).
+    pub fn route_count(&self, table: &str) -> Option<u32> {
+        let out = self.birdc(&["show", "route", "table", table, "count"])?;
+        // "10000 of 10000 routes for 10000 networks in table master4"
+        out.lines()
+            .find(|l| l.contains("routes for"))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+    }
+}
+
+/// The value of `BGP.<attr>:` in a `show route all` block.
+pub fn attr(block: &str, name: &str) -> Option<String> {
+    let key = format!("BGP.{name}:");
+    block
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(key.as_str()))
+        .map(|v| v.trim().to_string())
+}
