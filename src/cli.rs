@@ -1,7 +1,7 @@
 //! Command line: `pathosd run|validate|convert`, `pathosd --version`.
 //! Hand-written rather than clap: the binary has to fit a router's flash.
 
-use crate::config::{self, Config, Format, LogLevel};
+use crate::config::{self, Format, LogLevel};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -185,23 +185,18 @@ pub fn main(args: Vec<OsString>) -> i32 {
                     if debug {
                         cfg.logging.level = LogLevel::Debug;
                     }
-                    run(cfg)
+                    crate::daemon::run(
+                        crate::daemon::Options {
+                            config_path: path,
+                            format,
+                            debug,
+                        },
+                        cfg,
+                    )
                 }
             }
         }
     }
-}
-
-/// Runs the daemon on a valid config and returns the exit status. The
-/// daemon lands in later issues; until it is wired here, `run` stops after
-/// loading and validating.
-pub fn run(cfg: Config) -> i32 {
-    eprintln!(
-        "pathosd: configuration is valid ({} VIPs, {} neighbors); the daemon is not wired in yet",
-        cfg.vips.len(),
-        cfg.bgp.neighbors.len()
-    );
-    EXIT_OK
 }
 
 #[cfg(test)]

@@ -5,4 +5,6 @@
 //! the same step that decided them.
 
 pub mod engine;
-// mod owner; (wired once the speaker and API routes land)
+mod owner;
+
+pub use owner::{run, Options};

@@ -40,17 +40,9 @@ enum Event {
     },
 }
 
-/// Runs the daemon until a signal stops it; returns the exit code.
-pub fn run(opts: Options) -> i32 {
-    let cfg = match load_config(&opts.config_path, opts.format) {
-        Ok(c) => c,
-        Err(errs) => {
-            for e in errs {
-                eprintln!("{e}");
-            }
-            return 1;
-        }
-    };
+/// Runs the daemon on a loaded, valid config until a signal stops it;
+/// returns the exit code.
+pub fn run(opts: Options, cfg: Config) -> i32 {
     let level = if opts.debug {
         log::LevelFilter::Debug
     } else {
@@ -208,8 +200,12 @@ fn start_http(cfg: &Config, ctl: ControlHandle) {
     }) {
         Ok(l) => {
             log::info!("api: listening on http://{addr}");
-            smol::spawn(crate::api::http::serve(l, crate::api::routes::handler(ctl), limits))
-                .detach();
+            smol::spawn(crate::api::http::serve(
+                l,
+                crate::api::routes::handler(ctl),
+                limits,
+            ))
+            .detach();
         }
         // The endpoint is for humans and monitoring; routing goes on without it.
         Err(e) => log::error!("api: cannot listen on {addr}: {e}"),
@@ -382,7 +378,16 @@ impl Owner {
 
     fn peer_event(&mut self, p: PeerEvent) {
         if let Some(u) = &self.ubus {
-            u.send_event(crate::ubus::EVENT_PEER, crate::api::ubus_methods::peer_event(&p));
+            u.send_event(
+                crate::ubus::EVENT_PEER,
+                crate::api::ubus_methods::peer_event(
+                    &p.peer,
+                    p.address,
+                    p.from.as_str(),
+                    p.to.as_str(),
+                    p.reason.as_deref().unwrap_or(""),
+                ),
+            );
         }
     }
 
@@ -494,19 +499,14 @@ impl Owner {
         });
         Ok(TriggerOutcome {
             vip: vip.to_string(),
-            results: results
-                .into_iter()
-                .map(|r| (r.check, r.result))
-                .collect(),
+            results: results.into_iter().map(|r| (r.check, r.result)).collect(),
             combined,
             state: slot.machine.state().as_str(),
         })
     }
 
     fn snapshot(&self, now: Instant) -> Snapshot {
-        let to_sys = |t: Instant| {
-            self.start_time + t.saturating_duration_since(self.start)
-        };
+        let to_sys = |t: Instant| self.start_time + t.saturating_duration_since(self.start);
         let vips = self
             .engine
             .vips()
@@ -575,7 +575,7 @@ impl Owner {
             version: env!("CARGO_PKG_VERSION"),
             start_time: self.start_time,
             uptime: now.saturating_duration_since(self.start),
-            peers: self.speaker.peers(),
+            peers: self.speaker.peers().into_iter().map(peer_view).collect(),
             vips,
         }
     }
@@ -616,7 +616,12 @@ impl Owner {
         self.stopping = true;
         log::info!("shutting down: withdrawing every VIP");
         self.runtimes.clear();
-        let drain = self.cfg.bgp.shutdown_drain.get().min(Duration::from_secs(4));
+        let drain = self
+            .cfg
+            .bgp
+            .shutdown_drain
+            .get()
+            .min(Duration::from_secs(4));
         let stop = self.speaker.shutdown("pathosd shutting down", drain);
         let second_signal = async {
             loop {
@@ -637,6 +642,34 @@ impl Owner {
         }
         log::info!("stopped");
         0
+    }
+}
+
+fn counts(m: crate::bgp::speaker::MessageCounters) -> crate::api::model::MsgCounts {
+    crate::api::model::MsgCounts {
+        open: m.open,
+        update: m.update,
+        notification: m.notification,
+        keepalive: m.keepalive,
+        route_refresh: m.route_refresh,
+    }
+}
+
+fn peer_view(p: crate::bgp::speaker::PeerStatus) -> crate::api::model::PeerView {
+    crate::api::model::PeerView {
+        name: p.name,
+        address: p.address,
+        peer_asn: p.asn,
+        required: p.required,
+        state: p.state.to_string(),
+        established_for: p.uptime,
+        last_error: p.last_error,
+        notification_sent: p.last_notification_sent,
+        notification_received: p.last_notification_received,
+        received: counts(p.messages_in),
+        sent: counts(p.messages_out),
+        advertised: p.advertised,
+        flaps: p.flaps,
     }
 }
 
