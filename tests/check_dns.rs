@@ -6,7 +6,8 @@ mod support;
 use serde_json::{json, Value};
 use support::*;
 
-fn dnsmasq(ip: &str, tag: &str) -> (Server, u16) {
+/// Returns the server, its port and its directory (kept while it runs).
+fn dnsmasq(ip: &str, tag: &str) -> (Server, u16, TempDir) {
     let dir = temp_dir(tag);
     let port = std::net::UdpSocket::bind((ip, 0))
         .unwrap()
@@ -46,7 +47,7 @@ fn dnsmasq(ip: &str, tag: &str) -> (Server, u16) {
     );
     // dnsmasq also answers on TCP: ready once that port accepts.
     wait_tcp(&format!("{ip}:{port}"));
-    (s, port)
+    (s, port, dir)
 }
 
 fn dns(ip: &str, port: u16, opts: Value) -> pathosd::check::CheckResult {
@@ -61,7 +62,7 @@ fn dns(ip: &str, port: u16, opts: Value) -> pathosd::check::CheckResult {
 #[test]
 fn answers_for_every_query_type() {
     let ip = test_ip(40).to_string();
-    let (_d, port) = dnsmasq(&ip, "dns-types");
+    let (_d, port, _dir) = dnsmasq(&ip, "dns-types");
     let cases = [
         ("web.pathosd.test", "A", "10.1.2.3"),
         ("web.pathosd.test.", "AAAA", "2001:db8::3"),
@@ -93,7 +94,7 @@ fn answers_for_every_query_type() {
 #[test]
 fn failure_modes() {
     let ip = test_ip(41).to_string();
-    let (_d, port) = dnsmasq(&ip, "dns-fail");
+    let (_d, port, _dir) = dnsmasq(&ip, "dns-fail");
     let r = dns(
         &ip,
         port,
@@ -144,7 +145,7 @@ fn failure_modes() {
 #[test]
 fn truncated_reply_falls_back_to_tcp() {
     let ip = test_ip(42).to_string();
-    let (_d, port) = dnsmasq(&ip, "dns-tcp");
+    let (_d, port, _dir) = dnsmasq(&ip, "dns-tcp");
     let r = dns(
         &ip,
         port,

@@ -277,7 +277,7 @@ impl Decoder {
     fn evict(&mut self) {
         while self.size > self.max_size {
             match self.dynamic.pop_back() {
-                Some(f) => self.size -= entry_size(&f),
+                Some(f) => self.size = self.size.saturating_sub(entry_size(&f)),
                 None => break,
             }
         }
@@ -287,7 +287,7 @@ impl Decoder {
     /// table empties it and is not added.
     fn insert(&mut self, f: Field) {
         let s = entry_size(&f);
-        self.size += s;
+        self.size = self.size.saturating_add(s);
         self.dynamic.push_front(f);
         self.evict();
         if s > self.max_size {

@@ -23,12 +23,27 @@ pub fn test_ip(n: u8) -> Ipv4Addr {
     Ipv4Addr::new(127, 64 + (pid % 64) as u8, (pid / 64 % 256) as u8, n)
 }
 
-/// A fresh temporary directory for one test.
-pub fn temp_dir(tag: &str) -> PathBuf {
+/// A fresh temporary directory for one test, removed when dropped.
+pub struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn temp_dir(tag: &str) -> TempDir {
     let d = std::env::temp_dir().join(format!("pathosd-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    TempDir(d)
 }
 
 /// A child process killed (and reaped) when dropped.
