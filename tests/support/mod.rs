@@ -24,26 +24,8 @@ pub fn test_ip(n: u8) -> Ipv4Addr {
 }
 
 /// A fresh temporary directory for one test, removed when dropped.
-pub struct TempDir(PathBuf);
-
-impl std::ops::Deref for TempDir {
-    type Target = std::path::Path;
-    fn deref(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 pub fn temp_dir(tag: &str) -> TempDir {
-    let d = std::env::temp_dir().join(format!("pathosd-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    TempDir(d)
+    TempDir::new(tag)
 }
 
 /// A child process killed (and reaped) when dropped.
@@ -330,6 +312,13 @@ impl TempDir {
 
     pub fn path(&self, name: &str) -> PathBuf {
         self.0.join(name)
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
     }
 }
 
