@@ -5,6 +5,7 @@
 //! the channel into that VIP's [`policy::Combiner`]; ad-hoc triggers call
 //! [`scheduler::VipChecks::trigger`].
 
+pub mod guard;
 pub mod h2;
 pub mod hpack;
 pub mod hysteresis;

@@ -107,6 +107,8 @@ pub struct CheckRunner {
     name: String,
     interval: Duration,
     probe: Probe,
+    /// require_local_address: checked before every probe.
+    guard: Option<super::guard::LocalAddressGuard>,
     // Held for the whole probe + update, so scheduled and ad-hoc runs of the
     // same check never overlap and feed the counters in order.
     state: Mutex<Hysteresis>,
@@ -119,8 +121,15 @@ impl CheckRunner {
             name: check.effective_name(),
             interval: check.interval.get(),
             probe: Probe::new(check, prefix)?,
+            guard: None,
             state: Mutex::new(Hysteresis::new(check.rise, check.fall)),
         })
+    }
+
+    /// Makes every run fail while the VIP address is not local.
+    pub fn with_guard(mut self, guard: Option<super::guard::LocalAddressGuard>) -> CheckRunner {
+        self.guard = guard;
+        self
     }
 
     pub fn name(&self) -> &str {
@@ -134,7 +143,16 @@ impl CheckRunner {
     /// Runs the probe once and feeds the result through the hysteresis.
     pub async fn run_once(&self, adhoc: bool) -> Report {
         let mut h = self.state.lock().await;
-        let result = self.probe.run().await;
+        let result = match self.guard.as_ref().map(|g| g.check()) {
+            Some(Err(detail)) => {
+                if h.healthy() || !h.reported() {
+                    log::warn!("vip {} check {}: {detail}", self.vip, self.name);
+                }
+                CheckResult::fail(detail).with("local_address_assigned", false)
+            }
+            Some(Ok(())) => self.probe.run().await.with("local_address_assigned", true),
+            None => self.probe.run().await,
+        };
         let transition = h.observe(result.ok);
         if result.ok {
             log::debug!(
@@ -201,7 +219,8 @@ impl VipChecks {
         if !vip.always {
             for c in vip.check_list() {
                 let r = CheckRunner::new(&vip.name, c, &prefix)
-                    .map_err(|e| format!("vip {} check {}: {e}", vip.name, c.effective_name()))?;
+                    .map_err(|e| format!("vip {} check {}: {e}", vip.name, c.effective_name()))?
+                    .with_guard(super::guard::LocalAddressGuard::from_vip(vip));
                 checks.push(Arc::new(r));
             }
         }

@@ -535,7 +535,15 @@ impl Owner {
                         .map(|(t, r)| (to_sys(*t), r.clone())),
                     transitions: v.transitions,
                     checks_policy: v.config.checks_policy.clone(),
-                    local_address_assigned: None,
+                    // From the newest guarded result; false until one arrives.
+                    local_address_assigned: v.config.require_local_address.then(|| {
+                        v.checks
+                            .iter()
+                            .filter_map(|c| Some((c.last_time?, c.last.as_ref()?)))
+                            .max_by_key(|(t, _)| *t)
+                            .and_then(|(_, r)| r.details.get("local_address_assigned")?.as_bool())
+                            .unwrap_or(false)
+                    }),
                     checks: v
                         .checks
                         .iter()
