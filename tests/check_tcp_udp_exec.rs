@@ -178,7 +178,8 @@ fn udp_silence_passes_unless_a_reply_is_expected() {
         r.detail,
         format!("udp {ip}:{port}: no ICMP port-unreachable (port open)")
     );
-    assert!(r.duration < Duration::from_millis(300));
+    // Silence was decided by the probe, not cut off by the check timeout.
+    assert!(!r.timed_out, "{r:?}");
     let r = probe(
         json!({"type": "udp", "timeout": "300ms", "udp": {"host": ip, "port": port, "expect": "x"}}),
         "10.0.0.0/8",

@@ -68,9 +68,13 @@ impl UdpProbe {
         // ECONNREFUSED on the next receive.
         sock.connect(addr).await?;
         sock.send(&self.payload).await?;
-        // Silence passes, so the read must end before the check timeout does.
+        // Silence passes, so the read must end before the check timeout does;
+        // a fifth of the time left (at least 10ms) absorbs scheduling delay
+        // on a busy router.
+        let left = deadline.saturating_duration_since(Instant::now());
+        let margin = (left / 5).max(Duration::from_millis(10));
         let wait = deadline
-            .checked_sub(Duration::from_millis(10))
+            .checked_sub(margin)
             .unwrap_or(deadline)
             .min(Instant::now() + READ_WAIT);
         let mut buf = vec![0u8; 65536];
