@@ -204,6 +204,13 @@ fn head_serves_get_routes_without_body() {
         assert_eq!(r.status, 200, "{p}");
         assert!(r.body.is_empty(), "{p}");
     }
+    // Content-Length is what GET would send.
+    let get = req(addr, "GET", "/healthz");
+    let head = req(addr, "HEAD", "/healthz");
+    assert_eq!(
+        head.header("Content-Length").unwrap(),
+        get.body.len().to_string()
+    );
 }
 
 #[test]
@@ -328,6 +335,7 @@ fn metrics_pass_promtool() {
     for line in [
         "pathosd_build_info{version=\"0.1.0-test\"} 1",
         "pathosd_vip_state{vip=\"web\",nlri=\"10.10.1.1/32\"} 1",
+        "pathosd_route_state{nlri=\"10.10.1.1/32\",peer=\"frr\",peer_ip=\"127.0.0.2\",peer_asn=\"65000\",as_path=\"65001 65001\",communities=\"65001:200,65001:666\",local_preference=\"\",med=\"\",family=\"ipv4-unicast\"} 1",
         "pathosd_vip_state{vip=\"db\",nlri=\"10.10.2.1/32\"} 0",
         "pathosd_vip_state{vip=\"<b>evil</b>&\\\"x'\",nlri=\"2001:db8::1/128\"} 2",
         "pathosd_vip_transitions_total{vip=\"web\",nlri=\"10.10.1.1/32\",to=\"announced\"} 2",

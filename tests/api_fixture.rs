@@ -93,6 +93,21 @@ pub fn snapshot() -> Snapshot {
                 },
                 advertised: 1,
                 flaps: 0,
+                routes: vec![(
+                    "10.10.1.1/32".parse().unwrap(),
+                    pathosd::bgp::types::PathAttrs {
+                        origin: pathosd::bgp::types::Origin::Igp,
+                        as_path: vec![65001, 65001],
+                        next_hop: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)),
+                        med: None,
+                        local_pref: None,
+                        communities: vec![
+                            pathosd::bgp::types::Community(65001, 666),
+                            pathosd::bgp::types::Community(65001, 200),
+                        ],
+                        large_communities: vec![],
+                    },
+                )],
             },
             PeerView {
                 name: "bird".into(),
@@ -108,6 +123,7 @@ pub fn snapshot() -> Snapshot {
                 sent: MsgCounts::default(),
                 advertised: 0,
                 flaps: 2,
+                routes: vec![],
             },
         ],
         vips: vec![

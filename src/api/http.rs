@@ -115,7 +115,7 @@ pub async fn serve(listener: TcpListener, handler: Handler, limits: Limits) {
             if n >= MAX_CONNECTIONS {
                 let r = Response::error(503, "too many connections");
                 let mut stream = stream;
-                let _ = write_response(&mut stream, &r, false, &limits).await;
+                let _ = write_response(&mut stream, &r, false, false, &limits).await;
             } else {
                 serve_conn(stream, peer, handler, limits).await;
             }
@@ -162,19 +162,15 @@ async fn serve_conn(mut stream: TcpStream, peer: SocketAddr, handler: Handler, l
     loop {
         let outcome = read_request(&mut stream, peer, &mut buf, &limits, first).await;
         first = false;
-        let (resp, keep) = match outcome {
+        let (resp, keep, head) = match outcome {
             ReadOutcome::Closed => return,
-            ReadOutcome::Reply(r) => (r, false),
+            ReadOutcome::Reply(r) => (r, false, false),
             ReadOutcome::Request(req, keep) => {
                 let head = req.method == "HEAD";
-                let mut resp = handler(req).await;
-                if head {
-                    resp.body.clear();
-                }
-                (resp, keep)
+                (handler(req).await, keep, head)
             }
         };
-        if !write_response(&mut stream, &resp, keep, &limits).await || !keep {
+        if !write_response(&mut stream, &resp, keep, head, &limits).await || !keep {
             return;
         }
     }
@@ -336,7 +332,9 @@ async fn write_response(stream: &mut TcpStream, r: &Response, keep: bool, limits
         out.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
     }
     out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(&r.body);
+    if !head {
+        out.extend_from_slice(&r.body);
+    }
     let ok = matches!(
         deadline(limits.write_timeout, None, stream.write_all(&out)).await,
         Some(Ok(()))

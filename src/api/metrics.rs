@@ -434,4 +434,43 @@ fn peer_families(e: &mut Exposition, peers: &[PeerView]) {
             f.sample(&[("peer", &p.name)], f64::from(p.advertised));
         }
     }
+    {
+        // One series per route a peer has from us, labelled as pathosd's
+        // route_state; a route that is withdrawn simply disappears.
+        let mut f = e.family(
+            "pathosd_route_state",
+            Kind::Gauge,
+            "Routes in each peer's Adj-RIB-Out (1 = advertised), with their attributes.",
+        );
+        for p in peers {
+            let peer_ip = p.address.to_string();
+            let peer_asn = p.peer_asn.to_string();
+            for (prefix, a) in &p.routes {
+                let nlri = prefix.to_string();
+                let as_path: Vec<String> = a.as_path.iter().map(u32::to_string).collect();
+                let mut comms: Vec<String> = a.communities.iter().map(|c| c.to_string()).collect();
+                comms.sort();
+                let lp = a.local_pref.map(|x| x.to_string()).unwrap_or_default();
+                let med = a.med.map(|x| x.to_string()).unwrap_or_default();
+                let family = match prefix.afi() {
+                    crate::bgp::types::Afi::Ipv4 => "ipv4-unicast",
+                    crate::bgp::types::Afi::Ipv6 => "ipv6-unicast",
+                };
+                f.sample(
+                    &[
+                        ("nlri", &nlri),
+                        ("peer", &p.name),
+                        ("peer_ip", &peer_ip),
+                        ("peer_asn", &peer_asn),
+                        ("as_path", &as_path.join(" ")),
+                        ("communities", &comms.join(",")),
+                        ("local_preference", &lp),
+                        ("med", &med),
+                        ("family", family),
+                    ],
+                    1.0,
+                );
+            }
+        }
+    }
 }

@@ -43,6 +43,8 @@ pub struct PeerView {
     pub advertised: u32,
     /// Times the session left Established.
     pub flaps: u32,
+    /// What the peer has from us now (its Adj-RIB-Out), as sent.
+    pub routes: Vec<(crate::bgp::types::Prefix, crate::bgp::types::PathAttrs)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -678,6 +678,7 @@ fn peer_view(p: crate::bgp::speaker::PeerStatus) -> crate::api::model::PeerView 
         sent: counts(p.messages_out),
         advertised: p.advertised,
         flaps: p.flaps,
+        routes: p.routes,
     }
 }
 

@@ -33,7 +33,7 @@ use smol::{Async, Task};
 
 use super::fsm::{Capabilities, PeerConfig, State};
 use super::rib_out::{PeerShape, RibOut};
-use super::types::{Afi, Prefix, RouteIntent};
+use super::types::{Afi, PathAttrs, Prefix, RouteIntent};
 use crate::config::schema::{Config, Neighbor};
 
 /// Longest time one write to a peer may take before the connection is
@@ -112,6 +112,8 @@ pub struct PeerStatus {
     pub messages_out: MessageCounters,
     /// Prefixes the peer currently has from us.
     pub advertised: u32,
+    /// What the peer has from us (Adj-RIB-Out), for /metrics' route state.
+    pub routes: Vec<(Prefix, PathAttrs)>,
 }
 
 /// What a peer task writes and the handle reads.
@@ -336,6 +338,7 @@ impl SpeakerHandle {
             messages_in: MessageCounters::default(),
             messages_out: MessageCounters::default(),
             advertised: 0,
+            routes: Vec::new(),
         };
         let settings = PeerSettings::from_config(cfg, n).and_then(|s| {
             match (&self.shared.listener, &s.password) {

@@ -638,6 +638,7 @@ impl PeerTask {
                     let mut cell = lock(&self.status);
                     cell.established_at = None;
                     cell.status.advertised = 0;
+                    cell.status.routes.clear();
                     cell.status.flaps = cell.status.flaps.wrapping_add(1);
                 }
                 Action::ResendRoutes(afi) => {
@@ -738,7 +739,15 @@ impl PeerTask {
             }
         }
         let n = u32::try_from(self.adj.advertised().len()).unwrap_or(u32::MAX);
-        lock(&self.status).status.advertised = n;
+        let routes: Vec<_> = self
+            .adj
+            .advertised()
+            .iter()
+            .map(|(p, a)| (*p, a.clone()))
+            .collect();
+        let mut cell = lock(&self.status);
+        cell.status.advertised = n;
+        cell.status.routes = routes;
     }
 }
 
@@ -825,6 +834,7 @@ mod tests {
                 messages_in: Default::default(),
                 messages_out: Default::default(),
                 advertised: 0,
+                routes: Vec::new(),
             },
             established_at: None,
         }));
