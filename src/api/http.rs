@@ -318,7 +318,15 @@ fn reason(status: u16) -> &'static str {
     }
 }
 
-async fn write_response(stream: &mut TcpStream, r: &Response, keep: bool, limits: &Limits) -> bool {
+/// Writes `r`; for HEAD (`head`), the headers of the GET answer and no body
+/// (RFC 9110 §9.3.2: Content-Length is the length GET would send).
+async fn write_response(
+    stream: &mut TcpStream,
+    r: &Response,
+    keep: bool,
+    head: bool,
+    limits: &Limits,
+) -> bool {
     let mut out = format!(
         "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: {}\r\n",
         r.status,
