@@ -8,6 +8,8 @@ pub mod bgp;
 pub mod check;
 pub mod cli;
 pub mod config;
+pub mod daemon;
 pub mod logging;
 pub mod sys;
+pub mod ubus;
 pub mod vip;

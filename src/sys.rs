@@ -108,16 +108,21 @@ pub fn signal_pipe() -> io::Result<OwnedFd> {
     Ok(rd)
 }
 
-/// Sends `sig` to a whole process group (exec checks kill their child's group
-/// on timeout so grandchildren die too).
-pub fn kill_process_group(pgid: u32, sig: libc::c_int) -> io::Result<()> {
-    let pgid =
-        libc::pid_t::try_from(pgid).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    // SAFETY: kill(2) with a negative pid targets the group; no memory is involved.
-    if unsafe { libc::kill(-pgid, sig) } != 0 {
-        return Err(io::Error::last_os_error());
+/// Sends SIGKILL to every process in process group `pgid` (an exec check's
+/// script and its children when the check times out). Refuses pgid 0 and 1:
+/// kill(0) and kill(-1) would hit our own group or every process.
+pub fn kill_process_group(pgid: u32) -> io::Result<()> {
+    let pgid = libc::pid_t::try_from(pgid)
+        .ok()
+        .filter(|p| *p > 1)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "bad process group"))?;
+    // SAFETY: kill(2) takes two integers and reads no memory of ours.
+    let r = unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
-    Ok(())
 }
 
 /// Longest TCP MD5 key Linux accepts (TCP_MD5SIG_MAXKEYLEN in linux/tcp.h).

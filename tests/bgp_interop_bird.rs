@@ -2,6 +2,7 @@
 //! its own 127.x.y.0/24 (see support::Addrs), BIRD instance and speaker, and
 //! asserts what BIRD itself reports through birdc.
 
+#[path = "support/bgp/mod.rs"]
 mod support;
 
 use std::net::IpAddr;

@@ -1,6 +1,7 @@
 //! Smoke test against a real FRR bgpd: the session comes up and a route
 //! from pathosd arrives with its AS path and community.
 
+#[path = "support/bgp/mod.rs"]
 mod support;
 
 use std::net::Ipv4Addr;

@@ -1,6 +1,7 @@
 //! Smoke test against a real gobgpd: the session comes up and a route from
 //! pathosd arrives in its global RIB with our AS path.
 
+#[path = "support/bgp/mod.rs"]
 mod support;
 
 use std::net::Ipv4Addr;

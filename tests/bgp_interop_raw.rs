@@ -3,6 +3,7 @@
 //! configured neighbor (RFC 4271 §6.1: a NOTIFICATION, then close; never a
 //! panic).
 
+#[path = "support/bgp/mod.rs"]
 mod support;
 
 use std::io::{Read, Write};

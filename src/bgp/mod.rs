@@ -5,3 +5,4 @@ pub mod fsm;
 pub mod rib_out;
 pub mod speaker;
 pub mod types;
+pub mod wire;

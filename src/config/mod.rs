@@ -1,10 +1,20 @@
 //! Configuration: the v1 schema, defaults, validation, JSON and UCI loaders.
+//!
+//! Both input formats meet in one place: JSON is decoded directly, UCI is
+//! first mapped to the same v1 JSON value (`uci_map`), and then one decoder
+//! and one validator run for both (`load`).
 
 pub mod duration;
+pub mod env;
 pub mod field;
+pub mod load;
 pub mod policy_expr;
 pub mod schema;
+pub mod uci;
+pub mod uci_map;
+pub mod validate;
 
 pub use duration::Dur;
 pub use field::{ConfigError, Errors, Field};
+pub use load::{load_config, load_str, Format};
 pub use schema::*;

@@ -1,5 +1,24 @@
-//! The checks_policy expression language. The parser (nom) comes with the
-//! config issue; the evaluator lives in `check::policy`.
+//! The checks_policy expression language. The parser (nom) lives here so that
+//! a bad policy is a config error; the evaluator lives in `check::policy`.
+//!
+//! Grammar, loosest binding first (expr-lang's operators, as pathosd's README
+//! promises, plus two counting forms):
+//!
+//! ```text
+//! or      = and  (("||" | "or")  and)*
+//! and     = unary (("&&" | "and") unary)*
+//! unary   = ("!" | "not") unary | primary
+//! primary = "(" or ")" | "all" | "any" | "at_least" "(" N ")"
+//!         | "ratio" (">=" | ">" | "<=" | "<") NUMBER | NAME
+//! ```
+
+use nom::branch::alt;
+use nom::bytes::complete::{tag, take_while, take_while1};
+use nom::character::complete::{digit1, multispace0};
+use nom::combinator::{opt, recognize};
+use nom::sequence::pair;
+use nom::{IResult, Parser};
+use std::fmt;
 
 /// A parsed checks_policy.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,4 +45,475 @@ pub enum Cmp {
     Gt,
     Le,
     Lt,
+}
+
+impl Cmp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cmp::Ge => ">=",
+            Cmp::Gt => ">",
+            Cmp::Le => "<=",
+            Cmp::Lt => "<",
+        }
+    }
+
+    /// Whether `lhs <op> rhs` holds.
+    pub fn holds(self, lhs: f64, rhs: f64) -> bool {
+        match self {
+            Cmp::Ge => lhs >= rhs,
+            Cmp::Gt => lhs > rhs,
+            Cmp::Le => lhs <= rhs,
+            Cmp::Lt => lhs < rhs,
+        }
+    }
+}
+
+/// Words that cannot name a check: they mean something in a policy.
+pub const RESERVED: &[&str] = &["all", "any", "and", "or", "not", "at_least", "ratio"];
+
+/// Deeper nesting than this is rejected, so a hostile policy cannot exhaust
+/// the stack (a real one has a handful of levels).
+const MAX_DEPTH: usize = 64;
+
+/// A parse error; `column` is 1-based and counts characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyError {
+    pub column: usize,
+    pub message: String,
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "column {}: {}", self.column, self.message)
+    }
+}
+
+impl fmt::Display for Expr {
+    /// Prints a fully parenthesised form that parses back to the same tree.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::All => f.write_str("all"),
+            Expr::Any => f.write_str("any"),
+            Expr::Name(n) => f.write_str(n),
+            Expr::Not(e) => write!(f, "!({e})"),
+            Expr::And(a, b) => write!(f, "({a} && {b})"),
+            Expr::Or(a, b) => write!(f, "({a} || {b})"),
+            Expr::AtLeast(n) => write!(f, "at_least({n})"),
+            Expr::Ratio(c, x) => write!(f, "ratio {} {x:?}", c.as_str()),
+        }
+    }
+}
+
+/// Whether `s` has identifier syntax: `[A-Za-z_][A-Za-z0-9_]*`.
+pub fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) if c.is_ascii_alphabetic() || c == '_' => {}
+        _ => return false,
+    }
+    chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Every check name the expression refers to, in order of appearance.
+pub fn names(e: &Expr) -> Vec<&str> {
+    let mut out = Vec::new();
+    collect_names(e, &mut out);
+    out
+}
+
+fn collect_names<'a>(e: &'a Expr, out: &mut Vec<&'a str>) {
+    match e {
+        Expr::Name(n) => out.push(n),
+        Expr::Not(x) => collect_names(x, out),
+        Expr::And(a, b) | Expr::Or(a, b) => {
+            collect_names(a, out);
+            collect_names(b, out);
+        }
+        Expr::All | Expr::Any | Expr::AtLeast(_) | Expr::Ratio(..) => {}
+    }
+}
+
+/// Parses a checks_policy.
+pub fn parse(src: &str) -> Result<Expr, PolicyError> {
+    let mut p = P { src };
+    let (rest, e) = p.or(src, 0)?;
+    let rest = ws(rest);
+    if !rest.is_empty() {
+        return Err(p.err(rest, format!("unexpected {}", describe(rest))));
+    }
+    Ok(e)
+}
+
+/// Parses a checks_policy and checks every name against `checks`; the
+/// error says which name is unknown, or why the policy can never hold.
+pub fn compile(src: &str, checks: &[String]) -> Result<Expr, PolicyError> {
+    let e = parse(src)?;
+    let mut problem = None;
+    check_names(src, &e, checks, &mut problem);
+    match problem {
+        Some(p) => Err(p),
+        None => Ok(e),
+    }
+}
+
+fn check_names(src: &str, e: &Expr, checks: &[String], out: &mut Option<PolicyError>) {
+    if out.is_some() {
+        return;
+    }
+    match e {
+        Expr::Name(n) if !checks.iter().any(|c| c == n) => {
+            *out = Some(PolicyError {
+                column: find_word(src, n).unwrap_or(1),
+                message: format!("unknown check {n:?} (checks: {})", checks.join(", ")),
+            });
+        }
+        Expr::AtLeast(k) if *k == 0 || usize::try_from(*k).map_or(true, |k| k > checks.len()) => {
+            *out = Some(PolicyError {
+                column: find_word(src, "at_least").unwrap_or(1),
+                message: format!(
+                    "at_least({k}) needs 1..={} (the number of checks)",
+                    checks.len()
+                ),
+            });
+        }
+        Expr::Not(x) => check_names(src, x, checks, out),
+        Expr::And(a, b) | Expr::Or(a, b) => {
+            check_names(src, a, checks, out);
+            check_names(src, b, checks, out);
+        }
+        _ => {}
+    }
+}
+
+/// The 1-based column of the first whole-word occurrence of `w`.
+fn find_word(src: &str, w: &str) -> Option<usize> {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut start = 0;
+    while let Some(i) = src.get(start..)?.find(w) {
+        let at = start + i;
+        let end = at + w.len();
+        let before_ok = src[..at].chars().next_back().is_none_or(|c| !is_word(c));
+        let after_ok = src[end..].chars().next().is_none_or(|c| !is_word(c));
+        if before_ok && after_ok {
+            return Some(src[..at].chars().count() + 1);
+        }
+        start = end;
+    }
+    None
+}
+
+fn describe(rest: &str) -> String {
+    match rest.chars().next() {
+        None => "end of policy".to_string(),
+        Some(_) => {
+            let word: String = rest.chars().take(12).collect();
+            format!("{word:?}")
+        }
+    }
+}
+
+type Res<'a, T> = Result<(&'a str, T), PolicyError>;
+
+fn ws(i: &str) -> &str {
+    let r: IResult<&str, &str> = multispace0(i);
+    match r {
+        Ok((rest, _)) => rest,
+        Err(_) => i,
+    }
+}
+
+fn ident(i: &str) -> Option<(&str, &str)> {
+    let r: IResult<&str, &str> = recognize(pair(
+        take_while1(|c: char| c.is_ascii_alphabetic() || c == '_'),
+        take_while(|c: char| c.is_ascii_alphanumeric() || c == '_'),
+    ))
+    .parse(i);
+    r.ok()
+}
+
+fn symbol<'a>(i: &'a str, s: &'static str) -> Option<&'a str> {
+    let r: IResult<&str, &str> = tag(s).parse(i);
+    r.ok().map(|(rest, _)| rest)
+}
+
+/// A keyword operator (`and`) or its symbol (`&&`).
+fn operator<'a>(i: &'a str, sym: &'static str, word: &'static str) -> Option<&'a str> {
+    if let Some(rest) = symbol(i, sym) {
+        return Some(rest);
+    }
+    match ident(i) {
+        Some((rest, w)) if w == word => Some(rest),
+        _ => None,
+    }
+}
+
+fn number(i: &str) -> Option<(&str, &str)> {
+    let r: IResult<&str, &str> =
+        recognize(pair(opt(digit1), opt(pair(tag("."), opt(digit1))))).parse(i);
+    r.ok().filter(|(_, n)| !n.is_empty() && *n != ".")
+}
+
+fn comparison(i: &str) -> Option<(&str, Cmp)> {
+    let r: IResult<&str, &str> = alt((tag(">="), tag("<="), tag(">"), tag("<"))).parse(i);
+    let (rest, op) = r.ok()?;
+    let cmp = match op {
+        ">=" => Cmp::Ge,
+        "<=" => Cmp::Le,
+        ">" => Cmp::Gt,
+        _ => Cmp::Lt,
+    };
+    Some((rest, cmp))
+}
+
+struct P<'s> {
+    src: &'s str,
+}
+
+impl<'s> P<'s> {
+    fn err(&self, at: &str, message: String) -> PolicyError {
+        let offset = self.src.len().saturating_sub(at.len());
+        let column = self.src.get(..offset).map_or(1, |s| s.chars().count() + 1);
+        PolicyError { column, message }
+    }
+
+    fn or<'a>(&mut self, i: &'a str, depth: usize) -> Res<'a, Expr> {
+        let (mut i, mut lhs) = self.and(i, depth)?;
+        while let Some(rest) = operator(ws(i), "||", "or") {
+            let (rest, rhs) = self.and(rest, depth)?;
+            lhs = Expr::Or(Box::new(lhs), Box::new(rhs));
+            i = rest;
+        }
+        Ok((i, lhs))
+    }
+
+    fn and<'a>(&mut self, i: &'a str, depth: usize) -> Res<'a, Expr> {
+        let (mut i, mut lhs) = self.unary(i, depth)?;
+        while let Some(rest) = operator(ws(i), "&&", "and") {
+            let (rest, rhs) = self.unary(rest, depth)?;
+            lhs = Expr::And(Box::new(lhs), Box::new(rhs));
+            i = rest;
+        }
+        Ok((i, lhs))
+    }
+
+    fn unary<'a>(&mut self, i: &'a str, depth: usize) -> Res<'a, Expr> {
+        let i = ws(i);
+        if depth >= MAX_DEPTH {
+            return Err(self.err(i, format!("nested deeper than {MAX_DEPTH} levels")));
+        }
+        // `!=` is not an operator here; `!` must not swallow it silently.
+        if symbol(i, "!=").is_none() {
+            if let Some(rest) = operator(i, "!", "not") {
+                let (rest, e) = self.unary(rest, depth + 1)?;
+                return Ok((rest, Expr::Not(Box::new(e))));
+            }
+        }
+        self.primary(i, depth)
+    }
+
+    fn primary<'a>(&mut self, i: &'a str, depth: usize) -> Res<'a, Expr> {
+        if let Some(rest) = symbol(i, "(") {
+            let (rest, e) = self.or(rest, depth + 1)?;
+            let rest = ws(rest);
+            return match symbol(rest, ")") {
+                Some(rest) => Ok((rest, e)),
+                None => Err(self.err(rest, format!("expected \")\" but found {}", describe(rest)))),
+            };
+        }
+        let Some((rest, word)) = ident(i) else {
+            return Err(self.err(
+                i,
+                format!(
+                    "expected a check name, all, any, !, or \"(\" but found {}",
+                    describe(i)
+                ),
+            ));
+        };
+        match word {
+            "all" => Ok((rest, Expr::All)),
+            "any" => Ok((rest, Expr::Any)),
+            "at_least" => self.at_least(rest),
+            "ratio" => self.ratio(rest),
+            "and" | "or" | "not" => Err(self.err(
+                i,
+                format!("expected a check name but found the operator {word:?}"),
+            )),
+            name => Ok((rest, Expr::Name(name.to_string()))),
+        }
+    }
+
+    fn at_least<'a>(&mut self, i: &'a str) -> Res<'a, Expr> {
+        let i = ws(i);
+        let Some(i) = symbol(i, "(") else {
+            return Err(self.err(
+                i,
+                format!("expected \"(\" after at_least but found {}", describe(i)),
+            ));
+        };
+        let i = ws(i);
+        let r: IResult<&str, &str> = digit1(i);
+        let Ok((rest, digits)) = r else {
+            return Err(self.err(i, format!("expected a count but found {}", describe(i))));
+        };
+        let n: u32 = digits
+            .parse()
+            .map_err(|_| self.err(i, format!("count {digits} is too large")))?;
+        let rest = ws(rest);
+        match symbol(rest, ")") {
+            Some(rest) => Ok((rest, Expr::AtLeast(n))),
+            None => Err(self.err(rest, format!("expected \")\" but found {}", describe(rest)))),
+        }
+    }
+
+    fn ratio<'a>(&mut self, i: &'a str) -> Res<'a, Expr> {
+        let i = ws(i);
+        let Some((rest, cmp)) = comparison(i) else {
+            return Err(self.err(
+                i,
+                format!(
+                    "expected >=, >, <= or < after ratio but found {}",
+                    describe(i)
+                ),
+            ));
+        };
+        let rest = ws(rest);
+        let Some((after, num)) = number(rest) else {
+            return Err(self.err(
+                rest,
+                format!("expected a number but found {}", describe(rest)),
+            ));
+        };
+        match num.parse::<f64>() {
+            Ok(x) if (0.0..=1.0).contains(&x) => Ok((after, Expr::Ratio(cmp, x))),
+            _ => Err(self.err(rest, format!("ratio threshold {num} is not in 0..1"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(s: &str) -> Box<Expr> {
+        Box::new(Expr::Name(s.into()))
+    }
+
+    #[test]
+    fn precedence_and_spellings() {
+        assert_eq!(
+            parse("web || (dns && ping)").unwrap(),
+            Expr::Or(n("web"), Box::new(Expr::And(n("dns"), n("ping"))))
+        );
+        assert_eq!(
+            parse("a or b and not c").unwrap(),
+            Expr::Or(
+                n("a"),
+                Box::new(Expr::And(n("b"), Box::new(Expr::Not(n("c")))))
+            )
+        );
+        assert_eq!(
+            parse("!a&&b").unwrap(),
+            Expr::And(Box::new(Expr::Not(n("a"))), n("b"))
+        );
+        assert_eq!(
+            parse("a || b || c").unwrap(),
+            Expr::Or(Box::new(Expr::Or(n("a"), n("b"))), n("c"))
+        );
+        assert_eq!(parse(" all ").unwrap(), Expr::All);
+        assert_eq!(parse("any").unwrap(), Expr::Any);
+        assert_eq!(parse("at_least( 2 )").unwrap(), Expr::AtLeast(2));
+        assert_eq!(parse("ratio >= 0.5").unwrap(), Expr::Ratio(Cmp::Ge, 0.5));
+        assert_eq!(parse("ratio<1").unwrap(), Expr::Ratio(Cmp::Lt, 1.0));
+        assert_eq!(parse("ratio > .25").unwrap(), Expr::Ratio(Cmp::Gt, 0.25));
+        // Keywords are whole words: these are names.
+        assert_eq!(parse("notify").unwrap(), Expr::Name("notify".into()));
+        assert_eq!(
+            parse("oracle and android").unwrap(),
+            Expr::And(n("oracle"), n("android"))
+        );
+    }
+
+    #[test]
+    fn errors_point_at_the_column() {
+        let e = |s: &str| parse(s).unwrap_err().to_string();
+        assert_eq!(
+            e("web && "),
+            "column 8: expected a check name, all, any, !, or \"(\" but found end of policy"
+        );
+        assert_eq!(
+            e("(web || dns"),
+            "column 12: expected \")\" but found end of policy"
+        );
+        assert_eq!(e("web dns"), "column 5: unexpected \"dns\"");
+        assert_eq!(e("web & dns"), "column 5: unexpected \"& dns\"");
+        assert_eq!(e("a != b"), "column 3: unexpected \"!= b\"");
+        assert_eq!(
+            e("ratio = 1"),
+            "column 7: expected >=, >, <= or < after ratio but found \"= 1\""
+        );
+        assert_eq!(
+            e("ratio >= 2"),
+            "column 10: ratio threshold 2 is not in 0..1"
+        );
+        assert_eq!(
+            e("at_least(x)"),
+            "column 10: expected a count but found \"x)\""
+        );
+        assert_eq!(
+            e("a and or b"),
+            "column 7: expected a check name but found the operator \"or\""
+        );
+        assert_eq!(
+            e("é"),
+            "column 1: expected a check name, all, any, !, or \"(\" but found \"é\""
+        );
+        assert_eq!(e("ab é"), "column 4: unexpected \"é\"");
+    }
+
+    #[test]
+    fn compile_checks_names() {
+        let checks = vec!["web".to_string(), "dns".to_string()];
+        assert!(compile("web && !dns", &checks).is_ok());
+        assert_eq!(
+            compile("web || pnig", &checks).unwrap_err().to_string(),
+            "column 8: unknown check \"pnig\" (checks: web, dns)"
+        );
+        assert_eq!(
+            compile("at_least(3)", &checks).unwrap_err().to_string(),
+            "column 1: at_least(3) needs 1..=2 (the number of checks)"
+        );
+        assert_eq!(
+            names(&parse("a || (b && !a)").unwrap()),
+            vec!["a", "b", "a"]
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let deep = "(".repeat(10_000);
+        assert!(parse(&deep).unwrap_err().message.contains("nested deeper"));
+        let nots = "!".repeat(10_000) + "a";
+        assert!(parse(&nots).is_err());
+    }
+
+    #[test]
+    fn display_parses_back() {
+        for s in [
+            "a || (b && !c)",
+            "all && ratio >= 0.5",
+            "at_least(2) or any",
+        ] {
+            let e = parse(s).unwrap();
+            assert_eq!(parse(&e.to_string()).unwrap(), e, "{s}");
+        }
+    }
+
+    #[test]
+    fn identifiers() {
+        assert!(is_identifier("web_1"));
+        assert!(is_identifier("_x"));
+        assert!(!is_identifier("1web"));
+        assert!(!is_identifier("web-1"));
+        assert!(!is_identifier(""));
+    }
 }

@@ -1,169 +1,131 @@
-//! Shared helpers of the BGP interoperability tests: runners for real BIRD,
-//! FRR and GoBGP daemons on loopback, per-test addresses, pathosd configs
-//! and bounded polling. Each test binary uses a subset.
+//! Helpers shared by the check integration tests: per-test loopback
+//! addresses, real servers started as child processes, and check configs
+//! decoded from JSON exactly as the daemon decodes them.
 #![allow(dead_code)]
 
-pub mod bird;
-pub mod frr;
-pub mod gobgp;
-
-use std::net::{IpAddr, Ipv4Addr};
+use pathosd::bgp::types::Prefix;
+use pathosd::check::{CheckResult, Probe};
+use pathosd::config::{Check, Errors, Field};
+use std::io::{BufRead, BufReader};
+use std::net::Ipv4Addr;
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use pathosd::config::{Config, Dur, Neighbor};
-
-/// The addresses of one test: pathosd on `.1`, the peer daemon on `.2`,
-/// inside 127.`block`.(pid % 200).0/24 so parallel tests and parallel test
-/// binaries never share an address.
-#[derive(Debug, Clone, Copy)]
-pub struct Addrs {
-    pub ours: Ipv4Addr,
-    pub peer: Ipv4Addr,
+/// A loopback address private to one test in one process:
+/// 127.(64 + pid % 64).(pid / 64 % 256).`n`.
+pub fn test_ip(n: u8) -> Ipv4Addr {
+    let pid = std::process::id();
+    Ipv4Addr::new(127, 64 + (pid % 64) as u8, (pid / 64 % 256) as u8, n)
 }
 
-impl Addrs {
-    pub fn new(block: u8) -> Addrs {
-        let third = (std::process::id() % 200) as u8;
-        Addrs {
-            ours: Ipv4Addr::new(127, block, third, 1),
-            peer: Ipv4Addr::new(127, block, third, 2),
-        }
-    }
+/// A fresh temporary directory for one test.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pathosd-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
 }
 
-/// BGP port every test daemon listens on (on its own address).
-pub const PORT: u16 = 1179;
-pub const OUR_AS: u32 = 65001;
-pub const PEER_AS: u32 = 65000;
-
-/// A pathosd config with one eBGP neighbor `peer` on loopback: router_id and
-/// local address `ours`, listening on ours:1179, short timers.
-pub fn config(a: Addrs) -> Config {
-    let mut cfg = Config {
-        schema: "v1".into(),
-        ..Config::default()
-    };
-    cfg.router.asn = OUR_AS;
-    cfg.router.router_id = Some(IpAddr::V4(a.ours));
-    cfg.router.local_address = Some(IpAddr::V4(a.ours));
-    cfg.bgp.listen_address = Some(IpAddr::V4(a.ours));
-    cfg.bgp.listen_port = i32::from(PORT);
-    cfg.bgp.hold_time = Dur::secs(3);
-    cfg.bgp.neighbors = vec![Neighbor {
-        name: "peer".into(),
-        address: Some(IpAddr::V4(a.peer)),
-        port: PORT,
-        peer_asn: PEER_AS,
-        enable_multihop: true,
-        ..Neighbor::default()
-    }];
-    cfg
+/// A child process killed (and reaped) when dropped.
+pub struct Server {
+    pub child: Child,
+    /// The first line the server printed (e.g. its port), if it was asked to.
+    pub line: String,
 }
 
-/// [`config`] for peers that reject a 127/8 NEXT_HOP as martian (FRR sends
-/// UPDATE Message Error / Invalid NEXT_HOP Attribute, GoBGP treats the
-/// UPDATE as withdraw): the session stays on loopback (the neighbor's
-/// local_address), the next hop is router_id `next_hop` (TEST-NET-1).
-pub fn config_with_next_hop(a: Addrs, next_hop: Ipv4Addr) -> Config {
-    let mut cfg = config(a);
-    cfg.router.router_id = Some(IpAddr::V4(next_hop));
-    cfg.router.local_address = None;
-    cfg.bgp.neighbors[0].local_address = Some(IpAddr::V4(a.ours));
-    cfg
-}
-
-/// A fresh temporary directory, removed on drop.
-pub struct TempDir(pub PathBuf);
-
-impl TempDir {
-    pub fn new(tag: &str) -> TempDir {
-        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let p = std::env::temp_dir().join(format!("pathosd-{tag}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-
-    pub fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
+impl Drop for Server {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
-/// Polls `f` every 50 ms until it returns `Some` or `timeout` passes.
-pub fn poll<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
-    let end = Instant::now() + timeout;
-    loop {
-        if let Some(v) = f() {
-            return Some(v);
+impl Server {
+    /// Spawns `cmd` and, when `wait_line` is set, waits (bounded) for its
+    /// first line of stdout.
+    pub fn spawn(cmd: &mut Command, wait_line: bool) -> Server {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(if wait_line {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+        let mut line = String::new();
+        if wait_line {
+            let out = child.stdout.take().unwrap();
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let mut l = String::new();
+                let mut r = BufReader::new(out);
+                let _ = r.read_line(&mut l);
+                let _ = tx.send(l);
+                // Keep draining so the server never blocks on a full pipe.
+                let _ = std::io::copy(&mut r, &mut std::io::sink());
+            });
+            line = rx
+                .recv_timeout(Duration::from_secs(20))
+                .unwrap_or_else(|_| panic!("{cmd:?} printed nothing"));
+            line = line.trim().to_string();
         }
-        if Instant::now() >= end {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(50));
+        Server { child, line }
+    }
+
+    /// The port a support script printed as "PORT n".
+    pub fn port(&self) -> u16 {
+        self.line
+            .strip_prefix("PORT ")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {:?}", self.line))
     }
 }
 
-/// Runs a command with a bounded run time; stdout on success.
-pub fn run(cmd: &mut Command, timeout: Duration) -> Option<String> {
-    use std::io::Read;
-    let mut child = cmd
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .ok()?;
-    let end = Instant::now() + timeout;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => {
-                let mut out = String::new();
-                child.stdout.take()?.read_to_string(&mut out).ok()?;
-                return status.success().then_some(out);
-            }
-            Ok(None) if Instant::now() < end => std::thread::sleep(Duration::from_millis(10)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
+/// Runs tests/support/servers.py with `args`; it prints "PORT n" when ready.
+pub fn py_server(args: &[&str]) -> Server {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/servers.py");
+    Server::spawn(Command::new("python3").arg(script).args(args), true)
 }
 
-/// A child daemon killed (and reaped) on drop.
-pub struct Daemon(pub std::process::Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+/// Polls `f` until it returns true, for at most `limit`.
+pub fn wait_for(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
+    false
 }
 
-/// Logs to stderr when PATHOSD_TEST_LOG is set (debugging aid).
-pub fn init_log() {
-    struct L;
-    impl log::Log for L {
-        fn enabled(&self, _: &log::Metadata) -> bool {
-            true
-        }
-        fn log(&self, r: &log::Record) {
-            eprintln!("{} {}", r.level(), r.args());
-        }
-        fn flush(&self) {}
-    }
-    if std::env::var_os("PATHOSD_TEST_LOG").is_some() {
-        static LOGGER: L = L;
-        if log::set_logger(&LOGGER).is_ok() {
-            log::set_max_level(log::LevelFilter::Debug);
-        }
-    }
+/// Waits until something accepts TCP connections on `addr`.
+pub fn wait_tcp(addr: &str) {
+    let a: std::net::SocketAddr = addr.parse().unwrap();
+    assert!(
+        wait_for(Duration::from_secs(20), || {
+            std::net::TcpStream::connect_timeout(&a, Duration::from_millis(200)).is_ok()
+        }),
+        "nothing listens on {addr}"
+    );
+}
+
+/// Decodes a check from JSON as the config loader does.
+pub fn check(v: serde_json::Value) -> Check {
+    let mut errs = Errors::default();
+    let c = Check::decode(&v, "check", &mut errs);
+    assert!(errs.is_empty(), "{:?}", errs.0);
+    c.unwrap()
+}
+
+pub fn prefix(s: &str) -> Prefix {
+    s.parse().unwrap()
+}
+
+/// Builds the probe for a VIP prefix and runs it once.
+pub fn probe(v: serde_json::Value, vip: &str) -> CheckResult {
+    let p = Probe::new(&check(v), &prefix(vip)).unwrap_or_else(|e| panic!("build: {e}"));
+    smol::block_on(p.run())
 }

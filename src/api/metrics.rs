@@ -1,0 +1,437 @@
+//! `/metrics`: the Go pathosd's `pathosd_*` families (with the `check` label
+//! its multi-check successor added), BGP session families in the spirit of
+//! GoBGP's collectors, and the opt-in per-check-type details. Every family is
+//! rendered from one [`Snapshot`], so a scrape is consistent and never touches
+//! routing state.
+
+use super::model::{CheckView, PeerView, Snapshot, VipView};
+use super::prom::{Exposition, Kind};
+use super::status::state_code;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// RFC 4271 §8.2.2 session states, the values of `bgp_peer_state`'s label.
+pub const SESSION_STATES: [&str; 6] = [
+    "idle",
+    "connect",
+    "active",
+    "opensent",
+    "openconfirm",
+    "established",
+];
+
+const VIP_STATES: [&str; 3] = ["withdrawn", "announced", "pessimized"];
+
+fn unix(t: SystemTime) -> f64 {
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+fn b(v: bool) -> f64 {
+    if v {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+fn vip_labels(v: &VipView) -> [(&str, &str); 2] {
+    [("vip", &v.name), ("nlri", &v.prefix)]
+}
+
+fn check_labels<'a>(v: &'a VipView, c: &'a CheckView) -> [(&'a str, &'a str); 4] {
+    [
+        ("vip", &v.name),
+        ("nlri", &v.prefix),
+        ("check", &c.name),
+        ("type", &c.kind),
+    ]
+}
+
+fn each_check(s: &Snapshot) -> impl Iterator<Item = (&VipView, &CheckView)> {
+    s.vips
+        .iter()
+        .flat_map(|v| v.checks.iter().map(move |c| (v, c)))
+}
+
+/// A numeric detail of a check's last result, for checks with detailed_metrics.
+fn detail(c: &CheckView, key: &str) -> Option<f64> {
+    if !c.detailed_metrics {
+        return None;
+    }
+    c.last.as_ref()?.details.get(key)?.as_f64()
+}
+
+pub fn render(s: &Snapshot) -> String {
+    let mut e = Exposition::new();
+    e.family(
+        "pathosd_build_info",
+        Kind::Gauge,
+        "pathosd build information; always 1.",
+    )
+    .sample(&[("version", s.version)], 1.0);
+    e.family(
+        "pathosd_start_time_seconds",
+        Kind::Gauge,
+        "Unix time the daemon started.",
+    )
+    .sample(&[], unix(s.start_time));
+
+    vip_families(&mut e, s);
+    check_families(&mut e, s);
+    detail_families(&mut e, s);
+    peer_families(&mut e, &s.peers);
+    e.finish()
+}
+
+fn vip_families(e: &mut Exposition, s: &Snapshot) {
+    {
+        let mut f = e.family(
+            "pathosd_vip_state",
+            Kind::Gauge,
+            "VIP state: 0 withdrawn, 1 announced, 2 pessimized.",
+        );
+        for v in &s.vips {
+            f.sample(&vip_labels(v), f64::from(state_code(v.state)));
+        }
+    }
+    {
+        let mut f = e.family(
+            "pathosd_vip_transitions_total",
+            Kind::Counter,
+            "VIP state changes, by the state entered.",
+        );
+        for v in &s.vips {
+            for (to, n) in VIP_STATES.iter().zip(v.transitions.iter()) {
+                f.sample(
+                    &[("vip", &v.name), ("nlri", &v.prefix), ("to", to)],
+                    f64::from(*n),
+                );
+            }
+        }
+    }
+    {
+        let mut f = e.family(
+            "pathosd_vip_last_transition_timestamp_seconds",
+            Kind::Gauge,
+            "Unix time of the VIP's last state change.",
+        );
+        for v in &s.vips {
+            if let Some((t, _)) = &v.last_transition {
+                f.sample(&vip_labels(v), unix(*t));
+            }
+        }
+    }
+    {
+        let mut f = e.family(
+            "pathosd_vip_priority_status",
+            Kind::Gauge,
+            "AS-path prepends applied to the VIP's route now (0 while withdrawn).",
+        );
+        for v in &s.vips {
+            f.sample(&vip_labels(v), f64::from(v.as_path_prepend));
+        }
+    }
+    {
+        let mut f = e.family(
+            "pathosd_vip_healthy",
+            Kind::Gauge,
+            "1 while the VIP's checks_policy holds.",
+        );
+        for v in &s.vips {
+            f.sample(&vip_labels(v), b(v.healthy));
+        }
+    }
+    {
+        let mut f = e.family(
+            "pathosd_vip_drained",
+            Kind::Gauge,
+            "1 while the VIP is drained, by source (file or api).",
+        );
+        for v in &s.vips {
+            for (source, on) in [("file", v.drain_file), ("api", v.drain_api)] {
+                f.sample(
+                    &[("vip", &v.name), ("nlri", &v.prefix), ("source", source)],
+                    b(on),
+                );
+            }
+        }
+    }
+    {
+        let mut f = e.family(
+            "pathosd_vip_flaps_total",
+            Kind::Counter,
+            "Times the VIP left the announced state.",
+        );
+        for v in &s.vips {
+            f.sample(&vip_labels(v), f64::from(v.flaps));
+        }
+    }
+    if s.vips.iter().any(|v| v.local_address_assigned.is_some()) {
+        let mut f = e.family(
+            "pathosd_vip_local_address_assigned",
+            Kind::Gauge,
+            "1 while the VIP address is configured on the host (require_local_address).",
+        );
+        for v in &s.vips {
+            if let Some(a) = v.local_address_assigned {
+                f.sample(&vip_labels(v), b(a));
+            }
+        }
+    }
+}
+
+fn check_families(e: &mut Exposition, s: &Snapshot) {
+    {
+        let mut f = e.family(
+            "pathosd_check_total",
+            Kind::Counter,
+            "Check runs, by result (success or fail).",
+        );
+        for (v, c) in each_check(s) {
+            let l = check_labels(v, c);
+            for (result, n) in [("success", c.total_ok), ("fail", c.total_fail)] {
+                let mut ls = l.to_vec();
+                ls.push(("result", result));
+                f.sample(&ls, f64::from(n));
+            }
+        }
+    }
+    {
+        let mut f = e.family(
+            "pathosd_check_duration_seconds",
+            Kind::Histogram,
+            "Check run time.",
+        );
+        for (v, c) in each_check(s) {
+            let count = u64::from(c.total_ok).saturating_add(u64::from(c.total_fail));
+            let buckets: Vec<(f64, u64)> = c
+                .bucket_bounds
+                .iter()
+                .copied()
+                .zip(c.buckets.iter().copied())
+                .collect();
+            f.histogram(&check_labels(v, c), &buckets, c.duration_sum, count);
+        }
+    }
+    {
+        let mut f = e.family(
+            "pathosd_check_last_result",
+            Kind::Gauge,
+            "Result of the check's last run: 1 success, 0 fail.",
+        );
+        for (v, c) in each_check(s) {
+            if let Some(r) = &c.last {
+                f.sample(&check_labels(v, c), b(r.ok));
+            }
+        }
+    }
+    {
+        let mut f = e.family(
+            "pathosd_check_timeout_exceeded_total",
+            Kind::Counter,
+            "Check runs cut short by the check timeout.",
+        );
+        for (v, c) in each_check(s) {
+            f.sample(&check_labels(v, c), f64::from(c.timeouts));
+        }
+    }
+    {
+        let mut f = e.family(
+            "pathosd_check_healthy",
+            Kind::Gauge,
+            "1 while the check is healthy after rise/fall hysteresis.",
+        );
+        for (v, c) in each_check(s) {
+            f.sample(&check_labels(v, c), b(c.healthy));
+        }
+    }
+}
+
+/// A detail family written only when at least one check has a value for it,
+/// so scrapes of daemons without detailed_metrics stay short.
+fn simple_detail(e: &mut Exposition, s: &Snapshot, name: &str, help: &str, key: &str, scale: f64) {
+    let rows: Vec<_> = each_check(s)
+        .filter_map(|(v, c)| detail(c, key).map(|x| (v, c, x * scale)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let mut f = e.family(name, Kind::Gauge, help);
+    for (v, c, x) in rows {
+        f.sample(&check_labels(v, c), x);
+    }
+}
+
+fn detail_families(e: &mut Exposition, s: &Snapshot) {
+    simple_detail(
+        e,
+        s,
+        "pathosd_check_http_status_code",
+        "HTTP status code of the last http check (detailed_metrics).",
+        "status_code",
+        1.0,
+    );
+    let rtts: Vec<_> = each_check(s)
+        .flat_map(|(v, c)| {
+            [
+                ("min", "rtt_min_ms"),
+                ("avg", "rtt_avg_ms"),
+                ("max", "rtt_max_ms"),
+            ]
+            .into_iter()
+            .filter_map(move |(stat, key)| detail(c, key).map(|x| (v, c, stat, x / 1e3)))
+        })
+        .collect();
+    if !rtts.is_empty() {
+        let mut f = e.family(
+            "pathosd_check_ping_rtt_seconds",
+            Kind::Gauge,
+            "Round-trip times of the last ping check, by stat (detailed_metrics).",
+        );
+        for (v, c, stat, x) in rtts {
+            let mut l = check_labels(v, c).to_vec();
+            l.push(("stat", stat));
+            f.sample(&l, x);
+        }
+    }
+    simple_detail(
+        e,
+        s,
+        "pathosd_check_ping_loss_ratio",
+        "Share of echo requests of the last ping check left unanswered (detailed_metrics).",
+        "loss_ratio",
+        1.0,
+    );
+    let answers: Vec<_> = each_check(s)
+        .filter(|(_, c)| c.detailed_metrics)
+        .filter_map(|(v, c)| {
+            let a = c.last.as_ref()?.details.get("answers")?.as_array()?;
+            Some((v, c, a.len()))
+        })
+        .collect();
+    if !answers.is_empty() {
+        let mut f = e.family(
+            "pathosd_check_dns_answers",
+            Kind::Gauge,
+            "Answer records of the last dns check (detailed_metrics).",
+        );
+        for (v, c, n) in answers {
+            f.sample(&check_labels(v, c), n as f64);
+        }
+    }
+    simple_detail(
+        e,
+        s,
+        "pathosd_check_exec_exit_code",
+        "Exit code of the last exec check (detailed_metrics).",
+        "exit_code",
+        1.0,
+    );
+}
+
+fn peer_families(e: &mut Exposition, peers: &[PeerView]) {
+    {
+        let mut f = e.family(
+            "bgp_peer_info",
+            Kind::Gauge,
+            "Configured BGP peers; always 1.",
+        );
+        for p in peers {
+            let addr = p.address.to_string();
+            let asn = p.peer_asn.to_string();
+            let required = if p.required { "true" } else { "false" };
+            f.sample(
+                &[
+                    ("peer", &p.name),
+                    ("address", &addr),
+                    ("peer_asn", &asn),
+                    ("required", required),
+                ],
+                1.0,
+            );
+        }
+    }
+    {
+        let mut f = e.family(
+            "bgp_peer_state",
+            Kind::Gauge,
+            "BGP session state, one series per state: 1 for the current one.",
+        );
+        for p in peers {
+            for st in SESSION_STATES {
+                f.sample(
+                    &[("peer", &p.name), ("session_state", st)],
+                    b(p.state == st),
+                );
+            }
+        }
+    }
+    {
+        let mut f = e.family(
+            "bgp_peer_up",
+            Kind::Gauge,
+            "1 while the BGP session is Established.",
+        );
+        for p in peers {
+            f.sample(&[("peer", &p.name)], b(p.state == "established"));
+        }
+    }
+    {
+        let mut f = e.family(
+            "bgp_peer_uptime_seconds",
+            Kind::Gauge,
+            "Time the BGP session has been Established (0 while down).",
+        );
+        for p in peers {
+            let up = p.established_for.map_or(0.0, |d| d.as_secs_f64().floor());
+            f.sample(&[("peer", &p.name)], up);
+        }
+    }
+    {
+        let mut f = e.family(
+            "bgp_peer_flaps_total",
+            Kind::Counter,
+            "Times the BGP session left Established.",
+        );
+        for p in peers {
+            f.sample(&[("peer", &p.name)], f64::from(p.flaps));
+        }
+    }
+    for (name, help, pick) in [
+        (
+            "bgp_received_messages_total",
+            "BGP messages received, by type.",
+            (|p: &PeerView| &p.received) as fn(&PeerView) -> &super::model::MsgCounts,
+        ),
+        (
+            "bgp_sent_messages_total",
+            "BGP messages sent, by type.",
+            |p: &PeerView| &p.sent,
+        ),
+    ] {
+        let mut f = e.family(name, Kind::Counter, help);
+        for p in peers {
+            let c = pick(p);
+            for (ty, n) in [
+                ("open", c.open),
+                ("update", c.update),
+                ("notification", c.notification),
+                ("keepalive", c.keepalive),
+                ("route_refresh", c.route_refresh),
+            ] {
+                f.sample(&[("peer", &p.name), ("type", ty)], f64::from(n));
+            }
+        }
+    }
+    {
+        let mut f = e.family(
+            "bgp_routes_advertised",
+            Kind::Gauge,
+            "Prefixes currently advertised to the peer.",
+        );
+        for p in peers {
+            f.sample(&[("peer", &p.name)], f64::from(p.advertised));
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! The UPDATE encoder used by the RIB-out: shapes [`PathAttrs`] into wire
+//! attributes and packs prefixes that share them into as few UPDATEs as fit
+//! in 4096 octets.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use super::update::{encode_prefix, mp_reach_head, prefix_wire_len, write_attr, FLAG_OPTIONAL};
+use super::{
+    afi_code, attr_type, finish_header, header_start, AsPath, MessageType, MpNextHop, PathAttr,
+    Update, HEADER_LEN, MAX_MESSAGE_LEN, SAFI_UNICAST,
+};
+use crate::bgp::types::{Afi, PathAttrs, Prefix};
+
+/// Withdrawn Routes Length + Total Path Attribute Length.
+const UPDATE_FIXED: usize = HEADER_LEN + 4;
+/// Flags, type and 2-octet length of an Extended Length attribute.
+const EXT_ATTR_HEADER: usize = 4;
+
+/// The wire attributes of `attrs` for routes of `afi`, in type-code order
+/// (BIRD sends the same order). The next hop of an IPv6 route is not here:
+/// it goes into MP_REACH_NLRI, which [`encode_updates`] places first.
+/// `None` if the next hop cannot be expressed for the family.
+pub fn wire_attrs(attrs: &PathAttrs, afi: Afi, four_octet_as: bool) -> Option<Vec<PathAttr>> {
+    let mut v = vec![
+        PathAttr::Origin(attrs.origin),
+        PathAttr::AsPath(AsPath::sequence(&attrs.as_path)),
+    ];
+    if afi == Afi::Ipv4 {
+        v.push(PathAttr::NextHop(ipv4_next_hop(attrs.next_hop)?));
+    }
+    if let Some(m) = attrs.med {
+        v.push(PathAttr::Med(m));
+    }
+    if let Some(l) = attrs.local_pref {
+        v.push(PathAttr::LocalPref(l));
+    }
+    if !attrs.communities.is_empty() {
+        v.push(PathAttr::Communities(attrs.communities.clone()));
+    }
+    // RFC 6793 §4.2.2: towards an OLD speaker, "whenever the AS path
+    // information contains one or more 4-octet (i.e., non-mappable) AS
+    // numbers", AS_PATH carries AS_TRANS in their place and AS4_PATH the
+    // real path.
+    if !four_octet_as && attrs.as_path.iter().any(|a| *a > u32::from(u16::MAX)) {
+        v.push(PathAttr::As4Path(AsPath::sequence(&attrs.as_path)));
+    }
+    if !attrs.large_communities.is_empty() {
+        v.push(PathAttr::LargeCommunities(attrs.large_communities.clone()));
+    }
+    Some(v)
+}
+
+fn ipv4_next_hop(nh: IpAddr) -> Option<Ipv4Addr> {
+    match nh {
+        IpAddr::V4(a) => Some(a),
+        IpAddr::V6(a) => a.to_ipv4_mapped(),
+    }
+}
+
+/// An IPv4 next hop for IPv6 routes is sent IPv4-mapped, as BIRD does
+/// without `next hop address`.
+fn ipv6_next_hop(nh: IpAddr) -> Ipv6Addr {
+    match nh {
+        IpAddr::V4(a) => a.to_ipv6_mapped(),
+        IpAddr::V6(a) => a,
+    }
+}
+
+/// Encodes withdrawals and announcements as complete UPDATE messages.
+///
+/// IPv4 prefixes use the classic Withdrawn Routes and NLRI fields, IPv6
+/// prefixes MP_UNREACH_NLRI / MP_REACH_NLRI (RFC 4760). Routes with equal
+/// `PathAttrs` share messages, filled up to 4096 octets; groups keep the
+/// order in which their first route appears, prefixes their input order.
+/// Withdrawals come first. A route whose next hop cannot be encoded for its
+/// family (an IPv6 next hop for an IPv4 prefix) is logged and skipped.
+pub fn encode_updates(
+    routes: &[(Prefix, PathAttrs)],
+    withdrawn: &[Prefix],
+    four_octet_as: bool,
+) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let (w4, w6): (Vec<Prefix>, Vec<Prefix>) = withdrawn.iter().partition(|p| p.afi() == Afi::Ipv4);
+    pack_withdrawn_v4(&w4, &mut out);
+    pack_withdrawn_v6(&w6, &mut out);
+
+    let mut groups: Vec<(&PathAttrs, Vec<Prefix>, Vec<Prefix>)> = Vec::new();
+    let mut index: HashMap<&PathAttrs, usize> = HashMap::new();
+    for (p, a) in routes {
+        let i = *index.entry(a).or_insert_with(|| {
+            groups.push((a, Vec::new(), Vec::new()));
+            groups.len() - 1
+        });
+        match p.afi() {
+            Afi::Ipv4 => groups[i].1.push(*p),
+            Afi::Ipv6 => groups[i].2.push(*p),
+        }
+    }
+    for (attrs, v4, v6) in groups {
+        if !v4.is_empty() {
+            pack_reach_v4(attrs, &v4, four_octet_as, &mut out);
+        }
+        if !v6.is_empty() {
+            pack_reach_v6(attrs, &v6, four_octet_as, &mut out);
+        }
+    }
+    out
+}
+
+/// Splits `prefixes` into runs whose encoding fits `room` octets each.
+fn chunks(prefixes: &[Prefix], room: usize) -> Vec<&[Prefix]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut used = 0;
+    for (i, p) in prefixes.iter().enumerate() {
+        let n = prefix_wire_len(p);
+        if used + n > room && i > start {
+            out.push(&prefixes[start..i]);
+            start = i;
+            used = 0;
+        }
+        used += n;
+    }
+    if start < prefixes.len() {
+        out.push(&prefixes[start..]);
+    }
+    out
+}
+
+fn push_message(body: &[u8], out: &mut Vec<Vec<u8>>) {
+    let mut m = header_start();
+    m.extend_from_slice(body);
+    match finish_header(m, MessageType::Update) {
+        Some(m) => out.push(m),
+        // Unreachable by construction: every body is sized to fit.
+        None => log::error!("bgp: internal error, UPDATE exceeds {MAX_MESSAGE_LEN} octets"),
+    }
+}
+
+fn prefix_bytes(ps: &[Prefix]) -> Vec<u8> {
+    let mut v = Vec::new();
+    for p in ps {
+        encode_prefix(p, &mut v);
+    }
+    v
+}
+
+fn be16(n: usize) -> [u8; 2] {
+    u16::try_from(n).unwrap_or(u16::MAX).to_be_bytes()
+}
+
+fn pack_withdrawn_v4(ps: &[Prefix], out: &mut Vec<Vec<u8>>) {
+    for chunk in chunks(ps, MAX_MESSAGE_LEN - UPDATE_FIXED) {
+        let w = prefix_bytes(chunk);
+        let mut body = be16(w.len()).to_vec();
+        body.extend_from_slice(&w);
+        body.extend_from_slice(&[0, 0]);
+        push_message(&body, out);
+    }
+}
+
+fn pack_withdrawn_v6(ps: &[Prefix], out: &mut Vec<Vec<u8>>) {
+    // MP_UNREACH_NLRI: extended header, AFI, SAFI, withdrawn routes.
+    let room = MAX_MESSAGE_LEN - UPDATE_FIXED - EXT_ATTR_HEADER - 3;
+    for chunk in chunks(ps, room) {
+        let mut value = afi_code(Afi::Ipv6).to_be_bytes().to_vec();
+        value.push(SAFI_UNICAST);
+        value.extend_from_slice(&prefix_bytes(chunk));
+        let mut attr = Vec::new();
+        if write_attr(
+            FLAG_OPTIONAL,
+            attr_type::MP_UNREACH_NLRI,
+            &value,
+            true,
+            &mut attr,
+        )
+        .is_none()
+        {
+            continue;
+        }
+        let mut body = vec![0, 0];
+        body.extend_from_slice(&be16(attr.len()));
+        body.extend_from_slice(&attr);
+        push_message(&body, out);
+    }
+}
+
+fn encode_attrs(attrs: &[PathAttr], four_octet_as: bool) -> Option<Vec<u8>> {
+    let mut v = Vec::new();
+    for a in attrs {
+        a.encode(four_octet_as, &mut v)?;
+    }
+    Some(v)
+}
+
+fn pack_reach_v4(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mut Vec<Vec<u8>>) {
+    let Some(wire) = wire_attrs(attrs, Afi::Ipv4, four_octet_as) else {
+        log::warn!(
+            "bgp: next hop {} cannot be sent with IPv4 prefixes; {} routes skipped",
+            attrs.next_hop,
+            ps.len()
+        );
+        return;
+    };
+    let Some(a) = encode_attrs(&wire, four_octet_as) else {
+        return;
+    };
+    let Some(room) = MAX_MESSAGE_LEN
+        .checked_sub(UPDATE_FIXED + a.len())
+        .filter(|r| *r >= 5)
+    else {
+        log::error!(
+            "bgp: path attributes too long ({} octets); {} routes skipped",
+            a.len(),
+            ps.len()
+        );
+        return;
+    };
+    for chunk in chunks(ps, room) {
+        let mut body = vec![0, 0];
+        body.extend_from_slice(&be16(a.len()));
+        body.extend_from_slice(&a);
+        body.extend_from_slice(&prefix_bytes(chunk));
+        push_message(&body, out);
+    }
+}
+
+fn pack_reach_v6(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mut Vec<Vec<u8>>) {
+    let Some(wire) = wire_attrs(attrs, Afi::Ipv6, four_octet_as) else {
+        return;
+    };
+    let Some(a) = encode_attrs(&wire, four_octet_as) else {
+        return;
+    };
+    let nh = MpNextHop::Ipv6 {
+        global: ipv6_next_hop(attrs.next_hop),
+        link_local: None,
+    };
+    let mut head = Vec::new();
+    mp_reach_head(Afi::Ipv6, &nh, &mut head);
+    let fixed = UPDATE_FIXED + EXT_ATTR_HEADER + head.len() + a.len();
+    let Some(room) = MAX_MESSAGE_LEN.checked_sub(fixed).filter(|r| *r >= 17) else {
+        log::error!(
+            "bgp: path attributes too long ({} octets); {} routes skipped",
+            a.len(),
+            ps.len()
+        );
+        return;
+    };
+    for chunk in chunks(ps, room) {
+        // RFC 7606 §5.1: "the MP_REACH_NLRI or MP_UNREACH_NLRI attribute (if
+        // present) SHALL be encoded as the very first path attribute in an
+        // UPDATE message", so a receiver can find the NLRI even when a later
+        // attribute is malformed.
+        let mut value = head.clone();
+        value.extend_from_slice(&prefix_bytes(chunk));
+        let mut all = Vec::new();
+        if write_attr(
+            FLAG_OPTIONAL,
+            attr_type::MP_REACH_NLRI,
+            &value,
+            true,
+            &mut all,
+        )
+        .is_none()
+        {
+            continue;
+        }
+        all.extend_from_slice(&a);
+        let mut body = vec![0, 0];
+        body.extend_from_slice(&be16(all.len()));
+        body.extend_from_slice(&all);
+        push_message(&body, out);
+    }
+}
+
+/// The End-of-RIB marker for `afi` (RFC 4724 §2).
+pub fn encode_end_of_rib(afi: Afi) -> Vec<u8> {
+    let mut body = Vec::new();
+    // Only an MP_UNREACH_NLRI for IPv6: 3 octets, always fits.
+    if Update::end_of_rib(afi)
+        .encode_body(false, &mut body)
+        .is_none()
+    {
+        body = vec![0, 0, 0, 0];
+    }
+    let mut m = header_start();
+    m.extend_from_slice(&body);
+    finish_header(m, MessageType::Update).unwrap_or_default()
+}

@@ -1,0 +1,219 @@
+//! The checks_policy evaluator: combines per-check health (after each check's
+//! own rise/fall) into the VIP's health. Pure.
+//!
+//! Beyond pathosd's all / any / boolean expressions, the Nexus pool design
+//! adds thresholds: `at_least(N)` (N checks healthy) and `ratio OP X` (the
+//! healthy fraction compared with X). A check that never reported counts as
+//! unhealthy.
+
+use crate::config::policy_expr::{Cmp, Expr};
+use std::collections::BTreeMap;
+
+/// Evaluates `expr` given every check name of the VIP and a health lookup.
+pub fn eval(expr: &Expr, names: &[String], healthy: &dyn Fn(&str) -> bool) -> bool {
+    match expr {
+        Expr::All => names.iter().all(|n| healthy(n)),
+        Expr::Any => names.iter().any(|n| healthy(n)),
+        Expr::Name(n) => healthy(n),
+        Expr::Not(e) => !eval(e, names, healthy),
+        Expr::And(a, b) => eval(a, names, healthy) && eval(b, names, healthy),
+        Expr::Or(a, b) => eval(a, names, healthy) || eval(b, names, healthy),
+        Expr::AtLeast(n) => {
+            let up = names.iter().filter(|c| healthy(c)).count();
+            u32::try_from(up).unwrap_or(u32::MAX) >= *n
+        }
+        Expr::Ratio(cmp, x) => {
+            if names.is_empty() {
+                return false;
+            }
+            let up = names.iter().filter(|c| healthy(c)).count();
+            let r = up as f64 / names.len() as f64;
+            match cmp {
+                Cmp::Ge => r >= *x,
+                Cmp::Gt => r > *x,
+                Cmp::Le => r <= *x,
+                Cmp::Lt => r < *x,
+            }
+        }
+    }
+}
+
+/// Checks at load time that `expr` only names existing checks and that its
+/// thresholds can be met: at_least(N) needs 1 <= N <= number of checks, and a
+/// ratio threshold lies in [0, 1].
+pub fn validate(expr: &Expr, names: &[String]) -> Result<(), String> {
+    match expr {
+        Expr::All | Expr::Any => Ok(()),
+        Expr::Name(n) => {
+            if names.iter().any(|c| c == n) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "unknown check name {n:?} (checks: {})",
+                    names.join(", ")
+                ))
+            }
+        }
+        Expr::Not(e) => validate(e, names),
+        Expr::And(a, b) | Expr::Or(a, b) => validate(a, names).and_then(|_| validate(b, names)),
+        Expr::AtLeast(n) => {
+            let total = u32::try_from(names.len()).unwrap_or(u32::MAX);
+            if *n == 0 || *n > total {
+                Err(format!(
+                    "at_least({n}) needs 1..={total} (the number of checks)"
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        Expr::Ratio(_, x) => {
+            if x.is_finite() && (0.0..=1.0).contains(x) {
+                Ok(())
+            } else {
+                Err(format!("ratio threshold {x} is not between 0 and 1"))
+            }
+        }
+    }
+}
+
+/// Tracks per-check health and reports the VIP's combined health only when
+/// the policy result changes.
+#[derive(Debug, Clone)]
+pub struct Combiner {
+    expr: Expr,
+    names: Vec<String>,
+    health: BTreeMap<String, bool>,
+    combined: bool,
+}
+
+impl Combiner {
+    /// The VIP starts unhealthy (withdrawn): every check counts as unhealthy
+    /// until it reports.
+    pub fn new(expr: Expr, names: Vec<String>) -> Combiner {
+        Combiner {
+            expr,
+            names,
+            health: BTreeMap::new(),
+            combined: false,
+        }
+    }
+
+    /// The current combined health.
+    pub fn healthy(&self) -> bool {
+        self.combined
+    }
+
+    /// Records `check`'s current health (after hysteresis). Returns the new
+    /// combined health when, and only when, it changed. Feeding every result
+    /// (not only transitions) is fine: an unchanged input changes nothing,
+    /// and a policy such as `!web` becomes true on web's first report.
+    pub fn update(&mut self, check: &str, healthy: bool) -> Option<bool> {
+        self.health.insert(check.to_string(), healthy);
+        let h = &self.health;
+        let now = eval(&self.expr, &self.names, &|n| {
+            h.get(n).copied().unwrap_or(false)
+        });
+        if now != self.combined {
+            self.combined = now;
+            Some(now)
+        } else {
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(n: &[&str]) -> Vec<String> {
+        n.iter().map(|s| s.to_string()).collect()
+    }
+    fn name(n: &str) -> Box<Expr> {
+        Box::new(Expr::Name(n.into()))
+    }
+
+    /// Rows: the healthy set as a bit mask over [a, b, c], in order 0..8.
+    fn truth_table(e: &Expr) -> String {
+        let ns = names(&["a", "b", "c"]);
+        (0..8u8)
+            .map(|m| {
+                let f = |n: &str| {
+                    let i = ns.iter().position(|x| x == n).unwrap();
+                    m & (1 << i) != 0
+                };
+                if eval(e, &ns, &f) {
+                    '1'
+                } else {
+                    '0'
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn truth_tables() {
+        // Mask bit 0 = a, bit 1 = b, bit 2 = c; column k is mask k.
+        assert_eq!(truth_table(&Expr::All), "00000001");
+        assert_eq!(truth_table(&Expr::Any), "01111111");
+        assert_eq!(truth_table(&Expr::Name("b".into())), "00110011");
+        assert_eq!(truth_table(&Expr::Not(name("a"))), "10101010");
+        // a || (b && c)
+        let e = Expr::Or(name("a"), Box::new(Expr::And(name("b"), name("c"))));
+        assert_eq!(truth_table(&e), "01010111");
+        assert_eq!(truth_table(&Expr::AtLeast(2)), "00010111");
+        assert_eq!(truth_table(&Expr::AtLeast(1)), truth_table(&Expr::Any));
+        assert_eq!(truth_table(&Expr::AtLeast(3)), truth_table(&Expr::All));
+        assert_eq!(truth_table(&Expr::Ratio(Cmp::Ge, 0.5)), "00010111");
+        assert_eq!(truth_table(&Expr::Ratio(Cmp::Gt, 0.34)), "00010111");
+        assert_eq!(truth_table(&Expr::Ratio(Cmp::Ge, 0.3)), "01111111");
+        assert_eq!(truth_table(&Expr::Ratio(Cmp::Lt, 0.5)), "11101000");
+        assert_eq!(truth_table(&Expr::Ratio(Cmp::Le, 0.0)), "10000000");
+    }
+
+    #[test]
+    fn empty_check_list() {
+        let f = |_: &str| true;
+        assert!(eval(&Expr::All, &[], &f));
+        assert!(!eval(&Expr::Any, &[], &f));
+        assert!(!eval(&Expr::Ratio(Cmp::Ge, 0.0), &[], &f));
+    }
+
+    #[test]
+    fn validation() {
+        let ns = names(&["web", "dns"]);
+        assert!(validate(&Expr::Or(name("web"), name("dns")), &ns).is_ok());
+        assert_eq!(
+            validate(&Expr::Not(name("wbe")), &ns).unwrap_err(),
+            "unknown check name \"wbe\" (checks: web, dns)"
+        );
+        assert!(validate(&Expr::AtLeast(2), &ns).is_ok());
+        assert!(validate(&Expr::AtLeast(3), &ns).is_err());
+        assert!(validate(&Expr::AtLeast(0), &ns).is_err());
+        assert!(validate(&Expr::Ratio(Cmp::Ge, 1.0), &ns).is_ok());
+        assert!(validate(&Expr::Ratio(Cmp::Ge, 1.5), &ns).is_err());
+        assert!(validate(&Expr::Ratio(Cmp::Ge, f64::NAN), &ns).is_err());
+    }
+
+    #[test]
+    fn combiner_reports_only_changes() {
+        // web || (dns && ping)
+        let e = Expr::Or(name("web"), Box::new(Expr::And(name("dns"), name("ping"))));
+        let mut c = Combiner::new(e, names(&["web", "dns", "ping"]));
+        assert!(!c.healthy());
+        assert_eq!(c.update("dns", true), None);
+        assert_eq!(c.update("ping", true), Some(true));
+        assert_eq!(c.update("web", true), None);
+        assert_eq!(c.update("ping", false), None);
+        assert_eq!(c.update("web", false), Some(false));
+        assert_eq!(c.update("web", false), None);
+        assert_eq!(c.update("ping", true), Some(true));
+    }
+
+    #[test]
+    fn combiner_negation_turns_true_on_first_report() {
+        let mut c = Combiner::new(Expr::Not(name("maint")), names(&["maint"]));
+        assert!(!c.healthy());
+        assert_eq!(c.update("maint", false), Some(true));
+    }
+}

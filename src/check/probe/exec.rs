@@ -1,0 +1,104 @@
+//! exec: run a program with arguments (no shell). Exit 0 passes; the first
+//! line of output goes into the detail. The program runs in its own process
+//! group, and the whole group is killed when the check times out, so a script
+//! that started children does not leave them behind.
+
+use super::io_msg;
+use crate::check::result::CheckResult;
+use crate::config::ExecCheck;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::Stdio;
+use std::time::Instant;
+
+#[derive(Debug)]
+pub struct ExecProbe {
+    command: String,
+    args: Vec<String>,
+}
+
+/// Kills the child's process group unless the child was reaped: dropping
+/// the probe future on timeout runs this.
+struct GroupGuard {
+    pgid: u32,
+    armed: bool,
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            if let Err(e) = crate::sys::kill_process_group(self.pgid) {
+                log::debug!("exec: kill process group {}: {e}", self.pgid);
+            }
+        }
+    }
+}
+
+impl ExecProbe {
+    pub fn new(c: &ExecCheck) -> Result<ExecProbe, String> {
+        if c.command.trim().is_empty() {
+            return Err("exec.command is required".into());
+        }
+        Ok(ExecProbe {
+            command: c.command.clone(),
+            args: c.args.clone(),
+        })
+    }
+
+    pub fn what(&self) -> String {
+        format!("exec {}", self.command)
+    }
+
+    pub async fn run(&self, _deadline: Instant) -> CheckResult {
+        let mut cmd = std::process::Command::new(&self.command);
+        // pgid = pid: the timeout kills the script and its children.
+        cmd.args(&self.args).process_group(0);
+        let mut cmd = smol::process::Command::from(cmd);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => return CheckResult::fail(format!("exec {}: {}", self.command, io_msg(&e))),
+        };
+        let mut guard = GroupGuard {
+            pgid: child.id(),
+            armed: true,
+        };
+        let out = child.output().await;
+        guard.armed = false;
+        let out = match out {
+            Ok(o) => o,
+            Err(e) => return CheckResult::fail(format!("exec {}: {}", self.command, io_msg(&e))),
+        };
+        let line = first_line(&out.stdout)
+            .or_else(|| first_line(&out.stderr))
+            .unwrap_or_default();
+        let status = match (out.status.code(), out.status.signal()) {
+            (Some(c), _) => format!("exit {c}"),
+            (None, Some(s)) => format!("killed by signal {s}"),
+            (None, None) => "exit unknown".to_string(),
+        };
+        let detail = if line.is_empty() {
+            status
+        } else {
+            format!("{status}: {line}")
+        };
+        let r = if out.status.success() {
+            CheckResult::pass(detail)
+        } else {
+            CheckResult::fail(detail)
+        };
+        match out.status.code() {
+            Some(c) => r.with("exit_code", c),
+            None => r,
+        }
+    }
+}
+
+fn first_line(b: &[u8]) -> Option<String> {
+    let s = String::from_utf8_lossy(b);
+    s.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(|l| l.chars().take(200).collect())
+}

@@ -1,0 +1,231 @@
+//! Probes: each turns its check config into a [`CheckResult`].
+//!
+//! Probes run on smol and never block the executor: socket probes are async,
+//! and the blocking clients (ureq for http, the HTTP/2 client for grpc) run
+//! on the blocking pool. [`Probe::run`] races every probe against the check
+//! timeout, so the timeout is always honoured even if a probe misbehaves.
+
+pub mod dns;
+pub mod exec;
+pub mod grpc;
+pub mod http;
+pub mod ping;
+pub mod tcp;
+pub mod udp;
+
+use super::result::CheckResult;
+use crate::bgp::types::Prefix;
+use crate::config::{Check, CheckType};
+use smol::future::FutureExt;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
+
+/// A ready-to-run probe built from one check.
+#[derive(Debug)]
+pub struct Probe {
+    timeout: Duration,
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Http(Box<http::HttpProbe>),
+    Dns(dns::DnsProbe),
+    Ping(ping::PingProbe),
+    Tcp(tcp::TcpProbe),
+    Udp(udp::UdpProbe),
+    Grpc(Box<grpc::GrpcProbe>),
+    Exec(exec::ExecProbe),
+}
+
+fn missing(kind: CheckType) -> String {
+    format!("{} options missing", kind.as_str())
+}
+
+impl Probe {
+    /// Builds the probe. `vip_prefix` supplies the default target: for a
+    /// host prefix (/32, /128) host, resolver and dst_ip default to the VIP
+    /// address. Errors are one-line config problems.
+    pub fn new(check: &Check, vip_prefix: &Prefix) -> Result<Probe, String> {
+        let kind = check.kind.ok_or("type missing")?;
+        let timeout = check.timeout.get();
+        if timeout.is_zero() {
+            return Err("timeout must be greater than 0".into());
+        }
+        let kind = match kind {
+            CheckType::Http | CheckType::Https => {
+                let default = crate::config::HttpCheck::default();
+                let c = check.http.as_ref().unwrap_or(&default);
+                Kind::Http(Box::new(http::HttpProbe::new(
+                    c,
+                    kind == CheckType::Https,
+                    vip_prefix,
+                    timeout,
+                )?))
+            }
+            CheckType::Dns => Kind::Dns(dns::DnsProbe::new(
+                check.dns.as_ref().ok_or_else(|| missing(kind))?,
+                vip_prefix,
+            )?),
+            CheckType::Ping => {
+                let default = crate::config::PingCheck::default();
+                Kind::Ping(ping::PingProbe::new(
+                    check.ping.as_ref().unwrap_or(&default),
+                    vip_prefix,
+                )?)
+            }
+            CheckType::Tcp => Kind::Tcp(tcp::TcpProbe::new(
+                check.tcp.as_ref().ok_or_else(|| missing(kind))?,
+                vip_prefix,
+            )?),
+            CheckType::Udp => Kind::Udp(udp::UdpProbe::new(
+                check.udp.as_ref().ok_or_else(|| missing(kind))?,
+                vip_prefix,
+            )?),
+            CheckType::Grpc => Kind::Grpc(Box::new(grpc::GrpcProbe::new(
+                check.grpc.as_ref().ok_or_else(|| missing(kind))?,
+                vip_prefix,
+            )?)),
+            CheckType::Exec => Kind::Exec(exec::ExecProbe::new(
+                check.exec.as_ref().ok_or_else(|| missing(kind))?,
+            )?),
+        };
+        Ok(Probe { timeout, kind })
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// What the probe does, for the timeout detail ("connect 127.0.0.1:80").
+    fn what(&self) -> String {
+        match &self.kind {
+            Kind::Http(p) => p.what(),
+            Kind::Dns(p) => p.what(),
+            Kind::Ping(p) => p.what(),
+            Kind::Tcp(p) => p.what(),
+            Kind::Udp(p) => p.what(),
+            Kind::Grpc(p) => p.what(),
+            Kind::Exec(p) => p.what(),
+        }
+    }
+
+    /// Runs the probe once, bounded by the check timeout.
+    pub async fn run(&self) -> CheckResult {
+        let start = Instant::now();
+        let deadline = start + self.timeout;
+        let probe = async {
+            match &self.kind {
+                Kind::Http(p) => p.run(deadline).await,
+                Kind::Dns(p) => p.run(deadline).await,
+                Kind::Ping(p) => p.run(deadline).await,
+                Kind::Tcp(p) => p.run(deadline).await,
+                Kind::Udp(p) => p.run(deadline).await,
+                Kind::Grpc(p) => p.run(deadline).await,
+                Kind::Exec(p) => p.run(deadline).await,
+            }
+        };
+        let timer = async {
+            async_io::Timer::at(deadline).await;
+            let mut r = CheckResult::fail(format!(
+                "{}: timed out after {:?}",
+                self.what(),
+                self.timeout
+            ));
+            r.timed_out = true;
+            r
+        };
+        let mut r = probe.or(timer).await;
+        r.duration = start.elapsed();
+        r
+    }
+}
+
+/// The target host: the configured one, else the VIP address of a host prefix.
+pub(crate) fn target_host(configured: Option<&String>, vip: &Prefix) -> Result<String, String> {
+    match configured {
+        Some(h) if !h.trim().is_empty() => Ok(h.trim().to_string()),
+        _ if vip.is_host() => Ok(vip.addr().to_string()),
+        _ => Err(format!(
+            "host is required: the VIP prefix {vip} is not a single address"
+        )),
+    }
+}
+
+/// Parses an IP literal, with or without IPv6 brackets.
+pub(crate) fn ip_literal(host: &str) -> Option<IpAddr> {
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .ok()
+}
+
+/// Resolves `host` (an IP literal or a name) to one socket address.
+pub(crate) async fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
+    if let Some(ip) = ip_literal(host) {
+        return Ok(SocketAddr::new(ip, port));
+    }
+    let addrs = smol::net::resolve((host, port))
+        .await
+        .map_err(|e| format!("resolve {host}: {}", io_msg(&e)))?;
+    addrs
+        .into_iter()
+        .next()
+        .ok_or_else(|| format!("resolve {host}: no addresses"))
+}
+
+/// An io::Error as a short lower-case phrase ("connection refused").
+pub(crate) fn io_msg(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::ConnectionRefused => return "connection refused".into(),
+        io::ErrorKind::ConnectionReset => return "connection reset".into(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => return "timed out".into(),
+        io::ErrorKind::UnexpectedEof => return "connection closed".into(),
+        _ => {}
+    }
+    let s = e.to_string();
+    let s = match s.find(" (os error") {
+        Some(i) => &s[..i],
+        None => &s,
+    };
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().chain(c).collect(),
+        None => "error".into(),
+    }
+}
+
+/// Awaits `fut` until `deadline`; None when the deadline came first.
+pub(crate) async fn until<T>(
+    deadline: Instant,
+    fut: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    async { Some(fut.await) }
+        .or(async {
+            async_io::Timer::at(deadline).await;
+            None
+        })
+        .await
+}
+
+/// Runs blocking `f` on the blocking pool; the caller's race with the check
+/// timeout bounds how long the probe waits for it.
+pub(crate) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    smol::unblock(f).await
+}
+
+/// Text shown in details: at most 80 characters of one line.
+pub(crate) fn snippet(b: &[u8]) -> String {
+    let s = String::from_utf8_lossy(b);
+    let line = s.lines().next().unwrap_or("").trim();
+    line.chars().take(80).collect()
+}
+
+/// "host:port", bracketing IPv6 literals.
+pub(crate) fn host_port(host: &str, port: u16) -> String {
+    match ip_literal(host) {
+        Some(ip) => SocketAddr::new(ip, port).to_string(),
+        None => format!("{host}:{port}"),
+    }
+}

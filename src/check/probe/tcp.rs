@@ -1,0 +1,88 @@
+//! tcp: connect within the timeout; optionally send text and expect a banner.
+
+use super::{io_msg, resolve, snippet, target_host, until};
+use crate::bgp::types::Prefix;
+use crate::check::result::CheckResult;
+use crate::config::TcpCheck;
+use smol::io::{AsyncReadExt, AsyncWriteExt};
+use std::time::Instant;
+
+/// Largest banner read while looking for `expect`.
+const MAX_BANNER: usize = 64 * 1024;
+
+#[derive(Debug)]
+pub struct TcpProbe {
+    host: String,
+    port: u16,
+    send: Option<String>,
+    expect: Option<String>,
+}
+
+impl TcpProbe {
+    pub fn new(c: &TcpCheck, vip: &Prefix) -> Result<TcpProbe, String> {
+        if c.port == 0 {
+            return Err("tcp.port is required".into());
+        }
+        Ok(TcpProbe {
+            host: target_host(c.host.as_ref(), vip)?,
+            port: c.port,
+            send: c.send.clone(),
+            expect: c.expect.clone().filter(|e| !e.is_empty()),
+        })
+    }
+
+    pub fn what(&self) -> String {
+        format!("connect {}", super::host_port(&self.host, self.port))
+    }
+
+    pub async fn run(&self, deadline: Instant) -> CheckResult {
+        let addr = match resolve(&self.host, self.port).await {
+            Ok(a) => a,
+            Err(e) => return CheckResult::fail(e),
+        };
+        let mut s = match smol::net::TcpStream::connect(addr).await {
+            Ok(s) => s,
+            Err(e) => return CheckResult::fail(format!("connect {addr}: {}", io_msg(&e))),
+        };
+        if let Some(send) = &self.send {
+            if let Err(e) = s.write_all(send.as_bytes()).await {
+                return CheckResult::fail(format!("send to {addr}: {}", io_msg(&e)));
+            }
+        }
+        let Some(expect) = &self.expect else {
+            return CheckResult::pass(format!("connect {addr}: connection accepted"))
+                .with("address", addr.to_string());
+        };
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            if contains(&got, expect.as_bytes()) {
+                return CheckResult::pass(format!("{addr}: banner contains {expect:?}"))
+                    .with("address", addr.to_string())
+                    .with("banner", snippet(&got));
+            }
+            if got.len() >= MAX_BANNER {
+                break;
+            }
+            match until(deadline, s.read(&mut buf)).await {
+                None => {
+                    return CheckResult::fail(format!(
+                        "{addr}: no {expect:?} in reply {:?} before the timeout",
+                        snippet(&got)
+                    ))
+                }
+                Some(Ok(0)) => break,
+                Some(Ok(n)) => got.extend_from_slice(&buf[..n]),
+                Some(Err(e)) => return CheckResult::fail(format!("read {addr}: {}", io_msg(&e))),
+            }
+        }
+        CheckResult::fail(format!(
+            "{addr}: reply {:?} does not contain {expect:?}",
+            snippet(&got)
+        ))
+    }
+}
+
+pub(crate) fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    needle.is_empty() || hay.windows(needle.len()).any(|w| w == needle)
+}

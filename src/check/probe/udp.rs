@@ -1,0 +1,130 @@
+//! udp with pathosd's semantics: send the payload on a connected socket; a
+//! reply or silence passes, ICMP port unreachable (ECONNREFUSED) fails. With
+//! `expect`, only a reply containing it passes and silence fails.
+
+use super::{host_port, io_msg, resolve, snippet, target_host, until};
+use crate::bgp::types::Prefix;
+use crate::check::result::CheckResult;
+use crate::config::UdpCheck;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::time::{Duration, Instant};
+
+/// pathosd waits at most this long for a reply or an ICMP error.
+const READ_WAIT: Duration = Duration::from_millis(500);
+
+#[derive(Debug)]
+pub struct UdpProbe {
+    host: String,
+    port: u16,
+    payload: Vec<u8>,
+    expect: Option<String>,
+}
+
+impl UdpProbe {
+    pub fn new(c: &UdpCheck, vip: &Prefix) -> Result<UdpProbe, String> {
+        if c.port == 0 {
+            return Err("udp.port is required".into());
+        }
+        let payload = match (&c.payload, &c.payload_hex) {
+            (Some(_), Some(_)) => return Err("payload and payload_hex are exclusive".into()),
+            (Some(p), None) => p.as_bytes().to_vec(),
+            (None, Some(h)) => decode_hex(h)?,
+            (None, None) => vec![0],
+        };
+        Ok(UdpProbe {
+            host: target_host(c.host.as_ref(), vip)?,
+            port: c.port,
+            payload,
+            expect: c.expect.clone().filter(|e| !e.is_empty()),
+        })
+    }
+
+    pub fn what(&self) -> String {
+        format!("udp {}", host_port(&self.host, self.port))
+    }
+
+    pub async fn run(&self, deadline: Instant) -> CheckResult {
+        let addr = match resolve(&self.host, self.port).await {
+            Ok(a) => a,
+            Err(e) => return CheckResult::fail(e),
+        };
+        match self.exchange(addr, deadline).await {
+            Ok(r) => r.with("address", addr.to_string()),
+            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                CheckResult::fail(format!("udp {addr}: ICMP port unreachable (port closed)"))
+            }
+            Err(e) => CheckResult::fail(format!("udp {addr}: {}", io_msg(&e))),
+        }
+    }
+
+    async fn exchange(&self, addr: SocketAddr, deadline: Instant) -> io::Result<CheckResult> {
+        let any = match addr.ip() {
+            IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+        };
+        let sock = smol::net::UdpSocket::bind(SocketAddr::new(any, 0)).await?;
+        // Connected, so the kernel reports ICMP port unreachable as
+        // ECONNREFUSED on the next receive.
+        sock.connect(addr).await?;
+        sock.send(&self.payload).await?;
+        // Silence passes, so the read must end before the check timeout does.
+        let wait = deadline
+            .checked_sub(Duration::from_millis(10))
+            .unwrap_or(deadline)
+            .min(Instant::now() + READ_WAIT);
+        let mut buf = vec![0u8; 65536];
+        match until(wait, sock.recv(&mut buf)).await {
+            Some(Ok(n)) => {
+                let reply = &buf[..n];
+                match &self.expect {
+                    Some(e) if !super::tcp::contains(reply, e.as_bytes()) => {
+                        Ok(CheckResult::fail(format!(
+                            "udp {addr}: reply {:?} does not contain {e:?}",
+                            snippet(reply)
+                        )))
+                    }
+                    _ => Ok(CheckResult::pass(format!("udp {addr}: received response"))
+                        .with("reply", snippet(reply))),
+                }
+            }
+            Some(Err(e)) => Err(e),
+            None => match &self.expect {
+                Some(e) => Ok(CheckResult::fail(format!(
+                    "udp {addr}: no reply (expected {e:?})"
+                ))),
+                None => Ok(CheckResult::pass(format!(
+                    "udp {addr}: no ICMP port-unreachable (port open)"
+                ))),
+            },
+        }
+    }
+}
+
+fn decode_hex(h: &str) -> Result<Vec<u8>, String> {
+    let digits: Vec<u8> = h.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    if digits.is_empty() || digits.len() % 2 != 0 {
+        return Err(format!(
+            "payload_hex {h:?} is not an even number of hex digits"
+        ));
+    }
+    digits
+        .chunks(2)
+        .map(|p| {
+            std::str::from_utf8(p)
+                .ok()
+                .and_then(|s| u8::from_str_radix(s, 16).ok())
+                .ok_or_else(|| format!("payload_hex {h:?} is not hex"))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hex() {
+        assert_eq!(super::decode_hex("00 ff1A").unwrap(), vec![0, 0xff, 0x1a]);
+        assert!(super::decode_hex("abc").is_err());
+        assert!(super::decode_hex("zz").is_err());
+    }
+}

@@ -1,0 +1,596 @@
+//! A reader for UCI files (/etc/config/*), following libuci's file grammar
+//! (openwrt/uci file.c) so that whatever LuCI or `uci commit` writes reads
+//! back the same:
+//!
+//! * statements `package NAME`, `config TYPE ['NAME']`, `option NAME VALUE`,
+//!   `list NAME VALUE` (libuci also accepts the one-letter forms p, c, o, l);
+//! * a value is made of adjacent pieces: bare text, `'single quoted'` (no
+//!   escapes), `"double quoted"` (backslash escapes the next character), so
+//!   `'it'\''s'` (libuci's own way of writing a quote) reads as `it's`;
+//! * quoted values may span lines and keep the line breaks; a backslash at
+//!   the end of a line continues the statement on the next one;
+//! * `#` starts a comment (also after a value), `;` ends a statement;
+//! * a repeated `config TYPE 'NAME'` adds to the earlier section; a repeated
+//!   option replaces its value; `list` appends.
+
+use super::field::ConfigError;
+use std::fmt;
+
+/// A parse error at a 1-based line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UciError {
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for UciError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+impl From<UciError> for ConfigError {
+    fn from(e: UciError) -> ConfigError {
+        ConfigError {
+            path: format!("line {}", e.line),
+            message: e.message,
+        }
+    }
+}
+
+/// An option's value: `option` gives one string, `list` several (each with
+/// the line it came from).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UciValue {
+    Single(String),
+    List(Vec<(String, usize)>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UciOption {
+    pub name: String,
+    pub value: UciValue,
+    /// Line of the last statement that set the option.
+    pub line: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    /// The section type: `config TYPE`.
+    pub kind: String,
+    /// None for an anonymous section.
+    pub name: Option<String>,
+    /// Position among the sections of the same type (for `@type[N]`).
+    pub index: usize,
+    pub line: usize,
+    pub options: Vec<UciOption>,
+}
+
+impl Section {
+    pub fn get(&self, name: &str) -> Option<&UciOption> {
+        self.options.iter().find(|o| o.name == name)
+    }
+
+    /// How `uci` addresses the section: `vip 'web'` or `@check[1]`.
+    pub fn label(&self) -> String {
+        match &self.name {
+            Some(n) => format!("{} '{n}'", self.kind),
+            None => format!("@{}[{}]", self.kind, self.index),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UciFile {
+    pub package: Option<String>,
+    pub sections: Vec<Section>,
+}
+
+/// libuci's uci_validate_name: option and section names.
+fn valid_name(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// libuci's uci_validate_type also allows '-'.
+fn valid_type(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+struct Lexer<'a> {
+    chars: std::iter::Peekable<std::str::Chars<'a>>,
+    line: usize,
+}
+
+fn inline_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\x0b' | '\x0c')
+}
+
+impl Lexer<'_> {
+    fn bump(&mut self) -> Option<char> {
+        let c = self.chars.next();
+        if c == Some('\n') {
+            self.line += 1;
+        }
+        c
+    }
+
+    /// Consumes `\` + line break (also `\r\n`) if that is what follows the
+    /// backslash; returns whether it did.
+    fn continuation(&mut self) -> bool {
+        match self.chars.peek() {
+            Some('\n') => {
+                self.bump();
+                true
+            }
+            Some('\r') => {
+                let mut ahead = self.chars.clone();
+                ahead.next();
+                if ahead.peek() == Some(&'\n') {
+                    self.bump();
+                    self.bump();
+                    true
+                } else {
+                    false
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// The next statement's words and the line it starts on; None at the end.
+    fn statement(&mut self) -> Result<Option<(usize, Vec<String>)>, UciError> {
+        let mut words: Vec<String> = Vec::new();
+        let mut start = self.line;
+        loop {
+            match self.chars.peek().copied() {
+                None => {
+                    return Ok((!words.is_empty()).then_some((start, words)));
+                }
+                Some('\n') | Some(';') => {
+                    self.bump();
+                    if !words.is_empty() {
+                        return Ok(Some((start, words)));
+                    }
+                }
+                Some('#') => {
+                    while self.chars.peek().is_some_and(|c| *c != '\n') {
+                        self.bump();
+                    }
+                }
+                Some(c) if inline_space(c) => {
+                    self.bump();
+                }
+                Some('\\') => {
+                    // A continuation between words is just space.
+                    let mut ahead = self.chars.clone();
+                    ahead.next();
+                    if matches!(ahead.peek(), Some('\n') | Some('\r')) {
+                        self.bump();
+                        if self.continuation() {
+                            continue;
+                        }
+                        // A lone `\` before `\r` that is not a line break:
+                        // it escapes the `\r`.
+                        let mut w = String::new();
+                        if let Some(c) = self.bump() {
+                            w.push(c);
+                        }
+                        self.word_into(&mut w)?;
+                        if words.is_empty() {
+                            start = self.line;
+                        }
+                        words.push(w);
+                    } else {
+                        if words.is_empty() {
+                            start = self.line;
+                        }
+                        let mut w = String::new();
+                        self.word_into(&mut w)?;
+                        words.push(w);
+                    }
+                }
+                Some(_) => {
+                    if words.is_empty() {
+                        start = self.line;
+                    }
+                    let mut w = String::new();
+                    self.word_into(&mut w)?;
+                    words.push(w);
+                }
+            }
+        }
+    }
+
+    /// Reads adjacent pieces into `w` until space, `;`, `#` or the line ends.
+    fn word_into(&mut self, w: &mut String) -> Result<(), UciError> {
+        loop {
+            match self.chars.peek().copied() {
+                None | Some('\n') | Some(';') | Some('#') => return Ok(()),
+                Some(c) if inline_space(c) => return Ok(()),
+                Some('\'') => {
+                    let open = self.line;
+                    self.bump();
+                    loop {
+                        match self.bump() {
+                            None => {
+                                return Err(UciError {
+                                    line: open,
+                                    message: "unterminated ' quote".into(),
+                                })
+                            }
+                            Some('\'') => break,
+                            Some(c) => w.push(c),
+                        }
+                    }
+                }
+                Some('"') => {
+                    let open = self.line;
+                    self.bump();
+                    loop {
+                        match self.bump() {
+                            None => {
+                                return Err(UciError {
+                                    line: open,
+                                    message: "unterminated \" quote".into(),
+                                })
+                            }
+                            Some('"') => break,
+                            Some('\\') => {
+                                if self.continuation() {
+                                    continue;
+                                }
+                                match self.bump() {
+                                    Some(c) => w.push(c),
+                                    None => {
+                                        return Err(UciError {
+                                            line: open,
+                                            message: "unterminated \" quote".into(),
+                                        })
+                                    }
+                                }
+                            }
+                            Some(c) => w.push(c),
+                        }
+                    }
+                }
+                Some('\\') => {
+                    self.bump();
+                    if self.continuation() {
+                        continue;
+                    }
+                    if let Some(c) = self.bump() {
+                        w.push(c);
+                    }
+                }
+                Some(c) => {
+                    self.bump();
+                    w.push(c);
+                }
+            }
+        }
+    }
+}
+
+/// Parses a UCI file.
+pub fn parse(text: &str) -> Result<UciFile, UciError> {
+    let mut lx = Lexer {
+        chars: text.chars().peekable(),
+        line: 1,
+    };
+    let mut file = UciFile::default();
+    // Index into file.sections of the section options go to.
+    let mut current: Option<usize> = None;
+    while let Some((line, words)) = lx.statement()? {
+        let err = |message: String| UciError { line, message };
+        let args = &words[1..];
+        let arity = |min: usize, max: usize, usage: &str| {
+            if args.len() < min || args.len() > max {
+                Err(err(format!(
+                    "{} arguments; expected {usage}",
+                    if args.len() < min {
+                        "missing"
+                    } else {
+                        "too many"
+                    }
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        match words[0].as_str() {
+            "package" | "p" => {
+                arity(1, 1, "package NAME")?;
+                if !valid_name(&args[0]) {
+                    return Err(err(format!("invalid package name {:?}", args[0])));
+                }
+                file.package.get_or_insert_with(|| args[0].clone());
+                current = None;
+            }
+            "config" | "c" => {
+                arity(1, 2, "config TYPE ['NAME']")?;
+                let kind = &args[0];
+                if !valid_type(kind) {
+                    return Err(err(format!(
+                        "invalid section type {kind:?} (letters, digits, '_' and '-' only)"
+                    )));
+                }
+                let name = args.get(1).filter(|n| !n.is_empty()).cloned();
+                if let Some(n) = &name {
+                    if !valid_name(n) {
+                        return Err(err(format!(
+                            "invalid section name {n:?} (letters, digits and '_' only)"
+                        )));
+                    }
+                    if let Some(i) = file
+                        .sections
+                        .iter()
+                        .position(|s| s.name.as_deref() == Some(n))
+                    {
+                        if file.sections[i].kind != *kind {
+                            return Err(err(format!(
+                                "section {n:?} of type {kind:?} overwrites the earlier {:?} section of the same name (line {})",
+                                file.sections[i].kind, file.sections[i].line
+                            )));
+                        }
+                        current = Some(i);
+                        continue;
+                    }
+                }
+                let index = file.sections.iter().filter(|s| s.kind == *kind).count();
+                file.sections.push(Section {
+                    kind: kind.clone(),
+                    name,
+                    index,
+                    line,
+                    options: Vec::new(),
+                });
+                current = Some(file.sections.len() - 1);
+            }
+            w @ ("option" | "o" | "list" | "l") => {
+                let is_list = w.starts_with('l');
+                arity(
+                    1,
+                    2,
+                    if is_list {
+                        "list NAME VALUE"
+                    } else {
+                        "option NAME VALUE"
+                    },
+                )?;
+                let Some(sec) = current.and_then(|i| file.sections.get_mut(i)) else {
+                    return Err(err(format!(
+                        "{} before the first config section",
+                        if is_list { "list" } else { "option" }
+                    )));
+                };
+                let name = &args[0];
+                if !valid_name(name) {
+                    return Err(err(format!(
+                        "invalid option name {name:?} (letters, digits and '_' only)"
+                    )));
+                }
+                let value = args.get(1).cloned().unwrap_or_default();
+                match sec.options.iter_mut().find(|o| o.name == *name) {
+                    Some(o) => {
+                        let old_line = std::mem::replace(&mut o.line, line);
+                        if is_list {
+                            // libuci turns an option into a list when a list
+                            // statement names it, keeping the old value first.
+                            let mut items =
+                                match std::mem::replace(&mut o.value, UciValue::List(Vec::new())) {
+                                    UciValue::Single(s) => vec![(s, old_line)],
+                                    UciValue::List(l) => l,
+                                };
+                            items.push((value, line));
+                            o.value = UciValue::List(items);
+                        } else {
+                            o.value = UciValue::Single(value);
+                        }
+                    }
+                    None => sec.options.push(UciOption {
+                        name: name.clone(),
+                        value: if is_list {
+                            UciValue::List(vec![(value, line)])
+                        } else {
+                            UciValue::Single(value)
+                        },
+                        line,
+                    }),
+                }
+            }
+            other => {
+                return Err(err(format!(
+                    "invalid command {other:?} (expected package, config, option or list)"
+                )))
+            }
+        }
+    }
+    Ok(file)
+}
+
+/// Writes a value the way libuci's exporter does: single quotes, with `'`
+/// as `'\''`.
+pub fn quote(value: &str) -> String {
+    format!("'{}'", value.replace('\'', "'\\''"))
+}
+
+/// Serializes a file as `uci export` would (used by tests and fuzzing to
+/// check that parse and write agree).
+pub fn export(file: &UciFile) -> String {
+    let mut out = String::new();
+    if let Some(p) = &file.package {
+        out.push_str(&format!("package {p}\n\n"));
+    }
+    for s in &file.sections {
+        match &s.name {
+            Some(n) => out.push_str(&format!("config {} {}\n", s.kind, quote(n))),
+            None => out.push_str(&format!("config {}\n", s.kind)),
+        }
+        for o in &s.options {
+            match &o.value {
+                UciValue::Single(v) => out.push_str(&format!("\toption {} {}\n", o.name, quote(v))),
+                UciValue::List(items) => {
+                    for (v, _) in items {
+                        out.push_str(&format!("\tlist {} {}\n", o.name, quote(v)));
+                    }
+                }
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn single(f: &UciFile, sec: usize, opt: &str) -> String {
+        match &f.sections[sec].get(opt).unwrap().value {
+            UciValue::Single(s) => s.clone(),
+            v => panic!("{opt} is {v:?}"),
+        }
+    }
+
+    fn list(f: &UciFile, sec: usize, opt: &str) -> Vec<String> {
+        match &f.sections[sec].get(opt).unwrap().value {
+            UciValue::List(l) => l.iter().map(|(s, _)| s.clone()).collect(),
+            v => panic!("{opt} is {v:?}"),
+        }
+    }
+
+    #[test]
+    fn statements_quotes_and_comments() {
+        let f = parse(
+            "package pathosd\n\
+             \n\
+             # a comment\n\
+             config vip 'web' # trailing comment\n\
+             \toption prefix '192.0.2.1/32'\n\
+             \toption bare value\n\
+             \toption dq \"a \\\"b\\\" \\\\ c\"\n\
+             \toption sq 'it'\\''s'\n\
+             \toption mixed pre'single'\"double\"post\n\
+             \toption empty ''\n\
+             \toption hash 'a # not a comment'\n\
+             \toption cut a#comment\n\
+             \tlist community '65001:1'\n\
+             \tlist community \"65001:2\"\n\
+             config check; option vip web; option type tcp\n\
+             config check\n\
+             \toption vip 'web'\n",
+        )
+        .unwrap();
+        assert_eq!(f.package.as_deref(), Some("pathosd"));
+        assert_eq!(f.sections.len(), 3);
+        let s = &f.sections[0];
+        assert_eq!(
+            (s.kind.as_str(), s.name.as_deref(), s.line),
+            ("vip", Some("web"), 4)
+        );
+        assert_eq!(single(&f, 0, "prefix"), "192.0.2.1/32");
+        assert_eq!(single(&f, 0, "bare"), "value");
+        assert_eq!(single(&f, 0, "dq"), "a \"b\" \\ c");
+        assert_eq!(single(&f, 0, "sq"), "it's");
+        assert_eq!(single(&f, 0, "mixed"), "presingledoublepost");
+        assert_eq!(single(&f, 0, "empty"), "");
+        assert_eq!(single(&f, 0, "hash"), "a # not a comment");
+        assert_eq!(single(&f, 0, "cut"), "a");
+        assert_eq!(list(&f, 0, "community"), vec!["65001:1", "65001:2"]);
+        assert_eq!(s.get("community").unwrap().line, 14);
+        assert_eq!(f.sections[1].name, None);
+        assert_eq!(f.sections[1].label(), "@check[0]");
+        assert_eq!(f.sections[2].label(), "@check[1]");
+        assert_eq!(single(&f, 1, "type"), "tcp");
+        assert_eq!(f.sections[2].get("vip").unwrap().line, 17);
+    }
+
+    #[test]
+    fn multi_line_values_and_continuations() {
+        let f = parse(
+            "config check 'x'\n\
+             \toption script 'line one\n\
+             line two'\n\
+             \toption dq \"a\\\n\
+             b\"\n\
+             \toption cont \\\n\
+             \t'continued'\n\
+             \toption crlf 'v'\r\n\
+             \toption after 'ok'\n",
+        )
+        .unwrap();
+        assert_eq!(single(&f, 0, "script"), "line one\nline two");
+        assert_eq!(single(&f, 0, "dq"), "ab");
+        assert_eq!(single(&f, 0, "cont"), "continued");
+        assert_eq!(single(&f, 0, "crlf"), "v");
+        assert_eq!(f.sections[0].get("after").unwrap().line, 9);
+    }
+
+    #[test]
+    fn merging_and_list_conversion() {
+        let f = parse(
+            "config vip 'a'\n option x 1\n option y 1\nconfig vip 'b'\nconfig vip 'a'\n option x 2\n list y 2\n option z 1\n list z 2\n option z 3\n",
+        )
+        .unwrap();
+        assert_eq!(f.sections.len(), 2);
+        assert_eq!(single(&f, 0, "x"), "2");
+        assert_eq!(list(&f, 0, "y"), vec!["1", "2"]);
+        assert_eq!(single(&f, 0, "z"), "3");
+    }
+
+    #[test]
+    fn one_letter_keywords() {
+        let f = parse("p pathosd\nc vip 'a'\no x 1\nl y 2\n").unwrap();
+        assert_eq!(single(&f, 0, "x"), "1");
+        assert_eq!(list(&f, 0, "y"), vec!["2"]);
+    }
+
+    #[test]
+    fn errors_have_lines() {
+        let e = |s: &str| parse(s).unwrap_err().to_string();
+        assert_eq!(
+            e("option x 1\n"),
+            "line 1: option before the first config section"
+        );
+        assert_eq!(
+            e("config vip 'a'\n\noption x 'open\n\n"),
+            "line 3: unterminated ' quote"
+        );
+        assert_eq!(
+            e("config vip 'a'\noption x \"open\n"),
+            "line 2: unterminated \" quote"
+        );
+        assert_eq!(
+            e("config vip 'a'\nopshun x 1\n"),
+            "line 2: invalid command \"opshun\" (expected package, config, option or list)"
+        );
+        assert_eq!(
+            e("config vip 'a'\noption x 1 2\n"),
+            "line 2: too many arguments; expected option NAME VALUE"
+        );
+        assert_eq!(
+            e("config\n"),
+            "line 1: missing arguments; expected config TYPE ['NAME']"
+        );
+        assert_eq!(
+            e("config vip 'web-1'\n"),
+            "line 1: invalid section name \"web-1\" (letters, digits and '_' only)"
+        );
+        assert_eq!(
+            e("config vip 'a'\noption 'x-y' 1\n"),
+            "line 2: invalid option name \"x-y\" (letters, digits and '_' only)"
+        );
+        assert_eq!(e("config vip 'a'\nconfig check 'a'\n"),
+            "line 2: section \"a\" of type \"check\" overwrites the earlier \"vip\" section of the same name (line 1)");
+    }
+
+    #[test]
+    fn export_round_trips() {
+        let src = "package pathosd\n\nconfig vip 'web'\n\toption a 'it'\\''s \"q\" \\ #x'\n\tlist b 'l1\nl2'\n\tlist b ''\n\nconfig check\n\toption vip 'web'\n\n";
+        let f = parse(src).unwrap();
+        assert_eq!(export(&f), src);
+        assert_eq!(parse(&export(&f)).unwrap(), f);
+    }
+}

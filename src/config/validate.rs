@@ -1,0 +1,1507 @@
+//! Every semantic rule of the v1 config. Decoding (field.rs) already rejected
+//! wrong types and unknown keys; this walks the decoded `Config` and adds one
+//! error per broken rule, each at the path of the field to fix and naming the
+//! bad value. A rule whose input failed to decode stays quiet, so one mistake
+//! yields one error.
+
+use super::duration::Dur;
+use super::field::{join, Errors};
+use super::policy_expr::{self, is_identifier, RESERVED};
+use super::schema::*;
+use crate::bgp::types::Prefix;
+use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr};
+
+/// Linux TCP_MD5SIG_MAXKEYLEN.
+pub const MD5_KEY_MAX: usize = 80;
+/// RFC 4271 §4.2: the Hold Time is a 16-bit count of seconds.
+const HOLD_MAX_SECS: u64 = 65535;
+/// procd gives a stopping service 5 s before SIGKILL; the drain must fit.
+pub const SHUTDOWN_DRAIN_MAX: Dur = Dur::secs(4);
+/// More prepends than this no longer change best-path selection anywhere useful
+/// and some peers cap AS_PATH length.
+pub const PREPEND_MAX: u8 = 16;
+
+/// gRPC status codes by their canonical names (grpc/doc/statuscodes.md).
+pub const GRPC_CODES: &[(&str, u32)] = &[
+    ("OK", 0),
+    ("CANCELLED", 1),
+    ("UNKNOWN", 2),
+    ("INVALID_ARGUMENT", 3),
+    ("DEADLINE_EXCEEDED", 4),
+    ("NOT_FOUND", 5),
+    ("ALREADY_EXISTS", 6),
+    ("PERMISSION_DENIED", 7),
+    ("RESOURCE_EXHAUSTED", 8),
+    ("FAILED_PRECONDITION", 9),
+    ("ABORTED", 10),
+    ("OUT_OF_RANGE", 11),
+    ("UNIMPLEMENTED", 12),
+    ("INTERNAL", 13),
+    ("UNAVAILABLE", 14),
+    ("DATA_LOSS", 15),
+    ("UNAUTHENTICATED", 16),
+];
+
+/// Resolves an ok_codes entry as pathosd does: case-insensitive, PascalCase or
+/// SCREAMING_SNAKE (underscores ignored); Go's spelling "Canceled" is accepted.
+pub fn grpc_code(name: &str) -> Option<u32> {
+    let norm: String = name
+        .chars()
+        .filter(|c| *c != '_')
+        .map(|c| c.to_ascii_uppercase())
+        .collect();
+    if norm == "CANCELED" {
+        return Some(1);
+    }
+    GRPC_CODES
+        .iter()
+        .find(|(n, _)| n.replace('_', "") == norm)
+        .map(|(_, c)| *c)
+}
+
+/// The parts of an absolute http(s) URL that the checks need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UrlParts {
+    pub https: bool,
+    /// Host without brackets (an IPv6 literal is bare).
+    pub host: String,
+    pub port: Option<u16>,
+    /// Path and query, "/" when empty.
+    pub path: String,
+}
+
+/// Splits `http://host[:port][/path]` or `https://...`; None for anything else
+/// (user info is not supported: it would leak into logs).
+pub fn split_url(url: &str) -> Option<UrlParts> {
+    let (https, rest) = if let Some(r) = url.strip_prefix("http://") {
+        (false, r)
+    } else if let Some(r) = url.strip_prefix("https://") {
+        (true, r)
+    } else {
+        return None;
+    };
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    if authority.contains('@') || authority.is_empty() {
+        return None;
+    }
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let (h, after) = v6.split_once(']')?;
+        h.parse::<std::net::Ipv6Addr>().ok()?;
+        match after {
+            "" => (h, None),
+            p => (h, Some(p.strip_prefix(':')?)),
+        }
+    } else {
+        match authority.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty() || host.chars().any(|c| c.is_whitespace()) {
+        return None;
+    }
+    let port = match port {
+        Some(p) => Some(p.parse::<u16>().ok().filter(|p| *p != 0)?),
+        None => None,
+    };
+    let path = match path {
+        "" => "/".to_string(),
+        p if p.starts_with('?') => format!("/{p}"),
+        p => p.to_string(),
+    };
+    Some(UrlParts {
+        https,
+        host: host.to_string(),
+        port,
+        path,
+    })
+}
+
+/// Checks every rule; errors go to `errs` next to any decode errors.
+pub fn validate(c: &Config, errs: &mut Errors) {
+    match c.schema.as_str() {
+        "v1" => {}
+        "" => errs.push("schema", "required (set \"v1\")"),
+        other => errs.push(
+            "schema",
+            format!("unsupported version {other:?} (expected \"v1\")"),
+        ),
+    }
+    router(c, errs);
+    bgp(c, errs);
+    api(&c.api, errs);
+    vips(c, errs);
+}
+
+fn router(c: &Config, errs: &mut Errors) {
+    let r = &c.router;
+    if r.asn == 0 {
+        errs.push("router.asn", "required and must be > 0");
+    }
+    match r.router_id {
+        None => errs.push("router.router_id", "required (an IPv4 address)"),
+        Some(IpAddr::V6(a)) => errs.push(
+            "router.router_id",
+            format!("{a} is not an IPv4 address (the BGP identifier is 32 bits)"),
+        ),
+        Some(IpAddr::V4(a)) if a.is_unspecified() => errs.push(
+            "router.router_id",
+            "0.0.0.0 is not a valid BGP identifier (RFC 6286: non-zero)",
+        ),
+        Some(_) => {}
+    }
+    if let Some(IpAddr::V4(a)) = r.local_address_ipv6 {
+        errs.push(
+            "router.local_address_ipv6",
+            format!("{a} is not an IPv6 address"),
+        );
+    }
+    if r.local_address_ipv6.is_none() {
+        let v6 = c.vips.iter().enumerate().find(|(_, v)| {
+            v.prefix
+                .is_some_and(|p| p.afi() == crate::bgp::types::Afi::Ipv6)
+        });
+        if let Some((i, v)) = v6 {
+            if let Some(p) = v.prefix {
+                errs.push(
+                    "router.local_address_ipv6",
+                    format!(
+                        "required because vips[{i}].prefix {p} is IPv6 (it is the IPv6 next hop)"
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// Hold and keepalive rules, shared by bgp and each neighbor's overrides.
+fn hold_time(path: &str, hold: Dur, errs: &mut Errors) {
+    if !hold.is_zero() && hold < Dur::secs(3) {
+        errs.push(path, format!("{hold} must be 0 or at least 3s"));
+    } else if hold > Dur::secs(HOLD_MAX_SECS) {
+        errs.push(path, format!("{hold} is more than {HOLD_MAX_SECS}s"));
+    }
+}
+
+fn keepalive(path: &str, keepalive: Dur, hold: Dur, errs: &mut Errors) {
+    if keepalive.is_zero() {
+        return;
+    }
+    if hold.is_zero() {
+        errs.push(
+            path,
+            format!("{keepalive} must be 0 when hold_time is 0 (no keepalives)"),
+        );
+    } else if keepalive >= hold {
+        errs.push(
+            path,
+            format!("{keepalive} must be less than hold_time {hold}"),
+        );
+    }
+}
+
+fn bgp(c: &Config, errs: &mut Errors) {
+    let b = &c.bgp;
+    if b.listen_port != -1 && !(1..=65535).contains(&b.listen_port) {
+        errs.push(
+            "bgp.listen_port",
+            format!(
+                "{} must be -1 (disabled) or in range 1..65535",
+                b.listen_port
+            ),
+        );
+    }
+    hold_time("bgp.hold_time", b.hold_time, errs);
+    if !errs.has("bgp.hold_time") {
+        keepalive("bgp.keepalive_time", b.keepalive_time, b.hold_time, errs);
+    }
+    if b.shutdown_drain > SHUTDOWN_DRAIN_MAX {
+        errs.push(
+            "bgp.shutdown_drain",
+            format!(
+                "{} is more than {SHUTDOWN_DRAIN_MAX} (procd kills a stopping service after 5s)",
+                b.shutdown_drain
+            ),
+        );
+    }
+    if b.neighbors.is_empty() && !errs.has("bgp.neighbors") {
+        errs.push("bgp.neighbors", "at least one neighbor is required");
+    }
+    let mut names: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, n) in b.neighbors.iter().enumerate() {
+        let p = format!("bgp.neighbors[{i}]");
+        neighbor(c, n, &p, errs);
+        if !n.name.is_empty() {
+            if let Some(first) = names.get(n.name.as_str()) {
+                errs.push(
+                    join(&p, "name"),
+                    format!(
+                        "duplicate neighbor name {:?} (also bgp.neighbors[{first}])",
+                        n.name
+                    ),
+                );
+            } else {
+                names.insert(&n.name, i);
+            }
+        }
+    }
+}
+
+/// Names used in API paths, metric labels and ubus: printable and URL-safe.
+fn object_name(path: &str, name: &str, errs: &mut Errors) {
+    if name.is_empty() {
+        errs.push(path, "required");
+    } else if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    {
+        errs.push(
+            path,
+            format!("{name:?} may contain only letters, digits, '_', '-' and '.'"),
+        );
+    }
+}
+
+fn neighbor(c: &Config, n: &Neighbor, p: &str, errs: &mut Errors) {
+    object_name(&join(p, "name"), &n.name, errs);
+    match n.address {
+        None => errs.push(join(p, "address"), "required"),
+        Some(a) if a.is_unspecified() || a.is_multicast() => {
+            errs.push(join(p, "address"), format!("{a} is not a unicast address"))
+        }
+        Some(_) => {}
+    }
+    if n.peer_asn == 0 {
+        errs.push(join(p, "peer_asn"), "required and must be > 0");
+    }
+    if n.port == 0 {
+        errs.push(join(p, "port"), "0 is not a port (1..65535)");
+    }
+    if let (Some(l), Some(a)) = (n.local_address, n.address) {
+        if l.is_ipv4() != a.is_ipv4() {
+            errs.push(
+                join(p, "local_address"),
+                format!("{l} and address {a} are of different address families"),
+            );
+        }
+    }
+    // From pathosd's buildPeer: dialing our own address would connect to
+    // our own listener and look like a session collision forever.
+    let local = n.local_address.or(c.router.local_address);
+    if let (false, Some(l), Some(a)) = (n.passive, local, n.address) {
+        if l == a {
+            errs.push(
+                join(p, "local_address"),
+                format!("active peer local_address {:?} must differ from neighbor address {:?} to avoid self-dial", l.to_string(), a.to_string()),
+            );
+        }
+    }
+    if let Some(pw) = &n.auth_password {
+        if pw.len() > MD5_KEY_MAX {
+            // The key itself is a secret: say how long, not what.
+            errs.push(
+                join(p, "auth_password"),
+                format!(
+                    "is {} bytes; TCP MD5 keys are at most {MD5_KEY_MAX} bytes",
+                    pw.len()
+                ),
+            );
+        }
+    }
+    if n.multihop_ttl != 0 && !n.enable_multihop {
+        errs.push(
+            join(p, "multihop_ttl"),
+            format!(
+                "{} has no effect when enable_multihop is false",
+                n.multihop_ttl
+            ),
+        );
+    } else if n.multihop_ttl == 1 {
+        errs.push(
+            join(p, "multihop_ttl"),
+            "1 must be 0 (meaning 255) or at least 2",
+        );
+    }
+    if let Some(h) = n.hold_time {
+        hold_time(&join(p, "hold_time"), h, errs);
+    }
+    let hold = n.hold_time.unwrap_or(c.bgp.hold_time);
+    let ka = n.keepalive_time.unwrap_or(c.bgp.keepalive_time);
+    // The global pair was checked already; report here only what this
+    // neighbor's overrides broke.
+    let overrides = n.hold_time.is_some() || n.keepalive_time.is_some();
+    if overrides && !errs.has(&join(p, "hold_time")) {
+        keepalive(&join(p, "keepalive_time"), ka, hold, errs);
+    }
+}
+
+fn api(a: &Api, errs: &mut Errors) {
+    if !a.listen.is_empty() && listen_addr(&a.listen).is_none() {
+        errs.push(
+            "api.listen",
+            format!(
+                "{:?} is not host:port such as 127.0.0.1:59179 (empty disables the API)",
+                a.listen
+            ),
+        );
+    }
+}
+
+/// Parses `ip:port`, `[v6]:port` or `:port` (every address).
+pub fn listen_addr(s: &str) -> Option<SocketAddr> {
+    if let Some(port) = s.strip_prefix(':') {
+        let port: u16 = port.parse().ok()?;
+        return Some(SocketAddr::from(([0, 0, 0, 0], port)));
+    }
+    s.parse().ok()
+}
+
+fn vips(c: &Config, errs: &mut Errors) {
+    if c.vips.is_empty() && !errs.has("vips") {
+        errs.push("vips", "at least one VIP is required");
+    }
+    let mut names: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut prefixes: BTreeMap<Prefix, usize> = BTreeMap::new();
+    for (i, v) in c.vips.iter().enumerate() {
+        let p = format!("vips[{i}]");
+        object_name(&join(&p, "name"), &v.name, errs);
+        if !v.name.is_empty() {
+            match names.get(v.name.as_str()) {
+                Some(first) => errs.push(
+                    join(&p, "name"),
+                    format!("duplicate VIP name {:?} (also vips[{first}])", v.name),
+                ),
+                None => {
+                    names.insert(&v.name, i);
+                }
+            }
+        }
+        match v.prefix {
+            None => errs.push(join(&p, "prefix"), "required"),
+            Some(px) => match prefixes.get(&px) {
+                Some(first) => errs.push(
+                    join(&p, "prefix"),
+                    format!("duplicate prefix {px} (also vips[{first}].prefix)"),
+                ),
+                None => {
+                    prefixes.insert(px, i);
+                }
+            },
+        }
+        vip(v, &p, errs);
+    }
+}
+
+fn vip(v: &Vip, p: &str, errs: &mut Errors) {
+    if v.always {
+        for (key, set) in [("check", v.check.is_some()), ("checks", v.checks.is_some())] {
+            if set {
+                errs.push(
+                    join(p, key),
+                    "not allowed with always: true (the VIP is announced without checks)",
+                );
+            }
+        }
+    } else {
+        match (&v.check, &v.checks) {
+            (Some(_), Some(_)) => {
+                errs.push(join(p, "checks"), "set either check or checks, not both")
+            }
+            (None, None) if !errs.has(&join(p, "check")) && !errs.has(&join(p, "checks")) => errs
+                .push(
+                    p,
+                    "exactly one of check or checks is required (or always: true)",
+                ),
+            (None, Some(cs)) if cs.is_empty() => {
+                errs.push(join(p, "checks"), "at least one check is required")
+            }
+            _ => {}
+        }
+    }
+    let list: Vec<(String, &Check)> = match (&v.check, &v.checks) {
+        (Some(c), _) => vec![(join(p, "check"), c)],
+        (None, Some(cs)) => cs
+            .iter()
+            .enumerate()
+            .map(|(j, c)| (format!("{p}.checks[{j}]"), c))
+            .collect(),
+        (None, None) => Vec::new(),
+    };
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    let mut names_ok = true;
+    for (cp, c) in &list {
+        check(v, cp, c, errs);
+        let name = c.effective_name();
+        let np = join(cp, "name");
+        if let Some(n) = &c.name {
+            if !is_identifier(n) {
+                errs.push(
+                    &np,
+                    format!("{n:?} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)"),
+                );
+                names_ok = false;
+            } else if RESERVED.contains(&n.as_str()) {
+                errs.push(&np, format!("{n:?} is reserved in checks_policy"));
+                names_ok = false;
+            }
+        }
+        if name.is_empty() {
+            names_ok = false;
+            continue;
+        }
+        match seen.get(&name) {
+            Some(first) => {
+                errs.push(
+                    &np,
+                    format!("duplicate check name {name:?} (also {first}); two checks of the same type need explicit names"),
+                );
+                names_ok = false;
+            }
+            None => {
+                seen.insert(name, cp.clone());
+            }
+        }
+    }
+    let pp = join(p, "checks_policy");
+    if !v.always && names_ok && !list.is_empty() && !errs.has(&pp) {
+        let names: Vec<String> = list.iter().map(|(_, c)| c.effective_name()).collect();
+        if let Err(e) = policy_expr::compile(&v.checks_policy, &names) {
+            errs.push(
+                pp,
+                format!(
+                    "column {} of {:?}: {}",
+                    e.column, v.checks_policy, e.message
+                ),
+            );
+        }
+    }
+    if let Some(ifname) = &v.local_interface {
+        let ip = join(p, "local_interface");
+        if !v.require_local_address {
+            errs.push(&ip, "has no effect unless require_local_address is true");
+        } else if ifname.is_empty()
+            || ifname.len() > 15
+            || ifname.chars().any(|c| c == '/' || c.is_whitespace())
+        {
+            errs.push(&ip, format!("{ifname:?} is not an interface name"));
+        }
+    }
+    policy(&v.policy, &join(p, "policy"), errs);
+}
+
+fn policy(pol: &Policy, p: &str, errs: &mut Errors) {
+    for (path, n) in [
+        (
+            join(p, "announce.as_path_prepend"),
+            pol.announce.as_path_prepend,
+        ),
+        (
+            join(p, "lower_priority.as_path_prepend"),
+            pol.lower_priority.as_path_prepend,
+        ),
+    ] {
+        if n > PREPEND_MAX {
+            errs.push(path, format!("{n} is more than {PREPEND_MAX}"));
+        }
+    }
+    if pol.fail_action == FailAction::DrainThenWithdraw && pol.drain_time.is_zero() {
+        errs.push(
+            join(p, "drain_time"),
+            "0s must be greater than 0 for fail_action drain_then_withdraw",
+        );
+    }
+    if let Some(f) = &pol.lower_priority_file {
+        if !f.starts_with('/') {
+            errs.push(
+                join(p, "lower_priority_file"),
+                format!("{f:?} must be an absolute path"),
+            );
+        }
+    }
+}
+
+/// Whether `s` is a non-empty hex string of whole bytes.
+fn is_hex(s: &str) -> bool {
+    !s.is_empty() && s.len() % 2 == 0 && s.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
+    let interval_p = join(cp, "interval");
+    let timeout_p = join(cp, "timeout");
+    if c.interval.is_zero() {
+        errs.push(&interval_p, "0s must be greater than 0");
+    }
+    if c.timeout.is_zero() {
+        errs.push(&timeout_p, "0s must be greater than 0");
+    } else if c.timeout >= c.interval && !errs.has(&interval_p) && !errs.has(&timeout_p) {
+        errs.push(
+            &timeout_p,
+            format!("{} must be less than interval {}", c.timeout, c.interval),
+        );
+    }
+    for (key, n) in [("rise", c.rise), ("fall", c.fall)] {
+        if n == 0 {
+            errs.push(join(cp, key), "0 must be at least 1");
+        }
+    }
+    let Some(kind) = c.kind else {
+        if !errs.has(&join(cp, "type")) {
+            errs.push(
+                join(cp, "type"),
+                format!("required (one of {})", CheckType::ALL.join(", ")),
+            );
+        }
+        return;
+    };
+    // A block for another type is almost always a copy-paste slip: the
+    // probe would silently ignore it.
+    let blocks: [(&str, bool, bool); 7] = [
+        (
+            "http",
+            c.http.is_some(),
+            matches!(kind, CheckType::Http | CheckType::Https),
+        ),
+        ("dns", c.dns.is_some(), kind == CheckType::Dns),
+        ("ping", c.ping.is_some(), kind == CheckType::Ping),
+        ("tcp", c.tcp.is_some(), kind == CheckType::Tcp),
+        ("udp", c.udp.is_some(), kind == CheckType::Udp),
+        ("grpc", c.grpc.is_some(), kind == CheckType::Grpc),
+        ("exec", c.exec.is_some(), kind == CheckType::Exec),
+    ];
+    for (key, present, applies) in blocks {
+        if present && !applies {
+            errs.push(
+                join(cp, key),
+                format!("a {key} block does not apply to a {kind} check"),
+            );
+        }
+    }
+    // None when the prefix failed to decode: host rules then stay quiet.
+    let host_prefix = v.prefix.map(|p| (p.is_host(), p));
+    let need_host = |path: String, errs: &mut Errors| {
+        if let Some((false, px)) = host_prefix {
+            errs.push(
+                path,
+                format!("required because prefix {px} is not a single address (/32 or /128)"),
+            );
+        }
+    };
+    let not_empty = |path: String, s: &Option<String>, errs: &mut Errors| {
+        if s.as_deref() == Some("") {
+            errs.push(path, "must not be empty");
+        }
+    };
+    match kind {
+        CheckType::Http | CheckType::Https => {
+            let d = HttpCheck::default();
+            let h = c.http.as_ref().unwrap_or(&d);
+            http(h, kind, &join(cp, "http"), &need_host, errs);
+            not_empty(join(cp, "http.host"), &h.host, errs);
+        }
+        CheckType::Dns => {
+            let p = join(cp, "dns");
+            let d = DnsCheck::default();
+            let dns = c.dns.as_ref().unwrap_or(&d);
+            if dns.names.is_empty() {
+                errs.push(join(&p, "names"), "at least one name is required");
+            }
+            for (k, n) in dns.names.iter().enumerate() {
+                if n.trim().is_empty() {
+                    errs.push(format!("{p}.names[{k}]"), "must not be empty");
+                }
+            }
+            match &dns.resolver {
+                None => need_host(join(&p, "resolver"), errs),
+                Some(r) if r.is_empty() => errs.push(join(&p, "resolver"), "must not be empty"),
+                Some(_) => {}
+            }
+            if dns.port == 0 {
+                errs.push(join(&p, "port"), "0 is not a port (1..65535)");
+            }
+        }
+        CheckType::Ping => {
+            let p = join(cp, "ping");
+            let d = PingCheck::default();
+            let ping = c.ping.as_ref().unwrap_or(&d);
+            if !(1..=60).contains(&ping.count) {
+                errs.push(join(&p, "count"), format!("{} is not in 1..60", ping.count));
+            }
+            if !(0.0..1.0).contains(&ping.max_loss_ratio) {
+                errs.push(
+                    join(&p, "max_loss_ratio"),
+                    format!("{} is not in [0, 1)", ping.max_loss_ratio),
+                );
+            }
+            if ping.count > 1 && ping.interval.is_zero() {
+                errs.push(join(&p, "interval"), "0s must be greater than 0");
+            } else if (1..=60).contains(&ping.count) && !errs.has(&timeout_p) {
+                // All echo requests must be sent before the check times out,
+                // or the last ones are lost by construction.
+                let gaps = ping.interval.get().saturating_mul(ping.count - 1);
+                if Dur(gaps) >= c.timeout {
+                    errs.push(
+                        join(&p, "interval"),
+                        format!(
+                            "(count - 1) x interval = {} must be less than the check timeout {}",
+                            Dur(gaps),
+                            c.timeout
+                        ),
+                    );
+                }
+            }
+            match ping.dst_ip {
+                None => need_host(join(&p, "dst_ip"), errs),
+                Some(dst) => {
+                    if let Some(src) = ping.src_ip {
+                        if src.is_ipv4() != dst.is_ipv4() {
+                            errs.push(
+                                join(&p, "src_ip"),
+                                format!("{src} and dst_ip {dst} are of different address families"),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        CheckType::Tcp => {
+            let p = join(cp, "tcp");
+            let d = TcpCheck::default();
+            let t = c.tcp.as_ref().unwrap_or(&d);
+            port_required(&join(&p, "port"), t.port, errs);
+            match &t.host {
+                None => need_host(join(&p, "host"), errs),
+                h => not_empty(join(&p, "host"), h, errs),
+            }
+        }
+        CheckType::Udp => {
+            let p = join(cp, "udp");
+            let d = UdpCheck::default();
+            let u = c.udp.as_ref().unwrap_or(&d);
+            port_required(&join(&p, "port"), u.port, errs);
+            match &u.host {
+                None => need_host(join(&p, "host"), errs),
+                h => not_empty(join(&p, "host"), h, errs),
+            }
+            if let Some(hex) = &u.payload_hex {
+                if u.payload.is_some() {
+                    errs.push(join(&p, "payload_hex"), "cannot be combined with payload");
+                } else if !is_hex(hex) {
+                    errs.push(
+                        join(&p, "payload_hex"),
+                        format!("{hex:?} is not hex (an even number of 0-9a-f digits)"),
+                    );
+                }
+            }
+        }
+        CheckType::Grpc => {
+            let p = join(cp, "grpc");
+            let d = GrpcCheck::default();
+            let g = c.grpc.as_ref().unwrap_or(&d);
+            port_required(&join(&p, "port"), g.port, errs);
+            match &g.host {
+                None => need_host(join(&p, "host"), errs),
+                h => not_empty(join(&p, "host"), h, errs),
+            }
+            if !g.tls {
+                for (key, set) in [
+                    ("tls_insecure", g.tls_insecure),
+                    ("tls_ca_cert", g.tls_ca_cert.is_some()),
+                    ("tls_server_name", g.tls_server_name.is_some()),
+                ] {
+                    if set {
+                        errs.push(join(&p, key), "has no effect unless tls is true");
+                    }
+                }
+            } else if g.tls_insecure && g.tls_ca_cert.is_some() {
+                errs.push(
+                    join(&p, "tls_insecure"),
+                    "cannot be combined with tls_ca_cert",
+                );
+            }
+            if let Some(m) = &g.method {
+                let m = m.strip_prefix('/').unwrap_or(m);
+                let ok = match m.split_once('/') {
+                    Some((svc, meth)) => {
+                        !svc.is_empty()
+                            && !meth.is_empty()
+                            && !meth.contains('/')
+                            && !m.chars().any(|c| c.is_whitespace())
+                    }
+                    None => false,
+                };
+                if !ok {
+                    errs.push(
+                        join(&p, "method"),
+                        format!(
+                            "{:?} is not a method such as /pkg.Service/Method",
+                            g.method.as_deref().unwrap_or_default()
+                        ),
+                    );
+                }
+            }
+            if g.ok_codes.is_empty() {
+                errs.push(join(&p, "ok_codes"), "at least one code is required");
+            }
+            for (k, code) in g.ok_codes.iter().enumerate() {
+                if grpc_code(code).is_none() {
+                    errs.push(
+                        format!("{p}.ok_codes[{k}]"),
+                        format!("{code:?} is not a gRPC status code such as OK or NOT_FOUND"),
+                    );
+                }
+            }
+            for (k, val) in &g.metadata {
+                header(&join(&join(&p, "metadata"), k), k, val, errs);
+            }
+        }
+        CheckType::Exec => {
+            let p = join(cp, "exec");
+            let d = ExecCheck::default();
+            let e = c.exec.as_ref().unwrap_or(&d);
+            if e.command.trim().is_empty() {
+                errs.push(join(&p, "command"), "required");
+            }
+        }
+    }
+}
+
+fn port_required(path: &str, port: u16, errs: &mut Errors) {
+    if port == 0 {
+        errs.push(path, "required (1..65535)");
+    }
+}
+
+/// RFC 9110 §5.1 field names are tokens; values must not smuggle a line break.
+fn header(path: &str, name: &str, value: &str, errs: &mut Errors) {
+    let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if name.is_empty() || !name.chars().all(tchar) {
+        errs.push(path, format!("{name:?} is not a valid header name"));
+    } else if value.chars().any(|c| matches!(c, '\r' | '\n' | '\0')) {
+        errs.push(path, "value contains a line break or NUL");
+    }
+}
+
+fn http(
+    h: &HttpCheck,
+    kind: CheckType,
+    p: &str,
+    need_host: &dyn Fn(String, &mut Errors),
+    errs: &mut Errors,
+) {
+    let url_p = join(p, "url");
+    let mut tls = kind == CheckType::Https;
+    let mut full: Option<UrlParts> = None;
+    if h.url.starts_with('/') {
+        if h.host.is_none() {
+            need_host(join(p, "host"), errs);
+        }
+    } else {
+        match split_url(&h.url) {
+            None => errs.push(
+                &url_p,
+                format!(
+                    "{:?} must be a path such as /healthz or an http:// or https:// URL",
+                    h.url
+                ),
+            ),
+            Some(u) => {
+                if kind == CheckType::Https && !u.https {
+                    errs.push(
+                        &url_p,
+                        format!("{:?} is http:// but the check type is https", h.url),
+                    );
+                }
+                tls |= u.https;
+                full = Some(u);
+            }
+        }
+    }
+    if h.url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        errs.push(&url_p, format!("{:?} contains whitespace", h.url));
+    }
+    if h.port == Some(0) {
+        errs.push(join(p, "port"), "0 is not a port (1..65535)");
+    }
+    if h.response_codes.is_empty() {
+        errs.push(join(p, "response_codes"), "at least one code is required");
+    }
+    if let Some(re) = &h.response_regex {
+        if let Err(e) = regex_lite::Regex::new(re) {
+            let first = e.to_string();
+            let first = first.lines().last().unwrap_or_default().trim().to_string();
+            errs.push(
+                join(p, "response_regex"),
+                format!("{re:?} does not compile: {first}"),
+            );
+        }
+    }
+    if h.response_jq
+        .as_deref()
+        .is_some_and(|s| s.trim().is_empty())
+    {
+        errs.push(join(p, "response_jq"), "must not be empty");
+    }
+    if h.method == HttpMethod::Head {
+        for (key, set) in [
+            ("response_text", h.response_text.is_some()),
+            ("response_regex", h.response_regex.is_some()),
+            ("response_jq", h.response_jq.is_some()),
+        ] {
+            if set {
+                errs.push(
+                    join(p, key),
+                    "cannot be checked: a HEAD response has no body",
+                );
+            }
+        }
+    }
+    if let Some(proxy) = &h.proxy {
+        let pp = join(p, "proxy");
+        if !(proxy.starts_with("http://") || proxy.starts_with("https://")) {
+            errs.push(
+                &pp,
+                format!("{proxy:?} is not an http:// or https:// proxy URL"),
+            );
+        } else if !full
+            .as_ref()
+            .is_some_and(|u| u.host.parse::<IpAddr>().is_err())
+        {
+            errs.push(
+                &pp,
+                "needs url to be a full URL with a host name (the proxy connects by name)",
+            );
+        }
+    }
+    if h.tls_insecure && h.tls_ca_cert.is_some() {
+        errs.push(
+            join(p, "tls_insecure"),
+            "cannot be combined with tls_ca_cert",
+        );
+    }
+    match (&h.tls_client_cert, &h.tls_client_key) {
+        (Some(_), None) => errs.push(join(p, "tls_client_key"), "required with tls_client_cert"),
+        (None, Some(_)) => errs.push(join(p, "tls_client_cert"), "required with tls_client_key"),
+        _ => {}
+    }
+    if !tls {
+        for (key, set) in [
+            ("tls_insecure", h.tls_insecure),
+            ("tls_ca_cert", h.tls_ca_cert.is_some()),
+            ("tls_server_name", h.tls_server_name.is_some()),
+            ("tls_client_cert", h.tls_client_cert.is_some()),
+            ("tls_client_key", h.tls_client_key.is_some()),
+        ] {
+            if set {
+                errs.push(
+                    join(p, key),
+                    "has no effect without TLS (type https or an https:// url)",
+                );
+            }
+        }
+    }
+    for (k, val) in &h.headers {
+        header(&join(&join(p, "headers"), k), k, val, errs);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::field::Field;
+    use serde_json::{json, Value};
+
+    /// A minimal valid config; each test breaks one thing in it.
+    fn base() -> Value {
+        json!({
+            "schema": "v1",
+            "router": {"asn": 65001, "router_id": "10.0.0.1", "local_address": "127.0.0.1"},
+            "bgp": {"neighbors": [{"name": "bird", "address": "127.0.0.2", "peer_asn": 65000}]},
+            "vips": [{"name": "web", "prefix": "192.0.2.10/32",
+                      "check": {"type": "tcp", "tcp": {"port": 80}}}]
+        })
+    }
+
+    fn errors(v: &Value) -> Vec<String> {
+        let mut errs = Errors::default();
+        if let Some(c) = Config::decode(v, "", &mut errs) {
+            validate(&c, &mut errs);
+        }
+        errs.0.iter().map(|e| e.to_string()).collect()
+    }
+
+    /// Applies `patch` (a JSON pointer and a value; Null deletes) to base()
+    /// and asserts the exact, single error.
+    fn one(patches: &[(&str, Value)], want: &str) {
+        let mut v = base();
+        for (ptr, val) in patches {
+            let (parent, key) = ptr.rsplit_once('/').unwrap();
+            let target = v.pointer_mut(parent).unwrap();
+            match (target, val) {
+                (Value::Object(m), Value::Null) => {
+                    m.remove(key);
+                }
+                (Value::Object(m), val) => {
+                    m.insert(key.to_string(), val.clone());
+                }
+                (Value::Array(a), val) => {
+                    let i: usize = key.parse().unwrap();
+                    if i == a.len() {
+                        a.push(val.clone());
+                    } else {
+                        a[i] = val.clone();
+                    }
+                }
+                _ => panic!("bad pointer {ptr}"),
+            }
+        }
+        assert_eq!(errors(&v), vec![want.to_string()], "patches {patches:?}");
+    }
+
+    #[test]
+    fn base_is_valid() {
+        assert_eq!(errors(&base()), Vec::<String>::new());
+    }
+
+    #[test]
+    fn top_level_and_router_rules() {
+        one(&[("/schema", Value::Null)], "schema: required (set \"v1\")");
+        one(
+            &[("/schema", json!("v2"))],
+            "schema: unsupported version \"v2\" (expected \"v1\")",
+        );
+        one(
+            &[("/router/asn", json!(0))],
+            "router.asn: required and must be > 0",
+        );
+        one(
+            &[("/router/router_id", Value::Null)],
+            "router.router_id: required (an IPv4 address)",
+        );
+        one(
+            &[("/router/router_id", json!("2001:db8::1"))],
+            "router.router_id: 2001:db8::1 is not an IPv4 address (the BGP identifier is 32 bits)",
+        );
+        one(
+            &[("/router/router_id", json!("0.0.0.0"))],
+            "router.router_id: 0.0.0.0 is not a valid BGP identifier (RFC 6286: non-zero)",
+        );
+        one(
+            &[("/router/local_address_ipv6", json!("10.0.0.9"))],
+            "router.local_address_ipv6: 10.0.0.9 is not an IPv6 address",
+        );
+        one(
+            &[("/vips/1", json!({"name": "v6", "prefix": "2001:db8::1/128", "always": true}))],
+            "router.local_address_ipv6: required because vips[1].prefix 2001:db8::1/128 is IPv6 (it is the IPv6 next hop)",
+        );
+        one(
+            &[("/vips", json!([]))],
+            "vips: at least one VIP is required",
+        );
+        one(&[("/api", json!({"listen": "localhost"}))],
+            "api.listen: \"localhost\" is not host:port such as 127.0.0.1:59179 (empty disables the API)");
+        assert_eq!(
+            errors(&{
+                let mut v = base();
+                v["api"] = json!({"listen": ":59179"});
+                v
+            }),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn bgp_rules() {
+        one(
+            &[("/bgp/listen_port", json!(0))],
+            "bgp.listen_port: 0 must be -1 (disabled) or in range 1..65535",
+        );
+        one(
+            &[("/bgp/listen_port", json!(65536))],
+            "bgp.listen_port: 65536 must be -1 (disabled) or in range 1..65535",
+        );
+        one(
+            &[("/bgp/hold_time", json!("2s"))],
+            "bgp.hold_time: 2s must be 0 or at least 3s",
+        );
+        one(
+            &[("/bgp/hold_time", json!("20h"))],
+            "bgp.hold_time: 20h is more than 65535s",
+        );
+        one(
+            &[("/bgp/keepalive_time", json!("90s"))],
+            "bgp.keepalive_time: 1m30s must be less than hold_time 1m30s",
+        );
+        one(
+            &[
+                ("/bgp/hold_time", json!("0s")),
+                ("/bgp/keepalive_time", json!("1s")),
+            ],
+            "bgp.keepalive_time: 1s must be 0 when hold_time is 0 (no keepalives)",
+        );
+        one(
+            &[("/bgp/shutdown_drain", json!("5s"))],
+            "bgp.shutdown_drain: 5s is more than 4s (procd kills a stopping service after 5s)",
+        );
+        one(
+            &[("/bgp/neighbors", json!([]))],
+            "bgp.neighbors: at least one neighbor is required",
+        );
+    }
+
+    #[test]
+    fn neighbor_rules() {
+        let n = "/bgp/neighbors/0";
+        one(
+            &[(&format!("{n}/name"), json!(""))],
+            "bgp.neighbors[0].name: required",
+        );
+        one(
+            &[(&format!("{n}/name"), json!("a b"))],
+            "bgp.neighbors[0].name: \"a b\" may contain only letters, digits, '_', '-' and '.'",
+        );
+        one(
+            &[(
+                "/bgp/neighbors/1",
+                json!({"name": "bird", "address": "127.0.0.3", "peer_asn": 1}),
+            )],
+            "bgp.neighbors[1].name: duplicate neighbor name \"bird\" (also bgp.neighbors[0])",
+        );
+        one(
+            &[(&format!("{n}/address"), Value::Null)],
+            "bgp.neighbors[0].address: required",
+        );
+        one(
+            &[(&format!("{n}/address"), json!("224.0.0.1"))],
+            "bgp.neighbors[0].address: 224.0.0.1 is not a unicast address",
+        );
+        one(
+            &[(&format!("{n}/peer_asn"), json!(0))],
+            "bgp.neighbors[0].peer_asn: required and must be > 0",
+        );
+        one(
+            &[(&format!("{n}/port"), json!(0))],
+            "bgp.neighbors[0].port: 0 is not a port (1..65535)",
+        );
+        one(&[(&format!("{n}/address"), json!("127.0.0.1"))],
+            "bgp.neighbors[0].local_address: active peer local_address \"127.0.0.1\" must differ from neighbor address \"127.0.0.1\" to avoid self-dial");
+        // Passive peers never dial, so the guard does not apply.
+        one(
+            &[
+                (&format!("{n}/address"), json!("127.0.0.1")),
+                (&format!("{n}/passive"), json!(true)),
+                ("/schema", json!("v0")),
+            ],
+            "schema: unsupported version \"v0\" (expected \"v1\")",
+        );
+        one(&[(&format!("{n}/local_address"), json!("::1"))],
+            "bgp.neighbors[0].local_address: ::1 and address 127.0.0.2 are of different address families");
+        one(
+            &[(&format!("{n}/auth_password"), json!("x".repeat(81)))],
+            "bgp.neighbors[0].auth_password: is 81 bytes; TCP MD5 keys are at most 80 bytes",
+        );
+        one(
+            &[(&format!("{n}/multihop_ttl"), json!(5))],
+            "bgp.neighbors[0].multihop_ttl: 5 has no effect when enable_multihop is false",
+        );
+        one(
+            &[
+                (&format!("{n}/multihop_ttl"), json!(1)),
+                (&format!("{n}/enable_multihop"), json!(true)),
+            ],
+            "bgp.neighbors[0].multihop_ttl: 1 must be 0 (meaning 255) or at least 2",
+        );
+        one(
+            &[(&format!("{n}/hold_time"), json!("1s"))],
+            "bgp.neighbors[0].hold_time: 1s must be 0 or at least 3s",
+        );
+        one(
+            &[(&format!("{n}/keepalive_time"), json!("2m"))],
+            "bgp.neighbors[0].keepalive_time: 2m must be less than hold_time 1m30s",
+        );
+        // The global keepalive is fine for the global hold, not for this peer's.
+        one(
+            &[
+                (&format!("{n}/hold_time"), json!("9s")),
+                ("/bgp/keepalive_time", json!("30s")),
+            ],
+            "bgp.neighbors[0].keepalive_time: 30s must be less than hold_time 9s",
+        );
+    }
+
+    #[test]
+    fn vip_rules() {
+        let v = "/vips/0";
+        one(
+            &[(&format!("{v}/name"), json!("a/b"))],
+            "vips[0].name: \"a/b\" may contain only letters, digits, '_', '-' and '.'",
+        );
+        one(
+            &[(
+                "/vips/1",
+                json!({"name": "web", "prefix": "192.0.2.11/32", "always": true}),
+            )],
+            "vips[1].name: duplicate VIP name \"web\" (also vips[0])",
+        );
+        one(
+            &[
+                (
+                    "/vips/1",
+                    json!({"name": "net", "prefix": "192.0.2.0/24", "always": true}),
+                ),
+                (
+                    "/vips/2",
+                    json!({"name": "net2", "prefix": "192.0.2.1/24", "always": true}),
+                ),
+            ],
+            "vips[2].prefix: duplicate prefix 192.0.2.0/24 (also vips[1].prefix)",
+        );
+        one(
+            &[(&format!("{v}/prefix"), Value::Null)],
+            "vips[0].prefix: required",
+        );
+        one(
+            &[(&format!("{v}/check"), Value::Null)],
+            "vips[0]: exactly one of check or checks is required (or always: true)",
+        );
+        one(
+            &[(&format!("{v}/checks"), json!([{"type": "ping"}]))],
+            "vips[0].checks: set either check or checks, not both",
+        );
+        one(
+            &[
+                (&format!("{v}/check"), Value::Null),
+                (&format!("{v}/checks"), json!([])),
+            ],
+            "vips[0].checks: at least one check is required",
+        );
+        one(
+            &[(&format!("{v}/always"), json!(true))],
+            "vips[0].check: not allowed with always: true (the VIP is announced without checks)",
+        );
+        one(
+            &[(&format!("{v}/local_interface"), json!("lo"))],
+            "vips[0].local_interface: has no effect unless require_local_address is true",
+        );
+        one(
+            &[
+                (
+                    &format!("{v}/local_interface"),
+                    json!("a-very-long-interface"),
+                ),
+                (&format!("{v}/require_local_address"), json!(true)),
+            ],
+            "vips[0].local_interface: \"a-very-long-interface\" is not an interface name",
+        );
+        one(
+            &[(
+                &format!("{v}/policy"),
+                json!({"announce": {"as_path_prepend": 17}}),
+            )],
+            "vips[0].policy.announce.as_path_prepend: 17 is more than 16",
+        );
+        one(
+            &[(
+                &format!("{v}/policy"),
+                json!({"lower_priority": {"as_path_prepend": 20}}),
+            )],
+            "vips[0].policy.lower_priority.as_path_prepend: 20 is more than 16",
+        );
+        one(&[(&format!("{v}/policy"), json!({"fail_action": "drain_then_withdraw", "drain_time": "0s"}))],
+            "vips[0].policy.drain_time: 0s must be greater than 0 for fail_action drain_then_withdraw");
+        one(
+            &[(
+                &format!("{v}/policy"),
+                json!({"lower_priority_file": "drain"}),
+            )],
+            "vips[0].policy.lower_priority_file: \"drain\" must be an absolute path",
+        );
+        one(&[(&format!("{v}/policy"), json!({"announce": {"communities": ["65536:1"]}}))],
+            "vips[0].policy.announce.communities[0]: \"65536:1\" is not a community \"asn:value\" with 16-bit parts");
+        one(&[(&format!("{v}/policy"), json!({"lower_priority": {"large_communities": ["1:2"]}}))],
+            "vips[0].policy.lower_priority.large_communities[0]: \"1:2\" is not a large community \"global:local1:local2\" with 32-bit parts");
+    }
+
+    fn checks(list: Value) -> [(&'static str, Value); 2] {
+        [("/vips/0/check", Value::Null), ("/vips/0/checks", list)]
+    }
+
+    #[test]
+    fn check_names_and_policy() {
+        let tcp = json!({"type": "tcp", "tcp": {"port": 80}});
+        one(&checks(json!([tcp, tcp])),
+            "vips[0].checks[1].name: duplicate check name \"tcp\" (also vips[0].checks[0]); two checks of the same type need explicit names");
+        one(
+            &checks(json!([{"name": "web-1", "type": "tcp", "tcp": {"port": 80}}])),
+            "vips[0].checks[0].name: \"web-1\" is not an identifier ([A-Za-z_][A-Za-z0-9_]*)",
+        );
+        one(
+            &checks(json!([{"name": "any", "type": "tcp", "tcp": {"port": 80}}])),
+            "vips[0].checks[0].name: \"any\" is reserved in checks_policy",
+        );
+        let mut p =
+            checks(json!([{"name": "web", "type": "tcp", "tcp": {"port": 80}}, {"type": "ping"}]))
+                .to_vec();
+        p.push(("/vips/0/checks_policy", json!("web || pnig")));
+        one(&p, "vips[0].checks_policy: column 8 of \"web || pnig\": unknown check \"pnig\" (checks: web, ping)");
+        p.pop();
+        p.push(("/vips/0/checks_policy", json!("web &&")));
+        one(&p, "vips[0].checks_policy: column 7 of \"web &&\": expected a check name, all, any, !, or \"(\" but found end of policy");
+    }
+
+    #[test]
+    fn common_check_rules() {
+        let c = "/vips/0/check";
+        one(
+            &[(&format!("{c}/timeout"), json!("1s"))],
+            "vips[0].check.timeout: 1s must be less than interval 1s",
+        );
+        one(
+            &[(&format!("{c}/interval"), json!("0s"))],
+            "vips[0].check.interval: 0s must be greater than 0",
+        );
+        one(
+            &[(&format!("{c}/timeout"), json!("0s"))],
+            "vips[0].check.timeout: 0s must be greater than 0",
+        );
+        one(
+            &[(&format!("{c}/rise"), json!(0))],
+            "vips[0].check.rise: 0 must be at least 1",
+        );
+        one(
+            &[(&format!("{c}/fall"), json!(0))],
+            "vips[0].check.fall: 0 must be at least 1",
+        );
+        one(
+            &[(&format!("{c}/type"), Value::Null)],
+            "vips[0].check.type: required (one of http, https, dns, ping, tcp, udp, grpc, exec)",
+        );
+        one(
+            &[(&format!("{c}/http"), json!({}))],
+            "vips[0].check.http: a http block does not apply to a tcp check",
+        );
+        // A bad interval is one error, not also a timeout comparison.
+        one(&[(&format!("{c}/interval"), json!("1"))],
+            "vips[0].check.interval: \"1\" is not a duration such as \"500ms\", \"2s\" or \"1m30s\"");
+    }
+
+    fn chk(c: Value) -> [(&'static str, Value); 1] {
+        [("/vips/0/check", c)]
+    }
+
+    fn net(c: Value) -> [(&'static str, Value); 2] {
+        [
+            ("/vips/0/prefix", json!("192.0.2.0/24")),
+            ("/vips/0/check", c),
+        ]
+    }
+
+    #[test]
+    fn host_needed_for_network_prefixes() {
+        let why = "required because prefix 192.0.2.0/24 is not a single address (/32 or /128)";
+        one(
+            &net(json!({"type": "tcp", "tcp": {"port": 80}})),
+            &format!("vips[0].check.tcp.host: {why}"),
+        );
+        one(
+            &net(json!({"type": "udp", "udp": {"port": 53}})),
+            &format!("vips[0].check.udp.host: {why}"),
+        );
+        one(
+            &net(json!({"type": "grpc", "grpc": {"port": 50051}})),
+            &format!("vips[0].check.grpc.host: {why}"),
+        );
+        one(
+            &net(json!({"type": "http"})),
+            &format!("vips[0].check.http.host: {why}"),
+        );
+        one(
+            &net(json!({"type": "dns", "dns": {"names": ["a."]}})),
+            &format!("vips[0].check.dns.resolver: {why}"),
+        );
+        one(
+            &net(json!({"type": "ping"})),
+            &format!("vips[0].check.ping.dst_ip: {why}"),
+        );
+        // A full URL names its host.
+        one(
+            &[
+                ("/vips/0/prefix", json!("192.0.2.0/24")),
+                (
+                    "/vips/0/check",
+                    json!({"type": "http", "http": {"url": "http://example.com/"}}),
+                ),
+                ("/schema", json!("x")),
+            ],
+            "schema: unsupported version \"x\" (expected \"v1\")",
+        );
+    }
+
+    #[test]
+    fn http_rules() {
+        let h = |o: Value| chk(json!({"type": "http", "http": o}));
+        let hs = |o: Value| chk(json!({"type": "https", "http": o}));
+        one(&h(json!({"url": "ftp://x/"})),
+            "vips[0].check.http.url: \"ftp://x/\" must be a path such as /healthz or an http:// or https:// URL");
+        one(
+            &hs(json!({"url": "http://x/"})),
+            "vips[0].check.http.url: \"http://x/\" is http:// but the check type is https",
+        );
+        one(
+            &h(json!({"port": 0})),
+            "vips[0].check.http.port: 0 is not a port (1..65535)",
+        );
+        one(
+            &h(json!({"response_codes": []})),
+            "vips[0].check.http.response_codes: at least one code is required",
+        );
+        one(&h(json!({"response_codes": [99]})),
+            "vips[0].check.http.response_codes[0]: 99 is not a status code (100..599) or range such as \"200-299\"");
+        one(&h(json!({"response_regex": "("})),
+            "vips[0].check.http.response_regex: \"(\" does not compile: found open group without closing ')'");
+        one(
+            &h(json!({"method": "HEAD", "response_text": "ok"})),
+            "vips[0].check.http.response_text: cannot be checked: a HEAD response has no body",
+        );
+        one(
+            &h(json!({"method": "PUT"})),
+            "vips[0].check.http.method: \"PUT\" is not one of GET, HEAD, POST",
+        );
+        one(
+            &h(json!({"proxy": "socks5://p:1"})),
+            "vips[0].check.http.proxy: \"socks5://p:1\" is not an http:// or https:// proxy URL",
+        );
+        one(&h(json!({"proxy": "http://p:3128", "url": "http://10.0.0.1/"})),
+            "vips[0].check.http.proxy: needs url to be a full URL with a host name (the proxy connects by name)");
+        one(
+            &hs(json!({"tls_insecure": true, "tls_ca_cert": "/etc/ca.pem"})),
+            "vips[0].check.http.tls_insecure: cannot be combined with tls_ca_cert",
+        );
+        one(
+            &hs(json!({"tls_client_cert": "/c.pem"})),
+            "vips[0].check.http.tls_client_key: required with tls_client_cert",
+        );
+        one(&h(json!({"tls_insecure": true})),
+            "vips[0].check.http.tls_insecure: has no effect without TLS (type https or an https:// url)");
+        one(
+            &h(json!({"headers": {"X Bad": "1"}})),
+            "vips[0].check.http.headers.X Bad: \"X Bad\" is not a valid header name",
+        );
+        one(
+            &h(json!({"headers": {"X-Ok": "a\r\nInjected: 1"}})),
+            "vips[0].check.http.headers.X-Ok: value contains a line break or NUL",
+        );
+        one(
+            &h(json!({"host": ""})),
+            "vips[0].check.http.host: must not be empty",
+        );
+        // type http with an https:// URL is how pathosd's examples spell TLS.
+        one(
+            &[
+                (
+                    "/vips/0/check",
+                    json!({"type": "http", "http": {"url": "https://web.example.com/healthz", "tls_insecure": true}}),
+                ),
+                ("/schema", json!("x")),
+            ],
+            "schema: unsupported version \"x\" (expected \"v1\")",
+        );
+    }
+
+    #[test]
+    fn other_type_rules() {
+        one(
+            &chk(json!({"type": "dns"})),
+            "vips[0].check.dns.names: at least one name is required",
+        );
+        one(
+            &chk(json!({"type": "dns", "dns": {"names": [" "]}})),
+            "vips[0].check.dns.names[0]: must not be empty",
+        );
+        one(&chk(json!({"type": "dns", "dns": {"names": ["a."], "query_type": "a"}})),
+            "vips[0].check.dns.query_type: \"a\" is not one of A, AAAA, CNAME, MX, TXT, SRV, PTR, NS, SOA");
+        one(
+            &chk(json!({"type": "ping", "ping": {"count": 0}})),
+            "vips[0].check.ping.count: 0 is not in 1..60",
+        );
+        one(
+            &chk(json!({"type": "ping", "ping": {"count": 61}})),
+            "vips[0].check.ping.count: 61 is not in 1..60",
+        );
+        one(
+            &chk(json!({"type": "ping", "ping": {"max_loss_ratio": 1}})),
+            "vips[0].check.ping.max_loss_ratio: 1 is not in [0, 1)",
+        );
+        one(&chk(json!({"type": "ping", "timeout": "800ms", "ping": {"count": 3, "interval": "400ms"}})),
+            "vips[0].check.ping.interval: (count - 1) x interval = 800ms must be less than the check timeout 800ms");
+        one(
+            &chk(json!({"type": "ping", "ping": {"dst_ip": "::1", "src_ip": "127.0.0.1"}})),
+            "vips[0].check.ping.src_ip: 127.0.0.1 and dst_ip ::1 are of different address families",
+        );
+        one(
+            &chk(json!({"type": "tcp"})),
+            "vips[0].check.tcp.port: required (1..65535)",
+        );
+        one(
+            &chk(json!({"type": "udp", "udp": {"port": 53, "payload": "x", "payload_hex": "00"}})),
+            "vips[0].check.udp.payload_hex: cannot be combined with payload",
+        );
+        one(
+            &chk(json!({"type": "udp", "udp": {"port": 53, "payload_hex": "0g"}})),
+            "vips[0].check.udp.payload_hex: \"0g\" is not hex (an even number of 0-9a-f digits)",
+        );
+        one(
+            &chk(json!({"type": "grpc"})),
+            "vips[0].check.grpc.port: required (1..65535)",
+        );
+        one(
+            &chk(json!({"type": "grpc", "grpc": {"port": 1, "tls_insecure": true}})),
+            "vips[0].check.grpc.tls_insecure: has no effect unless tls is true",
+        );
+        one(
+            &chk(
+                json!({"type": "grpc", "grpc": {"port": 1, "tls": true, "tls_insecure": true, "tls_ca_cert": "/ca"}}),
+            ),
+            "vips[0].check.grpc.tls_insecure: cannot be combined with tls_ca_cert",
+        );
+        one(&chk(json!({"type": "grpc", "grpc": {"port": 1, "ok_codes": ["OK", "NotFound", "not_found", "Nope"]}})),
+            "vips[0].check.grpc.ok_codes[3]: \"Nope\" is not a gRPC status code such as OK or NOT_FOUND");
+        one(
+            &chk(json!({"type": "grpc", "grpc": {"port": 1, "method": "Ping"}})),
+            "vips[0].check.grpc.method: \"Ping\" is not a method such as /pkg.Service/Method",
+        );
+        one(
+            &chk(json!({"type": "exec"})),
+            "vips[0].check.exec.command: required",
+        );
+        one(
+            &chk(
+                json!({"type": "exec", "exec": {"command": "/bin/true", "args": ["-x"]}, "extra": 1}),
+            ),
+            "vips[0].check.extra: unknown field",
+        );
+    }
+
+    #[test]
+    fn helpers() {
+        assert_eq!(grpc_code("DeadlineExceeded"), Some(4));
+        assert_eq!(grpc_code("deadline_exceeded"), Some(4));
+        assert_eq!(grpc_code("Canceled"), Some(1));
+        assert_eq!(grpc_code("OKAY"), None);
+        assert_eq!(
+            split_url("https://[2001:db8::1]:8443/x?y").unwrap(),
+            UrlParts {
+                https: true,
+                host: "2001:db8::1".into(),
+                port: Some(8443),
+                path: "/x?y".into()
+            }
+        );
+        assert_eq!(split_url("http://a?q").unwrap().path, "/?q");
+        assert_eq!(split_url("http://a:0/"), None);
+        assert_eq!(split_url("http://u:p@a/"), None);
+        assert_eq!(split_url("http:///x"), None);
+        assert_eq!(listen_addr("[::1]:80"), Some("[::1]:80".parse().unwrap()));
+    }
+}

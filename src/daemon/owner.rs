@@ -1,0 +1,652 @@
+//! `pathosd run`: start-up, the owner loop, reload and shutdown.
+
+use super::engine::{Engine, Input, Output};
+use crate::api::control::{ApiError, Control, ControlHandle, TriggerOutcome};
+use crate::api::model::{CheckView, Snapshot, VipView};
+use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
+use crate::check::{policy, Report, VipChecks};
+use crate::config::load::{load_config, Format};
+use crate::config::policy_expr::{self, Expr};
+use crate::config::{Config, LogLevel, Vip};
+use crate::vip::VipState;
+use smol::channel::{unbounded, Receiver, Sender};
+use smol::future::FutureExt;
+use smol::Task;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How `pathosd run` was invoked.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub config_path: PathBuf,
+    pub format: Option<Format>,
+    pub debug: bool,
+}
+
+/// Everything that reaches the owner task.
+enum Event {
+    Report(Report),
+    Control(Control),
+    Peer(PeerEvent),
+    Signal(i32),
+    /// An ad-hoc trigger finished; its reports were queued before this.
+    TriggerDone {
+        vip: String,
+        check: Option<String>,
+        results: Vec<Report>,
+        reply: Sender<Result<TriggerOutcome, ApiError>>,
+    },
+}
+
+/// Runs the daemon until a signal stops it; returns the exit code.
+pub fn run(opts: Options) -> i32 {
+    let cfg = match load_config(&opts.config_path, opts.format) {
+        Ok(c) => c,
+        Err(errs) => {
+            for e in errs {
+                eprintln!("{e}");
+            }
+            return 1;
+        }
+    };
+    let level = if opts.debug {
+        log::LevelFilter::Debug
+    } else {
+        match cfg.logging.level {
+            LogLevel::Debug => log::LevelFilter::Debug,
+            LogLevel::Info => log::LevelFilter::Info,
+            LogLevel::Warn => log::LevelFilter::Warn,
+            LogLevel::Error => log::LevelFilter::Error,
+        }
+    };
+    crate::logging::init(
+        level,
+        crate::logging::choose_sink(cfg.logging.syslog, cfg.logging.timestamps),
+    );
+    smol::block_on(async_main(opts, cfg))
+}
+
+/// Parses every VIP's checks_policy (validation already compiled them, so
+/// a failure here would be a bug; fall back to `all`, the safe choice).
+fn with_exprs(vips: &[Vip]) -> Vec<(Vip, Expr)> {
+    vips.iter()
+        .map(|v| {
+            let expr = policy_expr::parse(&v.checks_policy).unwrap_or(Expr::All);
+            (v.clone(), expr)
+        })
+        .collect()
+}
+
+/// A VIP's running check loops; dropping it cancels them.
+struct VipRuntime {
+    checks: Arc<VipChecks>,
+    _loops: Vec<Task<()>>,
+    /// Serializes ad-hoc triggers of this VIP.
+    trigger_lock: Arc<smol::lock::Mutex<()>>,
+}
+
+struct Owner {
+    opts: Options,
+    cfg: Config,
+    engine: Engine,
+    speaker: SpeakerHandle,
+    runtimes: BTreeMap<String, VipRuntime>,
+    events: Sender<Event>,
+    report_tx: Sender<Report>,
+    ubus: Option<crate::ubus::UbusHandle>,
+    start: Instant,
+    start_time: SystemTime,
+    stopping: bool,
+}
+
+fn spawn_checks(vip: &Vip, report_tx: &Sender<Report>) -> Option<VipRuntime> {
+    match VipChecks::new(vip) {
+        Ok(vc) => {
+            let vc = Arc::new(vc);
+            let loops = vc.loops(report_tx).into_iter().map(smol::spawn).collect();
+            Some(VipRuntime {
+                checks: vc,
+                _loops: loops,
+                trigger_lock: Arc::new(smol::lock::Mutex::new(())),
+            })
+        }
+        Err(e) => {
+            // Validation passed, so this is e.g. an unreadable CA file: the
+            // VIP stays withdrawn (fail closed) and says why.
+            log::error!("vip {}: checks not started: {e}", vip.name);
+            None
+        }
+    }
+}
+
+async fn async_main(opts: Options, cfg: Config) -> i32 {
+    let now = Instant::now();
+    let (events, event_rx) = unbounded::<Event>();
+
+    // Reports from check loops go through their own channel, forwarded in order.
+    let (report_tx, report_rx) = unbounded::<Report>();
+    forward(report_rx, events.clone(), Event::Report);
+
+    let (peer_tx, peer_rx) = unbounded::<PeerEvent>();
+    forward(peer_rx, events.clone(), Event::Peer);
+
+    let speaker = match Speaker::start(&cfg, peer_tx) {
+        Ok(s) => s,
+        Err(e) => {
+            log::error!("bgp: {e}");
+            return 1;
+        }
+    };
+
+    let (engine, outputs) = Engine::new(&with_exprs(&cfg.vips), now);
+    let mut runtimes = BTreeMap::new();
+    for v in &cfg.vips {
+        if let Some(rt) = spawn_checks(v, &report_tx) {
+            runtimes.insert(v.name.clone(), rt);
+        }
+    }
+
+    let (ctl_tx, ctl_rx) = unbounded::<Control>();
+    forward(ctl_rx, events.clone(), Event::Control);
+    let ctl = ControlHandle::new(ctl_tx);
+    start_http(&cfg, ctl.clone());
+    let ubus = start_ubus(&cfg, ctl.clone());
+    start_signals(events.clone());
+
+    log::info!(
+        "pathosd {} started: {} VIPs, {} neighbors",
+        env!("CARGO_PKG_VERSION"),
+        cfg.vips.len(),
+        cfg.bgp.neighbors.len()
+    );
+    let mut owner = Owner {
+        opts,
+        cfg,
+        engine,
+        speaker,
+        runtimes,
+        events,
+        report_tx,
+        ubus,
+        start: now,
+        start_time: SystemTime::now(),
+        stopping: false,
+    };
+    owner.apply(outputs);
+    owner.run(event_rx).await
+}
+
+/// Moves every item of `rx` into the owner's channel, in order.
+fn forward<T: Send + 'static>(rx: Receiver<T>, to: Sender<Event>, wrap: fn(T) -> Event) {
+    smol::spawn(async move {
+        while let Ok(x) = rx.recv().await {
+            if to.send(wrap(x)).await.is_err() {
+                return;
+            }
+        }
+    })
+    .detach();
+}
+
+fn start_http(cfg: &Config, ctl: ControlHandle) {
+    let listen = cfg.api.listen.trim();
+    if listen.is_empty() {
+        return;
+    }
+    let limits = crate::api::http::Limits {
+        read_header_timeout: cfg.api.read_header_timeout.get(),
+        read_timeout: cfg.api.read_timeout.get(),
+        write_timeout: cfg.api.write_timeout.get(),
+        idle_timeout: cfg.api.idle_timeout.get(),
+    };
+    let addr = listen.to_string();
+    match std::net::TcpListener::bind(&addr).and_then(|l| {
+        l.set_nonblocking(true)?;
+        smol::net::TcpListener::try_from(l)
+    }) {
+        Ok(l) => {
+            log::info!("api: listening on http://{addr}");
+            smol::spawn(crate::api::http::serve(l, crate::api::routes::handler(ctl), limits))
+                .detach();
+        }
+        // The endpoint is for humans and monitoring; routing goes on without it.
+        Err(e) => log::error!("api: cannot listen on {addr}: {e}"),
+    }
+}
+
+fn start_ubus(cfg: &Config, ctl: ControlHandle) -> Option<crate::ubus::UbusHandle> {
+    let path = cfg.api.ubus_socket.trim();
+    if path.is_empty() {
+        return None;
+    }
+    let ucfg = crate::ubus::UbusConfig {
+        socket_path: path.into(),
+        ..crate::ubus::UbusConfig::default()
+    };
+    let (client, handle, requests) = crate::ubus::UbusClient::new(ucfg);
+    smol::spawn(client.run()).detach();
+    smol::spawn(crate::api::ubus_methods::serve_ubus(requests, ctl)).detach();
+    Some(handle)
+}
+
+fn start_signals(events: Sender<Event>) {
+    let fd = match crate::sys::signal_pipe() {
+        Ok(fd) => fd,
+        Err(e) => {
+            log::error!("signals: {e}");
+            return;
+        }
+    };
+    smol::spawn(async move {
+        let Ok(pipe) = async_io::Async::new(std::fs::File::from(fd)) else {
+            return;
+        };
+        let mut pipe = pipe;
+        let mut b = [0u8; 16];
+        loop {
+            use smol::io::AsyncReadExt;
+            match pipe.read(&mut b).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => {
+                    for s in &b[..n] {
+                        if events.send(Event::Signal(i32::from(*s))).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    })
+    .detach();
+}
+
+impl Owner {
+    async fn run(&mut self, rx: Receiver<Event>) -> i32 {
+        // The lower_priority_file is polled at least once a second.
+        let mut next_poll = Instant::now();
+        loop {
+            let deadline = self
+                .engine
+                .next_deadline()
+                .map_or(next_poll, |d| d.min(next_poll));
+            let ev = async { rx.recv().await.ok() }
+                .or(async {
+                    smol::Timer::at(deadline).await;
+                    None
+                })
+                .await;
+            let now = Instant::now();
+            if now >= next_poll {
+                self.poll_drain_files(None, now);
+                next_poll = now + Duration::from_secs(1);
+            }
+            let Some(ev) = ev else {
+                let outs = self.engine.handle(Input::Tick, now);
+                self.apply(outs);
+                continue;
+            };
+            match ev {
+                Event::Report(r) => {
+                    let vip = r.vip.clone();
+                    let outs = self.engine.handle(Input::Report(r), now);
+                    self.apply(outs);
+                    // The drain file is also checked on every check result.
+                    self.poll_drain_files(Some(&vip), now);
+                }
+                Event::Control(c) => self.control(c, now).await,
+                Event::Peer(p) => self.peer_event(p),
+                Event::TriggerDone {
+                    vip,
+                    check,
+                    results,
+                    reply,
+                } => {
+                    let _ = reply.try_send(self.trigger_outcome(&vip, check.as_deref(), results));
+                }
+                Event::Signal(s) if s == libc::SIGHUP => {
+                    if let Err(errs) = self.reload(now) {
+                        for e in errs {
+                            log::error!("reload: {e}");
+                        }
+                    }
+                }
+                Event::Signal(_) => return self.shutdown(&rx).await,
+            }
+        }
+    }
+
+    fn apply(&mut self, outputs: Vec<Output>) {
+        for o in outputs {
+            match o {
+                Output::Route { prefix, intent } => self.speaker.set_route(prefix, intent),
+                Output::VipTransition {
+                    vip,
+                    from,
+                    to,
+                    reason,
+                } => {
+                    let prefix = self
+                        .engine
+                        .vip(&vip)
+                        .map(|v| v.prefix.to_string())
+                        .unwrap_or_default();
+                    log::info!(
+                        "vip {vip} {prefix}: {} -> {} ({reason})",
+                        from.as_str(),
+                        to.as_str()
+                    );
+                    if let Some(u) = &self.ubus {
+                        u.send_event(
+                            crate::ubus::EVENT_VIP,
+                            crate::api::ubus_methods::vip_event(
+                                &vip,
+                                &prefix,
+                                from.as_str(),
+                                to.as_str(),
+                                &reason,
+                            ),
+                        );
+                    }
+                }
+                Output::CheckTransitionOnly { .. } => {}
+                Output::InitialDone => {
+                    log::info!("initial evaluation done: sending End-of-RIB");
+                    self.speaker.mark_initial_done();
+                }
+            }
+        }
+    }
+
+    fn poll_drain_files(&mut self, only: Option<&str>, now: Instant) {
+        let files: Vec<(String, PathBuf)> = self
+            .cfg
+            .vips
+            .iter()
+            .filter(|v| only.is_none_or(|o| o == v.name))
+            .filter_map(|v| {
+                v.policy
+                    .lower_priority_file
+                    .as_ref()
+                    .map(|f| (v.name.clone(), PathBuf::from(f)))
+            })
+            .collect();
+        for (vip, path) in files {
+            // Any stat error counts as absent, as in pathosd.
+            let present = std::fs::metadata(&path).is_ok();
+            let outs = self.engine.handle(Input::DrainFile { vip, present }, now);
+            self.apply(outs);
+        }
+    }
+
+    fn peer_event(&mut self, p: PeerEvent) {
+        if let Some(u) = &self.ubus {
+            u.send_event(crate::ubus::EVENT_PEER, crate::api::ubus_methods::peer_event(&p));
+        }
+    }
+
+    async fn control(&mut self, c: Control, now: Instant) {
+        match c {
+            Control::Snapshot { reply } => {
+                let _ = reply.try_send(self.snapshot(now));
+            }
+            Control::Drain { vip, enable, reply } => {
+                let r = if self.engine.vip(&vip).is_none() {
+                    Err(ApiError::NotFound(format!("VIP not found: {vip}")))
+                } else {
+                    let outs = self.engine.handle(
+                        Input::DrainApi {
+                            vip: vip.clone(),
+                            enable,
+                        },
+                        now,
+                    );
+                    self.apply(outs);
+                    Ok(self
+                        .engine
+                        .vip(&vip)
+                        .map_or("withdrawn", |v| v.machine.state().as_str()))
+                };
+                let _ = reply.try_send(r);
+            }
+            Control::Reload { reply } => {
+                let r = self.reload(now);
+                if let Err(errs) = &r {
+                    for e in errs {
+                        log::error!("reload: {e}");
+                    }
+                }
+                let _ = reply.try_send(r);
+            }
+            Control::Trigger { vip, check, reply } => self.trigger(vip, check, reply),
+        }
+    }
+
+    /// Runs the probes off the owner task; their reports come back through
+    /// the event channel ahead of the TriggerDone that answers the caller.
+    fn trigger(
+        &mut self,
+        vip: String,
+        check: Option<String>,
+        reply: Sender<Result<TriggerOutcome, ApiError>>,
+    ) {
+        let Some(rt) = self.runtimes.get(&vip) else {
+            let msg = if self.engine.vip(&vip).is_some() {
+                format!("VIP {vip} has no checks")
+            } else {
+                format!("VIP not found: {vip}")
+            };
+            let _ = reply.try_send(Err(ApiError::NotFound(msg)));
+            return;
+        };
+        let runners: Vec<_> = rt
+            .checks
+            .checks
+            .iter()
+            .filter(|c| check.as_deref().is_none_or(|n| c.name() == n))
+            .cloned()
+            .collect();
+        if runners.is_empty() {
+            let _ = reply.try_send(Err(ApiError::NotFound(format!(
+                "check not found: {}",
+                check.unwrap_or_default()
+            ))));
+            return;
+        }
+        let lock = rt.trigger_lock.clone();
+        let events = self.events.clone();
+        smol::spawn(async move {
+            let _serial = lock.lock().await;
+            let mut results = Vec::new();
+            for r in runners {
+                let rep = r.run_once(true).await;
+                let _ = events.send(Event::Report(rep.clone())).await;
+                results.push(rep);
+            }
+            let _ = events
+                .send(Event::TriggerDone {
+                    vip,
+                    check,
+                    results,
+                    reply,
+                })
+                .await;
+        })
+        .detach();
+    }
+
+    fn trigger_outcome(
+        &self,
+        vip: &str,
+        _check: Option<&str>,
+        results: Vec<Report>,
+    ) -> Result<TriggerOutcome, ApiError> {
+        let slot = self
+            .engine
+            .vip(vip)
+            .ok_or_else(|| ApiError::NotFound(format!("VIP not found: {vip}")))?;
+        let names: Vec<String> = slot.checks.iter().map(|c| c.name.clone()).collect();
+        let expr = policy_expr::parse(&slot.config.checks_policy).unwrap_or(Expr::All);
+        // Checks that did not run count as failed in the combined result.
+        let combined = policy::eval(&expr, &names, &|n| {
+            results.iter().any(|r| r.check == n && r.result.ok)
+        });
+        Ok(TriggerOutcome {
+            vip: vip.to_string(),
+            results: results
+                .into_iter()
+                .map(|r| (r.check, r.result))
+                .collect(),
+            combined,
+            state: slot.machine.state().as_str(),
+        })
+    }
+
+    fn snapshot(&self, now: Instant) -> Snapshot {
+        let to_sys = |t: Instant| {
+            self.start_time + t.saturating_duration_since(self.start)
+        };
+        let vips = self
+            .engine
+            .vips()
+            .iter()
+            .map(|v| {
+                let intent = v.machine.intent();
+                VipView {
+                    name: v.name.clone(),
+                    prefix: v.prefix.to_string(),
+                    state: v.machine.state().as_str(),
+                    healthy: v.machine.healthy(),
+                    drain_file: v.machine.drain_file(),
+                    drain_api: v.machine.drain_api(),
+                    as_path_prepend_base: v.config.policy.announce.as_path_prepend,
+                    as_path_prepend: intent.map_or(0, |i| i.as_path_prepend),
+                    communities: intent
+                        .map(|i| i.communities.iter().map(|c| c.to_string()).collect())
+                        .unwrap_or_default(),
+                    large_communities: intent
+                        .map(|i| i.large_communities.iter().map(|c| c.to_string()).collect())
+                        .unwrap_or_default(),
+                    flaps: v.machine.flaps(),
+                    last_transition: v
+                        .machine
+                        .last_transition()
+                        .map(|(t, r)| (to_sys(*t), r.clone())),
+                    transitions: v.transitions,
+                    checks_policy: v.config.checks_policy.clone(),
+                    local_address_assigned: None,
+                    checks: v
+                        .checks
+                        .iter()
+                        .zip(v.config.check_list())
+                        .map(|(c, cfg)| CheckView {
+                            name: c.name.clone(),
+                            kind: cfg.kind.map_or("", |k| k.as_str()).to_string(),
+                            healthy: c.healthy,
+                            consecutive_ok: c.consecutive_ok,
+                            consecutive_fail: c.consecutive_fail,
+                            last: c.last.clone(),
+                            last_time: c.last_time.map(to_sys),
+                            last_transition: c
+                                .last_transition
+                                .as_ref()
+                                .map(|(t, r)| (to_sys(*t), r.clone())),
+                            total_ok: c.total_ok,
+                            total_fail: c.total_fail,
+                            timeouts: c.timeouts,
+                            bucket_bounds: c.bucket_bounds.clone(),
+                            buckets: c.buckets.clone(),
+                            duration_sum: c.duration_sum,
+                            detailed_metrics: cfg.detailed_metrics,
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        Snapshot {
+            router_id: self
+                .cfg
+                .router
+                .router_id
+                .map(|r| r.to_string())
+                .unwrap_or_default(),
+            asn: self.cfg.router.asn,
+            version: env!("CARGO_PKG_VERSION"),
+            start_time: self.start_time,
+            uptime: now.saturating_duration_since(self.start),
+            peers: self.speaker.peers(),
+            vips,
+        }
+    }
+
+    /// Re-reads the config. Invalid: keep running the old one. Valid: apply
+    /// the difference — unchanged VIPs keep state and counters (no UPDATE),
+    /// changed ones restart withdrawn, removed ones are withdrawn, and only
+    /// changed neighbors restart their sessions.
+    fn reload(&mut self, now: Instant) -> Result<(), Vec<String>> {
+        let new = load_config(&self.opts.config_path, self.opts.format)
+            .map_err(|errs| errs.into_iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
+        let outs = self.engine.reload(&with_exprs(&new.vips), now);
+        for v in &new.vips {
+            let unchanged = self
+                .cfg
+                .vips
+                .iter()
+                .any(|old| old == v && self.runtimes.contains_key(&v.name));
+            if !unchanged {
+                self.runtimes.remove(&v.name);
+                if let Some(rt) = spawn_checks(v, &self.report_tx) {
+                    self.runtimes.insert(v.name.clone(), rt);
+                }
+            }
+        }
+        self.runtimes
+            .retain(|name, _| new.vips.iter().any(|v| &v.name == name));
+        self.speaker.reconfigure(&new);
+        self.apply(outs);
+        log::info!("reload: applied {}", self.opts.config_path.display());
+        self.cfg = new;
+        Ok(())
+    }
+
+    /// SIGTERM/SIGINT: withdraw every VIP, wait shutdown_drain, Cease, exit 0.
+    /// A second signal exits at once.
+    async fn shutdown(&mut self, rx: &Receiver<Event>) -> i32 {
+        self.stopping = true;
+        log::info!("shutting down: withdrawing every VIP");
+        self.runtimes.clear();
+        let drain = self.cfg.bgp.shutdown_drain.get().min(Duration::from_secs(4));
+        let stop = self.speaker.shutdown("pathosd shutting down", drain);
+        let second_signal = async {
+            loop {
+                match rx.recv().await {
+                    Ok(Event::Signal(s)) if s != libc::SIGHUP => return,
+                    Ok(_) => continue,
+                    Err(_) => std::future::pending::<()>().await,
+                }
+            }
+        };
+        let bounded = async {
+            smol::Timer::after(drain + Duration::from_millis(800)).await;
+            log::warn!("shutdown: peers did not close in time");
+        };
+        stop.or(second_signal).or(bounded).await;
+        if let Some(u) = &self.ubus {
+            u.shutdown();
+        }
+        log::info!("stopped");
+        0
+    }
+}
+
+impl VipState {
+    /// Numeric state as pathosd reports it: 0 withdrawn, 1 announced, 2 pessimized.
+    pub fn code(self) -> u8 {
+        match self {
+            VipState::Withdrawn => 0,
+            VipState::Announced => 1,
+            VipState::Pessimized => 2,
+        }
+    }
+}

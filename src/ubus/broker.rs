@@ -1,0 +1,509 @@
+//! A small ubusd for tests: Debian has no ubusd, so integration tests run the client
+//! against this broker, which follows the rules the recorded ubusd traffic shows
+//! (tests/vectors/ubus/*.hex; ubusd_proto.c, ubusd_event.c):
+//!
+//! * HELLO with a fresh random client id right after accept.
+//! * ADD_OBJECT -> DATA {OBJID[, OBJTYPE]} + STATUS 0; a taken or denied path -> STATUS 2.
+//! * LOOKUP (one path, or all named objects) -> one DATA per object + STATUS 0, or 4.
+//! * INVOKE -> forwarded to the owner with peer = caller id and USER/GROUP added; the
+//!   owner's DATA/STATUS (peer = caller) are relayed with peer rewritten to the objid,
+//!   after checking the sender owns the OBJID. Unknown object -> 4, denied -> 6.
+//!   ubusd does not check method names: the owner answers 3 itself.
+//! * Object 1 (events): `register` {object, pattern} and `send` {id, data}; delivery is
+//!   an INVOKE with peer 0 and ubusd's own event seq.
+//!
+//! Every reply ubusd makes itself copies the request's seq and peer.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::io;
+use std::os::unix::net::UnixListener as StdUnixListener;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use serde_json::Value;
+use smol::channel::{self, Receiver, Sender};
+use smol::io::{AsyncReadExt, AsyncWriteExt};
+use smol::net::unix::{UnixListener, UnixStream};
+use smol::{future, LocalExecutor};
+
+use super::blob::{table_to_json, BlobValue, Table};
+use super::msg::{
+    Attr, FrameBuf, Message, MsgType, UbusStatus, UBUS_SYSTEM_OBJECT_EVENT, UBUS_SYSTEM_OBJECT_MAX,
+};
+
+/// What the broker refuses, standing in for ubusd's ACL files.
+#[derive(Debug, Clone)]
+pub struct BrokerConfig {
+    /// (object path, method) pairs whose INVOKE is answered PERMISSION_DENIED; they are
+    /// also left out of LOOKUP signatures, as ubusd does for callers without access.
+    pub deny_invoke: Vec<(String, String)>,
+    /// Object paths whose ADD_OBJECT is refused (STATUS 2, like a missing `publish`).
+    pub deny_publish: Vec<String>,
+    /// What the forwarded INVOKE carries as UBUS_ATTR_USER / UBUS_ATTR_GROUP.
+    pub user: String,
+    pub group: String,
+}
+
+impl Default for BrokerConfig {
+    fn default() -> BrokerConfig {
+        BrokerConfig {
+            deny_invoke: Vec::new(),
+            deny_publish: Vec::new(),
+            user: "root".to_string(),
+            group: "root".to_string(),
+        }
+    }
+}
+
+/// A running broker on its own thread. Dropping it (or [`Broker::stop`]) closes every
+/// client connection and removes the socket, as when ubusd dies.
+pub struct Broker {
+    path: PathBuf,
+    stop: Option<Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+    events: Arc<Mutex<Vec<(String, Value)>>>,
+}
+
+impl Broker {
+    /// Binds `path` (replacing a stale socket file) before returning, so clients can
+    /// connect as soon as this returns.
+    pub fn start(path: &Path, config: BrokerConfig) -> io::Result<Broker> {
+        let _ = std::fs::remove_file(path);
+        let std_listener = StdUnixListener::bind(path)?;
+        let (stop_tx, stop_rx) = channel::bounded::<()>(1);
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let ev2 = events.clone();
+        let thread = std::thread::Builder::new()
+            .name("ubus-broker".into())
+            .spawn(move || {
+                let ex = LocalExecutor::new();
+                let state = Rc::new(RefCell::new(State::new(config, ev2)));
+                let res = smol::block_on(ex.run(async {
+                    let listener = UnixListener::try_from(std_listener)?;
+                    let accept = async {
+                        loop {
+                            let (s, _) = listener.accept().await?;
+                            ex.spawn(connection(state.clone(), s)).detach();
+                        }
+                    };
+                    future::or(accept, async {
+                        let _ = stop_rx.recv().await;
+                        Ok::<(), io::Error>(())
+                    })
+                    .await
+                }));
+                if let Err(e) = res {
+                    log::warn!("ubus broker: {e}");
+                }
+                // Dropping the executor drops every connection task and its stream.
+                drop(ex);
+            })?;
+        Ok(Broker {
+            path: path.to_path_buf(),
+            stop: Some(stop_tx),
+            thread: Some(thread),
+            events,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every event sent through object 1 so far: (id, data).
+    pub fn sent_events(&self) -> Vec<(String, Value)> {
+        self.events.lock().map(|g| g.clone()).unwrap_or_default()
+    }
+
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.try_send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+struct Object {
+    client: u32,
+    path: Option<String>,
+    objtype: Option<u32>,
+    signature: Table,
+}
+
+struct Listener {
+    objid: u32,
+    pattern: String,
+}
+
+struct State {
+    config: BrokerConfig,
+    clients: HashMap<u32, Sender<Vec<u8>>>,
+    objects: HashMap<u32, Object>,
+    listeners: Vec<Listener>,
+    event_seq: u16,
+    rng: u32,
+    next_type: u32,
+    events: Arc<Mutex<Vec<(String, Value)>>>,
+}
+
+impl State {
+    fn new(config: BrokerConfig, events: Arc<Mutex<Vec<(String, Value)>>>) -> State {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        State {
+            config,
+            clients: HashMap::new(),
+            objects: HashMap::new(),
+            listeners: Vec::new(),
+            event_seq: 0,
+            rng: (nanos ^ std::process::id().rotate_left(16)) | 1,
+            next_type: 0,
+            events,
+        }
+    }
+
+    /// ubusd hands out random 32-bit ids (ubus_alloc_id); so do we, so that clients
+    /// never rely on small or sequential ids.
+    fn random_id(&mut self) -> u32 {
+        loop {
+            let mut x = self.rng;
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            self.rng = x;
+            if x >= UBUS_SYSTEM_OBJECT_MAX
+                && !self.clients.contains_key(&x)
+                && !self.objects.contains_key(&x)
+            {
+                return x;
+            }
+        }
+    }
+
+    fn send(&self, client: u32, m: &Message) {
+        if let (Some(tx), Ok(bytes)) = (self.clients.get(&client), m.encode()) {
+            let _ = tx.try_send(bytes);
+        }
+    }
+
+    fn status(&self, client: u32, req: &Message, st: UbusStatus) {
+        self.send(
+            client,
+            &Message::status_msg(req.header.seq, req.header.peer, st, None),
+        );
+    }
+
+    fn denied(&self, path: Option<&str>, method: &str) -> bool {
+        path.is_some_and(|p| {
+            self.config
+                .deny_invoke
+                .iter()
+                .any(|(dp, dm)| dp == p && dm == method)
+        })
+    }
+
+    fn drop_client(&mut self, id: u32) {
+        self.clients.remove(&id);
+        let gone: Vec<u32> = self
+            .objects
+            .iter()
+            .filter(|(_, o)| o.client == id)
+            .map(|(k, _)| *k)
+            .collect();
+        for k in &gone {
+            self.objects.remove(k);
+        }
+        self.listeners.retain(|l| !gone.contains(&l.objid));
+    }
+
+    fn handle(&mut self, client: u32, m: Message) {
+        match m.header.ty {
+            MsgType::Hello => {}
+            // ubusd_handle_ping echoes the message.
+            MsgType::Ping => self.send(client, &m),
+            MsgType::Lookup => self.lookup(client, &m),
+            MsgType::AddObject => self.add_object(client, &m),
+            MsgType::RemoveObject => self.remove_object(client, &m),
+            MsgType::Invoke => self.invoke(client, m),
+            MsgType::Status | MsgType::Data => self.response(client, m),
+            MsgType::Subscribe | MsgType::Unsubscribe | MsgType::Notify | MsgType::Monitor => {
+                self.status(client, &m, UbusStatus::NotSupported)
+            }
+            MsgType::Unknown(_) => self.status(client, &m, UbusStatus::InvalidCommand),
+        }
+    }
+
+    fn object_data(&self, req: &Message, id: u32, o: &Object) -> Message {
+        let mut attrs = Vec::new();
+        if let Some(p) = &o.path {
+            attrs.push(Attr::ObjPath(p.clone()));
+        }
+        attrs.push(Attr::ObjId(id));
+        if let Some(t) = o.objtype {
+            attrs.push(Attr::ObjType(t));
+        }
+        let sig: Table = o
+            .signature
+            .iter()
+            .filter(|(meth, _)| !self.denied(o.path.as_deref(), meth))
+            .cloned()
+            .collect();
+        attrs.push(Attr::Signature(sig));
+        Message::new(MsgType::Data, req.header.seq, req.header.peer, attrs)
+    }
+
+    fn lookup(&self, client: u32, req: &Message) {
+        let mut found: Vec<(u32, &Object)> = self
+            .objects
+            .iter()
+            .filter(|(_, o)| match (req.objpath(), &o.path) {
+                (_, None) => false,
+                (None, Some(_)) => true,
+                (Some(want), Some(p)) => match want.strip_suffix('*') {
+                    Some(prefix) => p.starts_with(prefix),
+                    None => p == want,
+                },
+            })
+            .map(|(k, o)| (*k, o))
+            .collect();
+        if found.is_empty() && req.objpath().is_some() {
+            return self.status(client, req, UbusStatus::NotFound);
+        }
+        found.sort_by(|a, b| a.1.path.cmp(&b.1.path));
+        for (id, o) in found {
+            self.send(client, &self.object_data(req, id, o));
+        }
+        self.status(client, req, UbusStatus::Ok);
+    }
+
+    fn add_object(&mut self, client: u32, req: &Message) {
+        let path = req.objpath().map(str::to_string);
+        if let Some(p) = &path {
+            let taken = self.objects.values().any(|o| o.path.as_ref() == Some(p));
+            if taken || self.config.deny_publish.contains(p) {
+                return self.status(client, req, UbusStatus::InvalidArgument);
+            }
+        }
+        let signature = req.signature().cloned();
+        let objtype = if path.is_some() || signature.is_some() {
+            self.next_type = self.next_type.wrapping_add(1);
+            Some(0x1000_0000 | self.next_type)
+        } else {
+            None
+        };
+        let id = self.random_id();
+        let mut attrs = vec![Attr::ObjId(id)];
+        if let Some(t) = objtype {
+            attrs.push(Attr::ObjType(t));
+        }
+        self.objects.insert(
+            id,
+            Object {
+                client,
+                path,
+                objtype,
+                signature: signature.unwrap_or_default(),
+            },
+        );
+        self.send(
+            client,
+            &Message::new(MsgType::Data, req.header.seq, req.header.peer, attrs),
+        );
+        self.status(client, req, UbusStatus::Ok);
+    }
+
+    fn remove_object(&mut self, client: u32, req: &Message) {
+        let Some(id) = req.objid() else {
+            return self.status(client, req, UbusStatus::InvalidArgument);
+        };
+        match self.objects.get(&id) {
+            None => self.status(client, req, UbusStatus::NotFound),
+            Some(o) if o.client != client => self.status(client, req, UbusStatus::PermissionDenied),
+            Some(o) => {
+                let mut attrs = vec![Attr::ObjId(id)];
+                if let Some(t) = o.objtype {
+                    attrs.push(Attr::ObjType(t));
+                }
+                self.send(
+                    client,
+                    &Message::new(MsgType::Data, req.header.seq, req.header.peer, attrs),
+                );
+                self.objects.remove(&id);
+                self.listeners.retain(|l| l.objid != id);
+                self.status(client, req, UbusStatus::Ok);
+            }
+        }
+    }
+
+    fn invoke(&mut self, client: u32, req: Message) {
+        let Some(id) = req.objid() else {
+            return self.status(client, &req, UbusStatus::InvalidArgument);
+        };
+        let Some(method) = req.method().map(str::to_string) else {
+            return self.status(client, &req, UbusStatus::InvalidArgument);
+        };
+        if id == UBUS_SYSTEM_OBJECT_EVENT {
+            let st = self.event_call(client, &method, req.data());
+            return self.status(client, &req, st);
+        }
+        let Some(obj) = self.objects.get(&id) else {
+            return self.status(client, &req, UbusStatus::NotFound);
+        };
+        if self.denied(obj.path.as_deref(), &method) {
+            return self.status(client, &req, UbusStatus::PermissionDenied);
+        }
+        let mut attrs = vec![
+            Attr::ObjId(id),
+            Attr::Method(method),
+            Attr::User(self.config.user.clone()),
+            Attr::Group(self.config.group.clone()),
+        ];
+        if let Some(d) = req.data() {
+            attrs.push(Attr::Data(d.clone()));
+        }
+        let fwd = Message::new(MsgType::Invoke, req.header.seq, client, attrs);
+        self.send(obj.client, &fwd);
+    }
+
+    /// ubusd_handle_response: the sender must own OBJID; relay to the caller named by
+    /// `peer` with `peer` rewritten to the object id. Anything else is dropped silently.
+    fn response(&mut self, client: u32, mut m: Message) {
+        let Some(id) = m.objid() else { return };
+        if self.objects.get(&id).map(|o| o.client) != Some(client) {
+            return;
+        }
+        let caller = m.header.peer;
+        m.header.peer = id;
+        self.send(caller, &m);
+    }
+
+    fn event_call(&mut self, client: u32, method: &str, data: Option<&Table>) -> UbusStatus {
+        let empty = Vec::new();
+        let data = data.unwrap_or(&empty);
+        let get = |k: &str| data.iter().find(|(n, _)| n == k).map(|(_, v)| v);
+        match method {
+            "register" => {
+                let (Some(obj), Some(BlobValue::String(pattern))) = (get("object"), get("pattern"))
+                else {
+                    return UbusStatus::InvalidArgument;
+                };
+                let Some(objid) = obj.as_i64().map(|v| v as u32) else {
+                    return UbusStatus::InvalidArgument;
+                };
+                match self.objects.get(&objid) {
+                    None => UbusStatus::NotFound,
+                    Some(o) if o.client != client => UbusStatus::PermissionDenied,
+                    Some(_) => {
+                        self.listeners.push(Listener {
+                            objid,
+                            pattern: pattern.clone(),
+                        });
+                        UbusStatus::Ok
+                    }
+                }
+            }
+            "send" => {
+                let (Some(BlobValue::String(name)), Some(BlobValue::Table(body))) =
+                    (get("id"), get("data"))
+                else {
+                    return UbusStatus::InvalidArgument;
+                };
+                if let Ok(mut log) = self.events.lock() {
+                    log.push((name.clone(), table_to_json(body)));
+                }
+                let targets: Vec<u32> = self
+                    .listeners
+                    .iter()
+                    .filter(|l| match l.pattern.strip_suffix('*') {
+                        Some(prefix) => name.starts_with(prefix),
+                        None => *name == l.pattern,
+                    })
+                    .map(|l| l.objid)
+                    .collect();
+                for objid in targets {
+                    let Some(owner) = self.objects.get(&objid).map(|o| o.client) else {
+                        continue;
+                    };
+                    self.event_seq = self.event_seq.wrapping_add(1);
+                    let m = Message::new(
+                        MsgType::Invoke,
+                        self.event_seq,
+                        0,
+                        vec![
+                            Attr::ObjId(objid),
+                            Attr::Method(name.clone()),
+                            Attr::Data(body.clone()),
+                        ],
+                    );
+                    self.send(owner, &m);
+                }
+                UbusStatus::Ok
+            }
+            _ => UbusStatus::InvalidCommand,
+        }
+    }
+}
+
+async fn connection(state: Rc<RefCell<State>>, stream: UnixStream) {
+    let (tx, rx) = channel::unbounded::<Vec<u8>>();
+    let id = {
+        let mut st = state.borrow_mut();
+        let id = st.random_id();
+        st.clients.insert(id, tx);
+        st.send(id, &Message::hello(id));
+        id
+    };
+    let reader = read_loop(state.clone(), id, stream.clone());
+    let writer = write_loop(rx, stream);
+    // Either side failing ends the client, as ubusd's ubusd_client_free does.
+    future::or(reader, writer).await;
+    state.borrow_mut().drop_client(id);
+}
+
+async fn write_loop(rx: Receiver<Vec<u8>>, mut stream: UnixStream) {
+    while let Ok(b) = rx.recv().await {
+        if stream.write_all(&b).await.is_err() {
+            return;
+        }
+    }
+}
+
+async fn read_loop(state: Rc<RefCell<State>>, id: u32, mut stream: UnixStream) {
+    let mut fb = FrameBuf::new();
+    let mut buf = vec![0u8; 4096];
+    loop {
+        loop {
+            match fb.next_frame() {
+                Ok(Some(fr)) => match Message::decode(&fr) {
+                    Ok(m) => state.borrow_mut().handle(id, m),
+                    Err(e) => log::debug!("ubus broker: client {id:#x}: {e}"),
+                },
+                Ok(None) => break,
+                // ubusd disconnects a client whose framing is broken.
+                Err(_) => return,
+            }
+        }
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => fb.push(&buf[..n]),
+        }
+    }
+}

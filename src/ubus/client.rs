@@ -1,0 +1,758 @@
+//! smol driver that registers the `pathosd` object on ubusd and serves calls.
+//!
+//! Lifecycle (what libubus does, openwrt-conventions §4.2): connect to the unix socket,
+//! read HELLO, send ADD_OBJECT {OBJPATH, SIGNATURE}, wait for DATA {OBJID, OBJTYPE} and
+//! STATUS 0, then answer every INVOKE with DATA {OBJID, DATA} (only when there is a
+//! reply table) followed by STATUS {status, OBJID}, echoing the INVOKE's seq and peer.
+//! When ubusd goes away the client reconnects with bounded exponential backoff and
+//! registers again.
+//!
+//! The daemon is never blocked by ubus: calls reach it as [`UbusRequest`]s over a
+//! bounded channel (a full channel answers the caller with UNKNOWN_ERROR instead of
+//! waiting), and [`UbusHandle::send_event`] only pushes into a bounded queue that drops
+//! its oldest entry when full (e.g. while ubusd is down).
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use smol::channel::{self, Receiver, Sender, TrySendError};
+use smol::future;
+use smol::io::{AsyncReadExt, AsyncWriteExt};
+use smol::net::unix::UnixStream;
+use smol::Timer;
+
+use super::blob::{table_from_json, table_to_json, BlobMsgType, BlobValue, Table};
+use super::msg::{FrameBuf, Message, MethodSig, MsgType, UbusStatus, UBUS_UNIX_SOCKET};
+
+/// Event sent when a VIP changes state (announced / pessimized / withdrawn).
+pub const EVENT_VIP: &str = "pathosd.vip";
+/// Event sent when a BGP peer session changes state.
+pub const EVENT_PEER: &str = "pathosd.peer";
+
+/// The methods `ubus -v list pathosd` shows.
+pub fn pathosd_methods() -> Vec<MethodSig> {
+    use BlobMsgType::*;
+    vec![
+        MethodSig::new("status", &[]),
+        MethodSig::new("vip", &[("name", String)]),
+        MethodSig::new("check", &[("vip", String), ("check", String)]),
+        MethodSig::new("drain", &[("vip", String), ("enable", BlobMsgType::BOOL)]),
+        MethodSig::new("reload", &[]),
+    ]
+}
+
+/// How the client connects and how patient it is.
+#[derive(Debug, Clone)]
+pub struct UbusConfig {
+    /// ubusd's socket (default `/var/run/ubus/ubus.sock`).
+    pub socket_path: PathBuf,
+    /// Object path to register (default `pathosd`).
+    pub object: String,
+    pub methods: Vec<MethodSig>,
+    /// First reconnect delay; doubles up to `backoff_max` and resets once registered.
+    pub backoff_min: Duration,
+    pub backoff_max: Duration,
+    /// Events kept while ubusd is unreachable; the oldest is dropped beyond this.
+    pub event_queue: usize,
+    /// Calls waiting for the daemon; more are answered UNKNOWN_ERROR at once.
+    pub request_queue: usize,
+    /// A call the daemon has not answered by then gets STATUS TIMEOUT (the `ubus`
+    /// CLI gives up after 30 s by default).
+    pub reply_timeout: Duration,
+    /// Bound on HELLO + ADD_OBJECT and on each write to ubusd.
+    pub io_timeout: Duration,
+}
+
+impl Default for UbusConfig {
+    fn default() -> UbusConfig {
+        UbusConfig {
+            socket_path: PathBuf::from(UBUS_UNIX_SOCKET),
+            object: "pathosd".to_string(),
+            methods: pathosd_methods(),
+            backoff_min: Duration::from_millis(200),
+            backoff_max: Duration::from_secs(10),
+            event_queue: 64,
+            request_queue: 16,
+            reply_timeout: Duration::from_secs(10),
+            io_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// One `ubus call pathosd <method> <args>` for the daemon to answer.
+#[derive(Debug)]
+pub struct UbusRequest {
+    pub method: String,
+    /// The call's arguments as a JSON object (blobmsg INT8 arrives as a bool).
+    pub args: Value,
+    pub reply: UbusReply,
+}
+
+type Completion = (u32, Result<Value, UbusStatus>);
+
+/// Answers one request. Dropping it unanswered answers UNKNOWN_ERROR.
+#[derive(Debug)]
+pub struct UbusReply {
+    key: u32,
+    tx: Option<Sender<Completion>>,
+}
+
+impl UbusReply {
+    /// `Ok(object)` becomes DATA + STATUS 0, `Ok(Null)` STATUS 0 alone, any other
+    /// `Ok` value is sent as `{"value": v}`; `Err(s)` becomes STATUS s without DATA.
+    /// Never blocks; a reply after the connection dropped or timed out is discarded.
+    pub fn send(mut self, result: Result<Value, UbusStatus>) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.try_send((self.key, result));
+        }
+    }
+}
+
+impl Drop for UbusReply {
+    fn drop(&mut self) {
+        if let Some(tx) = self.tx.take() {
+            let _ = tx.try_send((self.key, Err(UbusStatus::UnknownError)));
+        }
+    }
+}
+
+/// A synchronous handler, for daemons that can answer from shared state directly.
+pub trait UbusHandler {
+    fn call(&self, method: &str, args: Value) -> Result<Value, UbusStatus>;
+}
+
+impl<F> UbusHandler for F
+where
+    F: Fn(&str, Value) -> Result<Value, UbusStatus>,
+{
+    fn call(&self, method: &str, args: Value) -> Result<Value, UbusStatus> {
+        self(method, args)
+    }
+}
+
+/// Answers every request with `handler` until the client is gone.
+pub async fn serve<H: UbusHandler>(requests: Receiver<UbusRequest>, handler: H) {
+    while let Ok(req) = requests.recv().await {
+        let r = handler.call(&req.method, req.args);
+        req.reply.send(r);
+    }
+}
+
+/// Link state, for logs and the status API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkStatus {
+    pub connected: bool,
+    /// Our object id while registered.
+    pub objid: Option<u32>,
+    /// How many times ADD_OBJECT succeeded (1 + re-registrations).
+    pub registrations: u32,
+    /// Events dropped because the queue was full.
+    pub events_dropped: u32,
+    /// Connections tried so far (grows by one per backoff step while ubusd is absent).
+    pub connect_attempts: u32,
+}
+
+struct Shared {
+    events: Mutex<VecDeque<(String, Value)>>,
+    event_cap: usize,
+    events_dropped: AtomicU32,
+    connect_attempts: AtomicU32,
+    connected: AtomicBool,
+    objid: Mutex<Option<u32>>,
+    registrations: AtomicU32,
+    refusal_warned: AtomicBool,
+    shutdown: AtomicBool,
+}
+
+/// The daemon's side: send events, read link state, stop the client. Cheap to clone.
+/// When every handle is dropped the client removes its object and stops.
+#[derive(Clone)]
+pub struct UbusHandle {
+    shared: Arc<Shared>,
+    wake: Sender<()>,
+}
+
+impl UbusHandle {
+    /// Queues `ubus send <name> <data>`; never blocks, never fails. `data` should be an
+    /// object (anything else is sent as `{"value": data}`).
+    pub fn send_event(&self, name: &str, data: Value) {
+        if let Ok(mut q) = self.shared.events.lock() {
+            while q.len() >= self.shared.event_cap.max(1) {
+                q.pop_front();
+                self.shared.events_dropped.fetch_add(1, Ordering::Relaxed);
+            }
+            q.push_back((name.to_string(), data));
+        }
+        let _ = self.wake.try_send(());
+    }
+
+    pub fn status(&self) -> LinkStatus {
+        LinkStatus {
+            connected: self.shared.connected.load(Ordering::Relaxed),
+            objid: self.shared.objid.lock().ok().and_then(|g| *g),
+            registrations: self.shared.registrations.load(Ordering::Relaxed),
+            events_dropped: self.shared.events_dropped.load(Ordering::Relaxed),
+            connect_attempts: self.shared.connect_attempts.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Asks the client to send REMOVE_OBJECT and return from `run`.
+    pub fn shutdown(&self) {
+        self.shared.shutdown.store(true, Ordering::Relaxed);
+        let _ = self.wake.try_send(());
+    }
+}
+
+/// The connection task. Create with [`UbusClient::new`], then spawn [`UbusClient::run`].
+pub struct UbusClient {
+    config: UbusConfig,
+    shared: Arc<Shared>,
+    wake: Receiver<()>,
+    requests: Sender<UbusRequest>,
+}
+
+enum End {
+    Shutdown,
+    Lost(String),
+}
+
+enum Ev {
+    Read(std::io::Result<usize>),
+    Wake(bool),
+    Done(Completion),
+    Deadline,
+}
+
+struct Pending {
+    seq: u16,
+    peer: u32,
+    deadline: Instant,
+    no_reply: bool,
+}
+
+/// `now + d`, without the panic `Instant + Duration` has for absurd configured values.
+fn after(d: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(d)
+        .or_else(|| now.checked_add(Duration::from_secs(86_400)))
+        .unwrap_or(now)
+}
+
+fn wrap_object(v: Value) -> Table {
+    match table_from_json(&v) {
+        Some(t) => t,
+        None => vec![("value".to_string(), BlobValue::from_json(&v))],
+    }
+}
+
+/// Checks the argument types against the method's policy. libubus' blobmsg_parse
+/// silently skips a mistyped field, which the handler then reports as missing
+/// (INVALID_ARGUMENT); rejecting it here gives the same status with less guessing.
+fn check_args(sig: &MethodSig, args: &Table) -> Result<(), UbusStatus> {
+    for (name, v) in args {
+        if let Some((_, ty)) = sig.args.iter().find(|(n, _)| n == name) {
+            if *ty != BlobMsgType::Unspec && v.msg_type() != *ty {
+                return Err(UbusStatus::InvalidArgument);
+            }
+        }
+    }
+    Ok(())
+}
+
+impl UbusClient {
+    /// Returns the client task, the daemon's handle, and the stream of calls.
+    pub fn new(config: UbusConfig) -> (UbusClient, UbusHandle, Receiver<UbusRequest>) {
+        let shared = Arc::new(Shared {
+            events: Mutex::new(VecDeque::new()),
+            event_cap: config.event_queue,
+            events_dropped: AtomicU32::new(0),
+            connect_attempts: AtomicU32::new(0),
+            connected: AtomicBool::new(false),
+            objid: Mutex::new(None),
+            registrations: AtomicU32::new(0),
+            refusal_warned: AtomicBool::new(false),
+            shutdown: AtomicBool::new(false),
+        });
+        let (wake_tx, wake_rx) = channel::bounded(1);
+        let (req_tx, req_rx) = channel::bounded(config.request_queue.max(1));
+        (
+            UbusClient {
+                config,
+                shared: shared.clone(),
+                wake: wake_rx,
+                requests: req_tx,
+            },
+            UbusHandle {
+                shared,
+                wake: wake_tx,
+            },
+            req_rx,
+        )
+    }
+
+    fn stopping(&self) -> bool {
+        self.shared.shutdown.load(Ordering::Relaxed)
+    }
+
+    fn set_link(&self, connected: bool, objid: Option<u32>) {
+        self.shared.connected.store(connected, Ordering::Relaxed);
+        if let Ok(mut g) = self.shared.objid.lock() {
+            *g = objid;
+        }
+    }
+
+    /// Runs until [`UbusHandle::shutdown`] or until every handle is dropped. Never
+    /// returns an error: ubusd being absent only means retrying later.
+    pub async fn run(self) {
+        let mut backoff = self.config.backoff_min;
+        let mut was_up = false;
+        // Say once that ubusd is unreachable; the retries after that are debug noise.
+        let mut told_down = false;
+        loop {
+            if self.stopping() {
+                return;
+            }
+            let end = self
+                .session(&mut backoff, &mut was_up, &mut told_down)
+                .await;
+            self.set_link(false, None);
+            match end {
+                End::Shutdown => return,
+                End::Lost(why) => {
+                    if was_up {
+                        log::warn!("ubus: connection to ubusd lost: {why}; reconnecting");
+                        was_up = false;
+                        told_down = true;
+                    } else if !told_down {
+                        log::info!("ubus: ubusd unavailable ({why}); retrying in the background");
+                        told_down = true;
+                    } else {
+                        log::debug!("ubus: ubusd unavailable: {why}");
+                    }
+                }
+            }
+            // Sleep out the backoff, still answering wake-ups (events just queue up).
+            let until = after(backoff);
+            loop {
+                let timer = async {
+                    Timer::at(until).await;
+                    None
+                };
+                let woke = async { Some(self.wake.recv().await.is_ok()) };
+                match future::or(timer, woke).await {
+                    None => break,
+                    Some(false) => return,
+                    Some(true) if self.stopping() => return,
+                    Some(true) => {}
+                }
+            }
+            backoff = backoff.saturating_mul(2).min(self.config.backoff_max);
+        }
+    }
+
+    async fn session(
+        &self,
+        backoff: &mut Duration,
+        was_up: &mut bool,
+        told_down: &mut bool,
+    ) -> End {
+        self.shared.connect_attempts.fetch_add(1, Ordering::Relaxed);
+        // A wedged ubusd with a full accept backlog would otherwise hold connect() forever.
+        let connect = future::or(UnixStream::connect(&self.config.socket_path), async {
+            Timer::after(self.config.io_timeout).await;
+            Err(std::io::ErrorKind::TimedOut.into())
+        });
+        let mut stream = match connect.await {
+            Ok(s) => s,
+            Err(e) => return End::Lost(format!("connect {:?}: {e}", self.config.socket_path)),
+        };
+        self.set_link(true, None);
+        let mut fb = FrameBuf::new();
+        let mut seq: u16 = 0;
+        let objid = match future::or(self.register(&mut stream, &mut fb, &mut seq), async {
+            Timer::after(self.config.io_timeout).await;
+            Err("timed out registering".to_string())
+        })
+        .await
+        {
+            Ok(id) => id,
+            Err(e) => return End::Lost(e),
+        };
+        self.set_link(true, Some(objid));
+        self.shared.registrations.fetch_add(1, Ordering::Relaxed);
+        self.shared.refusal_warned.store(false, Ordering::Relaxed);
+        log::info!(
+            "ubus: registered object {} as {objid:#010x}",
+            self.config.object
+        );
+        *backoff = self.config.backoff_min;
+        *was_up = true;
+        *told_down = false;
+        match self
+            .serve_session(&mut stream, &mut fb, &mut seq, objid)
+            .await
+        {
+            Ok(end) => end,
+            Err(e) => End::Lost(e),
+        }
+    }
+
+    async fn read_msg(stream: &mut UnixStream, fb: &mut FrameBuf) -> Result<Message, String> {
+        let mut buf = [0u8; 4096];
+        loop {
+            match fb.next_frame() {
+                Ok(Some(fr)) => return Message::decode(&fr).map_err(|e| e.to_string()),
+                Ok(None) => {}
+                Err(e) => return Err(e.to_string()),
+            }
+            let n = stream.read(&mut buf).await.map_err(|e| e.to_string())?;
+            if n == 0 {
+                return Err("ubusd closed the connection".to_string());
+            }
+            fb.push(&buf[..n]);
+        }
+    }
+
+    /// HELLO, then ADD_OBJECT until DATA {OBJID} + STATUS 0 with our seq.
+    async fn register(
+        &self,
+        stream: &mut UnixStream,
+        fb: &mut FrameBuf,
+        seq: &mut u16,
+    ) -> Result<u32, String> {
+        let hello = Self::read_msg(stream, fb).await?;
+        if hello.header.ty != MsgType::Hello {
+            return Err(format!("expected HELLO, got {:?}", hello.header.ty));
+        }
+        *seq = seq.wrapping_add(1);
+        let add = Message::add_object(*seq, &self.config.object, &self.config.methods);
+        let bytes = add.encode().map_err(|e| e.to_string())?;
+        stream.write_all(&bytes).await.map_err(|e| e.to_string())?;
+        let mut objid = None;
+        loop {
+            let m = Self::read_msg(stream, fb).await?;
+            if m.header.seq != *seq {
+                continue;
+            }
+            match m.header.ty {
+                MsgType::Data => objid = m.objid().or(objid),
+                MsgType::Status => {
+                    let st = UbusStatus::from_u32(m.status().unwrap_or(u32::MAX));
+                    return match (st, objid) {
+                        (UbusStatus::Ok, Some(id)) => Ok(id),
+                        (UbusStatus::Ok, None) => Err("ADD_OBJECT: no object id".into()),
+                        // 2 is also what ubusd says for a duplicate path or an ACL
+                        // without `publish` (ubusd_create_object returns NULL).
+                        (st, _) => {
+                            let why = format!("ADD_OBJECT {} refused: {st}", self.config.object);
+                            // Another pathosd, or an ACL without `publish`: worth a warning,
+                            // once until the next successful registration.
+                            if !self.shared.refusal_warned.swap(true, Ordering::Relaxed) {
+                                log::warn!("ubus: {why}; retrying");
+                            }
+                            Err(why)
+                        }
+                    };
+                }
+                _ => {}
+            }
+        }
+    }
+
+    async fn write(&self, stream: &mut UnixStream, m: &Message) -> Result<(), String> {
+        let bytes = match m.encode() {
+            Ok(b) => b,
+            Err(e) => {
+                // Our own value was too big: not a link problem.
+                log::warn!("ubus: dropping unencodable message: {e}");
+                return Ok(());
+            }
+        };
+        future::or(
+            async { stream.write_all(&bytes).await.map_err(|e| e.to_string()) },
+            async {
+                Timer::after(self.config.io_timeout).await;
+                Err("write to ubusd timed out".to_string())
+            },
+        )
+        .await
+    }
+
+    async fn flush_events(&self, stream: &mut UnixStream, seq: &mut u16) -> Result<(), String> {
+        loop {
+            let next = self
+                .shared
+                .events
+                .lock()
+                .ok()
+                .and_then(|mut q| q.pop_front());
+            let Some((name, data)) = next else {
+                return Ok(());
+            };
+            *seq = seq.wrapping_add(1);
+            self.write(stream, &Message::event_send(*seq, &name, wrap_object(data)))
+                .await?;
+        }
+    }
+
+    async fn serve_session(
+        &self,
+        stream: &mut UnixStream,
+        fb: &mut FrameBuf,
+        seq: &mut u16,
+        objid: u32,
+    ) -> Result<End, String> {
+        let (done_tx, done_rx) = channel::unbounded::<Completion>();
+        let mut pending: HashMap<u32, Pending> = HashMap::new();
+        let mut next_key: u32 = 0;
+        let mut buf = vec![0u8; 4096];
+        self.flush_events(stream, seq).await?;
+        loop {
+            // Messages already buffered first.
+            while let Some(fr) = fb.next_frame().map_err(|e| e.to_string())? {
+                match Message::decode(&fr) {
+                    Ok(m) => {
+                        self.on_message(stream, m, objid, &done_tx, &mut pending, &mut next_key)
+                            .await?
+                    }
+                    Err(e) => log::warn!("ubus: ignoring undecodable message: {e}"),
+                }
+            }
+            let earliest = pending.values().map(|p| p.deadline).min();
+            // Each branch is cancel-safe: a single read(), channel receives, a timer.
+            let ev = future::race(
+                async { Ev::Read(stream.read(&mut buf).await) },
+                future::race(
+                    async { Ev::Wake(self.wake.recv().await.is_ok()) },
+                    future::race(
+                        async {
+                            match done_rx.recv().await {
+                                Ok(c) => Ev::Done(c),
+                                Err(_) => future::pending().await,
+                            }
+                        },
+                        async {
+                            match earliest {
+                                Some(t) => {
+                                    Timer::at(t).await;
+                                    Ev::Deadline
+                                }
+                                None => future::pending().await,
+                            }
+                        },
+                    ),
+                ),
+            )
+            .await;
+            match ev {
+                Ev::Read(Ok(0)) => return Err("ubusd closed the connection".into()),
+                Ev::Read(Ok(n)) => fb.push(&buf[..n]),
+                Ev::Read(Err(e)) => return Err(e.to_string()),
+                Ev::Wake(alive) => {
+                    if !alive || self.stopping() {
+                        *seq = seq.wrapping_add(1);
+                        // Best effort: ubusd drops our object with the connection anyway.
+                        let _ = self
+                            .write(stream, &Message::remove_object(*seq, objid))
+                            .await;
+                        return Ok(End::Shutdown);
+                    }
+                    self.flush_events(stream, seq).await?;
+                }
+                Ev::Done((key, result)) => {
+                    if let Some(p) = pending.remove(&key) {
+                        if !p.no_reply {
+                            self.reply(stream, &p, objid, result).await?;
+                        }
+                    }
+                }
+                Ev::Deadline => {
+                    let now = Instant::now();
+                    let expired: Vec<u32> = pending
+                        .iter()
+                        .filter(|(_, p)| p.deadline <= now)
+                        .map(|(k, _)| *k)
+                        .collect();
+                    for k in expired {
+                        if let Some(p) = pending.remove(&k) {
+                            log::warn!("ubus: call not answered in time");
+                            if !p.no_reply {
+                                self.reply(stream, &p, objid, Err(UbusStatus::Timeout))
+                                    .await?;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    async fn reply(
+        &self,
+        stream: &mut UnixStream,
+        p: &Pending,
+        objid: u32,
+        result: Result<Value, UbusStatus>,
+    ) -> Result<(), String> {
+        let status = match result {
+            Ok(Value::Null) => UbusStatus::Ok,
+            Ok(v) => {
+                let data = Message::data_reply(p.seq, p.peer, objid, wrap_object(v));
+                if data.encode().is_ok() {
+                    self.write(stream, &data).await?;
+                    UbusStatus::Ok
+                } else {
+                    // Over ubusd's 1 MiB limit: say so rather than succeed without data.
+                    log::warn!("ubus: reply too large");
+                    UbusStatus::UnknownError
+                }
+            }
+            // An error that says "ok" would look like success without data.
+            Err(UbusStatus::Ok) => UbusStatus::UnknownError,
+            Err(s) => s,
+        };
+        self.write(
+            stream,
+            &Message::status_msg(p.seq, p.peer, status, Some(objid)),
+        )
+        .await
+    }
+
+    async fn on_message(
+        &self,
+        stream: &mut UnixStream,
+        m: Message,
+        objid: u32,
+        done_tx: &Sender<Completion>,
+        pending: &mut HashMap<u32, Pending>,
+        next_key: &mut u32,
+    ) -> Result<(), String> {
+        match m.header.ty {
+            MsgType::Invoke => {}
+            MsgType::Status => {
+                // Answers to our event sends (peer = system object 1).
+                if let Some(st) = m.status().filter(|s| *s != 0) {
+                    log::debug!(
+                        "ubus: ubusd answered seq {}: {}",
+                        m.header.seq,
+                        UbusStatus::from_u32(st)
+                    );
+                }
+                return Ok(());
+            }
+            _ => return Ok(()),
+        }
+        let p = Pending {
+            seq: m.header.seq,
+            peer: m.header.peer,
+            deadline: after(self.config.reply_timeout),
+            no_reply: m.no_reply(),
+        };
+        let target = m.objid();
+        if target != Some(objid) {
+            return self
+                .reply(
+                    stream,
+                    &p,
+                    target.unwrap_or(objid),
+                    Err(UbusStatus::NotFound),
+                )
+                .await;
+        }
+        let method = m.method().unwrap_or_default();
+        let Some(sig) = self.config.methods.iter().find(|s| s.name == method) else {
+            // libubus: ubus_process_invoke finds no method -> METHOD_NOT_FOUND.
+            return if p.no_reply {
+                Ok(())
+            } else {
+                self.reply(stream, &p, objid, Err(UbusStatus::MethodNotFound))
+                    .await
+            };
+        };
+        let empty = Vec::new();
+        let args = m.data().unwrap_or(&empty);
+        if let Err(st) = check_args(sig, args) {
+            return if p.no_reply {
+                Ok(())
+            } else {
+                self.reply(stream, &p, objid, Err(st)).await
+            };
+        }
+        *next_key = next_key.wrapping_add(1);
+        let key = *next_key;
+        pending.insert(key, p);
+        let req = UbusRequest {
+            method: sig.name.clone(),
+            args: table_to_json(args),
+            reply: UbusReply {
+                key,
+                tx: Some(done_tx.clone()),
+            },
+        };
+        match self.requests.try_send(req) {
+            Ok(()) => {}
+            // The dropped request's UbusReply answers UNKNOWN_ERROR through done_tx.
+            Err(TrySendError::Full(_)) => log::warn!("ubus: daemon busy, refusing call"),
+            Err(TrySendError::Closed(_)) => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send<T: Send>(_: &T) {}
+    fn assert_sync<T: Send + Sync + Clone>(_: &T) {}
+
+    #[test]
+    fn spawnable_on_any_executor() {
+        let (client, handle, requests) = UbusClient::new(UbusConfig::default());
+        assert_sync(&handle);
+        assert_send(&requests);
+        let fut = client.run();
+        assert_send(&fut);
+    }
+
+    #[test]
+    fn event_queue_drops_oldest() {
+        let cfg = UbusConfig {
+            event_queue: 2,
+            ..UbusConfig::default()
+        };
+        let (_client, handle, _requests) = UbusClient::new(cfg);
+        for i in 0..5 {
+            handle.send_event(EVENT_VIP, serde_json::json!({ "n": i }));
+        }
+        let q: Vec<Value> = handle
+            .shared
+            .events
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, v)| v.clone())
+            .collect();
+        assert_eq!(
+            q,
+            vec![serde_json::json!({"n": 3}), serde_json::json!({"n": 4})]
+        );
+        assert_eq!(handle.status().events_dropped, 3);
+    }
+
+    #[test]
+    fn argument_types_follow_the_signature() {
+        let sig = &pathosd_methods()[3];
+        let ok = table_from_json(&serde_json::json!({"vip": "a", "enable": false})).unwrap();
+        assert_eq!(check_args(sig, &ok), Ok(()));
+        let bad = table_from_json(&serde_json::json!({"vip": "a", "enable": 1})).unwrap();
+        assert_eq!(check_args(sig, &bad), Err(UbusStatus::InvalidArgument));
+        // Unknown members are left to the daemon, as blobmsg_parse ignores them.
+        let extra = table_from_json(&serde_json::json!({"vip": "a", "x": 1})).unwrap();
+        assert_eq!(check_args(sig, &extra), Ok(()));
+    }
+}

@@ -1,0 +1,17 @@
+//! ubus: the `pathosd` object on OpenWrt's message bus.
+//!
+//! `blob` and `msg` are the pure wire codec (libubox blob/blobmsg, ubus messages),
+//! `client` is the smol driver that registers `pathosd` on ubusd and serves calls,
+//! `broker` is a small in-tree ubusd for tests (Debian ships no ubusd).
+
+pub mod blob;
+pub mod broker;
+pub mod client;
+pub mod msg;
+
+pub use blob::{BlobMsgType, BlobValue, Table};
+pub use client::{
+    pathosd_methods, serve, LinkStatus, UbusClient, UbusConfig, UbusHandle, UbusHandler, UbusReply,
+    UbusRequest, EVENT_PEER, EVENT_VIP,
+};
+pub use msg::{Message, MethodSig, MsgType, UbusStatus};

@@ -1,0 +1,726 @@
+//! ubus messages (openwrt/ubus: ubusmsg.h, libubus-obj.c, libubus-req.c, ubusd_proto.c).
+//!
+//! A message is an 8-byte `ubus_msghdr` {u8 version, u8 type, be16 seq, be32 peer}
+//! followed by one plain `blob_attr` container (id 0) holding ubus attributes
+//! (plain blob attrs; DATA and SIGNATURE nest blobmsg tables). Attributes keep their
+//! wire order so that a decoded message re-encodes to the same bytes.
+
+use std::fmt;
+
+use super::blob::{
+    decode_cstring, decode_table, put_attr, put_table, AttrHdr, AttrIter, BlobError, BlobMsgType,
+    BlobValue, Table, BLOB_HDR_LEN,
+};
+
+/// `ubus_msghdr` size.
+pub const HDR_LEN: usize = 8;
+/// Bytes needed to know a message's full length: header + container `blob_attr`.
+pub const PREFIX_LEN: usize = HDR_LEN + BLOB_HDR_LEN;
+/// `UBUS_MAX_MSGLEN`: ubusd drops clients that announce more.
+pub const UBUS_MAX_MSGLEN: usize = 1_048_576;
+/// `UBUS_MSG_CHUNK_SIZE` is irrelevant to us; the header version is always 0.
+pub const UBUS_MSG_VERSION: u8 = 0;
+/// `UBUS_SYSTEM_OBJECT_EVENT`: the object inside ubusd that handles `send`/`register`.
+pub const UBUS_SYSTEM_OBJECT_EVENT: u32 = 1;
+/// ubusd reserves object ids below this for system objects.
+pub const UBUS_SYSTEM_OBJECT_MAX: u32 = 1024;
+/// Default socket path (`UBUS_UNIX_SOCKET` in ubus' CMakeLists.txt).
+pub const UBUS_UNIX_SOCKET: &str = "/var/run/ubus/ubus.sock";
+
+/// `enum ubus_msg_type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MsgType {
+    Hello,
+    Status,
+    Data,
+    Ping,
+    Lookup,
+    Invoke,
+    AddObject,
+    RemoveObject,
+    Subscribe,
+    Unsubscribe,
+    Notify,
+    Monitor,
+    /// A type this codec does not know; ubusd answers those with INVALID_COMMAND.
+    Unknown(u8),
+}
+
+impl MsgType {
+    pub fn from_u8(v: u8) -> MsgType {
+        match v {
+            0 => MsgType::Hello,
+            1 => MsgType::Status,
+            2 => MsgType::Data,
+            3 => MsgType::Ping,
+            4 => MsgType::Lookup,
+            5 => MsgType::Invoke,
+            6 => MsgType::AddObject,
+            7 => MsgType::RemoveObject,
+            8 => MsgType::Subscribe,
+            9 => MsgType::Unsubscribe,
+            10 => MsgType::Notify,
+            11 => MsgType::Monitor,
+            x => MsgType::Unknown(x),
+        }
+    }
+
+    pub fn to_u8(self) -> u8 {
+        match self {
+            MsgType::Hello => 0,
+            MsgType::Status => 1,
+            MsgType::Data => 2,
+            MsgType::Ping => 3,
+            MsgType::Lookup => 4,
+            MsgType::Invoke => 5,
+            MsgType::AddObject => 6,
+            MsgType::RemoveObject => 7,
+            MsgType::Subscribe => 8,
+            MsgType::Unsubscribe => 9,
+            MsgType::Notify => 10,
+            MsgType::Monitor => 11,
+            MsgType::Unknown(x) => x,
+        }
+    }
+}
+
+/// `enum ubus_msg_attr` ids.
+pub mod attr_id {
+    pub const STATUS: u8 = 1;
+    pub const OBJPATH: u8 = 2;
+    pub const OBJID: u8 = 3;
+    pub const METHOD: u8 = 4;
+    pub const OBJTYPE: u8 = 5;
+    pub const SIGNATURE: u8 = 6;
+    pub const DATA: u8 = 7;
+    pub const TARGET: u8 = 8;
+    pub const ACTIVE: u8 = 9;
+    pub const NO_REPLY: u8 = 10;
+    pub const SUBSCRIBERS: u8 = 11;
+    pub const USER: u8 = 12;
+    pub const GROUP: u8 = 13;
+}
+
+/// `enum ubus_msg_status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UbusStatus {
+    Ok,
+    InvalidCommand,
+    InvalidArgument,
+    MethodNotFound,
+    NotFound,
+    NoData,
+    PermissionDenied,
+    Timeout,
+    NotSupported,
+    UnknownError,
+    ConnectionFailed,
+    NoMemory,
+    ParseError,
+    SystemError,
+    /// A code newer than this list; kept so it can be relayed unchanged.
+    Other(u32),
+}
+
+impl UbusStatus {
+    pub fn from_u32(v: u32) -> UbusStatus {
+        match v {
+            0 => UbusStatus::Ok,
+            1 => UbusStatus::InvalidCommand,
+            2 => UbusStatus::InvalidArgument,
+            3 => UbusStatus::MethodNotFound,
+            4 => UbusStatus::NotFound,
+            5 => UbusStatus::NoData,
+            6 => UbusStatus::PermissionDenied,
+            7 => UbusStatus::Timeout,
+            8 => UbusStatus::NotSupported,
+            9 => UbusStatus::UnknownError,
+            10 => UbusStatus::ConnectionFailed,
+            11 => UbusStatus::NoMemory,
+            12 => UbusStatus::ParseError,
+            13 => UbusStatus::SystemError,
+            x => UbusStatus::Other(x),
+        }
+    }
+
+    pub fn to_u32(self) -> u32 {
+        match self {
+            UbusStatus::Ok => 0,
+            UbusStatus::InvalidCommand => 1,
+            UbusStatus::InvalidArgument => 2,
+            UbusStatus::MethodNotFound => 3,
+            UbusStatus::NotFound => 4,
+            UbusStatus::NoData => 5,
+            UbusStatus::PermissionDenied => 6,
+            UbusStatus::Timeout => 7,
+            UbusStatus::NotSupported => 8,
+            UbusStatus::UnknownError => 9,
+            UbusStatus::ConnectionFailed => 10,
+            UbusStatus::NoMemory => 11,
+            UbusStatus::ParseError => 12,
+            UbusStatus::SystemError => 13,
+            UbusStatus::Other(x) => x,
+        }
+    }
+}
+
+impl fmt::Display for UbusStatus {
+    /// The strings `ubus_strerror` prints.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            UbusStatus::Ok => "Success",
+            UbusStatus::InvalidCommand => "Invalid command",
+            UbusStatus::InvalidArgument => "Invalid argument",
+            UbusStatus::MethodNotFound => "Method not found",
+            UbusStatus::NotFound => "Not found",
+            UbusStatus::NoData => "No response",
+            UbusStatus::PermissionDenied => "Permission denied",
+            UbusStatus::Timeout => "Request timed out",
+            UbusStatus::NotSupported => "Operation not supported",
+            UbusStatus::UnknownError => "Unknown error",
+            UbusStatus::ConnectionFailed => "Connection failed",
+            UbusStatus::NoMemory => "Out of memory",
+            UbusStatus::ParseError => "Parsing message data failed",
+            UbusStatus::SystemError => "System error",
+            UbusStatus::Other(x) => return write!(f, "Unknown status {x}"),
+        };
+        f.write_str(s)
+    }
+}
+
+impl std::error::Error for UbusStatus {}
+
+/// `struct ubus_msghdr`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header {
+    pub version: u8,
+    pub ty: MsgType,
+    pub seq: u16,
+    pub peer: u32,
+}
+
+impl Header {
+    pub fn new(ty: MsgType, seq: u16, peer: u32) -> Header {
+        Header {
+            version: UBUS_MSG_VERSION,
+            ty,
+            seq,
+            peer,
+        }
+    }
+}
+
+/// One ubus attribute inside the message container.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Attr {
+    Status(u32),
+    ObjPath(String),
+    ObjId(u32),
+    Method(String),
+    ObjType(u32),
+    /// One blobmsg table per method: argument name -> INT32 blobmsg type.
+    Signature(Table),
+    /// Method arguments, a reply, or event data: a blobmsg table body.
+    Data(Table),
+    Target(u32),
+    Active(u8),
+    NoReply(u8),
+    /// Nested plain attributes (OBJIDs of subscribers).
+    Subscribers(Vec<Attr>),
+    User(String),
+    Group(String),
+    /// An id this codec does not know (or an EXTENDED attribute): kept verbatim.
+    Unknown {
+        extended: bool,
+        id: u8,
+        payload: Vec<u8>,
+    },
+}
+
+/// Why a message could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MsgError {
+    Blob(BlobError),
+    /// The container is not blob id 0 or its length disagrees with the buffer.
+    BadContainer,
+    /// Over `UBUS_MAX_MSGLEN`.
+    TooLong,
+    /// A known attribute has the wrong payload size.
+    BadAttr(u8),
+}
+
+impl fmt::Display for MsgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MsgError::Blob(e) => write!(f, "{e}"),
+            MsgError::BadContainer => f.write_str("bad ubus message container"),
+            MsgError::TooLong => f.write_str("ubus message over 1 MiB"),
+            MsgError::BadAttr(id) => write!(f, "bad ubus attribute {id}"),
+        }
+    }
+}
+
+impl std::error::Error for MsgError {}
+
+impl From<BlobError> for MsgError {
+    fn from(e: BlobError) -> MsgError {
+        MsgError::Blob(e)
+    }
+}
+
+fn u32_of(id: u8, p: &[u8]) -> Result<u32, MsgError> {
+    p.try_into()
+        .map(u32::from_be_bytes)
+        .map_err(|_| MsgError::BadAttr(id))
+}
+
+fn u8_of(id: u8, p: &[u8]) -> Result<u8, MsgError> {
+    match p {
+        [b] => Ok(*b),
+        _ => Err(MsgError::BadAttr(id)),
+    }
+}
+
+fn decode_attrs(body: &[u8]) -> Result<Vec<Attr>, MsgError> {
+    let mut out = Vec::new();
+    for item in AttrIter::new(body) {
+        let (hdr, p) = item?;
+        out.push(decode_attr(hdr, p)?);
+    }
+    Ok(out)
+}
+
+fn decode_attr(hdr: AttrHdr, p: &[u8]) -> Result<Attr, MsgError> {
+    use attr_id::*;
+    if hdr.extended {
+        return Ok(Attr::Unknown {
+            extended: true,
+            id: hdr.id,
+            payload: p.to_vec(),
+        });
+    }
+    let id = hdr.id;
+    let s = |p: &[u8]| decode_cstring(p).map_err(|_| MsgError::BadAttr(id));
+    Ok(match id {
+        STATUS => Attr::Status(u32_of(id, p)?),
+        OBJPATH => Attr::ObjPath(s(p)?),
+        OBJID => Attr::ObjId(u32_of(id, p)?),
+        METHOD => Attr::Method(s(p)?),
+        OBJTYPE => Attr::ObjType(u32_of(id, p)?),
+        SIGNATURE => Attr::Signature(decode_table(p)?),
+        DATA => Attr::Data(decode_table(p)?),
+        TARGET => Attr::Target(u32_of(id, p)?),
+        ACTIVE => Attr::Active(u8_of(id, p)?),
+        NO_REPLY => Attr::NoReply(u8_of(id, p)?),
+        SUBSCRIBERS => Attr::Subscribers(decode_attrs(p)?),
+        USER => Attr::User(s(p)?),
+        GROUP => Attr::Group(s(p)?),
+        _ => Attr::Unknown {
+            extended: false,
+            id,
+            payload: p.to_vec(),
+        },
+    })
+}
+
+fn put_ubus_attr(out: &mut Vec<u8>, a: &Attr) -> Result<(), BlobError> {
+    use attr_id::*;
+    let u32a = |out: &mut Vec<u8>, id, v: u32| {
+        put_attr(out, false, id, |o| {
+            o.extend_from_slice(&v.to_be_bytes());
+            Ok(())
+        })
+    };
+    let stra = |out: &mut Vec<u8>, id, v: &str| {
+        put_attr(out, false, id, |o| {
+            o.extend_from_slice(v.as_bytes());
+            o.push(0);
+            Ok(())
+        })
+    };
+    let u8a = |out: &mut Vec<u8>, id, v: u8| {
+        put_attr(out, false, id, |o| {
+            o.push(v);
+            Ok(())
+        })
+    };
+    match a {
+        Attr::Status(v) => u32a(out, STATUS, *v),
+        Attr::ObjPath(v) => stra(out, OBJPATH, v),
+        Attr::ObjId(v) => u32a(out, OBJID, *v),
+        Attr::Method(v) => stra(out, METHOD, v),
+        Attr::ObjType(v) => u32a(out, OBJTYPE, *v),
+        Attr::Signature(t) => put_attr(out, false, SIGNATURE, |o| put_table(o, t)),
+        Attr::Data(t) => put_attr(out, false, DATA, |o| put_table(o, t)),
+        Attr::Target(v) => u32a(out, TARGET, *v),
+        Attr::Active(v) => u8a(out, ACTIVE, *v),
+        Attr::NoReply(v) => u8a(out, NO_REPLY, *v),
+        Attr::Subscribers(list) => put_attr(out, false, SUBSCRIBERS, |o| {
+            for a in list {
+                put_ubus_attr(o, a)?;
+            }
+            Ok(())
+        }),
+        Attr::User(v) => stra(out, USER, v),
+        Attr::Group(v) => stra(out, GROUP, v),
+        Attr::Unknown {
+            extended,
+            id,
+            payload,
+        } => put_attr(out, *extended, *id, |o| {
+            o.extend_from_slice(payload);
+            Ok(())
+        }),
+    }
+}
+
+/// Total wire length of the message whose first [`PREFIX_LEN`] bytes are `prefix`
+/// (header + container length). ubusd drops a client announcing a container shorter
+/// than its header or a message over `UBUS_MAX_MSGLEN` (ubusd_main.c), so do we.
+pub fn frame_len(prefix: &[u8]) -> Result<usize, MsgError> {
+    let hdr = AttrHdr::parse(prefix.get(HDR_LEN..).ok_or(MsgError::BadContainer)?)?;
+    if hdr.extended || hdr.id != 0 {
+        return Err(MsgError::BadContainer);
+    }
+    if hdr.len > UBUS_MAX_MSGLEN {
+        return Err(MsgError::TooLong);
+    }
+    Ok(HDR_LEN + hdr.len)
+}
+
+/// A whole ubus message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub header: Header,
+    pub attrs: Vec<Attr>,
+}
+
+impl Message {
+    pub fn new(ty: MsgType, seq: u16, peer: u32, attrs: Vec<Attr>) -> Message {
+        Message {
+            header: Header::new(ty, seq, peer),
+            attrs,
+        }
+    }
+
+    /// Decodes exactly one message; `bytes` must hold it and nothing more.
+    pub fn decode(bytes: &[u8]) -> Result<Message, MsgError> {
+        let total = frame_len(bytes)?;
+        if total != bytes.len() {
+            return Err(MsgError::BadContainer);
+        }
+        let header = Header {
+            version: bytes[0],
+            ty: MsgType::from_u8(bytes[1]),
+            seq: u16::from_be_bytes([bytes[2], bytes[3]]),
+            peer: u32::from_be_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]),
+        };
+        let attrs = decode_attrs(&bytes[PREFIX_LEN..])?;
+        Ok(Message { header, attrs })
+    }
+
+    pub fn encode(&self) -> Result<Vec<u8>, MsgError> {
+        let mut out = Vec::with_capacity(64);
+        out.push(self.header.version);
+        out.push(self.header.ty.to_u8());
+        out.extend_from_slice(&self.header.seq.to_be_bytes());
+        out.extend_from_slice(&self.header.peer.to_be_bytes());
+        put_attr(&mut out, false, 0, |o| {
+            for a in &self.attrs {
+                put_ubus_attr(o, a)?;
+            }
+            Ok(())
+        })?;
+        if out.len() > HDR_LEN + UBUS_MAX_MSGLEN {
+            return Err(MsgError::TooLong);
+        }
+        Ok(out)
+    }
+
+    // ---- accessors
+
+    fn find<'a, T>(&'a self, f: impl Fn(&'a Attr) -> Option<T>) -> Option<T> {
+        // blob_parse stores the last occurrence of each id; libubus-built messages never
+        // repeat ids, and taking the first one is what the broker relays anyway.
+        self.attrs.iter().find_map(f)
+    }
+
+    pub fn status(&self) -> Option<u32> {
+        self.find(|a| match a {
+            Attr::Status(v) => Some(*v),
+            _ => None,
+        })
+    }
+
+    pub fn objid(&self) -> Option<u32> {
+        self.find(|a| match a {
+            Attr::ObjId(v) => Some(*v),
+            _ => None,
+        })
+    }
+
+    pub fn objtype(&self) -> Option<u32> {
+        self.find(|a| match a {
+            Attr::ObjType(v) => Some(*v),
+            _ => None,
+        })
+    }
+
+    pub fn objpath(&self) -> Option<&str> {
+        self.find(|a| match a {
+            Attr::ObjPath(v) => Some(v.as_str()),
+            _ => None,
+        })
+    }
+
+    pub fn method(&self) -> Option<&str> {
+        self.find(|a| match a {
+            Attr::Method(v) => Some(v.as_str()),
+            _ => None,
+        })
+    }
+
+    pub fn data(&self) -> Option<&Table> {
+        self.find(|a| match a {
+            Attr::Data(v) => Some(v),
+            _ => None,
+        })
+    }
+
+    pub fn signature(&self) -> Option<&Table> {
+        self.find(|a| match a {
+            Attr::Signature(v) => Some(v),
+            _ => None,
+        })
+    }
+
+    pub fn no_reply(&self) -> bool {
+        self.find(|a| match a {
+            Attr::NoReply(v) => Some(*v != 0),
+            _ => None,
+        })
+        .unwrap_or(false)
+    }
+
+    // ---- builders for what libubus / ubusd send
+
+    /// ubusd -> client right after accept(): `peer` is the client id.
+    pub fn hello(client_id: u32) -> Message {
+        Message::new(MsgType::Hello, 0, client_id, vec![])
+    }
+
+    /// A STATUS reply. ubusd's own replies carry only STATUS; a server's reply to an
+    /// INVOKE adds OBJID (libubus `ubus_complete_request`).
+    pub fn status_msg(seq: u16, peer: u32, status: UbusStatus, objid: Option<u32>) -> Message {
+        let mut attrs = vec![Attr::Status(status.to_u32())];
+        if let Some(id) = objid {
+            attrs.push(Attr::ObjId(id));
+        }
+        Message::new(MsgType::Status, seq, peer, attrs)
+    }
+
+    /// A server's DATA reply to an INVOKE (libubus `ubus_send_reply`): OBJID then DATA.
+    pub fn data_reply(seq: u16, peer: u32, objid: u32, data: Table) -> Message {
+        Message::new(
+            MsgType::Data,
+            seq,
+            peer,
+            vec![Attr::ObjId(objid), Attr::Data(data)],
+        )
+    }
+
+    /// ADD_OBJECT as libubus `ubus_add_object` sends it: OBJPATH then SIGNATURE.
+    pub fn add_object(seq: u16, path: &str, methods: &[MethodSig]) -> Message {
+        Message::new(
+            MsgType::AddObject,
+            seq,
+            0,
+            vec![
+                Attr::ObjPath(path.to_string()),
+                Attr::Signature(signature(methods)),
+            ],
+        )
+    }
+
+    /// REMOVE_OBJECT {OBJID}.
+    pub fn remove_object(seq: u16, objid: u32) -> Message {
+        Message::new(MsgType::RemoveObject, seq, 0, vec![Attr::ObjId(objid)])
+    }
+
+    /// LOOKUP, of one path or (None) of every named object.
+    pub fn lookup(seq: u16, path: Option<&str>) -> Message {
+        let attrs = path
+            .map(|p| vec![Attr::ObjPath(p.to_string())])
+            .unwrap_or_default();
+        Message::new(MsgType::Lookup, seq, 0, attrs)
+    }
+
+    /// A caller's INVOKE (libubus `ubus_invoke`): header peer = target objid.
+    pub fn invoke(seq: u16, objid: u32, method: &str, args: Table) -> Message {
+        Message::new(
+            MsgType::Invoke,
+            seq,
+            objid,
+            vec![
+                Attr::ObjId(objid),
+                Attr::Method(method.to_string()),
+                Attr::Data(args),
+            ],
+        )
+    }
+
+    /// `ubus send`: INVOKE of system object 1, method `send`, DATA {id, data}.
+    pub fn event_send(seq: u16, event: &str, data: Table) -> Message {
+        Message::invoke(
+            seq,
+            UBUS_SYSTEM_OBJECT_EVENT,
+            "send",
+            vec![
+                ("id".to_string(), BlobValue::str(event)),
+                ("data".to_string(), BlobValue::Table(data)),
+            ],
+        )
+    }
+
+    /// `ubus listen`: INVOKE of system object 1, method `register`, DATA {object, pattern}.
+    pub fn event_register(seq: u16, listener_objid: u32, pattern: &str) -> Message {
+        Message::invoke(
+            seq,
+            UBUS_SYSTEM_OBJECT_EVENT,
+            "register",
+            vec![
+                // libubus puts the u32 id with blobmsg_add_u32: an INT32 on the wire.
+                (
+                    "object".to_string(),
+                    BlobValue::Int32(listener_objid as i32),
+                ),
+                ("pattern".to_string(), BlobValue::str(pattern)),
+            ],
+        )
+    }
+}
+
+/// A method of a registered object and its argument policy (`struct ubus_method`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodSig {
+    pub name: String,
+    pub args: Vec<(String, BlobMsgType)>,
+}
+
+impl MethodSig {
+    pub fn new(name: &str, args: &[(&str, BlobMsgType)]) -> MethodSig {
+        MethodSig {
+            name: name.to_string(),
+            args: args.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
+        }
+    }
+}
+
+/// The SIGNATURE table: one table per method whose members are INT32 policy types.
+pub fn signature(methods: &[MethodSig]) -> Table {
+    methods
+        .iter()
+        .map(|m| {
+            let t = m
+                .args
+                .iter()
+                .map(|(n, ty)| (n.clone(), BlobValue::Int32(i32::from(*ty as u8))))
+                .collect();
+            (m.name.clone(), BlobValue::Table(t))
+        })
+        .collect()
+}
+
+/// Reassembles messages from a byte stream. Pure: the caller feeds what it read.
+#[derive(Debug, Default)]
+pub struct FrameBuf {
+    buf: Vec<u8>,
+}
+
+impl FrameBuf {
+    pub fn new() -> FrameBuf {
+        FrameBuf::default()
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// The next complete message's bytes, `Ok(None)` if more bytes are needed, or an
+    /// error when the stream is unusable (the connection must be dropped).
+    pub fn next_frame(&mut self) -> Result<Option<Vec<u8>>, MsgError> {
+        if self.buf.len() < PREFIX_LEN {
+            return Ok(None);
+        }
+        let total = frame_len(&self.buf)?;
+        if self.buf.len() < total {
+            return Ok(None);
+        }
+        let rest = self.buf.split_off(total);
+        Ok(Some(std::mem::replace(&mut self.buf, rest)))
+    }
+
+    pub fn buffered(&self) -> usize {
+        self.buf.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_reassembly() {
+        let m = Message::status_msg(7, 9, UbusStatus::MethodNotFound, Some(3))
+            .encode()
+            .unwrap();
+        let mut fb = FrameBuf::new();
+        fb.push(&m[..5]);
+        assert_eq!(fb.next_frame().unwrap(), None);
+        fb.push(&m[5..]);
+        fb.push(&m[..3]);
+        assert_eq!(fb.next_frame().unwrap().as_deref(), Some(&m[..]));
+        assert_eq!(fb.next_frame().unwrap(), None);
+        assert_eq!(fb.buffered(), 3);
+    }
+
+    #[test]
+    fn rejects_bad_frames() {
+        // Container shorter than its header.
+        assert!(frame_len(&[0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 2]).is_err());
+        // Container with a non-zero id.
+        assert!(frame_len(&[0, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0, 4]).is_err());
+        // Over 1 MiB.
+        assert_eq!(
+            frame_len(&[0, 1, 0, 1, 0, 0, 0, 0, 0, 0x10, 0, 8]),
+            Err(MsgError::TooLong)
+        );
+        // STATUS with a 2-byte payload.
+        let bad = [0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 12, 1, 0, 0, 6, 0, 0, 0, 0];
+        assert_eq!(Message::decode(&bad), Err(MsgError::BadAttr(1)));
+        // Trailing garbage after the container.
+        let mut m = Message::hello(5).encode().unwrap();
+        m.push(0);
+        assert_eq!(Message::decode(&m), Err(MsgError::BadContainer));
+    }
+
+    #[test]
+    fn status_codes_roundtrip() {
+        for v in 0..20 {
+            assert_eq!(UbusStatus::from_u32(v).to_u32(), v);
+        }
+        for v in 0..=255u8 {
+            assert_eq!(MsgType::from_u8(v).to_u8(), v);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn decode_never_panics(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..128)) {
+            let _ = Message::decode(&bytes);
+            let mut fb = FrameBuf::new();
+            fb.push(&bytes);
+            let _ = fb.next_frame();
+        }
+    }
+}

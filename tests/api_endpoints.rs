@@ -1,0 +1,601 @@
+//! Every HTTP endpoint through the real server and routes, with a fake owner
+//! task answering `Control` messages from a synthetic snapshot; plus the
+//! robustness cases (slow clients, oversized headers, bad methods, unknown
+//! paths, concurrent triggers, a stuck owner). Each test has its own 127.x
+//! address; every wait is bounded.
+
+#[path = "api_fixture.rs"]
+mod fixture;
+
+use fixture::*;
+use pathosd::api::control::ControlHandle;
+use pathosd::api::routes::Options;
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+struct Reply {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+        })
+    }
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+}
+
+fn connect(addr: SocketAddr) -> TcpStream {
+    let s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.set_write_timeout(Some(Duration::from_secs(10))).unwrap();
+    s
+}
+
+/// Sends raw bytes, reads until the server closes (Connection: close).
+fn raw(addr: SocketAddr, bytes: &[u8]) -> Reply {
+    let mut s = connect(addr);
+    s.write_all(bytes).unwrap();
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).unwrap();
+    let text = String::from_utf8(buf).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    Reply {
+        status: head.get(9..12).and_then(|s| s.parse().ok()).unwrap_or(0),
+        head: head.to_string(),
+        body: body.to_string(),
+    }
+}
+
+fn req(addr: SocketAddr, method: &str, target: &str) -> Reply {
+    raw(
+        addr,
+        format!("{method} {target} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+}
+
+fn setup(n: u8) -> (FakeOwner, SocketAddr) {
+    let owner = start_owner(Duration::from_millis(1));
+    let addr = start_http(test_ip(n), owner.ctl.clone(), limits(2000));
+    (owner, addr)
+}
+
+#[test]
+fn healthz_and_readyz() {
+    let (owner, addr) = setup(1);
+    let r = req(addr, "GET", "/healthz");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("Content-Type").unwrap(), "application/json");
+    assert_eq!(r.json(), serde_json::json!({"status": "ok"}));
+
+    // frr (required) is Established, bird is not required.
+    let r = req(addr, "GET", "/readyz");
+    assert_eq!(r.status, 200, "{}", r.body);
+    let v = r.json();
+    assert_eq!(v["status"], "ready");
+    assert_eq!(v["peers"].as_array().unwrap().len(), 2);
+    assert!(v.get("unready").is_none());
+
+    owner.snapshot.lock().unwrap().peers[1].required = true;
+    let r = req(addr, "GET", "/readyz");
+    assert_eq!(r.status, 503);
+    let v = r.json();
+    assert_eq!(v["status"], "not_ready");
+    assert_eq!(v["unready"], serde_json::json!(["bird"]));
+    assert_eq!(v["peers"][1]["session_state"], "active");
+
+    // No peers at all counts as ready.
+    owner.snapshot.lock().unwrap().peers.clear();
+    let r = req(addr, "GET", "/readyz");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["peers"], serde_json::json!([]));
+}
+
+#[test]
+fn status_document() {
+    let (_owner, addr) = setup(2);
+    let r = req(addr, "GET", "/status");
+    assert_eq!(r.status, 200);
+    let v = r.json();
+    assert_eq!(v["router_id"], "10.0.0.1");
+    assert_eq!(v["asn"], 65001);
+    assert_eq!(v["version"], "0.1.0-test");
+    assert_eq!(
+        v["start_time"],
+        pathosd::logging::utc_timestamp(at(1_790_000_000))
+    );
+    assert_eq!(v["uptime_seconds"], 3600);
+
+    let frr = &v["peers"][0];
+    assert_eq!(frr["name"], "frr");
+    assert_eq!(frr["address"], "127.0.0.2");
+    assert_eq!(frr["peer_asn"], 65000);
+    assert_eq!(frr["session_state"], "established");
+    assert_eq!(frr["required"], true);
+    assert_eq!(frr["uptime_seconds"], 120);
+    assert_eq!(frr["messages_received"]["keepalive"], 40);
+    assert_eq!(frr["messages_sent"]["total"], 45);
+    assert_eq!(frr["advertised"], 1);
+    let bird = &v["peers"][1];
+    assert_eq!(bird["uptime_seconds"], Value::Null);
+    assert_eq!(bird["last_error"], "connect: connection refused");
+    assert_eq!(bird["notification_received"], "6/2 Administrative Shutdown");
+    assert_eq!(bird["flaps"], 2);
+
+    let names: Vec<&str> = v["vips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["web", "db", "<b>evil</b>&\"x'"], "config order");
+    let web = &v["vips"][0];
+    assert_eq!(web["prefix"], "10.10.1.1/32");
+    assert_eq!(web["state"], 1);
+    assert_eq!(web["state_name"], "announced");
+    assert_eq!(web["health"], 1);
+    assert_eq!(web["health_name"], "healthy");
+    assert_eq!(web["consecutive_ok"], 3);
+    assert_eq!(web["consecutive_fail"], 0);
+    assert_eq!(web["check_type"], "http");
+    assert_eq!(web["as_path_prepend_base"], 3);
+    assert_eq!(web["communities"], serde_json::json!(["65001:100"]));
+    assert_eq!(web["large_communities"], serde_json::json!(["65001:1:2"]));
+    assert_eq!(web["local_address_assigned"], true);
+    assert_eq!(web["last_transition_reason"], "web: rise threshold reached");
+    assert_eq!(web["transitions"]["announced"], 2);
+    assert_eq!(web["checks_policy"], "all");
+    let c = &web["checks"][0];
+    assert_eq!(c["name"], "web");
+    assert_eq!(c["type"], "http");
+    assert_eq!(c["last_check_success"], true);
+    assert_eq!(c["last_check_detail"], "HTTP 200 OK");
+    assert_eq!(c["last_check_duration_ms"], 12.345);
+    assert_eq!(c["details"]["status_code"], 200);
+    assert_eq!(web["checks"][1]["details"]["answers"][1], "192.0.2.2");
+    let db = &v["vips"][1];
+    assert_eq!(db["state"], 0);
+    assert_eq!(db["health"], 2);
+    assert_eq!(db["consecutive_fail"], 4);
+    assert_eq!(db["checks"][0]["timed_out"], true);
+    assert_eq!(db["local_address_assigned"], Value::Null);
+    let evil = &v["vips"][2];
+    assert_eq!(evil["state"], 2);
+    assert_eq!(evil["as_path_prepend"], 2);
+    assert_eq!(evil["drain"], true);
+    assert_eq!(evil["drain_file"], true);
+    assert_eq!(evil["last_transition_time"], Value::Null);
+
+    // Stable order: two renderings are byte-identical.
+    assert_eq!(req(addr, "GET", "/status").body, r.body);
+}
+
+#[test]
+fn one_vip_by_name() {
+    let (_owner, addr) = setup(3);
+    let r = req(addr, "GET", "/api/v1/vips/db");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["state_name"], "withdrawn");
+    let enc = pathosd::api::page::pct("<b>evil</b>&\"x'");
+    let r = req(addr, "GET", &format!("/api/v1/vips/{enc}"));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["prefix"], "2001:db8::1/128");
+    let r = req(addr, "GET", "/api/v1/vips/nope");
+    assert_eq!(r.status, 404);
+    assert_eq!(r.json()["error"], "VIP not found: nope");
+    assert_eq!(req(addr, "GET", "/api/v1/vips/%zz").status, 400);
+}
+
+#[test]
+fn head_serves_get_routes_without_body() {
+    let (_owner, addr) = setup(4);
+    for p in ["/", "/healthz", "/readyz", "/status", "/metrics"] {
+        let r = req(addr, "HEAD", p);
+        assert_eq!(r.status, 200, "{p}");
+        assert!(r.body.is_empty(), "{p}");
+    }
+}
+
+#[test]
+fn wrong_method_is_405_with_allow_and_unknown_path_404() {
+    let (_owner, addr) = setup(5);
+    for (m, p, allow) in [
+        ("POST", "/status", "GET, HEAD"),
+        ("PUT", "/metrics", "GET, HEAD"),
+        ("DELETE", "/", "GET, HEAD"),
+        ("POST", "/healthz", "GET, HEAD"),
+        ("GET", "/api/v1/vips/web/check", "POST"),
+        ("DELETE", "/api/v1/vips/web/check", "POST"),
+        ("GET", "/api/v1/vips/web/drain", "POST, DELETE"),
+        ("PATCH", "/api/v1/vips/web", "GET, HEAD"),
+        ("FOO", "/readyz", "GET, HEAD"),
+    ] {
+        let r = req(addr, m, p);
+        assert_eq!(r.status, 405, "{m} {p}");
+        assert_eq!(r.header("Allow").as_deref(), Some(allow), "{m} {p}");
+        assert!(r.json()["error"].is_string());
+    }
+    for p in [
+        "/nope",
+        "/status/",
+        "/api/v1/vips",
+        "/api/v1/vips/",
+        "/api/v1/vips/web/bogus",
+        "/api/v1/vips/web/check/x",
+        "/api/v2/vips/web/check",
+    ] {
+        let r = req(addr, "GET", p);
+        assert_eq!(r.status, 404, "{p}");
+        assert_eq!(r.header("Content-Type").unwrap(), "application/json");
+        assert_eq!(r.json()["error"], "not found");
+    }
+}
+
+#[test]
+fn trigger_runs_every_check_or_one() {
+    let (owner, addr) = setup(6);
+    let r = req(addr, "POST", "/api/v1/vips/web/check");
+    assert_eq!(r.status, 200, "{}", r.body);
+    let v = r.json();
+    assert_eq!(v["vip"], "web");
+    assert_eq!(v["state"], "announced");
+    assert_eq!(v["result"]["success"], true);
+    assert_eq!(
+        v["result"]["detail"],
+        "web: HTTP 200 OK; dns: DNS OK: web.example.com.; ping: ping 192.0.2.9: 3/3 replies"
+    );
+    assert_eq!(v["result"]["details"]["web"]["status_code"], 200);
+    let results = v["results"].as_object().unwrap();
+    assert_eq!(results.len(), 3);
+    assert_eq!(results["web"]["success"], true);
+    assert_eq!(results["web"]["timed_out"], false);
+    assert!(results["web"]["duration_ms"].as_f64().unwrap() >= 1.0);
+    assert_eq!(results["ping"]["details"]["rtt_max_ms"], 1.25);
+
+    // One check: the others count as failed in the combination.
+    let r = req(addr, "POST", "/api/v1/vips/web/check?check=web");
+    assert_eq!(r.status, 200);
+    let v = r.json();
+    assert_eq!(v["results"].as_object().unwrap().len(), 1);
+    assert_eq!(v["results"]["web"]["success"], true);
+    assert_eq!(v["result"]["success"], false);
+    assert_eq!(v["result"]["detail"], "HTTP 200 OK; checks_policy fails");
+    assert_eq!(v["result"]["details"]["status_code"], 200);
+
+    // A single-check VIP: `result` is that check's result (Go pathosd's shape).
+    let r = req(addr, "POST", "/api/v1/vips/db/check");
+    let v = r.json();
+    assert_eq!(v["result"]["success"], false);
+    assert_eq!(v["result"]["timed_out"], true);
+    assert_eq!(v["state"], "withdrawn");
+
+    let r = req(addr, "POST", "/api/v1/vips/nope/check");
+    assert_eq!(r.status, 404);
+    assert_eq!(r.json()["error"], "VIP not found: nope");
+    let r = req(addr, "POST", "/api/v1/vips/web/check?check=nope");
+    assert_eq!(r.status, 404);
+    assert_eq!(r.json()["error"], "check not found: nope");
+    assert_eq!(
+        req(addr, "POST", "/api/v1/vips/web/check?check=").status,
+        400
+    );
+    assert_eq!(owner.log.triggers.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn drain_and_undrain() {
+    let (owner, addr) = setup(7);
+    let r = req(addr, "POST", "/api/v1/vips/web/drain");
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.json(),
+        serde_json::json!({"vip": "web", "drain": true, "state": "pessimized"})
+    );
+    assert!(owner.snapshot.lock().unwrap().vips[0].drain_api);
+    let s = req(addr, "GET", "/status").json();
+    assert_eq!(s["vips"][0]["drain_api"], true);
+    assert_eq!(s["vips"][0]["state_name"], "pessimized");
+    let r = req(addr, "DELETE", "/api/v1/vips/web/drain");
+    assert_eq!(
+        r.json(),
+        serde_json::json!({"vip": "web", "drain": false, "state": "announced"})
+    );
+    let r = req(addr, "DELETE", "/api/v1/vips/nope/drain");
+    assert_eq!(r.status, 404);
+    assert_eq!(r.json()["error"], "VIP not found: nope");
+}
+
+#[test]
+fn metrics_pass_promtool() {
+    let (_owner, addr) = setup(8);
+    let r = req(addr, "GET", "/metrics");
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.header("Content-Type").unwrap(),
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
+    let t = &r.body;
+    for line in [
+        "pathosd_build_info{version=\"0.1.0-test\"} 1",
+        "pathosd_vip_state{vip=\"web\",nlri=\"10.10.1.1/32\"} 1",
+        "pathosd_vip_state{vip=\"db\",nlri=\"10.10.2.1/32\"} 0",
+        "pathosd_vip_state{vip=\"<b>evil</b>&\\\"x'\",nlri=\"2001:db8::1/128\"} 2",
+        "pathosd_vip_transitions_total{vip=\"web\",nlri=\"10.10.1.1/32\",to=\"announced\"} 2",
+        "pathosd_vip_last_transition_timestamp_seconds{vip=\"web\",nlri=\"10.10.1.1/32\"} 1790000060",
+        "pathosd_vip_priority_status{vip=\"<b>evil</b>&\\\"x'\",nlri=\"2001:db8::1/128\"} 2",
+        "pathosd_vip_flaps_total{vip=\"web\",nlri=\"10.10.1.1/32\"} 1",
+        "pathosd_vip_local_address_assigned{vip=\"web\",nlri=\"10.10.1.1/32\"} 1",
+        "pathosd_check_total{vip=\"web\",nlri=\"10.10.1.1/32\",check=\"web\",type=\"http\",result=\"success\"} 10",
+        "pathosd_check_total{vip=\"db\",nlri=\"10.10.2.1/32\",check=\"tcp\",type=\"tcp\",result=\"fail\"} 2",
+        "pathosd_check_duration_seconds_bucket{vip=\"web\",nlri=\"10.10.1.1/32\",check=\"web\",type=\"http\",le=\"0.2\"} 8",
+        "pathosd_check_duration_seconds_bucket{vip=\"web\",nlri=\"10.10.1.1/32\",check=\"web\",type=\"http\",le=\"+Inf\"} 12",
+        "pathosd_check_duration_seconds_count{vip=\"web\",nlri=\"10.10.1.1/32\",check=\"web\",type=\"http\"} 12",
+        "pathosd_check_last_result{vip=\"db\",nlri=\"10.10.2.1/32\",check=\"tcp\",type=\"tcp\"} 0",
+        "pathosd_check_timeout_exceeded_total{vip=\"db\",nlri=\"10.10.2.1/32\",check=\"tcp\",type=\"tcp\"} 1",
+        "pathosd_check_healthy{vip=\"db\",nlri=\"10.10.2.1/32\",check=\"tcp\",type=\"tcp\"} 0",
+        "pathosd_check_http_status_code{vip=\"web\",nlri=\"10.10.1.1/32\",check=\"web\",type=\"http\"} 200",
+        "pathosd_check_ping_rtt_seconds{vip=\"web\",nlri=\"10.10.1.1/32\",check=\"ping\",type=\"ping\",stat=\"max\"} 0.00125",
+        "pathosd_check_ping_loss_ratio{vip=\"web\",nlri=\"10.10.1.1/32\",check=\"ping\",type=\"ping\"} 0",
+        "pathosd_check_dns_answers{vip=\"web\",nlri=\"10.10.1.1/32\",check=\"dns\",type=\"dns\"} 2",
+        "pathosd_check_exec_exit_code{vip=\"<b>evil</b>&\\\"x'\",nlri=\"2001:db8::1/128\",check=\"exec\",type=\"exec\"} 0",
+        "bgp_peer_state{peer=\"frr\",session_state=\"established\"} 1",
+        "bgp_peer_state{peer=\"frr\",session_state=\"idle\"} 0",
+        "bgp_peer_state{peer=\"bird\",session_state=\"active\"} 1",
+        "bgp_peer_up{peer=\"bird\"} 0",
+        "bgp_peer_uptime_seconds{peer=\"frr\"} 120",
+        "bgp_peer_flaps_total{peer=\"bird\"} 2",
+        "bgp_received_messages_total{peer=\"frr\",type=\"keepalive\"} 40",
+        "bgp_sent_messages_total{peer=\"frr\",type=\"update\"} 3",
+        "bgp_routes_advertised{peer=\"frr\"} 1",
+        "bgp_peer_info{peer=\"frr\",address=\"127.0.0.2\",peer_asn=\"65000\",required=\"true\"} 1",
+    ] {
+        assert!(t.lines().any(|l| l == line), "missing {line}\n{t}");
+    }
+    // detailed_metrics is off for db's tcp check and there are no tcp details:
+    // no detail family may name it.
+    assert!(!t.contains("pathosd_check_http_status_code{vip=\"db\""));
+    // Every sample line belongs to a family announced with HELP and TYPE.
+    for l in t.lines().filter(|l| !l.starts_with('#')) {
+        let name = l.split(['{', ' ']).next().unwrap();
+        let base = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|s| name.strip_suffix(s))
+            .filter(|b| t.contains(&format!("# TYPE {b} histogram")))
+            .unwrap_or(name);
+        assert!(t.contains(&format!("# HELP {base} ")), "{base}");
+    }
+    promtool(t);
+}
+
+/// `promtool check metrics` must accept the text and print nothing (no lint
+/// findings either).
+fn promtool(text: &str) {
+    let mut p = Command::new("/usr/bin/promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian package prometheus)");
+    p.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = p.wait_with_output().unwrap();
+    let msg = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "promtool: {msg}\n{text}");
+    assert!(msg.trim().is_empty(), "promtool findings: {msg}");
+}
+
+#[test]
+fn metrics_of_an_empty_daemon_pass_promtool() {
+    let owner = start_owner(Duration::from_millis(1));
+    {
+        let mut s = owner.snapshot.lock().unwrap();
+        s.vips.clear();
+        s.peers.clear();
+    }
+    let addr = start_http(test_ip(9), owner.ctl.clone(), limits(2000));
+    let r = req(addr, "GET", "/metrics");
+    assert_eq!(r.status, 200);
+    assert!(!r.body.contains("pathosd_vip_local_address_assigned"));
+    assert!(!r.body.contains("pathosd_check_http_status_code"));
+    promtool(&r.body);
+}
+
+#[test]
+fn page_is_self_contained_and_escaped() {
+    let (_owner, addr) = setup(10);
+    let r = req(addr, "GET", "/");
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.header("Content-Type").unwrap(),
+        "text/html; charset=utf-8"
+    );
+    let b = &r.body;
+    assert!(b.len() < 8 * 1024, "page is {} bytes", b.len());
+    assert!(b.contains("<td>web</td>"));
+    assert!(b.contains("&lt;b&gt;evil&lt;/b&gt;&amp;&quot;x&#39;"));
+    assert!(!b.contains("<b>evil"));
+    assert!(!b.contains("<script>alert"));
+    assert!(b.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(b.contains("action=\"/api/v1/vips/%3Cb%3Eevil%3C%2Fb%3E%26%22x%27/check\""));
+    // No external assets.
+    for bad in ["src=\"http", "href=\"http", "<link", "@import", "src=\"/"] {
+        assert!(!b.contains(bad), "{bad}");
+    }
+}
+
+#[test]
+fn twenty_concurrent_triggers_for_one_vip_run_one_at_a_time() {
+    let owner = start_owner(Duration::from_millis(20));
+    let addr = start_http(test_ip(11), owner.ctl.clone(), limits(10_000));
+    let started = Instant::now();
+    let threads: Vec<_> = (0..20)
+        .map(|_| std::thread::spawn(move || req(addr, "POST", "/api/v1/vips/web/check")))
+        .collect();
+    for t in threads {
+        let r = t.join().unwrap();
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(r.json()["vip"], "web");
+    }
+    assert_eq!(owner.log.triggers.load(Ordering::SeqCst), 20);
+    assert_eq!(owner.log.max_in_flight.load(Ordering::SeqCst), 1);
+    // Serialized: at least 20 × the probe time.
+    assert!(started.elapsed() >= Duration::from_millis(400));
+}
+
+/// The overlap detector of the test above is real: without the API's per-VIP
+/// gate the fake owner sees concurrent triggers.
+#[test]
+fn the_fake_owner_sees_overlap_when_triggers_bypass_the_gate() {
+    let owner = start_owner(Duration::from_millis(50));
+    let ctl = owner.ctl.clone();
+    smol::block_on(async {
+        let a = ctl.trigger("web", None);
+        let b = ctl.trigger("web", None);
+        let (x, y) = smol::future::zip(a, b).await;
+        x.unwrap();
+        y.unwrap();
+    });
+    assert_eq!(owner.log.max_in_flight.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn triggers_for_different_vips_and_ubus_share_the_gate() {
+    // HTTP and the ubus path both go through trigger_serialized.
+    let owner = start_owner(Duration::from_millis(30));
+    let addr = start_http(test_ip(12), owner.ctl.clone(), limits(10_000));
+    let ctl = owner.ctl.clone();
+    let ubus_side = std::thread::spawn(move || {
+        smol::block_on(async {
+            for _ in 0..3 {
+                pathosd::api::routes::trigger_serialized(&ctl, "web", None)
+                    .await
+                    .unwrap();
+            }
+        })
+    });
+    let http: Vec<_> = (0..3)
+        .map(|_| std::thread::spawn(move || req(addr, "POST", "/api/v1/vips/web/check").status))
+        .collect();
+    let db = std::thread::spawn(move || req(addr, "POST", "/api/v1/vips/db/check").status);
+    for h in http {
+        assert_eq!(h.join().unwrap(), 200);
+    }
+    assert_eq!(db.join().unwrap(), 200);
+    ubus_side.join().unwrap();
+    assert_eq!(owner.log.triggers.load(Ordering::SeqCst), 7);
+    assert_eq!(owner.log.max_in_flight.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn slow_client_does_not_stall_other_requests() {
+    let owner = start_owner(Duration::from_millis(1));
+    let addr = start_http(test_ip(13), owner.ctl.clone(), limits(3000));
+    // A client that sends half a request line and then nothing.
+    let mut slow = connect(addr);
+    slow.write_all(b"GET /sta").unwrap();
+    let started = Instant::now();
+    for _ in 0..5 {
+        assert_eq!(req(addr, "GET", "/status").status, 200);
+        assert_eq!(req(addr, "POST", "/api/v1/vips/web/check").status, 200);
+    }
+    // Served while the slow client still holds its connection.
+    if started.elapsed() < Duration::from_millis(2500) {
+        slow.set_nonblocking(true).unwrap();
+        let mut b = [0u8; 16];
+        let e = slow.read(&mut b).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
+        slow.set_nonblocking(false).unwrap();
+    }
+    // Then read_header_timeout cuts it off.
+    let mut buf = Vec::new();
+    slow.read_to_end(&mut buf).unwrap();
+    let text = String::from_utf8_lossy(&buf);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(started.elapsed() < Duration::from_secs(8));
+}
+
+#[test]
+fn hostile_requests_get_errors_not_hangs() {
+    let (_owner, addr) = setup(14);
+    // Oversized header block.
+    let big = format!(
+        "GET /status HTTP/1.1\r\nX-Junk: {}\r\n\r\n",
+        "a".repeat(10 * 1024)
+    );
+    assert_eq!(raw(addr, big.as_bytes()).status, 431);
+    // Too many headers.
+    let mut many = String::from("GET /status HTTP/1.1\r\n");
+    for i in 0..40 {
+        many.push_str(&format!("X-{i}: v\r\n"));
+    }
+    many.push_str("\r\n");
+    assert_eq!(raw(addr, many.as_bytes()).status, 431);
+    // Garbage and a body bigger than allowed.
+    assert_eq!(raw(addr, b"\x00\x01\x02 nonsense\r\n\r\n").status, 400);
+    let r = raw(
+        addr,
+        b"POST /api/v1/vips/web/check HTTP/1.1\r\nContent-Length: 99999999\r\n\r\n",
+    );
+    assert_eq!(r.status, 413);
+    // Path traversal and odd targets are just unknown paths.
+    assert_eq!(req(addr, "GET", "/../etc/passwd").status, 404);
+    assert_eq!(
+        req(addr, "GET", "/api/v1/vips/..%2F..%2Fstatus").status,
+        404
+    );
+    // Still serving.
+    assert_eq!(req(addr, "GET", "/healthz").status, 200);
+}
+
+#[test]
+fn stuck_owner_is_answered_503_in_bounded_time() {
+    let (tx, _rx) = smol::channel::bounded(1);
+    let ctl = ControlHandle::new(tx);
+    let addr = start_http_with(
+        test_ip(15),
+        ctl,
+        limits(5000),
+        Options {
+            owner_timeout: Duration::from_millis(300),
+        },
+    );
+    let started = Instant::now();
+    let r = req(addr, "GET", "/healthz");
+    assert_eq!(r.status, 503);
+    assert_eq!(r.json()["status"], "unavailable");
+    for (m, p) in [
+        ("GET", "/status"),
+        ("GET", "/metrics"),
+        ("POST", "/api/v1/vips/web/check"),
+    ] {
+        let r = req(addr, m, p);
+        assert_eq!(r.status, 503, "{m} {p}");
+        assert!(r.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer"));
+    }
+    assert!(started.elapsed() < Duration::from_secs(4));
+
+    // A daemon that has stopped (receiver gone) is 503 at once.
+    let (tx, rx) = smol::channel::bounded(1);
+    drop(rx);
+    let addr = start_http(test_ip(16), ControlHandle::new(tx), limits(5000));
+    let r = req(addr, "GET", "/status");
+    assert_eq!(r.status, 503);
+    assert_eq!(r.json()["error"], "daemon is stopping");
+}

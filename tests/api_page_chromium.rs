@@ -1,0 +1,121 @@
+//! The status page in headless Chromium (Debian's chromium): the DOM it builds
+//! shows the VIP names and states, user data stays text, and the inline script
+//! re-renders the tables from /status.
+
+#[path = "api_fixture.rs"]
+mod fixture;
+
+use fixture::*;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs chromium --dump-dom on `url`, killed after a bounded time.
+fn dump_dom(tag: &str, url: &str, extra: &[&str]) -> String {
+    let dir = TempDir(
+        std::env::temp_dir().join(format!("pathosd-chromium-{}-{tag}", std::process::id())),
+    );
+    let _ = std::fs::remove_dir_all(&dir.0);
+    std::fs::create_dir_all(&dir.0).unwrap();
+    let out = dir.0.join("dom.html");
+    let mut child = Command::new(CHROMIUM)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+        ])
+        .arg(format!("--user-data-dir={}", dir.0.display()))
+        .args(extra)
+        .arg("--dump-dom")
+        .arg(url)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromium (Debian package chromium)");
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            assert!(st.success(), "chromium exited with {st}");
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within 90 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::fs::read_to_string(&out).unwrap()
+}
+
+fn server(n: u8) -> (FakeOwner, SocketAddr) {
+    let owner = start_owner(Duration::from_millis(1));
+    let addr = start_http(test_ip(n), owner.ctl.clone(), limits(10_000));
+    (owner, addr)
+}
+
+/// Dumped at the load event, before the script's first refresh: what the
+/// server rendered (headless --dump-dom itself needs script enabled, so a
+/// script-less browser is approximated by this).
+#[test]
+fn server_rendered_page_shows_vips_and_states() {
+    let (_owner, addr) = server(1);
+    let dom = dump_dom("ssr", &format!("http://{addr}/"), &[]);
+    assert!(dom.contains("<td>web</td>"), "{dom}");
+    assert!(dom.contains("<td>db</td>"));
+    assert!(dom.contains("<span class=\"b announced\">announced</span>"));
+    assert!(dom.contains("<span class=\"b withdrawn\">withdrawn</span>"));
+    assert!(dom.contains("<span class=\"b pessimized\">pessimized</span>"));
+    assert!(dom.contains("<td>frr</td>"));
+    assert!(dom.contains("Trigger check"));
+    // User data became text, not elements.
+    assert!(dom.contains("&lt;b&gt;evil&lt;/b&gt;&amp;\"x'"), "{dom}");
+    assert!(!dom.contains("<b>evil</b>"));
+    assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+}
+
+#[test]
+fn script_rerenders_tables_from_status() {
+    let (owner, addr) = server(2);
+    // The page itself is snapshot 0; the script's /status fetches see the change.
+    *owner.on_snapshot.lock().unwrap() = Some(Box::new(|s, served| {
+        if served >= 1 {
+            s.vips[1].state = "announced";
+            s.vips[1].checks[0].last.as_mut().unwrap().detail = "re-rendered by script".into();
+            s.peers[1].state = "established".into();
+        }
+    }));
+    let dom = dump_dom(
+        "js",
+        &format!("http://{addr}/"),
+        &["--virtual-time-budget=12000"],
+    );
+    assert!(dom.contains("re-rendered by script"), "{dom}");
+    assert!(
+        !dom.contains("class=\"b withdrawn\""),
+        "db is announced now: {dom}"
+    );
+    assert!(dom.contains("<td>db</td>"));
+    assert!(dom.contains("<span class=\"b announced\">announced</span>"));
+    assert!(dom.contains("&lt;b&gt;evil&lt;/b&gt;&amp;\"x'"), "{dom}");
+    assert!(!dom.contains("<b>evil</b>"));
+    assert!(!dom.contains("<script>alert(1)</script>"));
+    assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+}

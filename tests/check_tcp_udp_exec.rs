@@ -1,0 +1,269 @@
+//! tcp, udp and exec probes against real servers started by each test.
+
+mod support;
+
+use serde_json::json;
+use std::time::Duration;
+use support::*;
+
+fn free_tcp_port(ip: &str) -> u16 {
+    std::net::TcpListener::bind((ip, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn free_udp_port(ip: &str) -> u16 {
+    std::net::UdpSocket::bind((ip, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn tcp_connect_accepted_and_host_defaults_to_vip() {
+    let ip = test_ip(1).to_string();
+    let srv = py_server(&["tcp-banner", &ip, "HELLO pathosd\n"]);
+    let r = probe(
+        json!({"type": "tcp", "timeout": "1s", "interval": "2s", "tcp": {"port": srv.port()}}),
+        &format!("{ip}/32"),
+    );
+    assert!(r.ok, "{r:?}");
+    assert_eq!(
+        r.detail,
+        format!("connect {ip}:{}: connection accepted", srv.port())
+    );
+    assert!(!r.timed_out);
+}
+
+#[test]
+fn tcp_refused() {
+    let ip = test_ip(2).to_string();
+    let port = free_tcp_port(&ip);
+    let r = probe(
+        json!({"type": "tcp", "timeout": "1s", "tcp": {"host": ip, "port": port}}),
+        "10.0.0.0/24",
+    );
+    assert!(!r.ok);
+    assert_eq!(r.detail, format!("connect {ip}:{port}: connection refused"));
+}
+
+#[test]
+fn tcp_send_and_expect_banner() {
+    let ip = test_ip(3).to_string();
+    let srv = py_server(&["tcp-banner", &ip, "220 ready\n"]);
+    let c = |send: Option<&str>, expect: &str| {
+        let mut t = json!({"host": ip, "port": srv.port(), "expect": expect});
+        if let Some(s) = send {
+            t["send"] = json!(s);
+        }
+        probe(
+            json!({"type": "tcp", "timeout": "1500ms", "tcp": t}),
+            "10.0.0.0/8",
+        )
+    };
+    let r = c(None, "220 ready");
+    assert!(r.ok, "{r:?}");
+    assert_eq!(r.details["banner"], json!("220 ready"));
+    let r = c(Some("PING"), "echo:PING");
+    assert!(r.ok, "{r:?}");
+    // The server closes after its echo: the full reply lacks the text.
+    let r = c(Some("PING"), "PONG");
+    assert!(!r.ok);
+    assert!(
+        r.detail
+            .ends_with("reply \"220 ready\" does not contain \"PONG\""),
+        "{}",
+        r.detail
+    );
+}
+
+#[test]
+fn tcp_expect_honours_timeout() {
+    let ip = test_ip(4).to_string();
+    // Without `send` the server waits 2 s for data before closing.
+    let srv = py_server(&["tcp-banner", &ip, "220 ready\n"]);
+    let r = probe(
+        json!({"type": "tcp", "timeout": "300ms", "tcp": {"host": ip, "port": srv.port(), "expect": "NOPE"}}),
+        "10.0.0.0/8",
+    );
+    assert!(!r.ok);
+    assert!(r.duration < Duration::from_millis(1000), "{:?}", r.duration);
+    assert!(r.detail.contains("no \"NOPE\""), "{}", r.detail);
+}
+
+#[test]
+fn tcp_ipv6_literal() {
+    let srv = py_server(&["tcp-banner", "::1", "x"]);
+    let r = probe(
+        json!({"type": "tcp", "timeout": "1s", "tcp": {"port": srv.port()}}),
+        "::1/128",
+    );
+    assert!(r.ok, "{r:?}");
+    assert_eq!(
+        r.detail,
+        format!("connect [::1]:{}: connection accepted", srv.port())
+    );
+}
+
+#[test]
+fn host_required_for_network_prefix() {
+    let p = pathosd::check::Probe::new(
+        &check(json!({"type": "tcp", "tcp": {"port": 80}})),
+        &prefix("10.1.0.0/16"),
+    );
+    assert_eq!(
+        p.unwrap_err(),
+        "host is required: the VIP prefix 10.1.0.0/16 is not a single address"
+    );
+}
+
+#[test]
+fn udp_reply_passes_and_expect_checks_it() {
+    let ip = test_ip(5).to_string();
+    let srv = py_server(&["udp-echo", &ip, "pong:"]);
+    let port = srv.port();
+    let r = probe(
+        json!({"type": "udp", "timeout": "1s", "udp": {"port": port, "payload": "ping"}}),
+        &format!("{ip}/32"),
+    );
+    assert!(r.ok, "{r:?}");
+    assert_eq!(r.detail, format!("udp {ip}:{port}: received response"));
+    assert_eq!(r.details["reply"], json!("pong:ping"));
+    let r = probe(
+        json!({"type": "udp", "timeout": "1s", "udp": {"host": ip, "port": port, "payload_hex": "6869", "expect": "pong:hi"}}),
+        "10.0.0.0/8",
+    );
+    assert!(r.ok, "{r:?}");
+    let r = probe(
+        json!({"type": "udp", "timeout": "1s", "udp": {"host": ip, "port": port, "expect": "other"}}),
+        "10.0.0.0/8",
+    );
+    assert!(!r.ok);
+    assert!(
+        r.detail.contains("does not contain \"other\""),
+        "{}",
+        r.detail
+    );
+}
+
+#[test]
+fn udp_port_unreachable_fails() {
+    let ip = test_ip(6).to_string();
+    let port = free_udp_port(&ip);
+    let r = probe(
+        json!({"type": "udp", "timeout": "1s", "udp": {"host": ip, "port": port}}),
+        "10.0.0.0/8",
+    );
+    assert!(!r.ok, "{r:?}");
+    assert_eq!(
+        r.detail,
+        format!("udp {ip}:{port}: ICMP port unreachable (port closed)")
+    );
+}
+
+#[test]
+fn udp_silence_passes_unless_a_reply_is_expected() {
+    let ip = test_ip(7).to_string();
+    let srv = py_server(&["udp-silent", &ip]);
+    let port = srv.port();
+    let r = probe(
+        json!({"type": "udp", "timeout": "300ms", "udp": {"host": ip, "port": port}}),
+        "10.0.0.0/8",
+    );
+    assert!(r.ok, "{r:?}");
+    assert_eq!(
+        r.detail,
+        format!("udp {ip}:{port}: no ICMP port-unreachable (port open)")
+    );
+    assert!(r.duration < Duration::from_millis(300));
+    let r = probe(
+        json!({"type": "udp", "timeout": "300ms", "udp": {"host": ip, "port": port, "expect": "x"}}),
+        "10.0.0.0/8",
+    );
+    assert!(!r.ok);
+    assert_eq!(
+        r.detail,
+        format!("udp {ip}:{port}: no reply (expected \"x\")")
+    );
+}
+
+#[test]
+fn udp_ipv6() {
+    let srv = py_server(&["udp-echo", "::1", "r"]);
+    let r = probe(
+        json!({"type": "udp", "timeout": "1s", "udp": {"port": srv.port()}}),
+        "::1/128",
+    );
+    assert!(r.ok, "{r:?}");
+    assert!(r.detail.starts_with("udp [::1]:"), "{}", r.detail);
+}
+
+fn exec(args: &[&str], timeout: &str) -> pathosd::check::CheckResult {
+    probe(
+        json!({"type": "exec", "timeout": timeout, "exec": {"command": "/bin/sh", "args": args}}),
+        "10.0.0.0/8",
+    )
+}
+
+#[test]
+fn exec_exit_status_and_first_line() {
+    let r = exec(&["-c", "echo; echo all good; echo more"], "2s");
+    assert!(r.ok, "{r:?}");
+    assert_eq!(r.detail, "exit 0: all good");
+    let r = exec(&["-c", "echo backend down >&2; exit 3"], "2s");
+    assert!(!r.ok);
+    assert_eq!(r.detail, "exit 3: backend down");
+    assert_eq!(r.details["exit_code"], json!(3));
+    // No shell: the arguments reach the program verbatim.
+    let r = exec(&["-c", "echo \"$0|$1\"", "a b", "c;d"], "2s");
+    assert_eq!(r.detail, "exit 0: a b|c;d");
+    let r = probe(
+        json!({"type": "exec", "timeout": "1s", "exec": {"command": "/nonexistent/check"}}),
+        "10.0.0.0/8",
+    );
+    assert!(!r.ok);
+    assert_eq!(
+        r.detail,
+        "exec /nonexistent/check: no such file or directory"
+    );
+}
+
+fn gone(pid: u32) -> bool {
+    // Gone or a zombie (an orphan waits for init to reap it).
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(s) => s
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+    }
+}
+
+#[test]
+fn exec_timeout_kills_the_process_group() {
+    let dir = temp_dir("exec-timeout");
+    let pids = dir.join("pids");
+    let script = format!(
+        "echo $$ > {p}.tmp; sleep 30 & echo $! >> {p}.tmp; mv {p}.tmp {p}; wait",
+        p = pids.display()
+    );
+    let r = exec(&["-c", &script], "500ms");
+    assert!(!r.ok);
+    assert!(r.timed_out);
+    assert_eq!(r.detail, "exec /bin/sh: timed out after 500ms");
+    assert!(r.duration < Duration::from_millis(1500), "{:?}", r.duration);
+    let text = std::fs::read_to_string(&pids).expect("script wrote its pids");
+    let pids: Vec<u32> = text.lines().map(|l| l.trim().parse().unwrap()).collect();
+    assert_eq!(pids.len(), 2);
+    for pid in pids {
+        assert!(
+            wait_for(Duration::from_secs(5), || gone(pid)),
+            "pid {pid} survived the timeout"
+        );
+    }
+}
