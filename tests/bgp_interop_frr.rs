@@ -29,7 +29,7 @@ fn frr_establishes_and_receives_a_route() {
         up.is_some(),
         "FRR says {:?}, we say {:?}",
         frr.bgp_state(),
-        speaker.peers()
+        speaker.status()
     );
     speaker.set_route(
         "10.140.1.1/32".parse().unwrap(),
@@ -43,7 +43,7 @@ fn frr_establishes_and_receives_a_route() {
         panic!(
             "FRR has no route: {:?}; we say {:?}",
             frr.vtysh("show bgp ipv4 unicast"),
-            speaker.peers()
+            speaker.status()
         )
     });
     let text = route.to_string();

@@ -29,7 +29,7 @@ fn gobgpd_establishes_and_receives_a_route() {
         up.is_some(),
         "gobgpd says {:?}, we say {:?}",
         g.bgp_state(),
-        speaker.peers()
+        speaker.status()
     );
     speaker.set_route(
         "10.141.1.1/32".parse().unwrap(),
@@ -43,7 +43,7 @@ fn gobgpd_establishes_and_receives_a_route() {
         panic!(
             "gobgpd has no route: {:?}; we say {:?}; log: {}",
             g.cli(&["global", "rib"]),
-            speaker.peers(),
+            speaker.status(),
             std::fs::read_to_string(g.dir.path("gobgpd.log")).unwrap_or_default()
         )
     });
