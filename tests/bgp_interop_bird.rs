@@ -376,3 +376,35 @@ fn reload_restarts_only_a_changed_neighbor() {
     );
     s.wait_route("10.121.1.1/32", |_| true);
 }
+
+#[test]
+fn gtsm_session_establishes_when_both_sides_use_it() {
+    let s = setup(
+        22,
+        |b| b.ttl_security = true,
+        |c| {
+            c.bgp.neighbors[0].enable_multihop = false;
+            c.bgp.neighbors[0].ttl_security = true;
+        },
+    );
+    s.wait_established(Duration::from_secs(4));
+}
+
+#[test]
+fn gtsm_drops_a_peer_that_sends_a_low_ttl() {
+    // BIRD multihop without GTSM sends TTL 64; our IP_MINTTL 255 drops it.
+    let s = setup(
+        23,
+        |_| {},
+        |c| {
+            c.bgp.neighbors[0].enable_multihop = false;
+            c.bgp.neighbors[0].ttl_security = true;
+        },
+    );
+    let end = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < end {
+        assert_ne!(s.bird.bgp_state().as_deref(), Some("Established"));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(s.speaker.status()[0].messages_in.open, 0);
+}

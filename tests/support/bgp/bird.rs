@@ -18,6 +18,8 @@ pub struct BirdPeer {
     /// BIRD only waits for pathosd to connect.
     pub passive: bool,
     pub hold_time: u16,
+    /// GTSM (`ttl security on`).
+    pub ttl_security: bool,
 }
 
 impl BirdPeer {
@@ -28,6 +30,7 @@ impl BirdPeer {
             password: None,
             passive: false,
             hold_time: 3,
+            ttl_security: false,
         }
     }
 
@@ -40,6 +43,9 @@ impl BirdPeer {
         let mut extra = String::new();
         if let Some(p) = &self.password {
             extra.push_str(&format!("  password \"{p}\";\n"));
+        }
+        if self.ttl_security {
+            extra.push_str("  ttl security on;\n");
         }
         if self.passive {
             extra.push_str("  passive on;\n");
