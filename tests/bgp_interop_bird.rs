@@ -408,3 +408,47 @@ fn gtsm_drops_a_peer_that_sends_a_low_ttl() {
     }
     assert_eq!(s.speaker.status()[0].messages_in.open, 0);
 }
+
+#[test]
+fn ipv6_transport_over_the_ipv6_loopback() {
+    // ::1 is the only IPv6 loopback address: ports tell the sides apart.
+    let ours = 20_000 + (std::process::id() % 10_000) as u16 * 2;
+    let theirs = ours + 1;
+    let lo6: IpAddr = "::1".parse().unwrap();
+    let s = setup(
+        24,
+        |b| {
+            b.local = lo6;
+            b.local_port = theirs;
+            b.neighbor = lo6;
+            b.neighbor_port = ours;
+        },
+        |c| {
+            c.bgp.listen_address = Some(lo6);
+            c.bgp.listen_port = i32::from(ours);
+            c.router.local_address_ipv6 = Some("2001:db8:24::1".parse().unwrap());
+            let n = &mut c.bgp.neighbors[0];
+            n.address = Some(lo6);
+            n.port = theirs;
+            n.local_address = Some(lo6);
+        },
+    );
+    s.wait_established(Duration::from_secs(4));
+    s.speaker
+        .set_route(p("2001:db8:124::1/128"), Some(intent(0, 124)));
+    s.speaker
+        .set_route(p("10.124.1.1/32"), Some(intent(0, 124)));
+    let block = s.wait_route("2001:db8:124::1/128", |_| true);
+    assert_eq!(
+        attr(&block, "next_hop").as_deref(),
+        Some("2001:db8:24::1"),
+        "{block}"
+    );
+    // IPv4 routes over the IPv6 session carry the IPv4 next hop (RFC 4760).
+    let block = s.wait_route("10.124.1.1/32", |_| true);
+    assert_eq!(
+        attr(&block, "next_hop"),
+        Some(s.addrs.ours.to_string()),
+        "{block}"
+    );
+}
