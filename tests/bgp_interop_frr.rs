@@ -1,7 +1,6 @@
 //! Smoke test against a real FRR bgpd: the session comes up and a route
 //! from pathosd arrives with its AS path and community.
 
-#[path = "support/bgp/mod.rs"]
 mod support;
 
 use std::net::Ipv4Addr;
@@ -29,7 +28,7 @@ fn frr_establishes_and_receives_a_route() {
         up.is_some(),
         "FRR says {:?}, we say {:?}",
         frr.bgp_state(),
-        speaker.status()
+        speaker.peers()
     );
     speaker.set_route(
         "10.140.1.1/32".parse().unwrap(),
@@ -43,7 +42,7 @@ fn frr_establishes_and_receives_a_route() {
         panic!(
             "FRR has no route: {:?}; we say {:?}",
             frr.vtysh("show bgp ipv4 unicast"),
-            speaker.status()
+            speaker.peers()
         )
     });
     let text = route.to_string();

@@ -1,7 +1,6 @@
 //! Smoke test against a real gobgpd: the session comes up and a route from
 //! pathosd arrives in its global RIB with our AS path.
 
-#[path = "support/bgp/mod.rs"]
 mod support;
 
 use std::net::Ipv4Addr;
@@ -29,7 +28,7 @@ fn gobgpd_establishes_and_receives_a_route() {
         up.is_some(),
         "gobgpd says {:?}, we say {:?}",
         g.bgp_state(),
-        speaker.status()
+        speaker.peers()
     );
     speaker.set_route(
         "10.141.1.1/32".parse().unwrap(),
@@ -43,7 +42,7 @@ fn gobgpd_establishes_and_receives_a_route() {
         panic!(
             "gobgpd has no route: {:?}; we say {:?}; log: {}",
             g.cli(&["global", "rib"]),
-            speaker.status(),
+            speaker.peers(),
             std::fs::read_to_string(g.dir.path("gobgpd.log")).unwrap_or_default()
         )
     });

@@ -3,7 +3,6 @@
 //! configured neighbor (RFC 4271 §6.1: a NOTIFICATION, then close; never a
 //! panic).
 
-#[path = "support/bgp/mod.rs"]
 mod support;
 
 use std::io::{Read, Write};
@@ -73,7 +72,7 @@ fn connection_from_an_unknown_address_is_closed() {
     let (bytes, closed) = read_to_close(&mut s);
     assert!(closed, "connection from a stranger stayed open");
     assert!(bytes.is_empty(), "sent {bytes:?} to a stranger");
-    assert_eq!(speaker.status()[0].messages_out.open, 0);
+    assert_eq!(speaker.peers()[0].messages_out.open, 0);
 }
 
 #[test]
@@ -89,7 +88,7 @@ fn garbage_from_the_neighbor_gets_a_header_error_notification() {
     assert_eq!(msgs.first().map(|m| m.0), Some(1), "OPEN first: {msgs:?}");
     assert_eq!(msgs.last(), Some(&(3, vec![1, 1])), "{msgs:?}");
     let st = poll(Duration::from_secs(2), || {
-        let p = speaker.status().remove(0);
+        let p = speaker.peers().remove(0);
         p.last_notification_sent.is_some().then_some(p)
     })
     .unwrap();
@@ -200,9 +199,9 @@ fn collision(block: u8, peer_id: std::net::Ipv4Addr, inbound_wins: bool) {
     ka.extend_from_slice(&[0, 19, 4]);
     winner.write_all(&ka).unwrap();
     let up = poll(Duration::from_secs(3), || {
-        (speaker.status()[0].state == "established").then_some(())
+        (speaker.peers()[0].state == "established").then_some(())
     });
-    assert!(up.is_some(), "{:?}", speaker.status());
+    assert!(up.is_some(), "{:?}", speaker.peers());
 }
 
 #[test]

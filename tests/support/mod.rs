@@ -1,13 +1,17 @@
-//! Helpers shared by the check integration tests: per-test loopback
-//! addresses, real servers started as child processes, and check configs
-//! decoded from JSON exactly as the daemon decodes them.
+//! Helpers shared by the integration tests: per-test loopback addresses,
+//! real servers and peers (BIRD, FRR, GoBGP, python servers) started as child
+//! processes, configs decoded as the daemon decodes them, bounded polling.
 #![allow(dead_code)]
+
+pub mod bird;
+pub mod frr;
+pub mod gobgp;
 
 use pathosd::bgp::types::Prefix;
 use pathosd::check::{CheckResult, Probe};
-use pathosd::config::{Check, Errors, Field};
+use pathosd::config::{Check, Config, Dur, Errors, Field, Neighbor};
 use std::io::{BufRead, BufReader};
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -19,12 +23,9 @@ pub fn test_ip(n: u8) -> Ipv4Addr {
     Ipv4Addr::new(127, 64 + (pid % 64) as u8, (pid / 64 % 256) as u8, n)
 }
 
-/// A fresh temporary directory for one test.
-pub fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pathosd-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh temporary directory for one test, removed when dropped.
+pub fn temp_dir(tag: &str) -> TempDir {
+    TempDir::new(tag)
 }
 
 /// A child process killed (and reaped) when dropped.
@@ -113,7 +114,12 @@ pub fn wait_tcp(addr: &str) {
 }
 
 /// Decodes a check from JSON as the config loader does.
-pub fn check(v: serde_json::Value) -> Check {
+/// Without an explicit interval the tests' timeouts would exceed the 1s
+/// default, which the probe rejects; 10s is long enough for all of them.
+pub fn check(mut v: serde_json::Value) -> Check {
+    if v.get("interval").is_none() {
+        v["interval"] = serde_json::json!("10s");
+    }
     let mut errs = Errors::default();
     let c = Check::decode(&v, "check", &mut errs);
     assert!(errs.is_empty(), "{:?}", errs.0);
@@ -128,4 +134,266 @@ pub fn prefix(s: &str) -> Prefix {
 pub fn probe(v: serde_json::Value, vip: &str) -> CheckResult {
     let p = Probe::new(&check(v), &prefix(vip)).unwrap_or_else(|e| panic!("build: {e}"));
     smol::block_on(p.run())
+}
+
+/// Certificates made by openssl for one test: a CA, a server certificate
+/// for `web.pathosd.test`, the test's IP and ::1, and a client certificate.
+pub struct Pki {
+    pub ca: String,
+    pub cert: String,
+    pub key: String,
+    pub client_cert: String,
+    pub client_key: String,
+}
+
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run openssl");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+pub fn pki(dir: &std::path::Path, ip: &str) -> Pki {
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let mut a = vec!["req", "-x509"];
+    a.extend(ec);
+    a.extend([
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=pathosd test CA",
+    ]);
+    openssl(dir, &a);
+    for (name, cn, ext) in [
+        (
+            "srv",
+            "web.pathosd.test",
+            format!(
+                "subjectAltName=DNS:web.pathosd.test,IP:{ip},IP:::1\nextendedKeyUsage=serverAuth\n"
+            ),
+        ),
+        (
+            "cli",
+            "pathosd client",
+            "extendedKeyUsage=clientAuth\n".to_string(),
+        ),
+    ] {
+        std::fs::write(dir.join(format!("{name}.ext")), ext).unwrap();
+        let subj = format!("/CN={cn}");
+        let (key, csr, pem, extf) = (
+            format!("{name}.key"),
+            format!("{name}.csr"),
+            format!("{name}.pem"),
+            format!("{name}.ext"),
+        );
+        let mut a = vec!["req"];
+        a.extend(ec);
+        a.extend(["-keyout", &key, "-out", &csr, "-subj", &subj]);
+        openssl(dir, &a);
+        openssl(
+            dir,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                &csr,
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                &pem,
+                "-days",
+                "2",
+                "-extfile",
+                &extf,
+            ],
+        );
+    }
+    let p = |f: &str| dir.join(f).display().to_string();
+    Pki {
+        ca: p("ca.pem"),
+        cert: p("srv.pem"),
+        key: p("srv.key"),
+        client_cert: p("cli.pem"),
+        client_key: p("cli.key"),
+    }
+}
+
+/// The addresses of one test: pathosd on `.1`, the peer daemon on `.2`,
+/// inside 127.`block`.(pid % 200).0/24 so parallel tests and parallel test
+/// binaries never share an address.
+#[derive(Debug, Clone, Copy)]
+pub struct Addrs {
+    pub ours: Ipv4Addr,
+    pub peer: Ipv4Addr,
+}
+
+impl Addrs {
+    pub fn new(block: u8) -> Addrs {
+        let third = (std::process::id() % 200) as u8;
+        Addrs {
+            ours: Ipv4Addr::new(127, block, third, 1),
+            peer: Ipv4Addr::new(127, block, third, 2),
+        }
+    }
+}
+
+/// BGP port every test daemon listens on (on its own address).
+pub const PORT: u16 = 1179;
+pub const OUR_AS: u32 = 65001;
+pub const PEER_AS: u32 = 65000;
+
+/// A pathosd config with one eBGP neighbor `peer` on loopback: router_id and
+/// local address `ours`, listening on ours:1179, short timers.
+pub fn config(a: Addrs) -> Config {
+    let mut cfg = Config {
+        schema: "v1".into(),
+        ..Config::default()
+    };
+    cfg.router.asn = OUR_AS;
+    cfg.router.router_id = Some(IpAddr::V4(a.ours));
+    cfg.router.local_address = Some(IpAddr::V4(a.ours));
+    cfg.bgp.listen_address = Some(IpAddr::V4(a.ours));
+    cfg.bgp.listen_port = i32::from(PORT);
+    cfg.bgp.hold_time = Dur::secs(3);
+    cfg.bgp.neighbors = vec![Neighbor {
+        name: "peer".into(),
+        address: Some(IpAddr::V4(a.peer)),
+        port: PORT,
+        peer_asn: PEER_AS,
+        enable_multihop: true,
+        ..Neighbor::default()
+    }];
+    cfg
+}
+
+/// [`config`] for peers that reject a 127/8 NEXT_HOP as martian (FRR sends
+/// UPDATE Message Error / Invalid NEXT_HOP Attribute, GoBGP treats the
+/// UPDATE as withdraw): the session stays on loopback (the neighbor's
+/// local_address), the next hop is router_id `next_hop` (TEST-NET-1).
+pub fn config_with_next_hop(a: Addrs, next_hop: Ipv4Addr) -> Config {
+    let mut cfg = config(a);
+    cfg.router.router_id = Some(IpAddr::V4(next_hop));
+    cfg.router.local_address = None;
+    cfg.bgp.neighbors[0].local_address = Some(IpAddr::V4(a.ours));
+    cfg
+}
+
+/// A fresh temporary directory, removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let p = std::env::temp_dir().join(format!("pathosd-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Polls `f` every 50 ms until it returns `Some` or `timeout` passes.
+pub fn poll<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let end = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if Instant::now() >= end {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Runs a command with a bounded run time; stdout on success.
+pub fn run(cmd: &mut Command, timeout: Duration) -> Option<String> {
+    use std::io::Read;
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let end = Instant::now() + timeout;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                let mut out = String::new();
+                child.stdout.take()?.read_to_string(&mut out).ok()?;
+                return status.success().then_some(out);
+            }
+            Ok(None) if Instant::now() < end => std::thread::sleep(Duration::from_millis(10)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
+/// A child daemon killed (and reaped) on drop.
+pub struct Daemon(pub std::process::Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Logs to stderr when PATHOSD_TEST_LOG is set (debugging aid).
+pub fn init_log() {
+    struct L;
+    impl log::Log for L {
+        fn enabled(&self, _: &log::Metadata) -> bool {
+            true
+        }
+        fn log(&self, r: &log::Record) {
+            eprintln!("{} {}", r.level(), r.args());
+        }
+        fn flush(&self) {}
+    }
+    if std::env::var_os("PATHOSD_TEST_LOG").is_some() {
+        static LOGGER: L = L;
+        if log::set_logger(&LOGGER).is_ok() {
+            log::set_max_level(log::LevelFilter::Debug);
+        }
+    }
 }

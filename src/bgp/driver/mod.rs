@@ -34,7 +34,6 @@ use smol::{Async, Task};
 use super::fsm::{Capabilities, PeerConfig, State};
 use super::rib_out::{PeerShape, RibOut};
 use super::types::{Afi, Prefix, RouteIntent};
-use crate::api::model::{MsgCounts, PeerView};
 use crate::config::schema::{Config, Neighbor};
 
 /// Longest time one write to a peer may take before the connection is
@@ -113,38 +112,6 @@ pub struct PeerStatus {
     pub messages_out: MessageCounters,
     /// Prefixes the peer currently has from us.
     pub advertised: u32,
-}
-
-impl From<MessageCounters> for MsgCounts {
-    fn from(c: MessageCounters) -> MsgCounts {
-        MsgCounts {
-            open: c.open,
-            update: c.update,
-            notification: c.notification,
-            keepalive: c.keepalive,
-            route_refresh: c.route_refresh,
-        }
-    }
-}
-
-impl From<PeerStatus> for PeerView {
-    fn from(s: PeerStatus) -> PeerView {
-        PeerView {
-            name: s.name,
-            address: s.address,
-            peer_asn: s.asn,
-            required: s.required,
-            state: s.state.to_string(),
-            established_for: s.uptime,
-            last_error: s.last_error,
-            notification_sent: s.last_notification_sent,
-            notification_received: s.last_notification_received,
-            received: s.messages_in.into(),
-            sent: s.messages_out.into(),
-            advertised: s.advertised,
-            flaps: s.flaps,
-        }
-    }
 }
 
 /// What a peer task writes and the handle reads.
@@ -466,14 +433,8 @@ impl SpeakerHandle {
         self.sync_all();
     }
 
-    /// The peers as the API shows them (/status, metrics, ubus), in
-    /// configuration order.
-    pub fn peers(&self) -> Vec<PeerView> {
-        self.status().into_iter().map(PeerView::from).collect()
-    }
-
-    /// A full snapshot of every configured peer, in configuration order.
-    pub fn status(&self) -> Vec<PeerStatus> {
+    /// A snapshot of every configured peer, in configuration order.
+    pub fn peers(&self) -> Vec<PeerStatus> {
         let now = Instant::now();
         lock(&self.shared.peers)
             .iter()
