@@ -447,3 +447,22 @@ fn ipv6_transport_over_the_ipv6_loopback() {
         "{block}"
     );
 }
+
+#[test]
+fn route_refresh_from_bird_resends_the_adj_rib_out() {
+    let s = setup(25, |_| {}, |_| {});
+    s.wait_established(Duration::from_secs(3));
+    s.speaker
+        .set_route(p("10.125.1.1/32"), Some(intent(0, 125)));
+    s.wait_route("10.125.1.1/32", |_| true);
+    let before = s.updates_out();
+    // `reload in` makes BIRD send ROUTE-REFRESH (RFC 2918) for its channels.
+    assert!(s.bird.birdc(&["reload", "in", "pathosd"]).is_some());
+    let refreshed = poll(Duration::from_secs(3), || {
+        let st = s.speaker.peers().remove(0);
+        (st.messages_in.route_refresh >= 1 && st.messages_out.update > before).then_some(st)
+    });
+    assert!(refreshed.is_some(), "{:?}", s.speaker.peers());
+    s.wait_route("10.125.1.1/32", |_| true);
+    assert!(s.bird.established());
+}
