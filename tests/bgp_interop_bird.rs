@@ -109,6 +109,9 @@ fn established_within_one_second_of_start() {
     });
     assert!(ours.is_some(), "our side: {st:?}");
     assert_eq!(st.address, IpAddr::V4(s.addrs.peer));
+    let st = &s.speaker.peers()[0];
+    assert_eq!((st.asn, st.required, st.messages_in.open), (65000, true, 1));
+    assert!(st.uptime.is_some());
 }
 
 #[test]
@@ -367,4 +370,99 @@ fn reload_restarts_only_a_changed_neighbor() {
         s.bird.birdc(&["show", "protocols", "all", "pathosd"])
     );
     s.wait_route("10.121.1.1/32", |_| true);
+}
+
+#[test]
+fn gtsm_session_establishes_when_both_sides_use_it() {
+    let s = setup(
+        22,
+        |b| b.ttl_security = true,
+        |c| {
+            c.bgp.neighbors[0].enable_multihop = false;
+            c.bgp.neighbors[0].ttl_security = true;
+        },
+    );
+    s.wait_established(Duration::from_secs(4));
+}
+
+#[test]
+fn gtsm_drops_a_peer_that_sends_a_low_ttl() {
+    // BIRD multihop without GTSM sends TTL 64; our IP_MINTTL 255 drops it.
+    let s = setup(
+        23,
+        |_| {},
+        |c| {
+            c.bgp.neighbors[0].enable_multihop = false;
+            c.bgp.neighbors[0].ttl_security = true;
+        },
+    );
+    let end = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < end {
+        assert_ne!(s.bird.bgp_state().as_deref(), Some("Established"));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(s.speaker.peers()[0].messages_in.open, 0);
+}
+
+#[test]
+fn ipv6_transport_over_the_ipv6_loopback() {
+    // ::1 is the only IPv6 loopback address: ports tell the sides apart.
+    let ours = 20_000 + (std::process::id() % 10_000) as u16 * 2;
+    let theirs = ours + 1;
+    let lo6: IpAddr = "::1".parse().unwrap();
+    let s = setup(
+        24,
+        |b| {
+            b.local = lo6;
+            b.local_port = theirs;
+            b.neighbor = lo6;
+            b.neighbor_port = ours;
+        },
+        |c| {
+            c.bgp.listen_address = Some(lo6);
+            c.bgp.listen_port = i32::from(ours);
+            c.router.local_address_ipv6 = Some("2001:db8:24::1".parse().unwrap());
+            let n = &mut c.bgp.neighbors[0];
+            n.address = Some(lo6);
+            n.port = theirs;
+            n.local_address = Some(lo6);
+        },
+    );
+    s.wait_established(Duration::from_secs(4));
+    s.speaker
+        .set_route(p("2001:db8:124::1/128"), Some(intent(0, 124)));
+    s.speaker
+        .set_route(p("10.124.1.1/32"), Some(intent(0, 124)));
+    let block = s.wait_route("2001:db8:124::1/128", |_| true);
+    assert_eq!(
+        attr(&block, "next_hop").as_deref(),
+        Some("2001:db8:24::1"),
+        "{block}"
+    );
+    // IPv4 routes over the IPv6 session carry the IPv4 next hop (RFC 4760).
+    let block = s.wait_route("10.124.1.1/32", |_| true);
+    assert_eq!(
+        attr(&block, "next_hop"),
+        Some(s.addrs.ours.to_string()),
+        "{block}"
+    );
+}
+
+#[test]
+fn route_refresh_from_bird_resends_the_adj_rib_out() {
+    let s = setup(25, |_| {}, |_| {});
+    s.wait_established(Duration::from_secs(3));
+    s.speaker
+        .set_route(p("10.125.1.1/32"), Some(intent(0, 125)));
+    s.wait_route("10.125.1.1/32", |_| true);
+    let before = s.updates_out();
+    // `reload in` makes BIRD send ROUTE-REFRESH (RFC 2918) for its channels.
+    assert!(s.bird.birdc(&["reload", "in", "pathosd"]).is_some());
+    let refreshed = poll(Duration::from_secs(3), || {
+        let st = s.speaker.peers().remove(0);
+        (st.messages_in.route_refresh >= 1 && st.messages_out.update > before).then_some(st)
+    });
+    assert!(refreshed.is_some(), "{:?}", s.speaker.peers());
+    s.wait_route("10.125.1.1/32", |_| true);
+    assert!(s.bird.established());
 }

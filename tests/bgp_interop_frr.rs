@@ -49,3 +49,23 @@ fn frr_establishes_and_receives_a_route() {
     assert!(text.contains("65001 65001"), "{text}");
     assert!(text.contains("192.0.2.40"), "{text}");
 }
+
+#[test]
+fn frr_md5_session_establishes() {
+    support::init_log();
+    let a = Addrs::new(42);
+    let frr = Frr::start_with_password(a.peer, a.ours, Some("frr-md5-42"));
+    let mut cfg = support::config_with_next_hop(a, Ipv4Addr::new(192, 0, 2, 42));
+    cfg.bgp.neighbors[0].auth_password = Some("frr-md5-42".into());
+    let (tx, _rx) = smol::channel::unbounded();
+    let speaker = Speaker::start(&cfg, tx).unwrap();
+    let up = poll(Duration::from_secs(8), || {
+        (frr.bgp_state().as_deref() == Some("Established")).then_some(())
+    });
+    assert!(
+        up.is_some(),
+        "FRR says {:?}, we say {:?}",
+        frr.bgp_state(),
+        speaker.peers()
+    );
+}

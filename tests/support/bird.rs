@@ -1,7 +1,7 @@
 //! A real BIRD 2 on loopback: writes bird.conf into a temp dir, runs
 //! `bird -f` as a child (killed on drop) and queries it with birdc.
 
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -10,24 +10,33 @@ use super::{poll, run, Daemon, TempDir, OUR_AS, PEER_AS, PORT};
 /// BIRD's side of the session with pathosd.
 #[derive(Debug, Clone)]
 pub struct BirdPeer {
-    /// BIRD's own address (router id, `local`, strict bind).
-    pub local: Ipv4Addr,
+    /// BIRD's own address (`local`, strict bind).
+    pub local: IpAddr,
+    pub local_port: u16,
     /// pathosd's address.
-    pub neighbor: Ipv4Addr,
+    pub neighbor: IpAddr,
+    pub neighbor_port: u16,
+    pub router_id: Ipv4Addr,
     pub password: Option<String>,
     /// BIRD only waits for pathosd to connect.
     pub passive: bool,
     pub hold_time: u16,
+    /// GTSM (`ttl security on`).
+    pub ttl_security: bool,
 }
 
 impl BirdPeer {
     pub fn new(local: Ipv4Addr, neighbor: Ipv4Addr) -> BirdPeer {
         BirdPeer {
-            local,
-            neighbor,
+            local: local.into(),
+            local_port: PORT,
+            neighbor: neighbor.into(),
+            neighbor_port: PORT,
+            router_id: local,
             password: None,
             passive: false,
             hold_time: 3,
+            ttl_security: false,
         }
     }
 
@@ -41,16 +50,19 @@ impl BirdPeer {
         if let Some(p) = &self.password {
             extra.push_str(&format!("  password \"{p}\";\n"));
         }
+        if self.ttl_security {
+            extra.push_str("  ttl security on;\n");
+        }
         if self.passive {
             extra.push_str("  passive on;\n");
         }
         format!(
             "log stderr all;\n\
-             router id {local};\n\
+             router id {rid};\n\
              protocol device {{ }}\n\
              protocol bgp pathosd {{\n\
-             \x20 local {local} port {PORT} as {PEER_AS};\n\
-             \x20 neighbor {nb} port {PORT} as {OUR_AS};\n\
+             \x20 local {local} port {lport} as {PEER_AS};\n\
+             \x20 neighbor {nb} port {nport} as {OUR_AS};\n\
              \x20 multihop;\n\
              \x20 strict bind on;\n\
              \x20 hold time {hold};\n\
@@ -61,8 +73,11 @@ impl BirdPeer {
              \x20 ipv4 {{ import all; export none; }};\n\
              \x20 ipv6 {{ import all; export none; }};\n\
              }}\n",
+            rid = self.router_id,
             local = self.local,
+            lport = self.local_port,
             nb = self.neighbor,
+            nport = self.neighbor_port,
             hold = self.hold_time,
         )
     }

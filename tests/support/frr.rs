@@ -19,7 +19,15 @@ impl Frr {
     /// `no bgp ebgp-requires-policy` (RFC 8212 default) to accept routes
     /// without a policy, and `ebgp-multihop` on loopback.
     pub fn start(local: Ipv4Addr, neighbor: Ipv4Addr) -> Frr {
+        Frr::start_with_password(local, neighbor, None)
+    }
+
+    /// As [`Frr::start`], with `neighbor X password KEY` (TCP MD5).
+    pub fn start_with_password(local: Ipv4Addr, neighbor: Ipv4Addr, key: Option<&str>) -> Frr {
         let dir = TempDir::new("frr");
+        let password = key
+            .map(|k| format!(" neighbor {neighbor} password {k}\n"))
+            .unwrap_or_default();
         let conf = format!(
             "frr defaults traditional\n\
              hostname pathosd-test\n\
@@ -33,6 +41,7 @@ impl Frr {
              \x20neighbor {neighbor} ebgp-multihop 255\n\
              \x20neighbor {neighbor} timers 1 3\n\
              \x20neighbor {neighbor} timers connect 1\n\
+             {password}\
              \x20address-family ipv4 unicast\n\
              \x20 neighbor {neighbor} activate\n\
              \x20exit-address-family\n"

@@ -58,12 +58,12 @@ pub fn frame(buf: &[u8]) -> Result<Option<usize>, Notification> {
 /// says to ignore it). Codec errors become the RFC 4271 §8.1 error events
 /// by the error code the codec chose: Message Header Error → BGPHeaderErr,
 /// OPEN Message Error → BGPOpenMsgErr, UPDATE Message Error → UpdateMsgErr.
-pub fn decode(msg: &[u8], ctx: &DecodeCtx) -> Option<Event> {
+pub fn decode(msg: &[u8], ctx: &DecodeCtx, peer: &str) -> Option<Event> {
     match wire::decode(msg, ctx) {
         Ok(Message::Open(o)) => Some(Event::BGPOpen(open_info(&o))),
         Ok(Message::Update(u)) => {
             for e in &u.errors {
-                log::warn!("bgp: received UPDATE error handled per RFC 7606: {e}");
+                log::warn!("bgp peer {peer}: received UPDATE error handled per RFC 7606: {e}");
             }
             Some(Event::UpdateMsg)
         }
@@ -207,7 +207,7 @@ mod tests {
         assert_eq!(Kind::of(&bytes), Some(Kind::Open));
         // AS_TRANS on the wire, the real AS in the event.
         assert_eq!(
-            decode(&bytes, &DecodeCtx::default()),
+            decode(&bytes, &DecodeCtx::default(), "t"),
             Some(Event::BGPOpen(info))
         );
     }
@@ -225,13 +225,13 @@ mod tests {
         });
         open[19] = 3; // version 3
         assert!(matches!(
-            decode(&open, &DecodeCtx::default()),
+            decode(&open, &DecodeCtx::default(), "t"),
             Some(Event::BGPOpenMsgErr(n)) if n.code == 2 && n.subcode == 1
         ));
         let shut = Notification::administrative_shutdown(Some("bye"));
         let bytes = encode_notification(&shut);
         assert_eq!(
-            decode(&bytes, &DecodeCtx::default()),
+            decode(&bytes, &DecodeCtx::default(), "t"),
             Some(Event::NotifMsg(shut.clone()))
         );
         assert!(describe(&shut).contains("bye"));

@@ -263,6 +263,8 @@ struct PeerEntry {
 }
 
 struct Shared {
+    /// What the listener was opened on (None: not listening).
+    listen_addr: Option<SocketAddr>,
     rib: Arc<Mutex<RibOut>>,
     peers: Mutex<Vec<PeerEntry>>,
     listener: Option<Arc<Async<TcpListener>>>,
@@ -285,22 +287,17 @@ impl Speaker {
     /// Fails only when the listener cannot be opened; a neighbor whose MD5
     /// key cannot be set is reported in its status and does not run.
     pub fn start(cfg: &Config, events: Sender<PeerEvent>) -> io::Result<SpeakerHandle> {
-        let listener = match u16::try_from(cfg.bgp.listen_port) {
-            Ok(port) => {
-                let ip = cfg
-                    .bgp
-                    .listen_address
-                    .or(cfg.router.local_address)
-                    .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
-                let addr = SocketAddr::new(ip, port);
+        let listener = match listen_addr(cfg) {
+            Some(addr) => {
                 let l = net::listen(addr)
                     .map_err(|e| io::Error::new(e.kind(), format!("bgp listen on {addr}: {e}")))?;
                 log::info!("bgp: listening on {addr}");
                 Some(Arc::new(l))
             }
-            Err(_) => None,
+            None => None,
         };
         let shared = Arc::new(Shared {
+            listen_addr: listen_addr(cfg),
             rib: Arc::new(Mutex::new(RibOut::new())),
             peers: Mutex::new(Vec::new()),
             listener: listener.clone(),
@@ -498,6 +495,13 @@ impl SpeakerHandle {
     /// not touched. The listener and its address are kept (a changed
     /// `bgp.listen_address`/`listen_port` needs a daemon restart; logged).
     pub fn reconfigure(&self, cfg: &Config) {
+        if listen_addr(cfg) != self.shared.listen_addr {
+            log::warn!(
+                "bgp: the listen address changed ({:?} -> {:?}): it applies after a restart",
+                self.shared.listen_addr,
+                listen_addr(cfg)
+            );
+        }
         let mut stopping = Vec::new();
         {
             let mut peers = lock(&self.shared.peers);
@@ -590,6 +594,18 @@ impl SpeakerHandle {
         // Keep the final statuses visible.
         *lock(&self.shared.peers) = kept;
     }
+}
+
+/// Where to listen: `bgp.listen_address`, else `router.local_address`, else
+/// 0.0.0.0, on `bgp.listen_port`; None for port -1 (never listen).
+fn listen_addr(cfg: &Config) -> Option<SocketAddr> {
+    let port = u16::try_from(cfg.bgp.listen_port).ok()?;
+    let ip = cfg
+        .bgp
+        .listen_address
+        .or(cfg.router.local_address)
+        .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+    Some(SocketAddr::new(ip, port))
 }
 
 /// Waits for `n` acknowledgements or `timeout`, whichever is first.

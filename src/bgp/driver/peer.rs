@@ -407,7 +407,7 @@ impl PeerTask {
             if let Some(kind) = Kind::of(&msg) {
                 lock(&self.status).status.messages_in.count(kind);
             }
-            let Some(event) = codec::decode(&msg, &ctx) else {
+            let Some(event) = codec::decode(&msg, &ctx, &self.s.name) else {
                 continue;
             };
             if let Event::NotifMsg(n) = &event {
