@@ -108,13 +108,81 @@ fn examples_validate_and_convert() {
     }
 }
 
+/// The example config moved onto this test's own addresses: the HTTP
+/// endpoint on 127.77.(pid).`n`, no BGP listener, no ubus.
+fn example_on_own_address(test: &str, n: u8) -> (PathBuf, String) {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(example("pathosd.json")).unwrap()).unwrap();
+    let api = format!("127.77.{}.{n}:59179", std::process::id() % 250);
+    v["api"]["listen"] = api.clone().into();
+    v["api"]["ubus_socket"] = "".into();
+    v["bgp"]["listen_port"] = (-1).into();
+    let p = temp_file(test, "pathosd.json", &v.to_string());
+    (p, api)
+}
+
+fn http_get(addr: &str, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(2)))
+        .ok()?;
+    s.write_all(format!("GET {path} HTTP/1.1\r\nConnection: close\r\n\r\n").as_bytes())
+        .ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    Some(out)
+}
+
+/// `pathosd run` (and pathosd's default command, flags alone) starts the
+/// daemon: it answers /healthz, and SIGTERM stops it with exit status 0.
 #[test]
-fn run_loads_and_returns() {
-    let out = run(&["run", "--config", &example("pathosd.json"), "--debug"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    // pathosd's default command: flags alone mean run.
-    let out = run(&["--config", &example("pathosd.uci")]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+fn run_starts_the_daemon_and_sigterm_stops_it() {
+    for (n, args) in [(1u8, &["run", "--debug"][..]), (2, &[][..])] {
+        let (cfg, api) = example_on_own_address("run", n);
+        let mut child = Command::new(BIN)
+            .args(args)
+            .args(["--config", cfg.to_str().unwrap()])
+            .env_clear()
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut healthy = false;
+        while std::time::Instant::now() < deadline {
+            if http_get(&api, "/healthz").is_some_and(|r| r.starts_with("HTTP/1.1 200")) {
+                healthy = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break Some(st);
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let out = child.wait_with_output().unwrap();
+        assert!(healthy, "no /healthz: {}", text(&out.stderr));
+        assert_eq!(
+            status.and_then(|s| s.code()),
+            Some(0),
+            "{}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains("stopped"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
 }
 
 #[test]
