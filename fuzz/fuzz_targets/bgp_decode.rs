@@ -65,8 +65,12 @@ fn fuzz_encode_updates(data: &[u8], four_octet_as: bool) {
             next_hop: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1)),
             med: (head[1] & 1 != 0).then_some(u32::from(head[2])),
             local_pref: (head[1] & 2 != 0).then_some(100),
-            communities: (0..head[2] % 40).map(|i| Community(65001, u16::from(i))).collect(),
-            large_communities: (0..head[3] % 20).map(|i| LargeCommunity(1, 2, u32::from(i))).collect(),
+            communities: (0..head[2] % 40)
+                .map(|i| Community(65001, u16::from(i)))
+                .collect(),
+            large_communities: (0..head[3] % 20)
+                .map(|i| LargeCommunity(1, 2, u32::from(i)))
+                .collect(),
         },
         PathAttrs {
             origin: Origin::Incomplete,
