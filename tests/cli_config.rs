@@ -252,3 +252,43 @@ fn placeholders_come_from_the_environment() {
     assert_eq!(v["router"]["router_id"], "10.0.0.1");
     assert_eq!(v["bgp"]["neighbors"][0]["auth_password"], "");
 }
+
+#[test]
+fn uci_mistakes_are_named_by_section_and_option() {
+    let cfg = "\
+package pathosd
+
+config pathosd 'main'
+\toption asn '65001'
+\toption router_id '10.0.0.1'
+\toption listen_port '0'
+
+config neighbor 'bird'
+\toption address '127.0.0.2'
+\toption peer_asn '65000'
+\toption auth_password 'it'\\''s'
+
+config vip 'web'
+\toption prefix '10.0.0.1/32'
+\toption fail_action 'explode'
+
+config check 'web_tcp'
+\toption vip 'web'
+\toption type 'tcp'
+\toption port '80'
+\toption timout '50ms'
+";
+    let f = temp_file("uci", "pathosd", cfg);
+    let out = run(&["validate", "--config", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    let lines: Vec<&str> = err.lines().skip(1).collect();
+    assert_eq!(
+        lines,
+        vec![
+            "check 'web_tcp' option timout (line 21): unknown option for a check section",
+            "vip 'web' option fail_action (line 15): \"explode\" is not one of withdraw, lower_priority, drain_then_withdraw",
+            "pathosd 'main' option listen_port (line 6): 0 must be -1 (disabled) or in range 1..65535",
+        ]
+    );
+}

@@ -46,6 +46,16 @@ impl Errors {
         self.0.iter().any(|e| e.path == path)
     }
 
+    /// Whether there is an error at `path` or anywhere below it.
+    pub fn has_under(&self, path: &str) -> bool {
+        self.0.iter().any(|e| {
+            e.path == path
+                || e.path
+                    .strip_prefix(path)
+                    .is_some_and(|r| r.starts_with('.') || r.starts_with('['))
+        })
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -8,6 +8,8 @@ use super::schema::Config;
 use super::uci;
 use super::uci_map;
 use super::validate::validate;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
 use std::path::Path;
 use std::str::FromStr;
 
@@ -70,12 +72,14 @@ pub fn load_str(
     let text = env::expand(raw, lookup).map_err(|e| vec![e])?;
     match format.unwrap_or_else(|| detect(&text)) {
         Format::Json => {
-            let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-                vec![ConfigError {
-                    path: String::new(),
-                    message: format!("invalid JSON: {e}"),
-                }]
-            })?;
+            let value = serde_json::from_str::<Strict>(&text)
+                .map_err(|e| {
+                    vec![ConfigError {
+                        path: String::new(),
+                        message: format!("invalid JSON: {e}"),
+                    }]
+                })?
+                .0;
             let mut errs = Errors::default();
             let cfg = Config::decode(&value, "", &mut errs);
             finish(cfg, errs)
@@ -96,6 +100,69 @@ pub fn load_str(
                 }
             }
         }
+    }
+}
+
+/// A JSON value read with one rule serde_json's `Value` lacks: a key given
+/// twice in one object is an error (serde_json keeps the last silently, and a
+/// pasted block that shadows another is as silent a mistake as a typo).
+struct Strict(Value);
+
+impl<'de> Deserialize<'de> for Strict {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Strict, D::Error> {
+        d.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<Value, E> {
+        Ok(Value::from(n))
+    }
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<Value, E> {
+        Ok(Value::from(n))
+    }
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::String(s.to_string()))
+    }
+    fn visit_string<E: de::Error>(self, s: String) -> Result<Value, E> {
+        Ok(Value::String(s))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(Strict(v)) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(k) = map.next_key::<String>()? {
+            if out.contains_key(&k) {
+                return Err(de::Error::custom(format!("duplicate key {k:?}")));
+            }
+            let Strict(v) = map.next_value()?;
+            out.insert(k, v);
+        }
+        Ok(Value::Object(out))
     }
 }
 
@@ -161,6 +228,20 @@ mod tests {
             .args;
         assert_eq!(args, &["%{X}", "%%{X}", "%{Z}"]);
         assert_eq!(load_str(&to_json(&c), None, &|_| None).unwrap(), c);
+    }
+
+    #[test]
+    fn duplicate_keys_are_errors() {
+        let e = load_str(
+            "{\"schema\": \"v1\",\n \"router\": {\"asn\": 1, \"asn\": 2}}",
+            None,
+            &|_| None,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e[0].to_string(),
+            "invalid JSON: duplicate key \"asn\" at line 2 column 27"
+        );
     }
 
     #[test]

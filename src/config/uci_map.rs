@@ -535,9 +535,8 @@ pub fn map(file: &UciFile) -> Mapped {
             "vip" => {
                 let name = object_name(s);
                 if m.disabled(s) {
-                    if let Some(n) = name {
-                        disabled_vips.push(n);
-                    }
+                    disabled_vips.extend(name);
+                    disabled_vips.extend(s.name.clone());
                     continue;
                 }
                 let mut obj = Map::new();
@@ -576,10 +575,11 @@ pub fn map(file: &UciFile) -> Mapped {
             );
             continue;
         };
-        match vips
-            .iter()
-            .position(|(n, _, _)| n.as_deref() == Some(target.as_str()))
-        {
+        // By the VIP's name, or by its section name when `option name` differs.
+        let refers = |(n, _, sec): &(Option<String>, Map<String, Value>, &Section)| {
+            n.as_deref() == Some(target.as_str()) || sec.name.as_deref() == Some(target.as_str())
+        };
+        match vips.iter().position(refers) {
             Some(i) => per_vip[i].push(s),
             None if disabled_vips.contains(target) => {}
             None => m.error(
@@ -703,6 +703,18 @@ mod tests {
                 ]
             })
         );
+    }
+
+    #[test]
+    fn checks_find_their_vip_by_name_or_section() {
+        let m = mapped(
+            "config vip 'web_1'\n\toption name 'web-1'\n\toption prefix '192.0.2.1/32'\n\
+             config check 'a'\n\toption vip 'web-1'\n\toption type 'ping'\n\
+             config check 'b'\n\toption vip 'web_1'\n\toption type 'ping'\n",
+        );
+        assert!(m.errors.is_empty(), "{:?}", m.errors);
+        assert_eq!(m.value["vips"][0]["name"], "web-1");
+        assert_eq!(m.value["vips"][0]["checks"][1]["name"], "b");
     }
 
     #[test]

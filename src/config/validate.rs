@@ -226,7 +226,8 @@ fn bgp(c: &Config, errs: &mut Errors) {
             ),
         );
     }
-    if b.neighbors.is_empty() && !errs.has("bgp.neighbors") {
+    // An entry that failed to decode empties the list; that is reported already.
+    if b.neighbors.is_empty() && !errs.has_under("bgp.neighbors") {
         errs.push("bgp.neighbors", "at least one neighbor is required");
     }
     let mut names: BTreeMap<&str, usize> = BTreeMap::new();
@@ -359,7 +360,7 @@ pub fn listen_addr(s: &str) -> Option<SocketAddr> {
 }
 
 fn vips(c: &Config, errs: &mut Errors) {
-    if c.vips.is_empty() && !errs.has("vips") {
+    if c.vips.is_empty() && !errs.has_under("vips") {
         errs.push("vips", "at least one VIP is required");
     }
     let mut names: BTreeMap<&str, usize> = BTreeMap::new();
@@ -409,11 +410,14 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
             (Some(_), Some(_)) => {
                 errs.push(join(p, "checks"), "set either check or checks, not both")
             }
-            (None, None) if !errs.has(&join(p, "check")) && !errs.has(&join(p, "checks")) => errs
-                .push(
+            (None, None)
+                if !errs.has_under(&join(p, "check")) && !errs.has_under(&join(p, "checks")) =>
+            {
+                errs.push(
                     p,
                     "exactly one of check or checks is required (or always: true)",
-                ),
+                )
+            }
             (None, Some(cs)) if cs.is_empty() => {
                 errs.push(join(p, "checks"), "at least one check is required")
             }
@@ -1280,6 +1284,16 @@ mod tests {
         one(
             &[(&format!("{c}/http"), json!({}))],
             "vips[0].check.http: a http block does not apply to a tcp check",
+        );
+        // A check that is not an object is one error, not also "no checks".
+        one(
+            &checks(json!(["tcp"])),
+            "vips[0].checks[0]: \"tcp\" is not an object",
+        );
+        one(&[("/vips/1", json!(7))], "vips[1]: 7 is not an object");
+        one(
+            &[("/bgp/neighbors/0", json!("bird"))],
+            "bgp.neighbors[0]: \"bird\" is not an object",
         );
         // A bad interval is one error, not also a timeout comparison.
         one(&[(&format!("{c}/interval"), json!("1"))],
