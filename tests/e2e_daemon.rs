@@ -502,3 +502,152 @@ fn metrics_of_the_running_daemon_pass_promtool() {
     assert!(out.status.success(), "promtool: {msg}\n{t}");
     assert!(msg.trim().is_empty(), "promtool findings: {msg}");
 }
+
+#[test]
+fn bird_restart_gets_every_route_again_and_a_killed_pathosd_leaves_none() {
+    let n = 18;
+    let dir = TempDir::new("e2e-restart");
+    let up = dir.path("up");
+    std::fs::write(&up, "").unwrap();
+    let (pa, pb) = (prefix(n, 1), prefix(n, 2));
+    let vips = json!([
+        {"name": "always", "prefix": pa, "always": true, "policy": policy("withdraw")},
+        {"name": "web", "prefix": pb, "check": flag_check(&up, 300, 1, 2), "policy": policy("withdraw")}
+    ]);
+    let mut s = Setup::start(n, vips, |_| {});
+    s.wait_established();
+    s.wait_route(&pa, "always", is_announced);
+    s.wait_route(&pb, "web", is_announced);
+    let r = s.d.get("/readyz").unwrap();
+    assert_eq!(r.code, 200, "{}", r.body);
+
+    // A new BIRD knows nothing: pathosd sends both routes on the new session.
+    s.bird.restart();
+    s.wait_established();
+    s.wait_route(&pa, "always after the BIRD restart", is_announced);
+    s.wait_route(&pb, "web after the BIRD restart", is_announced);
+    assert_eq!(s.d.peer()["flaps"], 1, "{}", s.d.peer());
+
+    // Graceful restart is advertised with Restart Time 0: a crashed pathosd
+    // leaves no stale route at BIRD.
+    s.d.signal("KILL");
+    assert!(s.d.wait_exit(Duration::from_secs(2)).is_some());
+    let t0 = Instant::now();
+    s.wait_gone(&pa);
+    s.wait_gone(&pb);
+    assert!(
+        t0.elapsed() < Duration::from_secs(2),
+        "routes kept {:?} after pathosd died",
+        t0.elapsed()
+    );
+}
+
+#[test]
+fn drain_then_withdraw_and_recovery_hold() {
+    let n = 19;
+    let dir = TempDir::new("e2e-policy");
+    let up = dir.path("up");
+    std::fs::write(&up, "").unwrap();
+    let (pd, pr) = (prefix(n, 1), prefix(n, 2));
+    let mut drain = policy("drain_then_withdraw");
+    drain["drain_time"] = json!("1s");
+    let mut hold = policy("withdraw");
+    hold["recovery_hold"] = json!("1500ms");
+    let vips = json!([
+        {"name": "drain", "prefix": pd, "check": flag_check(&up, 200, 1, 1), "policy": drain},
+        {"name": "hold", "prefix": pr, "check": flag_check(&up, 200, 1, 1), "policy": hold}
+    ]);
+    let s = Setup::start(n, vips, |_| {});
+    s.wait_established();
+    s.wait_route(&pd, "drain announced", is_announced);
+    s.wait_route(&pr, "hold announced", is_announced);
+
+    std::fs::remove_file(&up).unwrap();
+    s.wait_route(&pd, "pessimized for drain_time", is_pessimized);
+    let t1 = Instant::now();
+    s.wait_gone(&pd);
+    let drained = t1.elapsed();
+    assert!(
+        drained >= Duration::from_millis(700) && drained < Duration::from_millis(2500),
+        "withdrawn {drained:?} after the pessimization (drain_time 1 s)"
+    );
+    s.wait_gone(&pr);
+
+    // Healthy again: drain_then_withdraw announces at once, recovery_hold
+    // only after 1.5 s of health.
+    std::fs::write(&up, "").unwrap();
+    let t2 = Instant::now();
+    s.wait_route(&pd, "drain back", is_announced);
+    let back = t2.elapsed();
+    s.wait_route(&pr, "hold back", is_announced);
+    let held = t2.elapsed();
+    assert!(
+        back < Duration::from_millis(1000),
+        "drain back after {back:?}"
+    );
+    assert!(
+        held >= Duration::from_millis(1400) && held < Duration::from_millis(3500),
+        "recovery_hold 1.5 s, announced after {held:?}"
+    );
+}
+
+#[test]
+fn sighup_adds_and_removes_vips() {
+    let n = 20;
+    let dir = TempDir::new("e2e-reload-addrm");
+    let s = Setup::start(n, two_vips(n, &dir), |_| {});
+    s.wait_established();
+    let (pa, pb, pc) = (prefix(n, 1), prefix(n, 2), prefix(n, 3));
+    s.wait_route(&pa, "a", is_announced);
+    s.wait_route(&pb, "b", is_announced);
+    let a_before = s.d.vip("a");
+
+    let mut cfg = s.cfg.clone();
+    let mut c = cfg["vips"][1].clone();
+    c["name"] = json!("c");
+    c["prefix"] = json!(pc);
+    cfg["vips"] = json!([cfg["vips"][0].clone(), c]);
+    s.d.write_config(&cfg);
+    reload(&s, "reload: applied");
+    s.wait_gone(&pb);
+    s.wait_route(&pc, "c", is_announced);
+    assert!(s.bird.route(&pa).is_some_and(|b| is_announced(&b)));
+    let a = s.d.vip("a");
+    assert_eq!(a["transitions"], a_before["transitions"]);
+    let names: Vec<Value> = s.d.status()["vips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].clone())
+        .collect();
+    assert_eq!(names, [json!("a"), json!("c")]);
+    assert!(
+        s.d.log().contains(&format!(
+            "vip b {pb}: announced -> withdrawn (removed from config)"
+        )),
+        "{}",
+        s.d.log()
+    );
+    let r = s.d.get("/api/v1/vips/b").unwrap();
+    assert_eq!(r.code, 404, "{}", r.body);
+}
+
+#[test]
+fn second_sigterm_during_shutdown_drain_exits_at_once() {
+    let n = 21;
+    let p = prefix(n, 1);
+    let vips = json!([{"name": "always", "prefix": p, "always": true}]);
+    let mut s = Setup::start(n, vips, |c| c["bgp"]["shutdown_drain"] = json!("4s"));
+    s.wait_established();
+    s.wait_route(&p, "announced", |_| true);
+    s.d.signal("TERM");
+    s.wait_gone(&p);
+    assert!(s.d.try_exit().is_none(), "exited before shutdown_drain");
+    let t0 = Instant::now();
+    s.d.signal("TERM");
+    let st =
+        s.d.wait_exit(Duration::from_secs(2))
+            .expect("second SIGTERM ignored");
+    assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+    assert!(st.success(), "{st}");
+}
