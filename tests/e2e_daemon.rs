@@ -630,6 +630,22 @@ fn sighup_adds_and_removes_vips() {
     );
     let r = s.d.get("/api/v1/vips/b").unwrap();
     assert_eq!(r.code, 404, "{}", r.body);
+
+    // c moves to another prefix: the old one is withdrawn (and logged as
+    // such), the new one announced.
+    let pd = prefix(n, 4);
+    cfg["vips"][1]["prefix"] = json!(pd);
+    s.d.write_config(&cfg);
+    reload(&s, "reload: applied");
+    s.wait_gone(&pc);
+    s.wait_route(&pd, "c at its new prefix", is_announced);
+    assert!(
+        s.d.log().contains(&format!(
+            "vip c {pc}: announced -> withdrawn (config changed)"
+        )),
+        "{}",
+        s.d.log()
+    );
 }
 
 #[test]
@@ -650,4 +666,120 @@ fn second_sigterm_during_shutdown_drain_exits_at_once() {
             .expect("second SIGTERM ignored");
     assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
     assert!(st.success(), "{st}");
+}
+
+#[test]
+fn ipv6_vips_over_the_ipv4_session() {
+    let n = 22;
+    let dir = TempDir::new("e2e-v6");
+    let up = dir.path("up");
+    std::fs::write(&up, "").unwrap();
+    let (p6, c6) = ("2001:db8:22:1::1/128", "2001:db8:22:2::/64");
+    let vips = json!([
+        {"name": "v6", "prefix": p6, "always": true, "policy": policy("withdraw")},
+        {"name": "net6", "prefix": c6, "check": flag_check(&up, 300, 1, 1), "policy": policy("lower_priority")}
+    ]);
+    let s = Setup::start(n, vips, |c| {
+        c["router"]["local_address_ipv6"] = json!("2001:db8:22::1")
+    });
+    s.wait_established();
+    let b = s.wait_route(p6, "v6", is_announced);
+    assert_eq!(
+        attr(&b, "next_hop").as_deref(),
+        Some("2001:db8:22::1"),
+        "{b}"
+    );
+    s.wait_route(c6, "net6", is_announced);
+    std::fs::remove_file(&up).unwrap();
+    s.wait_route(c6, "net6 pessimized", is_pessimized);
+    assert_eq!(s.bird.route_count("master6"), Some(2));
+}
+
+/// The "Since" column BIRD shows for the session (milliseconds).
+fn bird_since(s: &Setup) -> String {
+    let out = s
+        .bird
+        .birdc(&["show", "protocols", "pathosd"])
+        .unwrap_or_default();
+    out.lines()
+        .find(|l| l.starts_with("pathosd"))
+        .and_then(|l| l.split_whitespace().nth(4))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A changed neighbor restarts its session: Cease first, then a new
+/// session, so BIRD has the routes back within its own reconnect delays
+/// (error wait 1 s, connect retry 1 s) instead of after a HoldTimer.
+#[test]
+fn neighbor_change_restarts_the_session_and_routes_come_back() {
+    let n = 23;
+    let dir = TempDir::new("e2e-reload-nb");
+    let s = Setup::start(n, two_vips(n, &dir), |_| {});
+    s.wait_established();
+    let (pa, pb) = (prefix(n, 1), prefix(n, 2));
+    s.wait_route(&pa, "a", is_announced);
+    s.wait_route(&pb, "b", is_announced);
+    let vips = s.d.status()["vips"].clone();
+
+    let since = bird_since(&s);
+    let mut cfg = s.cfg.clone();
+    cfg["bgp"]["neighbors"][0]["hold_time"] = json!("6s");
+    s.d.write_config(&cfg);
+    let t0 = Instant::now();
+    reload(&s, "reload: applied");
+    // A new session (BIRD's "Since" moves), after our Cease.
+    let restarted = poll(Duration::from_secs(5), || {
+        (bird_since(&s) != since && s.bird.established()).then_some(())
+    });
+    assert!(
+        restarted.is_some(),
+        "the session was not restarted:\n{}",
+        s.d.log()
+    );
+    let log = s.d.log();
+    let cease = line_of(
+        &log,
+        "sending NOTIFICATION Cease / Administrative Shutdown: \"configuration changed\"",
+    );
+    let start = line_of(&log, "(re)starting with the new configuration");
+    assert!(cease.is_some() && cease < start, "{log}");
+    let back = poll(Duration::from_secs(10), || {
+        (s.bird.route(&pa).is_some_and(|b| is_announced(&b))
+            && s.bird.route(&pb).is_some_and(|b| is_announced(&b)))
+        .then(|| t0.elapsed())
+    });
+    let back = back.unwrap_or_else(|| panic!("routes never came back:\n{}", s.d.log()));
+    assert!(
+        back < Duration::from_millis(2900),
+        "routes back only after {back:?} (the hold time is 3 s):\n{}",
+        s.d.log()
+    );
+    // The VIPs themselves did not change.
+    let after = s.d.status()["vips"].clone();
+    for i in 0..2 {
+        assert_eq!(after[i]["transitions"], vips[i]["transitions"]);
+    }
+}
+
+#[test]
+fn a_passive_bird_started_later_gets_the_routes() {
+    let n = 24;
+    let a = support::daemon::addrs(n);
+    let cfg = support::daemon::config(
+        a,
+        json!([{"name": "always", "prefix": prefix(n, 1), "always": true, "policy": policy("withdraw")}]),
+    );
+    let d = support::daemon::Pathosd::start(&cfg, std::net::SocketAddr::from((a.ours, 59179)));
+    // pathosd has tried and failed to connect before BIRD exists.
+    let tried = poll(Duration::from_secs(5), || {
+        (!d.peer()["last_error"].is_null()).then_some(())
+    });
+    assert!(tried.is_some(), "{}", d.peer());
+    let mut peer = support::bird::BirdPeer::new(a.peer, a.ours);
+    peer.passive = true;
+    let bird = support::bird::Bird::start(peer);
+    let got = poll(Duration::from_secs(10), || bird.route(&prefix(n, 1)));
+    let b = got.unwrap_or_else(|| panic!("{:?}\n{}", bird.bgp_state(), d.log()));
+    assert!(is_announced(&b), "{b}");
 }
