@@ -147,6 +147,11 @@ fn drain_file_pessimizes_within_one_interval() {
     assert_eq!(v["drain_file"], true, "{v}");
     assert_eq!(v["drain"], true, "{v}");
     let b = s.wait_route(&p, "pessimized", is_pessimized);
+    let at_bird = t0.elapsed();
+    assert!(
+        at_bird < Duration::from_millis(1200),
+        "pessimized at BIRD after {at_bird:?}"
+    );
     assert_eq!(attr(&b, "as_path"), Some(as_path(8)), "1 + 6 prepends: {b}");
 
     std::fs::remove_file(&drain).unwrap();

@@ -75,6 +75,10 @@ impl Pathosd {
             if let Some(st) = d.try_exit() {
                 panic!("pathosd exited at start ({st}):\n{}", d.log());
             }
+            let log = d.log();
+            if log.contains("api: cannot listen") {
+                panic!("pathosd could not open its API (address taken?):\n{log}");
+            }
             match netns {
                 Some(_) => d.log().contains(" started: ").then_some(()),
                 None => d.get("/healthz").filter(|r| r.code == 200).map(|_| ()),
