@@ -210,6 +210,8 @@ fn dns_check_withdraws_and_returns() {
 /// icmp_echo_ignore_all is set. Deleted on drop (which also removes the pair).
 struct PingTarget {
     ns: String,
+    /// The root namespace's end of the pair.
+    host: String,
     inner: Ipv4Addr,
 }
 
@@ -224,10 +226,14 @@ impl PingTarget {
         let net = (pid % 250) as u8;
         let t = PingTarget {
             ns: ns.clone(),
+            host: host.clone(),
             inner: Ipv4Addr::new(10, 251, net, 2),
         };
         let outer = format!("10.251.{net}.1/30");
         let inner = format!("{}/30", t.inner);
+        // Leftovers of a killed earlier run with the same pid.
+        quiet(&["ip", "netns", "del", &ns]);
+        quiet(&["ip", "link", "del", &host]);
         sh(&["ip", "netns", "add", &ns]);
         sh(&[
             "ip", "link", "add", &host, "type", "veth", "peer", "name", &peer,
@@ -255,8 +261,18 @@ impl PingTarget {
 
 impl Drop for PingTarget {
     fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.ns]).status();
+        quiet(&["ip", "netns", "del", &self.ns]);
+        // Gone with the namespace, unless setup failed before moving its peer.
+        quiet(&["ip", "link", "del", &self.host]);
     }
+}
+
+/// Runs a clean-up command whose failure (nothing to clean) is expected.
+fn quiet(args: &[&str]) {
+    let _ = Command::new(args[0])
+        .args(&args[1..])
+        .stderr(Stdio::null())
+        .status();
 }
 
 fn sh(args: &[&str]) {
