@@ -73,6 +73,7 @@ impl Harness {
                     from,
                     to,
                     reason,
+                    ..
                 } => lines.push(format!(
                     "vip {vip} {} -> {} ({reason})",
                     from.as_str(),

@@ -35,6 +35,9 @@ pub enum Output {
     /// A VIP changed state (one log line, a ubus event, metrics).
     VipTransition {
         vip: String,
+        /// The VIP's prefix as it was: a removed VIP has no slot left to
+        /// look it up in, a changed one may have a new prefix.
+        prefix: Prefix,
         from: VipState,
         to: VipState,
         reason: String,
@@ -205,6 +208,7 @@ impl Engine {
             if s.machine.state() != VipState::Withdrawn {
                 out.push(Output::VipTransition {
                     vip: s.name.clone(),
+                    prefix: s.prefix,
                     from: s.machine.state(),
                     to: VipState::Withdrawn,
                     reason: reason.to_string(),
@@ -370,6 +374,7 @@ impl Engine {
         slot.transitions[k] = slot.transitions[k].saturating_add(1);
         out.push(Output::VipTransition {
             vip: slot.name.clone(),
+            prefix: slot.prefix,
             from: t.from,
             to: t.to,
             reason: t.reason.clone(),

@@ -319,15 +319,12 @@ impl Owner {
                 Output::Route { prefix, intent } => self.speaker.set_route(prefix, intent),
                 Output::VipTransition {
                     vip,
+                    prefix,
                     from,
                     to,
                     reason,
                 } => {
-                    let prefix = self
-                        .engine
-                        .vip(&vip)
-                        .map(|v| v.prefix.to_string())
-                        .unwrap_or_default();
+                    let prefix = prefix.to_string();
                     log::info!(
                         "vip {vip} {prefix}: {} -> {} ({reason})",
                         from.as_str(),

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod bird;
+pub mod daemon;
 pub mod frr;
 pub mod gobgp;
 

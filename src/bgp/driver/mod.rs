@@ -525,14 +525,48 @@ impl SpeakerHandle {
             .iter()
             .map(|p| p.name.clone())
             .collect();
-        for n in &cfg.bgp.neighbors {
-            if !running.contains(&n.name) {
-                log::info!(
-                    "bgp peer {}: (re)starting with the new configuration",
-                    n.name
-                );
-                self.start_peer(cfg, n);
-            }
+        let starting: Vec<Neighbor> = cfg
+            .bgp
+            .neighbors
+            .iter()
+            .filter(|n| !running.contains(&n.name))
+            .cloned()
+            .collect();
+        if stopping.is_empty() {
+            self.start_peers(cfg, &starting);
+            return;
+        }
+        // The old sessions' Cease must reach the peer before the new
+        // sessions connect: a peer that sees a new connection while the old
+        // session is still Established treats it as a collision (RFC 4271
+        // §6.8) or, with graceful restart, as our restart (RFC 4724 §4.2);
+        // BIRD then leaves the new connection in OpenConfirm until its
+        // HoldTimer expires, a routing outage of up to the hold time.
+        let handle = self.clone();
+        let cfg = cfg.clone();
+        smol::spawn(async move {
+            stop_peers(stopping, Some("configuration changed".to_string())).await;
+            // A later reload may have started some of them meanwhile.
+            let present: Vec<String> = lock(&handle.shared.peers)
+                .iter()
+                .map(|p| p.name.clone())
+                .collect();
+            let starting: Vec<Neighbor> = starting
+                .into_iter()
+                .filter(|n| !present.contains(&n.name))
+                .collect();
+            handle.start_peers(&cfg, &starting);
+        })
+        .detach();
+    }
+
+    fn start_peers(&self, cfg: &Config, starting: &[Neighbor]) {
+        for n in starting {
+            log::info!(
+                "bgp peer {}: (re)starting with the new configuration",
+                n.name
+            );
+            self.start_peer(cfg, n);
         }
         // Keep the configured order for /status.
         lock(&self.shared.peers).sort_by_key(|p| {
@@ -542,13 +576,6 @@ impl SpeakerHandle {
                 .position(|n| n.name == p.name)
                 .unwrap_or(usize::MAX)
         });
-        if !stopping.is_empty() {
-            smol::spawn(stop_peers(
-                stopping,
-                Some("configuration changed".to_string()),
-            ))
-            .detach();
-        }
     }
 
     /// Graceful stop: withdraw every route from every peer, wait `drain`

@@ -1,0 +1,790 @@
+//! The real daemon's life cycle against a real BIRD: VIPs start withdrawn,
+//! `always` VIPs at once, End-of-RIB after the first evaluation, the drain
+//! file and the runtime drain, the check trigger, SIGTERM with and without
+//! shutdown_drain, SIGHUP reloads (unchanged, invalid, one VIP changed) and
+//! /metrics through promtool. Checks are exec'd commands (`test -e FLAG`),
+//! so a test controls health by creating and removing a file.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::bird::attr;
+use support::daemon::{as_path, is_announced, is_pessimized, policy, Setup};
+use support::{poll, TempDir};
+
+/// An exec check healthy while `flag` exists.
+fn flag_check(flag: &Path, interval_ms: u64, rise: u32, fall: u32) -> Value {
+    json!({
+        "type": "exec",
+        "interval": format!("{interval_ms}ms"),
+        "timeout": format!("{}ms", interval_ms * 3 / 4),
+        "rise": rise,
+        "fall": fall,
+        "exec": {"command": "/usr/bin/test", "args": ["-e", flag.display().to_string()]}
+    })
+}
+
+fn prefix(n: u8, i: u8) -> String {
+    format!("10.{}.{i}.1/32", 200 + n)
+}
+
+/// Index of the first log line containing `needle`.
+fn line_of(log: &str, needle: &str) -> Option<usize> {
+    log.lines().position(|l| l.contains(needle))
+}
+
+#[test]
+fn vips_start_withdrawn_always_is_immediate_and_end_of_rib_waits_for_the_first_evaluation() {
+    let n = 8;
+    let dir = TempDir::new("e2e-start");
+    let up = dir.path("up");
+    std::fs::write(&up, "").unwrap();
+    let (always, slow, dead) = (prefix(n, 1), prefix(n, 2), prefix(n, 3));
+    let vips = json!([
+        {"name": "always", "prefix": always, "always": true,
+         "policy": {"announce": {"communities": ["65001:1"]}}},
+        {"name": "slow", "prefix": slow, "check": flag_check(&up, 500, 4, 1),
+         "policy": {"announce": {"communities": ["65001:2"]}}},
+        {"name": "dead", "prefix": dead, "check": flag_check(&dir.path("missing"), 500, 1, 1),
+         "policy": {"fail_action": "withdraw"}}
+    ]);
+    let s = Setup::start(n, vips, |_| {});
+
+    // Until `slow` has had its 4 results (about 1.5 s), it is withdrawn and
+    // End-of-RIB is held back: pathosd sent BIRD one UPDATE, `always`.
+    let mut seen_before_rise = 0;
+    let end = Instant::now() + Duration::from_secs(10);
+    loop {
+        assert!(Instant::now() < end, "slow never announced:\n{}", s.d.log());
+        let bird_slow = s.bird.route(&slow);
+        let st = s.d.status();
+        let v = &st["vips"][1];
+        let peer = &st["peers"][0];
+        if v["state_name"] == "announced" {
+            break;
+        }
+        assert!(bird_slow.is_none(), "BIRD has {slow} before rise: {v}");
+        assert!(v["consecutive_ok"].as_u64().unwrap() < 4, "{v}");
+        if peer["session_state"] == "established" {
+            let updates = peer["messages_sent"]["update"].as_u64().unwrap();
+            assert!(
+                updates <= 1,
+                "End-of-RIB before the first evaluation? {peer}"
+            );
+            if updates == 1 {
+                seen_before_rise += 1;
+                let b = s.bird.route(&always);
+                assert!(b.is_some(), "always VIP not at BIRD: {peer}");
+            }
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    assert!(
+        seen_before_rise > 0,
+        "the session came up too late to observe the start:\n{}",
+        s.d.log()
+    );
+    let b = s.wait_route(&always, "always", |_| true);
+    assert_eq!(attr(&b, "community").as_deref(), Some("(65001,1)"), "{b}");
+    let b = s.wait_route(&slow, "after rise", |_| true);
+    assert_eq!(attr(&b, "community").as_deref(), Some("(65001,2)"), "{b}");
+    // `slow`'s route, then End-of-RIB (one per family BIRD negotiated).
+    let updates = s.updates_sent();
+    assert!(updates >= 3, "{}", s.d.peer());
+    assert!(s.bird.route(&dead).is_none());
+    assert_eq!(s.d.vip("dead")["state_name"], "withdrawn");
+
+    let log = s.d.log();
+    let rise = line_of(&log, &format!("vip slow {slow}: withdrawn -> announced"));
+    let eor = line_of(&log, "initial evaluation done");
+    assert!(
+        rise.is_some() && eor.is_some() && rise < eor,
+        "log order: rise {rise:?}, End-of-RIB {eor:?}\n{log}"
+    );
+    assert_eq!(log.matches("initial evaluation done").count(), 1, "{log}");
+    assert!(
+        line_of(
+            &log,
+            &format!("vip always {always}: withdrawn -> announced")
+        ) < rise,
+        "{log}"
+    );
+}
+
+#[test]
+fn drain_file_pessimizes_within_one_interval() {
+    let n = 9;
+    let dir = TempDir::new("e2e-drainfile");
+    let up = dir.path("up");
+    let drain = dir.path("drain");
+    std::fs::write(&up, "").unwrap();
+    let p = prefix(n, 1);
+    let mut pol = policy("withdraw");
+    pol["lower_priority_file"] = json!(drain.display().to_string());
+    let vips =
+        json!([{"name": "web", "prefix": p, "check": flag_check(&up, 300, 1, 2), "policy": pol}]);
+    let s = Setup::start(n, vips, |_| {});
+    s.wait_established();
+    s.wait_route(&p, "announced", is_announced);
+
+    std::fs::write(&drain, "").unwrap();
+    let t0 = Instant::now();
+    let seen = poll(Duration::from_secs(3), || {
+        (s.d.vip("web")["state_name"] == "pessimized").then(Instant::now)
+    })
+    .expect("never pessimized");
+    // One check interval (300 ms) plus scheduling slack.
+    let took = seen - t0;
+    assert!(
+        took < Duration::from_millis(650),
+        "pessimized after {took:?}"
+    );
+    let v = s.d.vip("web");
+    assert_eq!(v["drain_file"], true, "{v}");
+    assert_eq!(v["drain"], true, "{v}");
+    let b = s.wait_route(&p, "pessimized", is_pessimized);
+    let at_bird = t0.elapsed();
+    assert!(
+        at_bird < Duration::from_millis(1200),
+        "pessimized at BIRD after {at_bird:?}"
+    );
+    assert_eq!(attr(&b, "as_path"), Some(as_path(8)), "1 + 6 prepends: {b}");
+
+    std::fs::remove_file(&drain).unwrap();
+    s.wait_route(&p, "announced again", is_announced);
+    assert_eq!(s.d.vip("web")["drain_file"], false);
+}
+
+#[test]
+fn check_trigger_and_runtime_drain_through_the_api() {
+    let n = 10;
+    let dir = TempDir::new("e2e-api");
+    let up = dir.path("up");
+    std::fs::write(&up, "").unwrap();
+    let p = prefix(n, 1);
+    // A long interval: only the triggers below run the check in time.
+    let vips = json!([{"name": "web", "prefix": p, "check": flag_check(&up, 20_000, 1, 1),
+                       "policy": policy("lower_priority")}]);
+    let s = Setup::start(n, vips, |_| {});
+    s.wait_established();
+    s.wait_route(&p, "announced", is_announced);
+
+    let trigger = || {
+        let r = s.d.request("POST", "/api/v1/vips/web/check").unwrap();
+        assert_eq!(r.code, 200, "{}", r.body);
+        r.json()
+    };
+    let r = trigger();
+    assert_eq!(r["vip"], "web", "{r}");
+    assert_eq!(r["results"]["exec"]["success"], true, "{r}");
+    assert_eq!(r["result"]["success"], true, "{r}");
+    assert_eq!(r["state"], "announced", "{r}");
+
+    // fall 1: one failing trigger pessimizes at once.
+    std::fs::remove_file(&up).unwrap();
+    let r = trigger();
+    assert_eq!(r["results"]["exec"]["success"], false, "{r}");
+    assert_eq!(r["results"]["exec"]["details"]["exit_code"], 1, "{r}");
+    assert_eq!(r["state"], "pessimized", "{r}");
+    s.wait_route(&p, "pessimized by the trigger", is_pessimized);
+    std::fs::write(&up, "").unwrap();
+    assert_eq!(trigger()["state"], "announced");
+    s.wait_route(&p, "announced by the trigger", is_announced);
+
+    let r = s.d.request("POST", "/api/v1/vips/web/drain").unwrap();
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(
+        r.json(),
+        json!({"vip": "web", "drain": true, "state": "pessimized"})
+    );
+    s.wait_route(&p, "drained", is_pessimized);
+    let v = s.d.vip("web");
+    assert_eq!(
+        (v["drain_api"].clone(), v["drain_file"].clone()),
+        (json!(true), json!(false))
+    );
+
+    let r = s.d.request("DELETE", "/api/v1/vips/web/drain").unwrap();
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(
+        r.json(),
+        json!({"vip": "web", "drain": false, "state": "announced"})
+    );
+    s.wait_route(&p, "undrained", is_announced);
+
+    let r = s.d.request("POST", "/api/v1/vips/nope/drain").unwrap();
+    assert_eq!(r.code, 404, "{}", r.body);
+    let r =
+        s.d.request("POST", "/api/v1/vips/web/check?check=nope")
+            .unwrap();
+    assert_eq!(r.code, 404, "{}", r.body);
+}
+
+/// Polls BIRD every few ms after SIGTERM: when the route went, when the
+/// session left Established.
+fn watch_shutdown(
+    s: &Setup,
+    p: &str,
+    limit: Duration,
+) -> (Instant, Option<Duration>, Option<Duration>) {
+    let t0 = Instant::now();
+    s.d.signal("TERM");
+    let (mut gone, mut down) = (None, None);
+    while t0.elapsed() < limit && (gone.is_none() || down.is_none()) {
+        let state = s.bird.bgp_state();
+        let route = s.bird.route(p);
+        let t = t0.elapsed();
+        if down.is_none() && state.as_deref() != Some("Established") {
+            down = Some(t);
+        }
+        if gone.is_none() && route.is_none() {
+            gone = Some(t);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    (t0, gone, down)
+}
+
+#[test]
+fn sigterm_withdraws_then_ceases_after_shutdown_drain() {
+    let n = 11;
+    let p = prefix(n, 1);
+    let vips = json!([{"name": "always", "prefix": p, "always": true}]);
+    let mut s = Setup::start(n, vips, |c| c["bgp"]["shutdown_drain"] = json!("2s"));
+    s.wait_established();
+    s.wait_route(&p, "announced", |_| true);
+
+    let (_, gone, down) = watch_shutdown(&s, &p, Duration::from_secs(6));
+    let gone = gone.expect("route never withdrawn");
+    let down = down.expect("session never closed");
+    assert!(
+        gone < Duration::from_millis(700),
+        "withdrawn after {gone:?}"
+    );
+    // The withdraw precedes the NOTIFICATION by shutdown_drain (2 s).
+    let gap = down.saturating_sub(gone);
+    assert!(
+        gap >= Duration::from_millis(1800) && gap < Duration::from_millis(2800),
+        "withdraw at {gone:?}, session down at {down:?}"
+    );
+    let st =
+        s.d.wait_exit(Duration::from_secs(3))
+            .expect("pathosd did not exit");
+    assert!(st.success(), "{st}\n{}", s.d.log());
+    let proto = s
+        .bird
+        .birdc(&["show", "protocols", "all", "pathosd"])
+        .unwrap();
+    assert!(
+        proto.contains("Administrative shutdown"),
+        "BIRD did not get a Cease/Administrative Shutdown:\n{proto}"
+    );
+}
+
+#[test]
+fn sigterm_without_drain_removes_the_route_and_exits() {
+    let n = 12;
+    let p = prefix(n, 1);
+    let vips = json!([{"name": "always", "prefix": p, "always": true}]);
+    let mut s = Setup::start(n, vips, |_| {});
+    s.wait_established();
+    s.wait_route(&p, "announced", |_| true);
+    let (t0, gone, down) = watch_shutdown(&s, &p, Duration::from_secs(4));
+    assert!(gone.expect("route never removed") < Duration::from_secs(1));
+    assert!(down.expect("session never closed") < Duration::from_secs(1));
+    let st =
+        s.d.wait_exit(Duration::from_secs(2))
+            .expect("pathosd did not exit");
+    assert!(st.success(), "{st}");
+    assert!(t0.elapsed() < Duration::from_secs(3));
+    assert!(s.d.log().contains("stopped"), "{}", s.d.log());
+}
+
+/// Sends SIGHUP and waits for the log line (`needle`) that says how it went.
+fn reload(s: &Setup, needle: &str) {
+    let before = s.d.log().matches(needle).count();
+    s.d.signal("HUP");
+    let ok = poll(Duration::from_secs(5), || {
+        (s.d.log().matches(needle).count() > before).then_some(())
+    });
+    assert!(ok.is_some(), "no {needle:?} after SIGHUP:\n{}", s.d.log());
+}
+
+/// Waits until pathosd has sent `k` more KEEPALIVEs (1 s apart with hold
+/// time 3 s): anything a reload would send has gone out by then.
+fn wait_keepalives(s: &Setup, k: u64) {
+    let ka = || s.d.peer()["messages_sent"]["keepalive"].as_u64().unwrap();
+    let start = ka();
+    assert!(poll(Duration::from_secs(k * 2 + 3), || (ka() >= start + k)
+        .then_some(()))
+    .is_some());
+}
+
+fn two_vips(n: u8, dir: &TempDir) -> Value {
+    let up = dir.path("up");
+    std::fs::write(&up, "").unwrap();
+    json!([
+        {"name": "a", "prefix": prefix(n, 1), "check": flag_check(&up, 300, 1, 2), "policy": policy("withdraw")},
+        {"name": "b", "prefix": prefix(n, 2), "check": flag_check(&up, 300, 1, 2), "policy": policy("withdraw")}
+    ])
+}
+
+#[test]
+fn reload_with_unchanged_vips_sends_no_update() {
+    let n = 13;
+    let dir = TempDir::new("e2e-reload-same");
+    let s = Setup::start(n, two_vips(n, &dir), |_| {});
+    s.wait_established();
+    s.wait_route(&prefix(n, 1), "a", is_announced);
+    s.wait_route(&prefix(n, 2), "b", is_announced);
+    let (updates, bird, vips) = (
+        s.updates_sent(),
+        s.bird_import_updates(),
+        s.d.status()["vips"].clone(),
+    );
+
+    // Same VIPs, other API timeouts and log level.
+    let mut cfg = s.cfg.clone();
+    cfg["api"]["idle_timeout"] = json!("100s");
+    cfg["logging"]["level"] = json!("info");
+    s.d.write_config(&cfg);
+    reload(&s, "reload: applied");
+    wait_keepalives(&s, 2);
+
+    assert_eq!(s.updates_sent(), updates, "{}", s.d.peer());
+    assert_eq!(s.bird_import_updates(), bird);
+    let after = s.d.status()["vips"].clone();
+    for i in 0..2 {
+        assert_eq!(after[i]["transitions"], vips[i]["transitions"]);
+        assert_eq!(
+            after[i]["last_transition_time"],
+            vips[i]["last_transition_time"]
+        );
+        assert_eq!(after[i]["state_name"], "announced");
+    }
+    assert_eq!(s.d.peer()["flaps"], 0);
+}
+
+#[test]
+fn sighup_with_an_invalid_config_keeps_the_old_one() {
+    let n = 14;
+    let dir = TempDir::new("e2e-reload-bad");
+    let s = Setup::start(n, two_vips(n, &dir), |_| {});
+    s.wait_established();
+    s.wait_route(&prefix(n, 1), "a", is_announced);
+    s.wait_route(&prefix(n, 2), "b", is_announced);
+    let (updates, bird) = (s.updates_sent(), s.bird_import_updates());
+
+    std::fs::write(s.d.config_path(), "{\"schema\": \"v1\",").unwrap();
+    reload(&s, "reload: invalid JSON");
+    // Valid JSON, invalid config: every error is logged.
+    let mut cfg = s.cfg.clone();
+    cfg["vips"][1]["check"]["timeout"] = json!("5s");
+    cfg["vips"][0]["prefix"] = json!("not-a-prefix");
+    s.d.write_config(&cfg);
+    reload(&s, "vips[1].check.timeout");
+    let log = s.d.log();
+    assert!(log.contains("reload: vips[0].prefix"), "{log}");
+    assert!(!log.contains("reload: applied"), "{log}");
+
+    wait_keepalives(&s, 1);
+    assert_eq!(s.d.get("/healthz").unwrap().code, 200);
+    assert_eq!(s.updates_sent(), updates);
+    assert_eq!(s.bird_import_updates(), bird);
+    assert!(s
+        .bird
+        .route(&prefix(n, 1))
+        .is_some_and(|b| is_announced(&b)));
+    assert!(s
+        .bird
+        .route(&prefix(n, 2))
+        .is_some_and(|b| is_announced(&b)));
+    // The old config's checks still run and still decide.
+    std::fs::remove_file(dir.path("up")).unwrap();
+    s.wait_gone(&prefix(n, 1));
+    s.wait_gone(&prefix(n, 2));
+}
+
+#[test]
+fn sighup_with_one_vip_changed_restarts_only_that_vip() {
+    let n = 15;
+    let dir = TempDir::new("e2e-reload-one");
+    let s = Setup::start(n, two_vips(n, &dir), |_| {});
+    s.wait_established();
+    let (pa, pb) = (prefix(n, 1), prefix(n, 2));
+    s.wait_route(&pa, "a", is_announced);
+    s.wait_route(&pb, "b", is_announced);
+    let updates = s.updates_sent();
+    let a_before = s.d.vip("a");
+
+    // b gets rise 4: it restarts withdrawn and comes back after 4 results.
+    let mut cfg = s.cfg.clone();
+    cfg["vips"][1]["check"]["rise"] = json!(4);
+    s.d.write_config(&cfg);
+    reload(&s, "reload: applied");
+    let (mut b_gone, mut b_back) = (false, false);
+    let end = Instant::now() + Duration::from_secs(8);
+    while !b_back {
+        assert!(Instant::now() < end, "b never came back:\n{}", s.d.log());
+        let a = s.bird.route(&pa);
+        assert!(a.as_deref().is_some_and(is_announced), "a moved: {a:?}");
+        match s.bird.route(&pb) {
+            None => b_gone = true,
+            Some(_) if b_gone => b_back = true,
+            Some(_) => {}
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // One withdraw and one announcement of b; nothing for a.
+    assert_eq!(s.updates_sent(), updates + 2, "{}", s.d.peer());
+    let a = s.d.vip("a");
+    assert_eq!(a["transitions"], a_before["transitions"]);
+    assert_eq!(a["last_transition_time"], a_before["last_transition_time"]);
+    let b = s.d.vip("b");
+    assert_eq!(
+        b["last_transition_reason"], "exec: rise threshold reached",
+        "{b}"
+    );
+    let log = s.d.log();
+    assert!(
+        log.contains(&format!(
+            "vip b {pb}: announced -> withdrawn (config changed)"
+        )),
+        "{log}"
+    );
+    let reload_line = line_of(&log, "reload: applied").unwrap();
+    assert!(
+        !log.lines().skip(reload_line).any(|l| l.contains("vip a ")),
+        "{log}"
+    );
+}
+
+#[test]
+fn metrics_of_the_running_daemon_pass_promtool() {
+    let n = 16;
+    let dir = TempDir::new("e2e-metrics");
+    let up = dir.path("up");
+    std::fs::write(&up, "").unwrap();
+    let p = prefix(n, 1);
+    let mut check = flag_check(&up, 300, 1, 2);
+    check["detailed_metrics"] = json!(true);
+    let vips = json!([{"name": "web", "prefix": p, "check": check, "policy": policy("withdraw")},
+                      {"name": "always", "prefix": prefix(n, 2), "always": true}]);
+    let s = Setup::start(n, vips, |_| {});
+    s.wait_established();
+    s.wait_route(&p, "announced", is_announced);
+    let r = s.d.get("/metrics").unwrap();
+    assert_eq!(r.code, 200);
+    let t = &r.body;
+    for want in [
+        format!("pathosd_vip_state{{vip=\"web\",nlri=\"{p}\"}} 1"),
+        "bgp_peer_up{peer=\"bird\"} 1".to_string(),
+        "bgp_routes_advertised{peer=\"bird\"} 2".to_string(),
+        format!(
+            "pathosd_check_exec_exit_code{{vip=\"web\",nlri=\"{p}\",check=\"exec\",type=\"exec\"}} 0"
+        ),
+    ] {
+        assert!(t.contains(&want), "no {want:?} in\n{t}");
+    }
+    let mut pt = Command::new("/usr/bin/promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian package prometheus)");
+    pt.stdin.take().unwrap().write_all(t.as_bytes()).unwrap();
+    let out = pt.wait_with_output().unwrap();
+    let msg = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "promtool: {msg}\n{t}");
+    assert!(msg.trim().is_empty(), "promtool findings: {msg}");
+}
+
+#[test]
+fn bird_restart_gets_every_route_again_and_a_killed_pathosd_leaves_none() {
+    let n = 18;
+    let dir = TempDir::new("e2e-restart");
+    let up = dir.path("up");
+    std::fs::write(&up, "").unwrap();
+    let (pa, pb) = (prefix(n, 1), prefix(n, 2));
+    let vips = json!([
+        {"name": "always", "prefix": pa, "always": true, "policy": policy("withdraw")},
+        {"name": "web", "prefix": pb, "check": flag_check(&up, 300, 1, 2), "policy": policy("withdraw")}
+    ]);
+    let mut s = Setup::start(n, vips, |_| {});
+    s.wait_established();
+    s.wait_route(&pa, "always", is_announced);
+    s.wait_route(&pb, "web", is_announced);
+    let r = s.d.get("/readyz").unwrap();
+    assert_eq!(r.code, 200, "{}", r.body);
+
+    // A new BIRD knows nothing: pathosd sends both routes on the new session.
+    s.bird.restart();
+    s.wait_established();
+    s.wait_route(&pa, "always after the BIRD restart", is_announced);
+    s.wait_route(&pb, "web after the BIRD restart", is_announced);
+    assert_eq!(s.d.peer()["flaps"], 1, "{}", s.d.peer());
+
+    // Graceful restart is advertised with Restart Time 0: a crashed pathosd
+    // leaves no stale route at BIRD.
+    s.d.signal("KILL");
+    assert!(s.d.wait_exit(Duration::from_secs(2)).is_some());
+    let t0 = Instant::now();
+    s.wait_gone(&pa);
+    s.wait_gone(&pb);
+    assert!(
+        t0.elapsed() < Duration::from_secs(2),
+        "routes kept {:?} after pathosd died",
+        t0.elapsed()
+    );
+}
+
+#[test]
+fn drain_then_withdraw_and_recovery_hold() {
+    let n = 19;
+    let dir = TempDir::new("e2e-policy");
+    let up = dir.path("up");
+    std::fs::write(&up, "").unwrap();
+    let (pd, pr) = (prefix(n, 1), prefix(n, 2));
+    let mut drain = policy("drain_then_withdraw");
+    drain["drain_time"] = json!("1s");
+    let mut hold = policy("withdraw");
+    hold["recovery_hold"] = json!("1500ms");
+    let vips = json!([
+        {"name": "drain", "prefix": pd, "check": flag_check(&up, 200, 1, 1), "policy": drain},
+        {"name": "hold", "prefix": pr, "check": flag_check(&up, 200, 1, 1), "policy": hold}
+    ]);
+    let s = Setup::start(n, vips, |_| {});
+    s.wait_established();
+    s.wait_route(&pd, "drain announced", is_announced);
+    s.wait_route(&pr, "hold announced", is_announced);
+
+    std::fs::remove_file(&up).unwrap();
+    s.wait_route(&pd, "pessimized for drain_time", is_pessimized);
+    let t1 = Instant::now();
+    s.wait_gone(&pd);
+    let drained = t1.elapsed();
+    assert!(
+        drained >= Duration::from_millis(700) && drained < Duration::from_millis(2500),
+        "withdrawn {drained:?} after the pessimization (drain_time 1 s)"
+    );
+    s.wait_gone(&pr);
+
+    // Healthy again: drain_then_withdraw announces at once, recovery_hold
+    // only after 1.5 s of health.
+    std::fs::write(&up, "").unwrap();
+    let t2 = Instant::now();
+    s.wait_route(&pd, "drain back", is_announced);
+    let back = t2.elapsed();
+    s.wait_route(&pr, "hold back", is_announced);
+    let held = t2.elapsed();
+    assert!(
+        back < Duration::from_millis(1000),
+        "drain back after {back:?}"
+    );
+    assert!(
+        held >= Duration::from_millis(1400) && held < Duration::from_millis(3500),
+        "recovery_hold 1.5 s, announced after {held:?}"
+    );
+}
+
+#[test]
+fn sighup_adds_and_removes_vips() {
+    let n = 20;
+    let dir = TempDir::new("e2e-reload-addrm");
+    let s = Setup::start(n, two_vips(n, &dir), |_| {});
+    s.wait_established();
+    let (pa, pb, pc) = (prefix(n, 1), prefix(n, 2), prefix(n, 3));
+    s.wait_route(&pa, "a", is_announced);
+    s.wait_route(&pb, "b", is_announced);
+    let a_before = s.d.vip("a");
+
+    let mut cfg = s.cfg.clone();
+    let mut c = cfg["vips"][1].clone();
+    c["name"] = json!("c");
+    c["prefix"] = json!(pc);
+    cfg["vips"] = json!([cfg["vips"][0].clone(), c]);
+    s.d.write_config(&cfg);
+    reload(&s, "reload: applied");
+    s.wait_gone(&pb);
+    s.wait_route(&pc, "c", is_announced);
+    assert!(s.bird.route(&pa).is_some_and(|b| is_announced(&b)));
+    let a = s.d.vip("a");
+    assert_eq!(a["transitions"], a_before["transitions"]);
+    let names: Vec<Value> = s.d.status()["vips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].clone())
+        .collect();
+    assert_eq!(names, [json!("a"), json!("c")]);
+    assert!(
+        s.d.log().contains(&format!(
+            "vip b {pb}: announced -> withdrawn (removed from config)"
+        )),
+        "{}",
+        s.d.log()
+    );
+    let r = s.d.get("/api/v1/vips/b").unwrap();
+    assert_eq!(r.code, 404, "{}", r.body);
+
+    // c moves to another prefix: the old one is withdrawn (and logged as
+    // such), the new one announced.
+    let pd = prefix(n, 4);
+    cfg["vips"][1]["prefix"] = json!(pd);
+    s.d.write_config(&cfg);
+    reload(&s, "reload: applied");
+    s.wait_gone(&pc);
+    s.wait_route(&pd, "c at its new prefix", is_announced);
+    assert!(
+        s.d.log().contains(&format!(
+            "vip c {pc}: announced -> withdrawn (config changed)"
+        )),
+        "{}",
+        s.d.log()
+    );
+}
+
+#[test]
+fn second_sigterm_during_shutdown_drain_exits_at_once() {
+    let n = 21;
+    let p = prefix(n, 1);
+    let vips = json!([{"name": "always", "prefix": p, "always": true}]);
+    let mut s = Setup::start(n, vips, |c| c["bgp"]["shutdown_drain"] = json!("4s"));
+    s.wait_established();
+    s.wait_route(&p, "announced", |_| true);
+    s.d.signal("TERM");
+    s.wait_gone(&p);
+    assert!(s.d.try_exit().is_none(), "exited before shutdown_drain");
+    let t0 = Instant::now();
+    s.d.signal("TERM");
+    let st =
+        s.d.wait_exit(Duration::from_secs(2))
+            .expect("second SIGTERM ignored");
+    assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+    assert!(st.success(), "{st}");
+}
+
+#[test]
+fn ipv6_vips_over_the_ipv4_session() {
+    let n = 22;
+    let dir = TempDir::new("e2e-v6");
+    let up = dir.path("up");
+    std::fs::write(&up, "").unwrap();
+    let (p6, c6) = ("2001:db8:22:1::1/128", "2001:db8:22:2::/64");
+    let vips = json!([
+        {"name": "v6", "prefix": p6, "always": true, "policy": policy("withdraw")},
+        {"name": "net6", "prefix": c6, "check": flag_check(&up, 300, 1, 1), "policy": policy("lower_priority")}
+    ]);
+    let s = Setup::start(n, vips, |c| {
+        c["router"]["local_address_ipv6"] = json!("2001:db8:22::1")
+    });
+    s.wait_established();
+    let b = s.wait_route(p6, "v6", is_announced);
+    assert_eq!(
+        attr(&b, "next_hop").as_deref(),
+        Some("2001:db8:22::1"),
+        "{b}"
+    );
+    s.wait_route(c6, "net6", is_announced);
+    std::fs::remove_file(&up).unwrap();
+    s.wait_route(c6, "net6 pessimized", is_pessimized);
+    assert_eq!(s.bird.route_count("master6"), Some(2));
+}
+
+/// The "Since" column BIRD shows for the session (milliseconds).
+fn bird_since(s: &Setup) -> String {
+    let out = s
+        .bird
+        .birdc(&["show", "protocols", "pathosd"])
+        .unwrap_or_default();
+    out.lines()
+        .find(|l| l.starts_with("pathosd"))
+        .and_then(|l| l.split_whitespace().nth(4))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// A changed neighbor restarts its session: Cease first, then a new
+/// session, so BIRD has the routes back within its own reconnect delays
+/// (error wait 1 s, connect retry 1 s) instead of after a HoldTimer.
+#[test]
+fn neighbor_change_restarts_the_session_and_routes_come_back() {
+    let n = 23;
+    let dir = TempDir::new("e2e-reload-nb");
+    let s = Setup::start(n, two_vips(n, &dir), |_| {});
+    s.wait_established();
+    let (pa, pb) = (prefix(n, 1), prefix(n, 2));
+    s.wait_route(&pa, "a", is_announced);
+    s.wait_route(&pb, "b", is_announced);
+    let vips = s.d.status()["vips"].clone();
+
+    let since = bird_since(&s);
+    let mut cfg = s.cfg.clone();
+    cfg["bgp"]["neighbors"][0]["hold_time"] = json!("6s");
+    s.d.write_config(&cfg);
+    let t0 = Instant::now();
+    reload(&s, "reload: applied");
+    // A new session (BIRD's "Since" moves), after our Cease.
+    let restarted = poll(Duration::from_secs(5), || {
+        (bird_since(&s) != since && s.bird.established()).then_some(())
+    });
+    assert!(
+        restarted.is_some(),
+        "the session was not restarted:\n{}",
+        s.d.log()
+    );
+    let log = s.d.log();
+    let cease = line_of(
+        &log,
+        "sending NOTIFICATION Cease / Administrative Shutdown: \"configuration changed\"",
+    );
+    let start = line_of(&log, "(re)starting with the new configuration");
+    assert!(cease.is_some() && cease < start, "{log}");
+    let back = poll(Duration::from_secs(10), || {
+        (s.bird.route(&pa).is_some_and(|b| is_announced(&b))
+            && s.bird.route(&pb).is_some_and(|b| is_announced(&b)))
+        .then(|| t0.elapsed())
+    });
+    let back = back.unwrap_or_else(|| panic!("routes never came back:\n{}", s.d.log()));
+    assert!(
+        back < Duration::from_millis(2900),
+        "routes back only after {back:?} (the hold time is 3 s):\n{}",
+        s.d.log()
+    );
+    // The VIPs themselves did not change.
+    let after = s.d.status()["vips"].clone();
+    for i in 0..2 {
+        assert_eq!(after[i]["transitions"], vips[i]["transitions"]);
+    }
+}
+
+#[test]
+fn a_passive_bird_started_later_gets_the_routes() {
+    let n = 24;
+    let a = support::daemon::addrs(n);
+    let cfg = support::daemon::config(
+        a,
+        json!([{"name": "always", "prefix": prefix(n, 1), "always": true, "policy": policy("withdraw")}]),
+    );
+    let d = support::daemon::Pathosd::start(&cfg, std::net::SocketAddr::from((a.ours, 59179)));
+    // pathosd has tried and failed to connect before BIRD exists.
+    let tried = poll(Duration::from_secs(5), || {
+        (!d.peer()["last_error"].is_null()).then_some(())
+    });
+    assert!(tried.is_some(), "{}", d.peer());
+    let mut peer = support::bird::BirdPeer::new(a.peer, a.ours);
+    peer.passive = true;
+    let bird = support::bird::Bird::start(peer);
+    let got = poll(Duration::from_secs(10), || bird.route(&prefix(n, 1)));
+    let b = got.unwrap_or_else(|| panic!("{:?}\n{}", bird.bgp_state(), d.log()));
+    assert!(is_announced(&b), "{b}");
+}
