@@ -1066,10 +1066,36 @@ fn link_local_next_hop_round_trips() {
     // 32-octet next hop (RFC 2545 §3).
     assert_eq!(bytes[23 + 4 + 3], 32);
     assert_eq!(decode(&bytes, &EBGP4), Ok(Message::Update(u)));
-    let _ = MpUnreach {
-        afi: Afi::Ipv6,
-        withdrawn: vec![],
+}
+
+#[test]
+fn ipv4_unicast_in_mp_attributes_is_understood() {
+    // Some speakers send IPv4 unicast in MP_REACH_NLRI (RFC 4760 allows it).
+    let u = Update {
+        attrs: vec![
+            PathAttr::MpReach(MpReach {
+                afi: Afi::Ipv4,
+                next_hop: MpNextHop::Ipv4(Ipv4Addr::new(192, 0, 2, 9)),
+                nlri: vec![p("198.51.100.0/24")],
+            }),
+            PathAttr::MpUnreach(MpUnreach {
+                afi: Afi::Ipv4,
+                withdrawn: vec![p("203.0.113.0/24")],
+            }),
+            PathAttr::Origin(Origin::Egp),
+            PathAttr::AsPath(AsPath::sequence(&[65001])),
+        ],
+        ..Update::default()
     };
+    let bytes = encode(&Message::Update(u.clone()), &EBGP4).unwrap();
+    let Ok(Message::Update(d)) = decode(&bytes, &EBGP4) else {
+        panic!()
+    };
+    assert_eq!(d, u);
+    assert_eq!(d.next_hop(), Some("192.0.2.9".parse().unwrap()));
+    assert_eq!(d.announced(), vec![p("198.51.100.0/24")]);
+    assert_eq!(d.withdrawn_prefixes(), vec![p("203.0.113.0/24")]);
+    assert_eq!(d.origin(), Some(Origin::Egp));
 }
 
 // ===== proptest round trips =====
