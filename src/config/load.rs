@@ -176,14 +176,29 @@ fn finish(cfg: Option<Config>, mut errs: Errors) -> Result<Config, Vec<ConfigErr
     }
 }
 
-/// The v1 JSON of a config, as `pathosd convert` prints it. A literal `%{`
+/// The v1 JSON of a config, as `pathosd convert` prints it: every field,
+/// defaults included, top-level keys in the order of the docs. A literal `%{`
 /// in a value (written `%%{` in the source) is escaped again, so loading the
 /// output gives back the same config instead of expanding it.
 pub fn to_json(c: &Config) -> String {
-    let s = serde_json::to_string_pretty(&c.encode()).unwrap_or_default();
-    let mut s = s.replace("%{", "%%{");
-    s.push('\n');
-    s
+    const ORDER: [&str; 6] = ["schema", "router", "bgp", "api", "logging", "vips"];
+    let Value::Object(m) = c.encode() else {
+        return String::new();
+    };
+    let keys: Vec<&String> = ORDER
+        .iter()
+        .filter_map(|k| m.get_key_value(*k).map(|(k, _)| k))
+        .chain(m.keys().filter(|k| !ORDER.contains(&k.as_str())))
+        .collect();
+    let mut out = String::from("{\n");
+    for (i, k) in keys.iter().enumerate() {
+        let key = serde_json::to_string(k).unwrap_or_default();
+        let val = serde_json::to_string_pretty(&m[k.as_str()]).unwrap_or_default();
+        out.push_str(&format!("  {key}: {}", val.replace('\n', "\n  ")));
+        out.push_str(if i + 1 < keys.len() { ",\n" } else { "\n" });
+    }
+    out.push_str("}\n");
+    out.replace("%{", "%%{")
 }
 
 #[cfg(test)]
@@ -228,6 +243,26 @@ mod tests {
             .args;
         assert_eq!(args, &["%{X}", "%%{X}", "%{Z}"]);
         assert_eq!(load_str(&to_json(&c), None, &|_| None).unwrap(), c);
+    }
+
+    #[test]
+    fn converted_output_starts_with_the_schema() {
+        let c = load_str(
+            r#"{"schema": "v1", "router": {"asn": 1, "router_id": "10.0.0.1"},
+                "bgp": {"neighbors": [{"name": "n", "address": "10.0.0.2", "peer_asn": 2}]},
+                "vips": [{"name": "v", "prefix": "10.0.0.9/32", "always": true}]}"#,
+            None,
+            &|_| None,
+        )
+        .unwrap();
+        let out = to_json(&c);
+        assert!(
+            out.starts_with("{\n  \"schema\": \"v1\",\n  \"router\": {\n    \"asn\": 1,"),
+            "{out}"
+        );
+        assert!(out.ends_with("\n  ]\n}\n"), "{out}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v, c.encode());
     }
 
     #[test]

@@ -237,22 +237,47 @@ impl Mapped {
         }
     }
 
-    /// `(also vips[0].checks[1])` in a message names a UCI place instead.
+    /// A v1 path in a message (`(also vips[0].checks[1])`, `because
+    /// vips[1].prefix …`) names a UCI place instead. Quoted text is the
+    /// user's own and stays as it is.
     fn rewrite_also(&self, msg: &str) -> String {
-        let Some(start) = msg.find("(also ") else {
-            return msg.to_string();
-        };
-        let inner_start = start + "(also ".len();
-        let Some(len) = msg[inner_start..].find(')') else {
-            return msg.to_string();
-        };
-        let inner = &msg[inner_start..inner_start + len];
-        format!(
-            "{}(also {}){}",
-            &msg[..start],
-            self.uci_path(inner),
-            &msg[inner_start + len + 1..]
-        )
+        let is_path_char =
+            |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '[' | ']');
+        let mut out = String::with_capacity(msg.len());
+        let mut in_quote = false;
+        let mut escaped = false;
+        let mut i = 0;
+        while let Some(c) = msg[i..].chars().next() {
+            if in_quote {
+                out.push(c);
+                match c {
+                    _ if escaped => escaped = false,
+                    '\\' => escaped = true,
+                    '"' => in_quote = false,
+                    _ => {}
+                }
+                i += c.len_utf8();
+                continue;
+            }
+            let rest = &msg[i..];
+            let at_word_start = msg[..i]
+                .chars()
+                .next_back()
+                .is_none_or(|p| !is_path_char(p));
+            if at_word_start && (rest.starts_with("vips[") || rest.starts_with("bgp.neighbors[")) {
+                let len = rest.find(|c: char| !is_path_char(c)).unwrap_or(rest.len());
+                let path = rest[..len].trim_end_matches('.');
+                out.push_str(&self.uci_path(path));
+                i += path.len();
+                continue;
+            }
+            if c == '"' {
+                in_quote = true;
+            }
+            out.push(c);
+            i += c.len_utf8();
+        }
+        out
     }
 
     fn uci_path(&self, path: &str) -> String {
@@ -715,6 +740,19 @@ mod tests {
         assert!(m.errors.is_empty(), "{:?}", m.errors);
         assert_eq!(m.value["vips"][0]["name"], "web-1");
         assert_eq!(m.value["vips"][0]["checks"][1]["name"], "b");
+    }
+
+    #[test]
+    fn paths_inside_messages_are_rewritten_but_not_quoted_values() {
+        let m = mapped("config vip 'web'\n\toption prefix '2001:db8::1/128'\n");
+        let e = m.locate(ConfigError {
+            path: "router.local_address_ipv6".into(),
+            message: "required because vips[0].prefix 2001:db8::1/128 is IPv6; \"vips[0]\" and \"a\\\"vips[0]\" stay".into(),
+        });
+        assert_eq!(
+            e.to_string(),
+            "config pathosd option local_address_ipv6: required because vip 'web' option prefix (line 2) 2001:db8::1/128 is IPv6; \"vips[0]\" and \"a\\\"vips[0]\" stay"
+        );
     }
 
     #[test]

@@ -182,6 +182,9 @@ fn hold_time(path: &str, hold: Dur, errs: &mut Errors) {
         errs.push(path, format!("{hold} must be 0 or at least 3s"));
     } else if hold > Dur::secs(HOLD_MAX_SECS) {
         errs.push(path, format!("{hold} is more than {HOLD_MAX_SECS}s"));
+    } else if hold.get().subsec_nanos() != 0 {
+        // RFC 4271 §4.2: the OPEN message carries the Hold Time in seconds.
+        errs.push(path, format!("{hold} is not a whole number of seconds"));
     }
 }
 
@@ -231,9 +234,28 @@ fn bgp(c: &Config, errs: &mut Errors) {
         errs.push("bgp.neighbors", "at least one neighbor is required");
     }
     let mut names: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut addresses: BTreeMap<IpAddr, usize> = BTreeMap::new();
     for (i, n) in b.neighbors.iter().enumerate() {
         let p = format!("bgp.neighbors[{i}]");
         neighbor(c, n, &p, errs);
+        if n.passive && b.listen_port == -1 {
+            errs.push(
+                join(&p, "passive"),
+                "a passive neighbor can never connect: bgp.listen_port is -1 (no listener)",
+            );
+        }
+        // An accepted connection is matched to its neighbor by address.
+        if let Some(a) = n.address {
+            match addresses.get(&a) {
+                Some(first) => errs.push(
+                    join(&p, "address"),
+                    format!("duplicate neighbor address {a} (also bgp.neighbors[{first}])"),
+                ),
+                None => {
+                    addresses.insert(a, i);
+                }
+            }
+        }
         if !n.name.is_empty() {
             if let Some(first) = names.get(n.name.as_str()) {
                 errs.push(
@@ -1030,6 +1052,10 @@ mod tests {
             "bgp.hold_time: 2s must be 0 or at least 3s",
         );
         one(
+            &[("/bgp/hold_time", json!("4.5s"))],
+            "bgp.hold_time: 4.5s is not a whole number of seconds",
+        );
+        one(
             &[("/bgp/hold_time", json!("20h"))],
             "bgp.hold_time: 20h is more than 65535s",
         );
@@ -1071,6 +1097,17 @@ mod tests {
                 json!({"name": "bird", "address": "127.0.0.3", "peer_asn": 1}),
             )],
             "bgp.neighbors[1].name: duplicate neighbor name \"bird\" (also bgp.neighbors[0])",
+        );
+        one(
+            &[(
+                "/bgp/neighbors/1",
+                json!({"name": "frr", "address": "127.0.0.2", "peer_asn": 1}),
+            )],
+            "bgp.neighbors[1].address: duplicate neighbor address 127.0.0.2 (also bgp.neighbors[0])",
+        );
+        one(
+            &[(&format!("{n}/passive"), json!(true)), ("/bgp/listen_port", json!(-1))],
+            "bgp.neighbors[0].passive: a passive neighbor can never connect: bgp.listen_port is -1 (no listener)",
         );
         one(
             &[(&format!("{n}/address"), Value::Null)],
