@@ -109,7 +109,7 @@ fn examples_validate_and_convert() {
 }
 
 /// The example config moved onto this test's own addresses: the HTTP
-/// endpoint on 127.77.(pid).`n`, no BGP listener, no ubus.
+/// endpoint on 127.77.(pid).`n`, no BGP listener (the neighbor dials), no ubus.
 fn example_on_own_address(test: &str, n: u8) -> (PathBuf, String) {
     let mut v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(example("pathosd.json")).unwrap()).unwrap();
@@ -117,6 +117,8 @@ fn example_on_own_address(test: &str, n: u8) -> (PathBuf, String) {
     v["api"]["listen"] = api.clone().into();
     v["api"]["ubus_socket"] = "".into();
     v["bgp"]["listen_port"] = (-1).into();
+    // Without a listener the neighbor must dial (nobody answers: that is fine).
+    v["bgp"]["neighbors"][0]["passive"] = false.into();
     let p = temp_file(test, "pathosd.json", &v.to_string());
     (p, api)
 }
