@@ -149,7 +149,7 @@ impl VipMachine {
         self.drain_api
     }
 
-    /// State changes since start (the first announcement is not a flap).
+    /// Times the VIP left `announced` (pessimized or withdrawn) since start.
     pub fn flaps(&self) -> u32 {
         self.flaps
     }
@@ -290,7 +290,8 @@ impl VipMachine {
             return None;
         }
         let from = self.state;
-        if self.last_transition.is_some() {
+        // A flap is the service degrading: the VIP leaving full announcement.
+        if from == VipState::Announced {
             self.flaps = self.flaps.saturating_add(1);
         }
         if to == VipState::Withdrawn {
