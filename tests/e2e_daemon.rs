@@ -788,3 +788,54 @@ fn a_passive_bird_started_later_gets_the_routes() {
     let b = got.unwrap_or_else(|| panic!("{:?}\n{}", bird.bgp_state(), d.log()));
     assert!(is_announced(&b), "{b}");
 }
+
+/// require_local_address: a VIP whose address is on no interface stays
+/// withdrawn however healthy its service, and /status and /metrics say why;
+/// one whose address is on `lo` is announced and reported assigned.
+#[test]
+fn local_address_guard_keeps_a_vip_withdrawn_and_says_why() {
+    let n = 25;
+    let missing = prefix(n, 1);
+    let vips = json!([
+        {"name": "missing", "prefix": missing, "require_local_address": true,
+         "check": {"type": "exec", "interval": "200ms", "timeout": "150ms", "rise": 1, "fall": 5,
+                   "exec": {"command": "/bin/true"}}},
+        {"name": "onlo", "prefix": "127.0.0.1/32", "require_local_address": true,
+         "local_interface": "lo",
+         "check": {"type": "exec", "interval": "200ms", "timeout": "150ms", "rise": 1, "fall": 1,
+                   "exec": {"command": "/bin/true"}}}
+    ]);
+    let s = Setup::start(n, vips, |_| {});
+    s.wait_established();
+    s.d.wait_vip_state("onlo", "announced", Duration::from_secs(5));
+    let onlo = s.d.vip("onlo");
+    assert_eq!(onlo["local_address_assigned"], json!(true), "{onlo}");
+
+    // Several check rounds later (counters saturate at fall, 5) the guarded
+    // VIP is still withdrawn.
+    let m = poll(Duration::from_secs(5), || {
+        let v = s.d.vip("missing");
+        (v["checks"][0]["consecutive_fail"].as_u64().unwrap_or(0) >= 3).then_some(v)
+    })
+    .expect("the guarded check never failed three times");
+    assert_eq!(m["state_name"], json!("withdrawn"), "{m}");
+    assert_eq!(m["local_address_assigned"], json!(false), "{m}");
+    assert_eq!(
+        m["checks"][0]["last_check_detail"],
+        json!(format!(
+            "VIP address {} is not configured on a local interface",
+            missing.trim_end_matches("/32")
+        )),
+        "{m}"
+    );
+    assert!(s.bird.route(&missing).is_none());
+    let metrics = s.d.get("/metrics").unwrap().body;
+    assert!(
+        metrics.contains(&format!(
+            "pathosd_vip_local_address_assigned{{vip=\"missing\",nlri=\"{missing}\"}} 0"
+        )),
+        "{metrics}"
+    );
+    assert!(metrics
+        .contains("pathosd_vip_local_address_assigned{vip=\"onlo\",nlri=\"127.0.0.1/32\"} 1"));
+}
