@@ -75,6 +75,9 @@ enum Wake {
 }
 
 pub struct PeerTask {
+    /// The last down reason logged at info, so retries that fail the same
+    /// way are logged at debug.
+    logged_reason: Option<String>,
     s: PeerSettings,
     rib: Arc<Mutex<RibOut>>,
     status: SharedStatus,
@@ -151,6 +154,7 @@ impl PeerTask {
             seed = seed.rotate_left(5) ^ u64::from(b);
         }
         PeerTask {
+            logged_reason: None,
             main: Session::new(Fsm::new(s.fsm.clone())),
             adj: AdjRibOut::new(s.shape.clone()),
             s,
@@ -518,15 +522,32 @@ impl PeerTask {
         } else {
             None
         };
+        // logd keeps 16 KiB: a peer that stays down must not fill it. Session
+        // up/down and a new failure reason are info; the retry churn that
+        // repeats the last reason is debug.
+        let session = before == State::Established || after == State::Established;
+        let new_reason = reason.is_some() && reason != self.logged_reason;
+        let level = if session || new_reason {
+            log::Level::Info
+        } else {
+            log::Level::Debug
+        };
+        if after == State::Established {
+            self.logged_reason = None;
+        } else if reason.is_some() {
+            self.logged_reason = reason.clone();
+        }
         match &reason {
-            Some(r) => log::info!(
+            Some(r) => log::log!(
+                level,
                 "bgp peer {} ({}): {} -> {}: {r}",
                 self.s.name,
                 self.s.address,
                 before.as_str(),
                 after.as_str()
             ),
-            None => log::info!(
+            None => log::log!(
+                level,
                 "bgp peer {} ({}): {} -> {}",
                 self.s.name,
                 self.s.address,
