@@ -863,11 +863,14 @@ fn http(
             );
         }
     }
-    if h.response_jq
-        .as_deref()
-        .is_some_and(|s| s.trim().is_empty())
-    {
-        errs.push(join(p, "response_jq"), "must not be empty");
+    if let Some(jq) = &h.response_jq {
+        if jq.trim().is_empty() {
+            errs.push(join(p, "response_jq"), "must not be empty");
+        } else if let Err(e) = crate::check::jsonmatch::parse(jq) {
+            // Compiled at load, like the regex: a typo is a config error,
+            // not a VIP that never announces.
+            errs.push(join(p, "response_jq"), format!("{jq:?}: {e}"));
+        }
     }
     if h.method == HttpMethod::Head {
         for (key, set) in [
@@ -1411,6 +1414,11 @@ mod tests {
             "vips[0].check.http.response_codes[0]: 99 is not a status code (100..599) or range such as \"200-299\"");
         one(&h(json!({"response_regex": "("})),
             "vips[0].check.http.response_regex: \"(\" does not compile: found open group without closing ')'");
+        let e = crate::check::jsonmatch::parse(".ready ==").unwrap_err();
+        one(
+            &h(json!({"response_jq": ".ready =="})),
+            &format!("vips[0].check.http.response_jq: \".ready ==\": {e}"),
+        );
         one(
             &h(json!({"method": "HEAD", "response_text": "ok"})),
             "vips[0].check.http.response_text: cannot be checked: a HEAD response has no body",
