@@ -380,6 +380,28 @@ impl Drop for Daemon {
     }
 }
 
+/// `promtool check metrics` must accept the text and print nothing (no lint
+/// findings either).
+pub fn promtool_check(text: &str) {
+    use std::io::Write;
+    let mut p = Command::new("/usr/bin/promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian package prometheus)");
+    p.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = p.wait_with_output().unwrap();
+    let msg = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "promtool: {msg}\n{text}");
+    assert!(msg.trim().is_empty(), "promtool findings: {msg}");
+}
+
 /// Logs to stderr when PATHOSD_TEST_LOG is set (debugging aid).
 pub fn init_log() {
     struct L;
