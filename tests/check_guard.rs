@@ -12,25 +12,9 @@ use pathosd::check::VipChecks;
 use pathosd::config::{Errors, Field, Vip};
 use serde_json::json;
 use std::process::Command;
+use support::netns::{ip, Netns};
 
 const ENV: &str = "PATHOSD_GUARD_NETNS";
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-struct Netns(String);
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
 
 #[test]
 fn guard_in_namespace() {

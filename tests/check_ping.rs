@@ -11,26 +11,10 @@ mod support;
 
 use serde_json::json;
 use std::process::Command;
+use support::netns::{ip, Netns};
 use support::*;
 
 const GUARD: &str = "PATHOSD_PING_NETNS";
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-struct Netns(String);
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
 
 fn in_ns(ns: &str, args: &[&str]) {
     let mut a = vec!["netns", "exec", ns];

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use std::net::Ipv4Addr;
 use std::process::{Command, Stdio};
 use support::daemon::{free_port, ip, is_announced, is_pessimized, policy, Setup};
+use support::netns::sh;
 use support::{Server, TempDir};
 
 /// A check with this file's short timers and `opts` as its type block.
@@ -273,15 +274,6 @@ fn quiet(args: &[&str]) {
         .args(&args[1..])
         .stderr(Stdio::null())
         .status();
-}
-
-fn sh(args: &[&str]) {
-    let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 #[test]

@@ -7,6 +7,7 @@ pub mod bird;
 pub mod daemon;
 pub mod frr;
 pub mod gobgp;
+pub mod netns;
 pub mod ubus;
 
 use pathosd::bgp::types::Prefix;
