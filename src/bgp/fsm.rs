@@ -697,14 +697,7 @@ impl Fsm {
                 self.fail(DownReason::NotificationSent(n), now, out)
             }
             Event::OpenCollisionDump => self.collision_dump(now, out),
-            Event::NotifMsgVerErr => self.fail(
-                DownReason::NotificationReceived(Notification::open(
-                    OpenError::UnsupportedVersionNumber,
-                    Vec::new(),
-                )),
-                now,
-                out,
-            ),
+            Event::NotifMsgVerErr => self.version_error_received(now, out),
             Event::NotifMsg(n) => self.fail(DownReason::NotificationReceived(n), now, out),
             // RFC 4271 §8.2.2 OpenSent: "In response to any other event ...
             // sends the NOTIFICATION with the Error Code Finite State Machine
@@ -728,14 +721,7 @@ impl Fsm {
             Event::HoldTimerExpires => self.hold_timer_expired(now, out),
             Event::KeepaliveTimerExpires => self.send_keepalive(out),
             Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
-            Event::NotifMsgVerErr => self.fail(
-                DownReason::NotificationReceived(Notification::open(
-                    OpenError::UnsupportedVersionNumber,
-                    Vec::new(),
-                )),
-                now,
-                out,
-            ),
+            Event::NotifMsgVerErr => self.version_error_received(now, out),
             Event::NotifMsg(n) => self.fail(DownReason::NotificationReceived(n), now, out),
             Event::BGPHeaderErr(n) | Event::BGPOpenMsgErr(n) | Event::UpdateMsgErr(n) => {
                 self.fail(DownReason::NotificationSent(n), now, out)
@@ -789,14 +775,7 @@ impl Fsm {
                 }
             }
             Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
-            Event::NotifMsgVerErr => self.fail(
-                DownReason::NotificationReceived(Notification::open(
-                    OpenError::UnsupportedVersionNumber,
-                    Vec::new(),
-                )),
-                now,
-                out,
-            ),
+            Event::NotifMsgVerErr => self.version_error_received(now, out),
             Event::NotifMsg(n) => self.fail(DownReason::NotificationReceived(n), now, out),
             Event::BGPHeaderErr(n) | Event::BGPOpenMsgErr(n) | Event::UpdateMsgErr(n) => {
                 self.fail(DownReason::NotificationSent(n), now, out)
@@ -816,6 +795,13 @@ impl Fsm {
             now,
             out,
         );
+    }
+
+    /// Event 24: the peer's NOTIFICATION was OPEN Message Error / Unsupported
+    /// Version Number (the codec turns it into this event without its data).
+    fn version_error_received(&mut self, now: Timestamp, out: &mut Vec<Action>) {
+        let n = Notification::open(OpenError::UnsupportedVersionNumber, Vec::new());
+        self.fail(DownReason::NotificationReceived(n), now, out);
     }
 
     fn collision_dump(&mut self, now: Timestamp, out: &mut Vec<Action>) {
