@@ -26,6 +26,31 @@ pub fn test_ip(n: u8) -> Ipv4Addr {
     Ipv4Addr::new(127, 64 + (pid % 64) as u8, (pid / 64 % 256) as u8, n)
 }
 
+/// A TCP port nothing listens on yet at `ip` (the OS picks it; the test's
+/// address is its own, so nobody else takes it afterwards).
+pub fn free_tcp_port<A>(ip: A) -> u16
+where
+    (A, u16): std::net::ToSocketAddrs,
+{
+    std::net::TcpListener::bind((ip, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A UDP port nothing is bound to yet at `ip`, as [`free_tcp_port`].
+pub fn free_udp_port<A>(ip: A) -> u16
+where
+    (A, u16): std::net::ToSocketAddrs,
+{
+    std::net::UdpSocket::bind((ip, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 /// A fresh temporary directory for one test, removed when dropped.
 pub fn temp_dir(tag: &str) -> TempDir {
     TempDir::new(tag)
