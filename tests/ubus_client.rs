@@ -240,6 +240,43 @@ fn events_are_delivered_to_listeners() {
     });
 }
 
+/// A listener that makes a call while an event is on its way gets the reply
+/// and still the event, in order: the caller keeps what arrives in between.
+#[test]
+fn an_event_arriving_during_a_call_is_kept_for_next_event() {
+    let dir = TempDir::new("event-during-call");
+    let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
+    smol::block_on(async {
+        let r = start_client(&dir.sock(), 8);
+        wait_registered(&r, 1).await;
+        let mut l = Caller::connect(broker.path()).await;
+        l.listen("demo.*").await;
+        let mut sender = Caller::connect(broker.path()).await;
+        for x in 1..=2 {
+            let seq = sender.next_seq();
+            let data = table_from_json(&json!({ "x": x })).unwrap();
+            sender
+                .send(&Message::event_send(seq, "demo.event", data))
+                .await;
+            // The broker has queued the delivery to `l` before this STATUS,
+            // so it reaches `l` ahead of the replies to the call below.
+            assert_eq!(sender.collect(seq).await.1, 0);
+        }
+        assert_eq!(
+            l.call("pathosd", "vip", json!({"name": "web"})).await,
+            Ok(Some(
+                json!({"name": "web", "state": "announced", "checks": 2})
+            ))
+        );
+        for x in 1..=2 {
+            assert_eq!(
+                l.next_event().await,
+                ("demo.event".to_string(), json!({ "x": x }))
+            );
+        }
+    });
+}
+
 #[test]
 fn reconnects_and_registers_again_after_broker_restart() {
     let dir = TempDir::new("restart");
