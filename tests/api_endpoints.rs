@@ -6,6 +6,9 @@
 
 #[path = "api_fixture.rs"]
 mod fixture;
+mod support;
+
+use support::promtool_check;
 
 use fixture::*;
 use pathosd::api::control::ControlHandle;
@@ -13,7 +16,6 @@ use pathosd::api::routes::Options;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -382,28 +384,7 @@ fn metrics_pass_promtool() {
             .unwrap_or(name);
         assert!(t.contains(&format!("# HELP {base} ")), "{base}");
     }
-    promtool(t);
-}
-
-/// `promtool check metrics` must accept the text and print nothing (no lint
-/// findings either).
-fn promtool(text: &str) {
-    let mut p = Command::new("/usr/bin/promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool (Debian package prometheus)");
-    p.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-    let out = p.wait_with_output().unwrap();
-    let msg = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "promtool: {msg}\n{text}");
-    assert!(msg.trim().is_empty(), "promtool findings: {msg}");
+    promtool_check(t);
 }
 
 #[test]
@@ -419,7 +400,7 @@ fn metrics_of_an_empty_daemon_pass_promtool() {
     assert_eq!(r.status, 200);
     assert!(!r.body.contains("pathosd_vip_local_address_assigned"));
     assert!(!r.body.contains("pathosd_check_http_status_code"));
-    promtool(&r.body);
+    promtool_check(&r.body);
 }
 
 #[test]

@@ -5,190 +5,20 @@
 
 #[path = "api_fixture.rs"]
 mod fixture;
+mod support;
 
 use fixture::*;
 use pathosd::api::status::status_json;
 use pathosd::api::ubus_methods::{peer_event, serve_ubus, vip_event};
-use pathosd::ubus::blob::{table_from_json, table_to_json};
 use pathosd::ubus::broker::{Broker, BrokerConfig};
 use pathosd::ubus::client::{UbusClient, UbusConfig, UbusHandle, EVENT_PEER, EVENT_VIP};
-use pathosd::ubus::msg::{FrameBuf, Message, MsgType, UbusStatus};
-use serde_json::{json, Value};
-use smol::io::{AsyncReadExt, AsyncWriteExt};
-use smol::net::unix::UnixStream;
-use smol::{future, Timer};
-use std::future::Future;
+use serde_json::json;
+use smol::future;
 use std::net::{IpAddr, Ipv4Addr};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
-
-const STEP: Duration = Duration::from_secs(5);
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("pathosd-apiubus-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn sock(&self) -> PathBuf {
-        self.0.join("ubus.sock")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-async fn within<T>(what: &str, d: Duration, f: impl Future<Output = T>) -> T {
-    future::or(f, async {
-        Timer::after(d).await;
-        panic!("timed out: {what}")
-    })
-    .await
-}
-
-/// Polls `cond` until it holds or the deadline passes (waiting on a timer between polls).
-async fn poll_until(what: &str, d: Duration, mut cond: impl FnMut() -> bool) {
-    let end = Instant::now() + d;
-    while !cond() {
-        assert!(Instant::now() < end, "timed out: {what}");
-        Timer::after(Duration::from_millis(10)).await;
-    }
-}
-
-/// `ubus call` / `ubus listen` built from our codec.
-struct Caller {
-    stream: UnixStream,
-    fb: FrameBuf,
-    seq: u16,
-    listen_obj: Option<u32>,
-}
-
-impl Caller {
-    async fn connect(path: &Path) -> Caller {
-        let stream = within("connect", STEP, UnixStream::connect(path))
-            .await
-            .unwrap();
-        let mut c = Caller {
-            stream,
-            fb: FrameBuf::new(),
-            seq: 0,
-            listen_obj: None,
-        };
-        let hello = c.recv().await;
-        assert_eq!(hello.header.ty, MsgType::Hello);
-        assert_ne!(hello.header.peer, 0);
-        c
-    }
-
-    async fn recv(&mut self) -> Message {
-        within("message from broker", STEP, async {
-            let mut buf = [0u8; 4096];
-            loop {
-                if let Some(fr) = self.fb.next_frame().unwrap() {
-                    return Message::decode(&fr).unwrap();
-                }
-                let n = self.stream.read(&mut buf).await.unwrap();
-                assert!(n > 0, "broker closed");
-                self.fb.push(&buf[..n]);
-            }
-        })
-        .await
-    }
-
-    async fn send(&mut self, m: &Message) {
-        self.stream.write_all(&m.encode().unwrap()).await.unwrap();
-    }
-
-    fn next_seq(&mut self) -> u16 {
-        self.seq = self.seq.wrapping_add(1);
-        self.seq
-    }
-
-    /// DATA messages then the STATUS code for `seq`.
-    async fn collect(&mut self, seq: u16) -> (Vec<Message>, u32) {
-        let mut data = Vec::new();
-        loop {
-            let m = self.recv().await;
-            if m.header.seq != seq {
-                continue;
-            }
-            match m.header.ty {
-                MsgType::Data => data.push(m),
-                MsgType::Status => return (data, m.status().unwrap()),
-                t => panic!("unexpected {t:?}"),
-            }
-        }
-    }
-
-    async fn lookup(&mut self, path: &str) -> Result<Message, u32> {
-        let seq = self.next_seq();
-        self.send(&Message::lookup(seq, Some(path))).await;
-        let (mut data, st) = self.collect(seq).await;
-        if st != 0 {
-            assert!(data.is_empty());
-            return Err(st);
-        }
-        assert_eq!(data.len(), 1);
-        Ok(data.remove(0))
-    }
-
-    /// Returns the reply table as JSON (None without DATA), or the non-zero status.
-    async fn call(&mut self, path: &str, method: &str, args: Value) -> Result<Option<Value>, u32> {
-        let obj = self.lookup(path).await?.objid().unwrap();
-        let seq = self.next_seq();
-        let args = table_from_json(&args).unwrap();
-        self.send(&Message::invoke(seq, obj, method, args)).await;
-        let (data, st) = self.collect(seq).await;
-        for d in &data {
-            assert_eq!(d.header.peer, obj, "relayed reply carries the objid");
-            assert_eq!(d.objid(), Some(obj));
-        }
-        match st {
-            0 => Ok(data.first().map(|d| table_to_json(d.data().unwrap()))),
-            s => {
-                assert!(data.is_empty(), "no DATA with an error status");
-                Err(s)
-            }
-        }
-    }
-
-    async fn listen(&mut self, pattern: &str) {
-        let seq = self.next_seq();
-        self.send(&Message::new(MsgType::AddObject, seq, 0, vec![]))
-            .await;
-        let (data, st) = self.collect(seq).await;
-        assert_eq!(st, 0);
-        let obj = data[0].objid().unwrap();
-        assert_eq!(data[0].objtype(), None, "anonymous object has no type");
-        let seq = self.next_seq();
-        self.send(&Message::event_register(seq, obj, pattern)).await;
-        assert_eq!(self.collect(seq).await.1, 0);
-        self.listen_obj = Some(obj);
-    }
-
-    async fn next_event(&mut self) -> (String, Value) {
-        loop {
-            let m = self.recv().await;
-            if m.header.ty != MsgType::Invoke {
-                continue;
-            }
-            assert_eq!(m.header.peer, 0);
-            assert_eq!(m.objid(), self.listen_obj);
-            let reply = Message::status_msg(m.header.seq, 0, UbusStatus::Ok, m.objid());
-            self.send(&reply).await;
-            return (
-                m.method().unwrap().to_string(),
-                table_to_json(m.data().unwrap()),
-            );
-        }
-    }
-}
+use support::ubus::{poll_until, Caller, STEP};
+use support::TempDir;
 
 struct Running {
     handle: UbusHandle,

@@ -6,10 +6,23 @@ mod support;
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
-use pathosd::bgp::driver::Speaker;
+use pathosd::bgp::driver::{Speaker, SpeakerHandle};
 use pathosd::bgp::types::{Community, RouteIntent};
 use support::frr::Frr;
 use support::{poll, Addrs};
+
+/// Waits (8 s at most) until FRR shows the session Established.
+fn wait_established(frr: &Frr, speaker: &SpeakerHandle) {
+    let up = poll(Duration::from_secs(8), || {
+        (frr.bgp_state().as_deref() == Some("Established")).then_some(())
+    });
+    assert!(
+        up.is_some(),
+        "FRR says {:?}, we say {:?}",
+        frr.bgp_state(),
+        speaker.peers()
+    );
+}
 
 #[test]
 fn frr_establishes_and_receives_a_route() {
@@ -21,15 +34,7 @@ fn frr_establishes_and_receives_a_route() {
     let cfg = support::config_with_next_hop(a, Ipv4Addr::new(192, 0, 2, 40));
     let speaker = Speaker::start(&cfg, tx).unwrap();
     speaker.mark_initial_done();
-    let up = poll(Duration::from_secs(8), || {
-        (frr.bgp_state().as_deref() == Some("Established")).then_some(())
-    });
-    assert!(
-        up.is_some(),
-        "FRR says {:?}, we say {:?}",
-        frr.bgp_state(),
-        speaker.peers()
-    );
+    wait_established(&frr, &speaker);
     speaker.set_route(
         "10.140.1.1/32".parse().unwrap(),
         Some(RouteIntent {
@@ -59,13 +64,5 @@ fn frr_md5_session_establishes() {
     cfg.bgp.neighbors[0].auth_password = Some("frr-md5-42".into());
     let (tx, _rx) = smol::channel::unbounded();
     let speaker = Speaker::start(&cfg, tx).unwrap();
-    let up = poll(Duration::from_secs(8), || {
-        (frr.bgp_state().as_deref() == Some("Established")).then_some(())
-    });
-    assert!(
-        up.is_some(),
-        "FRR says {:?}, we say {:?}",
-        frr.bgp_state(),
-        speaker.peers()
-    );
+    wait_established(&frr, &speaker);
 }

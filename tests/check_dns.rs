@@ -9,11 +9,7 @@ use support::*;
 /// Returns the server, its port and its directory (kept while it runs).
 fn dnsmasq(ip: &str, tag: &str) -> (Server, u16, TempDir) {
     let dir = temp_dir(tag);
-    let port = std::net::UdpSocket::bind((ip, 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_udp_port(ip);
     let big = "x".repeat(200);
     let s = Server::spawn(
         std::process::Command::new("/usr/sbin/dnsmasq")
@@ -164,11 +160,7 @@ fn truncated_reply_falls_back_to_tcp() {
 #[test]
 fn no_server() {
     let ip = test_ip(43).to_string();
-    let port = std::net::UdpSocket::bind((ip.as_str(), 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_udp_port(ip.as_str());
     let r = dns(&ip, port, json!({"names": ["web.pathosd.test"]}));
     assert!(!r.ok);
     assert_eq!(

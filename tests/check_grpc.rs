@@ -127,11 +127,7 @@ fn tls_with_ca_server_name_and_insecure() {
 #[test]
 fn connection_refused_and_config_errors() {
     let ip = test_ip(63).to_string();
-    let port = std::net::TcpListener::bind((ip.as_str(), 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_tcp_port(ip.as_str());
     let r = grpc(&format!("{ip}/32"), json!({"port": port}));
     assert_eq!(r.detail, format!("connect {ip}:{port}: connection refused"));
     let e = |o: Value| {

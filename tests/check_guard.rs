@@ -11,26 +11,9 @@ mod support;
 use pathosd::check::VipChecks;
 use pathosd::config::{Errors, Field, Vip};
 use serde_json::json;
-use std::process::Command;
+use support::netns::{ip, run_ignored_in, Netns};
 
 const ENV: &str = "PATHOSD_GUARD_NETNS";
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-struct Netns(String);
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
 
 #[test]
 fn guard_in_namespace() {
@@ -42,29 +25,7 @@ fn guard_in_namespace() {
         "netns", "exec", &ns.0, "ip", "link", "add", "vip0", "type", "veth", "peer", "name", "vip1",
     ]);
     ip(&["netns", "exec", &ns.0, "ip", "link", "set", "vip0", "up"]);
-    let out = Command::new("ip")
-        .args(["netns", "exec", &ns.0])
-        .arg(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "inner_guard",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(ENV, &ns.0)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "inner_guard failed:\n{text}");
-    assert!(
-        text.contains("1 passed"),
-        "inner_guard did not run:\n{text}"
-    );
+    run_ignored_in(&ns.0, "inner_guard", ENV);
 }
 
 fn run(vc: &VipChecks) -> pathosd::check::CheckResult {

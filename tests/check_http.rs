@@ -109,11 +109,7 @@ fn bad_regex_and_jq_fail_at_build() {
 #[test]
 fn refused_and_timeout() {
     let ip = test_ip(22).to_string();
-    let port = std::net::TcpListener::bind((ip.as_str(), 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_tcp_port(ip.as_str());
     let r = http(&ip, json!({"url": "/", "port": port}));
     assert!(!r.ok);
     assert_eq!(r.detail, format!("connect {ip}:{port}: connection refused"));
@@ -285,11 +281,7 @@ fn mutual_tls_client_certificate() {
 
 /// Debian's squid on its own 127.x address, config and logs in a temp dir.
 fn squid(ip: &str, dir: &std::path::Path) -> (Server, u16) {
-    let port = std::net::TcpListener::bind((ip, 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_tcp_port(ip);
     // squid drops to its own user: let it write the logs.
     std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
     let d = dir.display();

@@ -11,26 +11,10 @@ mod support;
 
 use serde_json::json;
 use std::process::Command;
+use support::netns::{ip, run_ignored_in, Netns};
 use support::*;
 
 const GUARD: &str = "PATHOSD_PING_NETNS";
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip").args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "ip {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-struct Netns(String);
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
 
 fn in_ns(ns: &str, args: &[&str]) {
     let mut a = vec!["netns", "exec", ns];
@@ -47,27 +31,7 @@ fn run_inner(ns: &str, test: &str, ping_group_range: &str) {
             &format!("net.ipv4.ping_group_range={ping_group_range}"),
         ],
     );
-    let exe = std::env::current_exe().unwrap();
-    let out = Command::new("ip")
-        .args(["netns", "exec", ns])
-        .arg(exe)
-        .args([
-            "--exact",
-            test,
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(GUARD, ns)
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{test} failed in {ns}:\n{text}");
-    assert!(text.contains("1 passed"), "{test} did not run:\n{text}");
+    run_ignored_in(ns, test, GUARD);
 }
 
 #[test]

@@ -6,22 +6,6 @@ use serde_json::json;
 use std::time::Duration;
 use support::*;
 
-fn free_tcp_port(ip: &str) -> u16 {
-    std::net::TcpListener::bind((ip, 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn free_udp_port(ip: &str) -> u16 {
-    std::net::UdpSocket::bind((ip, 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 #[test]
 fn tcp_connect_accepted_and_host_defaults_to_vip() {
     let ip = test_ip(1).to_string();
@@ -41,7 +25,7 @@ fn tcp_connect_accepted_and_host_defaults_to_vip() {
 #[test]
 fn tcp_refused() {
     let ip = test_ip(2).to_string();
-    let port = free_tcp_port(&ip);
+    let port = free_tcp_port(ip.as_str());
     let r = probe(
         json!({"type": "tcp", "timeout": "1s", "tcp": {"host": ip, "port": port}}),
         "10.0.0.0/24",
@@ -152,7 +136,7 @@ fn udp_reply_passes_and_expect_checks_it() {
 #[test]
 fn udp_port_unreachable_fails() {
     let ip = test_ip(6).to_string();
-    let port = free_udp_port(&ip);
+    let port = free_udp_port(ip.as_str());
     let r = probe(
         json!({"type": "udp", "timeout": "1s", "udp": {"host": ip, "port": port}}),
         "10.0.0.0/8",

@@ -10,8 +10,9 @@ mod support;
 use serde_json::{json, Value};
 use std::net::Ipv4Addr;
 use std::process::{Command, Stdio};
-use support::daemon::{free_port, ip, is_announced, is_pessimized, policy, Setup};
-use support::{Server, TempDir};
+use support::daemon::{ip, is_announced, is_pessimized, policy, Setup};
+use support::netns::sh;
+use support::{free_tcp_port, free_udp_port, Server, TempDir};
 
 /// A check with this file's short timers and `opts` as its type block.
 fn check(kind: &str, opts: Value) -> Value {
@@ -98,7 +99,7 @@ http.server.ThreadingHTTPServer((sys.argv[1],int(sys.argv[2])),h).serve_forever(
 #[test]
 fn http_check_withdraws_and_returns() {
     let t = ip(0, 3);
-    let port = free_port(t);
+    let port = free_tcp_port(t);
     let dir = TempDir::new("e2e-http");
     std::fs::write(dir.path("health"), "ok").unwrap();
     let args = [t.to_string(), port.to_string()];
@@ -136,7 +137,7 @@ s.serve_forever()";
 #[test]
 fn https_check_pessimizes_and_returns() {
     let t = ip(1, 3);
-    let port = free_port(t);
+    let port = free_tcp_port(t);
     let dir = TempDir::new("e2e-https");
     let pki = support::pki(&dir, &t.to_string());
     std::fs::write(dir.path("health"), "ok").unwrap();
@@ -171,7 +172,7 @@ fn https_check_pessimizes_and_returns() {
 #[test]
 fn dns_check_withdraws_and_returns() {
     let t = ip(2, 3);
-    let port = free_port(t);
+    let port = free_tcp_port(t);
     let dir = TempDir::new("e2e-dns");
     let start = || {
         let s = Server::spawn(
@@ -275,15 +276,6 @@ fn quiet(args: &[&str]) {
         .status();
 }
 
-fn sh(args: &[&str]) {
-    let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 #[test]
 fn ping_check_pessimizes_and_returns() {
     let t = PingTarget::new();
@@ -309,7 +301,7 @@ while True: c,_=s.accept(); c.sendall(b'pathosd-ok\\n'); c.close()";
 #[test]
 fn tcp_check_withdraws_and_returns() {
     let t = ip(4, 3);
-    let port = free_port(t);
+    let port = free_tcp_port(t);
     let args = [t.to_string(), port.to_string()];
     let start = || {
         let s = python(TCP, &args, None);
@@ -342,11 +334,7 @@ while True: d,p=s.recvfrom(2048); s.sendto(b'pong:'+d,p)";
 #[test]
 fn udp_check_pessimizes_and_returns() {
     let t = ip(5, 3);
-    let port = std::net::UdpSocket::bind((t, 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_udp_port(t);
     let args = [t.to_string(), port.to_string()];
     let start = || {
         Server::spawn(

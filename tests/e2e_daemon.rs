@@ -8,13 +8,11 @@
 mod support;
 
 use serde_json::{json, Value};
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::bird::attr;
 use support::daemon::{as_path, is_announced, is_pessimized, policy, Setup};
-use support::{poll, TempDir};
+use support::{poll, promtool_check, TempDir};
 
 /// An exec check healthy while `flag` exists.
 fn flag_check(flag: &Path, interval_ms: u64, rise: u32, fall: u32) -> Value {
@@ -490,22 +488,7 @@ fn metrics_of_the_running_daemon_pass_promtool() {
     ] {
         assert!(t.contains(&want), "no {want:?} in\n{t}");
     }
-    let mut pt = Command::new("/usr/bin/promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool (Debian package prometheus)");
-    pt.stdin.take().unwrap().write_all(t.as_bytes()).unwrap();
-    let out = pt.wait_with_output().unwrap();
-    let msg = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "promtool: {msg}\n{t}");
-    assert!(msg.trim().is_empty(), "promtool findings: {msg}");
+    promtool_check(t);
 }
 
 #[test]

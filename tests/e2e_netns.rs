@@ -24,16 +24,8 @@ use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 use support::daemon::Pathosd;
+use support::netns::sh;
 use support::{poll, run, Daemon, TempDir};
-
-fn sh(args: &[&str]) {
-    let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// The namespaces and veth pairs of one test, deleted on drop (also after a
 /// panic). Deleting a namespace deletes the veth ends inside it.

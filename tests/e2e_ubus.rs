@@ -5,163 +5,19 @@
 
 mod support;
 
-use pathosd::ubus::blob::{table_from_json, table_to_json};
 use pathosd::ubus::broker::{Broker, BrokerConfig};
-use pathosd::ubus::msg::{FrameBuf, Message, MsgType, UbusStatus};
-use serde_json::{json, Value};
-use smol::io::{AsyncReadExt, AsyncWriteExt};
-use smol::net::unix::UnixStream;
-use smol::{future, Timer};
-use std::future::Future;
-use std::path::Path;
+use serde_json::json;
+use smol::Timer;
 use std::time::{Duration, Instant};
 use support::daemon::{is_announced, policy, Setup};
+use support::ubus::{Caller, STEP};
 use support::TempDir;
-
-const STEP: Duration = Duration::from_secs(5);
-
-async fn within<T>(what: &str, f: impl Future<Output = T>) -> T {
-    future::or(f, async {
-        Timer::after(STEP).await;
-        panic!("timed out: {what}")
-    })
-    .await
-}
-
-/// `ubus call` / `ubus listen`.
-struct Caller {
-    stream: UnixStream,
-    fb: FrameBuf,
-    seq: u16,
-    listen_obj: Option<u32>,
-}
-
-impl Caller {
-    async fn connect(path: &Path) -> Caller {
-        let stream = within("connect", UnixStream::connect(path)).await.unwrap();
-        let mut c = Caller {
-            stream,
-            fb: FrameBuf::new(),
-            seq: 0,
-            listen_obj: None,
-        };
-        assert_eq!(c.recv().await.header.ty, MsgType::Hello);
-        c
-    }
-
-    async fn recv(&mut self) -> Message {
-        within("message from the broker", async {
-            let mut buf = [0u8; 4096];
-            loop {
-                if let Some(fr) = self.fb.next_frame().unwrap() {
-                    return Message::decode(&fr).unwrap();
-                }
-                let n = self.stream.read(&mut buf).await.unwrap();
-                assert!(n > 0, "broker closed");
-                self.fb.push(&buf[..n]);
-            }
-        })
-        .await
-    }
-
-    async fn send(&mut self, m: &Message) {
-        self.stream.write_all(&m.encode().unwrap()).await.unwrap();
-    }
-
-    fn next_seq(&mut self) -> u16 {
-        self.seq = self.seq.wrapping_add(1);
-        self.seq
-    }
-
-    /// DATA messages, then the STATUS code, for `seq` (events in between
-    /// are answered and kept).
-    async fn collect(
-        &mut self,
-        seq: u16,
-        events: &mut Vec<(String, Value)>,
-    ) -> (Vec<Message>, u32) {
-        let mut data = Vec::new();
-        loop {
-            let m = self.recv().await;
-            if m.header.ty == MsgType::Invoke && m.header.peer == 0 {
-                events.push(self.ack_event(m).await);
-                continue;
-            }
-            if m.header.seq != seq {
-                continue;
-            }
-            match m.header.ty {
-                MsgType::Data => data.push(m),
-                MsgType::Status => return (data, m.status().unwrap()),
-                t => panic!("unexpected {t:?}"),
-            }
-        }
-    }
-
-    async fn ack_event(&mut self, m: Message) -> (String, Value) {
-        let reply = Message::status_msg(m.header.seq, 0, UbusStatus::Ok, m.objid());
-        self.send(&reply).await;
-        (
-            m.method().unwrap().to_string(),
-            table_to_json(m.data().unwrap()),
-        )
-    }
-
-    /// Calls `path`.`method`: the reply table, or the non-zero status.
-    async fn call(
-        &mut self,
-        path: &str,
-        method: &str,
-        args: Value,
-        events: &mut Vec<(String, Value)>,
-    ) -> Result<Option<Value>, u32> {
-        let seq = self.next_seq();
-        self.send(&Message::lookup(seq, Some(path))).await;
-        let (data, st) = self.collect(seq, events).await;
-        if st != 0 {
-            return Err(st);
-        }
-        let obj = data[0].objid().unwrap();
-        let seq = self.next_seq();
-        let args = table_from_json(&args).unwrap();
-        self.send(&Message::invoke(seq, obj, method, args)).await;
-        let (data, st) = self.collect(seq, events).await;
-        match st {
-            0 => Ok(data.first().map(|d| table_to_json(d.data().unwrap()))),
-            s => Err(s),
-        }
-    }
-
-    async fn listen(&mut self, pattern: &str) {
-        let mut ev = Vec::new();
-        let seq = self.next_seq();
-        self.send(&Message::new(MsgType::AddObject, seq, 0, vec![]))
-            .await;
-        let (data, st) = self.collect(seq, &mut ev).await;
-        assert_eq!(st, 0);
-        let obj = data[0].objid().unwrap();
-        let seq = self.next_seq();
-        self.send(&Message::event_register(seq, obj, pattern)).await;
-        assert_eq!(self.collect(seq, &mut ev).await.1, 0);
-        self.listen_obj = Some(obj);
-    }
-
-    async fn next_event(&mut self) -> (String, Value) {
-        loop {
-            let m = self.recv().await;
-            if m.header.ty == MsgType::Invoke && m.header.peer == 0 {
-                assert_eq!(m.objid(), self.listen_obj);
-                return self.ack_event(m).await;
-            }
-        }
-    }
-}
 
 #[test]
 fn ubus_status_from_the_real_daemon_and_vip_events() {
     let n = 17;
     let dir = TempDir::new("e2e-ubus");
-    let sock = dir.path("ubus.sock");
+    let sock = dir.sock();
     let _broker = Broker::start(&sock, BrokerConfig::default()).unwrap();
     let up = dir.path("up");
     std::fs::write(&up, "").unwrap();
@@ -179,15 +35,11 @@ fn ubus_status_from_the_real_daemon_and_vip_events() {
         let mut listener = Caller::connect(&sock).await;
         listener.listen("pathosd.*").await;
         let mut caller = Caller::connect(&sock).await;
-        let mut stray = Vec::new();
 
         // The daemon registers `pathosd` after its start; wait for it.
         let end = Instant::now() + STEP;
         let status = loop {
-            match caller
-                .call("pathosd", "status", json!({}), &mut stray)
-                .await
-            {
+            match caller.call("pathosd", "status", json!({})).await {
                 Ok(Some(v)) => break v,
                 Err(4) if Instant::now() < end => Timer::after(Duration::from_millis(50)).await,
                 r => panic!("status: {r:?}\n{}", s.d.log()),
@@ -204,7 +56,7 @@ fn ubus_status_from_the_real_daemon_and_vip_events() {
         );
 
         let vip = caller
-            .call("pathosd", "vip", json!({"name": "web"}), &mut stray)
+            .call("pathosd", "vip", json!({"name": "web"}))
             .await
             .unwrap()
             .unwrap();
@@ -235,12 +87,7 @@ fn ubus_status_from_the_real_daemon_and_vip_events() {
         };
         assert_eq!(ev["to"], "announced", "{ev}");
         let r = caller
-            .call(
-                "pathosd",
-                "drain",
-                json!({"vip": "web", "enable": true}),
-                &mut stray,
-            )
+            .call("pathosd", "drain", json!({"vip": "web", "enable": true}))
             .await
             .unwrap()
             .unwrap();

@@ -7,10 +7,11 @@ use std::net::Ipv4Addr;
 use std::time::Duration;
 
 use pathosd::bgp::fsm::{
-    code, resolve_collision, Action, Capabilities, ConnectionOrigin, DownReason, Event, Fsm,
-    Negotiated, Notification, OpenInfo, PeerConfig, State, Timer, Timestamp, OPEN_SENT_HOLD_TIME,
+    resolve_collision, Action, Capabilities, ConnectionOrigin, DownReason, Event, Fsm, Negotiated,
+    Notification, OpenInfo, PeerConfig, State, Timer, Timestamp, OPEN_SENT_HOLD_TIME,
 };
 use pathosd::bgp::types::Afi;
+use pathosd::bgp::wire::{CeaseSubcode, ErrorCode, OpenError};
 
 const LOCAL_AS: u32 = 65001;
 const PEER_AS: u32 = 65000;
@@ -51,7 +52,11 @@ fn secs(s: u64) -> Duration {
 }
 
 fn notif(code: u8, subcode: u8) -> Notification {
-    Notification::new(code, subcode)
+    Notification {
+        code,
+        subcode,
+        data: Vec::new(),
+    }
 }
 
 /// One replay step: at `at_ms` feed `event`; expect exactly `actions` and
@@ -278,7 +283,7 @@ fn open_with_wrong_peer_as_is_bad_peer_as() {
     open_rejected(
         config(),
         open,
-        notif(code::OPEN_MESSAGE_ERROR, code::BAD_PEER_AS),
+        notif(ErrorCode::OpenMessage as u8, OpenError::BadPeerAs as u8),
     );
 }
 
@@ -288,7 +293,10 @@ fn open_with_hold_time_one_or_two_is_unacceptable() {
         open_rejected(
             config(),
             peer_open(hold),
-            notif(code::OPEN_MESSAGE_ERROR, code::UNACCEPTABLE_HOLD_TIME),
+            notif(
+                ErrorCode::OpenMessage as u8,
+                OpenError::UnacceptableHoldTime as u8,
+            ),
         );
     }
 }
@@ -300,7 +308,10 @@ fn open_with_zero_identifier_is_bad_bgp_identifier() {
     open_rejected(
         config(),
         open,
-        notif(code::OPEN_MESSAGE_ERROR, code::BAD_BGP_IDENTIFIER),
+        notif(
+            ErrorCode::OpenMessage as u8,
+            OpenError::BadBgpIdentifier as u8,
+        ),
     );
 }
 
@@ -313,7 +324,10 @@ fn ibgp_open_with_our_identifier_is_bad_bgp_identifier() {
     open_rejected(
         cfg,
         open,
-        notif(code::OPEN_MESSAGE_ERROR, code::BAD_BGP_IDENTIFIER),
+        notif(
+            ErrorCode::OpenMessage as u8,
+            OpenError::BadBgpIdentifier as u8,
+        ),
     );
 }
 
@@ -419,7 +433,7 @@ fn families_are_those_both_sides_carry() {
 #[test]
 fn codec_errors_send_their_notification() {
     let cfg = config();
-    let bad_header = notif(code::MESSAGE_HEADER_ERROR, 2);
+    let bad_header = notif(ErrorCode::MessageHeader as u8, 2);
     let mut fsm = Fsm::new(cfg.clone());
     let mut steps = open_sent_steps(&cfg, 0);
     steps.push(step(
@@ -435,7 +449,7 @@ fn codec_errors_send_their_notification() {
     ));
     replay(&mut fsm, steps);
 
-    let bad_update = notif(code::UPDATE_MESSAGE_ERROR, 1);
+    let bad_update = notif(ErrorCode::UpdateMessage as u8, 1);
     let mut fsm = Fsm::new(cfg.clone());
     let mut steps = establish_steps(&cfg, 0);
     steps.push(step(
@@ -533,7 +547,10 @@ fn collision_loser_sends_cease_7() {
         20,
         Event::OpenCollisionDump,
         vec![
-            Action::SendNotification(notif(code::CEASE, code::CONNECTION_COLLISION_RESOLUTION)),
+            Action::SendNotification(notif(
+                ErrorCode::Cease as u8,
+                CeaseSubcode::ConnectionCollisionResolution as u8,
+            )),
             Action::StopTimer(Timer::Hold),
             Action::StopTimer(Timer::Keepalive),
             Action::DropConnection,
@@ -589,7 +606,10 @@ fn collision_between_two_fsms_keeps_the_peers_connection() {
     let dumped = outbound.handle(Event::OpenCollisionDump, Timestamp(7));
     assert_eq!(
         dumped[0],
-        Action::SendNotification(notif(code::CEASE, code::CONNECTION_COLLISION_RESOLUTION))
+        Action::SendNotification(notif(
+            ErrorCode::Cease as u8,
+            CeaseSubcode::ConnectionCollisionResolution as u8
+        ))
     );
     assert_eq!(outbound.state(), State::Idle);
     inbound.handle(Event::BGPOpen(open), Timestamp(7));

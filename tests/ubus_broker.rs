@@ -2,65 +2,15 @@
 //! captures go in, and what comes out must be the bytes ubusd sent, once the random
 //! client/object ids of the recording are mapped to the ones this broker assigned.
 
+mod support;
+
 use std::collections::HashMap;
-use std::future::Future;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use pathosd::ubus::blob::BlobValue;
 use pathosd::ubus::broker::{Broker, BrokerConfig};
-use pathosd::ubus::msg::{Attr, FrameBuf, Message, MsgType};
-use smol::io::{AsyncReadExt, AsyncWriteExt};
-use smol::net::unix::UnixStream;
-use smol::{future, Timer};
-
-const STEP: Duration = Duration::from_secs(5);
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("pathosd-ubusb-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn sock(&self) -> PathBuf {
-        self.0.join("ubus.sock")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-async fn within<T>(what: &str, f: impl Future<Output = T>) -> T {
-    future::or(f, async {
-        Timer::after(STEP).await;
-        panic!("timed out: {what}")
-    })
-    .await
-}
-
-fn captured(file: &str, n: usize) -> Message {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/vectors/ubus")
-        .join(file);
-    let text = std::fs::read_to_string(p).unwrap();
-    let raw = text
-        .lines()
-        .filter_map(|l| l.trim_start_matches('#').trim().strip_prefix("raw: "))
-        .nth(n - 1)
-        .unwrap()
-        .trim();
-    let bytes: Vec<u8> = (0..raw.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&raw[i..i + 2], 16).unwrap())
-        .collect();
-    Message::decode(&bytes).unwrap()
-}
+use pathosd::ubus::msg::{Attr, Message, MsgType};
+use support::ubus::{captured, Caller};
+use support::TempDir;
 
 /// Recorded id -> id in this run.
 #[derive(Default)]
@@ -92,56 +42,11 @@ impl Ids {
     }
 }
 
-struct Conn {
-    s: UnixStream,
-    fb: FrameBuf,
-    id: u32,
-}
-
-impl Conn {
-    async fn connect(path: &Path) -> Conn {
-        let s = within("connect", UnixStream::connect(path)).await.unwrap();
-        let mut c = Conn {
-            s,
-            fb: FrameBuf::new(),
-            id: 0,
-        };
-        let hello = c.recv().await;
-        assert_eq!(hello.header.ty, MsgType::Hello);
-        assert_eq!((hello.header.seq, hello.attrs.len()), (0, 0));
-        c.id = hello.header.peer;
-        c
-    }
-
-    async fn recv_bytes(&mut self) -> Vec<u8> {
-        within("message from broker", async {
-            let mut buf = [0u8; 4096];
-            loop {
-                if let Some(fr) = self.fb.next_frame().unwrap() {
-                    return fr;
-                }
-                let n = self.s.read(&mut buf).await.unwrap();
-                assert!(n > 0, "broker closed");
-                self.fb.push(&buf[..n]);
-            }
-        })
-        .await
-    }
-
-    async fn recv(&mut self) -> Message {
-        Message::decode(&self.recv_bytes().await).unwrap()
-    }
-
-    async fn send(&mut self, bytes: &[u8]) {
-        self.s.write_all(bytes).await.unwrap();
-    }
-}
-
 /// Registers the example server's `test` object from the recorded ADD_OBJECT and maps
 /// the recorded objid/objtype to the assigned ones.
-async fn register_test_object(server: &mut Conn, ids: &mut Ids) {
+async fn register_test_object(server: &mut Caller, ids: &mut Ids) {
     let add = captured("03_add_object_with_signature.hex", 2);
-    server.send(&add.encode().unwrap()).await;
+    server.send_bytes(&add.encode().unwrap()).await;
     let data = server.recv().await;
     let rec = captured("03_add_object_with_signature.hex", 3);
     ids.0.insert(rec.objid().unwrap(), data.objid().unwrap());
@@ -160,14 +65,14 @@ fn lookup_on_empty_bus_and_unknown_object() {
     let dir = TempDir::new("empty");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
     smol::block_on(async {
-        let mut c = Conn::connect(broker.path()).await;
-        c.send(&captured("02_lookup_empty_bus.hex", 2).encode().unwrap())
+        let mut c = Caller::connect(broker.path()).await;
+        c.send_bytes(&captured("02_lookup_empty_bus.hex", 2).encode().unwrap())
             .await;
         assert_eq!(
             c.recv_bytes().await,
             captured("02_lookup_empty_bus.hex", 3).encode().unwrap()
         );
-        c.send(
+        c.send_bytes(
             &captured("11_error_object_not_found.hex", 2)
                 .encode()
                 .unwrap(),
@@ -188,11 +93,11 @@ fn add_object_lookup_and_call_relay() {
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
     smol::block_on(async {
         let mut ids = Ids::default();
-        let mut server = Conn::connect(broker.path()).await;
+        let mut server = Caller::connect(broker.path()).await;
         register_test_object(&mut server, &mut ids).await;
         // Anonymous subscriber object: DATA {OBJID} only, then STATUS 0.
         server
-            .send(&captured("04_add_object_anonymous.hex", 1).encode().unwrap())
+            .send_bytes(&captured("04_add_object_anonymous.hex", 1).encode().unwrap())
             .await;
         let d = server.recv().await;
         ids.0.insert(
@@ -209,10 +114,10 @@ fn add_object_lookup_and_call_relay() {
         );
 
         let f = "07_call_hello_deferred_with_fd.hex";
-        let mut cli = Conn::connect(broker.path()).await;
+        let mut cli = Caller::connect(broker.path()).await;
         ids.0.insert(captured(f, 1).header.peer, cli.id);
         // `ubus list` (all) and `ubus -v list test`: the anonymous object is not listed.
-        cli.send(&captured("05_lookup_all.hex", 2).encode().unwrap())
+        cli.send_bytes(&captured("05_lookup_all.hex", 2).encode().unwrap())
             .await;
         assert_eq!(
             cli.recv_bytes().await,
@@ -222,15 +127,15 @@ fn add_object_lookup_and_call_relay() {
             cli.recv_bytes().await,
             ids.apply(&captured("05_lookup_all.hex", 4))
         );
-        cli.send(&ids.apply(&captured(f, 2))).await;
+        cli.send_bytes(&ids.apply(&captured(f, 2))).await;
         assert_eq!(cli.recv_bytes().await, ids.apply(&captured(f, 3)));
         assert_eq!(cli.recv_bytes().await, ids.apply(&captured(f, 4)));
         // INVOKE: forwarded with peer = caller id and USER/GROUP added.
-        cli.send(&ids.apply(&captured(f, 5))).await;
+        cli.send_bytes(&ids.apply(&captured(f, 5))).await;
         assert_eq!(server.recv_bytes().await, ids.apply(&captured(f, 6)));
         // The server's DATA + STATUS relayed with peer = objid.
-        server.send(&ids.apply(&captured(f, 7))).await;
-        server.send(&ids.apply(&captured(f, 8))).await;
+        server.send_bytes(&ids.apply(&captured(f, 7))).await;
+        server.send_bytes(&ids.apply(&captured(f, 8))).await;
         assert_eq!(cli.recv_bytes().await, ids.apply(&captured(f, 9)));
         assert_eq!(cli.recv_bytes().await, ids.apply(&captured(f, 10)));
 
@@ -238,25 +143,25 @@ fn add_object_lookup_and_call_relay() {
         // check method names).
         let f = "10_error_method_not_found.hex";
         ids.0.insert(captured(f, 1).header.peer, cli.id);
-        cli.send(&ids.apply(&captured(f, 5))).await;
+        cli.send_bytes(&ids.apply(&captured(f, 5))).await;
         assert_eq!(server.recv_bytes().await, ids.apply(&captured(f, 6)));
-        server.send(&ids.apply(&captured(f, 7))).await;
+        server.send_bytes(&ids.apply(&captured(f, 7))).await;
         assert_eq!(cli.recv_bytes().await, ids.apply(&captured(f, 8)));
 
         // A response for an object the sender does not own is dropped: the caller
         // gets nothing from this forged STATUS, and the next real reply still arrives.
-        let mut forger = Conn::connect(broker.path()).await;
-        forger.send(&ids.apply(&captured(f, 7))).await;
+        let mut forger = Caller::connect(broker.path()).await;
+        forger.send_bytes(&ids.apply(&captured(f, 7))).await;
         // A round trip on the same connection proves the broker processed it.
         forger
-            .send(&captured("02_lookup_empty_bus.hex", 2).encode().unwrap())
+            .send_bytes(&captured("02_lookup_empty_bus.hex", 2).encode().unwrap())
             .await;
         while forger.recv().await.header.ty != MsgType::Status {}
         let f = "12_error_invalid_argument.hex";
         ids.0.insert(captured(f, 1).header.peer, cli.id);
-        cli.send(&ids.apply(&captured(f, 5))).await;
+        cli.send_bytes(&ids.apply(&captured(f, 5))).await;
         assert_eq!(server.recv_bytes().await, ids.apply(&captured(f, 6)));
-        server.send(&ids.apply(&captured(f, 7))).await;
+        server.send_bytes(&ids.apply(&captured(f, 7))).await;
         assert_eq!(cli.recv_bytes().await, ids.apply(&captured(f, 8)));
     });
 }
@@ -279,10 +184,10 @@ fn acl_denials() {
     smol::block_on(async {
         // Publishing `test` is refused with 2 and no DATA; an anonymous object is fine.
         let f = "16_error_add_object_not_permitted.hex";
-        let mut server = Conn::connect(broker.path()).await;
-        server.send(&captured(f, 2).encode().unwrap()).await;
+        let mut server = Caller::connect(broker.path()).await;
+        server.send_bytes(&captured(f, 2).encode().unwrap()).await;
         assert_eq!(server.recv_bytes().await, captured(f, 3).encode().unwrap());
-        server.send(&captured(f, 4).encode().unwrap()).await;
+        server.send_bytes(&captured(f, 4).encode().unwrap()).await;
         let d = server.recv().await;
         let mut ids = Ids::default();
         ids.0
@@ -305,7 +210,7 @@ fn acl_denials() {
     .unwrap();
     smol::block_on(async {
         let mut ids = Ids::default();
-        let mut server = Conn::connect(broker.path()).await;
+        let mut server = Caller::connect(broker.path()).await;
         register_test_object(&mut server, &mut ids).await;
         // The capture's run had other ids: map those too.
         let f = "15_error_permission_denied_invoke.hex";
@@ -313,13 +218,13 @@ fn acl_denials() {
         let assigned = ids.map(0x8419a1ab);
         ids.0.insert(rec.objid().unwrap(), assigned);
         ids.0.insert(rec.objtype().unwrap(), ids.map(0x143dd39b));
-        let mut cli = Conn::connect(broker.path()).await;
-        cli.send(&captured(f, 2).encode().unwrap()).await;
+        let mut cli = Caller::connect(broker.path()).await;
+        cli.send_bytes(&captured(f, 2).encode().unwrap()).await;
         // LOOKUP shows only the permitted method.
         assert_eq!(cli.recv_bytes().await, ids.apply(&captured(f, 3)));
         assert_eq!(cli.recv_bytes().await, ids.apply(&captured(f, 4)));
         // INVOKE of a denied method: STATUS 6 from the broker, never forwarded.
-        cli.send(&ids.apply(&captured(f, 5))).await;
+        cli.send_bytes(&ids.apply(&captured(f, 5))).await;
         assert_eq!(cli.recv_bytes().await, ids.apply(&captured(f, 6)));
     });
 }
@@ -331,25 +236,25 @@ fn event_register_send_and_delivery() {
     smol::block_on(async {
         let mut ids = Ids::default();
         let f = "13_event_listen_register.hex";
-        let mut listener = Conn::connect(broker.path()).await;
-        listener.send(&captured(f, 2).encode().unwrap()).await;
+        let mut listener = Caller::connect(broker.path()).await;
+        listener.send_bytes(&captured(f, 2).encode().unwrap()).await;
         let d = listener.recv().await;
         ids.0
             .insert(captured(f, 3).objid().unwrap(), d.objid().unwrap());
         assert_eq!(d.encode().unwrap(), ids.apply(&captured(f, 3)));
         assert_eq!(listener.recv_bytes().await, ids.apply(&captured(f, 4)));
-        listener.send(&ids.apply(&captured(f, 5))).await;
+        listener.send_bytes(&ids.apply(&captured(f, 5))).await;
         assert_eq!(listener.recv_bytes().await, ids.apply(&captured(f, 6)));
 
         let f = "14_event_send_and_delivery.hex";
-        let mut sender = Conn::connect(broker.path()).await;
-        sender.send(&captured(f, 2).encode().unwrap()).await;
+        let mut sender = Caller::connect(broker.path()).await;
+        sender.send_bytes(&captured(f, 2).encode().unwrap()).await;
         // Delivery: INVOKE peer 0, seq = ubusd's event counter (1 for the first).
         assert_eq!(listener.recv_bytes().await, ids.apply(&captured(f, 3)));
         assert_eq!(sender.recv_bytes().await, captured(f, 4).encode().unwrap());
         // The listener's STATUS (peer 0) goes nowhere; the bus keeps working.
-        listener.send(&ids.apply(&captured(f, 5))).await;
-        sender.send(&captured(f, 2).encode().unwrap()).await;
+        listener.send_bytes(&ids.apply(&captured(f, 5))).await;
+        sender.send_bytes(&captured(f, 2).encode().unwrap()).await;
         let second = listener.recv().await;
         assert_eq!(second.header.seq, 2);
         assert_eq!(second.method(), Some("demo.event"));

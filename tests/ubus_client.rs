@@ -2,187 +2,20 @@
 //! connection built from the codec plays `ubus call` / `ubus listen`. No sleeps: every
 //! wait is a poll or a receive bounded by a deadline.
 
-use std::future::Future;
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use pathosd::ubus::blob::{table_from_json, table_to_json, BlobMsgType, BlobValue};
+use pathosd::ubus::blob::{table_from_json, BlobMsgType, BlobValue};
 use pathosd::ubus::broker::{Broker, BrokerConfig};
 use pathosd::ubus::client::{pathosd_methods, serve, UbusClient, UbusConfig, UbusHandle};
-use pathosd::ubus::msg::{signature, FrameBuf, Message, MsgType, UbusStatus};
+use pathosd::ubus::msg::{signature, Message, MsgType, UbusStatus};
 use serde_json::{json, Value};
-use smol::io::{AsyncReadExt, AsyncWriteExt};
-use smol::net::unix::UnixStream;
-use smol::{future, Timer};
-
-const STEP: Duration = Duration::from_secs(5);
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("pathosd-ubus-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn sock(&self) -> PathBuf {
-        self.0.join("ubus.sock")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-async fn within<T>(what: &str, d: Duration, f: impl Future<Output = T>) -> T {
-    future::or(f, async {
-        Timer::after(d).await;
-        panic!("timed out: {what}")
-    })
-    .await
-}
-
-/// Polls `cond` until it holds or the deadline passes (waiting on a timer between polls).
-async fn poll_until(what: &str, d: Duration, mut cond: impl FnMut() -> bool) {
-    let end = Instant::now() + d;
-    while !cond() {
-        assert!(Instant::now() < end, "timed out: {what}");
-        Timer::after(Duration::from_millis(10)).await;
-    }
-}
-
-/// `ubus call` / `ubus listen` built from our codec.
-struct Caller {
-    stream: UnixStream,
-    fb: FrameBuf,
-    seq: u16,
-    listen_obj: Option<u32>,
-}
-
-impl Caller {
-    async fn connect(path: &Path) -> Caller {
-        let stream = within("connect", STEP, UnixStream::connect(path))
-            .await
-            .unwrap();
-        let mut c = Caller {
-            stream,
-            fb: FrameBuf::new(),
-            seq: 0,
-            listen_obj: None,
-        };
-        let hello = c.recv().await;
-        assert_eq!(hello.header.ty, MsgType::Hello);
-        assert_ne!(hello.header.peer, 0);
-        c
-    }
-
-    async fn recv(&mut self) -> Message {
-        within("message from broker", STEP, async {
-            let mut buf = [0u8; 4096];
-            loop {
-                if let Some(fr) = self.fb.next_frame().unwrap() {
-                    return Message::decode(&fr).unwrap();
-                }
-                let n = self.stream.read(&mut buf).await.unwrap();
-                assert!(n > 0, "broker closed");
-                self.fb.push(&buf[..n]);
-            }
-        })
-        .await
-    }
-
-    async fn send(&mut self, m: &Message) {
-        self.stream.write_all(&m.encode().unwrap()).await.unwrap();
-    }
-
-    fn next_seq(&mut self) -> u16 {
-        self.seq = self.seq.wrapping_add(1);
-        self.seq
-    }
-
-    /// DATA messages then the STATUS code for `seq`.
-    async fn collect(&mut self, seq: u16) -> (Vec<Message>, u32) {
-        let mut data = Vec::new();
-        loop {
-            let m = self.recv().await;
-            if m.header.seq != seq {
-                continue;
-            }
-            match m.header.ty {
-                MsgType::Data => data.push(m),
-                MsgType::Status => return (data, m.status().unwrap()),
-                t => panic!("unexpected {t:?}"),
-            }
-        }
-    }
-
-    async fn lookup(&mut self, path: &str) -> Result<Message, u32> {
-        let seq = self.next_seq();
-        self.send(&Message::lookup(seq, Some(path))).await;
-        let (mut data, st) = self.collect(seq).await;
-        if st != 0 {
-            assert!(data.is_empty());
-            return Err(st);
-        }
-        assert_eq!(data.len(), 1);
-        Ok(data.remove(0))
-    }
-
-    /// Returns the reply table as JSON (None without DATA), or the non-zero status.
-    async fn call(&mut self, path: &str, method: &str, args: Value) -> Result<Option<Value>, u32> {
-        let obj = self.lookup(path).await?.objid().unwrap();
-        let seq = self.next_seq();
-        let args = table_from_json(&args).unwrap();
-        self.send(&Message::invoke(seq, obj, method, args)).await;
-        let (data, st) = self.collect(seq).await;
-        for d in &data {
-            assert_eq!(d.header.peer, obj, "relayed reply carries the objid");
-            assert_eq!(d.objid(), Some(obj));
-        }
-        match st {
-            0 => Ok(data.first().map(|d| table_to_json(d.data().unwrap()))),
-            s => {
-                assert!(data.is_empty(), "no DATA with an error status");
-                Err(s)
-            }
-        }
-    }
-
-    async fn listen(&mut self, pattern: &str) {
-        let seq = self.next_seq();
-        self.send(&Message::new(MsgType::AddObject, seq, 0, vec![]))
-            .await;
-        let (data, st) = self.collect(seq).await;
-        assert_eq!(st, 0);
-        let obj = data[0].objid().unwrap();
-        assert_eq!(data[0].objtype(), None, "anonymous object has no type");
-        let seq = self.next_seq();
-        self.send(&Message::event_register(seq, obj, pattern)).await;
-        assert_eq!(self.collect(seq).await.1, 0);
-        self.listen_obj = Some(obj);
-    }
-
-    async fn next_event(&mut self) -> (String, Value) {
-        loop {
-            let m = self.recv().await;
-            if m.header.ty != MsgType::Invoke {
-                continue;
-            }
-            assert_eq!(m.header.peer, 0);
-            assert_eq!(m.objid(), self.listen_obj);
-            let reply = Message::status_msg(m.header.seq, 0, UbusStatus::Ok, m.objid());
-            self.send(&reply).await;
-            return (
-                m.method().unwrap().to_string(),
-                table_to_json(m.data().unwrap()),
-            );
-        }
-    }
-}
+use smol::Timer;
+use support::ubus::{captured_bytes, poll_until, within, Caller, Frames, STEP};
+use support::TempDir;
 
 /// A fake daemon: answers like pathosd would and records what it was asked.
 fn fake_handler(
@@ -407,6 +240,43 @@ fn events_are_delivered_to_listeners() {
     });
 }
 
+/// A listener that makes a call while an event is on its way gets the reply
+/// and still the event, in order: the caller keeps what arrives in between.
+#[test]
+fn an_event_arriving_during_a_call_is_kept_for_next_event() {
+    let dir = TempDir::new("event-during-call");
+    let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
+    smol::block_on(async {
+        let r = start_client(&dir.sock(), 8);
+        wait_registered(&r, 1).await;
+        let mut l = Caller::connect(broker.path()).await;
+        l.listen("demo.*").await;
+        let mut sender = Caller::connect(broker.path()).await;
+        for x in 1..=2 {
+            let seq = sender.next_seq();
+            let data = table_from_json(&json!({ "x": x })).unwrap();
+            sender
+                .send(&Message::event_send(seq, "demo.event", data))
+                .await;
+            // The broker has queued the delivery to `l` before this STATUS,
+            // so it reaches `l` ahead of the replies to the call below.
+            assert_eq!(sender.collect(seq).await.1, 0);
+        }
+        assert_eq!(
+            l.call("pathosd", "vip", json!({"name": "web"})).await,
+            Ok(Some(
+                json!({"name": "web", "state": "announced", "checks": 2})
+            ))
+        );
+        for x in 1..=2 {
+            assert_eq!(
+                l.next_event().await,
+                ("demo.event".to_string(), json!({ "x": x }))
+            );
+        }
+    });
+}
+
 #[test]
 fn reconnects_and_registers_again_after_broker_restart() {
     let dir = TempDir::new("restart");
@@ -538,51 +408,6 @@ fn unanswered_calls_time_out_and_dropped_replies_fail() {
     });
 }
 
-/// Raw bytes of message `n` (1-based) of a recorded capture.
-fn captured(file: &str, n: usize) -> Vec<u8> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/vectors/ubus")
-        .join(file);
-    let text = std::fs::read_to_string(p).unwrap();
-    let raw = text
-        .lines()
-        .filter_map(|l| l.trim_start_matches('#').trim().strip_prefix("raw: "))
-        .nth(n - 1)
-        .unwrap()
-        .trim();
-    (0..raw.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&raw[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-/// One side of a scripted ubusd.
-struct Script {
-    s: UnixStream,
-    fb: FrameBuf,
-}
-
-impl Script {
-    async fn recv(&mut self) -> Vec<u8> {
-        within("frame from client", STEP, async {
-            let mut buf = [0u8; 4096];
-            loop {
-                if let Some(fr) = self.fb.next_frame().unwrap() {
-                    return fr;
-                }
-                let n = self.s.read(&mut buf).await.unwrap();
-                assert!(n > 0, "client closed");
-                self.fb.push(&buf[..n]);
-            }
-        })
-        .await
-    }
-
-    async fn send(&mut self, bytes: &[u8]) {
-        self.s.write_all(bytes).await.unwrap();
-    }
-}
-
 /// The client against a scripted ubusd that replays recorded ubusd bytes: what the
 /// client writes back must be the bytes libubus wrote in the same situation.
 #[test]
@@ -594,12 +419,9 @@ fn client_replays_recorded_ubusd_exchange_byte_for_byte() {
         let (s, _) = within("client connects", STEP, listener.accept())
             .await
             .unwrap();
-        let mut d = Script {
-            s,
-            fb: FrameBuf::new(),
-        };
+        let mut d = Frames::new(s, "client");
         // HELLO as ubusd sent it to the example server.
-        d.send(&captured("03_add_object_with_signature.hex", 1))
+        d.send(&captured_bytes("03_add_object_with_signature.hex", 1))
             .await;
         // ADD_OBJECT: the libubus layout (checked against capture 03 in ubus_golden).
         let add = d.recv().await;
@@ -610,16 +432,20 @@ fn client_replays_recorded_ubusd_exchange_byte_for_byte() {
                 .unwrap()
         );
         // ubusd's DATA {OBJID 0x8419a1ab, OBJTYPE} + STATUS 0 for seq 1.
-        d.send(&captured("03_add_object_with_signature.hex", 3))
+        d.send(&captured_bytes("03_add_object_with_signature.hex", 3))
             .await;
-        d.send(&captured("03_add_object_with_signature.hex", 4))
+        d.send(&captured_bytes("03_add_object_with_signature.hex", 4))
             .await;
         wait_registered(&r, 1).await;
         assert_eq!(r.handle.status().objid, Some(0x8419a1ab));
 
         // Forwarded INVOKE of an unknown method -> exactly libubus' STATUS 3 {OBJID}.
-        d.send(&captured("10_error_method_not_found.hex", 6)).await;
-        assert_eq!(d.recv().await, captured("10_error_method_not_found.hex", 7));
+        d.send(&captured_bytes("10_error_method_not_found.hex", 6))
+            .await;
+        assert_eq!(
+            d.recv().await,
+            captured_bytes("10_error_method_not_found.hex", 7)
+        );
 
         // A forwarded INVOKE of `check` (USER/GROUP, seq 2, caller 0xe275577a): DATA
         // {OBJID, DATA} then exactly the example server's STATUS {0, OBJID}.
@@ -641,19 +467,26 @@ fn client_replays_recorded_ubusd_exchange_byte_for_byte() {
         let reply = json!({"vip": "web", "check": "rc", "healthy": true, "rise": 2});
         let want = Message::data_reply(2, 0xe275577a, 0x8419a1ab, table_from_json(&reply).unwrap());
         assert_eq!(d.recv().await, want.encode().unwrap());
-        assert_eq!(d.recv().await, captured("08_call_count_immediate.hex", 8));
+        assert_eq!(
+            d.recv().await,
+            captured_bytes("08_call_count_immediate.hex", 8)
+        );
 
         // An event: `ubus send demo.event '{"a":1,"s":"x"}'` bytes, with our seq (2).
         r.handle.send_event("demo.event", json!({"a": 1, "s": "x"}));
-        let mut want = captured("14_event_send_and_delivery.hex", 2);
+        let mut want = captured_bytes("14_event_send_and_delivery.hex", 2);
         want[2..4].copy_from_slice(&2u16.to_be_bytes());
         assert_eq!(d.recv().await, want);
         // ubusd's STATUS for it (peer 1) is consumed silently; the link stays up.
-        let mut st = captured("14_event_send_and_delivery.hex", 4);
+        let mut st = captured_bytes("14_event_send_and_delivery.hex", 4);
         st[2..4].copy_from_slice(&2u16.to_be_bytes());
         d.send(&st).await;
-        d.send(&captured("10_error_method_not_found.hex", 6)).await;
-        assert_eq!(d.recv().await, captured("10_error_method_not_found.hex", 7));
+        d.send(&captured_bytes("10_error_method_not_found.hex", 6))
+            .await;
+        assert_eq!(
+            d.recv().await,
+            captured_bytes("10_error_method_not_found.hex", 7)
+        );
     });
 }
 

@@ -61,33 +61,10 @@ use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
 use super::types::Afi;
-
-/// NOTIFICATION error codes and subcodes this module sends (RFC 4271 §4.5,
-/// RFC 4486 for Cease subcodes, RFC 6608 for FSM error subcodes).
-pub mod code {
-    pub const MESSAGE_HEADER_ERROR: u8 = 1;
-    pub const OPEN_MESSAGE_ERROR: u8 = 2;
-    pub const UPDATE_MESSAGE_ERROR: u8 = 3;
-    pub const HOLD_TIMER_EXPIRED: u8 = 4;
-    pub const FSM_ERROR: u8 = 5;
-    pub const CEASE: u8 = 6;
-
-    // OPEN Message Error subcodes (RFC 4271 §6.2).
-    pub const UNSUPPORTED_VERSION_NUMBER: u8 = 1;
-    pub const BAD_PEER_AS: u8 = 2;
-    pub const BAD_BGP_IDENTIFIER: u8 = 3;
-    pub const UNACCEPTABLE_HOLD_TIME: u8 = 6;
-
-    // FSM Error subcodes (RFC 6608 §3).
-    pub const FSM_UNEXPECTED_IN_OPEN_SENT: u8 = 1;
-    pub const FSM_UNEXPECTED_IN_OPEN_CONFIRM: u8 = 2;
-    pub const FSM_UNEXPECTED_IN_ESTABLISHED: u8 = 3;
-
-    // Cease subcodes (RFC 4486 §4).
-    pub const ADMINISTRATIVE_SHUTDOWN: u8 = 2;
-    pub const PEER_DECONFIGURED: u8 = 3;
-    pub const CONNECTION_COLLISION_RESOLUTION: u8 = 7;
-}
+/// The FSM speaks the codec's NOTIFICATION type: it is plain numbers and
+/// data, with no I/O behind it.
+pub use super::wire::Notification;
+use super::wire::{CeaseSubcode, FsmError, OpenError};
 
 /// "A HoldTimer value of 4 minutes is suggested" for OpenSent (RFC 4271 §8.2.2).
 pub const OPEN_SENT_HOLD_TIME: Duration = Duration::from_secs(240);
@@ -199,43 +176,6 @@ pub struct OpenInfo {
     pub hold_time: u16,
     pub bgp_id: Ipv4Addr,
     pub capabilities: Capabilities,
-}
-
-/// A NOTIFICATION message as plain numbers (the codec owns the wire types).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Notification {
-    pub code: u8,
-    pub subcode: u8,
-    pub data: Vec<u8>,
-}
-
-impl Notification {
-    pub fn new(code: u8, subcode: u8) -> Notification {
-        Notification {
-            code,
-            subcode,
-            data: Vec::new(),
-        }
-    }
-
-    /// Cease / Administrative Shutdown with an RFC 9003 (formerly RFC 8203)
-    /// Shutdown Communication: one length octet then the text. RFC 9003 §2:
-    /// the field "MUST be encoded using UTF-8" and its length "MUST range
-    /// from 0 to 255", so a longer text is cut to 255 octets at a character
-    /// boundary, never inside a character.
-    pub fn administrative_shutdown(message: Option<&str>) -> Notification {
-        let mut n = Notification::new(code::CEASE, code::ADMINISTRATIVE_SHUTDOWN);
-        if let Some(text) = message.filter(|t| !t.is_empty()) {
-            let mut end = text.len().min(255);
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
-            let bytes = &text.as_bytes()[..end];
-            n.data.push(u8::try_from(bytes.len()).unwrap_or(0));
-            n.data.extend_from_slice(bytes);
-        }
-        n
-    }
 }
 
 /// RFC 4271 §8.1 events (names as in the RFC, minus the underscores), plus
@@ -670,7 +610,7 @@ impl Fsm {
             // "sends the NOTIFICATION message with a Cease"; RFC 4486 §4
             // names the subcode Administrative Shutdown.
             out.push(Action::SendNotification(
-                Notification::administrative_shutdown(message.as_deref()),
+                Notification::administrative_shutdown(message.as_deref().unwrap_or("")),
             ));
         }
         self.enter_idle(DownReason::ManualStop, now, out);
@@ -757,14 +697,7 @@ impl Fsm {
                 self.fail(DownReason::NotificationSent(n), now, out)
             }
             Event::OpenCollisionDump => self.collision_dump(now, out),
-            Event::NotifMsgVerErr => self.fail(
-                DownReason::NotificationReceived(Notification::new(
-                    code::OPEN_MESSAGE_ERROR,
-                    code::UNSUPPORTED_VERSION_NUMBER,
-                )),
-                now,
-                out,
-            ),
+            Event::NotifMsgVerErr => self.version_error_received(now, out),
             Event::NotifMsg(n) => self.fail(DownReason::NotificationReceived(n), now, out),
             // RFC 4271 §8.2.2 OpenSent: "In response to any other event ...
             // sends the NOTIFICATION with the Error Code Finite State Machine
@@ -775,7 +708,7 @@ impl Fsm {
             | Event::KeepAliveMsg
             | Event::UpdateMsg
             | Event::RouteRefreshMsg(_) => {
-                self.fsm_error(code::FSM_UNEXPECTED_IN_OPEN_SENT, now, out)
+                self.fsm_error(FsmError::UnexpectedMessageInOpenSent, now, out)
             }
         }
     }
@@ -788,14 +721,7 @@ impl Fsm {
             Event::HoldTimerExpires => self.hold_timer_expired(now, out),
             Event::KeepaliveTimerExpires => self.send_keepalive(out),
             Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
-            Event::NotifMsgVerErr => self.fail(
-                DownReason::NotificationReceived(Notification::new(
-                    code::OPEN_MESSAGE_ERROR,
-                    code::UNSUPPORTED_VERSION_NUMBER,
-                )),
-                now,
-                out,
-            ),
+            Event::NotifMsgVerErr => self.version_error_received(now, out),
             Event::NotifMsg(n) => self.fail(DownReason::NotificationReceived(n), now, out),
             Event::BGPHeaderErr(n) | Event::BGPOpenMsgErr(n) | Event::UpdateMsgErr(n) => {
                 self.fail(DownReason::NotificationSent(n), now, out)
@@ -818,7 +744,7 @@ impl Fsm {
             | Event::IdleHoldTimerExpires
             | Event::UpdateMsg
             | Event::RouteRefreshMsg(_) => {
-                self.fsm_error(code::FSM_UNEXPECTED_IN_OPEN_CONFIRM, now, out)
+                self.fsm_error(FsmError::UnexpectedMessageInOpenConfirm, now, out)
             }
         }
     }
@@ -849,21 +775,14 @@ impl Fsm {
                 }
             }
             Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
-            Event::NotifMsgVerErr => self.fail(
-                DownReason::NotificationReceived(Notification::new(
-                    code::OPEN_MESSAGE_ERROR,
-                    code::UNSUPPORTED_VERSION_NUMBER,
-                )),
-                now,
-                out,
-            ),
+            Event::NotifMsgVerErr => self.version_error_received(now, out),
             Event::NotifMsg(n) => self.fail(DownReason::NotificationReceived(n), now, out),
             Event::BGPHeaderErr(n) | Event::BGPOpenMsgErr(n) | Event::UpdateMsgErr(n) => {
                 self.fail(DownReason::NotificationSent(n), now, out)
             }
             Event::OpenCollisionDump => self.collision_dump(now, out),
             Event::BGPOpen(_) | Event::ConnectRetryTimerExpires | Event::IdleHoldTimerExpires => {
-                self.fsm_error(code::FSM_UNEXPECTED_IN_ESTABLISHED, now, out)
+                self.fsm_error(FsmError::UnexpectedMessageInEstablished, now, out)
             }
         }
     }
@@ -872,25 +791,31 @@ impl Fsm {
         // RFC 4271 §8.2.2 (OpenSent, OpenConfirm, Established), Event 10:
         // "sends a NOTIFICATION message with the Error Code Hold Timer Expired".
         self.fail(
-            DownReason::NotificationSent(Notification::new(code::HOLD_TIMER_EXPIRED, 0)),
+            DownReason::NotificationSent(Notification::hold_timer_expired()),
             now,
             out,
         );
     }
 
+    /// Event 24: the peer's NOTIFICATION was OPEN Message Error / Unsupported
+    /// Version Number (the codec turns it into this event without its data).
+    fn version_error_received(&mut self, now: Timestamp, out: &mut Vec<Action>) {
+        let n = Notification::open(OpenError::UnsupportedVersionNumber, Vec::new());
+        self.fail(DownReason::NotificationReceived(n), now, out);
+    }
+
     fn collision_dump(&mut self, now: Timestamp, out: &mut Vec<Action>) {
         // RFC 4271 §8.2.2 OpenCollisionDump: "sends a NOTIFICATION with a
         // Cease"; RFC 4486 §4 subcode Connection Collision Resolution.
-        out.push(Action::SendNotification(Notification::new(
-            code::CEASE,
-            code::CONNECTION_COLLISION_RESOLUTION,
+        out.push(Action::SendNotification(Notification::cease(
+            CeaseSubcode::ConnectionCollisionResolution,
         )));
         self.fail(DownReason::CollisionDump, now, out);
     }
 
-    fn fsm_error(&mut self, subcode: u8, now: Timestamp, out: &mut Vec<Action>) {
+    fn fsm_error(&mut self, sub: FsmError, now: Timestamp, out: &mut Vec<Action>) {
         self.fail(
-            DownReason::NotificationSent(Notification::new(code::FSM_ERROR, subcode)),
+            DownReason::NotificationSent(Notification::fsm(sub)),
             now,
             out,
         );
@@ -938,10 +863,7 @@ impl Fsm {
         // RFC 4271 §6.2: "If the Autonomous System field of the OPEN message
         // is unacceptable, then the Error Subcode MUST be set to Bad Peer AS."
         if open.asn != self.config.peer_as {
-            return Err(Notification::new(
-                code::OPEN_MESSAGE_ERROR,
-                code::BAD_PEER_AS,
-            ));
+            return Err(Notification::open(OpenError::BadPeerAs, Vec::new()));
         }
         // RFC 6286 §2.2 (updating RFC 4271 §6.2): "If the BGP Identifier field
         // of the OPEN message is zero, or if it is the same as the BGP
@@ -950,17 +872,14 @@ impl Fsm {
         // Identifier'." An eBGP peer may share our identifier.
         let ebgp = self.config.is_ebgp();
         if open.bgp_id.is_unspecified() || (!ebgp && open.bgp_id == self.config.router_id) {
-            return Err(Notification::new(
-                code::OPEN_MESSAGE_ERROR,
-                code::BAD_BGP_IDENTIFIER,
-            ));
+            return Err(Notification::open(OpenError::BadBgpIdentifier, Vec::new()));
         }
         // RFC 4271 §6.2: "An implementation MUST reject Hold Time values of
         // one or two seconds."
         if open.hold_time == 1 || open.hold_time == 2 {
-            return Err(Notification::new(
-                code::OPEN_MESSAGE_ERROR,
-                code::UNACCEPTABLE_HOLD_TIME,
+            return Err(Notification::open(
+                OpenError::UnacceptableHoldTime,
+                Vec::new(),
             ));
         }
         // RFC 4271 §4.2: the speaker "MUST calculate the value of the Hold
@@ -1028,23 +947,6 @@ fn unexpected_without_connection(event: Event) -> DownReason {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shutdown_communication_is_cut_at_a_char_boundary() {
-        let n = Notification::administrative_shutdown(Some("maintenance"));
-        assert_eq!(n.data[0], 11);
-        assert_eq!(&n.data[1..], b"maintenance");
-        // 200 two-octet characters = 400 octets: cut to 127 characters.
-        let long = "é".repeat(200);
-        let n = Notification::administrative_shutdown(Some(&long));
-        assert_eq!(n.data[0], 254);
-        assert_eq!(n.data.len(), 255);
-        assert!(std::str::from_utf8(&n.data[1..]).is_ok());
-        assert!(Notification::administrative_shutdown(None).data.is_empty());
-        assert!(Notification::administrative_shutdown(Some(""))
-            .data
-            .is_empty());
-    }
 
     #[test]
     fn collision_keeps_the_larger_identifiers_connection() {

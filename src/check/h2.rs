@@ -102,6 +102,14 @@ fn header_fragment(flags: u8, p: &[u8]) -> Result<&[u8], String> {
         .ok_or_else(|| "malformed HEADERS".to_string())
 }
 
+/// The 32-bit error code at `at` in a RST_STREAM (RFC 9113 §6.4, at 0) or
+/// GOAWAY (§6.8, at 4) payload; 0 (NO_ERROR) when the payload is too short.
+fn error_code(p: &[u8], at: usize) -> u32 {
+    p.get(at..at + 4)
+        .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
+        .unwrap_or(0)
+}
+
 fn strings(fields: Vec<hpack::Field>) -> Vec<(String, String)> {
     fields
         .into_iter()
@@ -186,17 +194,11 @@ pub fn request<S: Read + Write>(
                 s.write_all(&pong).map_err(io_err)?;
             }
             GOAWAY => {
-                let code = p
-                    .get(4..8)
-                    .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
-                    .unwrap_or(0);
+                let code = error_code(&p, 4);
                 return Err(format!("server sent GOAWAY (error code {code})"));
             }
             RST_STREAM if stream == STREAM => {
-                let code = p
-                    .get(0..4)
-                    .map(|c| u32::from_be_bytes([c[0], c[1], c[2], c[3]]))
-                    .unwrap_or(0);
+                let code = error_code(&p, 0);
                 return Err(format!("stream reset (error code {code})"));
             }
             PUSH_PROMISE => return Err("unexpected PUSH_PROMISE".into()),
@@ -276,6 +278,15 @@ mod tests {
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
+    }
+
+    #[test]
+    fn error_codes_of_rst_stream_and_goaway() {
+        // RST_STREAM: the code is the whole payload; GOAWAY: after the last
+        // stream id. A short payload reads as NO_ERROR instead of panicking.
+        assert_eq!(error_code(&[0, 0, 0, 8], 0), 8);
+        assert_eq!(error_code(&[0, 0, 0, 3, 0, 0, 0, 2, 0xaa], 4), 2);
+        assert_eq!(error_code(&[0, 0, 0, 3, 0, 0], 4), 0);
     }
 
     #[test]

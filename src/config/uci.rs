@@ -209,52 +209,7 @@ impl Lexer<'_> {
             match self.chars.peek().copied() {
                 None | Some('\n') | Some(';') | Some('#') => return Ok(()),
                 Some(c) if inline_space(c) => return Ok(()),
-                Some('\'') => {
-                    let open = self.line;
-                    self.bump();
-                    loop {
-                        match self.bump() {
-                            None => {
-                                return Err(UciError {
-                                    line: open,
-                                    message: "unterminated ' quote".into(),
-                                })
-                            }
-                            Some('\'') => break,
-                            Some(c) => w.push(c),
-                        }
-                    }
-                }
-                Some('"') => {
-                    let open = self.line;
-                    self.bump();
-                    loop {
-                        match self.bump() {
-                            None => {
-                                return Err(UciError {
-                                    line: open,
-                                    message: "unterminated \" quote".into(),
-                                })
-                            }
-                            Some('"') => break,
-                            Some('\\') => {
-                                if self.continuation() {
-                                    continue;
-                                }
-                                match self.bump() {
-                                    Some(c) => w.push(c),
-                                    None => {
-                                        return Err(UciError {
-                                            line: open,
-                                            message: "unterminated \" quote".into(),
-                                        })
-                                    }
-                                }
-                            }
-                            Some(c) => w.push(c),
-                        }
-                    }
-                }
+                Some(q @ ('\'' | '"')) => self.quoted_into(q, w)?,
                 Some('\\') => {
                     self.bump();
                     if self.continuation() {
@@ -268,6 +223,30 @@ impl Lexer<'_> {
                     self.bump();
                     w.push(c);
                 }
+            }
+        }
+    }
+
+    /// Reads one quoted piece, from the opening quote `q` to its match, into
+    /// `w`. Single quotes take everything literally; inside double quotes a
+    /// backslash escapes the next character or joins a continued line.
+    fn quoted_into(&mut self, q: char, w: &mut String) -> Result<(), UciError> {
+        let open = self.line;
+        let unterminated = || UciError {
+            line: open,
+            message: format!("unterminated {q} quote"),
+        };
+        self.bump();
+        loop {
+            match self.bump().ok_or_else(unterminated)? {
+                c if c == q => return Ok(()),
+                '\\' if q == '"' => {
+                    if self.continuation() {
+                        continue;
+                    }
+                    w.push(self.bump().ok_or_else(unterminated)?);
+                }
+                c => w.push(c),
             }
         }
     }

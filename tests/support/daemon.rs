@@ -237,16 +237,6 @@ pub fn ip(n: u8, host: u8) -> Ipv4Addr {
     Ipv4Addr::new(127, 224 + n, (std::process::id() % 200) as u8, host)
 }
 
-/// A port nothing listens on yet at `ip` (the OS picks it; the test's
-/// address is its own, so nobody else takes it afterwards).
-pub fn free_port(ip: Ipv4Addr) -> u16 {
-    std::net::TcpListener::bind((ip, 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 pub const API_PORT: u16 = 59179;
 
 /// A pathosd config for BIRD at `a.peer`: AS 65001 → 65000 on port 1179,

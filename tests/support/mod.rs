@@ -7,6 +7,8 @@ pub mod bird;
 pub mod daemon;
 pub mod frr;
 pub mod gobgp;
+pub mod netns;
+pub mod ubus;
 
 use pathosd::bgp::types::Prefix;
 use pathosd::check::{CheckResult, Probe};
@@ -22,6 +24,31 @@ use std::time::{Duration, Instant};
 pub fn test_ip(n: u8) -> Ipv4Addr {
     let pid = std::process::id();
     Ipv4Addr::new(127, 64 + (pid % 64) as u8, (pid / 64 % 256) as u8, n)
+}
+
+/// A TCP port nothing listens on yet at `ip` (the OS picks it; the test's
+/// address is its own, so nobody else takes it afterwards).
+pub fn free_tcp_port<A>(ip: A) -> u16
+where
+    (A, u16): std::net::ToSocketAddrs,
+{
+    std::net::TcpListener::bind((ip, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A UDP port nothing is bound to yet at `ip`, as [`free_tcp_port`].
+pub fn free_udp_port<A>(ip: A) -> u16
+where
+    (A, u16): std::net::ToSocketAddrs,
+{
+    std::net::UdpSocket::bind((ip, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// A fresh temporary directory for one test, removed when dropped.
@@ -377,6 +404,28 @@ impl Drop for Daemon {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// `promtool check metrics` must accept the text and print nothing (no lint
+/// findings either).
+pub fn promtool_check(text: &str) {
+    use std::io::Write;
+    let mut p = Command::new("/usr/bin/promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool (Debian package prometheus)");
+    p.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = p.wait_with_output().unwrap();
+    let msg = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "promtool: {msg}\n{text}");
+    assert!(msg.trim().is_empty(), "promtool findings: {msg}");
 }
 
 /// Logs to stderr when PATHOSD_TEST_LOG is set (debugging aid).

@@ -1,11 +1,11 @@
 //! The one place the driver touches the wire codec: turns framed bytes into
-//! FSM events and FSM actions / RIB-out changes into bytes. The FSM and the
-//! codec each have their own NOTIFICATION type; they are converted here.
+//! FSM events and FSM actions / RIB-out changes into bytes. The FSM uses the
+//! codec's NOTIFICATION type as is.
 
 use super::super::fsm::{Capabilities, Event, Notification, OpenInfo};
 use super::super::rib_out::Changes;
 use super::super::types::Afi;
-use super::super::wire::{self, DecodeCtx, Message, MessageType};
+use super::super::wire::{self, DecodeCtx, ErrorCode, Message, MessageType, OpenError};
 
 /// Message kinds, for the per-type counters in the peer status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,26 +31,10 @@ impl Kind {
     }
 }
 
-fn to_fsm(n: wire::Notification) -> Notification {
-    Notification {
-        code: n.code,
-        subcode: n.subcode,
-        data: n.data,
-    }
-}
-
-fn to_wire(n: &Notification) -> wire::Notification {
-    wire::Notification {
-        code: n.code,
-        subcode: n.subcode,
-        data: n.data.clone(),
-    }
-}
-
 /// RFC 4271 §6.1 header checks: `Ok(Some(len))` once a whole message is
 /// buffered, `Ok(None)` to read more, `Err` the Message Header Error to send.
 pub fn frame(buf: &[u8]) -> Result<Option<usize>, Notification> {
-    wire::frame(buf).map_err(to_fsm)
+    wire::frame(buf)
 }
 
 /// The FSM event for one framed message, or `None` for a message the FSM
@@ -71,24 +55,21 @@ pub fn decode(msg: &[u8], ctx: &DecodeCtx, peer: &str) -> Option<Event> {
             // RFC 4271 §8.1.2 Event 24: a NOTIFICATION with "the Error Code
             // of OPEN Message Error and the Error Subcode of Unsupported
             // Version Number" is NotifMsgVerErr.
-            if n.code == super::super::fsm::code::OPEN_MESSAGE_ERROR
-                && n.subcode == super::super::fsm::code::UNSUPPORTED_VERSION_NUMBER
+            if n.error_code() == Some(ErrorCode::OpenMessage)
+                && n.subcode == OpenError::UnsupportedVersionNumber as u8
             {
                 Some(Event::NotifMsgVerErr)
             } else {
-                Some(Event::NotifMsg(to_fsm(n)))
+                Some(Event::NotifMsg(n))
             }
         }
         Ok(Message::Keepalive) => Some(Event::KeepAliveMsg),
         Ok(Message::RouteRefresh(r)) => r.afi().map(Event::RouteRefreshMsg),
-        Err(n) => {
-            let n = to_fsm(n);
-            Some(match n.code {
-                super::super::fsm::code::OPEN_MESSAGE_ERROR => Event::BGPOpenMsgErr(n),
-                super::super::fsm::code::UPDATE_MESSAGE_ERROR => Event::UpdateMsgErr(n),
-                _ => Event::BGPHeaderErr(n),
-            })
-        }
+        Err(n) => Some(match n.error_code() {
+            Some(ErrorCode::OpenMessage) => Event::BGPOpenMsgErr(n),
+            Some(ErrorCode::UpdateMessage) => Event::UpdateMsgErr(n),
+            _ => Event::BGPHeaderErr(n),
+        }),
     }
 }
 
@@ -150,7 +131,7 @@ pub fn encode_keepalive() -> Vec<u8> {
 }
 
 pub fn encode_notification(n: &Notification) -> Vec<u8> {
-    let mut n = to_wire(n);
+    let mut n = n.clone();
     // RFC 4271 §4.5: the Data field must fit the 4096-octet message; data
     // we echo back (e.g. a bad attribute) is cut rather than not sent.
     n.data
@@ -180,7 +161,7 @@ pub type Ctx = DecodeCtx;
 
 /// "Cease / Administrative Shutdown: \"text\"" for logs and status.
 pub fn describe(n: &Notification) -> String {
-    to_wire(n).to_string()
+    n.to_string()
 }
 
 #[cfg(test)]
@@ -228,7 +209,7 @@ mod tests {
             decode(&open, &DecodeCtx::default(), "t"),
             Some(Event::BGPOpenMsgErr(n)) if n.code == 2 && n.subcode == 1
         ));
-        let shut = Notification::administrative_shutdown(Some("bye"));
+        let shut = Notification::administrative_shutdown("bye");
         let bytes = encode_notification(&shut);
         assert_eq!(
             decode(&bytes, &DecodeCtx::default(), "t"),
