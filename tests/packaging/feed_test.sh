@@ -148,7 +148,7 @@ check "PKG_MAINTAINER is set" test -n "$(printf '%s\n' "$meta" | sed -n 's/^PKG_
 check "SECTION net" want_line 'SECTION=net'
 check "CATEGORY Network" want_line 'CATEGORY=Network'
 conffiles=$(run_make pathosd conffiles 2>&1)
-check "conffiles is /etc/config/pathosd" test "$(echo $conffiles)" = "/etc/config/pathosd"
+check "conffiles is /etc/config/pathosd" test "$(printf '%s' "$conffiles" | tr -d '[:space:]')" = "/etc/config/pathosd"
 
 # --- Build/Prepare -------------------------------------------------------
 

@@ -31,6 +31,8 @@ not_ok() {
 
 # --- mocks ---------------------------------------------------------------
 
+# procd_open_instance takes an optional instance name; ours passes none.
+# shellcheck disable=SC2120
 procd_open_instance() { echo "open_instance${1:+ $1}" >>"$RECORD"; }
 procd_close_instance() { echo "close_instance" >>"$RECORD"; }
 procd_set_param() { echo "set_param $*" >>"$RECORD"; }
@@ -85,7 +87,7 @@ chmod +x "$TMP/pathosd"
 export CALLS
 
 # The init script as rc.common sources it (its shebang line is a comment).
-# shellcheck source=../../files/pathosd.init
+# shellcheck source=files/pathosd.init
 . "$INIT"
 
 if [ "$PROG" = /usr/sbin/pathosd ] && [ "$CONFIG" = /etc/config/pathosd ] &&

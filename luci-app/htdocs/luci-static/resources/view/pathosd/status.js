@@ -6,7 +6,7 @@
 'require dom';
 
 /*
- * Live state of pathosd from ubus (`ubus call pathosd status`), refreshed
+ * Live state of pathosd from ubus ("ubus call pathosd status"), refreshed
  * every 5 s: BGP peers, VIPs with their state, and every check of every VIP.
  * Drain and "check now" call the daemon's ubus methods; the rpcd ACL in
  * luci-app-pathosd.json grants them to the write role only.
