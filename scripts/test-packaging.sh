@@ -105,6 +105,31 @@ shipped_no_sections() {
 }
 check "files/pathosd.config: no uncommented neighbor, vip or check section" shipped_no_sections
 
+# --- BIRD configuration in the docs ------------------------------------------
+
+# Every ```bird block of docs/openwrt.md must parse with the real BIRD
+# (Debian's 2.0.12; OpenWrt ships 2.18+, a superset for these statements).
+bird_blocks() {
+	awk -v dir="$TMP" '
+		/^```bird[[:space:]]*$/ { n++; f = dir "/bird-" n ".conf"; inb = 1; next }
+		/^```/ && inb { inb = 0; close(f); next }
+		inb { print > f }
+		END { print n + 0 }' docs/openwrt.md
+}
+if command -v bird >/dev/null; then
+	n=$(bird_blocks)
+	if [ "$n" -lt 2 ]; then
+		not_ok "docs/openwrt.md has the two BIRD peering configs (found $n)"
+	fi
+	for i in $(seq 1 "$n"); do
+		f="$TMP/bird-$i.conf"
+		grep -q '^router id' "$f" || sed -i '1i router id 192.0.2.1;' "$f"
+		check "docs/openwrt.md BIRD block $i parses (bird -p)" bird -p -c "$f"
+	done
+else
+	not_ok "bird is installed (scripts/install-test-deps.sh)"
+fi
+
 # --- behaviour ---------------------------------------------------------------
 
 run_suite "tests/packaging/init_test.sh" busybox ash tests/packaging/init_test.sh
