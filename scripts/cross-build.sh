@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cross-builds static musl pathosd binaries for OpenWrt's CPU families on
-# Debian 12, the way /work/shared/reference/cross-build.md (mirrored in
-# docs/openwrt.md) found to work: Debian's rustc-web with its std source
+# Debian 12 with the recipe that docs/openwrt.md ("Without the SDK") explains:
+# Debian's rustc-web with its std source
 # (-Zbuild-std through RUSTC_BOOTSTRAP), zig as the linker and libc via
 # cargo-zigbuild, qemu-user to run the result. Prints each binary's stripped
 # size and fails if one exceeds 1.5 MB (1,572,864 bytes).
