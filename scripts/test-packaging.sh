@@ -8,6 +8,8 @@
 #     (tests/packaging/luci_views.test.cjs)
 #   * the shipped config is disabled; with its example uncommented, the real
 #     pathosd accepts it; test.sh accepts the real `pathosd --version`
+#   * the BIRD peering recipe of docs/openwrt.md end to end with the real
+#     pathosd and BIRD (tests/packaging/bird_recipe_test.sh)
 # Every check prints "ok - NAME" or "not ok - NAME"; the last line is
 # "N passed, N failed" and the exit status is 1 if anything failed.
 set -uo pipefail
@@ -49,6 +51,7 @@ run_suite() {
 	rc=$?
 	while IFS= read -r line; do
 		case "$line" in
+			"ok - "*"# SKIP"*) echo "$line"; skipped=$((skipped + 1)); n=$((n + 1)) ;;
 			"ok - "*) echo "$line"; passed=$((passed + 1)); n=$((n + 1)) ;;
 			"not ok - "*) echo "$line"; failed=$((failed + 1)); n=$((n + 1)) ;;
 			"#"*) echo "$line" ;;
@@ -138,8 +141,11 @@ run_suite "tests/packaging/luci_views.test.cjs" node tests/packaging/luci_views.
 
 # --- against the real binary -----------------------------------------------
 
-BIN=
-if command -v cargo >/dev/null; then
+# PATHOSD_BIN=/path/to/pathosd tests another build instead of this tree's.
+BIN=${PATHOSD_BIN:-}
+if [ -n "$BIN" ]; then
+	:
+elif command -v cargo >/dev/null; then
 	if out=$(cargo build --quiet --locked --bin pathosd 2>&1); then
 		BIN=$(cargo metadata --format-version 1 --no-deps 2>/dev/null |
 			sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/debug/pathosd
@@ -171,6 +177,8 @@ if [ -n "$BIN" ] && [ -x "$BIN" ]; then
 		not_ok "pathosd validate accepts the shipped config's example (exit $rc)"
 		sed 's/^/#   /' "$TMP/validate.out"
 	fi
+
+	run_suite "tests/packaging/bird_recipe_test.sh" bash tests/packaging/bird_recipe_test.sh "$BIN"
 fi
 
 [ "$skipped" = 0 ] || echo "# $skipped skipped"

@@ -457,11 +457,11 @@ function viewTests(label, statusSrc, configSrc) {
 		against('pathosd', 'GLOBAL', [ 'enabled' ]);
 		against('neighbor', 'NEIGHBOR', [ 'enabled' ]);
 		against('vip', 'VIP', [ 'enabled' ]);
-		against('check', 'CHECK', [ 'vip' ]);
+		against('check', 'CHECK', [ 'vip', 'enabled' ]);
 		assert.deepStrictEqual(problems, []);
 		// Type options show only for their types; the common ones for all.
 		sectionOf(m, 'check').options.forEach((o) => {
-			if (rows.CHECK[o.name] || o.name === 'vip') return;
+			if (rows.CHECK[o.name] || o.name === 'vip' || o.name === 'enabled') return;
 			assert.ok(o.deps.length > 0 && o.deps.every((d) => d[0] === 'type'), o.name + ' depends on type');
 		});
 	});

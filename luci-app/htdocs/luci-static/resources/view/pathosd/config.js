@@ -335,6 +335,9 @@ return view.extend({
 		s.tab('general', _('General'));
 		s.tab('type', _('Type options'));
 
+		o = s.taboption('general', form.Flag, 'enabled', _('Enabled'));
+		o.default = '1';
+
 		o = s.taboption('general', form.ListValue, 'vip', _('VIP'));
 		o.rmempty = false;
 		uci.sections('pathosd', 'vip').forEach(function(v) {
