@@ -172,6 +172,14 @@ else
 	not_ok "VIP routes reach BIRD" "$(cat "$TMP/last.out")" "pathosd: $(tail -n 20 "$TMP/pathosd.log")"
 fi
 
+# The LuCI status view against what this daemon really answers.
+if curl -sf --max-time 5 "http://$PD_IP:$API_PORT/status" -o "$TMP/status.json"; then
+	node "$ROOT/tests/packaging/luci_views.test.cjs" --live "$TMP/status.json" | sed 's/^ok - /ok - live: /; s/^not ok - /not ok - live: /'
+	[ "${PIPESTATUS[0]}" = 0 ] || failures=$((failures + 1))
+else
+	not_ok "GET /status on the API" "$(tail -n 20 "$TMP/pathosd.log")"
+fi
+
 # --- SIGTERM: withdraw and Cease within procd's term_timeout ------------------
 start=$SECONDS
 kill -TERM "$PD_PID"

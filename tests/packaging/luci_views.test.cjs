@@ -7,6 +7,10 @@
 // written and after jsmin (LuCI minifies them at build time).
 //
 // Prints "ok - NAME" / "not ok - NAME" lines; exits 1 on any failure.
+//
+// `node luci_views.test.cjs --live STATUS.json` instead renders a /status
+// document captured from a running pathosd (tests/packaging/bird_recipe_test.sh)
+// and checks that every peer, VIP and check of it shows up.
 
 const fs = require('fs');
 const path = require('path');
@@ -483,34 +487,36 @@ function viewTests(label, statusSrc, configSrc) {
 
 // ------------------------------------------------------ static checks
 
-test('menu.d and acl.d are valid JSON; the menu points at existing views, depends on the ACL and uci', () => {
-	const menu = JSON.parse(fs.readFileSync(MENU_FILE, 'utf8'));
-	const acl = JSON.parse(fs.readFileSync(ACL_FILE, 'utf8'));
-	const top = menu['admin/services/pathosd'];
-	assert.ok(top, 'Services → pathosd');
-	assert.deepStrictEqual(top.depends, { acl: [ 'luci-app-pathosd' ], uci: { pathosd: true } });
-	assert.ok(acl[top.depends.acl[0]], 'the ACL the menu depends on exists');
-	const views = Object.keys(menu).map((k) => menu[k].action).filter((a) => a.type === 'view').map((a) => a.path);
-	assert.deepStrictEqual(views.sort(), [ 'pathosd/config', 'pathosd/status' ]);
-	views.forEach((p) => assert.ok(fs.existsSync(path.join(APP, 'htdocs/luci-static/resources/view', p + '.js')), p));
-	JSON.parse(fs.readFileSync(path.join(ROOT, 'files/pathosd.acl.json'), 'utf8'));
-});
-
-test('ubusd ACL lets a non-root pathosd publish its object and send pathosd.* events', () => {
-	const a = JSON.parse(fs.readFileSync(path.join(ROOT, 'files/pathosd.acl.json'), 'utf8'));
-	assert.deepStrictEqual(a, { user: 'pathosd', publish: [ 'pathosd' ], send: [ 'pathosd.*' ] });
-});
-
-test('views stay ES5-ish for jsmin and old browsers: no arrow functions, template literals, let/const, classes', () => {
-	[ 'status.js', 'config.js' ].forEach((f) => {
-		const src = fs.readFileSync(path.join(VIEWS, f), 'utf8');
-		assert.ok(!/=>/.test(src), f + ': arrow function');
-		assert.ok(src.indexOf('`') < 0, f + ': template literal');
-		assert.ok(!/(^|[^\w.'])(let|const|class)\s/m.test(src), f + ': let/const/class');
-		assert.ok(/^'use strict';\n/.test(src), f + ': starts with \'use strict\'');
-		assert.ok(/\nreturn view\.extend\(\{/.test(src), f + ': returns view.extend');
+function staticTests() {
+	test('menu.d and acl.d are valid JSON; the menu points at existing views, depends on the ACL and uci', () => {
+		const menu = JSON.parse(fs.readFileSync(MENU_FILE, 'utf8'));
+		const acl = JSON.parse(fs.readFileSync(ACL_FILE, 'utf8'));
+		const top = menu['admin/services/pathosd'];
+		assert.ok(top, 'Services → pathosd');
+		assert.deepStrictEqual(top.depends, { acl: [ 'luci-app-pathosd' ], uci: { pathosd: true } });
+		assert.ok(acl[top.depends.acl[0]], 'the ACL the menu depends on exists');
+		const views = Object.keys(menu).map((k) => menu[k].action).filter((a) => a.type === 'view').map((a) => a.path);
+		assert.deepStrictEqual(views.sort(), [ 'pathosd/config', 'pathosd/status' ]);
+		views.forEach((p) => assert.ok(fs.existsSync(path.join(APP, 'htdocs/luci-static/resources/view', p + '.js')), p));
+		JSON.parse(fs.readFileSync(path.join(ROOT, 'files/pathosd.acl.json'), 'utf8'));
 	});
-});
+
+	test('ubusd ACL lets a non-root pathosd publish its object and send pathosd.* events', () => {
+		const a = JSON.parse(fs.readFileSync(path.join(ROOT, 'files/pathosd.acl.json'), 'utf8'));
+		assert.deepStrictEqual(a, { user: 'pathosd', publish: [ 'pathosd' ], send: [ 'pathosd.*' ] });
+	});
+
+	test('views stay ES5-ish for jsmin and old browsers: no arrow functions, template literals, let/const, classes', () => {
+		[ 'status.js', 'config.js' ].forEach((f) => {
+			const src = fs.readFileSync(path.join(VIEWS, f), 'utf8');
+			assert.ok(!/=>/.test(src), f + ': arrow function');
+			assert.ok(src.indexOf('`') < 0, f + ': template literal');
+			assert.ok(!/(^|[^\w.'])(let|const|class)\s/m.test(src), f + ': let/const/class');
+			assert.ok(/^'use strict';\n/.test(src), f + ': starts with \'use strict\'');
+			assert.ok(/\nreturn view\.extend\(\{/.test(src), f + ': returns view.extend');
+		});
+	});
+}
 
 function jsmin(src) {
 	for (const py of [ '/usr/bin/python3', 'python3' ]) {
@@ -523,16 +529,43 @@ function jsmin(src) {
 
 const statusSrc = fs.readFileSync(path.join(VIEWS, 'status.js'), 'utf8');
 const configSrc = fs.readFileSync(path.join(VIEWS, 'config.js'), 'utf8');
-viewTests('', statusSrc, configSrc);
 
-const minStatus = jsmin(statusSrc);
-const minConfig = jsmin(configSrc);
-test('jsmin (python3-jsmin) minifies both views', () => {
-	assert.ok(minStatus && minConfig, 'python3 -m jsmin failed: is python3-jsmin installed?');
-	assert.ok(minStatus.length < statusSrc.length && minConfig.length < configSrc.length);
-});
-if (minStatus && minConfig)
-	viewTests('jsmin: ', minStatus, minConfig);
+function liveTests(file) {
+	const live = JSON.parse(fs.readFileSync(file, 'utf8'));
+	test('status.js renders a live /status: every peer, VIP and check, with its state', async () => {
+		const { root } = await renderStatus(statusSrc, { 'pathosd.status': live });
+		assert.ok(live.peers.length > 0 && live.vips.length > 0, 'the live status has peers and VIPs');
+		const peers = cellTexts(tableByClass(root, 'pathosd-peers').rows);
+		assert.deepStrictEqual(peers.map((r) => [ r[0], r[1], r[3] ]),
+			live.peers.map((p) => [ p.name, p.address, p.session_state ]));
+		const vips = cellTexts(tableByClass(root, 'pathosd-vips').rows);
+		assert.deepStrictEqual(vips.map((r) => [ r[0], r[1], r[2], r[3], r[5] ]),
+			live.vips.map((v) => [ v.name, v.prefix, v.state_name, v.health_name, String(v.as_path_prepend) ]));
+		const checks = cellTexts(tableByClass(root, 'pathosd-checks').rows);
+		const want = [];
+		live.vips.forEach((v) => v.checks.forEach((c) => want.push([ v.name, c.name, c.type, c.health_name ])));
+		assert.deepStrictEqual(checks.map((r) => r.slice(0, 4)), want);
+		assert.ok(!/undefined|NaN|\[object/.test(text(root)), 'no undefined, NaN or [object ...] in the page');
+	});
+}
+
+if (process.argv[2] === '--live') {
+	liveTests(process.argv[3]);
+} else {
+	staticTests();
+	viewTests('', statusSrc, configSrc);
+}
+
+if (process.argv[2] !== '--live') {
+	const minStatus = jsmin(statusSrc);
+	const minConfig = jsmin(configSrc);
+	test('jsmin (python3-jsmin) minifies both views', () => {
+		assert.ok(minStatus && minConfig, 'python3 -m jsmin failed: is python3-jsmin installed?');
+		assert.ok(minStatus.length < statusSrc.length && minConfig.length < configSrc.length);
+	});
+	if (minStatus && minConfig)
+		viewTests('jsmin: ', minStatus, minConfig);
+}
 
 (async () => {
 	for (const t of tests) {
