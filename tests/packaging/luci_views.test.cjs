@@ -23,7 +23,7 @@ const APP = path.join(ROOT, 'luci-app');
 const VIEWS = path.join(APP, 'htdocs/luci-static/resources/view/pathosd');
 const ACL_FILE = path.join(APP, 'root/usr/share/rpcd/acl.d/luci-app-pathosd.json');
 const MENU_FILE = path.join(APP, 'root/usr/share/luci/menu.d/luci-app-pathosd.json');
-const UCI_MAP = path.join(ROOT, 'src/config/uci_map.rs');
+const UCI_MAP = process.env.PATHOSD_UCI_MAP || path.join(ROOT, 'src/config/uci_map.rs');
 const STATUS = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/status.json'), 'utf8'));
 
 let failures = 0;
