@@ -271,6 +271,16 @@ function viewTests(label, statusSrc, configSrc) {
 		assert.strictEqual(text(button(root, 'pathosd-drain', { 'data-vip': 'web' })), 'Undrain');
 	});
 
+	test(label + 'status.js: a VIP whose address is not local says so next to its health', async () => {
+		const st = JSON.parse(JSON.stringify(STATUS));
+		st.vips[0].local_address_assigned = false;
+		st.vips[0].health_name = 'unhealthy';
+		const { root } = await renderStatus(statusSrc, { 'pathosd.status': st });
+		const rows = tableByClass(root, 'pathosd-vips').rows;
+		assert.strictEqual(text(rows[0][3]), 'unhealthy address not local');
+		assert.strictEqual(text(rows[1][3]), 'unhealthy', 'local_address_assigned null: no note');
+	});
+
 	test(label + 'status.js: one row per check with counters, last result and detail', async () => {
 		const { root } = await renderStatus(statusSrc);
 		const rows = tableByClass(root, 'pathosd-checks').rows;

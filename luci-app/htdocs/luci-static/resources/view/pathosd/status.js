@@ -193,7 +193,9 @@ return view.extend({
 				orDash(v.name),
 				orDash(v.prefix),
 				badge(orDash(v.state_name)),
-				badge(orDash(v.health_name)),
+				v.local_address_assigned === false
+					? E('span', [ badge(orDash(v.health_name)), ' ', E('em', { 'class': 'pathosd-no-address' }, [ _('address not local') ]) ])
+					: badge(orDash(v.health_name)),
 				orDash(v.checks_policy),
 				String(v.as_path_prepend || 0),
 				list((v.communities || []).concat(v.large_communities || [])),
