@@ -528,7 +528,13 @@ function staticTests() {
 	});
 }
 
+// PATHOSD_JSMIN=/path/to/jsmin uses another minifier (stdin to stdout), for
+// example LuCI's own luci-base/src/jsmin.c built on the side.
 function jsmin(src) {
+	if (process.env.PATHOSD_JSMIN) {
+		const r = spawnSync(process.env.PATHOSD_JSMIN, [], { input: src, encoding: 'utf8' });
+		return r.status === 0 ? r.stdout : null;
+	}
 	for (const py of [ '/usr/bin/python3', 'python3' ]) {
 		const r = spawnSync(py, [ '-c', 'import sys, jsmin; sys.stdout.write(jsmin.jsmin(sys.stdin.read()))' ],
 			{ input: src, encoding: 'utf8' });
