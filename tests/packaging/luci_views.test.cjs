@@ -157,6 +157,7 @@ function loadView(source, env) {
 			resolveDefault(p, d) { return Promise.resolve(p).catch(() => d); }
 		},
 		view: { extend(o) { return o; } },
+		baseclass: { extend(o) { return o; } },
 		rpc: env.rpc, poll: env.poll, ui: env.ui, dom: env.dom,
 		form: env.form, uci: env.uci,
 		cbi_update_table(table, rows, placeholder) {
@@ -245,7 +246,30 @@ function uciRows() {
 
 // ------------------------------------------------------------------ tests
 
-function viewTests(label, statusSrc, configSrc) {
+function viewTests(label, statusSrc, configSrc, overviewSrc) {
+	async function renderOverview(reply) {
+		const env = statusEnv({ 'pathosd.status': reply });
+		env.filename = '70_pathosd.js';
+		const w = loadView(overviewSrc, env);
+		return { env, w, node: w.render(await w.load()) };
+	}
+
+	test(label + 'overview include: VIP states and established sessions counted', async () => {
+		const { env, node } = await renderOverview(STATUS);
+		assert.deepStrictEqual(Array.from(node.children, (tr) => Array.from(tr.children, text)), [
+			[ 'VIPs', '1 announced, 1 pessimized, 0 withdrawn' ],
+			[ 'BGP sessions', '1 of 2 established' ]
+		]);
+		const acl = JSON.parse(fs.readFileSync(ACL_FILE, 'utf8'))['luci-app-pathosd'];
+		env.rpc.declared.forEach((d) => assert.ok((acl.read.ubus[d.object] || []).indexOf(d.method) >= 0,
+			d.object + '.' + d.method + ' readable'));
+	});
+
+	test(label + 'overview include: hidden when pathosd is not on ubus', async () => {
+		const { node } = await renderOverview(new Error('Object not found'));
+		assert.strictEqual(node, null);
+	});
+
 	test(label + 'status.js: peers table rows from ubus pathosd status', async () => {
 		const { root } = await renderStatus(statusSrc);
 		const rows = tableByClass(root, 'pathosd-peers').rows;
@@ -517,13 +541,13 @@ function staticTests() {
 	});
 
 	test('views stay ES5-ish for jsmin and old browsers: no arrow functions, template literals, let/const, classes', () => {
-		[ 'status.js', 'config.js' ].forEach((f) => {
-			const src = fs.readFileSync(path.join(VIEWS, f), 'utf8');
+		[ path.join(VIEWS, 'status.js'), path.join(VIEWS, 'config.js'), OVERVIEW ].forEach((f) => {
+			const src = fs.readFileSync(f, 'utf8');
 			assert.ok(!/=>/.test(src), f + ': arrow function');
 			assert.ok(src.indexOf('`') < 0, f + ': template literal');
 			assert.ok(!/(^|[^\w.'])(let|const|class)\s/m.test(src), f + ': let/const/class');
 			assert.ok(/^'use strict';\n/.test(src), f + ': starts with \'use strict\'');
-			assert.ok(/\nreturn view\.extend\(\{/.test(src), f + ': returns view.extend');
+			assert.ok(/\nreturn (view|baseclass)\.extend\(\{/.test(src), f + ': returns view.extend or baseclass.extend');
 		});
 	});
 }
@@ -545,6 +569,8 @@ function jsmin(src) {
 
 const statusSrc = fs.readFileSync(path.join(VIEWS, 'status.js'), 'utf8');
 const configSrc = fs.readFileSync(path.join(VIEWS, 'config.js'), 'utf8');
+const OVERVIEW = path.join(APP, 'htdocs/luci-static/resources/view/status/include/70_pathosd.js');
+const overviewSrc = fs.readFileSync(OVERVIEW, 'utf8');
 
 function liveTests(file) {
 	const live = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -569,18 +595,19 @@ if (process.argv[2] === '--live') {
 	liveTests(process.argv[3]);
 } else {
 	staticTests();
-	viewTests('', statusSrc, configSrc);
+	viewTests('', statusSrc, configSrc, overviewSrc);
 }
 
 if (process.argv[2] !== '--live') {
 	const minStatus = jsmin(statusSrc);
 	const minConfig = jsmin(configSrc);
+	const minOverview = jsmin(overviewSrc);
 	test('jsmin (python3-jsmin) minifies both views', () => {
 		assert.ok(minStatus && minConfig, 'python3 -m jsmin failed: is python3-jsmin installed?');
 		assert.ok(minStatus.length < statusSrc.length && minConfig.length < configSrc.length);
 	});
-	if (minStatus && minConfig)
-		viewTests('jsmin: ', minStatus, minConfig);
+	if (minStatus && minConfig && minOverview)
+		viewTests('jsmin: ', minStatus, minConfig, minOverview);
 }
 
 (async () => {
