@@ -77,6 +77,7 @@ cat >"$TMP/pathosd" <<'EOF'
 #!/bin/sh
 echo "$*" >>"$CALLS"
 if [ "$1" = validate ] && [ -n "$MOCK_INVALID" ]; then
+	echo "pathosd: /etc/config/pathosd: invalid configuration (2 errors):" >&2
 	echo "vip 'web' option prefix (line 3): not a prefix" >&2
 	echo "config neighbor: at least one neighbor is required" >&2
 	exit 1
@@ -204,6 +205,7 @@ start_with "$ENABLED"
 if [ "$START_RC" != 0 ] && ! grep -F open_instance "$RECORD" >/dev/null &&
 	grep -F "daemon.err vip 'web' option prefix (line 3): not a prefix" "$LOGGER" >/dev/null &&
 	grep -F "at least one neighbor is required" "$LOGGER" >/dev/null &&
+	grep -F "daemon.err /etc/config/pathosd: invalid configuration (2 errors):" "$LOGGER" >/dev/null &&
 	grep -F "invalid configuration; not starting" "$LOGGER" >/dev/null; then
 	ok "invalid config, not running: not started, every error line in the log"
 else
