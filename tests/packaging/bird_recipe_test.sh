@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The BIRD peering recipe of docs/openwrt.md, layout (a), run for real:
+# The BIRD peering recipes of docs/openwrt.md, layouts (a) and (b), run for real:
 # Debian's BIRD with the first ```bird block of the docs and pathosd with the
 # matching UCI file, on loopback addresses of its own. Checks that:
 #   * the session establishes;
@@ -7,7 +7,9 @@
 #     next hop rewritten to the VIP, and rejects a VIP outside the set;
 #   * a drained VIP arrives pessimized (AS path 65001 x 7) through BIRD;
 #   * SIGTERM makes pathosd withdraw, close the session and exit within procd's
-#     5 s term_timeout.
+#     5 s term_timeout;
+#   * layout (b), the docs' second block: BIRD dials a passive pathosd on its
+#     own port, and the VIP arrives the same way.
 #
 # Deviations from the doc, so the test can share a machine: the kernel
 # protocol is left out (no FIB changes), BIRD logs to a file and uses its own
@@ -42,9 +44,12 @@ VIP_OUT=10.77.$N.99
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pathosd-bird.XXXXXX") || exit 1
 BIRD_PID=
 PD_PID=
+BIRD_B_PID=
+PD_B_PID=
 cleanup() {
-	[ -n "$PD_PID" ] && kill -9 "$PD_PID" 2>/dev/null
-	[ -n "$BIRD_PID" ] && kill "$BIRD_PID" 2>/dev/null
+	local p
+	for p in "$PD_PID" "$PD_B_PID"; do [ -n "$p" ] && kill -9 "$p" 2>/dev/null; done
+	for p in "$BIRD_PID" "$BIRD_B_PID"; do [ -n "$p" ] && kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
 }
@@ -205,6 +210,63 @@ if wait_for 10 'Received: .*([Ss]hutdown|Cease)|BGP state: +(Passive|Idle|Active
 	ok "BIRD saw the session closed and dropped the VIP routes"
 else
 	not_ok "BIRD saw the session closed and dropped the VIP routes" "$(birdc_ show protocols all pathosd)"
+fi
+
+# --- layout (b): BIRD dials a passive pathosd on its own port -----------------
+PORT_B=$((PORT + 2000))
+awk '/^```bird[[:space:]]*$/ { n++; next } /^```/ { if (n == 2) exit } n == 2' "$ROOT/docs/openwrt.md" >"$TMP/doc-b.conf"
+if ! grep -q 'neighbor 127.0.0.2 port 1179 as 65001' "$TMP/doc-b.conf"; then
+	not_ok "docs/openwrt.md's second BIRD block is layout (b)" "$(cat "$TMP/doc-b.conf")"
+	exit 1
+fi
+{
+	echo "log \"$TMP/bird-b.log\" all;"
+	echo 'router id 192.168.1.1;'
+	echo 'protocol device { }'
+	sed -e "s/local 127\.0\.0\.1 as/local $BIRD_IP as/" \
+		-e "s/127\.0\.0\.2 port 1179/$PD_IP port $PORT_B/" \
+		-e "s#192\.168\.1\.53/32#$VIP_DNS/32#" "$TMP/doc-b.conf"
+} >"$TMP/bird-b.conf"
+cat >"$TMP/pathosd-b.uci" <<UCI
+config pathosd 'main'
+	option enabled '1'
+	option asn '65001'
+	option router_id '192.168.1.1'
+	option local_address '$PD_IP'
+	option listen_address '$PD_IP'
+	option listen_port '$PORT_B'
+	option api_listen '$PD_IP:$((API_PORT + 1))'
+	option ubus_socket '$TMP/no-ubusd.sock'
+	option log_syslog '0'
+
+config neighbor 'bird_local'
+	option address '$BIRD_IP'
+	option peer_asn '65000'
+	option passive '1'
+	option required '1'
+
+config vip 'dns'
+	option prefix '$VIP_DNS/32'
+	option always '1'
+UCI
+# pathosd listens before BIRD's first connect: BIRD would retry only after
+# its connect retry time (minutes).
+"$BIN" run --config "$TMP/pathosd-b.uci" >"$TMP/pathosd-b.log" 2>&1 &
+PD_B_PID=$!
+wait_for 10 'started' cat "$TMP/pathosd-b.log" || true
+bird -f -c "$TMP/bird-b.conf" -s "$TMP/bird-b.ctl" -P "$TMP/bird-b.pid" >"$TMP/bird-b.out" 2>&1 &
+BIRD_B_PID=$!
+birdc_b() { birdc -s "$TMP/bird-b.ctl" "$@" 2>&1; }
+if wait_for 30 'BGP state: +Established' birdc_b show protocols all peer_pathosd_local; then
+	ok "layout (b): BIRD dials the passive pathosd on its own port, established"
+else
+	not_ok "layout (b): BIRD dials the passive pathosd on its own port, established" "$(cat "$TMP/last.out")" \
+		"pathosd: $(tail -n 20 "$TMP/pathosd-b.log")" "bird: $(cat "$TMP/bird-b.out")"
+fi
+if wait_for 20 "^$VIP_DNS/32 .*\(250\)" birdc_b show route protocol peer_pathosd_local; then
+	ok "layout (b): VIP accepted with preference 250"
+else
+	not_ok "layout (b): VIP accepted with preference 250" "$(cat "$TMP/last.out")"
 fi
 
 [ "$failures" = 0 ]
