@@ -24,3 +24,17 @@ pkill -x dnsmasq >/dev/null 2>&1 || true
 python3 -c 'import grpc, grpc_health' 2>/dev/null ||
   python3 -m pip install -q grpcio grpcio-health-checking 2>/dev/null ||
   python3 -m pip install -q --break-system-packages grpcio grpcio-health-checking
+# Packaging tests (scripts/test-packaging.sh): node runs the LuCI views in
+# node:vm, python3-jsmin minifies them as LuCI's build does, make reads the
+# feed Makefiles, curl fetches /status in the BIRD recipe test. Debian's nodejs
+# only if no node is installed already.
+pkg_missing=()
+command -v node >/dev/null || pkg_missing+=(nodejs)
+for p in python3-jsmin make curl; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || pkg_missing+=("$p")
+done
+if [ "${#pkg_missing[@]}" -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${pkg_missing[@]}" >/dev/null
+fi

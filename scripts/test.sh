@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Runs every test: unit, replay and the integration tests against real BIRD,
-# FRR, gobgpd, dnsmasq, squid and grpcio servers on loopback.
+# Runs every test: the packaging tests, then unit, replay and the integration
+# tests against real BIRD, FRR, gobgpd, dnsmasq, squid and grpcio servers on
+# loopback.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-test-deps.sh
+# OpenWrt packaging and LuCI: shellcheck, the init script under a procd
+# shim, the views in node:vm, the feed Makefile (needs the debug binary).
+cargo build --locked --quiet
+bash scripts/test-packaging.sh
 cargo test --locked --all-targets

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Cross-builds static musl pathosd binaries for OpenWrt's CPU families on
+# Debian 12 with the recipe that docs/openwrt.md ("Without the SDK") explains:
+# Debian's rustc-web with its std source
+# (-Zbuild-std through RUSTC_BOOTSTRAP), zig as the linker and libc via
+# cargo-zigbuild, qemu-user to run the result. Prints each binary's stripped
+# size and fails if one exceeds 1.5 MB (1,572,864 bytes).
+#
+#   scripts/cross-build.sh                      # all five targets (~15 CPU-minutes)
+#   scripts/cross-build.sh x86_64-unknown-linux-musl [...]
+#
+# This is not the OpenWrt SDK build (which links musl dynamically and forces
+# panic=unwind, opt-level z): it is a size and portability check, runnable in
+# CI time. Outputs stay under target/cross/, apart from host builds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+LIMIT=1572864
+ALL_TARGETS=(
+	mips-unknown-linux-musl
+	mipsel-unknown-linux-musl
+	armv7-unknown-linux-musleabihf
+	aarch64-unknown-linux-musl
+	x86_64-unknown-linux-musl
+)
+if [ "$#" -gt 0 ]; then
+	TARGETS=("$@")
+else
+	TARGETS=("${ALL_TARGETS[@]}")
+fi
+
+WORK="$ROOT/target/cross"
+VENV="$WORK/venv"
+CONFIG="$WORK/build-std.toml"
+mkdir -p "$WORK"
+
+# --- toolchain ----------------------------------------------------------------
+
+# rustc-web (bookworm-security) and rust-web-src always match; not pinned.
+apt_pkgs=(rustc-web cargo-web rust-web-src qemu-user-static file python3-venv)
+missing=()
+for p in "${apt_pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x "$VENV/bin/cargo-zigbuild" ]; then
+	/usr/bin/python3 -m venv "$VENV"
+	"$VENV/bin/pip" install -q 'ziglang==0.17.1' 'cargo-zigbuild==0.24.1'
+fi
+
+# Debian's rustc must win over rustup's: its std source matches it exactly.
+export PATH="$VENV/bin:/usr/bin:$PATH"
+export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1
+export CARGO_HOME="$WORK/cargo-home" CARGO_TARGET_DIR="$WORK/target"
+unset RUSTUP_TOOLCHAIN RUSTFLAGS CARGO_BUILD_TARGET
+
+qemu_of() {
+	case "$1" in
+		mips-*) echo qemu-mips-static ;;
+		mipsel-*) echo qemu-mipsel-static ;;
+		armv7-*) echo qemu-arm-static ;;
+		aarch64-*) echo qemu-aarch64-static ;;
+		x86_64-*) echo qemu-x86_64-static ;;
+		*) echo "unknown target $1" >&2; return 1 ;;
+	esac
+}
+
+# Passed with --config, so ordinary host builds never rebuild std.
+{
+	echo '[unstable]'
+	echo 'build-std = ["std", "panic_abort"]'
+	for t in "${ALL_TARGETS[@]}"; do
+		echo
+		echo "[target.$t]"
+		case "$t" in
+			# Without +crt-static zig emits a static-pie in which std's weak
+			# getrandom resolves to the load base (SIGSEGV at start-up).
+			mips-* | mipsel-*)
+				echo 'rustflags = ["-Clink-self-contained=no", "-Ctarget-feature=+crt-static", "-Crelocation-model=static"]' ;;
+			# Without it: "failed to open object rcrt1.o".
+			*) echo 'rustflags = ["-Clink-self-contained=no"]' ;;
+		esac
+		echo "runner = \"$(qemu_of "$t")\""
+	done
+} >"$CONFIG"
+
+echo "rustc: $(rustc --version)"
+echo "cargo-zigbuild: $(cargo-zigbuild --version 2>/dev/null || echo '?')"
+VERSION=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
+
+# --- build, measure, smoke-test -------------------------------------------------
+
+fail=0
+results=()
+for t in "${TARGETS[@]}"; do
+	qemu=$(qemu_of "$t")
+	start=$(date +%s)
+	if ! cargo zigbuild --config "$CONFIG" --locked --release --target "$t" --bin pathosd; then
+		results+=("$t: BUILD FAILED")
+		fail=1
+		continue
+	fi
+	secs=$(($(date +%s) - start))
+	bin="$CARGO_TARGET_DIR/$t/release/pathosd"
+	# [profile.release] strip = true; `file` confirms it.
+	desc=$(file -b "$bin")
+	size=$(stat -c %s "$bin")
+	gz=$(gzip -9 -c "$bin" | wc -c)
+	line="$t: $size bytes stripped ($((size / 1024)) KiB, gzip -9 $gz), ${secs}s"
+	case "$desc" in
+		*", stripped"*) ;;
+		*) line="$line, NOT STRIPPED"; fail=1 ;;
+	esac
+	if [ "$size" -gt "$LIMIT" ]; then
+		line="$line, OVER THE $LIMIT-BYTE LIMIT"
+		fail=1
+	fi
+	# The binary starts on its CPU (under qemu) and knows its version.
+	if out=$("$qemu" "$bin" --version 2>&1) && [ "$out" = "pathosd $VERSION" ]; then
+		line="$line, runs under $qemu"
+	else
+		line="$line, DOES NOT RUN under $qemu: $out"
+		fail=1
+	fi
+	results+=("$line")
+	echo "$line"
+	echo "  $desc"
+done
+
+echo
+echo "pathosd $VERSION, limit $LIMIT bytes:"
+printf '  %s\n' "${results[@]}"
+exit "$fail"

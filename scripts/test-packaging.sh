@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# Tests of the OpenWrt packaging and the LuCI app that run on Debian (the
+# real SDK build is manual, see docs/openwrt.md):
+#   * shellcheck -s sh and busybox ash -n on the init script and test.sh
+#   * the init script's behaviour with procd/uci mocked (tests/packaging/init_test.sh)
+#   * the feed Makefiles against a stub build tree (tests/packaging/feed_test.sh)
+#   * the LuCI views in node:vm, as written and after jsmin, and the rpcd ACL
+#     (tests/packaging/luci_views.test.cjs)
+#   * the shipped config is disabled; with its example uncommented, the real
+#     pathosd accepts it; test.sh accepts the real `pathosd --version`
+#   * the BIRD peering recipe of docs/openwrt.md end to end with the real
+#     pathosd and BIRD (tests/packaging/bird_recipe_test.sh)
+# Every check prints "ok - NAME" or "not ok - NAME"; the last line is
+# "N passed, N failed" and the exit status is 1 if anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+
+passed=0
+failed=0
+skipped=0
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/pathosd-packaging.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+ok() { echo "ok - $1"; passed=$((passed + 1)); }
+not_ok() {
+	echo "not ok - $1"
+	shift
+	local l
+	for l in "$@"; do printf '#   %s\n' "$l"; done
+	failed=$((failed + 1))
+}
+skip() { echo "ok - $1 # SKIP $2"; skipped=$((skipped + 1)); }
+
+# Runs CMD, one check named NAME; its output is shown only on failure.
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		ok "$name"
+	else
+		not_ok "$name" "command: $*"
+		printf '%s\n' "$out" | sed 's/^/#   /' | head -n 60
+	fi
+}
+
+# Runs a test program that prints ok/not ok lines, and counts them.
+run_suite() {
+	local name=$1 out rc line n=0
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	while IFS= read -r line; do
+		case "$line" in
+			"ok - "*"# SKIP"*) echo "$line"; skipped=$((skipped + 1)); n=$((n + 1)) ;;
+			"ok - "*) echo "$line"; passed=$((passed + 1)); n=$((n + 1)) ;;
+			"not ok - "*) echo "$line"; failed=$((failed + 1)); n=$((n + 1)) ;;
+			"#"*) echo "$line" ;;
+		esac
+	done <<<"$out"
+	if [ "$n" = 0 ] || { [ "$rc" != 0 ] && ! grep -q '^not ok - ' <<<"$out"; }; then
+		not_ok "$name ran (exit $rc, $n results)"
+		printf '%s\n' "$out" | tail -n 30 | sed 's/^/#   /'
+	fi
+}
+
+need() {
+	local tool
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null || not_ok "$tool is installed (scripts/install-test-deps.sh)"
+	done
+}
+need shellcheck busybox node make
+
+# --- static checks of the shell code ---------------------------------------
+
+# The init script as shellcheck sees it under rc.common: tests/packaging/shim
+# (appended, so line numbers stay) uses START/STOP/USE_PROCD and sets what
+# uci_load_validate sets. SC3043: `local` is fine in busybox ash, the only
+# shell OpenWrt runs init scripts with (Debian's 0.9 has no shell=busybox).
+{ echo '#!/bin/sh'; tail -n +2 files/pathosd.init; cat tests/packaging/shim/rc.common.sh; } >"$TMP/pathosd.init.sh"
+check "shellcheck -s sh files/pathosd.init (with the rc.common shim)" \
+	shellcheck -s sh -e SC3043 "$TMP/pathosd.init.sh"
+check "busybox ash -n files/pathosd.init" busybox ash -n files/pathosd.init
+check "shellcheck -s sh openwrt-feed/pathosd/test.sh" shellcheck -s sh openwrt-feed/pathosd/test.sh
+check "busybox ash -n openwrt-feed/pathosd/test.sh" busybox ash -n openwrt-feed/pathosd/test.sh
+rc_common_shebang() {
+	[ "$(head -n 1 files/pathosd.init)" = "#!/bin/sh /etc/rc.common" ] && [ -x files/pathosd.init ]
+}
+check "init script starts with #!/bin/sh /etc/rc.common and is executable" rc_common_shebang
+# procd supervises a foreground process; `&` at a line end or a PID file would escape it.
+no_daemonizing() {
+	! grep -nE '(^|[^&])&[[:space:]]*$|pidfile|start-stop-daemon|nohup' files/pathosd.init
+}
+check "init script: no backgrounding, PID files or daemonizing" no_daemonizing
+check "shellcheck tests/packaging/*.sh" shellcheck -s sh -e SC3043 -x tests/packaging/init_test.sh tests/packaging/feed_test.sh
+check "shellcheck scripts/test-packaging.sh scripts/cross-build.sh" \
+	shellcheck -x scripts/test-packaging.sh scripts/cross-build.sh
+
+# --- the shipped configuration ---------------------------------------------
+
+shipped_disabled() {
+	awk '/^config pathosd .main./ { m = 1; next } /^config/ { m = 0 }
+		m && /^[[:space:]]*option enabled .0.[[:space:]]*$/ { f = 1 } END { exit !f }' files/pathosd.config
+}
+check "files/pathosd.config: main has option enabled '0' (postinst starts the service)" shipped_disabled
+shipped_no_sections() {
+	! grep -nE '^config (neighbor|vip|check)' files/pathosd.config
+}
+check "files/pathosd.config: no uncommented neighbor, vip or check section" shipped_no_sections
+
+# --- BIRD configuration in the docs ------------------------------------------
+
+# Every ```bird block of docs/openwrt.md must parse with the real BIRD
+# (Debian's 2.0.12; OpenWrt ships 2.18+, a superset for these statements).
+bird_blocks() {
+	awk -v dir="$TMP" '
+		/^```bird[[:space:]]*$/ { n++; f = dir "/bird-" n ".conf"; inb = 1; next }
+		/^```/ && inb { inb = 0; close(f); next }
+		inb { print > f }
+		END { print n + 0 }' docs/openwrt.md
+}
+if command -v bird >/dev/null; then
+	n=$(bird_blocks)
+	if [ "$n" -lt 2 ]; then
+		not_ok "docs/openwrt.md has the two BIRD peering configs (found $n)"
+	fi
+	for i in $(seq 1 "$n"); do
+		f="$TMP/bird-$i.conf"
+		grep -q '^router id' "$f" || sed -i '1i router id 192.0.2.1;' "$f"
+		check "docs/openwrt.md BIRD block $i parses (bird -p)" bird -p -c "$f"
+	done
+else
+	not_ok "bird is installed (scripts/install-test-deps.sh)"
+fi
+
+# --- behaviour ---------------------------------------------------------------
+
+run_suite "tests/packaging/init_test.sh" busybox ash tests/packaging/init_test.sh
+run_suite "tests/packaging/feed_test.sh" sh tests/packaging/feed_test.sh
+run_suite "tests/packaging/luci_views.test.cjs" node tests/packaging/luci_views.test.cjs
+
+# --- against the real binary -----------------------------------------------
+
+# PATHOSD_BIN=/path/to/pathosd tests another build instead of this tree's.
+BIN=${PATHOSD_BIN:-}
+if [ -n "$BIN" ]; then
+	:
+elif command -v cargo >/dev/null; then
+	if out=$(cargo build --quiet --locked --bin pathosd 2>&1); then
+		BIN=$(cargo metadata --format-version 1 --no-deps 2>/dev/null |
+			sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/debug/pathosd
+	else
+		not_ok "cargo build --bin pathosd" "$out"
+	fi
+else
+	not_ok "cargo is installed"
+fi
+
+if [ -n "$BIN" ] && [ -x "$BIN" ]; then
+	mkdir -p "$TMP/bin"
+	ln -sf "$BIN" "$TMP/bin/pathosd"
+	version=$(sed -n 's/^PKG_VERSION:=//p' openwrt-feed/pathosd/Makefile)
+	check "openwrt-feed/pathosd/test.sh accepts the real pathosd --version ($version)" \
+		env PATH="$TMP/bin:$PATH" sh openwrt-feed/pathosd/test.sh pathosd "$version"
+
+	# The commented example in the shipped config, uncommented and enabled,
+	# must be a configuration the daemon accepts.
+	sed -e 's/^#\(config \)/\1/' -e 's/^#\(\t\)/\1/' -e "s/option enabled '0'/option enabled '1'/" \
+		files/pathosd.config >"$TMP/example.uci"
+	"$BIN" validate --config "$TMP/example.uci" >"$TMP/validate.out" 2>&1
+	rc=$?
+	if [ "$rc" = 2 ] && grep -q '^usage: pathosd run|validate|convert --config FILE$' "$TMP/validate.out"; then
+		skip "pathosd validate accepts the shipped config's example" "this pathosd has no validate command yet"
+	elif [ "$rc" = 0 ]; then
+		ok "pathosd validate accepts the shipped config's example"
+	else
+		not_ok "pathosd validate accepts the shipped config's example (exit $rc)"
+		sed 's/^/#   /' "$TMP/validate.out"
+	fi
+
+	run_suite "tests/packaging/bird_recipe_test.sh" bash tests/packaging/bird_recipe_test.sh "$BIN"
+fi
+
+[ "$skipped" = 0 ] || echo "# $skipped skipped"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,240 @@
+#!/bin/sh
+# The feed's Makefiles, run by GNU make against a stub OpenWrt build tree
+# (rules.mk, package.mk, rust-package.mk and luci.mk reduced to the
+# variables and macros these Makefiles use, with OpenWrt's install modes):
+# Build/Prepare copies the crate, Package/pathosd/install lays out the
+# package, and the metadata follows the OpenWrt conventions. The real SDK
+# build is manual (docs/openwrt.md). Prints "ok - NAME" / "not ok - NAME".
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/pathosd-feed.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+
+failures=0
+ok() { echo "ok - $1"; }
+not_ok() {
+	echo "not ok - $1"
+	shift
+	for l in "$@"; do echo "#   $l"; done
+	failures=$((failures + 1))
+}
+check() {
+	name=$1
+	shift
+	if "$@"; then ok "$name"; else not_ok "$name" "failed: $*"; fi
+}
+
+# --- the stub build tree -------------------------------------------------
+
+TOP="$TMP/sdk"
+mkdir -p "$TOP/include" "$TOP/feeds/packages/lang/rust" "$TOP/feeds/luci" "$TOP/package/feeds" "$TOP/build_dir"
+# Like `scripts/feeds install`: package/feeds/NAME/PKG -> feeds/NAME/PKG,
+# and a src-link feed is itself a symlink to the repository's openwrt-feed.
+ln -s "$ROOT/openwrt-feed" "$TOP/feeds/pathosd"
+mkdir -p "$TOP/package/feeds/pathosd"
+ln -s ../../../feeds/pathosd/pathosd "$TOP/package/feeds/pathosd/pathosd"
+ln -s ../../../feeds/pathosd/luci-app-pathosd "$TOP/package/feeds/pathosd/luci-app-pathosd"
+
+cat >"$TOP/rules.mk" <<'EOF'
+INCLUDE_DIR:=$(TOPDIR)/include
+BUILD_DIR:=$(TOPDIR)/build_dir
+INSTALL_DIR:=install -d -m0755
+INSTALL_BIN:=install -m0755
+INSTALL_DATA:=install -m0644
+INSTALL_CONF:=install -m0600
+EOF
+
+cat >"$TOP/include/package.mk" <<'EOF'
+PKG_BUILD_DIR?=$(BUILD_DIR)/$(PKG_NAME)-$(PKG_VERSION)
+PKG_INSTALL_DIR?=$(PKG_BUILD_DIR)/ipkg-install
+
+# BuildPackage: evaluates the package's definition, then offers targets.
+define BuildPackage
+$(eval $(Package/$(1)))
+.PHONY: prepare install meta conffiles
+prepare:
+	$$(Build/Prepare)
+install:
+	$$(call Package/$(1)/install,$$(DEST))
+meta:
+	@echo 'PKG_NAME=$(PKG_NAME)'
+	@echo 'PKG_VERSION=$(PKG_VERSION)'
+	@echo 'PKG_RELEASE=$(PKG_RELEASE)'
+	@echo 'PKG_LICENSE=$(PKG_LICENSE)'
+	@echo 'PKG_MAINTAINER=$(PKG_MAINTAINER)'
+	@echo 'PKG_BUILD_DEPENDS=$(PKG_BUILD_DEPENDS)'
+	@echo 'PKG_BUILD_PARALLEL=$(PKG_BUILD_PARALLEL)'
+	@echo 'SECTION=$(SECTION)'
+	@echo 'CATEGORY=$(CATEGORY)'
+	@echo 'DEPENDS=$(DEPENDS)'
+conffiles:
+	@printf '%s\n' '$$(subst $$(newline),' ',$$(Package/$(1)/conffiles))'
+endef
+define newline
+
+
+endef
+EOF
+
+# rust-package.mk's RustBinPackage: a default install to /usr/bin unless
+# the package defines its own.
+cat >"$TOP/feeds/packages/lang/rust/rust-package.mk" <<'EOF'
+RUST_ARCH_DEPENDS:=@(aarch64||arm||i386||loongarch64||mips||mips64||mips64el||mipsel||powerpc||powerpc64||riscv64||x86_64)
+define RustBinPackage
+  ifndef Package/$(1)/install
+    define Package/$(1)/install
+	$$(INSTALL_DIR) $$(1)/usr/bin/
+	$$(INSTALL_BIN) $$(PKG_INSTALL_DIR)/bin/* $$(1)/usr/bin/
+    endef
+  endif
+endef
+EOF
+
+cat >"$TOP/feeds/luci/luci.mk" <<'EOF'
+LUCI_NAME?=$(notdir ${CURDIR})
+PKG_NAME?=$(LUCI_NAME)
+.PHONY: meta
+meta:
+	@echo 'PKG_NAME=$(PKG_NAME)'
+	@echo 'PKG_VERSION=$(PKG_VERSION)'
+	@echo 'PKG_RELEASE=$(PKG_RELEASE)'
+	@echo 'LUCI_DEPENDS=$(LUCI_DEPENDS)'
+	@echo 'LUCI_PKGARCH=$(LUCI_PKGARCH)'
+	@echo 'CURDIR=$(CURDIR)'
+EOF
+
+run_make() {
+	dir=$1
+	shift
+	make --no-print-directory -C "$TOP/package/feeds/pathosd/$dir" TOPDIR="$TOP" "$@"
+}
+
+meta_of() { # DIR VAR
+	run_make "$1" meta 2>/dev/null | sed -n "s/^$2=//p"
+}
+
+# --- versions ------------------------------------------------------------
+
+CARGO_VERSION=$(sed -n 's/^version *= *"\([^"]*\)".*/\1/p' "$ROOT/Cargo.toml" | head -n 1)
+PKG_VERSION=$(meta_of pathosd PKG_VERSION)
+LUCI_VERSION=$(meta_of luci-app-pathosd PKG_VERSION)
+
+if [ -n "$CARGO_VERSION" ] && [ "$PKG_VERSION" = "$CARGO_VERSION" ]; then
+	ok "PKG_VERSION ($PKG_VERSION) equals Cargo.toml's version"
+else
+	not_ok "PKG_VERSION equals Cargo.toml's version" "PKG_VERSION=$PKG_VERSION Cargo.toml=$CARGO_VERSION"
+fi
+if [ "$LUCI_VERSION" = "$CARGO_VERSION" ]; then
+	ok "luci-app-pathosd PKG_VERSION equals Cargo.toml's version"
+else
+	not_ok "luci-app-pathosd PKG_VERSION equals Cargo.toml's version" "luci=$LUCI_VERSION Cargo.toml=$CARGO_VERSION"
+fi
+
+# apk: <major>.<minor>.<fixup>[.<sub>...], no '-'; PKG_RELEASE an integer.
+apk_valid() { echo "$1" | grep -E '^[0-9]+(\.[0-9]+)+$' >/dev/null; }
+check "PKG_VERSION is apk-valid" apk_valid "$PKG_VERSION"
+release=$(meta_of pathosd PKG_RELEASE)
+check "PKG_RELEASE is an integer ($release)" test -n "$(echo "$release" | grep -E '^[0-9]+$')"
+
+# --- metadata ------------------------------------------------------------
+
+meta=$(run_make pathosd meta 2>&1)
+want_line() { printf '%s\n' "$meta" | grep -Fx "$1" >/dev/null; }
+check "DEPENDS is \$(RUST_ARCH_DEPENDS)" want_line 'DEPENDS=@(aarch64||arm||i386||loongarch64||mips||mips64||mips64el||mipsel||powerpc||powerpc64||riscv64||x86_64)'
+check "PKG_BUILD_DEPENDS is rust/host" want_line 'PKG_BUILD_DEPENDS=rust/host'
+check "PKG_BUILD_PARALLEL is 1" want_line 'PKG_BUILD_PARALLEL=1'
+check "PKG_LICENSE is Cargo.toml's license" want_line "PKG_LICENSE=$(sed -n 's/^license *= *"\([^"]*\)".*/\1/p' "$ROOT/Cargo.toml")"
+check "PKG_MAINTAINER is set" test -n "$(printf '%s\n' "$meta" | sed -n 's/^PKG_MAINTAINER=\(..*<..*@..*>\)$/\1/p')"
+check "SECTION net" want_line 'SECTION=net'
+check "CATEGORY Network" want_line 'CATEGORY=Network'
+conffiles=$(run_make pathosd conffiles 2>&1)
+check "conffiles is /etc/config/pathosd" test "$(printf '%s' "$conffiles" | tr -d '[:space:]')" = "/etc/config/pathosd"
+
+# --- Build/Prepare -------------------------------------------------------
+
+BUILD="$TMP/build/pathosd"
+if out=$(run_make pathosd prepare PKG_BUILD_DIR="$BUILD" 2>&1); then
+	ok "Build/Prepare runs (source found through the feed symlinks)"
+else
+	not_ok "Build/Prepare runs (source found through the feed symlinks)" "$out"
+fi
+check "Build/Prepare copied Cargo.lock" \
+	cmp -s "$ROOT/Cargo.lock" "$BUILD/Cargo.lock"
+check "Build/Prepare copied src/main.rs" test -f "$BUILD/src/main.rs"
+check "Build/Prepare copied Cargo.toml" cmp -s "$ROOT/Cargo.toml" "$BUILD/Cargo.toml"
+
+# A developer's tree: build output and fuzzing data stay behind.
+SRC="$TMP/devtree"
+mkdir -p "$SRC/src" "$SRC/target/release" "$SRC/fuzz/target" "$SRC/fuzz/corpus" "$SRC/openwrt-feed" "$SRC/.git"
+echo 'fn main() {}' >"$SRC/src/main.rs"
+echo '[package]' >"$SRC/Cargo.toml"
+: >"$SRC/Cargo.lock"
+: >"$SRC/target/release/pathosd"
+: >"$SRC/fuzz/Cargo.toml"
+BUILD2="$TMP/build/devtree"
+run_make pathosd prepare PKG_BUILD_DIR="$BUILD2" PATHOSD_SRC="$SRC" >/dev/null 2>&1
+got=$(cd "$BUILD2" 2>/dev/null && find . | sort | tr '\n' ' ')
+want='. ./Cargo.lock ./Cargo.toml ./fuzz ./fuzz/Cargo.toml ./src ./src/main.rs '
+if [ "$got" = "$want" ]; then
+	ok "Build/Prepare leaves out target/ (any depth), .git, the feed and fuzz/corpus"
+else
+	not_ok "Build/Prepare leaves out target/ (any depth), .git, the feed and fuzz/corpus" "got: $got" "want: $want"
+fi
+
+# --- Package/pathosd/install ---------------------------------------------
+
+mkdir -p "$BUILD/ipkg-install/bin"
+printf '#!/bin/sh\necho pathosd %s\n' "$CARGO_VERSION" >"$BUILD/ipkg-install/bin/pathosd"
+chmod 0755 "$BUILD/ipkg-install/bin/pathosd"
+DEST="$TMP/ipkg"
+if out=$(run_make pathosd install PKG_BUILD_DIR="$BUILD" DEST="$DEST" 2>&1); then
+	ok "Package/pathosd/install runs"
+else
+	not_ok "Package/pathosd/install runs" "$out"
+fi
+
+tree=$(cd "$DEST" && find . -type f -exec stat -c '%a %n' {} + | sort)
+want_tree="600 ./etc/config/pathosd
+644 ./usr/share/acl.d/pathosd.json
+755 ./etc/init.d/pathosd
+755 ./usr/sbin/pathosd"
+if [ "$tree" = "$want_tree" ]; then
+	ok "package files and modes: /usr/sbin/pathosd, init script, config, ubusd ACL (0644, as ubusd demands)"
+else
+	not_ok "package files and modes" "got: $tree" "want: $want_tree"
+fi
+check "installed config is files/pathosd.config" cmp -s "$ROOT/files/pathosd.config" "$DEST/etc/config/pathosd"
+check "installed init script is files/pathosd.init" cmp -s "$ROOT/files/pathosd.init" "$DEST/etc/init.d/pathosd"
+
+# --- test.sh (OpenWrt CI's version check) --------------------------------
+
+mkdir -p "$TMP/bin"
+printf '#!/bin/sh\necho "pathosd %s"\n' "$CARGO_VERSION" >"$TMP/bin/pathosd"
+chmod +x "$TMP/bin/pathosd"
+if env PATH="$TMP/bin:$PATH" sh "$ROOT/openwrt-feed/pathosd/test.sh" pathosd "$PKG_VERSION" >/dev/null 2>&1; then
+	ok "test.sh passes when pathosd --version prints PKG_VERSION"
+else
+	not_ok "test.sh passes when pathosd --version prints PKG_VERSION"
+fi
+printf '#!/bin/sh\necho "pathosd 0.0.0-wrong"\n' >"$TMP/bin/pathosd"
+if env PATH="$TMP/bin:$PATH" sh "$ROOT/openwrt-feed/pathosd/test.sh" pathosd "$PKG_VERSION" >/dev/null 2>&1; then
+	not_ok "test.sh fails when the version differs"
+else
+	ok "test.sh fails when the version differs"
+fi
+
+# --- luci-app-pathosd ----------------------------------------------------
+
+lmeta=$(run_make luci-app-pathosd meta 2>&1)
+lwant() { printf '%s\n' "$lmeta" | grep -Fx "$1" >/dev/null; }
+check "luci-app-pathosd: package name survives the symlink (CURDIR is luci-app)" lwant 'PKG_NAME=luci-app-pathosd'
+check "luci-app-pathosd: CURDIR is the repository's luci-app" lwant "CURDIR=$ROOT/luci-app"
+check "luci-app-pathosd: LUCI_DEPENDS +luci-base +pathosd" lwant 'LUCI_DEPENDS=+luci-base +pathosd'
+
+# --- feed layout ---------------------------------------------------------
+
+# A src-git feed of the whole repository scans Makefiles from its root.
+check "no Makefile at the repository root" test ! -e "$ROOT/Makefile"
+check "feed name pathosd matches ^\\w+\$" test -d "$ROOT/openwrt-feed/pathosd"
+
+[ "$failures" = 0 ]
