@@ -22,7 +22,7 @@ sizes=("$@")
 
 bird=${BIRD:-/usr/sbin/bird}
 birdc=${BIRDC:-birdc}
-deadline_s=120 # per run, from sender start to all routes
+deadline_s=${DEADLINE:-120} # per run, from sender start to all routes
 poll_s=0.05
 
 recv_ip=127.77.0.2
@@ -38,13 +38,28 @@ pathosd=$PWD/target/release/pathosd
 tmp=$(mktemp -d /tmp/pathosd-convergence.XXXXXX)
 pids=()
 
+# A zombie child still answers `kill -0`: look at its state instead.
+alive() {
+  [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
+# SIGTERM, up to 5 s to exit (pathosd withdraws and sends a Cease first),
+# then SIGKILL: a busy daemon must not hold the script.
+stop() {
+  local i
+  kill "$1" 2>/dev/null || return 0
+  for i in $(seq 1 50); do
+    alive "$1" || break
+    sleep 0.1
+  done
+  kill -KILL "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
 cleanup() {
   local p
   for p in "${pids[@]}"; do
-    kill "$p" 2>/dev/null || true
-  done
-  for p in "${pids[@]}"; do
-    wait "$p" 2>/dev/null || true
+    stop "$p"
   done
   rm -rf "$tmp"
 }
@@ -124,7 +139,7 @@ pathosd_conf() {
     ]
   },
   "api": { "listen": "" },
-  "logging": { "level": "warn" },
+  "logging": { "level": "${PATHOSD_LOG:-warn}" },
   "vips": [
 EOF
   prefixes "$1" | awk '{ printf "%s    { \"name\": \"v%d\", \"prefix\": \"%s\", \"always\": true }", (NR > 1 ? ",\n" : ""), NR, $0 } END { print "" }'
@@ -153,9 +168,11 @@ wait_ctl() {
   return 1
 }
 
-stop() {
-  kill "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
+
+# CPU time of a live process's threads, in ns (schedstat: finer than the
+# 10 ms ticks of /proc/PID/stat, which round a BIRD run to 0).
+cpu_ns() {
+  cat "/proc/$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { if (NR == 0) exit 1; printf "%d\n", s }'
 }
 
 # VmHWM of a live process, in KiB.
@@ -163,9 +180,10 @@ hwm_kib() {
   awk '/^VmHWM:/ { print $2 }' "/proc/$1/status"
 }
 
-# Prints "established_s converged_s transfer_s rss_kib" for one run of one
-# sender; transfer_s = converged_s - established_s (both as first seen by a
-# poll, so good to about one poll interval).
+# Prints "established_s converged_s transfer_s settled_s cpu_s rss_kib" for
+# one run of one sender, all from the sender's start; transfer_s =
+# converged_s - established_s (both as first seen by a poll, so good to
+# about one poll interval); cpu_s is the sender's CPU time when stopped.
 run_once() {
   local kind=$1 n=$2 i=$3
   local dir=$tmp/$kind-$n-$i rdir sdir
@@ -213,7 +231,7 @@ run_once() {
     if awk -v t="$t" -v e="$end" 'BEGIN { exit !(t > e) }'; then
       break
     fi
-    if ! kill -0 "$send_pid" 2>/dev/null; then
+    if ! alive "$send_pid"; then
       echo "$kind sender died; log:" >&2
       tail -5 "$sdir"/*.log >&2 || true
       break
@@ -221,36 +239,65 @@ run_once() {
     sleep "$poll_s"
   done
 
-  local rss
+  # Settled: the sender used at most 20 ms of CPU in 0.5 s, so the work
+  # behind the announcements is over too (a sender can hand BIRD every
+  # route and stay busy). Bounded by the same deadline.
+  local settled="" c1 c2
+  if [ -n "$done" ]; then
+    while alive "$send_pid"; do
+      t=$(now)
+      awk -v t="$t" -v e="$end" 'BEGIN { exit !(t > e) }' && break
+      c1=$(cpu_ns "$send_pid") || break
+      sleep 0.5
+      c2=$(cpu_ns "$send_pid") || break
+      if [ $((c2 - c1)) -le 20000000 ]; then
+        settled=$(elapsed "$t0" "$t")
+        break
+      fi
+    done
+  fi
+
+  local rss cpu
   rss=$(hwm_kib "$send_pid" 2>/dev/null || echo NA)
+  cpu=$(cpu_ns "$send_pid" | awk '{ printf "%.3f", $1 / 1e9 }')
+  [ -n "$cpu" ] || cpu=NA
+  if [ -z "$done" ]; then
+    {
+      echo "$kind N=$n run $i: only ${imported:-0} of $n routes (sender died or ${deadline_s} s deadline); receiver says:"
+      grep -E 'BGP state|Routes:|Last error' <<<"$out" || true
+      echo "sender log (last lines):"
+      tail -n 8 "$sdir"/*.log || true
+    } >&2
+    done=NA
+  elif [ -z "$settled" ]; then
+    echo "$kind N=$n run $i: sender still busy at the ${deadline_s} s deadline" >&2
+  fi
   stop "$send_pid"
   stop "$recv_pid"
-  if [ -z "$done" ]; then
-    echo "$kind N=$n run $i: only ${imported:-0} of $n routes (sender died or ${deadline_s} s deadline)" >&2
-    done=NA
-  fi
   local xfer=NA
   if [ -n "$est" ] && [ "$done" != NA ]; then
     xfer=$(awk -v a="$est" -v b="$done" 'BEGIN { printf "%.3f", b - a }')
   fi
-  echo "${est:-NA} $done $xfer $rss"
+  echo "${est:-NA} $done $xfer ${settled:-NA} $cpu $rss"
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0 || v[1] == "NA") print "NA"; else print v[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "NA" || b == "NA" || b == 0) print "NA"; else printf "%.2f", a / b }'; }
 
-printf '%-8s %-8s %14s %12s %11s %13s\n' N sender established_s converged_s transfer_s peak_rss_kib
+fmt='%-6s %-8s %14s %12s %11s %10s %8s %13s\n'
+# shellcheck disable=SC2059 # the format is this script's own
+printf "$fmt" N sender established_s converged_s transfer_s settled_s cpu_s peak_rss_kib
 declare -A med
 for n in "${sizes[@]}"; do
-  for kind in pathosd bird; do
+  for kind in ${SENDERS:-pathosd bird}; do
     : >"$tmp/$kind-$n.results"
     for i in $(seq 1 "$runs"); do
       # No pipe: run_once must run in this shell so the trap sees its pids.
       run_once "$kind" "$n" "$i" >>"$tmp/$kind-$n.results"
       tail -n 1 "$tmp/$kind-$n.results" |
-        awk -v n="$n" -v k="$kind" '{ printf "%-8s %-8s %14s %12s %11s %13s\n", n, k, $1, $2, $3, $4 }'
+        awk -v n="$n" -v k="$kind" -v f="$fmt" '{ printf f, n, k, $1, $2, $3, $4, $5, $6 }'
     done
-    for col in 1 2 3 4; do
+    for col in 1 2 3 4 5 6; do
       med[$kind,$n,$col]=$(awk -v c="$col" '{ print $c }' "$tmp/$kind-$n.results" | median)
     done
   done
@@ -262,9 +309,9 @@ row() { printf '%-8s %-13s %-13s %-13s %-6s\n' "$@"; }
 row N measure pathosd bird ratio
 for n in "${sizes[@]}"; do
   # measure name, results column
-  for m in converged_s:2 transfer_s:3 established_s:1 peak_rss_kib:4; do
+  for m in converged_s:2 established_s:1 transfer_s:3 settled_s:4 cpu_s:5 peak_rss_kib:6; do
     c=${m#*:}
-    row "$n" "${m%:*}" "${med[pathosd,$n,$c]}" "${med[bird,$n,$c]}" \
-      "$(ratio "${med[pathosd,$n,$c]}" "${med[bird,$n,$c]}")"
+    row "$n" "${m%:*}" "${med[pathosd,$n,$c]:-NA}" "${med[bird,$n,$c]:-NA}" \
+      "$(ratio "${med[pathosd,$n,$c]:-NA}" "${med[bird,$n,$c]:-NA}")"
   done
 done
