@@ -170,9 +170,10 @@ wait_ctl() {
 
 
 # CPU time of a live process's threads, in ns (schedstat: finer than the
-# 10 ms ticks of /proc/PID/stat, which round a BIRD run to 0).
+# 10 ms ticks of /proc/PID/stat, which round a BIRD run to 0). %.0f, not
+# %d: mawk clamps %d at 2^31 (2.1 s).
 cpu_ns() {
-  cat "/proc/$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { if (NR == 0) exit 1; printf "%d\n", s }'
+  cat "/proc/$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { if (NR == 0) exit 1; printf "%.0f\n", s }'
 }
 
 # VmHWM of a live process, in KiB.
