@@ -3,7 +3,9 @@
 # BIRD 2 has all N /32 routes from it, for pathosd (N `always` VIPs) and, as
 # the baseline measured in the same run, a second BIRD exporting a
 # `protocol static` of the same N routes over the same kind of session.
-# Also the sender's peak RSS (VmHWM, read just before stopping it).
+# Also: when the sender goes idle after that ("settled"), its CPU time and
+# its peak RSS (VmHWM), read just before stopping it. Medians of RUNS runs
+# and the ratios pathosd / BIRD; docs/performance.md has a measured table.
 #
 # Everything runs on 127.77.0.0/24: receiver .2 (passive, waits), pathosd
 # .1 and the BIRD sender .3 (both dial the receiver at once). Every wait is
@@ -11,6 +13,8 @@
 # and removes its temp dir.
 #
 # usage: benches/convergence.sh [RUNS] [N...]     (default: 3 1000 10000)
+# env: SENDERS="pathosd bird" (either alone for digging), DEADLINE=120 (s per
+# run), PATHOSD_LOG=warn (pathosd's level; logs stay in the temp dir).
 # Not part of CI: it takes minutes and measures a shared machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,6 +60,15 @@ stop() {
   wait "$1" 2>/dev/null || true
 }
 
+# Drops a stopped pid so the trap never signals a reused one.
+forget() {
+  local keep=() p
+  for p in "${pids[@]}"; do
+    [ "$p" = "$1" ] || keep+=("$p")
+  done
+  pids=("${keep[@]}")
+}
+
 cleanup() {
   local p
   for p in "${pids[@]}"; do
@@ -69,7 +82,7 @@ trap 'exit 130' INT TERM
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
-# The i-th route of a run: 10.200.0.0 upwards, one /32 each (N < 65536).
+# The i-th route of a run: 10.200.0.0 upwards, one /32 each.
 prefixes() {
   awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++) printf "10.%d.%d.%d/32\n", 200 + int(i / 65536), int(i / 256) % 256, i % 256 }'
 }
@@ -167,7 +180,6 @@ wait_ctl() {
   echo "BIRD at $sock did not come up" >&2
   return 1
 }
-
 
 # CPU time of a live process's threads, in ns (schedstat: finer than the
 # 10 ms ticks of /proc/PID/stat, which round a BIRD run to 0). %.0f, not
@@ -274,7 +286,9 @@ run_once() {
     echo "$kind N=$n run $i: sender still busy at the ${deadline_s} s deadline" >&2
   fi
   stop "$send_pid"
+  forget "$send_pid"
   stop "$recv_pid"
+  forget "$recv_pid"
   local xfer=NA
   if [ -n "$est" ] && [ "$done" != NA ]; then
     xfer=$(awk -v a="$est" -v b="$done" 'BEGIN { printf "%.3f", b - a }')
