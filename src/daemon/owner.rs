@@ -314,9 +314,12 @@ impl Owner {
     }
 
     fn apply(&mut self, outputs: Vec<Output>) {
+        // Route changes of one step go to the speaker as one batch: one RIB
+        // update and one sync per peer, however many VIPs moved.
+        let mut routes = Vec::new();
         for o in outputs {
             match o {
-                Output::Route { prefix, intent } => self.speaker.set_route(prefix, intent),
+                Output::Route { prefix, intent } => routes.push((prefix, intent)),
                 Output::VipTransition {
                     vip,
                     prefix,
@@ -345,10 +348,15 @@ impl Owner {
                 }
                 Output::CheckTransitionOnly { .. } => {}
                 Output::InitialDone => {
+                    // The routes decided before this go out before End-of-RIB.
+                    self.speaker.set_routes(std::mem::take(&mut routes));
                     log::info!("initial evaluation done: sending End-of-RIB");
                     self.speaker.mark_initial_done();
                 }
             }
+        }
+        if !routes.is_empty() {
+            self.speaker.set_routes(routes);
         }
     }
 
