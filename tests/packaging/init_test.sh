@@ -92,10 +92,10 @@ export CALLS
 . "$INIT"
 
 if [ "$PROG" = /usr/sbin/pathosd ] && [ "$CONFIG" = /etc/config/pathosd ] &&
-	[ "$START" = 80 ] && [ "$STOP" = 10 ] && [ "$USE_PROCD" = 1 ]; then
-	ok "init: PROG, CONFIG, START=80, STOP=10, USE_PROCD=1"
+	[ "$START" = 80 ] && [ "$STOP" = 05 ] && [ "$USE_PROCD" = 1 ]; then
+	ok "init: PROG, CONFIG, START=80, STOP=05, USE_PROCD=1"
 else
-	not_ok "init: PROG, CONFIG, START=80, STOP=10, USE_PROCD=1" \
+	not_ok "init: PROG, CONFIG, START=80, STOP=05, USE_PROCD=1" \
 		"PROG=$PROG CONFIG=$CONFIG START=$START STOP=$STOP USE_PROCD=$USE_PROCD"
 fi
 
