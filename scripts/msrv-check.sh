@@ -13,7 +13,7 @@ if ! /usr/bin/rustc --version 2>/dev/null | grep -q '^rustc 1\.85\.'; then
     echo "msrv-check: no rustc-web 1.85 in the Debian archive; skipped" >&2
     exit 0
   fi
-  apt-get install -y -qq --no-install-recommends \
+  apt-get install -y -qq --no-install-recommends --allow-downgrades \
     "rustc-web=$ver" "cargo-web=$ver" "libstd-rust-web-dev=$ver" >/dev/null
 fi
 /usr/bin/rustc --version
