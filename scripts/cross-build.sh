@@ -48,6 +48,15 @@ if [ "${#missing[@]}" -gt 0 ]; then
 	apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# -Zbuild-std needs rustc and its std source at the same version, and
+# scripts/msrv-check.sh may have put rustc-web back to 1.85: align the
+# compiler with the installed rust-web-src.
+src_ver=$(dpkg-query -W -f='${Version}' rust-web-src)
+if [ "$(dpkg-query -W -f='${Version}' rustc-web)" != "$src_ver" ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y -qq --no-install-recommends --allow-downgrades \
+		"rustc-web=$src_ver" "cargo-web=$src_ver" "libstd-rust-web-dev=$src_ver" >/dev/null
+fi
 
 if [ ! -x "$VENV/bin/cargo-zigbuild" ]; then
 	/usr/bin/python3 -m venv "$VENV"
