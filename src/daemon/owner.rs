@@ -34,7 +34,6 @@ enum Event {
     /// An ad-hoc trigger finished; its reports were queued before this.
     TriggerDone {
         vip: String,
-        check: Option<String>,
         results: Vec<Report>,
         reply: Sender<Result<TriggerOutcome, ApiError>>,
     },
@@ -90,7 +89,6 @@ struct Owner {
     ubus: Option<crate::ubus::UbusHandle>,
     start: Instant,
     start_time: SystemTime,
-    stopping: bool,
 }
 
 fn spawn_checks(vip: &Vip, report_tx: &Sender<Report>) -> Option<VipRuntime> {
@@ -164,7 +162,6 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
         ubus,
         start: now,
         start_time: SystemTime::now(),
-        stopping: false,
     };
     owner.apply(outputs);
     owner.run(event_rx).await
@@ -295,11 +292,10 @@ impl Owner {
                 Event::Peer(p) => self.peer_event(p),
                 Event::TriggerDone {
                     vip,
-                    check,
                     results,
                     reply,
                 } => {
-                    let _ = reply.try_send(self.trigger_outcome(&vip, check.as_deref(), results));
+                    let _ = reply.try_send(self.trigger_outcome(&vip, results));
                 }
                 Event::Signal(s) if s == libc::SIGHUP => {
                     if let Err(errs) = self.reload(now) {
@@ -477,7 +473,6 @@ impl Owner {
             let _ = events
                 .send(Event::TriggerDone {
                     vip,
-                    check,
                     results,
                     reply,
                 })
@@ -486,12 +481,7 @@ impl Owner {
         .detach();
     }
 
-    fn trigger_outcome(
-        &self,
-        vip: &str,
-        _check: Option<&str>,
-        results: Vec<Report>,
-    ) -> Result<TriggerOutcome, ApiError> {
+    fn trigger_outcome(&self, vip: &str, results: Vec<Report>) -> Result<TriggerOutcome, ApiError> {
         let slot = self
             .engine
             .vip(vip)
@@ -626,7 +616,6 @@ impl Owner {
     /// SIGTERM/SIGINT: withdraw every VIP, wait shutdown_drain, Cease, exit 0.
     /// A second signal exits at once.
     async fn shutdown(&mut self, rx: &Receiver<Event>) -> i32 {
-        self.stopping = true;
         log::info!("shutting down: withdrawing every VIP");
         self.runtimes.clear();
         let drain = self
