@@ -38,16 +38,9 @@ mkdir -p "$WORK"
 # --- toolchain ----------------------------------------------------------------
 
 # rustc-web (bookworm-security) and rust-web-src always match; not pinned.
-apt_pkgs=(rustc-web cargo-web rust-web-src qemu-user-static file python3-venv)
-missing=()
-for p in "${apt_pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# shellcheck source=scripts/apt.sh
+. scripts/apt.sh
+apt_ensure rustc-web cargo-web rust-web-src qemu-user-static file python3-venv
 # -Zbuild-std needs rustc and its std source at the same version, and
 # scripts/msrv-check.sh may have put rustc-web back to 1.85: align the
 # compiler with the installed rust-web-src.
