@@ -86,8 +86,8 @@ fn loops_hysteresis_trigger_and_policy() {
             );
         }
     }
-    // The first probes fire at startup (within the splay window, half an
-    // interval), the second one interval later.
+    // The first probes fire at startup (at once; the splay applies from the
+    // second run on).
     for (c, t) in &firsts {
         assert!(*t < Duration::from_millis(1000), "{c} first ran at {t:?}");
     }

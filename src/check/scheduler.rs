@@ -39,8 +39,10 @@ pub fn splay(key: &str, interval: Duration) -> Duration {
     Duration::from_millis(h % window_ms)
 }
 
-/// Fixed-rate timing of one check: runs are due at `splay + k * interval`
-/// for k = 0, 1, 2...
+/// Fixed-rate timing of one check: the first run is due at once (a VIP
+/// whose service is up must not wait up to a second of splay to be
+/// announced), the following ones at `splay + k * interval` for k = 1, 2...
+/// The splay only spreads the steady state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schedule {
     interval: Duration,
@@ -59,6 +61,9 @@ impl Schedule {
 
     /// When the next run is due, as an offset from the loop's start.
     pub fn due(&self) -> Duration {
+        if self.next == 0 {
+            return Duration::ZERO;
+        }
         let k = u32::try_from(self.next).unwrap_or(u32::MAX);
         self.splay.saturating_add(self.interval.saturating_mul(k))
     }
@@ -184,8 +189,8 @@ impl CheckRunner {
     }
 }
 
-/// Runs one check forever: the first probe at startup (plus splay), then
-/// every interval. Ends when the receiver of `tx` is dropped.
+/// Runs one check forever: the first probe at startup, then every interval
+/// (offset by the splay). Ends when the receiver of `tx` is dropped.
 pub async fn run_check_loop(runner: Arc<CheckRunner>, tx: Sender<Report>) {
     let start = Instant::now();
     let mut sched = Schedule::new(&format!("{}/{}", runner.vip, runner.name), runner.interval);
@@ -287,9 +292,11 @@ mod tests {
     #[test]
     fn fixed_rate_replay() {
         let mut s = Schedule::new("k", MS(1000));
-        let sp = s.due();
-        assert!(sp < MS(500));
-        // Probe takes 100ms: next due one interval after the first.
+        let sp = splay("k", MS(1000));
+        assert!(sp > MS(0) && sp < MS(500));
+        // The first run is due at once, whatever the splay.
+        assert_eq!(s.due(), MS(0));
+        // Probe takes 100ms: the next is due on the splayed grid.
         assert_eq!(s.advance(sp + MS(100)), sp + MS(1000));
         // Fixed rate: a slow probe does not shift the grid.
         assert_eq!(s.advance(sp + MS(1900)), sp + MS(2000));
@@ -310,7 +317,9 @@ mod tests {
             now += MS(step);
             let due = s.advance(now);
             assert!(due >= now, "due {due:?} < now {now:?}");
-            assert!(due < now + MS(300) + MS(1));
+            // At most one interval away, plus the splay after the
+            // immediate first run.
+            assert!(due < now + MS(300) + splay("k2", MS(300)) + MS(1));
             now = due;
         }
     }
