@@ -719,13 +719,16 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 			{ '.type': 'vip', '.name': 'lonely', prefix: '192.0.2.99/32' },
 			{ '.type': 'vip', '.name': 'both', prefix: '192.0.2.98/32', always: '1' },
 			{ '.type': 'check', '.name': 'cfg1', '.anonymous': true, vip: 'both', type: 'ping' },
-			{ '.type': 'check', '.name': 'cfg2', '.anonymous': true, vip: 'gone', type: 'ping' }
+			{ '.type': 'check', '.name': 'cfg2', '.anonymous': true, vip: 'gone', type: 'ping' },
+			{ '.type': 'check', '.name': 'cfg4', '.anonymous': true, vip: 'web', type: 'dns' },
+			{ '.type': 'check', '.name': 'cfg5', '.anonymous': true, vip: 'web', type: 'udp', enabled: '0' }
 		]));
 		await v.handleSaveApply(null, '0');
 		assert.deepStrictEqual(env.ui.applied, [], 'not applied');
 		const bad = byClass(node, 'pathosd-invalid');
 		assert.strictEqual(bad.length, 1, text(node));
 		assert.deepStrictEqual(findAll(bad[0], (n) => n.tag === 'li').map(text), [
+			'VIP web: two checks are named dns (set their name option)',
 			'VIP lonely: needs a check, or "Always announce"',
 			'VIP both: "Always announce" is set, so it must have no checks',
 			'Check ping: no VIP named gone'
@@ -765,6 +768,10 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 		// The dialog shows what the daemon calls the section when unset.
 		let d = await dialog(env, checks, 'cfg0a5f56');
 		assert.strictEqual(d.w('name').placeholder, 'dns');
+		d = await dialog(env, checks, null);
+		assert.strictEqual(d.w('name').placeholder, 'the type', 'a new check has no type yet');
+		await checks.handleModalCancel(d.m);
+		assert.deepStrictEqual(env.uci.changes, [], 'a cancelled new check leaves nothing');
 		d = await dialog(env, sectionOf(m, 'neighbor'), 'bird');
 		d.set('name', 'bird-1');
 		assert.ok(await d.save());

@@ -164,6 +164,14 @@ function makeUci(sections) {
 			const i = data.findIndex((s) => s['.name'] === sid);
 			if (i < 0) return;
 			data.splice(i, 1);
+			// uci.js: removing a section added in this session drops it
+			// from the staged changes altogether.
+			const added = changes.findIndex((c) => c[0] === 'add' && c[2] === sid);
+			if (added >= 0) {
+				for (let k = changes.length - 1; k >= 0; k--)
+					if (changes[k][1] === sid || (changes[k][0] === 'add' && changes[k][2] === sid)) changes.splice(k, 1);
+				return;
+			}
 			changes.push([ 'remove', sid ]);
 		},
 		sections(conf, type) {
@@ -510,17 +518,21 @@ function makeForm(uci, ui) {
 			return Promise.reject(new Error(this.option + ': ' + this.validationError(sid)));
 		}
 
+		// form.js (master) AbstractValue.parse.
 		parse(sid) {
 			const active = this.isActive(sid);
-			const cval = this.cfgvalue(sid);
-			const fval = active ? this.formvalue(sid) : null;
 			if (active && !this.isValid(sid)) return this.invalid(sid);
-			if (fval != '' && fval != null) {
-				if (this.forcewrite || !isEqual(cval, fval)) return Promise.resolve(this.write(sid, fval));
-			} else if (!active || this.rmempty || this.optional) {
+			if (active) {
+				const cval = this.cfgvalue(sid);
+				const fval = this.formvalue(sid);
+				if (fval == null || fval == '') {
+					if (this.rmempty || this.optional) return Promise.resolve(this.remove(sid));
+					return Promise.reject(new Error('Option "' + this.option + '" must not be empty.'));
+				} else if (this.forcewrite || !isEqual(cval, fval)) {
+					return Promise.resolve(this.write(sid, fval));
+				}
+			} else if (!this.retain) {
 				return Promise.resolve(this.remove(sid));
-			} else if (!isEqual(cval, fval)) {
-				return Promise.reject(new Error(this.option + ': mandatory field empty'));
 			}
 			return Promise.resolve();
 		}

@@ -628,7 +628,9 @@ return view.extend({
 			_('The name in checks policy and on the status page. Empty: the section name, or the type for an unnamed section.'));
 		o.validate = validateCheckName;
 		o.modalonly = true;
-		namePlaceholder(o, checkName);
+		namePlaceholder(o, function(c) {
+			return (c['.anonymous'] && !c.type) ? _('the type') : checkName(c);
+		});
 
 		/* The VIPs as they are now, including one added on this page. */
 		o = s.taboption('general', form.ListValue, 'vip', _('VIP'));
