@@ -90,7 +90,7 @@ pub struct VipView {
     pub checks: Vec<CheckView>,
 }
 
-/// The last reload attempt (SIGHUP, `POST /reload`, ubus `reload`) since
+/// The last reload attempt (SIGHUP or ubus `reload`) since
 /// start: a rejected one leaves the previous configuration running, which
 /// nothing else shows, so /status and ubus `status` carry it for LuCI.
 #[derive(Debug, Clone, PartialEq, Eq)]
