@@ -178,6 +178,19 @@ fn status_document() {
     assert_eq!(evil["drain_file"], true);
     assert_eq!(evil["last_transition_time"], Value::Null);
 
+    // The last reload attempt, rejected: LuCI shows it until one applies.
+    assert_eq!(
+        v["last_reload"],
+        serde_json::json!({
+            "time": pathosd::logging::utc_timestamp(at(1_790_003_000)),
+            "result": "rejected",
+            "errors": [
+                "vip 'web' option prefix (line 3): \"10.10.1.1/33\" is not a prefix",
+                "config check (line 9) option timeout: 2s must be less than interval 1s"
+            ]
+        })
+    );
+
     // Stable order: two renderings are byte-identical.
     assert_eq!(req(addr, "GET", "/status").body, r.body);
 }

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use pathosd::api::control::{ApiError, Control, ControlHandle, TriggerOutcome};
-use pathosd::api::model::{CheckView, MsgCounts, PeerView, Snapshot, VipView};
+use pathosd::api::model::{CheckView, MsgCounts, PeerView, ReloadRecord, Snapshot, VipView};
 use pathosd::check::CheckResult;
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -192,6 +192,14 @@ pub fn snapshot() -> Snapshot {
                 )],
             },
         ],
+        last_reload: Some(ReloadRecord {
+            time: at(1_790_003_000),
+            applied: false,
+            errors: vec![
+                "vip 'web' option prefix (line 3): \"10.10.1.1/33\" is not a prefix".into(),
+                "config check (line 9) option timeout: 2s must be less than interval 1s".into(),
+            ],
+        }),
     }
 }
 

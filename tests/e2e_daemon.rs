@@ -376,6 +376,8 @@ fn sighup_with_an_invalid_config_keeps_the_old_one() {
     s.wait_route(&prefix(n, 1), "a", is_announced);
     s.wait_route(&prefix(n, 2), "b", is_announced);
     let (updates, bird) = (s.updates_sent(), s.bird_import_updates());
+    // No reload yet: nothing to report.
+    assert_eq!(s.d.status()["last_reload"], Value::Null);
 
     std::fs::write(s.d.config_path(), "{\"schema\": \"v1\",").unwrap();
     reload(&s, "reload: invalid JSON");
@@ -388,6 +390,26 @@ fn sighup_with_an_invalid_config_keeps_the_old_one() {
     let log = s.d.log();
     assert!(log.contains("reload: vips[0].prefix"), "{log}");
     assert!(!log.contains("reload: applied"), "{log}");
+    // ...and /status (and so ubus status, LuCI) says the reload was refused,
+    // with the same errors, so a rejected Save & Apply does not look applied.
+    let last = s.d.status()["last_reload"].clone();
+    assert_eq!(last["result"], "rejected", "{last}");
+    let errors: Vec<&str> = last["errors"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    assert!(
+        errors.iter().any(|e| e.starts_with("vips[0].prefix"))
+            && errors
+                .iter()
+                .any(|e| e.starts_with("vips[1].check.timeout")),
+        "{last}"
+    );
+    errors
+        .iter()
+        .for_each(|e| assert!(log.contains(&format!("reload: {e}")), "{e}"));
+    let rejected_at = last["time"].as_str().unwrap_or_default().to_string();
+    assert!(rejected_at.ends_with('Z'), "{last}");
 
     wait_keepalives(&s, 1);
     assert_eq!(s.d.get("/healthz").unwrap().code, 200);
@@ -401,6 +423,16 @@ fn sighup_with_an_invalid_config_keeps_the_old_one() {
         .bird
         .route(&prefix(n, 2))
         .is_some_and(|b| is_announced(&b)));
+    // A valid file again: applied, no errors; the rejection is history.
+    s.d.write_config(&s.cfg);
+    reload(&s, "reload: applied");
+    let last = s.d.status()["last_reload"].clone();
+    assert_eq!(last["result"], "applied", "{last}");
+    assert_eq!(last["errors"], json!([]), "{last}");
+    assert!(
+        last["time"].as_str().unwrap_or_default() >= rejected_at.as_str(),
+        "{last}"
+    );
     // The old config's checks still run and still decide.
     std::fs::remove_file(dir.path("up")).unwrap();
     s.wait_gone(&prefix(n, 1));

@@ -90,6 +90,18 @@ pub struct VipView {
     pub checks: Vec<CheckView>,
 }
 
+/// The last reload attempt (SIGHUP or ubus `reload`) since
+/// start: a rejected one leaves the previous configuration running, which
+/// nothing else shows, so /status and ubus `status` carry it for LuCI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReloadRecord {
+    pub time: SystemTime,
+    /// false: rejected, the previous configuration still runs.
+    pub applied: bool,
+    /// Why it was rejected (each error names its place in the file).
+    pub errors: Vec<String>,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
     pub router_id: String,
@@ -99,6 +111,8 @@ pub struct Snapshot {
     pub uptime: Duration,
     pub peers: Vec<PeerView>,
     pub vips: Vec<VipView>,
+    /// None until the first reload attempt.
+    pub last_reload: Option<ReloadRecord>,
 }
 
 impl Snapshot {

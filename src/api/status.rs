@@ -6,7 +6,7 @@
 //! build: sorted keys are the "stable order".
 
 use super::control::TriggerOutcome;
-use super::model::{CheckView, MsgCounts, PeerView, Snapshot, VipView};
+use super::model::{CheckView, MsgCounts, PeerView, ReloadRecord, Snapshot, VipView};
 use crate::check::CheckResult;
 use crate::logging::utc_timestamp;
 use serde_json::{json, Map, Value};
@@ -159,6 +159,17 @@ pub fn status_json(s: &Snapshot) -> Value {
         "uptime_seconds": s.uptime.as_secs(),
         "peers": s.peers.iter().map(peer_json).collect::<Vec<_>>(),
         "vips": s.vips.iter().map(vip_json).collect::<Vec<_>>(),
+        "last_reload": s.last_reload.as_ref().map(reload_json),
+    })
+}
+
+/// `last_reload` of `/status`: `result` is "applied" or "rejected" (the
+/// daemon kept its previous configuration), `errors` every reason.
+pub fn reload_json(r: &ReloadRecord) -> Value {
+    json!({
+        "time": utc_timestamp(r.time),
+        "result": if r.applied { "applied" } else { "rejected" },
+        "errors": r.errors,
     })
 }
 

@@ -2,7 +2,7 @@
 
 use super::engine::{Engine, Input, Output};
 use crate::api::control::{ApiError, Control, ControlHandle, TriggerOutcome};
-use crate::api::model::{CheckView, Snapshot, VipView};
+use crate::api::model::{CheckView, ReloadRecord, Snapshot, VipView};
 use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
 use crate::check::{policy, Report, VipChecks};
 use crate::config::load::{load_config, Format};
@@ -89,6 +89,7 @@ struct Owner {
     ubus: Option<crate::ubus::UbusHandle>,
     start: Instant,
     start_time: SystemTime,
+    last_reload: Option<ReloadRecord>,
 }
 
 fn spawn_checks(vip: &Vip, report_tx: &Sender<Report>) -> Option<VipRuntime> {
@@ -162,6 +163,7 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
         ubus,
         start: now,
         start_time: SystemTime::now(),
+        last_reload: None,
     };
     owner.apply(outputs);
     owner.run(event_rx).await
@@ -580,6 +582,7 @@ impl Owner {
             uptime: now.saturating_duration_since(self.start),
             peers: self.speaker.peers().into_iter().map(peer_view).collect(),
             vips,
+            last_reload: self.last_reload.clone(),
         }
     }
 
@@ -588,6 +591,18 @@ impl Owner {
     /// changed ones restart withdrawn, removed ones are withdrawn, and only
     /// changed neighbors restart their sessions.
     fn reload(&mut self, now: Instant) -> Result<(), Vec<String>> {
+        let r = self.try_reload(now);
+        // Kept for /status and ubus `status`: a rejected file is otherwise
+        // only in the log, and LuCI's Save & Apply looks like it worked.
+        self.last_reload = Some(ReloadRecord {
+            time: SystemTime::now(),
+            applied: r.is_ok(),
+            errors: r.as_ref().err().cloned().unwrap_or_default(),
+        });
+        r
+    }
+
+    fn try_reload(&mut self, now: Instant) -> Result<(), Vec<String>> {
         let new = load_config(&self.opts.config_path, self.opts.format)
             .map_err(|errs| errs.into_iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
         let outs = self.engine.reload(&with_exprs(&new.vips), now);

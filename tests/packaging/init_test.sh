@@ -39,6 +39,17 @@ procd_set_param() { echo "set_param $*" >>"$RECORD"; }
 procd_add_reload_trigger() { echo "reload_trigger $*" >>"$RECORD"; }
 procd_add_validation() { echo "validation $*" >>"$RECORD"; }
 procd_running() { echo "running? $*" >>"$RECORD"; return "$MOCK_RUNNING"; }
+procd_send_signal() { echo "signal $*" >>"$RECORD"; }
+# rc.common (procd): start is rc_procd start_service; reload runs
+# reload_service if the script has one, else start.
+start() { start_service; }
+reload() {
+	if type reload_service >/dev/null 2>&1; then
+		reload_service
+	else
+		start
+	fi
+}
 logger() { echo "logger $*" >>"$LOGGER"; }
 
 # uci_load_validate PACKAGE TYPE NAME FUNCTION SPEC...: reads the option
@@ -223,8 +234,66 @@ else
 	not_ok "invalid config, running: same instance kept (procd sends HUP, daemon keeps old config)" \
 		"procd: $(cat "$RECORD")" "logger: $(cat "$LOGGER")"
 fi
+
+# Runs rc.common's reload like start_with.
+reload_with() {
+	UCI_FILE=$1
+	PROG="$TMP/pathosd"
+	CONFIG=$UCI_FILE
+	: >"$RECORD"
+	: >"$LOGGER"
+	: >"$CALLS"
+	reload 2>"$TMP/stderr"
+	RELOAD_RC=$?
+}
+
+# Invalid, running: refused with every error in the log and on stderr, exit
+# 1, no new instance; the daemon still gets SIGHUP so its status records the
+# rejected reload (it keeps its configuration).
+MOCK_RUNNING=0
+reload_with "$ENABLED"
+if [ "$RELOAD_RC" = 1 ] && ! grep -F open_instance "$RECORD" >/dev/null &&
+	grep -Fx "signal pathosd" "$RECORD" >/dev/null &&
+	grep -F "daemon.err vip 'web' option prefix (line 3): not a prefix" "$LOGGER" >/dev/null &&
+	grep -F "daemon.err reload refused: invalid configuration; the running daemon keeps its previous one" "$LOGGER" >/dev/null &&
+	grep -F "pathosd: vip 'web' option prefix (line 3): not a prefix" "$TMP/stderr" >/dev/null &&
+	grep -F "reload refused" "$TMP/stderr" >/dev/null; then
+	ok "reload, invalid config, running: refused (exit 1), errors logged and on stderr, SIGHUP so the daemon records it"
+else
+	not_ok "reload, invalid config, running: refused (exit 1), errors logged and on stderr, SIGHUP so the daemon records it" \
+		"rc=$RELOAD_RC" "procd: $(cat "$RECORD")" "logger: $(cat "$LOGGER")" "stderr: $(cat "$TMP/stderr")"
+fi
+
+MOCK_RUNNING=1
+reload_with "$ENABLED"
+if [ "$RELOAD_RC" = 1 ] && ! grep -F open_instance "$RECORD" >/dev/null &&
+	! grep -F signal "$RECORD" >/dev/null && grep -F "reload refused" "$LOGGER" >/dev/null; then
+	ok "reload, invalid config, not running: refused (exit 1), nothing started or signalled"
+else
+	not_ok "reload, invalid config, not running: refused (exit 1), nothing started or signalled" \
+		"rc=$RELOAD_RC" "procd: $(cat "$RECORD")" "logger: $(cat "$LOGGER")"
+fi
 MOCK_INVALID=
 MOCK_RUNNING=1
+
+reload_with "$ENABLED"
+if [ "$RELOAD_RC" = 0 ] && [ "$(cat "$RECORD")" = "$(expected_instance "$ENABLED")" ] &&
+	[ ! -s "$LOGGER" ]; then
+	ok "reload, valid config: the instance of start (procd sends SIGHUP when the file changed)"
+else
+	not_ok "reload, valid config: the instance of start (procd sends SIGHUP when the file changed)" \
+		"rc=$RELOAD_RC" "procd: $(cat "$RECORD")" "logger: $(cat "$LOGGER")"
+fi
+
+MOCK_INVALID=1
+reload_with "$DISABLED"
+if [ "$RELOAD_RC" = 0 ] && [ ! -s "$RECORD" ] && [ ! -s "$CALLS" ]; then
+	ok "reload, disabled: no validation, no instance (procd stops a running one)"
+else
+	not_ok "reload, disabled: no validation, no instance (procd stops a running one)" \
+		"rc=$RELOAD_RC" "procd: $(cat "$RECORD")" "pathosd: $(cat "$CALLS")"
+fi
+MOCK_INVALID=
 
 : >"$RECORD"
 service_triggers

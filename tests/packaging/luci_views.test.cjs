@@ -32,163 +32,47 @@ function test(name, fn) { tests.push({ name, fn }); }
 
 // ---------------------------------------------------------------- stubs
 
-// E(tag, [attrs], [children]) as LuCI's dom builder, into plain objects.
-function E(tag, attrs, children) {
-	if (Array.isArray(attrs) || typeof attrs === 'string' || (attrs && attrs.tag)) {
-		children = attrs;
-		attrs = {};
-	}
-	const kids = [];
-	(function add(c) {
-		if (c == null) return;
-		if (Array.isArray(c)) c.forEach(add);
-		else kids.push(c);
-	})(children);
-	return { tag: Array.isArray(tag) ? 'fragment' : tag, attrs: attrs || {}, children: kids };
-}
-
-function text(node) {
-	if (node == null) return '';
-	if (typeof node !== 'object') return String(node);
-	return node.children.map(text).join('');
-}
-
-function findAll(node, pred, out) {
-	out = out || [];
-	if (node && typeof node === 'object') {
-		if (pred(node)) out.push(node);
-		(node.children || []).forEach((c) => findAll(c, pred, out));
-		(node.rows || []).forEach((r) => r.forEach((c) => findAll(c, pred, out)));
-	}
-	return out;
-}
-
-// rpc.declare records each declaration and call; replies come from
-// `replies[object.method]` (a value, an Error to reject with, or a function
-// of the arguments).
-function makeRpc(replies) {
-	const declared = [];
-	const calls = [];
-	return {
-		declared,
-		calls,
-		replies,
-		declare(opts) {
-			declared.push({ object: opts.object, method: opts.method });
-			return function() {
-				const args = {};
-				(opts.params || []).forEach((p, i) => { args[p] = arguments[i]; });
-				// What rpc.js sends: JSON, where undefined members vanish.
-				const sent = JSON.parse(JSON.stringify(args));
-				calls.push({ object: opts.object, method: opts.method, args: sent });
-				let r = replies[opts.object + '.' + opts.method];
-				if (typeof r === 'function') r = r(sent);
-				return r instanceof Error ? Promise.reject(r) : Promise.resolve(r);
-			};
-		}
-	};
-}
-
-function makeForm() {
-	const made = { maps: [] };
-	function option(cls, sec, tab, name, title, description) {
-		const o = {
-			cls, name, tab, title, description, section: sec,
-			deps: [], values: [],
-			depends(k, v) { this.deps.push([k, v]); },
-			value(k, l) { this.values.push([k, l]); }
-		};
-		sec.options.push(o);
-		return o;
-	}
-	function Section(cls, args) {
-		this.cls = cls;
-		this.args = args;
-		this.options = [];
-		this.tabs = [];
-	}
-	Section.prototype.tab = function(name, title) { this.tabs.push(name); };
-	Section.prototype.option = function(cls, name, title, description) {
-		return option(cls.kind, this, null, name, title, description);
-	};
-	Section.prototype.taboption = function(tab, cls, name, title, description) {
-		assert.ok(this.tabs.indexOf(tab) >= 0, 'tab ' + tab + ' declared before use');
-		return option(cls.kind, this, tab, name, title, description);
-	};
-	function Map(config, title, description) {
-		this.config = config;
-		this.sections = [];
-		made.maps.push(this);
-	}
-	Map.prototype.section = function(cls) {
-		const s = new Section(cls.kind, Array.prototype.slice.call(arguments, 1));
-		this.sections.push(s);
-		return s;
-	};
-	Map.prototype.render = function() { return Promise.resolve(this); };
-	const form = { Map, made };
-	['NamedSection', 'TypedSection', 'GridSection', 'TableSection',
-		'Flag', 'Value', 'ListValue', 'DynamicList', 'MultiValue', 'DummyValue', 'Button']
-		.forEach((k) => { form[k] = { kind: k }; });
-	return form;
-}
-
-function makeUi() {
-	const notes = [];
-	return {
-		notes,
-		addNotification(title, body, cls) { notes.push({ text: text(body), cls }); },
-		createHandlerFn(ctx, fn) {
-			const bound = Array.prototype.slice.call(arguments, 2);
-			return function(ev) {
-				const f = typeof fn === 'function' ? fn : ctx[fn];
-				return f.apply(ctx, bound.concat([ev]));
-			};
-		}
-	};
-}
+// LuCI's client classes: no registry package carries them, so stand-ins
+// that follow their semantics (tests/packaging/shim/luci_client.cjs).
+const { E, text, findAll, hasClass, makeEnv } = require('./shim/luci_client.cjs');
 
 // Runs a view's source as LuCI's loader does: the body of a function whose
 // `return view.extend(...)` yields the view; 'require' lines are no-ops.
 function loadView(source, env) {
 	const ctx = vm.createContext({
 		E, _: (s) => s, console,
-		L: {
-			resolveDefault(p, d) { return Promise.resolve(p).catch(() => d); }
-		},
-		view: { extend(o) { return o; } },
-		baseclass: { extend(o) { return o; } },
+		L: env.L,
+		view: env.view,
+		baseclass: env.baseclass,
 		rpc: env.rpc, poll: env.poll, ui: env.ui, dom: env.dom,
 		form: env.form, uci: env.uci,
 		cbi_update_table(table, rows, placeholder) {
 			table.rows = rows;
 			table.placeholder = placeholder;
 		},
-		Promise, JSON, Math, String, Array, Object, RegExp, isNaN
+		Promise, JSON, Math, String, Array, Object, RegExp, Date, isNaN, parseFloat
 	});
 	const wrapped = '(function() {\n' + source + '\n})';
 	return vm.runInContext(wrapped, ctx, { filename: env.filename })();
 }
 
-function statusEnv(replies) {
-	const env = {
-		rpc: makeRpc(Object.assign({
+// /etc/config/pathosd of the status tests: enabled.
+const ENABLED_UCI = [ { '.type': 'pathosd', '.name': 'main', enabled: '1', asn: '65001' } ];
+
+function statusEnv(replies, uciSections) {
+	return makeEnv({
+		uci: uciSections || ENABLED_UCI,
+		replies: Object.assign({
 			'pathosd.status': STATUS,
-			'service.list': { pathosd: { instances: { instance1: { running: true } } } },
+			'service.list': { pathosd: { instances: { instance1: { running: true, pid: 1234 } } } },
 			'pathosd.check': (a) => ({ vip: a.vip, result: { success: false, detail: 'unexpected status 502' }, state: 'pessimized' }),
 			'pathosd.drain': (a) => ({ vip: a.vip, drain: a.enable, state: a.enable ? 'pessimized' : 'announced' })
-		}, replies || {})),
-		poll: { added: [], add(fn, interval) { this.added.push({ fn, interval }); } },
-		ui: makeUi(),
-		dom: { content(node, children) { node.children = [].concat(children); return node; } },
-		form: makeForm(),
-		uci: null
-	};
-	return env;
+		}, replies || {})
+	});
 }
 
-async function renderStatus(source, replies) {
-	const env = statusEnv(replies);
+async function renderStatus(source, replies, uciSections) {
+	const env = statusEnv(replies, uciSections);
 	env.filename = 'status.js';
 	const v = loadView(source, env);
 	const data = await v.load();
@@ -197,9 +81,13 @@ async function renderStatus(source, replies) {
 }
 
 function tableByClass(root, cls) {
-	const t = findAll(root, (n) => n.tag === 'table' && (n.attrs['class'] || '').split(' ').indexOf(cls) >= 0);
+	const t = findAll(root, (n) => n.tag === 'table' && hasClass(n, cls));
 	assert.strictEqual(t.length, 1, 'one table ' + cls);
 	return t[0];
+}
+
+function byClass(root, cls) {
+	return findAll(root, (n) => hasClass(n, cls));
 }
 
 // Values made inside the vm context have its own Array/Object prototypes,
@@ -218,8 +106,7 @@ function badgeState(cell) {
 }
 
 function button(root, cls, attrs) {
-	const b = findAll(root, (n) => n.tag === 'button' &&
-		(n.attrs['class'] || '').split(' ').indexOf(cls) >= 0 &&
+	const b = findAll(root, (n) => n.tag === 'button' && hasClass(n, cls) &&
 		Object.keys(attrs).every((k) => n.attrs[k] === attrs[k]));
 	assert.strictEqual(b.length, 1, 'one button ' + cls + ' ' + JSON.stringify(attrs));
 	return b[0];
@@ -232,13 +119,18 @@ function button(root, cls, attrs) {
 function uciRows() {
 	const src = fs.readFileSync(UCI_MAP, 'utf8');
 	const tables = {};
+	const paths = {};
+	Object.defineProperty(tables, 'paths', { value: paths });
 	const re = /const ([A-Z_]+): &\[Row\] = &\[([\s\S]*?)\n\];/g;
 	let m;
 	while ((m = re.exec(src))) {
 		const rows = {};
-		const rowRe = /\(\s*"([a-z0-9_]+)",\s*"[^"]*",\s*(Scalar|List|Pairs),?\s*\)/g;
+		const rowRe = /\(\s*"([a-z0-9_]+)",\s*"([^"]*)",\s*(Scalar|List|Pairs),?\s*\)/g;
 		let r;
-		while ((r = rowRe.exec(m[2]))) rows[r[1]] = r[2];
+		while ((r = rowRe.exec(m[2]))) {
+			rows[r[1]] = r[3];
+			paths[m[1] + '.' + r[1]] = r[2];
+		}
 		tables[m[1]] = rows;
 	}
 	return tables;
@@ -246,13 +138,103 @@ function uciRows() {
 
 // ------------------------------------------------------------------ tests
 
+// The daemon's defaults, from its JSON Schema (schema/pathosd-config-v1.schema.json),
+// reached through the UCI mapping: option -> JSON path -> schema default.
+const SCHEMA = JSON.parse(fs.readFileSync(path.join(ROOT, 'schema/pathosd-config-v1.schema.json'), 'utf8'));
+const BY_TYPE = { http: 'HTTP', https: 'HTTP', dns: 'DNS', ping: 'PING', tcp: 'TCP', udp: 'UDP', grpc: 'GRPC', exec: 'EXEC' };
+const TABLE_OF = { pathosd: 'GLOBAL', neighbor: 'NEIGHBOR', vip: 'VIP', check: 'CHECK' };
+const SCHEMA_BASE = {
+	GLOBAL: [],
+	NEIGHBOR: [ 'bgp', 'neighbors', '[]' ],
+	VIP: [ 'vips', '[]' ],
+	CHECK: [ 'vips', '[]', 'check' ]
+};
+
+function typeDeps(o) {
+	return o.deps.filter((d) => Object.keys(d).join() === 'type').map((d) => d.type);
+}
+
+function schemaDefault(table, uciName, sectionType) {
+	const rows = uciRows();
+	const jsonPath = rows.paths[table + '.' + uciName] || rows.paths[TABLE_OF[sectionType] + '.' + uciName];
+	if (!jsonPath) return { missing: true };
+	const base = SCHEMA_BASE[table] || SCHEMA_BASE.CHECK;
+	let node = SCHEMA;
+	for (const part of base.concat(jsonPath.split('.'))) {
+		node = part === '[]' ? node.items : (node.properties || {})[part];
+		if (!node) return { missing: true };
+	}
+	return { has: Object.prototype.hasOwnProperty.call(node, 'default'), value: node.default };
+}
+
+// What the form shows for an unset option: a Flag its default ('0' unless
+// set), a select its default (else its first choice), a field its default
+// or placeholder.
+function formDefault(o) {
+	if (o.constructor.name === 'Flag') return o.default;
+	if (o.constructor.name === 'ListValue') {
+		if (o.default != null) return o.default;
+		return (o.keylist || [])[0] === '' ? null : (o.keylist || [])[0];
+	}
+	return o.default != null ? o.default : (o.placeholder != null ? o.placeholder : null);
+}
+
+const UNIT_NS = { ns: 1, us: 1e3, 'µs': 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
+function norm(v) {
+	if (v == null) return '';
+	if (typeof v === 'boolean') return v ? '1' : '0';
+	if (Array.isArray(v)) return v.map(norm).join(' ');
+	if (typeof v === 'object') return Object.keys(v).length ? JSON.stringify(v) : '';
+	const s = String(v);
+	if (/^-?[0-9]+(\.[0-9]+)?$/.test(s)) return String(Number(s));
+	if (/^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/.test(s)) {
+		let ns = 0;
+		s.replace(/([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h)/g, (_m, n, u) => { ns += parseFloat(n) * UNIT_NS[u]; });
+		return 'duration:' + ns;
+	}
+	return s;
+}
+
+// No default in the schema: the form may show an example. A default that
+// means "nothing" (0, "", [], {}, false, 0s): the form shows nothing or the
+// same. Else the same value (durations and numbers compared as values).
+function sameDefault(schemaValue, shown, has) {
+	if (!has) return true;
+	const want = norm(schemaValue);
+	const empty = want === '' || want === '0' || want === 'duration:0';
+	const got = norm(shown);
+	if (empty) return got === '' || got === want || (want === 'duration:0' && got === '0') || (want === '0' && got === 'duration:0');
+	return got === want;
+}
+
+// /etc/config/pathosd of the config tests: one neighbor, one VIP, one
+// anonymous check, nothing set that has a daemon default.
+const BASE_UCI = [
+	{ '.type': 'pathosd', '.name': 'main', enabled: '1', asn: '65001', router_id: '192.0.2.1' },
+	{ '.type': 'neighbor', '.name': 'bird', address: '127.0.0.1', peer_asn: '65000' },
+	{ '.type': 'vip', '.name': 'web', prefix: '192.0.2.80/32' },
+	{ '.type': 'check', '.name': 'cfg0a5f56', '.anonymous': true, vip: 'web', type: 'dns', query: [ 'web.lan.' ] }
+];
+
 function viewTests(label, statusSrc, configSrc, overviewSrc) {
+	const REJECTED = {
+		time: '2026-11-29T11:01:30Z',
+		result: 'rejected',
+		errors: [
+			'config check (line 14) option timeout: 2s must be less than interval 1s',
+			'vip \'lonely\' (line 9): exactly one of check or checks is required (or always: true)'
+		]
+	};
+	const withReload = (r) => Object.assign(JSON.parse(JSON.stringify(STATUS)), { last_reload: r });
+
 	async function renderOverview(reply) {
 		const env = statusEnv({ 'pathosd.status': reply });
 		env.filename = '70_pathosd.js';
 		const w = loadView(overviewSrc, env);
 		return { env, w, node: w.render(await w.load()) };
 	}
+
+	// ------------------------------------------------------- overview
 
 	test(label + 'overview include: VIP states and established sessions counted', async () => {
 		const { env, node } = await renderOverview(STATUS);
@@ -265,10 +247,22 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 			d.object + '.' + d.method + ' readable'));
 	});
 
-	test(label + 'overview include: hidden when pathosd is not on ubus', async () => {
-		const { node } = await renderOverview(new Error('Object not found'));
-		assert.strictEqual(node, null);
+	test(label + 'overview include: hidden when pathosd is not on ubus (ubus NOT_FOUND or refused)', async () => {
+		assert.strictEqual((await renderOverview({ ubusStatus: 4 })).node, null);
+		assert.strictEqual((await renderOverview(new Error('Access denied'))).node, null);
 	});
+
+	test(label + 'overview include: a rejected reload is shown until one is applied', async () => {
+		let { node } = await renderOverview(withReload(REJECTED));
+		const row = byClass(node, 'pathosd-reload-rejected');
+		assert.strictEqual(row.length, 1, text(node));
+		assert.ok(/rejected.*2 errors.*previous configuration still runs/.test(text(row[0])), text(row[0]));
+		assert.ok(byClass(row[0], 'label').length === 1, 'a LuCI label');
+		node = (await renderOverview(withReload({ time: REJECTED.time, result: 'applied', errors: [] }))).node;
+		assert.strictEqual(byClass(node, 'pathosd-reload-rejected').length, 0);
+	});
+
+	// ------------------------------------------------------- status.js
 
 	test(label + 'status.js: peers table rows from ubus pathosd status', async () => {
 		const { root } = await renderStatus(statusSrc);
@@ -295,6 +289,22 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 		assert.strictEqual(text(button(root, 'pathosd-drain', { 'data-vip': 'web' })), 'Undrain');
 	});
 
+	test(label + 'status.js: state badges are LuCI label classes (theme and dark mode colours), no inline colours', async () => {
+		const { root } = await renderStatus(statusSrc);
+		const badges = findAll(root, (n) => n.attrs && n.attrs['data-state'] !== undefined);
+		assert.ok(badges.length >= 6);
+		const cls = {};
+		badges.forEach((b) => {
+			assert.strictEqual(b.attrs.style, undefined, 'no inline style on ' + b.attrs['data-state']);
+			assert.ok(hasClass(b, 'label'), 'class label');
+			cls[b.attrs['data-state']] = b.attrs['class'].split(' ').filter((c) => c !== 'label' && c !== 'pathosd-badge').join(' ');
+		});
+		assert.deepStrictEqual(cls, {
+			established: 'success', active: '', announced: 'success', healthy: 'success',
+			pessimized: 'warning', unhealthy: 'important'
+		});
+	});
+
 	test(label + 'status.js: a VIP whose address is not local says so next to its health', async () => {
 		const st = JSON.parse(JSON.stringify(STATUS));
 		st.vips[0].local_address_assigned = false;
@@ -305,14 +315,16 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 		assert.strictEqual(text(rows[1][3]), 'unhealthy', 'local_address_assigned null: no note');
 	});
 
-	test(label + 'status.js: one row per check with counters, last result and detail', async () => {
+	test(label + 'status.js: one row per check; "Last run" is relative to the router clock, local time as tooltip', async () => {
 		const { root } = await renderStatus(statusSrc);
 		const rows = tableByClass(root, 'pathosd-checks').rows;
+		// The router's now: start_time + uptime = 2026-11-29T11:02:05Z.
 		assert.deepStrictEqual(cellTexts(rows).map((r) => r.slice(0, 8)), [
-			[ 'dns', 'dns_query', 'dns', 'healthy', '12 / 0', 'pass (1.25 ms)', 'NOERROR, 1 answer', '2026-11-29T11:02:02Z' ],
-			[ 'web', 'web_http', 'http', 'unhealthy', '0 / 4', 'fail (3.5 ms)', 'unexpected status 502 (want [200-399])', '2026-11-29T11:02:01Z' ],
+			[ 'dns', 'dns_query', 'dns', 'healthy', '12 / 0', 'pass (1.25 ms)', 'NOERROR, 1 answer', '3s ago' ],
+			[ 'web', 'web_http', 'http', 'unhealthy', '0 / 4', 'fail (3.5 ms)', 'unexpected status 502 (want [200-399])', '4s ago' ],
 			[ 'web', 'tcp', 'tcp', 'healthy', '30 / 0', '-', '-', '-' ]
 		]);
+		assert.strictEqual(rows[0][7].attrs.title, new Date('2026-11-29T11:02:02Z').toLocaleString());
 	});
 
 	test(label + 'status.js: summary line and 5 s poll that re-renders from a new status', async () => {
@@ -340,16 +352,17 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 		assert.deepStrictEqual(calls[0], { object: 'pathosd', method: 'check', args: { vip: 'web' } });
 		// ...then refreshes at once.
 		assert.ok(calls.some((c) => c.method === 'status'), 'status re-read after the check');
-		assert.strictEqual(env.ui.notes.length, 1);
-		assert.strictEqual(env.ui.notes[0].cls, 'info');
-		assert.ok(/failed \(unexpected status 502\), VIP state pessimized/.test(env.ui.notes[0].text), env.ui.notes[0].text);
+		const notes = byClass(root, 'pathosd-result');
+		assert.strictEqual(notes.length, 1);
+		assert.ok(hasClass(notes[0], 'info'));
+		assert.ok(/failed \(unexpected status 502\), VIP state pessimized/.test(text(notes[0])), text(notes[0]));
 
 		await button(root, 'pathosd-check-one', { 'data-vip': 'web', 'data-check': 'tcp' }).attrs.click({});
 		assert.deepStrictEqual(env.rpc.calls.filter((c) => c.method === 'check')[1],
 			{ object: 'pathosd', method: 'check', args: { vip: 'web', check: 'tcp' } });
 	});
 
-	test(label + 'status.js: drain toggle calls ubus pathosd drain {vip, enable}', async () => {
+	test(label + 'status.js: drain toggle calls ubus pathosd drain {vip, enable}; results replace each other', async () => {
 		const { env, root } = await renderStatus(statusSrc);
 		await button(root, 'pathosd-drain', { 'data-vip': 'dns' }).attrs.click({});
 		await button(root, 'pathosd-drain', { 'data-vip': 'web' }).attrs.click({});
@@ -357,27 +370,80 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 			{ object: 'pathosd', method: 'drain', args: { vip: 'dns', enable: true } },
 			{ object: 'pathosd', method: 'drain', args: { vip: 'web', enable: false } }
 		]);
-		assert.deepStrictEqual(env.ui.notes.map((n) => n.cls), [ 'info', 'info' ]);
+		// One result on the page, the last one: notices do not pile up.
+		const notes = byClass(root, 'pathosd-result');
+		assert.deepStrictEqual(notes.map(text), [ 'Undrain web: not draining, VIP state announced' ]);
+		assert.deepStrictEqual(env.ui.notes, [], 'no global notifications');
 	});
 
-	test(label + 'status.js: a refused call (e.g. ACL) becomes a danger notification', async () => {
-		const { env, root } = await renderStatus(statusSrc, { 'pathosd.drain': new Error('Access denied') });
-		await button(root, 'pathosd-drain', { 'data-vip': 'dns' }).attrs.click({});
-		assert.deepStrictEqual(env.ui.notes, [ { text: 'Drain dns: Access denied', cls: 'danger' } ]);
-	});
-
-	test(label + 'status.js: daemon not on ubus: says whether procd runs it, empty tables', async () => {
-		let r = await renderStatus(statusSrc, {
-			'pathosd.status': new Error('Object not found'),
-			'service.list': {}
+	test(label + 'status.js: a ubus error status (Drain on a VIP that no longer exists) is an error, not "done"', async () => {
+		const st = JSON.parse(JSON.stringify(STATUS));
+		st.vips.push(Object.assign(JSON.parse(JSON.stringify(st.vips[0])), { name: 'lonely', checks: [] }));
+		const { env, root } = await renderStatus(statusSrc, {
+			'pathosd.status': st,
+			'pathosd.drain': (a) => (a.vip === 'lonely' ? { ubusStatus: 4 } : { vip: a.vip, drain: a.enable, state: 'pessimized' }),
+			'pathosd.check': { ubusStatus: 9 }
 		});
-		assert.ok(/pathosd is not running/.test(text(r.root)), text(r.root));
-		const vips = tableByClass(r.root, 'pathosd-vips');
+		await button(root, 'pathosd-drain', { 'data-vip': 'lonely' }).attrs.click({});
+		// What the user sees, on the page or as a LuCI notification.
+		const seen = env.ui.notes.map((n) => [ n.text, n.cls ]).concat(byClass(root, 'pathosd-result').map((n) =>
+			[ text(n), [ 'info', 'danger' ].filter((c) => hasClass(n, c)).join() ]));
+		assert.deepStrictEqual(seen, [ [ 'Drain lonely: RPC call to pathosd/drain failed with ubus code 4: Resource not found', 'danger' ] ]);
+		let notes = byClass(root, 'pathosd-result');
+		await button(root, 'pathosd-check', { 'data-vip': 'web' }).attrs.click({});
+		notes = byClass(root, 'pathosd-result');
+		assert.ok(hasClass(notes[0], 'danger') && /ubus code 9/.test(text(notes[0])), text(notes[0]));
+		assert.ok(env.rpc.declared.every((d) => d.reject), 'every call rejects on a ubus error');
+	});
+
+	test(label + 'status.js: a refused call (e.g. ACL) is an error', async () => {
+		const { root } = await renderStatus(statusSrc, { 'pathosd.drain': new Error('Access denied') });
+		await button(root, 'pathosd-drain', { 'data-vip': 'dns' }).attrs.click({});
+		assert.deepStrictEqual(byClass(root, 'pathosd-result').map((n) => [ text(n), hasClass(n, 'danger') ]),
+			[ [ 'Drain dns: Access denied', true ] ]);
+	});
+
+	test(label + 'status.js: daemon not on ubus: says whether it is disabled, stopped, crashed or starting', async () => {
+		const down = (svc, uciSections) => renderStatus(statusSrc,
+			{ 'pathosd.status': { ubusStatus: 4 }, 'service.list': svc }, uciSections).then((r) => {
+			const d = byClass(r.root, 'pathosd-down');
+			assert.strictEqual(d.length, 1, text(r.root));
+			return { r, state: d[0].attrs['data-service'], text: text(d[0]) };
+		});
+		let d = await down({}, [ { '.type': 'pathosd', '.name': 'main', enabled: '0' } ]);
+		assert.strictEqual(d.state, 'disabled');
+		assert.ok(/disabled: tick Enabled under Configuration/.test(d.text), d.text);
+		const vips = tableByClass(d.r.root, 'pathosd-vips');
 		assert.deepStrictEqual(plain(vips.rows), []);
 		assert.strictEqual(text(vips.placeholder), 'No data');
 
-		r = await renderStatus(statusSrc, { 'pathosd.status': new Error('Object not found') });
-		assert.ok(/not \(yet\) registered on ubus/.test(text(r.root)), text(r.root));
+		d = await down({});
+		assert.strictEqual(d.state, 'stopped');
+		assert.ok(/enabled but procd runs no pathosd/.test(d.text) && !/Enable it/.test(d.text), d.text);
+
+		d = await down({ pathosd: { instances: { instance1: { running: false, exit_code: 1 } } } });
+		assert.strictEqual(d.state, 'crashed');
+		assert.ok(/exited with code 1 and procd stopped restarting it/.test(d.text), d.text);
+
+		d = await down({ pathosd: { instances: { instance1: { running: true, pid: 4242 } } } });
+		assert.strictEqual(d.state, 'running');
+		assert.ok(/runs \(PID 4242\) but is not \(yet\) registered on ubus/.test(d.text), d.text);
+	});
+
+	test(label + 'status.js: a rejected reload is shown prominently until a later one is applied', async () => {
+		const { env, root } = await renderStatus(statusSrc, { 'pathosd.status': withReload(REJECTED) });
+		let banner = byClass(root, 'pathosd-reload-rejected');
+		assert.strictEqual(banner.length, 1, text(root));
+		assert.ok(hasClass(banner[0], 'alert-message') && hasClass(banner[0], 'danger'));
+		assert.ok(/still runs the previous one/.test(text(banner[0])));
+		assert.deepStrictEqual(findAll(banner[0], (n) => n.tag === 'li').map(text), REJECTED.errors);
+		// The first thing on the page.
+		const order = findAll(root, (n) => hasClass(n, 'pathosd-reload') || hasClass(n, 'pathosd-summary-box'));
+		assert.ok(hasClass(order[0], 'pathosd-reload'));
+
+		env.rpc.replies['pathosd.status'] = withReload({ time: '2026-11-29T11:05:00Z', result: 'applied', errors: [] });
+		await env.poll.added[0].fn();
+		assert.strictEqual(byClass(root, 'pathosd-reload-rejected').length, 0);
 	});
 
 	test(label + 'status.js: read-only page (no Save/Apply/Reset)', async () => {
@@ -390,9 +456,10 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 	test(label + 'views: every declared ubus method is granted by the rpcd ACL (reads in read, actions in write)', async () => {
 		const acl = JSON.parse(fs.readFileSync(ACL_FILE, 'utf8'))['luci-app-pathosd'];
 		const { env } = await renderStatus(statusSrc);
+		const cfg = await renderConfig(BASE_UCI);
 		const granted = (role, o, m) => ((acl[role].ubus || {})[o] || []).some((x) => x === m || x === '*');
-		const declared = env.rpc.declared;
-		assert.deepStrictEqual(declared.map((d) => d.object + '.' + d.method).sort(),
+		const declared = env.rpc.declared.concat(cfg.env.rpc.declared);
+		assert.deepStrictEqual(Array.from(new Set(declared.map((d) => d.object + '.' + d.method))).sort(),
 			[ 'pathosd.check', 'pathosd.drain', 'pathosd.status', 'service.list' ]);
 		declared.forEach((d) => {
 			assert.ok(granted('read', d.object, d.method) || granted('write', d.object, d.method),
@@ -408,41 +475,62 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 
 	// ---------------------------------------------------------- config.js
 
-	async function renderConfig(vipSections) {
-		const env = statusEnv();
+	async function renderConfig(sections, replies) {
+		const env = makeEnv({ uci: sections, replies: Object.assign({ 'pathosd.status': STATUS }, replies || {}) });
 		env.filename = 'config.js';
-		const loaded = [];
-		env.uci = {
-			load(p) { loaded.push(p); return Promise.resolve(); },
-			sections(p, t) {
-				assert.strictEqual(p, 'pathosd');
-				return t === 'vip' ? vipSections : [];
-			}
-		};
 		const v = loadView(configSrc, env);
-		await v.load();
-		const m = await v.render();
-		return { m, loaded };
+		const data = await v.load();
+		const node = await v.render(data);
+		const m = env.form.pageMaps[0];
+		assert.ok(m, 'the page has a form.Map');
+		return { env, v, m, node };
 	}
 
 	function sectionOf(m, type) {
-		const s = m.sections.filter((x) => (x.cls === 'NamedSection' ? x.args[1] : x.args[0]) === type);
+		const s = m.children.filter((x) => x.sectiontype === type);
 		assert.strictEqual(s.length, 1, 'one section of type ' + type);
 		return s[0];
 	}
 
 	function opt(s, name) {
-		const o = s.options.filter((x) => x.name === name);
-		assert.strictEqual(o.length, 1, 'one option ' + name + ' in ' + s.args);
+		const o = s.children.filter((x) => x.option === name);
+		assert.strictEqual(o.length, 1, 'one option ' + name + ' in ' + s.sectiontype);
 		return o[0];
 	}
 
+	function gridRow(s, sid) {
+		const r = s.rows().filter((x) => x.sid === sid);
+		assert.strictEqual(r.length, 1, 'one grid row ' + sid);
+		const cells = {};
+		r[0].cells.forEach((c) => { cells[c.option] = c.text; });
+		return { title: r[0].title, cells };
+	}
+
+	// The edit dialog of a grid row (or of a new section), as a user sees it.
+	async function dialog(env, s, sid) {
+		const m = sid == null ? await s.handleAdd(null) : await s.renderMoreOptionsModal(sid);
+		const msid = m.children[0].section;
+		const w = (name) => {
+			const o = m.children[0].getOption(name);
+			assert.ok(o, 'option ' + name + ' in the dialog');
+			const wd = o.widget(msid);
+			assert.ok(wd, 'a widget for ' + name);
+			return wd;
+		};
+		return {
+			m, sid: msid, w,
+			set(name, v) { w(name).set(v); return this; },
+			save() { return s.handleModalSave(m).then(() => env.ui.modal == null); },
+			error(name) { return m.children[0].getOption(name).validationError(msid); }
+		};
+	}
+
 	test(label + 'config.js: form.Map(pathosd) with NamedSection main and GridSections neighbor, vip, check', async () => {
-		const { m, loaded } = await renderConfig([]);
-		assert.deepStrictEqual(loaded, [ 'pathosd' ]);
+		const { env, m } = await renderConfig(BASE_UCI);
+		assert.deepStrictEqual(env.uci.loaded.slice(0, 1), [ 'pathosd' ]);
 		assert.strictEqual(m.config, 'pathosd');
-		assert.deepStrictEqual(m.sections.map((s) => [ s.cls ].concat(s.args.slice(0, s.cls === 'NamedSection' ? 2 : 1))), [
-			[ 'NamedSection', 'main', 'pathosd' ],
+		assert.deepStrictEqual(m.children.map((s) => [ s.constructor.name, s.sectiontype ].concat(s.section ? [ s.section ] : [])), [
+			[ 'NamedSection', 'pathosd', 'main' ],
 			[ 'GridSection', 'neighbor' ],
 			[ 'GridSection', 'vip' ],
 			[ 'GridSection', 'check' ]
@@ -450,45 +538,39 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 	});
 
 	test(label + 'config.js: ListValues for fail_action, check type and log_level; DynamicLists for communities', async () => {
-		const { m } = await renderConfig([]);
+		const { m } = await renderConfig(BASE_UCI);
 		const vip = sectionOf(m, 'vip');
 		const check = sectionOf(m, 'check');
 		const fa = opt(vip, 'fail_action');
-		assert.strictEqual(fa.cls, 'ListValue');
-		assert.deepStrictEqual(fa.values.map((v) => v[0]).sort(), [ 'drain_then_withdraw', 'lower_priority', 'withdraw' ]);
-		assert.strictEqual(fa.default, 'lower_priority', 'the daemon\'s default');
+		assert.strictEqual(fa.constructor.name, 'ListValue');
+		assert.deepStrictEqual(fa.keylist.slice().sort(), [ 'drain_then_withdraw', 'lower_priority', 'withdraw' ]);
 		const type = opt(check, 'type');
-		assert.strictEqual(type.cls, 'ListValue');
-		assert.deepStrictEqual(type.values.map((v) => v[0]), [ 'http', 'https', 'dns', 'ping', 'tcp', 'udp', 'grpc', 'exec' ]);
-		assert.deepStrictEqual(opt(sectionOf(m, 'pathosd'), 'log_level').values.map((v) => v[0]), [ 'error', 'warn', 'info', 'debug' ]);
+		assert.strictEqual(type.constructor.name, 'ListValue');
+		assert.deepStrictEqual(plain(type.keylist), [ 'http', 'https', 'dns', 'ping', 'tcp', 'udp', 'grpc', 'exec' ]);
+		assert.deepStrictEqual(plain(opt(sectionOf(m, 'pathosd'), 'log_level').keylist), [ 'error', 'warn', 'info', 'debug' ]);
 		[ 'community', 'large_community', 'lower_priority_community', 'lower_priority_large_community' ]
-			.forEach((n) => assert.strictEqual(opt(vip, n).cls, 'DynamicList', n));
-		assert.strictEqual(opt(sectionOf(m, 'pathosd'), 'enabled').cls, 'Flag');
+			.forEach((n) => assert.strictEqual(opt(vip, n).constructor.name, 'DynamicList', n));
+		assert.strictEqual(opt(sectionOf(m, 'pathosd'), 'enabled').constructor.name, 'Flag');
 		assert.strictEqual(opt(sectionOf(m, 'pathosd'), 'enabled').rmempty, false, 'enabled is always written');
-	});
-
-	test(label + 'config.js: a check\'s vip is chosen among the VIP sections (option name wins)', async () => {
-		const { m } = await renderConfig([ { '.name': 'web' }, { '.name': 'cfg0a1b2c', name: 'dns' } ]);
-		assert.deepStrictEqual(opt(sectionOf(m, 'check'), 'vip').values.map((v) => v[0]), [ 'web', 'dns' ]);
 	});
 
 	test(label + 'config.js: every option is one the daemon reads, list-valued exactly where it takes `list`', async () => {
 		const rows = uciRows();
 		[ 'GLOBAL', 'NEIGHBOR', 'VIP', 'CHECK', 'HTTP', 'DNS', 'PING', 'TCP', 'UDP', 'GRPC', 'EXEC' ]
 			.forEach((t) => assert.ok(rows[t] && Object.keys(rows[t]).length > 0, 'table ' + t + ' in uci_map.rs'));
-		const byType = { http: 'HTTP', https: 'HTTP', dns: 'DNS', ping: 'PING', tcp: 'TCP', udp: 'UDP', grpc: 'GRPC', exec: 'EXEC' };
-		const { m } = await renderConfig([]);
+		const { m } = await renderConfig(BASE_UCI);
 		const problems = [];
-		const kindOk = (o, kind) => (o.cls === 'DynamicList') === (kind === 'List' || kind === 'Pairs');
+		const kindOk = (o, kind) => (o.constructor.name === 'DynamicList') === (kind === 'List' || kind === 'Pairs');
 		function against(sectionType, table, extra) {
-			sectionOf(m, sectionType).options.forEach((o) => {
-				if (extra.indexOf(o.name) >= 0) return;
-				const typeDeps = o.deps.filter((d) => d[0] === 'type').map((d) => d[1]);
-				const tables = typeDeps.length ? typeDeps.map((t) => byType[t]) : [ table ];
+			sectionOf(m, sectionType).children.forEach((o) => {
+				if (extra.indexOf(o.option) >= 0) return;
+				const uciName = o.ucioption || o.option;
+				const types = typeDeps(o);
+				const tables = types.length ? types.map((t) => BY_TYPE[t]) : [ table ];
 				tables.forEach((tn) => {
-					const kind = rows[tn][o.name];
-					if (!kind) problems.push(sectionType + ' option ' + o.name + ' is not in ' + tn);
-					else if (!kindOk(o, kind)) problems.push(sectionType + ' option ' + o.name + ' is ' + o.cls + ' but ' + kind + ' in ' + tn);
+					const kind = rows[tn][uciName] || rows[table][uciName];
+					if (!kind) problems.push(sectionType + ' option ' + uciName + ' is not in ' + tn);
+					else if (!kindOk(o, kind)) problems.push(sectionType + ' option ' + uciName + ' is ' + o.constructor.name + ' but ' + kind + ' in ' + tn);
 				});
 			});
 		}
@@ -498,20 +580,220 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 		against('check', 'CHECK', [ 'vip', 'enabled' ]);
 		assert.deepStrictEqual(problems, []);
 		// Type options show only for their types; the common ones for all.
-		sectionOf(m, 'check').options.forEach((o) => {
-			if (rows.CHECK[o.name] || o.name === 'vip' || o.name === 'enabled') return;
-			assert.ok(o.deps.length > 0 && o.deps.every((d) => d[0] === 'type'), o.name + ' depends on type');
+		sectionOf(m, 'check').children.forEach((o) => {
+			if (rows.CHECK[o.option] || o.option === 'vip' || o.option === 'enabled') return;
+			assert.ok(o.deps.length > 0 && o.deps.every((d) => Object.keys(d).join() === 'type'), o.option + ' depends on type');
 		});
 	});
 
+	test(label + 'config.js: every default the form shows is the daemon\'s (schema defaults, option by option)', async () => {
+		const { m } = await renderConfig(BASE_UCI);
+		const problems = [];
+		let compared = 0;
+		m.children.forEach((s) => s.children.forEach((o) => {
+			const uciName = o.ucioption || o.option;
+			// The section switches: the daemon reads a neighbor, VIP or
+			// check unless `enabled` is 0; the init script starts nothing
+			// unless main's `enabled` is on.
+			if (uciName === 'enabled') {
+				const want = s.sectiontype === 'pathosd' ? '0' : '1';
+				if (o.default !== want) problems.push(s.sectiontype + '.enabled: form ' + o.default + ', daemon ' + want);
+				return;
+			}
+			if (s.sectiontype === 'check' && uciName === 'vip') return;
+			const types = typeDeps(o);
+			const places = types.length ? types.map((t) => [ BY_TYPE[t], t ]) : [ [ TABLE_OF[s.sectiontype], null ] ];
+			places.forEach(([ table, type ]) => {
+				const d = schemaDefault(table, uciName, s.sectiontype);
+				if (d.missing) { problems.push(s.sectiontype + ' ' + uciName + ': not in the schema'); return; }
+				const shown = formDefault(o);
+				compared++;
+				if (!sameDefault(d.value, shown, d.has))
+					problems.push(s.sectiontype + (type ? '[' + type + ']' : '') + ' option ' + uciName + ': form shows ' +
+						JSON.stringify(shown) + ', the daemon\'s default is ' + JSON.stringify(d.has ? d.value : '(none)'));
+			});
+		}));
+		assert.deepStrictEqual(problems, []);
+		assert.ok(compared > 60, compared + ' options compared');
+	});
+
+	test(label + 'config.js: a neighbor is required unless unticked, which writes required \'0\'', async () => {
+		const { env, m } = await renderConfig(BASE_UCI);
+		const nb = sectionOf(m, 'neighbor');
+		assert.strictEqual(gridRow(nb, 'bird').cells.required, 'Yes', 'no option: the daemon\'s required: true');
+		let d = await dialog(env, nb, 'bird');
+		assert.strictEqual(d.w('required').checked, true, 'the box is ticked');
+		d.set('required', false);
+		assert.ok(await d.save(), 'saved');
+		assert.deepStrictEqual(env.uci.changes, [ [ 'set', 'bird', 'required', '0' ] ]);
+		assert.strictEqual(gridRow(nb, 'bird').cells.required, 'No');
+		d = await dialog(env, nb, 'bird');
+		d.set('required', true);
+		assert.ok(await d.save());
+		assert.deepStrictEqual(env.uci.changes.slice(1), [ [ 'unset', 'bird', 'required' ] ], 'back to the default');
+	});
+
+	test(label + 'config.js: the grids show the daemon\'s value of an unset option, and labels not raw keys', async () => {
+		const { m } = await renderConfig(BASE_UCI);
+		const nb = gridRow(sectionOf(m, 'neighbor'), 'bird').cells;
+		assert.strictEqual(nb.port, '179');
+		const vip = gridRow(sectionOf(m, 'vip'), 'web').cells;
+		assert.strictEqual(vip.checks_policy, 'all');
+		assert.strictEqual(vip.fail_action, 'lower priority (prepend, communities)');
+		const ck = gridRow(sectionOf(m, 'check'), 'cfg0a5f56').cells;
+		assert.deepStrictEqual([ ck.interval, ck.timeout, ck.rise, ck.fall ], [ '1s', '100ms', '1', '3' ]);
+		[ nb, vip, ck ].forEach((cells) => Object.keys(cells).forEach((k) =>
+			assert.notStrictEqual(cells[k], 'none', k + ' shows none')));
+	});
+
+	test(label + 'config.js: the check dialog offers a VIP added on the same page, and saves it', async () => {
+		const { env, m } = await renderConfig(BASE_UCI);
+		const vips = sectionOf(m, 'vip');
+		const checks = sectionOf(m, 'check');
+		// Add VIP lonely...
+		let d = await dialog(env, { handleAdd: () => vips.handleAdd(null, 'lonely') }, null);
+		d.set('prefix', '192.0.2.99/32');
+		assert.ok(await vips.handleModalSave(d.m).then(() => env.ui.modal == null), 'VIP saved');
+		// ...then a check for it.
+		d = await dialog(env, checks, null);
+		assert.deepStrictEqual(plain(d.w('vip').choices), [ 'web', 'lonely' ]);
+		d.set('vip', 'lonely').set('type', 'tcp').set('port', '80');
+		assert.ok(await d.save(), 'check saved: ' + d.m.errors);
+		const sets = env.uci.changes.filter((c) => c[0] === 'set' && c[1] === d.sid);
+		assert.deepStrictEqual(sets.filter((c) => c[2] === 'vip'), [ [ 'set', d.sid, 'vip', 'lonely' ] ]);
+		assert.deepStrictEqual(env.uci.changes.filter((c) => c[0] === 'add'), [ [ 'add', 'vip', 'lonely' ], [ 'add', 'check', d.sid ] ]);
+	});
+
+	test(label + 'config.js: a check\'s VIP is named by option name when set', async () => {
+		const { env, m } = await renderConfig(BASE_UCI.concat([ { '.type': 'vip', '.name': 'web_2', name: 'web-2', prefix: '192.0.2.2/32', always: '1' } ]));
+		const d = await dialog(env, sectionOf(m, 'check'), null);
+		assert.deepStrictEqual(plain(d.w('vip').choices), [ 'web', 'web-2' ]);
+	});
+
+	test(label + 'config.js: the dialog refuses what the daemon would (timeout >= interval, 16-bit communities, names)', async () => {
+		const { env, m } = await renderConfig(BASE_UCI);
+		let d = await dialog(env, sectionOf(m, 'check'), 'cfg0a5f56');
+		d.set('interval', '1s').set('timeout', '1s');
+		assert.ok(/less than the interval/.test(d.error('timeout')), d.error('timeout'));
+		assert.ok(/less than the interval/.test(d.error('interval')));
+		assert.strictEqual(await d.save(), false, 'not saved');
+		assert.deepStrictEqual(env.uci.changes, []);
+		d.set('timeout', '');
+		d.set('interval', '50ms');
+		assert.ok(/less than the interval/.test(d.error('interval')), 'against the default timeout 100ms');
+		assert.ok(/less than the interval/.test(d.error('timeout')), 'the default timeout 100ms against 50ms');
+		d.set('interval', '2s').set('timeout', '1500ms');
+		assert.strictEqual(d.error('timeout'), null);
+		d.set('name', 'a-b');
+		assert.ok(d.error('name'), 'check name a-b');
+		d.set('name', 'all');
+		assert.ok(/Reserved/.test(d.error('name')));
+		d.set('name', 'dns_main');
+		assert.strictEqual(d.error('name'), null);
+		assert.ok(await d.save());
+		assert.deepStrictEqual(env.uci.changes, [
+			[ 'set', 'cfg0a5f56', 'name', 'dns_main' ],
+			[ 'set', 'cfg0a5f56', 'interval', '2s' ],
+			[ 'set', 'cfg0a5f56', 'timeout', '1500ms' ]
+		]);
+
+		d = await dialog(env, sectionOf(m, 'vip'), 'web');
+		const comm = (v) => { d.set('community', [ v ]); return d.error('community'); };
+		assert.strictEqual(comm('65535:65535'), null);
+		assert.ok(comm('65536:1'), '65536:1');
+		assert.ok(comm('1:65536'), '1:65536');
+		d.set('community', []);
+		d.set('large_community', [ '4294967295:1:2' ]);
+		assert.strictEqual(d.error('large_community'), null);
+		d.set('large_community', [ '4294967296:1:2' ]);
+		assert.ok(d.error('large_community'));
+		d.set('large_community', []);
+		d.set('name', 'web-1.lan');
+		assert.strictEqual(d.error('name'), null, 'VIP names take - and .');
+		d.set('name', 'web 1');
+		assert.ok(d.error('name'));
+	});
+
+	test(label + 'config.js: Save & Apply applies only what the daemon would take, and says why not', async () => {
+		const { env, v, node } = await renderConfig(BASE_UCI.concat([
+			{ '.type': 'vip', '.name': 'lonely', prefix: '192.0.2.99/32' },
+			{ '.type': 'vip', '.name': 'both', prefix: '192.0.2.98/32', always: '1' },
+			{ '.type': 'check', '.name': 'cfg1', '.anonymous': true, vip: 'both', type: 'ping' },
+			{ '.type': 'check', '.name': 'cfg2', '.anonymous': true, vip: 'gone', type: 'ping' },
+			{ '.type': 'check', '.name': 'cfg4', '.anonymous': true, vip: 'web', type: 'dns' },
+			{ '.type': 'check', '.name': 'cfg5', '.anonymous': true, vip: 'web', type: 'udp', enabled: '0' }
+		]));
+		await v.handleSaveApply(null, '0');
+		assert.deepStrictEqual(env.ui.applied, [], 'not applied');
+		const bad = byClass(node, 'pathosd-invalid');
+		assert.strictEqual(bad.length, 1, text(node));
+		assert.deepStrictEqual(findAll(bad[0], (n) => n.tag === 'li').map(text), [
+			'VIP web: two checks are named dns (set their name option)',
+			'VIP lonely: needs a check, or "Always announce"',
+			'VIP both: "Always announce" is set, so it must have no checks',
+			'Check ping: no VIP named gone'
+		]);
+
+		const ok = await renderConfig(BASE_UCI);
+		await ok.v.handleSaveApply(null, '0');
+		assert.deepStrictEqual(ok.env.ui.applied, [ true ], 'applied');
+		assert.strictEqual(byClass(ok.node, 'pathosd-invalid').length, 0);
+	});
+
+	test(label + 'config.js: a rejected reload is shown above the form until a later one is applied', async () => {
+		const { env, node } = await renderConfig(BASE_UCI, { 'pathosd.status': withReload(REJECTED) });
+		const banner = byClass(node, 'pathosd-reload-rejected');
+		assert.strictEqual(banner.length, 1, text(node));
+		assert.deepStrictEqual(findAll(banner[0], (n) => n.tag === 'li').map(text), REJECTED.errors);
+		assert.ok(hasClass(node.children[0], 'pathosd-reload'), 'first on the page');
+		assert.strictEqual(env.poll.added.length, 1);
+		env.rpc.replies['pathosd.status'] = withReload({ time: '2026-11-29T11:05:00Z', result: 'applied', errors: [] });
+		await env.poll.added[0].fn();
+		assert.strictEqual(byClass(node, 'pathosd-reload-rejected').length, 0);
+		// pathosd not on ubus: the form still works, no banner.
+		const down = await renderConfig(BASE_UCI, { 'pathosd.status': { ubusStatus: 4 } });
+		assert.strictEqual(byClass(down.node, 'pathosd-reload-rejected').length, 0);
+	});
+
+	test(label + 'config.js: rows carry the daemon\'s names: option name, section name, or the check\'s type', async () => {
+		const { env, m } = await renderConfig(BASE_UCI.concat([
+			{ '.type': 'check', '.name': 'cfg3', '.anonymous': true, vip: 'web', type: 'udp', name: 'udp_echo' },
+			{ '.type': 'neighbor', '.name': 'up_1', name: 'up-1', address: '192.0.2.254', peer_asn: '65010' }
+		]));
+		const checks = sectionOf(m, 'check');
+		assert.deepStrictEqual(checks.rows().map((r) => r.title), [ 'dns', 'udp_echo' ]);
+		assert.deepStrictEqual(sectionOf(m, 'neighbor').rows().map((r) => r.title), [ 'bird', 'up-1' ]);
+		assert.deepStrictEqual(sectionOf(m, 'vip').rows().map((r) => r.title), [ 'web' ]);
+		[ 'neighbor', 'vip', 'check' ].forEach((t) => assert.strictEqual(opt(sectionOf(m, t), 'name').constructor.name, 'Value', t + ' name'));
+		// The dialog shows what the daemon calls the section when unset.
+		let d = await dialog(env, checks, 'cfg0a5f56');
+		assert.strictEqual(d.w('name').placeholder, 'dns');
+		d = await dialog(env, checks, null);
+		assert.strictEqual(d.w('name').placeholder, 'the type', 'a new check has no type yet');
+		await checks.handleModalCancel(d.m);
+		assert.deepStrictEqual(env.uci.changes, [], 'a cancelled new check leaves nothing');
+		d = await dialog(env, sectionOf(m, 'neighbor'), 'bird');
+		d.set('name', 'bird-1');
+		assert.ok(await d.save());
+		assert.deepStrictEqual(env.uci.changes, [ [ 'set', 'bird', 'name', 'bird-1' ] ]);
+	});
+
+	test(label + 'config.js: the drain-file example is per VIP', async () => {
+		const { env, m } = await renderConfig(BASE_UCI.concat([ { '.type': 'vip', '.name': 'dns', prefix: '192.0.2.53/32', always: '1' } ]));
+		const vips = sectionOf(m, 'vip');
+		assert.strictEqual((await dialog(env, vips, 'web')).w('lower_priority_file').placeholder, '/tmp/pathosd-web.drain');
+		assert.strictEqual((await dialog(env, vips, 'dns')).w('lower_priority_file').placeholder, '/tmp/pathosd-dns.drain');
+	});
+
 	test(label + 'config.js: duration, community and placeholder validation', async () => {
-		const { m } = await renderConfig([]);
+		const { m } = await renderConfig(BASE_UCI);
 		const hold = opt(sectionOf(m, 'pathosd'), 'hold_time').validate;
 		[ '90s', '500ms', '1m30s', '1.5s', '0', '', '%{PATHOSD_HOLD}' ].forEach((v) =>
 			assert.strictEqual(hold('main', v), true, v));
 		[ '90', 's', '5 s', '1d' ].forEach((v) => assert.notStrictEqual(hold('main', v), true, v));
 		const comm = opt(sectionOf(m, 'vip'), 'community').validate;
 		assert.strictEqual(comm('web', '65001:100'), true);
+		assert.strictEqual(comm('web', '%{COMM}'), true);
 		assert.notStrictEqual(comm('web', '65001'), true);
 		const large = opt(sectionOf(m, 'vip'), 'large_community').validate;
 		assert.strictEqual(large('web', '65001:1:666'), true);

@@ -4,59 +4,70 @@
 'require poll';
 'require ui';
 'require dom';
+'require uci';
 
 /*
  * Live state of pathosd from ubus ("ubus call pathosd status"), refreshed
  * every 5 s: BGP peers, VIPs with their state, and every check of every VIP.
  * Drain and "check now" call the daemon's ubus methods; the rpcd ACL in
  * luci-app-pathosd.json grants them to the write role only.
+ *
+ * Every call has reject: true. Without it rpc.js resolves a ubus error
+ * status (4 NOT_FOUND for a VIP that no longer exists, or for a pathosd
+ * that is not on ubus) to the expect default, and a failed Drain would
+ * read "done".
  */
 
 var callStatus = rpc.declare({
 	object: 'pathosd',
 	method: 'status',
-	expect: { '': {} }
+	expect: { '': {} },
+	reject: true
 });
 
 var callCheck = rpc.declare({
 	object: 'pathosd',
 	method: 'check',
 	params: [ 'vip', 'check' ],
-	expect: { '': {} }
+	expect: { '': {} },
+	reject: true
 });
 
 var callDrain = rpc.declare({
 	object: 'pathosd',
 	method: 'drain',
 	params: [ 'vip', 'enable' ],
-	expect: { '': {} }
+	expect: { '': {} },
+	reject: true
 });
 
 var callServiceList = rpc.declare({
 	object: 'service',
 	method: 'list',
 	params: [ 'name' ],
-	expect: { '': {} }
+	expect: { '': {} },
+	reject: true
 });
 
 var POLL_INTERVAL = 5;
 
-var STATE_COLORS = {
-	announced: '#2e7d32',
-	pessimized: '#ef6c00',
-	withdrawn: '#c62828',
-	established: '#2e7d32',
-	healthy: '#2e7d32',
-	unhealthy: '#c62828'
+/* LuCI's own label classes (luci-theme-bootstrap and the other themes):
+ * they follow the theme, dark mode included. */
+var STATE_CLASSES = {
+	announced: 'success',
+	established: 'success',
+	healthy: 'success',
+	pessimized: 'warning',
+	withdrawn: 'important',
+	unhealthy: 'important'
 };
 
 function badge(text) {
-	var color = STATE_COLORS[text] || '#616161';
+	var cls = STATE_CLASSES[text];
 
 	return E('span', {
-		'class': 'label pathosd-badge',
-		'data-state': text,
-		'style': 'color:#fff;background:' + color + ';padding:0 .5em;border-radius:3px'
+		'class': 'label pathosd-badge' + (cls ? ' ' + cls : ''),
+		'data-state': text
 	}, [ text ]);
 }
 
@@ -88,35 +99,105 @@ function list(arr) {
 	return (Array.isArray(arr) && arr.length) ? arr.join(' ') : '-';
 }
 
-/* The service's procd state, for the message shown when ubus has no pathosd. */
-function serviceRunning(svc) {
-	var inst = (svc && svc.pathosd && svc.pathosd.instances) ? svc.pathosd.instances : {};
+/*
+ * Why pathosd is not on ubus, from the init switch (uci pathosd.main.enabled)
+ * and procd's view of the service (ubus service list): disabled, enabled but
+ * not started (the init script refused, e.g. an invalid file), crashed
+ * (procd gave up respawning), or running but not (yet) registered.
+ */
+function serviceState(enabled, svc) {
+	var inst = (svc && svc.pathosd && svc.pathosd.instances) ? svc.pathosd.instances : null;
+	var k, i;
 
-	for (var k in inst)
-		if (inst[k] && inst[k].running)
-			return true;
+	if (!isOn(enabled))
+		return { state: 'disabled', text: _('pathosd is disabled: tick Enabled under Configuration and Save & Apply.') };
 
-	return false;
+	if (!inst || !Object.keys(inst).length)
+		return { state: 'stopped', text: _('pathosd is enabled but procd runs no pathosd: the init script did not start it (an invalid configuration?). Check logread -e pathosd, then /etc/init.d/pathosd start.') };
+
+	for (k in inst) {
+		i = inst[k] || {};
+		if (i.running)
+			return { state: 'running', text: _('pathosd runs (PID %d) but is not (yet) registered on ubus. Check logread -e pathosd.').replace('%d', i.pid != null ? i.pid : '?') };
+	}
+
+	for (k in inst) {
+		i = inst[k] || {};
+		return { state: 'crashed', text: _('pathosd is enabled but not running: it exited%s and procd stopped restarting it. Check logread -e pathosd, then /etc/init.d/pathosd restart.').replace('%s', i.exit_code != null ? ' ' + _('with code %d').replace('%d', i.exit_code) : '') };
+	}
+}
+
+function isOn(v) {
+	return v === '1' || v === 'true' || v === 'yes' || v === 'on' || v === 'enabled';
+}
+
+/* The router's clock now, from the status itself, so the browser's clock and
+ * time zone do not matter for "ago". */
+function routerNow(status) {
+	var start = status ? Date.parse(status.start_time) : NaN;
+	return isNaN(start) ? Date.now() : start + (status.uptime_seconds || 0) * 1000;
+}
+
+/* "12s ago", with the local time as a tooltip, like LuCI's status pages. */
+function ago(t, now) {
+	var ms = Date.parse(t);
+
+	if (t == null || isNaN(ms))
+		return '-';
+
+	return E('span', { 'title': new Date(ms).toLocaleString() }, [
+		_('%s ago').replace('%s', formatDuration(Math.max(0, now - ms) / 1000))
+	]);
+}
+
+function localTime(t) {
+	var d = new Date(t);
+	return isNaN(d.getTime()) ? String(t) : d.toLocaleString();
+}
+
+/* A rejected reload, until a later one is applied. */
+function renderReload(status) {
+	var r = status ? status.last_reload : null;
+
+	if (!r || r.result !== 'rejected')
+		return E('div');
+
+	return E('div', { 'class': 'alert-message danger pathosd-reload-rejected' }, [
+		E('h4', [ _('pathosd rejected the configuration: it still runs the previous one') ]),
+		E('p', [ _('Reload at %s failed with:').replace('%s', localTime(r.time)) ]),
+		E('ul', (Array.isArray(r.errors) ? r.errors : []).map(function(e) {
+			return E('li', [ String(e) ]);
+		})),
+		E('p', [ _('Fix it under Configuration and apply again.') ])
+	]);
 }
 
 return view.extend({
 	load: function() {
 		return Promise.all([
 			L.resolveDefault(callStatus(), null),
-			L.resolveDefault(callServiceList('pathosd'), {})
+			L.resolveDefault(callServiceList('pathosd'), {}),
+			L.resolveDefault(uci.load('pathosd'), null)
 		]);
 	},
 
-	/* Runs a ubus call from a button, then refreshes the tables at once. */
+	/* Runs a ubus call from a button, then refreshes the tables at once. The
+	 * result replaces the previous one instead of piling up notifications. */
 	handleAction: function(promise, what) {
 		var self = this;
 
 		return promise.then(function(reply) {
-			ui.addNotification(null, E('p', [ what + ': ' + self.summarize(reply) ]), 'info');
+			self.notice('info', what + ': ' + self.summarize(reply));
 			return self.refresh();
 		}).catch(function(err) {
-			ui.addNotification(null, E('p', [ what + ': ' + (err && err.message ? err.message : String(err)) ]), 'danger');
+			self.notice('danger', what + ': ' + (err && err.message ? err.message : String(err)));
 		});
+	},
+
+	notice: function(cls, text) {
+		dom.content(this.noticeNode, E('div', { 'class': 'alert-message ' + cls + ' pathosd-result' }, [
+			E('p', [ text ])
+		]));
 	},
 
 	summarize: function(reply) {
@@ -144,11 +225,9 @@ return view.extend({
 
 	renderSummary: function(status, svc) {
 		if (!status) {
-			return E('div', { 'class': 'alert-message warning pathosd-down' }, [
-				serviceRunning(svc)
-					? _('pathosd runs but is not (yet) registered on ubus. Check the log: logread -e pathosd')
-					: _('pathosd is not running. Enable it under Configuration (option enabled) and check the log: logread -e pathosd')
-			]);
+			var st = serviceState(uci.get('pathosd', 'main', 'enabled'), svc);
+
+			return E('div', { 'class': 'alert-message warning pathosd-down', 'data-service': st.state }, [ st.text ]);
 		}
 
 		return E('div', { 'class': 'cbi-section pathosd-summary' }, [
@@ -223,6 +302,7 @@ return view.extend({
 		var self = this;
 		var rows = [];
 		var vips = (status && Array.isArray(status.vips)) ? status.vips : [];
+		var now = routerNow(status);
 
 		vips.forEach(function(v) {
 			(Array.isArray(v.checks) ? v.checks : []).forEach(function(c) {
@@ -236,7 +316,7 @@ return view.extend({
 					String(c.consecutive_ok || 0) + ' / ' + String(c.consecutive_fail || 0),
 					last + (c.last_check_duration_ms != null ? ' (' + c.last_check_duration_ms + ' ms)' : ''),
 					orDash(c.last_check_detail),
-					orDash(c.last_check_time),
+					ago(c.last_check_time, now),
 					E('button', {
 						'class': 'btn cbi-button cbi-button-action pathosd-check-one',
 						'data-vip': v.name,
@@ -259,6 +339,7 @@ return view.extend({
 	},
 
 	update: function(status, svc) {
+		dom.content(this.reloadNode, renderReload(status));
 		dom.content(this.summaryNode, this.renderSummary(status, svc));
 		cbi_update_table(this.peerTable, this.peerRows(status),
 			E('em', [ status ? _('No BGP neighbors configured') : _('No data') ]));
@@ -283,6 +364,8 @@ return view.extend({
 		var self = this;
 
 		this.summaryNode = E('div', { 'class': 'pathosd-summary-box' });
+		this.reloadNode = E('div', { 'class': 'pathosd-reload' });
+		this.noticeNode = E('div', { 'class': 'pathosd-notice' });
 
 		this.peerTable = this.table('pathosd-peers', [
 			_('Name'), _('Address'), _('AS'), _('State'), _('Required'),
@@ -310,7 +393,9 @@ return view.extend({
 			E('div', { 'class': 'cbi-map-descr' }, [
 				_('Health-checked VIP announcements over BGP. Refreshed every 5 seconds.')
 			]),
+			this.reloadNode,
 			this.summaryNode,
+			this.noticeNode,
 			E('h3', [ _('BGP neighbors') ]),
 			E('div', { 'class': 'cbi-section' }, [ this.peerTable ]),
 			E('h3', [ _('VIPs') ]),

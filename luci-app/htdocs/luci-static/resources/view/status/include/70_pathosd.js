@@ -6,13 +6,16 @@
  * A pathosd box on Status -> Overview: how many VIPs are announced,
  * pessimized or withdrawn, and how many BGP sessions are established.
  * Nothing is shown when pathosd is not on ubus (not installed, not
- * enabled, or no ACL for this user).
+ * enabled, or no ACL for this user). A reload the daemon rejected is shown
+ * until a later one is applied: the old configuration still runs.
  */
 
+/* reject: a ubus error (pathosd not registered) is no status, not {}. */
 var callStatus = rpc.declare({
 	object: 'pathosd',
 	method: 'status',
-	expect: { '': {} }
+	expect: { '': {} },
+	reject: true
 });
 
 return baseclass.extend({
@@ -39,7 +42,21 @@ return baseclass.extend({
 				up++;
 		});
 
-		return E('table', { 'class': 'table pathosd-overview' }, [
+		var rows = [];
+		var r = status.last_reload;
+
+		if (r && r.result === 'rejected') {
+			rows.push(E('tr', { 'class': 'tr pathosd-reload-rejected' }, [
+				E('td', { 'class': 'td left', 'width': '33%' }, [ _('Configuration') ]),
+				E('td', { 'class': 'td left' }, [
+					E('span', { 'class': 'label important' }, [ _('rejected') ]), ' ',
+					_('the last reload failed (%d errors); the previous configuration still runs. See Services \u2192 pathosd.')
+						.replace('%d', Array.isArray(r.errors) ? r.errors.length : 0)
+				])
+			]));
+		}
+
+		return E('table', { 'class': 'table pathosd-overview' }, rows.concat([
 			E('tr', { 'class': 'tr' }, [
 				E('td', { 'class': 'td left', 'width': '33%' }, [ _('VIPs') ]),
 				E('td', { 'class': 'td left' }, [
@@ -55,6 +72,6 @@ return baseclass.extend({
 					_('%d of %d established').replace('%d', up).replace('%d', peers.length)
 				])
 			])
-		]);
+		]));
 	}
 });
