@@ -178,6 +178,12 @@ impl PeerSettings {
         fsm.hold_time = hold;
         fsm.keepalive_time = (keepalive > 0).then_some(keepalive);
         fsm.passive = n.passive;
+        fsm.idle_hold_time = n.error_wait_min.get();
+        fsm.idle_hold_time_max = n.error_wait_max.get();
+        // Stable = up at least as long as the longest wait: restarting such
+        // a session at once redials at most once per error_wait_max, the
+        // rate the capped back-off allows anyway.
+        fsm.stable_time = n.error_wait_max.get();
         fsm.capabilities = Capabilities {
             four_octet_as: true,
             mp_ipv4: true,
@@ -786,5 +792,38 @@ mod tests {
         assert_eq!((s.fsm.hold_time, s.fsm.keepalive_time), (9, Some(2)));
         c.router.router_id = None;
         assert!(PeerSettings::from_config(&c, &c.bgp.neighbors[0]).is_err());
+    }
+
+    #[test]
+    fn error_wait_bounds_drive_the_fsm_back_off() {
+        let mut c = cfg(neighbor(65000));
+        let s = settings(&c);
+        assert_eq!(
+            (
+                s.fsm.idle_hold_time,
+                s.fsm.idle_hold_time_max,
+                s.fsm.stable_time
+            ),
+            (
+                Duration::from_secs(1),
+                Duration::from_secs(60),
+                Duration::from_secs(60)
+            )
+        );
+        c.bgp.neighbors[0].error_wait_min = crate::config::Dur::ms(250);
+        c.bgp.neighbors[0].error_wait_max = crate::config::Dur::secs(5);
+        let s = settings(&c);
+        assert_eq!(
+            (
+                s.fsm.idle_hold_time,
+                s.fsm.idle_hold_time_max,
+                s.fsm.stable_time
+            ),
+            (
+                Duration::from_millis(250),
+                Duration::from_secs(5),
+                Duration::from_secs(5)
+            )
+        );
     }
 }
