@@ -20,6 +20,7 @@
 //!   the ConnectRetryTimer, silent peers by the HoldTimer.
 
 mod codec;
+mod log_limit;
 mod net;
 mod peer;
 
@@ -41,6 +42,12 @@ use crate::config::schema::{Config, Neighbor};
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Upper bound of [`SpeakerHandle::shutdown`]'s waits for peers (besides the drain).
 const STOP_TIMEOUT: Duration = Duration::from_secs(3);
+/// Connections from addresses that are no configured neighbor: this many are
+/// logged one by one, then one summary line per [`NON_NEIGHBOR_LOG_INTERVAL`]
+/// while they go on (anyone who reaches the port can make them; logd keeps
+/// only 16 KiB).
+pub const NON_NEIGHBOR_LOG_BURST: u32 = 5;
+pub const NON_NEIGHBOR_LOG_INTERVAL: Duration = Duration::from_secs(60);
 
 /// A session state change, for the daemon's logs and ubus events.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -685,8 +692,32 @@ async fn stop_peers(peers: Vec<PeerEntry>, message: Option<String>) {
 }
 
 async fn accept_loop(listener: Arc<Async<TcpListener>>, shared: Weak<Shared>) {
+    let mut strangers = log_limit::LogLimit::new(NON_NEIGHBOR_LOG_BURST, NON_NEIGHBOR_LOG_INTERVAL);
+    // The last address counted but not logged, for the summary line.
+    let mut last_stranger: Option<SocketAddr> = None;
     loop {
-        let (stream, from) = match listener.accept().await {
+        // Wake for the summary too, so a burst that stops is still reported.
+        let accepted = match strangers.next_summary() {
+            Some(at) => {
+                smol::future::or(async { Some(listener.accept().await) }, async {
+                    smol::Timer::at(at).await;
+                    None
+                })
+                .await
+            }
+            None => Some(listener.accept().await),
+        };
+        if let Some(n) = strangers.summary(Instant::now()) {
+            log::info!(
+                "bgp: {n} more connections from addresses that are not configured neighbors closed in the last {}s (the last from {})",
+                strangers.interval().as_secs(),
+                last_stranger.map_or_else(|| "?".to_string(), |a| a.to_string())
+            );
+        }
+        let Some(accepted) = accepted else {
+            continue;
+        };
+        let (stream, from) = match accepted {
             Ok(c) => c,
             Err(e) => {
                 // E.g. out of file descriptors: back off instead of spinning.
@@ -710,7 +741,16 @@ async fn accept_loop(listener: Arc<Async<TcpListener>>, shared: Weak<Shared>) {
                 }
             }
             Some(None) => log::info!("bgp: connection from {from} closed: peer not running"),
-            None => log::info!("bgp: connection from {from} closed: not a configured neighbor"),
+            None => {
+                if strangers.event(Instant::now()) {
+                    log::info!("bgp: connection from {from} closed: not a configured neighbor");
+                } else {
+                    last_stranger = Some(from);
+                }
+                // Closed after the line is written, so a test that saw the
+                // close finds the line.
+                drop(stream);
+            }
         }
     }
 }
