@@ -13,12 +13,13 @@ node_pkg=()
 command -v node >/dev/null || node_pkg=(nodejs)
 apt_ensure bird2 frr gobgpd dnsmasq squid iproute2 tcpdump prometheus chromium shellcheck \
   busybox procps openssl python3 python3-pip python3-jsmin make curl "${node_pkg[@]}"
-# The distribution services must not hold ports or addresses the tests use.
+# The distribution services must not hold ports or addresses the tests use:
+# they are stopped through their own service manager. Nothing is killed by
+# name: a bird or dnsmasq that belongs to someone else stays up, and the test
+# suite stops the daemons it starts itself by PID.
 for svc in bird frr dnsmasq squid gobgpd prometheus; do
   (systemctl stop "$svc" || service "$svc" stop) >/dev/null 2>&1 || true
 done
-pkill -x bird >/dev/null 2>&1 || true
-pkill -x dnsmasq >/dev/null 2>&1 || true
 # Debian/Ubuntu's system Python may be marked externally managed (PEP 668).
 python3 -c 'import grpc, grpc_health' 2>/dev/null ||
   python3 -m pip install -q grpcio grpcio-health-checking 2>/dev/null ||

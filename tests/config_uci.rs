@@ -27,6 +27,8 @@ config neighbor 'bird'
 	option auth_password 'it'\''s a "secret"'
 	option enable_multihop '1'
 	option multihop_ttl '2'
+	option error_wait_min '500ms'
+	option error_wait_max '30s'
 
 config neighbor 'old'
 	option enabled '0'
@@ -87,7 +89,8 @@ const JSON_TWIN: &str = r#"{
     "hold_time": "9s",
     "neighbors": [{
       "name": "bird", "address": "127.0.0.1", "peer_asn": 65000,
-      "auth_password": "it's a \"secret\"", "enable_multihop": true, "multihop_ttl": 2
+      "auth_password": "it's a \"secret\"", "enable_multihop": true, "multihop_ttl": 2,
+      "error_wait_min": "500ms", "error_wait_max": "30s"
     }]
   },
   "logging": {"level": "debug", "syslog": true},
@@ -140,6 +143,8 @@ fn luci_saved_file_converts_to_its_json_twin() {
     let n = &from_uci.bgp.neighbors;
     assert_eq!(n.len(), 1, "the disabled neighbor is skipped");
     assert_eq!(n[0].auth_password.as_deref(), Some("it's a \"secret\""));
+    assert_eq!(n[0].error_wait_min, pathosd::config::Dur::ms(500));
+    assert_eq!(n[0].error_wait_max, pathosd::config::Dur::secs(30));
     let checks = from_uci.vips[0].checks.as_ref().unwrap();
     let http = checks[0].http.as_ref().unwrap();
     assert_eq!(http.headers["X-Note"], "it's fine");
@@ -200,6 +205,39 @@ config check
             "pathosd 'main' option hold_time (line 4): 2s must be 0 or at least 3s",
             "check 'a' option timeout (line 17): 2s must be less than interval 1s",
             "check 'b' option name (line 22): duplicate check name \"a\" (also check 'a' (line 13)); two checks of the same type need explicit names",
+        ]
+    );
+}
+
+#[test]
+fn uci_error_wait_errors_name_the_option() {
+    let src = "\
+config pathosd 'main'
+	option asn '65001'
+	option router_id '10.0.0.1'
+config neighbor 'bird'
+	option address '127.0.0.1'
+	option peer_asn '65000'
+	option error_wait_min '5s'
+	option error_wait_max '2s'
+config neighbor 'other'
+	option address '127.0.0.3'
+	option peer_asn '65000'
+	option error_wait_max '10ms'
+config vip 'web'
+	option prefix '10.0.0.1/32'
+	option always '1'
+";
+    let errs: Vec<String> = load_str(src, Some(Format::Uci), &no_env)
+        .unwrap_err()
+        .iter()
+        .map(|e| e.to_string())
+        .collect();
+    assert_eq!(
+        errs,
+        vec![
+            "neighbor 'bird' option error_wait_min (line 7): 5s must not be more than error_wait_max 2s",
+            "neighbor 'other' option error_wait_max (line 12): 10ms is less than 100ms (a refused peer would be redialled in a busy loop)",
         ]
     );
 }

@@ -213,13 +213,15 @@ fn hold_timer_expiry_sends_notification_4_0_and_goes_idle() {
                 Action::StopTimer(Timer::Keepalive),
                 Action::DropConnection,
                 Action::SessionDown(DownReason::NotificationSent(notif(4, 0))),
-                Action::StartTimer(Timer::IdleHold, secs(1)),
+                // Established for 90 s, longer than stable_time (60 s): the
+                // IdleHoldTimer is zero, the restart is due at once.
+                Action::StartTimer(Timer::IdleHold, Duration::ZERO),
             ],
             State::Idle,
         ),
         // Restart after the IdleHoldTimer: connect again at once.
         step(
-            91_007,
+            90_007,
             Event::IdleHoldTimerExpires,
             vec![
                 Action::StartTimer(Timer::ConnectRetry, cfg.connect_retry_time),
@@ -724,13 +726,104 @@ fn backoff_resets_only_after_a_stable_established_period() {
     let a = fsm.handle(Event::TcpConnectionFails, Timestamp(459_000));
     assert_eq!(idle_hold(&a), Some(secs(8)));
     fsm.handle(Event::IdleHoldTimerExpires, Timestamp(467_000));
-    // Established for 60 s: the session was stable, back to 1 s.
+    // Established for 60 s: the session was stable. It restarts at once
+    // (IdleHoldTimer 0) and the back-off is back to 1 s.
     for s in establish_steps(&cfg, 0).into_iter().skip(1) {
         fsm.handle(s.event, Timestamp(500_000));
     }
     let a = fsm.handle(Event::TcpConnectionFails, Timestamp(560_000));
     assert!(a.contains(&Action::SessionDown(DownReason::ConnectionFailed)));
+    assert_eq!(idle_hold(&a), Some(Duration::ZERO));
+    assert_eq!(fsm.state(), State::Idle);
+    assert_eq!(fsm.next_idle_hold(), secs(1));
+    let a = fsm.handle(Event::IdleHoldTimerExpires, Timestamp(560_000));
+    assert!(a.contains(&Action::Connect), "{a:?}");
+    // The reconnect fails (the peer is still away): 1 s, then 2 s.
+    let a = fsm.handle(Event::TcpConnectionFails, Timestamp(560_010));
     assert_eq!(idle_hold(&a), Some(secs(1)));
+    fsm.handle(Event::IdleHoldTimerExpires, Timestamp(561_010));
+    let a = fsm.handle(Event::TcpConnectionFails, Timestamp(561_020));
+    assert_eq!(idle_hold(&a), Some(secs(2)));
+}
+
+#[test]
+fn configured_error_wait_bounds_and_immediate_restart_after_a_stable_session() {
+    // error_wait_min 250ms, error_wait_max 2s (stable after 2 s, as the
+    // driver sets it).
+    let mut cfg = config();
+    cfg.idle_hold_time = Duration::from_millis(250);
+    cfg.idle_hold_time_max = secs(2);
+    cfg.stable_time = secs(2);
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut t = 0;
+    fsm.handle(Event::ManualStart, Timestamp(t));
+    let mut holds = Vec::new();
+    for _ in 0..6 {
+        t += 10;
+        let a = fsm.handle(Event::TcpConnectionFails, Timestamp(t));
+        let d = idle_hold(&a).unwrap();
+        holds.push(d.as_millis());
+        t += d.as_millis() as u64;
+        assert!(fsm
+            .handle(Event::IdleHoldTimerExpires, Timestamp(t))
+            .contains(&Action::Connect));
+    }
+    assert_eq!(holds, vec![250, 500, 1000, 2000, 2000, 2000]);
+    // Established for 1.999 s: not stable, the capped back-off applies.
+    let up = t + 100;
+    for s in establish_steps(&cfg, 0).into_iter().skip(1) {
+        fsm.handle(s.event, Timestamp(up));
+    }
+    assert_eq!(fsm.state(), State::Established);
+    let a = fsm.handle(Event::HoldTimerExpires, Timestamp(up + 1_999));
+    assert_eq!(idle_hold(&a), Some(secs(2)));
+    t = up + 1_999 + 2_000;
+    fsm.handle(Event::IdleHoldTimerExpires, Timestamp(t));
+    // Established for 2 s, then the peer froze and our HoldTimer expired:
+    // NOTIFICATION 4/0, Idle, and the reconnect is due at once.
+    let up = t + 100;
+    for s in establish_steps(&cfg, 0).into_iter().skip(1) {
+        fsm.handle(s.event, Timestamp(up));
+    }
+    let a = fsm.handle(Event::HoldTimerExpires, Timestamp(up + 2_000));
+    assert_eq!(
+        a,
+        vec![
+            Action::SendNotification(Notification::hold_timer_expired()),
+            Action::StopTimer(Timer::Keepalive),
+            Action::DropConnection,
+            Action::SessionDown(DownReason::NotificationSent(
+                Notification::hold_timer_expired()
+            )),
+            Action::StartTimer(Timer::IdleHold, Duration::ZERO),
+        ]
+    );
+    let a = fsm.handle(Event::IdleHoldTimerExpires, Timestamp(up + 2_000));
+    assert_eq!(
+        a,
+        vec![
+            Action::StartTimer(Timer::ConnectRetry, cfg.connect_retry_time),
+            Action::Connect,
+        ]
+    );
+    // A failure right after that reconnect waits error_wait_min again.
+    let a = fsm.handle(Event::TcpConnectionFails, Timestamp(up + 2_001));
+    assert_eq!(idle_hold(&a), Some(Duration::from_millis(250)));
+}
+
+#[test]
+fn manual_stop_of_a_stable_session_does_not_restart() {
+    let cfg = config();
+    let mut fsm = Fsm::new(cfg.clone());
+    replay(&mut fsm, establish_steps(&cfg, 0));
+    let a = fsm.handle(
+        Event::ManualStop {
+            shutdown_message: None,
+        },
+        Timestamp(120_000),
+    );
+    assert_eq!(idle_hold(&a), None);
+    assert!(!fsm.is_running(Timer::IdleHold));
 }
 
 #[test]
@@ -979,16 +1072,24 @@ mod random {
             any::<bool>(),
             prop_oneof![Just(0u16), Just(3), Just(9), Just(90), any::<u16>()],
             proptest::option::of(any::<u16>()),
+            // error_wait_min and error_wait_max (ms), within the config's bounds.
+            (100u64..5_000, 0u64..120_000),
         )
-            .prop_map(|(passive, ibgp, hold_time, keepalive_time)| {
-                let peer_as = if ibgp { LOCAL_AS } else { PEER_AS };
-                let mut cfg = PeerConfig::new(LOCAL_AS, peer_as, local_id());
-                cfg.passive = passive;
-                cfg.hold_time = hold_time;
-                cfg.keepalive_time = keepalive_time;
-                cfg.capabilities.mp_ipv6 = ibgp;
-                cfg
-            })
+            .prop_map(
+                |(passive, ibgp, hold_time, keepalive_time, (wait_min, extra))| {
+                    let peer_as = if ibgp { LOCAL_AS } else { PEER_AS };
+                    let mut cfg = PeerConfig::new(LOCAL_AS, peer_as, local_id());
+                    cfg.passive = passive;
+                    cfg.hold_time = hold_time;
+                    cfg.keepalive_time = keepalive_time;
+                    cfg.idle_hold_time = Duration::from_millis(wait_min);
+                    cfg.idle_hold_time_max = Duration::from_millis(wait_min + extra);
+                    // As the driver sets it.
+                    cfg.stable_time = cfg.idle_hold_time_max;
+                    cfg.capabilities.mp_ipv6 = ibgp;
+                    cfg
+                },
+            )
     }
 
     /// What the test knows from the actions alone.
@@ -1001,6 +1102,8 @@ mod random {
         sent_keepalive: bool,
         got_keepalive: bool,
         established: bool,
+        /// When the current (or last) session reached Established.
+        established_at: Option<u64>,
     }
 
     fn ix(t: Timer) -> usize {
@@ -1014,6 +1117,7 @@ mod random {
         event: &Event,
         actions: &[Action],
         fsm: &Fsm,
+        now: u64,
     ) -> Result<(), TestCaseError> {
         let after = fsm.state();
         // A timer event for a running timer consumes it.
@@ -1068,8 +1172,17 @@ mod random {
                     sent_notification = true;
                 }
                 Action::StartTimer(t, d) => {
-                    prop_assert!(*d > Duration::ZERO, "zero-length {t:?}");
-                    if *t == Timer::IdleHold {
+                    // Zero only for the restart right after a stable session.
+                    let stable_down =
+                        m.established_at.is_some_and(|at| {
+                            now.saturating_sub(at) >= cfg.stable_time.as_millis() as u64
+                        }) && actions.iter().any(|a| matches!(a, Action::SessionDown(_)));
+                    if *t == Timer::IdleHold && stable_down {
+                        prop_assert_eq!(*d, Duration::ZERO, "stable session not restarted at once");
+                    } else {
+                        prop_assert!(*d > Duration::ZERO, "zero-length {t:?}");
+                    }
+                    if *t == Timer::IdleHold && !stable_down {
                         prop_assert!(*d >= cfg.idle_hold_time && *d <= cfg.idle_hold_time_max);
                     }
                     m.running[ix(*t)] = Some(*d);
@@ -1090,6 +1203,7 @@ mod random {
                     }
                     prop_assert_eq!(n.peer_as, cfg.peer_as);
                     m.established = true;
+                    m.established_at = Some(now);
                 }
                 Action::SessionDown(_) => {
                     prop_assert!(m.established);
@@ -1236,7 +1350,7 @@ mod random {
                     Step::Driver(pick) => plausible(&cfg, &fsm, pick),
                 };
                 let actions = fsm.handle(event.clone(), Timestamp(now));
-                check(&cfg, &mut model, before, &event, &actions, &fsm)?;
+                check(&cfg, &mut model, before, &event, &actions, &fsm, now)?;
             }
         }
     }

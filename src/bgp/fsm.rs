@@ -35,13 +35,21 @@
 //!   several seconds; the RFC only says "initiates a TCP connection").
 //! * **Passive peers** (`PeerConfig::passive`) go to Active and wait for the
 //!   peer's connection with no ConnectRetryTimer: they never emit `Connect`.
-//! * **Peer oscillation damping** (RFC 4271 §8.1.1 leaves the method open):
-//!   every error transition goes to Idle and starts the IdleHoldTimer with
-//!   the current back-off, which then doubles (1 s, 2 s, 4 s, ... capped at
-//!   60 s by default). `IdleHoldTimerExpires` restarts the session like
-//!   `AutomaticStart`. The back-off resets to its initial value on
-//!   `ManualStart` and when a session that had been Established for at least
-//!   `PeerConfig::stable_time` goes down.
+//! * **Peer oscillation damping** (RFC 4271 §8.1.1 leaves the method open;
+//!   BIRD calls it `error wait time`): every error transition goes to Idle
+//!   and starts the IdleHoldTimer with the current back-off, which then
+//!   doubles from `PeerConfig::idle_hold_time` up to
+//!   `PeerConfig::idle_hold_time_max` (1 s, 2 s, 4 s, ... 60 s by default).
+//!   `IdleHoldTimerExpires` restarts the session like `AutomaticStart`. The
+//!   back-off resets to its initial value on `ManualStart`.
+//! * **A stable session restarts at once.** When a session that had been
+//!   Established for at least `PeerConfig::stable_time` goes down, the
+//!   IdleHoldTimer is started with zero (reconnect now) and the back-off
+//!   resets, so the next error waits `idle_hold_time` again. A peer that
+//!   was merely frozen for longer than the hold time, or restarted, gets
+//!   its session back without waiting. The driver sets `stable_time` to the
+//!   back-off cap: a peer that goes down after every such period is then
+//!   redialled at most once per cap, the rate the capped back-off allows.
 //! * A TCP failure in OpenSent goes to Idle with back-off rather than to
 //!   Active (RFC 4271 §8.2.2), so that a peer which closes the connection
 //!   right after our OPEN is retried with growing delays.
@@ -55,7 +63,7 @@
 //! Timers: ConnectRetryTimer `PeerConfig::connect_retry_time` (bounds a hung
 //! outbound connect); HoldTimer 4 minutes in OpenSent, then the negotiated
 //! hold time; KeepaliveTimer the negotiated keepalive; IdleHoldTimer the
-//! back-off above.
+//! back-off above (zero after a stable session).
 
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
@@ -295,18 +303,19 @@ pub struct PeerConfig {
     pub passive: bool,
     pub capabilities: Capabilities,
     pub connect_retry_time: Duration,
-    /// First IdleHoldTimer after an error.
+    /// First IdleHoldTimer after an error (the neighbor's `error_wait_min`).
     pub idle_hold_time: Duration,
-    /// Cap of the doubling IdleHoldTimer.
+    /// Cap of the doubling IdleHoldTimer (the neighbor's `error_wait_max`).
     pub idle_hold_time_max: Duration,
-    /// An Established period this long resets the back-off when it ends.
+    /// A session Established this long is stable: when it goes down the
+    /// session restarts at once and the back-off resets.
     pub stable_time: Duration,
 }
 
 impl PeerConfig {
     /// Defaults: hold 90 s (GoBGP's), keepalive hold/3, active, 4-octet AS,
-    /// IPv4 unicast, route refresh; ConnectRetry 30 s; back-off 1 s..60 s,
-    /// reset after 60 s Established.
+    /// IPv4 unicast, route refresh; ConnectRetry 30 s; back-off 1 s..60 s;
+    /// a session Established for 60 s restarts at once when it goes down.
     pub fn new(local_as: u32, peer_as: u32, router_id: Ipv4Addr) -> PeerConfig {
         PeerConfig {
             local_as,
@@ -567,30 +576,39 @@ impl Fsm {
     }
 
     /// Any error: drop the connection, go to Idle and restart after the
-    /// IdleHoldTimer (our peer oscillation damping).
+    /// IdleHoldTimer (our peer oscillation damping), at once after a stable
+    /// session.
     fn fail(&mut self, reason: DownReason, now: Timestamp, out: &mut Vec<Action>) {
         if let DownReason::NotificationSent(n) = &reason {
             out.push(Action::SendNotification(n.clone()));
         }
-        self.enter_idle(reason, now, out);
-        let hold = self.backoff;
+        let stable = self.enter_idle(reason, now, out);
+        let hold = if stable {
+            // The session had been up for a while: this is no oscillation.
+            // Reconnect now; the next error waits idle_hold_time again.
+            self.backoff = self.config.idle_hold_time;
+            Duration::ZERO
+        } else {
+            let hold = self.backoff;
+            self.backoff = hold
+                .saturating_mul(2)
+                .min(self.config.idle_hold_time_max)
+                .max(self.config.idle_hold_time);
+            hold
+        };
         self.start_timer(Timer::IdleHold, hold, out);
-        self.backoff = hold
-            .saturating_mul(2)
-            .min(self.config.idle_hold_time_max)
-            .max(self.config.idle_hold_time);
     }
 
-    fn enter_idle(&mut self, reason: DownReason, now: Timestamp, out: &mut Vec<Action>) {
+    /// Drops the connection and goes to Idle. Returns whether a stable
+    /// session (Established for at least `stable_time`) just ended.
+    fn enter_idle(&mut self, reason: DownReason, now: Timestamp, out: &mut Vec<Action>) -> bool {
         self.stop_all_timers(out);
         out.push(Action::DropConnection);
+        let mut stable = false;
         if self.state == State::Established {
-            let stable = self
+            stable = self
                 .established_at
                 .is_some_and(|t| now.elapsed_since(t) >= self.config.stable_time);
-            if stable {
-                self.backoff = self.config.idle_hold_time;
-            }
             out.push(Action::SessionDown(reason.clone()));
         }
         self.last_down = Some(reason);
@@ -598,6 +616,7 @@ impl Fsm {
         self.peer_open = None;
         self.negotiated = None;
         self.state = State::Idle;
+        stable
     }
 
     fn manual_stop(&mut self, message: Option<String>, now: Timestamp, out: &mut Vec<Action>) {
@@ -613,7 +632,8 @@ impl Fsm {
                 Notification::administrative_shutdown(message.as_deref().unwrap_or("")),
             ));
         }
-        self.enter_idle(DownReason::ManualStop, now, out);
+        // ManualStop never restarts, stable session or not.
+        let _ = self.enter_idle(DownReason::ManualStop, now, out);
         // RFC 4271 §8.2.2: ManualStop "sets ConnectRetryCounter to zero".
         self.backoff = self.config.idle_hold_time;
     }

@@ -92,6 +92,10 @@ config_struct! {
         keepalive_time: Option<Dur> = None,
         /// Per-peer graceful restart; bgp.graceful_restart when unset.
         graceful_restart: Option<bool> = None,
+        /// Wait before restarting the session after its first error (BIRD's error wait time minimum); doubles on each further error.
+        error_wait_min: Dur = Dur::secs(1),
+        /// Cap of the doubling wait; a session Established at least this long restarts at once when it goes down.
+        error_wait_max: Dur = Dur::secs(60),
     }
 }
 

@@ -66,6 +66,8 @@ const NEIGHBOR: &[Row] = &[
     ("hold_time", "hold_time", Scalar),
     ("keepalive_time", "keepalive_time", Scalar),
     ("graceful_restart", "graceful_restart", Scalar),
+    ("error_wait_min", "error_wait_min", Scalar),
+    ("error_wait_max", "error_wait_max", Scalar),
 ];
 
 const VIP: &[Row] = &[

@@ -18,6 +18,12 @@ pub const MD5_KEY_MAX: usize = 80;
 const HOLD_MAX_SECS: u64 = 65535;
 /// procd gives a stopping service 5 s before SIGKILL; the drain must fit.
 pub const SHUTDOWN_DRAIN_MAX: Dur = Dur::secs(4);
+/// Shortest `error_wait_min`: a peer that refuses every connection at once
+/// must not be redialled in a busy loop.
+pub const ERROR_WAIT_MIN: Dur = Dur::ms(100);
+/// Longest `error_wait_max`: a session held off longer than this after an
+/// error is a misconfiguration, not damping.
+pub const ERROR_WAIT_MAX: Dur = Dur::secs(3600);
 /// More prepends than this no longer change best-path selection anywhere useful
 /// and some peers cap AS_PATH length.
 pub const PREPEND_MAX: u8 = 16;
@@ -357,6 +363,37 @@ fn neighbor(c: &Config, n: &Neighbor, p: &str, errs: &mut Errors) {
     let overrides = n.hold_time.is_some() || n.keepalive_time.is_some();
     if overrides && !errs.has(&join(p, "hold_time")) {
         keepalive(&join(p, "keepalive_time"), ka, hold, errs);
+    }
+    error_wait(n, p, errs);
+}
+
+/// The damping bounds: each within ERROR_WAIT_MIN..=ERROR_WAIT_MAX, and the
+/// minimum not above the maximum.
+fn error_wait(n: &Neighbor, p: &str, errs: &mut Errors) {
+    let mut in_range = true;
+    for (name, d) in [
+        ("error_wait_min", n.error_wait_min),
+        ("error_wait_max", n.error_wait_max),
+    ] {
+        if d < ERROR_WAIT_MIN {
+            errs.push(
+                join(p, name),
+                format!("{d} is less than {ERROR_WAIT_MIN} (a refused peer would be redialled in a busy loop)"),
+            );
+            in_range = false;
+        } else if d > ERROR_WAIT_MAX {
+            errs.push(join(p, name), format!("{d} is more than {ERROR_WAIT_MAX}"));
+            in_range = false;
+        }
+    }
+    if in_range && n.error_wait_min > n.error_wait_max {
+        errs.push(
+            join(p, "error_wait_min"),
+            format!(
+                "{} must not be more than error_wait_max {}",
+                n.error_wait_min, n.error_wait_max
+            ),
+        );
     }
 }
 
@@ -1171,6 +1208,26 @@ mod tests {
                 ("/bgp/keepalive_time", json!("30s")),
             ],
             "bgp.neighbors[0].keepalive_time: 30s must be less than hold_time 9s",
+        );
+        one(
+            &[(&format!("{n}/error_wait_min"), json!("50ms"))],
+            "bgp.neighbors[0].error_wait_min: 50ms is less than 100ms (a refused peer would be redialled in a busy loop)",
+        );
+        one(
+            &[(&format!("{n}/error_wait_max"), json!("2h"))],
+            "bgp.neighbors[0].error_wait_max: 2h is more than 1h",
+        );
+        // The default cap (60s) is below this minimum.
+        one(
+            &[(&format!("{n}/error_wait_min"), json!("2m"))],
+            "bgp.neighbors[0].error_wait_min: 2m must not be more than error_wait_max 1m",
+        );
+        one(
+            &[
+                (&format!("{n}/error_wait_min"), json!("5s")),
+                (&format!("{n}/error_wait_max"), json!("2s")),
+            ],
+            "bgp.neighbors[0].error_wait_min: 5s must not be more than error_wait_max 2s",
         );
     }
 

@@ -23,6 +23,8 @@ pub struct BirdPeer {
     pub hold_time: u16,
     /// GTSM (`ttl security on`).
     pub ttl_security: bool,
+    /// BIRD's `error wait time MIN,MAX` in seconds.
+    pub error_wait: (u32, u32),
 }
 
 impl BirdPeer {
@@ -37,14 +39,15 @@ impl BirdPeer {
             passive: false,
             hold_time: 3,
             ttl_security: false,
+            error_wait: (1, 2),
         }
     }
 
     /// The config. BIRD quirks on loopback: a peer on lo needs `multihop`
     /// (it is no directly connected neighbor); `strict bind` binds the
     /// listener to `local` only so parallel BIRDs can share port 1179;
-    /// `error wait time 1,2` and `connect retry time 1` make reconnects
-    /// quick; 127/8 next hops are "unreachable" but the routes are imported.
+    /// `error wait time 1,2` (by default) and `connect retry time 1` make
+    /// reconnects quick; 127/8 next hops are "unreachable" but the routes are imported.
     pub fn conf(&self) -> String {
         let mut extra = String::new();
         if let Some(p) = &self.password {
@@ -68,7 +71,7 @@ impl BirdPeer {
              \x20 hold time {hold};\n\
              \x20 connect retry time 1;\n\
              \x20 connect delay time 1;\n\
-             \x20 error wait time 1,2;\n\
+             \x20 error wait time {ew_min},{ew_max};\n\
              {extra}\
              \x20 ipv4 {{ import all; export none; }};\n\
              \x20 ipv6 {{ import all; export none; }};\n\
@@ -79,6 +82,8 @@ impl BirdPeer {
             nb = self.neighbor,
             nport = self.neighbor_port,
             hold = self.hold_time,
+            ew_min = self.error_wait.0,
+            ew_max = self.error_wait.1,
         )
     }
 }
@@ -125,6 +130,17 @@ impl Bird {
         self.daemon = Some(Daemon(child));
         let up = poll(Duration::from_secs(5), || self.birdc(&["show", "status"]));
         assert!(up.is_some(), "BIRD did not come up: {}", self.log());
+    }
+
+    /// Sends `sig` ("STOP", "CONT", ...) to this BIRD, by its PID.
+    pub fn signal(&self, sig: &str) {
+        let pid = self.daemon.as_ref().map(|d| d.0.id()).expect("BIRD runs");
+        let st = Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(pid.to_string())
+            .status()
+            .expect("kill(1)");
+        assert!(st.success(), "kill -{sig} {pid}");
     }
 
     /// Kills BIRD and starts it again with the same config.

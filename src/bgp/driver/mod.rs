@@ -20,6 +20,7 @@
 //!   the ConnectRetryTimer, silent peers by the HoldTimer.
 
 mod codec;
+mod log_limit;
 mod net;
 mod peer;
 
@@ -41,6 +42,12 @@ use crate::config::schema::{Config, Neighbor};
 pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Upper bound of [`SpeakerHandle::shutdown`]'s waits for peers (besides the drain).
 const STOP_TIMEOUT: Duration = Duration::from_secs(3);
+/// Connections from addresses that are no configured neighbor: this many are
+/// logged one by one, then one summary line per [`NON_NEIGHBOR_LOG_INTERVAL`]
+/// while they go on (anyone who reaches the port can make them; logd keeps
+/// only 16 KiB).
+pub const NON_NEIGHBOR_LOG_BURST: u32 = 5;
+pub const NON_NEIGHBOR_LOG_INTERVAL: Duration = Duration::from_secs(60);
 
 /// A session state change, for the daemon's logs and ubus events.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,6 +185,12 @@ impl PeerSettings {
         fsm.hold_time = hold;
         fsm.keepalive_time = (keepalive > 0).then_some(keepalive);
         fsm.passive = n.passive;
+        fsm.idle_hold_time = n.error_wait_min.get();
+        fsm.idle_hold_time_max = n.error_wait_max.get();
+        // Stable = up at least as long as the longest wait: restarting such
+        // a session at once redials at most once per error_wait_max, the
+        // rate the capped back-off allows anyway.
+        fsm.stable_time = n.error_wait_max.get();
         fsm.capabilities = Capabilities {
             four_octet_as: true,
             mp_ipv4: true,
@@ -679,8 +692,32 @@ async fn stop_peers(peers: Vec<PeerEntry>, message: Option<String>) {
 }
 
 async fn accept_loop(listener: Arc<Async<TcpListener>>, shared: Weak<Shared>) {
+    let mut strangers = log_limit::LogLimit::new(NON_NEIGHBOR_LOG_BURST, NON_NEIGHBOR_LOG_INTERVAL);
+    // The last address counted but not logged, for the summary line.
+    let mut last_stranger: Option<SocketAddr> = None;
     loop {
-        let (stream, from) = match listener.accept().await {
+        // Wake for the summary too, so a burst that stops is still reported.
+        let accepted = match strangers.next_summary() {
+            Some(at) => {
+                smol::future::or(async { Some(listener.accept().await) }, async {
+                    smol::Timer::at(at).await;
+                    None
+                })
+                .await
+            }
+            None => Some(listener.accept().await),
+        };
+        if let Some(n) = strangers.summary(Instant::now()) {
+            log::info!(
+                "bgp: {n} more connections from addresses that are not configured neighbors closed in the last {}s (the last from {})",
+                strangers.interval().as_secs(),
+                last_stranger.map_or_else(|| "?".to_string(), |a| a.to_string())
+            );
+        }
+        let Some(accepted) = accepted else {
+            continue;
+        };
+        let (stream, from) = match accepted {
             Ok(c) => c,
             Err(e) => {
                 // E.g. out of file descriptors: back off instead of spinning.
@@ -704,7 +741,16 @@ async fn accept_loop(listener: Arc<Async<TcpListener>>, shared: Weak<Shared>) {
                 }
             }
             Some(None) => log::info!("bgp: connection from {from} closed: peer not running"),
-            None => log::info!("bgp: connection from {from} closed: not a configured neighbor"),
+            None => {
+                if strangers.event(Instant::now()) {
+                    log::info!("bgp: connection from {from} closed: not a configured neighbor");
+                } else {
+                    last_stranger = Some(from);
+                }
+                // Closed after the line is written, so a test that saw the
+                // close finds the line.
+                drop(stream);
+            }
         }
     }
 }
@@ -786,5 +832,38 @@ mod tests {
         assert_eq!((s.fsm.hold_time, s.fsm.keepalive_time), (9, Some(2)));
         c.router.router_id = None;
         assert!(PeerSettings::from_config(&c, &c.bgp.neighbors[0]).is_err());
+    }
+
+    #[test]
+    fn error_wait_bounds_drive_the_fsm_back_off() {
+        let mut c = cfg(neighbor(65000));
+        let s = settings(&c);
+        assert_eq!(
+            (
+                s.fsm.idle_hold_time,
+                s.fsm.idle_hold_time_max,
+                s.fsm.stable_time
+            ),
+            (
+                Duration::from_secs(1),
+                Duration::from_secs(60),
+                Duration::from_secs(60)
+            )
+        );
+        c.bgp.neighbors[0].error_wait_min = crate::config::Dur::ms(250);
+        c.bgp.neighbors[0].error_wait_max = crate::config::Dur::secs(5);
+        let s = settings(&c);
+        assert_eq!(
+            (
+                s.fsm.idle_hold_time,
+                s.fsm.idle_hold_time_max,
+                s.fsm.stable_time
+            ),
+            (
+                Duration::from_millis(250),
+                Duration::from_secs(5),
+                Duration::from_secs(5)
+            )
+        );
     }
 }
