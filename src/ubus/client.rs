@@ -99,9 +99,21 @@ type Completion = (u32, Result<Value, UbusStatus>);
 pub struct UbusReply {
     key: u32,
     tx: Option<Sender<Completion>>,
+    /// Closed (never written) once the client no longer waits for this
+    /// answer: it answered TIMEOUT, or the connection to ubusd ended.
+    waiting: Receiver<()>,
 }
 
 impl UbusReply {
+    /// Resolves once the client stopped waiting for this answer (it already
+    /// answered the caller TIMEOUT, or the connection dropped), so that the
+    /// handler can give up and free what it holds. Pending forever while the
+    /// caller still waits.
+    pub async fn abandoned(&self) {
+        // Nothing is ever sent: recv() ends only when the sender is dropped.
+        let _ = self.waiting.recv().await;
+    }
+
     /// `Ok(object)` becomes DATA + STATUS 0, `Ok(Null)` STATUS 0 alone, any other
     /// `Ok` value is sent as `{"value": v}`; `Err(s)` becomes STATUS s without DATA.
     /// Never blocks; a reply after the connection dropped or timed out is discarded.
@@ -174,6 +186,7 @@ struct Shared {
 pub struct UbusHandle {
     shared: Arc<Shared>,
     wake: Sender<()>,
+    done: Receiver<()>,
 }
 
 impl UbusHandle {
@@ -201,9 +214,18 @@ impl UbusHandle {
     }
 
     /// Asks the client to send REMOVE_OBJECT and return from `run`.
+    /// Queued events are sent first when connected.
     pub fn shutdown(&self) {
         self.shared.shutdown.store(true, Ordering::Relaxed);
         let _ = self.wake.try_send(());
+    }
+
+    /// Resolves once [`UbusClient::run`] has returned (after
+    /// [`UbusHandle::shutdown`]: the queued events and REMOVE_OBJECT were
+    /// written to ubusd), or at once if the client was dropped unrun.
+    pub async fn stopped(&self) {
+        // Nothing is ever sent: recv() ends when the client drops its sender.
+        let _ = self.done.recv().await;
     }
 }
 
@@ -213,6 +235,8 @@ pub struct UbusClient {
     shared: Arc<Shared>,
     wake: Receiver<()>,
     requests: Sender<UbusRequest>,
+    /// Dropped with the client, which tells [`UbusHandle::stopped`].
+    _done: Sender<()>,
 }
 
 enum End {
@@ -232,6 +256,8 @@ struct Pending {
     peer: u32,
     deadline: Instant,
     no_reply: bool,
+    /// Dropped with the entry, which tells [`UbusReply::abandoned`].
+    _waiting: Option<Sender<()>>,
 }
 
 /// `now + d`, without the panic `Instant + Duration` has for absurd configured values.
@@ -279,16 +305,19 @@ impl UbusClient {
         });
         let (wake_tx, wake_rx) = channel::bounded(1);
         let (req_tx, req_rx) = channel::bounded(config.request_queue.max(1));
+        let (done_tx, done_rx) = channel::bounded(1);
         (
             UbusClient {
                 config,
                 shared: shared.clone(),
                 wake: wake_rx,
                 requests: req_tx,
+                _done: done_tx,
             },
             UbusHandle {
                 shared,
                 wake: wake_tx,
+                done: done_rx,
             },
             req_rx,
         )
@@ -554,6 +583,11 @@ impl UbusClient {
                 Ev::Read(Err(e)) => return Err(e.to_string()),
                 Ev::Wake(alive) => {
                     if !alive || self.stopping() {
+                        // The last events (e.g. the withdrawals of a shutdown)
+                        // go out before the object is removed.
+                        if alive {
+                            self.flush_events(stream, seq).await?;
+                        }
                         *seq = seq.wrapping_add(1);
                         // Best effort: ubusd drops our object with the connection anyway.
                         let _ = self
@@ -646,11 +680,12 @@ impl UbusClient {
             }
             _ => return Ok(()),
         }
-        let p = Pending {
+        let mut p = Pending {
             seq: m.header.seq,
             peer: m.header.peer,
             deadline: after(self.config.reply_timeout),
             no_reply: m.no_reply(),
+            _waiting: None,
         };
         let target = m.objid();
         if target != Some(objid) {
@@ -684,6 +719,8 @@ impl UbusClient {
         }
         *next_key = next_key.wrapping_add(1);
         let key = *next_key;
+        let (waiting_tx, waiting_rx) = channel::bounded(1);
+        p._waiting = Some(waiting_tx);
         pending.insert(key, p);
         let req = UbusRequest {
             method: sig.name.clone(),
@@ -691,6 +728,7 @@ impl UbusClient {
             reply: UbusReply {
                 key,
                 tx: Some(done_tx.clone()),
+                waiting: waiting_rx,
             },
         };
         match self.requests.try_send(req) {
