@@ -254,7 +254,7 @@ async fn route(ctl: &ControlHandle, opts: Options, req: Request) -> Response {
                 }
                 Err(e) => {
                     if matches!(e, ApiError::NotFound(_)) {
-                        log::debug!("api: drain {onoff} from {} refused: {}", req.peer, e.kind());
+                        log::debug!("api: drain request from {} refused: {}", req.peer, e.kind());
                     } else {
                         log::info!(
                             "api: drain {onoff} for VIP {} from {}: {}",

@@ -122,7 +122,7 @@ pub async fn call(
             match &r {
                 Ok(state) => log::info!("ubus: drain {onoff} for VIP {}: {state}", Quoted(vip)),
                 Err(e @ ApiError::NotFound(_)) => {
-                    log::debug!("ubus: drain {onoff} refused: {}", e.kind())
+                    log::debug!("ubus: drain request refused: {}", e.kind())
                 }
                 Err(e) => log::info!("ubus: drain {onoff} for VIP {}: {}", Quoted(vip), e.kind()),
             }
