@@ -99,6 +99,11 @@ fn status_and_vip() {
             c.call("pathosd", "vip", json!({"name": 5})).await,
             Err(INVALID_ARGUMENT)
         );
+        // An empty name counts as missing (docs/api.md), as for `check` and `drain`.
+        assert_eq!(
+            c.call("pathosd", "vip", json!({"name": ""})).await,
+            Err(INVALID_ARGUMENT)
+        );
         assert_eq!(
             c.call("pathosd", "frobnicate", json!({})).await,
             Err(METHOD_NOT_FOUND)

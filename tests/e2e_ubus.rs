@@ -238,7 +238,7 @@ fn triggers_logs_and_event_times_against_the_real_daemon() {
         for i in 0..10 {
             let t = Instant::now();
             let v = caller.call("pathosd", "status", json!({})).await;
-            assert!(matches!(v, Ok(Some(_))), "status {i}: {v:?}");
+            assert!(matches!(v, Ok(Some(_))), "status {i}: {v:?}\n{}", d.log());
             slowest = slowest.max(t.elapsed());
         }
         assert!(

@@ -445,6 +445,51 @@ fn a_timed_out_call_is_abandoned_for_the_handler() {
     });
 }
 
+/// At most `request_queue` calls wait for the daemon's answer; one more is
+/// answered UNKNOWN_ERROR at once instead of waiting.
+#[test]
+fn unanswered_calls_are_bounded_by_request_queue() {
+    let dir = TempDir::new("queue");
+    let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
+    smol::block_on(async {
+        let cfg = UbusConfig {
+            socket_path: dir.sock(),
+            request_queue: 2,
+            reply_timeout: Duration::from_secs(3),
+            ..UbusConfig::default()
+        };
+        let (client, handle, requests) = UbusClient::new(cfg);
+        let _client = smol::spawn(client.run());
+        // A daemon that takes every call and answers none.
+        let (seen_tx, seen) = smol::channel::unbounded::<()>();
+        let _daemon = smol::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok(req) = requests.recv().await {
+                held.push(req);
+                let _ = seen_tx.send(()).await;
+            }
+        });
+        poll_until("registered", STEP, || handle.status().objid.is_some()).await;
+        let mut held = Vec::new();
+        for _ in 0..2 {
+            let mut c = Caller::connect(broker.path()).await;
+            held.push(smol::spawn(async move {
+                c.call("pathosd", "status", json!({})).await
+            }));
+            within("the daemon got the call", STEP, seen.recv())
+                .await
+                .unwrap();
+        }
+        let mut c = Caller::connect(broker.path()).await;
+        let t0 = Instant::now();
+        assert_eq!(c.call("pathosd", "status", json!({})).await, Err(9));
+        assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+        for h in held {
+            assert_eq!(h.await, Err(7));
+        }
+    });
+}
+
 /// Events queued just before `shutdown` are written to ubusd ahead of
 /// REMOVE_OBJECT (the daemon's last VIP and session changes), and `stopped`
 /// says when that is done.

@@ -7,8 +7,8 @@
 //! When ubusd goes away the client reconnects with bounded exponential backoff and
 //! registers again.
 //!
-//! The daemon is never blocked by ubus: calls reach it as [`UbusRequest`]s over a
-//! bounded channel (a full channel answers the caller with UNKNOWN_ERROR instead of
+//! The daemon is never blocked by ubus: calls reach it as [`UbusRequest`]s, at most
+//! `request_queue` unanswered at a time (more are answered UNKNOWN_ERROR instead of
 //! waiting), and [`UbusHandle::send_event`] only pushes into a bounded queue that drops
 //! its oldest entry when full (e.g. while ubusd is down).
 
@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use smol::channel::{self, Receiver, Sender, TrySendError};
+use smol::channel::{self, Receiver, Sender};
 use smol::future;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::unix::UnixStream;
@@ -58,7 +58,10 @@ pub struct UbusConfig {
     pub backoff_max: Duration,
     /// Events kept while ubusd is unreachable; the oldest is dropped beyond this.
     pub event_queue: usize,
-    /// Calls waiting for the daemon; more are answered UNKNOWN_ERROR at once.
+    /// Calls the daemon has not answered yet (queued or being served); more are
+    /// answered UNKNOWN_ERROR at once. Counting unanswered calls rather than
+    /// sizing a channel means a burst is refused only when the daemon really
+    /// holds that many, not because it had not yet taken them off the queue.
     pub request_queue: usize,
     /// A call the daemon has not answered by then gets STATUS TIMEOUT (the `ubus`
     /// CLI gives up after 30 s by default).
@@ -76,7 +79,7 @@ impl Default for UbusConfig {
             backoff_min: Duration::from_millis(200),
             backoff_max: Duration::from_secs(10),
             event_queue: 64,
-            request_queue: 16,
+            request_queue: 64,
             reply_timeout: Duration::from_secs(10),
             io_timeout: Duration::from_secs(5),
         }
@@ -304,7 +307,8 @@ impl UbusClient {
             shutdown: AtomicBool::new(false),
         });
         let (wake_tx, wake_rx) = channel::bounded(1);
-        let (req_tx, req_rx) = channel::bounded(config.request_queue.max(1));
+        // Bounded by `request_queue` through the pending map (see on_message).
+        let (req_tx, req_rx) = channel::unbounded();
         let (done_tx, done_rx) = channel::bounded(1);
         (
             UbusClient {
@@ -717,6 +721,15 @@ impl UbusClient {
                 self.reply(stream, &p, objid, Err(st)).await
             };
         }
+        if pending.len() >= self.config.request_queue.max(1) {
+            log::warn!("ubus: daemon busy, refusing call");
+            return if p.no_reply {
+                Ok(())
+            } else {
+                self.reply(stream, &p, objid, Err(UbusStatus::UnknownError))
+                    .await
+            };
+        }
         *next_key = next_key.wrapping_add(1);
         let key = *next_key;
         let (waiting_tx, waiting_rx) = channel::bounded(1);
@@ -731,12 +744,9 @@ impl UbusClient {
                 waiting: waiting_rx,
             },
         };
-        match self.requests.try_send(req) {
-            Ok(()) => {}
-            // The dropped request's UbusReply answers UNKNOWN_ERROR through done_tx.
-            Err(TrySendError::Full(_)) => log::warn!("ubus: daemon busy, refusing call"),
-            Err(TrySendError::Closed(_)) => {}
-        }
+        // Unbounded, so never Full; Closed (the daemon stopped serving): the
+        // dropped request's UbusReply answers UNKNOWN_ERROR through done_tx.
+        let _ = self.requests.try_send(req);
         Ok(())
     }
 }
