@@ -339,6 +339,12 @@ impl Owner {
                         to.as_str()
                     );
                     if let Some(u) = &self.ubus {
+                        // The time /status shows as the VIP's last_transition_time.
+                        let at = self
+                            .engine
+                            .vip(&vip)
+                            .and_then(|v| v.machine.last_transition())
+                            .map_or_else(SystemTime::now, |(t, _)| self.wall_time(*t));
                         u.send_event(
                             crate::ubus::EVENT_VIP,
                             crate::api::ubus_methods::vip_event(
@@ -347,7 +353,7 @@ impl Owner {
                                 from.as_str(),
                                 to.as_str(),
                                 &reason,
-                                SystemTime::now(),
+                                at,
                             ),
                         );
                     }
@@ -516,8 +522,13 @@ impl Owner {
         })
     }
 
+    /// The wall-clock time of `t`, as /status shows times.
+    fn wall_time(&self, t: Instant) -> SystemTime {
+        self.start_time + t.saturating_duration_since(self.start)
+    }
+
     fn snapshot(&self, now: Instant) -> Snapshot {
-        let to_sys = |t: Instant| self.start_time + t.saturating_duration_since(self.start);
+        let to_sys = |t: Instant| self.wall_time(t);
         let vips = self
             .engine
             .vips()
