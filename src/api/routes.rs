@@ -228,10 +228,14 @@ async fn route(ctl: &ControlHandle, opts: Options, req: Request) -> Response {
                     Response::json(200, &status::trigger_json(&o))
                 }
                 Err(e) => {
-                    if matches!(e, ApiError::NotFound(_)) {
-                        log::debug!("api: trigger from {} refused: {}", req.peer, e.kind());
-                    } else {
-                        log::info!("api: {what} not run: {}", e.kind());
+                    // Unknown names are not logged; refusals (a flood of them
+                    // is what the rate limit is for) only at debug level.
+                    match e {
+                        ApiError::NotFound(_) => {
+                            log::debug!("api: trigger from {} refused: {}", req.peer, e.kind())
+                        }
+                        ApiError::Busy { .. } => log::debug!("api: {what} not run: {}", e.kind()),
+                        _ => log::info!("api: {what} not run: {}", e.kind()),
                     }
                     api_error(&e)
                 }

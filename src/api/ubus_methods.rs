@@ -21,7 +21,7 @@ use smol::future::FutureExt;
 use smol::lock::Semaphore;
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// Reads (`status`, `vip`) in flight at once. They have their own slots, so
 /// no number of running triggers can hold them up; the owner answers them
@@ -42,6 +42,9 @@ fn ubus_error(e: &ApiError) -> UbusStatus {
         ApiError::Unavailable(_) | ApiError::Busy { .. } => UbusStatus::UnknownError,
     }
 }
+
+/// How often refused calls are reported in the log.
+const REFUSAL_LOG_EVERY: Duration = Duration::from_secs(10);
 
 fn is_read(method: &str) -> bool {
     matches!(method, "status" | "vip")
@@ -106,9 +109,12 @@ pub async fn call(
             );
             match &r {
                 Ok(o) => log::info!("ubus: {what}: {}", o.state),
+                // Unknown names are not logged; refusals (a flood of them is
+                // what the rate limit is for) only at debug level.
                 Err(e @ ApiError::NotFound(_)) | Err(e @ ApiError::BadRequest(_)) => {
-                    log::debug!("ubus: {what} refused: {}", e.kind())
+                    log::debug!("ubus: check trigger refused: {}", e.kind())
                 }
+                Err(e @ ApiError::Busy { .. }) => log::debug!("ubus: {what} not run: {}", e.kind()),
                 Err(e) => log::info!("ubus: {what} not run: {}", e.kind()),
             }
             r.map(|o| status::trigger_json(&o))
@@ -163,10 +169,19 @@ pub async fn serve_ubus(requests: Receiver<UbusRequest>, ctl: ControlHandle) {
 pub async fn serve_ubus_with(requests: Receiver<UbusRequest>, ctl: ControlHandle, limit: Duration) {
     let reads = Arc::new(Semaphore::new(CONCURRENT_READS));
     let calls = Arc::new(Semaphore::new(CONCURRENT_CALLS));
+    // Refusals are counted and logged at most once per REFUSAL_LOG_EVERY, so a
+    // flood of calls cannot flood the log (logd's ring is small on a router).
+    let mut refused: u32 = 0;
+    let mut last_told: Option<Instant> = None;
     while let Ok(req) = requests.recv().await {
         let slots = if is_read(&req.method) { &reads } else { &calls };
         let Some(permit) = slots.try_acquire_arc() else {
-            log::warn!("ubus: too many calls in flight, refusing {}", req.method);
+            refused = refused.saturating_add(1);
+            if last_told.is_none_or(|t| t.elapsed() >= REFUSAL_LOG_EVERY) {
+                log::warn!("ubus: too many calls in flight: refused {refused} (answered 9)");
+                refused = 0;
+                last_told = Some(Instant::now());
+            }
             req.reply.send(Err(UbusStatus::UnknownError));
             continue;
         };

@@ -181,7 +181,13 @@ struct Shared {
     registrations: AtomicU32,
     refusal_warned: AtomicBool,
     shutdown: AtomicBool,
+    /// Calls refused as busy since the last warning, and when that was: a
+    /// flood of calls gets one line per `BUSY_LOG_EVERY`, not one per call.
+    busy_refused: AtomicU32,
+    busy_told: Mutex<Option<Instant>>,
 }
+
+const BUSY_LOG_EVERY: Duration = Duration::from_secs(10);
 
 /// The daemon's side: send events, read link state, stop the client. Cheap to clone.
 /// When every handle is dropped the client removes its object and stops.
@@ -305,6 +311,8 @@ impl UbusClient {
             registrations: AtomicU32::new(0),
             refusal_warned: AtomicBool::new(false),
             shutdown: AtomicBool::new(false),
+            busy_refused: AtomicU32::new(0),
+            busy_told: Mutex::new(None),
         });
         let (wake_tx, wake_rx) = channel::bounded(1);
         // Bounded by `request_queue` through the pending map (see on_message).
@@ -629,6 +637,21 @@ impl UbusClient {
         }
     }
 
+    fn tell_busy(&self) {
+        let n = self
+            .shared
+            .busy_refused
+            .fetch_add(1, Ordering::Relaxed)
+            .saturating_add(1);
+        if let Ok(mut told) = self.shared.busy_told.lock() {
+            if told.is_none_or(|t| t.elapsed() >= BUSY_LOG_EVERY) {
+                log::warn!("ubus: daemon busy: refused {n} calls (answered 9)");
+                self.shared.busy_refused.store(0, Ordering::Relaxed);
+                *told = Some(Instant::now());
+            }
+        }
+    }
+
     async fn reply(
         &self,
         stream: &mut UnixStream,
@@ -722,7 +745,7 @@ impl UbusClient {
             };
         }
         if pending.len() >= self.config.request_queue.max(1) {
-            log::warn!("ubus: daemon busy, refusing call");
+            self.tell_busy();
             return if p.no_reply {
                 Ok(())
             } else {
