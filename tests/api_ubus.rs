@@ -9,14 +9,15 @@ mod support;
 
 use fixture::*;
 use pathosd::api::status::status_json;
-use pathosd::api::ubus_methods::{peer_event, serve_ubus, vip_event};
+use pathosd::api::ubus_methods::{peer_event, serve_ubus, vip_event, CONCURRENT_CALLS};
 use pathosd::ubus::broker::{Broker, BrokerConfig};
 use pathosd::ubus::client::{UbusClient, UbusConfig, UbusHandle, EVENT_PEER, EVENT_VIP};
 use serde_json::json;
 use smol::future;
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering::SeqCst;
+use std::time::{Duration, Instant, UNIX_EPOCH};
 use support::ubus::{poll_until, Caller, STEP};
 use support::TempDir;
 
@@ -27,10 +28,16 @@ struct Running {
 }
 
 async fn start(sock: &Path, probe_time: Duration) -> Running {
+    start_with(sock, probe_time, UbusConfig::default().reply_timeout).await
+}
+
+/// As [`start`], with the client answering TIMEOUT after `reply_timeout`.
+async fn start_with(sock: &Path, probe_time: Duration, reply_timeout: Duration) -> Running {
     let cfg = UbusConfig {
         socket_path: sock.to_path_buf(),
         backoff_min: Duration::from_millis(10),
         backoff_max: Duration::from_millis(100),
+        reply_timeout,
         ..UbusConfig::default()
     };
     let (client, handle, requests) = UbusClient::new(cfg);
@@ -90,6 +97,11 @@ fn status_and_vip() {
         );
         assert_eq!(
             c.call("pathosd", "vip", json!({"name": 5})).await,
+            Err(INVALID_ARGUMENT)
+        );
+        // An empty name counts as missing (docs/api.md), as for `check` and `drain`.
+        assert_eq!(
+            c.call("pathosd", "vip", json!({"name": ""})).await,
             Err(INVALID_ARGUMENT)
         );
         assert_eq!(
@@ -222,6 +234,69 @@ fn slow_trigger_does_not_hold_up_status() {
     });
 }
 
+/// Issue 10.1: many slow `check` calls at once (each trigger takes 5 s in the
+/// fake owner) never hold up `status`: it answers within 100 ms every time.
+/// Calls the client answered TIMEOUT give their slots back at that moment, so
+/// a new trigger reaches the owner while the abandoned ones still run.
+#[test]
+fn slow_checks_never_hold_up_status_and_timed_out_calls_free_their_slots() {
+    let dir = TempDir::new("flood");
+    let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
+    smol::block_on(async {
+        let reply_timeout = Duration::from_millis(600);
+        let r = start_with(&dir.sock(), Duration::from_secs(5), reply_timeout).await;
+        let log = r.owner.log.clone();
+        let mut callers = Vec::new();
+        for _ in 0..24 {
+            callers.push(Caller::connect(broker.path()).await);
+        }
+        let calls: Vec<_> = callers
+            .into_iter()
+            .map(|mut c| {
+                smol::spawn(async move { c.call("pathosd", "check", json!({"vip": "db"})).await })
+            })
+            .collect();
+        let mut fast = Caller::connect(broker.path()).await;
+        poll_until("a trigger reached the owner", STEP, || {
+            log.triggers.load(SeqCst) >= 1
+        })
+        .await;
+        for i in 0..10 {
+            let t = Instant::now();
+            let v = fast.call("pathosd", "status", json!({})).await;
+            assert!(matches!(v, Ok(Some(_))), "status {i}: {v:?}");
+            assert!(
+                t.elapsed() < Duration::from_millis(100),
+                "status {i} took {:?}",
+                t.elapsed()
+            );
+        }
+        // Each caller is answered: TIMEOUT (7) once the client gives up on
+        // the ones the daemon took, UNKNOWN_ERROR (9, busy) at once for the rest.
+        let mut timed_out = 0;
+        for c in calls {
+            match c.await {
+                Err(7) => timed_out += 1,
+                Err(9) => {}
+                r => panic!("check: {r:?}"),
+            }
+        }
+        assert_eq!(timed_out, CONCURRENT_CALLS);
+        // The fake checks still run (5 s), but their slots are free again.
+        let before = log.triggers.load(SeqCst);
+        let mut c = Caller::connect(broker.path()).await;
+        let late =
+            smol::spawn(async move { c.call("pathosd", "check", json!({"vip": "db"})).await });
+        poll_until(
+            "a new trigger reached the owner",
+            Duration::from_secs(1),
+            || log.triggers.load(SeqCst) > before,
+        )
+        .await;
+        assert_eq!(late.await, Err(7));
+    });
+}
+
 #[test]
 fn vip_and_peer_events_reach_listeners() {
     let dir = TempDir::new("events");
@@ -231,6 +306,8 @@ fn vip_and_peer_events_reach_listeners() {
         let mut l = Caller::connect(broker.path()).await;
         l.listen("pathosd.*").await;
         let addr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
+        // The time of the change travels with the event (RFC 3339 UTC, as /status).
+        let t = UNIX_EPOCH + Duration::from_secs(1_790_000_000);
         r.handle.send_event(
             EVENT_VIP,
             vip_event(
@@ -239,18 +316,27 @@ fn vip_and_peer_events_reach_listeners() {
                 "announced",
                 "withdrawn",
                 "web: fall threshold reached",
+                t,
             ),
         );
         r.handle.send_event(
             EVENT_PEER,
-            peer_event("frr", addr, "established", "idle", "Hold Timer Expired"),
+            peer_event(
+                "frr",
+                addr,
+                "established",
+                "idle",
+                "Hold Timer Expired",
+                t + Duration::from_secs(1),
+            ),
         );
         assert_eq!(
             l.next_event().await,
             (
                 "pathosd.vip".to_string(),
                 json!({"vip": "web", "prefix": "10.10.1.1/32", "from": "announced",
-                       "to": "withdrawn", "reason": "web: fall threshold reached"})
+                       "to": "withdrawn", "reason": "web: fall threshold reached",
+                       "time": "2026-09-21T14:13:20Z"})
             )
         );
         assert_eq!(
@@ -258,7 +344,8 @@ fn vip_and_peer_events_reach_listeners() {
             (
                 "pathosd.peer".to_string(),
                 json!({"peer": "frr", "address": "127.0.0.2", "from": "established",
-                       "to": "idle", "reason": "Hold Timer Expired"})
+                       "to": "idle", "reason": "Hold Timer Expired",
+                       "time": "2026-09-21T14:13:21Z"})
             )
         );
         assert_eq!(broker.sent_events().len(), 2);

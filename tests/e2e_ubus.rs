@@ -1,17 +1,40 @@
 //! The real daemon on the in-tree ubus broker (api.ubus_socket pointing at
-//! it): `ubus call pathosd status` answers from the running daemon, and a
-//! VIP transition arrives as a `pathosd.vip` event at a listener. The caller
-//! and listener are built from pathosd's own ubus codec.
+//! it): `ubus call pathosd status` answers from the running daemon, a VIP
+//! transition arrives as a `pathosd.vip` event at a listener, SIGTERM's
+//! withdrawals and session stops arrive as events before the object goes,
+//! and triggers are coalesced and rate-limited without holding up `status`.
+//! The caller and listener are built from pathosd's own ubus codec.
 
 mod support;
 
+use pathosd::logging::utc_timestamp;
 use pathosd::ubus::broker::{Broker, BrokerConfig};
-use serde_json::json;
+use serde_json::{json, Value};
 use smol::Timer;
-use std::time::{Duration, Instant};
-use support::daemon::{is_announced, policy, Setup};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime};
+use support::daemon::{addrs, config, is_announced, policy, Pathosd, Setup, API_PORT};
 use support::ubus::{Caller, STEP};
 use support::TempDir;
+
+/// Removes the event's `time` and checks it is an RFC 3339 UTC time of the
+/// last minute, as /status writes times.
+fn take_time(ev: &mut Value) -> String {
+    let t = ev
+        .as_object_mut()
+        .and_then(|o| o.remove("time"))
+        .and_then(|t| t.as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("event without time: {ev}"));
+    let now = SystemTime::now();
+    let (lo, hi) = (
+        utc_timestamp(now - Duration::from_secs(60)),
+        utc_timestamp(now + Duration::from_secs(1)),
+    );
+    // One fixed-width format: the strings order like the times.
+    assert!(lo <= t && t <= hi, "time {t} not within [{lo}, {hi}]");
+    t
+}
 
 #[test]
 fn ubus_status_from_the_real_daemon_and_vip_events() {
@@ -25,7 +48,7 @@ fn ubus_status_from_the_real_daemon_and_vip_events() {
     let check = json!({"type": "exec", "interval": "300ms", "timeout": "200ms", "rise": 1, "fall": 2,
                        "exec": {"command": "/usr/bin/test", "args": ["-e", up.display().to_string()]}});
     let vips = json!([{"name": "web", "prefix": p, "check": check, "policy": policy("withdraw")}]);
-    let s = Setup::start(n, vips, |c| {
+    let mut s = Setup::start(n, vips, |c| {
         c["api"]["ubus_socket"] = json!(sock.display().to_string())
     });
     s.wait_established();
@@ -64,13 +87,14 @@ fn ubus_status_from_the_real_daemon_and_vip_events() {
 
         // The target goes: fall 2, then a pathosd.vip event.
         std::fs::remove_file(&up).unwrap();
-        let (id, ev) = loop {
+        let (id, mut ev) = loop {
             let (id, ev) = listener.next_event().await;
             if id == "pathosd.vip" {
                 break (id, ev);
             }
         };
         assert_eq!(id, "pathosd.vip");
+        take_time(&mut ev);
         assert_eq!(
             ev,
             json!({"vip": "web", "prefix": p, "from": "announced", "to": "withdrawn",
@@ -95,9 +119,235 @@ fn ubus_status_from_the_real_daemon_and_vip_events() {
             r,
             json!({"vip": "web", "drain": true, "state": "pessimized"})
         );
-        let (_, ev) = listener.next_event().await;
+        let (_, mut ev) = listener.next_event().await;
+        take_time(&mut ev);
         assert_eq!(ev["to"], "pessimized", "{ev}");
         assert_eq!(ev["reason"], "drain enabled via API", "{ev}");
+        s.wait_route(&p, "drained via ubus", support::daemon::is_pessimized);
+
+        // SIGTERM: the withdrawal and the session stop are events too, sent
+        // before the object is removed (the daemon exits right after).
+        s.d.signal("TERM");
+        let (mut vip_ev, mut peer_ev) = (None, None);
+        while vip_ev.is_none() || peer_ev.is_none() {
+            let (id, mut ev) = listener.next_event().await;
+            take_time(&mut ev);
+            match id.as_str() {
+                "pathosd.vip" => vip_ev = Some(ev),
+                "pathosd.peer" if ev["to"] == "idle" => peer_ev = Some(ev),
+                _ => {}
+            }
+        }
+        assert_eq!(
+            vip_ev.unwrap(),
+            json!({"vip": "web", "prefix": p, "from": "pessimized", "to": "withdrawn",
+                   "reason": "pathosd shutting down"})
+        );
+        let peer_ev = peer_ev.unwrap();
+        assert_eq!(peer_ev["peer"], "bird", "{peer_ev}");
+        assert_eq!(peer_ev["from"], "established", "{peer_ev}");
     });
-    s.wait_route(&p, "drained via ubus", support::daemon::is_pessimized);
+    let st = s.d.wait_exit(Duration::from_secs(10));
+    assert!(st.is_some_and(|st| st.success()), "{st:?}\n{}", s.d.log());
+}
+
+/// Lines written to the exec check's run log so far.
+fn runs(file: &Path) -> usize {
+    std::fs::read_to_string(file).map_or(0, |t| t.lines().count())
+}
+
+/// An exec check that appends a line to `file` on each run, then `extra`.
+fn counting_check(file: &Path, extra: &str) -> Value {
+    json!({"type": "exec", "interval": "60s", "timeout": "3s", "rise": 1, "fall": 1,
+           "exec": {"command": "/bin/sh",
+                    "args": ["-c", format!("echo run >> '{}'{extra}", file.display())]}})
+}
+
+/// Issues 9 and 10 against the real daemon, without BGP (the neighbor has
+/// no one listening): the time in events queued while ubusd was away, a flood
+/// of slow `check` calls next to `status`, the per-VIP trigger rate limit,
+/// what caller-supplied names do to the log, and `check` on an `always` VIP.
+#[test]
+fn triggers_logs_and_event_times_against_the_real_daemon() {
+    let n = 30;
+    let dir = TempDir::new("e2e-ubus-triggers");
+    let sock = dir.sock();
+    let (slow_runs, fast_runs) = (dir.path("slow-runs"), dir.path("fast-runs"));
+    let prefix = |i: u8| format!("10.{}.{i}.1/32", 200 + n);
+    let vips = json!([
+        {"name": "slow", "prefix": prefix(1), "check": counting_check(&slow_runs, "; sleep 0.9"),
+         "policy": policy("withdraw")},
+        {"name": "fast", "prefix": prefix(2), "check": counting_check(&fast_runs, ""),
+         "policy": policy("withdraw")},
+        {"name": "steady", "prefix": prefix(3), "always": true, "policy": policy("withdraw")}
+    ]);
+    let a = addrs(n);
+    let mut cfg = config(a, vips);
+    cfg["api"]["ubus_socket"] = json!(sock.display().to_string());
+    let d = Pathosd::start(&cfg, SocketAddr::from((a.ours, API_PORT)));
+
+    // 10.3: the start-up transition is queued while there is no ubusd; it
+    // arrives later with the time of the change, the one /status shows.
+    d.wait_vip_state("fast", "announced", Duration::from_secs(10));
+    let changed = d.vip("fast")["last_transition_time"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let later = support::poll(Duration::from_secs(5), || {
+        (utc_timestamp(SystemTime::now() - Duration::from_secs(2)) > changed).then_some(())
+    });
+    assert!(later.is_some());
+    let broker = Broker::start(&sock, BrokerConfig::default()).unwrap();
+    let ev = support::poll(Duration::from_secs(15), || {
+        broker
+            .sent_events()
+            .into_iter()
+            .find(|(id, ev)| id == "pathosd.vip" && ev["vip"] == "fast")
+            .map(|(_, ev)| ev)
+    })
+    .unwrap_or_else(|| panic!("no event for fast\n{}", d.log()));
+    assert_eq!(ev["to"], "announced", "{ev}");
+    assert_eq!(ev["time"], changed.as_str(), "{ev}");
+
+    smol::block_on(async {
+        let mut caller = Caller::connect(&sock).await;
+        let end = Instant::now() + STEP;
+        while caller.lookup("pathosd").await.is_err() {
+            assert!(
+                Instant::now() < end,
+                "pathosd never registered\n{}",
+                d.log()
+            );
+            Timer::after(Duration::from_millis(50)).await;
+        }
+
+        // 10.1: 25 concurrent `check` calls of a 0.9 s check; `status` answers
+        // within 100 ms every time meanwhile.
+        let before = runs(&slow_runs);
+        let mut callers = Vec::new();
+        for _ in 0..25 {
+            callers.push(Caller::connect(&sock).await);
+        }
+        let calls: Vec<_> = callers
+            .into_iter()
+            .map(|mut c| {
+                smol::spawn(async move { c.call("pathosd", "check", json!({"vip": "slow"})).await })
+            })
+            .collect();
+        let mut slowest = Duration::ZERO;
+        for i in 0..10 {
+            let t = Instant::now();
+            let v = caller.call("pathosd", "status", json!({})).await;
+            assert!(matches!(v, Ok(Some(_))), "status {i}: {v:?}\n{}", d.log());
+            slowest = slowest.max(t.elapsed());
+        }
+        assert!(
+            slowest < Duration::from_millis(100),
+            "status took {slowest:?}"
+        );
+        let (mut answered, mut busy) = (0, 0);
+        for c in calls {
+            match c.await {
+                Ok(Some(v)) => {
+                    assert_eq!(v["vip"], "slow", "{v}");
+                    answered += 1;
+                }
+                Err(9) => busy += 1,
+                r => panic!("check: {r:?}"),
+            }
+        }
+        assert!(answered >= 1 && answered + busy == 25, "{answered} {busy}");
+        // The callers that got through share one run (two if one came late).
+        let flood_runs = runs(&slow_runs) - before;
+        assert!((1..=2).contains(&flood_runs), "{flood_runs} runs");
+
+        // Issue 9: 500 triggers as fast as they are answered run the check at
+        // most BURST times plus one per second elapsed.
+        let before = runs(&fast_runs);
+        let t0 = Instant::now();
+        let (mut ran, mut limited) = (0u32, 0u32);
+        for _ in 0..500 {
+            match caller
+                .call("pathosd", "check", json!({"vip": "fast"}))
+                .await
+            {
+                Ok(Some(_)) => ran += 1,
+                Err(9) => limited += 1,
+                r => panic!("check: {r:?}"),
+            }
+        }
+        let elapsed = t0.elapsed();
+        let fast = runs(&fast_runs) - before;
+        let bound = pathosd::daemon::triggers::BURST as usize + elapsed.as_secs() as usize + 1;
+        eprintln!("500 triggers in {elapsed:?}: {fast} runs; slowest status {slowest:?}");
+        assert!(fast >= 1 && fast <= bound, "{fast} runs in {elapsed:?}");
+        assert_eq!(ran as usize, fast);
+        assert_eq!(ran + limited, 500);
+        // HTTP triggers share the limit: 429 with Retry-After.
+        let r = d.request("POST", "/api/v1/vips/fast/check").unwrap();
+        if r.code != 200 {
+            assert_eq!(r.code, 429, "{}", r.body);
+            assert!(
+                r.body.contains("too many triggers for VIP fast"),
+                "{}",
+                r.body
+            );
+        }
+
+        // Issue 9 (logs): caller-supplied names are logged only once found,
+        // and cut short.
+        let huge = "x".repeat(900_000);
+        let r = caller
+            .call("pathosd", "drain", json!({"vip": huge, "enable": true}))
+            .await;
+        assert_eq!(r, Err(4));
+        let r = caller.call("pathosd", "check", json!({"vip": huge})).await;
+        assert_eq!(r, Err(4));
+        let r = caller
+            .call("pathosd", "check", json!({"vip": "steady", "check": huge}))
+            .await;
+        assert_eq!(r, Err(4));
+        let r = d
+            .request("POST", "/api/v1/vips/..%2F..%2Fetc%2Fpasswd/drain")
+            .unwrap();
+        assert_eq!(r.code, 404, "{}", r.body);
+        let r = caller
+            .call("pathosd", "drain", json!({"vip": "fast", "enable": true}))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(r["state"], "pessimized", "{r}");
+
+        // 10.4: `check` on an `always` VIP: 4, and HTTP says why.
+        let r = caller
+            .call("pathosd", "check", json!({"vip": "steady"}))
+            .await;
+        assert_eq!(r, Err(4));
+        let r = d.request("POST", "/api/v1/vips/steady/check").unwrap();
+        assert_eq!(r.code, 404, "{}", r.body);
+        assert_eq!(
+            r.json(),
+            json!({"error": "VIP steady has no checks to run"})
+        );
+    });
+    let log = d.log();
+    let longest = log.lines().map(str::len).max().unwrap_or(0);
+    assert!(
+        longest < 400,
+        "a log line of {longest} bytes: {}",
+        log.lines()
+            .find(|l| l.len() == longest)
+            .unwrap_or("")
+            .get(..400)
+            .unwrap_or("")
+    );
+    // The refused triggers of the flood and of the 500 are not one line each.
+    let info = log
+        .lines()
+        .filter(|l| !l.contains(" DEBUG ") && (l.contains("trigger") || l.contains("refus")))
+        .count();
+    assert!(info < 40, "{info} trigger lines at info level or above");
+    let drains: Vec<&str> = log.lines().filter(|l| l.contains("drain on")).collect();
+    assert_eq!(drains.len(), 1, "{drains:?}");
+    assert!(drains[0].contains("VIP \"fast\": pessimized"), "{drains:?}");
 }

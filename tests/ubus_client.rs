@@ -408,6 +408,118 @@ fn unanswered_calls_time_out_and_dropped_replies_fail() {
     });
 }
 
+/// A handler learns when the client stops waiting for its answer: after the
+/// TIMEOUT the caller got, `UbusReply::abandoned` resolves (so the daemon can
+/// free what the call holds); while the caller waits it does not.
+#[test]
+fn a_timed_out_call_is_abandoned_for_the_handler() {
+    let dir = TempDir::new("abandoned");
+    let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
+    smol::block_on(async {
+        let cfg = UbusConfig {
+            socket_path: dir.sock(),
+            reply_timeout: Duration::from_millis(300),
+            ..UbusConfig::default()
+        };
+        let (client, handle, requests) = UbusClient::new(cfg);
+        let _client = smol::spawn(client.run());
+        let (gave_up_tx, gave_up) = smol::channel::bounded::<Duration>(1);
+        let _daemon = smol::spawn(async move {
+            while let Ok(req) = requests.recv().await {
+                let t0 = Instant::now();
+                req.reply.abandoned().await;
+                let _ = gave_up_tx.send(t0.elapsed()).await;
+                // Too late: discarded, the caller already has its TIMEOUT.
+                req.reply.send(Ok(json!({"late": true})));
+            }
+        });
+        poll_until("registered", STEP, || handle.status().objid.is_some()).await;
+        let mut c = Caller::connect(broker.path()).await;
+        assert_eq!(c.call("pathosd", "status", json!({})).await, Err(7));
+        let waited = within("abandoned() resolves", STEP, gave_up.recv())
+            .await
+            .unwrap();
+        assert!(waited >= Duration::from_millis(250), "{waited:?}");
+        // The connection is still healthy afterwards.
+        assert_eq!(c.call("pathosd", "nosuch", json!({})).await, Err(3));
+    });
+}
+
+/// At most `request_queue` calls wait for the daemon's answer; one more is
+/// answered UNKNOWN_ERROR at once instead of waiting.
+#[test]
+fn unanswered_calls_are_bounded_by_request_queue() {
+    let dir = TempDir::new("queue");
+    let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
+    smol::block_on(async {
+        let cfg = UbusConfig {
+            socket_path: dir.sock(),
+            request_queue: 2,
+            reply_timeout: Duration::from_secs(3),
+            ..UbusConfig::default()
+        };
+        let (client, handle, requests) = UbusClient::new(cfg);
+        let _client = smol::spawn(client.run());
+        // A daemon that takes every call and answers none.
+        let (seen_tx, seen) = smol::channel::unbounded::<()>();
+        let _daemon = smol::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok(req) = requests.recv().await {
+                held.push(req);
+                let _ = seen_tx.send(()).await;
+            }
+        });
+        poll_until("registered", STEP, || handle.status().objid.is_some()).await;
+        let mut held = Vec::new();
+        for _ in 0..2 {
+            let mut c = Caller::connect(broker.path()).await;
+            held.push(smol::spawn(async move {
+                c.call("pathosd", "status", json!({})).await
+            }));
+            within("the daemon got the call", STEP, seen.recv())
+                .await
+                .unwrap();
+        }
+        let mut c = Caller::connect(broker.path()).await;
+        let t0 = Instant::now();
+        assert_eq!(c.call("pathosd", "status", json!({})).await, Err(9));
+        assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+        for h in held {
+            assert_eq!(h.await, Err(7));
+        }
+    });
+}
+
+/// Events queued just before `shutdown` are written to ubusd ahead of
+/// REMOVE_OBJECT (the daemon's last VIP and session changes), and `stopped`
+/// says when that is done.
+#[test]
+fn shutdown_sends_queued_events_first() {
+    let dir = TempDir::new("shutdown-events");
+    let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
+    smol::block_on(async {
+        let cfg = UbusConfig {
+            socket_path: dir.sock(),
+            ..UbusConfig::default()
+        };
+        let (client, handle, _requests) = UbusClient::new(cfg);
+        let _task = smol::spawn(client.run());
+        poll_until("registered", STEP, || handle.status().objid.is_some()).await;
+        let mut l = Caller::connect(broker.path()).await;
+        l.listen("pathosd.*").await;
+        for i in 0..3 {
+            handle.send_event("pathosd.vip", json!({ "n": i }));
+        }
+        handle.shutdown();
+        within("stopped() after shutdown", STEP, handle.stopped()).await;
+        // The broker relays them after the client is gone.
+        for i in 0..3 {
+            assert_eq!(l.next_event().await.1, json!({ "n": i }));
+        }
+        assert_eq!(broker.sent_events().len(), 3);
+    });
+}
+
 /// The client against a scripted ubusd that replays recorded ubusd bytes: what the
 /// client writes back must be the bytes libubus wrote in the same situation.
 #[test]

@@ -15,6 +15,26 @@ pub enum ApiError {
     BadRequest(String),
     /// The daemon is stopping or busy (HTTP 503, ubus UNKNOWN_ERROR).
     Unavailable(String),
+    /// A trigger refused by the per-VIP rate limit or because another one of
+    /// the VIP runs with a different check selection: try again after
+    /// `retry_after` (HTTP 429 with Retry-After, ubus UNKNOWN_ERROR).
+    Busy {
+        message: String,
+        retry_after: std::time::Duration,
+    },
+}
+
+impl ApiError {
+    /// What went wrong, without the caller-supplied names the message may
+    /// hold: for log lines.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ApiError::NotFound(_) => "not found",
+            ApiError::BadRequest(_) => "bad request",
+            ApiError::Unavailable(_) => "daemon unavailable",
+            ApiError::Busy { .. } => "busy (rate limit or another trigger running)",
+        }
+    }
 }
 
 impl std::fmt::Display for ApiError {
@@ -23,6 +43,26 @@ impl std::fmt::Display for ApiError {
             ApiError::NotFound(m) | ApiError::BadRequest(m) | ApiError::Unavailable(m) => {
                 f.write_str(m)
             }
+            ApiError::Busy { message, .. } => f.write_str(message),
+        }
+    }
+}
+
+/// Longest caller-supplied string written to the log, in characters.
+pub const LOGGED_NAME_CHARS: usize = 64;
+
+/// A string a caller supplied (VIP or check name, ...), as it goes into a log
+/// line: Debug-quoted (control characters escaped) and cut after
+/// [`LOGGED_NAME_CHARS`] characters with "…", so that one request cannot
+/// write an arbitrarily long line (logd keeps a small ring on a router).
+pub struct Quoted<'a>(pub &'a str);
+
+impl std::fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // char_indices: the cut is always at a char boundary.
+        match self.0.char_indices().nth(LOGGED_NAME_CHARS) {
+            Some((i, _)) => write!(f, "{:?}…", &self.0[..i]),
+            None => write!(f, "{:?}", self.0),
         }
     }
 }
@@ -124,5 +164,23 @@ impl ControlHandle {
         rx.recv()
             .await
             .map_err(|_| vec!["daemon is stopping".to_string()])?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_names_are_cut_at_a_char_boundary() {
+        assert_eq!(Quoted("web").to_string(), "\"web\"");
+        assert_eq!(Quoted("a\nb").to_string(), "\"a\\nb\"");
+        let exact = "x".repeat(LOGGED_NAME_CHARS);
+        assert_eq!(Quoted(&exact).to_string(), format!("{exact:?}"));
+        // Multi-byte characters: 64 of them, never a split one.
+        let long = "é".repeat(900_000);
+        let q = Quoted(&long).to_string();
+        assert_eq!(q, format!("{:?}…", "é".repeat(LOGGED_NAME_CHARS)));
+        assert!(q.len() < 200);
     }
 }

@@ -14,20 +14,17 @@
 //! HEAD is served wherever GET is. Every wait for the owner task is bounded,
 //! so a stuck owner costs a connection slot for at most `owner_timeout`.
 
-use super::control::{ApiError, ControlHandle, TriggerOutcome};
+use super::control::{ApiError, ControlHandle, Quoted};
 use super::http::{Handler, Request, Response};
 use super::{metrics, page, status};
 use serde_json::json;
 use smol::future::FutureExt;
-use smol::lock::Mutex as AsyncMutex;
-use std::collections::BTreeMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a request waits for the owner task (including, for a trigger,
-/// the wait behind earlier triggers of the same VIP and the checks' own run
-/// time) before it is answered 503.
+/// the checks' own run time) before it is answered 503.
 pub const DEFAULT_OWNER_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Clone, Copy)]
@@ -69,63 +66,17 @@ pub async fn bounded<T>(
     .await
 }
 
-/// One async lock per VIP with a trigger in flight or waiting. Entries are
-/// removed when their last user leaves, so names sent by clients (including
-/// unknown ones) do not accumulate.
-static TRIGGER_GATES: Mutex<BTreeMap<String, Arc<AsyncMutex<()>>>> = Mutex::new(BTreeMap::new());
-
-struct Gate {
-    vip: String,
-    lock: Option<Arc<AsyncMutex<()>>>,
-}
-
-impl Gate {
-    fn enter(vip: &str) -> Gate {
-        let lock = TRIGGER_GATES.lock().ok().map(|mut m| {
-            m.entry(vip.to_string())
-                .or_insert_with(|| Arc::new(AsyncMutex::new(())))
-                .clone()
-        });
-        Gate {
-            vip: vip.to_string(),
-            lock,
-        }
-    }
-}
-
-impl Drop for Gate {
-    fn drop(&mut self) {
-        self.lock = None;
-        if let Ok(mut m) = TRIGGER_GATES.lock() {
-            // Clones are only made under this lock, so the count is exact.
-            if m.get(&self.vip).is_some_and(|l| Arc::strong_count(l) == 1) {
-                m.remove(&self.vip);
-            }
-        }
-    }
-}
-
-/// Triggers the checks of `vip` with at most one trigger per VIP in flight,
-/// whether it came from HTTP or ubus; later ones wait their turn.
-pub async fn trigger_serialized(
-    ctl: &ControlHandle,
-    vip: &str,
-    check: Option<&str>,
-) -> Result<TriggerOutcome, ApiError> {
-    let gate = Gate::enter(vip);
-    let _turn = match &gate.lock {
-        Some(l) => Some(l.lock().await),
-        // Only a poisoned gate table (a panic elsewhere) gets here.
-        None => None,
-    };
-    ctl.trigger(vip, check).await
-}
-
 fn api_error(e: &ApiError) -> Response {
     let code = match e {
         ApiError::NotFound(_) => 404,
         ApiError::BadRequest(_) => 400,
         ApiError::Unavailable(_) => 503,
+        ApiError::Busy { retry_after, .. } => {
+            // RFC 9110 §10.2.3: Retry-After in whole seconds; round up.
+            let secs = retry_after.as_millis().div_ceil(1000).max(1);
+            return Response::error(429, &e.to_string())
+                .with_header("Retry-After", secs.to_string());
+        }
     };
     Response::error(code, &e.to_string())
 }
@@ -261,16 +212,33 @@ async fn route(ctl: &ControlHandle, opts: Options, req: Request) -> Response {
                 Some(Some(c)) if !c.is_empty() => Some(c),
                 Some(_) => return Response::error(400, "bad check name"),
             };
-            log::info!(
-                "api: check trigger for VIP {name:?}{} from {}",
+            let r = bounded(t, ctl.trigger(&name, check.as_deref())).await;
+            // Logged once the daemon has looked the names up, and cut short.
+            let what = format!(
+                "check trigger for VIP {}{} from {}",
+                Quoted(&name),
                 check
-                    .as_ref()
-                    .map_or(String::new(), |c| format!(" (check {c:?})")),
+                    .as_deref()
+                    .map_or(String::new(), |c| format!(" (check {})", Quoted(c))),
                 req.peer
             );
-            match bounded(t, trigger_serialized(ctl, &name, check.as_deref())).await {
-                Ok(o) => Response::json(200, &status::trigger_json(&o)),
-                Err(e) => api_error(&e),
+            match r {
+                Ok(o) => {
+                    log::info!("api: {what}: {}", o.state);
+                    Response::json(200, &status::trigger_json(&o))
+                }
+                Err(e) => {
+                    // Unknown names are not logged; refusals (a flood of them
+                    // is what the rate limit is for) only at debug level.
+                    match e {
+                        ApiError::NotFound(_) => {
+                            log::debug!("api: trigger from {} refused: {}", req.peer, e.kind())
+                        }
+                        ApiError::Busy { .. } => log::debug!("api: {what} not run: {}", e.kind()),
+                        _ => log::info!("api: {what} not run: {}", e.kind()),
+                    }
+                    api_error(&e)
+                }
             }
         }
         Route::Drain(raw) => {
@@ -278,16 +246,29 @@ async fn route(ctl: &ControlHandle, opts: Options, req: Request) -> Response {
                 return Response::error(400, "bad VIP name encoding");
             };
             let enable = req.method == "POST";
-            log::info!(
-                "api: drain {} for VIP {name:?} from {}",
-                if enable { "on" } else { "off" },
-                req.peer
-            );
+            let onoff = if enable { "on" } else { "off" };
             match bounded(t, ctl.drain(&name, enable)).await {
                 Ok(state) => {
+                    log::info!(
+                        "api: drain {onoff} for VIP {} from {}: {state}",
+                        Quoted(&name),
+                        req.peer
+                    );
                     Response::json(200, &json!({"vip": name, "drain": enable, "state": state}))
                 }
-                Err(e) => api_error(&e),
+                Err(e) => {
+                    if matches!(e, ApiError::NotFound(_)) {
+                        log::debug!("api: drain request from {} refused: {}", req.peer, e.kind());
+                    } else {
+                        log::info!(
+                            "api: drain {onoff} for VIP {} from {}: {}",
+                            Quoted(&name),
+                            req.peer,
+                            e.kind()
+                        );
+                    }
+                    api_error(&e)
+                }
             }
         }
     }
@@ -296,7 +277,6 @@ async fn route(ctl: &ControlHandle, opts: Options, req: Request) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::control::Control;
 
     #[test]
     fn percent_decoding() {
@@ -342,45 +322,5 @@ mod tests {
         ] {
             assert_eq!(kind(p), None, "{p}");
         }
-    }
-
-    /// The gate table is emptied once triggers finish, also for unknown VIPs
-    /// and for callers that gave up (a dropped future).
-    #[test]
-    fn gates_do_not_accumulate() {
-        let (tx, rx) = smol::channel::bounded(8);
-        let ctl = ControlHandle::new(tx);
-        smol::block_on(async {
-            let owner = smol::spawn(async move {
-                while let Ok(Control::Trigger { vip, reply, .. }) = rx.recv().await {
-                    let _ =
-                        reply.try_send(Err(ApiError::NotFound(format!("VIP not found: {vip}"))));
-                }
-            });
-            for i in 0..50 {
-                let name = format!("gate-test-{i}");
-                let r = trigger_serialized(&ctl, &name, None).await;
-                assert_eq!(r, Err(ApiError::NotFound(format!("VIP not found: {name}"))));
-            }
-            // A caller that times out while waiting behind another.
-            let first = Gate::enter("gate-test-held");
-            let held = first.lock.as_ref().map(|l| l.try_lock_arc());
-            let r = bounded(
-                Duration::from_millis(20),
-                trigger_serialized(&ctl, "gate-test-held", None),
-            )
-            .await;
-            assert!(matches!(r, Err(ApiError::Unavailable(_))));
-            drop(held);
-            drop(first);
-            drop(ctl);
-            owner.await;
-        });
-        let m = TRIGGER_GATES.lock().unwrap();
-        assert!(
-            !m.keys().any(|k| k.starts_with("gate-test-")),
-            "{:?}",
-            m.keys()
-        );
     }
 }

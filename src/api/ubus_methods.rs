@@ -6,13 +6,14 @@
 //! |---|---|---|
 //! | `status` | — | the `/status` document |
 //! | `vip` | `name` | one VIP as in `/status` |
-//! | `check` | `vip`, `check`? | the HTTP trigger's answer |
+//! | `check` | `vip`, `check` (optional) | the HTTP trigger's answer |
 //! | `drain` | `vip`, `enable` | `{vip, drain, state}` |
 //! | `reload` | — | `{reloaded: true}` |
 
-use super::control::{ApiError, ControlHandle};
-use super::routes::{bounded, trigger_serialized, DEFAULT_OWNER_TIMEOUT};
+use super::control::{ApiError, ControlHandle, Quoted};
+use super::routes::{bounded, DEFAULT_OWNER_TIMEOUT};
 use super::status;
+use crate::logging::utc_timestamp;
 use crate::ubus::{UbusRequest, UbusStatus};
 use serde_json::{json, Value};
 use smol::channel::Receiver;
@@ -20,19 +21,33 @@ use smol::future::FutureExt;
 use smol::lock::Semaphore;
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
-/// Calls answered at once; further ones stay in the client's bounded request
-/// queue, whose overflow the client answers UNKNOWN_ERROR. A slow trigger
-/// therefore never holds up `status`.
+/// Reads (`status`, `vip`) in flight at once. They have their own slots, so
+/// no number of running triggers can hold them up; the owner answers them
+/// from its state without waiting on any check.
+pub const CONCURRENT_READS: usize = 16;
+
+/// Other calls (`check`, `drain`, `reload`) in flight at once. A call
+/// arriving when all are taken is answered UNKNOWN_ERROR at once rather than
+/// queued. A call the ubus client stopped waiting for (it answered TIMEOUT,
+/// or the connection dropped) gives its slot back at that moment.
 pub const CONCURRENT_CALLS: usize = 8;
 
 fn ubus_error(e: &ApiError) -> UbusStatus {
     match e {
         ApiError::NotFound(_) => UbusStatus::NotFound,
         ApiError::BadRequest(_) => UbusStatus::InvalidArgument,
-        ApiError::Unavailable(_) => UbusStatus::UnknownError,
+        // ubus has no "busy" status; 9 is what a full request queue gets too.
+        ApiError::Unavailable(_) | ApiError::Busy { .. } => UbusStatus::UnknownError,
     }
+}
+
+/// How often refused calls are reported in the log.
+const REFUSAL_LOG_EVERY: Duration = Duration::from_secs(10);
+
+fn is_read(method: &str) -> bool {
+    matches!(method, "status" | "vip")
 }
 
 fn str_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, UbusStatus> {
@@ -56,7 +71,8 @@ fn bool_arg(args: &Value, name: &str) -> Result<bool, UbusStatus> {
     }
 }
 
-/// Answers one call.
+/// Answers one call. Caller-supplied names are logged only once the daemon
+/// found the VIP, and cut to [`crate::api::control::LOGGED_NAME_CHARS`].
 pub async fn call(
     ctl: &ControlHandle,
     method: &str,
@@ -85,25 +101,38 @@ pub async fn call(
                 None | Some(Value::Null) => None,
                 Some(_) => Some(str_arg(args, "check")?),
             };
-            log::info!(
-                "ubus: check trigger for VIP {vip:?}{}",
-                check.map_or(String::new(), |c| format!(" (check {c:?})"))
+            let r = bounded(limit, ctl.trigger(vip, check)).await;
+            let what = format!(
+                "check trigger for VIP {}{}",
+                Quoted(vip),
+                check.map_or(String::new(), |c| format!(" (check {})", Quoted(c)))
             );
-            bounded(limit, trigger_serialized(ctl, vip, check))
-                .await
-                .map(|o| status::trigger_json(&o))
+            match &r {
+                Ok(o) => log::info!("ubus: {what}: {}", o.state),
+                // Unknown names are not logged; refusals (a flood of them is
+                // what the rate limit is for) only at debug level.
+                Err(e @ ApiError::NotFound(_)) | Err(e @ ApiError::BadRequest(_)) => {
+                    log::debug!("ubus: check trigger refused: {}", e.kind())
+                }
+                Err(e @ ApiError::Busy { .. }) => log::debug!("ubus: {what} not run: {}", e.kind()),
+                Err(e) => log::info!("ubus: {what} not run: {}", e.kind()),
+            }
+            r.map(|o| status::trigger_json(&o))
                 .map_err(|e| ubus_error(&e))
         }
         "drain" => {
             let vip = str_arg(args, "vip")?;
             let enable = bool_arg(args, "enable")?;
-            log::info!(
-                "ubus: drain {} for VIP {vip:?}",
-                if enable { "on" } else { "off" }
-            );
-            bounded(limit, ctl.drain(vip, enable))
-                .await
-                .map(|state| json!({"vip": vip, "drain": enable, "state": state}))
+            let r = bounded(limit, ctl.drain(vip, enable)).await;
+            let onoff = if enable { "on" } else { "off" };
+            match &r {
+                Ok(state) => log::info!("ubus: drain {onoff} for VIP {}: {state}", Quoted(vip)),
+                Err(e @ ApiError::NotFound(_)) => {
+                    log::debug!("ubus: drain request refused: {}", e.kind())
+                }
+                Err(e) => log::info!("ubus: drain {onoff} for VIP {}: {}", Quoted(vip), e.kind()),
+            }
+            r.map(|state| json!({"vip": vip, "drain": enable, "state": state}))
                 .map_err(|e| ubus_error(&e))
         }
         "reload" => {
@@ -130,41 +159,87 @@ pub async fn call(
 }
 
 /// Serves calls from [`crate::ubus::UbusClient`] until its request channel
-/// closes, with up to [`CONCURRENT_CALLS`] in flight.
+/// closes: up to [`CONCURRENT_READS`] reads and [`CONCURRENT_CALLS`] other
+/// calls in flight, each class in its own slots. The loop never waits for a
+/// slot, so a call is never queued behind another one.
 pub async fn serve_ubus(requests: Receiver<UbusRequest>, ctl: ControlHandle) {
     serve_ubus_with(requests, ctl, DEFAULT_OWNER_TIMEOUT).await
 }
 
 pub async fn serve_ubus_with(requests: Receiver<UbusRequest>, ctl: ControlHandle, limit: Duration) {
-    let slots = Arc::new(Semaphore::new(CONCURRENT_CALLS));
-    loop {
-        let permit = slots.acquire_arc().await;
-        let Ok(req) = requests.recv().await else {
-            return;
+    let reads = Arc::new(Semaphore::new(CONCURRENT_READS));
+    let calls = Arc::new(Semaphore::new(CONCURRENT_CALLS));
+    // Refusals are counted and logged at most once per REFUSAL_LOG_EVERY, so a
+    // flood of calls cannot flood the log (logd's ring is small on a router).
+    let mut refused: u32 = 0;
+    let mut last_told: Option<Instant> = None;
+    while let Ok(req) = requests.recv().await {
+        let slots = if is_read(&req.method) { &reads } else { &calls };
+        let Some(permit) = slots.try_acquire_arc() else {
+            refused = refused.saturating_add(1);
+            if last_told.is_none_or(|t| t.elapsed() >= REFUSAL_LOG_EVERY) {
+                log::warn!("ubus: too many calls in flight: refused {refused} (answered 9)");
+                refused = 0;
+                last_told = Some(Instant::now());
+            }
+            req.reply.send(Err(UbusStatus::UnknownError));
+            continue;
         };
         let ctl = ctl.clone();
         smol::spawn(async move {
-            let r = call(&ctl, &req.method, &req.args, limit).await;
-            req.reply.send(r);
+            let r = call(&ctl, &req.method, &req.args, limit)
+                .or(async {
+                    // The client answered TIMEOUT or lost the caller: stop
+                    // waiting, which frees the slot (a trigger run it
+                    // started still answers its other callers).
+                    req.reply.abandoned().await;
+                    Err(UbusStatus::Timeout)
+                })
+                .await;
             drop(permit);
+            req.reply.send(r);
         })
         .detach();
     }
 }
 
-/// Payload of `pathosd.vip`, sent on every VIP state change.
-pub fn vip_event(vip: &str, prefix: &str, from: &str, to: &str, reason: &str) -> Value {
-    json!({"vip": vip, "prefix": prefix, "from": from, "to": to, "reason": reason})
+/// Payload of `pathosd.vip`, sent on every VIP state change. `time` is when
+/// the change happened (events queued while ubusd was away arrive later).
+pub fn vip_event(
+    vip: &str,
+    prefix: &str,
+    from: &str,
+    to: &str,
+    reason: &str,
+    time: SystemTime,
+) -> Value {
+    json!({
+        "vip": vip,
+        "prefix": prefix,
+        "from": from,
+        "to": to,
+        "reason": reason,
+        "time": utc_timestamp(time),
+    })
 }
 
 /// Payload of `pathosd.peer`, sent when a BGP session changes state. `reason`
-/// is the error or NOTIFICATION that ended a session, empty otherwise.
-pub fn peer_event(peer: &str, address: IpAddr, from: &str, to: &str, reason: &str) -> Value {
+/// is the error or NOTIFICATION that ended a session, empty otherwise; `time`
+/// as in [`vip_event`].
+pub fn peer_event(
+    peer: &str,
+    address: IpAddr,
+    from: &str,
+    to: &str,
+    reason: &str,
+    time: SystemTime,
+) -> Value {
     json!({
         "peer": peer,
         "address": address.to_string(),
         "from": from,
         "to": to,
         "reason": reason,
+        "time": utc_timestamp(time),
     })
 }

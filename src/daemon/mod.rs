@@ -6,5 +6,6 @@
 
 pub mod engine;
 mod owner;
+pub mod triggers;
 
 pub use owner::{run, Options};

@@ -1,7 +1,8 @@
 //! `pathosd run`: start-up, the owner loop, reload and shutdown.
 
 use super::engine::{Engine, Input, Output};
-use crate::api::control::{ApiError, Control, ControlHandle, TriggerOutcome};
+use super::triggers::{Admit, Refusal, Triggers};
+use crate::api::control::{ApiError, Control, ControlHandle, Quoted, TriggerOutcome};
 use crate::api::model::{CheckView, ReloadRecord, Snapshot, VipView};
 use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
 use crate::check::{policy, Report, VipChecks};
@@ -31,13 +32,15 @@ enum Event {
     Control(Control),
     Peer(PeerEvent),
     Signal(i32),
-    /// An ad-hoc trigger finished; its reports were queued before this.
+    /// Ad-hoc trigger run `id` finished; its reports were queued before this.
     TriggerDone {
         vip: String,
+        id: u64,
         results: Vec<Report>,
-        reply: Sender<Result<TriggerOutcome, ApiError>>,
     },
 }
+
+type TriggerReply = Sender<Result<TriggerOutcome, ApiError>>;
 
 /// Runs the daemon on a loaded, valid config until a signal stops it;
 /// returns the exit code.
@@ -74,8 +77,6 @@ fn with_exprs(vips: &[Vip]) -> Vec<(Vip, Expr)> {
 struct VipRuntime {
     checks: Arc<VipChecks>,
     _loops: Vec<Task<()>>,
-    /// Serializes ad-hoc triggers of this VIP.
-    trigger_lock: Arc<smol::lock::Mutex<()>>,
 }
 
 struct Owner {
@@ -87,6 +88,11 @@ struct Owner {
     events: Sender<Event>,
     report_tx: Sender<Report>,
     ubus: Option<crate::ubus::UbusHandle>,
+    /// Ad-hoc triggers in flight (one per VIP) and each VIP's rate limit.
+    triggers: Triggers<TriggerReply>,
+    /// A second reader of the speaker's session events, so that the ones of
+    /// the shutdown still become `pathosd.peer` events.
+    peer_rx: Receiver<PeerEvent>,
     start: Instant,
     start_time: SystemTime,
     last_reload: Option<ReloadRecord>,
@@ -100,7 +106,6 @@ fn spawn_checks(vip: &Vip, report_tx: &Sender<Report>) -> Option<VipRuntime> {
             Some(VipRuntime {
                 checks: vc,
                 _loops: loops,
-                trigger_lock: Arc::new(smol::lock::Mutex::new(())),
             })
         }
         Err(e) => {
@@ -121,7 +126,7 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
     forward(report_rx, events.clone(), Event::Report);
 
     let (peer_tx, peer_rx) = unbounded::<PeerEvent>();
-    forward(peer_rx, events.clone(), Event::Peer);
+    forward(peer_rx.clone(), events.clone(), Event::Peer);
 
     let speaker = match Speaker::start(&cfg, peer_tx) {
         Ok(s) => s,
@@ -161,6 +166,8 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
         events,
         report_tx,
         ubus,
+        triggers: Triggers::default(),
+        peer_rx,
         start: now,
         start_time: SystemTime::now(),
         last_reload: None,
@@ -292,12 +299,14 @@ impl Owner {
                 }
                 Event::Control(c) => self.control(c, now).await,
                 Event::Peer(p) => self.peer_event(p),
-                Event::TriggerDone {
-                    vip,
-                    results,
-                    reply,
-                } => {
-                    let _ = reply.try_send(self.trigger_outcome(&vip, results));
+                Event::TriggerDone { vip, id, results } => {
+                    let outcome = self.trigger_outcome(&vip, results);
+                    // Callers that gave up have closed their channel: the send fails quietly.
+                    for w in self.triggers.finish(&vip, id) {
+                        let _ = w.try_send(outcome.clone());
+                    }
+                    let engine = &self.engine;
+                    self.triggers.retain(|v| engine.vip(v).is_some());
                 }
                 Event::Signal(s) if s == libc::SIGHUP => {
                     if let Err(errs) = self.reload(now) {
@@ -332,6 +341,12 @@ impl Owner {
                         to.as_str()
                     );
                     if let Some(u) = &self.ubus {
+                        // The time /status shows as the VIP's last_transition_time.
+                        let at = self
+                            .engine
+                            .vip(&vip)
+                            .and_then(|v| v.machine.last_transition())
+                            .map_or_else(SystemTime::now, |(t, _)| self.wall_time(*t));
                         u.send_event(
                             crate::ubus::EVENT_VIP,
                             crate::api::ubus_methods::vip_event(
@@ -340,6 +355,7 @@ impl Owner {
                                 from.as_str(),
                                 to.as_str(),
                                 &reason,
+                                at,
                             ),
                         );
                     }
@@ -380,18 +396,7 @@ impl Owner {
     }
 
     fn peer_event(&mut self, p: PeerEvent) {
-        if let Some(u) = &self.ubus {
-            u.send_event(
-                crate::ubus::EVENT_PEER,
-                crate::api::ubus_methods::peer_event(
-                    &p.peer,
-                    p.address,
-                    p.from.as_str(),
-                    p.to.as_str(),
-                    p.reason.as_deref().unwrap_or(""),
-                ),
-            );
-        }
+        send_peer_event(self.ubus.as_ref(), &p);
     }
 
     async fn control(&mut self, c: Control, now: Instant) {
@@ -427,58 +432,75 @@ impl Owner {
                 }
                 let _ = reply.try_send(r);
             }
-            Control::Trigger { vip, check, reply } => self.trigger(vip, check, reply),
+            Control::Trigger { vip, check, reply } => self.trigger(vip, check, reply, now),
         }
     }
 
-    /// Runs the probes off the owner task; their reports come back through
-    /// the event channel ahead of the TriggerDone that answers the caller.
-    fn trigger(
-        &mut self,
-        vip: String,
-        check: Option<String>,
-        reply: Sender<Result<TriggerOutcome, ApiError>>,
-    ) {
-        let Some(rt) = self.runtimes.get(&vip) else {
-            let msg = if self.engine.vip(&vip).is_some() {
-                format!("VIP {vip} has no checks")
-            } else {
+    /// Runs the probes off the owner task, at most one run per VIP at a
+    /// time and within the VIP's rate limit (see [`super::triggers`]); the
+    /// reports come back through the event channel ahead of the TriggerDone
+    /// that answers every caller of the run. The owner never waits on a
+    /// trigger, so reads are answered while checks run.
+    fn trigger(&mut self, vip: String, check: Option<String>, reply: TriggerReply, now: Instant) {
+        let runners: Vec<_> = match self.runtimes.get(&vip) {
+            Some(rt) => rt
+                .checks
+                .checks
+                .iter()
+                .filter(|c| check.as_deref().is_none_or(|n| c.name() == n))
+                .cloned()
+                .collect(),
+            None => Vec::new(),
+        };
+        if runners.is_empty() {
+            let msg = if self.engine.vip(&vip).is_none() {
                 format!("VIP not found: {vip}")
+            } else if let Some(c) = &check {
+                format!("check not found: {c}")
+            } else {
+                // An `always` VIP, or one whose checks could not start.
+                format!("VIP {vip} has no checks to run")
             };
             let _ = reply.try_send(Err(ApiError::NotFound(msg)));
             return;
-        };
-        let runners: Vec<_> = rt
-            .checks
-            .checks
-            .iter()
-            .filter(|c| check.as_deref().is_none_or(|n| c.name() == n))
-            .cloned()
-            .collect();
-        if runners.is_empty() {
-            let _ = reply.try_send(Err(ApiError::NotFound(format!(
-                "check not found: {}",
-                check.unwrap_or_default()
-            ))));
-            return;
         }
-        let lock = rt.trigger_lock.clone();
+        let id = match self
+            .triggers
+            .admit(&vip, check.as_deref(), reply.clone(), now)
+        {
+            Admit::Start(id) => id,
+            Admit::Joined => {
+                log::debug!("trigger of VIP {}: joined the running one", Quoted(&vip));
+                return;
+            }
+            Admit::Busy { retry_after, why } => {
+                let message = match why {
+                    Refusal::RateLimited => format!(
+                        "too many triggers for VIP {vip}: at most {} at once, then one per {} s",
+                        super::triggers::BURST,
+                        super::triggers::REFILL.as_secs_f64()
+                    ),
+                    Refusal::Running => {
+                        format!("another trigger of VIP {vip} is running")
+                    }
+                };
+                log::debug!("trigger of VIP {} refused: {why:?}", Quoted(&vip));
+                let _ = reply.try_send(Err(ApiError::Busy {
+                    message,
+                    retry_after,
+                }));
+                return;
+            }
+        };
         let events = self.events.clone();
         smol::spawn(async move {
-            let _serial = lock.lock().await;
             let mut results = Vec::new();
             for r in runners {
                 let rep = r.run_once(true).await;
                 let _ = events.send(Event::Report(rep.clone())).await;
                 results.push(rep);
             }
-            let _ = events
-                .send(Event::TriggerDone {
-                    vip,
-                    results,
-                    reply,
-                })
-                .await;
+            let _ = events.send(Event::TriggerDone { vip, id, results }).await;
         })
         .detach();
     }
@@ -502,8 +524,13 @@ impl Owner {
         })
     }
 
+    /// The wall-clock time of `t`, as /status shows times.
+    fn wall_time(&self, t: Instant) -> SystemTime {
+        self.start_time + t.saturating_duration_since(self.start)
+    }
+
     fn snapshot(&self, now: Instant) -> Snapshot {
-        let to_sys = |t: Instant| self.start_time + t.saturating_duration_since(self.start);
+        let to_sys = |t: Instant| self.wall_time(t);
         let vips = self
             .engine
             .vips()
@@ -633,6 +660,37 @@ impl Owner {
     async fn shutdown(&mut self, rx: &Receiver<Event>) -> i32 {
         log::info!("shutting down: withdrawing every VIP");
         self.runtimes.clear();
+        // The speaker withdraws every route below; the events say so, as on
+        // every other VIP change.
+        let t = SystemTime::now();
+        for v in self.engine.vips() {
+            let from = v.machine.state();
+            if from == VipState::Withdrawn {
+                continue;
+            }
+            let prefix = v.prefix.to_string();
+            let reason = "pathosd shutting down";
+            log::info!(
+                "vip {} {prefix}: {} -> withdrawn ({reason})",
+                v.name,
+                from.as_str()
+            );
+            if let Some(u) = &self.ubus {
+                u.send_event(
+                    crate::ubus::EVENT_VIP,
+                    crate::api::ubus_methods::vip_event(
+                        &v.name,
+                        &prefix,
+                        from.as_str(),
+                        VipState::Withdrawn.as_str(),
+                        reason,
+                        t,
+                    ),
+                );
+            }
+        }
+        let ubus = self.ubus.clone();
+        let peer_rx = self.peer_rx.clone();
         let drain = self
             .cfg
             .bgp
@@ -640,10 +698,17 @@ impl Owner {
             .get()
             .min(Duration::from_secs(4));
         let stop = self.speaker.shutdown("pathosd shutting down", drain);
+        // Session changes of the shutdown arrive through the forwarder (rx)
+        // or, read directly, through peer_rx; both become events.
         let second_signal = async {
             loop {
-                match rx.recv().await {
-                    Ok(Event::Signal(s)) if s != libc::SIGHUP => return,
+                let ev = rx
+                    .recv()
+                    .or(async { peer_rx.recv().await.map(Event::Peer) })
+                    .await;
+                match ev {
+                    Ok(Event::Signal(s)) if s != libc::SIGHUP => return true,
+                    Ok(Event::Peer(p)) => send_peer_event(ubus.as_ref(), &p),
                     Ok(_) => continue,
                     Err(_) => std::future::pending::<()>().await,
                 }
@@ -652,13 +717,59 @@ impl Owner {
         let bounded = async {
             smol::Timer::after(drain + Duration::from_millis(800)).await;
             log::warn!("shutdown: peers did not close in time");
+            false
         };
-        stop.or(second_signal).or(bounded).await;
-        if let Some(u) = &self.ubus {
+        let at_once = async {
+            stop.await;
+            false
+        }
+        .or(second_signal)
+        .or(bounded)
+        .await;
+        // The peers' last changes (to idle) were sent before their tasks
+        // acknowledged the stop.
+        while let Ok(ev) = rx.try_recv() {
+            if let Event::Peer(p) = ev {
+                send_peer_event(ubus.as_ref(), &p);
+            }
+        }
+        while let Ok(p) = peer_rx.try_recv() {
+            send_peer_event(ubus.as_ref(), &p);
+        }
+        if let Some(u) = &ubus {
+            // Queued events go to ubusd before REMOVE_OBJECT (bounded: a
+            // wedged ubusd does not hold up the exit).
             u.shutdown();
+            if !at_once {
+                u.stopped()
+                    .or(async {
+                        smol::Timer::after(UBUS_FLUSH_LIMIT).await;
+                        log::warn!("shutdown: ubus events not flushed in time");
+                    })
+                    .await;
+            }
         }
         log::info!("stopped");
         0
+    }
+}
+
+/// How long the exit waits for the ubus client to send the last events.
+const UBUS_FLUSH_LIMIT: Duration = Duration::from_secs(2);
+
+fn send_peer_event(ubus: Option<&crate::ubus::UbusHandle>, p: &PeerEvent) {
+    if let Some(u) = ubus {
+        u.send_event(
+            crate::ubus::EVENT_PEER,
+            crate::api::ubus_methods::peer_event(
+                &p.peer,
+                p.address,
+                p.from.as_str(),
+                p.to.as_str(),
+                p.reason.as_deref().unwrap_or(""),
+                SystemTime::now(),
+            ),
+        );
     }
 }
 

@@ -7,8 +7,8 @@
 //! When ubusd goes away the client reconnects with bounded exponential backoff and
 //! registers again.
 //!
-//! The daemon is never blocked by ubus: calls reach it as [`UbusRequest`]s over a
-//! bounded channel (a full channel answers the caller with UNKNOWN_ERROR instead of
+//! The daemon is never blocked by ubus: calls reach it as [`UbusRequest`]s, at most
+//! `request_queue` unanswered at a time (more are answered UNKNOWN_ERROR instead of
 //! waiting), and [`UbusHandle::send_event`] only pushes into a bounded queue that drops
 //! its oldest entry when full (e.g. while ubusd is down).
 
@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use smol::channel::{self, Receiver, Sender, TrySendError};
+use smol::channel::{self, Receiver, Sender};
 use smol::future;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::unix::UnixStream;
@@ -58,7 +58,10 @@ pub struct UbusConfig {
     pub backoff_max: Duration,
     /// Events kept while ubusd is unreachable; the oldest is dropped beyond this.
     pub event_queue: usize,
-    /// Calls waiting for the daemon; more are answered UNKNOWN_ERROR at once.
+    /// Calls the daemon has not answered yet (queued or being served); more are
+    /// answered UNKNOWN_ERROR at once. Counting unanswered calls rather than
+    /// sizing a channel means a burst is refused only when the daemon really
+    /// holds that many, not because it had not yet taken them off the queue.
     pub request_queue: usize,
     /// A call the daemon has not answered by then gets STATUS TIMEOUT (the `ubus`
     /// CLI gives up after 30 s by default).
@@ -76,7 +79,7 @@ impl Default for UbusConfig {
             backoff_min: Duration::from_millis(200),
             backoff_max: Duration::from_secs(10),
             event_queue: 64,
-            request_queue: 16,
+            request_queue: 64,
             reply_timeout: Duration::from_secs(10),
             io_timeout: Duration::from_secs(5),
         }
@@ -99,9 +102,21 @@ type Completion = (u32, Result<Value, UbusStatus>);
 pub struct UbusReply {
     key: u32,
     tx: Option<Sender<Completion>>,
+    /// Closed (never written) once the client no longer waits for this
+    /// answer: it answered TIMEOUT, or the connection to ubusd ended.
+    waiting: Receiver<()>,
 }
 
 impl UbusReply {
+    /// Resolves once the client stopped waiting for this answer (it already
+    /// answered the caller TIMEOUT, or the connection dropped), so that the
+    /// handler can give up and free what it holds. Pending forever while the
+    /// caller still waits.
+    pub async fn abandoned(&self) {
+        // Nothing is ever sent: recv() ends only when the sender is dropped.
+        let _ = self.waiting.recv().await;
+    }
+
     /// `Ok(object)` becomes DATA + STATUS 0, `Ok(Null)` STATUS 0 alone, any other
     /// `Ok` value is sent as `{"value": v}`; `Err(s)` becomes STATUS s without DATA.
     /// Never blocks; a reply after the connection dropped or timed out is discarded.
@@ -166,7 +181,13 @@ struct Shared {
     registrations: AtomicU32,
     refusal_warned: AtomicBool,
     shutdown: AtomicBool,
+    /// Calls refused as busy since the last warning, and when that was: a
+    /// flood of calls gets one line per `BUSY_LOG_EVERY`, not one per call.
+    busy_refused: AtomicU32,
+    busy_told: Mutex<Option<Instant>>,
 }
+
+const BUSY_LOG_EVERY: Duration = Duration::from_secs(10);
 
 /// The daemon's side: send events, read link state, stop the client. Cheap to clone.
 /// When every handle is dropped the client removes its object and stops.
@@ -174,6 +195,7 @@ struct Shared {
 pub struct UbusHandle {
     shared: Arc<Shared>,
     wake: Sender<()>,
+    done: Receiver<()>,
 }
 
 impl UbusHandle {
@@ -201,9 +223,18 @@ impl UbusHandle {
     }
 
     /// Asks the client to send REMOVE_OBJECT and return from `run`.
+    /// Queued events are sent first when connected.
     pub fn shutdown(&self) {
         self.shared.shutdown.store(true, Ordering::Relaxed);
         let _ = self.wake.try_send(());
+    }
+
+    /// Resolves once [`UbusClient::run`] has returned (after
+    /// [`UbusHandle::shutdown`]: the queued events and REMOVE_OBJECT were
+    /// written to ubusd), or at once if the client was dropped unrun.
+    pub async fn stopped(&self) {
+        // Nothing is ever sent: recv() ends when the client drops its sender.
+        let _ = self.done.recv().await;
     }
 }
 
@@ -213,6 +244,8 @@ pub struct UbusClient {
     shared: Arc<Shared>,
     wake: Receiver<()>,
     requests: Sender<UbusRequest>,
+    /// Dropped with the client, which tells [`UbusHandle::stopped`].
+    _done: Sender<()>,
 }
 
 enum End {
@@ -232,6 +265,8 @@ struct Pending {
     peer: u32,
     deadline: Instant,
     no_reply: bool,
+    /// Dropped with the entry, which tells [`UbusReply::abandoned`].
+    _waiting: Option<Sender<()>>,
 }
 
 /// `now + d`, without the panic `Instant + Duration` has for absurd configured values.
@@ -276,19 +311,25 @@ impl UbusClient {
             registrations: AtomicU32::new(0),
             refusal_warned: AtomicBool::new(false),
             shutdown: AtomicBool::new(false),
+            busy_refused: AtomicU32::new(0),
+            busy_told: Mutex::new(None),
         });
         let (wake_tx, wake_rx) = channel::bounded(1);
-        let (req_tx, req_rx) = channel::bounded(config.request_queue.max(1));
+        // Bounded by `request_queue` through the pending map (see on_message).
+        let (req_tx, req_rx) = channel::unbounded();
+        let (done_tx, done_rx) = channel::bounded(1);
         (
             UbusClient {
                 config,
                 shared: shared.clone(),
                 wake: wake_rx,
                 requests: req_tx,
+                _done: done_tx,
             },
             UbusHandle {
                 shared,
                 wake: wake_tx,
+                done: done_rx,
             },
             req_rx,
         )
@@ -554,6 +595,11 @@ impl UbusClient {
                 Ev::Read(Err(e)) => return Err(e.to_string()),
                 Ev::Wake(alive) => {
                     if !alive || self.stopping() {
+                        // The last events (e.g. the withdrawals of a shutdown)
+                        // go out before the object is removed.
+                        if alive {
+                            self.flush_events(stream, seq).await?;
+                        }
                         *seq = seq.wrapping_add(1);
                         // Best effort: ubusd drops our object with the connection anyway.
                         let _ = self
@@ -587,6 +633,21 @@ impl UbusClient {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    fn tell_busy(&self) {
+        let n = self
+            .shared
+            .busy_refused
+            .fetch_add(1, Ordering::Relaxed)
+            .saturating_add(1);
+        if let Ok(mut told) = self.shared.busy_told.lock() {
+            if told.is_none_or(|t| t.elapsed() >= BUSY_LOG_EVERY) {
+                log::warn!("ubus: daemon busy: refused {n} calls (answered 9)");
+                self.shared.busy_refused.store(0, Ordering::Relaxed);
+                *told = Some(Instant::now());
             }
         }
     }
@@ -646,11 +707,12 @@ impl UbusClient {
             }
             _ => return Ok(()),
         }
-        let p = Pending {
+        let mut p = Pending {
             seq: m.header.seq,
             peer: m.header.peer,
             deadline: after(self.config.reply_timeout),
             no_reply: m.no_reply(),
+            _waiting: None,
         };
         let target = m.objid();
         if target != Some(objid) {
@@ -682,8 +744,19 @@ impl UbusClient {
                 self.reply(stream, &p, objid, Err(st)).await
             };
         }
+        if pending.len() >= self.config.request_queue.max(1) {
+            self.tell_busy();
+            return if p.no_reply {
+                Ok(())
+            } else {
+                self.reply(stream, &p, objid, Err(UbusStatus::UnknownError))
+                    .await
+            };
+        }
         *next_key = next_key.wrapping_add(1);
         let key = *next_key;
+        let (waiting_tx, waiting_rx) = channel::bounded(1);
+        p._waiting = Some(waiting_tx);
         pending.insert(key, p);
         let req = UbusRequest {
             method: sig.name.clone(),
@@ -691,14 +764,12 @@ impl UbusClient {
             reply: UbusReply {
                 key,
                 tx: Some(done_tx.clone()),
+                waiting: waiting_rx,
             },
         };
-        match self.requests.try_send(req) {
-            Ok(()) => {}
-            // The dropped request's UbusReply answers UNKNOWN_ERROR through done_tx.
-            Err(TrySendError::Full(_)) => log::warn!("ubus: daemon busy, refusing call"),
-            Err(TrySendError::Closed(_)) => {}
-        }
+        // Unbounded, so never Full; Closed (the daemon stopped serving): the
+        // dropped request's UbusReply answers UNKNOWN_ERROR through done_tx.
+        let _ = self.requests.try_send(req);
         Ok(())
     }
 }

@@ -1,0 +1,258 @@
+//! Bookkeeping of ad-hoc check triggers (HTTP `POST …/check`, ubus `check`),
+//! owned by the owner task. Pure: no clock (callers pass `now`), no tasks.
+//!
+//! * At most one trigger run per VIP is in flight. A caller asking for the same
+//!   checks while one runs joins it and gets its result (coalescing); asking
+//!   for other checks of that VIP meanwhile is refused as busy.
+//! * Each VIP has a token bucket: [`BURST`] runs at once, then one more every
+//!   [`REFILL`]. A trigger that would start a run with no token left is
+//!   refused with the time until the next token. Joining a running trigger
+//!   costs no token.
+//! * Runs are tracked by id, so a finished run answers exactly its own
+//!   callers, and a caller that gave up holds nothing here: its reply channel
+//!   is simply closed when the run's answer is sent.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Trigger runs a VIP may start back to back.
+pub const BURST: u32 = 5;
+/// One more run per VIP is allowed after each such period.
+pub const REFILL: Duration = Duration::from_secs(1);
+/// Callers that may wait on one run; more are refused as busy.
+pub const MAX_WAITERS: usize = 64;
+
+/// What to do with a trigger request.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Admit {
+    /// Start run `id`; the caller waits for it.
+    Start(u64),
+    /// The caller was added to the run already in flight.
+    Joined,
+    /// Refused; try again after this long.
+    Busy { retry_after: Duration, why: Refusal },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The token bucket of the VIP is empty.
+    RateLimited,
+    /// Another selection of checks runs now, or too many callers wait on it.
+    Running,
+}
+
+struct Run<R> {
+    id: u64,
+    check: Option<String>,
+    waiters: Vec<R>,
+}
+
+struct Bucket<R> {
+    tokens: u32,
+    /// When `tokens` was last brought up to date.
+    refilled: Instant,
+    running: Option<Run<R>>,
+}
+
+/// Triggers of every VIP; `R` is the caller's reply channel.
+pub struct Triggers<R> {
+    vips: BTreeMap<String, Bucket<R>>,
+    next_id: u64,
+}
+
+impl<R> Default for Triggers<R> {
+    fn default() -> Self {
+        Triggers {
+            vips: BTreeMap::new(),
+            next_id: 0,
+        }
+    }
+}
+
+impl<R> Bucket<R> {
+    fn refill(&mut self, now: Instant) {
+        let elapsed = now.saturating_duration_since(self.refilled);
+        let earned = elapsed.as_millis() / REFILL.as_millis().max(1);
+        let earned = u32::try_from(earned).unwrap_or(u32::MAX);
+        if earned == 0 {
+            return;
+        }
+        self.tokens = self.tokens.saturating_add(earned).min(BURST);
+        // A full bucket restarts its period now; otherwise keep the remainder.
+        self.refilled = if self.tokens == BURST {
+            now
+        } else {
+            self.refilled + REFILL * earned
+        };
+    }
+}
+
+impl<R> Triggers<R> {
+    /// A trigger of `vip` (which the caller found to exist and to have
+    /// checks) for `check` (None: all its checks).
+    pub fn admit(&mut self, vip: &str, check: Option<&str>, reply: R, now: Instant) -> Admit {
+        let b = self.vips.entry(vip.to_string()).or_insert_with(|| Bucket {
+            tokens: BURST,
+            refilled: now,
+            running: None,
+        });
+        if let Some(run) = &mut b.running {
+            if run.check.as_deref() == check && run.waiters.len() < MAX_WAITERS {
+                run.waiters.push(reply);
+                return Admit::Joined;
+            }
+            return Admit::Busy {
+                retry_after: REFILL,
+                why: Refusal::Running,
+            };
+        }
+        b.refill(now);
+        if b.tokens == 0 {
+            let next = (b.refilled + REFILL).saturating_duration_since(now);
+            return Admit::Busy {
+                retry_after: next.max(Duration::from_millis(1)),
+                why: Refusal::RateLimited,
+            };
+        }
+        b.tokens -= 1;
+        self.next_id = self.next_id.wrapping_add(1);
+        let id = self.next_id;
+        b.running = Some(Run {
+            id,
+            check: check.map(str::to_string),
+            waiters: vec![reply],
+        });
+        Admit::Start(id)
+    }
+
+    /// Run `id` of `vip` finished: its callers, to be answered. Empty for an
+    /// unknown or stale id.
+    pub fn finish(&mut self, vip: &str, id: u64) -> Vec<R> {
+        let Some(b) = self.vips.get_mut(vip) else {
+            return Vec::new();
+        };
+        match b.running.take() {
+            Some(run) if run.id == id => run.waiters,
+            other => {
+                b.running = other;
+                Vec::new()
+            }
+        }
+    }
+
+    /// Drops idle entries of VIPs that no longer exist (after a reload).
+    pub fn retain(&mut self, exists: impl Fn(&str) -> bool) {
+        self.vips
+            .retain(|name, b| b.running.is_some() || exists(name));
+    }
+
+    /// VIPs with an entry (for tests of the pruning).
+    pub fn len(&self) -> usize {
+        self.vips.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.vips.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concurrent_callers_join_the_running_trigger() {
+        let t0 = Instant::now();
+        let mut t = Triggers::default();
+        assert_eq!(t.admit("web", None, 1, t0), Admit::Start(1));
+        for i in 2..=10 {
+            assert_eq!(t.admit("web", None, i, t0), Admit::Joined);
+        }
+        // Another selection of checks of the same VIP waits for its turn.
+        assert!(matches!(
+            t.admit("web", Some("dns"), 99, t0),
+            Admit::Busy {
+                why: Refusal::Running,
+                ..
+            }
+        ));
+        // Other VIPs are independent.
+        assert_eq!(t.admit("db", None, 50, t0), Admit::Start(2));
+        assert_eq!(t.finish("web", 7), Vec::<i32>::new(), "stale id");
+        assert_eq!(t.finish("web", 1), (1..=10).collect::<Vec<_>>());
+        assert_eq!(t.finish("web", 1), Vec::<i32>::new(), "answered once");
+        assert_eq!(t.finish("db", 2), vec![50]);
+    }
+
+    #[test]
+    fn waiters_per_run_are_bounded() {
+        let t0 = Instant::now();
+        let mut t = Triggers::default();
+        assert_eq!(t.admit("web", None, 0, t0), Admit::Start(1));
+        for i in 1..MAX_WAITERS {
+            assert_eq!(t.admit("web", None, i, t0), Admit::Joined);
+        }
+        assert!(matches!(
+            t.admit("web", None, MAX_WAITERS, t0),
+            Admit::Busy { .. }
+        ));
+        assert_eq!(t.finish("web", 1).len(), MAX_WAITERS);
+    }
+
+    #[test]
+    fn token_bucket_per_vip() {
+        let t0 = Instant::now();
+        let mut t = Triggers::default();
+        let run = |t: &mut Triggers<u32>, vip: &str, now: Instant| match t.admit(vip, None, 0, now)
+        {
+            Admit::Start(id) => {
+                t.finish(vip, id);
+                Ok(())
+            }
+            Admit::Busy { retry_after, why } => {
+                assert_eq!(why, Refusal::RateLimited);
+                Err(retry_after)
+            }
+            Admit::Joined => panic!("nothing runs"),
+        };
+        for _ in 0..BURST {
+            assert_eq!(run(&mut t, "web", t0), Ok(()));
+        }
+        // 500 back-to-back triggers within 0.9 s start no further run.
+        for i in 0..500u32 {
+            let now = t0 + Duration::from_micros(u64::from(i) * 1800);
+            let r = run(&mut t, "web", now);
+            assert_eq!(r, Err(REFILL - (now - t0)), "trigger {i}");
+        }
+        // Other VIPs have their own bucket.
+        assert_eq!(run(&mut t, "db", t0), Ok(()));
+        // One more per REFILL, and the bucket fills back up to BURST.
+        assert_eq!(run(&mut t, "web", t0 + REFILL), Ok(()));
+        assert!(run(&mut t, "web", t0 + REFILL).is_err());
+        let later = t0 + REFILL * 100;
+        for _ in 0..BURST {
+            assert_eq!(run(&mut t, "web", later), Ok(()));
+        }
+        assert!(run(&mut t, "web", later).is_err());
+        // A partial period is kept: 2.5 periods earn 2 runs, the next comes 0.5 later.
+        let t1 = later + REFILL * 5 / 2;
+        assert_eq!(run(&mut t, "web", t1), Ok(()));
+        assert_eq!(run(&mut t, "web", t1), Ok(()));
+        assert_eq!(run(&mut t, "web", t1), Err(REFILL / 2));
+    }
+
+    #[test]
+    fn idle_entries_of_removed_vips_are_dropped() {
+        let t0 = Instant::now();
+        let mut t = Triggers::default();
+        assert_eq!(t.admit("gone", None, 0, t0), Admit::Start(1));
+        assert_eq!(t.admit("idle", None, 0, t0), Admit::Start(2));
+        t.finish("idle", 2);
+        t.retain(|_| false);
+        // The running one stays until it answers its caller.
+        assert_eq!(t.len(), 1);
+        assert_eq!(t.finish("gone", 1), vec![0]);
+        t.retain(|_| false);
+        assert!(t.is_empty());
+    }
+}
