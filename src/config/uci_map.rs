@@ -45,6 +45,7 @@ const GLOBAL: &[Row] = &[
     ("api_read_timeout", "api.read_timeout", Scalar),
     ("api_write_timeout", "api.write_timeout", Scalar),
     ("api_idle_timeout", "api.idle_timeout", Scalar),
+    ("api_token", "api.token", Scalar),
     ("ubus_socket", "api.ubus_socket", Scalar),
     ("log_level", "logging.level", Scalar),
     ("log_timestamps", "logging.timestamps", Scalar),

@@ -197,9 +197,18 @@ fn start_http(cfg: &Config, ctl: ControlHandle) {
     }) {
         Ok(l) => {
             log::info!("api: listening on http://{addr}");
+            let token = cfg.api.token().map(std::sync::Arc::from);
+            let beyond_loopback = l.local_addr().is_ok_and(|a| !a.ip().is_loopback());
+            if beyond_loopback && token.is_none() {
+                log::warn!("api: {addr} is reachable beyond loopback and api.token (UCI api_token) is not set: any host that reaches it can drain VIPs and trigger checks");
+            }
+            let opts = crate::api::routes::Options {
+                token,
+                ..crate::api::routes::Options::default()
+            };
             smol::spawn(crate::api::http::serve(
                 l,
-                crate::api::routes::handler(ctl),
+                crate::api::routes::handler_with(ctl, opts),
                 limits,
             ))
             .detach();
