@@ -160,7 +160,10 @@ pub fn more_since(n: u64) -> String {
 /// What a connection is doing, for choosing whom to evict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
-    /// Waiting for (the first byte of) a request: new, or kept alive.
+    /// Accepted, nothing read yet. Evicted last: its request may already be
+    /// on the way, only not read yet.
+    Fresh,
+    /// Kept alive after a response, waiting for the next request.
     Idle,
     /// A request has started arriving but is not complete.
     Reading,
@@ -209,9 +212,10 @@ fn source_of(ip: IpAddr) -> IpAddr {
 }
 
 impl Slots {
-    /// Closes the connection matching `pick` that has been idle the longest,
-    /// else the one that has been sending its request the longest. Busy
-    /// connections are never chosen.
+    /// Closes the connection matching `pick` that has been kept alive idle
+    /// the longest, else the one that has been sending its request the
+    /// longest, else the oldest that has sent nothing yet. Busy connections
+    /// are never chosen.
     fn evict_one(&mut self, pick: impl Fn(&Slot) -> bool) -> Option<SocketAddr> {
         let oldest = |phase: Phase| {
             self.slots
@@ -221,7 +225,9 @@ impl Slots {
                 .min_by_key(|(_, s)| s.since)
                 .map(|(i, _)| i)
         };
-        let i = oldest(Phase::Idle).or_else(|| oldest(Phase::Reading))?;
+        let i = oldest(Phase::Idle)
+            .or_else(|| oldest(Phase::Reading))
+            .or_else(|| oldest(Phase::Fresh))?;
         Some(self.slots.swap_remove(i).peer)
     }
 
@@ -247,7 +253,7 @@ impl Slots {
             id,
             source,
             peer,
-            phase: Phase::Idle,
+            phase: Phase::Fresh,
             since: now,
             _evict: tx,
         });
