@@ -29,6 +29,12 @@ pub const MAX_CONNECTIONS: usize = 128;
 /// churn only its own connections.
 pub const MAX_CONNECTIONS_PER_SOURCE: usize = 32;
 const MAX_HEADERS: usize = 32;
+/// Connections the kernel queues for `accept` (capped by
+/// net.core.somaxconn). Larger than the usual 128 so that a burst of
+/// connects (such as attackers reconnecting as fast as they are closed)
+/// waits in the queue instead of having its SYNs dropped, which would cost
+/// a normal client a 1 s SYN retransmit.
+pub const LISTEN_BACKLOG: i32 = 4096;
 /// Refused, evicted and accept-failure log lines: at most one per this.
 const LOG_EVERY: Duration = Duration::from_secs(10);
 /// A 503 to a refused connection gets this long to be written.
@@ -178,6 +184,9 @@ struct Slot {
     phase: Phase,
     /// When `phase` was entered.
     since: Instant,
+    /// The connection (a second handle), to see whether its request has
+    /// arrived before closing it as idle.
+    stream: TcpStream,
     /// Dropped to evict: the connection's task waits on the other end.
     _evict: Sender<()>,
 }
@@ -217,21 +226,36 @@ impl Slots {
     /// longest, else the oldest that has sent nothing yet. Busy connections
     /// are never chosen.
     fn evict_one(&mut self, pick: impl Fn(&Slot) -> bool) -> Option<SocketAddr> {
-        let oldest = |phase: Phase| {
-            self.slots
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| s.phase == phase && pick(s))
-                .min_by_key(|(_, s)| s.since)
-                .map(|(i, _)| i)
-        };
-        let i = oldest(Phase::Idle)
-            .or_else(|| oldest(Phase::Reading))
-            .or_else(|| oldest(Phase::Fresh))?;
+        let mut order: Vec<(u8, Instant, usize)> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| pick(s))
+            .filter_map(|(i, s)| {
+                let rank = match s.phase {
+                    Phase::Idle => 0,
+                    Phase::Reading => 1,
+                    Phase::Fresh => 2,
+                    Phase::Busy => return None,
+                };
+                Some((rank, s.since, i))
+            })
+            .collect();
+        order.sort_unstable();
+        // An idle or fresh connection whose request has arrived (just not
+        // been read yet) is about to be busy: closing it would drop a
+        // request that a client already sent.
+        let (_, _, i) = order.into_iter().find(|&(rank, _, i)| {
+            rank == 1
+                || self
+                    .slots
+                    .get(i)
+                    .is_some_and(|s| !request_waiting(&s.stream))
+        })?;
         Some(self.slots.swap_remove(i).peer)
     }
 
-    fn admit(&mut self, peer: SocketAddr, now: Instant) -> Admission {
+    fn admit(&mut self, stream: &TcpStream, peer: SocketAddr, now: Instant) -> Admission {
         let source = source_of(peer.ip());
         let mut evicted = None;
         if self.slots.iter().filter(|s| s.source == source).count() >= MAX_CONNECTIONS_PER_SOURCE {
@@ -255,6 +279,7 @@ impl Slots {
             peer,
             phase: Phase::Fresh,
             since: now,
+            stream: stream.clone(),
             _evict: tx,
         });
         Admission::In {
@@ -263,6 +288,13 @@ impl Slots {
             evicted,
         }
     }
+}
+
+/// Whether bytes wait to be read on `s` (a peek; the socket is non-blocking).
+/// A closed or failed connection has none.
+fn request_waiting(s: &TcpStream) -> bool {
+    let mut b = [std::mem::MaybeUninit::<u8>::uninit(); 1];
+    matches!(socket2::SockRef::from(s).peek(&mut b), Ok(n) if n > 0)
 }
 
 /// One admitted connection's place in the table; dropping it frees the slot.
@@ -309,6 +341,18 @@ impl Drop for Conn {
 static CAP_LOG: LogLimit = LogLimit::new();
 static ACCEPT_LOG: LogLimit = LogLimit::new();
 
+/// Binds the API's listening socket on `addr` with [`LISTEN_BACKLOG`].
+pub fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let domain = socket2::Domain::for_address(addr);
+    let s = socket2::Socket::new(domain, socket2::Type::STREAM, None)?;
+    // A restarted daemon can bind while old connections are in TIME_WAIT.
+    s.set_reuse_address(true)?;
+    s.bind(&addr.into())?;
+    s.listen(LISTEN_BACKLOG)?;
+    s.set_nonblocking(true)?;
+    TcpListener::try_from(std::net::TcpListener::from(s))
+}
+
 /// Accepts connections until the listener fails; each is served on its own task.
 pub async fn serve(listener: TcpListener, handler: Handler, limits: Limits) {
     let slots = Arc::new(Mutex::new(Slots::default()));
@@ -325,7 +369,7 @@ pub async fn serve(listener: TcpListener, handler: Handler, limits: Limits) {
             }
         };
         let admission = match slots.lock() {
-            Ok(mut t) => t.admit(peer, Instant::now()),
+            Ok(mut t) => t.admit(&stream, peer, Instant::now()),
             Err(_) => Admission::Refused,
         };
         let handler = handler.clone();

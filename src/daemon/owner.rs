@@ -191,10 +191,10 @@ fn start_http(cfg: &Config, ctl: ControlHandle) {
         idle_timeout: cfg.api.idle_timeout.get(),
     };
     let addr = listen.to_string();
-    match std::net::TcpListener::bind(&addr).and_then(|l| {
-        l.set_nonblocking(true)?;
-        smol::net::TcpListener::try_from(l)
-    }) {
+    let bound = crate::config::validate::listen_addr(listen)
+        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+        .and_then(crate::api::http::listen);
+    match bound {
         Ok(l) => {
             log::info!("api: listening on http://{addr}");
             let token = cfg.api.token().map(std::sync::Arc::from);
