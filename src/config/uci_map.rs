@@ -682,6 +682,7 @@ mod tests {
              \toption router_id '10.0.0.1'\n\
              \toption listen_port '-1'\n\
              \toption log_level 'debug'\n\
+             \toption api_token '0123456789abcdef'\n\
              config neighbor 'bird'\n\
              \toption address '127.0.0.1'\n\
              \toption peer_asn '65000'\n\
@@ -716,6 +717,7 @@ mod tests {
                 "router": {"asn": "65001", "router_id": "10.0.0.1"},
                 "bgp": {"listen_port": "-1", "neighbors": [
                     {"name": "bird", "address": "127.0.0.1", "peer_asn": "65000"}]},
+                "api": {"token": "0123456789abcdef"},
                 "logging": {"level": "debug"},
                 "vips": [
                     {"name": "web", "prefix": "192.0.2.1/32",
