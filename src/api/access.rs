@@ -111,6 +111,19 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
     diff == 0
 }
 
+/// The warning logged at start when the API listens on `local` beyond
+/// loopback (a LAN address, or every address) and `api.token` is unset:
+/// browsers are kept out by the rules above, but any host that reaches the
+/// port can still drain VIPs.
+pub fn exposure_warning(local: SocketAddr, token_set: bool) -> Option<String> {
+    if token_set || local.ip().to_canonical().is_loopback() {
+        return None;
+    }
+    Some(format!(
+        "api: {local} is reachable beyond loopback and api.token (UCI api_token) is not set: any host that reaches it can drain VIPs and trigger checks"
+    ))
+}
+
 /// The challenge of RFC 6750 §3.
 const CHALLENGE: &str = "Bearer realm=\"pathosd\"";
 const CHALLENGE_INVALID: &str = "Bearer realm=\"pathosd\", error=\"invalid_token\"";
@@ -369,6 +382,28 @@ mod tests {
             ("Authorization", "Bearer s3cret-token-0123456789"),
         ];
         assert_eq!(status(&evil, tok), 403);
+    }
+
+    #[test]
+    fn warns_only_beyond_loopback_without_token() {
+        for l in [
+            "127.0.0.1:59179",
+            "127.1.2.3:1",
+            "[::1]:59179",
+            "[::ffff:127.0.0.1]:1",
+        ] {
+            assert_eq!(exposure_warning(l.parse().unwrap(), false), None, "{l}");
+        }
+        for l in [
+            "0.0.0.0:59179",
+            "192.168.1.1:59179",
+            "[::]:59179",
+            "[fd00::1]:1",
+        ] {
+            let w = exposure_warning(l.parse().unwrap(), false).expect(l);
+            assert!(w.contains("api.token") && w.contains(l), "{w}");
+            assert_eq!(exposure_warning(l.parse().unwrap(), true), None, "{l}");
+        }
     }
 
     #[test]

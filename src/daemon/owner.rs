@@ -198,9 +198,12 @@ fn start_http(cfg: &Config, ctl: ControlHandle) {
         Ok(l) => {
             log::info!("api: listening on http://{addr}");
             let token = cfg.api.token().map(std::sync::Arc::from);
-            let beyond_loopback = l.local_addr().is_ok_and(|a| !a.ip().is_loopback());
-            if beyond_loopback && token.is_none() {
-                log::warn!("api: {addr} is reachable beyond loopback and api.token (UCI api_token) is not set: any host that reaches it can drain VIPs and trigger checks");
+            if let Some(w) = l
+                .local_addr()
+                .ok()
+                .and_then(|a| crate::api::access::exposure_warning(a, token.is_some()))
+            {
+                log::warn!("{w}");
             }
             let opts = crate::api::routes::Options {
                 token,
