@@ -202,6 +202,8 @@ pub fn set_min_ttl(sock: &impl AsRawFd, ipv6: bool, min: u8) -> io::Result<()> {
 /// Raises the soft RLIMIT_NOFILE to `want` (at most the hard limit) and
 /// returns the soft limit now in force. Used by tests that hold more than the
 /// usual 1,024 sockets open (the HTTP abuse test).
+// rlim_t is u64 on musl and 64-bit glibc but c_ulong on 32-bit glibc.
+#[allow(clippy::useless_conversion)]
 pub fn raise_nofile_limit(want: u64) -> io::Result<u64> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,

@@ -621,7 +621,8 @@ fn cross_site_and_rebinding_changes_are_refused() {
         // The same with a JSON type (a browser preflights it; a script may
         // still try).
         (
-            format!("Host: evil.example\r\nOrigin: http://evil.example\r\nContent-Type: application/json\r\n"),
+            "Host: evil.example\r\nOrigin: http://evil.example\r\nContent-Type: application/json\r\n"
+                .to_string(),
             403,
         ),
         // DNS rebinding: same-origin to the browser, but the Host is the
