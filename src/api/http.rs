@@ -749,3 +749,32 @@ async fn write_response(
     }
     ok
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One line per period, and the next one says how many were left out.
+    #[test]
+    fn log_limit_counts_what_it_leaves_out() {
+        let l = LogLimit::new();
+        assert_eq!(l.allow(Duration::from_secs(3600)), Some(0));
+        for _ in 0..5 {
+            assert_eq!(l.allow(Duration::from_secs(3600)), None);
+        }
+        assert_eq!(l.allow(Duration::ZERO), Some(5));
+        assert_eq!(l.allow(Duration::ZERO), Some(0));
+        assert_eq!(more_since(0), "");
+        assert_eq!(more_since(5), " (5 more like it not logged)");
+    }
+
+    #[test]
+    fn sources_are_addresses_and_ipv6_slash_64s() {
+        let s = |a: &str| source_of(a.parse().unwrap());
+        assert_eq!(s("192.0.2.1"), s("192.0.2.1"));
+        assert_ne!(s("192.0.2.1"), s("192.0.2.2"));
+        assert_eq!(s("2001:db8::1"), s("2001:db8::ffff:1"));
+        assert_ne!(s("2001:db8::1"), s("2001:db8:0:1::1"));
+        assert_eq!(s("::ffff:192.0.2.1"), s("192.0.2.1"));
+    }
+}
