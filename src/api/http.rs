@@ -255,6 +255,24 @@ impl Slots {
         Some(self.slots.swap_remove(i).peer)
     }
 
+    /// At the global cap: evicts (as [`Slots::evict_one`] does) from the
+    /// source holding the most connections that has one to spare, so a
+    /// source with few connections (a scraper) is the last to lose one to
+    /// many sources at their caps.
+    fn evict_from_largest_source(&mut self) -> Option<SocketAddr> {
+        let mut counts: Vec<(IpAddr, usize)> = Vec::new();
+        for s in &self.slots {
+            match counts.iter_mut().find(|(src, _)| *src == s.source) {
+                Some((_, n)) => *n = n.saturating_add(1),
+                None => counts.push((s.source, 1)),
+            }
+        }
+        counts.sort_by(|a, b| b.1.cmp(&a.1));
+        counts
+            .into_iter()
+            .find_map(|(src, _)| self.evict_one(|s| s.source == src))
+    }
+
     fn admit(&mut self, stream: &TcpStream, peer: SocketAddr, now: Instant) -> Admission {
         let source = source_of(peer.ip());
         let mut evicted = None;
@@ -265,7 +283,7 @@ impl Slots {
             }
         }
         if self.slots.len() >= MAX_CONNECTIONS {
-            match self.evict_one(|_| true) {
+            match self.evict_from_largest_source() {
                 Some(p) => evicted = Some(p),
                 None => return Admission::Refused,
             }
