@@ -267,7 +267,7 @@ impl Slots {
                 None => counts.push((s.source, 1)),
             }
         }
-        counts.sort_by(|a, b| b.1.cmp(&a.1));
+        counts.sort_by_key(|c| std::cmp::Reverse(c.1));
         counts
             .into_iter()
             .find_map(|(src, _)| self.evict_one(|s| s.source == src))
