@@ -199,6 +199,32 @@ pub fn set_min_ttl(sock: &impl AsRawFd, ipv6: bool, min: u8) -> io::Result<()> {
     )
 }
 
+/// Raises the soft RLIMIT_NOFILE to `want` (at most the hard limit) and
+/// returns the soft limit now in force. Used by tests that hold more than the
+/// usual 1,024 sockets open (the HTTP abuse test).
+// rlim_t is u64 on musl and 64-bit glibc but c_ulong on 32-bit glibc.
+#[allow(clippy::useless_conversion)]
+pub fn raise_nofile_limit(want: u64) -> io::Result<u64> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into the live value we pass.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let want = libc::rlim_t::try_from(want).unwrap_or(libc::rlim_t::MAX);
+    if lim.rlim_cur >= want {
+        return Ok(u64::try_from(lim.rlim_cur).unwrap_or(u64::MAX));
+    }
+    lim.rlim_cur = want.min(lim.rlim_max);
+    // SAFETY: setrlimit only reads the rlimit we pass.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(u64::try_from(lim.rlim_cur).unwrap_or(u64::MAX))
+}
+
 fn setsockopt_raw(
     sock: &impl AsRawFd,
     level: libc::c_int,

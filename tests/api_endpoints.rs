@@ -59,10 +59,23 @@ fn raw(addr: SocketAddr, bytes: &[u8]) -> Reply {
     }
 }
 
+/// A request as a non-browser client sends it: `Host` names the server, and
+/// changes (POST, DELETE) carry `Content-Type: application/json`, as
+/// `api::access` requires.
 fn req(addr: SocketAddr, method: &str, target: &str) -> Reply {
+    let json = if matches!(method, "GET" | "HEAD") {
+        ""
+    } else {
+        "Content-Type: application/json\r\n"
+    };
+    req_with(addr, method, target, &format!("Host: {addr}\r\n{json}"))
+}
+
+/// A request with exactly the header lines `headers` (each ending in CRLF).
+fn req_with(addr: SocketAddr, method: &str, target: &str, headers: &str) -> Reply {
     raw(
         addr,
-        format!("{method} {target} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").as_bytes(),
+        format!("{method} {target} HTTP/1.1\r\n{headers}Connection: close\r\n\r\n").as_bytes(),
     )
 }
 
@@ -576,6 +589,7 @@ fn stuck_owner_is_answered_503_in_bounded_time() {
         limits(5000),
         Options {
             owner_timeout: Duration::from_millis(300),
+            ..Options::default()
         },
     );
     let started = Instant::now();
@@ -603,4 +617,145 @@ fn stuck_owner_is_answered_503_in_bounded_time() {
     let r = req(addr, "GET", "/status");
     assert_eq!(r.status, 503);
     assert_eq!(r.json()["error"], "daemon is stopping");
+}
+
+/// The case: a browser on the LAN made to POST to the API, across
+/// sites (CSRF) or through a rebound DNS name. None of it may change state;
+/// reads stay open to any Host and Origin.
+#[test]
+fn cross_site_and_rebinding_changes_are_refused() {
+    let (owner, addr) = setup(17);
+    let port = addr.port();
+    let refused: Vec<(String, u16)> = vec![
+        // A cross-site form post: foreign Origin and Host, simple request.
+        (
+            format!(
+                "Host: evil.example:{port}\r\nOrigin: http://evil.example\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+            ),
+            403,
+        ),
+        // The same with a JSON type (a browser preflights it; a script may
+        // still try).
+        (
+            "Host: evil.example\r\nOrigin: http://evil.example\r\nContent-Type: application/json\r\n"
+                .to_string(),
+            403,
+        ),
+        // DNS rebinding: same-origin to the browser, but the Host is the
+        // attacker's name.
+        (
+            format!(
+                "Host: evil.example:{port}\r\nOrigin: http://evil.example:{port}\r\nX-Requested-With: x\r\n"
+            ),
+            403,
+        ),
+        // Our Host, a foreign Origin.
+        (
+            format!("Host: {addr}\r\nOrigin: http://evil.example\r\nContent-Type: application/json\r\n"),
+            403,
+        ),
+        (
+            format!("Host: {addr}\r\nSec-Fetch-Site: cross-site\r\nX-Requested-With: x\r\n"),
+            403,
+        ),
+        // Our Host and Origin, but a simple request.
+        (format!("Host: {addr}\r\nOrigin: http://{addr}\r\n"), 403),
+        (format!("Host: {addr}\r\nContent-Type: text/plain\r\n"), 403),
+        // No Host at all.
+        ("Content-Type: application/json\r\n".to_string(), 400),
+    ];
+    for (headers, want) in &refused {
+        for (m, p) in [
+            ("POST", "/api/v1/vips/web/drain"),
+            ("DELETE", "/api/v1/vips/web/drain"),
+            ("POST", "/api/v1/vips/web/check"),
+        ] {
+            let r = req_with(addr, m, p, headers);
+            assert_eq!(r.status, *want, "{m} {p} with {headers:?}: {}", r.body);
+            assert!(r.json()["error"].is_string(), "{}", r.body);
+        }
+    }
+    assert!(!owner.snapshot.lock().unwrap().vips[0].drain_api);
+    assert_eq!(owner.log.triggers.load(Ordering::SeqCst), 0);
+
+    // The page's own fetch: same origin, X-Requested-With.
+    let page = format!(
+        "Host: {addr}\r\nOrigin: http://{addr}\r\nSec-Fetch-Site: same-origin\r\nX-Requested-With: pathosd\r\n"
+    );
+    let r = req_with(addr, "POST", "/api/v1/vips/web/drain", &page);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(owner.snapshot.lock().unwrap().vips[0].drain_api);
+    let r = req_with(
+        addr,
+        "POST",
+        "/api/v1/vips/web/check",
+        &format!("Host: localhost:{port}\r\nX-Requested-With: curl\r\n"),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(owner.log.triggers.load(Ordering::SeqCst), 1);
+
+    // Reads are open to anyone.
+    let r = req_with(
+        addr,
+        "GET",
+        "/status",
+        "Host: evil.example\r\nOrigin: http://evil.example\r\n",
+    );
+    assert_eq!(r.status, 200);
+}
+
+#[test]
+fn api_token_guards_changes_not_reads() {
+    let owner = start_owner(Duration::from_millis(1));
+    let token = "0123456789abcdef-token";
+    let addr = start_http_with(
+        test_ip(18),
+        owner.ctl.clone(),
+        limits(2000),
+        Options {
+            token: Some(token.into()),
+            ..Options::default()
+        },
+    );
+    let host = format!("Host: {addr}\r\n");
+    let r = req(addr, "POST", "/api/v1/vips/web/drain");
+    assert_eq!(r.status, 401, "{}", r.body);
+    assert_eq!(
+        r.header("WWW-Authenticate").as_deref(),
+        Some("Bearer realm=\"pathosd\"")
+    );
+    for wrong in [
+        "Bearer 0123456789abcdef-tokeN",
+        "Basic 0123456789abcdef-token",
+    ] {
+        let r = req_with(
+            addr,
+            "DELETE",
+            "/api/v1/vips/web/drain",
+            &format!("{host}Authorization: {wrong}\r\n"),
+        );
+        assert_eq!(r.status, 401, "{wrong}");
+    }
+    assert!(!owner.snapshot.lock().unwrap().vips[0].drain_api);
+    // Authorization alone makes the request non-simple.
+    let r = req_with(
+        addr,
+        "POST",
+        "/api/v1/vips/web/drain",
+        &format!("{host}Authorization: Bearer {token}\r\n"),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(owner.snapshot.lock().unwrap().vips[0].drain_api);
+    // A token does not lift the Host rule.
+    let r = req_with(
+        addr,
+        "POST",
+        "/api/v1/vips/web/check",
+        &format!("Host: evil.example\r\nAuthorization: Bearer {token}\r\n"),
+    );
+    assert_eq!(r.status, 403);
+    assert_eq!(owner.log.triggers.load(Ordering::SeqCst), 0);
+    for p in ["/status", "/metrics", "/healthz", "/api/v1/vips/web"] {
+        assert_eq!(req(addr, "GET", p).status, 200, "{p}");
+    }
 }

@@ -352,7 +352,7 @@ pub fn start_http_with(
     lim: pathosd::api::http::Limits,
     opts: pathosd::api::routes::Options,
 ) -> SocketAddr {
-    let listener = smol::block_on(smol::net::TcpListener::bind((ip, 0))).unwrap();
+    let listener = pathosd::api::http::listen(SocketAddr::from((ip, 0))).unwrap();
     let addr = listener.local_addr().unwrap();
     let h = pathosd::api::routes::handler_with(ctl, opts);
     std::thread::spawn(move || smol::block_on(pathosd::api::http::serve(listener, h, lim)));

@@ -6,9 +6,12 @@
 mod fixture;
 
 use fixture::*;
+use pathosd::api::http::{serve, Handler, Response};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -118,4 +121,80 @@ fn script_rerenders_tables_from_status() {
     assert!(!dom.contains("<b>evil</b>"));
     assert!(!dom.contains("<script>alert(1)</script>"));
     assert!(dom.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+}
+
+/// Serves the real routes, with a script added to the page at `/` that
+/// clicks the first "Trigger check" button once the page has loaded: the
+/// page's own fetch, as a user's click sends it, must pass the access rules.
+fn server_clicking(n: u8) -> (FakeOwner, SocketAddr) {
+    let owner = start_owner(Duration::from_millis(1));
+    let inner = pathosd::api::routes::handler(owner.ctl.clone());
+    let handler: Handler = Arc::new(move |req| {
+        let page = req.path == "/";
+        let inner = inner.clone();
+        Box::pin(async move {
+            let mut r = inner(req).await;
+            if page {
+                let html = String::from_utf8(r.body).unwrap().replace(
+                    "</body>",
+                    "<script>addEventListener('load',()=>document.querySelector('form button').click())</script></body>",
+                );
+                r.body = html.into_bytes();
+            }
+            r
+        })
+    });
+    let listener = pathosd::api::http::listen(SocketAddr::from((test_ip(n), 0))).unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || smol::block_on(serve(listener, handler, limits(10_000))));
+    (owner, addr)
+}
+
+#[test]
+fn trigger_button_passes_the_access_rules() {
+    let (owner, addr) = server_clicking(3);
+    let dom = dump_dom(
+        "click",
+        &format!("http://{addr}/"),
+        &["--virtual-time-budget=4000"],
+    );
+    assert_eq!(owner.log.triggers.load(Ordering::SeqCst), 1, "{dom}");
+    // The answer is shown on the page.
+    assert!(dom.contains("\"vip\": \"web\""), "{dom}");
+}
+
+/// A page on another origin that posts to the API as soon as it loads: a
+/// cross-site form (a simple request) and a script's fetch with a custom
+/// header (which needs a CORS preflight the API never grants). Neither may
+/// drain the VIP nor trigger a check.
+#[test]
+fn cross_site_page_cannot_drain_or_trigger() {
+    let (owner, api) = server(4);
+    let evil_page = format!(
+        "<!doctype html><html><body>\
+         <iframe name=sink></iframe>\
+         <form id=f method=post target=sink action=\"http://{api}/api/v1/vips/web/drain\"></form>\
+         <p id=out>pending</p>\
+         <script>\
+         document.getElementById('f').submit();\
+         fetch('http://{api}/api/v1/vips/web/check',{{method:'POST',headers:{{'X-Requested-With':'x'}}}})\
+           .then(r=>r.text()).then(t=>document.getElementById('out').textContent='answered '+t,\
+                 e=>document.getElementById('out').textContent='blocked '+e);\
+         </script></body></html>"
+    );
+    let handler: Handler = Arc::new(move |_req| {
+        let page = evil_page.clone();
+        Box::pin(async move { Response::new(200, "text/html; charset=utf-8", page) })
+    });
+    let listener = pathosd::api::http::listen(SocketAddr::from((test_ip(5), 0))).unwrap();
+    let evil = listener.local_addr().unwrap();
+    std::thread::spawn(move || smol::block_on(serve(listener, handler, limits(10_000))));
+    let dom = dump_dom(
+        "evil",
+        &format!("http://{evil}/"),
+        &["--virtual-time-budget=4000"],
+    );
+    assert!(dom.contains("blocked "), "the fetch must fail: {dom}");
+    assert!(!owner.snapshot.lock().unwrap().vips[0].drain_api, "{dom}");
+    assert_eq!(owner.log.triggers.load(Ordering::SeqCst), 0, "{dom}");
 }

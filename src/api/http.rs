@@ -1,25 +1,44 @@
 //! A minimal HTTP/1.1 server for the local endpoint. It is deliberately small:
 //! Content-Length bodies only, bounded header and body sizes, a cap on
-//! concurrent connections, and every read and write under a deadline, so a
-//! slow or hostile client can never stall the daemon or its routing.
+//! connections (in all and per source), and every read and write under a
+//! deadline, so a slow or hostile client can never stall the daemon or its
+//! routing, nor keep other clients out: when a cap is reached the connection
+//! that has been idle (or dribbling its request) the longest is closed to
+//! make room, and only connections whose request is being answered are safe.
 
+use smol::channel::{Receiver, Sender};
 use smol::future::FutureExt;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::{TcpListener, TcpStream};
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Largest request head (request line plus headers) accepted.
 pub const MAX_HEAD: usize = 8 * 1024;
 /// Largest request body accepted.
 pub const MAX_BODY: usize = 64 * 1024;
-/// Connections served at once; more are answered 503 and closed.
-pub const MAX_CONNECTIONS: usize = 32;
+/// Connections held at once. When full, a new connection takes the place of
+/// the one idle (or sending its request) the longest; only when every one is
+/// being answered is the new one answered 503 and closed.
+pub const MAX_CONNECTIONS: usize = 128;
+/// Connections held at once from one source (an IPv4 address or an IPv6
+/// /64), with the same eviction as [`MAX_CONNECTIONS`]: a single host can
+/// churn only its own connections.
+pub const MAX_CONNECTIONS_PER_SOURCE: usize = 32;
 const MAX_HEADERS: usize = 32;
+/// Connections the kernel queues for `accept` (capped by
+/// net.core.somaxconn). Larger than the usual 128 so that a burst of
+/// connects (such as attackers reconnecting as fast as they are closed)
+/// waits in the queue instead of having its SYNs dropped, which would cost
+/// a normal client a 1 s SYN retransmit.
+pub const LISTEN_BACKLOG: i32 = 4096;
+/// Refused, evicted and accept-failure log lines: at most one per this.
+const LOG_EVERY: Duration = Duration::from_secs(10);
+/// A 503 to a refused connection gets this long to be written.
+const REFUSE_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The timeouts of `api` in the config; zero disables one.
 #[derive(Debug, Clone, Copy)]
@@ -38,6 +57,8 @@ pub struct Request {
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
     pub peer: SocketAddr,
+    /// The address the client connected to (this end of the connection).
+    pub local: SocketAddr,
 }
 
 impl Request {
@@ -95,33 +116,320 @@ impl Response {
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 pub type Handler = Arc<dyn Fn(Request) -> BoxFuture<Response> + Send + Sync>;
 
+/// Log lines that a client can provoke at will: at most one per period, with
+/// the number left out since the last one.
+pub struct LogLimit {
+    state: Mutex<(Option<Instant>, u64)>,
+}
+
+impl LogLimit {
+    pub const fn new() -> LogLimit {
+        LogLimit {
+            state: Mutex::new((None, 0)),
+        }
+    }
+
+    /// `Some(suppressed)` when a line may be logged now (`suppressed` lines
+    /// were left out since the last one), `None` when this one is left out.
+    pub fn allow(&self, every: Duration) -> Option<u64> {
+        let mut st = self.state.lock().ok()?;
+        let now = Instant::now();
+        match st.0 {
+            Some(t) if now.saturating_duration_since(t) < every => {
+                st.1 = st.1.saturating_add(1);
+                None
+            }
+            _ => {
+                let n = st.1;
+                *st = (Some(now), 0);
+                Some(n)
+            }
+        }
+    }
+}
+
+impl Default for LogLimit {
+    fn default() -> LogLimit {
+        LogLimit::new()
+    }
+}
+
+/// ", N more since" for a rate-limited line, or nothing.
+pub fn more_since(n: u64) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!(" ({n} more like it not logged)")
+    }
+}
+
+/// What a connection is doing, for choosing whom to evict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Accepted, nothing read yet. Evicted last: its request may already be
+    /// on the way, only not read yet.
+    Fresh,
+    /// Kept alive after a response, waiting for the next request.
+    Idle,
+    /// A request has started arriving but is not complete.
+    Reading,
+    /// The request is being answered (handler or response write).
+    Busy,
+}
+
+struct Slot {
+    id: u64,
+    source: IpAddr,
+    peer: SocketAddr,
+    phase: Phase,
+    /// When `phase` was entered.
+    since: Instant,
+    /// The connection (a second handle), to see whether its request has
+    /// arrived before closing it as idle.
+    stream: TcpStream,
+    /// Dropped to evict: the connection's task waits on the other end.
+    _evict: Sender<()>,
+}
+
+#[derive(Default)]
+struct Slots {
+    next_id: u64,
+    slots: Vec<Slot>,
+}
+
+/// Why a connection was let in or not.
+enum Admission {
+    In {
+        id: u64,
+        evict: Receiver<()>,
+        evicted: Option<SocketAddr>,
+    },
+    Refused,
+}
+
+/// The per-source key: an IPv4 address, or the /64 of an IPv6 one (a host
+/// usually has a whole /64 to pick addresses from).
+fn source_of(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        IpAddr::V6(a) => {
+            let mut o = a.octets();
+            o[8..].fill(0);
+            IpAddr::V6(Ipv6Addr::from(o))
+        }
+        v4 => v4,
+    }
+}
+
+impl Slots {
+    /// Closes the connection matching `pick` that has been kept alive idle
+    /// the longest, else the one that has been sending its request the
+    /// longest, else the oldest that has sent nothing yet. Busy connections
+    /// are never chosen.
+    fn evict_one(&mut self, pick: impl Fn(&Slot) -> bool) -> Option<SocketAddr> {
+        let mut order: Vec<(u8, Instant, usize)> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| pick(s))
+            .filter_map(|(i, s)| {
+                let rank = match s.phase {
+                    Phase::Idle => 0,
+                    Phase::Reading => 1,
+                    Phase::Fresh => 2,
+                    Phase::Busy => return None,
+                };
+                Some((rank, s.since, i))
+            })
+            .collect();
+        order.sort_unstable();
+        // An idle or fresh connection whose request has arrived (just not
+        // been read yet) is about to be busy: closing it would drop a
+        // request that a client already sent.
+        let (_, _, i) = order.into_iter().find(|&(rank, _, i)| {
+            rank == 1
+                || self
+                    .slots
+                    .get(i)
+                    .is_some_and(|s| !request_waiting(&s.stream))
+        })?;
+        Some(self.slots.swap_remove(i).peer)
+    }
+
+    /// At the global cap: evicts (as [`Slots::evict_one`] does) from the
+    /// source holding the most connections that has one to spare, so a
+    /// source with few connections (a scraper) is the last to lose one to
+    /// many sources at their caps.
+    fn evict_from_largest_source(&mut self) -> Option<SocketAddr> {
+        let mut counts: Vec<(IpAddr, usize)> = Vec::new();
+        for s in &self.slots {
+            match counts.iter_mut().find(|(src, _)| *src == s.source) {
+                Some((_, n)) => *n = n.saturating_add(1),
+                None => counts.push((s.source, 1)),
+            }
+        }
+        counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+        counts
+            .into_iter()
+            .find_map(|(src, _)| self.evict_one(|s| s.source == src))
+    }
+
+    fn admit(&mut self, stream: &TcpStream, peer: SocketAddr, now: Instant) -> Admission {
+        let source = source_of(peer.ip());
+        let mut evicted = None;
+        if self.slots.iter().filter(|s| s.source == source).count() >= MAX_CONNECTIONS_PER_SOURCE {
+            match self.evict_one(|s| s.source == source) {
+                Some(p) => evicted = Some(p),
+                None => return Admission::Refused,
+            }
+        }
+        if self.slots.len() >= MAX_CONNECTIONS {
+            match self.evict_from_largest_source() {
+                Some(p) => evicted = Some(p),
+                None => return Admission::Refused,
+            }
+        }
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
+        let (tx, rx) = smol::channel::bounded(1);
+        self.slots.push(Slot {
+            id,
+            source,
+            peer,
+            phase: Phase::Fresh,
+            since: now,
+            stream: stream.clone(),
+            _evict: tx,
+        });
+        Admission::In {
+            id,
+            evict: rx,
+            evicted,
+        }
+    }
+}
+
+/// Whether bytes wait to be read on `s` (a peek; the socket is non-blocking).
+/// A closed or failed connection has none.
+fn request_waiting(s: &TcpStream) -> bool {
+    let mut b = [std::mem::MaybeUninit::<u8>::uninit(); 1];
+    matches!(socket2::SockRef::from(s).peek(&mut b), Ok(n) if n > 0)
+}
+
+/// One admitted connection's place in the table; dropping it frees the slot.
+struct Conn {
+    slots: Arc<Mutex<Slots>>,
+    id: u64,
+    evicted: Receiver<()>,
+}
+
+impl Conn {
+    /// Enters `phase`; false when the connection was evicted meanwhile.
+    fn set(&self, phase: Phase) -> bool {
+        let Ok(mut t) = self.slots.lock() else {
+            return false;
+        };
+        match t.slots.iter_mut().find(|s| s.id == self.id) {
+            Some(s) => {
+                if s.phase != phase {
+                    s.phase = phase;
+                    s.since = Instant::now();
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Resolves once the connection is evicted.
+    async fn evicted(&self) {
+        let _ = self.evicted.recv().await;
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        if let Ok(mut t) = self.slots.lock() {
+            if let Some(i) = t.slots.iter().position(|s| s.id == self.id) {
+                t.slots.swap_remove(i);
+            }
+        }
+    }
+}
+
+static CAP_LOG: LogLimit = LogLimit::new();
+static ACCEPT_LOG: LogLimit = LogLimit::new();
+
+/// Binds the API's listening socket on `addr` with [`LISTEN_BACKLOG`].
+pub fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let domain = socket2::Domain::for_address(addr);
+    let s = socket2::Socket::new(domain, socket2::Type::STREAM, None)?;
+    // A restarted daemon can bind while old connections are in TIME_WAIT.
+    s.set_reuse_address(true)?;
+    s.bind(&addr.into())?;
+    s.listen(LISTEN_BACKLOG)?;
+    s.set_nonblocking(true)?;
+    TcpListener::try_from(std::net::TcpListener::from(s))
+}
+
 /// Accepts connections until the listener fails; each is served on its own task.
 pub async fn serve(listener: TcpListener, handler: Handler, limits: Limits) {
-    let active = Arc::new(AtomicUsize::new(0));
+    let slots = Arc::new(Mutex::new(Slots::default()));
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(x) => x,
             Err(e) => {
                 // EMFILE and friends: back off briefly instead of spinning.
-                log::warn!("api: accept: {e}");
+                if let Some(n) = ACCEPT_LOG.allow(LOG_EVERY) {
+                    log::warn!("api: accept: {e}{}", more_since(n));
+                }
                 smol::Timer::after(Duration::from_millis(100)).await;
                 continue;
             }
         };
-        let n = active.fetch_add(1, Ordering::SeqCst);
-        let active2 = active.clone();
+        let admission = match slots.lock() {
+            Ok(mut t) => t.admit(&stream, peer, Instant::now()),
+            Err(_) => Admission::Refused,
+        };
         let handler = handler.clone();
-        smol::spawn(async move {
-            if n >= MAX_CONNECTIONS {
-                let r = Response::error(503, "too many connections");
-                let mut stream = stream;
-                let _ = write_response(&mut stream, &r, false, false, &limits).await;
-            } else {
-                serve_conn(stream, peer, handler, limits).await;
+        match admission {
+            Admission::In { id, evict, evicted } => {
+                if let Some(old) = evicted {
+                    if let Some(n) = CAP_LOG.allow(LOG_EVERY) {
+                        log::warn!(
+                            "api: connection limit reached ({MAX_CONNECTIONS}, {MAX_CONNECTIONS_PER_SOURCE} per source): closed the longest-idle connection from {old} for one from {peer}{}",
+                            more_since(n)
+                        );
+                    }
+                }
+                let conn = Conn {
+                    slots: slots.clone(),
+                    id,
+                    evicted: evict,
+                };
+                smol::spawn(serve_conn(stream, peer, conn, handler, limits)).detach();
             }
-            active2.fetch_sub(1, Ordering::SeqCst);
-        })
-        .detach();
+            Admission::Refused => {
+                if let Some(n) = CAP_LOG.allow(LOG_EVERY) {
+                    log::warn!(
+                        "api: connection limit reached ({MAX_CONNECTIONS}, {MAX_CONNECTIONS_PER_SOURCE} per source) with every connection busy: refused {peer} with 503{}",
+                        more_since(n)
+                    );
+                }
+                smol::spawn(async move {
+                    let r = Response::error(503, "too many connections");
+                    let lim = Limits {
+                        write_timeout: REFUSE_WRITE_TIMEOUT,
+                        ..limits
+                    };
+                    let mut stream = stream;
+                    let _ = write_response(&mut stream, &r, false, false, &lim).await;
+                })
+                .detach();
+            }
+        }
+        // Let the connections just accepted read their requests before the
+        // next accept: a flood of connects must not starve them.
+        smol::future::yield_now().await;
     }
 }
 
@@ -155,17 +463,59 @@ enum ReadOutcome {
     Closed,
 }
 
-async fn serve_conn(mut stream: TcpStream, peer: SocketAddr, handler: Handler, limits: Limits) {
+/// One read of at most `chunk.len()` bytes, under a deadline, given up when
+/// the connection is evicted.
+enum Got {
+    Data(usize),
+    /// EOF, a socket error, or eviction: close without answering.
+    Closed,
+    TimedOut,
+}
+
+async fn read_some(
+    stream: &mut TcpStream,
+    chunk: &mut [u8],
+    limit: Duration,
+    at: Option<Instant>,
+    conn: &Conn,
+) -> Got {
+    let read = async {
+        match deadline(limit, at, stream.read(chunk)).await {
+            Some(Ok(n)) if n > 0 => Got::Data(n),
+            Some(_) => Got::Closed,
+            None => Got::TimedOut,
+        }
+    };
+    read.or(async {
+        conn.evicted().await;
+        Got::Closed
+    })
+    .await
+}
+
+async fn serve_conn(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    conn: Conn,
+    handler: Handler,
+    limits: Limits,
+) {
     let _ = stream.set_nodelay(true);
+    let Ok(local) = stream.local_addr() else {
+        return;
+    };
     let mut buf: Vec<u8> = Vec::with_capacity(1024);
     let mut first = true;
     loop {
-        let outcome = read_request(&mut stream, peer, &mut buf, &limits, first).await;
+        let outcome = read_request(&mut stream, peer, local, &mut buf, &limits, first, &conn).await;
         first = false;
         let (resp, keep, head) = match outcome {
             ReadOutcome::Closed => return,
             ReadOutcome::Reply(r) => (r, false, false),
             ReadOutcome::Request(req, keep) => {
+                if !conn.set(Phase::Busy) {
+                    return;
+                }
                 let head = req.method == "HEAD";
                 (handler(req).await, keep, head)
             }
@@ -173,22 +523,69 @@ async fn serve_conn(mut stream: TcpStream, peer: SocketAddr, handler: Handler, l
         if !write_response(&mut stream, &resp, keep, head, &limits).await || !keep {
             return;
         }
+        let next = if buf.is_empty() {
+            Phase::Idle
+        } else {
+            Phase::Reading
+        };
+        if !conn.set(next) {
+            return;
+        }
     }
 }
 
+/// The request body length from the `Content-Length` field lines. RFC 9112
+/// §6.3 (5): an invalid Content-Length makes the framing invalid, and the
+/// server MUST answer 400 and close. Several lines, or a list, are accepted
+/// only when every value is the same (RFC 9110 §8.6); anything but digits
+/// (`+5`, `0x10`, empty) is invalid.
+fn content_length(headers: &[(String, String)]) -> Result<Option<usize>, Response> {
+    let mut len: Option<&str> = None;
+    for (_, v) in headers
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+    {
+        for item in v.split(',').map(str::trim) {
+            if item.is_empty() || !item.bytes().all(|c| c.is_ascii_digit()) {
+                return Err(Response::error(400, &format!("bad Content-Length {v:?}")));
+            }
+            // Leading zeros do not make another value.
+            let digits = match item.trim_start_matches('0') {
+                "" => "0",
+                d => d,
+            };
+            match len {
+                Some(l) if l != digits => {
+                    return Err(Response::error(400, "conflicting Content-Length values"))
+                }
+                _ => len = Some(digits),
+            }
+        }
+    }
+    match len.map(str::parse::<usize>) {
+        None => Ok(None),
+        Some(Ok(n)) if n <= MAX_BODY => Ok(Some(n)),
+        // Too large, or too many digits for usize.
+        Some(_) => Err(Response::error(413, "request body too large")),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 async fn read_request(
     stream: &mut TcpStream,
     peer: SocketAddr,
+    local: SocketAddr,
     buf: &mut Vec<u8>,
     limits: &Limits,
     first: bool,
+    conn: &Conn,
 ) -> ReadOutcome {
     // Waiting for the first byte of a follow-up request is idle time.
     if buf.is_empty() && !first {
         let mut chunk = [0u8; 2048];
-        match deadline(limits.idle_timeout, None, stream.read(&mut chunk)).await {
-            Some(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
-            _ => return ReadOutcome::Closed,
+        match read_some(stream, &mut chunk, limits.idle_timeout, None, conn).await {
+            Got::Data(n) => buf.extend_from_slice(&chunk[..n]),
+            Got::Closed | Got::TimedOut => return ReadOutcome::Closed,
         }
     }
     let start = Instant::now();
@@ -199,6 +596,9 @@ async fn read_request(
         .then(|| start.checked_add(limits.read_timeout))
         .flatten();
     loop {
+        if !buf.is_empty() && !conn.set(Phase::Reading) {
+            return ReadOutcome::Closed;
+        }
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut req = httparse::Request::new(&mut headers);
         match req.parse(buf) {
@@ -227,15 +627,19 @@ async fn read_request(
                         "chunked bodies are not supported; send Content-Length",
                     ));
                 }
-                let len = match get("content-length").map(|v| v.parse::<usize>()) {
-                    None => 0,
-                    Some(Ok(n)) if n <= MAX_BODY => n,
-                    Some(Ok(_)) => {
-                        return ReadOutcome::Reply(Response::error(413, "request body too large"))
-                    }
-                    Some(Err(_)) => {
-                        return ReadOutcome::Reply(Response::error(400, "bad Content-Length"))
-                    }
+                // RFC 9112 §3.2: a server MUST answer 400 to a request with
+                // more than one Host field line.
+                if hdrs
+                    .iter()
+                    .filter(|(k, _)| k.eq_ignore_ascii_case("host"))
+                    .count()
+                    > 1
+                {
+                    return ReadOutcome::Reply(Response::error(400, "more than one Host header"));
+                }
+                let len = match content_length(&hdrs) {
+                    Ok(n) => n.unwrap_or(0),
+                    Err(r) => return ReadOutcome::Reply(r),
                 };
                 let keep = match get("connection").as_deref() {
                     Some("close") => false,
@@ -245,12 +649,14 @@ async fn read_request(
                 let total = head_len.saturating_add(len);
                 while buf.len() < total {
                     let mut chunk = [0u8; 4096];
-                    match deadline(limits.read_timeout, body_deadline, stream.read(&mut chunk))
+                    match read_some(stream, &mut chunk, limits.read_timeout, body_deadline, conn)
                         .await
                     {
-                        Some(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
-                        Some(_) => return ReadOutcome::Closed,
-                        None => return ReadOutcome::Reply(Response::error(408, "request timeout")),
+                        Got::Data(n) => buf.extend_from_slice(&chunk[..n]),
+                        Got::Closed => return ReadOutcome::Closed,
+                        Got::TimedOut => {
+                            return ReadOutcome::Reply(Response::error(408, "request timeout"))
+                        }
                     }
                 }
                 let body = buf[head_len..total].to_vec();
@@ -267,6 +673,7 @@ async fn read_request(
                         headers: hdrs,
                         body,
                         peer,
+                        local,
                     },
                     keep,
                 );
@@ -285,17 +692,22 @@ async fn read_request(
         }
         let mut chunk = [0u8; 2048];
         let room = MAX_HEAD.saturating_sub(buf.len()).clamp(1, chunk.len());
-        match deadline(
+        let empty = buf.is_empty();
+        match read_some(
+            stream,
+            &mut chunk[..room],
             limits.read_header_timeout,
             head_deadline,
-            stream.read(&mut chunk[..room]),
+            conn,
         )
         .await
         {
-            Some(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
-            Some(_) => return ReadOutcome::Closed,
-            None if buf.is_empty() => return ReadOutcome::Closed,
-            None => return ReadOutcome::Reply(Response::error(408, "request header timeout")),
+            Got::Data(n) => buf.extend_from_slice(&chunk[..n]),
+            Got::Closed => return ReadOutcome::Closed,
+            Got::TimedOut if empty => return ReadOutcome::Closed,
+            Got::TimedOut => {
+                return ReadOutcome::Reply(Response::error(408, "request header timeout"))
+            }
         }
     }
 }
@@ -306,6 +718,8 @@ fn reason(status: u16) -> &'static str {
         202 => "Accepted",
         204 => "No Content",
         400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         408 => "Request Timeout",
@@ -352,4 +766,33 @@ async fn write_response(
         let _ = stream.close().await;
     }
     ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One line per period, and the next one says how many were left out.
+    #[test]
+    fn log_limit_counts_what_it_leaves_out() {
+        let l = LogLimit::new();
+        assert_eq!(l.allow(Duration::from_secs(3600)), Some(0));
+        for _ in 0..5 {
+            assert_eq!(l.allow(Duration::from_secs(3600)), None);
+        }
+        assert_eq!(l.allow(Duration::ZERO), Some(5));
+        assert_eq!(l.allow(Duration::ZERO), Some(0));
+        assert_eq!(more_since(0), "");
+        assert_eq!(more_since(5), " (5 more like it not logged)");
+    }
+
+    #[test]
+    fn sources_are_addresses_and_ipv6_slash_64s() {
+        let s = |a: &str| source_of(a.parse().unwrap());
+        assert_eq!(s("192.0.2.1"), s("192.0.2.1"));
+        assert_ne!(s("192.0.2.1"), s("192.0.2.2"));
+        assert_eq!(s("2001:db8::1"), s("2001:db8::ffff:1"));
+        assert_ne!(s("2001:db8::1"), s("2001:db8:0:1::1"));
+        assert_eq!(s("::ffff:192.0.2.1"), s("192.0.2.1"));
+    }
 }

@@ -2,6 +2,7 @@
 //! server, Prometheus text, the snapshot types and the owner-task control
 //! channel that HTTP and ubus both use.
 
+pub mod access;
 pub mod control;
 pub mod http;
 pub mod metrics;

@@ -1,7 +1,10 @@
 //! `GET /`: a small self-contained status page. The tables are rendered here
 //! so the page works without JavaScript; a short inline script then refreshes
-//! them from `/status` and turns the "Trigger check" forms into fetches. No
-//! external assets: the router may have no route to the internet.
+//! them from `/status` and turns the "Trigger check" forms into fetches. The
+//! fetch sends `X-Requested-With` (and the token, asked for on a 401), as
+//! `api::access` requires of every change; the script-less form POST is a
+//! simple request and is refused. No external assets: the router may have no
+//! route to the internet.
 
 use super::model::{CheckView, PeerView, Snapshot, VipView};
 use crate::logging::utc_timestamp;
@@ -51,7 +54,8 @@ const bd=(c,t)=>'<span class="b '+e(c)+'">'+e(t)+'</span>';
 function chk(c){return '<div>'+e(c.name)+' <small>'+e(c.type)+'</small> '+bd(c.health_name,c.health_name)+' '+e(c.consecutive_ok)+'/'+e(c.consecutive_fail)+' <small>'+e(c.last_check_detail)+'</small></div>'}
 function vip(v){return '<tr><td>'+e(v.name)+'</td><td>'+e(v.prefix)+'</td><td>'+bd(v.state_name,v.state_name)+'</td><td>'+bd(v.health_name,v.health_name)+'</td><td>'+e(v.as_path_prepend)+'</td><td>'+(v.drain?'yes':'no')+'</td><td>'+v.checks.map(chk).join('')+'</td><td>'+e(v.last_transition_time)+' <small>'+e(v.last_transition_reason)+'</small></td><td><form method="post" action="/api/v1/vips/'+encodeURIComponent(v.name)+'/check"><button>Trigger check</button></form></td></tr>'}
 function peer(p){return '<tr><td>'+e(p.name)+'</td><td>'+e(p.address)+'</td><td>'+e(p.peer_asn)+'</td><td>'+bd(p.session_state=='established'?'established':'down',p.session_state)+'</td><td>'+e(p.uptime_seconds)+'</td><td>'+e(p.advertised)+'</td><td><small>'+e(p.last_error||p.notification_received||p.notification_sent)+'</small></td></tr>'}
-function bind(){document.querySelectorAll('form').forEach(f=>f.onsubmit=async ev=>{ev.preventDefault();const r=await fetch(f.action,{method:'POST'});document.getElementById('msg').textContent=await r.text();load()})}
+function post(u){const h={'X-Requested-With':'pathosd'};const t=sessionStorage.getItem('pathosd-token');if(t)h.Authorization='Bearer '+t;return fetch(u,{method:'POST',headers:h})}
+function bind(){document.querySelectorAll('form').forEach(f=>f.onsubmit=async ev=>{ev.preventDefault();let r=await post(f.action);if(r.status==401){const t=prompt('API token (api.token)');if(t){sessionStorage.setItem('pathosd-token',t);r=await post(f.action)}}document.getElementById('msg').textContent=await r.text();load()})}
 async function load(){try{const s=await(await fetch('/status')).json();
 document.getElementById('vips').innerHTML=s.vips.map(vip).join('');
 document.getElementById('peers').innerHTML=s.peers.map(peer).join('');

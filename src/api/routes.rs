@@ -11,12 +11,14 @@
 //! | POST | `/api/v1/vips/{name}/check[?check=NAME]` | run the checks now |
 //! | POST, DELETE | `/api/v1/vips/{name}/drain` | drain / undrain at runtime |
 //!
-//! HEAD is served wherever GET is. Every wait for the owner task is bounded,
+//! HEAD is served wherever GET is. POST and DELETE must pass
+//! [`access::check`] (Host, Origin, a non-simple request, `api.token`).
+//! Every wait for the owner task is bounded,
 //! so a stuck owner costs a connection slot for at most `owner_timeout`.
 
 use super::control::{ApiError, ControlHandle, Quoted};
 use super::http::{Handler, Request, Response};
-use super::{metrics, page, status};
+use super::{access, metrics, page, status};
 use serde_json::json;
 use smol::future::FutureExt;
 use std::future::Future;
@@ -27,15 +29,19 @@ use std::time::Duration;
 /// the checks' own run time) before it is answered 503.
 pub const DEFAULT_OWNER_TIMEOUT: Duration = Duration::from_secs(60);
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Options {
     pub owner_timeout: Duration,
+    /// `api.token`: what mutating requests must send as `Authorization:
+    /// Bearer`; `None` requires none.
+    pub token: Option<Arc<str>>,
 }
 
 impl Default for Options {
     fn default() -> Options {
         Options {
             owner_timeout: DEFAULT_OWNER_TIMEOUT,
+            token: None,
         }
     }
 }
@@ -47,7 +53,8 @@ pub fn handler(ctl: ControlHandle) -> Handler {
 pub fn handler_with(ctl: ControlHandle, opts: Options) -> Handler {
     Arc::new(move |req: Request| {
         let ctl = ctl.clone();
-        Box::pin(async move { route(&ctl, opts, req).await })
+        let opts = opts.clone();
+        Box::pin(async move { route(&ctl, &opts, req).await })
     })
 }
 
@@ -145,7 +152,9 @@ fn parse(path: &str) -> Option<Route<'_>> {
     })
 }
 
-async fn route(ctl: &ControlHandle, opts: Options, req: Request) -> Response {
+static DENIED_LOG: super::http::LogLimit = super::http::LogLimit::new();
+
+async fn route(ctl: &ControlHandle, opts: &Options, req: Request) -> Response {
     let Some(r) = parse(&req.path) else {
         return Response::error(404, "not found");
     };
@@ -155,6 +164,26 @@ async fn route(ctl: &ControlHandle, opts: Options, req: Request) -> Response {
     };
     if !allowed {
         return Response::error(405, "method not allowed").with_header("Allow", r.allow());
+    }
+    if matches!(r, Route::Check(_) | Route::Drain(_)) {
+        if let Err(d) = access::check(&req.headers, req.local, opts.token.as_deref()) {
+            if let Some(n) = DENIED_LOG.allow(Duration::from_secs(10)) {
+                log::warn!(
+                    "api: refused {} {} from {}: {} {}{}",
+                    req.method,
+                    access::quoted(&req.path),
+                    req.peer,
+                    d.status,
+                    d.message,
+                    super::http::more_since(n)
+                );
+            }
+            let resp = Response::error(d.status, &d.message);
+            return match d.challenge {
+                Some(c) => resp.with_header("WWW-Authenticate", c),
+                None => resp,
+            };
+        }
     }
     let t = opts.owner_timeout;
     let snapshot = || bounded(t, ctl.snapshot());

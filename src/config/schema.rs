@@ -105,13 +105,15 @@ config_struct! {
         /// HTTP listen address (host:port); empty disables the endpoint.
         listen: String = "127.0.0.1:59179".to_string(),
         /// Time to receive request headers; 0 disables.
-        read_header_timeout: Dur = Dur::secs(10),
+        read_header_timeout: Dur = Dur::secs(5),
         /// Time to receive the whole request; 0 disables.
         read_timeout: Dur = Dur::secs(30),
         /// Time to send the response; 0 disables.
         write_timeout: Dur = Dur::secs(60),
         /// Time a kept-alive connection may stay idle; 0 disables.
-        idle_timeout: Dur = Dur::secs(120),
+        idle_timeout: Dur = Dur::secs(5),
+        /// Bearer token that drain and check-trigger requests must send (Authorization: Bearer); empty or unset requires none.
+        token: Option<String> = None,
         /// ubusd socket to register the `pathosd` object on; empty disables ubus.
         ubus_socket: String = "/var/run/ubus/ubus.sock".to_string(),
     }
@@ -273,6 +275,15 @@ impl Neighbor {
     /// `"%{PATHOSD_BGP_MD5}"` can be switched off by an empty variable.
     pub fn md5_key(&self) -> Option<&str> {
         self.auth_password.as_deref().filter(|k| !k.is_empty())
+    }
+}
+
+impl Api {
+    /// The bearer token mutating HTTP requests must send, if any. An empty
+    /// token means none, so `"%{PATHOSD_API_TOKEN}"` can be switched off by
+    /// an empty variable.
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref().filter(|t| !t.is_empty())
     }
 }
 

@@ -45,6 +45,7 @@ const GLOBAL: &[Row] = &[
     ("api_read_timeout", "api.read_timeout", Scalar),
     ("api_write_timeout", "api.write_timeout", Scalar),
     ("api_idle_timeout", "api.idle_timeout", Scalar),
+    ("api_token", "api.token", Scalar),
     ("ubus_socket", "api.ubus_socket", Scalar),
     ("log_level", "logging.level", Scalar),
     ("log_timestamps", "logging.timestamps", Scalar),
@@ -683,6 +684,7 @@ mod tests {
              \toption router_id '10.0.0.1'\n\
              \toption listen_port '-1'\n\
              \toption log_level 'debug'\n\
+             \toption api_token '0123456789abcdef'\n\
              config neighbor 'bird'\n\
              \toption address '127.0.0.1'\n\
              \toption peer_asn '65000'\n\
@@ -717,6 +719,7 @@ mod tests {
                 "router": {"asn": "65001", "router_id": "10.0.0.1"},
                 "bgp": {"listen_port": "-1", "neighbors": [
                     {"name": "bird", "address": "127.0.0.1", "peer_asn": "65000"}]},
+                "api": {"token": "0123456789abcdef"},
                 "logging": {"level": "debug"},
                 "vips": [
                     {"name": "web", "prefix": "192.0.2.1/32",

@@ -397,6 +397,12 @@ fn error_wait(n: &Neighbor, p: &str, errs: &mut Errors) {
     }
 }
 
+/// Shortest `api.token`: 16 characters of the b64token alphabet are about
+/// 96 bits, too many to guess over HTTP.
+pub const API_TOKEN_MIN: usize = 16;
+/// Longest `api.token` (it travels in one header of an 8 KiB request head).
+pub const API_TOKEN_MAX: usize = 256;
+
 fn api(a: &Api, errs: &mut Errors) {
     if !a.listen.is_empty() && listen_addr(&a.listen).is_none() {
         errs.push(
@@ -406,6 +412,30 @@ fn api(a: &Api, errs: &mut Errors) {
                 a.listen
             ),
         );
+    }
+    if let Some(t) = a.token() {
+        // The token itself is a secret: say what is wrong, not what it is.
+        // RFC 6750 §2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" /
+        // "~" / "+" / "/" ) *"=".
+        let body = t.trim_end_matches('=');
+        let b64token = !body.is_empty()
+            && body
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || b"-._~+/".contains(&c));
+        if !b64token {
+            errs.push(
+                "api.token",
+                "may contain only letters, digits and - . _ ~ + / (then = padding), as a bearer token (RFC 6750)",
+            );
+        } else if !(API_TOKEN_MIN..=API_TOKEN_MAX).contains(&t.len()) {
+            errs.push(
+                "api.token",
+                format!(
+                    "is {} characters; it must have {API_TOKEN_MIN} to {API_TOKEN_MAX}",
+                    t.len()
+                ),
+            );
+        }
     }
 }
 
@@ -1067,6 +1097,28 @@ mod tests {
         );
         one(&[("/api", json!({"listen": "localhost"}))],
             "api.listen: \"localhost\" is not host:port such as 127.0.0.1:59179 (empty disables the API)");
+        one(
+            &[("/api", json!({"token": "short"}))],
+            "api.token: is 5 characters; it must have 16 to 256",
+        );
+        one(
+            &[("/api", json!({"token": "x".repeat(257)}))],
+            "api.token: is 257 characters; it must have 16 to 256",
+        );
+        for bad in [
+            "has space in it 0123",
+            "quote\"0123456789abcdef",
+            "ümlaut0123456789abc",
+            "=0123456789abcdefgh",
+        ] {
+            one(&[("/api", json!({"token": bad}))],
+                "api.token: may contain only letters, digits and - . _ ~ + / (then = padding), as a bearer token (RFC 6750)");
+        }
+        for good in ["", "0123456789abcdef", "aB3-._~+/0123456789==="] {
+            let mut v = base();
+            v["api"] = json!({"token": good});
+            assert_eq!(errors(&v), Vec::<String>::new(), "{good}");
+        }
         assert_eq!(
             errors(&{
                 let mut v = base();

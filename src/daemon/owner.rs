@@ -200,15 +200,27 @@ fn start_http(cfg: &Config, ctl: ControlHandle) {
         idle_timeout: cfg.api.idle_timeout.get(),
     };
     let addr = listen.to_string();
-    match std::net::TcpListener::bind(&addr).and_then(|l| {
-        l.set_nonblocking(true)?;
-        smol::net::TcpListener::try_from(l)
-    }) {
+    let bound = crate::config::validate::listen_addr(listen)
+        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+        .and_then(crate::api::http::listen);
+    match bound {
         Ok(l) => {
             log::info!("api: listening on http://{addr}");
+            let token = cfg.api.token().map(std::sync::Arc::from);
+            if let Some(w) = l
+                .local_addr()
+                .ok()
+                .and_then(|a| crate::api::access::exposure_warning(a, token.is_some()))
+            {
+                log::warn!("{w}");
+            }
+            let opts = crate::api::routes::Options {
+                token,
+                ..crate::api::routes::Options::default()
+            };
             smol::spawn(crate::api::http::serve(
                 l,
-                crate::api::routes::handler(ctl),
+                crate::api::routes::handler_with(ctl, opts),
                 limits,
             ))
             .detach();

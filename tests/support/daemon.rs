@@ -206,8 +206,14 @@ pub fn http(addr: SocketAddr, method: &str, path: &str) -> Option<Reply> {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(1)).ok()?;
     s.set_read_timeout(Some(t)).ok()?;
     s.set_write_timeout(Some(t)).ok()?;
+    // Changes must be requests a browser cannot send cross-site (api::access).
+    let json = if matches!(method, "GET" | "HEAD") {
+        ""
+    } else {
+        "Content-Type: application/json\r\n"
+    };
     let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{json}Content-Length: 0\r\nConnection: close\r\n\r\n"
     );
     s.write_all(req.as_bytes()).ok()?;
     let mut raw = Vec::new();
