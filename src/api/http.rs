@@ -37,6 +37,10 @@ const MAX_HEADERS: usize = 32;
 pub const LISTEN_BACKLOG: i32 = 4096;
 /// Refused, evicted and accept-failure log lines: at most one per this.
 const LOG_EVERY: Duration = Duration::from_secs(10);
+/// A connection that finds every slot busy tries again this often, for at
+/// most [`ADMIT_RETRY_FOR`], before it is answered 503.
+const ADMIT_RETRY_EVERY: Duration = Duration::from_millis(10);
+const ADMIT_RETRY_FOR: Duration = Duration::from_millis(300);
 /// A 503 to a refused connection gets this long to be written.
 const REFUSE_WRITE_TIMEOUT: Duration = Duration::from_secs(1);
 
@@ -390,39 +394,31 @@ pub async fn serve(listener: TcpListener, handler: Handler, limits: Limits) {
             Ok(mut t) => t.admit(&stream, peer, Instant::now()),
             Err(_) => Admission::Refused,
         };
-        let handler = handler.clone();
         match admission {
             Admission::In { id, evict, evicted } => {
-                if let Some(old) = evicted {
-                    if let Some(n) = CAP_LOG.allow(LOG_EVERY) {
-                        log::warn!(
-                            "api: connection limit reached ({MAX_CONNECTIONS}, {MAX_CONNECTIONS_PER_SOURCE} per source): closed the longest-idle connection from {old} for one from {peer}{}",
-                            more_since(n)
-                        );
-                    }
-                }
-                let conn = Conn {
-                    slots: slots.clone(),
-                    id,
-                    evicted: evict,
-                };
-                smol::spawn(serve_conn(stream, peer, conn, handler, limits)).detach();
+                admitted(&slots, stream, peer, id, evict, evicted, &handler, limits);
             }
             Admission::Refused => {
-                if let Some(n) = CAP_LOG.allow(LOG_EVERY) {
-                    log::warn!(
-                        "api: connection limit reached ({MAX_CONNECTIONS}, {MAX_CONNECTIONS_PER_SOURCE} per source) with every connection busy: refused {peer} with 503{}",
-                        more_since(n)
-                    );
-                }
+                // Every slot is busy or holds a request that has just
+                // arrived: such a burst passes within milliseconds (the
+                // requests are answered, slow heads become evictable once
+                // read), so the newcomer waits for a place a little
+                // before it is refused.
+                let (slots, handler) = (slots.clone(), handler.clone());
                 smol::spawn(async move {
-                    let r = Response::error(503, "too many connections");
-                    let lim = Limits {
-                        write_timeout: REFUSE_WRITE_TIMEOUT,
-                        ..limits
-                    };
-                    let mut stream = stream;
-                    let _ = write_response(&mut stream, &r, false, false, &lim).await;
+                    let until = Instant::now() + ADMIT_RETRY_FOR;
+                    while Instant::now() < until {
+                        smol::Timer::after(ADMIT_RETRY_EVERY).await;
+                        let again = match slots.lock() {
+                            Ok(mut t) => t.admit(&stream, peer, Instant::now()),
+                            Err(_) => Admission::Refused,
+                        };
+                        if let Admission::In { id, evict, evicted } = again {
+                            admitted(&slots, stream, peer, id, evict, evicted, &handler, limits);
+                            return;
+                        }
+                    }
+                    refuse(stream, peer, limits).await;
                 })
                 .detach();
             }
@@ -431,6 +427,50 @@ pub async fn serve(listener: TcpListener, handler: Handler, limits: Limits) {
         // next accept: a flood of connects must not starve them.
         smol::future::yield_now().await;
     }
+}
+
+/// Serves a connection that got a slot, logging the eviction it caused.
+#[allow(clippy::too_many_arguments)]
+fn admitted(
+    slots: &Arc<Mutex<Slots>>,
+    stream: TcpStream,
+    peer: SocketAddr,
+    id: u64,
+    evict: Receiver<()>,
+    evicted: Option<SocketAddr>,
+    handler: &Handler,
+    limits: Limits,
+) {
+    if let Some(old) = evicted {
+        if let Some(n) = CAP_LOG.allow(LOG_EVERY) {
+            log::warn!(
+                "api: connection limit reached ({MAX_CONNECTIONS}, {MAX_CONNECTIONS_PER_SOURCE} per source): closed the longest-idle connection from {old} for one from {peer}{}",
+                more_since(n)
+            );
+        }
+    }
+    let conn = Conn {
+        slots: slots.clone(),
+        id,
+        evicted: evict,
+    };
+    smol::spawn(serve_conn(stream, peer, conn, handler.clone(), limits)).detach();
+}
+
+/// Answers 503 to a connection that found no place within [`ADMIT_RETRY_FOR`].
+async fn refuse(mut stream: TcpStream, peer: SocketAddr, limits: Limits) {
+    if let Some(n) = CAP_LOG.allow(LOG_EVERY) {
+        log::warn!(
+            "api: connection limit reached ({MAX_CONNECTIONS}, {MAX_CONNECTIONS_PER_SOURCE} per source) with every connection busy: refused {peer} with 503{}",
+            more_since(n)
+        );
+    }
+    let r = Response::error(503, "too many connections");
+    let lim = Limits {
+        write_timeout: REFUSE_WRITE_TIMEOUT,
+        ..limits
+    };
+    let _ = write_response(&mut stream, &r, false, false, &lim).await;
 }
 
 /// Runs `f` with a deadline; `None` when it expired. A zero limit disables it.
