@@ -124,21 +124,22 @@ install -m0755 files/pathosd.init "$D/etc/init.d/pathosd"
 install -m0600 files/pathosd.config "$D/etc/config/pathosd"
 install -m0644 files/pathosd.acl.json "$D/usr/share/acl.d/pathosd.json"
 
+# As the feed Makefile declares them: the wget-ssl/wget-nossl way, same
+# files and config; pathosd-nossl provides pathosd (LuCI's dependency is met
+# by either) and conflicts with it.
 if [ "$NAME" = pathosd ]; then
-	variant="Conflicts: pathosd-nossl"
+	variant=''
 	title="Health-checking BGP VIP announcer"
 else
-	# The wget-ssl/wget-nossl way: same files, same config; LuCI's
-	# dependency on pathosd is met by either.
 	variant="Provides: pathosd
-Conflicts: pathosd"
+Conflicts: pathosd
+"
 	title="Health-checking BGP VIP announcer (without TLS)"
 fi
 control="Package: $NAME
 Version: $VERSION-r$RELEASE
 Depends: libc
-$variant
-Source: feeds/pathosd/pathosd
+${variant}Source: feeds/pathosd/pathosd
 SourceName: pathosd
 License: $LICENSE
 LicenseFiles: $LICENSE_FILES

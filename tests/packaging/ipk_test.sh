@@ -121,7 +121,8 @@ if [ "$name" = pathosd-nossl ]; then
 	same "pathosd-nossl provides pathosd (luci-app-pathosd's dependency)" "$(field Provides)" "pathosd"
 	same "pathosd-nossl conflicts with pathosd" "$(field Conflicts)" "pathosd"
 else
-	same "pathosd conflicts with pathosd-nossl" "$(field Conflicts)" "pathosd-nossl"
+	# One side only, as the feed Makefile (Kconfig rejects mutual CONFLICTS).
+	same "pathosd: no Provides/Conflicts" "$(field Provides)$(field Conflicts)" ""
 fi
 same "conffiles is exactly /etc/config/pathosd" "$(cat "$P/control/conffiles" 2>&1)" "/etc/config/pathosd"
 same "control.tar.gz: control, conffiles, postinst, prerm with their modes" \
