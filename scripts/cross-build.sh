@@ -51,7 +51,9 @@ else
 	TARGETS=("${ALL_TARGETS[@]}")
 fi
 
-WORK="$ROOT/target/cross"
+# PATHOSD_CROSS_DIR moves the toolchain venv, CARGO_HOME, target dir and
+# out/ elsewhere, e.g. to a cache that outlives the clone (scripts/test-cross.sh).
+WORK="${PATHOSD_CROSS_DIR:-$ROOT/target/cross}"
 VENV="$WORK/venv"
 CONFIG="$WORK/build-std.toml"
 mkdir -p "$WORK"
