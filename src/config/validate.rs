@@ -897,9 +897,6 @@ fn http(
     }
     if let Some(proxy) = &h.proxy {
         let pp = join(p, "proxy");
-        if proxy.starts_with("https://") && !crate::TLS {
-            errs.push(&pp, format!("{proxy:?} {}", crate::NEEDS_TLS));
-        }
         if !(proxy.starts_with("http://") || proxy.starts_with("https://")) {
             errs.push(
                 &pp,
@@ -1020,10 +1017,6 @@ mod tests {
             (
                 json!({"type": "http", "http": {"url": "https://web.example/healthz"}}),
                 format!("vips[0].check.http.url: \"https://web.example/healthz\" {why}"),
-            ),
-            (
-                json!({"type": "http", "http": {"url": "http://web.example/", "proxy": "https://p.example:3128"}}),
-                format!("vips[0].check.http.proxy: \"https://p.example:3128\" {why}"),
             ),
             (
                 json!({"type": "grpc", "grpc": {"port": 50051, "tls": true}}),

@@ -466,6 +466,29 @@ impl Inner {
 mod tests {
     use super::*;
 
+    /// `tls: true` is refused by a build without TLS; h2c always works.
+    #[test]
+    fn tls_needs_the_tls_feature() {
+        let vip: Prefix = "192.0.2.10/32".parse().unwrap();
+        let h2c = GrpcCheck {
+            port: 50051,
+            ..GrpcCheck::default()
+        };
+        assert!(GrpcProbe::new(&h2c, &vip).is_ok());
+        let tls = GrpcCheck {
+            tls: true,
+            tls_insecure: true,
+            ..h2c
+        };
+        match GrpcProbe::new(&tls, &vip) {
+            Ok(_) => assert!(crate::TLS),
+            Err(e) => {
+                assert!(!crate::TLS, "{e}");
+                assert!(e.contains(crate::NEEDS_TLS), "{e}");
+            }
+        }
+    }
+
     #[test]
     fn status_names() {
         assert_eq!(parse_code("OK"), Some(0));

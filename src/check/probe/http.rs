@@ -199,12 +199,7 @@ impl HttpProbe {
             _ => target_host(None, vip)?,
         };
         let port = c.port.or(url_port).unwrap_or(if https { 443 } else { 80 });
-        // Also refuses an https:// proxy, which ureq would reach over TLS.
-        let https_proxy = c
-            .proxy
-            .as_deref()
-            .is_some_and(|p| p.starts_with("https://"));
-        if !crate::TLS && (https || https_proxy) {
+        if !crate::TLS && https {
             return Err(format!("https ({}) {}", c.url, crate::NEEDS_TLS));
         }
         if c.tls_insecure && c.tls_ca_cert.is_some() {
@@ -477,6 +472,37 @@ fn fetch(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An https target is refused by a build without TLS (the config
+    /// validation names the option first; this is the probe's own guard).
+    #[test]
+    fn https_needs_the_tls_feature() {
+        let vip: Prefix = "192.0.2.10/32".parse().unwrap();
+        let t = Duration::from_secs(1);
+        let https = HttpCheck {
+            url: "https://web.example/healthz".into(),
+            ..HttpCheck::default()
+        };
+        let plain = HttpCheck {
+            url: "http://web.example/healthz".into(),
+            ..HttpCheck::default()
+        };
+        assert!(HttpProbe::new(&plain, false, &vip, t).is_ok());
+        // Type https with a bare path on the VIP address.
+        let path = HttpCheck {
+            url: "/healthz".into(),
+            ..HttpCheck::default()
+        };
+        for (c, https_type) in [(&https, false), (&path, true)] {
+            let r = HttpProbe::new(c, https_type, &vip, t);
+            if crate::TLS {
+                assert!(r.is_ok(), "{:?}", r.err());
+            } else {
+                let e = r.unwrap_err();
+                assert!(e.contains(crate::NEEDS_TLS), "{e}");
+            }
+        }
+    }
 
     #[test]
     fn urls() {
