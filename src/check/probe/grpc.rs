@@ -480,12 +480,10 @@ mod tests {
             tls_insecure: true,
             ..h2c
         };
-        match GrpcProbe::new(&tls, &vip) {
-            Ok(_) => assert!(crate::TLS),
-            Err(e) => {
-                assert!(!crate::TLS, "{e}");
-                assert!(e.contains(crate::NEEDS_TLS), "{e}");
-            }
+        let r = GrpcProbe::new(&tls, &vip);
+        assert_eq!(r.is_ok(), crate::TLS, "{:?}", r.as_ref().err());
+        if let Err(e) = r {
+            assert!(e.contains(crate::NEEDS_TLS), "{e}");
         }
     }
 
