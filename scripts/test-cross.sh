@@ -24,6 +24,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
 export PATHOSD_SIZE_GATE=${PATHOSD_SIZE_GATE:-0}
+# BIRD for the smoke test, busybox for the fake root (scripts/cross-build.sh
+# installs the toolchain and qemu-user-static itself).
+# shellcheck source=scripts/apt.sh
+. scripts/apt.sh
+apt_ensure bird2 busybox file
 
 if [ "$#" -gt 0 ]; then
 	TARGETS=("$@")
