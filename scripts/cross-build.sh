@@ -4,10 +4,22 @@
 # Debian's rustc-web with its std source
 # (-Zbuild-std through RUSTC_BOOTSTRAP), zig as the linker and libc via
 # cargo-zigbuild, qemu-user to run the result. Prints each binary's stripped
-# size and fails if one exceeds 1.5 MB (1,572,864 bytes).
+# size against the budget of its feature set (the issue's budgets: 2.0 MB =
+# 2,097,152 bytes with the default features, 1.5 MB = 1,572,864 bytes with
+# --no-default-features, the pathosd-nossl package), "pass" or "FAIL".
 #
 #   scripts/cross-build.sh                      # all five targets (~15 CPU-minutes)
 #   scripts/cross-build.sh x86_64-unknown-linux-musl [...]
+#   scripts/cross-build.sh --no-default-features mips-unknown-linux-musl
+#
+# Each binary is copied to target/cross/out/TARGET/FEATURESET/pathosd
+# (FEATURESET: default or nossl), where scripts/build-packages.sh and
+# scripts/test-cross.sh take it.
+#
+# PATHOSD_SIZE_GATE=0 reports an over-budget binary as FAIL without failing
+# the script (CI sets it until the size work lands); by default (1) a binary
+# over its budget fails the run. Every other failure (build, not stripped,
+# does not run under qemu) always fails.
 #
 # This is not the OpenWrt SDK build (which links musl dynamically and forces
 # panic=unwind, opt-level z): it is a size and portability check, runnable in
@@ -16,7 +28,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-LIMIT=1572864
+FEATURE_ARGS=()
+FEATURESET=default
+LIMIT=2097152
+if [ "${1:-}" = --no-default-features ]; then
+	FEATURE_ARGS=(--no-default-features)
+	FEATURESET=nossl
+	LIMIT=1572864
+	shift
+fi
+SIZE_GATE=${PATHOSD_SIZE_GATE:-1}
 ALL_TARGETS=(
 	mips-unknown-linux-musl
 	mipsel-unknown-linux-musl
@@ -30,7 +51,9 @@ else
 	TARGETS=("${ALL_TARGETS[@]}")
 fi
 
-WORK="$ROOT/target/cross"
+# PATHOSD_CROSS_DIR moves the toolchain venv, CARGO_HOME, target dir and
+# out/ elsewhere, e.g. to a cache that outlives the clone (scripts/test-cross.sh).
+WORK="${PATHOSD_CROSS_DIR:-$ROOT/target/cross}"
 VENV="$WORK/venv"
 CONFIG="$WORK/build-std.toml"
 mkdir -p "$WORK"
@@ -103,13 +126,18 @@ results=()
 for t in "${TARGETS[@]}"; do
 	qemu=$(qemu_of "$t")
 	start=$(date +%s)
-	if ! cargo zigbuild --config "$CONFIG" --locked --release --target "$t" --bin pathosd; then
+	if ! cargo zigbuild --config "$CONFIG" --locked --release --target "$t" --bin pathosd \
+		"${FEATURE_ARGS[@]}"; then
 		results+=("$t: BUILD FAILED")
 		fail=1
 		continue
 	fi
 	secs=$(($(date +%s) - start))
-	bin="$CARGO_TARGET_DIR/$t/release/pathosd"
+	# Copied out: the other feature set's build overwrites release/pathosd.
+	out_dir="$WORK/out/$t/$FEATURESET"
+	mkdir -p "$out_dir"
+	cp "$CARGO_TARGET_DIR/$t/release/pathosd" "$out_dir/pathosd"
+	bin="$out_dir/pathosd"
 	# [profile.release] strip = true; `file` confirms it.
 	desc=$(file -b "$bin")
 	size=$(stat -c %s "$bin")
@@ -120,11 +148,17 @@ for t in "${TARGETS[@]}"; do
 		*) line="$line, NOT STRIPPED"; fail=1 ;;
 	esac
 	if [ "$size" -gt "$LIMIT" ]; then
-		line="$line, OVER THE $LIMIT-BYTE LIMIT"
-		fail=1
+		line="$line, FAIL: over the $FEATURESET budget of $LIMIT bytes"
+		[ "$SIZE_GATE" = 0 ] || fail=1
+	else
+		line="$line, pass: within the $FEATURESET budget of $LIMIT bytes"
 	fi
-	# The binary starts on its CPU (under qemu) and knows its version.
-	if out=$("$qemu" "$bin" --version 2>&1) && [ "$out" = "pathosd $VERSION" ]; then
+	# The binary starts on its CPU (under qemu), knows its version and
+	# whether it has TLS.
+	if [ "$FEATURESET" = nossl ]; then want_features="features: -tls"; else want_features="features: +tls"; fi
+	if out=$("$qemu" "$bin" --version 2>&1) &&
+		[ "$out" = "pathosd $VERSION
+$want_features" ]; then
 		line="$line, runs under $qemu"
 	else
 		line="$line, DOES NOT RUN under $qemu: $out"
@@ -136,6 +170,7 @@ for t in "${TARGETS[@]}"; do
 done
 
 echo
-echo "pathosd $VERSION, limit $LIMIT bytes:"
+if [ "$SIZE_GATE" = 0 ]; then gate="off: over budget is reported, not failed"; else gate=on; fi
+echo "pathosd $VERSION, $FEATURESET features, budget $LIMIT bytes (size gate $gate):"
 printf '  %s\n' "${results[@]}"
 exit "$fail"

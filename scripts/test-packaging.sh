@@ -94,6 +94,10 @@ check "init script: no backgrounding, PID files or daemonizing" no_daemonizing
 check "shellcheck tests/packaging/*.sh" shellcheck -s sh -e SC3043 -x tests/packaging/init_test.sh tests/packaging/feed_test.sh
 check "shellcheck scripts/test-packaging.sh scripts/cross-build.sh" \
 	shellcheck -x scripts/test-packaging.sh scripts/cross-build.sh
+check "shellcheck the package builder, scripts/test-cross.sh and their tests" \
+	shellcheck -x scripts/build-packages.sh scripts/test-cross.sh tests/packaging/ipk_test.sh tests/packaging/qemu_bgp_smoke.sh
+check "shellcheck -s sh tests/packaging/fakeroot (functions.sh, rc.common)" \
+	shellcheck -s sh -e SC3043 tests/packaging/fakeroot/functions.sh tests/packaging/fakeroot/rc.common
 
 # --- the shipped configuration ---------------------------------------------
 

@@ -10,3 +10,6 @@ bash scripts/install-test-deps.sh
 cargo build --locked --quiet
 bash scripts/test-packaging.sh
 cargo test --locked --all-targets
+# The build without TLS (package pathosd-nossl): the library and the config
+# and command-line tests, where the TLS options become errors.
+cargo test --locked --no-default-features --lib --test cli_config --test config_examples --test config_uci

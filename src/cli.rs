@@ -144,7 +144,10 @@ pub fn main(args: Vec<OsString>) -> i32 {
     };
     match inv {
         Invocation::Version => {
+            // The first line alone is what OpenWrt's CI version check and
+            // the package builder compare with PKG_VERSION.
             println!("pathosd {}", env!("CARGO_PKG_VERSION"));
+            println!("{}", crate::features_line());
             EXIT_OK
         }
         Invocation::Help => {

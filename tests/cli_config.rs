@@ -34,9 +34,16 @@ fn example(name: &str) -> String {
 fn version_is_the_cargo_version() {
     let out = run(&["--version"]);
     assert_eq!(out.status.code(), Some(0));
+    // Line 1 is what OpenWrt's version check compares; line 2 names the
+    // variant (pathosd or pathosd-nossl) by its TLS feature.
+    let tls = if cfg!(feature = "tls") {
+        "+tls"
+    } else {
+        "-tls"
+    };
     assert_eq!(
         text(&out.stdout),
-        format!("pathosd {}\n", env!("CARGO_PKG_VERSION"))
+        format!("pathosd {}\nfeatures: {tls}\n", env!("CARGO_PKG_VERSION"))
     );
     let toml =
         std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"))
@@ -89,6 +96,21 @@ fn examples_validate_and_convert() {
     for name in ["pathosd.json", "pathosd.uci", "openwrt-bird.uci"] {
         let path = example(name);
         let out = run(&["validate", "--config", &path]);
+        if !cfg!(feature = "tls") && name != "openwrt-bird.uci" {
+            // Their https check is the one thing a build without TLS
+            // (pathosd-nossl) refuses, naming the option and the package.
+            assert_eq!(out.status.code(), Some(1), "{name}");
+            let err = text(&out.stderr);
+            let lines: Vec<&str> = err.lines().skip(1).collect();
+            assert_eq!(lines.len(), 1, "{name}: {err}");
+            assert!(
+                lines[0].contains(
+                    "https needs pathosd built with TLS (package pathosd, not pathosd-nossl)"
+                ),
+                "{name}: {err}"
+            );
+            continue;
+        }
         assert_eq!(out.status.code(), Some(0), "{name}: {}", text(&out.stderr));
         assert_eq!(text(&out.stdout), "configuration is valid\n");
         let out = run(&["convert", "--config", &path]);
@@ -119,6 +141,16 @@ fn example_on_own_address(test: &str, n: u8) -> (PathBuf, String) {
     v["bgp"]["listen_port"] = (-1).into();
     // Without a listener the neighbor must dial (nobody answers: that is fine).
     v["bgp"]["neighbors"][0]["passive"] = false.into();
+    // A build without TLS refuses the example's https check: plain http.
+    if !cfg!(feature = "tls") {
+        let check = &mut v["vips"][1]["checks"][0];
+        assert_eq!(check["type"], "https");
+        check["type"] = "http".into();
+        check["http"]
+            .as_object_mut()
+            .unwrap()
+            .remove("tls_insecure");
+    }
     let p = temp_file(test, "pathosd.json", &v.to_string());
     (p, api)
 }

@@ -690,6 +690,9 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
         CheckType::Http | CheckType::Https => {
             let d = HttpCheck::default();
             let h = c.http.as_ref().unwrap_or(&d);
+            if kind == CheckType::Https && !crate::TLS {
+                errs.push(join(cp, "type"), format!("https {}", crate::NEEDS_TLS));
+            }
             http(h, kind, &join(cp, "http"), &need_host, errs);
             not_empty(join(cp, "http.host"), &h.host, errs);
         }
@@ -796,6 +799,9 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
             match &g.host {
                 None => need_host(join(&p, "host"), errs),
                 h => not_empty(join(&p, "host"), h, errs),
+            }
+            if g.tls && !crate::TLS {
+                errs.push(join(&p, "tls"), format!("true {}", crate::NEEDS_TLS));
             }
             if !g.tls {
                 for (key, set) in [
@@ -905,6 +911,9 @@ fn http(
                         &url_p,
                         format!("{:?} is http:// but the check type is https", h.url),
                     );
+                }
+                if u.https && kind == CheckType::Http && !crate::TLS {
+                    errs.push(&url_p, format!("{:?} {}", h.url, crate::NEEDS_TLS));
                 }
                 tls |= u.https;
                 full = Some(u);
@@ -1052,7 +1061,50 @@ mod tests {
                 _ => panic!("bad pointer {ptr}"),
             }
         }
-        assert_eq!(errors(&v), vec![want.to_string()], "patches {patches:?}");
+        // The other rules hold in a build without TLS too (cargo test
+        // --no-default-features): there an https check also gets the
+        // NEEDS_TLS error, which tls_needs_the_feature tests by itself.
+        let got: Vec<String> = errors(&v)
+            .into_iter()
+            .filter(|e| want.contains(crate::NEEDS_TLS) || !e.contains(crate::NEEDS_TLS))
+            .collect();
+        assert_eq!(got, vec![want.to_string()], "patches {patches:?}");
+    }
+
+    /// Every option that needs TLS names itself in a build without it (the
+    /// pathosd-nossl package), and is accepted in a build with it.
+    #[test]
+    fn tls_needs_the_feature() {
+        let why = crate::NEEDS_TLS;
+        let cases = [
+            (
+                json!({"type": "https", "http": {"url": "/healthz"}}),
+                format!("vips[0].check.type: https {why}"),
+            ),
+            (
+                json!({"type": "http", "http": {"url": "https://web.example/healthz"}}),
+                format!("vips[0].check.http.url: \"https://web.example/healthz\" {why}"),
+            ),
+            (
+                json!({"type": "grpc", "grpc": {"port": 50051, "tls": true}}),
+                format!("vips[0].check.grpc.tls: true {why}"),
+            ),
+        ];
+        for (check, want) in cases {
+            let mut v = base();
+            v["vips"][0]["check"] = check.clone();
+            let want = if crate::TLS { vec![] } else { vec![want] };
+            assert_eq!(errors(&v), want, "check {check}");
+        }
+        // Plain http and h2c gRPC need nothing.
+        for check in [
+            json!({"type": "http", "http": {"url": "http://web.example/"}}),
+            json!({"type": "grpc", "grpc": {"port": 50051}}),
+        ] {
+            let mut v = base();
+            v["vips"][0]["check"] = check.clone();
+            assert_eq!(errors(&v), Vec::<String>::new(), "check {check}");
+        }
     }
 
     #[test]

@@ -48,10 +48,12 @@ cat >"$TOP/include/package.mk" <<'EOF'
 PKG_BUILD_DIR?=$(BUILD_DIR)/$(PKG_NAME)-$(PKG_VERSION)
 PKG_INSTALL_DIR?=$(PKG_BUILD_DIR)/ipkg-install
 
-# BuildPackage: evaluates the package's definition, then offers targets.
+# BuildPackage: evaluates the package's definition, then offers targets;
+# of a Makefile with variants, only for package $(PKG) (default PKG_NAME).
 define BuildPackage
-$(eval $(Package/$(1)))
-.PHONY: prepare install meta conffiles
+ifeq ($(1),$(or $(PKG),$(PKG_NAME)))
+$$(eval $$(Package/$(1)))
+.PHONY: prepare install meta conffiles compile
 prepare:
 	$$(Build/Prepare)
 install:
@@ -64,11 +66,17 @@ meta:
 	@echo 'PKG_MAINTAINER=$(PKG_MAINTAINER)'
 	@echo 'PKG_BUILD_DEPENDS=$(PKG_BUILD_DEPENDS)'
 	@echo 'PKG_BUILD_PARALLEL=$(PKG_BUILD_PARALLEL)'
-	@echo 'SECTION=$(SECTION)'
-	@echo 'CATEGORY=$(CATEGORY)'
-	@echo 'DEPENDS=$(DEPENDS)'
+	@echo 'SECTION=$$(SECTION)'
+	@echo 'CATEGORY=$$(CATEGORY)'
+	@echo 'DEPENDS=$$(DEPENDS)'
+	@echo 'VARIANT=$$(VARIANT)'
+	@echo 'PROVIDES=$$(PROVIDES)'
+	@echo 'CONFLICTS=$$(CONFLICTS)'
 conffiles:
 	@printf '%s\n' '$$(subst $$(newline),' ',$$(Package/$(1)/conffiles))'
+compile:
+	$$(Build/Compile)
+endif
 endef
 define newline
 
@@ -79,6 +87,13 @@ EOF
 # rust-package.mk's RustBinPackage: a default install to /usr/bin unless
 # the package defines its own.
 cat >"$TOP/feeds/packages/lang/rust/rust-package.mk" <<'EOF'
+# $(2): more arguments to cargo install, as in the real one.
+define Build/Compile/Cargo
+	@echo 'cargo install --path $(if $(strip $(1)),$(strip $(1)),.) --locked$(if $(strip $(2)), $(strip $(2)))'
+endef
+define Build/Compile
+	$(call Build/Compile/Cargo)
+endef
 RUST_ARCH_DEPENDS:=@(aarch64||arm||i386||loongarch64||mips||mips64||mips64el||mipsel||powerpc||powerpc64||riscv64||x86_64)
 define RustBinPackage
   ifndef Package/$(1)/install
@@ -205,6 +220,27 @@ else
 fi
 check "installed config is files/pathosd.config" cmp -s "$ROOT/files/pathosd.config" "$DEST/etc/config/pathosd"
 check "installed init script is files/pathosd.init" cmp -s "$ROOT/files/pathosd.init" "$DEST/etc/init.d/pathosd"
+
+# --- the pathosd-nossl variant (pathosd without TLS) --------------------
+
+nmeta=$(run_make pathosd meta PKG=pathosd-nossl 2>&1)
+nwant() { printf '%s\n' "$nmeta" | grep -Fx "$1" >/dev/null; }
+tls_variant() { want_line 'VARIANT=tls' && want_line 'PROVIDES=' && want_line 'CONFLICTS='; }
+check "pathosd: VARIANT tls, no PROVIDES/CONFLICTS" tls_variant
+check "pathosd-nossl: VARIANT nossl" nwant 'VARIANT=nossl'
+check "pathosd-nossl: PROVIDES pathosd (luci-app-pathosd's dependency)" nwant 'PROVIDES=pathosd'
+check "pathosd-nossl: CONFLICTS pathosd" nwant 'CONFLICTS=pathosd'
+check "pathosd-nossl: same DEPENDS" nwant "$(printf '%s\n' "$meta" | grep '^DEPENDS=')"
+check "pathosd-nossl: conffiles is /etc/config/pathosd" \
+	test "$(run_make pathosd conffiles PKG=pathosd-nossl 2>&1 | tr -d '[:space:]')" = "/etc/config/pathosd"
+DEST2="$TMP/ipkg-nossl"
+run_make pathosd install PKG=pathosd-nossl PKG_BUILD_DIR="$BUILD" DEST="$DEST2" >/dev/null 2>&1
+check "pathosd-nossl: the same files and modes as pathosd" \
+	test "$(cd "$DEST2" 2>/dev/null && find . -type f -exec stat -c '%a %n' {} + | sort)" = "$want_tree"
+check "pathosd builds with the default features (TLS)" \
+	test "$(run_make pathosd compile 2>&1)" = "cargo install --path . --locked"
+check "pathosd-nossl builds with --no-default-features" \
+	test "$(run_make pathosd compile PKG=pathosd-nossl BUILD_VARIANT=nossl 2>&1)" = "cargo install --path . --locked --no-default-features"
 
 # --- test.sh (OpenWrt CI's version check) --------------------------------
 

@@ -2,17 +2,26 @@
 //! with an optional service name) or any unary method with ok_codes, over
 //! h2c (prior knowledge) or TLS with ALPN h2. The HTTP/2 client is our own
 //! (`check::h2`, `check::hpack`): a gRPC stack would cost far more than the
-//! size budget allows. Each probe opens a fresh connection.
+//! size budget allows. Each probe opens a fresh connection. Without the
+//! `tls` feature only h2c is built in: `tls: true` is refused when the probe
+//! is built (validation already names the option, see config::validate).
 
-use super::{host_port, io_msg, ip_literal, resolve, target_host};
+#[cfg(feature = "tls")]
+use super::ip_literal;
+use super::{host_port, io_msg, resolve, target_host};
 use crate::bgp::types::Prefix;
 use crate::check::h2;
 use crate::check::result::CheckResult;
 use crate::config::GrpcCheck;
+#[cfg(feature = "tls")]
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+#[cfg(feature = "tls")]
 use rustls::crypto::CryptoProvider;
+#[cfg(feature = "tls")]
 use rustls::pki_types::pem::PemObject;
+#[cfg(feature = "tls")]
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+#[cfg(feature = "tls")]
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -67,11 +76,17 @@ fn code_name(c: u32) -> String {
     }
 }
 
+/// The TLS client config; a build without TLS can never hold one.
+#[cfg(feature = "tls")]
+type TlsConfig = Arc<ClientConfig>;
+#[cfg(not(feature = "tls"))]
+type TlsConfig = std::convert::Infallible;
+
 #[derive(Debug)]
 struct Inner {
     host: String,
     port: u16,
-    tls: Option<Arc<ClientConfig>>,
+    tls: Option<TlsConfig>,
     server_name: String,
     method: Option<String>,
     service: String,
@@ -84,9 +99,11 @@ pub struct GrpcProbe(Arc<Inner>);
 
 /// Accepts any certificate (tls_insecure) but still checks the handshake
 /// signatures, so the connection is at least consistent.
+#[cfg(feature = "tls")]
 #[derive(Debug)]
 struct NoVerify(Arc<CryptoProvider>);
 
+#[cfg(feature = "tls")]
 impl ServerCertVerifier for NoVerify {
     fn verify_server_cert(
         &self,
@@ -130,6 +147,7 @@ impl ServerCertVerifier for NoVerify {
 }
 
 /// The rustls client config: ring provider, ALPN h2, CA file or system store.
+#[cfg(feature = "tls")]
 fn tls_config(c: &GrpcCheck) -> Result<Arc<ClientConfig>, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
@@ -177,6 +195,14 @@ impl GrpcProbe {
         if c.tls_insecure && c.tls_ca_cert.is_some() {
             return Err("tls_insecure and tls_ca_cert are mutually exclusive".into());
         }
+        #[cfg(feature = "tls")]
+        let tls = if c.tls { Some(tls_config(c)?) } else { None };
+        #[cfg(not(feature = "tls"))]
+        let tls = if c.tls {
+            return Err(format!("tls: true {}", crate::NEEDS_TLS));
+        } else {
+            None
+        };
         let ok_codes = c
             .ok_codes
             .iter()
@@ -203,7 +229,7 @@ impl GrpcProbe {
                 .unwrap_or_else(|| host.clone()),
             host,
             port: c.port,
-            tls: if c.tls { Some(tls_config(c)?) } else { None },
+            tls,
             method,
             service: c.service.clone(),
             ok_codes,
@@ -330,6 +356,9 @@ impl Inner {
                 let mut s = tcp;
                 h2::request(&mut s, &headers, &body)
             }
+            #[cfg(not(feature = "tls"))]
+            Some(never) => match *never {},
+            #[cfg(feature = "tls")]
             Some(cfg) => {
                 let name = match ip_literal(&self.server_name) {
                     Some(ip) => ServerName::IpAddress(ip.into()),
@@ -436,6 +465,27 @@ impl Inner {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `tls: true` is refused by a build without TLS; h2c always works.
+    #[test]
+    fn tls_needs_the_tls_feature() {
+        let vip: Prefix = "192.0.2.10/32".parse().unwrap();
+        let h2c = GrpcCheck {
+            port: 50051,
+            ..GrpcCheck::default()
+        };
+        assert!(GrpcProbe::new(&h2c, &vip).is_ok());
+        let tls = GrpcCheck {
+            tls: true,
+            tls_insecure: true,
+            ..h2c
+        };
+        let r = GrpcProbe::new(&tls, &vip);
+        assert_eq!(r.is_ok(), crate::TLS, "{:?}", r.as_ref().err());
+        if let Err(e) = r {
+            assert!(e.contains(crate::NEEDS_TLS), "{e}");
+        }
+    }
 
     #[test]
     fn status_names() {

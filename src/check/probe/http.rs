@@ -1,5 +1,7 @@
 //! http / https via ureq (blocking, so it runs on the blocking pool) with
-//! rustls on the ring provider.
+//! rustls on the ring provider. Without the `tls` feature ureq has no TLS:
+//! an https target is refused when the probe is built (validation already
+//! names the option, see config::validate).
 //!
 //! Target selection follows pathosd ("curl --resolve" semantics): the
 //! request is sent to `host:port` (the URL host, or the VIP address for a
@@ -19,8 +21,10 @@ use crate::check::result::CheckResult;
 use crate::config::{CodeRange, HttpCheck, HttpMethod};
 use std::io::Read;
 use std::net::{SocketAddr, ToSocketAddrs};
+#[cfg(feature = "tls")]
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+#[cfg(feature = "tls")]
 use ureq::tls::{Certificate, ClientCert, PemItem, RootCerts, TlsConfig, TlsProvider};
 use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::DefaultConnector;
@@ -47,6 +51,7 @@ pub struct HttpProbe {
     jq: Option<JsonExpr>,
     proxy: Option<ureq::Proxy>,
     keep_alive: bool,
+    #[cfg(feature = "tls")]
     tls: TlsConfig,
     timeout: Duration,
     /// The reused agent with keep_alive.
@@ -105,11 +110,13 @@ fn parse_url(s: &str) -> Result<Url<'_>, String> {
     })
 }
 
+#[cfg(feature = "tls")]
 fn read_file(what: &str, path: &str) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("reading {what} {path}: {}", io_msg(&e)))
 }
 
 /// Every certificate in a PEM file.
+#[cfg(feature = "tls")]
 fn pem_certs(what: &str, path: &str) -> Result<Vec<Certificate<'static>>, String> {
     let pem = read_file(what, path)?;
     let certs: Vec<_> = ureq::tls::parse_pem(&pem)
@@ -124,6 +131,7 @@ fn pem_certs(what: &str, path: &str) -> Result<Vec<Certificate<'static>>, String
     Ok(certs)
 }
 
+#[cfg(feature = "tls")]
 fn client_cert(cert: &str, key: &str) -> Result<ClientCert, String> {
     let chain = pem_certs("tls_client_cert", cert)?;
     let pem = read_file("tls_client_key", key)?;
@@ -191,6 +199,9 @@ impl HttpProbe {
             _ => target_host(None, vip)?,
         };
         let port = c.port.or(url_port).unwrap_or(if https { 443 } else { 80 });
+        if !crate::TLS && https {
+            return Err(format!("https ({}) {}", c.url, crate::NEEDS_TLS));
+        }
         if c.tls_insecure && c.tls_ca_cert.is_some() {
             return Err("tls_insecure and tls_ca_cert are mutually exclusive".into());
         }
@@ -253,6 +264,7 @@ impl HttpProbe {
             Some(j) => Some(jsonmatch::parse(j)?),
             None => None,
         };
+        #[cfg(feature = "tls")]
         let roots = match &c.tls_ca_cert {
             Some(f) => pem_certs("tls_ca_cert", f)?,
             // A missing system store only matters for https without
@@ -262,10 +274,12 @@ impl HttpProbe {
             }
             None => Vec::new(),
         };
+        #[cfg(feature = "tls")]
         let client = match (&c.tls_client_cert, &c.tls_client_key) {
             (Some(cert), Some(key)) => Some(client_cert(cert, key)?),
             _ => None,
         };
+        #[cfg(feature = "tls")]
         let tls = TlsConfig::builder()
             .provider(TlsProvider::Rustls)
             .root_certs(RootCerts::Specific(Arc::new(roots)))
@@ -285,6 +299,7 @@ impl HttpProbe {
             jq,
             proxy,
             keep_alive: c.keep_alive,
+            #[cfg(feature = "tls")]
             tls,
             timeout,
             agent: None,
@@ -297,16 +312,17 @@ impl HttpProbe {
 
     fn agent(&self) -> Agent {
         let idle = if self.keep_alive { 1 } else { 0 };
-        let config = Agent::config_builder()
+        let builder = Agent::config_builder()
             .http_status_as_error(false)
             .max_redirects(0)
             .timeout_global(Some(self.timeout))
             .user_agent("pathosd-check/1.0")
             .proxy(self.proxy.clone())
-            .tls_config(self.tls.clone())
             .max_idle_connections(idle)
-            .max_idle_connections_per_host(idle)
-            .build();
+            .max_idle_connections_per_host(idle);
+        #[cfg(feature = "tls")]
+        let builder = builder.tls_config(self.tls.clone());
+        let config = builder.build();
         if self.proxy.is_some() {
             // Through a proxy the proxy resolves the URL's host.
             Agent::new_with_config(config)
@@ -397,7 +413,9 @@ impl HttpProbe {
                 format!("{}: timed out after {:?}", self.what(), self.timeout)
             }
             ureq::Error::HostNotFound => format!("resolve {}: host not found", self.connect_host),
+            #[cfg(feature = "tls")]
             ureq::Error::Tls(m) => format!("tls {dst}: {m}"),
+            #[cfg(feature = "tls")]
             ureq::Error::Rustls(e) => format!("tls {dst}: {e}"),
             other => format!("{}: {other}", self.what()),
         }
@@ -454,6 +472,37 @@ fn fetch(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An https target is refused by a build without TLS (the config
+    /// validation names the option first; this is the probe's own guard).
+    #[test]
+    fn https_needs_the_tls_feature() {
+        let vip: Prefix = "192.0.2.10/32".parse().unwrap();
+        let t = Duration::from_secs(1);
+        let https = HttpCheck {
+            url: "https://web.example/healthz".into(),
+            ..HttpCheck::default()
+        };
+        let plain = HttpCheck {
+            url: "http://web.example/healthz".into(),
+            ..HttpCheck::default()
+        };
+        assert!(HttpProbe::new(&plain, false, &vip, t).is_ok());
+        // Type https with a bare path on the VIP address.
+        let path = HttpCheck {
+            url: "/healthz".into(),
+            ..HttpCheck::default()
+        };
+        for (c, https_type) in [(&https, false), (&path, true)] {
+            let r = HttpProbe::new(c, https_type, &vip, t);
+            if crate::TLS {
+                assert!(r.is_ok(), "{:?}", r.err());
+            } else {
+                let e = r.unwrap_err();
+                assert!(e.contains(crate::NEEDS_TLS), "{e}");
+            }
+        }
+    }
 
     #[test]
     fn urls() {

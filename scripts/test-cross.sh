@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# CI step for the router builds (run by .ci/run after scripts/test.sh):
+#
+#   1. scripts/cross-build.sh for big-endian mips (default features and
+#      --no-default-features, the pathosd-nossl build) and for armv7, each
+#      with its size budget (2.0 MB default, 1.5 MB without default features);
+#   2. tests/packaging/qemu_bgp_smoke.sh on each binary under qemu-user:
+#      --version, validate on every example, and a real BGP session to BIRD
+#      with a VIP announced and withdrawn;
+#   3. scripts/build-packages.sh makes the .ipk packages from each binary, and
+#      tests/packaging/ipk_test.sh unpacks and installs them in a fake root.
+#
+#   scripts/test-cross.sh [TARGET...]   # default: mips-unknown-linux-musl armv7-unknown-linux-musleabihf
+#
+# PATHOSD_SIZE_GATE (default 0 here, until the size work of issue 12 lands):
+# 1 fails the run on a binary over its budget; 0 prints FAIL and goes on.
+# Every other failure fails the run.
+#
+# Cache: the toolchain venv, CARGO_HOME and the cross target dir go to
+# PATHOSD_CROSS_CACHE (default /var/cache/pathosd-ci/cross) when that can be
+# created, else to target/cross in the clone. A cold cache only costs time.
+# Prints "ok - NAME" / "not ok - NAME" and "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$PWD
+export PATHOSD_SIZE_GATE=${PATHOSD_SIZE_GATE:-0}
+# BIRD for the smoke test, busybox for the fake root (scripts/cross-build.sh
+# installs the toolchain and qemu-user-static itself).
+# shellcheck source=scripts/apt.sh
+. scripts/apt.sh
+apt_ensure bird2 busybox file
+
+if [ "$#" -gt 0 ]; then
+	TARGETS=("$@")
+else
+	TARGETS=(mips-unknown-linux-musl armv7-unknown-linux-musleabihf)
+fi
+
+cache=${PATHOSD_CROSS_CACHE:-/var/cache/pathosd-ci/cross}
+if mkdir -p "$cache" 2>/dev/null && [ -w "$cache" ]; then
+	export PATHOSD_CROSS_DIR=$cache
+else
+	export PATHOSD_CROSS_DIR=$ROOT/target/cross
+fi
+echo "# cross builds in $PATHOSD_CROSS_DIR, size gate $PATHOSD_SIZE_GATE"
+
+passed=0
+failed=0
+ok() { echo "ok - $1"; passed=$((passed + 1)); }
+not_ok() {
+	echo "not ok - $1"
+	shift
+	local l
+	for l in "$@"; do printf '#   %s\n' "$l"; done
+	failed=$((failed + 1))
+}
+# Runs a test program that prints ok/not ok lines, and counts them.
+run_suite() {
+	local name=$1 out rc line n=0
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	while IFS= read -r line; do
+		case "$line" in
+			"ok - "*) echo "$line"; passed=$((passed + 1)); n=$((n + 1)) ;;
+			"not ok - "*) echo "$line"; failed=$((failed + 1)); n=$((n + 1)) ;;
+			"#"*) echo "$line" ;;
+		esac
+	done <<<"$out"
+	if [ "$n" = 0 ] || { [ "$rc" != 0 ] && ! grep -q '^not ok - ' <<<"$out"; }; then
+		not_ok "$name ran (exit $rc, $n results)"
+		printf '%s\n' "$out" | tail -n 30 | sed 's/^/#   /'
+	fi
+}
+
+qemu_of() {
+	case "$1" in
+		mips-*) echo qemu-mips-static ;;
+		mipsel-*) echo qemu-mipsel-static ;;
+		armv7-*) echo qemu-arm-static ;;
+		aarch64-*) echo qemu-aarch64-static ;;
+		x86_64-*) echo qemu-x86_64-static ;;
+	esac
+}
+# OpenWrt's package architecture of the usual target for each triple.
+owrt_arch() {
+	case "$1" in
+		mips-*) echo mips_24kc ;;
+		mipsel-*) echo mipsel_24kc ;;
+		armv7-*) echo arm_cortex-a7_neon-vfpv4 ;;
+		aarch64-*) echo aarch64_generic ;;
+		x86_64-*) echo x86_64 ;;
+	esac
+}
+
+PKGS="$PATHOSD_CROSS_DIR/packages"
+rm -rf "$PKGS"
+sizes=()
+for t in "${TARGETS[@]}"; do
+	qemu=$(qemu_of "$t")
+	arch=$(owrt_arch "$t")
+	if [ -z "$qemu" ]; then
+		not_ok "known target $t"
+		continue
+	fi
+	# Both feature sets on big-endian mips (the one that proves byte order);
+	# the default one elsewhere, to keep CI short.
+	sets=(default)
+	case "$t" in mips-*) sets=(default nossl) ;; esac
+	for set in "${sets[@]}"; do
+		args=()
+		[ "$set" = nossl ] && args=(--no-default-features)
+		start=$SECONDS
+		if bash scripts/cross-build.sh "${args[@]}" "$t" >"$PATHOSD_CROSS_DIR/build-$t-$set.log" 2>&1; then
+			ok "cross-build $t ($set) in $((SECONDS - start)) s: $(grep -E "^$t: " "$PATHOSD_CROSS_DIR/build-$t-$set.log" | tail -n 1)"
+		else
+			not_ok "cross-build $t ($set)" "$(tail -n 30 "$PATHOSD_CROSS_DIR/build-$t-$set.log")"
+			continue
+		fi
+		bin="$PATHOSD_CROSS_DIR/out/$t/$set/pathosd"
+		run_suite "qemu_bgp_smoke.sh $t $set" bash tests/packaging/qemu_bgp_smoke.sh "$bin" "$qemu"
+		out="$PKGS/$t-$set"
+		if b=$(bash scripts/build-packages.sh --bin "$bin" --arch "$arch" --runner "$qemu" --out "$out" 2>&1); then
+			ok "build-packages.sh $t ($set)"
+			printf '%s\n' "$b" | sed 's/^/# /'
+		else
+			not_ok "build-packages.sh $t ($set)" "$b"
+			continue
+		fi
+		ipk=$(find "$out" -name 'pathosd*.ipk' | head -n 1)
+		luci=$(find "$out" -name 'luci-app-pathosd_*.ipk' | head -n 1)
+		run_suite "ipk_test.sh $t $set" bash tests/packaging/ipk_test.sh \
+			--ipk "$ipk" --luci "$luci" --bin "$bin" --runner "$qemu"
+		sizes+=("$t $set: binary $(stat -c %s "$bin") bytes, $(basename "$ipk") $(stat -c %s "$ipk") bytes, installed $(tar -xzOf "$ipk" ./control.tar.gz | tar -xzO ./control | sed -n 's/^Installed-Size: //p') bytes")
+	done
+done
+
+echo "# sizes:"
+printf '#   %s\n' "${sizes[@]}"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
