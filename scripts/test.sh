@@ -13,3 +13,8 @@ cargo test --locked --all-targets
 # The build without TLS (package pathosd-nossl): the library and the config
 # and command-line tests, where the TLS options become errors.
 cargo test --locked --no-default-features --lib --test cli_config --test config_examples --test config_uci
+# Cross builds for mips (big-endian) and armv7, each run under qemu-user
+# against BIRD, and the .ipk packages built from them and installed in a
+# fake root. The size gate is off (PATHOSD_SIZE_GATE=0) until issue 12's size
+# work lands: over-budget binaries print FAIL without failing the run.
+PATHOSD_SIZE_GATE="${PATHOSD_SIZE_GATE:-0}" bash scripts/test-cross.sh
