@@ -70,11 +70,42 @@ pub fn join(parent: &str, key: &str) -> String {
     }
 }
 
-/// Shows a JSON value as the user wrote it, for error messages.
+/// Longest part of a value an error message quotes, in bytes: a 5 MB value
+/// must not become a 5 MB log line.
+pub const QUOTE_MAX: usize = 64;
+
+/// Quotes a value for an error message as `{:?}` does, but at most its first
+/// QUOTE_MAX bytes (cut at a character boundary), followed by
+/// `… (N bytes)` when it was longer.
+pub fn quote(s: &str) -> String {
+    if s.len() <= QUOTE_MAX {
+        return format!("{s:?}");
+    }
+    format!("{:?}… ({} bytes)", prefix(s), s.len())
+}
+
+/// The first QUOTE_MAX bytes of `s` or fewer, ending at a char boundary.
+fn prefix(s: &str) -> &str {
+    let mut end = QUOTE_MAX.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// Shows a JSON value as the user wrote it, for error messages (shortened
+/// like `quote`).
 pub fn show(v: &Value) -> String {
     match v {
-        Value::String(s) => format!("{s:?}"),
-        other => other.to_string(),
+        Value::String(s) => quote(s),
+        other => {
+            let text = other.to_string();
+            if text.len() <= QUOTE_MAX {
+                text
+            } else {
+                format!("{}… ({} bytes)", prefix(&text), text.len())
+            }
+        }
     }
 }
 
@@ -293,7 +324,12 @@ pub fn object<'a>(
         Value::Object(m) => {
             for k in m.keys() {
                 if !known.contains(&k.as_str()) {
-                    errs.push(join(path, k), "unknown field");
+                    if k.len() > QUOTE_MAX {
+                        // The key is part of the path: keep the path short.
+                        errs.push(path, format!("unknown field {}", quote(k)));
+                    } else {
+                        errs.push(join(path, k), "unknown field");
+                    }
                 }
             }
             Some(m)

@@ -3,7 +3,7 @@
 //! then validate. Every problem found along the way is returned together.
 
 use super::env;
-use super::field::{ConfigError, Errors, Field};
+use super::field::{quote, ConfigError, Errors, Field};
 use super::schema::Config;
 use super::uci;
 use super::uci_map;
@@ -26,7 +26,7 @@ impl FromStr for Format {
         match s {
             "json" => Ok(Format::Json),
             "uci" => Ok(Format::Uci),
-            other => Err(format!("unknown format {other:?} (json or uci)")),
+            other => Err(format!("unknown format {} (json or uci)", quote(&other))),
         }
     }
 }
@@ -51,16 +51,55 @@ pub fn detect(text: &str) -> Format {
     }
 }
 
+/// Largest config file read, in bytes, before and after `%{VAR}` expansion.
+/// A real router config is a few KiB (10,000 VIPs, the most allowed, take
+/// about 1.3 MiB of JSON); the cap keeps a wrong path such as /dev/zero or a
+/// runaway file from eating a 64 MiB router's memory.
+pub const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
+
 /// Reads, expands, parses, decodes and validates `path`. With `format` None
 /// the syntax is detected from the content.
 pub fn load_config(path: &Path, format: Option<Format>) -> Result<Config, Vec<ConfigError>> {
-    let raw = std::fs::read_to_string(path).map_err(|e| {
+    let raw = read_bounded(path).map_err(|message| {
         vec![ConfigError {
             path: String::new(),
-            message: format!("reading {}: {e}", path.display()),
+            message: format!("reading {}: {message}", path.display()),
         }]
     })?;
     load_str(&raw, format, &env::process_env)
+}
+
+/// Reads at most MAX_FILE_BYTES + 1 bytes: one more tells a file that is too
+/// large, so a endless one (/dev/zero, a FIFO) fails at once instead of
+/// reading until memory runs out.
+fn read_bounded(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut buf = Vec::new();
+    let limit = u64::try_from(MAX_FILE_BYTES).unwrap_or(u64::MAX);
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|e| e.to_string())?;
+    if buf.len() > MAX_FILE_BYTES {
+        return Err(too_large());
+    }
+    String::from_utf8(buf).map_err(|e| {
+        format!(
+            "not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+fn too_large() -> String {
+    format!("larger than the limit of {MAX_FILE_BYTES} bytes (4 MiB)")
+}
+
+/// Whether a file has nothing but whitespace and `#` comment lines.
+fn is_blank(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .all(|l| l.is_empty() || l.starts_with('#'))
 }
 
 /// `load_config` on text, with the environment given (for tests and fuzzing).
@@ -69,7 +108,24 @@ pub fn load_str(
     format: Option<Format>,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Config, Vec<ConfigError>> {
-    let text = env::expand(raw, lookup).map_err(|e| vec![e])?;
+    let one = |message: String| {
+        vec![ConfigError {
+            path: String::new(),
+            message,
+        }]
+    };
+    if raw.len() > MAX_FILE_BYTES {
+        return Err(one(format!("the config is {}", too_large())));
+    }
+    // A UTF-8 byte order mark, as some editors write, is not part of the
+    // config (serde_json would call it an unexpected value at column 1).
+    let raw = raw.strip_prefix('\u{feff}').unwrap_or(raw);
+    if is_blank(raw) {
+        return Err(one(
+            "the config is empty (nothing but whitespace and comments)".to_string(),
+        ));
+    }
+    let text = env::expand(raw, lookup, MAX_FILE_BYTES).map_err(|e| vec![e])?;
     match format.unwrap_or_else(|| detect(&text)) {
         Format::Json => {
             let value = serde_json::from_str::<Strict>(&text)
@@ -157,7 +213,7 @@ impl<'de> Visitor<'de> for StrictVisitor {
         let mut out = serde_json::Map::new();
         while let Some(k) = map.next_key::<String>()? {
             if out.contains_key(&k) {
-                return Err(de::Error::custom(format!("duplicate key {k:?}")));
+                return Err(de::Error::custom(format!("duplicate key {}", quote(&k))));
             }
             let Strict(v) = map.next_value()?;
             out.insert(k, v);

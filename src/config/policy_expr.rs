@@ -215,7 +215,11 @@ fn check_names(src: &str, e: &Expr, checks: &[String], out: &mut Option<PolicyEr
             Expr::Name(n) if !checks.iter().any(|c| c == n) => {
                 *out = Some(PolicyError {
                     column: find_word(src, n).unwrap_or(1),
-                    message: format!("unknown check {n:?} (checks: {})", checks.join(", ")),
+                    message: format!(
+                        "unknown check {} (checks: {})",
+                        crate::config::field::quote(n),
+                        checks.join(", ")
+                    ),
                 });
                 return;
             }

@@ -7,7 +7,7 @@
 //! UCI has only strings; the decoder accepts strings for integers ("65001"),
 //! booleans ('0'/'1') and numbers, so every value is passed through as text.
 
-use super::field::ConfigError;
+use super::field::{quote, ConfigError};
 use super::schema::CheckType;
 use super::uci::{Section, UciFile, UciValue};
 use serde_json::{json, Map, Value};
@@ -376,7 +376,7 @@ impl Mapper {
                             s.label(),
                             s.get("enabled").map_or(s.line, |o| o.line)
                         ),
-                        format!("{v:?} is not a boolean ('0' or '1')"),
+                        format!("{} is not a boolean ('0' or '1')", quote(&v)),
                     );
                     false
                 }
@@ -475,7 +475,7 @@ impl Mapper {
                             }
                             _ => self.error(
                                 format!("{} list {} (line {line})", s.label(), o.name),
-                                format!("{item:?} is not \"Name: value\""),
+                                format!("{} is not \"Name: value\"", quote(&item)),
                             ),
                         }
                     }
@@ -575,7 +575,10 @@ pub fn map(file: &UciFile) -> Mapped {
             "check" => {}
             other => m.error(
                 format!("config {other} (line {})", s.line),
-                format!("unknown section type {other:?} (pathosd, neighbor, vip or check)"),
+                format!(
+                    "unknown section type {} (pathosd, neighbor, vip or check)",
+                    quote(&other)
+                ),
             ),
         }
     }
@@ -609,7 +612,7 @@ pub fn map(file: &UciFile) -> Mapped {
             None if disabled_vips.contains(target) => {}
             None => m.error(
                 format!("{} option vip (line {})", s.label(), opt.line),
-                format!("no vip section named {target:?}"),
+                format!("no vip section named {}", quote(&target)),
             ),
         }
     }

@@ -5,7 +5,7 @@
 //! yields one error.
 
 use super::duration::Dur;
-use super::field::{join, Errors};
+use super::field::{join, quote, Errors};
 use super::policy_expr::{self, is_identifier, RESERVED};
 use super::schema::*;
 use crate::bgp::types::Prefix;
@@ -21,6 +21,27 @@ pub const SHUTDOWN_DRAIN_MAX: Dur = Dur::secs(4);
 /// More prepends than this no longer change best-path selection anywhere useful
 /// and some peers cap AS_PATH length.
 pub const PREPEND_MAX: u8 = 16;
+
+/// Most VIPs in one config. benches/convergence.sh announces 10,000 (about
+/// 52 MiB of RSS, see docs/performance.md); more is not a router's job.
+pub const MAX_VIPS: usize = 10_000;
+/// Most checks on one VIP (each is a task probing on its own schedule).
+pub const MAX_CHECKS_PER_VIP: usize = 64;
+/// Most BGP neighbors (each is a session with its own RIB-out).
+pub const MAX_NEIGHBORS: usize = 256;
+/// Longest VIP, neighbor or check name, in bytes: names appear in API paths,
+/// metric labels, ubus replies and every log line about the object.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// The error for a list longer than `max`, if it is.
+fn too_many(errs: &mut Errors, path: &str, what: &str, len: usize, max: usize) -> bool {
+    if len > max {
+        errs.push(path, format!("{len} {what}, more than the limit of {max}"));
+        true
+    } else {
+        false
+    }
+}
 
 /// gRPC status codes by their canonical names (grpc/doc/statuscodes.md).
 pub const GRPC_CODES: &[(&str, u32)] = &[
@@ -126,7 +147,7 @@ pub fn validate(c: &Config, errs: &mut Errors) {
         "" => errs.push("schema", "required (set \"v1\")"),
         other => errs.push(
             "schema",
-            format!("unsupported version {other:?} (expected \"v1\")"),
+            format!("unsupported version {} (expected \"v1\")", quote(&other)),
         ),
     }
     router(c, errs);
@@ -233,6 +254,16 @@ fn bgp(c: &Config, errs: &mut Errors) {
     if b.neighbors.is_empty() && !errs.has_under("bgp.neighbors") {
         errs.push("bgp.neighbors", "at least one neighbor is required");
     }
+    // Too many: one error, not one per entry.
+    if too_many(
+        errs,
+        "bgp.neighbors",
+        "neighbors",
+        b.neighbors.len(),
+        MAX_NEIGHBORS,
+    ) {
+        return;
+    }
     let mut names: BTreeMap<&str, usize> = BTreeMap::new();
     let mut addresses: BTreeMap<IpAddr, usize> = BTreeMap::new();
     for (i, n) in b.neighbors.iter().enumerate() {
@@ -261,8 +292,8 @@ fn bgp(c: &Config, errs: &mut Errors) {
                 errs.push(
                     join(&p, "name"),
                     format!(
-                        "duplicate neighbor name {:?} (also bgp.neighbors[{first}])",
-                        n.name
+                        "duplicate neighbor name {} (also bgp.neighbors[{first}])",
+                        quote(&n.name)
                     ),
                 );
             } else {
@@ -276,13 +307,21 @@ fn bgp(c: &Config, errs: &mut Errors) {
 fn object_name(path: &str, name: &str, errs: &mut Errors) {
     if name.is_empty() {
         errs.push(path, "required");
+    } else if name.len() > MAX_NAME_LEN {
+        errs.push(
+            path,
+            format!("{} is longer than {MAX_NAME_LEN} bytes", quote(name)),
+        );
     } else if !name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
     {
         errs.push(
             path,
-            format!("{name:?} may contain only letters, digits, '_', '-' and '.'"),
+            format!(
+                "{} may contain only letters, digits, '_', '-' and '.'",
+                quote(&name)
+            ),
         );
     }
 }
@@ -365,8 +404,8 @@ fn api(a: &Api, errs: &mut Errors) {
         errs.push(
             "api.listen",
             format!(
-                "{:?} is not host:port such as 127.0.0.1:59179 (empty disables the API)",
-                a.listen
+                "{} is not host:port such as 127.0.0.1:59179 (empty disables the API)",
+                quote(&a.listen)
             ),
         );
     }
@@ -385,6 +424,9 @@ fn vips(c: &Config, errs: &mut Errors) {
     if c.vips.is_empty() && !errs.has_under("vips") {
         errs.push("vips", "at least one VIP is required");
     }
+    if too_many(errs, "vips", "VIPs", c.vips.len(), MAX_VIPS) {
+        return;
+    }
     let mut names: BTreeMap<&str, usize> = BTreeMap::new();
     let mut prefixes: BTreeMap<Prefix, usize> = BTreeMap::new();
     for (i, v) in c.vips.iter().enumerate() {
@@ -394,7 +436,7 @@ fn vips(c: &Config, errs: &mut Errors) {
             match names.get(v.name.as_str()) {
                 Some(first) => errs.push(
                     join(&p, "name"),
-                    format!("duplicate VIP name {:?} (also vips[{first}])", v.name),
+                    format!("duplicate VIP name {} (also vips[{first}])", quote(&v.name)),
                 ),
                 None => {
                     names.insert(&v.name, i);
@@ -455,6 +497,15 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
             .collect(),
         (None, None) => Vec::new(),
     };
+    if too_many(
+        errs,
+        &join(p, "checks"),
+        "checks",
+        list.len(),
+        MAX_CHECKS_PER_VIP,
+    ) {
+        return;
+    }
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     let mut names_ok = true;
     for (cp, c) in &list {
@@ -462,14 +513,23 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
         let name = c.effective_name();
         let np = join(cp, "name");
         if let Some(n) = &c.name {
-            if !is_identifier(n) {
+            if n.len() > MAX_NAME_LEN {
                 errs.push(
                     &np,
-                    format!("{n:?} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)"),
+                    format!("{} is longer than {MAX_NAME_LEN} bytes", quote(n)),
+                );
+                names_ok = false;
+            } else if !is_identifier(n) {
+                errs.push(
+                    &np,
+                    format!(
+                        "{} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)",
+                        quote(&n)
+                    ),
                 );
                 names_ok = false;
             } else if RESERVED.contains(&n.as_str()) {
-                errs.push(&np, format!("{n:?} is reserved in checks_policy"));
+                errs.push(&np, format!("{} is reserved in checks_policy", quote(&n)));
                 names_ok = false;
             }
         }
@@ -481,7 +541,7 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
             Some(first) => {
                 errs.push(
                     &np,
-                    format!("duplicate check name {name:?} (also {first}); two checks of the same type need explicit names"),
+                    format!("duplicate check name {} (also {first}); two checks of the same type need explicit names", quote(&name)),
                 );
                 names_ok = false;
             }
@@ -497,8 +557,10 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
             errs.push(
                 pp,
                 format!(
-                    "column {} of {:?}: {}",
-                    e.column, v.checks_policy, e.message
+                    "column {} of {}: {}",
+                    e.column,
+                    quote(&v.checks_policy),
+                    e.message
                 ),
             );
         }
@@ -511,7 +573,7 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
             || ifname.len() > 15
             || ifname.chars().any(|c| c == '/' || c.is_whitespace())
         {
-            errs.push(&ip, format!("{ifname:?} is not an interface name"));
+            errs.push(&ip, format!("{} is not an interface name", quote(&ifname)));
         }
     }
     policy(&v.policy, &join(p, "policy"), errs);
@@ -542,7 +604,7 @@ fn policy(pol: &Policy, p: &str, errs: &mut Errors) {
         if !f.starts_with('/') {
             errs.push(
                 join(p, "lower_priority_file"),
-                format!("{f:?} must be an absolute path"),
+                format!("{} must be an absolute path", quote(&f)),
             );
         }
     }
@@ -716,7 +778,10 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
                 } else if !is_hex(hex) {
                     errs.push(
                         join(&p, "payload_hex"),
-                        format!("{hex:?} is not hex (an even number of 0-9a-f digits)"),
+                        format!(
+                            "{} is not hex (an even number of 0-9a-f digits)",
+                            quote(&hex)
+                        ),
                     );
                 }
             }
@@ -761,8 +826,8 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
                     errs.push(
                         join(&p, "method"),
                         format!(
-                            "{:?} is not a method such as /pkg.Service/Method",
-                            g.method.as_deref().unwrap_or_default()
+                            "{} is not a method such as /pkg.Service/Method",
+                            quote(g.method.as_deref().unwrap_or_default())
                         ),
                     );
                 }
@@ -774,7 +839,10 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
                 if grpc_code(code).is_none() {
                     errs.push(
                         format!("{p}.ok_codes[{k}]"),
-                        format!("{code:?} is not a gRPC status code such as OK or NOT_FOUND"),
+                        format!(
+                            "{} is not a gRPC status code such as OK or NOT_FOUND",
+                            quote(&code)
+                        ),
                     );
                 }
             }
@@ -803,7 +871,7 @@ fn port_required(path: &str, port: u16, errs: &mut Errors) {
 fn header(path: &str, name: &str, value: &str, errs: &mut Errors) {
     let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
     if name.is_empty() || !name.chars().all(tchar) {
-        errs.push(path, format!("{name:?} is not a valid header name"));
+        errs.push(path, format!("{} is not a valid header name", quote(&name)));
     } else if value.chars().any(|c| matches!(c, '\r' | '\n' | '\0')) {
         errs.push(path, "value contains a line break or NUL");
     }
@@ -828,15 +896,15 @@ fn http(
             None => errs.push(
                 &url_p,
                 format!(
-                    "{:?} must be a path such as /healthz or an http:// or https:// URL",
-                    h.url
+                    "{} must be a path such as /healthz or an http:// or https:// URL",
+                    quote(&h.url)
                 ),
             ),
             Some(u) => {
                 if kind == CheckType::Https && !u.https {
                     errs.push(
                         &url_p,
-                        format!("{:?} is http:// but the check type is https", h.url),
+                        format!("{} is http:// but the check type is https", quote(&h.url)),
                     );
                 }
                 tls |= u.https;
@@ -845,7 +913,7 @@ fn http(
         }
     }
     if h.url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        errs.push(&url_p, format!("{:?} contains whitespace", h.url));
+        errs.push(&url_p, format!("{} contains whitespace", quote(&h.url)));
     }
     if h.port == Some(0) {
         errs.push(join(p, "port"), "0 is not a port (1..65535)");
@@ -859,7 +927,7 @@ fn http(
             let first = first.lines().last().unwrap_or_default().trim().to_string();
             errs.push(
                 join(p, "response_regex"),
-                format!("{re:?} does not compile: {first}"),
+                format!("{} does not compile: {first}", quote(&re)),
             );
         }
     }
@@ -869,7 +937,7 @@ fn http(
         } else if let Err(e) = crate::check::jsonmatch::parse(jq) {
             // Compiled at load, like the regex: a typo is a config error,
             // not a VIP that never announces.
-            errs.push(join(p, "response_jq"), format!("{jq:?}: {e}"));
+            errs.push(join(p, "response_jq"), format!("{}: {e}", quote(&jq)));
         }
     }
     if h.method == HttpMethod::Head {
@@ -891,7 +959,7 @@ fn http(
         if !(proxy.starts_with("http://") || proxy.starts_with("https://")) {
             errs.push(
                 &pp,
-                format!("{proxy:?} is not an http:// or https:// proxy URL"),
+                format!("{} is not an http:// or https:// proxy URL", quote(&proxy)),
             );
         } else if full
             .as_ref()
