@@ -102,8 +102,33 @@ fn is_blank(text: &str) -> bool {
         .all(|l| l.is_empty() || l.starts_with('#'))
 }
 
+/// Most errors reported for one file; the rest are counted. A generated file
+/// with a systematic mistake must not write a hundred thousand lines to the
+/// terminal or, on reload, to the router's log.
+pub const MAX_ERRORS: usize = 100;
+
 /// `load_config` on text, with the environment given (for tests and fuzzing).
 pub fn load_str(
+    raw: &str,
+    format: Option<Format>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, Vec<ConfigError>> {
+    load_all(raw, format, lookup).map_err(|mut errs| {
+        if errs.len() > MAX_ERRORS {
+            let more = errs.len() - MAX_ERRORS;
+            errs.truncate(MAX_ERRORS);
+            errs.push(ConfigError {
+                path: String::new(),
+                message: format!(
+                    "… and {more} more errors (only the first {MAX_ERRORS} are listed)"
+                ),
+            });
+        }
+        errs
+    })
+}
+
+fn load_all(
     raw: &str,
     format: Option<Format>,
     lookup: &dyn Fn(&str) -> Option<String>,
