@@ -53,7 +53,7 @@ pub fn detect(text: &str) -> Format {
 
 /// Largest config file read, in bytes, before and after `%{VAR}` expansion.
 /// A real router config is a few KiB (10,000 VIPs, the most allowed, take
-/// about 1.3 MiB of JSON); the cap keeps a wrong path such as /dev/zero or a
+/// about 0.9 MiB of indented JSON); the cap keeps a wrong path such as /dev/zero or a
 /// runaway file from eating a 64 MiB router's memory.
 pub const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
 
