@@ -26,7 +26,7 @@ impl FromStr for Format {
         match s {
             "json" => Ok(Format::Json),
             "uci" => Ok(Format::Uci),
-            other => Err(format!("unknown format {} (json or uci)", quote(&other))),
+            other => Err(format!("unknown format {} (json or uci)", quote(other))),
         }
     }
 }

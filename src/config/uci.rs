@@ -319,7 +319,7 @@ pub fn parse(text: &str) -> Result<UciFile, UciError> {
                 if !valid_type(kind) {
                     return Err(err(format!(
                         "invalid section type {} (letters, digits, '_' and '-' only)",
-                        shorten(&kind)
+                        shorten(kind)
                     )));
                 }
                 let name = args.get(1).filter(|n| !n.is_empty()).cloned();
@@ -330,7 +330,7 @@ pub fn parse(text: &str) -> Result<UciFile, UciError> {
                     if !valid_name(n) {
                         return Err(err(format!(
                             "invalid section name {} (letters, digits and '_' only)",
-                            shorten(&n)
+                            shorten(n)
                         )));
                     }
                     if let Some(&i) = by_name.get(n) {
@@ -384,7 +384,7 @@ pub fn parse(text: &str) -> Result<UciFile, UciError> {
                 if !valid_name(name) {
                     return Err(err(format!(
                         "invalid option name {} (letters, digits and '_' only)",
-                        shorten(&name)
+                        shorten(name)
                     )));
                 }
                 let value = args.get(1).cloned().unwrap_or_default();
@@ -423,7 +423,7 @@ pub fn parse(text: &str) -> Result<UciFile, UciError> {
             other => {
                 return Err(err(format!(
                     "invalid command {} (expected package, config, option or list)",
-                    shorten(&other)
+                    shorten(other)
                 )))
             }
         }

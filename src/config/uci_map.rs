@@ -376,7 +376,7 @@ impl Mapper {
                             s.label(),
                             s.get("enabled").map_or(s.line, |o| o.line)
                         ),
-                        format!("{} is not a boolean ('0' or '1')", quote(&v)),
+                        format!("{} is not a boolean ('0' or '1')", quote(v)),
                     );
                     false
                 }
@@ -577,7 +577,7 @@ pub fn map(file: &UciFile) -> Mapped {
                 format!("config {other} (line {})", s.line),
                 format!(
                     "unknown section type {} (pathosd, neighbor, vip or check)",
-                    quote(&other)
+                    quote(other)
                 ),
             ),
         }
@@ -612,7 +612,7 @@ pub fn map(file: &UciFile) -> Mapped {
             None if disabled_vips.contains(target) => {}
             None => m.error(
                 format!("{} option vip (line {})", s.label(), opt.line),
-                format!("no vip section named {}", quote(&target)),
+                format!("no vip section named {}", quote(target)),
             ),
         }
     }

@@ -147,7 +147,7 @@ pub fn validate(c: &Config, errs: &mut Errors) {
         "" => errs.push("schema", "required (set \"v1\")"),
         other => errs.push(
             "schema",
-            format!("unsupported version {} (expected \"v1\")", quote(&other)),
+            format!("unsupported version {} (expected \"v1\")", quote(other)),
         ),
     }
     router(c, errs);
@@ -320,7 +320,7 @@ fn object_name(path: &str, name: &str, errs: &mut Errors) {
             path,
             format!(
                 "{} may contain only letters, digits, '_', '-' and '.'",
-                quote(&name)
+                quote(name)
             ),
         );
     }
@@ -522,14 +522,11 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
             } else if !is_identifier(n) {
                 errs.push(
                     &np,
-                    format!(
-                        "{} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)",
-                        quote(&n)
-                    ),
+                    format!("{} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)", quote(n)),
                 );
                 names_ok = false;
             } else if RESERVED.contains(&n.as_str()) {
-                errs.push(&np, format!("{} is reserved in checks_policy", quote(&n)));
+                errs.push(&np, format!("{} is reserved in checks_policy", quote(n)));
                 names_ok = false;
             }
         }
@@ -573,7 +570,7 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
             || ifname.len() > 15
             || ifname.chars().any(|c| c == '/' || c.is_whitespace())
         {
-            errs.push(&ip, format!("{} is not an interface name", quote(&ifname)));
+            errs.push(&ip, format!("{} is not an interface name", quote(ifname)));
         }
     }
     policy(&v.policy, &join(p, "policy"), errs);
@@ -604,7 +601,7 @@ fn policy(pol: &Policy, p: &str, errs: &mut Errors) {
         if !f.starts_with('/') {
             errs.push(
                 join(p, "lower_priority_file"),
-                format!("{} must be an absolute path", quote(&f)),
+                format!("{} must be an absolute path", quote(f)),
             );
         }
     }
@@ -780,7 +777,7 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
                         join(&p, "payload_hex"),
                         format!(
                             "{} is not hex (an even number of 0-9a-f digits)",
-                            quote(&hex)
+                            quote(hex)
                         ),
                     );
                 }
@@ -841,7 +838,7 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
                         format!("{p}.ok_codes[{k}]"),
                         format!(
                             "{} is not a gRPC status code such as OK or NOT_FOUND",
-                            quote(&code)
+                            quote(code)
                         ),
                     );
                 }
@@ -871,7 +868,7 @@ fn port_required(path: &str, port: u16, errs: &mut Errors) {
 fn header(path: &str, name: &str, value: &str, errs: &mut Errors) {
     let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
     if name.is_empty() || !name.chars().all(tchar) {
-        errs.push(path, format!("{} is not a valid header name", quote(&name)));
+        errs.push(path, format!("{} is not a valid header name", quote(name)));
     } else if value.chars().any(|c| matches!(c, '\r' | '\n' | '\0')) {
         errs.push(path, "value contains a line break or NUL");
     }
@@ -927,7 +924,7 @@ fn http(
             let first = first.lines().last().unwrap_or_default().trim().to_string();
             errs.push(
                 join(p, "response_regex"),
-                format!("{} does not compile: {first}", quote(&re)),
+                format!("{} does not compile: {first}", quote(re)),
             );
         }
     }
@@ -937,7 +934,7 @@ fn http(
         } else if let Err(e) = crate::check::jsonmatch::parse(jq) {
             // Compiled at load, like the regex: a typo is a config error,
             // not a VIP that never announces.
-            errs.push(join(p, "response_jq"), format!("{}: {e}", quote(&jq)));
+            errs.push(join(p, "response_jq"), format!("{}: {e}", quote(jq)));
         }
     }
     if h.method == HttpMethod::Head {
@@ -959,7 +956,7 @@ fn http(
         if !(proxy.starts_with("http://") || proxy.starts_with("https://")) {
             errs.push(
                 &pp,
-                format!("{} is not an http:// or https:// proxy URL", quote(&proxy)),
+                format!("{} is not an http:// or https:// proxy URL", quote(proxy)),
             );
         } else if full
             .as_ref()
