@@ -490,3 +490,22 @@ macro_rules! config_enum {
         }
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_are_cut_at_a_char_boundary() {
+        let at = "a".repeat(QUOTE_MAX);
+        assert_eq!(quote(&at), format!("{at:?}"));
+        let past = "a".repeat(QUOTE_MAX + 1);
+        assert_eq!(quote(&past), format!("{at:?}… (65 bytes)"));
+        // 1 + 2k bytes: byte 64 is inside an "é", so 63 bytes are kept.
+        let odd = format!("a{}", "é".repeat(40));
+        assert_eq!(quote(&odd), format!("\"a{}\"… (81 bytes)", "é".repeat(31)));
+        assert_eq!(show(&json!(past)), quote(&past));
+        let arr = json!(vec![1; 100]);
+        assert_eq!(show(&arr), format!("[{}1… (201 bytes)", "1,".repeat(31)));
+    }
+}
