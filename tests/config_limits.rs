@@ -1,5 +1,5 @@
 //! Hardening of everything that reads the config, through the real binary
-//! (`validate` and `convert`): deep or long expressions, huge files, huge
+//! (`validate`, `convert` and `run`): deep or long expressions, huge files, huge
 //! values and counts each give a clear, path-named error and exit 1 — never
 //! an abort (exit 134), a hang or a multi-megabyte error line. Each limit is
 //! tested at the bound (accepted) and just past it (rejected).
@@ -59,10 +59,10 @@ fn pathosd(test: &str, args: &[&str], env: &[(&str, &str)]) -> Out {
     }
 }
 
-/// `validate` and `convert` of `file` both exit 1 with exactly `errors`
-/// after the header line.
+/// `validate`, `convert` and `run` of `file` all exit 1 with exactly
+/// `errors` after the header line (`run` checks the file before starting).
 fn rejected(test: &str, file: &Path, errors: &[&str]) {
-    for cmd in ["validate", "convert"] {
+    for cmd in ["validate", "convert", "run"] {
         let out = pathosd(test, &[cmd, "--config", file.to_str().unwrap()], &[]);
         assert_eq!(out.code, Some(1), "{cmd}: {}", out.stderr);
         assert_eq!(out.stdout, "");
@@ -180,7 +180,7 @@ fn deep_response_jq_is_an_error_not_an_abort() {
         (ands(130_000), "longer than 4096 bytes (1039995 bytes)"),
     ] {
         let f = write_json(t, &with_jq(&jq));
-        for cmd in ["validate", "convert"] {
+        for cmd in ["validate", "convert", "run"] {
             let out = pathosd(t, &[cmd, "--config", f.to_str().unwrap()], &[]);
             assert_eq!(out.code, Some(1), "{}", out.stderr);
             assert_eq!(out.stderr.lines().count(), 2);
