@@ -596,4 +596,20 @@ fn at_most_a_hundred_errors_are_listed() {
         lines[101],
         "… and 4900 more errors (only the first 100 are listed)"
     );
+
+    // 300,000 unknown keys fit in 4 MiB; finding each error's duplicate by a
+    // linear search made this take minutes.
+    let mut v = base();
+    for i in 0..300_000 {
+        v["router"][format!("k{i}")] = json!(1);
+    }
+    let f = write_json(t, &v);
+    assert!(std::fs::metadata(&f).unwrap().len() < 4 << 20);
+    let out = pathosd(t, &["validate", "--config", f.to_str().unwrap()], &[]);
+    assert_eq!(out.code, Some(1));
+    assert!(out.took < Duration::from_secs(30), "{:?}", out.took);
+    assert_eq!(
+        out.stderr.lines().last(),
+        Some("… and 299900 more errors (only the first 100 are listed)")
+    );
 }
