@@ -22,8 +22,10 @@
 //! file must get an error, never a stack overflow): at most
 //! [`MAX_LEN`] bytes, [`MAX_TERMS`] paths or comparisons, and [`MAX_DEPTH`]
 //! levels of `(` and `not` nesting. The parser recurses once per nesting
-//! level and checks the level before recursing; the tree it builds is then at
-//! most `MAX_TERMS + MAX_LEN` deep, and evaluation uses an explicit stack.
+//! level and checks the level before recursing. The tree it builds is at
+//! most `MAX_TERMS + MAX_DEPTH` deep (fewer than MAX_TERMS `and`/`or` nodes,
+//! and at most MAX_DEPTH `not`s on any path), which bounds the derived
+//! Clone, PartialEq and Drop; evaluation uses an explicit stack.
 
 use serde_json::Value;
 
