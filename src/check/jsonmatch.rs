@@ -87,7 +87,11 @@ pub fn parse(src: &str) -> Result<JsonExpr, String> {
 pub fn matches(e: &JsonExpr, doc: &Value) -> Result<(), String> {
     match eval(e, doc) {
         Value::Bool(true) => Ok(()),
-        v => Err(format!("jq expression is not true: {v}")),
+        // The value may be a whole 1 MiB response (`.`): quote a prefix.
+        v => Err(format!(
+            "jq expression is not true: {}",
+            crate::config::field::show(v)
+        )),
     }
 }
 
@@ -417,6 +421,20 @@ mod tests {
         assert!(!check(".status > 1", &d));
         assert!(check(".[0] == 1", &json!([1])));
         assert!(check(". == 5", &json!(5)));
+    }
+
+    #[test]
+    fn a_large_false_value_is_quoted_by_a_prefix() {
+        let doc = json!({"big": "x".repeat(100_000)});
+        assert_eq!(
+            matches(&parse(".big").unwrap(), &doc).unwrap_err(),
+            format!(
+                "jq expression is not true: \"{}\"… (100000 bytes)",
+                "x".repeat(64)
+            )
+        );
+        let e = matches(&parse(".").unwrap(), &doc).unwrap_err();
+        assert!(e.ends_with("… (100010 bytes)"), "{e}");
     }
 
     #[test]
