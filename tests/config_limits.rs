@@ -556,6 +556,36 @@ fn uci_names_and_large_files() {
     assert_eq!(out.code, Some(1));
     assert!(out.took < Duration::from_secs(20), "{:?}", out.took);
     assert!(out.stderr.len() < 1 << 20);
+
+    // 9,999 VIP sections, each with two mistakes: only the listed errors
+    // are translated to UCI places (all of them took 15 s).
+    let mut bad = file("web").replace("10.0.1.1/32", "bad");
+    for i in 0..9_998 {
+        bad.push_str(&format!(
+            "config vip 'v{i}'\n\toption prefix 'bad'\n\toption always '1'\n\toption bogus '1'\n"
+        ));
+    }
+    let out = pathosd(
+        t,
+        &[
+            "validate",
+            "--config",
+            write(t, "bad", bad.as_bytes()).to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.code, Some(1));
+    assert!(out.took < Duration::from_secs(5), "{:?}", out.took);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 102);
+    assert_eq!(
+        lines[1],
+        "vip 'v0' option bogus (line 13): unknown option for a vip section"
+    );
+    assert_eq!(
+        lines[101],
+        "… and 19897 more errors (only the first 100 are listed)"
+    );
 }
 
 #[test]
