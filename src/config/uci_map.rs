@@ -10,6 +10,7 @@
 use super::field::{quote, ConfigError};
 use super::schema::CheckType;
 use super::uci::{Section, UciFile, UciValue};
+use std::collections::HashMap;
 use serde_json::{json, Map, Value};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -225,6 +226,10 @@ pub struct Mapped {
     pub value: Value,
     pub errors: Vec<ConfigError>,
     locs: Vec<(String, Loc)>,
+    /// v1 path → index of its last entry in `locs`, so that `uci_path`
+    /// looks up each prefix of a path instead of scanning every location
+    /// (a 4 MiB file has hundreds of thousands).
+    loc_index: HashMap<String, usize>,
 }
 
 impl Mapped {
@@ -281,17 +286,20 @@ impl Mapped {
     }
 
     fn uci_path(&self, path: &str) -> String {
-        let best = self
-            .locs
-            .iter()
-            .filter(|(p, _)| {
-                p.is_empty()
-                    || path == p
-                    || path
-                        .strip_prefix(p.as_str())
-                        .is_some_and(|r| r.starts_with('.') || r.starts_with('['))
-            })
-            .max_by_key(|(p, _)| p.len());
+        // The longest location that is `path` or a parent of it (`path`
+        // continues with '.' or '['); "" covers everything. Candidates are
+        // `path` itself and its prefixes ending before a '.' or '[', longest
+        // first.
+        let cuts = path
+            .char_indices()
+            .filter(|(_, c)| matches!(c, '.' | '['))
+            .map(|(i, _)| i)
+            .rev();
+        let best = std::iter::once(path.len())
+            .chain(cuts)
+            .chain(std::iter::once(0))
+            .find_map(|end| self.loc_index.get(&path[..end]))
+            .and_then(|&i| self.locs.get(i));
         let Some((p, loc)) = best else {
             return fallback(path);
         };
@@ -585,6 +593,15 @@ pub fn map(file: &UciFile) -> Mapped {
 
     // Checks attach to their VIP by name; each VIP's checks keep file order.
     let mut per_vip: Vec<Vec<&Section>> = vec![Vec::new(); vips.len()];
+    // By the VIP's name, or by its section name when `option name` differs;
+    // the first VIP that has it wins. An index, not a search per check: a
+    // 4 MiB file can hold 10,000 VIPs and 50,000 checks.
+    let mut vip_index: HashMap<&str, usize> = HashMap::new();
+    for (i, (n, _, sec)) in vips.iter().enumerate() {
+        for key in [n.as_deref(), sec.name.as_deref()].into_iter().flatten() {
+            vip_index.entry(key).or_insert(i);
+        }
+    }
     for s in file.sections.iter().filter(|s| s.kind == "check") {
         if m.disabled(s) {
             continue;
@@ -603,12 +620,8 @@ pub fn map(file: &UciFile) -> Mapped {
             );
             continue;
         };
-        // By the VIP's name, or by its section name when `option name` differs.
-        let refers = |(n, _, sec): &(Option<String>, Map<String, Value>, &Section)| {
-            n.as_deref() == Some(target.as_str()) || sec.name.as_deref() == Some(target.as_str())
-        };
-        match vips.iter().position(refers) {
-            Some(i) => per_vip[i].push(s),
+        match vip_index.get(target.as_str()) {
+            Some(&i) => per_vip[i].push(s),
             None if disabled_vips.contains(target) => {}
             None => m.error(
                 format!("{} option vip (line {})", s.label(), opt.line),
@@ -662,6 +675,12 @@ pub fn map(file: &UciFile) -> Mapped {
     Mapped {
         value: Value::Object(root),
         errors: m.errors,
+        loc_index: m
+            .locs
+            .iter()
+            .enumerate()
+            .map(|(i, (p, _))| (p.clone(), i))
+            .collect(),
         locs: m.locs,
     }
 }
