@@ -338,6 +338,22 @@ fn counts_at_and_past_their_limits() {
         &["vips[0].checks: 65 checks, more than the limit of 64"],
     );
 
+    // 10,000 checks in all, and one more; the count is checked before the
+    // checks are decoded.
+    let mut v = base();
+    v["vips"] = (0..5_000)
+        .map(|i| {
+            json!({"name": format!("v{i}"), "prefix": format!("10.0.{}.{}/32", i >> 8, i & 255), "checks": checks(2)})
+        })
+        .collect();
+    accepted(t, &write_json(t, &v));
+    v["vips"][0]["checks"] = checks(3);
+    rejected(
+        t,
+        &write_json(t, &v),
+        &["vips: 10001 checks in all VIPs, more than the limit of 10000"],
+    );
+
     let neighbors = |n: usize| -> Value {
         (0..n)
             .map(|i| json!({"name": format!("n{i}"), "address": format!("10.2.{}.{}", i >> 8, i & 255), "peer_asn": 65000}))

@@ -7,7 +7,7 @@ use super::field::{quote, ConfigError, Errors, Field};
 use super::schema::Config;
 use super::uci;
 use super::uci_map;
-use super::validate::validate;
+use super::validate::{counts_exceeded, validate};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::path::Path;
@@ -162,6 +162,9 @@ fn load_all(
                 })?
                 .0;
             let mut errs = Errors::default();
+            if counts_exceeded(&value, &mut errs) {
+                return Err(errs.0);
+            }
             let cfg = Config::decode(&value, "", &mut errs);
             finish(cfg, errs)
         }
@@ -169,6 +172,9 @@ fn load_all(
             let file = uci::parse(&text).map_err(|e| vec![e.into()])?;
             let mapped = uci_map::map(&file);
             let mut errs = Errors::default();
+            if counts_exceeded(&mapped.value, &mut errs) {
+                return Err(errs.0.into_iter().map(|e| mapped.locate(e)).collect());
+            }
             let cfg = Config::decode(&mapped.value, "", &mut errs);
             match finish(cfg, errs) {
                 Ok(c) if mapped.errors.is_empty() => Ok(c),

@@ -10,8 +10,8 @@
 use super::field::{quote, ConfigError};
 use super::schema::CheckType;
 use super::uci::{Section, UciFile, UciValue};
-use std::collections::HashMap;
 use serde_json::{json, Map, Value};
+use std::collections::HashMap;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {

@@ -9,6 +9,7 @@ use super::field::{join, quote, Errors};
 use super::policy_expr::{self, is_identifier, RESERVED};
 use super::schema::*;
 use crate::bgp::types::Prefix;
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 
@@ -32,6 +33,42 @@ pub const MAX_NEIGHBORS: usize = 256;
 /// Longest VIP, neighbor or check name, in bytes: names appear in API paths,
 /// metric labels, ubus replies and every log line about the object.
 pub const MAX_NAME_LEN: usize = 64;
+
+/// Most checks in all VIPs together (each is a task with its own timers and
+/// buffers); a typed check also takes about 1 KiB before validation.
+pub const MAX_CHECKS: usize = 10_000;
+
+/// The count limits, checked on the JSON value before the typed decode:
+/// decoding 50,000 checks took 150 MiB, more than a small router has, only
+/// to refuse them afterwards. True if any limit is exceeded (then nothing
+/// else is worth checking).
+pub fn counts_exceeded(v: &Value, errs: &mut Errors) -> bool {
+    let len = |v: &Value| v.as_array().map_or(0, Vec::len);
+    let mut over = too_many(
+        errs,
+        "bgp.neighbors",
+        "neighbors",
+        len(&v["bgp"]["neighbors"]),
+        MAX_NEIGHBORS,
+    );
+    let vips = len(&v["vips"]);
+    if too_many(errs, "vips", "VIPs", vips, MAX_VIPS) {
+        return true;
+    }
+    let mut total = 0usize;
+    for (i, vip) in v["vips"].as_array().into_iter().flatten().enumerate() {
+        let n = len(&vip["checks"]) + usize::from(vip.get("check").is_some());
+        over |= too_many(
+            errs,
+            &format!("vips[{i}].checks"),
+            "checks",
+            len(&vip["checks"]),
+            MAX_CHECKS_PER_VIP,
+        );
+        total = total.saturating_add(n);
+    }
+    over | too_many(errs, "vips", "checks in all VIPs", total, MAX_CHECKS)
+}
 
 /// The error for a list longer than `max`, if it is.
 fn too_many(errs: &mut Errors, path: &str, what: &str, len: usize, max: usize) -> bool {
