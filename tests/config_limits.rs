@@ -18,6 +18,16 @@ fn dir(test: &str) -> PathBuf {
     d
 }
 
+/// Removes the test's directory (a few MiB of generated files) at the end,
+/// also when the test fails.
+struct Cleanup(&'static str);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(dir(self.0));
+    }
+}
+
 struct Out {
     code: Option<i32>,
     stdout: String,
@@ -125,6 +135,7 @@ const JQ: &str = "vips[0].checks[1].http.response_jq";
 #[test]
 fn deep_response_jq_is_an_error_not_an_abort() {
     let t = "jq";
+    let _clean = Cleanup(t);
     let parens = |n: usize| "(".repeat(n) + ".ok" + &")".repeat(n);
     accepted(t, &write_json(t, &with_jq(&parens(64))));
     rejected(
@@ -195,6 +206,7 @@ fn deep_response_jq_is_an_error_not_an_abort() {
 #[test]
 fn long_checks_policy_is_an_error_not_an_abort() {
     let t = "policy";
+    let _clean = Cleanup(t);
     let chain = |op: &str, n: usize| {
         let mut s = "up".to_string();
         s.push_str(&format!(" {op} api").repeat(n - 1));
@@ -248,6 +260,7 @@ fn long_checks_policy_is_an_error_not_an_abort() {
 #[test]
 fn endless_and_oversized_files_are_refused_at_once() {
     let t = "size";
+    let _clean = Cleanup(t);
     let out = pathosd(t, &["validate", "--config", "/dev/zero"], &[]);
     assert_eq!(out.code, Some(1));
     assert_eq!(
@@ -275,6 +288,7 @@ fn endless_and_oversized_files_are_refused_at_once() {
 #[test]
 fn environment_expansion_is_bounded() {
     let t = "expand";
+    let _clean = Cleanup(t);
     let mut v = base();
     v["vips"][0]["checks"][0]["tcp"]["send"] = json!("%{BIG}".repeat(50));
     let f = write_json(t, &v);
@@ -304,6 +318,7 @@ fn environment_expansion_is_bounded() {
 #[test]
 fn counts_at_and_past_their_limits() {
     let t = "counts";
+    let _clean = Cleanup(t);
     // 10,000 VIPs (benches/convergence.sh's largest run) are fine.
     let vips = |n: usize| -> Value {
         (0..n)
@@ -373,6 +388,7 @@ fn counts_at_and_past_their_limits() {
 #[test]
 fn names_at_and_past_their_limit() {
     let t = "names";
+    let _clean = Cleanup(t);
     let n64 = "n".repeat(64);
     let n65 = "n".repeat(65);
     let mut v = base();
@@ -399,6 +415,7 @@ fn names_at_and_past_their_limit() {
 #[test]
 fn errors_quote_only_a_prefix_of_long_values() {
     let t = "quote";
+    let _clean = Cleanup(t);
     // A 1 MB bad value in UCI and in JSON: the error line stays short.
     let long = "é".repeat(500_000);
     let uci = format!("config pathosd 'main'\n\toption asn '65001'\n\toption router_id '{long}'\n");
@@ -449,6 +466,7 @@ fn errors_quote_only_a_prefix_of_long_values() {
 #[test]
 fn byte_order_mark_and_empty_files() {
     let t = "bom";
+    let _clean = Cleanup(t);
     let mut text = "\u{feff}".as_bytes().to_vec();
     text.extend_from_slice(base().to_string().as_bytes());
     accepted(t, &write(t, "bom.json", &text));
@@ -474,6 +492,7 @@ fn byte_order_mark_and_empty_files() {
 #[test]
 fn deep_json_and_huge_regexes_are_errors() {
     let t = "deep";
+    let _clean = Cleanup(t);
     // serde_json's recursion limit (128) turns deep JSON into an error.
     let deep = "[".repeat(100_000) + &"]".repeat(100_000);
     let text = format!("{{\"schema\": \"v1\", \"x\": {deep}}}");
@@ -520,6 +539,7 @@ fn deep_json_and_huge_regexes_are_errors() {
 #[test]
 fn uci_names_and_large_files() {
     let t = "uci";
+    let _clean = Cleanup(t);
     let name = |n: usize| "s".repeat(n);
     let file = |sec: &str| {
         format!(
@@ -607,6 +627,7 @@ fn uci_names_and_large_files() {
 #[test]
 fn at_most_a_hundred_errors_are_listed() {
     let t = "many";
+    let _clean = Cleanup(t);
     let prefixes = |n: usize| -> Value {
         (0..n)
             .map(|i| json!({"name": format!("v{i}"), "prefix": "bad", "always": true}))
