@@ -37,7 +37,7 @@ fn connect_and_wait_close(from: IpAddr, to: SocketAddr) -> bool {
 
 #[test]
 fn five_hundred_connections_from_a_non_neighbor_give_a_bounded_log() {
-    let n = 29;
+    let n = 26;
     let a = addrs(n);
     let stranger = IpAddr::V4(ip(n, 7));
     let vips = json!([{"name": "v", "prefix": format!("10.{}.0.1/32", 200 + n), "always": true}]);

@@ -439,6 +439,66 @@ fn sighup_with_an_invalid_config_keeps_the_old_one() {
     s.wait_gone(&prefix(n, 2));
 }
 
+/// Issue 9: a response_jq nested 7,300 deep or a 50,000-term checks_policy
+/// overflowed the stack while the reloaded file was checked, so SIGHUP
+/// killed the daemon and its routes with it. Now each is a reload error:
+/// the daemon stays up, BIRD keeps both routes, the old checks still decide.
+#[test]
+fn sighup_with_a_too_deep_or_too_long_expression_keeps_running() {
+    let n = 29;
+    let dir = TempDir::new("e2e-reload-deep");
+    let mut s = Setup::start(n, two_vips(n, &dir), |_| {});
+    s.wait_established();
+    s.wait_route(&prefix(n, 1), "a", is_announced);
+    s.wait_route(&prefix(n, 2), "b", is_announced);
+    let (pid, updates, bird) = (s.d.pid(), s.updates_sent(), s.bird_import_updates());
+
+    let mut cfg = s.cfg.clone();
+    let deep = "(".repeat(7_300) + ".ok" + &")".repeat(7_300);
+    cfg["vips"][0]["check"] = json!({
+        "type": "http",
+        "http": {"url": "http://127.0.0.1/health", "response_jq": deep}
+    });
+    s.d.write_config(&cfg);
+    reload(&s, "reload: vips[0].check.http.response_jq: ");
+    let mut cfg = s.cfg.clone();
+    let mut long = "exec".to_string();
+    long.push_str(&" && exec".repeat(49_999));
+    cfg["vips"][1]["checks_policy"] = json!(long);
+    s.d.write_config(&cfg);
+    reload(&s, "reload: vips[1].checks_policy: column 1 of ");
+
+    let log = s.d.log();
+    assert!(
+        log.contains("(14603 bytes): response_jq: longer than 4096 bytes (14603 bytes)"),
+        "{log}"
+    );
+    assert!(
+        log.contains("(399996 bytes): longer than 4096 bytes (399996 bytes)"),
+        "{log}"
+    );
+    assert!(!log.contains("reload: applied"), "{log}");
+    // Short lines: the values are quoted by a prefix only.
+    assert!(log.lines().all(|l| l.len() < 1000), "{log}");
+
+    wait_keepalives(&s, 1);
+    assert!(s.d.try_exit().is_none(), "{}", s.d.log());
+    assert_eq!(s.d.pid(), pid);
+    assert_eq!(s.d.get("/healthz").unwrap().code, 200);
+    assert_eq!(s.updates_sent(), updates);
+    assert_eq!(s.bird_import_updates(), bird);
+    for i in 1..=2 {
+        assert!(s
+            .bird
+            .route(&prefix(n, i))
+            .is_some_and(|b| is_announced(&b)));
+    }
+    // Still the old config's checks: removing the flag withdraws both.
+    std::fs::remove_file(dir.path("up")).unwrap();
+    s.wait_gone(&prefix(n, 1));
+    s.wait_gone(&prefix(n, 2));
+}
+
 #[test]
 fn sighup_with_one_vip_changed_restarts_only_that_vip() {
     let n = 15;

@@ -17,8 +17,24 @@
 //! use jq truthiness (false and null are false). Numbers compare as numbers;
 //! `<`-style operators on two strings compare them bytewise; any other
 //! ordering comparison is false.
+//!
+//! Limits (an expression comes from the config file, so a hostile or broken
+//! file must get an error, never a stack overflow): at most
+//! [`MAX_LEN`] bytes, [`MAX_TERMS`] paths or comparisons, and [`MAX_DEPTH`]
+//! levels of `(` and `not` nesting. The parser recurses once per nesting
+//! level and checks the level before recursing. The tree it builds is at
+//! most `MAX_TERMS + MAX_DEPTH` deep (fewer than MAX_TERMS `and`/`or` nodes,
+//! and at most MAX_DEPTH `not`s on any path), which bounds the derived
+//! Clone, PartialEq and Drop; evaluation uses an explicit stack.
 
 use serde_json::Value;
+
+/// Longest expression accepted, in bytes.
+pub const MAX_LEN: usize = 4096;
+/// Most paths and comparisons in one expression.
+pub const MAX_TERMS: usize = 256;
+/// Deepest nesting of `(` and `not`.
+pub const MAX_DEPTH: usize = 64;
 
 /// A parsed response_jq expression.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,8 +64,18 @@ pub enum Op {
 
 /// Parses an expression; the error names the position and what was expected.
 pub fn parse(src: &str) -> Result<JsonExpr, String> {
-    let mut p = Parser { s: src, pos: 0 };
-    let e = p.or()?;
+    if src.len() > MAX_LEN {
+        return Err(format!(
+            "response_jq: longer than {MAX_LEN} bytes ({} bytes)",
+            src.len()
+        ));
+    }
+    let mut p = Parser {
+        s: src,
+        pos: 0,
+        terms: 0,
+    };
+    let e = p.or(0)?;
     p.ws();
     if p.pos < p.s.len() {
         return Err(p.err("end of expression"));
@@ -61,7 +87,11 @@ pub fn parse(src: &str) -> Result<JsonExpr, String> {
 pub fn matches(e: &JsonExpr, doc: &Value) -> Result<(), String> {
     match eval(e, doc) {
         Value::Bool(true) => Ok(()),
-        v => Err(format!("jq expression is not true: {v}")),
+        // The value may be a whole 1 MiB response (`.`): quote a prefix.
+        v => Err(format!(
+            "jq expression is not true: {}",
+            crate::config::field::show(v)
+        )),
     }
 }
 
@@ -114,19 +144,76 @@ fn compare(a: &Value, op: Op, b: &Value) -> bool {
     }
 }
 
-fn eval(e: &JsonExpr, doc: &Value) -> Value {
-    match e {
-        JsonExpr::Path(p) => lookup(doc, p).clone(),
-        JsonExpr::Cmp(p, op, lit) => Value::Bool(compare(lookup(doc, p), *op, lit)),
-        JsonExpr::Not(e) => Value::Bool(!truthy(&eval(e, doc))),
-        JsonExpr::And(a, b) => Value::Bool(truthy(&eval(a, doc)) && truthy(&eval(b, doc))),
-        JsonExpr::Or(a, b) => Value::Bool(truthy(&eval(a, doc)) || truthy(&eval(b, doc))),
+/// One step of the explicit-stack evaluation.
+enum Step<'e> {
+    Visit(&'e JsonExpr),
+    Not,
+    And,
+    Or,
+}
+
+const TRUE: &Value = &Value::Bool(true);
+const FALSE: &Value = &Value::Bool(false);
+
+fn boolean(b: bool) -> &'static Value {
+    if b {
+        TRUE
+    } else {
+        FALSE
     }
+}
+
+/// Post-order evaluation with explicit stacks, so no input (nor a tree built
+/// by hand, deeper than the parser allows) can exhaust the thread's stack.
+/// Both operands of `and`/`or` are evaluated: evaluation has no effects, so
+/// the result is the same as jq's short circuit.
+fn eval<'d>(e: &JsonExpr, doc: &'d Value) -> &'d Value {
+    let mut work = vec![Step::Visit(e)];
+    let mut vals: Vec<&'d Value> = Vec::new();
+    while let Some(step) = work.pop() {
+        match step {
+            Step::Visit(JsonExpr::Path(p)) => vals.push(lookup(doc, p)),
+            Step::Visit(JsonExpr::Cmp(p, op, lit)) => {
+                vals.push(boolean(compare(lookup(doc, p), *op, lit)))
+            }
+            Step::Visit(JsonExpr::Not(x)) => {
+                work.push(Step::Not);
+                work.push(Step::Visit(x));
+            }
+            Step::Visit(JsonExpr::And(a, b)) => {
+                work.push(Step::And);
+                work.push(Step::Visit(b));
+                work.push(Step::Visit(a));
+            }
+            Step::Visit(JsonExpr::Or(a, b)) => {
+                work.push(Step::Or);
+                work.push(Step::Visit(b));
+                work.push(Step::Visit(a));
+            }
+            Step::Not => {
+                let v = vals.pop().unwrap_or(&Value::Null);
+                vals.push(boolean(!truthy(v)));
+            }
+            Step::And | Step::Or => {
+                let b = truthy(vals.pop().unwrap_or(&Value::Null));
+                let a = truthy(vals.pop().unwrap_or(&Value::Null));
+                let r = if matches!(step, Step::And) {
+                    a && b
+                } else {
+                    a || b
+                };
+                vals.push(boolean(r));
+            }
+        }
+    }
+    vals.pop().unwrap_or(&Value::Null)
 }
 
 struct Parser<'a> {
     s: &'a str,
     pos: usize,
+    /// Paths and comparisons read so far.
+    terms: usize,
 }
 
 impl Parser<'_> {
@@ -160,31 +247,52 @@ impl Parser<'_> {
             false
         }
     }
-    fn or(&mut self) -> Result<JsonExpr, String> {
-        let mut e = self.and()?;
+    /// `depth` is the number of `(` and `not` around this point; the
+    /// recursion below goes one level deeper only after checking it.
+    fn or(&mut self, depth: usize) -> Result<JsonExpr, String> {
+        let mut e = self.and(depth)?;
         while self.keyword("or") {
-            e = JsonExpr::Or(Box::new(e), Box::new(self.and()?));
+            e = JsonExpr::Or(Box::new(e), Box::new(self.and(depth)?));
         }
         Ok(e)
     }
-    fn and(&mut self) -> Result<JsonExpr, String> {
-        let mut e = self.term()?;
+    fn and(&mut self, depth: usize) -> Result<JsonExpr, String> {
+        let mut e = self.term(depth)?;
         while self.keyword("and") {
-            e = JsonExpr::And(Box::new(e), Box::new(self.term()?));
+            e = JsonExpr::And(Box::new(e), Box::new(self.term(depth)?));
         }
         Ok(e)
     }
-    fn term(&mut self) -> Result<JsonExpr, String> {
+    fn deeper(&self, depth: usize) -> Result<usize, String> {
+        if depth >= MAX_DEPTH {
+            return Err(format!(
+                "response_jq: nesting of \"(\" and not deeper than {MAX_DEPTH} at offset {}",
+                self.pos
+            ));
+        }
+        Ok(depth + 1)
+    }
+    fn term(&mut self, depth: usize) -> Result<JsonExpr, String> {
         if self.keyword("not") {
-            return Ok(JsonExpr::Not(Box::new(self.term()?)));
+            let d = self.deeper(depth)?;
+            return Ok(JsonExpr::Not(Box::new(self.term(d)?)));
         }
         if self.eat("(") {
-            let e = self.or()?;
+            let d = self.deeper(depth)?;
+            let e = self.or(d)?;
             if !self.eat(")") {
                 return Err(self.err("\")\""));
             }
             return Ok(e);
         }
+        self.ws();
+        if self.terms >= MAX_TERMS {
+            return Err(format!(
+                "response_jq: more than {MAX_TERMS} paths and comparisons at offset {}",
+                self.pos
+            ));
+        }
+        self.terms += 1;
         let path = self.path()?;
         let ops = [
             ("==", Op::Eq),
@@ -316,6 +424,20 @@ mod tests {
     }
 
     #[test]
+    fn a_large_false_value_is_quoted_by_a_prefix() {
+        let doc = json!({"big": "x".repeat(100_000)});
+        assert_eq!(
+            matches(&parse(".big").unwrap(), &doc).unwrap_err(),
+            format!(
+                "jq expression is not true: \"{}\"… (100000 bytes)",
+                "x".repeat(64)
+            )
+        );
+        let e = matches(&parse(".").unwrap(), &doc).unwrap_err();
+        assert!(e.ends_with("… (100010 bytes)"), "{e}");
+    }
+
+    #[test]
     fn parse_errors() {
         for bad in [
             "", "status", ".a ==", ".a == {}", ".a[", ".a and", "(.a", ".a b", "..a",
@@ -326,5 +448,125 @@ mod tests {
             parse(".a == ").unwrap_err(),
             "response_jq: expected a JSON literal (number, string, true, false or null) at offset 6"
         );
+    }
+
+    /// The deepest and longest expressions the limits allow, built the way
+    /// that gives the deepest tree (a left-leaning `and` chain whose first
+    /// term carries the most `not`s).
+    fn worst_case() -> String {
+        let mut e = "not ".repeat(MAX_DEPTH - 1) + "(.a)";
+        e.push_str(&" and .a".repeat(MAX_TERMS - 1));
+        e
+    }
+
+    #[test]
+    fn nesting_at_and_past_the_limit() {
+        let parens = |n: usize| "(".repeat(n) + ".a" + &")".repeat(n);
+        assert!(parse(&parens(MAX_DEPTH)).is_ok());
+        assert_eq!(
+            parse(&parens(MAX_DEPTH + 1)).unwrap_err(),
+            "response_jq: nesting of \"(\" and not deeper than 64 at offset 65"
+        );
+        let nots = |n: usize| "not ".repeat(n) + ".a";
+        // An even number of nots: the value itself.
+        assert!(check(&nots(MAX_DEPTH), &json!({"a": true})));
+        assert!(parse(&nots(MAX_DEPTH + 1))
+            .unwrap_err()
+            .contains("deeper than 64"));
+        // Mixed: 32 of each is 64 levels.
+        let mixed = "not (".repeat(32) + ".a" + &")".repeat(32);
+        assert!(parse(&mixed).is_ok());
+        assert!(parse(&("not ".to_string() + &mixed))
+            .unwrap_err()
+            .contains("deeper than 64"));
+        // The sizes from the issue: errors, not aborts.
+        assert!(parse(&parens(7_300)).is_err());
+        assert!(parse(&nots(15_400)).is_err());
+    }
+
+    #[test]
+    fn terms_at_and_past_the_limit() {
+        let chain = |op: &str, n: usize| {
+            let mut e = ".a".to_string();
+            e.push_str(&format!(" {op} .a").repeat(n - 1));
+            e
+        };
+        let d = json!({"a": true});
+        assert!(check(&chain("and", MAX_TERMS), &d));
+        assert!(check(&chain("or", MAX_TERMS), &d));
+        assert_eq!(
+            parse(&chain("and", MAX_TERMS + 1)).unwrap_err(),
+            format!(
+                "response_jq: more than 256 paths and comparisons at offset {}",
+                7 * MAX_TERMS
+            )
+        );
+        assert!(parse(&chain("or", MAX_TERMS + 1))
+            .unwrap_err()
+            .contains("more than 256 paths"));
+        // Comparisons count as one term each.
+        let cmps = chain("and", MAX_TERMS).replace(".a", ".a == 1");
+        assert!(parse(&cmps).is_ok());
+        assert!(parse(&format!("{cmps} and .b")).is_err());
+        // 130,000 terms: stopped by the length limit before anything else.
+        assert_eq!(
+            parse(&chain("and", 130_000)).unwrap_err(),
+            "response_jq: longer than 4096 bytes (909995 bytes)"
+        );
+    }
+
+    #[test]
+    fn length_at_and_past_the_limit() {
+        let pad = |n: usize| format!(".a{}", " ".repeat(n - 2));
+        assert!(parse(&pad(MAX_LEN)).is_ok());
+        assert_eq!(
+            parse(&pad(MAX_LEN + 1)).unwrap_err(),
+            "response_jq: longer than 4096 bytes (4097 bytes)"
+        );
+    }
+
+    /// The bound on recursion: everything done with the deepest tree the
+    /// limits allow (parse, clone, compare, evaluate, drop) fits in a 256 KiB
+    /// stack, an eighth of Rust's default thread stack, even unoptimized.
+    #[test]
+    fn worst_case_fits_a_small_stack() {
+        let src = worst_case();
+        assert!(src.len() <= MAX_LEN);
+        let t = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let e = parse(&src).unwrap();
+                let copy = e.clone();
+                assert_eq!(copy, e);
+                // 63 nots of true is false; and-ed with the rest: false.
+                assert!(matches(&e, &json!({"a": true})).is_err());
+                assert!(matches(&e, &json!({"a": false})).is_err());
+                drop(copy);
+            })
+            .unwrap();
+        t.join().unwrap();
+    }
+
+    /// Evaluation does not recurse at all: a tree far deeper than the parser
+    /// allows, built by hand, evaluates on a small stack. (It is taken apart
+    /// by hand too: the derived Drop does recurse, which is why the parser
+    /// bounds the depth of the trees it builds.)
+    #[test]
+    fn evaluation_uses_no_stack_per_level() {
+        let t = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(|| {
+                let mut e = JsonExpr::Path(vec![Seg::Key("a".into())]);
+                for _ in 0..100_000 {
+                    e = JsonExpr::Not(Box::new(e));
+                }
+                assert!(matches(&e, &json!({"a": true})).is_ok());
+                let mut e = Some(e);
+                while let Some(JsonExpr::Not(inner)) = e.take() {
+                    e = Some(*inner);
+                }
+            })
+            .unwrap();
+        t.join().unwrap();
     }
 }

@@ -9,15 +9,68 @@
 use crate::config::policy_expr::{Cmp, Expr};
 use std::collections::BTreeMap;
 
+/// One step of the explicit-stack evaluation.
+enum Step<'e> {
+    Visit(&'e Expr),
+    Not,
+    And,
+    Or,
+}
+
 /// Evaluates `expr` given every check name of the VIP and a health lookup.
+///
+/// Iterative (an explicit work stack and value stack on the heap), so the
+/// thread's stack use does not depend on the expression at all; the parser
+/// bounds how large the heap stacks get (`policy_expr::MAX_TERMS` operands
+/// and `MAX_DEPTH` negations: at most one entry per tree node). Both operands
+/// of `&&`/`||` are evaluated: a health lookup has no effects, so the result
+/// is the same as with short circuit.
 pub fn eval(expr: &Expr, names: &[String], healthy: &dyn Fn(&str) -> bool) -> bool {
+    let mut work = vec![Step::Visit(expr)];
+    let mut vals: Vec<bool> = Vec::new();
+    while let Some(step) = work.pop() {
+        match step {
+            Step::Visit(e) => match e {
+                Expr::Not(x) => {
+                    work.push(Step::Not);
+                    work.push(Step::Visit(x));
+                }
+                Expr::And(a, b) => {
+                    work.push(Step::And);
+                    work.push(Step::Visit(b));
+                    work.push(Step::Visit(a));
+                }
+                Expr::Or(a, b) => {
+                    work.push(Step::Or);
+                    work.push(Step::Visit(b));
+                    work.push(Step::Visit(a));
+                }
+                leaf => vals.push(eval_leaf(leaf, names, healthy)),
+            },
+            Step::Not => {
+                let v = vals.pop().unwrap_or(false);
+                vals.push(!v);
+            }
+            Step::And | Step::Or => {
+                let b = vals.pop().unwrap_or(false);
+                let a = vals.pop().unwrap_or(false);
+                vals.push(if matches!(step, Step::And) {
+                    a && b
+                } else {
+                    a || b
+                });
+            }
+        }
+    }
+    vals.pop().unwrap_or(false)
+}
+
+/// The value of an operand (anything but `!`, `&&` and `||`).
+fn eval_leaf(expr: &Expr, names: &[String], healthy: &dyn Fn(&str) -> bool) -> bool {
     match expr {
         Expr::All => names.iter().all(|n| healthy(n)),
         Expr::Any => names.iter().any(|n| healthy(n)),
         Expr::Name(n) => healthy(n),
-        Expr::Not(e) => !eval(e, names, healthy),
-        Expr::And(a, b) => eval(a, names, healthy) && eval(b, names, healthy),
-        Expr::Or(a, b) => eval(a, names, healthy) || eval(b, names, healthy),
         Expr::AtLeast(n) => {
             let up = names.iter().filter(|c| healthy(c)).count();
             u32::try_from(up).unwrap_or(u32::MAX) >= *n
@@ -35,6 +88,8 @@ pub fn eval(expr: &Expr, names: &[String], healthy: &dyn Fn(&str) -> bool) -> bo
                 Cmp::Lt => r < *x,
             }
         }
+        // Operators are handled by `eval`; reaching here is a bug there.
+        Expr::Not(_) | Expr::And(..) | Expr::Or(..) => false,
     }
 }
 
@@ -42,38 +97,40 @@ pub fn eval(expr: &Expr, names: &[String], healthy: &dyn Fn(&str) -> bool) -> bo
 /// thresholds can be met: at_least(N) needs 1 <= N <= number of checks, and a
 /// ratio threshold lies in [0, 1].
 pub fn validate(expr: &Expr, names: &[String]) -> Result<(), String> {
-    match expr {
-        Expr::All | Expr::Any => Ok(()),
-        Expr::Name(n) => {
-            if names.iter().any(|c| c == n) {
-                Ok(())
-            } else {
-                Err(format!(
-                    "unknown check name {n:?} (checks: {})",
-                    names.join(", ")
-                ))
+    // Explicit stack, left operand first, like `eval`.
+    let mut stack = vec![expr];
+    while let Some(e) = stack.pop() {
+        match e {
+            Expr::All | Expr::Any => {}
+            Expr::Name(n) => {
+                if !names.iter().any(|c| c == n) {
+                    return Err(format!(
+                        "unknown check name {n:?} (checks: {})",
+                        names.join(", ")
+                    ));
+                }
             }
-        }
-        Expr::Not(e) => validate(e, names),
-        Expr::And(a, b) | Expr::Or(a, b) => validate(a, names).and_then(|_| validate(b, names)),
-        Expr::AtLeast(n) => {
-            let total = u32::try_from(names.len()).unwrap_or(u32::MAX);
-            if *n == 0 || *n > total {
-                Err(format!(
-                    "at_least({n}) needs 1..={total} (the number of checks)"
-                ))
-            } else {
-                Ok(())
+            Expr::Not(e) => stack.push(e),
+            Expr::And(a, b) | Expr::Or(a, b) => {
+                stack.push(b);
+                stack.push(a);
             }
-        }
-        Expr::Ratio(_, x) => {
-            if x.is_finite() && (0.0..=1.0).contains(x) {
-                Ok(())
-            } else {
-                Err(format!("ratio threshold {x} is not between 0 and 1"))
+            Expr::AtLeast(n) => {
+                let total = u32::try_from(names.len()).unwrap_or(u32::MAX);
+                if *n == 0 || *n > total {
+                    return Err(format!(
+                        "at_least({n}) needs 1..={total} (the number of checks)"
+                    ));
+                }
+            }
+            Expr::Ratio(_, x) => {
+                if !(x.is_finite() && (0.0..=1.0).contains(x)) {
+                    return Err(format!("ratio threshold {x} is not between 0 and 1"));
+                }
             }
         }
     }
+    Ok(())
 }
 
 /// Tracks per-check health and reports the VIP's combined health only when
@@ -215,5 +272,41 @@ mod tests {
         let mut c = Combiner::new(Expr::Not(name("maint")), names(&["maint"]));
         assert!(!c.healthy());
         assert_eq!(c.update("maint", false), Some(true));
+    }
+
+    /// The evaluator uses no stack per level: trees far deeper than the
+    /// parser allows, built by hand, evaluate (and validate) on a 128 KiB
+    /// stack. They are taken apart by hand, since the derived Drop recurses
+    /// (the parser's limits bound that for parsed trees).
+    #[test]
+    fn evaluation_uses_no_stack_per_level() {
+        let t = std::thread::Builder::new()
+            .stack_size(128 * 1024)
+            .spawn(|| {
+                let ns = names(&["a", "b"]);
+                let mut e = Expr::Name("a".into());
+                for i in 0..100_000 {
+                    e = match i % 3 {
+                        0 => Expr::And(Box::new(e), name("a")),
+                        1 => Expr::Or(Box::new(e), name("b")),
+                        _ => Expr::Not(Box::new(Expr::Not(Box::new(e)))),
+                    };
+                }
+                let f = |n: &str| n == "a";
+                // ((a && a) || b) ... with b false is a after every round.
+                assert!(eval(&e, &ns, &f));
+                assert!(!eval(&e, &ns, &|_| false));
+                assert!(validate(&e, &ns).is_ok());
+                let mut next = Some(e);
+                while let Some(e) = next.take() {
+                    next = match e {
+                        Expr::Not(x) => Some(*x),
+                        Expr::And(a, _) | Expr::Or(a, _) => Some(*a),
+                        _ => None,
+                    };
+                }
+            })
+            .unwrap();
+        t.join().unwrap();
     }
 }

@@ -71,6 +71,11 @@ pub fn parse_duration(s: &str) -> Option<Duration> {
         if int.is_empty() && frac.is_empty() {
             return None;
         }
+        // "1.2.3s": only the first 18 fraction digits are read below, so a
+        // second '.' further on must be refused here.
+        if !frac.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
         let int: u128 = if int.is_empty() { 0 } else { int.parse().ok()? };
         let mut ns = int.checked_mul(scale)?;
         // Fractions beyond nanosecond precision are dropped, as Go does.
@@ -185,5 +190,22 @@ mod tests {
         }
         assert_eq!(Dur::secs(90).to_string(), "1m30s");
         assert_eq!(Dur::ms(100).to_string(), "100ms");
+    }
+
+    #[test]
+    fn long_inputs_are_linear_and_exact() {
+        // 3 MB of "1ns": a million terms, one pass.
+        let many = "1ns".repeat(1_000_000);
+        assert_eq!(parse_duration(&many), Some(Duration::from_millis(1)));
+        // Too large for u128 nanoseconds or for Duration: None, no overflow.
+        assert_eq!(parse_duration(&("9".repeat(1_000_000) + "s")), None);
+        assert_eq!(parse_duration(&"9000000000000h".repeat(1_000)), None);
+        // A second '.' beyond the 18 digits read is still an error.
+        assert_eq!(parse_duration("1.111111111111111111.1s"), None);
+        assert_eq!(parse_duration("1.2.3s"), None);
+        assert_eq!(
+            parse_duration("1.000000000000000000001s"),
+            Some(Duration::from_secs(1))
+        );
     }
 }

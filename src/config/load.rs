@@ -3,11 +3,11 @@
 //! then validate. Every problem found along the way is returned together.
 
 use super::env;
-use super::field::{ConfigError, Errors, Field};
+use super::field::{quote, ConfigError, Errors, Field};
 use super::schema::Config;
 use super::uci;
 use super::uci_map;
-use super::validate::validate;
+use super::validate::{counts_exceeded, validate};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::path::Path;
@@ -26,7 +26,7 @@ impl FromStr for Format {
         match s {
             "json" => Ok(Format::Json),
             "uci" => Ok(Format::Uci),
-            other => Err(format!("unknown format {other:?} (json or uci)")),
+            other => Err(format!("unknown format {} (json or uci)", quote(other))),
         }
     }
 }
@@ -51,17 +51,61 @@ pub fn detect(text: &str) -> Format {
     }
 }
 
+/// Largest config file read, in bytes, before and after `%{VAR}` expansion.
+/// A real router config is a few KiB (10,000 VIPs, the most allowed, take
+/// about 0.9 MiB of indented JSON); the cap keeps a wrong path such as /dev/zero or a
+/// runaway file from eating a 64 MiB router's memory.
+pub const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
+
 /// Reads, expands, parses, decodes and validates `path`. With `format` None
 /// the syntax is detected from the content.
 pub fn load_config(path: &Path, format: Option<Format>) -> Result<Config, Vec<ConfigError>> {
-    let raw = std::fs::read_to_string(path).map_err(|e| {
+    let raw = read_bounded(path).map_err(|message| {
         vec![ConfigError {
             path: String::new(),
-            message: format!("reading {}: {e}", path.display()),
+            message: format!("reading {}: {message}", path.display()),
         }]
     })?;
     load_str(&raw, format, &env::process_env)
 }
+
+/// Reads at most MAX_FILE_BYTES + 1 bytes: one more tells a file that is too
+/// large, so a endless one (/dev/zero, a FIFO) fails at once instead of
+/// reading until memory runs out.
+fn read_bounded(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut buf = Vec::new();
+    let limit = u64::try_from(MAX_FILE_BYTES).unwrap_or(u64::MAX);
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|e| e.to_string())?;
+    if buf.len() > MAX_FILE_BYTES {
+        return Err(too_large());
+    }
+    String::from_utf8(buf).map_err(|e| {
+        format!(
+            "not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+fn too_large() -> String {
+    format!("larger than the limit of {MAX_FILE_BYTES} bytes (4 MiB)")
+}
+
+/// Whether a file has nothing but whitespace and `#` comment lines.
+fn is_blank(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .all(|l| l.is_empty() || l.starts_with('#'))
+}
+
+/// Most errors reported for one file; the rest are counted. A generated file
+/// with a systematic mistake must not write a hundred thousand lines to the
+/// terminal or, on reload, to the router's log.
+pub const MAX_ERRORS: usize = 100;
 
 /// `load_config` on text, with the environment given (for tests and fuzzing).
 pub fn load_str(
@@ -69,7 +113,44 @@ pub fn load_str(
     format: Option<Format>,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Config, Vec<ConfigError>> {
-    let text = env::expand(raw, lookup).map_err(|e| vec![e])?;
+    load_all(raw, format, lookup).map_err(|mut errs| {
+        if errs.len() > MAX_ERRORS {
+            let more = errs.len() - MAX_ERRORS;
+            errs.truncate(MAX_ERRORS);
+            errs.push(ConfigError {
+                path: String::new(),
+                message: format!(
+                    "… and {more} more errors (only the first {MAX_ERRORS} are listed)"
+                ),
+            });
+        }
+        errs
+    })
+}
+
+fn load_all(
+    raw: &str,
+    format: Option<Format>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, Vec<ConfigError>> {
+    let one = |message: String| {
+        vec![ConfigError {
+            path: String::new(),
+            message,
+        }]
+    };
+    if raw.len() > MAX_FILE_BYTES {
+        return Err(one(format!("the config is {}", too_large())));
+    }
+    // A UTF-8 byte order mark, as some editors write, is not part of the
+    // config (serde_json would call it an unexpected value at column 1).
+    let raw = raw.strip_prefix('\u{feff}').unwrap_or(raw);
+    if is_blank(raw) {
+        return Err(one(
+            "the config is empty (nothing but whitespace and comments)".to_string(),
+        ));
+    }
+    let text = env::expand(raw, lookup, MAX_FILE_BYTES).map_err(|e| vec![e])?;
     match format.unwrap_or_else(|| detect(&text)) {
         Format::Json => {
             let value = serde_json::from_str::<Strict>(&text)
@@ -81,6 +162,9 @@ pub fn load_str(
                 })?
                 .0;
             let mut errs = Errors::default();
+            if counts_exceeded(&value, &mut errs) {
+                return Err(errs.0);
+            }
             let cfg = Config::decode(&value, "", &mut errs);
             finish(cfg, errs)
         }
@@ -88,6 +172,9 @@ pub fn load_str(
             let file = uci::parse(&text).map_err(|e| vec![e.into()])?;
             let mapped = uci_map::map(&file);
             let mut errs = Errors::default();
+            if counts_exceeded(&mapped.value, &mut errs) {
+                return Err(errs.0.into_iter().map(|e| mapped.locate(e)).collect());
+            }
             let cfg = Config::decode(&mapped.value, "", &mut errs);
             match finish(cfg, errs) {
                 Ok(c) if mapped.errors.is_empty() => Ok(c),
@@ -95,7 +182,17 @@ pub fn load_str(
                 Err(v1) => {
                     // Report UCI input in UCI words: section and option.
                     let mut all = mapped.errors.clone();
-                    all.extend(v1.into_iter().map(|e| mapped.locate(e)));
+                    // Only the errors that will be listed are translated:
+                    // each translation searches every UCI location, and a
+                    // file of 10,000 bad sections took seconds per thousand.
+                    let room = MAX_ERRORS.saturating_sub(all.len());
+                    all.extend(v1.into_iter().enumerate().map(|(i, e)| {
+                        if i < room {
+                            mapped.locate(e)
+                        } else {
+                            e
+                        }
+                    }));
                     Err(all)
                 }
             }
@@ -157,7 +254,7 @@ impl<'de> Visitor<'de> for StrictVisitor {
         let mut out = serde_json::Map::new();
         while let Some(k) = map.next_key::<String>()? {
             if out.contains_key(&k) {
-                return Err(de::Error::custom(format!("duplicate key {k:?}")));
+                return Err(de::Error::custom(format!("duplicate key {}", quote(&k))));
             }
             let Strict(v) = map.next_value()?;
             out.insert(k, v);

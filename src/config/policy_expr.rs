@@ -71,9 +71,16 @@ impl Cmp {
 /// Words that cannot name a check: they mean something in a policy.
 pub const RESERVED: &[&str] = &["all", "any", "and", "or", "not", "at_least", "ratio"];
 
-/// Deeper nesting than this is rejected, so a hostile policy cannot exhaust
-/// the stack (a real one has a handful of levels).
-const MAX_DEPTH: usize = 64;
+/// Deeper nesting of `(` and `!` than this is rejected, so a hostile policy
+/// cannot exhaust the stack (a real one has a handful of levels).
+pub const MAX_DEPTH: usize = 64;
+/// Most operands (check names, all, any, at_least, ratio) in one policy. With
+/// MAX_DEPTH this bounds the depth of the tree the parser builds (an `&&`
+/// chain is a left-leaning tree as deep as it is long), and with it every
+/// recursive walk over the tree (printing, comparing, dropping).
+pub const MAX_TERMS: usize = 256;
+/// Longest policy accepted, in bytes.
+pub const MAX_LEN: usize = 4096;
 
 /// A parse error; `column` is 1-based and counts characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,25 +160,32 @@ pub fn is_identifier(s: &str) -> bool {
 /// Every check name the expression refers to, in order of appearance.
 pub fn names(e: &Expr) -> Vec<&str> {
     let mut out = Vec::new();
-    collect_names(e, &mut out);
-    out
-}
-
-fn collect_names<'a>(e: &'a Expr, out: &mut Vec<&'a str>) {
-    match e {
-        Expr::Name(n) => out.push(n),
-        Expr::Not(x) => collect_names(x, out),
-        Expr::And(a, b) | Expr::Or(a, b) => {
-            collect_names(a, out);
-            collect_names(b, out);
+    // An explicit stack (right operand pushed first, so the left one is
+    // visited first): no recursion, whatever the tree's depth.
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match e {
+            Expr::Name(n) => out.push(n.as_str()),
+            Expr::Not(x) => stack.push(x),
+            Expr::And(a, b) | Expr::Or(a, b) => {
+                stack.push(b);
+                stack.push(a);
+            }
+            Expr::All | Expr::Any | Expr::AtLeast(_) | Expr::Ratio(..) => {}
         }
-        Expr::All | Expr::Any | Expr::AtLeast(_) | Expr::Ratio(..) => {}
     }
+    out
 }
 
 /// Parses a checks_policy.
 pub fn parse(src: &str) -> Result<Expr, PolicyError> {
-    let mut p = P { src };
+    if src.len() > MAX_LEN {
+        return Err(PolicyError {
+            column: 1,
+            message: format!("longer than {MAX_LEN} bytes ({} bytes)", src.len()),
+        });
+    }
+    let mut p = P { src, terms: 0 };
     let (rest, e) = p.or(src, 0)?;
     let rest = ws(rest);
     if !rest.is_empty() {
@@ -192,32 +206,42 @@ pub fn compile(src: &str, checks: &[String]) -> Result<Expr, PolicyError> {
     }
 }
 
+/// The first unknown name or impossible at_least, in order of appearance;
+/// walked with an explicit stack like `names`.
 fn check_names(src: &str, e: &Expr, checks: &[String], out: &mut Option<PolicyError>) {
-    if out.is_some() {
-        return;
-    }
-    match e {
-        Expr::Name(n) if !checks.iter().any(|c| c == n) => {
-            *out = Some(PolicyError {
-                column: find_word(src, n).unwrap_or(1),
-                message: format!("unknown check {n:?} (checks: {})", checks.join(", ")),
-            });
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match e {
+            Expr::Name(n) if !checks.iter().any(|c| c == n) => {
+                *out = Some(PolicyError {
+                    column: find_word(src, n).unwrap_or(1),
+                    message: format!(
+                        "unknown check {} (checks: {})",
+                        crate::config::field::quote(n),
+                        checks.join(", ")
+                    ),
+                });
+                return;
+            }
+            Expr::AtLeast(k)
+                if *k == 0 || usize::try_from(*k).map_or(true, |k| k > checks.len()) =>
+            {
+                *out = Some(PolicyError {
+                    column: find_word(src, "at_least").unwrap_or(1),
+                    message: format!(
+                        "at_least({k}) needs 1..={} (the number of checks)",
+                        checks.len()
+                    ),
+                });
+                return;
+            }
+            Expr::Not(x) => stack.push(x),
+            Expr::And(a, b) | Expr::Or(a, b) => {
+                stack.push(b);
+                stack.push(a);
+            }
+            _ => {}
         }
-        Expr::AtLeast(k) if *k == 0 || usize::try_from(*k).map_or(true, |k| k > checks.len()) => {
-            *out = Some(PolicyError {
-                column: find_word(src, "at_least").unwrap_or(1),
-                message: format!(
-                    "at_least({k}) needs 1..={} (the number of checks)",
-                    checks.len()
-                ),
-            });
-        }
-        Expr::Not(x) => check_names(src, x, checks, out),
-        Expr::And(a, b) | Expr::Or(a, b) => {
-            check_names(src, a, checks, out);
-            check_names(src, b, checks, out);
-        }
-        _ => {}
     }
 }
 
@@ -303,6 +327,8 @@ fn comparison(i: &str) -> Option<(&str, Cmp)> {
 
 struct P<'s> {
     src: &'s str,
+    /// Operands read so far.
+    terms: usize,
 }
 
 impl<'s> P<'s> {
@@ -334,7 +360,9 @@ impl<'s> P<'s> {
 
     fn unary<'a>(&mut self, i: &'a str, depth: usize) -> Res<'a, Expr> {
         let i = ws(i);
-        if depth >= MAX_DEPTH {
+        // `depth` counts the `(` and `!` around this point: MAX_DEPTH of
+        // them are allowed, and each recursion below adds one.
+        if depth > MAX_DEPTH {
             return Err(self.err(i, format!("nested deeper than {MAX_DEPTH} levels")));
         }
         // `!=` is not an operator here; `!` must not swallow it silently.
@@ -349,6 +377,7 @@ impl<'s> P<'s> {
 
     fn primary<'a>(&mut self, i: &'a str, depth: usize) -> Res<'a, Expr> {
         if let Some(rest) = symbol(i, "(") {
+            // `unary` checked `depth` against MAX_DEPTH before calling.
             let (rest, e) = self.or(rest, depth + 1)?;
             let rest = ws(rest);
             return match symbol(rest, ")") {
@@ -365,6 +394,10 @@ impl<'s> P<'s> {
                 ),
             ));
         };
+        if self.terms >= MAX_TERMS {
+            return Err(self.err(i, format!("more than {MAX_TERMS} operands")));
+        }
+        self.terms += 1;
         match word {
             "all" => Ok((rest, Expr::All)),
             "any" => Ok((rest, Expr::Any)),
@@ -526,10 +559,100 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_an_error_not_a_crash() {
-        let deep = "(".repeat(10_000);
+        let deep = "(".repeat(4_000);
         assert!(parse(&deep).unwrap_err().message.contains("nested deeper"));
-        let nots = "!".repeat(10_000) + "a";
+        let nots = "!".repeat(4_000) + "a";
         assert!(parse(&nots).is_err());
+    }
+
+    #[test]
+    fn nesting_at_and_past_the_limit() {
+        let e = |s: &str| parse(s).unwrap_err().to_string();
+        let parens = |n: usize| "(".repeat(n) + "a" + &")".repeat(n);
+        assert_eq!(parse(&parens(MAX_DEPTH)).unwrap(), Expr::Name("a".into()));
+        assert_eq!(
+            e(&parens(MAX_DEPTH + 1)),
+            "column 66: nested deeper than 64 levels"
+        );
+        let nots = |n: usize| "!".repeat(n) + "a";
+        assert!(parse(&nots(MAX_DEPTH)).is_ok());
+        assert_eq!(
+            e(&nots(MAX_DEPTH + 1)),
+            "column 66: nested deeper than 64 levels"
+        );
+        let words = "not ".repeat(MAX_DEPTH + 1) + "a";
+        assert!(e(&words).ends_with("nested deeper than 64 levels"));
+    }
+
+    /// An `&&`/`||` chain of `n` operands.
+    fn chain(op: &str, n: usize) -> String {
+        let mut s = "a".to_string();
+        s.push_str(&format!(" {op} a").repeat(n - 1));
+        s
+    }
+
+    #[test]
+    fn operands_at_and_past_the_limit() {
+        let e = |s: &str| parse(s).unwrap_err().to_string();
+        for op in ["&&", "||", "and", "or"] {
+            assert!(parse(&chain(op, MAX_TERMS)).is_ok(), "{op}");
+            assert!(
+                e(&chain(op, MAX_TERMS + 1)).ends_with(": more than 256 operands"),
+                "{op}"
+            );
+        }
+        assert_eq!(
+            e(&chain("&&", MAX_TERMS + 1)),
+            format!("column {}: more than 256 operands", 5 * MAX_TERMS + 1)
+        );
+        // Every kind of operand counts.
+        let mixed = "all || any || at_least(1) || ratio >= 0.5 || ".repeat(MAX_TERMS / 4);
+        assert!(parse(mixed.trim_end_matches(" || ")).is_ok());
+        assert!(e(&(mixed + "a")).ends_with("more than 256 operands"));
+    }
+
+    #[test]
+    fn length_at_and_past_the_limit() {
+        let pad = |n: usize| format!("a{}", " ".repeat(n - 1));
+        assert!(parse(&pad(MAX_LEN)).is_ok());
+        assert_eq!(
+            parse(&pad(MAX_LEN + 1)).unwrap_err().to_string(),
+            "column 1: longer than 4096 bytes (4097 bytes)"
+        );
+        // The 47,600-term chains: the length limit, not the stack.
+        assert_eq!(
+            parse(&chain("&&", 47_600)).unwrap_err().to_string(),
+            "column 1: longer than 4096 bytes (237996 bytes)"
+        );
+        assert!(parse(&chain("||", 47_600)).is_err());
+    }
+
+    /// The bound on recursion: the deepest tree the limits allow (a
+    /// left-leaning `&&` chain of MAX_TERMS operands whose first operand has
+    /// MAX_DEPTH - 1 negations and a parenthesis) can be parsed, compiled,
+    /// cloned, compared, printed, evaluated and dropped in a 256 KiB stack,
+    /// an eighth of Rust's default thread stack, unoptimized.
+    #[test]
+    fn worst_case_fits_a_small_stack() {
+        let mut src = "!".repeat(MAX_DEPTH - 1) + "(a)";
+        src.push_str(&" && a".repeat(MAX_TERMS - 1));
+        assert!(src.len() <= MAX_LEN);
+        let t = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                let e = compile(&src, &["a".to_string()]).unwrap();
+                let copy = e.clone();
+                assert_eq!(copy, e);
+                assert_eq!(parse(&e.to_string()).unwrap(), e);
+                assert_eq!(names(&e).len(), MAX_TERMS);
+                // 63 negations of a healthy `a`: false.
+                let names = ["a".to_string()];
+                assert!(!crate::check::policy::eval(&e, &names, &|_| true));
+                assert!(!crate::check::policy::eval(&e, &names, &|_| false));
+                assert!(crate::check::policy::validate(&e, &names).is_ok());
+            })
+            .unwrap();
+        t.join().unwrap();
     }
 
     #[test]

@@ -13,7 +13,8 @@
 //! * a repeated `config TYPE 'NAME'` adds to the earlier section; a repeated
 //!   option replaces its value; `list` appends.
 
-use super::field::ConfigError;
+use super::field::{quote as shorten, ConfigError};
+use std::collections::HashMap;
 use std::fmt;
 
 /// A parse error at a 1-based line.
@@ -86,6 +87,13 @@ pub struct UciFile {
     pub sections: Vec<Section>,
 }
 
+/// Longest package, section type, section name or option name, in bytes.
+/// libuci has no limit, but pathosd's own names are at most
+/// `validate::MAX_NAME_LEN` (64) and its option names are short words, so a
+/// longer one is a mistake; the cap also keeps such names out of every
+/// error path.
+pub const MAX_NAME_LEN: usize = 64;
+
 /// libuci's uci_validate_name: option and section names.
 fn valid_name(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -96,6 +104,12 @@ fn valid_type(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// The error for a name over MAX_NAME_LEN, if it is.
+fn name_too_long(what: &str, s: &str) -> Option<String> {
+    (s.len() > MAX_NAME_LEN)
+        .then(|| format!("{what} {} is longer than {MAX_NAME_LEN} bytes", shorten(s)))
 }
 
 struct Lexer<'a> {
@@ -261,6 +275,12 @@ pub fn parse(text: &str) -> Result<UciFile, UciError> {
     let mut file = UciFile::default();
     // Index into file.sections of the section options go to.
     let mut current: Option<usize> = None;
+    // Indexes, so that a file of many sections or options (up to the 4 MiB
+    // file limit) parses in linear time, not quadratic: section name →
+    // index, sections per type, and (section, option name) → option index.
+    let mut by_name: HashMap<String, usize> = HashMap::new();
+    let mut per_kind: HashMap<String, usize> = HashMap::new();
+    let mut options: HashMap<(usize, String), usize> = HashMap::new();
     while let Some((line, words)) = lx.statement()? {
         let err = |message: String| UciError { line, message };
         let args = &words[1..];
@@ -281,8 +301,11 @@ pub fn parse(text: &str) -> Result<UciFile, UciError> {
         match words[0].as_str() {
             "package" | "p" => {
                 arity(1, 1, "package NAME")?;
+                if let Some(m) = name_too_long("package name", &args[0]) {
+                    return Err(err(m));
+                }
                 if !valid_name(&args[0]) {
-                    return Err(err(format!("invalid package name {:?}", args[0])));
+                    return Err(err(format!("invalid package name {}", shorten(&args[0]))));
                 }
                 file.package.get_or_insert_with(|| args[0].clone());
                 current = None;
@@ -290,34 +313,43 @@ pub fn parse(text: &str) -> Result<UciFile, UciError> {
             "config" | "c" => {
                 arity(1, 2, "config TYPE ['NAME']")?;
                 let kind = &args[0];
+                if let Some(m) = name_too_long("section type", kind) {
+                    return Err(err(m));
+                }
                 if !valid_type(kind) {
                     return Err(err(format!(
-                        "invalid section type {kind:?} (letters, digits, '_' and '-' only)"
+                        "invalid section type {} (letters, digits, '_' and '-' only)",
+                        shorten(kind)
                     )));
                 }
                 let name = args.get(1).filter(|n| !n.is_empty()).cloned();
                 if let Some(n) = &name {
+                    if let Some(m) = name_too_long("section name", n) {
+                        return Err(err(m));
+                    }
                     if !valid_name(n) {
                         return Err(err(format!(
-                            "invalid section name {n:?} (letters, digits and '_' only)"
+                            "invalid section name {} (letters, digits and '_' only)",
+                            shorten(n)
                         )));
                     }
-                    if let Some(i) = file
-                        .sections
-                        .iter()
-                        .position(|s| s.name.as_deref() == Some(n))
-                    {
+                    if let Some(&i) = by_name.get(n) {
                         if file.sections[i].kind != *kind {
                             return Err(err(format!(
-                                "section {n:?} of type {kind:?} overwrites the earlier {:?} section of the same name (line {})",
-                                file.sections[i].kind, file.sections[i].line
+                                "section {} of type {} overwrites the earlier {} section of the same name (line {})",
+                                shorten(n), shorten(kind), shorten(&file.sections[i].kind), file.sections[i].line
                             )));
                         }
                         current = Some(i);
                         continue;
                     }
                 }
-                let index = file.sections.iter().filter(|s| s.kind == *kind).count();
+                let count = per_kind.entry(kind.clone()).or_insert(0);
+                let index = *count;
+                *count += 1;
+                if let Some(n) = &name {
+                    by_name.insert(n.clone(), file.sections.len());
+                }
                 file.sections.push(Section {
                     kind: kind.clone(),
                     name,
@@ -338,20 +370,26 @@ pub fn parse(text: &str) -> Result<UciFile, UciError> {
                         "option NAME VALUE"
                     },
                 )?;
-                let Some(sec) = current.and_then(|i| file.sections.get_mut(i)) else {
+                let Some((sec_i, sec)) = current.and_then(|i| Some((i, file.sections.get_mut(i)?)))
+                else {
                     return Err(err(format!(
                         "{} before the first config section",
                         if is_list { "list" } else { "option" }
                     )));
                 };
                 let name = &args[0];
+                if let Some(m) = name_too_long("option name", name) {
+                    return Err(err(m));
+                }
                 if !valid_name(name) {
                     return Err(err(format!(
-                        "invalid option name {name:?} (letters, digits and '_' only)"
+                        "invalid option name {} (letters, digits and '_' only)",
+                        shorten(name)
                     )));
                 }
                 let value = args.get(1).cloned().unwrap_or_default();
-                match sec.options.iter_mut().find(|o| o.name == *name) {
+                let key = (sec_i, name.clone());
+                match options.get(&key).and_then(|&k| sec.options.get_mut(k)) {
                     Some(o) => {
                         let old_line = std::mem::replace(&mut o.line, line);
                         if is_list {
@@ -368,20 +406,24 @@ pub fn parse(text: &str) -> Result<UciFile, UciError> {
                             o.value = UciValue::Single(value);
                         }
                     }
-                    None => sec.options.push(UciOption {
-                        name: name.clone(),
-                        value: if is_list {
-                            UciValue::List(vec![(value, line)])
-                        } else {
-                            UciValue::Single(value)
-                        },
-                        line,
-                    }),
+                    None => {
+                        options.insert(key, sec.options.len());
+                        sec.options.push(UciOption {
+                            name: name.clone(),
+                            value: if is_list {
+                                UciValue::List(vec![(value, line)])
+                            } else {
+                                UciValue::Single(value)
+                            },
+                            line,
+                        });
+                    }
                 }
             }
             other => {
                 return Err(err(format!(
-                    "invalid command {other:?} (expected package, config, option or list)"
+                    "invalid command {} (expected package, config, option or list)",
+                    shorten(other)
                 )))
             }
         }

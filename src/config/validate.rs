@@ -5,10 +5,11 @@
 //! yields one error.
 
 use super::duration::Dur;
-use super::field::{join, Errors};
+use super::field::{join, quote, Errors};
 use super::policy_expr::{self, is_identifier, RESERVED};
 use super::schema::*;
 use crate::bgp::types::Prefix;
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 
@@ -27,6 +28,63 @@ pub const ERROR_WAIT_MAX: Dur = Dur::secs(3600);
 /// More prepends than this no longer change best-path selection anywhere useful
 /// and some peers cap AS_PATH length.
 pub const PREPEND_MAX: u8 = 16;
+
+/// Most VIPs in one config. benches/convergence.sh announces 10,000 (about
+/// 52 MiB of RSS, see docs/performance.md); more is not a router's job.
+pub const MAX_VIPS: usize = 10_000;
+/// Most checks on one VIP (each is a task probing on its own schedule).
+pub const MAX_CHECKS_PER_VIP: usize = 64;
+/// Most BGP neighbors (each is a session with its own RIB-out).
+pub const MAX_NEIGHBORS: usize = 256;
+/// Longest VIP, neighbor or check name, in bytes: names appear in API paths,
+/// metric labels, ubus replies and every log line about the object.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// Most checks in all VIPs together (each is a task with its own timers and
+/// buffers); a typed check also takes about 1 KiB before validation.
+pub const MAX_CHECKS: usize = 10_000;
+
+/// The count limits, checked on the JSON value before the typed decode:
+/// decoding 50,000 checks took 150 MiB, more than a small router has, only
+/// to refuse them afterwards. True if any limit is exceeded (then nothing
+/// else is worth checking).
+pub fn counts_exceeded(v: &Value, errs: &mut Errors) -> bool {
+    let len = |v: &Value| v.as_array().map_or(0, Vec::len);
+    let mut over = too_many(
+        errs,
+        "bgp.neighbors",
+        "neighbors",
+        len(&v["bgp"]["neighbors"]),
+        MAX_NEIGHBORS,
+    );
+    let vips = len(&v["vips"]);
+    if too_many(errs, "vips", "VIPs", vips, MAX_VIPS) {
+        return true;
+    }
+    let mut total = 0usize;
+    for (i, vip) in v["vips"].as_array().into_iter().flatten().enumerate() {
+        let n = len(&vip["checks"]) + usize::from(vip.get("check").is_some());
+        over |= too_many(
+            errs,
+            &format!("vips[{i}].checks"),
+            "checks",
+            len(&vip["checks"]),
+            MAX_CHECKS_PER_VIP,
+        );
+        total = total.saturating_add(n);
+    }
+    over | too_many(errs, "vips", "checks in all VIPs", total, MAX_CHECKS)
+}
+
+/// The error for a list longer than `max`, if it is.
+fn too_many(errs: &mut Errors, path: &str, what: &str, len: usize, max: usize) -> bool {
+    if len > max {
+        errs.push(path, format!("{len} {what}, more than the limit of {max}"));
+        true
+    } else {
+        false
+    }
+}
 
 /// gRPC status codes by their canonical names (grpc/doc/statuscodes.md).
 pub const GRPC_CODES: &[(&str, u32)] = &[
@@ -132,7 +190,7 @@ pub fn validate(c: &Config, errs: &mut Errors) {
         "" => errs.push("schema", "required (set \"v1\")"),
         other => errs.push(
             "schema",
-            format!("unsupported version {other:?} (expected \"v1\")"),
+            format!("unsupported version {} (expected \"v1\")", quote(other)),
         ),
     }
     router(c, errs);
@@ -239,6 +297,16 @@ fn bgp(c: &Config, errs: &mut Errors) {
     if b.neighbors.is_empty() && !errs.has_under("bgp.neighbors") {
         errs.push("bgp.neighbors", "at least one neighbor is required");
     }
+    // Too many: one error, not one per entry.
+    if too_many(
+        errs,
+        "bgp.neighbors",
+        "neighbors",
+        b.neighbors.len(),
+        MAX_NEIGHBORS,
+    ) {
+        return;
+    }
     let mut names: BTreeMap<&str, usize> = BTreeMap::new();
     let mut addresses: BTreeMap<IpAddr, usize> = BTreeMap::new();
     for (i, n) in b.neighbors.iter().enumerate() {
@@ -267,8 +335,8 @@ fn bgp(c: &Config, errs: &mut Errors) {
                 errs.push(
                     join(&p, "name"),
                     format!(
-                        "duplicate neighbor name {:?} (also bgp.neighbors[{first}])",
-                        n.name
+                        "duplicate neighbor name {} (also bgp.neighbors[{first}])",
+                        quote(&n.name)
                     ),
                 );
             } else {
@@ -282,13 +350,21 @@ fn bgp(c: &Config, errs: &mut Errors) {
 fn object_name(path: &str, name: &str, errs: &mut Errors) {
     if name.is_empty() {
         errs.push(path, "required");
+    } else if name.len() > MAX_NAME_LEN {
+        errs.push(
+            path,
+            format!("{} is longer than {MAX_NAME_LEN} bytes", quote(name)),
+        );
     } else if !name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
     {
         errs.push(
             path,
-            format!("{name:?} may contain only letters, digits, '_', '-' and '.'"),
+            format!(
+                "{} may contain only letters, digits, '_', '-' and '.'",
+                quote(name)
+            ),
         );
     }
 }
@@ -408,8 +484,8 @@ fn api(a: &Api, errs: &mut Errors) {
         errs.push(
             "api.listen",
             format!(
-                "{:?} is not host:port such as 127.0.0.1:59179 (empty disables the API)",
-                a.listen
+                "{} is not host:port such as 127.0.0.1:59179 (empty disables the API)",
+                quote(&a.listen)
             ),
         );
     }
@@ -452,6 +528,9 @@ fn vips(c: &Config, errs: &mut Errors) {
     if c.vips.is_empty() && !errs.has_under("vips") {
         errs.push("vips", "at least one VIP is required");
     }
+    if too_many(errs, "vips", "VIPs", c.vips.len(), MAX_VIPS) {
+        return;
+    }
     let mut names: BTreeMap<&str, usize> = BTreeMap::new();
     let mut prefixes: BTreeMap<Prefix, usize> = BTreeMap::new();
     for (i, v) in c.vips.iter().enumerate() {
@@ -461,7 +540,7 @@ fn vips(c: &Config, errs: &mut Errors) {
             match names.get(v.name.as_str()) {
                 Some(first) => errs.push(
                     join(&p, "name"),
-                    format!("duplicate VIP name {:?} (also vips[{first}])", v.name),
+                    format!("duplicate VIP name {} (also vips[{first}])", quote(&v.name)),
                 ),
                 None => {
                     names.insert(&v.name, i);
@@ -522,6 +601,15 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
             .collect(),
         (None, None) => Vec::new(),
     };
+    if too_many(
+        errs,
+        &join(p, "checks"),
+        "checks",
+        list.len(),
+        MAX_CHECKS_PER_VIP,
+    ) {
+        return;
+    }
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     let mut names_ok = true;
     for (cp, c) in &list {
@@ -529,14 +617,20 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
         let name = c.effective_name();
         let np = join(cp, "name");
         if let Some(n) = &c.name {
-            if !is_identifier(n) {
+            if n.len() > MAX_NAME_LEN {
                 errs.push(
                     &np,
-                    format!("{n:?} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)"),
+                    format!("{} is longer than {MAX_NAME_LEN} bytes", quote(n)),
+                );
+                names_ok = false;
+            } else if !is_identifier(n) {
+                errs.push(
+                    &np,
+                    format!("{} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)", quote(n)),
                 );
                 names_ok = false;
             } else if RESERVED.contains(&n.as_str()) {
-                errs.push(&np, format!("{n:?} is reserved in checks_policy"));
+                errs.push(&np, format!("{} is reserved in checks_policy", quote(n)));
                 names_ok = false;
             }
         }
@@ -548,7 +642,7 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
             Some(first) => {
                 errs.push(
                     &np,
-                    format!("duplicate check name {name:?} (also {first}); two checks of the same type need explicit names"),
+                    format!("duplicate check name {} (also {first}); two checks of the same type need explicit names", quote(&name)),
                 );
                 names_ok = false;
             }
@@ -564,8 +658,10 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
             errs.push(
                 pp,
                 format!(
-                    "column {} of {:?}: {}",
-                    e.column, v.checks_policy, e.message
+                    "column {} of {}: {}",
+                    e.column,
+                    quote(&v.checks_policy),
+                    e.message
                 ),
             );
         }
@@ -578,7 +674,7 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
             || ifname.len() > 15
             || ifname.chars().any(|c| c == '/' || c.is_whitespace())
         {
-            errs.push(&ip, format!("{ifname:?} is not an interface name"));
+            errs.push(&ip, format!("{} is not an interface name", quote(ifname)));
         }
     }
     policy(&v.policy, &join(p, "policy"), errs);
@@ -609,7 +705,7 @@ fn policy(pol: &Policy, p: &str, errs: &mut Errors) {
         if !f.starts_with('/') {
             errs.push(
                 join(p, "lower_priority_file"),
-                format!("{f:?} must be an absolute path"),
+                format!("{} must be an absolute path", quote(f)),
             );
         }
     }
@@ -786,7 +882,10 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
                 } else if !is_hex(hex) {
                     errs.push(
                         join(&p, "payload_hex"),
-                        format!("{hex:?} is not hex (an even number of 0-9a-f digits)"),
+                        format!(
+                            "{} is not hex (an even number of 0-9a-f digits)",
+                            quote(hex)
+                        ),
                     );
                 }
             }
@@ -834,8 +933,8 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
                     errs.push(
                         join(&p, "method"),
                         format!(
-                            "{:?} is not a method such as /pkg.Service/Method",
-                            g.method.as_deref().unwrap_or_default()
+                            "{} is not a method such as /pkg.Service/Method",
+                            quote(g.method.as_deref().unwrap_or_default())
                         ),
                     );
                 }
@@ -847,7 +946,10 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
                 if grpc_code(code).is_none() {
                     errs.push(
                         format!("{p}.ok_codes[{k}]"),
-                        format!("{code:?} is not a gRPC status code such as OK or NOT_FOUND"),
+                        format!(
+                            "{} is not a gRPC status code such as OK or NOT_FOUND",
+                            quote(code)
+                        ),
                     );
                 }
             }
@@ -876,7 +978,7 @@ fn port_required(path: &str, port: u16, errs: &mut Errors) {
 fn header(path: &str, name: &str, value: &str, errs: &mut Errors) {
     let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
     if name.is_empty() || !name.chars().all(tchar) {
-        errs.push(path, format!("{name:?} is not a valid header name"));
+        errs.push(path, format!("{} is not a valid header name", quote(name)));
     } else if value.chars().any(|c| matches!(c, '\r' | '\n' | '\0')) {
         errs.push(path, "value contains a line break or NUL");
     }
@@ -901,15 +1003,15 @@ fn http(
             None => errs.push(
                 &url_p,
                 format!(
-                    "{:?} must be a path such as /healthz or an http:// or https:// URL",
-                    h.url
+                    "{} must be a path such as /healthz or an http:// or https:// URL",
+                    quote(&h.url)
                 ),
             ),
             Some(u) => {
                 if kind == CheckType::Https && !u.https {
                     errs.push(
                         &url_p,
-                        format!("{:?} is http:// but the check type is https", h.url),
+                        format!("{} is http:// but the check type is https", quote(&h.url)),
                     );
                 }
                 if u.https && kind == CheckType::Http && !crate::TLS {
@@ -921,7 +1023,7 @@ fn http(
         }
     }
     if h.url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        errs.push(&url_p, format!("{:?} contains whitespace", h.url));
+        errs.push(&url_p, format!("{} contains whitespace", quote(&h.url)));
     }
     if h.port == Some(0) {
         errs.push(join(p, "port"), "0 is not a port (1..65535)");
@@ -935,7 +1037,7 @@ fn http(
             let first = first.lines().last().unwrap_or_default().trim().to_string();
             errs.push(
                 join(p, "response_regex"),
-                format!("{re:?} does not compile: {first}"),
+                format!("{} does not compile: {first}", quote(re)),
             );
         }
     }
@@ -945,7 +1047,7 @@ fn http(
         } else if let Err(e) = crate::check::jsonmatch::parse(jq) {
             // Compiled at load, like the regex: a typo is a config error,
             // not a VIP that never announces.
-            errs.push(join(p, "response_jq"), format!("{jq:?}: {e}"));
+            errs.push(join(p, "response_jq"), format!("{}: {e}", quote(jq)));
         }
     }
     if h.method == HttpMethod::Head {
@@ -967,7 +1069,7 @@ fn http(
         if !(proxy.starts_with("http://") || proxy.starts_with("https://")) {
             errs.push(
                 &pp,
-                format!("{proxy:?} is not an http:// or https:// proxy URL"),
+                format!("{} is not an http:// or https:// proxy URL", quote(proxy)),
             );
         } else if full
             .as_ref()
