@@ -76,6 +76,32 @@ function validateDuration(section_id, value) {
 	return DURATION_RE.test(value) ? true : _('Expecting a duration such as 500ms, 2s or 1m30s');
 }
 
+/* api.token (validate.rs): 16 to 256 characters of RFC 6750's b64token. */
+function validateApiToken(section_id, value) {
+	if (value == null || value === '')
+		return true;
+	if (value.length < 16 || value.length > 256)
+		return _('The token must have 16 to 256 characters');
+	return /^[A-Za-z0-9._~+\/-]+=*$/.test(value) ? true
+		: _('Only letters, digits and - . _ ~ + / (then = padding)');
+}
+
+/* error_wait_min / error_wait_max (validate.rs): 100ms to 1h, min <= max. */
+function validateErrorWait(section_id, value) {
+	var ok = validateDuration(section_id, value), sec = this.section, lo, hi, ns;
+
+	if (ok !== true || value == null || value === '')
+		return ok;
+	ns = durationNs(value);
+	if (ns == null)
+		return true;
+	if (ns < 100e6 || ns > 3600e9)
+		return _('Expecting 100ms to 1h');
+	lo = durationNs(this.option === 'error_wait_min' ? value : (sec.formvalue(section_id, 'error_wait_min') || '1s'));
+	hi = durationNs(this.option === 'error_wait_max' ? value : (sec.formvalue(section_id, 'error_wait_max') || '60s'));
+	return (lo != null && hi != null && lo > hi) ? _('The minimum must not be more than the maximum') : true;
+}
+
 /* The check's timeout must be strictly less than its interval (validate.rs). */
 function validateTiming(section_id, value) {
 	var ok = validateDuration(section_id, value), sec = this.section;
@@ -431,8 +457,13 @@ return view.extend({
 		o.placeholder = '0s';
 
 		o = s.taboption('api', form.Value, 'api_listen', _('HTTP API listen address'),
-			_('The API has no authentication: keep it on loopback.'));
+			_('Reads are open to anyone who can reach it; beyond loopback, set an API token for drain and trigger.'));
 		o.placeholder = '127.0.0.1:59179';
+
+		o = s.taboption('api', form.Value, 'api_token', _('API token'),
+			_('Required as "Authorization: Bearer TOKEN" by drain and trigger requests; empty: none.'));
+		o.password = true;
+		o.validate = validateApiToken;
 
 		o = s.taboption('api', form.Value, 'ubus_socket', _('ubus socket'));
 		o.placeholder = '/var/run/ubus/ubus.sock';
@@ -507,6 +538,18 @@ return view.extend({
 
 		o = s.option(form.Value, 'keepalive_time', _('Keepalive time'), _('Empty: as in General settings.'));
 		o.validate = validateDuration;
+		o.modalonly = true;
+
+		o = s.option(form.Value, 'error_wait_min', _('Error wait (min)'),
+			_('Idle time before reconnecting after a first error; it doubles on each further error.'));
+		o.validate = validateErrorWait;
+		o.placeholder = '1s';
+		o.modalonly = true;
+
+		o = s.option(form.Value, 'error_wait_max', _('Error wait (max)'),
+			_('Cap of the doubling; a session that stayed up this long is redialled at once.'));
+		o.validate = validateErrorWait;
+		o.placeholder = '60s';
 		o.modalonly = true;
 
 		o = s.option(form.ListValue, 'graceful_restart', _('Graceful restart'));
