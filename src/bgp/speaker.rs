@@ -2,5 +2,5 @@
 //! [`super::driver`] for how sessions are run).
 
 pub use super::driver::{
-    MessageCounters, PeerEvent, PeerSettings, PeerStatus, Speaker, SpeakerHandle,
+    listen_addr, MessageCounters, PeerEvent, PeerSettings, PeerStatus, Speaker, SpeakerHandle,
 };

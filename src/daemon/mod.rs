@@ -6,6 +6,7 @@
 
 pub mod engine;
 mod owner;
+pub mod reload;
 pub mod triggers;
 
 pub use owner::{run, Options};

@@ -638,7 +638,7 @@ impl SpeakerHandle {
 
 /// Where to listen: `bgp.listen_address`, else `router.local_address`, else
 /// 0.0.0.0, on `bgp.listen_port`; None for port -1 (never listen).
-fn listen_addr(cfg: &Config) -> Option<SocketAddr> {
+pub fn listen_addr(cfg: &Config) -> Option<SocketAddr> {
     let port = u16::try_from(cfg.bgp.listen_port).ok()?;
     let ip = cfg
         .bgp

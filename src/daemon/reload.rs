@@ -1,0 +1,445 @@
+//! What a reload changes: one pure diff of the running config against the
+//! new one, and one rule per setting. The engine (VIP state), the owner
+//! (check loops, global settings, logging) and the speaker (sessions) all
+//! apply this plan; none of them compares configs on its own.
+//!
+//! The rules (docs/config.md, "Reload"):
+//!
+//! * A VIP keeps its state (announced, pessimized, draining, counters) unless
+//!   its *check identity* changed: `prefix`, `always`, `checks_policy`,
+//!   `require_local_address`, `local_interface`, the number, names, types or
+//!   probe options of its checks. Then it restarts withdrawn, as at start.
+//! * `policy` (attributes, fail_action, drain file, drain and hold times)
+//!   and `detailed_metrics` apply to the running VIP: it re-announces with
+//!   the new attributes if they differ.
+//! * `interval`, `timeout`, `rise`, `fall` apply to the running checks: their
+//!   health and counters are kept (counters clamp to the new rise / fall).
+//! * A neighbor whose session settings changed (its own options, or the
+//!   router and `bgp` settings its session is built from) restarts; only
+//!   `required` changes without a restart.
+//! * Global settings: `logging.level` and `bgp.shutdown_drain` apply live;
+//!   the rest (listeners, API limits and token, ubus socket, log sink) are
+//!   listed in [`ReloadPlan::needs_restart`].
+
+use crate::bgp::speaker::{listen_addr, PeerSettings};
+use crate::config::{Check, Config, Vip};
+
+/// What happens to one VIP.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VipChange {
+    Unchanged,
+    /// Same check identity: state and check health are kept.
+    Kept {
+        /// `policy` or `detailed_metrics` changed: the VIP takes the new
+        /// policy and re-announces if its route's attributes changed.
+        attributes: bool,
+        /// `interval`, `timeout`, `rise` or `fall` of a check changed: the
+        /// check loops restart with the new timing, keeping each check's
+        /// health and counters.
+        timing: bool,
+    },
+    /// The check identity changed (the field named): the VIP restarts
+    /// withdrawn with new checks.
+    Restarted(&'static str),
+    Added,
+    Removed,
+}
+
+/// What happens to one BGP neighbor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NeighborChange {
+    Unchanged,
+    /// Only `required` changed: applied to the running session.
+    Required,
+    /// A session setting changed: Cease, then a new session.
+    Restarted,
+    Added,
+    Removed,
+}
+
+/// Everything a reload does, decided once.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReloadPlan {
+    /// Every VIP of the new config in its order, then the removed ones.
+    pub vips: Vec<(String, VipChange)>,
+    /// Every neighbor of the new config in its order, then the removed ones.
+    pub neighbors: Vec<(String, NeighborChange)>,
+    /// Global settings that changed and apply now (config paths).
+    pub live: Vec<&'static str>,
+    /// Global settings that changed but apply only after a daemon restart.
+    pub needs_restart: Vec<&'static str>,
+}
+
+impl ReloadPlan {
+    /// The change of VIP `name` (Unchanged for an unknown one).
+    pub fn vip(&self, name: &str) -> &VipChange {
+        self.vips
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(&VipChange::Unchanged, |(_, c)| c)
+    }
+
+    /// The change of neighbor `name` (Unchanged for an unknown one).
+    pub fn neighbor(&self, name: &str) -> NeighborChange {
+        self.neighbors
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(NeighborChange::Unchanged, |(_, c)| *c)
+    }
+
+    /// Whether the plan changes nothing at all.
+    pub fn is_empty(&self) -> bool {
+        self.vips.iter().all(|(_, c)| *c == VipChange::Unchanged)
+            && self
+                .neighbors
+                .iter()
+                .all(|(_, c)| *c == NeighborChange::Unchanged)
+            && self.live.is_empty()
+            && self.needs_restart.is_empty()
+    }
+}
+
+/// The one diff of a reload.
+pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
+    let mut plan = ReloadPlan::default();
+    for v in &new.vips {
+        let c = match old.vips.iter().find(|o| o.name == v.name) {
+            None => VipChange::Added,
+            Some(o) => vip_change(o, v),
+        };
+        plan.vips.push((v.name.clone(), c));
+    }
+    for o in &old.vips {
+        if !new.vips.iter().any(|v| v.name == o.name) {
+            plan.vips.push((o.name.clone(), VipChange::Removed));
+        }
+    }
+    for n in &new.bgp.neighbors {
+        let c = match old.bgp.neighbors.iter().find(|o| o.name == n.name) {
+            None => NeighborChange::Added,
+            Some(o) => {
+                let (a, b) = (
+                    PeerSettings::from_config(old, o).ok(),
+                    PeerSettings::from_config(new, n).ok(),
+                );
+                // An incomplete neighbor (validation rejects those) is never
+                // "the same": its session is rebuilt.
+                if a.is_none() || a != b {
+                    NeighborChange::Restarted
+                } else if o.required != n.required {
+                    NeighborChange::Required
+                } else {
+                    NeighborChange::Unchanged
+                }
+            }
+        };
+        plan.neighbors.push((n.name.clone(), c));
+    }
+    for o in &old.bgp.neighbors {
+        if !new.bgp.neighbors.iter().any(|n| n.name == o.name) {
+            plan.neighbors
+                .push((o.name.clone(), NeighborChange::Removed));
+        }
+    }
+    let (oa, na) = (&old.api, &new.api);
+    let (ol, nl) = (&old.logging, &new.logging);
+    let restart: [(&'static str, bool); 10] = [
+        ("bgp.listen_address", listen_addr(old) != listen_addr(new)),
+        ("api.listen", oa.listen.trim() != na.listen.trim()),
+        (
+            "api.read_header_timeout",
+            oa.read_header_timeout != na.read_header_timeout,
+        ),
+        ("api.read_timeout", oa.read_timeout != na.read_timeout),
+        ("api.write_timeout", oa.write_timeout != na.write_timeout),
+        ("api.idle_timeout", oa.idle_timeout != na.idle_timeout),
+        ("api.token", oa.token() != na.token()),
+        (
+            "api.ubus_socket",
+            oa.ubus_socket.trim() != na.ubus_socket.trim(),
+        ),
+        ("logging.syslog", ol.syslog != nl.syslog),
+        ("logging.timestamps", ol.timestamps != nl.timestamps),
+    ];
+    plan.needs_restart = restart
+        .into_iter()
+        .filter(|(_, changed)| *changed)
+        .map(|(k, _)| k)
+        .collect();
+    let live: [(&'static str, bool); 2] = [
+        ("logging.level", ol.level != nl.level),
+        (
+            "bgp.shutdown_drain",
+            old.bgp.shutdown_drain != new.bgp.shutdown_drain,
+        ),
+    ];
+    plan.live = live
+        .into_iter()
+        .filter(|(_, changed)| *changed)
+        .map(|(k, _)| k)
+        .collect();
+    plan
+}
+
+/// A check with the settings that keep its identity set to fixed values:
+/// two checks are the same probe when these copies are equal.
+fn identity(c: &Check) -> Check {
+    Check {
+        interval: Default::default(),
+        timeout: Default::default(),
+        rise: 0,
+        fall: 0,
+        detailed_metrics: false,
+        ..c.clone()
+    }
+}
+
+fn vip_change(old: &Vip, new: &Vip) -> VipChange {
+    if old == new {
+        return VipChange::Unchanged;
+    }
+    let (oc, nc) = (old.check_list(), new.check_list());
+    let restart = if old.prefix != new.prefix {
+        Some("prefix")
+    } else if old.always != new.always {
+        Some("always")
+    } else if old.checks_policy != new.checks_policy {
+        Some("checks_policy")
+    } else if old.require_local_address != new.require_local_address {
+        Some("require_local_address")
+    } else if old.local_interface != new.local_interface {
+        Some("local_interface")
+    } else if oc.len() != nc.len() || oc.iter().zip(&nc).any(|(a, b)| identity(a) != identity(b)) {
+        Some("checks")
+    } else {
+        None
+    };
+    if let Some(what) = restart {
+        return VipChange::Restarted(what);
+    }
+    let timing = oc.iter().zip(&nc).any(|(a, b)| {
+        (a.interval, a.timeout, a.rise, a.fall) != (b.interval, b.timeout, b.rise, b.fall)
+    });
+    let attributes = old.policy != new.policy
+        || oc
+            .iter()
+            .zip(&nc)
+            .any(|(a, b)| a.detailed_metrics != b.detailed_metrics);
+    VipChange::Kept { attributes, timing }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::load::{load_str, Format};
+    use serde_json::{json, Value};
+
+    fn base() -> Value {
+        json!({
+            "schema": "v1",
+            "router": {"asn": 65001, "router_id": "10.0.0.1"},
+            "bgp": {"neighbors": [
+                {"name": "a", "address": "127.0.0.2", "peer_asn": 65000},
+                {"name": "b", "address": "127.0.0.3", "peer_asn": 65000}
+            ]},
+            "vips": [
+                {"name": "web", "prefix": "10.1.0.1/32",
+                 "check": {"type": "tcp", "tcp": {"port": 80}}},
+                {"name": "dns", "prefix": "10.1.0.2/32",
+                 "checks": [{"name": "u", "type": "udp", "udp": {"port": 53}},
+                            {"name": "t", "type": "tcp", "tcp": {"port": 53}}]}
+            ]
+        })
+    }
+
+    fn cfg(v: &Value) -> Config {
+        load_str(&v.to_string(), Some(Format::Json), &|_| None).unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    /// The plan of `base()` against `base()` edited by `edit`.
+    fn plan(edit: impl FnOnce(&mut Value)) -> ReloadPlan {
+        let old = base();
+        let mut new = old.clone();
+        edit(&mut new);
+        diff(&cfg(&old), &cfg(&new))
+    }
+
+    fn kept(attributes: bool, timing: bool) -> VipChange {
+        VipChange::Kept { attributes, timing }
+    }
+
+    #[test]
+    fn same_config_changes_nothing() {
+        let p = plan(|_| {});
+        assert!(p.is_empty(), "{p:?}");
+        assert_eq!(p.vips.len(), 2);
+        assert_eq!(p.neighbors.len(), 2);
+    }
+
+    #[test]
+    fn timing_keeps_the_vip() {
+        for (field, value) in [
+            ("interval", json!("2s")),
+            ("timeout", json!("200ms")),
+            ("rise", json!(3)),
+            ("fall", json!(1)),
+        ] {
+            let p = plan(|c| c["vips"][0]["check"][field] = value.clone());
+            assert_eq!(p.vip("web"), &kept(false, true), "{field}");
+            assert_eq!(p.vip("dns"), &VipChange::Unchanged, "{field}");
+        }
+        // One check of several.
+        let p = plan(|c| c["vips"][1]["checks"][1]["interval"] = json!("5s"));
+        assert_eq!(p.vip("dns"), &kept(false, true));
+    }
+
+    #[test]
+    fn attributes_keep_the_vip() {
+        let edits: [fn(&mut Value); 8] = [
+            |c| c["vips"][0]["policy"] = json!({"announce": {"communities": ["65001:7"]}}),
+            |c| c["vips"][0]["policy"] = json!({"announce": {"large_communities": ["1:2:3"]}}),
+            |c| c["vips"][0]["policy"] = json!({"announce": {"as_path_prepend": 2}}),
+            |c| c["vips"][0]["policy"] = json!({"lower_priority": {"as_path_prepend": 1}}),
+            |c| c["vips"][0]["policy"] = json!({"fail_action": "withdraw"}),
+            |c| c["vips"][0]["policy"] = json!({"drain_time": "5s"}),
+            |c| c["vips"][0]["policy"] = json!({"lower_priority_file": "/tmp/x"}),
+            |c| c["vips"][0]["check"]["detailed_metrics"] = json!(true),
+        ];
+        for (i, e) in edits.into_iter().enumerate() {
+            assert_eq!(plan(e).vip("web"), &kept(true, false), "edit {i}");
+        }
+        let p = plan(|c| {
+            c["vips"][0]["policy"] = json!({"recovery_hold": "3s"});
+            c["vips"][0]["check"]["interval"] = json!("3s");
+        });
+        assert_eq!(p.vip("web"), &kept(true, true));
+    }
+
+    #[test]
+    fn identity_restarts_the_vip() {
+        let cases: [(fn(&mut Value), &str); 9] = [
+            (|c| c["vips"][0]["prefix"] = json!("10.1.0.9/32"), "prefix"),
+            (
+                |c| c["vips"][1]["checks_policy"] = json!("any"),
+                "checks_policy",
+            ),
+            (
+                |c| c["vips"][0]["require_local_address"] = json!(true),
+                "require_local_address",
+            ),
+            (
+                |c| c["vips"][0]["check"]["tcp"]["port"] = json!(81),
+                "checks",
+            ),
+            (|c| c["vips"][0]["check"]["name"] = json!("web80"), "checks"),
+            (
+                |c| c["vips"][0]["check"] = json!({"type": "udp", "udp": {"port": 80}}),
+                "checks",
+            ),
+            (
+                |c| {
+                    let t = c["vips"][1]["checks"][1].take();
+                    c["vips"][1]["checks"] = json!([t]);
+                },
+                "checks",
+            ),
+            // Renamed in place: the checks_policy names another check.
+            (|c| c["vips"][1]["checks"][0]["name"] = json!("v"), "checks"),
+            (
+                |c| {
+                    c["vips"][0].as_object_mut().map(|o| o.remove("check"));
+                    c["vips"][0]["always"] = json!(true);
+                },
+                "always",
+            ),
+        ];
+        for (edit, what) in cases {
+            let p = plan(edit);
+            let name = if what == "checks_policy" || p.vip("dns") != &VipChange::Unchanged {
+                "dns"
+            } else {
+                "web"
+            };
+            assert_eq!(p.vip(name), &VipChange::Restarted(what), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn vips_added_and_removed() {
+        let p = plan(|c| {
+            c["vips"][0]["name"] = json!("www");
+        });
+        assert_eq!(
+            p.vips,
+            vec![
+                ("www".to_string(), VipChange::Added),
+                ("dns".to_string(), VipChange::Unchanged),
+                ("web".to_string(), VipChange::Removed),
+            ]
+        );
+    }
+
+    #[test]
+    fn neighbors() {
+        let p = plan(|c| c["bgp"]["neighbors"][0]["hold_time"] = json!("30s"));
+        assert_eq!(p.neighbor("a"), NeighborChange::Restarted);
+        assert_eq!(p.neighbor("b"), NeighborChange::Unchanged);
+        let p = plan(|c| c["bgp"]["neighbors"][1]["required"] = json!(false));
+        assert_eq!(p.neighbor("b"), NeighborChange::Required);
+        // Settings every session is built from restart every session.
+        for edit in [
+            (|c: &mut Value| c["router"]["router_id"] = json!("10.0.0.2")) as fn(&mut Value),
+            |c| c["router"]["asn"] = json!(65002),
+            |c| c["bgp"]["hold_time"] = json!("9s"),
+            |c| c["bgp"]["graceful_restart"] = json!(false),
+        ] {
+            let p = plan(edit);
+            assert_eq!(p.neighbor("a"), NeighborChange::Restarted, "{p:?}");
+            assert_eq!(p.neighbor("b"), NeighborChange::Restarted, "{p:?}");
+        }
+        let p = plan(|c| {
+            c["bgp"]["neighbors"][1]["name"] = json!("c");
+        });
+        assert_eq!(
+            p.neighbors,
+            vec![
+                ("a".to_string(), NeighborChange::Unchanged),
+                ("c".to_string(), NeighborChange::Added),
+                ("b".to_string(), NeighborChange::Removed),
+            ]
+        );
+    }
+
+    #[test]
+    fn global_settings_live_or_after_a_restart() {
+        let p = plan(|c| {
+            c["api"] = json!({"listen": "127.0.0.1:1", "ubus_socket": "/tmp/u", "token": "0123456789abcdef",
+                              "idle_timeout": "9s"});
+            c["logging"] = json!({"level": "debug", "syslog": false, "timestamps": true});
+            c["bgp"]["listen_port"] = json!(1179);
+            c["bgp"]["shutdown_drain"] = json!("2s");
+        });
+        assert_eq!(
+            p.needs_restart,
+            vec![
+                "bgp.listen_address",
+                "api.listen",
+                "api.idle_timeout",
+                "api.token",
+                "api.ubus_socket",
+                "logging.syslog",
+                "logging.timestamps"
+            ]
+        );
+        assert_eq!(p.live, vec!["logging.level", "bgp.shutdown_drain"]);
+        // VIPs and sessions are not touched by any of them.
+        assert!(p.vips.iter().all(|(_, c)| *c == VipChange::Unchanged));
+        assert!(p
+            .neighbors
+            .iter()
+            .all(|(_, c)| *c == NeighborChange::Unchanged));
+        // The effective listen address counts: local_address moves it.
+        let p = plan(|c| c["router"]["local_address"] = json!("127.0.0.9"));
+        assert!(p.needs_restart.contains(&"bgp.listen_address"), "{p:?}");
+    }
+}
