@@ -60,9 +60,16 @@ pub fn utc_timestamp(t: SystemTime) -> String {
     )
 }
 
+/// The level a reload set (index into `LevelFilter::iter()`), usize::MAX
+/// while none did: then the logger's own level applies.
+static RELOADED_LEVEL: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(usize::MAX);
+
 impl Log for Logger {
     fn enabled(&self, m: &Metadata) -> bool {
-        m.level() <= self.level
+        let reloaded = RELOADED_LEVEL.load(std::sync::atomic::Ordering::Relaxed);
+        let level = LevelFilter::iter().nth(reloaded).unwrap_or(self.level);
+        m.level() <= level
     }
 
     fn log(&self, r: &Record) {
@@ -108,6 +115,14 @@ pub fn choose_sink(syslog: Option<bool>, timestamps: Option<bool>) -> Sink {
     Sink::Stderr {
         timestamps: timestamps.unwrap_or(true),
     }
+}
+
+/// Changes the level at runtime (reload of `logging.level`).
+pub fn set_level(level: LevelFilter) {
+    if let Some(i) = LevelFilter::iter().position(|l| l == level) {
+        RELOADED_LEVEL.store(i, std::sync::atomic::Ordering::Relaxed);
+    }
+    log::set_max_level(level);
 }
 
 /// Installs the logger once; later calls (tests, reload) are ignored.

@@ -200,7 +200,8 @@ fn status_document() {
             "errors": [
                 "vip 'web' option prefix (line 3): \"10.10.1.1/33\" is not a prefix",
                 "config check (line 9) option timeout: 2s must be less than interval 1s"
-            ]
+            ],
+            "needs_restart": []
         })
     );
 

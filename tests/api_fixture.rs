@@ -199,6 +199,7 @@ pub fn snapshot() -> Snapshot {
                 "vip 'web' option prefix (line 3): \"10.10.1.1/33\" is not a prefix".into(),
                 "config check (line 9) option timeout: 2s must be less than interval 1s".into(),
             ],
+            needs_restart: Vec::new(),
         }),
     }
 }

@@ -384,14 +384,26 @@ fn reload_restarts_only_a_changed_neighbor() {
         .set_route(p("10.121.1.1/32"), Some(intent(0, 121)));
     s.wait_route("10.121.1.1/32", |_| true);
     let mut cfg = support::config(s.addrs);
-    s.speaker.reconfigure(&cfg);
+    let plan = pathosd::daemon::reload::diff(&cfg, &cfg);
+    assert!(plan.is_empty(), "{plan:?}");
+    s.speaker.reconfigure(&cfg, &[]);
     std::thread::sleep(Duration::from_millis(500));
     let st = &s.speaker.peers()[0];
     assert_eq!((st.established_count, st.flaps), (1, 0), "{st:?}");
     assert!(s.bird.established());
 
+    let old = cfg.clone();
     cfg.bgp.hold_time = pathosd::config::Dur::secs(6);
-    s.speaker.reconfigure(&cfg);
+    // The daemon's one reload rule names the session to restart.
+    let plan = pathosd::daemon::reload::diff(&old, &cfg);
+    let restart: Vec<&str> = plan
+        .neighbors
+        .iter()
+        .filter(|(_, c)| *c == pathosd::daemon::reload::NeighborChange::Restarted)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(restart.len(), 1, "{plan:?}");
+    s.speaker.reconfigure(&cfg, &restart);
     let restarted = poll(Duration::from_secs(8), || {
         let out = s.bird.birdc(&["show", "protocols", "all", "pathosd"])?;
         (out.contains("Established") && out.contains("/6")).then_some(out)

@@ -100,6 +100,9 @@ pub struct ReloadRecord {
     pub applied: bool,
     /// Why it was rejected (each error names its place in the file).
     pub errors: Vec<String>,
+    /// Settings that changed but apply only after a restart (config
+    /// paths such as `api.listen`); empty when rejected.
+    pub needs_restart: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

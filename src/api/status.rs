@@ -170,6 +170,7 @@ pub fn reload_json(r: &ReloadRecord) -> Value {
         "time": utc_timestamp(r.time),
         "result": if r.applied { "applied" } else { "rejected" },
         "errors": r.errors,
+        "needs_restart": r.needs_restart,
     })
 }
 

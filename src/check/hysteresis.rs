@@ -74,6 +74,17 @@ impl Hysteresis {
         self.consecutive_fail
     }
 
+    /// A reload changed rise or fall: health is kept (a healthy check stays
+    /// healthy), the counters clamp to the new thresholds, and the next
+    /// result decides with them (e.g. an unhealthy check with 2 successes
+    /// whose rise became 2 turns healthy on its next success).
+    pub fn retune(&mut self, rise: u32, fall: u32) {
+        self.rise = rise.max(1);
+        self.fall = fall.max(1);
+        self.consecutive_ok = self.consecutive_ok.min(self.rise);
+        self.consecutive_fail = self.consecutive_fail.min(self.fall);
+    }
+
     /// Feeds one probe result. Counters saturate at rise / fall (as pathosd
     /// does), so a long healthy run cannot overflow on 32-bit targets.
     pub fn observe(&mut self, ok: bool) -> Option<Transition> {
@@ -101,6 +112,32 @@ impl Hysteresis {
 mod tests {
     use super::Transition::*;
     use super::*;
+
+    #[test]
+    fn retune_keeps_health_and_clamps_the_counters() {
+        let mut h = Hysteresis::new(3, 3);
+        for _ in 0..3 {
+            h.observe(true);
+        }
+        assert!(h.healthy());
+        // Stricter rise: a healthy check stays healthy.
+        h.retune(5, 1);
+        assert!(h.healthy());
+        assert_eq!(h.consecutive_ok(), 3);
+        // Fall 1 now: the next failure makes it unhealthy.
+        assert_eq!(h.observe(false), Some(BecameUnhealthy));
+        // Unhealthy with 2 successes under rise 5; rise becomes 2: the
+        // counter stays, the next success crosses.
+        h.observe(true);
+        h.observe(true);
+        assert!(!h.healthy());
+        h.retune(2, 1);
+        assert_eq!(h.consecutive_ok(), 2);
+        assert_eq!(h.observe(true), Some(BecameHealthy));
+        // Lower thresholds clamp the counters.
+        h.retune(1, 1);
+        assert_eq!(h.consecutive_ok(), 1);
+    }
 
     /// Replays a result string ('+' ok, '-' fail) and renders each step as
     /// health, counters and the transition, if any.

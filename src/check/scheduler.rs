@@ -114,9 +114,21 @@ pub struct CheckRunner {
     probe: Probe,
     /// require_local_address: checked before every probe.
     guard: Option<super::guard::LocalAddressGuard>,
+    /// Shared with the runner a reload builds for the same check with new
+    /// timing, so the check's health and counters survive the reload.
+    state: Arc<CheckState>,
+}
+
+/// The hysteresis of one check, kept across reloads that change only its
+/// timing.
+#[derive(Debug)]
+struct CheckState {
     // Held for the whole probe + update, so scheduled and ad-hoc runs of the
     // same check never overlap and feed the counters in order.
-    state: Mutex<Hysteresis>,
+    hysteresis: Mutex<Hysteresis>,
+    /// New (rise, fall) from a reload, applied before the next result: the
+    /// owner cannot wait for a probe in flight to release the lock.
+    retune: std::sync::Mutex<Option<(u32, u32)>>,
 }
 
 impl CheckRunner {
@@ -127,7 +139,10 @@ impl CheckRunner {
             interval: check.interval.get(),
             probe: Probe::new(check, prefix)?,
             guard: None,
-            state: Mutex::new(Hysteresis::new(check.rise, check.fall)),
+            state: Arc::new(CheckState {
+                hysteresis: Mutex::new(Hysteresis::new(check.rise, check.fall)),
+                retune: std::sync::Mutex::new(None),
+            }),
         })
     }
 
@@ -147,7 +162,16 @@ impl CheckRunner {
 
     /// Runs the probe once and feeds the result through the hysteresis.
     pub async fn run_once(&self, adhoc: bool) -> Report {
-        let mut h = self.state.lock().await;
+        let mut h = self.state.hysteresis.lock().await;
+        let retune = self
+            .state
+            .retune
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some((rise, fall)) = retune {
+            h.retune(rise, fall);
+        }
         let result = match self.guard.as_ref().map(|g| g.check()) {
             Some(Err(detail)) => {
                 if h.healthy() || !h.reported() {
@@ -217,15 +241,33 @@ impl VipChecks {
     /// Builds every probe of `vip`; an `always` VIP has none. Errors name
     /// the check.
     pub fn new(vip: &Vip) -> Result<VipChecks, String> {
+        VipChecks::build(vip, None)
+    }
+
+    /// The checks of `vip` after a reload that changed only their timing
+    /// (interval, timeout, rise, fall): new probes and loops, but each check
+    /// keeps the health and counters of its namesake in `old`, clamped to
+    /// the new rise and fall ([`Hysteresis::retune`]).
+    pub fn retimed(vip: &Vip, old: &VipChecks) -> Result<VipChecks, String> {
+        VipChecks::build(vip, Some(old))
+    }
+
+    fn build(vip: &Vip, old: Option<&VipChecks>) -> Result<VipChecks, String> {
         let prefix = vip
             .prefix
             .ok_or_else(|| format!("vip {}: prefix missing", vip.name))?;
         let mut checks = Vec::new();
         if !vip.always {
             for c in vip.check_list() {
-                let r = CheckRunner::new(&vip.name, c, &prefix)
+                let mut r = CheckRunner::new(&vip.name, c, &prefix)
                     .map_err(|e| format!("vip {} check {}: {e}", vip.name, c.effective_name()))?
                     .with_guard(super::guard::LocalAddressGuard::from_vip(vip));
+                let kept = old.and_then(|o| o.checks.iter().find(|k| k.name == r.name));
+                if let Some(k) = kept {
+                    *k.state.retune.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some((c.rise, c.fall));
+                    r.state = k.state.clone();
+                }
                 checks.push(Arc::new(r));
             }
         }

@@ -3,6 +3,7 @@
 //! input and deadlines go out through `next_deadline`, so a whole run can be
 //! replayed from a list of events.
 
+use super::reload::{ReloadPlan, VipChange};
 use crate::bgp::types::{Prefix, RouteIntent};
 use crate::check::policy::Combiner;
 use crate::check::{CheckResult, Report};
@@ -103,6 +104,16 @@ pub struct VipSlot {
 }
 
 impl VipSlot {
+    /// Takes the config of a VIP whose check identity did not change: the
+    /// same checks, by name and order, keep their counters and their
+    /// duration histogram (its bounds stay those of the timeout the VIP
+    /// started with, so the series stay consistent for Prometheus); rise
+    /// follows the new config.
+    fn retune(&mut self, v: &Vip) {
+        self.rise = v.check_list().iter().map(|c| c.rise.max(1)).collect();
+        self.config = v.clone();
+    }
+
     fn check_mut(&mut self, name: &str) -> Option<(usize, &mut CheckStatus)> {
         self.checks
             .iter_mut()
@@ -196,11 +207,14 @@ impl Engine {
         (e, out)
     }
 
-    /// Applies a new VIP list. Unchanged VIPs keep their slot (state,
-    /// counters: no UPDATE, no flap); changed ones restart withdrawn; removed
-    /// ones are withdrawn. Withdrawals come first so a prefix that moves to
-    /// another VIP is never withdrawn after its new announcement.
-    pub fn reload(&mut self, vips: &[(Vip, Expr)], now: Instant) -> Vec<Output> {
+    /// Applies a new VIP list as `plan` (see [`super::reload`]) decided.
+    /// Unchanged VIPs keep their slot (state, counters: no UPDATE, no flap);
+    /// kept ones keep state and check health and take the new policy and
+    /// timing (a route whose attributes changed is re-announced); restarted
+    /// ones restart withdrawn; removed ones are withdrawn. Withdrawals come
+    /// first so a prefix that moves to another VIP is never withdrawn after
+    /// its new announcement.
+    pub fn reload(&mut self, vips: &[(Vip, Expr)], plan: &ReloadPlan, now: Instant) -> Vec<Output> {
         let mut withdraws = Vec::new();
         let mut announces = Vec::new();
         let mut old = std::mem::take(&mut self.vips);
@@ -220,12 +234,48 @@ impl Engine {
             }
         };
         for (v, expr) in vips {
-            if let Some(pos) = old.iter().position(|s| s.name == v.name && s.config == *v) {
-                self.vips.push(old.remove(pos));
-                continue;
-            }
-            if let Some(pos) = old.iter().position(|s| s.name == v.name) {
-                retire(old.remove(pos), "config changed", &mut withdraws);
+            let pos = old.iter().position(|s| s.name == v.name);
+            match (plan.vip(&v.name), pos) {
+                (VipChange::Unchanged, Some(pos)) => {
+                    self.vips.push(old.remove(pos));
+                    continue;
+                }
+                (VipChange::Kept { .. }, Some(pos)) => {
+                    let mut slot = old.remove(pos);
+                    let i = self.vips.len();
+                    let before = slot.machine.intent().cloned();
+                    slot.retune(v);
+                    let t = slot.machine.set_policy(VipPolicy::from_config(v), now);
+                    // The drain file is polled from the new config only: one
+                    // no longer configured no longer drains.
+                    let t = match t {
+                        None if v.policy.lower_priority_file.is_none() => {
+                            slot.machine.set_drain_file(false, now)
+                        }
+                        t => t,
+                    };
+                    self.vips.push(slot);
+                    if t.is_some() {
+                        let mut out = Vec::new();
+                        self.emit(i, t, &mut out);
+                        // A withdraw goes with the others, first.
+                        if self.vips[i].machine.state() == VipState::Withdrawn {
+                            withdraws.extend(out);
+                        } else {
+                            announces.extend(out);
+                        }
+                    } else if self.vips[i].machine.intent() != before.as_ref() {
+                        // Same state, new attributes: re-announce in place
+                        // (an implicit withdraw of the old path, RFC 4271 §3.1).
+                        announces.push(Output::Route {
+                            prefix: self.vips[i].prefix,
+                            intent: self.vips[i].machine.intent().cloned(),
+                        });
+                    }
+                    continue;
+                }
+                (_, Some(pos)) => retire(old.remove(pos), "config changed", &mut withdraws),
+                (_, None) => {}
             }
             let Some(mut slot) = new_slot(v, expr, now) else {
                 continue;

@@ -1,6 +1,7 @@
 //! `pathosd run`: start-up, the owner loop, reload and shutdown.
 
 use super::engine::{Engine, Input, Output};
+use super::reload::{self, NeighborChange, ReloadPlan, VipChange};
 use super::triggers::{Admit, Refusal, Triggers};
 use crate::api::control::{ApiError, Control, ControlHandle, Quoted, TriggerOutcome};
 use crate::api::model::{CheckView, ReloadRecord, Snapshot, VipView};
@@ -48,18 +49,92 @@ pub fn run(opts: Options, cfg: Config) -> i32 {
     let level = if opts.debug {
         log::LevelFilter::Debug
     } else {
-        match cfg.logging.level {
-            LogLevel::Debug => log::LevelFilter::Debug,
-            LogLevel::Info => log::LevelFilter::Info,
-            LogLevel::Warn => log::LevelFilter::Warn,
-            LogLevel::Error => log::LevelFilter::Error,
-        }
+        level_filter(cfg.logging.level)
     };
     crate::logging::init(
         level,
         crate::logging::choose_sink(cfg.logging.syslog, cfg.logging.timestamps),
     );
     smol::block_on(async_main(opts, cfg))
+}
+
+fn level_filter(l: LogLevel) -> log::LevelFilter {
+    match l {
+        LogLevel::Debug => log::LevelFilter::Debug,
+        LogLevel::Info => log::LevelFilter::Info,
+        LogLevel::Warn => log::LevelFilter::Warn,
+        LogLevel::Error => log::LevelFilter::Error,
+    }
+}
+
+/// The reload's changes, one line per class of VIP and neighbor, and one
+/// warning per setting that waits for a restart.
+fn log_plan(plan: &ReloadPlan) {
+    let names = |f: &dyn Fn(&VipChange) -> bool| -> Vec<String> {
+        plan.vips
+            .iter()
+            .filter(|(_, c)| f(c))
+            .map(|(n, _)| n.clone())
+            .collect()
+    };
+    let classes: [(&str, Vec<String>); 6] = [
+        (
+            "VIPs restarted withdrawn (check identity changed)",
+            plan.vips
+                .iter()
+                .filter_map(|(n, c)| match c {
+                    VipChange::Restarted(what) => Some(format!("{n} ({what})")),
+                    _ => None,
+                })
+                .collect(),
+        ),
+        (
+            "VIPs kept, new timing",
+            names(&|c| matches!(c, VipChange::Kept { timing: true, .. })),
+        ),
+        (
+            "VIPs kept, new policy or attributes",
+            names(&|c| {
+                matches!(
+                    c,
+                    VipChange::Kept {
+                        attributes: true,
+                        ..
+                    }
+                )
+            }),
+        ),
+        ("VIPs added", names(&|c| *c == VipChange::Added)),
+        ("VIPs removed", names(&|c| *c == VipChange::Removed)),
+        ("VIPs unchanged", names(&|c| *c == VipChange::Unchanged)),
+    ];
+    for (what, list) in classes {
+        if !list.is_empty() {
+            log::info!("reload: {what}: {}", list.join(", "));
+        }
+    }
+    for (what, want) in [
+        ("neighbors restarted", NeighborChange::Restarted),
+        ("neighbors with a new `required`", NeighborChange::Required),
+        ("neighbors added", NeighborChange::Added),
+        ("neighbors removed", NeighborChange::Removed),
+    ] {
+        let list: Vec<&str> = plan
+            .neighbors
+            .iter()
+            .filter(|(_, c)| *c == want)
+            .map(|(n, _)| n.as_str())
+            .collect();
+        if !list.is_empty() {
+            log::info!("reload: {what}: {}", list.join(", "));
+        }
+    }
+    for s in &plan.live {
+        log::info!("reload: {s} changed: applied");
+    }
+    for s in &plan.needs_restart {
+        log::warn!("reload: {s} changed: applies after a restart");
+    }
 }
 
 /// Parses every VIP's checks_policy (validation already compiled them, so
@@ -99,7 +174,15 @@ struct Owner {
 }
 
 fn spawn_checks(vip: &Vip, report_tx: &Sender<Report>) -> Option<VipRuntime> {
-    match VipChecks::new(vip) {
+    spawn(VipChecks::new(vip), vip, report_tx)
+}
+
+fn spawn(
+    checks: Result<VipChecks, String>,
+    vip: &Vip,
+    report_tx: &Sender<Report>,
+) -> Option<VipRuntime> {
+    match checks {
         Ok(vc) => {
             let vc = Arc::new(vc);
             let loops = vc.loops(report_tx).into_iter().map(smol::spawn).collect();
@@ -637,34 +720,56 @@ impl Owner {
             time: SystemTime::now(),
             applied: r.is_ok(),
             errors: r.as_ref().err().cloned().unwrap_or_default(),
+            needs_restart: r
+                .as_ref()
+                .map(|p| p.needs_restart.iter().map(|s| s.to_string()).collect())
+                .unwrap_or_default(),
         });
-        r
+        r.map(|_| ())
     }
 
-    fn try_reload(&mut self, now: Instant) -> Result<(), Vec<String>> {
+    /// Loads the file and applies it as [`reload::diff`] plans it (the one
+    /// rule for the engine, the check loops and the speaker).
+    fn try_reload(&mut self, now: Instant) -> Result<ReloadPlan, Vec<String>> {
         let new = load_config(&self.opts.config_path, self.opts.format)
             .map_err(|errs| errs.into_iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
-        let outs = self.engine.reload(&with_exprs(&new.vips), now);
+        let plan = reload::diff(&self.cfg, &new);
+        log_plan(&plan);
+        let outs = self.engine.reload(&with_exprs(&new.vips), &plan, now);
         for v in &new.vips {
-            let unchanged = self
-                .cfg
-                .vips
-                .iter()
-                .any(|old| old == v && self.runtimes.contains_key(&v.name));
-            if !unchanged {
-                self.runtimes.remove(&v.name);
-                if let Some(rt) = spawn_checks(v, &self.report_tx) {
-                    self.runtimes.insert(v.name.clone(), rt);
+            let old = self.runtimes.remove(&v.name);
+            let rt = match (plan.vip(&v.name), old) {
+                (VipChange::Unchanged | VipChange::Kept { timing: false, .. }, Some(rt)) => {
+                    Some(rt)
                 }
+                // New probes and loops; each check keeps its health.
+                (VipChange::Kept { timing: true, .. }, Some(rt)) => {
+                    spawn(VipChecks::retimed(v, &rt.checks), v, &self.report_tx)
+                }
+                // Restarted or added, or checks that could not start before
+                // (e.g. an unreadable CA file): start afresh.
+                _ => spawn_checks(v, &self.report_tx),
+            };
+            if let Some(rt) = rt {
+                self.runtimes.insert(v.name.clone(), rt);
             }
         }
         self.runtimes
             .retain(|name, _| new.vips.iter().any(|v| &v.name == name));
-        self.speaker.reconfigure(&new);
+        let restart: Vec<&str> = plan
+            .neighbors
+            .iter()
+            .filter(|(_, c)| *c == NeighborChange::Restarted)
+            .map(|(n, _)| n.as_str())
+            .collect();
+        self.speaker.reconfigure(&new, &restart);
+        if plan.live.contains(&"logging.level") && !self.opts.debug {
+            crate::logging::set_level(level_filter(new.logging.level));
+        }
         self.apply(outs);
         log::info!("reload: applied {}", self.opts.config_path.display());
         self.cfg = new;
-        Ok(())
+        Ok(plan)
     }
 
     /// SIGTERM/SIGINT: withdraw every VIP, wait shutdown_drain, Cease, exit 0.

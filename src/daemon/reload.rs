@@ -101,19 +101,10 @@ impl ReloadPlan {
 
 /// The one diff of a reload.
 pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
-    let mut plan = ReloadPlan::default();
-    for v in &new.vips {
-        let c = match old.vips.iter().find(|o| o.name == v.name) {
-            None => VipChange::Added,
-            Some(o) => vip_change(o, v),
-        };
-        plan.vips.push((v.name.clone(), c));
-    }
-    for o in &old.vips {
-        if !new.vips.iter().any(|v| v.name == o.name) {
-            plan.vips.push((o.name.clone(), VipChange::Removed));
-        }
-    }
+    let mut plan = ReloadPlan {
+        vips: diff_vips(&old.vips, &new.vips),
+        ..ReloadPlan::default()
+    };
     for n in &new.bgp.neighbors {
         let c = match old.bgp.neighbors.iter().find(|o| o.name == n.name) {
             None => NeighborChange::Added,
@@ -179,6 +170,25 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         .map(|(k, _)| k)
         .collect();
     plan
+}
+
+/// The VIP part of [`diff`]: every VIP of `new` in its order, then the
+/// removed ones.
+pub fn diff_vips(old: &[Vip], new: &[Vip]) -> Vec<(String, VipChange)> {
+    let mut out = Vec::new();
+    for v in new {
+        let c = match old.iter().find(|o| o.name == v.name) {
+            None => VipChange::Added,
+            Some(o) => vip_change(o, v),
+        };
+        out.push((v.name.clone(), c));
+    }
+    for o in old {
+        if !new.iter().any(|v| v.name == o.name) {
+            out.push((o.name.clone(), VipChange::Removed));
+        }
+    }
+    out
 }
 
 /// A check with the settings that keep its identity set to fixed values:

@@ -217,6 +217,16 @@ impl VipMachine {
         self.evaluate(now, reason)
     }
 
+    /// A reload changed the VIP's policy (its identity did not change): the
+    /// state, health, drain and timers are kept, and the new policy decides
+    /// from here on (e.g. a pessimized VIP whose fail_action became
+    /// `withdraw` is withdrawn now). The caller re-sends the route if
+    /// [`VipMachine::intent`] changed without a transition.
+    pub fn set_policy(&mut self, policy: VipPolicy, now: Instant) -> Option<Transition> {
+        self.policy = policy;
+        self.evaluate(now, "policy changed by reload")
+    }
+
     /// Time passed: fires drain_time and recovery_hold deadlines.
     pub fn tick(&mut self, now: Instant) -> Option<Transition> {
         let reason = match self.state {

@@ -276,8 +276,6 @@ struct PeerEntry {
 }
 
 struct Shared {
-    /// What the listener was opened on (None: not listening).
-    listen_addr: Option<SocketAddr>,
     rib: Arc<Mutex<RibOut>>,
     peers: Mutex<Vec<PeerEntry>>,
     listener: Option<Arc<Async<TcpListener>>>,
@@ -310,7 +308,6 @@ impl Speaker {
             None => None,
         };
         let shared = Arc::new(Shared {
-            listen_addr: listen_addr(cfg),
             rib: Arc::new(Mutex::new(RibOut::new())),
             peers: Mutex::new(Vec::new()),
             listener: listener.clone(),
@@ -502,34 +499,27 @@ impl SpeakerHandle {
         }
     }
 
-    /// Applies a reloaded config: neighbors whose settings changed restart
-    /// (Cease / Administrative Shutdown "configuration changed", then a new
-    /// session), removed ones stop, new ones start; unchanged sessions are
-    /// not touched. The listener and its address are kept (a changed
-    /// `bgp.listen_address`/`listen_port` needs a daemon restart; logged).
-    pub fn reconfigure(&self, cfg: &Config) {
-        if listen_addr(cfg) != self.shared.listen_addr {
-            log::warn!(
-                "bgp: the listen address changed ({:?} -> {:?}): it applies after a restart",
-                self.shared.listen_addr,
-                listen_addr(cfg)
-            );
-        }
+    /// Applies a reloaded config: the neighbors named in `restart` (whose
+    /// session settings changed, as the daemon's reload plan decided)
+    /// restart (Cease / Administrative Shutdown "configuration changed",
+    /// then a new session), removed ones stop, new ones start, and a peer
+    /// that could not start before is tried again; the other sessions are
+    /// not touched, only their `required` is updated. The listener and its
+    /// address are kept (a changed listen address needs a daemon restart;
+    /// the reload says so).
+    pub fn reconfigure(&self, cfg: &Config, restart: &[&str]) {
         let mut stopping = Vec::new();
         {
             let mut peers = lock(&self.shared.peers);
             let mut keep = Vec::new();
             for p in peers.drain(..) {
-                let same = cfg.bgp.neighbors.iter().any(|n| {
-                    n.name == p.name
-                        && p.settings.is_some()
-                        && PeerSettings::from_config(cfg, n).ok() == p.settings
-                        && lock(&p.status).status.required == n.required
-                });
-                if same {
-                    keep.push(p);
-                } else {
-                    stopping.push(p);
+                let n = cfg.bgp.neighbors.iter().find(|n| n.name == p.name);
+                match n {
+                    Some(n) if p.settings.is_some() && !restart.contains(&n.name.as_str()) => {
+                        lock(&p.status).status.required = n.required;
+                        keep.push(p);
+                    }
+                    _ => stopping.push(p),
                 }
             }
             *peers = keep;

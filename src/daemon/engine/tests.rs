@@ -67,6 +67,17 @@ fn at(ms: u64) -> Instant {
     t0() + Duration::from_millis(ms)
 }
 
+/// Reloads `e` with `vips` as the one diff plans it.
+fn reload(e: &mut Engine, vips: &[(Vip, Expr)], now: Instant) -> Vec<Output> {
+    let old: Vec<Vip> = e.vips().iter().map(|s| s.config.clone()).collect();
+    let new: Vec<Vip> = vips.iter().map(|(v, _)| v.clone()).collect();
+    let plan = crate::daemon::reload::ReloadPlan {
+        vips: crate::daemon::reload::diff_vips(&old, &new),
+        ..Default::default()
+    };
+    e.reload(vips, &plan, now)
+}
+
 fn states(out: &[Output]) -> Vec<String> {
     out.iter()
         .map(|o| match o {
@@ -233,18 +244,20 @@ fn reload_keeps_unchanged_vips_and_withdraws_changed_and_removed_ones() {
     e.handle(r, at(1));
     assert_eq!(e.vip("other").unwrap().machine.state(), VipState::Announced);
     // Same config: nothing happens, state and counters stay.
-    let out = e.reload(
+    let out = reload(
+        &mut e,
         &[(web.clone(), Expr::Any), (other.clone(), Expr::Any)],
         at(2),
     );
     assert!(out.is_empty(), "{out:?}");
     assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Announced);
     assert_eq!(e.vip("web").unwrap().checks[1].runs, 1);
-    // web changed (fall), other removed, a new always VIP added.
+    // web's check identity changed (a port), other removed, a new always
+    // VIP added.
     let mut web2 = web.clone();
-    web2.checks.as_mut().unwrap()[1].fall = 5;
+    web2.checks.as_mut().unwrap()[1].tcp.as_mut().unwrap().port = 3;
     let node = vip(json!({"name": "node", "prefix": "10.9.0.0/24", "always": true}));
-    let out = e.reload(&[(web2, Expr::Any), (node, Expr::All)], at(3));
+    let out = reload(&mut e, &[(web2, Expr::Any), (node, Expr::All)], at(3));
     assert_eq!(
         states(&out),
         [
@@ -257,4 +270,82 @@ fn reload_keeps_unchanged_vips_and_withdraws_changed_and_removed_ones() {
     );
     assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Withdrawn);
     assert!(e.vip("other").is_none());
+}
+
+/// A VIP whose check identity did not change keeps its state through a
+/// reload: timing alone sends nothing, new attributes re-announce the same
+/// state, a new fail_action decides at once, a drain file dropped from the
+/// config no longer drains.
+#[test]
+fn reload_keeps_the_state_of_a_vip_whose_checks_are_the_same() {
+    let web = two_checks("lower_priority");
+    let (mut e, _) = Engine::new(&[(web.clone(), Expr::Name("b".into()))], t0());
+    let mut f = Feeder::new(&web);
+    e.handle(f.report("b", true), at(0));
+    let flaps = e.vip("web").unwrap().machine.flaps();
+    assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Announced);
+
+    // Interval, timeout, rise and fall: no output, state and counters kept.
+    let mut v = web.clone();
+    for c in v.checks.as_mut().unwrap() {
+        c.interval = crate::config::Dur::secs(20);
+        c.timeout = crate::config::Dur::secs(2);
+        c.rise = 5;
+        c.fall = 4;
+    }
+    let out = reload(&mut e, &[(v.clone(), Expr::Name("b".into()))], at(10));
+    assert!(out.is_empty(), "{out:?}");
+    let slot = e.vip("web").unwrap();
+    assert_eq!(slot.machine.state(), VipState::Announced);
+    assert_eq!(slot.checks[1].runs, 1);
+    assert_eq!(slot.config, v);
+
+    // New communities and prepends: the same state, re-announced with them.
+    v.policy.announce.as_path_prepend = 3;
+    v.policy.announce.communities = vec![crate::bgp::types::Community(65001, 9)];
+    let out = reload(&mut e, &[(v.clone(), Expr::Name("b".into()))], at(20));
+    assert_eq!(states(&out), ["route 10.0.0.1/32 prepend 3"]);
+    match &out[0] {
+        Output::Route {
+            intent: Some(i), ..
+        } => assert_eq!(i.communities, v.policy.announce.communities),
+        o => panic!("{o:?}"),
+    }
+    assert_eq!(e.vip("web").unwrap().machine.flaps(), flaps);
+
+    // Drain file in the config, present: pessimized. Dropped from the
+    // config: announced again, in the same reload.
+    v.policy.lower_priority_file = Some("/nonexistent".into());
+    assert!(reload(&mut e, &[(v.clone(), Expr::Name("b".into()))], at(30)).is_empty());
+    e.handle(
+        Input::DrainFile {
+            vip: "web".into(),
+            present: true,
+        },
+        at(31),
+    );
+    assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Pessimized);
+    v.policy.lower_priority_file = None;
+    let out = reload(&mut e, &[(v.clone(), Expr::Name("b".into()))], at(32));
+    assert_eq!(
+        states(&out),
+        [
+            "announced (lower_priority_file removed)",
+            "route 10.0.0.1/32 prepend 3"
+        ]
+    );
+
+    // Unhealthy under lower_priority: pessimized. fail_action becomes
+    // withdraw: withdrawn by the reload itself.
+    e.handle(f.report("b", false), at(40));
+    assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Pessimized);
+    v.policy.fail_action = FailAction::Withdraw;
+    let out = reload(&mut e, &[(v.clone(), Expr::Name("b".into()))], at(41));
+    assert_eq!(
+        states(&out),
+        [
+            "withdrawn (policy changed by reload)",
+            "route 10.0.0.1/32 withdraw"
+        ]
+    );
 }
