@@ -365,6 +365,23 @@ fn reload_with_unchanged_vips_sends_no_update() {
         assert_eq!(after[i]["state_name"], "announced");
     }
     assert_eq!(s.d.peer()["flaps"], 0);
+    // The API timeout waits for a restart and says so; the level is live:
+    // the debug lines of the checks stop.
+    let last = s.d.status()["last_reload"].clone();
+    assert_eq!(last["needs_restart"], json!(["api.idle_timeout"]), "{last}");
+    let log = s.d.log();
+    assert!(
+        log.contains("reload: api.idle_timeout changed: applies after a restart"),
+        "{log}"
+    );
+    assert!(
+        log.contains("reload: logging.level changed: applied"),
+        "{log}"
+    );
+    let seen = log.len();
+    wait_keepalives(&s, 2);
+    let tail = s.d.log()[seen..].to_string();
+    assert!(!tail.contains("check passed"), "{tail}");
 }
 
 #[test]
@@ -511,9 +528,11 @@ fn sighup_with_one_vip_changed_restarts_only_that_vip() {
     let updates = s.updates_sent();
     let a_before = s.d.vip("a");
 
-    // b gets rise 4: it restarts withdrawn and comes back after 4 results.
+    // b's check runs another command (a check identity change) with rise
+    // 4: it restarts withdrawn and comes back after 4 results.
     let mut cfg = s.cfg.clone();
     cfg["vips"][1]["check"]["rise"] = json!(4);
+    cfg["vips"][1]["check"]["exec"]["args"][0] = json!("-f");
     s.d.write_config(&cfg);
     reload(&s, "reload: applied");
     let (mut b_gone, mut b_back) = (false, false);
@@ -913,4 +932,120 @@ fn local_address_guard_keeps_a_vip_withdrawn_and_says_why() {
     );
     assert!(metrics
         .contains("pathosd_vip_local_address_assigned{vip=\"onlo\",nlri=\"127.0.0.1/32\"} 1"));
+}
+
+/// Polls BIRD's route for `prefix` for `window` after the reload whose log
+/// line is `needle` (SIGHUP sent here), asserting at every poll that the
+/// route is there; returns the last route block seen once `done` holds for
+/// it and the window has passed.
+fn hup_never_withdrawn(
+    s: &Setup,
+    prefix: &str,
+    window: Duration,
+    done: impl Fn(&str) -> bool,
+) -> String {
+    let before = s.d.log().matches("reload: applied").count();
+    s.d.signal("HUP");
+    let start = Instant::now();
+    let mut applied_at: Option<Instant> = None;
+    let (mut polls, mut last) = (0u32, String::new());
+    loop {
+        let route = s.bird.route(prefix);
+        let Some(r) = route else {
+            panic!(
+                "{prefix} withdrawn {:?} after SIGHUP (poll {polls}):\n{}",
+                start.elapsed(),
+                s.d.log()
+            );
+        };
+        polls += 1;
+        if applied_at.is_none() && s.d.log().matches("reload: applied").count() > before {
+            applied_at = Some(Instant::now());
+        }
+        let ok = done(&r);
+        last = r;
+        if ok && applied_at.is_some_and(|t| t.elapsed() >= window) {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "reload not applied or route never as expected: {last}\n{}",
+            s.d.log()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(polls > 20, "too few polls of BIRD ({polls}) to see a gap");
+    last
+}
+
+/// Issue 11: a reload that changes only a VIP's check timing (interval,
+/// timeout, rise, fall) or its route attributes (communities, prepends)
+/// keeps the VIP's state: BIRD never loses the route (the old code
+/// withdrew it until the restarted checks reached rise again), and new
+/// attributes reach BIRD as a re-announcement. The checks still run with
+/// the new settings afterwards.
+#[test]
+fn sighup_with_new_timing_or_attributes_never_withdraws_a_healthy_vip() {
+    let n = 27;
+    let dir = TempDir::new("e2e-reload-keep");
+    let up = dir.path("up");
+    std::fs::write(&up, "").unwrap();
+    let p = prefix(n, 1);
+    let vips = json!([
+        {"name": "web", "prefix": p, "check": flag_check(&up, 400, 3, 2), "policy": policy("withdraw")}
+    ]);
+    let s = Setup::start(n, vips, |_| {});
+    s.wait_established();
+    s.wait_route(&p, "announced", is_announced);
+    let before = s.d.vip("web");
+
+    // Timing only: restarted checks would need 3 results (~1 s) to rise.
+    let mut cfg = s.cfg.clone();
+    let chk = &mut cfg["vips"][0]["check"];
+    chk["interval"] = json!("300ms");
+    chk["timeout"] = json!("200ms");
+    chk["rise"] = json!(4);
+    chk["fall"] = json!(1);
+    s.d.write_config(&cfg);
+    let r = hup_never_withdrawn(&s, &p, Duration::from_millis(2500), is_announced);
+    assert!(is_announced(&r), "{r}");
+    let log = s.d.log();
+    assert!(log.contains("reload: VIPs kept, new timing: web"), "{log}");
+    let web = s.d.vip("web");
+    assert_eq!(web["transitions"], before["transitions"], "{web}");
+    assert_eq!(web["last_transition_time"], before["last_transition_time"]);
+    assert_eq!(web["state_name"], "announced");
+
+    // Attributes: new communities and prepends, re-announced in place.
+    let runs = |v: &Value| v["checks"][0]["total_ok"].as_u64().unwrap();
+    let runs_before = runs(&s.d.vip("web"));
+    cfg["vips"][0]["policy"]["announce"]["communities"] = json!(["65001:200", "65001:201"]);
+    cfg["vips"][0]["policy"]["announce"]["as_path_prepend"] = json!(3);
+    s.d.write_config(&cfg);
+    let r = hup_never_withdrawn(&s, &p, Duration::from_millis(1000), |r| {
+        attr(r, "community").as_deref() == Some("(65001,200) (65001,201)")
+    });
+    assert_eq!(
+        attr(&r, "as_path").as_deref(),
+        Some(as_path(4).as_str()),
+        "{r}"
+    );
+    let log = s.d.log();
+    assert!(
+        log.contains("reload: VIPs kept, new policy or attributes: web"),
+        "{log}"
+    );
+    let web = s.d.vip("web");
+    assert_eq!(web["transitions"], before["transitions"], "{web}");
+    assert_eq!(web["communities"], json!(["65001:200", "65001:201"]));
+    assert!(runs(&web) > runs_before, "{web}");
+
+    // The checks kept running with the new fall (1): one failure withdraws.
+    std::fs::remove_file(&up).unwrap();
+    s.wait_gone(&p);
+    let web = s.d.vip("web");
+    assert_eq!(
+        web["last_transition_reason"], "exec: fall threshold reached",
+        "{web}"
+    );
 }
