@@ -948,8 +948,8 @@ fn hup_never_withdrawn(
     s.d.signal("HUP");
     let start = Instant::now();
     let mut applied_at: Option<Instant> = None;
-    let (mut polls, mut last) = (0u32, String::new());
-    loop {
+    let mut polls = 0u32;
+    let last = loop {
         let route = s.bird.route(prefix);
         let Some(r) = route else {
             panic!(
@@ -962,18 +962,16 @@ fn hup_never_withdrawn(
         if applied_at.is_none() && s.d.log().matches("reload: applied").count() > before {
             applied_at = Some(Instant::now());
         }
-        let ok = done(&r);
-        last = r;
-        if ok && applied_at.is_some_and(|t| t.elapsed() >= window) {
-            break;
+        if done(&r) && applied_at.is_some_and(|t| t.elapsed() >= window) {
+            break r;
         }
         assert!(
             start.elapsed() < Duration::from_secs(10),
-            "reload not applied or route never as expected: {last}\n{}",
+            "reload not applied or route never as expected: {r}\n{}",
             s.d.log()
         );
         std::thread::sleep(Duration::from_millis(10));
-    }
+    };
     assert!(polls > 20, "too few polls of BIRD ({polls}) to see a gap");
     last
 }

@@ -327,7 +327,8 @@ mod tests {
 
     #[test]
     fn identity_restarts_the_vip() {
-        let cases: [(fn(&mut Value), &str); 9] = [
+        type Edit = fn(&mut Value);
+        let cases: [(Edit, &str); 9] = [
             (|c| c["vips"][0]["prefix"] = json!("10.1.0.9/32"), "prefix"),
             (
                 |c| c["vips"][1]["checks_policy"] = json!("any"),
