@@ -203,3 +203,46 @@ fn reaction_time_replay() {
     });
     assert_eq!(changes.len(), 1, "{changes:?}");
 }
+
+/// Issue 11: checks rebuilt by a reload that changed only their timing keep
+/// each check's health and counters (a fresh start would be unhealthy until
+/// `rise`); the new rise / fall apply from the next result (counters
+/// clamped); the new loop runs at the new interval.
+#[test]
+fn retimed_checks_keep_health_and_take_the_new_thresholds() {
+    let dir = temp_dir("sched-retime");
+    let up = dir.join("up");
+    std::fs::write(&up, "").unwrap();
+    let check = |interval: &str, rise: u32, fall: u32| {
+        let mut c = flag_check("a", &up, &dir.join("a.lock"), interval);
+        c["rise"] = json!(rise);
+        c["fall"] = json!(fall);
+        vip(json!({"name": "web", "prefix": "10.0.0.1/32", "checks": [c]}))
+    };
+    let old = VipChecks::new(&check("300ms", 1, 3)).unwrap();
+    let r = smol::block_on(old.checks[0].run_once(false));
+    assert!(r.healthy, "{r:?}");
+
+    // Rise 5, fall 1, another interval: still healthy after one more pass
+    // (fresh checks would need five), and one failure now makes it unhealthy.
+    let new_vip = check("250ms", 5, 1);
+    let fresh = VipChecks::new(&new_vip).unwrap();
+    let r = smol::block_on(fresh.checks[0].run_once(false));
+    assert!(!r.healthy, "a fresh check is unhealthy until rise: {r:?}");
+    let new = VipChecks::retimed(&new_vip, &old).unwrap();
+    assert_eq!(new.checks[0].interval(), Duration::from_millis(250));
+    let r = smol::block_on(new.checks[0].run_once(false));
+    assert!(r.healthy, "{r:?}");
+    // The kept count (1, rise 1 saturates there) goes on under rise 5.
+    assert_eq!((r.consecutive_ok, r.transition), (2, None), "{r:?}");
+    std::fs::remove_file(&up).unwrap();
+    let r = smol::block_on(new.checks[0].run_once(false));
+    assert_eq!(
+        (r.healthy, r.consecutive_fail, r.transition),
+        (false, 1, Some(Transition::BecameUnhealthy)),
+        "{r:?}"
+    );
+    // The old runner (say, a trigger still in flight) shares the state.
+    let r = smol::block_on(old.checks[0].run_once(true));
+    assert!(!r.healthy, "{r:?}");
+}
