@@ -742,9 +742,20 @@ impl Owner {
                 (VipChange::Unchanged | VipChange::Kept { timing: false, .. }, Some(rt)) => {
                     Some(rt)
                 }
-                // New probes and loops; each check keeps its health.
+                // New probes and loops; each check keeps its health. If the
+                // probes cannot be built now (e.g. a CA file gone), the old
+                // loops go on: the VIP's state stays backed by running checks.
                 (VipChange::Kept { timing: true, .. }, Some(rt)) => {
-                    spawn(VipChecks::retimed(v, &rt.checks), v, &self.report_tx)
+                    match VipChecks::retimed(v, &rt.checks) {
+                        Ok(vc) => spawn(Ok(vc), v, &self.report_tx),
+                        Err(e) => {
+                            log::error!(
+                                "vip {}: new check timing not applied, the old checks go on: {e}",
+                                v.name
+                            );
+                            Some(rt)
+                        }
+                    }
                 }
                 // Restarted or added, or checks that could not start before
                 // (e.g. an unreadable CA file): start afresh.
