@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use support::bird::attr;
-use support::daemon::{as_path, is_announced, is_pessimized, policy, Setup};
+use support::daemon::{as_path, http_with, is_announced, is_pessimized, policy, Setup};
 use support::{poll, promtool_check, TempDir};
 
 /// An exec check healthy while `flag` exists.
@@ -345,10 +345,13 @@ fn reload_with_unchanged_vips_sends_no_update() {
         s.d.status()["vips"].clone(),
     );
 
-    // Same VIPs, other API timeouts and log level.
+    // Same VIPs, other API timeouts, an API token, another log level and
+    // log format.
     let mut cfg = s.cfg.clone();
     cfg["api"]["idle_timeout"] = json!("100s");
+    cfg["api"]["token"] = json!("0123456789abcdef0123");
     cfg["logging"]["level"] = json!("info");
+    cfg["logging"]["timestamps"] = json!(false);
     s.d.write_config(&cfg);
     reload(&s, "reload: applied");
     wait_keepalives(&s, 2);
@@ -365,15 +368,20 @@ fn reload_with_unchanged_vips_sends_no_update() {
         assert_eq!(after[i]["state_name"], "announced");
     }
     assert_eq!(s.d.peer()["flaps"], 0);
-    // The API timeout waits for a restart and says so; the level is live:
+    // The log format waits for a restart and says so; the level is live:
     // the debug lines of the checks stop.
     let last = s.d.status()["last_reload"].clone();
-    assert_eq!(last["needs_restart"], json!(["api.idle_timeout"]), "{last}");
+    assert_eq!(
+        last["needs_restart"],
+        json!(["logging.timestamps"]),
+        "{last}"
+    );
     let log = s.d.log();
     assert!(
-        log.contains("reload: api.idle_timeout changed: applies after a restart"),
+        log.contains("reload: logging.timestamps changed: applies after a restart"),
         "{log}"
     );
+    assert!(log.contains("reload: api.token changed: applied"), "{log}");
     assert!(
         log.contains("reload: logging.level changed: applied"),
         "{log}"
@@ -382,6 +390,22 @@ fn reload_with_unchanged_vips_sends_no_update() {
     wait_keepalives(&s, 2);
     let tail = s.d.log()[seen..].to_string();
     assert!(!tail.contains("check passed"), "{tail}");
+    // The API serves with the new token at once: a change without it (or
+    // with another) is refused, with it the request gets through (to a 404
+    // for a VIP that does not exist, so nothing changes). Reads stay open.
+    let api = s.d.api;
+    let path = "/api/v1/vips/nosuch/drain";
+    let code = |h: &str| http_with(api, "POST", path, h).map(|r| r.code);
+    assert_eq!(code(""), Some(401));
+    assert_eq!(
+        code("Authorization: Bearer 0123456789abcdef0124\r\n"),
+        Some(401)
+    );
+    assert_eq!(
+        code("Authorization: Bearer 0123456789abcdef0123\r\n"),
+        Some(404)
+    );
+    assert_eq!(s.d.get("/status").map(|r| r.code), Some(200));
 }
 
 #[test]

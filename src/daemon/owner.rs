@@ -171,6 +171,9 @@ struct Owner {
     start: Instant,
     start_time: SystemTime,
     last_reload: Option<ReloadRecord>,
+    /// The HTTP API server, replaced by a reload that changes `api.*`.
+    http: Option<Http>,
+    ctl: ControlHandle,
 }
 
 fn spawn_checks(vip: &Vip, report_tx: &Sender<Report>) -> Option<VipRuntime> {
@@ -230,7 +233,7 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
     let (ctl_tx, ctl_rx) = unbounded::<Control>();
     forward(ctl_rx, events.clone(), Event::Control);
     let ctl = ControlHandle::new(ctl_tx);
-    start_http(&cfg, ctl.clone());
+    let http = start_http(&cfg, ctl.clone());
     let ubus = start_ubus(&cfg, ctl.clone());
     start_signals(events.clone());
 
@@ -254,6 +257,8 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
         start: now,
         start_time: SystemTime::now(),
         last_reload: None,
+        http,
+        ctl,
     };
     owner.apply(outputs);
     owner.run(event_rx).await
@@ -271,45 +276,103 @@ fn forward<T: Send + 'static>(rx: Receiver<T>, to: Sender<Event>, wrap: fn(T) ->
     .detach();
 }
 
-fn start_http(cfg: &Config, ctl: ControlHandle) {
+/// The running HTTP API: its listener (kept so that a reload that changes
+/// only the timeouts or the token serves on the same socket) and its task.
+struct Http {
+    listen: String,
+    listener: smol::net::TcpListener,
+    task: smol::Task<()>,
+}
+
+/// Binds `api.listen` of `cfg` (None when it is empty or cannot be bound:
+/// the endpoint is for humans and monitoring, routing goes on without it).
+fn bind_http(cfg: &Config) -> Option<smol::net::TcpListener> {
     let listen = cfg.api.listen.trim();
     if listen.is_empty() {
-        return;
+        return None;
     }
+    let bound = crate::config::validate::listen_addr(listen)
+        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+        .and_then(crate::api::http::listen);
+    match bound {
+        Ok(l) => {
+            log::info!("api: listening on http://{listen}");
+            Some(l)
+        }
+        Err(e) => {
+            log::error!("api: cannot listen on {listen}: {e}");
+            None
+        }
+    }
+}
+
+/// Serves the API on `l` with the timeouts and token of `cfg`.
+fn serve_http(cfg: &Config, ctl: ControlHandle, l: smol::net::TcpListener) -> Http {
     let limits = crate::api::http::Limits {
         read_header_timeout: cfg.api.read_header_timeout.get(),
         read_timeout: cfg.api.read_timeout.get(),
         write_timeout: cfg.api.write_timeout.get(),
         idle_timeout: cfg.api.idle_timeout.get(),
     };
-    let addr = listen.to_string();
-    let bound = crate::config::validate::listen_addr(listen)
-        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))
-        .and_then(crate::api::http::listen);
-    match bound {
-        Ok(l) => {
-            log::info!("api: listening on http://{addr}");
-            let token = cfg.api.token().map(std::sync::Arc::from);
-            if let Some(w) = l
-                .local_addr()
-                .ok()
-                .and_then(|a| crate::api::access::exposure_warning(a, token.is_some()))
-            {
-                log::warn!("{w}");
-            }
-            let opts = crate::api::routes::Options {
-                token,
-                ..crate::api::routes::Options::default()
-            };
-            smol::spawn(crate::api::http::serve(
-                l,
-                crate::api::routes::handler_with(ctl, opts),
-                limits,
-            ))
-            .detach();
+    let token = cfg.api.token().map(std::sync::Arc::from);
+    if let Some(w) = l
+        .local_addr()
+        .ok()
+        .and_then(|a| crate::api::access::exposure_warning(a, token.is_some()))
+    {
+        log::warn!("{w}");
+    }
+    let opts = crate::api::routes::Options {
+        token,
+        ..crate::api::routes::Options::default()
+    };
+    let task = smol::spawn(crate::api::http::serve(
+        l.clone(),
+        crate::api::routes::handler_with(ctl, opts),
+        limits,
+    ));
+    Http {
+        listen: cfg.api.listen.trim().to_string(),
+        listener: l,
+        task,
+    }
+}
+
+fn start_http(cfg: &Config, ctl: ControlHandle) -> Option<Http> {
+    bind_http(cfg).map(|l| serve_http(cfg, ctl, l))
+}
+
+/// A reload that changed an `api.*` setting other than `ubus_socket`: the
+/// server is replaced. A new address is bound before the old server goes,
+/// so a failed bind keeps the old one; the same address keeps its socket.
+/// Connections accepted before go on with the old settings until they close
+/// (at most `idle_timeout` between requests).
+fn restart_http(old: Option<Http>, cfg: &Config, ctl: ControlHandle) -> Option<Http> {
+    let listen = cfg.api.listen.trim();
+    match old {
+        Some(h) if h.listen == listen => {
+            drop(h.task);
+            Some(serve_http(cfg, ctl, h.listener))
         }
-        // The endpoint is for humans and monitoring; routing goes on without it.
-        Err(e) => log::error!("api: cannot listen on {addr}: {e}"),
+        Some(h) if !listen.is_empty() => match bind_http(cfg) {
+            Some(l) => {
+                drop(h.task);
+                Some(serve_http(cfg, ctl, l))
+            }
+            None => {
+                log::error!(
+                    "reload: the API stays on http://{} with its old settings",
+                    h.listen
+                );
+                Some(h)
+            }
+        },
+        Some(h) => {
+            drop(h.task);
+            log::info!("api: stopped listening on http://{}", h.listen);
+            None
+        }
+        None => start_http(cfg, ctl),
     }
 }
 
@@ -776,6 +839,9 @@ impl Owner {
         self.speaker.reconfigure(&new, &restart);
         if plan.live.contains(&"logging.level") && !self.opts.debug {
             crate::logging::set_level(level_filter(new.logging.level));
+        }
+        if plan.live.iter().any(|k| reload::HTTP_KEYS.contains(k)) {
+            self.http = restart_http(self.http.take(), &new, self.ctl.clone());
         }
         self.apply(outs);
         log::info!("reload: applied {}", self.opts.config_path.display());

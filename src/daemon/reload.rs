@@ -99,6 +99,16 @@ impl ReloadPlan {
     }
 }
 
+/// The settings of the HTTP API server: a change to any replaces the server.
+pub const HTTP_KEYS: [&str; 6] = [
+    "api.listen",
+    "api.read_header_timeout",
+    "api.read_timeout",
+    "api.write_timeout",
+    "api.idle_timeout",
+    "api.token",
+];
+
 /// The one diff of a reload.
 pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
     let mut plan = ReloadPlan {
@@ -134,17 +144,8 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
     }
     let (oa, na) = (&old.api, &new.api);
     let (ol, nl) = (&old.logging, &new.logging);
-    let restart: [(&'static str, bool); 10] = [
+    let restart: [(&'static str, bool); 4] = [
         ("bgp.listen_address", listen_addr(old) != listen_addr(new)),
-        ("api.listen", oa.listen.trim() != na.listen.trim()),
-        (
-            "api.read_header_timeout",
-            oa.read_header_timeout != na.read_header_timeout,
-        ),
-        ("api.read_timeout", oa.read_timeout != na.read_timeout),
-        ("api.write_timeout", oa.write_timeout != na.write_timeout),
-        ("api.idle_timeout", oa.idle_timeout != na.idle_timeout),
-        ("api.token", oa.token() != na.token()),
         (
             "api.ubus_socket",
             oa.ubus_socket.trim() != na.ubus_socket.trim(),
@@ -157,12 +158,22 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         .filter(|(_, changed)| *changed)
         .map(|(k, _)| k)
         .collect();
-    let live: [(&'static str, bool); 2] = [
+    let live: [(&'static str, bool); 8] = [
         ("logging.level", ol.level != nl.level),
         (
             "bgp.shutdown_drain",
             old.bgp.shutdown_drain != new.bgp.shutdown_drain,
         ),
+        // The HTTP server is replaced with the new settings (HTTP_KEYS).
+        ("api.listen", oa.listen.trim() != na.listen.trim()),
+        (
+            "api.read_header_timeout",
+            oa.read_header_timeout != na.read_header_timeout,
+        ),
+        ("api.read_timeout", oa.read_timeout != na.read_timeout),
+        ("api.write_timeout", oa.write_timeout != na.write_timeout),
+        ("api.idle_timeout", oa.idle_timeout != na.idle_timeout),
+        ("api.token", oa.token() != na.token()),
     ];
     plan.live = live
         .into_iter()
@@ -434,15 +445,21 @@ mod tests {
             p.needs_restart,
             vec![
                 "bgp.listen_address",
-                "api.listen",
-                "api.idle_timeout",
-                "api.token",
                 "api.ubus_socket",
                 "logging.syslog",
                 "logging.timestamps"
             ]
         );
-        assert_eq!(p.live, vec!["logging.level", "bgp.shutdown_drain"]);
+        assert_eq!(
+            p.live,
+            vec![
+                "logging.level",
+                "bgp.shutdown_drain",
+                "api.listen",
+                "api.idle_timeout",
+                "api.token"
+            ]
+        );
         // VIPs and sessions are not touched by any of them.
         assert!(p.vips.iter().all(|(_, c)| *c == VipChange::Unchanged));
         assert!(p

@@ -202,6 +202,11 @@ impl Drop for Pathosd {
 /// A minimal HTTP/1.1 client: no chunked bodies (pathosd sends
 /// Content-Length), Connection: close, every step bounded.
 pub fn http(addr: SocketAddr, method: &str, path: &str) -> Option<Reply> {
+    http_with(addr, method, path, "")
+}
+
+/// [`http`] with more header lines (each ending in CRLF).
+pub fn http_with(addr: SocketAddr, method: &str, path: &str, headers: &str) -> Option<Reply> {
     let t = Duration::from_secs(5);
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(1)).ok()?;
     s.set_read_timeout(Some(t)).ok()?;
@@ -213,7 +218,7 @@ pub fn http(addr: SocketAddr, method: &str, path: &str) -> Option<Reply> {
         "Content-Type: application/json\r\n"
     };
     let req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{json}Content-Length: 0\r\nConnection: close\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{json}{headers}Content-Length: 0\r\nConnection: close\r\n\r\n"
     );
     s.write_all(req.as_bytes()).ok()?;
     let mut raw = Vec::new();
