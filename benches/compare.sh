@@ -95,7 +95,12 @@ results=$tmp/results  # raw per-run values, one "figure|announcer value" a line
 : >"$results"
 
 usec() { echo "${EPOCHREALTIME/./}"; }
-ms_between() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) * 1000 }'; }
+ms_between() {
+  case "$1$2" in
+    *NA*) echo NA ;;
+    *) awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) * 1000 }' ;;
+  esac
+}
 first_prefix() { echo "10.${octet[$1]}.0.0/32"; }
 proto() { echo "p_$1"; }
 
@@ -183,8 +188,9 @@ wait_all() {
 # --- check backends --------------------------------------------------------
 
 declare -A backend_pid=()
-# start_backend IP:PORT: a listener (compare_helper.py backend); prints the
-# epoch time it started listening.
+# start_backend IP:PORT: a listener (compare_helper.py backend); sets
+# backend_t to the epoch time it started listening.
+backend_t=
 start_backend() {
   local hp=$1 stamp=$tmp/backend-${1//[.:]/_}.stamp i
   rm -f "$stamp"
@@ -192,7 +198,10 @@ start_backend() {
   backend_pid[$hp]=$!
   pids+=("$!")
   for i in $(seq 1 200); do
-    [ -s "$stamp" ] && { cat "$stamp"; return 0; }
+    if [ -s "$stamp" ]; then
+      backend_t=$(cat "$stamp")
+      return 0
+    fi
     alive "${backend_pid[$hp]}" || break
     sleep 0.01
   done
@@ -200,7 +209,8 @@ start_backend() {
   return 1
 }
 stop_backend() {
-  local p=${backend_pid[$1]}
+  local p=${backend_pid[$1]:-}
+  [ -n "$p" ] || return 0
   kill -KILL "$p" 2>/dev/null || true
   wait "$p" 2>/dev/null || true
   forget "$p"
@@ -217,7 +227,7 @@ pathosd_conf() {
   case $mode in
     always) check='"always": true' ;;
     tcp) check="\"check\": { \"type\": \"tcp\", \"interval\": \"1s\", \"rise\": 1, \"tcp\": { \"host\": \"${tcp_backend%:*}\", \"port\": ${tcp_backend#*:} } }" ;;
-    http) check="\"check\": { \"type\": \"http\", \"interval\": \"1s\", \"timeout\": \"500ms\", \"rise\": 1, \"fall\": 1, \"http\": { \"url\": \"http://$http_backend/\" } }" ;;
+    http) check="\"check\": { \"type\": \"http\", \"interval\": \"1s\", \"timeout\": \"500ms\", \"rise\": 1, \"fall\": 1, \"http\": { \"url\": \"http://$http_backend/\" } }, \"policy\": { \"fail_action\": \"withdraw\" }" ;;
   esac
   cat <<EOF
 {
@@ -252,7 +262,7 @@ EOF
   prefixes "$n" "${octet[bird]}" | sed 's/.*/  route & blackhole;/'
   cat <<EOF
 }
-protocol bgp router {
+protocol bgp upstream {
   local ${ip[bird]} port $port as ${asn[bird]};
   neighbor $router_ip port $port as $router_as;
   multihop;
@@ -417,7 +427,7 @@ phase_size() {
 timing_run() {
   local r=$1 a off t0 t ann=() checked=(pathosd_http) x
   for x in "${peers[@]}"; do [ "$x" = exabgp ] && checked+=(exabgp); done
-  start_backend "$http_backend" >/dev/null
+  start_backend "$http_backend"
   # start → route, one announcer after the other so they don't share the CPU.
   for a in pathosd pathosd_http "${peers[@]}"; do
     off=$(mark)
@@ -442,7 +452,8 @@ timing_run() {
     record "down_withdrawn" "$a" "$(ms_between "$t0" "$(wait_log "$off" "$(removed_re "$a" "$(first_prefix "$a")")")")"
   done
   off=$(mark)
-  t0=$(start_backend "$http_backend")
+  start_backend "$http_backend"
+  t0=$backend_t
   for a in "${checked[@]}"; do
     record "up_back" "$a" "$(ms_between "$t0" "$(wait_log "$off" "$(added_re "$a" "$(first_prefix "$a")")")")"
   done
@@ -462,7 +473,7 @@ timing_run() {
   # SIGTERM → gone
   off=$(mark)
   t0=$EPOCHREALTIME
-  for a in "${ann[@]}"; do kill -TERM "${pid[$a]}"; done
+  for a in "${ann[@]}"; do kill -TERM "${pid[$a]}" 2>/dev/null || true; done
   for a in "${ann[@]}"; do
     record "term_gone" "$a" "$(ms_between "$t0" "$(wait_log "$off" "$(removed_re "$a" "$(first_prefix "$a")")")")"
   done
@@ -503,8 +514,8 @@ windows=$tmp/windows
 
 phase_levels() {
   local n a off t0 t running
-  start_backend "$tcp_backend" >/dev/null
-  start_backend "$http_backend" >/dev/null
+  start_backend "$tcp_backend"
+  start_backend "$http_backend"
   for n in "${counts[@]}"; do
     echo "== $n tcp-checked VIPs (peers: $n static routes), ${idle_secs} s idle" >&2
     off=$(mark)
