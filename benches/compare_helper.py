@@ -14,7 +14,8 @@
   pcap FILE       one line "epoch_s src_ip type" per BGP message in a tcpdump
                   capture (TCP reassembled per direction; type 2 = UPDATE).
   mrt N FILE      an MRT TABLE_DUMP_V2 file (RFC 6396) of N /32 routes
-                  10.4.0.0 upwards, for `gobgp mrt inject global`.
+                  10.4.0.0 upwards, for `gobgp mrt inject global`, then
+                  2,048 repeats of them (see below).
   backend IP PORT STAMPFILE
                   a listener for the checks: answers anything that looks like
                   an HTTP request with 200 "ok", closes every other connection;
@@ -173,10 +174,14 @@ def mrt(n, path):
     record(1, struct.pack("!4sHH", bytes([127, 150, 0, 4]), 0, 1) + peer)
     # ORIGIN IGP, empty AS_PATH, NEXT_HOP 127.150.0.4.
     attrs = bytes([0x40, 1, 1, 0, 0x40, 2, 0, 0x40, 3, 4, 127, 150, 0, 4])
-    for i in range(n):
+    # `gobgp mrt inject` (3.10) drops the last few hundred entries of a file
+    # (its last batch, it seems): 2,048 repeats of the first routes follow,
+    # each the same path again, so only repeats get lost.
+    for j in range(n + 2048):
+        i = j % n
         prefix = bytes([10, 4 + i // 65536, (i // 256) % 256, i % 256])
         entry = struct.pack("!HIH", 0, now, len(attrs)) + attrs
-        record(2, struct.pack("!IB", i, 32) + prefix + struct.pack("!H", 1) + entry)
+        record(2, struct.pack("!IB", j, 32) + prefix + struct.pack("!H", 1) + entry)
     with open(path, "wb") as f:
         f.write(out)
 
