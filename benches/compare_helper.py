@@ -11,8 +11,9 @@
   mem PID         "rss hwm anon smaps_anon pss" in KiB, summed over PID and
                   its descendants (VmRSS, VmHWM, RssAnon of /proc/PID/status;
                   Anonymous and Pss of /proc/PID/smaps_rollup).
-  pcap FILE       one line "epoch_s src_ip type" per BGP message in a tcpdump
-                  capture (TCP reassembled per direction; type 2 = UPDATE).
+  pcap FILE       one line "epoch_s src_ip type length" per BGP message in a
+                  tcpdump capture (TCP reassembled per direction; type 2 =
+                  UPDATE, and an UPDATE of length 23 is an IPv4 End-of-RIB).
   mrt N FILE      an MRT TABLE_DUMP_V2 file (RFC 6396) of N /32 routes
                   10.4.0.0 upwards, for `gobgp mrt inject global`, then
                   2,048 repeats of them (see below).
@@ -157,7 +158,7 @@ def emit(key, fl):
             break
         while m + 1 < len(marks) and marks[m + 1][0] <= pos:
             m += 1
-        print(f"{marks[m][1]:.6f} {key[0]} {buf[pos + 18]}")
+        print(f"{marks[m][1]:.6f} {key[0]} {buf[pos + 18]} {length}")
         pos += length
     fl["segs"] = []
 
