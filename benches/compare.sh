@@ -35,7 +35,9 @@
 #      PEERS="bird gobgpd exabgp" (the peers besides pathosd),
 #      PHASES="size timing levels always" (a subset for digging),
 #      PATHOSD_LOG=warn, KEEP=1 (keep the temp dir with every log).
-set -euo pipefail
+set -eEuo pipefail
+# A failing command ends the run: say where instead of ending silently.
+trap 'echo "compare.sh: line $LINENO: exit status $?" >&2' ERR
 cd "$(dirname "$0")/.."
 # shellcheck source=benches/lib.sh
 . benches/lib.sh
@@ -89,6 +91,7 @@ http_backend=127.150.1.2:8080
 gobgp_api=50051
 
 declare -A pid=()     # announcer -> pid while it runs
+started_at=
 declare -A V=()       # "figure|announcer" -> value
 rlog=$tmp/router/bird.log
 results=$tmp/results  # raw per-run values, one "figure|announcer value" a line
@@ -143,6 +146,20 @@ start_router() {
     >/dev/null 2>"$tmp/router/bird.err" &
   pids+=("$!")
   wait_ctl "$tmp/router/bird.ctl"
+}
+
+# The router's protocol for announcer $1 waits for a connection again
+# (BGP state Passive). After a session ended, BIRD first waits its `error
+# wait time` (1–2 s here) and would refuse the next start's connection:
+# that wait is the router's, not the announcer's.
+router_ready() {
+  local i
+  for i in $(seq 1 "$((deadline_s * 20))"); do
+    "$birdc" -s "$tmp/router/bird.ctl" show protocols "$(proto "$1")" 2>/dev/null | grep -q 'Passive' && return 0
+    sleep 0.05
+  done
+  echo "router: $(proto "$1") not ready" >&2
+  return 1
 }
 
 # Byte offset of the router log now: waits read only what comes after.
@@ -337,12 +354,15 @@ EOF
 gobgp_cli() { gobgp -u "${ip[gobgpd]}" -p "$gobgp_api" "$@"; }
 
 # start ANNOUNCER MODE N: writes its config and starts it (for gobgpd also
-# gives it its routes); sets pid[ANNOUNCER]. MODE: always|tcp|http for
+# gives it its routes) once the router waits for it; sets pid[ANNOUNCER]
+# and started_at (the time of the fork, EPOCHREALTIME). MODE: always|tcp|http for
 # pathosd, http|static for ExaBGP, cli|mrt for gobgpd, ignored for BIRD.
 start() {
   local a=$1 mode=$2 n=$3 dir i
+  router_ready "$a"
   dir=$tmp/$a.$(usec)
   mkdir -p "$dir"
+  started_at=$EPOCHREALTIME
   case $a in
     pathosd | pathosd_http)
       pathosd_conf "$a" "$mode" "$n" >"$dir/pathosd.json"
@@ -368,10 +388,14 @@ start() {
   pids+=("$!")
   echo "$dir" >"$tmp/dir.$a"
   if [ "$a" = gobgpd ]; then
-    for i in $(seq 1 200); do
+    for i in $(seq 1 "$((deadline_s * 20))"); do
       gobgp_cli global >/dev/null 2>&1 && break
-      alive "${pid[$a]}" || break
-      sleep 0.02
+      if ! alive "${pid[$a]}" || [ "$i" = "$((deadline_s * 20))" ]; then
+        echo "gobgpd's API did not come up" >&2
+        log_tail gobgpd
+        return 1
+      fi
+      sleep 0.05
     done
     if [ "$mode" = mrt ]; then
       "$py" "$helper" mrt "$n" "$dir/routes.mrt"
@@ -436,7 +460,6 @@ timing_run() {
   # start → route, one announcer after the other so they don't share the CPU.
   for a in pathosd pathosd_http "${peers[@]}"; do
     off=$(mark)
-    t0=$EPOCHREALTIME
     case $a in
       pathosd) start "$a" always 1 ;;
       pathosd_http) start "$a" http 1 ;;
@@ -444,6 +467,7 @@ timing_run() {
       exabgp) start "$a" http 1 ;;
       bird) start "$a" static 1 ;;
     esac
+    t0=$started_at
     t=$(wait_log "$off" "$(added_re "$a" "$(first_prefix "$a")")")
     [ "$t" != NA ] || log_tail "$a"
     record "start_route" "$a" "$(ms_between "$t0" "$t")"
@@ -469,6 +493,8 @@ timing_run() {
   for a in "${ann[@]}"; do
     record "stop_gone" "$a" "$(ms_between "$t0" "$(wait_log "$off" "$(removed_re "$a" "$(first_prefix "$a")")")")"
   done
+  # The router accepts again (its error wait is over) before the SIGCONT.
+  for a in "${ann[@]}"; do router_ready "$a"; done
   off=$(mark)
   t0=$EPOCHREALTIME
   for a in "${ann[@]}"; do signal_tree CONT "$a"; done
@@ -525,8 +551,8 @@ phase_levels() {
     echo "== $n tcp-checked VIPs (peers: $n static routes), ${idle_secs} s idle" >&2
     off=$(mark)
     running=()
-    t0=$EPOCHREALTIME
     start pathosd tcp "$n"
+    t0=$started_at
     running+=(pathosd)
     if [ "$n" = 1 ]; then
       start pathosd_http http 1
@@ -557,13 +583,13 @@ phase_always() {
   echo "== $n always VIPs / static routes, one announcer after the other" >&2
   for a in pathosd "${peers[@]}"; do
     off=$(mark)
-    t0=$EPOCHREALTIME
     case $a in
       pathosd) start pathosd always "$n" ;;
       bird) start bird static "$n" ;;
       gobgpd) start gobgpd mrt "$n" ;;
       exabgp) start exabgp static "$n" ;;
     esac
+    t0=$started_at
     t=$(wait_all "$off" "$a" "$n")
     c=$(cpu_ns "${pid[$a]}")
     est=$(wait_log "$off" "$(proto "$a"): State changed to up")
@@ -654,7 +680,7 @@ row() {
 }
 
 echo
-echo "pathosd $("$pathosd" --version 2>/dev/null || echo '?') ($(git rev-parse --short HEAD 2>/dev/null || echo '?')), $(nproc) CPUs, IDLE_SECS=$idle_secs RUNS=$runs HOLD=$hold"
+echo "$("$pathosd" --version 2>/dev/null || echo 'pathosd ?') ($(git rev-parse --short HEAD 2>/dev/null || echo '?')), $(nproc) CPUs, IDLE_SECS=$idle_secs RUNS=$runs HOLD=$hold"
 echo "ratio = pathosd / peer (B BIRD, G gobgpd, E ExaBGP): below 1 pathosd is smaller or faster"
 echo
 # shellcheck disable=SC2059
@@ -672,6 +698,11 @@ if [[ $phases == *" levels "* ]]; then
       1000) row "idle CPU, ms per 60 s, $n tcp-checked VIP(s) at 1 s" "cpu_$n" pathosd "≤ 3,000 ms" "<=" 3000 ;;
       *) row "idle CPU, ms per 60 s, $n tcp-checked VIP(s) at 1 s" "cpu_$n" pathosd ;;
     esac
+    x=$(value "cpu_$n" pathosd)
+    if [ "$n" -gt 1 ] && num "$x"; then
+      V["probe|pathosd"]=$(awk -v c="$x" -v n="$n" 'BEGIN { printf "%.3f", c / (60 * n) }')
+      row "CPU per tcp probe, ms, at $n VIPs" probe pathosd
+    fi
     row "UPDATE messages while $n VIP(s) come up (without End-of-RIB)" "updates_coming_up_$n" pathosd
     if [ "$n" = 1 ]; then
       row "RSS, KiB, 1 HTTP-checked VIP (ExaBGP: + healthcheck)" rss_1 pathosd_http
