@@ -72,7 +72,10 @@ cargo build --release --locked --quiet
 pathosd=$PWD/target/release/pathosd
 
 tmp=$(mktemp -d /tmp/pathosd-compare.XXXXXX)
+declare -A pid=() # announcer -> pid while it runs
 cleanup() {
+  local a
+  for a in "${!pid[@]}"; do halt "$a"; done
   cleanup_pids
   if [ -n "${KEEP:-}" ]; then echo "logs kept in $tmp" >&2; else rm -rf "$tmp"; fi
 }
@@ -90,7 +93,6 @@ tcp_backend=127.150.1.1:8081
 http_backend=127.150.1.2:8080
 gobgp_api=50051
 
-declare -A pid=()     # announcer -> pid while it runs
 started_at=
 declare -A V=()       # "figure|announcer" -> value
 rlog=$tmp/router/bird.log
@@ -414,20 +416,32 @@ start() {
   fi
 }
 
-# Stops an announcer by PID (SIGTERM, then SIGKILL after 5 s).
+# Stops an announcer by PID (SIGTERM, then SIGKILL after 5 s), then any
+# child it left behind (ExaBGP's healthcheck, should ExaBGP need the KILL).
 halt() {
-  local a=$1
+  local a=$1 kids k start
   [ -n "${pid[$a]:-}" ] || return 0
+  # pid and start time (field 22 of /proc/PID/stat): a pid reused since is
+  # not signalled.
+  kids=$(for k in $(ps -o pid= --ppid "${pid[$a]}" 2>/dev/null || true); do
+    echo "$k:$(awk '{ print $22 }' "/proc/$k/stat" 2>/dev/null || true)"
+  done)
   stop "${pid[$a]}"
   forget "${pid[$a]}"
   unset "pid[$a]"
+  for k in $kids; do
+    start=$(awk '{ print $22 }' "/proc/${k%%:*}/stat" 2>/dev/null || true)
+    if [ -n "$start" ] && [ "$start" = "${k#*:}" ]; then
+      kill -KILL "${k%%:*}" 2>/dev/null || true
+    fi
+  done
 }
 
 # signal_tree SIG ANNOUNCER: the announcer and its children (ExaBGP's
 # healthcheck and its curl), as a frozen or stopped service would be.
 signal_tree() {
   local p
-  for p in $(ps -o pid= --ppid "${pid[$2]}" 2>/dev/null) "${pid[$2]}"; do
+  for p in $(ps -o pid= --ppid "${pid[$2]}" 2>/dev/null || true) "${pid[$2]}"; do
     kill "-$1" "$p" 2>/dev/null || true
   done
 }
