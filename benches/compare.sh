@@ -462,8 +462,8 @@ phase_size() {
   V["size|pathosd"]=$(stat -c %s "$pathosd")
   V["size|bird"]=$(stat -c %s "$bird")
   V["size|gobgpd"]=$(stat -Lc %s "$(command -v gobgpd)")
-  # ExaBGP is Python: the package's own files, without the interpreter.
-  V["size|exabgp"]=$(dpkg -L exabgp | while read -r f; do [ -f "$f" ] && [ ! -L "$f" ] && stat -c %s "$f"; done | awk '{ s += $1 } END { print s }')
+  # ExaBGP is Python: its two packages' files, without the interpreter.
+  V["size|exabgp"]=$(dpkg -L exabgp python3-exabgp | while read -r f; do [ -f "$f" ] && [ ! -L "$f" ] && stat -c %s "$f"; done | awk '{ s += $1 } END { print s }')
 }
 
 # One round of every timing figure with one route per announcer.
@@ -701,7 +701,7 @@ echo
 printf "$fmt" figure pathosd BIRD gobgpd "ExaBGP + healthcheck" ratio target pass/fail
 echo "|---|---:|---:|---:|---:|---|---|---|"
 if [[ $phases == *" size "* ]]; then
-  row "binary size, bytes (ExaBGP: its package's files, without Python)" size pathosd
+  row "binary size, bytes (ExaBGP: files of exabgp + python3-exabgp, without Python)" size pathosd
 fi
 if [[ $phases == *" levels "* ]]; then
   for n in "${counts[@]}"; do
