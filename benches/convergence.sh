@@ -18,6 +18,8 @@
 # Not part of CI: it takes minutes and measures a shared machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=benches/lib.sh
+. benches/lib.sh
 
 runs=${1:-3}
 shift || true
@@ -40,52 +42,13 @@ cargo build --release --locked --quiet
 pathosd=$PWD/target/release/pathosd
 
 tmp=$(mktemp -d /tmp/pathosd-convergence.XXXXXX)
-pids=()
-
-# A zombie child still answers `kill -0`: look at its state instead.
-alive() {
-  [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
-}
-
-# SIGTERM, up to 5 s to exit (pathosd withdraws and sends a Cease first),
-# then SIGKILL: a busy daemon must not hold the script.
-stop() {
-  local i
-  kill "$1" 2>/dev/null || return 0
-  for i in $(seq 1 50); do
-    alive "$1" || break
-    sleep 0.1
-  done
-  kill -KILL "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-}
-
-# Drops a stopped pid so the trap never signals a reused one.
-forget() {
-  local keep=() p
-  for p in "${pids[@]}"; do
-    [ "$p" = "$1" ] || keep+=("$p")
-  done
-  pids=("${keep[@]}")
-}
 
 cleanup() {
-  local p
-  for p in "${pids[@]}"; do
-    stop "$p"
-  done
+  cleanup_pids
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
-
-# The i-th route of a run: 10.200.0.0 upwards, one /32 each.
-prefixes() {
-  awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++) printf "10.%d.%d.%d/32\n", 200 + int(i / 65536), int(i / 256) % 256, i % 256 }'
-}
 
 # Quirks of BIRD on lo (as in tests/support/bird.rs): `multihop` since a
 # loopback peer is not directly connected, `strict bind` so the BIRDs share
@@ -126,7 +89,7 @@ protocol device { }
 protocol static static_routes {
   ipv4;
 EOF
-  prefixes "$1" | sed 's/.*/  route & blackhole;/'
+  prefixes "$1" 200 | sed 's/.*/  route & blackhole;/'
   cat <<EOF
 }
 protocol bgp receiver {
@@ -155,7 +118,7 @@ pathosd_conf() {
   "logging": { "level": "${PATHOSD_LOG:-warn}" },
   "vips": [
 EOF
-  prefixes "$1" | awk '{ printf "%s    { \"name\": \"v%d\", \"prefix\": \"%s\", \"always\": true }", (NR > 1 ? ",\n" : ""), NR, $0 } END { print "" }'
+  prefixes "$1" 200 | awk '{ printf "%s    { \"name\": \"v%d\", \"prefix\": \"%s\", \"always\": true }", (NR > 1 ? ",\n" : ""), NR, $0 } END { print "" }'
   cat <<EOF
   ]
 }
@@ -169,16 +132,6 @@ start_bird() {
     >/dev/null 2>"$dir/bird.log" &
   bird_pid=$!
   pids+=("$bird_pid")
-}
-
-wait_ctl() {
-  local sock=$1 i
-  for i in $(seq 1 100); do
-    "$birdc" -s "$sock" show status >/dev/null 2>&1 && return 0
-    sleep 0.05
-  done
-  echo "BIRD at $sock did not come up" >&2
-  return 1
 }
 
 # CPU time of a live process's threads, in ns (schedstat: finer than the

@@ -1,0 +1,65 @@
+# shellcheck shell=bash
+# Sourced by the benches: process bookkeeping and BIRD helpers shared by
+# convergence.sh and compare.sh. The sourcing script owns `pids` (every
+# process it started; `cleanup_pids` stops them by PID) and sets `birdc`.
+
+pids=()
+
+# A zombie child still answers `kill -0`: look at its state instead.
+alive() {
+  [ -r "/proc/$1/status" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
+# SIGTERM, up to 5 s to exit (pathosd withdraws and sends a Cease first),
+# then SIGKILL: a busy daemon must not hold the script. A stopped process
+# gets SIGCONT too, or it would never see the SIGTERM.
+stop() {
+  local i
+  kill "$1" 2>/dev/null || return 0
+  kill -CONT "$1" 2>/dev/null || true
+  for i in $(seq 1 50); do
+    alive "$1" || break
+    sleep 0.1
+  done
+  kill -KILL "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
+# Drops a stopped pid so the trap never signals a reused one.
+forget() {
+  local keep=() p
+  for p in "${pids[@]}"; do
+    [ "$p" = "$1" ] || keep+=("$p")
+  done
+  pids=("${keep[@]}")
+}
+
+# Stops every process still listed, newest first (a daemon before the
+# router it talks to).
+cleanup_pids() {
+  local i
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    stop "${pids[i]}"
+  done
+  pids=()
+}
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+
+# The i-th of N /32 routes: 10.FIRST.0.0 upwards (FIRST + i / 65536 in the
+# second octet), one per line.
+prefixes() {
+  awk -v n="$1" -v first="$2" 'BEGIN { for (i = 0; i < n; i++) printf "10.%d.%d.%d/32\n", first + int(i / 65536), int(i / 256) % 256, i % 256 }'
+}
+
+# Waits (5 s at most) until the BIRD at control socket $1 answers.
+wait_ctl() {
+  local sock=$1 i
+  for i in $(seq 1 100); do
+    "${birdc:-birdc}" -s "$sock" show status >/dev/null 2>&1 && return 0
+    sleep 0.05
+  done
+  echo "BIRD at $sock did not come up" >&2
+  return 1
+}
