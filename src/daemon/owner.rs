@@ -813,14 +813,3 @@ fn peer_view(p: crate::bgp::speaker::PeerStatus) -> crate::api::model::PeerView 
         routes: p.routes,
     }
 }
-
-impl VipState {
-    /// Numeric state as pathosd reports it: 0 withdrawn, 1 announced, 2 pessimized.
-    pub fn code(self) -> u8 {
-        match self {
-            VipState::Withdrawn => 0,
-            VipState::Announced => 1,
-            VipState::Pessimized => 2,
-        }
-    }
-}

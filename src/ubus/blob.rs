@@ -161,13 +161,6 @@ impl BlobValue {
         }
     }
 
-    pub fn as_table(&self) -> Option<&Table> {
-        match self {
-            BlobValue::Table(t) => Some(t),
-            _ => None,
-        }
-    }
-
     /// JSON -> blobmsg as `blobmsg_add_json_element` does it: bool -> INT8, integers ->
     /// INT32 when they fit else INT64 (json-c clamps beyond i64), float -> DOUBLE,
     /// null -> UNSPEC. serde_json objects iterate in key order (no `preserve_order`).

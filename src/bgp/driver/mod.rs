@@ -235,7 +235,7 @@ impl PeerSettings {
             address,
             port: n.port,
             local_address: n.local_address.or(router.local_address),
-            password: n.auth_password.clone().filter(|p| !p.is_empty()),
+            password: n.md5_key().map(str::to_string),
             ttl,
             min_ttl,
             fsm,
@@ -480,26 +480,6 @@ impl SpeakerHandle {
     /// Ends [`SpeakerHandle::pause`].
     pub fn resume(&self, peer: &str) -> bool {
         self.control(peer, Control::Resume)
-    }
-
-    /// Stops peer `name` (Cease / Administrative Shutdown with `message`) and,
-    /// if `cfg` still has a neighbor of that name, starts it with the new
-    /// settings. For a reload that changed that neighbor. The listen address
-    /// itself is only read at [`Speaker::start`].
-    pub async fn restart_peer(&self, name: &str, cfg: &Config, message: &str) {
-        let old = {
-            let mut peers = lock(&self.shared.peers);
-            let i = peers.iter().position(|p| p.name == name);
-            i.map(|i| peers.remove(i))
-        };
-        if let Some(old) = old {
-            stop_peers(vec![old], Some(message.to_string())).await;
-        }
-        if let Some(n) = cfg.bgp.neighbors.iter().find(|n| n.name == name) {
-            self.start_peer(cfg, n);
-            // The new peer starts with an empty Adj-RIB-Out and syncs on
-            // Established; nothing else to do.
-        }
     }
 
     /// Applies a reloaded config: neighbors whose settings changed restart
