@@ -270,7 +270,8 @@ impl Decoder {
     }
 
     /// The dynamic table, newest first (for tests).
-    pub fn table(&self) -> Vec<Field> {
+    #[cfg(test)]
+    fn table(&self) -> Vec<Field> {
         self.dynamic.iter().cloned().collect()
     }
 
