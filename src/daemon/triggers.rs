@@ -147,11 +147,13 @@ impl<R> Triggers<R> {
     }
 
     /// VIPs with an entry (for tests of the pruning).
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.vips.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
         self.vips.is_empty()
     }
 }
