@@ -348,11 +348,7 @@ impl Engine {
                 self.emit(i, t, out);
             }
             (None, Some(reason)) => {
-                log::info!(
-                    "vip {} check {}: {reason} (check transition without VIP health change)",
-                    r.vip,
-                    r.check
-                );
+                // The owner logs it: the engine is a pure layer and does not log.
                 out.push(Output::CheckTransitionOnly {
                     vip: r.vip.clone(),
                     check: r.check.clone(),

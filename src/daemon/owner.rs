@@ -372,7 +372,11 @@ impl Owner {
                         );
                     }
                 }
-                Output::CheckTransitionOnly { .. } => {}
+                Output::CheckTransitionOnly { vip, check, reason } => {
+                    log::info!(
+                        "vip {vip} check {check}: {reason} (check transition without VIP health change)"
+                    );
+                }
                 Output::InitialDone => {
                     // The routes decided before this go out before End-of-RIB.
                     self.speaker.set_routes(std::mem::take(&mut routes));

@@ -140,11 +140,12 @@ pub fn encode_notification(n: &Notification) -> Vec<u8> {
 }
 
 /// UPDATE messages for `changes`: withdrawals and announcements packed by
-/// the codec, then one End-of-RIB marker per family (RFC 4724 §2).
-pub fn encode_changes(changes: &Changes, four_octet_as: bool) -> Vec<Vec<u8>> {
+/// the codec, then one End-of-RIB marker per family (RFC 4724 §2); and the
+/// routes the codec could not encode, for the caller to log.
+pub fn encode_changes(changes: &Changes, four_octet_as: bool) -> wire::Updates {
     let mut out = wire::encode_updates(&changes.announce, &changes.withdraw, four_octet_as);
     for afi in &changes.end_of_rib {
-        out.push(wire::encode_end_of_rib(*afi));
+        out.messages.push(wire::encode_end_of_rib(*afi));
     }
     out
 }

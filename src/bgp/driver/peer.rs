@@ -775,7 +775,11 @@ impl PeerTask {
         }
         if !changes.is_empty() {
             let four = self.main.fsm.negotiated().is_some_and(|n| n.four_octet_as);
-            for m in codec::encode_changes(&changes, four) {
+            let updates = codec::encode_changes(&changes, four);
+            for s in &updates.skipped {
+                log::warn!("bgp peer {}: {s}", self.s.name);
+            }
+            for m in updates.messages {
                 self.write(Which::Main, &m, Kind::Update).await;
             }
         }

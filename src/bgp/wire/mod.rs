@@ -37,7 +37,7 @@ pub use open::{
     Capability, GracefulRestart, GracefulRestartFamily, Open, AS_TRANS, BGP_VERSION,
     GR_FAMILY_FORWARDING, GR_FLAG_NOTIFICATION, GR_FLAG_RESTART_STATE,
 };
-pub use pack::{encode_end_of_rib, encode_updates, wire_attrs};
+pub use pack::{encode_end_of_rib, encode_updates, wire_attrs, SkipReason, Skipped, Updates};
 pub use update::{
     attr_type, AsPath, AsSegment, AttrAction, AttrError, MpNextHop, MpReach, MpUnreach, PathAttr,
     SegmentType, Update,
