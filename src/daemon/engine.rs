@@ -76,7 +76,7 @@ pub struct CheckStatus {
 
 /// Histogram bounds for a check: ten linear steps up to its timeout, then the
 /// timeout plus 50ms (late results), so the buckets fit the check's scale.
-pub fn duration_buckets(timeout: Duration) -> Vec<f64> {
+pub(crate) fn duration_buckets(timeout: Duration) -> Vec<f64> {
     let t = timeout.as_secs_f64().max(0.001);
     let mut b: Vec<f64> = (1..=10)
         .map(|i| (t * f64::from(i) / 10.0 * 1e6).round() / 1e6)
@@ -122,7 +122,7 @@ pub struct Engine {
 
 /// Longest time a VIP needs for its first decision: its slowest check's
 /// rise × interval plus one timeout.
-pub fn first_evaluation_bound(vip: &Vip) -> Duration {
+pub(crate) fn first_evaluation_bound(vip: &Vip) -> Duration {
     vip.check_list()
         .iter()
         .map(|c| {
@@ -255,12 +255,13 @@ impl Engine {
         self.vips.iter().find(|v| v.name == name)
     }
 
-    pub fn initial_done(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn initial_done(&self) -> bool {
         self.initial_done
     }
 
     /// The earliest time `Tick` must be fed.
-    pub fn next_deadline(&self) -> Option<Instant> {
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
         let mut d = self
             .vips
             .iter()

@@ -39,7 +39,7 @@ use crate::config::schema::{Config, Neighbor};
 
 /// Longest time one write to a peer may take before the connection is
 /// considered failed.
-pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Upper bound of [`SpeakerHandle::shutdown`]'s waits for peers (besides the drain).
 const STOP_TIMEOUT: Duration = Duration::from_secs(3);
 /// Connections from addresses that are no configured neighbor: this many are
@@ -47,7 +47,7 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(3);
 /// while they go on (anyone who reaches the port can make them; logd keeps
 /// only 16 KiB).
 pub const NON_NEIGHBOR_LOG_BURST: u32 = 5;
-pub const NON_NEIGHBOR_LOG_INTERVAL: Duration = Duration::from_secs(60);
+pub(crate) const NON_NEIGHBOR_LOG_INTERVAL: Duration = Duration::from_secs(60);
 
 /// A session state change, for the daemon's logs and ubus events.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,7 +162,7 @@ pub struct PeerSettings {
 impl PeerSettings {
     /// The settings of neighbor `n`; an error for an incomplete config
     /// (validation normally rejects those first).
-    pub fn from_config(cfg: &Config, n: &Neighbor) -> Result<PeerSettings, String> {
+    pub(crate) fn from_config(cfg: &Config, n: &Neighbor) -> Result<PeerSettings, String> {
         let router = &cfg.router;
         let router_id = match router.router_id {
             Some(IpAddr::V4(a)) => a,

@@ -74,7 +74,7 @@ enum Wake {
     Timer,
 }
 
-pub struct PeerTask {
+pub(crate) struct PeerTask {
     /// The last down reason logged at info, so retries that fail the same
     /// way are logged at debug.
     logged_reason: Option<String>,
@@ -124,7 +124,7 @@ async fn first<T>(mut futs: Vec<Pin<Box<dyn Future<Output = T> + Send + '_>>>) -
     .await
 }
 
-pub fn describe_down(r: &DownReason) -> String {
+pub(crate) fn describe_down(r: &DownReason) -> String {
     match r {
         DownReason::ManualStop => "administratively stopped".into(),
         DownReason::ConnectionFailed => "connection failed or closed".into(),

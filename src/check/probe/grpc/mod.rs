@@ -54,7 +54,7 @@ const HEALTH_METHOD: &str = "/grpc.health.v1.Health/Check";
 
 /// Parses a status name as pathosd does: case-insensitive, PascalCase or
 /// SCREAMING_SNAKE (underscores ignored), or a number.
-pub fn parse_code(s: &str) -> Option<u8> {
+pub(crate) fn parse_code(s: &str) -> Option<u8> {
     if let Ok(n) = s.trim().parse::<u8>() {
         return (usize::from(n) < CODES.len()).then_some(n);
     }
@@ -97,7 +97,7 @@ struct Inner {
 }
 
 #[derive(Debug)]
-pub struct GrpcProbe(Arc<Inner>);
+pub(crate) struct GrpcProbe(Arc<Inner>);
 
 /// Accepts any certificate (tls_insecure) but still checks the handshake
 /// signatures, so the connection is at least consistent.
