@@ -258,8 +258,6 @@ enum Control {
     Sync(Option<Sender<()>>),
     /// A connection from the peer's address, accepted by the listener.
     Inbound(Async<std::net::TcpStream>),
-    Pause,
-    Resume,
     /// ManualStop with the Shutdown Communication, then end the task.
     Stop(Option<String>, Sender<()>),
 }
@@ -460,26 +458,6 @@ impl SpeakerHandle {
                 s
             })
             .collect()
-    }
-
-    fn control(&self, peer: &str, c: Control) -> bool {
-        let tx = lock(&self.shared.peers)
-            .iter()
-            .find(|p| p.name == peer)
-            .and_then(|p| p.ctl.clone());
-        tx.is_some_and(|tx| tx.try_send(c).is_ok())
-    }
-
-    /// Test hook: the peer task stops reading and sending (KEEPALIVEs
-    /// included), so the peer's HoldTimer expires. Returns false for an
-    /// unknown or stopped peer.
-    pub fn pause(&self, peer: &str) -> bool {
-        self.control(peer, Control::Pause)
-    }
-
-    /// Ends [`SpeakerHandle::pause`].
-    pub fn resume(&self, peer: &str) -> bool {
-        self.control(peer, Control::Resume)
     }
 
     /// Applies a reloaded config: neighbors whose settings changed restart
