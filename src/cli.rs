@@ -19,9 +19,9 @@ FILE is JSON or UCI, told apart by its content unless --format says.
 Exit status: 0 ok, 1 invalid configuration, 2 usage error.";
 
 /// Exit statuses.
-pub const EXIT_OK: i32 = 0;
-pub const EXIT_INVALID: i32 = 1;
-pub const EXIT_USAGE: i32 = 2;
+pub(crate) const EXIT_OK: i32 = 0;
+pub(crate) const EXIT_INVALID: i32 = 1;
+pub(crate) const EXIT_USAGE: i32 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Command {
@@ -32,7 +32,7 @@ pub enum Command {
 
 /// A parsed command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Invocation {
+pub(crate) enum Invocation {
     Version,
     Help,
     Config {
@@ -44,7 +44,7 @@ pub enum Invocation {
 }
 
 /// Parses the arguments after the program name.
-pub fn parse_args(args: &[String]) -> Result<Invocation, String> {
+pub(crate) fn parse_args(args: &[String]) -> Result<Invocation, String> {
     let mut it = args.iter().peekable();
     let command = match it.peek().map(|s| s.as_str()) {
         None => return Err("a command is required".into()),

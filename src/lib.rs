@@ -26,6 +26,6 @@ pub const NEEDS_TLS: &str = "needs pathosd built with TLS (package pathosd, not 
 /// The second line of `pathosd --version`: the optional features of this
 /// build, `+name` when built in and `-name` when left out, so the package
 /// variant shows from the binary alone.
-pub fn features_line() -> String {
+pub(crate) fn features_line() -> String {
     format!("features: {}tls", if TLS { "+" } else { "-" })
 }

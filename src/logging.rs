@@ -30,7 +30,7 @@ fn priority(level: Level) -> u8 {
 }
 
 /// Formats one syslog datagram as busybox syslogd and logd accept it.
-pub fn syslog_line(level: Level, pid: u32, msg: &str) -> String {
+pub(crate) fn syslog_line(level: Level, pid: u32, msg: &str) -> String {
     format!("<{}>pathosd[{}]: {}", priority(level), pid, msg)
 }
 
@@ -103,7 +103,7 @@ impl Log for Logger {
 
 /// Picks the sink: syslog when asked (or, unset, when /dev/log exists),
 /// falling back to stderr if /dev/log cannot be reached.
-pub fn choose_sink(syslog: Option<bool>, timestamps: Option<bool>) -> Sink {
+pub(crate) fn choose_sink(syslog: Option<bool>, timestamps: Option<bool>) -> Sink {
     let want_syslog = syslog.unwrap_or_else(|| std::path::Path::new("/dev/log").exists());
     if want_syslog {
         if let Ok(sock) = UnixDatagram::unbound() {

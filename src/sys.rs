@@ -9,14 +9,14 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 /// One address configured on a local interface.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IfAddr {
+pub(crate) struct IfAddr {
     pub interface: String,
     pub addr: IpAddr,
 }
 
 /// Lists the addresses of every local interface (getifaddrs(3)); the local
 /// address guard reads them directly instead of running `ip`.
-pub fn interface_addresses() -> io::Result<Vec<IfAddr>> {
+pub(crate) fn interface_addresses() -> io::Result<Vec<IfAddr>> {
     let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
     // SAFETY: getifaddrs writes a list head into `head` on success; the list
     // stays valid until freeifaddrs, which is called exactly once below.
@@ -76,7 +76,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
 /// Routes SIGTERM, SIGINT and SIGHUP into a pipe whose read end is returned:
 /// each delivered signal becomes one byte (its number) to read. The daemon
 /// reads it asynchronously, so no work happens inside the handler.
-pub fn signal_pipe() -> io::Result<OwnedFd> {
+pub(crate) fn signal_pipe() -> io::Result<OwnedFd> {
     let mut fds = [0 as RawFd; 2];
     // SAFETY: pipe2 fills two fds on success; we take ownership of both.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
@@ -111,7 +111,7 @@ pub fn signal_pipe() -> io::Result<OwnedFd> {
 /// Sends SIGKILL to every process in process group `pgid` (an exec check's
 /// script and its children when the check times out). Refuses pgid 0 and 1:
 /// kill(0) and kill(-1) would hit our own group or every process.
-pub fn kill_process_group(pgid: u32) -> io::Result<()> {
+pub(crate) fn kill_process_group(pgid: u32) -> io::Result<()> {
     let pgid = libc::pid_t::try_from(pgid)
         .ok()
         .filter(|p| *p > 1)
@@ -126,7 +126,7 @@ pub fn kill_process_group(pgid: u32) -> io::Result<()> {
 }
 
 /// Longest TCP MD5 key Linux accepts (TCP_MD5SIG_MAXKEYLEN in linux/tcp.h).
-pub const TCP_MD5SIG_MAXKEYLEN: usize = 80;
+pub(crate) const TCP_MD5SIG_MAXKEYLEN: usize = 80;
 
 /// `struct tcp_md5sig` from linux/tcp.h; libc does not define it. The layout
 /// is fixed kernel ABI: a 128-octet sockaddr_storage, flags, prefix length,
@@ -146,7 +146,7 @@ struct TcpMd5Sig {
 /// listening socket the key is inherited by connections accepted from
 /// `peer`. `peer` must be of the socket's family (an IPv4 peer on an IPv6
 /// socket as its IPv4-mapped address). socket2 has no wrapper for it.
-pub fn set_tcp_md5sig(sock: &impl AsRawFd, peer: IpAddr, key: &[u8]) -> io::Result<()> {
+pub(crate) fn set_tcp_md5sig(sock: &impl AsRawFd, peer: IpAddr, key: &[u8]) -> io::Result<()> {
     if key.len() > TCP_MD5SIG_MAXKEYLEN {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -183,7 +183,7 @@ pub fn set_tcp_md5sig(sock: &impl AsRawFd, peer: IpAddr, key: &[u8]) -> io::Resu
 
 /// RFC 5082 GTSM: drop received segments whose TTL (IPv4, IP_MINTTL) or hop
 /// limit (IPv6, IPV6_MINHOPCOUNT) is below `min`. socket2 has no wrapper.
-pub fn set_min_ttl(sock: &impl AsRawFd, ipv6: bool, min: u8) -> io::Result<()> {
+pub(crate) fn set_min_ttl(sock: &impl AsRawFd, ipv6: bool, min: u8) -> io::Result<()> {
     let v: libc::c_int = libc::c_int::from(min);
     let (level, name) = if ipv6 {
         (libc::IPPROTO_IPV6, libc::IPV6_MINHOPCOUNT)

@@ -10,7 +10,6 @@ mod support;
 use fixture::*;
 use pathosd::api::status::status_json;
 use pathosd::api::ubus_methods::{peer_event, serve_ubus, vip_event, CONCURRENT_CALLS};
-use pathosd::ubus::broker::{Broker, BrokerConfig};
 use pathosd::ubus::client::{UbusClient, UbusConfig, UbusHandle, EVENT_PEER, EVENT_VIP};
 use serde_json::json;
 use smol::future;
@@ -19,6 +18,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering::SeqCst;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 use support::ubus::{poll_until, Caller, STEP};
+use support::ubus_broker::{Broker, BrokerConfig};
 use support::TempDir;
 
 struct Running {

@@ -267,31 +267,6 @@ fn md5_session_never_establishes_with_a_wrong_password() {
 }
 
 #[test]
-fn paused_speaker_lets_the_peers_hold_timer_expire() {
-    let s = setup(16, |_| {}, |_| {});
-    s.wait_established(Duration::from_secs(3));
-    s.speaker
-        .set_route(p("10.116.1.1/32"), Some(intent(0, 116)));
-    s.wait_route("10.116.1.1/32", |_| true);
-    assert!(s.speaker.pause("peer"));
-    // Hold time 3 s: BIRD must drop the session and the route.
-    let down = poll(Duration::from_secs(6), || {
-        (!s.bird.established()).then_some(())
-    });
-    assert!(down.is_some(), "BIRD kept the session while we were silent");
-    let log = poll(Duration::from_secs(2), || {
-        let l = s.bird.log();
-        l.contains("Hold timer expired").then_some(l)
-    });
-    assert!(log.is_some(), "{}", s.bird.log());
-    s.wait_gone("10.116.1.1/32");
-    // Resumed, the session comes back with the route.
-    assert!(s.speaker.resume("peer"));
-    s.wait_established(Duration::from_secs(10));
-    s.wait_route("10.116.1.1/32", |_| true);
-}
-
-#[test]
 fn bird_restart_reestablishes_and_resends() {
     let mut s = setup(17, |_| {}, |_| {});
     s.wait_established(Duration::from_secs(3));

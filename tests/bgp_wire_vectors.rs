@@ -11,8 +11,17 @@ use pathosd::bgp::types::{Afi, Community, LargeCommunity, Origin, PathAttrs, Pre
 use pathosd::bgp::wire::{
     decode, encode, encode_end_of_rib, encode_keepalive, encode_updates, frame, AsPath, AsSegment,
     AttrAction, Capability, DecodeCtx, GracefulRestart, GracefulRestartFamily, Message, MpNextHop,
-    MpReach, MpUnreach, Notification, Open, PathAttr, RouteRefresh, SegmentType, Update, AS_TRANS,
+    MpReach, MpUnreach, Notification, Open, PathAttr, RouteRefresh, SegmentType, SkipReason,
+    Skipped, Update, AS_TRANS,
 };
+
+/// `encode_updates` where every route can be encoded: its messages, after
+/// checking that nothing was skipped.
+fn encode_ok(routes: &[(Prefix, PathAttrs)], withdrawn: &[Prefix], four: bool) -> Vec<Vec<u8>> {
+    let out = encode_updates(routes, withdrawn, four);
+    assert!(out.skipped.is_empty(), "skipped: {:?}", out.skipped);
+    out.messages
+}
 
 fn vectors_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/bgp/captured")
@@ -361,7 +370,7 @@ fn encoder_matches_bird_ipv4_and_ipv6_updates() {
         .map(|p| (p, bird_a_attrs(A_NH4)))
         .collect();
     routes.extend(a_v6().into_iter().map(|p| (p, bird_a_attrs(A_NH6))));
-    let msgs = encode_updates(&routes, &[], true);
+    let msgs = encode_ok(&routes, &[], true);
     assert_eq!(
         msgs,
         vec![vector("e4-c1-a2b-03-update"), vector("e4-c1-a2b-05-update")]
@@ -382,7 +391,7 @@ fn encoder_matches_bird_two_octet_session() {
     let mut routes: Vec<(Prefix, PathAttrs)> =
         a_v4().into_iter().map(|p| (p, attrs(A_NH4))).collect();
     routes.extend(a_v6().into_iter().map(|p| (p, attrs(A_NH6))));
-    let msgs = encode_updates(&routes, &[], false);
+    let msgs = encode_ok(&routes, &[], false);
     assert_eq!(
         msgs,
         vec![vector("e2-c1-a2b-03-update"), vector("e2-c1-a2b-05-update")]
@@ -398,7 +407,7 @@ fn encoder_matches_bird_ibgp_and_peer_b() {
     };
     let routes: Vec<(Prefix, PathAttrs)> = a_v4().into_iter().map(|p| (p, ib.clone())).collect();
     assert_eq!(
-        encode_updates(&routes, &[], true),
+        encode_ok(&routes, &[], true),
         vec![vector("ib-c1-a2b-03-update")]
     );
 
@@ -417,7 +426,7 @@ fn encoder_matches_bird_ibgp_and_peer_b() {
         } else {
             "10.20.0.0/16"
         };
-        encode_updates(&[(p(pfx), attrs)], &[], four)
+        encode_ok(&[(p(pfx), attrs)], &[], four)
     };
     assert_eq!(b("127.77.0.2", true), vec![vector("e4-c1-b2a-03-update")]);
     assert_eq!(b("2001:db8::2", true), vec![vector("e4-c1-b2a-05-update")]);
@@ -428,11 +437,11 @@ fn encoder_matches_bird_ibgp_and_peer_b() {
 #[test]
 fn encoder_matches_bird_withdrawals_and_end_of_rib() {
     assert_eq!(
-        encode_updates(&[], &a_v4(), true),
+        encode_ok(&[], &a_v4(), true),
         vec![vector("e4-c1-a2b-07-update")]
     );
     assert_eq!(
-        encode_updates(&[], &a_v6(), true),
+        encode_ok(&[], &a_v6(), true),
         vec![vector("e4-c1-a2b-08-update")]
     );
     assert_eq!(encode_end_of_rib(Afi::Ipv4), vector("e4-c1-a2b-04-update"));
@@ -958,14 +967,14 @@ fn ten_thousand_host_routes_fit_in_thirteen_updates() {
             (Prefix::new(IpAddr::V4(a), 32).unwrap(), vip_attrs())
         })
         .collect();
-    let msgs = encode_updates(&routes, &[], true);
+    let msgs = encode_ok(&routes, &[], true);
     assert!(msgs.len() <= 13, "{} UPDATEs", msgs.len());
     let (ann, wd) = decode_all(&msgs, &EBGP4);
     assert!(wd.is_empty());
     assert_eq!(ann, routes.iter().map(|r| r.0).collect::<Vec<_>>());
     // Withdrawing them all: 4073 octets of withdrawn routes per message.
     let prefixes: Vec<Prefix> = routes.iter().map(|r| r.0).collect();
-    let w = encode_updates(&[], &prefixes, true);
+    let w = encode_ok(&[], &prefixes, true);
     assert!(w.len() <= 13, "{} UPDATEs", w.len());
     assert_eq!(decode_all(&w, &EBGP4).1, prefixes);
 }
@@ -991,7 +1000,7 @@ fn ipv6_routes_and_mixed_groups_pack_by_attributes() {
         }
     }
     let withdrawn = vec![p("10.9.0.0/16"), p("2001:db8:dead::/48")];
-    let msgs = encode_updates(&routes, &withdrawn, false);
+    let msgs = encode_ok(&routes, &withdrawn, false);
     let (ann, wd) = decode_all(
         &msgs,
         &DecodeCtx {
@@ -1014,7 +1023,7 @@ fn long_as_path_is_split_into_segments_of_255() {
         as_path: path.clone(),
         ..vip_attrs()
     };
-    let msgs = encode_updates(&[(p("192.0.2.0/24"), attrs)], &[], true);
+    let msgs = encode_ok(&[(p("192.0.2.0/24"), attrs)], &[], true);
     let Ok(Message::Update(u)) = decode(&msgs[0], &EBGP4) else {
         panic!()
     };
@@ -1032,7 +1041,7 @@ fn long_as_path_is_split_into_segments_of_255() {
 #[test]
 fn ipv4_next_hop_for_ipv6_routes_is_mapped() {
     let attrs = vip_attrs();
-    let msgs = encode_updates(&[(p("2001:db8::/48"), attrs)], &[], true);
+    let msgs = encode_ok(&[(p("2001:db8::/48"), attrs)], &[], true);
     let Ok(Message::Update(u)) = decode(&msgs[0], &EBGP4) else {
         panic!()
     };
@@ -1042,7 +1051,47 @@ fn ipv4_next_hop_for_ipv6_routes_is_mapped() {
         next_hop: "2001:db8::1".parse().unwrap(),
         ..vip_attrs()
     };
-    assert!(encode_updates(&[(p("192.0.2.0/24"), v6nh)], &[], true).is_empty());
+    let out = encode_updates(&[(p("192.0.2.0/24"), v6nh)], &[], true);
+    assert!(out.messages.is_empty());
+    // The encoder does not log (a pure layer): it returns what it left out,
+    // and the driver logs it naming the peer.
+    assert_eq!(
+        out.skipped,
+        vec![Skipped {
+            prefixes: vec![p("192.0.2.0/24")],
+            withdrawn: false,
+            reason: SkipReason::NextHopFamily("2001:db8::1".parse().unwrap()),
+        }]
+    );
+    assert_eq!(
+        out.skipped[0].to_string(),
+        "1 routes to announce skipped (192.0.2.0/24): next hop 2001:db8::1 cannot be sent with IPv4 prefixes"
+    );
+}
+
+#[test]
+fn attributes_too_long_for_an_update_are_reported_not_sent() {
+    // 1100 communities: 4400 octets of attributes, no room for a prefix.
+    let attrs = PathAttrs {
+        communities: (0..1100u16).map(|i| Community(65000, i)).collect(),
+        ..vip_attrs()
+    };
+    let routes = vec![
+        (p("192.0.2.0/24"), attrs.clone()),
+        (p("2001:db8::/48"), attrs),
+    ];
+    let out = encode_updates(&routes, &[p("10.9.0.0/16")], true);
+    // The withdrawal still goes out; both announcements are reported.
+    assert_eq!(out.messages.len(), 1);
+    let reasons: Vec<String> = out.skipped.iter().map(|s| s.to_string()).collect();
+    assert_eq!(out.skipped.len(), 2, "{reasons:?}");
+    for s in &out.skipped {
+        assert!(!s.withdrawn);
+        assert!(
+            matches!(s.reason, SkipReason::AttributesTooLong(n) if n > 4096),
+            "{reasons:?}"
+        );
+    }
 }
 
 #[test]
@@ -1364,7 +1413,7 @@ mod round_trip {
             let attrs6 = PathAttrs { next_hop: "2001:db8::1".parse().unwrap(), ..attrs.clone() };
             let mut routes: Vec<(Prefix, PathAttrs)> = v4.iter().map(|p| (*p, attrs.clone())).collect();
             routes.extend(v6.iter().map(|p| (*p, attrs6.clone())));
-            let msgs = encode_updates(&routes, &w, four);
+            let msgs = encode_ok(&routes, &w, four);
             let (ann, wd) = decode_all(&msgs, &DecodeCtx { four_octet_as: four, ebgp: true });
             let mut want = v4.clone();
             want.extend_from_slice(&v6);
@@ -1592,7 +1641,7 @@ mod bird_live {
         let mut routes: Vec<(Prefix, PathAttrs)> =
             v4.iter().map(|p| (*p, attrs4.clone())).collect();
         routes.extend(v6.iter().map(|p| (*p, attrs6.clone())));
-        let msgs = encode_updates(&routes, &[], peer.ctx.four_octet_as);
+        let msgs = encode_ok(&routes, &[], peer.ctx.four_octet_as);
         // 4000 /32 at 5 octets: 5 messages; 500 /128 at 17 octets: 3.
         assert!(msgs.len() <= 8, "{} UPDATEs", msgs.len());
         for m in &msgs {
@@ -1620,7 +1669,7 @@ mod bird_live {
         // Withdraw the first 3000 IPv4 and all IPv6 routes.
         let mut gone: Vec<Prefix> = v4[..3000].to_vec();
         gone.extend_from_slice(&v6);
-        for m in encode_updates(&[], &gone, peer.ctx.four_octet_as) {
+        for m in encode_ok(&[], &gone, peer.ctx.four_octet_as) {
             peer.send(&m);
         }
         wait_for(20, "1000 routes left", || {

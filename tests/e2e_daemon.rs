@@ -665,6 +665,40 @@ fn bird_restart_gets_every_route_again_and_a_killed_pathosd_leaves_none() {
     );
 }
 
+/// pathosd frozen (SIGSTOP: the kernel keeps the socket, nothing is sent):
+/// its KEEPALIVEs are what keep the session, so BIRD's HoldTimer (3 s)
+/// expires and the route goes (RFC 4271 §8.2.2, HoldTimer_Expires in
+/// Established). Thawed, pathosd finds the session gone and brings it and
+/// the route back. The real daemon, no test hook in the library.
+#[test]
+fn frozen_pathosd_lets_birds_hold_timer_expire_and_recovers() {
+    let n = 28;
+    let pa = prefix(n, 1);
+    let vips = json!([
+        {"name": "always", "prefix": pa, "always": true, "policy": policy("withdraw")}
+    ]);
+    let s = Setup::start(n, vips, |_| {});
+    s.wait_established();
+    s.wait_route(&pa, "always", is_announced);
+    s.d.signal("STOP");
+    let t0 = Instant::now();
+    s.wait_gone(&pa);
+    let log = poll(Duration::from_secs(3), || {
+        let l = s.bird.log();
+        l.contains("Hold timer expired").then_some(l)
+    });
+    // Resume first so a failure leaves no stopped process behind for long.
+    s.d.signal("CONT");
+    assert!(log.is_some(), "BIRD's log: {}", s.bird.log());
+    assert!(
+        t0.elapsed() < Duration::from_secs(8),
+        "route kept {:?} while pathosd was silent",
+        t0.elapsed()
+    );
+    s.wait_established();
+    s.wait_route(&pa, "always after the thaw", is_announced);
+}
+
 #[test]
 fn drain_then_withdraw_and_recovery_hold() {
     let n = 19;

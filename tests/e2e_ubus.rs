@@ -8,7 +8,6 @@
 mod support;
 
 use pathosd::logging::utc_timestamp;
-use pathosd::ubus::broker::{Broker, BrokerConfig};
 use serde_json::{json, Value};
 use smol::Timer;
 use std::net::SocketAddr;
@@ -16,6 +15,7 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 use support::daemon::{addrs, config, is_announced, policy, Pathosd, Setup, API_PORT};
 use support::ubus::{Caller, STEP};
+use support::ubus_broker::{Broker, BrokerConfig};
 use support::TempDir;
 
 /// Removes the event's `time` and checks it is an RFC 3339 UTC time of the

@@ -7,9 +7,9 @@ mod support;
 use std::collections::HashMap;
 
 use pathosd::ubus::blob::BlobValue;
-use pathosd::ubus::broker::{Broker, BrokerConfig};
 use pathosd::ubus::msg::{Attr, Message, MsgType};
 use support::ubus::{captured, Caller};
+use support::ubus_broker::{Broker, BrokerConfig};
 use support::TempDir;
 
 /// Recorded id -> id in this run.

@@ -9,12 +9,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pathosd::ubus::blob::{table_from_json, BlobMsgType, BlobValue};
-use pathosd::ubus::broker::{Broker, BrokerConfig};
 use pathosd::ubus::client::{pathosd_methods, serve, UbusClient, UbusConfig, UbusHandle};
 use pathosd::ubus::msg::{signature, Message, MsgType, UbusStatus};
 use serde_json::{json, Value};
 use smol::Timer;
 use support::ubus::{captured_bytes, poll_until, within, Caller, Frames, STEP};
+use support::ubus_broker::{Broker, BrokerConfig};
 use support::TempDir;
 
 /// A fake daemon: answers like pathosd would and records what it was asked.

@@ -102,7 +102,8 @@ fn fuzz_encode_updates(data: &[u8], four_octet_as: bool) {
             _ => routes.push((p, attrs[1].clone())),
         }
     }
-    let msgs = encode_updates(&routes, &withdrawn, four_octet_as);
+    let out = encode_updates(&routes, &withdrawn, four_octet_as);
+    let msgs = out.messages;
     let ctx = DecodeCtx {
         four_octet_as,
         ebgp: false,
@@ -127,6 +128,16 @@ fn fuzz_encode_updates(data: &[u8], four_octet_as: bool) {
     want.sort();
     announced.sort();
     assert_eq!(announced, want);
+    // ... and are returned as skipped, the only routes that are.
+    let mut skipped: Vec<Prefix> = out.skipped.iter().flat_map(|s| s.prefixes.clone()).collect();
+    let mut unsendable: Vec<Prefix> = routes
+        .iter()
+        .filter(|(p, a)| p.addr().is_ipv4() && a.next_hop.is_ipv6())
+        .map(|(p, _)| *p)
+        .collect();
+    skipped.sort();
+    unsendable.sort();
+    assert_eq!(skipped, unsendable);
     withdrawn.sort();
     gone.sort();
     assert_eq!(gone, withdrawn);

@@ -55,7 +55,7 @@ pub fn quoted(v: &str) -> String {
 /// Splits an RFC 3986 authority `host[:port]` (no userinfo) into the host
 /// (brackets removed from an IPv6 literal) and the port, 80 when absent or
 /// empty (the default port of `http`).
-pub fn split_authority(a: &str) -> Option<(&str, u16)> {
+pub(crate) fn split_authority(a: &str) -> Option<(&str, u16)> {
     let (host, port) = if let Some(rest) = a.strip_prefix('[') {
         let (h, after) = rest.split_once(']')?;
         match after {
@@ -83,7 +83,7 @@ pub fn split_authority(a: &str) -> Option<(&str, u16)> {
 /// Whether authority `a` names `local`: its IP literal (IPv4-mapped IPv6
 /// addresses compare as IPv4), or `localhost` when `local` is a loopback
 /// address, with its port.
-pub fn names_local(a: &str, local: SocketAddr) -> bool {
+pub(crate) fn names_local(a: &str, local: SocketAddr) -> bool {
     let Some((host, port)) = split_authority(a) else {
         return false;
     };
@@ -111,7 +111,7 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
 /// loopback (a LAN address, or every address) and `api.token` is unset:
 /// browsers are kept out by the rules above, but any host that reaches the
 /// port can still drain VIPs.
-pub fn exposure_warning(local: SocketAddr, token_set: bool) -> Option<String> {
+pub(crate) fn exposure_warning(local: SocketAddr, token_set: bool) -> Option<String> {
     if token_set || local.ip().to_canonical().is_loopback() {
         return None;
     }

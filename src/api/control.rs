@@ -49,13 +49,13 @@ impl std::fmt::Display for ApiError {
 }
 
 /// Longest caller-supplied string written to the log, in characters.
-pub const LOGGED_NAME_CHARS: usize = 64;
+pub(crate) const LOGGED_NAME_CHARS: usize = 64;
 
 /// A string a caller supplied (VIP or check name, ...), as it goes into a log
 /// line: Debug-quoted (control characters escaped) and cut after
 /// [`LOGGED_NAME_CHARS`] characters with "…", so that one request cannot
 /// write an arbitrarily long line (logd keeps a small ring on a router).
-pub struct Quoted<'a>(pub &'a str);
+pub(crate) struct Quoted<'a>(pub &'a str);
 
 impl std::fmt::Display for Quoted<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -17,9 +17,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Largest request head (request line plus headers) accepted.
-pub const MAX_HEAD: usize = 8 * 1024;
+pub(crate) const MAX_HEAD: usize = 8 * 1024;
 /// Largest request body accepted.
-pub const MAX_BODY: usize = 64 * 1024;
+pub(crate) const MAX_BODY: usize = 64 * 1024;
 /// Connections held at once. When full, a new connection takes the place of
 /// the one idle (or sending its request) the longest; only when every one is
 /// being answered is the new one answered 503 and closed.
@@ -34,7 +34,7 @@ const MAX_HEADERS: usize = 32;
 /// connects (such as attackers reconnecting as fast as they are closed)
 /// waits in the queue instead of having its SYNs dropped, which would cost
 /// a normal client a 1 s SYN retransmit.
-pub const LISTEN_BACKLOG: i32 = 4096;
+pub(crate) const LISTEN_BACKLOG: i32 = 4096;
 /// Refused, evicted and accept-failure log lines: at most one per this.
 const LOG_EVERY: Duration = Duration::from_secs(10);
 /// A connection that finds every slot busy tries again this often, for at
@@ -68,7 +68,7 @@ pub struct Request {
 impl Request {
     /// The value of query parameter `name` (no percent-decoding: names and
     /// check identifiers are plain).
-    pub fn query_param(&self, name: &str) -> Option<&str> {
+    pub(crate) fn query_param(&self, name: &str) -> Option<&str> {
         self.query.as_deref()?.split('&').find_map(|kv| {
             let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
             (k == name).then_some(v)
@@ -111,18 +111,18 @@ impl Response {
         Response::json(status, &serde_json::json!({ "error": msg }))
     }
 
-    pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Response {
+    pub(crate) fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Response {
         self.headers.push((name, value.into()));
         self
     }
 }
 
-pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 pub type Handler = Arc<dyn Fn(Request) -> BoxFuture<Response> + Send + Sync>;
 
 /// Log lines that a client can provoke at will: at most one per period, with
 /// the number left out since the last one.
-pub struct LogLimit {
+pub(crate) struct LogLimit {
     state: Mutex<(Option<Instant>, u64)>,
 }
 
@@ -159,7 +159,7 @@ impl Default for LogLimit {
 }
 
 /// ", N more since" for a rate-limited line, or nothing.
-pub fn more_since(n: u64) -> String {
+pub(crate) fn more_since(n: u64) -> String {
     if n == 0 {
         String::new()
     } else {

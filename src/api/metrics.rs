@@ -10,7 +10,7 @@ use super::status::state_code;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// RFC 4271 §8.2.2 session states, the values of `bgp_peer_state`'s label.
-pub const SESSION_STATES: [&str; 6] = [
+pub(crate) const SESSION_STATES: [&str; 6] = [
     "idle",
     "connect",
     "active",
@@ -62,7 +62,7 @@ fn detail(c: &CheckView, key: &str) -> Option<f64> {
     c.last.as_ref()?.details.get(key)?.as_f64()
 }
 
-pub fn render(s: &Snapshot) -> String {
+pub(crate) fn render(s: &Snapshot) -> String {
     let mut e = Exposition::new();
     e.family(
         "pathosd_build_info",

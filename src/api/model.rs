@@ -120,7 +120,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// Required peers that are not Established (for /readyz).
-    pub fn unready_peers(&self) -> Vec<&PeerView> {
+    pub(crate) fn unready_peers(&self) -> Vec<&PeerView> {
         self.peers
             .iter()
             .filter(|p| p.required && p.state != "established")

@@ -12,7 +12,7 @@ use std::fmt::Write;
 
 /// Escapes text for HTML element content and double-quoted attributes. VIP
 /// names, check details and peer errors are user or peer data.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -147,7 +147,7 @@ fn peer_row(o: &mut String, p: &PeerView) {
     );
 }
 
-pub fn render(s: &Snapshot) -> String {
+pub(crate) fn render(s: &Snapshot) -> String {
     let mut o = String::with_capacity(4096);
     let _ = write!(
         o,

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Counter,
     Gauge,
     Histogram,
@@ -13,12 +13,12 @@ pub enum Kind {
 
 /// Collects one scrape's text.
 #[derive(Default)]
-pub struct Exposition {
+pub(crate) struct Exposition {
     out: String,
 }
 
 /// A metric family being written.
-pub struct Family<'a> {
+pub(crate) struct Family<'a> {
     out: &'a mut String,
     name: &'a str,
 }

@@ -27,7 +27,7 @@ use std::time::Duration;
 
 /// How long a request waits for the owner task (including, for a trigger,
 /// the checks' own run time) before it is answered 503.
-pub const DEFAULT_OWNER_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_OWNER_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -90,7 +90,7 @@ fn api_error(e: &ApiError) -> Response {
 
 /// Decodes %XX escapes of a path segment or query value; None if malformed
 /// or not UTF-8.
-pub fn pct_decode(s: &str) -> Option<String> {
+pub(crate) fn pct_decode(s: &str) -> Option<String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;

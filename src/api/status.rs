@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 use std::time::{Duration, SystemTime};
 
 /// Milliseconds as a float, rounded to the microsecond.
-pub fn millis(d: Duration) -> f64 {
+pub(crate) fn millis(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e3
 }
 
@@ -26,7 +26,7 @@ fn opt_str(s: &Option<String>) -> Value {
 }
 
 /// The numeric VIP state of the Go pathosd: 0 withdrawn, 1 announced, 2 pessimized.
-pub fn state_code(state: &str) -> u8 {
+pub(crate) fn state_code(state: &str) -> u8 {
     match state {
         "announced" => 1,
         "pessimized" => 2,
@@ -55,7 +55,7 @@ fn counts(c: &MsgCounts) -> Value {
     })
 }
 
-pub fn peer_json(p: &PeerView) -> Value {
+pub(crate) fn peer_json(p: &PeerView) -> Value {
     json!({
         "name": p.name,
         "address": p.address.to_string(),
@@ -74,7 +74,7 @@ pub fn peer_json(p: &PeerView) -> Value {
 }
 
 /// One check result as the trigger returns it (and /status embeds it).
-pub fn result_json(r: &CheckResult) -> Value {
+pub(crate) fn result_json(r: &CheckResult) -> Value {
     json!({
         "success": r.ok,
         "detail": r.detail,
@@ -84,7 +84,7 @@ pub fn result_json(r: &CheckResult) -> Value {
     })
 }
 
-pub fn check_json(c: &CheckView) -> Value {
+pub(crate) fn check_json(c: &CheckView) -> Value {
     let (h, hn) = health(c.healthy);
     let last = c.last.as_ref();
     json!({
@@ -109,7 +109,7 @@ pub fn check_json(c: &CheckView) -> Value {
     })
 }
 
-pub fn vip_json(v: &VipView) -> Value {
+pub(crate) fn vip_json(v: &VipView) -> Value {
     let (h, hn) = health(v.healthy);
     // The Go pathosd had one check per VIP; its VIP-level check fields now
     // mirror the first check so its consumers keep working.
@@ -165,7 +165,7 @@ pub fn status_json(s: &Snapshot) -> Value {
 
 /// `last_reload` of `/status`: `result` is "applied" or "rejected" (the
 /// daemon kept its previous configuration), `errors` every reason.
-pub fn reload_json(r: &ReloadRecord) -> Value {
+pub(crate) fn reload_json(r: &ReloadRecord) -> Value {
     json!({
         "time": utc_timestamp(r.time),
         "result": if r.applied { "applied" } else { "rejected" },
@@ -175,7 +175,7 @@ pub fn reload_json(r: &ReloadRecord) -> Value {
 }
 
 /// `/readyz`: ready when every required peer is Established (no peers is ready).
-pub fn ready_json(s: &Snapshot) -> (bool, Value) {
+pub(crate) fn ready_json(s: &Snapshot) -> (bool, Value) {
     let unready: Vec<&str> = s.unready_peers().iter().map(|p| p.name.as_str()).collect();
     let peers: Vec<Value> = s.peers.iter().map(peer_json).collect();
     if unready.is_empty() {
@@ -192,7 +192,7 @@ pub fn ready_json(s: &Snapshot) -> (bool, Value) {
 /// `result` keeps the Go pathosd's field: the single check's result when one
 /// check ran, else the combination under checks_policy with the longest
 /// duration and `details` keyed by check name.
-pub fn trigger_json(o: &TriggerOutcome) -> Value {
+pub(crate) fn trigger_json(o: &TriggerOutcome) -> Value {
     let results: Map<String, Value> = o
         .results
         .iter()

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant, SystemTime};
 /// Reads (`status`, `vip`) in flight at once. They have their own slots, so
 /// no number of running triggers can hold them up; the owner answers them
 /// from its state without waiting on any check.
-pub const CONCURRENT_READS: usize = 16;
+pub(crate) const CONCURRENT_READS: usize = 16;
 
 /// Other calls (`check`, `drain`, `reload`) in flight at once. A call
 /// arriving when all are taken is answered UNKNOWN_ERROR at once rather than
@@ -166,7 +166,11 @@ pub async fn serve_ubus(requests: Receiver<UbusRequest>, ctl: ControlHandle) {
     serve_ubus_with(requests, ctl, DEFAULT_OWNER_TIMEOUT).await
 }
 
-pub async fn serve_ubus_with(requests: Receiver<UbusRequest>, ctl: ControlHandle, limit: Duration) {
+pub(crate) async fn serve_ubus_with(
+    requests: Receiver<UbusRequest>,
+    ctl: ControlHandle,
+    limit: Duration,
+) {
     let reads = Arc::new(Semaphore::new(CONCURRENT_READS));
     let calls = Arc::new(Semaphore::new(CONCURRENT_CALLS));
     // Refusals are counted and logged at most once per REFUSAL_LOG_EVERY, so a

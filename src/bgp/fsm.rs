@@ -338,7 +338,7 @@ impl PeerConfig {
         }
     }
 
-    pub fn is_ebgp(&self) -> bool {
+    pub(crate) fn is_ebgp(&self) -> bool {
         self.local_as != self.peer_as
     }
 

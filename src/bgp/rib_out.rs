@@ -39,7 +39,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use super::types::{Afi, Origin, PathAttrs, Prefix, RouteIntent};
 
 /// LOCAL_PREF sent to iBGP peers (the common default, as GoBGP adds it).
-pub const IBGP_LOCAL_PREF: u32 = 100;
+pub(crate) const IBGP_LOCAL_PREF: u32 = 100;
 
 /// The desired routes, shared by all peers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -72,7 +72,8 @@ impl RibOut {
         self.initial_done = true;
     }
 
-    pub fn initial_done(&self) -> bool {
+    #[cfg(test)]
+    fn initial_done(&self) -> bool {
         self.initial_done
     }
 }
@@ -155,7 +156,7 @@ impl AdjRibOut {
     /// address is known, when `local_address` is unspecified). While
     /// established, the next [`AdjRibOut::sync`] re-announces every route
     /// whose attributes changed. `families` is kept from the session.
-    pub fn set_shape(&mut self, shape: PeerShape) {
+    pub(crate) fn set_shape(&mut self, shape: PeerShape) {
         let families = std::mem::take(&mut self.shape.families);
         self.shape = PeerShape { families, ..shape };
     }

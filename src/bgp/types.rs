@@ -69,7 +69,7 @@ impl Prefix {
     }
 
     /// True for a /32 or /128: the prefix is one host address.
-    pub fn is_host(&self) -> bool {
+    pub(crate) fn is_host(&self) -> bool {
         match self.addr {
             IpAddr::V4(_) => self.len == 32,
             IpAddr::V6(_) => self.len == 128,
@@ -155,7 +155,7 @@ pub enum Origin {
 pub struct Community(pub u16, pub u16);
 
 impl Community {
-    pub fn as_u32(self) -> u32 {
+    pub(crate) fn as_u32(self) -> u32 {
         (u32::from(self.0) << 16) | u32::from(self.1)
     }
 }

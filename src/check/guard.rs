@@ -9,7 +9,7 @@ use std::net::IpAddr;
 
 /// What the guard requires of the local addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LocalAddressGuard {
+pub(crate) struct LocalAddressGuard {
     pub prefix: Prefix,
     /// Only this interface counts; any interface when None.
     pub interface: Option<String>,
@@ -17,7 +17,7 @@ pub struct LocalAddressGuard {
 
 impl LocalAddressGuard {
     /// The guard a VIP's config asks for, if any.
-    pub fn from_vip(vip: &crate::config::Vip) -> Option<LocalAddressGuard> {
+    pub(crate) fn from_vip(vip: &crate::config::Vip) -> Option<LocalAddressGuard> {
         if !vip.require_local_address {
             return None;
         }
@@ -30,7 +30,7 @@ impl LocalAddressGuard {
     /// Pure decision over a list of addresses: Ok when an address of the
     /// VIP (its host address, or one inside a shorter prefix) is on the
     /// required interface; Err with the detail to report otherwise.
-    pub fn evaluate(&self, addrs: &[IfAddr]) -> Result<(), String> {
+    pub(crate) fn evaluate(&self, addrs: &[IfAddr]) -> Result<(), String> {
         let wanted = |a: &IpAddr| {
             if self.prefix.is_host() {
                 *a == self.prefix.addr()

@@ -32,9 +32,9 @@ use serde_json::Value;
 /// Longest expression accepted, in bytes.
 pub const MAX_LEN: usize = 4096;
 /// Most paths and comparisons in one expression.
-pub const MAX_TERMS: usize = 256;
+pub(crate) const MAX_TERMS: usize = 256;
 /// Deepest nesting of `(` and `not`.
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// A parsed response_jq expression.
 #[derive(Debug, Clone, PartialEq)]

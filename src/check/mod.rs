@@ -6,8 +6,6 @@
 //! [`scheduler::VipChecks::trigger`].
 
 pub mod guard;
-pub mod h2;
-pub mod hpack;
 pub mod hysteresis;
 pub mod jsonmatch;
 pub mod policy;

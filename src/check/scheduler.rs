@@ -147,7 +147,10 @@ impl CheckRunner {
     }
 
     /// Makes every run fail while the VIP address is not local.
-    pub fn with_guard(mut self, guard: Option<super::guard::LocalAddressGuard>) -> CheckRunner {
+    pub(crate) fn with_guard(
+        mut self,
+        guard: Option<super::guard::LocalAddressGuard>,
+    ) -> CheckRunner {
         self.guard = guard;
         self
     }
@@ -215,7 +218,7 @@ impl CheckRunner {
 
 /// Runs one check forever: the first probe at startup, then every interval
 /// (offset by the splay). Ends when the receiver of `tx` is dropped.
-pub async fn run_check_loop(runner: Arc<CheckRunner>, tx: Sender<Report>) {
+pub(crate) async fn run_check_loop(runner: Arc<CheckRunner>, tx: Sender<Report>) {
     let start = Instant::now();
     let mut sched = Schedule::new(&format!("{}/{}", runner.vip, runner.name), runner.interval);
     let mut due = sched.due();

@@ -26,14 +26,14 @@ impl Dur {
         self.0
     }
 
-    pub fn is_zero(self) -> bool {
+    pub(crate) fn is_zero(self) -> bool {
         self.0.is_zero()
     }
 }
 
 /// Parses "1h2m3.5s", "250ms", "10us", "0". Returns None for anything else,
 /// including values too large to represent.
-pub fn parse_duration(s: &str) -> Option<Duration> {
+pub(crate) fn parse_duration(s: &str) -> Option<Duration> {
     let s = s.trim();
     if s == "0" {
         return Some(Duration::ZERO);

@@ -7,7 +7,7 @@ use super::field::{ConfigError, QUOTE_MAX};
 
 /// Most missing variable names one error lists (a file of a million
 /// distinct placeholders must not make a megabyte error line).
-pub const MAX_MISSING_LISTED: usize = 10;
+pub(crate) const MAX_MISSING_LISTED: usize = 10;
 
 /// Expands every placeholder in `raw`. `lookup` returns a variable's value;
 /// a variable set to the empty string is allowed. When any is missing, one
@@ -103,7 +103,7 @@ fn placeholder(s: &str) -> Option<(&str, &str)> {
 }
 
 /// Looks variables up in the process environment.
-pub fn process_env(name: &str) -> Option<String> {
+pub(crate) fn process_env(name: &str) -> Option<String> {
     std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
 }
 

@@ -55,7 +55,7 @@ impl Errors {
     }
 
     /// Whether there is an error at `path` or anywhere below it.
-    pub fn has_under(&self, path: &str) -> bool {
+    pub(crate) fn has_under(&self, path: &str) -> bool {
         if path.is_empty() {
             return self
                 .0
@@ -89,7 +89,7 @@ pub fn join(parent: &str, key: &str) -> String {
 
 /// Longest part of a value an error message quotes, in bytes: a 5 MB value
 /// must not become a 5 MB log line.
-pub const QUOTE_MAX: usize = 64;
+pub(crate) const QUOTE_MAX: usize = 64;
 
 /// Quotes a value for an error message as `{:?}` does, but at most its first
 /// QUOTE_MAX bytes (cut at a character boundary), followed by

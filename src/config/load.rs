@@ -55,7 +55,7 @@ pub fn detect(text: &str) -> Format {
 /// A real router config is a few KiB (10,000 VIPs, the most allowed, take
 /// about 0.9 MiB of indented JSON); the cap keeps a wrong path such as /dev/zero or a
 /// runaway file from eating a 64 MiB router's memory.
-pub const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Reads, expands, parses, decodes and validates `path`. With `format` None
 /// the syntax is detected from the content.
@@ -105,7 +105,7 @@ fn is_blank(text: &str) -> bool {
 /// Most errors reported for one file; the rest are counted. A generated file
 /// with a systematic mistake must not write a hundred thousand lines to the
 /// terminal or, on reload, to the router's log.
-pub const MAX_ERRORS: usize = 100;
+pub(crate) const MAX_ERRORS: usize = 100;
 
 /// `load_config` on text, with the environment given (for tests and fuzzing).
 pub fn load_str(

@@ -69,16 +69,16 @@ impl Cmp {
 }
 
 /// Words that cannot name a check: they mean something in a policy.
-pub const RESERVED: &[&str] = &["all", "any", "and", "or", "not", "at_least", "ratio"];
+pub(crate) const RESERVED: &[&str] = &["all", "any", "and", "or", "not", "at_least", "ratio"];
 
 /// Deeper nesting of `(` and `!` than this is rejected, so a hostile policy
 /// cannot exhaust the stack (a real one has a handful of levels).
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 /// Most operands (check names, all, any, at_least, ratio) in one policy. With
 /// MAX_DEPTH this bounds the depth of the tree the parser builds (an `&&`
 /// chain is a left-leaning tree as deep as it is long), and with it every
 /// recursive walk over the tree (printing, comparing, dropping).
-pub const MAX_TERMS: usize = 256;
+pub(crate) const MAX_TERMS: usize = 256;
 /// Longest policy accepted, in bytes.
 pub const MAX_LEN: usize = 4096;
 
@@ -148,7 +148,7 @@ impl fmt::Display for Expr {
 }
 
 /// Whether `s` has identifier syntax: `[A-Za-z_][A-Za-z0-9_]*`.
-pub fn is_identifier(s: &str) -> bool {
+pub(crate) fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     match chars.next() {
         Some(c) if c.is_ascii_alphabetic() || c == '_' => {}

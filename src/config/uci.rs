@@ -73,7 +73,7 @@ impl Section {
     }
 
     /// How `uci` addresses the section: `vip 'web'` or `@check[1]`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match &self.name {
             Some(n) => format!("{} '{n}'", self.kind),
             None => format!("@{}[{}]", self.kind, self.index),
@@ -92,7 +92,7 @@ pub struct UciFile {
 /// `validate::MAX_NAME_LEN` (64) and its option names are short words, so a
 /// longer one is a mistake; the cap also keeps such names out of every
 /// error path.
-pub const MAX_NAME_LEN: usize = 64;
+pub(crate) const MAX_NAME_LEN: usize = 64;
 
 /// libuci's uci_validate_name: option and section names.
 fn valid_name(s: &str) -> bool {

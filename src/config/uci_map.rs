@@ -237,7 +237,7 @@ pub struct Mapped {
 
 impl Mapped {
     /// Rewrites an error about a v1 path into UCI terms.
-    pub fn locate(&self, e: ConfigError) -> ConfigError {
+    pub(crate) fn locate(&self, e: ConfigError) -> ConfigError {
         let message = self.rewrite_also(&e.message);
         ConfigError {
             path: self.uci_path(&e.path),

@@ -14,41 +14,41 @@ use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 
 /// Linux TCP_MD5SIG_MAXKEYLEN.
-pub const MD5_KEY_MAX: usize = 80;
+pub(crate) const MD5_KEY_MAX: usize = 80;
 /// RFC 4271 §4.2: the Hold Time is a 16-bit count of seconds.
 const HOLD_MAX_SECS: u64 = 65535;
 /// procd gives a stopping service 5 s before SIGKILL; the drain must fit.
-pub const SHUTDOWN_DRAIN_MAX: Dur = Dur::secs(4);
+pub(crate) const SHUTDOWN_DRAIN_MAX: Dur = Dur::secs(4);
 /// Shortest `error_wait_min`: a peer that refuses every connection at once
 /// must not be redialled in a busy loop.
-pub const ERROR_WAIT_MIN: Dur = Dur::ms(100);
+pub(crate) const ERROR_WAIT_MIN: Dur = Dur::ms(100);
 /// Longest `error_wait_max`: a session held off longer than this after an
 /// error is a misconfiguration, not damping.
-pub const ERROR_WAIT_MAX: Dur = Dur::secs(3600);
+pub(crate) const ERROR_WAIT_MAX: Dur = Dur::secs(3600);
 /// More prepends than this no longer change best-path selection anywhere useful
 /// and some peers cap AS_PATH length.
-pub const PREPEND_MAX: u8 = 16;
+pub(crate) const PREPEND_MAX: u8 = 16;
 
 /// Most VIPs in one config. benches/convergence.sh announces 10,000 (about
 /// 52 MiB of RSS, see docs/performance.md); more is not a router's job.
-pub const MAX_VIPS: usize = 10_000;
+pub(crate) const MAX_VIPS: usize = 10_000;
 /// Most checks on one VIP (each is a task probing on its own schedule).
-pub const MAX_CHECKS_PER_VIP: usize = 64;
+pub(crate) const MAX_CHECKS_PER_VIP: usize = 64;
 /// Most BGP neighbors (each is a session with its own RIB-out).
-pub const MAX_NEIGHBORS: usize = 256;
+pub(crate) const MAX_NEIGHBORS: usize = 256;
 /// Longest VIP, neighbor or check name, in bytes: names appear in API paths,
 /// metric labels, ubus replies and every log line about the object.
-pub const MAX_NAME_LEN: usize = 64;
+pub(crate) const MAX_NAME_LEN: usize = 64;
 
 /// Most checks in all VIPs together (each is a task with its own timers and
 /// buffers); a typed check also takes about 1 KiB before validation.
-pub const MAX_CHECKS: usize = 10_000;
+pub(crate) const MAX_CHECKS: usize = 10_000;
 
 /// The count limits, checked on the JSON value before the typed decode:
 /// decoding 50,000 checks took 150 MiB, more than a small router has, only
 /// to refuse them afterwards. True if any limit is exceeded (then nothing
 /// else is worth checking).
-pub fn counts_exceeded(v: &Value, errs: &mut Errors) -> bool {
+pub(crate) fn counts_exceeded(v: &Value, errs: &mut Errors) -> bool {
     let len = |v: &Value| v.as_array().map_or(0, Vec::len);
     let mut over = too_many(
         errs,
@@ -87,7 +87,7 @@ fn too_many(errs: &mut Errors, path: &str, what: &str, len: usize, max: usize) -
 }
 
 /// gRPC status codes by their canonical names (grpc/doc/statuscodes.md).
-pub const GRPC_CODES: &[(&str, u32)] = &[
+pub(crate) const GRPC_CODES: &[(&str, u32)] = &[
     ("OK", 0),
     ("CANCELLED", 1),
     ("UNKNOWN", 2),
@@ -109,7 +109,7 @@ pub const GRPC_CODES: &[(&str, u32)] = &[
 
 /// Resolves an ok_codes entry as pathosd does: case-insensitive, PascalCase or
 /// SCREAMING_SNAKE (underscores ignored); Go's spelling "Canceled" is accepted.
-pub fn grpc_code(name: &str) -> Option<u32> {
+pub(crate) fn grpc_code(name: &str) -> Option<u32> {
     let norm: String = name
         .chars()
         .filter(|c| *c != '_')
@@ -126,7 +126,7 @@ pub fn grpc_code(name: &str) -> Option<u32> {
 
 /// The parts of an absolute http(s) URL that the checks need.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UrlParts {
+pub(crate) struct UrlParts {
     pub https: bool,
     /// Host without brackets (an IPv6 literal is bare).
     pub host: String,
@@ -137,7 +137,7 @@ pub struct UrlParts {
 
 /// Splits `http://host[:port][/path]` or `https://...`; None for anything else
 /// (user info is not supported: it would leak into logs).
-pub fn split_url(url: &str) -> Option<UrlParts> {
+pub(crate) fn split_url(url: &str) -> Option<UrlParts> {
     let (https, rest) = if let Some(r) = url.strip_prefix("http://") {
         (false, r)
     } else if let Some(r) = url.strip_prefix("https://") {
@@ -475,9 +475,9 @@ fn error_wait(n: &Neighbor, p: &str, errs: &mut Errors) {
 
 /// Shortest `api.token`: 16 characters of the b64token alphabet are about
 /// 96 bits, too many to guess over HTTP.
-pub const API_TOKEN_MIN: usize = 16;
+pub(crate) const API_TOKEN_MIN: usize = 16;
 /// Longest `api.token` (it travels in one header of an 8 KiB request head).
-pub const API_TOKEN_MAX: usize = 256;
+pub(crate) const API_TOKEN_MAX: usize = 256;
 
 fn api(a: &Api, errs: &mut Errors) {
     if !a.listen.is_empty() && listen_addr(&a.listen).is_none() {
@@ -516,7 +516,7 @@ fn api(a: &Api, errs: &mut Errors) {
 }
 
 /// Parses `ip:port`, `[v6]:port` or `:port` (every address).
-pub fn listen_addr(s: &str) -> Option<SocketAddr> {
+pub(crate) fn listen_addr(s: &str) -> Option<SocketAddr> {
     if let Some(port) = s.strip_prefix(':') {
         let port: u16 = port.parse().ok()?;
         return Some(SocketAddr::from(([0, 0, 0, 0], port)));

@@ -77,7 +77,7 @@ pub struct CheckStatus {
 
 /// Histogram bounds for a check: ten linear steps up to its timeout, then the
 /// timeout plus 50ms (late results), so the buckets fit the check's scale.
-pub fn duration_buckets(timeout: Duration) -> Vec<f64> {
+pub(crate) fn duration_buckets(timeout: Duration) -> Vec<f64> {
     let t = timeout.as_secs_f64().max(0.001);
     let mut b: Vec<f64> = (1..=10)
         .map(|i| (t * f64::from(i) / 10.0 * 1e6).round() / 1e6)
@@ -133,7 +133,7 @@ pub struct Engine {
 
 /// Longest time a VIP needs for its first decision: its slowest check's
 /// rise × interval plus one timeout.
-pub fn first_evaluation_bound(vip: &Vip) -> Duration {
+pub(crate) fn first_evaluation_bound(vip: &Vip) -> Duration {
     vip.check_list()
         .iter()
         .map(|c| {
@@ -305,12 +305,13 @@ impl Engine {
         self.vips.iter().find(|v| v.name == name)
     }
 
-    pub fn initial_done(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn initial_done(&self) -> bool {
         self.initial_done
     }
 
     /// The earliest time `Tick` must be fed.
-    pub fn next_deadline(&self) -> Option<Instant> {
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
         let mut d = self
             .vips
             .iter()
@@ -398,11 +399,7 @@ impl Engine {
                 self.emit(i, t, out);
             }
             (None, Some(reason)) => {
-                log::info!(
-                    "vip {} check {}: {reason} (check transition without VIP health change)",
-                    r.vip,
-                    r.check
-                );
+                // The owner logs it: the engine is a pure layer and does not log.
                 out.push(Output::CheckTransitionOnly {
                     vip: r.vip.clone(),
                     check: r.check.clone(),

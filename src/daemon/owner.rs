@@ -518,7 +518,11 @@ impl Owner {
                         );
                     }
                 }
-                Output::CheckTransitionOnly { .. } => {}
+                Output::CheckTransitionOnly { vip, check, reason } => {
+                    log::info!(
+                        "vip {vip} check {check}: {reason} (check transition without VIP health change)"
+                    );
+                }
                 Output::InitialDone => {
                     // The routes decided before this go out before End-of-RIB.
                     self.speaker.set_routes(std::mem::take(&mut routes));
@@ -993,16 +997,5 @@ fn peer_view(p: crate::bgp::speaker::PeerStatus) -> crate::api::model::PeerView 
         advertised: p.advertised,
         flaps: p.flaps,
         routes: p.routes,
-    }
-}
-
-impl VipState {
-    /// Numeric state as pathosd reports it: 0 withdrawn, 1 announced, 2 pessimized.
-    pub fn code(self) -> u8 {
-        match self {
-            VipState::Withdrawn => 0,
-            VipState::Announced => 1,
-            VipState::Pessimized => 2,
-        }
     }
 }

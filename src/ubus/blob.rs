@@ -12,17 +12,17 @@
 use std::fmt;
 
 /// Bit 31 of `id_len`: the attribute is a blobmsg (carries a name).
-pub const BLOB_ATTR_EXTENDED: u32 = 0x8000_0000;
+pub(crate) const BLOB_ATTR_EXTENDED: u32 = 0x8000_0000;
 /// Bits 30..24 of `id_len`.
-pub const BLOB_ATTR_ID_MASK: u32 = 0x7f00_0000;
-pub const BLOB_ATTR_ID_SHIFT: u32 = 24;
+pub(crate) const BLOB_ATTR_ID_MASK: u32 = 0x7f00_0000;
+pub(crate) const BLOB_ATTR_ID_SHIFT: u32 = 24;
 /// Bits 23..0 of `id_len`: length including the header.
-pub const BLOB_ATTR_LEN_MASK: u32 = 0x00ff_ffff;
+pub(crate) const BLOB_ATTR_LEN_MASK: u32 = 0x00ff_ffff;
 /// Size of the `blob_attr` header.
-pub const BLOB_HDR_LEN: usize = 4;
+pub(crate) const BLOB_HDR_LEN: usize = 4;
 
 /// Deepest table/array nesting we accept from the wire.
-pub const MAX_DEPTH: usize = 32;
+pub(crate) const MAX_DEPTH: usize = 32;
 
 /// blobmsg payload types (`enum blobmsg_type`). BOOL shares INT8.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,7 +41,7 @@ pub enum BlobMsgType {
 }
 
 impl BlobMsgType {
-    pub fn from_u8(v: u8) -> Option<BlobMsgType> {
+    pub(crate) fn from_u8(v: u8) -> Option<BlobMsgType> {
         Some(match v {
             0 => BlobMsgType::Unspec,
             1 => BlobMsgType::Array,
@@ -57,7 +57,7 @@ impl BlobMsgType {
     }
 
     /// `BLOBMSG_TYPE_BOOL` is an alias of INT8 on the wire.
-    pub const BOOL: BlobMsgType = BlobMsgType::Int8;
+    pub(crate) const BOOL: BlobMsgType = BlobMsgType::Int8;
 }
 
 /// Why bytes were not a valid blob / blobmsg, or a value could not be encoded.
@@ -129,7 +129,7 @@ impl BlobValue {
         BlobValue::String(s.to_string())
     }
 
-    pub fn msg_type(&self) -> BlobMsgType {
+    pub(crate) fn msg_type(&self) -> BlobMsgType {
         match self {
             BlobValue::Unspec => BlobMsgType::Unspec,
             BlobValue::Array(_) => BlobMsgType::Array,
@@ -157,13 +157,6 @@ impl BlobValue {
             BlobValue::Int32(v) => Some(i64::from(v)),
             BlobValue::Int16(v) => Some(i64::from(v)),
             BlobValue::Int8(v) => Some(i64::from(v)),
-            _ => None,
-        }
-    }
-
-    pub fn as_table(&self) -> Option<&Table> {
-        match self {
-            BlobValue::Table(t) => Some(t),
             _ => None,
         }
     }
@@ -238,19 +231,19 @@ pub fn table_from_json(v: &serde_json::Value) -> Option<Table> {
 }
 
 /// Rounds up to the 4-byte blob alignment (`BLOB_ATTR_ALIGN`).
-pub fn pad4(len: usize) -> usize {
+pub(crate) fn pad4(len: usize) -> usize {
     len.saturating_add(3) & !3
 }
 
 /// Bytes of `struct blobmsg_hdr` (be16 namelen + name + NUL, padded) that follow the
 /// `blob_attr` header (`blobmsg_hdrlen`).
-pub fn blobmsg_hdrlen(namelen: usize) -> usize {
+pub(crate) fn blobmsg_hdrlen(namelen: usize) -> usize {
     pad4(namelen.saturating_add(3))
 }
 
 /// A decoded `blob_attr` header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AttrHdr {
+pub(crate) struct AttrHdr {
     pub extended: bool,
     pub id: u8,
     /// Length including the 4-byte header, excluding padding.
@@ -275,7 +268,7 @@ impl AttrHdr {
         })
     }
 
-    pub fn to_bytes(self) -> [u8; 4] {
+    pub(crate) fn to_bytes(self) -> [u8; 4] {
         let mut v = (u32::from(self.id) << BLOB_ATTR_ID_SHIFT) & BLOB_ATTR_ID_MASK;
         if self.extended {
             v |= BLOB_ATTR_EXTENDED;
@@ -288,7 +281,7 @@ impl AttrHdr {
 
 /// Walks the attributes packed in a container body (the `blob_for_each_attr` loop), but
 /// strictly: every attribute's padded length must fit, and no bytes may be left over.
-pub struct AttrIter<'a> {
+pub(crate) struct AttrIter<'a> {
     rest: &'a [u8],
 }
 
@@ -386,7 +379,7 @@ fn decode_value(ty: BlobMsgType, data: &[u8], depth: usize) -> Result<BlobValue,
 }
 
 /// A `BLOB_ATTR_STRING` payload: bytes up to a mandatory trailing NUL.
-pub fn decode_cstring(data: &[u8]) -> Result<String, BlobError> {
+pub(crate) fn decode_cstring(data: &[u8]) -> Result<String, BlobError> {
     match data.split_last() {
         Some((0, s)) => std::str::from_utf8(s)
             .map(str::to_string)
@@ -396,7 +389,7 @@ pub fn decode_cstring(data: &[u8]) -> Result<String, BlobError> {
 }
 
 /// Decodes a blobmsg table body (a list of named blobmsg attributes).
-pub fn decode_table(body: &[u8]) -> Result<Table, BlobError> {
+pub(crate) fn decode_table(body: &[u8]) -> Result<Table, BlobError> {
     decode_table_depth(body, 0)
 }
 
@@ -413,7 +406,12 @@ fn decode_table_depth(body: &[u8], depth: usize) -> Result<Table, BlobError> {
 }
 
 /// Appends one attribute whose payload `fill` writes, then patches its length and pads.
-pub fn put_attr<F>(out: &mut Vec<u8>, extended: bool, id: u8, fill: F) -> Result<(), BlobError>
+pub(crate) fn put_attr<F>(
+    out: &mut Vec<u8>,
+    extended: bool,
+    id: u8,
+    fill: F,
+) -> Result<(), BlobError>
 where
     F: FnOnce(&mut Vec<u8>) -> Result<(), BlobError>,
 {
@@ -431,7 +429,7 @@ where
 }
 
 /// Appends a named blobmsg attribute (`blobmsg_add_field`).
-pub fn put_blobmsg(out: &mut Vec<u8>, name: &str, v: &BlobValue) -> Result<(), BlobError> {
+pub(crate) fn put_blobmsg(out: &mut Vec<u8>, name: &str, v: &BlobValue) -> Result<(), BlobError> {
     let namelen = u16::try_from(name.len()).map_err(|_| BlobError::TooLong)?;
     put_attr(out, true, v.msg_type() as u8, |out| {
         let name_start = out.len();
@@ -466,15 +464,17 @@ fn put_value(out: &mut Vec<u8>, v: &BlobValue) -> Result<(), BlobError> {
 }
 
 /// Appends a table body: each entry as a named blobmsg attribute.
-pub fn put_table(out: &mut Vec<u8>, t: &Table) -> Result<(), BlobError> {
+pub(crate) fn put_table(out: &mut Vec<u8>, t: &Table) -> Result<(), BlobError> {
     for (name, v) in t {
         put_blobmsg(out, name, v)?;
     }
     Ok(())
 }
 
-/// Encodes a table body on its own.
-pub fn encode_table(t: &Table) -> Result<Vec<u8>, BlobError> {
+/// Encodes a table body on its own (the tests' round trips; the client
+/// encodes tables inside messages).
+#[cfg(test)]
+pub(crate) fn encode_table(t: &Table) -> Result<Vec<u8>, BlobError> {
     let mut out = Vec::new();
     put_table(&mut out, t)?;
     Ok(out)

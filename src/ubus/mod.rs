@@ -1,11 +1,11 @@
 //! ubus: the `pathosd` object on OpenWrt's message bus.
 //!
 //! `blob` and `msg` are the pure wire codec (libubox blob/blobmsg, ubus messages),
-//! `client` is the smol driver that registers `pathosd` on ubusd and serves calls,
-//! `broker` is a small in-tree ubusd for tests (Debian ships no ubusd).
+//! `client` is the smol driver that registers `pathosd` on ubusd and serves calls.
+//! The small ubusd the tests use (Debian ships none) is tests/support/ubus_broker.rs,
+//! outside the shipped binary.
 
 pub mod blob;
-pub mod broker;
 pub mod client;
 pub mod msg;
 

@@ -13,19 +13,19 @@ use super::blob::{
 };
 
 /// `ubus_msghdr` size.
-pub const HDR_LEN: usize = 8;
+pub(crate) const HDR_LEN: usize = 8;
 /// Bytes needed to know a message's full length: header + container `blob_attr`.
-pub const PREFIX_LEN: usize = HDR_LEN + BLOB_HDR_LEN;
+pub(crate) const PREFIX_LEN: usize = HDR_LEN + BLOB_HDR_LEN;
 /// `UBUS_MAX_MSGLEN`: ubusd drops clients that announce more.
-pub const UBUS_MAX_MSGLEN: usize = 1_048_576;
+pub(crate) const UBUS_MAX_MSGLEN: usize = 1_048_576;
 /// `UBUS_MSG_CHUNK_SIZE` is irrelevant to us; the header version is always 0.
-pub const UBUS_MSG_VERSION: u8 = 0;
+pub(crate) const UBUS_MSG_VERSION: u8 = 0;
 /// `UBUS_SYSTEM_OBJECT_EVENT`: the object inside ubusd that handles `send`/`register`.
 pub const UBUS_SYSTEM_OBJECT_EVENT: u32 = 1;
 /// ubusd reserves object ids below this for system objects.
 pub const UBUS_SYSTEM_OBJECT_MAX: u32 = 1024;
 /// Default socket path (`UBUS_UNIX_SOCKET` in ubus' CMakeLists.txt).
-pub const UBUS_UNIX_SOCKET: &str = "/var/run/ubus/ubus.sock";
+pub(crate) const UBUS_UNIX_SOCKET: &str = "/var/run/ubus/ubus.sock";
 
 /// `enum ubus_msg_type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -47,7 +47,7 @@ pub enum MsgType {
 }
 
 impl MsgType {
-    pub fn from_u8(v: u8) -> MsgType {
+    pub(crate) fn from_u8(v: u8) -> MsgType {
         match v {
             0 => MsgType::Hello,
             1 => MsgType::Status,
@@ -65,7 +65,7 @@ impl MsgType {
         }
     }
 
-    pub fn to_u8(self) -> u8 {
+    pub(crate) fn to_u8(self) -> u8 {
         match self {
             MsgType::Hello => 0,
             MsgType::Status => 1,
@@ -94,9 +94,9 @@ pub mod attr_id {
     pub const SIGNATURE: u8 = 6;
     pub const DATA: u8 = 7;
     pub const TARGET: u8 = 8;
-    pub const ACTIVE: u8 = 9;
-    pub const NO_REPLY: u8 = 10;
-    pub const SUBSCRIBERS: u8 = 11;
+    pub(crate) const ACTIVE: u8 = 9;
+    pub(crate) const NO_REPLY: u8 = 10;
+    pub(crate) const SUBSCRIBERS: u8 = 11;
     pub const USER: u8 = 12;
     pub const GROUP: u8 = 13;
 }
@@ -123,7 +123,7 @@ pub enum UbusStatus {
 }
 
 impl UbusStatus {
-    pub fn from_u32(v: u32) -> UbusStatus {
+    pub(crate) fn from_u32(v: u32) -> UbusStatus {
         match v {
             0 => UbusStatus::Ok,
             1 => UbusStatus::InvalidCommand,
@@ -143,7 +143,7 @@ impl UbusStatus {
         }
     }
 
-    pub fn to_u32(self) -> u32 {
+    pub(crate) fn to_u32(self) -> u32 {
         match self {
             UbusStatus::Ok => 0,
             UbusStatus::InvalidCommand => 1,
@@ -377,7 +377,7 @@ fn put_ubus_attr(out: &mut Vec<u8>, a: &Attr) -> Result<(), BlobError> {
 /// Total wire length of the message whose first [`PREFIX_LEN`] bytes are `prefix`
 /// (header + container length). ubusd drops a client announcing a container shorter
 /// than its header or a message over `UBUS_MAX_MSGLEN` (ubusd_main.c), so do we.
-pub fn frame_len(prefix: &[u8]) -> Result<usize, MsgError> {
+pub(crate) fn frame_len(prefix: &[u8]) -> Result<usize, MsgError> {
     let hdr = AttrHdr::parse(prefix.get(HDR_LEN..).ok_or(MsgError::BadContainer)?)?;
     if hdr.extended || hdr.id != 0 {
         return Err(MsgError::BadContainer);
@@ -494,7 +494,7 @@ impl Message {
         })
     }
 
-    pub fn no_reply(&self) -> bool {
+    pub(crate) fn no_reply(&self) -> bool {
         self.find(|a| match a {
             Attr::NoReply(v) => Some(*v != 0),
             _ => None,
@@ -660,7 +660,8 @@ impl FrameBuf {
         Ok(Some(std::mem::replace(&mut self.buf, rest)))
     }
 
-    pub fn buffered(&self) -> usize {
+    #[cfg(test)]
+    fn buffered(&self) -> usize {
         self.buf.len()
     }
 }

@@ -47,7 +47,7 @@ pub struct VipPolicy {
 }
 
 impl VipPolicy {
-    pub fn from_config(vip: &Vip) -> VipPolicy {
+    pub(crate) fn from_config(vip: &Vip) -> VipPolicy {
         let p = &vip.policy;
         let healthy_intent = RouteIntent {
             as_path_prepend: p.announce.as_path_prepend,
@@ -172,7 +172,12 @@ impl VipMachine {
     }
 
     /// The combined health (after checks_policy) changed or was re-reported.
-    pub fn set_health(&mut self, healthy: bool, now: Instant, reason: &str) -> Option<Transition> {
+    pub(crate) fn set_health(
+        &mut self,
+        healthy: bool,
+        now: Instant,
+        reason: &str,
+    ) -> Option<Transition> {
         if self.policy.always {
             return None;
         }
@@ -190,7 +195,7 @@ impl VipMachine {
     }
 
     /// The lower_priority_file appeared or disappeared.
-    pub fn set_drain_file(&mut self, present: bool, now: Instant) -> Option<Transition> {
+    pub(crate) fn set_drain_file(&mut self, present: bool, now: Instant) -> Option<Transition> {
         if present == self.drain_file {
             return None;
         }
@@ -204,7 +209,7 @@ impl VipMachine {
     }
 
     /// Drain switched at runtime through the API or ubus.
-    pub fn set_drain_api(&mut self, enable: bool, now: Instant) -> Option<Transition> {
+    pub(crate) fn set_drain_api(&mut self, enable: bool, now: Instant) -> Option<Transition> {
         if enable == self.drain_api {
             return None;
         }
@@ -237,7 +242,7 @@ impl VipMachine {
     }
 
     /// When `tick` must be called next, if some timed step is pending.
-    pub fn next_deadline(&self) -> Option<Instant> {
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
         match self.state {
             VipState::Withdrawn if self.healthy && self.withdrawn_after_announce => self
                 .healthy_since

@@ -9,6 +9,7 @@ pub mod frr;
 pub mod gobgp;
 pub mod netns;
 pub mod ubus;
+pub mod ubus_broker;
 
 use pathosd::bgp::types::Prefix;
 use pathosd::check::{CheckResult, Probe};

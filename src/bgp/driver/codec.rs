@@ -9,7 +9,7 @@ use super::super::wire::{self, DecodeCtx, ErrorCode, Message, MessageType, OpenE
 
 /// Message kinds, for the per-type counters in the peer status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Open,
     Update,
     Notification,
@@ -106,7 +106,7 @@ fn wire_afi(afi: Afi) -> u16 {
 
 /// Our OPEN: the families of `info.capabilities`, Route Refresh, 4-octet AS
 /// and (when `graceful_restart`) the helper-only Graceful Restart capability.
-pub fn encode_open(info: &OpenInfo) -> Vec<u8> {
+pub(crate) fn encode_open(info: &OpenInfo) -> Vec<u8> {
     let caps = &info.capabilities;
     let mut families = Vec::new();
     if caps.mp_ipv4 {
@@ -130,7 +130,7 @@ pub fn encode_keepalive() -> Vec<u8> {
     wire::encode_keepalive()
 }
 
-pub fn encode_notification(n: &Notification) -> Vec<u8> {
+pub(crate) fn encode_notification(n: &Notification) -> Vec<u8> {
     let mut n = n.clone();
     // RFC 4271 §4.5: the Data field must fit the 4096-octet message; data
     // we echo back (e.g. a bad attribute) is cut rather than not sent.
@@ -140,11 +140,12 @@ pub fn encode_notification(n: &Notification) -> Vec<u8> {
 }
 
 /// UPDATE messages for `changes`: withdrawals and announcements packed by
-/// the codec, then one End-of-RIB marker per family (RFC 4724 §2).
-pub fn encode_changes(changes: &Changes, four_octet_as: bool) -> Vec<Vec<u8>> {
+/// the codec, then one End-of-RIB marker per family (RFC 4724 §2); and the
+/// routes the codec could not encode, for the caller to log.
+pub(crate) fn encode_changes(changes: &Changes, four_octet_as: bool) -> wire::Updates {
     let mut out = wire::encode_updates(&changes.announce, &changes.withdraw, four_octet_as);
     for afi in &changes.end_of_rib {
-        out.push(wire::encode_end_of_rib(*afi));
+        out.messages.push(wire::encode_end_of_rib(*afi));
     }
     out
 }
@@ -157,10 +158,10 @@ pub fn ctx(four_octet_as: bool, ebgp: bool) -> DecodeCtx {
     }
 }
 
-pub type Ctx = DecodeCtx;
+pub(crate) type Ctx = DecodeCtx;
 
 /// "Cease / Administrative Shutdown: \"text\"" for logs and status.
-pub fn describe(n: &Notification) -> String {
+pub(crate) fn describe(n: &Notification) -> String {
     n.to_string()
 }
 

@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
-pub struct LogLimit {
+pub(crate) struct LogLimit {
     burst: u32,
     interval: Duration,
     /// Events that may still be logged one by one.
@@ -70,7 +70,7 @@ impl LogLimit {
     }
 
     /// When [`LogLimit::summary`] will have a count to report.
-    pub fn next_summary(&self) -> Option<Instant> {
+    pub(crate) fn next_summary(&self) -> Option<Instant> {
         self.window_end.filter(|_| self.suppressed > 0)
     }
 

@@ -39,7 +39,7 @@ use crate::config::schema::{Config, Neighbor};
 
 /// Longest time one write to a peer may take before the connection is
 /// considered failed.
-pub const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Upper bound of [`SpeakerHandle::shutdown`]'s waits for peers (besides the drain).
 const STOP_TIMEOUT: Duration = Duration::from_secs(3);
 /// Connections from addresses that are no configured neighbor: this many are
@@ -47,7 +47,7 @@ const STOP_TIMEOUT: Duration = Duration::from_secs(3);
 /// while they go on (anyone who reaches the port can make them; logd keeps
 /// only 16 KiB).
 pub const NON_NEIGHBOR_LOG_BURST: u32 = 5;
-pub const NON_NEIGHBOR_LOG_INTERVAL: Duration = Duration::from_secs(60);
+pub(crate) const NON_NEIGHBOR_LOG_INTERVAL: Duration = Duration::from_secs(60);
 
 /// A session state change, for the daemon's logs and ubus events.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,7 +162,7 @@ pub struct PeerSettings {
 impl PeerSettings {
     /// The settings of neighbor `n`; an error for an incomplete config
     /// (validation normally rejects those first).
-    pub fn from_config(cfg: &Config, n: &Neighbor) -> Result<PeerSettings, String> {
+    pub(crate) fn from_config(cfg: &Config, n: &Neighbor) -> Result<PeerSettings, String> {
         let router = &cfg.router;
         let router_id = match router.router_id {
             Some(IpAddr::V4(a)) => a,
@@ -235,7 +235,7 @@ impl PeerSettings {
             address,
             port: n.port,
             local_address: n.local_address.or(router.local_address),
-            password: n.auth_password.clone().filter(|p| !p.is_empty()),
+            password: n.md5_key().map(str::to_string),
             ttl,
             min_ttl,
             fsm,
@@ -258,8 +258,6 @@ enum Control {
     Sync(Option<Sender<()>>),
     /// A connection from the peer's address, accepted by the listener.
     Inbound(Async<std::net::TcpStream>),
-    Pause,
-    Resume,
     /// ManualStop with the Shutdown Communication, then end the task.
     Stop(Option<String>, Sender<()>),
 }
@@ -457,46 +455,6 @@ impl SpeakerHandle {
                 s
             })
             .collect()
-    }
-
-    fn control(&self, peer: &str, c: Control) -> bool {
-        let tx = lock(&self.shared.peers)
-            .iter()
-            .find(|p| p.name == peer)
-            .and_then(|p| p.ctl.clone());
-        tx.is_some_and(|tx| tx.try_send(c).is_ok())
-    }
-
-    /// Test hook: the peer task stops reading and sending (KEEPALIVEs
-    /// included), so the peer's HoldTimer expires. Returns false for an
-    /// unknown or stopped peer.
-    pub fn pause(&self, peer: &str) -> bool {
-        self.control(peer, Control::Pause)
-    }
-
-    /// Ends [`SpeakerHandle::pause`].
-    pub fn resume(&self, peer: &str) -> bool {
-        self.control(peer, Control::Resume)
-    }
-
-    /// Stops peer `name` (Cease / Administrative Shutdown with `message`) and,
-    /// if `cfg` still has a neighbor of that name, starts it with the new
-    /// settings. For a reload that changed that neighbor. The listen address
-    /// itself is only read at [`Speaker::start`].
-    pub async fn restart_peer(&self, name: &str, cfg: &Config, message: &str) {
-        let old = {
-            let mut peers = lock(&self.shared.peers);
-            let i = peers.iter().position(|p| p.name == name);
-            i.map(|i| peers.remove(i))
-        };
-        if let Some(old) = old {
-            stop_peers(vec![old], Some(message.to_string())).await;
-        }
-        if let Some(n) = cfg.bgp.neighbors.iter().find(|n| n.name == name) {
-            self.start_peer(cfg, n);
-            // The new peer starts with an empty Adj-RIB-Out and syncs on
-            // Established; nothing else to do.
-        }
     }
 
     /// Applies a reloaded config: the neighbors named in `restart` (whose

@@ -12,7 +12,7 @@ use crate::sys;
 
 /// Why an active socket could not be prepared.
 #[derive(Debug)]
-pub enum SetupError {
+pub(crate) enum SetupError {
     /// The TCP MD5 key could not be set: the peer must not run at all
     /// (never a silent unauthenticated session).
     Md5(io::Error),
@@ -23,7 +23,7 @@ pub enum SetupError {
 
 /// `ip` as the address family of a socket bound to `family_of`: IPv4 peers
 /// on an IPv6 socket are seen as IPv4-mapped addresses.
-pub fn for_family(ip: IpAddr, ipv6_socket: bool) -> Option<IpAddr> {
+pub(crate) fn for_family(ip: IpAddr, ipv6_socket: bool) -> Option<IpAddr> {
     match (ip, ipv6_socket) {
         (IpAddr::V4(a), true) => Some(IpAddr::V6(a.to_ipv6_mapped())),
         (IpAddr::V6(a), false) => a.to_ipv4_mapped().map(IpAddr::V4),
@@ -32,7 +32,7 @@ pub fn for_family(ip: IpAddr, ipv6_socket: bool) -> Option<IpAddr> {
 }
 
 /// An IPv4-mapped IPv6 address as the IPv4 address it stands for.
-pub fn canonical(ip: IpAddr) -> IpAddr {
+pub(crate) fn canonical(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V6(a) => a.to_ipv4_mapped().map_or(ip, IpAddr::V4),
         v4 => v4,
@@ -54,7 +54,11 @@ pub fn listen(addr: SocketAddr) -> io::Result<Async<TcpListener>> {
 
 /// The key of an MD5-protected peer on the listener: set before any accept
 /// so the peer's SYN is verified (RFC 2385 §2: "every segment").
-pub fn listener_md5(listener: &Async<TcpListener>, peer: IpAddr, key: &str) -> io::Result<()> {
+pub(crate) fn listener_md5(
+    listener: &Async<TcpListener>,
+    peer: IpAddr,
+    key: &str,
+) -> io::Result<()> {
     let ipv6 = listener.get_ref().local_addr()?.is_ipv6();
     match for_family(peer, ipv6) {
         Some(ip) => sys::set_tcp_md5sig(listener.get_ref(), ip, key.as_bytes()),
@@ -65,7 +69,7 @@ pub fn listener_md5(listener: &Async<TcpListener>, peer: IpAddr, key: &str) -> i
 
 /// TTL and GTSM options of one session (RFC 5082 §3: "the TTL ... MUST be
 /// set to 255" on transmit; received segments must carry at least `min_ttl`).
-pub fn session_options(sock: &Socket, s: &PeerSettings, ipv6: bool) -> io::Result<()> {
+pub(crate) fn session_options(sock: &Socket, s: &PeerSettings, ipv6: bool) -> io::Result<()> {
     // Every BGP message is written whole, so Nagle only delays: without
     // TCP_NODELAY the first UPDATE / End-of-RIB after the OPEN exchange waited
     // ≈ 41 ms for the peer's delayed ACK (seen against BIRD in a capture).
@@ -92,7 +96,7 @@ pub fn accepted(stream: &Async<TcpStream>, s: &PeerSettings) -> io::Result<()> {
 
 /// A socket for an outbound connection: MD5 key, bind to the configured
 /// local address, TTL options, non-blocking. Nothing is sent yet.
-pub fn active_socket(s: &PeerSettings) -> Result<Socket, SetupError> {
+pub(crate) fn active_socket(s: &PeerSettings) -> Result<Socket, SetupError> {
     let peer = SocketAddr::new(s.address, s.port);
     let sock = Socket::new(Domain::for_address(peer), Type::STREAM, Some(Protocol::TCP))
         .map_err(SetupError::Other)?;

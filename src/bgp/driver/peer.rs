@@ -74,7 +74,7 @@ enum Wake {
     Timer,
 }
 
-pub struct PeerTask {
+pub(crate) struct PeerTask {
     /// The last down reason logged at info, so retries that fail the same
     /// way are logged at debug.
     logged_reason: Option<String>,
@@ -87,7 +87,6 @@ pub struct PeerTask {
     cand: Option<Session>,
     connecting: Option<Connecting>,
     adj: AdjRibOut,
-    paused: bool,
     origin: Instant,
     rng: u64,
     queue: VecDeque<(Which, Event)>,
@@ -124,7 +123,7 @@ async fn first<T>(mut futs: Vec<Pin<Box<dyn Future<Output = T> + Send + '_>>>) -
     .await
 }
 
-pub fn describe_down(r: &DownReason) -> String {
+pub(crate) fn describe_down(r: &DownReason) -> String {
     match r {
         DownReason::ManualStop => "administratively stopped".into(),
         DownReason::ConnectionFailed => "connection failed or closed".into(),
@@ -164,7 +163,6 @@ impl PeerTask {
             ctl,
             cand: None,
             connecting: None,
-            paused: false,
             origin,
             rng: seed | 1,
             queue: VecDeque::new(),
@@ -187,21 +185,19 @@ impl PeerTask {
                 let mut futs: Vec<Pin<Box<dyn Future<Output = Wake> + Send + '_>>> = Vec::new();
                 let ctl = &self.ctl;
                 futs.push(Box::pin(async move { Wake::Ctl(ctl.recv().await.ok()) }));
-                if !self.paused {
-                    if let Some(c) = &self.main.conn {
-                        let st = &c.stream;
-                        let b = &mut buf_main;
-                        futs.push(Box::pin(async move {
-                            Wake::Read(Which::Main, (&*st).read(b).await)
-                        }));
-                    }
-                    if let Some(c) = self.cand.as_ref().and_then(|c| c.conn.as_ref()) {
-                        let st = &c.stream;
-                        let b = &mut buf_cand;
-                        futs.push(Box::pin(async move {
-                            Wake::Read(Which::Cand, (&*st).read(b).await)
-                        }));
-                    }
+                if let Some(c) = &self.main.conn {
+                    let st = &c.stream;
+                    let b = &mut buf_main;
+                    futs.push(Box::pin(async move {
+                        Wake::Read(Which::Main, (&*st).read(b).await)
+                    }));
+                }
+                if let Some(c) = self.cand.as_ref().and_then(|c| c.conn.as_ref()) {
+                    let st = &c.stream;
+                    let b = &mut buf_cand;
+                    futs.push(Box::pin(async move {
+                        Wake::Read(Which::Cand, (&*st).read(b).await)
+                    }));
                 }
                 if let Some(f) = self.connecting.as_mut() {
                     futs.push(Box::pin(async move { Wake::Connected(f.await) }));
@@ -288,9 +284,6 @@ impl PeerTask {
     }
 
     fn next_deadline(&self) -> Option<Instant> {
-        if self.paused {
-            return None;
-        }
         self.main
             .deadlines
             .iter()
@@ -353,14 +346,6 @@ impl PeerTask {
                 }
             }
             Control::Inbound(stream) => self.inbound(stream).await,
-            Control::Pause => {
-                log::info!("bgp peer {}: paused (test hook)", self.s.name);
-                self.paused = true;
-            }
-            Control::Resume => {
-                log::info!("bgp peer {}: resumed", self.s.name);
-                self.paused = false;
-            }
             // Handled in run().
             Control::Stop(..) => {}
         }
@@ -368,10 +353,6 @@ impl PeerTask {
 
     async fn inbound(&mut self, stream: Async<TcpStream>) {
         let name = &self.s.name;
-        if self.paused {
-            log::debug!("bgp peer {name}: inbound connection closed: paused");
-            return;
-        }
         if let Err(e) = net::accepted(&stream, &self.s) {
             log::warn!("bgp peer {name}: inbound connection closed: socket options: {e}");
             return;
@@ -775,7 +756,11 @@ impl PeerTask {
         }
         if !changes.is_empty() {
             let four = self.main.fsm.negotiated().is_some_and(|n| n.four_octet_as);
-            for m in codec::encode_changes(&changes, four) {
+            let updates = codec::encode_changes(&changes, four);
+            for s in &updates.skipped {
+                log::warn!("bgp peer {}: {s}", self.s.name);
+            }
+            for m in updates.messages {
                 self.write(Which::Main, &m, Kind::Update).await;
             }
         }

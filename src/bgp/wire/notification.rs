@@ -25,7 +25,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub fn from_u8(v: u8) -> Option<ErrorCode> {
+    pub(crate) fn from_u8(v: u8) -> Option<ErrorCode> {
         Some(match v {
             1 => ErrorCode::MessageHeader,
             2 => ErrorCode::OpenMessage,
@@ -159,7 +159,7 @@ impl Notification {
 
     /// OPEN Message Error with subcode 0, for malformed OPEN content that
     /// RFC 4271 gives no subcode for (e.g. a truncated capability).
-    pub fn open_unspecific() -> Notification {
+    pub(crate) fn open_unspecific() -> Notification {
         Notification::new(ErrorCode::OpenMessage, UNSPECIFIC, Vec::new())
     }
 
@@ -209,7 +209,7 @@ impl Notification {
         n
     }
 
-    pub fn error_code(&self) -> Option<ErrorCode> {
+    pub(crate) fn error_code(&self) -> Option<ErrorCode> {
         ErrorCode::from_u8(self.code)
     }
 
@@ -255,7 +255,7 @@ impl Notification {
     }
 
     /// The RFC name of the subcode, if the code defines one.
-    pub fn subcode_name(&self) -> Option<&'static str> {
+    pub(crate) fn subcode_name(&self) -> Option<&'static str> {
         let name = match (self.error_code()?, self.subcode) {
             (_, UNSPECIFIC) => "Unspecific",
             (ErrorCode::MessageHeader, 1) => "Connection Not Synchronized",

@@ -74,7 +74,7 @@ impl GracefulRestart {
     /// the new OPEN drops those of families whose Forwarding State bit is
     /// clear; both happen at once here. pathosd still learns whether the
     /// peer can help, and sends End-of-RIB.
-    pub fn helper_only(families: &[Afi]) -> GracefulRestart {
+    pub(crate) fn helper_only(families: &[Afi]) -> GracefulRestart {
         GracefulRestart {
             flags: 0,
             restart_time: 0,
@@ -112,7 +112,7 @@ pub enum Capability {
 }
 
 impl Capability {
-    pub fn multiprotocol(afi: Afi) -> Capability {
+    pub(crate) fn multiprotocol(afi: Afi) -> Capability {
         Capability::Multiprotocol {
             afi: afi_code(afi),
             safi: SAFI_UNICAST,

@@ -3,6 +3,7 @@
 //! in 4096 octets.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::update::{encode_prefix, mp_reach_head, prefix_wire_len, write_attr, FLAG_OPTIONAL};
@@ -67,6 +68,87 @@ fn ipv6_next_hop(nh: IpAddr) -> Ipv6Addr {
     }
 }
 
+/// What [`encode_updates`] made: the UPDATE messages, and the routes it
+/// could not encode with the reason. The codec does not log (it is a pure
+/// layer, docs/architecture.md): the BGP driver logs each [`Skipped`],
+/// naming the peer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Updates {
+    pub messages: Vec<Vec<u8>>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Routes left out of the UPDATEs, all for one reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub prefixes: Vec<Prefix>,
+    /// They were to be withdrawn (else announced).
+    pub withdrawn: bool,
+    pub reason: SkipReason,
+}
+
+/// Why routes could not be encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkipReason {
+    /// An IPv6 next hop (not IPv4-mapped) for IPv4 prefixes: NEXT_HOP
+    /// (RFC 4271 §5.1.3) holds an IPv4 address only, and RFC 8950 is not
+    /// implemented.
+    NextHopFamily(IpAddr),
+    /// The path attributes take this many octets and leave no room for a
+    /// prefix in a 4096-octet UPDATE.
+    AttributesTooLong(usize),
+    /// An attribute or the message outgrew its length field. Unreachable by
+    /// construction (every body is sized to fit); reported, not panicked on.
+    Oversized,
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SkipReason::NextHopFamily(nh) => {
+                write!(f, "next hop {nh} cannot be sent with IPv4 prefixes")
+            }
+            SkipReason::AttributesTooLong(n) => write!(f, "path attributes too long ({n} octets)"),
+            SkipReason::Oversized => write!(
+                f,
+                "internal error, an attribute or the UPDATE exceeds its length (at most {MAX_MESSAGE_LEN} octets)"
+            ),
+        }
+    }
+}
+
+/// "3 routes to announce skipped (192.0.2.0/24, ...): <reason>", for the log.
+impl fmt::Display for Skipped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verb = if self.withdrawn {
+            "withdraw"
+        } else {
+            "announce"
+        };
+        write!(f, "{} routes to {verb} skipped (", self.prefixes.len())?;
+        for (i, p) in self.prefixes.iter().take(3).enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{p}")?;
+        }
+        if self.prefixes.len() > 3 {
+            f.write_str(", ...")?;
+        }
+        write!(f, "): {}", self.reason)
+    }
+}
+
+impl Updates {
+    fn skip(&mut self, prefixes: &[Prefix], withdrawn: bool, reason: SkipReason) {
+        self.skipped.push(Skipped {
+            prefixes: prefixes.to_vec(),
+            withdrawn,
+            reason,
+        });
+    }
+}
+
 /// Encodes withdrawals and announcements as complete UPDATE messages.
 ///
 /// IPv4 prefixes use the classic Withdrawn Routes and NLRI fields, IPv6
@@ -74,13 +156,14 @@ fn ipv6_next_hop(nh: IpAddr) -> Ipv6Addr {
 /// `PathAttrs` share messages, filled up to 4096 octets; groups keep the
 /// order in which their first route appears, prefixes their input order.
 /// Withdrawals come first. A route whose next hop cannot be encoded for its
-/// family (an IPv6 next hop for an IPv4 prefix) is logged and skipped.
+/// family (an IPv6 next hop for an IPv4 prefix) is skipped and returned in
+/// [`Updates::skipped`] for the caller to report.
 pub fn encode_updates(
     routes: &[(Prefix, PathAttrs)],
     withdrawn: &[Prefix],
     four_octet_as: bool,
-) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
+) -> Updates {
+    let mut out = Updates::default();
     let (w4, w6): (Vec<Prefix>, Vec<Prefix>) = withdrawn.iter().partition(|p| p.afi() == Afi::Ipv4);
     pack_withdrawn_v4(&w4, &mut out);
     pack_withdrawn_v6(&w6, &mut out);
@@ -128,13 +211,15 @@ fn chunks(prefixes: &[Prefix], room: usize) -> Vec<&[Prefix]> {
     out
 }
 
-fn push_message(body: &[u8], out: &mut Vec<Vec<u8>>) {
+/// The UPDATE with `body`, carrying `ps`; if it cannot be framed, `ps` are
+/// reported skipped.
+fn push_message(body: &[u8], ps: &[Prefix], withdrawn: bool, out: &mut Updates) {
     let mut m = header_start();
     m.extend_from_slice(body);
     match finish_header(m, MessageType::Update) {
-        Some(m) => out.push(m),
+        Some(m) => out.messages.push(m),
         // Unreachable by construction: every body is sized to fit.
-        None => log::error!("bgp: internal error, UPDATE exceeds {MAX_MESSAGE_LEN} octets"),
+        None => out.skip(ps, withdrawn, SkipReason::Oversized),
     }
 }
 
@@ -150,17 +235,17 @@ fn be16(n: usize) -> [u8; 2] {
     u16::try_from(n).unwrap_or(u16::MAX).to_be_bytes()
 }
 
-fn pack_withdrawn_v4(ps: &[Prefix], out: &mut Vec<Vec<u8>>) {
+fn pack_withdrawn_v4(ps: &[Prefix], out: &mut Updates) {
     for chunk in chunks(ps, MAX_MESSAGE_LEN - UPDATE_FIXED) {
         let w = prefix_bytes(chunk);
         let mut body = be16(w.len()).to_vec();
         body.extend_from_slice(&w);
         body.extend_from_slice(&[0, 0]);
-        push_message(&body, out);
+        push_message(&body, chunk, true, out);
     }
 }
 
-fn pack_withdrawn_v6(ps: &[Prefix], out: &mut Vec<Vec<u8>>) {
+fn pack_withdrawn_v6(ps: &[Prefix], out: &mut Updates) {
     // MP_UNREACH_NLRI: extended header, AFI, SAFI, withdrawn routes.
     let room = MAX_MESSAGE_LEN - UPDATE_FIXED - EXT_ATTR_HEADER - 3;
     for chunk in chunks(ps, room) {
@@ -177,12 +262,13 @@ fn pack_withdrawn_v6(ps: &[Prefix], out: &mut Vec<Vec<u8>>) {
         )
         .is_none()
         {
+            out.skip(chunk, true, SkipReason::Oversized);
             continue;
         }
         let mut body = vec![0, 0];
         body.extend_from_slice(&be16(attr.len()));
         body.extend_from_slice(&attr);
-        push_message(&body, out);
+        push_message(&body, chunk, true, out);
     }
 }
 
@@ -194,27 +280,20 @@ fn encode_attrs(attrs: &[PathAttr], four_octet_as: bool) -> Option<Vec<u8>> {
     Some(v)
 }
 
-fn pack_reach_v4(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mut Vec<Vec<u8>>) {
+fn pack_reach_v4(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mut Updates) {
     let Some(wire) = wire_attrs(attrs, Afi::Ipv4, four_octet_as) else {
-        log::warn!(
-            "bgp: next hop {} cannot be sent with IPv4 prefixes; {} routes skipped",
-            attrs.next_hop,
-            ps.len()
-        );
+        out.skip(ps, false, SkipReason::NextHopFamily(attrs.next_hop));
         return;
     };
     let Some(a) = encode_attrs(&wire, four_octet_as) else {
+        out.skip(ps, false, SkipReason::Oversized);
         return;
     };
     let Some(room) = MAX_MESSAGE_LEN
         .checked_sub(UPDATE_FIXED + a.len())
         .filter(|r| *r >= 5)
     else {
-        log::error!(
-            "bgp: path attributes too long ({} octets); {} routes skipped",
-            a.len(),
-            ps.len()
-        );
+        out.skip(ps, false, SkipReason::AttributesTooLong(a.len()));
         return;
     };
     for chunk in chunks(ps, room) {
@@ -222,15 +301,19 @@ fn pack_reach_v4(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mu
         body.extend_from_slice(&be16(a.len()));
         body.extend_from_slice(&a);
         body.extend_from_slice(&prefix_bytes(chunk));
-        push_message(&body, out);
+        push_message(&body, chunk, false, out);
     }
 }
 
-fn pack_reach_v6(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mut Vec<Vec<u8>>) {
+fn pack_reach_v6(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mut Updates) {
+    // Every next hop fits IPv6 routes (an IPv4 one goes IPv4-mapped), so
+    // wire_attrs does not fail here; were it to, the routes are reported.
     let Some(wire) = wire_attrs(attrs, Afi::Ipv6, four_octet_as) else {
+        out.skip(ps, false, SkipReason::NextHopFamily(attrs.next_hop));
         return;
     };
     let Some(a) = encode_attrs(&wire, four_octet_as) else {
+        out.skip(ps, false, SkipReason::Oversized);
         return;
     };
     let nh = MpNextHop::Ipv6 {
@@ -241,11 +324,7 @@ fn pack_reach_v6(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mu
     mp_reach_head(Afi::Ipv6, &nh, &mut head);
     let fixed = UPDATE_FIXED + EXT_ATTR_HEADER + head.len() + a.len();
     let Some(room) = MAX_MESSAGE_LEN.checked_sub(fixed).filter(|r| *r >= 17) else {
-        log::error!(
-            "bgp: path attributes too long ({} octets); {} routes skipped",
-            a.len(),
-            ps.len()
-        );
+        out.skip(ps, false, SkipReason::AttributesTooLong(a.len()));
         return;
     };
     for chunk in chunks(ps, room) {
@@ -265,13 +344,14 @@ fn pack_reach_v6(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mu
         )
         .is_none()
         {
+            out.skip(chunk, false, SkipReason::Oversized);
             continue;
         }
         all.extend_from_slice(&a);
         let mut body = vec![0, 0];
         body.extend_from_slice(&be16(all.len()));
         body.extend_from_slice(&all);
-        push_message(&body, out);
+        push_message(&body, chunk, false, out);
     }
 }
 

@@ -35,17 +35,17 @@ pub mod attr_type {
     pub const ORIGIN: u8 = 1;
     pub const AS_PATH: u8 = 2;
     pub const NEXT_HOP: u8 = 3;
-    pub const MULTI_EXIT_DISC: u8 = 4;
+    pub(crate) const MULTI_EXIT_DISC: u8 = 4;
     pub const LOCAL_PREF: u8 = 5;
     pub const ATOMIC_AGGREGATE: u8 = 6;
     pub const AGGREGATOR: u8 = 7;
     pub const COMMUNITIES: u8 = 8;
-    pub const ORIGINATOR_ID: u8 = 9;
-    pub const CLUSTER_LIST: u8 = 10;
+    pub(crate) const ORIGINATOR_ID: u8 = 9;
+    pub(crate) const CLUSTER_LIST: u8 = 10;
     pub const MP_REACH_NLRI: u8 = 14;
     pub const MP_UNREACH_NLRI: u8 = 15;
     pub const AS4_PATH: u8 = 17;
-    pub const AS4_AGGREGATOR: u8 = 18;
+    pub(crate) const AS4_AGGREGATOR: u8 = 18;
     pub const LARGE_COMMUNITIES: u8 = 32;
 }
 

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 #[derive(Debug)]
-pub struct DnsProbe {
+pub(crate) struct DnsProbe {
     names: Vec<String>,
     resolver: String,
     port: u16,

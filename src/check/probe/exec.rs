@@ -11,7 +11,7 @@ use std::process::Stdio;
 use std::time::Instant;
 
 #[derive(Debug)]
-pub struct ExecProbe {
+pub(crate) struct ExecProbe {
     command: String,
     args: Vec<String>,
 }

@@ -34,10 +34,11 @@ use ureq::Agent;
 const MAX_BODY: u64 = 1 << 20;
 
 /// Where OpenWrt's ca-bundle (and Debian's ca-certificates) keep system CAs.
-pub const SYSTEM_CA_FILE: &str = "/etc/ssl/certs/ca-certificates.crt";
+#[cfg(feature = "tls")]
+pub(crate) const SYSTEM_CA_FILE: &str = "/etc/ssl/certs/ca-certificates.crt";
 
 #[derive(Debug)]
-pub struct HttpProbe {
+pub(crate) struct HttpProbe {
     method: HttpMethod,
     /// The URL ureq is given (its host is the Host/SNI/verification name).
     url: String,

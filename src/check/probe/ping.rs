@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 const MAGIC: &[u8; 8] = b"pathosd!";
 
 #[derive(Debug)]
-pub struct PingProbe {
+pub(crate) struct PingProbe {
     dst: IpAddr,
     src: Option<IpAddr>,
     privileged: bool,

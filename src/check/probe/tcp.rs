@@ -11,7 +11,7 @@ use std::time::Instant;
 const MAX_BANNER: usize = 64 * 1024;
 
 #[derive(Debug)]
-pub struct TcpProbe {
+pub(crate) struct TcpProbe {
     host: String,
     port: u16,
     send: Option<String>,

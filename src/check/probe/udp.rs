@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 const READ_WAIT: Duration = Duration::from_millis(500);
 
 #[derive(Debug)]
-pub struct UdpProbe {
+pub(crate) struct UdpProbe {
     host: String,
     port: u16,
     payload: Vec<u8>,

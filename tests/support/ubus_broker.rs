@@ -29,8 +29,8 @@ use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::unix::{UnixListener, UnixStream};
 use smol::{future, LocalExecutor};
 
-use super::blob::{table_to_json, BlobValue, Table};
-use super::msg::{
+use pathosd::ubus::blob::{table_to_json, BlobValue, Table};
+use pathosd::ubus::msg::{
     Attr, FrameBuf, Message, MsgType, UbusStatus, UBUS_SYSTEM_OBJECT_EVENT, UBUS_SYSTEM_OBJECT_MAX,
 };
 

@@ -145,7 +145,7 @@ const CODES: [(u32, u8); 257] = [
 
 /// Why a header block could not be decoded (an HTTP/2 COMPRESSION_ERROR).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HpackError(pub &'static str);
+pub(crate) struct HpackError(pub &'static str);
 
 impl std::fmt::Display for HpackError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -155,7 +155,7 @@ impl std::fmt::Display for HpackError {
 
 /// RFC 7541 §5.1: an integer with an N-bit prefix. Returns the value and the
 /// bytes consumed.
-pub fn decode_int(b: &[u8], prefix: u8) -> Result<(usize, usize), HpackError> {
+pub(crate) fn decode_int(b: &[u8], prefix: u8) -> Result<(usize, usize), HpackError> {
     let first = *b.first().ok_or(HpackError("truncated integer"))?;
     let max = (1usize << prefix) - 1;
     let mut v = usize::from(first) & max;
@@ -180,7 +180,7 @@ pub fn decode_int(b: &[u8], prefix: u8) -> Result<(usize, usize), HpackError> {
 }
 
 /// RFC 7541 §5.1, encoding; `flags` holds the bits above the prefix.
-pub fn encode_int(out: &mut Vec<u8>, prefix: u8, flags: u8, v: usize) {
+pub(crate) fn encode_int(out: &mut Vec<u8>, prefix: u8, flags: u8, v: usize) {
     let max = (1usize << prefix) - 1;
     if v < max {
         out.push(flags | v as u8);
@@ -196,7 +196,7 @@ pub fn encode_int(out: &mut Vec<u8>, prefix: u8, flags: u8, v: usize) {
 }
 
 /// RFC 7541 §5.2: Huffman-decodes a string literal.
-pub fn huffman_decode(b: &[u8]) -> Result<Vec<u8>, HpackError> {
+pub(crate) fn huffman_decode(b: &[u8]) -> Result<Vec<u8>, HpackError> {
     let mut out = Vec::with_capacity(b.len() * 8 / 5);
     let mut code: u32 = 0;
     let mut len: u8 = 0;
@@ -246,7 +246,7 @@ fn decode_string(b: &[u8]) -> Result<(Vec<u8>, usize), HpackError> {
 
 /// The decoder state of one HTTP/2 connection.
 #[derive(Debug)]
-pub struct Decoder {
+pub(crate) struct Decoder {
     dynamic: VecDeque<Field>,
     size: usize,
     max_size: usize,
@@ -270,7 +270,8 @@ impl Decoder {
     }
 
     /// The dynamic table, newest first (for tests).
-    pub fn table(&self) -> Vec<Field> {
+    #[cfg(test)]
+    fn table(&self) -> Vec<Field> {
         self.dynamic.iter().cloned().collect()
     }
 
@@ -363,7 +364,7 @@ impl Decoder {
 
 /// RFC 7541 §6.2.2 "Literal Header Field without Indexing — New Name",
 /// with raw (not Huffman) strings.
-pub fn encode_literal(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+pub(crate) fn encode_literal(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.push(0);
     encode_int(out, 7, 0, name.len());
     out.extend_from_slice(name);

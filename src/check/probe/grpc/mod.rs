@@ -1,16 +1,18 @@
 //! grpc: the standard grpc.health.v1.Health/Check (passes only on SERVING,
 //! with an optional service name) or any unary method with ok_codes, over
 //! h2c (prior knowledge) or TLS with ALPN h2. The HTTP/2 client is our own
-//! (`check::h2`, `check::hpack`): a gRPC stack would cost far more than the
-//! size budget allows. Each probe opens a fresh connection. Without the
+//! ([`h2`], [`hpack`], private to this probe, its only user): a gRPC stack
+//! would cost far more than the size budget allows. Each probe opens a fresh connection. Without the
 //! `tls` feature only h2c is built in: `tls: true` is refused when the probe
 //! is built (validation already names the option, see config::validate).
+
+mod h2;
+mod hpack;
 
 #[cfg(feature = "tls")]
 use super::ip_literal;
 use super::{host_port, io_msg, resolve, target_host};
 use crate::bgp::types::Prefix;
-use crate::check::h2;
 use crate::check::result::CheckResult;
 use crate::config::GrpcCheck;
 #[cfg(feature = "tls")]
@@ -52,7 +54,7 @@ const HEALTH_METHOD: &str = "/grpc.health.v1.Health/Check";
 
 /// Parses a status name as pathosd does: case-insensitive, PascalCase or
 /// SCREAMING_SNAKE (underscores ignored), or a number.
-pub fn parse_code(s: &str) -> Option<u8> {
+pub(crate) fn parse_code(s: &str) -> Option<u8> {
     if let Ok(n) = s.trim().parse::<u8>() {
         return (usize::from(n) < CODES.len()).then_some(n);
     }
@@ -95,7 +97,7 @@ struct Inner {
 }
 
 #[derive(Debug)]
-pub struct GrpcProbe(Arc<Inner>);
+pub(crate) struct GrpcProbe(Arc<Inner>);
 
 /// Accepts any certificate (tls_insecure) but still checks the handshake
 /// signatures, so the connection is at least consistent.
