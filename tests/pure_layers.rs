@@ -26,6 +26,7 @@ const PURE: &[&str] = &[
     "src/daemon/engine.rs",
     "src/daemon/engine",
     "src/daemon/triggers.rs",
+    "src/daemon/reload.rs",
     "src/api/access.rs",
     "src/api/status.rs",
     "src/api/metrics.rs",
