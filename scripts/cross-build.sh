@@ -100,6 +100,10 @@ qemu_of() {
 {
 	echo '[unstable]'
 	echo 'build-std = ["std", "panic_abort"]'
+	# std's smaller variants of its own algorithms, same behaviour: mips
+	# 3,484,032 -> 3,172,780 bytes stripped (-311,252). The SDK build, which
+	# uses the prebuilt std, cannot have it.
+	echo 'build-std-features = ["optimize_for_size"]'
 	for t in "${ALL_TARGETS[@]}"; do
 		echo
 		echo "[target.$t]"
