@@ -85,16 +85,8 @@ export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1
 export CARGO_HOME="$WORK/cargo-home" CARGO_TARGET_DIR="$WORK/target"
 unset RUSTUP_TOOLCHAIN RUSTFLAGS CARGO_BUILD_TARGET
 
-qemu_of() {
-	case "$1" in
-		mips-*) echo qemu-mips-static ;;
-		mipsel-*) echo qemu-mipsel-static ;;
-		armv7-*) echo qemu-arm-static ;;
-		aarch64-*) echo qemu-aarch64-static ;;
-		x86_64-*) echo qemu-x86_64-static ;;
-		*) echo "unknown target $1" >&2; return 1 ;;
-	esac
-}
+# shellcheck source=scripts/qemu.sh
+. scripts/qemu.sh
 
 # Passed with --config, so ordinary host builds never rebuild std.
 {

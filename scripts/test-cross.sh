@@ -46,42 +46,10 @@ echo "# cross builds in $PATHOSD_CROSS_DIR, size gate $PATHOSD_SIZE_GATE"
 
 passed=0
 failed=0
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-not_ok() {
-	echo "not ok - $1"
-	shift
-	local l
-	for l in "$@"; do printf '#   %s\n' "$l"; done
-	failed=$((failed + 1))
-}
-# Runs a test program that prints ok/not ok lines, and counts them.
-run_suite() {
-	local name=$1 out rc line n=0
-	shift
-	out=$("$@" 2>&1)
-	rc=$?
-	while IFS= read -r line; do
-		case "$line" in
-			"ok - "*) echo "$line"; passed=$((passed + 1)); n=$((n + 1)) ;;
-			"not ok - "*) echo "$line"; failed=$((failed + 1)); n=$((n + 1)) ;;
-			"#"*) echo "$line" ;;
-		esac
-	done <<<"$out"
-	if [ "$n" = 0 ] || { [ "$rc" != 0 ] && ! grep -q '^not ok - ' <<<"$out"; }; then
-		not_ok "$name ran (exit $rc, $n results)"
-		printf '%s\n' "$out" | tail -n 30 | sed 's/^/#   /'
-	fi
-}
-
-qemu_of() {
-	case "$1" in
-		mips-*) echo qemu-mips-static ;;
-		mipsel-*) echo qemu-mipsel-static ;;
-		armv7-*) echo qemu-arm-static ;;
-		aarch64-*) echo qemu-aarch64-static ;;
-		x86_64-*) echo qemu-x86_64-static ;;
-	esac
-}
+# shellcheck source=scripts/tap.sh
+. scripts/tap.sh
+# shellcheck source=scripts/qemu.sh
+. scripts/qemu.sh
 # OpenWrt's package architecture of the usual target for each triple.
 owrt_arch() {
 	case "$1" in

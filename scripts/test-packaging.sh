@@ -20,14 +20,8 @@ failed=0
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pathosd-packaging.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
-ok() { echo "ok - $1"; passed=$((passed + 1)); }
-not_ok() {
-	echo "not ok - $1"
-	shift
-	local l
-	for l in "$@"; do printf '#   %s\n' "$l"; done
-	failed=$((failed + 1))
-}
+# shellcheck source=scripts/tap.sh
+. scripts/tap.sh
 
 # Runs CMD, one check named NAME; its output is shown only on failure.
 check() {
@@ -38,27 +32,6 @@ check() {
 	else
 		not_ok "$name" "command: $*"
 		printf '%s\n' "$out" | sed 's/^/#   /' | head -n 60
-	fi
-}
-
-# Runs a test program that prints ok/not ok lines, and counts them.
-run_suite() {
-	local name=$1 out rc line n=0
-	shift
-	out=$("$@" 2>&1)
-	rc=$?
-	while IFS= read -r line; do
-		case "$line" in
-			# A test that passes by not running is a failure.
-			"ok - "*"# SKIP"*) echo "not ${line% \# SKIP*} (skipped)"; failed=$((failed + 1)); n=$((n + 1)) ;;
-			"ok - "*) echo "$line"; passed=$((passed + 1)); n=$((n + 1)) ;;
-			"not ok - "*) echo "$line"; failed=$((failed + 1)); n=$((n + 1)) ;;
-			"#"*) echo "$line" ;;
-		esac
-	done <<<"$out"
-	if [ "$n" = 0 ] || { [ "$rc" != 0 ] && ! grep -q '^not ok - ' <<<"$out"; }; then
-		not_ok "$name ran (exit $rc, $n results)"
-		printf '%s\n' "$out" | tail -n 30 | sed 's/^/#   /'
 	fi
 }
 
