@@ -133,19 +133,8 @@ fi
 "$BIN" run --config "$TMP/pathosd.uci" >"$TMP/pathosd.log" 2>&1 &
 PD_PID=$!
 
-# Polls CMD until its output matches REGEX, for at most SECS seconds.
-wait_for() {
-	local secs=$1 regex=$2 out
-	shift 2
-	local deadline=$((SECONDS + secs))
-	while [ "$SECONDS" -lt "$deadline" ]; do
-		out=$("$@")
-		if grep -Eq "$regex" <<<"$out"; then return 0; fi
-		sleep 0.2
-	done
-	printf '%s\n' "$out" >"$TMP/last.out"
-	return 1
-}
+# shellcheck source=tests/packaging/wait.sh
+. "$(dirname "$0")/wait.sh"
 
 if wait_for 20 'BGP state: +Established' birdc_ show protocols all pathosd; then
 	ok "session pathosd (AS 65001, active) <-> BIRD (AS 65000, passive, strict bind, multihop) established"

@@ -146,25 +146,8 @@ fi
 "$QEMU" "$BIN" run --config "$TMP/pathosd.uci" >"$TMP/pathosd.log" 2>&1 &
 PD_PID=$!
 
-# Polls CMD until its output matches (or, with !, stops matching) REGEX, for
-# at most SECS seconds.
-wait_for() {
-	local secs=$1 regex=$2 out neg=0
-	shift 2
-	case "$regex" in '!'*) neg=1; regex=${regex#!} ;; esac
-	local deadline=$((SECONDS + secs))
-	while [ "$SECONDS" -lt "$deadline" ]; do
-		out=$("$@")
-		if grep -Eq "$regex" <<<"$out"; then
-			[ "$neg" = 0 ] && return 0
-		else
-			[ "$neg" = 1 ] && return 0
-		fi
-		sleep 0.2
-	done
-	printf '%s\n' "$out" >"$TMP/last.out"
-	return 1
-}
+# shellcheck source=tests/packaging/wait.sh
+. "$(dirname "$0")/wait.sh"
 log_tail() { echo "pathosd: $(tail -n 15 "$TMP/pathosd.log")"; }
 
 if wait_for 30 'BGP state: +Established' birdc_ show protocols all pathosd; then
