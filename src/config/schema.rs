@@ -155,7 +155,7 @@ config_struct! {
         /// Announce for as long as the daemon lives, with no checks.
         always: bool = false,
         /// The single check (exactly one of check and checks, unless always).
-        check: Option<Check> = None,
+        check: Option<Box<Check>> = None,
         /// Several checks, combined by checks_policy.
         checks: Option<Vec<Check>> = None,
         /// How checks combine: all, any, a boolean expression of check names, at_least(N) or ratio >= X.
@@ -243,19 +243,19 @@ config_struct! {
         /// Export the per-type metrics of this check.
         detailed_metrics: bool = false,
         /// Options for http and https.
-        http: Option<HttpCheck> = None,
+        http: Option<Box<HttpCheck>> = None,
         /// Options for dns.
-        dns: Option<DnsCheck> = None,
+        dns: Option<Box<DnsCheck>> = None,
         /// Options for ping.
-        ping: Option<PingCheck> = None,
+        ping: Option<Box<PingCheck>> = None,
         /// Options for tcp.
-        tcp: Option<TcpCheck> = None,
+        tcp: Option<Box<TcpCheck>> = None,
         /// Options for udp.
-        udp: Option<UdpCheck> = None,
+        udp: Option<Box<UdpCheck>> = None,
         /// Options for grpc.
-        grpc: Option<GrpcCheck> = None,
+        grpc: Option<Box<GrpcCheck>> = None,
         /// Options for exec.
-        exec: Option<ExecCheck> = None,
+        exec: Option<Box<ExecCheck>> = None,
     }
 }
 

@@ -49,31 +49,60 @@ pub(crate) const MAX_CHECKS: usize = 10_000;
 /// to refuse them afterwards. True if any limit is exceeded (then nothing
 /// else is worth checking).
 pub(crate) fn counts_exceeded(v: &Value, errs: &mut Errors) -> bool {
-    let len = |v: &Value| v.as_array().map_or(0, Vec::len);
-    let mut over = too_many(
-        errs,
-        "bgp.neighbors",
-        "neighbors",
-        len(&v["bgp"]["neighbors"]),
-        MAX_NEIGHBORS,
-    );
-    let vips = len(&v["vips"]);
-    if too_many(errs, "vips", "VIPs", vips, MAX_VIPS) {
-        return true;
+    let mut counts = Counts::default();
+    for vip in v["vips"].as_array().into_iter().flatten() {
+        counts.add_vip(vip);
     }
-    let mut total = 0usize;
-    for (i, vip) in v["vips"].as_array().into_iter().flatten().enumerate() {
-        let n = len(&vip["checks"]) + usize::from(vip.get("check").is_some());
-        over |= too_many(
-            errs,
-            &format!("vips[{i}].checks"),
-            "checks",
-            len(&vip["checks"]),
-            MAX_CHECKS_PER_VIP,
-        );
-        total = total.saturating_add(n);
+    counts.exceeded(v["bgp"]["neighbors"].as_array().map_or(0, Vec::len), errs)
+}
+
+/// The VIP and check counts of a config, gathered one VIP at a time so the
+/// JSON loader can count while it streams the `vips` list (and stop decoding
+/// once a limit is passed) instead of holding the whole file as a value.
+#[derive(Debug, Default)]
+pub(crate) struct Counts {
+    vips: usize,
+    checks: usize,
+    /// (VIP index, its `checks` length) of each VIP over MAX_CHECKS_PER_VIP.
+    over_per_vip: Vec<(usize, usize)>,
+}
+
+impl Counts {
+    /// VIPs counted so far.
+    pub(crate) fn vips(&self) -> usize {
+        self.vips
     }
-    over | too_many(errs, "vips", "checks in all VIPs", total, MAX_CHECKS)
+
+    /// Counts one element of `vips`; false once any limit is passed, when
+    /// decoding it would only spend memory on a config that is refused.
+    pub(crate) fn add_vip(&mut self, vip: &Value) -> bool {
+        let listed = vip["checks"].as_array().map_or(0, Vec::len);
+        if listed > MAX_CHECKS_PER_VIP {
+            self.over_per_vip.push((self.vips, listed));
+        }
+        let n = listed + usize::from(vip.get("check").is_some());
+        self.checks = self.checks.saturating_add(n);
+        self.vips += 1;
+        self.vips <= MAX_VIPS && self.over_per_vip.is_empty() && self.checks <= MAX_CHECKS
+    }
+
+    /// Reports every passed limit, as `counts_exceeded` does.
+    pub(crate) fn exceeded(&self, neighbors: usize, errs: &mut Errors) -> bool {
+        let mut over = too_many(errs, "bgp.neighbors", "neighbors", neighbors, MAX_NEIGHBORS);
+        if too_many(errs, "vips", "VIPs", self.vips, MAX_VIPS) {
+            return true;
+        }
+        for (i, len) in &self.over_per_vip {
+            over |= too_many(
+                errs,
+                &format!("vips[{i}].checks"),
+                "checks",
+                *len,
+                MAX_CHECKS_PER_VIP,
+            );
+        }
+        over | too_many(errs, "vips", "checks in all VIPs", self.checks, MAX_CHECKS)
+    }
 }
 
 /// The error for a list longer than `max`, if it is.
@@ -785,7 +814,7 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
     match kind {
         CheckType::Http | CheckType::Https => {
             let d = HttpCheck::default();
-            let h = c.http.as_ref().unwrap_or(&d);
+            let h = c.http.as_deref().unwrap_or(&d);
             if kind == CheckType::Https && !crate::TLS {
                 errs.push(join(cp, "type"), format!("https {}", crate::NEEDS_TLS));
             }
@@ -795,7 +824,7 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
         CheckType::Dns => {
             let p = join(cp, "dns");
             let d = DnsCheck::default();
-            let dns = c.dns.as_ref().unwrap_or(&d);
+            let dns = c.dns.as_deref().unwrap_or(&d);
             if dns.names.is_empty() {
                 errs.push(join(&p, "names"), "at least one name is required");
             }
@@ -816,7 +845,7 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
         CheckType::Ping => {
             let p = join(cp, "ping");
             let d = PingCheck::default();
-            let ping = c.ping.as_ref().unwrap_or(&d);
+            let ping = c.ping.as_deref().unwrap_or(&d);
             if !(1..=60).contains(&ping.count) {
                 errs.push(join(&p, "count"), format!("{} is not in 1..60", ping.count));
             }
@@ -860,7 +889,7 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
         CheckType::Tcp => {
             let p = join(cp, "tcp");
             let d = TcpCheck::default();
-            let t = c.tcp.as_ref().unwrap_or(&d);
+            let t = c.tcp.as_deref().unwrap_or(&d);
             port_required(&join(&p, "port"), t.port, errs);
             match &t.host {
                 None => need_host(join(&p, "host"), errs),
@@ -870,7 +899,7 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
         CheckType::Udp => {
             let p = join(cp, "udp");
             let d = UdpCheck::default();
-            let u = c.udp.as_ref().unwrap_or(&d);
+            let u = c.udp.as_deref().unwrap_or(&d);
             port_required(&join(&p, "port"), u.port, errs);
             match &u.host {
                 None => need_host(join(&p, "host"), errs),
@@ -893,7 +922,7 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
         CheckType::Grpc => {
             let p = join(cp, "grpc");
             let d = GrpcCheck::default();
-            let g = c.grpc.as_ref().unwrap_or(&d);
+            let g = c.grpc.as_deref().unwrap_or(&d);
             port_required(&join(&p, "port"), g.port, errs);
             match &g.host {
                 None => need_host(join(&p, "host"), errs),
@@ -960,7 +989,7 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
         CheckType::Exec => {
             let p = join(cp, "exec");
             let d = ExecCheck::default();
-            let e = c.exec.as_ref().unwrap_or(&d);
+            let e = c.exec.as_deref().unwrap_or(&d);
             if e.command.trim().is_empty() {
                 errs.push(join(&p, "command"), "required");
             }

@@ -65,7 +65,7 @@ impl Probe {
         let kind = match kind {
             CheckType::Http | CheckType::Https => {
                 let default = crate::config::HttpCheck::default();
-                let c = check.http.as_ref().unwrap_or(&default);
+                let c = check.http.as_deref().unwrap_or(&default);
                 Kind::Http(Box::new(http::HttpProbe::new(
                     c,
                     kind == CheckType::Https,
@@ -80,7 +80,7 @@ impl Probe {
             CheckType::Ping => {
                 let default = crate::config::PingCheck::default();
                 Kind::Ping(ping::PingProbe::new(
-                    check.ping.as_ref().unwrap_or(&default),
+                    check.ping.as_deref().unwrap_or(&default),
                     vip_prefix,
                 )?)
             }
