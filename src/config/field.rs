@@ -389,6 +389,13 @@ macro_rules! __config_key {
 
 /// Declares a config struct: its fields, each with one default and a doc
 /// line, plus `Field` (decode collecting errors, encode, schema) and `Default`.
+///
+/// An optional `resolved { ... }` block declares fields that are not in the
+/// file: the typed values validation derives from the fields (a compiled
+/// policy, a neighbor's session settings), which the daemon runs on. They
+/// are not decoded, encoded or in the schema; their default stands only
+/// until `validate` fills them, and `load_config` / `load_str`, the only
+/// way the daemon gets a config, always validate.
 #[macro_export]
 macro_rules! config_struct {
     (
@@ -399,16 +406,25 @@ macro_rules! config_struct {
                 $field:ident $(($key:literal))? : $ty:ty = $default:expr
             ),* $(,)?
         }
+        $(
+            resolved {
+                $(
+                    $(#[doc = $rdoc:literal])*
+                    $rfield:ident : $rty:ty = $rdefault:expr
+                ),* $(,)?
+            }
+        )?
     ) => {
         $(#[doc = $sdoc])*
         #[derive(Debug, Clone, PartialEq)]
         pub struct $name {
             $( $(#[doc = $fdoc])* pub $field: $ty, )*
+            $($( $(#[doc = $rdoc])* pub $rfield: $rty, )*)?
         }
 
         impl Default for $name {
             fn default() -> Self {
-                $name { $( $field: $default, )* }
+                $name { $( $field: $default, )* $($( $rfield: $rdefault, )*)? }
             }
         }
 

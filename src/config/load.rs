@@ -455,8 +455,8 @@ impl<'de> Visitor<'de> for StrictVisitor {
     }
 }
 
-fn finish(cfg: Option<Config>, mut errs: Errors) -> Result<Config, Vec<ConfigError>> {
-    if let Some(c) = &cfg {
+fn finish(mut cfg: Option<Config>, mut errs: Errors) -> Result<Config, Vec<ConfigError>> {
+    if let Some(c) = &mut cfg {
         validate(c, &mut errs);
     }
     match cfg {

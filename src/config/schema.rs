@@ -3,11 +3,12 @@
 
 use super::duration::Dur;
 use super::field::{show, Errors, Field};
+use super::policy_expr::Expr;
 use crate::bgp::types::{Community, LargeCommunity, Prefix};
 use crate::{config_enum, config_struct};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 config_struct! {
     /// A pathosd configuration, schema v1.
@@ -96,6 +97,77 @@ config_struct! {
         error_wait_min: Dur = Dur::secs(1),
         /// Cap of the doubling wait; a session Established at least this long restarts at once when it goes down.
         error_wait_max: Dur = Dur::secs(60),
+     }
+    resolved {
+        /// The session settings validation resolved from this neighbor,
+        /// `bgp` and `router` (overrides, defaults, TTL rules, next hops).
+        session: Session = Session::default(),
+    }
+}
+
+/// One neighbor's session settings, every default and override already
+/// applied: what the BGP speaker runs on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    /// The peer's address (`address`).
+    pub address: IpAddr,
+    /// Source address of active connects: `local_address`, else
+    /// `router.local_address`.
+    pub local_address: Option<IpAddr>,
+    /// BGP identifier (`router.router_id`).
+    pub router_id: Ipv4Addr,
+    /// `router.asn`.
+    pub local_as: u32,
+    /// The peer's AS differs from ours.
+    pub ebgp: bool,
+    /// Hold time offered, seconds: `hold_time`, else `bgp.hold_time`.
+    pub hold_time: u16,
+    /// Keepalive, seconds (None: hold time / 3): `keepalive_time`, else
+    /// `bgp.keepalive_time`.
+    pub keepalive_time: Option<u16>,
+    /// `graceful_restart`, else `bgp.graceful_restart`.
+    pub graceful_restart: bool,
+    /// Offer IPv6 unicast: a VIP is IPv6 or `router.local_address_ipv6` is set.
+    pub mp_ipv6: bool,
+    /// TCP MD5 key (`auth_password`, empty meaning none).
+    pub md5_key: Option<String>,
+    /// IP TTL / hop limit sent (None: the system default, for iBGP).
+    pub ttl: Option<u8>,
+    /// GTSM minimum TTL accepted (RFC 5082).
+    pub min_ttl: Option<u8>,
+    /// NEXT_HOP of IPv4 routes: `router.local_address`, else router_id.
+    pub next_hop_v4: Ipv4Addr,
+    /// `router.local_address` is 0.0.0.0: the IPv4 next hop is the
+    /// session's local address.
+    pub next_hop_v4_from_session: bool,
+    /// Next hop of IPv6 routes (`router.local_address_ipv6`).
+    pub next_hop_v6: Option<Ipv6Addr>,
+    /// `router.local_address_ipv6` is `::`: the IPv6 next hop is the
+    /// session's local address.
+    pub next_hop_v6_from_session: bool,
+}
+
+/// Only a placeholder until validation resolves the neighbor.
+impl Default for Session {
+    fn default() -> Session {
+        Session {
+            address: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            local_address: None,
+            router_id: Ipv4Addr::UNSPECIFIED,
+            local_as: 0,
+            ebgp: false,
+            hold_time: 90,
+            keepalive_time: None,
+            graceful_restart: true,
+            mp_ipv6: false,
+            md5_key: None,
+            ttl: None,
+            min_ttl: None,
+            next_hop_v4: Ipv4Addr::UNSPECIFIED,
+            next_hop_v4_from_session: false,
+            next_hop_v6: None,
+            next_hop_v6_from_session: false,
+        }
     }
 }
 
@@ -116,6 +188,10 @@ config_struct! {
         token: Option<String> = None,
         /// ubusd socket to register the `pathosd` object on; empty disables ubus.
         ubus_socket: String = "/var/run/ubus/ubus.sock".to_string(),
+     }
+    resolved {
+        /// `listen` as an address (None: the endpoint is disabled).
+        listen_addr: Option<SocketAddr> = None,
     }
 }
 
@@ -166,6 +242,11 @@ config_struct! {
         require_local_address: bool = false,
         /// Narrow require_local_address to this interface.
         local_interface: Option<String> = None,
+     }
+    resolved {
+        /// `checks_policy`, compiled against the check names (`all` for an
+        /// `always` VIP, which has no checks): what the engine evaluates.
+        checks_expr: Expr = Expr::All,
     }
 }
 

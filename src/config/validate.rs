@@ -212,8 +212,105 @@ pub(crate) fn split_url(url: &str) -> Option<UrlParts> {
     })
 }
 
-/// Checks every rule; errors go to `errs` next to any decode errors.
-pub fn validate(c: &Config, errs: &mut Errors) {
+/// Checks every rule; errors go to `errs` next to any decode errors. When
+/// there are none, fills the config's resolved fields (`resolve`): a config
+/// that passed is one the daemon can run on without parsing or defaulting
+/// anything again.
+pub fn validate(c: &mut Config, errs: &mut Errors) {
+    check_rules(c, errs);
+    if errs.is_empty() {
+        resolve(c);
+    }
+}
+
+/// Derives the typed values the daemon runs on from a config that passed
+/// every rule (so each derivation below succeeds; one that could not would
+/// leave the placeholder default, which no valid config reaches).
+pub(crate) fn resolve(c: &mut Config) {
+    for v in &mut c.vips {
+        if !v.always {
+            let names: Vec<String> = v.check_list().iter().map(|k| k.effective_name()).collect();
+            if let Ok(e) = policy_expr::compile(&v.checks_policy, &names) {
+                v.checks_expr = e;
+            }
+        }
+    }
+    c.api.listen_addr = listen_addr(c.api.listen.trim());
+    let sessions: Vec<Option<Session>> = c.bgp.neighbors.iter().map(|n| session(c, n)).collect();
+    for (n, s) in c.bgp.neighbors.iter_mut().zip(sessions) {
+        if let Some(s) = s {
+            n.session = s;
+        }
+    }
+}
+
+/// A neighbor's session settings; None only for a neighbor validation
+/// rejects (no address, no IPv4 router_id).
+fn session(c: &Config, n: &Neighbor) -> Option<Session> {
+    let router = &c.router;
+    let IpAddr::V4(router_id) = router.router_id? else {
+        return None;
+    };
+    let address = n.address?;
+    let local_as = router.asn;
+    let ebgp = n.peer_asn != local_as;
+    // RFC 4271 §4.2: the Hold Time is 16 bits of seconds (checked above).
+    let secs = |d: Dur| u16::try_from(d.get().as_secs()).ok();
+    let hold_time = secs(n.hold_time.unwrap_or(c.bgp.hold_time))?;
+    let keepalive = secs(n.keepalive_time.unwrap_or(c.bgp.keepalive_time))?;
+    let mp_ipv6 = c.vips.iter().any(|v| {
+        v.prefix
+            .is_some_and(|p| p.afi() == crate::bgp::types::Afi::Ipv6)
+    }) || router.local_address_ipv6.is_some();
+    // RFC 5082 §3: GTSM sends TTL 255 and accepts 255 - (hops - 1);
+    // otherwise eBGP is single hop (TTL 1) unless multihop, iBGP keeps the
+    // system default.
+    let hops = match (n.enable_multihop, n.multihop_ttl) {
+        (false, _) => 1,
+        (true, 0) => 255,
+        (true, t) => t,
+    };
+    let (ttl, min_ttl) = if n.ttl_security {
+        (
+            Some(255),
+            Some(255u8.saturating_sub(hops.saturating_sub(1))),
+        )
+    } else if ebgp {
+        (Some(hops), None)
+    } else {
+        (None, None)
+    };
+    let (next_hop_v4, next_hop_v4_from_session) = match router.local_address {
+        Some(IpAddr::V4(a)) if !a.is_unspecified() => (a, false),
+        Some(IpAddr::V4(_)) => (router_id, true),
+        _ => (router_id, false),
+    };
+    let (next_hop_v6, next_hop_v6_from_session) = match router.local_address_ipv6 {
+        Some(IpAddr::V6(a)) if !a.is_unspecified() => (Some(a), false),
+        Some(IpAddr::V6(_)) => (None, true),
+        _ => (None, false),
+    };
+    Some(Session {
+        address,
+        local_address: n.local_address.or(router.local_address),
+        router_id,
+        local_as,
+        ebgp,
+        hold_time,
+        keepalive_time: (keepalive > 0).then_some(keepalive),
+        graceful_restart: n.graceful_restart.unwrap_or(c.bgp.graceful_restart),
+        mp_ipv6,
+        md5_key: n.md5_key().map(str::to_string),
+        ttl,
+        min_ttl,
+        next_hop_v4,
+        next_hop_v4_from_session,
+        next_hop_v6,
+        next_hop_v6_from_session,
+    })
+}
+
+fn check_rules(c: &Config, errs: &mut Errors) {
     match c.schema.as_str() {
         "v1" => {}
         "" => errs.push("schema", "required (set \"v1\")"),
@@ -1161,8 +1258,8 @@ mod tests {
 
     fn errors(v: &Value) -> Vec<String> {
         let mut errs = Errors::default();
-        if let Some(c) = Config::decode(v, "", &mut errs) {
-            validate(&c, &mut errs);
+        if let Some(mut c) = Config::decode(v, "", &mut errs) {
+            validate(&mut c, &mut errs);
         }
         errs.0.iter().map(|e| e.to_string()).collect()
     }
@@ -1236,6 +1333,115 @@ mod tests {
             v["vips"][0]["check"] = check.clone();
             assert_eq!(errors(&v), Vec::<String>::new(), "check {check}");
         }
+    }
+
+    fn loaded(v: Value) -> Config {
+        crate::config::load_str(&v.to_string(), None, &|_| None).unwrap()
+    }
+
+    /// Validation hands the daemon the compiled checks_policy: the one
+    /// `policy_expr::compile` gives for the VIP's check names, `all` for an
+    /// `always` VIP.
+    #[test]
+    fn a_valid_config_carries_its_compiled_policies() {
+        let mut v = base();
+        v["vips"][0]["check"] = Value::Null;
+        v["vips"][0]["checks"] = json!([
+            {"name": "web", "type": "tcp", "tcp": {"port": 80}},
+            {"type": "ping"}
+        ]);
+        v["vips"][0]["checks_policy"] = json!("web && !ping || at_least(2)");
+        if let Some(vips) = v["vips"].as_array_mut() {
+            vips.push(
+                json!({"name": "a", "prefix": "192.0.2.11/32", "always": true,
+                             "checks_policy": "any"}),
+            );
+        }
+        let c = loaded(v);
+        let names = ["web".to_string(), "ping".to_string()];
+        let want = policy_expr::compile("web && !ping || at_least(2)", &names).unwrap();
+        assert_eq!(c.vips[0].checks_expr, want);
+        assert_ne!(want, policy_expr::Expr::All);
+        assert_eq!(c.vips[1].checks_expr, policy_expr::Expr::All);
+        // And it evaluates as written: web && !ping || at_least(2).
+        let eval = |up: &[&str]| {
+            crate::check::policy::eval(&c.vips[0].checks_expr, &names, &|n| up.contains(&n))
+        };
+        assert!(eval(&["web"]));
+        assert!(!eval(&["ping"]));
+        assert!(eval(&["web", "ping"]));
+        assert!(!eval(&[]));
+    }
+
+    #[test]
+    fn a_valid_config_carries_its_api_listen_address() {
+        let mut v = base();
+        assert_eq!(
+            loaded(v.clone()).api.listen_addr,
+            Some("127.0.0.1:59179".parse().unwrap())
+        );
+        v["api"] = json!({"listen": ":8080"});
+        assert_eq!(
+            loaded(v.clone()).api.listen_addr,
+            Some("0.0.0.0:8080".parse().unwrap())
+        );
+        v["api"] = json!({"listen": "[::1]:1"});
+        assert_eq!(
+            loaded(v.clone()).api.listen_addr,
+            Some("[::1]:1".parse().unwrap())
+        );
+        v["api"] = json!({"listen": ""});
+        assert_eq!(loaded(v).api.listen_addr, None);
+    }
+
+    /// Every default and override of a neighbor is applied once, by
+    /// validation: the speaker reads the result.
+    #[test]
+    fn a_valid_config_carries_each_neighbors_session() {
+        let mut v = base();
+        v["router"]["local_address"] = json!("0.0.0.0");
+        v["router"]["local_address_ipv6"] = json!("2001:db8::1");
+        v["bgp"]["hold_time"] = json!("30s");
+        v["bgp"]["keepalive_time"] = json!("10s");
+        v["bgp"]["graceful_restart"] = json!(false);
+        v["bgp"]["neighbors"] = json!([
+            {"name": "ebgp", "address": "127.0.0.2", "peer_asn": 65000, "auth_password": ""},
+            {"name": "mh", "address": "127.0.0.3", "peer_asn": 65000, "enable_multihop": true,
+             "multihop_ttl": 5, "ttl_security": true, "hold_time": "9s", "keepalive_time": "0s",
+             "graceful_restart": true, "auth_password": "k", "local_address": "127.0.0.9"},
+            {"name": "ibgp", "address": "127.0.0.4", "peer_asn": 65001, "passive": true}
+        ]);
+        let c = loaded(v);
+        let s: Vec<&Session> = c.bgp.neighbors.iter().map(|n| &n.session).collect();
+        let id: std::net::Ipv4Addr = "10.0.0.1".parse().unwrap();
+        assert_eq!(
+            *s[0],
+            Session {
+                address: "127.0.0.2".parse().unwrap(),
+                local_address: Some("0.0.0.0".parse().unwrap()),
+                router_id: id,
+                local_as: 65001,
+                ebgp: true,
+                hold_time: 30,
+                keepalive_time: Some(10),
+                graceful_restart: false,
+                mp_ipv6: true,
+                md5_key: None,
+                ttl: Some(1),
+                min_ttl: None,
+                next_hop_v4: id,
+                next_hop_v4_from_session: true,
+                next_hop_v6: Some("2001:db8::1".parse().unwrap()),
+                next_hop_v6_from_session: false,
+            }
+        );
+        // RFC 5082 §3: 255 out, at least 255 - (5 - 1) in.
+        assert_eq!((s[1].ttl, s[1].min_ttl), (Some(255), Some(251)));
+        assert_eq!((s[1].hold_time, s[1].keepalive_time), (9, None));
+        assert!(s[1].graceful_restart);
+        assert_eq!(s[1].md5_key.as_deref(), Some("k"));
+        assert_eq!(s[1].local_address, Some("127.0.0.9".parse().unwrap()));
+        assert_eq!((s[2].ebgp, s[2].ttl, s[2].min_ttl), (false, None, None));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::api::model::{CheckView, ReloadRecord, Snapshot, VipView};
 use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
 use crate::check::{policy, Report, VipChecks};
 use crate::config::load::{load_config, Format};
-use crate::config::policy_expr::{self, Expr};
+use crate::config::policy_expr::Expr;
 use crate::config::{Config, LogLevel, Vip};
 use crate::vip::VipState;
 use smol::channel::{unbounded, Receiver, Sender};
@@ -137,14 +137,10 @@ fn log_plan(plan: &ReloadPlan) {
     }
 }
 
-/// Parses every VIP's checks_policy (validation already compiled them, so
-/// a failure here would be a bug; fall back to `all`, the safe choice).
+/// Pairs every VIP with its checks_policy, compiled by validation.
 fn with_exprs(vips: &[Vip]) -> Vec<(Vip, Expr)> {
     vips.iter()
-        .map(|v| {
-            let expr = policy_expr::parse(&v.checks_policy).unwrap_or(Expr::All);
-            (v.clone(), expr)
-        })
+        .map(|v| (v.clone(), v.checks_expr.clone()))
         .collect()
 }
 
@@ -287,14 +283,8 @@ struct Http {
 /// Binds `api.listen` of `cfg` (None when it is empty or cannot be bound:
 /// the endpoint is for humans and monitoring, routing goes on without it).
 fn bind_http(cfg: &Config) -> Option<smol::net::TcpListener> {
-    let listen = cfg.api.listen.trim();
-    if listen.is_empty() {
-        return None;
-    }
-    let bound = crate::config::validate::listen_addr(listen)
-        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))
-        .and_then(crate::api::http::listen);
-    match bound {
+    let listen = cfg.api.listen_addr?;
+    match crate::api::http::listen(listen) {
         Ok(l) => {
             log::info!("api: listening on http://{listen}");
             Some(l)
@@ -673,9 +663,8 @@ impl Owner {
             .vip(vip)
             .ok_or_else(|| ApiError::NotFound(format!("VIP not found: {vip}")))?;
         let names: Vec<String> = slot.checks.iter().map(|c| c.name.clone()).collect();
-        let expr = policy_expr::parse(&slot.config.checks_policy).unwrap_or(Expr::All);
         // Checks that did not run count as failed in the combined result.
-        let combined = policy::eval(&expr, &names, &|n| {
+        let combined = policy::eval(&slot.config.checks_expr, &names, &|n| {
             results.iter().any(|r| r.check == n && r.result.ok)
         });
         Ok(TriggerOutcome {

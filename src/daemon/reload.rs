@@ -119,13 +119,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
         let c = match old.bgp.neighbors.iter().find(|o| o.name == n.name) {
             None => NeighborChange::Added,
             Some(o) => {
-                let (a, b) = (
-                    PeerSettings::from_config(old, o).ok(),
-                    PeerSettings::from_config(new, n).ok(),
-                );
-                // An incomplete neighbor (validation rejects those) is never
-                // "the same": its session is rebuilt.
-                if a.is_none() || a != b {
+                if PeerSettings::from_config(o) != PeerSettings::from_config(n) {
                     NeighborChange::Restarted
                 } else if o.required != n.required {
                     NeighborChange::Required

@@ -34,7 +34,7 @@ use smol::{Async, Task};
 
 use super::fsm::{Capabilities, PeerConfig, State};
 use super::rib_out::{PeerShape, RibOut};
-use super::types::{Afi, PathAttrs, Prefix, RouteIntent};
+use super::types::{PathAttrs, Prefix, RouteIntent};
 use crate::config::schema::{Config, Neighbor};
 
 /// Longest time one write to a peer may take before the connection is
@@ -160,30 +160,13 @@ pub struct PeerSettings {
 }
 
 impl PeerSettings {
-    /// The settings of neighbor `n`; an error for an incomplete config
-    /// (validation normally rejects those first).
-    pub(crate) fn from_config(cfg: &Config, n: &Neighbor) -> Result<PeerSettings, String> {
-        let router = &cfg.router;
-        let router_id = match router.router_id {
-            Some(IpAddr::V4(a)) => a,
-            _ => return Err("router.router_id must be an IPv4 address".into()),
-        };
-        let address = n
-            .address
-            .ok_or_else(|| format!("neighbor {}: no address", n.name))?;
-        let local_as = router.asn;
-        let ebgp = n.peer_asn != local_as;
-        let secs = |d: Duration| u16::try_from(d.as_secs()).unwrap_or(u16::MAX);
-        let hold = secs(n.hold_time.unwrap_or(cfg.bgp.hold_time).get());
-        let keepalive = secs(n.keepalive_time.unwrap_or(cfg.bgp.keepalive_time).get());
-        let ipv6_routes = cfg
-            .vips
-            .iter()
-            .any(|v| v.prefix.is_some_and(|p| p.afi() == Afi::Ipv6))
-            || router.local_address_ipv6.is_some();
-        let mut fsm = PeerConfig::new(local_as, n.peer_asn, router_id);
-        fsm.hold_time = hold;
-        fsm.keepalive_time = (keepalive > 0).then_some(keepalive);
+    /// The settings of neighbor `n`, from the session settings validation
+    /// resolved (`Neighbor::session`): nothing left to fail here.
+    pub(crate) fn from_config(n: &Neighbor) -> PeerSettings {
+        let s = &n.session;
+        let mut fsm = PeerConfig::new(s.local_as, n.peer_asn, s.router_id);
+        fsm.hold_time = s.hold_time;
+        fsm.keepalive_time = s.keepalive_time;
         fsm.passive = n.passive;
         fsm.idle_hold_time = n.error_wait_min.get();
         fsm.idle_hold_time_max = n.error_wait_max.get();
@@ -194,61 +177,29 @@ impl PeerSettings {
         fsm.capabilities = Capabilities {
             four_octet_as: true,
             mp_ipv4: true,
-            mp_ipv6: ipv6_routes,
+            mp_ipv6: s.mp_ipv6,
             route_refresh: true,
-            graceful_restart: n.graceful_restart.unwrap_or(cfg.bgp.graceful_restart),
+            graceful_restart: s.graceful_restart,
         };
-        // RFC 5082 §3: GTSM sends TTL 255 and accepts 255 - (hops - 1);
-        // otherwise eBGP is single hop (TTL 1) unless multihop, iBGP keeps
-        // the system default.
-        let hops = if n.enable_multihop {
-            if n.multihop_ttl == 0 {
-                255
-            } else {
-                n.multihop_ttl
-            }
-        } else {
-            1
-        };
-        let (ttl, min_ttl) = if n.ttl_security {
-            (
-                Some(255),
-                Some(255u8.saturating_sub(hops.saturating_sub(1))),
-            )
-        } else if ebgp {
-            (Some(hops), None)
-        } else {
-            (None, None)
-        };
-        let (next_hop_v4, v4_from_session) = match router.local_address {
-            Some(IpAddr::V4(a)) if !a.is_unspecified() => (Some(a), false),
-            Some(IpAddr::V4(_)) => (Some(router_id), true),
-            _ => (Some(router_id), false),
-        };
-        let (next_hop_v6, v6_from_session) = match router.local_address_ipv6 {
-            Some(IpAddr::V6(a)) if !a.is_unspecified() => (Some(a), false),
-            Some(IpAddr::V6(_)) => (None, true),
-            _ => (None, false),
-        };
-        Ok(PeerSettings {
+        PeerSettings {
             name: n.name.clone(),
-            address,
+            address: s.address,
             port: n.port,
-            local_address: n.local_address.or(router.local_address),
-            password: n.md5_key().map(str::to_string),
-            ttl,
-            min_ttl,
+            local_address: s.local_address,
+            password: s.md5_key.clone(),
+            ttl: s.ttl,
+            min_ttl: s.min_ttl,
             fsm,
             shape: PeerShape {
-                ebgp,
-                local_as,
-                next_hop_v4,
-                next_hop_v6,
+                ebgp: s.ebgp,
+                local_as: s.local_as,
+                next_hop_v4: Some(s.next_hop_v4),
+                next_hop_v6: s.next_hop_v6,
                 families: Vec::new(),
             },
-            next_hop_v4_from_session: v4_from_session,
-            next_hop_v6_from_session: v6_from_session,
-        })
+            next_hop_v4_from_session: s.next_hop_v4_from_session,
+            next_hop_v6_from_session: s.next_hop_v6_from_session,
+        }
     }
 }
 
@@ -314,7 +265,7 @@ impl Speaker {
         });
         let handle = SpeakerHandle { shared };
         for n in &cfg.bgp.neighbors {
-            handle.start_peer(cfg, n);
+            handle.start_peer(n);
         }
         if let Some(l) = listener {
             let weak = Arc::downgrade(&handle.shared);
@@ -325,7 +276,7 @@ impl Speaker {
 }
 
 impl SpeakerHandle {
-    fn start_peer(&self, cfg: &Config, n: &Neighbor) {
+    fn start_peer(&self, n: &Neighbor) {
         let address = n.address.unwrap_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED));
         let mut status = PeerStatus {
             name: n.name.clone(),
@@ -345,7 +296,7 @@ impl SpeakerHandle {
             advertised: 0,
             routes: Vec::new(),
         };
-        let settings = PeerSettings::from_config(cfg, n).and_then(|s| {
+        let settings = Ok(PeerSettings::from_config(n)).and_then(|s| {
             match (&self.shared.listener, &s.password) {
                 (Some(l), Some(key)) => net::listener_md5(l, s.address, key)
                     .map_err(|e| format!("cannot set the TCP MD5 key on the listener: {e}"))?,
@@ -527,7 +478,7 @@ impl SpeakerHandle {
                 "bgp peer {}: (re)starting with the new configuration",
                 n.name
             );
-            self.start_peer(cfg, n);
+            self.start_peer(n);
         }
         // Keep the configured order for /status.
         lock(&self.shared.peers).sort_by_key(|p| {
@@ -724,8 +675,11 @@ mod tests {
         }
     }
 
+    /// The settings of `c`'s first neighbor, resolved as validation does.
     fn settings(c: &Config) -> PeerSettings {
-        PeerSettings::from_config(c, &c.bgp.neighbors[0]).unwrap()
+        let mut c = c.clone();
+        crate::config::validate::resolve(&mut c);
+        PeerSettings::from_config(&c.bgp.neighbors[0])
     }
 
     #[test]
@@ -778,8 +732,6 @@ mod tests {
         c.bgp.neighbors[0].keepalive_time = Some(crate::config::Dur::secs(2));
         let s = settings(&c);
         assert_eq!((s.fsm.hold_time, s.fsm.keepalive_time), (9, Some(2)));
-        c.router.router_id = None;
-        assert!(PeerSettings::from_config(&c, &c.bgp.neighbors[0]).is_err());
     }
 
     #[test]

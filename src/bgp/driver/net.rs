@@ -152,7 +152,8 @@ mod tests {
             peer_asn: 65000,
             ..Neighbor::default()
         }];
-        PeerSettings::from_config(&c, &c.bgp.neighbors[0]).unwrap()
+        crate::config::validate::resolve(&mut c);
+        PeerSettings::from_config(&c.bgp.neighbors[0])
     }
 
     /// Both ends of a session, dialled and accepted, have Nagle off.

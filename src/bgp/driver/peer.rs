@@ -842,7 +842,10 @@ mod tests {
             peer_asn: 65000,
             ..Default::default()
         };
-        let s = PeerSettings::from_config(&cfg, &n).unwrap();
+        let mut cfg = cfg;
+        cfg.bgp.neighbors = vec![n];
+        crate::config::validate::resolve(&mut cfg);
+        let s = PeerSettings::from_config(&cfg.bgp.neighbors[0]);
         let status = Arc::new(Mutex::new(super::super::StatusCell {
             status: super::super::PeerStatus {
                 name: "n".into(),
