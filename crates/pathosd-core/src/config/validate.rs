@@ -225,8 +225,10 @@ pub fn validate(c: &mut Config, errs: &mut Errors) {
 
 /// Derives the typed values the daemon runs on from a config that passed
 /// every rule (so each derivation below succeeds; one that could not would
-/// leave the placeholder default, which no valid config reaches).
-pub(crate) fn resolve(c: &mut Config) {
+/// leave the placeholder default, which no valid config reaches). Public
+/// for tests that build a `Config` by hand; the daemon's configs come from
+/// `load_config`, which validates and so resolves.
+pub fn resolve(c: &mut Config) {
     for v in &mut c.vips {
         if !v.always {
             let names: Vec<String> = v.check_list().iter().map(|k| k.effective_name()).collect();
@@ -642,7 +644,7 @@ fn api(a: &Api, errs: &mut Errors) {
 }
 
 /// Parses `ip:port`, `[v6]:port` or `:port` (every address).
-pub(crate) fn listen_addr(s: &str) -> Option<SocketAddr> {
+pub fn listen_addr(s: &str) -> Option<SocketAddr> {
     if let Some(port) = s.strip_prefix(':') {
         let port: u16 = port.parse().ok()?;
         return Some(SocketAddr::from(([0, 0, 0, 0], port)));
