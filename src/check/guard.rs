@@ -22,7 +22,7 @@ impl LocalAddressGuard {
             return None;
         }
         Some(LocalAddressGuard {
-            prefix: vip.prefix?,
+            prefix: vip.prefix,
             interface: vip.local_interface.clone(),
         })
     }

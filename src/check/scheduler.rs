@@ -240,9 +240,7 @@ impl VipChecks {
     }
 
     fn build(vip: &Vip, old: Option<&VipChecks>) -> Result<VipChecks, String> {
-        let prefix = vip
-            .prefix
-            .ok_or_else(|| format!("vip {}: prefix missing", vip.name))?;
+        let prefix = vip.prefix;
         let mut checks = Vec::new();
         if !vip.always {
             for c in vip.check_list() {

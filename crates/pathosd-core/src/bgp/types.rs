@@ -48,6 +48,15 @@ impl Prefix {
         })
     }
 
+    /// The prefix of one address: its /32 or /128.
+    pub fn host(addr: IpAddr) -> Prefix {
+        let len = match addr {
+            IpAddr::V4(_) => 32,
+            IpAddr::V6(_) => 128,
+        };
+        Prefix { addr, len }
+    }
+
     pub fn addr(&self) -> IpAddr {
         self.addr
     }

@@ -128,6 +128,10 @@ pub fn show(v: &Value) -> String {
 
 /// A type that can appear in the config.
 pub trait Field: Sized {
+    /// A field of this type must be given: it has no default, only a
+    /// placeholder that a config with the field missing (and so an error)
+    /// holds.
+    const REQUIRED: bool = false;
     /// Decodes `v`; on failure records an error at `path` and returns None.
     fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self>;
     fn encode(&self) -> Value;
@@ -241,9 +245,17 @@ impl Field for IpAddr {
     }
 }
 
+/// A VIP's prefix, the one prefix in the config, is required: the decoded
+/// `Vip` holds a `Prefix`, not an `Option`, so nothing downstream has to
+/// handle a VIP without one.
 impl Field for crate::bgp::types::Prefix {
+    const REQUIRED: bool = true;
     fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
         match v {
+            Value::Null => {
+                errs.push(path, "required");
+                None
+            }
             Value::String(s) if s.contains('/') => match s.parse() {
                 Ok(p) => Some(p),
                 Err(e) => type_error(v, path, errs, &format!("a valid prefix ({e})")),
@@ -438,11 +450,17 @@ macro_rules! config_struct {
                 let m = $crate::config::field::object(v, path, &known, errs)?;
                 let mut out = $name::default();
                 $(
-                    if let Some(x) = m.get($crate::__config_key!($field $($key)?)) {
-                        let p = $crate::config::field::join(path, $crate::__config_key!($field $($key)?));
-                        if let Some(d) = <$ty as $crate::config::field::Field>::decode(x, &p, errs) {
-                            out.$field = d;
+                    let p = $crate::config::field::join(path, $crate::__config_key!($field $($key)?));
+                    match m.get($crate::__config_key!($field $($key)?)) {
+                        Some(x) => {
+                            if let Some(d) = <$ty as $crate::config::field::Field>::decode(x, &p, errs) {
+                                out.$field = d;
+                            }
                         }
+                        None if <$ty as $crate::config::field::Field>::REQUIRED => {
+                            errs.push(p, "required");
+                        }
+                        None => {}
                     }
                 )*
                 Some(out)
@@ -469,19 +487,29 @@ macro_rules! config_struct {
                             o.insert("description".into(), doc.join(" ").into());
                         }
                         let d = $crate::config::field::Field::encode(&{ let x: $ty = $default; x });
-                        if !d.is_null() {
+                        if !d.is_null() && !<$ty as $crate::config::field::Field>::REQUIRED {
                             o.insert("default".into(), d);
                         }
                     }
                     props.insert($crate::__config_key!($field $($key)?).to_string(), s);
                 )*
                 let doc: Vec<&str> = vec![$($sdoc.trim()),*];
-                serde_json::json!({
+                let mut required: Vec<&str> = Vec::new();
+                $(
+                    if <$ty as $crate::config::field::Field>::REQUIRED {
+                        required.push($crate::__config_key!($field $($key)?));
+                    }
+                )*
+                let mut s = serde_json::json!({
                     "type": "object",
                     "description": doc.join(" "),
                     "additionalProperties": false,
                     "properties": props,
-                })
+                });
+                if !required.is_empty() {
+                    s["required"] = serde_json::json!(required);
+                }
+                s
             }
         }
     };

@@ -227,7 +227,7 @@ config_struct! {
         /// Unique name; used in the API path, metrics and ubus.
         name: String = String::new(),
         /// The prefix announced, IPv4 or IPv6, any length.
-        prefix: Option<Prefix> = None,
+        prefix: Prefix = Prefix::host(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
         /// Announce for as long as the daemon lives, with no checks.
         always: bool = false,
         /// The single check (exactly one of check and checks, unless always).

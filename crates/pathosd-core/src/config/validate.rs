@@ -260,10 +260,11 @@ fn session(c: &Config, n: &Neighbor) -> Option<Session> {
     let secs = |d: Dur| u16::try_from(d.get().as_secs()).ok();
     let hold_time = secs(n.hold_time.unwrap_or(c.bgp.hold_time))?;
     let keepalive = secs(n.keepalive_time.unwrap_or(c.bgp.keepalive_time))?;
-    let mp_ipv6 = c.vips.iter().any(|v| {
-        v.prefix
-            .is_some_and(|p| p.afi() == crate::bgp::types::Afi::Ipv6)
-    }) || router.local_address_ipv6.is_some();
+    let mp_ipv6 = c
+        .vips
+        .iter()
+        .any(|v| v.prefix.afi() == crate::bgp::types::Afi::Ipv6)
+        || router.local_address_ipv6.is_some();
     // RFC 5082 §3: GTSM sends TTL 255 and accepts 255 - (hops - 1);
     // otherwise eBGP is single hop (TTL 1) unless multihop, iBGP keeps the
     // system default.
@@ -351,19 +352,20 @@ fn router(c: &Config, errs: &mut Errors) {
         );
     }
     if r.local_address_ipv6.is_none() {
-        let v6 = c.vips.iter().enumerate().find(|(_, v)| {
-            v.prefix
-                .is_some_and(|p| p.afi() == crate::bgp::types::Afi::Ipv6)
-        });
+        // A prefix that failed to decode holds an IPv4 placeholder.
+        let v6 = c
+            .vips
+            .iter()
+            .enumerate()
+            .find(|(_, v)| v.prefix.afi() == crate::bgp::types::Afi::Ipv6);
         if let Some((i, v)) = v6 {
-            if let Some(p) = v.prefix {
-                errs.push(
-                    "router.local_address_ipv6",
-                    format!(
-                        "required because vips[{i}].prefix {p} is IPv6 (it is the IPv6 next hop)"
-                    ),
-                );
-            }
+            errs.push(
+                "router.local_address_ipv6",
+                format!(
+                    "required because vips[{i}].prefix {} is IPv6 (it is the IPv6 next hop)",
+                    v.prefix
+                ),
+            );
         }
     }
 }
@@ -675,17 +677,20 @@ fn vips(c: &Config, errs: &mut Errors) {
                 }
             }
         }
-        match v.prefix {
-            None => errs.push(join(&p, "prefix"), "required"),
-            Some(px) => match prefixes.get(&px) {
+        // A prefix that is missing or failed to decode (reported by the
+        // decoder) holds a placeholder: it takes no part in this rule.
+        let pp = join(&p, "prefix");
+        if !errs.has(&pp) {
+            let px = v.prefix;
+            match prefixes.get(&px) {
                 Some(first) => errs.push(
-                    join(&p, "prefix"),
+                    pp,
                     format!("duplicate prefix {px} (also vips[{first}].prefix)"),
                 ),
                 None => {
                     prefixes.insert(px, i);
                 }
-            },
+            }
         }
         vip(v, &p, errs);
     }
@@ -895,8 +900,9 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
             );
         }
     }
-    // None when the prefix failed to decode: host rules then stay quiet.
-    let host_prefix = v.prefix.map(|p| (p.is_host(), p));
+    // A prefix that is missing or failed to decode holds a placeholder
+    // host prefix (0.0.0.0/32): the host rules then stay quiet.
+    let host_prefix = Some((v.prefix.is_host(), v.prefix));
     let need_host = |path: String, errs: &mut Errors| {
         if let Some((false, px)) = host_prefix {
             errs.push(
@@ -1373,6 +1379,48 @@ mod tests {
         assert!(!eval(&["ping"]));
         assert!(eval(&["web", "ping"]));
         assert!(!eval(&[]));
+    }
+
+    /// The prefix is required by the decoder, so a decoded VIP holds a
+    /// `Prefix` (no `Option` for the engine or the checks to unwrap); the
+    /// errors stay what validation said before, also for an explicit null.
+    #[test]
+    fn a_vip_prefix_is_required_when_decoding() {
+        for missing in [None, Some(Value::Null)] {
+            let mut v = base();
+            match missing {
+                None => {
+                    v["vips"][0].as_object_mut().map(|o| o.remove("prefix"));
+                }
+                Some(n) => v["vips"][0]["prefix"] = n,
+            }
+            v["router"]["asn"] = json!(0);
+            assert_eq!(
+                errors(&v),
+                [
+                    "vips[0].prefix: required",
+                    "router.asn: required and must be > 0"
+                ]
+            );
+        }
+        // Two VIPs without a prefix are not duplicates of each other.
+        let mut v = base();
+        v["vips"] = json!([
+            {"name": "a", "always": true},
+            {"name": "b", "always": true, "prefix": "0.0.0.0/32"},
+            {"name": "c", "always": true, "prefix": "10.0.0.300/32"}
+        ]);
+        assert_eq!(
+            errors(&v),
+            [
+                "vips[0].prefix: required",
+                "vips[2].prefix: \"10.0.0.300/32\" is not a valid prefix (\"10.0.0.300\" is not an IP address)"
+            ]
+        );
+        assert_eq!(
+            loaded(base()).vips[0].prefix,
+            "192.0.2.10/32".parse().unwrap()
+        );
     }
 
     #[test]

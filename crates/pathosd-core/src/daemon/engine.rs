@@ -147,7 +147,7 @@ pub(crate) fn first_evaluation_bound(vip: &Vip) -> Duration {
 }
 
 fn new_slot(v: &Vip, expr: &Expr, now: Instant) -> Option<VipSlot> {
-    let prefix = v.prefix?;
+    let prefix = v.prefix;
     let names: Vec<String> = v.check_list().iter().map(|c| c.effective_name()).collect();
     Some(VipSlot {
         config: v.clone(),

@@ -230,7 +230,7 @@ fn reload_keeps_unchanged_vips_and_withdraws_changed_and_removed_ones() {
     let web = two_checks("withdraw");
     let mut other = web.clone();
     other.name = "other".into();
-    other.prefix = Some("10.0.0.2/32".parse().unwrap());
+    other.prefix = "10.0.0.2/32".parse().unwrap();
     let (mut e, _) = Engine::new(
         &[(web.clone(), Expr::Any), (other.clone(), Expr::Any)],
         t0(),
