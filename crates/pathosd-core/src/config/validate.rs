@@ -29,8 +29,8 @@ pub(crate) const ERROR_WAIT_MAX: Dur = Dur::secs(3600);
 /// and some peers cap AS_PATH length.
 pub(crate) const PREPEND_MAX: u8 = 16;
 
-/// Most VIPs in one config. benches/convergence.sh announces 10,000 (about
-/// 52 MiB of RSS, see docs/performance.md); more is not a router's job.
+/// Most VIPs in one config. benches/compare.sh announces 10,000 (about
+/// 29 MB of RSS, see docs/performance.md); more is not a router's job.
 pub(crate) const MAX_VIPS: usize = 10_000;
 /// Most checks on one VIP (each is a task probing on its own schedule).
 pub(crate) const MAX_CHECKS_PER_VIP: usize = 64;
@@ -41,7 +41,8 @@ pub(crate) const MAX_NEIGHBORS: usize = 256;
 pub(crate) const MAX_NAME_LEN: usize = 64;
 
 /// Most checks in all VIPs together (each is a task with its own timers and
-/// buffers); a typed check also takes about 1 KiB before validation.
+/// buffers); a typed check also takes about 150 bytes plus its options
+/// before validation.
 pub(crate) const MAX_CHECKS: usize = 10_000;
 
 /// The count limits, checked on the JSON value before the typed decode:
