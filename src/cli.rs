@@ -188,6 +188,8 @@ pub fn main(args: Vec<OsString>) -> i32 {
                     if debug {
                         cfg.logging.level = LogLevel::Debug;
                     }
+                    // What loading freed is not needed again.
+                    crate::sys::trim_heap();
                     crate::daemon::run(
                         crate::daemon::Options {
                             config_path: path,
