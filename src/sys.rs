@@ -242,6 +242,19 @@ fn setsockopt_raw(
     Ok(())
 }
 
+/// Gives the heap's free memory back to the system. glibc keeps what the
+/// config loader freed (≈ 10 MB after 10,000 VIPs in UCI, see
+/// docs/performance.md) as long as a later allocation sits above it; musl,
+/// OpenWrt's libc, unmaps freed memory itself and has no malloc_trim.
+pub(crate) fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim takes no pointer and only releases free pages of
+    // glibc's own arenas; it is thread-safe.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,18 +275,5 @@ mod tests {
         set_tcp_md5sig(&s, peer, b"").unwrap();
         assert!(set_tcp_md5sig(&s, peer, &[b'x'; 81]).is_err());
         set_min_ttl(&s, false, 254).unwrap();
-    }
-}
-
-/// Gives the heap's free memory back to the system. glibc keeps what the
-/// config loader freed (≈ 10 MB after 10,000 VIPs in UCI, see
-/// docs/performance.md) as long as a later allocation sits above it; musl,
-/// OpenWrt's libc, unmaps freed memory itself and has no malloc_trim.
-pub(crate) fn trim_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim takes no pointer and only releases free pages of
-    // glibc's own arenas; it is thread-safe.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
