@@ -255,16 +255,9 @@ impl HttpProbe {
         if c.response_jq.is_some() && !has(&headers, "accept") {
             headers.push(("Accept".into(), "application/json".into()));
         }
-        let regex = match &c.response_regex {
-            Some(r) => {
-                Some(regex_lite::Regex::new(r).map_err(|e| format!("response_regex {r:?}: {e}"))?)
-            }
-            None => None,
-        };
-        let jq = match &c.response_jq {
-            Some(j) => Some(jsonmatch::parse(j)?),
-            None => None,
-        };
+        // Compiled when the config was read.
+        let regex = c.response_regex.as_ref().map(|r| r.regex().clone());
+        let jq = c.response_jq.as_ref().map(|j| j.expr().clone());
         #[cfg(feature = "tls")]
         let roots = match &c.tls_ca_cert {
             Some(f) => pem_certs("tls_ca_cert", f)?,

@@ -5,6 +5,7 @@ use super::duration::Dur;
 use super::field::{show, Errors, Field};
 use super::policy_expr::Expr;
 use crate::bgp::types::{Community, LargeCommunity, Prefix};
+use crate::check::jsonmatch::JsonExpr;
 use crate::{config_enum, config_struct};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -402,9 +403,9 @@ config_struct! {
         /// The body must contain this text.
         response_text: Option<String> = None,
         /// The body must match this regular expression.
-        response_regex: Option<String> = None,
+        response_regex: Option<BodyRegex> = None,
         /// The body must be JSON and this expression true (see docs/checks.md).
-        response_jq: Option<String> = None,
+        response_jq: Option<BodyJq> = None,
         /// Forward proxy URL (http://[user:pass@]host:port).
         proxy: Option<String> = None,
         /// Reuse the connection between probes (TLS is then re-verified only on reconnect).
@@ -419,6 +420,96 @@ config_struct! {
         tls_client_cert: Option<String> = None,
         /// PEM private key of tls_client_cert.
         tls_client_key: Option<String> = None,
+    }
+}
+
+/// A `response_regex`, compiled when the config is read: a pattern that
+/// does not compile is a config error at its path, and the probe takes the
+/// compiled regex (it cannot fail to build on it).
+#[derive(Debug, Clone)]
+pub struct BodyRegex(regex_lite::Regex);
+
+impl BodyRegex {
+    pub fn regex(&self) -> &regex_lite::Regex {
+        &self.0
+    }
+}
+
+/// The same pattern is the same regex.
+impl PartialEq for BodyRegex {
+    fn eq(&self, other: &BodyRegex) -> bool {
+        self.0.as_str() == other.0.as_str()
+    }
+}
+
+impl Field for BodyRegex {
+    fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
+        let Value::String(re) = v else {
+            errs.push(path, format!("{} is not a string", show(v)));
+            return None;
+        };
+        match regex_lite::Regex::new(re) {
+            Ok(r) => Some(BodyRegex(r)),
+            Err(e) => {
+                // regex_lite's message ends with the reason on its last line.
+                let e = e.to_string();
+                let reason = e.lines().last().unwrap_or_default().trim();
+                errs.push(
+                    path,
+                    format!("{} does not compile: {reason}", super::field::quote(re)),
+                );
+                None
+            }
+        }
+    }
+    fn encode(&self) -> Value {
+        json!(self.0.as_str())
+    }
+    fn schema() -> Value {
+        json!({"type": "string"})
+    }
+}
+
+/// A `response_jq` expression, parsed when the config is read (a typo is a
+/// config error, not a VIP whose checks never start).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BodyJq {
+    text: String,
+    expr: JsonExpr,
+}
+
+impl BodyJq {
+    pub fn expr(&self) -> &JsonExpr {
+        &self.expr
+    }
+}
+
+impl Field for BodyJq {
+    fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
+        let Value::String(jq) = v else {
+            errs.push(path, format!("{} is not a string", show(v)));
+            return None;
+        };
+        if jq.trim().is_empty() {
+            errs.push(path, "must not be empty");
+            return None;
+        }
+        match crate::check::jsonmatch::parse(jq) {
+            Ok(expr) => Some(BodyJq {
+                text: jq.clone(),
+                expr,
+            }),
+            Err(e) => {
+                errs.push(path, format!("{}: {e}", super::field::quote(jq)));
+                None
+            }
+        }
+    }
+    fn encode(&self) -> Value {
+        json!(self.text)
+    }
+    fn schema() -> Value {
+        json!({"type": "string"})
     }
 }
 

@@ -1166,25 +1166,8 @@ fn http(
     if h.response_codes.is_empty() {
         errs.push(join(p, "response_codes"), "at least one code is required");
     }
-    if let Some(re) = &h.response_regex {
-        if let Err(e) = regex_lite::Regex::new(re) {
-            let first = e.to_string();
-            let first = first.lines().last().unwrap_or_default().trim().to_string();
-            errs.push(
-                join(p, "response_regex"),
-                format!("{} does not compile: {first}", quote(re)),
-            );
-        }
-    }
-    if let Some(jq) = &h.response_jq {
-        if jq.trim().is_empty() {
-            errs.push(join(p, "response_jq"), "must not be empty");
-        } else if let Err(e) = crate::check::jsonmatch::parse(jq) {
-            // Compiled at load, like the regex: a typo is a config error,
-            // not a VIP that never announces.
-            errs.push(join(p, "response_jq"), format!("{}: {e}", quote(jq)));
-        }
-    }
+    // response_regex and response_jq are compiled by the decoder
+    // (`BodyRegex`, `BodyJq`), which reports a pattern that does not compile.
     if h.method == HttpMethod::Head {
         for (key, set) in [
             ("response_text", h.response_text.is_some()),
