@@ -30,6 +30,7 @@ fn setup(block: u8, bird: impl FnOnce(&mut BirdPeer), ours: impl FnOnce(&mut Con
     let bird = Bird::start(peer);
     let mut cfg = support::config(addrs);
     ours(&mut cfg);
+    pathosd::config::validate::resolve(&mut cfg);
     let (tx, rx) = smol::channel::unbounded();
     let started = Instant::now();
     let speaker = Speaker::start(&cfg, tx).unwrap();
@@ -369,6 +370,7 @@ fn reload_restarts_only_a_changed_neighbor() {
 
     let old = cfg.clone();
     cfg.bgp.hold_time = pathosd::config::Dur::secs(6);
+    pathosd::config::validate::resolve(&mut cfg);
     // The daemon's one reload rule names the session to restart.
     let plan = pathosd::daemon::reload::diff(&old, &cfg);
     let restart: Vec<&str> = plan

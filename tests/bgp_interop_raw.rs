@@ -59,6 +59,7 @@ fn passive_speaker(a: Addrs) -> pathosd::bgp::driver::SpeakerHandle {
     support::init_log();
     let mut cfg = support::config(a);
     cfg.bgp.neighbors[0].passive = true;
+    pathosd::config::validate::resolve(&mut cfg);
     let (tx, _rx) = smol::channel::unbounded();
     Speaker::start(&cfg, tx).unwrap()
 }

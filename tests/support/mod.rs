@@ -291,7 +291,9 @@ pub const OUR_AS: u32 = 65001;
 pub const PEER_AS: u32 = 65000;
 
 /// A pathosd config with one eBGP neighbor `peer` on loopback: router_id and
-/// local address `ours`, listening on ours:1179, short timers.
+/// local address `ours`, listening on ours:1179, short timers. Resolved as
+/// validation resolves it; a test that changes it must call
+/// `pathosd::config::validate::resolve` again.
 pub fn config(a: Addrs) -> Config {
     let mut cfg = Config {
         schema: "v1".into(),
@@ -311,6 +313,8 @@ pub fn config(a: Addrs) -> Config {
         enable_multihop: true,
         ..Neighbor::default()
     }];
+    // As validation would: the speaker runs on the resolved session.
+    pathosd::config::validate::resolve(&mut cfg);
     cfg
 }
 
@@ -323,6 +327,7 @@ pub fn config_with_next_hop(a: Addrs, next_hop: Ipv4Addr) -> Config {
     cfg.router.router_id = Some(IpAddr::V4(next_hop));
     cfg.router.local_address = None;
     cfg.bgp.neighbors[0].local_address = Some(IpAddr::V4(a.ours));
+    pathosd::config::validate::resolve(&mut cfg);
     cfg
 }
 
