@@ -233,19 +233,19 @@ impl SpeakerHandle {
             advertised: 0,
             routes: Vec::new(),
         };
-        let settings = Ok(PeerSettings::from_config(n)).and_then(|s| {
-            match (&self.shared.listener, &s.password) {
-                (Some(l), Some(key)) => net::listener_md5(l, s.address, key)
-                    .map_err(|e| format!("cannot set the TCP MD5 key on the listener: {e}"))?,
-                // A key left from before a reload would make the kernel drop
-                // this peer's now unsigned SYNs; none set is fine (ENOENT).
-                (Some(l), None) => {
-                    let _ = net::listener_md5(l, s.address, "");
-                }
-                (None, _) => {}
+        let s = PeerSettings::from_config(n);
+        let md5 = match (&self.shared.listener, &s.password) {
+            (Some(l), Some(key)) => net::listener_md5(l, s.address, key)
+                .map_err(|e| format!("cannot set the TCP MD5 key on the listener: {e}")),
+            // A key left from before a reload would make the kernel drop
+            // this peer's now unsigned SYNs; none set is fine (ENOENT).
+            (Some(l), None) => {
+                let _ = net::listener_md5(l, s.address, "");
+                Ok(())
             }
-            Ok(s)
-        });
+            (None, _) => Ok(()),
+        };
+        let settings = md5.map(|()| s);
         let mut entry = PeerEntry {
             name: n.name.clone(),
             address: net::canonical(address),
