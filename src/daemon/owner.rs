@@ -1,12 +1,12 @@
 //! `pathosd run`: start-up, the owner loop, reload and shutdown.
 
-use super::engine::{Engine, Input, Output};
+use super::engine::{CheckId, CheckRun, Engine, Input, Output};
 use super::reload::{self, NeighborChange, ReloadPlan, VipChange};
-use super::triggers::{Admit, Refusal, Triggers};
+use super::triggers::{Admit, Done, Refusal, Triggers};
 use crate::api::control::{ApiError, Control, ControlHandle, Quoted, TriggerOutcome};
 use crate::api::model::{CheckView, ReloadRecord, Snapshot, VipView};
 use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
-use crate::check::{policy, Report, VipChecks};
+use crate::check::{policy, scheduler};
 use crate::config::load::{load_config, Format};
 use crate::config::policy_expr::{self, Expr};
 use crate::config::{Config, LogLevel, Vip};
@@ -16,7 +16,6 @@ use smol::future::FutureExt;
 use smol::Task;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 /// How `pathosd run` was invoked.
@@ -29,16 +28,11 @@ pub struct Options {
 
 /// Everything that reaches the owner task.
 enum Event {
-    Report(Report),
+    /// A check loop ran a probe (scheduled or for a trigger).
+    Result(CheckRun),
     Control(Control),
     Peer(PeerEvent),
     Signal(i32),
-    /// Ad-hoc trigger run `id` finished; its reports were queued before this.
-    TriggerDone {
-        vip: String,
-        id: u64,
-        results: Vec<Report>,
-    },
 }
 
 type TriggerReply = Sender<Result<TriggerOutcome, ApiError>>;
@@ -148,10 +142,17 @@ fn with_exprs(vips: &[Vip]) -> Vec<(Vip, Expr)> {
         .collect()
 }
 
-/// A VIP's running check loops; dropping it cancels them.
+/// A VIP's running check loops, in config order; dropping it cancels them.
 struct VipRuntime {
-    checks: Arc<VipChecks>,
-    _loops: Vec<Task<()>>,
+    loops: Vec<CheckLoopHandle>,
+}
+
+/// One running check loop.
+struct CheckLoopHandle {
+    id: CheckId,
+    /// Asks the loop for an ad-hoc run tagged with a trigger id.
+    trigger: Sender<u64>,
+    _task: Task<()>,
 }
 
 struct Owner {
@@ -160,8 +161,8 @@ struct Owner {
     engine: Engine,
     speaker: SpeakerHandle,
     runtimes: BTreeMap<String, VipRuntime>,
-    events: Sender<Event>,
-    report_tx: Sender<Report>,
+    /// Where the check loops send their results.
+    result_tx: Sender<CheckRun>,
     ubus: Option<crate::ubus::UbusHandle>,
     /// Ad-hoc triggers in flight (one per VIP) and each VIP's rate limit.
     triggers: Triggers<TriggerReply>,
@@ -176,23 +177,44 @@ struct Owner {
     ctl: ControlHandle,
 }
 
-fn spawn_checks(vip: &Vip, report_tx: &Sender<Report>) -> Option<VipRuntime> {
-    spawn(VipChecks::new(vip), vip, report_tx)
+/// The ids the engine gave the checks of `vip`, in config order.
+fn check_ids(engine: &Engine, vip: &str) -> Vec<CheckId> {
+    engine
+        .vip(vip)
+        .map(|s| s.checks.iter().map(|c| c.id).collect())
+        .unwrap_or_default()
+}
+
+/// Starts the check loops of `vip`, tagged with the engine's ids.
+fn spawn_checks(vip: &Vip, ids: &[CheckId], result_tx: &Sender<CheckRun>) -> Option<VipRuntime> {
+    spawn(scheduler::build(vip, ids), vip, result_tx)
 }
 
 fn spawn(
-    checks: Result<VipChecks, String>,
+    checks: Result<Vec<scheduler::CheckLoop>, String>,
     vip: &Vip,
-    report_tx: &Sender<Report>,
+    result_tx: &Sender<CheckRun>,
 ) -> Option<VipRuntime> {
     match checks {
-        Ok(vc) => {
-            let vc = Arc::new(vc);
-            let loops = vc.loops(report_tx).into_iter().map(smol::spawn).collect();
-            Some(VipRuntime {
-                checks: vc,
-                _loops: loops,
-            })
+        Ok(loops) => {
+            let loops = loops
+                .into_iter()
+                .map(|c| {
+                    // At most one trigger run per VIP is in flight
+                    // (daemon::triggers), so one slot is enough.
+                    let (trigger, triggers) = smol::channel::bounded(1);
+                    CheckLoopHandle {
+                        id: c.id(),
+                        trigger,
+                        _task: smol::spawn(scheduler::run_check_loop(
+                            c,
+                            triggers,
+                            result_tx.clone(),
+                        )),
+                    }
+                })
+                .collect();
+            Some(VipRuntime { loops })
         }
         Err(e) => {
             // Validation passed, so this is e.g. an unreadable CA file: the
@@ -207,9 +229,9 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
     let now = Instant::now();
     let (events, event_rx) = unbounded::<Event>();
 
-    // Reports from check loops go through their own channel, forwarded in order.
-    let (report_tx, report_rx) = unbounded::<Report>();
-    forward(report_rx, events.clone(), Event::Report);
+    // Results from check loops go through their own channel, forwarded in order.
+    let (result_tx, result_rx) = unbounded::<CheckRun>();
+    forward(result_rx, events.clone(), Event::Result);
 
     let (peer_tx, peer_rx) = unbounded::<PeerEvent>();
     forward(peer_rx.clone(), events.clone(), Event::Peer);
@@ -225,7 +247,7 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
     let (engine, outputs) = Engine::new(&with_exprs(&cfg.vips), now);
     let mut runtimes = BTreeMap::new();
     for v in &cfg.vips {
-        if let Some(rt) = spawn_checks(v, &report_tx) {
+        if let Some(rt) = spawn_checks(v, &check_ids(&engine, &v.name), &result_tx) {
             runtimes.insert(v.name.clone(), rt);
         }
     }
@@ -249,8 +271,7 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
         engine,
         speaker,
         runtimes,
-        events,
-        report_tx,
+        result_tx,
         ubus,
         triggers: Triggers::default(),
         peer_rx,
@@ -439,7 +460,7 @@ impl Owner {
                 .await;
             let now = Instant::now();
             if now >= next_poll {
-                self.poll_drain_files(None, now);
+                self.poll_drain_files(now);
                 next_poll = now + Duration::from_secs(1);
             }
             let Some(ev) = ev else {
@@ -448,24 +469,9 @@ impl Owner {
                 continue;
             };
             match ev {
-                Event::Report(r) => {
-                    let vip = r.vip.clone();
-                    let outs = self.engine.handle(Input::Report(r), now);
-                    self.apply(outs);
-                    // The drain file is also checked on every check result.
-                    self.poll_drain_files(Some(&vip), now);
-                }
+                Event::Result(r) => self.on_result(r, now),
                 Event::Control(c) => self.control(c, now).await,
                 Event::Peer(p) => self.peer_event(p),
-                Event::TriggerDone { vip, id, results } => {
-                    let outcome = self.trigger_outcome(&vip, results);
-                    // Callers that gave up have closed their channel: the send fails quietly.
-                    for w in self.triggers.finish(&vip, id) {
-                        let _ = w.try_send(outcome.clone());
-                    }
-                    let engine = &self.engine;
-                    self.triggers.retain(|v| engine.vip(v).is_some());
-                }
                 Event::Signal(s) if s == libc::SIGHUP => {
                     if let Err(errs) = self.reload(now) {
                         for e in errs {
@@ -476,6 +482,47 @@ impl Owner {
                 Event::Signal(_) => return self.shutdown(&rx).await,
             }
         }
+    }
+
+    /// A check loop's result: through the engine (hysteresis, policy, VIP
+    /// state), then to the trigger run that asked for it, if any.
+    fn on_result(&mut self, r: CheckRun, now: Instant) {
+        let Some((slot, k)) = self.engine.check(r.check) else {
+            // The check is gone (a reload removed or restarted its VIP).
+            return;
+        };
+        let vip = slot.name.clone();
+        let check = slot.checks[k].name.clone();
+        let drain_file = slot.config.policy.lower_priority_file.clone();
+        log::debug!(
+            "check {}: vip={vip} check={check} duration={:?} detail={}",
+            if r.result.ok { "passed" } else { "failed" },
+            r.result.duration,
+            r.result.detail
+        );
+        let tagged = r.trigger.map(|id| (id, r.check, r.result.clone()));
+        let outs = self.engine.handle(Input::Result(r), now);
+        self.apply(outs);
+        if let Some((id, c, result)) = tagged {
+            if let Some(done) = self.triggers.record(&vip, id, c, (k, &check), result) {
+                self.answer(&vip, done);
+            }
+        }
+        // The drain file is also checked on every check result.
+        if let Some(path) = drain_file {
+            self.poll_drain_file(vip, &path, now);
+        }
+    }
+
+    /// Answers every caller of a finished trigger run.
+    fn answer(&mut self, vip: &str, done: Done<TriggerReply>) {
+        let outcome = self.trigger_outcome(vip, done.results);
+        // Callers that gave up have closed their channel: the send fails quietly.
+        for w in done.waiters {
+            let _ = w.try_send(outcome.clone());
+        }
+        let engine = &self.engine;
+        self.triggers.retain(|v| engine.vip(v).is_some());
     }
 
     fn apply(&mut self, outputs: Vec<Output>) {
@@ -523,6 +570,9 @@ impl Owner {
                         "vip {vip} check {check}: {reason} (check transition without VIP health change)"
                     );
                 }
+                Output::LocalAddressMissing { vip, check, detail } => {
+                    log::warn!("vip {vip} check {check}: {detail}");
+                }
                 Output::InitialDone => {
                     // The routes decided before this go out before End-of-RIB.
                     self.speaker.set_routes(std::mem::take(&mut routes));
@@ -536,25 +586,30 @@ impl Owner {
         }
     }
 
-    fn poll_drain_files(&mut self, only: Option<&str>, now: Instant) {
-        let files: Vec<(String, PathBuf)> = self
-            .cfg
-            .vips
+    /// Polls the lower_priority_file of every VIP that has one.
+    fn poll_drain_files(&mut self, now: Instant) {
+        let files: Vec<(String, String)> = self
+            .engine
+            .vips()
             .iter()
-            .filter(|v| only.is_none_or(|o| o == v.name))
             .filter_map(|v| {
-                v.policy
+                v.config
+                    .policy
                     .lower_priority_file
                     .as_ref()
-                    .map(|f| (v.name.clone(), PathBuf::from(f)))
+                    .map(|f| (v.name.clone(), f.clone()))
             })
             .collect();
         for (vip, path) in files {
-            // Any stat error counts as absent, as in pathosd.
-            let present = std::fs::metadata(&path).is_ok();
-            let outs = self.engine.handle(Input::DrainFile { vip, present }, now);
-            self.apply(outs);
+            self.poll_drain_file(vip, &path, now);
         }
+    }
+
+    fn poll_drain_file(&mut self, vip: String, path: &str, now: Instant) {
+        // Any stat error counts as absent, as in pathosd.
+        let present = std::fs::metadata(PathBuf::from(path)).is_ok();
+        let outs = self.engine.handle(Input::DrainFile { vip, present }, now);
+        self.apply(outs);
     }
 
     fn peer_event(&mut self, p: PeerEvent) {
@@ -598,23 +653,25 @@ impl Owner {
         }
     }
 
-    /// Runs the probes off the owner task, at most one run per VIP at a
-    /// time and within the VIP's rate limit (see [`super::triggers`]); the
-    /// reports come back through the event channel ahead of the TriggerDone
-    /// that answers every caller of the run. The owner never waits on a
-    /// trigger, so reads are answered while checks run.
+    /// Asks the loops of the selected checks for one ad-hoc run each, at
+    /// most one trigger run per VIP at a time and within the VIP's rate
+    /// limit (see [`super::triggers`]); a loop runs it after the probe it is
+    /// running, if any, so the check's runs stay in order. The results come
+    /// back through the event channel like scheduled ones; the run answers
+    /// its callers once the engine has seen each of them. The owner never
+    /// waits on a trigger, so reads are answered while checks run.
     fn trigger(&mut self, vip: String, check: Option<String>, reply: TriggerReply, now: Instant) {
-        let runners: Vec<_> = match self.runtimes.get(&vip) {
-            Some(rt) => rt
-                .checks
+        // Checks whose loops run (none when they could not start).
+        let selected: Vec<CheckId> = match (self.engine.vip(&vip), self.runtimes.get(&vip)) {
+            (Some(slot), Some(_)) => slot
                 .checks
                 .iter()
-                .filter(|c| check.as_deref().is_none_or(|n| c.name() == n))
-                .cloned()
+                .filter(|c| check.as_deref().is_none_or(|n| c.name == n))
+                .map(|c| c.id)
                 .collect(),
-            None => Vec::new(),
+            _ => Vec::new(),
         };
-        if runners.is_empty() {
+        if selected.is_empty() {
             let msg = if self.engine.vip(&vip).is_none() {
                 format!("VIP not found: {vip}")
             } else if let Some(c) = &check {
@@ -628,7 +685,7 @@ impl Owner {
         }
         let id = match self
             .triggers
-            .admit(&vip, check.as_deref(), reply.clone(), now)
+            .admit(&vip, check.as_deref(), &selected, reply.clone(), now)
         {
             Admit::Start(id) => id,
             Admit::Joined => {
@@ -654,20 +711,38 @@ impl Owner {
                 return;
             }
         };
-        let events = self.events.clone();
-        smol::spawn(async move {
-            let mut results = Vec::new();
-            for r in runners {
-                let rep = r.run_once(true).await;
-                let _ = events.send(Event::Report(rep.clone())).await;
-                results.push(rep);
-            }
-            let _ = events.send(Event::TriggerDone { vip, id, results }).await;
-        })
-        .detach();
+        self.ask_loops(&vip, id, &selected);
     }
 
-    fn trigger_outcome(&self, vip: &str, results: Vec<Report>) -> Result<TriggerOutcome, ApiError> {
+    /// Sends trigger run `id` to the loops of `checks` of `vip`. For a loop
+    /// that is not there (any more) the run records a failure, so it still
+    /// completes; the check's hysteresis does not see it (nothing ran).
+    fn ask_loops(&mut self, vip: &str, id: u64, checks: &[CheckId]) {
+        for c in checks {
+            let sent = self
+                .runtimes
+                .get(vip)
+                .and_then(|rt| rt.loops.iter().find(|l| l.id == *c))
+                .is_some_and(|l| l.trigger.try_send(id).is_ok());
+            if sent {
+                continue;
+            }
+            let Some((slot, k)) = self.engine.check(*c) else {
+                continue;
+            };
+            let name = slot.checks[k].name.clone();
+            let failed = crate::check::CheckResult::fail("the check is not running");
+            if let Some(done) = self.triggers.record(vip, id, *c, (k, &name), failed) {
+                self.answer(vip, done);
+            }
+        }
+    }
+
+    fn trigger_outcome(
+        &self,
+        vip: &str,
+        results: Vec<(String, crate::check::CheckResult)>,
+    ) -> Result<TriggerOutcome, ApiError> {
         let slot = self
             .engine
             .vip(vip)
@@ -676,11 +751,11 @@ impl Owner {
         let expr = policy_expr::parse(&slot.config.checks_policy).unwrap_or(Expr::All);
         // Checks that did not run count as failed in the combined result.
         let combined = policy::eval(&expr, &names, &|n| {
-            results.iter().any(|r| r.check == n && r.result.ok)
+            results.iter().any(|(c, r)| c == n && r.ok)
         });
         Ok(TriggerOutcome {
             vip: vip.to_string(),
-            results: results.into_iter().map(|r| (r.check, r.result)).collect(),
+            results,
             combined,
             state: slot.machine.state().as_str(),
         })
@@ -737,9 +812,9 @@ impl Owner {
                         .map(|(c, cfg)| CheckView {
                             name: c.name.clone(),
                             kind: cfg.kind.map_or("", |k| k.as_str()).to_string(),
-                            healthy: c.healthy,
-                            consecutive_ok: c.consecutive_ok,
-                            consecutive_fail: c.consecutive_fail,
+                            healthy: c.hysteresis.healthy(),
+                            consecutive_ok: c.hysteresis.consecutive_ok(),
+                            consecutive_fail: c.hysteresis.consecutive_fail(),
                             last: c.last.clone(),
                             last_time: c.last_time.map(to_sys),
                             last_transition: c
@@ -802,19 +877,28 @@ impl Owner {
             .map_err(|errs| errs.into_iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
         let plan = reload::diff(&self.cfg, &new);
         log_plan(&plan);
+        // The engine keeps each kept check's slot, id and hysteresis (retuned
+        // to the new rise / fall); restarted and new VIPs get new ids.
         let outs = self.engine.reload(&with_exprs(&new.vips), &plan, now);
+        // Trigger runs in flight whose loops are replaced with the same
+        // checks ask the new loops; the others end with what they have.
+        let mut reask = Vec::new();
         for v in &new.vips {
             let old = self.runtimes.remove(&v.name);
+            let ids = check_ids(&self.engine, &v.name);
             let rt = match (plan.vip(&v.name), old) {
                 (VipChange::Unchanged | VipChange::Kept { timing: false, .. }, Some(rt)) => {
                     Some(rt)
                 }
-                // New probes and loops; each check keeps its health. If the
+                // New loops with the new timing, the same check ids. If the
                 // probes cannot be built now (e.g. a CA file gone), the old
                 // loops go on: the VIP's state stays backed by running checks.
                 (VipChange::Kept { timing: true, .. }, Some(rt)) => {
-                    match VipChecks::retimed(v, &rt.checks) {
-                        Ok(vc) => spawn(Ok(vc), v, &self.report_tx),
+                    match scheduler::build(v, &ids) {
+                        Ok(loops) => {
+                            reask.push(v.name.clone());
+                            spawn(Ok(loops), v, &self.result_tx)
+                        }
                         Err(e) => {
                             log::error!(
                                 "vip {}: new check timing not applied, the old checks go on: {e}",
@@ -826,7 +910,7 @@ impl Owner {
                 }
                 // Restarted or added, or checks that could not start before
                 // (e.g. an unreadable CA file): start afresh.
-                _ => spawn_checks(v, &self.report_tx),
+                _ => spawn_checks(v, &ids, &self.result_tx),
             };
             if let Some(rt) = rt {
                 self.runtimes.insert(v.name.clone(), rt);
@@ -834,6 +918,22 @@ impl Owner {
         }
         self.runtimes
             .retain(|name, _| new.vips.iter().any(|v| &v.name == name));
+        for vip in self.triggers.running() {
+            let kept = matches!(
+                plan.vip(&vip),
+                VipChange::Unchanged | VipChange::Kept { .. }
+            );
+            if !kept {
+                if let Some(done) = self.triggers.abandon(&vip) {
+                    self.answer(&vip, done);
+                }
+            } else if reask.contains(&vip) {
+                if let Some((id, pending)) = self.triggers.pending(&vip) {
+                    let pending = pending.to_vec();
+                    self.ask_loops(&vip, id, &pending);
+                }
+            }
+        }
         let restart: Vec<&str> = plan
             .neighbors
             .iter()
