@@ -101,30 +101,34 @@ pub struct CheckStatus {
     pub total_ok: u32,
     pub total_fail: u32,
     pub timeouts: u32,
-    /// Upper bounds (seconds) of the duration histogram, from the check timeout.
-    pub bucket_bounds: Vec<f64>,
+    /// The timeout the duration histogram's bounds come from
+    /// ([`duration_buckets`]); computed when needed, not stored per check.
+    pub bucket_timeout: Duration,
     /// Cumulative counts per bound.
-    pub buckets: Vec<u64>,
+    pub buckets: [u64; BUCKETS],
     pub duration_sum: f64,
 }
 
+/// Bounds of a check's duration histogram.
+pub const BUCKETS: usize = 11;
+
 /// Histogram bounds for a check: ten linear steps up to its timeout, then the
 /// timeout plus 50ms (late results), so the buckets fit the check's scale.
-pub(crate) fn duration_buckets(timeout: Duration) -> Vec<f64> {
+/// They are distinct: the timeout is at least 1 ms, so the steps are at
+/// least 100 µs apart, and the values are rounded to the µs.
+pub fn duration_buckets(timeout: Duration) -> [f64; BUCKETS] {
     let t = timeout.as_secs_f64().max(0.001);
-    let mut b: Vec<f64> = (1..=10)
-        .map(|i| (t * f64::from(i) / 10.0 * 1e6).round() / 1e6)
-        .collect();
-    b.push(((t + 0.05) * 1e6).round() / 1e6);
-    b.dedup();
+    let mut b = [0.0; BUCKETS];
+    for (i, x) in (1u32..).zip(b.iter_mut().take(10)) {
+        *x = (t * f64::from(i) / 10.0 * 1e6).round() / 1e6;
+    }
+    b[10] = ((t + 0.05) * 1e6).round() / 1e6;
     b
 }
 
 /// One VIP inside the engine.
 #[derive(Debug, Clone)]
 pub struct VipSlot {
-    /// The VIP's config, for status and for reload's "unchanged?" test.
-    pub config: Vip,
     pub name: String,
     pub prefix: Prefix,
     pub machine: VipMachine,
@@ -136,7 +140,7 @@ pub struct VipSlot {
 }
 
 impl VipSlot {
-    /// Takes the config of a VIP whose check identity did not change: the
+    /// Takes the timing of a VIP whose check identity did not change: the
     /// same checks, by name and order, keep their counters and their
     /// duration histogram (its bounds stay those of the timeout the VIP
     /// started with, so the series stay consistent for Prometheus) and their
@@ -146,7 +150,6 @@ impl VipSlot {
         for (c, cfg) in self.checks.iter_mut().zip(v.check_list()) {
             c.hysteresis.retune(cfg.rise, cfg.fall);
         }
-        self.config = v.clone();
     }
 }
 
@@ -189,30 +192,26 @@ fn new_slot(v: &Vip, expr: &Expr, next_check: &mut u32, now: Instant) -> Option<
         id
     };
     Some(VipSlot {
-        config: v.clone(),
         name: v.name.clone(),
         prefix,
         initial_done: v.always || names.is_empty(),
         checks: v
             .check_list()
             .iter()
-            .map(|c| {
-                let bounds = duration_buckets(c.timeout.get());
-                CheckStatus {
-                    id: id(),
-                    name: c.effective_name(),
-                    hysteresis: Hysteresis::new(c.rise, c.fall),
-                    runs: 0,
-                    last: None,
-                    last_time: None,
-                    last_transition: None,
-                    total_ok: 0,
-                    total_fail: 0,
-                    timeouts: 0,
-                    buckets: vec![0; bounds.len()],
-                    bucket_bounds: bounds,
-                    duration_sum: 0.0,
-                }
+            .map(|c| CheckStatus {
+                id: id(),
+                name: c.effective_name(),
+                hysteresis: Hysteresis::new(c.rise, c.fall),
+                runs: 0,
+                last: None,
+                last_time: None,
+                last_transition: None,
+                total_ok: 0,
+                total_fail: 0,
+                timeouts: 0,
+                bucket_timeout: c.timeout.get(),
+                buckets: [0; BUCKETS],
+                duration_sum: 0.0,
             })
             .collect(),
         transitions: [0; 3],
@@ -494,7 +493,10 @@ impl Engine {
         }
         let secs = r.duration.as_secs_f64();
         c.duration_sum += secs;
-        for (b, n) in c.bucket_bounds.iter().zip(c.buckets.iter_mut()) {
+        for (b, n) in duration_buckets(c.bucket_timeout)
+            .iter()
+            .zip(c.buckets.iter_mut())
+        {
             if secs <= *b {
                 *n = n.saturating_add(1);
             }

@@ -145,6 +145,8 @@ fn with_exprs(vips: &[Vip]) -> Vec<(Vip, Expr)> {
 /// A VIP's running check loops, in config order; dropping it cancels them.
 struct VipRuntime {
     loops: Vec<CheckLoopHandle>,
+    /// The VIP's lower_priority_file, polled on each of its results.
+    drain_file: Option<String>,
 }
 
 /// One running check loop.
@@ -214,7 +216,10 @@ fn spawn(
                     }
                 })
                 .collect();
-            Some(VipRuntime { loops })
+            Some(VipRuntime {
+                loops,
+                drain_file: vip.policy.lower_priority_file.clone(),
+            })
         }
         Err(e) => {
             // Validation passed, so this is e.g. an unreadable CA file: the
@@ -493,7 +498,7 @@ impl Owner {
         };
         let vip = slot.name.clone();
         let check = slot.checks[k].name.clone();
-        let drain_file = slot.config.policy.lower_priority_file.clone();
+        let drain_file = self.runtimes.get(&vip).and_then(|rt| rt.drain_file.clone());
         log::debug!(
             "check {}: vip={vip} check={check} duration={:?} detail={}",
             if r.result.ok { "passed" } else { "failed" },
@@ -589,12 +594,11 @@ impl Owner {
     /// Polls the lower_priority_file of every VIP that has one.
     fn poll_drain_files(&mut self, now: Instant) {
         let files: Vec<(String, String)> = self
-            .engine
-            .vips()
+            .cfg
+            .vips
             .iter()
             .filter_map(|v| {
-                v.config
-                    .policy
+                v.policy
                     .lower_priority_file
                     .as_ref()
                     .map(|f| (v.name.clone(), f.clone()))
@@ -748,7 +752,10 @@ impl Owner {
             .vip(vip)
             .ok_or_else(|| ApiError::NotFound(format!("VIP not found: {vip}")))?;
         let names: Vec<String> = slot.checks.iter().map(|c| c.name.clone()).collect();
-        let expr = policy_expr::parse(&slot.config.checks_policy).unwrap_or(Expr::All);
+        let policy = self.cfg.vips.iter().find(|v| v.name == vip);
+        let expr = policy
+            .and_then(|v| policy_expr::parse(&v.checks_policy).ok())
+            .unwrap_or(Expr::All);
         // Checks that did not run count as failed in the combined result.
         let combined = policy::eval(&expr, &names, &|n| {
             results.iter().any(|(c, r)| c == n && r.ok)
@@ -768,11 +775,15 @@ impl Owner {
 
     fn snapshot(&self, now: Instant) -> Snapshot {
         let to_sys = |t: Instant| self.wall_time(t);
+        // The engine keeps no copy of the config: the owner's is the one.
+        let configs: BTreeMap<&str, &Vip> =
+            self.cfg.vips.iter().map(|v| (v.name.as_str(), v)).collect();
         let vips = self
             .engine
             .vips()
             .iter()
-            .map(|v| {
+            .filter_map(|v| Some((v, *configs.get(v.name.as_str())?)))
+            .map(|(v, config)| {
                 let intent = v.machine.intent();
                 VipView {
                     name: v.name.clone(),
@@ -781,7 +792,7 @@ impl Owner {
                     healthy: v.machine.healthy(),
                     drain_file: v.machine.drain_file(),
                     drain_api: v.machine.drain_api(),
-                    as_path_prepend_base: v.config.policy.announce.as_path_prepend,
+                    as_path_prepend_base: config.policy.announce.as_path_prepend,
                     as_path_prepend: intent.map_or(0, |i| i.as_path_prepend),
                     communities: intent
                         .map(|i| i.communities.iter().map(|c| c.to_string()).collect())
@@ -795,9 +806,9 @@ impl Owner {
                         .last_transition()
                         .map(|(t, r)| (to_sys(*t), r.clone())),
                     transitions: v.transitions,
-                    checks_policy: v.config.checks_policy.clone(),
+                    checks_policy: config.checks_policy.clone(),
                     // From the newest guarded result; false until one arrives.
-                    local_address_assigned: v.config.require_local_address.then(|| {
+                    local_address_assigned: config.require_local_address.then(|| {
                         v.checks
                             .iter()
                             .filter_map(|c| Some((c.last_time?, c.last.as_ref()?)))
@@ -808,7 +819,7 @@ impl Owner {
                     checks: v
                         .checks
                         .iter()
-                        .zip(v.config.check_list())
+                        .zip(config.check_list())
                         .map(|(c, cfg)| CheckView {
                             name: c.name.clone(),
                             kind: cfg.kind.map_or("", |k| k.as_str()).to_string(),
@@ -824,8 +835,9 @@ impl Owner {
                             total_ok: c.total_ok,
                             total_fail: c.total_fail,
                             timeouts: c.timeouts,
-                            bucket_bounds: c.bucket_bounds.clone(),
-                            buckets: c.buckets.clone(),
+                            bucket_bounds: super::engine::duration_buckets(c.bucket_timeout)
+                                .to_vec(),
+                            buckets: c.buckets.to_vec(),
                             duration_sum: c.duration_sum,
                             detailed_metrics: cfg.detailed_metrics,
                         })
@@ -918,6 +930,11 @@ impl Owner {
         }
         self.runtimes
             .retain(|name, _| new.vips.iter().any(|v| &v.name == name));
+        for v in &new.vips {
+            if let Some(rt) = self.runtimes.get_mut(&v.name) {
+                rt.drain_file = v.policy.lower_priority_file.clone();
+            }
+        }
         for vip in self.triggers.running() {
             let kept = matches!(
                 plan.vip(&vip),

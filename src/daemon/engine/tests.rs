@@ -55,10 +55,26 @@ fn at(ms: u64) -> Instant {
     t0() + Duration::from_millis(ms)
 }
 
+thread_local! {
+    /// The config the engine of this test runs (each test has its thread),
+    /// as the owner keeps it: the engine keeps no copy.
+    static RUNNING: std::cell::RefCell<Vec<Vip>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn configs(vips: &[(Vip, Expr)]) -> Vec<Vip> {
+    vips.iter().map(|(v, _)| v.clone()).collect()
+}
+
+/// Engine::new, remembering the config for [`reload`].
+fn new_engine(vips: &[(Vip, Expr)], now: Instant) -> (Engine, Vec<Output>) {
+    RUNNING.with(|r| *r.borrow_mut() = configs(vips));
+    Engine::new(vips, now)
+}
+
 /// Reloads `e` with `vips` as the one diff plans it.
 fn reload(e: &mut Engine, vips: &[(Vip, Expr)], now: Instant) -> Vec<Output> {
-    let old: Vec<Vip> = e.vips().iter().map(|s| s.config.clone()).collect();
-    let new: Vec<Vip> = vips.iter().map(|(v, _)| v.clone()).collect();
+    let new = configs(vips);
+    let old = RUNNING.with(|r| r.replace(new.clone()));
     let plan = crate::daemon::reload::ReloadPlan {
         vips: crate::daemon::reload::diff_vips(&old, &new),
         ..Default::default()
@@ -86,7 +102,7 @@ fn states(out: &[Output]) -> Vec<String> {
 #[test]
 fn all_policy_announces_after_the_slowest_rise_and_withdraws_on_fall() {
     let v = two_checks("withdraw");
-    let (mut e, out) = Engine::new(&[(v.clone(), Expr::All)], t0());
+    let (mut e, out) = new_engine(&[(v.clone(), Expr::All)], t0());
     assert!(out.is_empty());
     assert_eq!(
         states(&e.handle(res(&e, "web", "a", true), at(0))),
@@ -125,7 +141,7 @@ fn all_policy_announces_after_the_slowest_rise_and_withdraws_on_fall() {
 #[test]
 fn check_transition_without_vip_health_change_causes_no_route_output() {
     let v = two_checks("withdraw");
-    let (mut e, _) = Engine::new(&[(v.clone(), Expr::Any)], t0());
+    let (mut e, _) = new_engine(&[(v.clone(), Expr::Any)], t0());
     // An announced VIP has had its first evaluation.
     assert_eq!(
         states(&e.handle(res(&e, "web", "b", true), at(0))),
@@ -152,7 +168,7 @@ fn check_transition_without_vip_health_change_causes_no_route_output() {
 #[test]
 fn lower_priority_and_drain_file_pessimize_in_place() {
     let v = two_checks("lower_priority");
-    let (mut e, _) = Engine::new(&[(v.clone(), Expr::Name("b".into()))], t0());
+    let (mut e, _) = new_engine(&[(v.clone(), Expr::Name("b".into()))], t0());
     e.handle(res(&e, "web", "b", true), at(0));
     let out = e.handle(
         Input::DrainFile {
@@ -184,7 +200,7 @@ fn lower_priority_and_drain_file_pessimize_in_place() {
 #[test]
 fn initial_done_is_bounded_by_the_slowest_rise_even_without_reports() {
     let v = two_checks("withdraw");
-    let (mut e, _) = Engine::new(&[(v.clone(), Expr::All)], t0());
+    let (mut e, _) = new_engine(&[(v.clone(), Expr::All)], t0());
     // b: 10s × rise 1 + 100ms timeout + 1s slack.
     assert_eq!(e.next_deadline(), Some(at(11_100)));
     assert!(e.handle(Input::Tick, at(11_099)).is_empty());
@@ -195,7 +211,7 @@ fn initial_done_is_bounded_by_the_slowest_rise_even_without_reports() {
 #[test]
 fn failing_vip_completes_its_first_evaluation_after_rise_results() {
     let v = two_checks("withdraw");
-    let (mut e, _) = Engine::new(&[(v.clone(), Expr::All)], t0());
+    let (mut e, _) = new_engine(&[(v.clone(), Expr::All)], t0());
     e.handle(res(&e, "web", "a", false), at(0));
     e.handle(res(&e, "web", "b", false), at(1));
     assert!(!e.initial_done());
@@ -208,7 +224,7 @@ fn failing_vip_completes_its_first_evaluation_after_rise_results() {
 #[test]
 fn always_vips_announce_at_start() {
     let v = vip(json!({"name": "node", "prefix": "10.9.0.0/24", "always": true}));
-    let (e, out) = Engine::new(&[(v, Expr::All)], t0());
+    let (e, out) = new_engine(&[(v, Expr::All)], t0());
     assert_eq!(
         states(&out),
         ["route 10.9.0.0/24 prepend 0", "initial done"]
@@ -223,7 +239,7 @@ fn reload_keeps_unchanged_vips_and_withdraws_changed_and_removed_ones() {
     let mut other = web.clone();
     other.name = "other".into();
     other.prefix = Some("10.0.0.2/32".parse().unwrap());
-    let (mut e, _) = Engine::new(
+    let (mut e, _) = new_engine(
         &[(web.clone(), Expr::Any), (other.clone(), Expr::Any)],
         t0(),
     );
@@ -266,7 +282,7 @@ fn reload_keeps_unchanged_vips_and_withdraws_changed_and_removed_ones() {
 #[test]
 fn reload_keeps_the_state_of_a_vip_whose_checks_are_the_same() {
     let web = two_checks("lower_priority");
-    let (mut e, _) = Engine::new(&[(web.clone(), Expr::Name("b".into()))], t0());
+    let (mut e, _) = new_engine(&[(web.clone(), Expr::Name("b".into()))], t0());
     e.handle(res(&e, "web", "b", true), at(0));
     let flaps = e.vip("web").unwrap().machine.flaps();
     assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Announced);
@@ -284,7 +300,8 @@ fn reload_keeps_the_state_of_a_vip_whose_checks_are_the_same() {
     let slot = e.vip("web").unwrap();
     assert_eq!(slot.machine.state(), VipState::Announced);
     assert_eq!(slot.checks[1].runs, 1);
-    assert_eq!(slot.config, v);
+    let h = &slot.checks[1].hysteresis;
+    assert_eq!((h.healthy(), h.rise(), h.fall()), (true, 5, 4));
 
     // New communities and prepends: the same state, re-announced with them.
     v.policy.announce.as_path_prepend = 3;
@@ -345,7 +362,7 @@ fn reload_keeps_the_state_of_a_vip_whose_checks_are_the_same() {
 #[test]
 fn rise_and_fall_cross_per_check_inside_the_engine() {
     let v = two_checks("withdraw");
-    let (mut e, _) = Engine::new(&[(v.clone(), Expr::All)], t0());
+    let (mut e, _) = new_engine(&[(v.clone(), Expr::All)], t0());
     let counters = |e: &Engine| -> Vec<(bool, u32, u32)> {
         e.vip("web")
             .unwrap()
@@ -411,7 +428,7 @@ fn reload_retunes_the_hysteresis_keeping_clamped_counters() {
         ],
         "checks_policy": "b", "policy": {"fail_action": "withdraw"}
     }));
-    let (mut e, _) = Engine::new(&[(v.clone(), Expr::Name("b".into()))], t0());
+    let (mut e, _) = new_engine(&[(v.clone(), Expr::Name("b".into()))], t0());
     let ids: Vec<CheckId> = e.vip("web").unwrap().checks.iter().map(|c| c.id).collect();
     // a: two successes of three; b: healthy, then two failures of three.
     e.handle(res(&e, "web", "a", true), at(0));
@@ -478,7 +495,7 @@ fn reload_retunes_the_hysteresis_keeping_clamped_counters() {
 fn a_trigger_completes_on_the_tagged_results_the_engine_has_seen() {
     use crate::daemon::triggers::{Admit, Triggers};
     let v = two_checks("withdraw");
-    let (mut e, _) = Engine::new(&[(v.clone(), Expr::All)], t0());
+    let (mut e, _) = new_engine(&[(v.clone(), Expr::All)], t0());
     let ids: Vec<CheckId> = e.vip("web").unwrap().checks.iter().map(|c| c.id).collect();
     let mut t: Triggers<&str> = Triggers::default();
     assert_eq!(t.admit("web", None, &ids, "caller", at(0)), Admit::Start(1));
