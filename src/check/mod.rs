@@ -6,13 +6,14 @@
 //! the engine ([`crate::daemon::engine`]), which owns each check's
 //! [`Hysteresis`] and the VIP's [`policy::Combiner`]; an ad-hoc trigger is
 //! a message to the check's loop.
+//!
+//! Hysteresis, policy, results and the JSON matcher are pure (crate
+//! pathosd-core, re-exported at the same paths).
+
+pub use pathosd_core::check::{hysteresis, jsonmatch, policy, result};
 
 pub mod guard;
-pub mod hysteresis;
-pub mod jsonmatch;
-pub mod policy;
 pub mod probe;
-pub mod result;
 pub mod scheduler;
 
 pub use hysteresis::{Hysteresis, Transition};

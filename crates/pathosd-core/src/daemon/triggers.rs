@@ -23,13 +23,13 @@ use std::time::{Duration, Instant};
 /// Trigger runs a VIP may start back to back.
 pub const BURST: u32 = 5;
 /// One more run per VIP is allowed after each such period.
-pub(crate) const REFILL: Duration = Duration::from_secs(1);
+pub const REFILL: Duration = Duration::from_secs(1);
 /// Callers that may wait on one run; more are refused as busy.
-pub(crate) const MAX_WAITERS: usize = 64;
+pub const MAX_WAITERS: usize = 64;
 
 /// What to do with a trigger request.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Admit {
+pub enum Admit {
     /// Start run `id`; the caller waits for it.
     Start(u64),
     /// The caller was added to the run already in flight.
@@ -39,7 +39,7 @@ pub(crate) enum Admit {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Refusal {
+pub enum Refusal {
     /// The token bucket of the VIP is empty.
     RateLimited,
     /// Another selection of checks runs now, or too many callers wait on it.
@@ -59,7 +59,7 @@ struct Run<R> {
 /// A finished run: the callers to answer and the results, in the VIP's
 /// check order.
 #[derive(Debug, PartialEq)]
-pub(crate) struct Done<R> {
+pub struct Done<R> {
     pub waiters: Vec<R>,
     pub results: Vec<(String, CheckResult)>,
 }
@@ -118,7 +118,7 @@ impl<R> Bucket<R> {
 impl<R> Triggers<R> {
     /// A trigger of `vip` (which the caller found to exist and to have
     /// checks) for `check` (None: all its checks), which are `checks`.
-    pub(crate) fn admit(
+    pub fn admit(
         &mut self,
         vip: &str,
         check: Option<&str>,
@@ -166,7 +166,7 @@ impl<R> Triggers<R> {
     /// `vip`, named `name`), tagged with run `id`. Returns the run once every
     /// check it asked for has reported; None while some are missing, and for
     /// a stale id or a check the run did not ask for (or already has).
-    pub(crate) fn record(
+    pub fn record(
         &mut self,
         vip: &str,
         id: u64,
@@ -187,19 +187,19 @@ impl<R> Triggers<R> {
 
     /// The run of `vip` in flight, if any: its id and the checks that have
     /// not reported yet (to ask again when a reload replaced their loops).
-    pub(crate) fn pending(&self, vip: &str) -> Option<(u64, &[CheckId])> {
+    pub fn pending(&self, vip: &str) -> Option<(u64, &[CheckId])> {
         let run = self.vips.get(vip)?.running.as_ref()?;
         Some((run.id, &run.pending))
     }
 
     /// Ends the run of `vip` in flight with the results it has (a reload
     /// removed the VIP or restarted its checks, so the others never come).
-    pub(crate) fn abandon(&mut self, vip: &str) -> Option<Done<R>> {
+    pub fn abandon(&mut self, vip: &str) -> Option<Done<R>> {
         self.vips.get_mut(vip)?.running.take().map(Run::done)
     }
 
     /// VIPs with a run in flight.
-    pub(crate) fn running(&self) -> Vec<String> {
+    pub fn running(&self) -> Vec<String> {
         self.vips
             .iter()
             .filter(|(_, b)| b.running.is_some())
