@@ -6,7 +6,7 @@
 
 mod support;
 
-use pathosd::check::scheduler::{self, run_check_loop};
+use pathosd::check::scheduler::{self, run_check_loop, TriggerSlot};
 use pathosd::check::{Combiner, Hysteresis, Schedule};
 use pathosd::config::policy_expr::Expr;
 use pathosd::config::{Errors, Field, Vip};
@@ -14,6 +14,7 @@ use pathosd::daemon::engine::{CheckId, CheckRun, Engine, Input, Output};
 use serde_json::json;
 use smol::channel::{Receiver, Sender};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::*;
 
@@ -42,7 +43,7 @@ fn spawn_loops(
     engine: &Engine,
     v: &Vip,
     tx: &Sender<CheckRun>,
-) -> Vec<(Sender<u64>, smol::Task<()>)> {
+) -> Vec<(Arc<TriggerSlot>, smol::Task<()>)> {
     let ids: Vec<CheckId> = engine
         .vip(&v.name)
         .unwrap()
@@ -54,8 +55,11 @@ fn spawn_loops(
         .unwrap()
         .into_iter()
         .map(|c| {
-            let (ttx, trx) = smol::channel::bounded(1);
-            (ttx, smol::spawn(run_check_loop(c, trx, tx.clone())))
+            let slot = Arc::new(TriggerSlot::default());
+            (
+                slot.clone(),
+                smol::spawn(run_check_loop(c, slot, tx.clone())),
+            )
         })
         .collect()
 }
@@ -133,7 +137,7 @@ fn loops_feed_the_engine_and_run_triggers() {
     // An ad-hoc trigger is a message to each loop: one run each, tagged.
     std::fs::write(&fb, "").unwrap();
     for (t, _) in &loops {
-        t.try_send(42).unwrap();
+        assert!(t.request(42));
     }
     let mut tagged = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -221,7 +225,8 @@ fn a_trigger_and_a_scheduled_run_of_one_check_are_serialized() {
     };
     // The scheduled first run is inside the probe now.
     fifo(started.clone(), false);
-    loops[0].0.try_send(7).unwrap();
+    assert!(loops[0].0.request(7));
+    assert!(!loops[0].0.request(8), "one request waits at a time");
     fifo(release.clone(), true);
     // The triggered run starts only after the scheduled one ended.
     fifo(started.clone(), false);

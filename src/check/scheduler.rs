@@ -16,8 +16,10 @@ use super::probe::Probe;
 use super::result::CheckResult;
 use crate::config::{Check, Vip};
 use crate::daemon::engine::{CheckId, CheckRun};
-use smol::channel::{Receiver, Sender};
+use smol::channel::Sender;
 use smol::future::FutureExt;
+use std::sync::Mutex;
+use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 /// Upper bound of the splay window; a longer delay would only slow startup.
@@ -134,11 +136,49 @@ impl CheckLoop {
         }
     }
 
-    /// The probe's future is as large as the largest probe kind's state
-    /// (buffers included); boxed only while it runs, so a sleeping loop
-    /// does not carry it.
+    /// The probe's future is boxed only while it runs (per probe kind, in
+    /// [`Probe::run`]), so a sleeping loop does not carry it.
     async fn probe_once(&self) -> CheckResult {
-        Box::pin(self.probe.run()).await
+        self.probe.run().await
+    }
+}
+
+/// Where the owner leaves an ad-hoc run request for one check loop: one
+/// request and the loop's waker. A channel would do, but it costs ≈ 0.8 KiB
+/// per check (cache-padded); this is ≈ 60 bytes. The lock is held only to
+/// move the two values in or out, never across an await.
+#[derive(Debug, Default)]
+pub struct TriggerSlot(Mutex<(Option<u64>, Option<Waker>)>);
+
+impl TriggerSlot {
+    /// Asks the loop for one run tagged with trigger `id`. False if a request
+    /// is still waiting (at most one trigger run per VIP is in flight, see
+    /// `daemon::triggers`, so that does not happen).
+    pub fn request(&self, id: u64) -> bool {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if g.0.is_some() {
+            return false;
+        }
+        g.0 = Some(id);
+        if let Some(w) = g.1.take() {
+            w.wake();
+        }
+        true
+    }
+
+    /// The next request.
+    async fn next(&self) -> u64 {
+        std::future::poll_fn(|cx| {
+            let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            match g.0.take() {
+                Some(id) => Poll::Ready(id),
+                None => {
+                    g.1 = Some(cx.waker().clone());
+                    Poll::Pending
+                }
+            }
+        })
+        .await
     }
 }
 
@@ -158,20 +198,18 @@ pub fn build(vip: &Vip, ids: &[CheckId]) -> Result<Vec<CheckLoop>, String> {
 
 /// Runs one check until the receiver of `tx` is dropped (or the task is):
 /// the first probe at once, then every interval (offset by the splay), and
-/// an ad-hoc run whenever a trigger id arrives on `triggers`. Scheduled and
+/// an ad-hoc run whenever a trigger id is left in `triggers`. Scheduled and
 /// ad-hoc runs are one after the other in this one task, so they never
 /// overlap and their results reach `tx` in the order they ran.
-pub async fn run_check_loop(mut c: CheckLoop, triggers: Receiver<u64>, tx: Sender<CheckRun>) {
+pub async fn run_check_loop(
+    mut c: CheckLoop,
+    triggers: std::sync::Arc<TriggerSlot>,
+    tx: Sender<CheckRun>,
+) {
     let start = Instant::now();
     let mut due = c.schedule.due();
     loop {
-        let trigger = async {
-            match triggers.recv().await {
-                Ok(id) => Some(id),
-                // No trigger can come any more: only the schedule is left.
-                Err(_) => std::future::pending().await,
-            }
-        };
+        let trigger = async { Some(triggers.next().await) };
         let tick = async {
             async_io::Timer::at(start + due).await;
             None

@@ -16,6 +16,7 @@ use smol::future::FutureExt;
 use smol::Task;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 /// How `pathosd run` was invoked.
@@ -153,7 +154,7 @@ struct VipRuntime {
 struct CheckLoopHandle {
     id: CheckId,
     /// Asks the loop for an ad-hoc run tagged with a trigger id.
-    trigger: Sender<u64>,
+    trigger: Arc<scheduler::TriggerSlot>,
     _task: Task<()>,
 }
 
@@ -199,23 +200,18 @@ fn spawn(
 ) -> Option<VipRuntime> {
     match checks {
         Ok(loops) => {
-            let loops = loops
-                .into_iter()
-                .map(|c| {
-                    // At most one trigger run per VIP is in flight
-                    // (daemon::triggers), so one slot is enough.
-                    let (trigger, triggers) = smol::channel::bounded(1);
-                    CheckLoopHandle {
-                        id: c.id(),
-                        trigger,
-                        _task: smol::spawn(scheduler::run_check_loop(
-                            c,
-                            triggers,
-                            result_tx.clone(),
-                        )),
-                    }
-                })
-                .collect();
+            // Exactly sized: collected in place from the CheckLoops, the
+            // Vec would keep their (larger) allocation.
+            let mut handles = Vec::with_capacity(loops.len());
+            for c in loops {
+                let trigger = Arc::new(scheduler::TriggerSlot::default());
+                handles.push(CheckLoopHandle {
+                    id: c.id(),
+                    trigger: trigger.clone(),
+                    _task: smol::spawn(scheduler::run_check_loop(c, trigger, result_tx.clone())),
+                });
+            }
+            let loops = handles;
             Some(VipRuntime {
                 loops,
                 drain_file: vip.policy.lower_priority_file.clone(),
@@ -727,7 +723,7 @@ impl Owner {
                 .runtimes
                 .get(vip)
                 .and_then(|rt| rt.loops.iter().find(|l| l.id == *c))
-                .is_some_and(|l| l.trigger.try_send(id).is_ok());
+                .is_some_and(|l| l.trigger.request(id));
             if sent {
                 continue;
             }
