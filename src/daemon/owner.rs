@@ -492,25 +492,39 @@ impl Owner {
             // The check is gone (a reload removed or restarted its VIP).
             return;
         };
-        let vip = slot.name.clone();
-        let check = slot.checks[k].name.clone();
-        let drain_file = self.runtimes.get(&vip).and_then(|rt| rt.drain_file.clone());
+        let check = &slot.checks[k].name;
         log::debug!(
-            "check {}: vip={vip} check={check} duration={:?} detail={}",
+            "check {}: vip={} check={check} duration={:?} detail={}",
             if r.result.ok { "passed" } else { "failed" },
+            slot.name,
             r.result.duration,
             r.result.detail
         );
-        let tagged = r.trigger.map(|id| (id, r.check, r.result.clone()));
+        // Names are copied only for what needs them after the engine step:
+        // a trigger run, a drain file (most results need neither).
+        let tagged = r.trigger.map(|id| {
+            (
+                id,
+                r.check,
+                slot.name.clone(),
+                check.clone(),
+                r.result.clone(),
+            )
+        });
+        let drain = self
+            .runtimes
+            .get(&slot.name)
+            .and_then(|rt| rt.drain_file.clone())
+            .map(|f| (slot.name.clone(), f));
         let outs = self.engine.handle(Input::Result(r), now);
         self.apply(outs);
-        if let Some((id, c, result)) = tagged {
+        if let Some((id, c, vip, check, result)) = tagged {
             if let Some(done) = self.triggers.record(&vip, id, c, (k, &check), result) {
                 self.answer(&vip, done);
             }
         }
         // The drain file is also checked on every check result.
-        if let Some(path) = drain_file {
+        if let Some((vip, path)) = drain {
             self.poll_drain_file(vip, &path, now);
         }
     }
