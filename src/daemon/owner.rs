@@ -823,7 +823,7 @@ impl Owner {
                             .iter()
                             .filter_map(|c| Some((c.last_time?, c.last.as_ref()?)))
                             .max_by_key(|(t, _)| *t)
-                            .and_then(|(_, r)| r.details.get("local_address_assigned")?.as_bool())
+                            .and_then(|(_, r)| r.get("local_address_assigned")?.as_bool())
                             .unwrap_or(false)
                     }),
                     checks: v
@@ -836,7 +836,7 @@ impl Owner {
                             healthy: c.hysteresis.healthy(),
                             consecutive_ok: c.hysteresis.consecutive_ok(),
                             consecutive_fail: c.hysteresis.consecutive_fail(),
-                            last: c.last.clone(),
+                            last: c.last.as_ref().map(|r| r.to_result()),
                             last_time: c.last_time.map(to_sys),
                             last_transition: c
                                 .last_transition

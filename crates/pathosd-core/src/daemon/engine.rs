@@ -95,7 +95,7 @@ pub struct CheckStatus {
     pub hysteresis: Hysteresis,
     /// Results seen since start.
     pub runs: u32,
-    pub last: Option<CheckResult>,
+    pub last: Option<LastResult>,
     pub last_time: Option<Instant>,
     pub last_transition: Option<(Instant, String)>,
     pub total_ok: u32,
@@ -107,6 +107,50 @@ pub struct CheckStatus {
     /// Cumulative counts per bound.
     pub buckets: [u64; BUCKETS],
     pub duration_sum: f64,
+}
+
+/// The last result of a check as the engine keeps it until the next: a
+/// [`CheckResult`] whose type-specific details are a boxed slice instead of
+/// a map (a BTreeMap's first node costs ≈ 0.6 KiB, and a check has one to
+/// three details; per-VIP memory, issue 11). /status gets a `CheckResult`
+/// back ([`LastResult::to_result`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LastResult {
+    pub ok: bool,
+    pub detail: String,
+    pub duration: Duration,
+    pub timed_out: bool,
+    /// In key order, as the map had them.
+    pub details: Box<[(String, serde_json::Value)]>,
+}
+
+impl From<CheckResult> for LastResult {
+    fn from(r: CheckResult) -> LastResult {
+        LastResult {
+            ok: r.ok,
+            detail: r.detail,
+            duration: r.duration,
+            timed_out: r.timed_out,
+            details: r.details.into_iter().collect(),
+        }
+    }
+}
+
+impl LastResult {
+    /// The detail `key`, if the probe set it.
+    pub fn get(&self, key: &str) -> Option<&serde_json::Value> {
+        self.details.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub fn to_result(&self) -> CheckResult {
+        CheckResult {
+            ok: self.ok,
+            detail: self.detail.clone(),
+            duration: self.duration,
+            timed_out: self.timed_out,
+            details: self.details.iter().cloned().collect(),
+        }
+    }
 }
 
 /// Bounds of a check's duration histogram.
@@ -505,7 +549,7 @@ impl Engine {
         if let Some(reason) = crossed {
             c.last_transition = Some((now, reason.to_string()));
         }
-        c.last = Some(r);
+        c.last = Some(LastResult::from(r));
         let changed = slot.combiner.update(&c.name, healthy);
         match (changed, crossed) {
             (Some(h), _) => {

@@ -530,3 +530,22 @@ fn a_trigger_completes_on_the_tagged_results_the_engine_has_seen() {
     let a = &e.vip("web").unwrap().checks[0].hysteresis;
     assert_eq!((a.healthy(), a.consecutive_fail()), (true, 1));
 }
+
+/// The last result is kept compactly and comes back whole for /status.
+#[test]
+fn the_last_result_keeps_every_detail() {
+    let v = two_checks("withdraw");
+    let (mut e, _) = new_engine(&[(v.clone(), Expr::All)], t0());
+    let mut r = run(&e, "web", "a", true, None);
+    r.result = r
+        .result
+        .with("address", "127.0.0.1:1")
+        .with("local_address_assigned", true);
+    r.result.duration = Duration::from_millis(3);
+    let want = r.result.clone();
+    e.handle(Input::Result(r), at(0));
+    let last = e.vip("web").unwrap().checks[0].last.clone().unwrap();
+    assert_eq!(last.get("local_address_assigned"), Some(&json!(true)));
+    assert_eq!(last.get("nope"), None);
+    assert_eq!(last.to_result(), want);
+}
