@@ -196,7 +196,8 @@ pub fn build(vip: &Vip, ids: &[CheckId]) -> Result<Vec<CheckLoop>, String> {
         .collect()
 }
 
-/// Runs one check until the receiver of `tx` is dropped (or the task is):
+/// Runs one check until the receiver of `tx` (an unbounded channel) is
+/// dropped (or the task is):
 /// the first probe at once, then every interval (offset by the splay), and
 /// an ad-hoc run whenever a trigger id is left in `triggers`. Scheduled and
 /// ad-hoc runs are one after the other in this one task, so they never
@@ -221,7 +222,10 @@ pub async fn run_check_loop(
             result,
             trigger,
         };
-        if tx.send(run).await.is_err() {
+        // The owner's channel is unbounded: a send only fails once it is
+        // closed (the daemon is stopping). No send future in the loop's
+        // state either.
+        if tx.try_send(run).is_err() {
             return;
         }
         // An ad-hoc run leaves the schedule as it was; a scheduled tick that

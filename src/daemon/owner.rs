@@ -840,8 +840,7 @@ impl Owner {
                             last_time: c.last_time.map(to_sys),
                             last_transition: c
                                 .last_transition
-                                .as_ref()
-                                .map(|(t, r)| (to_sys(*t), r.clone())),
+                                .map(|(t, r)| (to_sys(t), r.to_string())),
                             total_ok: c.total_ok,
                             total_fail: c.total_fail,
                             timeouts: c.timeouts,

@@ -97,7 +97,8 @@ pub struct CheckStatus {
     pub runs: u32,
     pub last: Option<LastResult>,
     pub last_time: Option<Instant>,
-    pub last_transition: Option<(Instant, String)>,
+    /// When it last crossed rise or fall, and which (a `Transition::reason`).
+    pub last_transition: Option<(Instant, &'static str)>,
     pub total_ok: u32,
     pub total_fail: u32,
     pub timeouts: u32,
@@ -547,7 +548,7 @@ impl Engine {
         }
         let crossed = transition.map(|t| t.reason());
         if let Some(reason) = crossed {
-            c.last_transition = Some((now, reason.to_string()));
+            c.last_transition = Some((now, reason));
         }
         c.last = Some(LastResult::from(r));
         let changed = slot.combiner.update(&c.name, healthy);
