@@ -202,36 +202,43 @@ pub fn build(vip: &Vip, ids: &[CheckId]) -> Result<Vec<CheckLoop>, String> {
 /// an ad-hoc run whenever a trigger id is left in `triggers`. Scheduled and
 /// ad-hoc runs are one after the other in this one task, so they never
 /// overlap and their results reach `tx` in the order they ran.
-pub async fn run_check_loop(
+// Not an `async fn` on purpose (see the body).
+#[allow(clippy::manual_async_fn)]
+pub fn run_check_loop(
     mut c: CheckLoop,
     triggers: std::sync::Arc<TriggerSlot>,
     tx: Sender<CheckRun>,
-) {
-    let start = Instant::now();
-    let mut due = c.schedule.due();
-    loop {
-        let trigger = async { Some(triggers.next().await) };
-        let tick = async {
-            async_io::Timer::at(start + due).await;
-            None
-        };
-        let trigger = trigger.or(tick).await;
-        let result = c.run_once().await;
-        let run = CheckRun {
-            check: c.id,
-            result,
-            trigger,
-        };
-        // The owner's channel is unbounded: a send only fails once it is
-        // closed (the daemon is stopping). No send future in the loop's
-        // state either.
-        if tx.try_send(run).is_err() {
-            return;
-        }
-        // An ad-hoc run leaves the schedule as it was; a scheduled tick that
-        // passed meanwhile runs next.
-        if trigger.is_none() {
-            due = c.schedule.advance(start.elapsed());
+) -> impl std::future::Future<Output = ()> {
+    // An `async fn` would hold its arguments twice (as passed, and moved
+    // into its body); the block uses them in place (608 -> 392 bytes).
+    async move {
+        let start = Instant::now();
+        let mut due = c.schedule.due();
+        loop {
+            let trigger = async { Some(triggers.next().await) };
+            let tick = async {
+                async_io::Timer::at(start + due).await;
+                None
+            };
+            let trigger = trigger.or(tick).await;
+            // Boxed while it runs: the sleeping loop does not carry its state.
+            let result = Box::pin(c.run_once()).await;
+            let run = CheckRun {
+                check: c.id,
+                result,
+                trigger,
+            };
+            // The owner's channel is unbounded: a send only fails once it is
+            // closed (the daemon is stopping). No send future in the loop's
+            // state either.
+            if tx.try_send(run).is_err() {
+                return;
+            }
+            // An ad-hoc run leaves the schedule as it was; a scheduled tick that
+            // passed meanwhile runs next.
+            if trigger.is_none() {
+                due = c.schedule.advance(start.elapsed());
+            }
         }
     }
 }
