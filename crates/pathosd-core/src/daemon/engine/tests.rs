@@ -549,3 +549,39 @@ fn the_last_result_keeps_every_detail() {
     assert_eq!(last.get("nope"), None);
     assert_eq!(last.to_result(), want);
 }
+
+/// The require_local_address warning, an engine output now: a guarded
+/// failure warns while the check is healthy or has not reported yet, so
+/// one loss gives one warning until the check falls, not one per probe.
+#[test]
+fn a_missing_local_address_warns_until_the_check_falls() {
+    let v = two_checks("withdraw");
+    let (mut e, _) = new_engine(&[(v.clone(), Expr::All)], t0());
+    let guarded = |e: &Engine, ok: bool| {
+        let mut r = run(e, "web", "a", ok, None);
+        if ok {
+            r.result = r.result.with("local_address_assigned", true);
+        } else {
+            r.result =
+                CheckResult::fail("VIP address 10.0.0.1 is not configured on a local interface")
+                    .with("local_address_assigned", false);
+        }
+        Input::Result(r)
+    };
+    let warn = "check a: local address missing: VIP address 10.0.0.1 is not configured on a local interface";
+    // First result: not reported yet.
+    assert_eq!(states(&e.handle(guarded(&e, false), at(0))), [warn]);
+    // Unhealthy and reported: no more warnings.
+    assert!(e.handle(guarded(&e, false), at(1)).is_empty());
+    // Healthy (rise 2), then the address goes: a warning per failure until
+    // fall (2) is reached.
+    e.handle(guarded(&e, true), at(2));
+    e.handle(guarded(&e, true), at(3));
+    assert!(e.vip("web").unwrap().checks[0].hysteresis.healthy());
+    assert_eq!(states(&e.handle(guarded(&e, false), at(4))), [warn]);
+    let out = states(&e.handle(guarded(&e, false), at(5)));
+    assert_eq!(out[0], warn);
+    assert!(e.handle(guarded(&e, false), at(6)).is_empty());
+    // An ordinary failure (no guard detail) never warns.
+    assert!(e.handle(res(&e, "web", "a", false), at(7)).is_empty());
+}
