@@ -8,8 +8,9 @@
 
 mod support;
 
-use pathosd::check::VipChecks;
+use pathosd::check::scheduler::{self, CheckLoop};
 use pathosd::config::{Errors, Field, Vip};
+use pathosd::daemon::engine::CheckId;
 use serde_json::json;
 use support::netns::{ip, run_ignored_in, Netns};
 
@@ -28,8 +29,8 @@ fn guard_in_namespace() {
     run_ignored_in(&ns.0, "inner_guard", ENV);
 }
 
-fn run(vc: &VipChecks) -> pathosd::check::CheckResult {
-    smol::block_on(vc.checks[0].run_once(true)).result
+fn run(vc: &[CheckLoop]) -> pathosd::check::CheckResult {
+    smol::block_on(vc[0].run_once())
 }
 
 #[test]
@@ -49,7 +50,7 @@ fn inner_guard() {
     )
     .unwrap();
     assert!(errs.is_empty(), "{errs:?}");
-    let vc = VipChecks::new(&vip).unwrap();
+    let vc = scheduler::build(&vip, &[CheckId(0)]).unwrap();
 
     let r = run(&vc);
     assert!(!r.ok);

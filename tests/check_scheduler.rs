@@ -1,16 +1,20 @@
 //! The check driver end to end: real loops on smol running exec probes
-//! (a script whose result the test flips with a file), the hysteresis,
-//! the ad-hoc trigger and the policy Combiner; plus a virtual-time replay
-//! of several checks through Schedule + Hysteresis + Combiner.
+//! (a script whose result the test flips with a file) feeding their raw
+//! results into the engine, which owns the hysteresis and the checks
+//! policy; ad-hoc triggers as messages to the loops; plus a virtual-time
+//! replay of several checks through Schedule + Hysteresis + Combiner.
 
 mod support;
 
-use pathosd::check::hysteresis::Transition;
-use pathosd::check::{Combiner, Hysteresis, Report, Schedule, VipChecks};
+use pathosd::check::scheduler::{self, run_check_loop, TriggerSlot};
+use pathosd::check::{Combiner, Hysteresis, Schedule};
 use pathosd::config::policy_expr::Expr;
 use pathosd::config::{Errors, Field, Vip};
+use pathosd::daemon::engine::{CheckId, CheckRun, Engine, Input, Output};
 use serde_json::json;
+use smol::channel::{Receiver, Sender};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::*;
 
@@ -33,7 +37,34 @@ fn flag_check(name: &str, flag: &Path, lock: &Path, interval: &str) -> serde_jso
            "rise": 2, "fall": 2, "exec": {"command": "/bin/sh", "args": ["-c", script]}})
 }
 
-fn recv(rx: &smol::channel::Receiver<Report>) -> Report {
+/// The loops of every check of `v` (ids from `engine`), as the owner
+/// spawns them: each task, and the sender that asks it for a trigger run.
+fn spawn_loops(
+    engine: &Engine,
+    v: &Vip,
+    tx: &Sender<CheckRun>,
+) -> Vec<(Arc<TriggerSlot>, smol::Task<()>)> {
+    let ids: Vec<CheckId> = engine
+        .vip(&v.name)
+        .unwrap()
+        .checks
+        .iter()
+        .map(|c| c.id)
+        .collect();
+    scheduler::build(v, &ids)
+        .unwrap()
+        .into_iter()
+        .map(|c| {
+            let slot = Arc::new(TriggerSlot::default());
+            (
+                slot.clone(),
+                smol::spawn(run_check_loop(c, slot, tx.clone())),
+            )
+        })
+        .collect()
+}
+
+fn recv(rx: &Receiver<CheckRun>) -> CheckRun {
     smol::block_on(async {
         smol::future::or(async { rx.recv().await.ok() }, async {
             async_io::Timer::after(Duration::from_secs(10)).await;
@@ -41,11 +72,16 @@ fn recv(rx: &smol::channel::Receiver<Report>) -> Report {
         })
         .await
     })
-    .expect("a report within 10 s")
+    .expect("a result within 10 s")
+}
+
+fn name_of(e: &Engine, id: CheckId) -> String {
+    let (slot, k) = e.check(id).expect("a known check");
+    slot.checks[k].name.clone()
 }
 
 #[test]
-fn loops_hysteresis_trigger_and_policy() {
+fn loops_feed_the_engine_and_run_triggers() {
     let dir = temp_dir("sched");
     let (fa, fb) = (dir.join("a.up"), dir.join("b.up"));
     std::fs::write(&fa, "").unwrap();
@@ -55,11 +91,9 @@ fn loops_hysteresis_trigger_and_policy() {
             flag_check("b", &fb, &dir.join("b.lock"), "400ms"),
         ]}),
     );
-    let checks = std::sync::Arc::new(VipChecks::new(&v).unwrap());
-    assert_eq!(checks.names(), ["a", "b"]);
+    let (mut e, _) = Engine::new(&[(v.clone(), Expr::Any)], Instant::now());
     let (tx, rx) = smol::channel::unbounded();
-    let tasks: Vec<_> = checks.loops(&tx).into_iter().map(smol::spawn).collect();
-    let mut combiner = Combiner::new(Expr::Any, checks.names());
+    let loops = spawn_loops(&e, &v, &tx);
     let start = Instant::now();
     let mut firsts = std::collections::BTreeMap::new();
     let mut vip_changes = Vec::new();
@@ -70,20 +104,26 @@ fn loops_hysteresis_trigger_and_policy() {
         assert!(Instant::now() < deadline, "a never became healthy");
         let r = recv(&rx);
         assert_ne!(r.result.detail, "exit 9: OVERLAP");
-        firsts.entry(r.check.clone()).or_insert(start.elapsed());
-        if let Some(c) = combiner.update(&r.check, r.healthy) {
-            vip_changes.push(c);
+        assert_eq!(r.trigger, None);
+        let name = name_of(&e, r.check);
+        firsts.entry(name.clone()).or_insert(start.elapsed());
+        let b_failed = name == "b" && !r.result.ok;
+        for o in e.handle(Input::Result(r), Instant::now()) {
+            match o {
+                Output::VipTransition { to, .. } => vip_changes.push(to.as_str()),
+                Output::CheckTransitionOnly { check, .. } => panic!("{check} alone crossed"),
+                _ => {}
+            }
         }
-        if r.check == "a" && r.transition == Some(Transition::BecameHealthy) {
+        let slot = e.vip("web").unwrap();
+        let a = &slot.checks[0].hysteresis;
+        if a.healthy() && a_healthy_at.is_none() {
             // rise 2: the second consecutive success.
-            assert_eq!(r.consecutive_ok, 2);
+            assert_eq!(a.consecutive_ok(), 2);
             a_healthy_at = Some(start.elapsed());
         }
-        if r.check == "b" {
-            assert!(
-                !r.result.ok && !r.healthy && r.transition.is_none(),
-                "{r:?}"
-            );
+        if name == "b" {
+            assert!(b_failed && !slot.checks[1].hysteresis.healthy());
         }
     }
     // The first probes fire at startup (at once; the splay applies from the
@@ -92,49 +132,130 @@ fn loops_hysteresis_trigger_and_policy() {
         assert!(*t < Duration::from_millis(1000), "{c} first ran at {t:?}");
     }
     assert!(a_healthy_at.unwrap() >= Duration::from_millis(300));
-    assert_eq!(vip_changes, [true]);
+    assert_eq!(vip_changes, ["announced"]);
 
-    // An ad-hoc trigger runs every check now, through the same counters.
+    // An ad-hoc trigger is a message to each loop: one run each, tagged.
     std::fs::write(&fb, "").unwrap();
-    let reports = smol::block_on(checks.trigger(&tx));
-    assert_eq!(reports.len(), 2);
-    assert!(reports.iter().all(|r| r.adhoc && r.result.ok));
-    let b = &reports[1];
-    assert_eq!(
-        (b.check.as_str(), b.consecutive_ok, b.healthy),
-        ("b", 1, false)
-    );
+    for (t, _) in &loops {
+        assert!(t.request(42));
+    }
+    let mut tagged = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tagged.len() < 2 {
+        assert!(Instant::now() < deadline, "trigger runs missing");
+        let r = recv(&rx);
+        if r.trigger == Some(42) {
+            assert!(r.result.ok, "{r:?}");
+            tagged.push(name_of(&e, r.check));
+        }
+        e.handle(Input::Result(r), Instant::now());
+    }
+    tagged.sort();
+    assert_eq!(tagged, ["a", "b"]);
 
     // Both down: a falls after 2 failures; the VIP follows only when the
     // `any` result changes.
     std::fs::remove_file(&fa).unwrap();
     std::fs::remove_file(&fb).unwrap();
-    let mut transitions = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while combiner.healthy() {
+    while e.vip("web").unwrap().machine.healthy() {
         assert!(Instant::now() < deadline, "VIP never went down");
         let r = recv(&rx);
         assert_ne!(r.result.detail, "exit 9: OVERLAP");
-        if let Some(t) = r.transition {
-            transitions.push((r.check.clone(), t));
-        }
-        if let Some(c) = combiner.update(&r.check, r.healthy) {
-            vip_changes.push(c);
+        for o in e.handle(Input::Result(r), Instant::now()) {
+            if let Output::VipTransition { to, .. } = o {
+                vip_changes.push(to.as_str());
+            }
         }
     }
-    assert_eq!(vip_changes, [true, false]);
-    assert!(transitions.contains(&("a".to_string(), Transition::BecameUnhealthy)));
-    drop(tasks);
+    let slot = e.vip("web").unwrap();
+    assert!(slot.checks.iter().all(|c| !c.hysteresis.healthy()));
+    assert_eq!(vip_changes.len(), 2, "{vip_changes:?}");
+    drop(loops);
+}
+
+/// A trigger that arrives while the scheduled probe of the same check runs
+/// waits for it: the two runs never overlap (the script holds a lock) and
+/// the results come in the order they ran, the scheduled one first, so the
+/// engine counts them in that order. The script blocks on FIFOs the test
+/// holds, so "while it runs" is an event, not a guess at timing.
+#[test]
+fn a_trigger_and_a_scheduled_run_of_one_check_are_serialized() {
+    let dir = temp_dir("sched-serial");
+    let (started, release, lock) = (dir.join("started"), dir.join("release"), dir.join("lock"));
+    for f in [&started, &release] {
+        let st = std::process::Command::new("mkfifo")
+            .arg(f)
+            .status()
+            .unwrap();
+        assert!(st.success(), "mkfifo {}", f.display());
+    }
+    let script = format!(
+        "mkdir {l} 2>/dev/null || {{ echo OVERLAP; exit 9; }}; echo run > {s}; read x < {r}; rmdir {l}",
+        l = lock.display(),
+        s = started.display(),
+        r = release.display()
+    );
+    let v = vip(json!({"name": "web", "prefix": "10.0.0.1/32", "check": {
+        "name": "x", "type": "exec", "interval": "5s", "timeout": "3s", "rise": 2, "fall": 2,
+        "exec": {"command": "/bin/sh", "args": ["-c", script]}}}));
+    let (mut e, _) = Engine::new(&[(v.clone(), Expr::All)], Instant::now());
+    let (tx, rx) = smol::channel::unbounded();
+    let loops = spawn_loops(&e, &v, &tx);
+
+    // Blocking FIFO opens, off the test thread, each bounded by a timeout.
+    let fifo = |path: std::path::PathBuf, write: bool| {
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let r = if write {
+                std::fs::write(
+                    &path, "go
+",
+                )
+            } else {
+                std::fs::read_to_string(&path).map(|_| ())
+            };
+            let _ = done_tx.send(r.is_ok());
+        });
+        assert_eq!(
+            done_rx.recv_timeout(Duration::from_secs(10)),
+            Ok(true),
+            "fifo {write}"
+        );
+    };
+    // The scheduled first run is inside the probe now.
+    fifo(started.clone(), false);
+    assert!(loops[0].0.request(7));
+    assert!(!loops[0].0.request(8), "one request waits at a time");
+    fifo(release.clone(), true);
+    // The triggered run starts only after the scheduled one ended.
+    fifo(started.clone(), false);
+    fifo(release.clone(), true);
+    let first = recv(&rx);
+    let second = recv(&rx);
+    assert_eq!((first.trigger, first.result.ok), (None, true), "{first:?}");
+    assert_eq!(
+        (second.trigger, second.result.ok),
+        (Some(7), true),
+        "{second:?}"
+    );
+    e.handle(Input::Result(first), Instant::now());
+    let h = &e.vip("web").unwrap().checks[0].hysteresis;
+    assert_eq!((h.consecutive_ok(), h.healthy()), (1, false));
+    e.handle(Input::Result(second), Instant::now());
+    let h = &e.vip("web").unwrap().checks[0].hysteresis;
+    assert_eq!((h.consecutive_ok(), h.healthy()), (2, true));
+    drop(loops);
 }
 
 #[test]
 fn always_vip_has_no_checks_and_bad_checks_name_the_check() {
     let v = vip(json!({"name": "static", "prefix": "10.0.0.0/24", "always": true}));
-    assert!(VipChecks::new(&v).unwrap().checks.is_empty());
+    assert!(scheduler::build(&v, &[]).unwrap().is_empty());
     let v = vip(json!({"name": "web", "prefix": "10.0.0.0/24",
                        "check": {"type": "tcp", "tcp": {"port": 80}}}));
     assert_eq!(
-        VipChecks::new(&v).unwrap_err(),
+        scheduler::build(&v, &[CheckId(0)]).unwrap_err(),
         "vip web check tcp: host is required: the VIP prefix 10.0.0.0/24 is not a single address"
     );
 }
@@ -202,47 +323,4 @@ fn reaction_time_replay() {
         n == "web" || t < 60_000
     });
     assert_eq!(changes.len(), 1, "{changes:?}");
-}
-
-/// Issue 11: checks rebuilt by a reload that changed only their timing keep
-/// each check's health and counters (a fresh start would be unhealthy until
-/// `rise`); the new rise / fall apply from the next result (counters
-/// clamped); the new loop runs at the new interval.
-#[test]
-fn retimed_checks_keep_health_and_take_the_new_thresholds() {
-    let dir = temp_dir("sched-retime");
-    let up = dir.join("up");
-    std::fs::write(&up, "").unwrap();
-    let check = |interval: &str, rise: u32, fall: u32| {
-        let mut c = flag_check("a", &up, &dir.join("a.lock"), interval);
-        c["rise"] = json!(rise);
-        c["fall"] = json!(fall);
-        vip(json!({"name": "web", "prefix": "10.0.0.1/32", "checks": [c]}))
-    };
-    let old = VipChecks::new(&check("300ms", 1, 3)).unwrap();
-    let r = smol::block_on(old.checks[0].run_once(false));
-    assert!(r.healthy, "{r:?}");
-
-    // Rise 5, fall 1, another interval: still healthy after one more pass
-    // (fresh checks would need five), and one failure now makes it unhealthy.
-    let new_vip = check("250ms", 5, 1);
-    let fresh = VipChecks::new(&new_vip).unwrap();
-    let r = smol::block_on(fresh.checks[0].run_once(false));
-    assert!(!r.healthy, "a fresh check is unhealthy until rise: {r:?}");
-    let new = VipChecks::retimed(&new_vip, &old).unwrap();
-    assert_eq!(new.checks[0].interval(), Duration::from_millis(250));
-    let r = smol::block_on(new.checks[0].run_once(false));
-    assert!(r.healthy, "{r:?}");
-    // The kept count (1, rise 1 saturates there) goes on under rise 5.
-    assert_eq!((r.consecutive_ok, r.transition), (2, None), "{r:?}");
-    std::fs::remove_file(&up).unwrap();
-    let r = smol::block_on(new.checks[0].run_once(false));
-    assert_eq!(
-        (r.healthy, r.consecutive_fail, r.transition),
-        (false, 1, Some(Transition::BecameUnhealthy)),
-        "{r:?}"
-    );
-    // The old runner (say, a trigger still in flight) shares the state.
-    let r = smol::block_on(old.checks[0].run_once(true));
-    assert!(!r.healthy, "{r:?}");
 }

@@ -1,5 +1,6 @@
-//! Replays of whole runs through the pure layers — check reports through
-//! hysteresis, checks policy, VIP state, RIB-out — compared line by line with
+//! Replays of whole runs through the pure layers — raw check results through
+//! the engine (its hysteresis, checks policy, VIP state), then RIB-out —
+//! compared line by line with
 //! the expected state changes and UPDATE contents in tests/replay/daemon/.
 //!
 //! File format: a header (`router`, `peer`, `vip` lines) up to `---`, then
@@ -11,11 +12,9 @@
 
 use pathosd::bgp::rib_out::{AdjRibOut, Changes, PeerShape, RibOut};
 use pathosd::bgp::types::{Afi, PathAttrs};
-use pathosd::check::hysteresis::Hysteresis;
-use pathosd::check::{CheckResult, Report};
+use pathosd::check::CheckResult;
 use pathosd::config::{policy_expr, Errors, Field, Vip};
-use pathosd::daemon::engine::{Engine, Input, Output};
-use std::collections::BTreeMap;
+use pathosd::daemon::engine::{CheckRun, Engine, Input, Output};
 use std::time::{Duration, Instant};
 
 struct Peer {
@@ -27,7 +26,6 @@ struct Harness {
     engine: Engine,
     rib: RibOut,
     peers: Vec<Peer>,
-    hyst: BTreeMap<String, Hysteresis>,
     t0: Instant,
 }
 
@@ -87,6 +85,9 @@ impl Harness {
                 Output::CheckTransitionOnly { vip, check, reason } => {
                     lines.push(format!("check {vip}/{check} {reason}"))
                 }
+                Output::LocalAddressMissing { vip, check, detail } => {
+                    lines.push(format!("warn {vip}/{check} {detail}"))
+                }
                 Output::InitialDone => {
                     lines.push("initial-done".into());
                     self.rib.mark_initial_done();
@@ -110,21 +111,22 @@ impl Harness {
             "report" => {
                 let (vip, check) = args[0].split_once('/').expect("VIP/CHECK");
                 let ok = args[1] == "ok";
-                let h = self.hyst.get_mut(args[0]).expect("known check");
-                let transition = h.observe(ok);
-                Some(Input::Report(Report {
-                    vip: vip.into(),
-                    check: check.into(),
+                // The raw result, as the check's loop sends it: the engine
+                // applies the hysteresis.
+                let id = self
+                    .engine
+                    .vip(vip)
+                    .and_then(|v| v.checks.iter().find(|c| c.name == check))
+                    .expect("known check")
+                    .id;
+                Some(Input::Result(CheckRun {
+                    check: id,
                     result: if ok {
                         CheckResult::pass("ok")
                     } else {
                         CheckResult::fail("fail")
                     },
-                    healthy: h.healthy(),
-                    consecutive_ok: h.consecutive_ok(),
-                    consecutive_fail: h.consecutive_fail(),
-                    transition,
-                    adhoc: false,
+                    trigger: None,
                 }))
             }
             "drain-file" => Some(Input::DrainFile {
@@ -229,15 +231,6 @@ fn run_file(path: &std::path::Path) {
         .iter()
         .map(|v| (v.clone(), policy_expr::parse(&v.checks_policy).unwrap()))
         .collect();
-    let mut hyst = BTreeMap::new();
-    for v in &vips {
-        for c in v.check_list() {
-            hyst.insert(
-                format!("{}/{}", v.name, c.effective_name()),
-                Hysteresis::new(c.rise, c.fall),
-            );
-        }
-    }
     let (engine, outs) = Engine::new(&with, t0);
     let mut h = Harness {
         engine,
@@ -255,7 +248,6 @@ fn run_file(path: &std::path::Path) {
                 }),
             })
             .collect(),
-        hyst,
         t0,
     };
     let mut start_lines = Vec::new();

@@ -1,10 +1,14 @@
 //! Health checks: probes, rise/fall hysteresis, checks policy and the scheduler.
 //!
-//! Daemon wiring: build a [`scheduler::VipChecks`] per VIP, spawn its
-//! [`scheduler::VipChecks::loops`], and feed each [`scheduler::Report`] from
-//! the channel into that VIP's [`policy::Combiner`]; ad-hoc triggers call
-//! [`scheduler::VipChecks::trigger`]. Hysteresis, policy, results and the
-//! JSON matcher are pure (crate pathosd-core, re-exported at the same paths).
+//! Daemon wiring: the owner builds a VIP's [`scheduler::CheckLoop`]s
+//! ([`scheduler::build`]) with the check ids its engine gave, spawns
+//! [`scheduler::run_check_loop`] for each, and feeds every raw result into
+//! the engine ([`crate::daemon::engine`]), which owns each check's
+//! [`Hysteresis`] and the VIP's [`policy::Combiner`]; an ad-hoc trigger is
+//! a message to the check's loop.
+//!
+//! Hysteresis, policy, results and the JSON matcher are pure (crate
+//! pathosd-core, re-exported at the same paths).
 
 pub use pathosd_core::check::{hysteresis, jsonmatch, policy, result};
 
@@ -16,4 +20,4 @@ pub use hysteresis::{Hysteresis, Transition};
 pub use policy::Combiner;
 pub use probe::Probe;
 pub use result::CheckResult;
-pub use scheduler::{CheckRunner, Report, Schedule, VipChecks};
+pub use scheduler::{CheckLoop, Schedule};

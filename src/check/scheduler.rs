@@ -2,7 +2,9 @@
 //!
 //! The timing logic is pure ([`Schedule`], fed `now` as an offset from the
 //! loop's start) so it is replayed with a fake clock. The driver
-//! ([`run_check_loop`], [`VipChecks::trigger`]) is a thin loop around it.
+//! ([`run_check_loop`]) is a thin loop around it: it runs the probe and
+//! sends the raw result to the owner; hysteresis, checks policy and
+//! triggers' bookkeeping are the engine's and the owner's.
 //!
 //! Like pathosd, a check runs at a fixed rate measured from its start (the
 //! Go ticker), not "interval after completion"; ticks missed while a probe
@@ -10,14 +12,14 @@
 //! by a small deterministic splay so a hundred checks do not fire in the same
 //! tick.
 
-use super::hysteresis::Hysteresis;
 use super::probe::Probe;
 use super::result::CheckResult;
-use crate::bgp::types::Prefix;
 use crate::config::{Check, Vip};
+use crate::daemon::engine::{CheckId, CheckRun};
 use smol::channel::Sender;
-use smol::lock::Mutex;
-use std::sync::Arc;
+use smol::future::FutureExt;
+use std::sync::Mutex;
+use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
 /// Upper bound of the splay window; a longer delay would only slow startup.
@@ -87,209 +89,156 @@ impl Schedule {
     }
 }
 
-pub use pathosd_core::check::Report;
-
-/// One check of a VIP: its probe and its hysteresis.
+/// One check of a VIP as its loop runs it: the probe, the local address
+/// guard and the schedule. It holds no health: the loop sends each raw
+/// result to the owner, whose engine applies the check's hysteresis.
 #[derive(Debug)]
-pub struct CheckRunner {
-    vip: String,
-    name: String,
-    interval: Duration,
+pub struct CheckLoop {
+    id: CheckId,
     probe: Probe,
     /// require_local_address: checked before every probe.
     guard: Option<super::guard::LocalAddressGuard>,
-    /// Shared with the runner a reload builds for the same check with new
-    /// timing, so the check's health and counters survive the reload.
-    state: Arc<CheckState>,
+    schedule: Schedule,
 }
 
-/// The hysteresis of one check, kept across reloads that change only its
-/// timing.
-#[derive(Debug)]
-struct CheckState {
-    // Held for the whole probe + update, so scheduled and ad-hoc runs of the
-    // same check never overlap and feed the counters in order.
-    hysteresis: Mutex<Hysteresis>,
-    /// New (rise, fall) from a reload, applied before the next result: the
-    /// owner cannot wait for a probe in flight to release the lock.
-    retune: std::sync::Mutex<Option<(u32, u32)>>,
-}
-
-impl CheckRunner {
-    pub fn new(vip: &str, check: &Check, prefix: &Prefix) -> Result<CheckRunner, String> {
-        Ok(CheckRunner {
-            vip: vip.to_string(),
-            name: check.effective_name(),
-            interval: check.interval.get(),
-            probe: Probe::new(check, prefix)?,
-            guard: None,
-            state: Arc::new(CheckState {
-                hysteresis: Mutex::new(Hysteresis::new(check.rise, check.fall)),
-                retune: std::sync::Mutex::new(None),
-            }),
+impl CheckLoop {
+    /// The loop of `check` of `vip`, tagged with the engine's `id` for it.
+    /// Errors name the VIP and the check.
+    pub fn new(id: CheckId, vip: &Vip, check: &Check) -> Result<CheckLoop, String> {
+        let err = |e: String| format!("vip {} check {}: {e}", vip.name, check.effective_name());
+        Ok(CheckLoop {
+            id,
+            probe: Probe::new(check, &vip.prefix).map_err(err)?,
+            guard: super::guard::LocalAddressGuard::from_vip(vip),
+            schedule: Schedule::new(
+                &format!("{}/{}", vip.name, check.effective_name()),
+                check.interval.get(),
+            ),
         })
     }
 
-    /// Makes every run fail while the VIP address is not local.
-    pub(crate) fn with_guard(
-        mut self,
-        guard: Option<super::guard::LocalAddressGuard>,
-    ) -> CheckRunner {
-        self.guard = guard;
-        self
-    }
-
-    pub fn name(&self) -> &str {
-        &self.name
+    pub fn id(&self) -> CheckId {
+        self.id
     }
 
     pub fn interval(&self) -> Duration {
-        self.interval
+        self.schedule.interval
     }
 
-    /// Runs the probe once and feeds the result through the hysteresis.
-    pub async fn run_once(&self, adhoc: bool) -> Report {
-        let mut h = self.state.hysteresis.lock().await;
-        let retune = self
-            .state
-            .retune
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        if let Some((rise, fall)) = retune {
-            h.retune(rise, fall);
+    /// Runs the probe once (after the guard, if any).
+    pub async fn run_once(&self) -> CheckResult {
+        match self.guard.as_ref().map(|g| g.check()) {
+            // The engine warns about it (Output::LocalAddressMissing).
+            Some(Err(detail)) => CheckResult::fail(detail).with("local_address_assigned", false),
+            Some(Ok(())) => self.probe_once().await.with("local_address_assigned", true),
+            None => self.probe_once().await,
         }
-        let result = match self.guard.as_ref().map(|g| g.check()) {
-            Some(Err(detail)) => {
-                if h.healthy() || !h.reported() {
-                    log::warn!("vip {} check {}: {detail}", self.vip, self.name);
+    }
+
+    /// The probe's future is boxed only while it runs (per probe kind, in
+    /// [`Probe::run`]), so a sleeping loop does not carry it.
+    async fn probe_once(&self) -> CheckResult {
+        self.probe.run().await
+    }
+}
+
+/// Where the owner leaves an ad-hoc run request for one check loop: one
+/// request and the loop's waker. A channel would do, but it costs ≈ 0.8 KiB
+/// per check (cache-padded); this is ≈ 60 bytes. The lock is held only to
+/// move the two values in or out, never across an await.
+#[derive(Debug, Default)]
+pub struct TriggerSlot(Mutex<(Option<u64>, Option<Waker>)>);
+
+impl TriggerSlot {
+    /// Asks the loop for one run tagged with trigger `id`. False if a request
+    /// is still waiting (at most one trigger run per VIP is in flight, see
+    /// `daemon::triggers`, so that does not happen).
+    pub fn request(&self, id: u64) -> bool {
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if g.0.is_some() {
+            return false;
+        }
+        g.0 = Some(id);
+        if let Some(w) = g.1.take() {
+            w.wake();
+        }
+        true
+    }
+
+    /// The next request.
+    async fn next(&self) -> u64 {
+        std::future::poll_fn(|cx| {
+            let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            match g.0.take() {
+                Some(id) => Poll::Ready(id),
+                None => {
+                    g.1 = Some(cx.waker().clone());
+                    Poll::Pending
                 }
-                CheckResult::fail(detail).with("local_address_assigned", false)
             }
-            Some(Ok(())) => self.probe.run().await.with("local_address_assigned", true),
-            None => self.probe.run().await,
-        };
-        let transition = h.observe(result.ok);
-        if result.ok {
-            log::debug!(
-                "check passed: vip={} check={} duration={:?} detail={}",
-                self.vip,
-                self.name,
-                result.duration,
-                result.detail
-            );
-        } else {
-            log::debug!(
-                "check failed: vip={} check={} duration={:?} detail={}",
-                self.vip,
-                self.name,
-                result.duration,
-                result.detail
-            );
-        }
-        Report {
-            vip: self.vip.clone(),
-            check: self.name.clone(),
-            healthy: h.healthy(),
-            consecutive_ok: h.consecutive_ok(),
-            consecutive_fail: h.consecutive_fail(),
-            transition,
-            adhoc,
-            result,
-        }
-    }
-}
-
-/// Runs one check forever: the first probe at startup, then every interval
-/// (offset by the splay). Ends when the receiver of `tx` is dropped.
-pub(crate) async fn run_check_loop(runner: Arc<CheckRunner>, tx: Sender<Report>) {
-    let start = Instant::now();
-    let mut sched = Schedule::new(&format!("{}/{}", runner.vip, runner.name), runner.interval);
-    let mut due = sched.due();
-    loop {
-        async_io::Timer::at(start + due).await;
-        let report = runner.run_once(false).await;
-        if tx.send(report).await.is_err() {
-            return;
-        }
-        due = sched.advance(start.elapsed());
-    }
-}
-
-/// All checks of one VIP.
-#[derive(Debug)]
-pub struct VipChecks {
-    pub vip: String,
-    pub checks: Vec<Arc<CheckRunner>>,
-    trigger: Mutex<()>,
-}
-
-impl VipChecks {
-    /// Builds every probe of `vip`; an `always` VIP has none. Errors name
-    /// the check.
-    pub fn new(vip: &Vip) -> Result<VipChecks, String> {
-        VipChecks::build(vip, None)
-    }
-
-    /// The checks of `vip` after a reload that changed only their timing
-    /// (interval, timeout, rise, fall): new probes and loops, but each check
-    /// keeps the health and counters of its namesake in `old`, clamped to
-    /// the new rise and fall ([`Hysteresis::retune`]).
-    pub fn retimed(vip: &Vip, old: &VipChecks) -> Result<VipChecks, String> {
-        VipChecks::build(vip, Some(old))
-    }
-
-    fn build(vip: &Vip, old: Option<&VipChecks>) -> Result<VipChecks, String> {
-        let prefix = vip.prefix;
-        let mut checks = Vec::new();
-        if !vip.always {
-            for c in vip.check_list() {
-                let mut r = CheckRunner::new(&vip.name, c, &prefix)
-                    .map_err(|e| format!("vip {} check {}: {e}", vip.name, c.effective_name()))?
-                    .with_guard(super::guard::LocalAddressGuard::from_vip(vip));
-                let kept = old.and_then(|o| o.checks.iter().find(|k| k.name == r.name));
-                if let Some(k) = kept {
-                    *k.state.retune.lock().unwrap_or_else(|e| e.into_inner()) =
-                        Some((c.rise, c.fall));
-                    r.state = k.state.clone();
-                }
-                checks.push(Arc::new(r));
-            }
-        }
-        Ok(VipChecks {
-            vip: vip.name.clone(),
-            checks,
-            trigger: Mutex::new(()),
         })
+        .await
     }
+}
 
-    /// The check names, in config order (for [`super::policy::Combiner`]).
-    pub fn names(&self) -> Vec<String> {
-        self.checks.iter().map(|c| c.name.clone()).collect()
+/// The checks of `vip` as loops, in config order, tagged with the engine's
+/// ids of its checks (`ids[i]` for the i-th check); an `always` VIP has
+/// none. Errors name the check.
+pub fn build(vip: &Vip, ids: &[CheckId]) -> Result<Vec<CheckLoop>, String> {
+    if vip.always {
+        return Ok(Vec::new());
     }
+    vip.check_list()
+        .iter()
+        .zip(ids)
+        .map(|(c, id)| CheckLoop::new(*id, vip, c))
+        .collect()
+}
 
-    /// One loop future per check; spawn each on the daemon's executor.
-    pub fn loops(&self, tx: &Sender<Report>) -> Vec<impl std::future::Future<Output = ()>> {
-        self.checks
-            .iter()
-            .map(|c| run_check_loop(c.clone(), tx.clone()))
-            .collect()
-    }
-
-    /// Ad-hoc trigger: runs every check of the VIP now, one after another,
-    /// through the same hysteresis, and sends each report on `tx` as the
-    /// loops do. Triggers of one VIP are serialized.
-    pub async fn trigger(&self, tx: &Sender<Report>) -> Vec<Report> {
-        let _serial = self.trigger.lock().await;
-        let mut out = Vec::new();
-        for c in &self.checks {
-            let r = c.run_once(true).await;
-            // A closed channel means the daemon is stopping; the caller still
-            // gets the reports.
-            let _ = tx.send(r.clone()).await;
-            out.push(r);
+/// Runs one check until the receiver of `tx` (an unbounded channel) is
+/// dropped (or the task is):
+/// the first probe at once, then every interval (offset by the splay), and
+/// an ad-hoc run whenever a trigger id is left in `triggers`. Scheduled and
+/// ad-hoc runs are one after the other in this one task, so they never
+/// overlap and their results reach `tx` in the order they ran.
+// Not an `async fn` on purpose (see the body).
+#[allow(clippy::manual_async_fn)]
+pub fn run_check_loop(
+    mut c: CheckLoop,
+    triggers: std::sync::Arc<TriggerSlot>,
+    tx: Sender<CheckRun>,
+) -> impl std::future::Future<Output = ()> {
+    // An `async fn` would hold its arguments twice (as passed, and moved
+    // into its body); the block uses them in place (608 -> 392 bytes).
+    async move {
+        let start = Instant::now();
+        let mut due = c.schedule.due();
+        loop {
+            let trigger = async { Some(triggers.next().await) };
+            let tick = async {
+                async_io::Timer::at(start + due).await;
+                None
+            };
+            let trigger = trigger.or(tick).await;
+            // Boxed while it runs: the sleeping loop does not carry its state.
+            let result = Box::pin(c.run_once()).await;
+            let run = CheckRun {
+                check: c.id,
+                result,
+                trigger,
+            };
+            // The owner's channel is unbounded: a send only fails once it is
+            // closed (the daemon is stopping). No send future in the loop's
+            // state either.
+            if tx.try_send(run).is_err() {
+                return;
+            }
+            // An ad-hoc run leaves the schedule as it was; a scheduled tick that
+            // passed meanwhile runs next.
+            if trigger.is_none() {
+                due = c.schedule.advance(start.elapsed());
+            }
         }
-        out
     }
 }
 

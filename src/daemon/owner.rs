@@ -1,12 +1,12 @@
 //! `pathosd run`: start-up, the owner loop, reload and shutdown.
 
-use super::engine::{Engine, Input, Output};
+use super::engine::{CheckId, CheckRun, Engine, Input, Output};
 use super::reload::{self, NeighborChange, ReloadPlan, VipChange};
-use super::triggers::{Admit, Refusal, Triggers};
+use super::triggers::{Admit, Done, Refusal, Triggers};
 use crate::api::control::{ApiError, Control, ControlHandle, Quoted, TriggerOutcome};
 use crate::api::model::{CheckView, ReloadRecord, Snapshot, VipView};
 use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
-use crate::check::{policy, Report, VipChecks};
+use crate::check::{policy, scheduler};
 use crate::config::load::{load_config, Format};
 use crate::config::policy_expr::Expr;
 use crate::config::{Config, LogLevel, Vip};
@@ -29,16 +29,11 @@ pub struct Options {
 
 /// Everything that reaches the owner task.
 enum Event {
-    Report(Report),
+    /// A check loop ran a probe (scheduled or for a trigger).
+    Result(CheckRun),
     Control(Control),
     Peer(PeerEvent),
     Signal(i32),
-    /// Ad-hoc trigger run `id` finished; its reports were queued before this.
-    TriggerDone {
-        vip: String,
-        id: u64,
-        results: Vec<Report>,
-    },
 }
 
 type TriggerReply = Sender<Result<TriggerOutcome, ApiError>>;
@@ -144,10 +139,19 @@ fn with_exprs(vips: &[Vip]) -> Vec<(Vip, Expr)> {
         .collect()
 }
 
-/// A VIP's running check loops; dropping it cancels them.
+/// A VIP's running check loops, in config order; dropping it cancels them.
 struct VipRuntime {
-    checks: Arc<VipChecks>,
-    _loops: Vec<Task<()>>,
+    loops: Vec<CheckLoopHandle>,
+    /// The VIP's lower_priority_file, polled on each of its results.
+    drain_file: Option<String>,
+}
+
+/// One running check loop.
+struct CheckLoopHandle {
+    id: CheckId,
+    /// Asks the loop for an ad-hoc run tagged with a trigger id.
+    trigger: Arc<scheduler::TriggerSlot>,
+    _task: Task<()>,
 }
 
 struct Owner {
@@ -156,8 +160,8 @@ struct Owner {
     engine: Engine,
     speaker: SpeakerHandle,
     runtimes: BTreeMap<String, VipRuntime>,
-    events: Sender<Event>,
-    report_tx: Sender<Report>,
+    /// Where the check loops send their results.
+    result_tx: Sender<CheckRun>,
     ubus: Option<crate::ubus::UbusHandle>,
     /// Ad-hoc triggers in flight (one per VIP) and each VIP's rate limit.
     triggers: Triggers<TriggerReply>,
@@ -172,22 +176,41 @@ struct Owner {
     ctl: ControlHandle,
 }
 
-fn spawn_checks(vip: &Vip, report_tx: &Sender<Report>) -> Option<VipRuntime> {
-    spawn(VipChecks::new(vip), vip, report_tx)
+/// The ids the engine gave the checks of `vip`, in config order.
+fn check_ids(engine: &Engine, vip: &str) -> Vec<CheckId> {
+    engine
+        .vip(vip)
+        .map(|s| s.checks.iter().map(|c| c.id).collect())
+        .unwrap_or_default()
+}
+
+/// Starts the check loops of `vip`, tagged with the engine's ids.
+fn spawn_checks(vip: &Vip, ids: &[CheckId], result_tx: &Sender<CheckRun>) -> Option<VipRuntime> {
+    spawn(scheduler::build(vip, ids), vip, result_tx)
 }
 
 fn spawn(
-    checks: Result<VipChecks, String>,
+    checks: Result<Vec<scheduler::CheckLoop>, String>,
     vip: &Vip,
-    report_tx: &Sender<Report>,
+    result_tx: &Sender<CheckRun>,
 ) -> Option<VipRuntime> {
     match checks {
-        Ok(vc) => {
-            let vc = Arc::new(vc);
-            let loops = vc.loops(report_tx).into_iter().map(smol::spawn).collect();
+        Ok(loops) => {
+            // Exactly sized: collected in place from the CheckLoops, the
+            // Vec would keep their (larger) allocation.
+            let mut handles = Vec::with_capacity(loops.len());
+            for c in loops {
+                let trigger = Arc::new(scheduler::TriggerSlot::default());
+                handles.push(CheckLoopHandle {
+                    id: c.id(),
+                    trigger: trigger.clone(),
+                    _task: smol::spawn(scheduler::run_check_loop(c, trigger, result_tx.clone())),
+                });
+            }
+            let loops = handles;
             Some(VipRuntime {
-                checks: vc,
-                _loops: loops,
+                loops,
+                drain_file: vip.policy.lower_priority_file.clone(),
             })
         }
         Err(e) => {
@@ -203,9 +226,9 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
     let now = Instant::now();
     let (events, event_rx) = unbounded::<Event>();
 
-    // Reports from check loops go through their own channel, forwarded in order.
-    let (report_tx, report_rx) = unbounded::<Report>();
-    forward(report_rx, events.clone(), Event::Report);
+    // Results from check loops go through their own channel, forwarded in order.
+    let (result_tx, result_rx) = unbounded::<CheckRun>();
+    forward(result_rx, events.clone(), Event::Result);
 
     let (peer_tx, peer_rx) = unbounded::<PeerEvent>();
     forward(peer_rx.clone(), events.clone(), Event::Peer);
@@ -221,7 +244,7 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
     let (engine, outputs) = Engine::new(&with_exprs(&cfg.vips), now);
     let mut runtimes = BTreeMap::new();
     for v in &cfg.vips {
-        if let Some(rt) = spawn_checks(v, &report_tx) {
+        if let Some(rt) = spawn_checks(v, &check_ids(&engine, &v.name), &result_tx) {
             runtimes.insert(v.name.clone(), rt);
         }
     }
@@ -245,8 +268,7 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
         engine,
         speaker,
         runtimes,
-        events,
-        report_tx,
+        result_tx,
         ubus,
         triggers: Triggers::default(),
         peer_rx,
@@ -429,7 +451,7 @@ impl Owner {
                 .await;
             let now = Instant::now();
             if now >= next_poll {
-                self.poll_drain_files(None, now);
+                self.poll_drain_files(now);
                 next_poll = now + Duration::from_secs(1);
             }
             let Some(ev) = ev else {
@@ -438,24 +460,9 @@ impl Owner {
                 continue;
             };
             match ev {
-                Event::Report(r) => {
-                    let vip = r.vip.clone();
-                    let outs = self.engine.handle(Input::Report(r), now);
-                    self.apply(outs);
-                    // The drain file is also checked on every check result.
-                    self.poll_drain_files(Some(&vip), now);
-                }
+                Event::Result(r) => self.on_result(r, now),
                 Event::Control(c) => self.control(c, now).await,
                 Event::Peer(p) => self.peer_event(p),
-                Event::TriggerDone { vip, id, results } => {
-                    let outcome = self.trigger_outcome(&vip, results);
-                    // Callers that gave up have closed their channel: the send fails quietly.
-                    for w in self.triggers.finish(&vip, id) {
-                        let _ = w.try_send(outcome.clone());
-                    }
-                    let engine = &self.engine;
-                    self.triggers.retain(|v| engine.vip(v).is_some());
-                }
                 Event::Signal(s) if s == libc::SIGHUP => {
                     if let Err(errs) = self.reload(now) {
                         for e in errs {
@@ -466,6 +473,61 @@ impl Owner {
                 Event::Signal(_) => return self.shutdown(&rx).await,
             }
         }
+    }
+
+    /// A check loop's result: through the engine (hysteresis, policy, VIP
+    /// state), then to the trigger run that asked for it, if any.
+    fn on_result(&mut self, r: CheckRun, now: Instant) {
+        let Some((slot, k)) = self.engine.check(r.check) else {
+            // The check is gone (a reload removed or restarted its VIP).
+            return;
+        };
+        let check = &slot.checks[k].name;
+        log::debug!(
+            "check {}: vip={} check={check} duration={:?} detail={}",
+            if r.result.ok { "passed" } else { "failed" },
+            slot.name,
+            r.result.duration,
+            r.result.detail
+        );
+        // Names are copied only for what needs them after the engine step:
+        // a trigger run, a drain file (most results need neither).
+        let tagged = r.trigger.map(|id| {
+            (
+                id,
+                r.check,
+                slot.name.clone(),
+                check.clone(),
+                r.result.clone(),
+            )
+        });
+        let drain = self
+            .runtimes
+            .get(&slot.name)
+            .and_then(|rt| rt.drain_file.clone())
+            .map(|f| (slot.name.clone(), f));
+        let outs = self.engine.handle(Input::Result(r), now);
+        self.apply(outs);
+        if let Some((id, c, vip, check, result)) = tagged {
+            if let Some(done) = self.triggers.record(&vip, id, c, (k, &check), result) {
+                self.answer(&vip, done);
+            }
+        }
+        // The drain file is also checked on every check result.
+        if let Some((vip, path)) = drain {
+            self.poll_drain_file(vip, &path, now);
+        }
+    }
+
+    /// Answers every caller of a finished trigger run.
+    fn answer(&mut self, vip: &str, done: Done<TriggerReply>) {
+        let outcome = self.trigger_outcome(vip, done.results);
+        // Callers that gave up have closed their channel: the send fails quietly.
+        for w in done.waiters {
+            let _ = w.try_send(outcome.clone());
+        }
+        let engine = &self.engine;
+        self.triggers.retain(|v| engine.vip(v).is_some());
     }
 
     fn apply(&mut self, outputs: Vec<Output>) {
@@ -513,6 +575,9 @@ impl Owner {
                         "vip {vip} check {check}: {reason} (check transition without VIP health change)"
                     );
                 }
+                Output::LocalAddressMissing { vip, check, detail } => {
+                    log::warn!("vip {vip} check {check}: {detail}");
+                }
                 Output::InitialDone => {
                     // The routes decided before this go out before End-of-RIB.
                     self.speaker.set_routes(std::mem::take(&mut routes));
@@ -526,25 +591,29 @@ impl Owner {
         }
     }
 
-    fn poll_drain_files(&mut self, only: Option<&str>, now: Instant) {
-        let files: Vec<(String, PathBuf)> = self
+    /// Polls the lower_priority_file of every VIP that has one.
+    fn poll_drain_files(&mut self, now: Instant) {
+        let files: Vec<(String, String)> = self
             .cfg
             .vips
             .iter()
-            .filter(|v| only.is_none_or(|o| o == v.name))
             .filter_map(|v| {
                 v.policy
                     .lower_priority_file
                     .as_ref()
-                    .map(|f| (v.name.clone(), PathBuf::from(f)))
+                    .map(|f| (v.name.clone(), f.clone()))
             })
             .collect();
         for (vip, path) in files {
-            // Any stat error counts as absent, as in pathosd.
-            let present = std::fs::metadata(&path).is_ok();
-            let outs = self.engine.handle(Input::DrainFile { vip, present }, now);
-            self.apply(outs);
+            self.poll_drain_file(vip, &path, now);
         }
+    }
+
+    fn poll_drain_file(&mut self, vip: String, path: &str, now: Instant) {
+        // Any stat error counts as absent, as in pathosd.
+        let present = std::fs::metadata(PathBuf::from(path)).is_ok();
+        let outs = self.engine.handle(Input::DrainFile { vip, present }, now);
+        self.apply(outs);
     }
 
     fn peer_event(&mut self, p: PeerEvent) {
@@ -588,23 +657,25 @@ impl Owner {
         }
     }
 
-    /// Runs the probes off the owner task, at most one run per VIP at a
-    /// time and within the VIP's rate limit (see [`super::triggers`]); the
-    /// reports come back through the event channel ahead of the TriggerDone
-    /// that answers every caller of the run. The owner never waits on a
-    /// trigger, so reads are answered while checks run.
+    /// Asks the loops of the selected checks for one ad-hoc run each, at
+    /// most one trigger run per VIP at a time and within the VIP's rate
+    /// limit (see [`super::triggers`]); a loop runs it after the probe it is
+    /// running, if any, so the check's runs stay in order. The results come
+    /// back through the event channel like scheduled ones; the run answers
+    /// its callers once the engine has seen each of them. The owner never
+    /// waits on a trigger, so reads are answered while checks run.
     fn trigger(&mut self, vip: String, check: Option<String>, reply: TriggerReply, now: Instant) {
-        let runners: Vec<_> = match self.runtimes.get(&vip) {
-            Some(rt) => rt
-                .checks
+        // Checks whose loops run (none when they could not start).
+        let selected: Vec<CheckId> = match (self.engine.vip(&vip), self.runtimes.get(&vip)) {
+            (Some(slot), Some(_)) => slot
                 .checks
                 .iter()
-                .filter(|c| check.as_deref().is_none_or(|n| c.name() == n))
-                .cloned()
+                .filter(|c| check.as_deref().is_none_or(|n| c.name == n))
+                .map(|c| c.id)
                 .collect(),
-            None => Vec::new(),
+            _ => Vec::new(),
         };
-        if runners.is_empty() {
+        if selected.is_empty() {
             let msg = if self.engine.vip(&vip).is_none() {
                 format!("VIP not found: {vip}")
             } else if let Some(c) = &check {
@@ -618,7 +689,7 @@ impl Owner {
         }
         let id = match self
             .triggers
-            .admit(&vip, check.as_deref(), reply.clone(), now)
+            .admit(&vip, check.as_deref(), &selected, reply.clone(), now)
         {
             Admit::Start(id) => id,
             Admit::Joined => {
@@ -644,32 +715,57 @@ impl Owner {
                 return;
             }
         };
-        let events = self.events.clone();
-        smol::spawn(async move {
-            let mut results = Vec::new();
-            for r in runners {
-                let rep = r.run_once(true).await;
-                let _ = events.send(Event::Report(rep.clone())).await;
-                results.push(rep);
-            }
-            let _ = events.send(Event::TriggerDone { vip, id, results }).await;
-        })
-        .detach();
+        self.ask_loops(&vip, id, &selected);
     }
 
-    fn trigger_outcome(&self, vip: &str, results: Vec<Report>) -> Result<TriggerOutcome, ApiError> {
+    /// Sends trigger run `id` to the loops of `checks` of `vip`. For a loop
+    /// that is not there (any more) the run records a failure, so it still
+    /// completes; the check's hysteresis does not see it (nothing ran).
+    fn ask_loops(&mut self, vip: &str, id: u64, checks: &[CheckId]) {
+        for c in checks {
+            let sent = self
+                .runtimes
+                .get(vip)
+                .and_then(|rt| rt.loops.iter().find(|l| l.id == *c))
+                .is_some_and(|l| l.trigger.request(id));
+            if sent {
+                continue;
+            }
+            let Some((slot, k)) = self.engine.check(*c) else {
+                continue;
+            };
+            let name = slot.checks[k].name.clone();
+            let failed = crate::check::CheckResult::fail("the check is not running");
+            if let Some(done) = self.triggers.record(vip, id, *c, (k, &name), failed) {
+                self.answer(vip, done);
+            }
+        }
+    }
+
+    fn trigger_outcome(
+        &self,
+        vip: &str,
+        results: Vec<(String, crate::check::CheckResult)>,
+    ) -> Result<TriggerOutcome, ApiError> {
         let slot = self
             .engine
             .vip(vip)
             .ok_or_else(|| ApiError::NotFound(format!("VIP not found: {vip}")))?;
         let names: Vec<String> = slot.checks.iter().map(|c| c.name.clone()).collect();
+        let all = Expr::All;
+        let expr = self
+            .cfg
+            .vips
+            .iter()
+            .find(|v| v.name == vip)
+            .map_or(&all, |v| &v.checks_expr);
         // Checks that did not run count as failed in the combined result.
-        let combined = policy::eval(&slot.config.checks_expr, &names, &|n| {
-            results.iter().any(|r| r.check == n && r.result.ok)
+        let combined = policy::eval(expr, &names, &|n| {
+            results.iter().any(|(c, r)| c == n && r.ok)
         });
         Ok(TriggerOutcome {
             vip: vip.to_string(),
-            results: results.into_iter().map(|r| (r.check, r.result)).collect(),
+            results,
             combined,
             state: slot.machine.state().as_str(),
         })
@@ -682,11 +778,15 @@ impl Owner {
 
     fn snapshot(&self, now: Instant) -> Snapshot {
         let to_sys = |t: Instant| self.wall_time(t);
+        // The engine keeps no copy of the config: the owner's is the one.
+        let configs: BTreeMap<&str, &Vip> =
+            self.cfg.vips.iter().map(|v| (v.name.as_str(), v)).collect();
         let vips = self
             .engine
             .vips()
             .iter()
-            .map(|v| {
+            .filter_map(|v| Some((v, *configs.get(v.name.as_str())?)))
+            .map(|(v, config)| {
                 let intent = v.machine.intent();
                 VipView {
                     name: v.name.clone(),
@@ -695,7 +795,7 @@ impl Owner {
                     healthy: v.machine.healthy(),
                     drain_file: v.machine.drain_file(),
                     drain_api: v.machine.drain_api(),
-                    as_path_prepend_base: v.config.policy.announce.as_path_prepend,
+                    as_path_prepend_base: config.policy.announce.as_path_prepend,
                     as_path_prepend: intent.map_or(0, |i| i.as_path_prepend),
                     communities: intent
                         .map(|i| i.communities.iter().map(|c| c.to_string()).collect())
@@ -709,37 +809,37 @@ impl Owner {
                         .last_transition()
                         .map(|(t, r)| (to_sys(*t), r.clone())),
                     transitions: v.transitions,
-                    checks_policy: v.config.checks_policy.clone(),
+                    checks_policy: config.checks_policy.clone(),
                     // From the newest guarded result; false until one arrives.
-                    local_address_assigned: v.config.require_local_address.then(|| {
+                    local_address_assigned: config.require_local_address.then(|| {
                         v.checks
                             .iter()
                             .filter_map(|c| Some((c.last_time?, c.last.as_ref()?)))
                             .max_by_key(|(t, _)| *t)
-                            .and_then(|(_, r)| r.details.get("local_address_assigned")?.as_bool())
+                            .and_then(|(_, r)| r.get("local_address_assigned")?.as_bool())
                             .unwrap_or(false)
                     }),
                     checks: v
                         .checks
                         .iter()
-                        .zip(v.config.check_list())
+                        .zip(config.check_list())
                         .map(|(c, cfg)| CheckView {
                             name: c.name.clone(),
                             kind: cfg.kind.map_or("", |k| k.as_str()).to_string(),
-                            healthy: c.healthy,
-                            consecutive_ok: c.consecutive_ok,
-                            consecutive_fail: c.consecutive_fail,
-                            last: c.last.clone(),
+                            healthy: c.hysteresis.healthy(),
+                            consecutive_ok: c.hysteresis.consecutive_ok(),
+                            consecutive_fail: c.hysteresis.consecutive_fail(),
+                            last: c.last.as_ref().map(|r| r.to_result()),
                             last_time: c.last_time.map(to_sys),
                             last_transition: c
                                 .last_transition
-                                .as_ref()
-                                .map(|(t, r)| (to_sys(*t), r.clone())),
+                                .map(|(t, r)| (to_sys(t), r.to_string())),
                             total_ok: c.total_ok,
                             total_fail: c.total_fail,
                             timeouts: c.timeouts,
-                            bucket_bounds: c.bucket_bounds.clone(),
-                            buckets: c.buckets.clone(),
+                            bucket_bounds: super::engine::duration_buckets(c.bucket_timeout)
+                                .to_vec(),
+                            buckets: c.buckets.to_vec(),
                             duration_sum: c.duration_sum,
                             detailed_metrics: cfg.detailed_metrics,
                         })
@@ -791,19 +891,28 @@ impl Owner {
             .map_err(|errs| errs.into_iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
         let plan = reload::diff(&self.cfg, &new);
         log_plan(&plan);
+        // The engine keeps each kept check's slot, id and hysteresis (retuned
+        // to the new rise / fall); restarted and new VIPs get new ids.
         let outs = self.engine.reload(&with_exprs(&new.vips), &plan, now);
+        // Trigger runs in flight whose loops are replaced with the same
+        // checks ask the new loops; the others end with what they have.
+        let mut reask = Vec::new();
         for v in &new.vips {
             let old = self.runtimes.remove(&v.name);
+            let ids = check_ids(&self.engine, &v.name);
             let rt = match (plan.vip(&v.name), old) {
                 (VipChange::Unchanged | VipChange::Kept { timing: false, .. }, Some(rt)) => {
                     Some(rt)
                 }
-                // New probes and loops; each check keeps its health. If the
+                // New loops with the new timing, the same check ids. If the
                 // probes cannot be built now (e.g. a CA file gone), the old
                 // loops go on: the VIP's state stays backed by running checks.
                 (VipChange::Kept { timing: true, .. }, Some(rt)) => {
-                    match VipChecks::retimed(v, &rt.checks) {
-                        Ok(vc) => spawn(Ok(vc), v, &self.report_tx),
+                    match scheduler::build(v, &ids) {
+                        Ok(loops) => {
+                            reask.push(v.name.clone());
+                            spawn(Ok(loops), v, &self.result_tx)
+                        }
                         Err(e) => {
                             log::error!(
                                 "vip {}: new check timing not applied, the old checks go on: {e}",
@@ -815,7 +924,7 @@ impl Owner {
                 }
                 // Restarted or added, or checks that could not start before
                 // (e.g. an unreadable CA file): start afresh.
-                _ => spawn_checks(v, &self.report_tx),
+                _ => spawn_checks(v, &ids, &self.result_tx),
             };
             if let Some(rt) = rt {
                 self.runtimes.insert(v.name.clone(), rt);
@@ -823,6 +932,27 @@ impl Owner {
         }
         self.runtimes
             .retain(|name, _| new.vips.iter().any(|v| &v.name == name));
+        for v in &new.vips {
+            if let Some(rt) = self.runtimes.get_mut(&v.name) {
+                rt.drain_file = v.policy.lower_priority_file.clone();
+            }
+        }
+        for vip in self.triggers.running() {
+            let kept = matches!(
+                plan.vip(&vip),
+                VipChange::Unchanged | VipChange::Kept { .. }
+            );
+            if !kept {
+                if let Some(done) = self.triggers.abandon(&vip) {
+                    self.answer(&vip, done);
+                }
+            } else if reask.contains(&vip) {
+                if let Some((id, pending)) = self.triggers.pending(&vip) {
+                    let pending = pending.to_vec();
+                    self.ask_loops(&vip, id, &pending);
+                }
+            }
+        }
         let restart: Vec<&str> = plan
             .neighbors
             .iter()

@@ -124,15 +124,18 @@ impl Probe {
     pub async fn run(&self) -> CheckResult {
         let start = Instant::now();
         let deadline = start + self.timeout;
+        // Each kind's future boxed, at its own size: inline, every check
+        // loop would carry the largest kind's state (≈ 17 KiB) while it
+        // sleeps, and every run would allocate that much.
         let probe = async {
             match &self.kind {
-                Kind::Http(p) => p.run(deadline).await,
-                Kind::Dns(p) => p.run(deadline).await,
-                Kind::Ping(p) => p.run(deadline).await,
-                Kind::Tcp(p) => p.run(deadline).await,
-                Kind::Udp(p) => p.run(deadline).await,
-                Kind::Grpc(p) => p.run(deadline).await,
-                Kind::Exec(p) => p.run(deadline).await,
+                Kind::Http(p) => Box::pin(p.run(deadline)).await,
+                Kind::Dns(p) => Box::pin(p.run(deadline)).await,
+                Kind::Ping(p) => Box::pin(p.run(deadline)).await,
+                Kind::Tcp(p) => Box::pin(p.run(deadline)).await,
+                Kind::Udp(p) => Box::pin(p.run(deadline)).await,
+                Kind::Grpc(p) => Box::pin(p.run(deadline)).await,
+                Kind::Exec(p) => Box::pin(p.run(deadline)).await,
             }
         };
         let timer = async {

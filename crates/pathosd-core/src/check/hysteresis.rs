@@ -61,6 +61,14 @@ impl Hysteresis {
         self.healthy
     }
 
+    pub fn rise(&self) -> u32 {
+        self.rise
+    }
+
+    pub fn fall(&self) -> u32 {
+        self.fall
+    }
+
     /// Whether at least one result was observed.
     pub fn reported(&self) -> bool {
         self.reported

@@ -7,7 +7,6 @@
 //! unhealthy.
 
 use crate::config::policy_expr::{Cmp, Expr};
-use std::collections::BTreeMap;
 
 /// One step of the explicit-stack evaluation.
 enum Step<'e> {
@@ -139,7 +138,10 @@ pub fn validate(expr: &Expr, names: &[String]) -> Result<(), String> {
 pub struct Combiner {
     expr: Expr,
     names: Vec<String>,
-    health: BTreeMap<String, bool>,
+    /// Health of `names[i]` (false until it reports): a Vec beside the
+    /// names, not a map keyed by a copy of each name (per-VIP memory,
+    /// issue 11).
+    health: Vec<bool>,
     combined: bool,
 }
 
@@ -149,8 +151,8 @@ impl Combiner {
     pub fn new(expr: Expr, names: Vec<String>) -> Combiner {
         Combiner {
             expr,
+            health: vec![false; names.len()],
             names,
-            health: BTreeMap::new(),
             combined: false,
         }
     }
@@ -165,10 +167,20 @@ impl Combiner {
     /// (not only transitions) is fine: an unchanged input changes nothing,
     /// and a policy such as `!web` becomes true on web's first report.
     pub fn update(&mut self, check: &str, healthy: bool) -> Option<bool> {
-        self.health.insert(check.to_string(), healthy);
-        let h = &self.health;
-        let now = eval(&self.expr, &self.names, &|n| {
-            h.get(n).copied().unwrap_or(false)
+        if let Some(h) = self
+            .names
+            .iter()
+            .position(|n| n == check)
+            .and_then(|i| self.health.get_mut(i))
+        {
+            *h = healthy;
+        }
+        let (names, h) = (&self.names, &self.health);
+        let now = eval(&self.expr, names, &|n| {
+            names
+                .iter()
+                .position(|x| x == n)
+                .is_some_and(|i| h.get(i) == Some(&true))
         });
         if now != self.combined {
             self.combined = now;

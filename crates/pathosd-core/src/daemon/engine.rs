@@ -1,22 +1,47 @@
-//! The daemon's pure core: check reports → checks policy → VIP state → route
-//! intents. It owns no socket and reads no clock: `now` comes in with every
-//! input and deadlines go out through `next_deadline`, so a whole run can be
-//! replayed from a list of events.
+//! The daemon's pure core: probe results → each check's rise/fall
+//! hysteresis → checks policy → VIP state → route intents. It owns no socket
+//! and reads no clock: `now` comes in with every input and deadlines go out
+//! through `next_deadline`, so a whole run can be replayed from a list of
+//! events.
+//!
+//! The check loops only run probes: they send the raw [`CheckRun`], tagged
+//! with the [`CheckId`] the engine gave the check, and every counter lives
+//! here, owned by the owner task, with no lock around it.
 
 use super::reload::{ReloadPlan, VipChange};
 use crate::bgp::types::{Prefix, RouteIntent};
+use crate::check::hysteresis::Hysteresis;
 use crate::check::policy::Combiner;
-use crate::check::{CheckResult, Report};
+use crate::check::CheckResult;
 use crate::config::policy_expr::Expr;
 use crate::config::Vip;
 use crate::vip::{VipMachine, VipPolicy, VipState};
 use std::time::{Duration, Instant};
 
+/// Which check a probe result is for: a small number the engine gives each
+/// check when its VIP's slot is made, kept while the slot lives (a reload
+/// that keeps the VIP's check identity keeps it, and the new loops carry it),
+/// never given to another check. Results of a check that is gone are
+/// ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CheckId(pub u32);
+
+/// One probe run as a check loop reports it: the raw result, before
+/// hysteresis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckRun {
+    pub check: CheckId,
+    pub result: CheckResult,
+    /// The ad-hoc trigger run (`daemon::triggers` id) that asked for this
+    /// run; None for a scheduled one.
+    pub trigger: Option<u64>,
+}
+
 /// What the engine is told.
 #[derive(Debug, Clone)]
 pub enum Input {
-    /// A probe finished and went through its check's hysteresis.
-    Report(Report),
+    /// A probe finished: the engine feeds it through the check's hysteresis.
+    Result(CheckRun),
     /// The lower_priority_file of a VIP was polled.
     DrainFile { vip: String, present: bool },
     /// Drain switched at runtime (HTTP API or ubus).
@@ -49,76 +74,127 @@ pub enum Output {
         check: String,
         reason: String,
     },
+    /// A VIP with `require_local_address` failed a check because its
+    /// address is not local, while the check was healthy or had not reported
+    /// yet (one warning per loss, not one per probe).
+    LocalAddressMissing {
+        vip: String,
+        check: String,
+        detail: String,
+    },
     /// Every VIP has had its first evaluation: End-of-RIB may go out.
     InitialDone,
 }
 
-/// Everything /status shows about one check.
-#[derive(Debug, Clone, Default)]
+/// One check inside the engine: its hysteresis and everything /status shows.
+#[derive(Debug, Clone)]
 pub struct CheckStatus {
+    pub id: CheckId,
     pub name: String,
-    pub healthy: bool,
-    pub consecutive_ok: u32,
-    pub consecutive_fail: u32,
+    /// Rise/fall counters and health; only the engine feeds it.
+    pub hysteresis: Hysteresis,
     /// Results seen since start.
     pub runs: u32,
-    pub last: Option<CheckResult>,
+    pub last: Option<LastResult>,
     pub last_time: Option<Instant>,
-    pub last_transition: Option<(Instant, String)>,
+    /// When it last crossed rise or fall, and which (a `Transition::reason`).
+    pub last_transition: Option<(Instant, &'static str)>,
     pub total_ok: u32,
     pub total_fail: u32,
     pub timeouts: u32,
-    /// Upper bounds (seconds) of the duration histogram, from the check timeout.
-    pub bucket_bounds: Vec<f64>,
+    /// The timeout the duration histogram's bounds come from
+    /// ([`duration_buckets`]); computed when needed, not stored per check.
+    pub bucket_timeout: Duration,
     /// Cumulative counts per bound.
-    pub buckets: Vec<u64>,
+    pub buckets: [u64; BUCKETS],
     pub duration_sum: f64,
 }
 
+/// The last result of a check as the engine keeps it until the next: a
+/// [`CheckResult`] whose type-specific details are a boxed slice instead of
+/// a map (a BTreeMap's first node costs ≈ 0.6 KiB, and a check has one to
+/// three details; per-VIP memory, issue 11). /status gets a `CheckResult`
+/// back ([`LastResult::to_result`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LastResult {
+    pub ok: bool,
+    pub detail: String,
+    pub duration: Duration,
+    pub timed_out: bool,
+    /// In key order, as the map had them.
+    pub details: Box<[(String, serde_json::Value)]>,
+}
+
+impl From<CheckResult> for LastResult {
+    fn from(r: CheckResult) -> LastResult {
+        LastResult {
+            ok: r.ok,
+            detail: r.detail,
+            duration: r.duration,
+            timed_out: r.timed_out,
+            details: r.details.into_iter().collect(),
+        }
+    }
+}
+
+impl LastResult {
+    /// The detail `key`, if the probe set it.
+    pub fn get(&self, key: &str) -> Option<&serde_json::Value> {
+        self.details.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    pub fn to_result(&self) -> CheckResult {
+        CheckResult {
+            ok: self.ok,
+            detail: self.detail.clone(),
+            duration: self.duration,
+            timed_out: self.timed_out,
+            details: self.details.iter().cloned().collect(),
+        }
+    }
+}
+
+/// Bounds of a check's duration histogram.
+pub const BUCKETS: usize = 11;
+
 /// Histogram bounds for a check: ten linear steps up to its timeout, then the
 /// timeout plus 50ms (late results), so the buckets fit the check's scale.
-pub(crate) fn duration_buckets(timeout: Duration) -> Vec<f64> {
+/// They are distinct: the timeout is at least 1 ms, so the steps are at
+/// least 100 µs apart, and the values are rounded to the µs.
+pub fn duration_buckets(timeout: Duration) -> [f64; BUCKETS] {
     let t = timeout.as_secs_f64().max(0.001);
-    let mut b: Vec<f64> = (1..=10)
-        .map(|i| (t * f64::from(i) / 10.0 * 1e6).round() / 1e6)
-        .collect();
-    b.push(((t + 0.05) * 1e6).round() / 1e6);
-    b.dedup();
+    let mut b = [0.0; BUCKETS];
+    for (i, x) in (1u32..).zip(b.iter_mut().take(10)) {
+        *x = (t * f64::from(i) / 10.0 * 1e6).round() / 1e6;
+    }
+    b[10] = ((t + 0.05) * 1e6).round() / 1e6;
     b
 }
 
 /// One VIP inside the engine.
 #[derive(Debug, Clone)]
 pub struct VipSlot {
-    /// The VIP's config, for status and for reload's "unchanged?" test.
-    pub config: Vip,
     pub name: String,
     pub prefix: Prefix,
     pub machine: VipMachine,
     pub combiner: Combiner,
     pub checks: Vec<CheckStatus>,
-    rise: Vec<u32>,
     pub initial_done: bool,
     /// Transitions into each state since start (withdrawn, announced, pessimized).
     pub transitions: [u32; 3],
 }
 
 impl VipSlot {
-    /// Takes the config of a VIP whose check identity did not change: the
+    /// Takes the timing of a VIP whose check identity did not change: the
     /// same checks, by name and order, keep their counters and their
     /// duration histogram (its bounds stay those of the timeout the VIP
-    /// started with, so the series stay consistent for Prometheus); rise
-    /// follows the new config.
+    /// started with, so the series stay consistent for Prometheus) and their
+    /// health; the counters clamp to the new rise and fall
+    /// ([`Hysteresis::retune`]) and the next result decides with them.
     fn retune(&mut self, v: &Vip) {
-        self.rise = v.check_list().iter().map(|c| c.rise.max(1)).collect();
-        self.config = v.clone();
-    }
-
-    fn check_mut(&mut self, name: &str) -> Option<(usize, &mut CheckStatus)> {
-        self.checks
-            .iter_mut()
-            .enumerate()
-            .find(|(_, c)| c.name == name)
+        for (c, cfg) in self.checks.iter_mut().zip(v.check_list()) {
+            c.hysteresis.retune(cfg.rise, cfg.fall);
+        }
     }
 }
 
@@ -126,6 +202,12 @@ impl VipSlot {
 #[derive(Debug, Clone)]
 pub struct Engine {
     vips: Vec<VipSlot>,
+    /// Indexes into `vips`, sorted by VIP name (lookups by name).
+    by_name: Vec<u32>,
+    /// (check, VIP index, check index), sorted by check (lookups of results).
+    by_check: Vec<(CheckId, u32, u32)>,
+    /// The next CheckId to give.
+    next_check: u32,
     /// EoR goes out at the latest then, even if a probe hangs.
     initial_deadline: Instant,
     initial_done: bool,
@@ -146,29 +228,38 @@ pub(crate) fn first_evaluation_bound(vip: &Vip) -> Duration {
         .unwrap_or(Duration::ZERO)
 }
 
-fn new_slot(v: &Vip, expr: &Expr, now: Instant) -> Option<VipSlot> {
+fn new_slot(v: &Vip, expr: &Expr, next_check: &mut u32, now: Instant) -> Option<VipSlot> {
     let prefix = v.prefix;
     let names: Vec<String> = v.check_list().iter().map(|c| c.effective_name()).collect();
+    let mut id = || {
+        let id = CheckId(*next_check);
+        *next_check = next_check.wrapping_add(1);
+        id
+    };
     Some(VipSlot {
-        config: v.clone(),
         name: v.name.clone(),
         prefix,
         initial_done: v.always || names.is_empty(),
         checks: v
             .check_list()
             .iter()
-            .map(|c| {
-                let bounds = duration_buckets(c.timeout.get());
-                CheckStatus {
-                    name: c.effective_name(),
-                    buckets: vec![0; bounds.len()],
-                    bucket_bounds: bounds,
-                    ..CheckStatus::default()
-                }
+            .map(|c| CheckStatus {
+                id: id(),
+                name: c.effective_name(),
+                hysteresis: Hysteresis::new(c.rise, c.fall),
+                runs: 0,
+                last: None,
+                last_time: None,
+                last_transition: None,
+                total_ok: 0,
+                total_fail: 0,
+                timeouts: 0,
+                bucket_timeout: c.timeout.get(),
+                buckets: [0; BUCKETS],
+                duration_sum: 0.0,
             })
             .collect(),
         transitions: [0; 3],
-        rise: v.check_list().iter().map(|c| c.rise.max(1)).collect(),
         combiner: Combiner::new(expr.clone(), names),
         machine: VipMachine::new(VipPolicy::from_config(v), now),
     })
@@ -181,8 +272,9 @@ impl Engine {
         let mut out = Vec::new();
         let mut slots = Vec::new();
         let mut bound = Duration::ZERO;
+        let mut next_check = 0;
         for (v, expr) in vips {
-            let Some(slot) = new_slot(v, expr, now) else {
+            let Some(slot) = new_slot(v, expr, &mut next_check, now) else {
                 continue;
             };
             if let Some(intent) = slot.machine.intent() {
@@ -200,9 +292,13 @@ impl Engine {
             .unwrap_or(now);
         let mut e = Engine {
             vips: slots,
+            by_name: Vec::new(),
+            by_check: Vec::new(),
+            next_check,
             initial_deadline: deadline,
             initial_done: false,
         };
+        e.reindex();
         e.check_initial(now, &mut out);
         (e, out)
     }
@@ -277,7 +373,7 @@ impl Engine {
                 (_, Some(pos)) => retire(old.remove(pos), "config changed", &mut withdraws),
                 (_, None) => {}
             }
-            let Some(mut slot) = new_slot(v, expr, now) else {
+            let Some(mut slot) = new_slot(v, expr, &mut self.next_check, now) else {
                 continue;
             };
             // End-of-RIB went out long ago; a new VIP does not hold it back.
@@ -293,8 +389,43 @@ impl Engine {
         for s in old {
             retire(s, "removed from config", &mut withdraws);
         }
+        self.reindex();
         withdraws.extend(announces);
         withdraws
+    }
+
+    /// Rebuilds the lookup tables after `vips` changed.
+    fn reindex(&mut self) {
+        let n = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+        let mut by_name: Vec<u32> = (0..self.vips.len()).map(n).collect();
+        by_name.sort_by(|a, b| {
+            self.vips[*a as usize]
+                .name
+                .cmp(&self.vips[*b as usize].name)
+        });
+        self.by_name = by_name;
+        self.by_check = self
+            .vips
+            .iter()
+            .enumerate()
+            .flat_map(|(i, v)| {
+                v.checks
+                    .iter()
+                    .enumerate()
+                    .map(move |(k, c)| (c.id, n(i), n(k)))
+            })
+            .collect();
+        self.by_check.sort_unstable();
+    }
+
+    /// The VIP and the index of the check `id` in it.
+    pub fn check(&self, id: CheckId) -> Option<(&VipSlot, usize)> {
+        let pos = self
+            .by_check
+            .binary_search_by(|(c, _, _)| c.cmp(&id))
+            .ok()?;
+        let (_, i, k) = self.by_check[pos];
+        Some((self.vips.get(i as usize)?, k as usize))
     }
 
     pub fn vips(&self) -> &[VipSlot] {
@@ -302,7 +433,7 @@ impl Engine {
     }
 
     pub fn vip(&self, name: &str) -> Option<&VipSlot> {
-        self.vips.iter().find(|v| v.name == name)
+        self.index(name).map(|i| &self.vips[i])
     }
 
     #[cfg(test)]
@@ -326,7 +457,7 @@ impl Engine {
     pub fn handle(&mut self, input: Input, now: Instant) -> Vec<Output> {
         let mut out = Vec::new();
         match input {
-            Input::Report(r) => self.on_report(r, now, &mut out),
+            Input::Result(r) => self.on_result(r, now, &mut out),
             Input::DrainFile { vip, present } => {
                 if let Some(i) = self.index(&vip) {
                     let t = self.vips[i].machine.set_drain_file(present, now);
@@ -357,52 +488,81 @@ impl Engine {
     }
 
     fn index(&self, vip: &str) -> Option<usize> {
-        self.vips.iter().position(|v| v.name == vip)
+        let pos = self
+            .by_name
+            .binary_search_by(|i| self.vips[*i as usize].name.as_str().cmp(vip))
+            .ok()?;
+        Some(self.by_name[pos] as usize)
     }
 
-    fn on_report(&mut self, r: Report, now: Instant, out: &mut Vec<Output>) {
-        let Some(i) = self.index(&r.vip) else { return };
-        let slot = &mut self.vips[i];
-        let Some((_, c)) = slot.check_mut(&r.check) else {
+    fn on_result(&mut self, run: CheckRun, now: Instant, out: &mut Vec<Output>) {
+        let Some(pos) = self
+            .by_check
+            .binary_search_by(|(c, _, _)| c.cmp(&run.check))
+            .ok()
+        else {
+            // A check that a reload removed or restarted: its last result
+            // was still on the way.
             return;
         };
-        c.healthy = r.healthy;
-        c.consecutive_ok = r.consecutive_ok;
-        c.consecutive_fail = r.consecutive_fail;
+        let (_, i, k) = self.by_check[pos];
+        let i = i as usize;
+        let Some(slot) = self.vips.get_mut(i) else {
+            return;
+        };
+        let Some(c) = slot.checks.get_mut(k as usize) else {
+            return;
+        };
+        let r = run.result;
+        // The guard's failure (check::guard) says so in its details.
+        let guard_failed =
+            r.details.get("local_address_assigned") == Some(&serde_json::Value::Bool(false));
+        if guard_failed && (c.hysteresis.healthy() || !c.hysteresis.reported()) {
+            out.push(Output::LocalAddressMissing {
+                vip: slot.name.clone(),
+                check: c.name.clone(),
+                detail: r.detail.clone(),
+            });
+        }
+        let transition = c.hysteresis.observe(r.ok);
+        let healthy = c.hysteresis.healthy();
         c.runs = c.runs.saturating_add(1);
         c.last_time = Some(now);
-        if r.result.ok {
+        if r.ok {
             c.total_ok = c.total_ok.saturating_add(1);
         } else {
             c.total_fail = c.total_fail.saturating_add(1);
         }
-        if r.result.timed_out {
+        if r.timed_out {
             c.timeouts = c.timeouts.saturating_add(1);
         }
-        let secs = r.result.duration.as_secs_f64();
+        let secs = r.duration.as_secs_f64();
         c.duration_sum += secs;
-        for (b, n) in c.bucket_bounds.iter().zip(c.buckets.iter_mut()) {
+        for (b, n) in duration_buckets(c.bucket_timeout)
+            .iter()
+            .zip(c.buckets.iter_mut())
+        {
             if secs <= *b {
                 *n = n.saturating_add(1);
             }
         }
-        let crossed = r.transition.map(|t| t.reason());
+        let crossed = transition.map(|t| t.reason());
         if let Some(reason) = crossed {
-            c.last_transition = Some((now, reason.to_string()));
+            c.last_transition = Some((now, reason));
         }
-        c.last = Some(r.result);
-        let changed = slot.combiner.update(&r.check, r.healthy);
+        c.last = Some(LastResult::from(r));
+        let changed = slot.combiner.update(&c.name, healthy);
         match (changed, crossed) {
             (Some(h), _) => {
-                let reason = format!("{}: {}", r.check, crossed.unwrap_or("policy reevaluation"));
+                let reason = format!("{}: {}", c.name, crossed.unwrap_or("policy reevaluation"));
                 let t = self.vips[i].machine.set_health(h, now, &reason);
                 self.emit(i, t, out);
             }
             (None, Some(reason)) => {
                 // The owner logs it: the engine is a pure layer and does not log.
                 out.push(Output::CheckTransitionOnly {
-                    vip: r.vip.clone(),
-                    check: r.check.clone(),
+                    vip: slot.name.clone(),
+                    check: c.name.clone(),
                     reason: reason.to_string(),
                 });
             }
@@ -441,11 +601,7 @@ impl Engine {
         }
         for v in &mut self.vips {
             if !v.initial_done {
-                let all_ran = v
-                    .checks
-                    .iter()
-                    .zip(&v.rise)
-                    .all(|(c, rise)| c.runs >= *rise);
+                let all_ran = v.checks.iter().all(|c| c.runs >= c.hysteresis.rise());
                 v.initial_done = all_ran || v.machine.state() != VipState::Withdrawn;
             }
         }

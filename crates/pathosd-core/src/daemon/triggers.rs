@@ -11,7 +11,12 @@
 //! * Runs are tracked by id, so a finished run answers exactly its own
 //!   callers, and a caller that gave up holds nothing here: its reply channel
 //!   is simply closed when the run's answer is sent.
+//! * A run asks each selected check's loop for one ad-hoc run tagged with
+//!   the run's id; it is complete when the engine has seen a tagged result
+//!   of every one of them ([`Triggers::record`]).
 
+use super::engine::CheckId;
+use crate::check::CheckResult;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -20,7 +25,7 @@ pub const BURST: u32 = 5;
 /// One more run per VIP is allowed after each such period.
 pub const REFILL: Duration = Duration::from_secs(1);
 /// Callers that may wait on one run; more are refused as busy.
-pub(crate) const MAX_WAITERS: usize = 64;
+pub const MAX_WAITERS: usize = 64;
 
 /// What to do with a trigger request.
 #[derive(Debug, PartialEq, Eq)]
@@ -45,6 +50,29 @@ struct Run<R> {
     id: u64,
     check: Option<String>,
     waiters: Vec<R>,
+    /// Checks asked to run that have not reported yet.
+    pending: Vec<CheckId>,
+    /// (index of the check in its VIP, its name, its result), as reported.
+    results: Vec<(usize, String, CheckResult)>,
+}
+
+/// A finished run: the callers to answer and the results, in the VIP's
+/// check order.
+#[derive(Debug, PartialEq)]
+pub struct Done<R> {
+    pub waiters: Vec<R>,
+    pub results: Vec<(String, CheckResult)>,
+}
+
+impl<R> Run<R> {
+    fn done(self) -> Done<R> {
+        let mut results = self.results;
+        results.sort_by_key(|(k, _, _)| *k);
+        Done {
+            waiters: self.waiters,
+            results: results.into_iter().map(|(_, n, r)| (n, r)).collect(),
+        }
+    }
 }
 
 struct Bucket<R> {
@@ -89,8 +117,15 @@ impl<R> Bucket<R> {
 
 impl<R> Triggers<R> {
     /// A trigger of `vip` (which the caller found to exist and to have
-    /// checks) for `check` (None: all its checks).
-    pub fn admit(&mut self, vip: &str, check: Option<&str>, reply: R, now: Instant) -> Admit {
+    /// checks) for `check` (None: all its checks), which are `checks`.
+    pub fn admit(
+        &mut self,
+        vip: &str,
+        check: Option<&str>,
+        checks: &[CheckId],
+        reply: R,
+        now: Instant,
+    ) -> Admit {
         let b = self.vips.entry(vip.to_string()).or_insert_with(|| Bucket {
             tokens: BURST,
             refilled: now,
@@ -121,23 +156,55 @@ impl<R> Triggers<R> {
             id,
             check: check.map(str::to_string),
             waiters: vec![reply],
+            pending: checks.to_vec(),
+            results: Vec::new(),
         });
         Admit::Start(id)
     }
 
-    /// Run `id` of `vip` finished: its callers, to be answered. Empty for an
-    /// unknown or stale id.
-    pub fn finish(&mut self, vip: &str, id: u64) -> Vec<R> {
-        let Some(b) = self.vips.get_mut(vip) else {
-            return Vec::new();
-        };
-        match b.running.take() {
-            Some(run) if run.id == id => run.waiters,
-            other => {
-                b.running = other;
-                Vec::new()
-            }
+    /// The engine has seen `result` of `check` (the `index`-th check of
+    /// `vip`, named `name`), tagged with run `id`. Returns the run once every
+    /// check it asked for has reported; None while some are missing, and for
+    /// a stale id or a check the run did not ask for (or already has).
+    pub fn record(
+        &mut self,
+        vip: &str,
+        id: u64,
+        check: CheckId,
+        (index, name): (usize, &str),
+        result: CheckResult,
+    ) -> Option<Done<R>> {
+        let b = self.vips.get_mut(vip)?;
+        let run = b.running.as_mut().filter(|r| r.id == id)?;
+        let pos = run.pending.iter().position(|c| *c == check)?;
+        run.pending.swap_remove(pos);
+        run.results.push((index, name.to_string(), result));
+        if !run.pending.is_empty() {
+            return None;
         }
+        b.running.take().map(Run::done)
+    }
+
+    /// The run of `vip` in flight, if any: its id and the checks that have
+    /// not reported yet (to ask again when a reload replaced their loops).
+    pub fn pending(&self, vip: &str) -> Option<(u64, &[CheckId])> {
+        let run = self.vips.get(vip)?.running.as_ref()?;
+        Some((run.id, &run.pending))
+    }
+
+    /// Ends the run of `vip` in flight with the results it has (a reload
+    /// removed the VIP or restarted its checks, so the others never come).
+    pub fn abandon(&mut self, vip: &str) -> Option<Done<R>> {
+        self.vips.get_mut(vip)?.running.take().map(Run::done)
+    }
+
+    /// VIPs with a run in flight.
+    pub fn running(&self) -> Vec<String> {
+        self.vips
+            .iter()
+            .filter(|(_, b)| b.running.is_some())
+            .map(|(n, _)| n.clone())
+            .collect()
     }
 
     /// Drops idle entries of VIPs that no longer exist (after a reload).
@@ -162,61 +229,114 @@ impl<R> Triggers<R> {
 mod tests {
     use super::*;
 
+    const A: CheckId = CheckId(7);
+    const B: CheckId = CheckId(9);
+
+    fn ok() -> CheckResult {
+        CheckResult::pass("ok")
+    }
+
+    /// Finishes run `id` of `vip` (one check, A): the callers answered.
+    fn finish<R>(t: &mut Triggers<R>, vip: &str, id: u64) -> Vec<R> {
+        t.record(vip, id, A, (0, "a"), ok())
+            .map_or_else(Vec::new, |d| d.waiters)
+    }
+
     #[test]
     fn concurrent_callers_join_the_running_trigger() {
         let t0 = Instant::now();
         let mut t = Triggers::default();
-        assert_eq!(t.admit("web", None, 1, t0), Admit::Start(1));
+        assert_eq!(t.admit("web", None, &[A], 1, t0), Admit::Start(1));
         for i in 2..=10 {
-            assert_eq!(t.admit("web", None, i, t0), Admit::Joined);
+            assert_eq!(t.admit("web", None, &[A], i, t0), Admit::Joined);
         }
         // Another selection of checks of the same VIP waits for its turn.
         assert!(matches!(
-            t.admit("web", Some("dns"), 99, t0),
+            t.admit("web", Some("dns"), &[A], 99, t0),
             Admit::Busy {
                 why: Refusal::Running,
                 ..
             }
         ));
         // Other VIPs are independent.
-        assert_eq!(t.admit("db", None, 50, t0), Admit::Start(2));
-        assert_eq!(t.finish("web", 7), Vec::<i32>::new(), "stale id");
-        assert_eq!(t.finish("web", 1), (1..=10).collect::<Vec<_>>());
-        assert_eq!(t.finish("web", 1), Vec::<i32>::new(), "answered once");
-        assert_eq!(t.finish("db", 2), vec![50]);
+        assert_eq!(t.admit("db", None, &[A], 50, t0), Admit::Start(2));
+        assert_eq!(finish(&mut t, "web", 7), Vec::<i32>::new(), "stale id");
+        assert_eq!(finish(&mut t, "web", 1), (1..=10).collect::<Vec<_>>());
+        assert_eq!(finish(&mut t, "web", 1), Vec::<i32>::new(), "answered once");
+        assert_eq!(finish(&mut t, "db", 2), vec![50]);
+    }
+
+    /// A run is done when every check it asked for has reported, whatever
+    /// the order; its results come in the VIP's check order; results of
+    /// other checks, other runs or twice the same check do not count.
+    #[test]
+    fn a_run_completes_when_each_of_its_checks_reported() {
+        let t0 = Instant::now();
+        let mut t = Triggers::default();
+        assert_eq!(t.admit("web", None, &[A, B], 1, t0), Admit::Start(1));
+        assert_eq!(t.pending("web"), Some((1, &[A, B][..])));
+        assert_eq!(t.record("web", 1, B, (1, "b"), ok()), None);
+        assert_eq!(t.record("web", 1, B, (1, "b"), ok()), None, "twice");
+        assert_eq!(t.record("web", 2, A, (0, "a"), ok()), None, "other run");
+        assert_eq!(t.record("web", 1, CheckId(3), (0, "x"), ok()), None);
+        assert_eq!(t.pending("web"), Some((1, &[A][..])));
+        let fail = CheckResult::fail("refused");
+        let done = t.record("web", 1, A, (0, "a"), fail.clone()).unwrap();
+        assert_eq!(done.waiters, [1]);
+        assert_eq!(
+            done.results,
+            [("a".to_string(), fail), ("b".to_string(), ok())]
+        );
+        assert_eq!(t.pending("web"), None);
+        assert!(t.running().is_empty());
+    }
+
+    #[test]
+    fn an_abandoned_run_answers_with_what_it_has() {
+        let t0 = Instant::now();
+        let mut t = Triggers::default();
+        assert_eq!(t.admit("web", None, &[A, B], 1, t0), Admit::Start(1));
+        assert_eq!(t.record("web", 1, A, (0, "a"), ok()), None);
+        assert_eq!(t.running(), ["web"]);
+        let done = t.abandon("web").unwrap();
+        assert_eq!(done.waiters, [1]);
+        assert_eq!(done.results, [("a".to_string(), ok())]);
+        assert_eq!(t.record("web", 1, B, (1, "b"), ok()), None, "gone");
+        assert!(t.abandon("web").is_none());
     }
 
     #[test]
     fn waiters_per_run_are_bounded() {
         let t0 = Instant::now();
         let mut t = Triggers::default();
-        assert_eq!(t.admit("web", None, 0, t0), Admit::Start(1));
+        assert_eq!(t.admit("web", None, &[A], 0, t0), Admit::Start(1));
         for i in 1..MAX_WAITERS {
-            assert_eq!(t.admit("web", None, i, t0), Admit::Joined);
+            assert_eq!(t.admit("web", None, &[A], i, t0), Admit::Joined);
         }
         assert!(matches!(
-            t.admit("web", None, MAX_WAITERS, t0),
+            t.admit("web", None, &[A], MAX_WAITERS, t0),
             Admit::Busy { .. }
         ));
-        assert_eq!(t.finish("web", 1).len(), MAX_WAITERS);
+        assert_eq!(finish(&mut t, "web", 1).len(), MAX_WAITERS);
     }
 
     #[test]
     fn token_bucket_per_vip() {
         let t0 = Instant::now();
         let mut t = Triggers::default();
-        let run = |t: &mut Triggers<u32>, vip: &str, now: Instant| match t.admit(vip, None, 0, now)
-        {
-            Admit::Start(id) => {
-                t.finish(vip, id);
-                Ok(())
-            }
-            Admit::Busy { retry_after, why } => {
-                assert_eq!(why, Refusal::RateLimited);
-                Err(retry_after)
-            }
-            Admit::Joined => panic!("nothing runs"),
-        };
+        let run =
+            |t: &mut Triggers<u32>, vip: &str, now: Instant| match t.admit(vip, None, &[A], 0, now)
+            {
+                Admit::Start(id) => {
+                    finish(t, vip, id);
+                    Ok(())
+                }
+                Admit::Busy { retry_after, why } => {
+                    assert_eq!(why, Refusal::RateLimited);
+                    Err(retry_after)
+                }
+                Admit::Joined => panic!("nothing runs"),
+            };
         for _ in 0..BURST {
             assert_eq!(run(&mut t, "web", t0), Ok(()));
         }
@@ -247,13 +367,13 @@ mod tests {
     fn idle_entries_of_removed_vips_are_dropped() {
         let t0 = Instant::now();
         let mut t = Triggers::default();
-        assert_eq!(t.admit("gone", None, 0, t0), Admit::Start(1));
-        assert_eq!(t.admit("idle", None, 0, t0), Admit::Start(2));
-        t.finish("idle", 2);
+        assert_eq!(t.admit("gone", None, &[A], 0, t0), Admit::Start(1));
+        assert_eq!(t.admit("idle", None, &[A], 0, t0), Admit::Start(2));
+        finish(&mut t, "idle", 2);
         t.retain(|_| false);
         // The running one stays until it answers its caller.
         assert_eq!(t.len(), 1);
-        assert_eq!(t.finish("gone", 1), vec![0]);
+        assert_eq!(finish(&mut t, "gone", 1), vec![0]);
         t.retain(|_| false);
         assert!(t.is_empty());
     }

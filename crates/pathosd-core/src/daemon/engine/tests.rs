@@ -1,7 +1,6 @@
 //! Replays of check reports, drain changes and ticks through the engine.
 
 use super::*;
-use crate::check::hysteresis::Hysteresis;
 use crate::config::{FailAction, Field};
 use serde_json::json;
 
@@ -23,38 +22,27 @@ fn two_checks(action: &str) -> Vip {
     }))
 }
 
-/// Feeds results for one check through a real Hysteresis, like the runner does.
-struct Feeder {
-    h: std::collections::BTreeMap<String, Hysteresis>,
+/// A raw probe result of `check` of `vip` as its loop sends it, tagged
+/// with the id the engine gave the check: the engine applies hysteresis.
+fn res(e: &Engine, vip: &str, check: &str, ok: bool) -> Input {
+    Input::Result(run(e, vip, check, ok, None))
 }
 
-impl Feeder {
-    fn new(v: &Vip) -> Feeder {
-        Feeder {
-            h: v.check_list()
-                .iter()
-                .map(|c| (c.effective_name(), Hysteresis::new(c.rise, c.fall)))
-                .collect(),
-        }
-    }
-
-    fn report(&mut self, check: &str, ok: bool) -> Input {
-        let h = self.h.get_mut(check).unwrap();
-        let transition = h.observe(ok);
-        Input::Report(Report {
-            vip: "web".into(),
-            check: check.into(),
-            result: if ok {
-                CheckResult::pass("ok")
-            } else {
-                CheckResult::fail("connect refused")
-            },
-            healthy: h.healthy(),
-            consecutive_ok: h.consecutive_ok(),
-            consecutive_fail: h.consecutive_fail(),
-            transition,
-            adhoc: false,
-        })
+fn run(e: &Engine, vip: &str, check: &str, ok: bool, trigger: Option<u64>) -> CheckRun {
+    let slot = e.vip(vip).expect("known VIP");
+    let c = slot
+        .checks
+        .iter()
+        .find(|c| c.name == check)
+        .expect("known check");
+    CheckRun {
+        check: c.id,
+        result: if ok {
+            CheckResult::pass("ok")
+        } else {
+            CheckResult::fail("connect refused")
+        },
+        trigger,
     }
 }
 
@@ -67,10 +55,26 @@ fn at(ms: u64) -> Instant {
     t0() + Duration::from_millis(ms)
 }
 
+thread_local! {
+    /// The config the engine of this test runs (each test has its thread),
+    /// as the owner keeps it: the engine keeps no copy.
+    static RUNNING: std::cell::RefCell<Vec<Vip>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn configs(vips: &[(Vip, Expr)]) -> Vec<Vip> {
+    vips.iter().map(|(v, _)| v.clone()).collect()
+}
+
+/// Engine::new, remembering the config for [`reload`].
+fn new_engine(vips: &[(Vip, Expr)], now: Instant) -> (Engine, Vec<Output>) {
+    RUNNING.with(|r| *r.borrow_mut() = configs(vips));
+    Engine::new(vips, now)
+}
+
 /// Reloads `e` with `vips` as the one diff plans it.
 fn reload(e: &mut Engine, vips: &[(Vip, Expr)], now: Instant) -> Vec<Output> {
-    let old: Vec<Vip> = e.vips().iter().map(|s| s.config.clone()).collect();
-    let new: Vec<Vip> = vips.iter().map(|(v, _)| v.clone()).collect();
+    let new = configs(vips);
+    let old = RUNNING.with(|r| r.replace(new.clone()));
     let plan = crate::daemon::reload::ReloadPlan {
         vips: crate::daemon::reload::diff_vips(&old, &new),
         ..Default::default()
@@ -87,6 +91,9 @@ fn states(out: &[Output]) -> Vec<String> {
                 None => format!("route {prefix} withdraw"),
             },
             Output::CheckTransitionOnly { check, reason, .. } => format!("check {check}: {reason}"),
+            Output::LocalAddressMissing { check, detail, .. } => {
+                format!("check {check}: local address missing: {detail}")
+            }
             Output::InitialDone => "initial done".into(),
         })
         .collect()
@@ -95,20 +102,19 @@ fn states(out: &[Output]) -> Vec<String> {
 #[test]
 fn all_policy_announces_after_the_slowest_rise_and_withdraws_on_fall() {
     let v = two_checks("withdraw");
-    let (mut e, out) = Engine::new(&[(v.clone(), Expr::All)], t0());
+    let (mut e, out) = new_engine(&[(v.clone(), Expr::All)], t0());
     assert!(out.is_empty());
-    let mut f = Feeder::new(&v);
     assert_eq!(
-        states(&e.handle(f.report("a", true), at(0))),
+        states(&e.handle(res(&e, "web", "a", true), at(0))),
         Vec::<String>::new()
     );
     // b healthy after one result, but a needs two: the VIP stays withdrawn.
     assert_eq!(
-        states(&e.handle(f.report("b", true), at(10))),
+        states(&e.handle(res(&e, "web", "b", true), at(10))),
         ["check b: rise threshold reached"]
     );
     assert_eq!(
-        states(&e.handle(f.report("a", true), at(1000))),
+        states(&e.handle(res(&e, "web", "a", true), at(1000))),
         [
             "announced (a: rise threshold reached)",
             "route 10.0.0.1/32 prepend 0",
@@ -116,10 +122,15 @@ fn all_policy_announces_after_the_slowest_rise_and_withdraws_on_fall() {
         ]
     );
     // One failure of a: counters only.
-    assert!(e.handle(f.report("a", false), at(2000)).is_empty());
-    assert_eq!(e.vip("web").unwrap().checks[0].consecutive_fail, 1);
+    assert!(e.handle(res(&e, "web", "a", false), at(2000)).is_empty());
     assert_eq!(
-        states(&e.handle(f.report("a", false), at(3000))),
+        e.vip("web").unwrap().checks[0]
+            .hysteresis
+            .consecutive_fail(),
+        1
+    );
+    assert_eq!(
+        states(&e.handle(res(&e, "web", "a", false), at(3000))),
         [
             "withdrawn (a: fall threshold reached)",
             "route 10.0.0.1/32 withdraw"
@@ -130,26 +141,25 @@ fn all_policy_announces_after_the_slowest_rise_and_withdraws_on_fall() {
 #[test]
 fn check_transition_without_vip_health_change_causes_no_route_output() {
     let v = two_checks("withdraw");
-    let (mut e, _) = Engine::new(&[(v.clone(), Expr::Any)], t0());
-    let mut f = Feeder::new(&v);
+    let (mut e, _) = new_engine(&[(v.clone(), Expr::Any)], t0());
     // An announced VIP has had its first evaluation.
     assert_eq!(
-        states(&e.handle(f.report("b", true), at(0))),
+        states(&e.handle(res(&e, "web", "b", true), at(0))),
         [
             "announced (b: rise threshold reached)",
             "route 10.0.0.1/32 prepend 0",
             "initial done"
         ]
     );
-    e.handle(f.report("a", true), at(1));
+    e.handle(res(&e, "web", "a", true), at(1));
     assert_eq!(
-        states(&e.handle(f.report("a", true), at(2))),
+        states(&e.handle(res(&e, "web", "a", true), at(2))),
         ["check a: rise threshold reached"]
     );
     assert_eq!(
-        states(&e.handle(f.report("a", false), at(3)))
+        states(&e.handle(res(&e, "web", "a", false), at(3)))
             .into_iter()
-            .chain(states(&e.handle(f.report("a", false), at(4))))
+            .chain(states(&e.handle(res(&e, "web", "a", false), at(4))))
             .collect::<Vec<_>>(),
         ["check a: fall threshold reached"]
     );
@@ -158,9 +168,8 @@ fn check_transition_without_vip_health_change_causes_no_route_output() {
 #[test]
 fn lower_priority_and_drain_file_pessimize_in_place() {
     let v = two_checks("lower_priority");
-    let (mut e, _) = Engine::new(&[(v.clone(), Expr::Name("b".into()))], t0());
-    let mut f = Feeder::new(&v);
-    e.handle(f.report("b", true), at(0));
+    let (mut e, _) = new_engine(&[(v.clone(), Expr::Name("b".into()))], t0());
+    e.handle(res(&e, "web", "b", true), at(0));
     let out = e.handle(
         Input::DrainFile {
             vip: "web".into(),
@@ -182,7 +191,7 @@ fn lower_priority_and_drain_file_pessimize_in_place() {
         o => panic!("{o:?}"),
     }
     // Failing while pessimized: still pessimized, no route change.
-    assert!(states(&e.handle(f.report("b", false), at(6)))
+    assert!(states(&e.handle(res(&e, "web", "b", false), at(6)))
         .iter()
         .all(|s| !s.starts_with("route")));
     assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Pessimized);
@@ -191,7 +200,7 @@ fn lower_priority_and_drain_file_pessimize_in_place() {
 #[test]
 fn initial_done_is_bounded_by_the_slowest_rise_even_without_reports() {
     let v = two_checks("withdraw");
-    let (mut e, _) = Engine::new(&[(v.clone(), Expr::All)], t0());
+    let (mut e, _) = new_engine(&[(v.clone(), Expr::All)], t0());
     // b: 10s × rise 1 + 100ms timeout + 1s slack.
     assert_eq!(e.next_deadline(), Some(at(11_100)));
     assert!(e.handle(Input::Tick, at(11_099)).is_empty());
@@ -202,13 +211,12 @@ fn initial_done_is_bounded_by_the_slowest_rise_even_without_reports() {
 #[test]
 fn failing_vip_completes_its_first_evaluation_after_rise_results() {
     let v = two_checks("withdraw");
-    let (mut e, _) = Engine::new(&[(v.clone(), Expr::All)], t0());
-    let mut f = Feeder::new(&v);
-    e.handle(f.report("a", false), at(0));
-    e.handle(f.report("b", false), at(1));
+    let (mut e, _) = new_engine(&[(v.clone(), Expr::All)], t0());
+    e.handle(res(&e, "web", "a", false), at(0));
+    e.handle(res(&e, "web", "b", false), at(1));
     assert!(!e.initial_done());
     assert_eq!(
-        states(&e.handle(f.report("a", false), at(1000))),
+        states(&e.handle(res(&e, "web", "a", false), at(1000))),
         ["initial done"]
     );
 }
@@ -216,7 +224,7 @@ fn failing_vip_completes_its_first_evaluation_after_rise_results() {
 #[test]
 fn always_vips_announce_at_start() {
     let v = vip(json!({"name": "node", "prefix": "10.9.0.0/24", "always": true}));
-    let (e, out) = Engine::new(&[(v, Expr::All)], t0());
+    let (e, out) = new_engine(&[(v, Expr::All)], t0());
     assert_eq!(
         states(&out),
         ["route 10.9.0.0/24 prepend 0", "initial done"]
@@ -231,17 +239,12 @@ fn reload_keeps_unchanged_vips_and_withdraws_changed_and_removed_ones() {
     let mut other = web.clone();
     other.name = "other".into();
     other.prefix = "10.0.0.2/32".parse().unwrap();
-    let (mut e, _) = Engine::new(
+    let (mut e, _) = new_engine(
         &[(web.clone(), Expr::Any), (other.clone(), Expr::Any)],
         t0(),
     );
-    let mut f = Feeder::new(&web);
-    e.handle(f.report("b", true), at(0));
-    let mut r = f.report("b", true);
-    if let Input::Report(rep) = &mut r {
-        rep.vip = "other".into();
-    }
-    e.handle(r, at(1));
+    e.handle(res(&e, "web", "b", true), at(0));
+    e.handle(res(&e, "other", "b", true), at(1));
     assert_eq!(e.vip("other").unwrap().machine.state(), VipState::Announced);
     // Same config: nothing happens, state and counters stay.
     let out = reload(
@@ -279,9 +282,8 @@ fn reload_keeps_unchanged_vips_and_withdraws_changed_and_removed_ones() {
 #[test]
 fn reload_keeps_the_state_of_a_vip_whose_checks_are_the_same() {
     let web = two_checks("lower_priority");
-    let (mut e, _) = Engine::new(&[(web.clone(), Expr::Name("b".into()))], t0());
-    let mut f = Feeder::new(&web);
-    e.handle(f.report("b", true), at(0));
+    let (mut e, _) = new_engine(&[(web.clone(), Expr::Name("b".into()))], t0());
+    e.handle(res(&e, "web", "b", true), at(0));
     let flaps = e.vip("web").unwrap().machine.flaps();
     assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Announced);
 
@@ -298,7 +300,8 @@ fn reload_keeps_the_state_of_a_vip_whose_checks_are_the_same() {
     let slot = e.vip("web").unwrap();
     assert_eq!(slot.machine.state(), VipState::Announced);
     assert_eq!(slot.checks[1].runs, 1);
-    assert_eq!(slot.config, v);
+    let h = &slot.checks[1].hysteresis;
+    assert_eq!((h.healthy(), h.rise(), h.fall()), (true, 5, 4));
 
     // New communities and prepends: the same state, re-announced with them.
     v.policy.announce.as_path_prepend = 3;
@@ -337,7 +340,10 @@ fn reload_keeps_the_state_of_a_vip_whose_checks_are_the_same() {
 
     // Unhealthy under lower_priority: pessimized. fail_action becomes
     // withdraw: withdrawn by the reload itself.
-    e.handle(f.report("b", false), at(40));
+    // b's fall is 4 since the first reload.
+    for ms in 36..40 {
+        e.handle(res(&e, "web", "b", false), at(ms));
+    }
     assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Pessimized);
     v.policy.fail_action = FailAction::Withdraw;
     let out = reload(&mut e, &[(v.clone(), Expr::Name("b".into()))], at(41));
@@ -348,4 +354,234 @@ fn reload_keeps_the_state_of_a_vip_whose_checks_are_the_same() {
             "route 10.0.0.1/32 withdraw"
         ]
     );
+}
+
+/// Each check's rise and fall are counted by the engine itself, one check
+/// independent of the other: the counters /status shows move with each raw
+/// result and the crossings come out as transitions.
+#[test]
+fn rise_and_fall_cross_per_check_inside_the_engine() {
+    let v = two_checks("withdraw");
+    let (mut e, _) = new_engine(&[(v.clone(), Expr::All)], t0());
+    let counters = |e: &Engine| -> Vec<(bool, u32, u32)> {
+        e.vip("web")
+            .unwrap()
+            .checks
+            .iter()
+            .map(|c| {
+                let h = &c.hysteresis;
+                (h.healthy(), h.consecutive_ok(), h.consecutive_fail())
+            })
+            .collect()
+    };
+    assert_eq!(counters(&e), [(false, 0, 0), (false, 0, 0)]);
+    // a: rise 2. One success is not enough.
+    assert!(e.handle(res(&e, "web", "a", true), at(0)).is_empty());
+    assert_eq!(counters(&e), [(false, 1, 0), (false, 0, 0)]);
+    // A failure resets the success count.
+    assert!(e.handle(res(&e, "web", "a", false), at(1)).is_empty());
+    assert_eq!(counters(&e), [(false, 0, 1), (false, 0, 0)]);
+    // b: rise 1 crosses on its first success; a is untouched.
+    // Both checks have had `rise` results: the first evaluation is done.
+    assert_eq!(
+        states(&e.handle(res(&e, "web", "b", true), at(2))),
+        ["check b: rise threshold reached", "initial done"]
+    );
+    assert_eq!(counters(&e), [(false, 0, 1), (true, 1, 0)]);
+    e.handle(res(&e, "web", "a", true), at(3));
+    assert_eq!(
+        states(&e.handle(res(&e, "web", "a", true), at(4))),
+        [
+            "announced (a: rise threshold reached)",
+            "route 10.0.0.1/32 prepend 0"
+        ]
+    );
+    assert_eq!(counters(&e), [(true, 2, 0), (true, 1, 0)]);
+    // b: fall 1, a: fall 2.
+    assert_eq!(
+        states(&e.handle(res(&e, "web", "b", false), at(5))),
+        [
+            "withdrawn (b: fall threshold reached)",
+            "route 10.0.0.1/32 withdraw"
+        ]
+    );
+    assert!(states(&e.handle(res(&e, "web", "a", false), at(6))).is_empty());
+    assert_eq!(
+        states(&e.handle(res(&e, "web", "a", false), at(7))),
+        ["check a: fall threshold reached"]
+    );
+    assert_eq!(counters(&e), [(false, 0, 2), (false, 0, 1)]);
+    let a = &e.vip("web").unwrap().checks[0];
+    assert_eq!((a.runs, a.total_ok, a.total_fail), (6, 3, 3));
+}
+
+/// A reload that changes only rise and fall keeps each check's slot, id,
+/// health and counters inside the engine; the counters clamp to the new
+/// thresholds and the next result decides with them.
+#[test]
+fn reload_retunes_the_hysteresis_keeping_clamped_counters() {
+    let v = vip(json!({
+        "name": "web", "prefix": "10.0.0.1/32",
+        "checks": [
+            {"name": "a", "type": "tcp", "rise": 3, "fall": 3, "tcp": {"port": 1}},
+            {"name": "b", "type": "tcp", "rise": 1, "fall": 3, "tcp": {"port": 2}}
+        ],
+        "checks_policy": "b", "policy": {"fail_action": "withdraw"}
+    }));
+    let (mut e, _) = new_engine(&[(v.clone(), Expr::Name("b".into()))], t0());
+    let ids: Vec<CheckId> = e.vip("web").unwrap().checks.iter().map(|c| c.id).collect();
+    // a: two successes of three; b: healthy, then two failures of three.
+    e.handle(res(&e, "web", "a", true), at(0));
+    e.handle(res(&e, "web", "a", true), at(1));
+    e.handle(res(&e, "web", "b", true), at(2));
+    e.handle(res(&e, "web", "b", false), at(3));
+    e.handle(res(&e, "web", "b", false), at(4));
+    assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Announced);
+
+    // a: rise 2 (its 2 successes are kept); b: fall 1 (its 2 failures
+    // clamp to 1, and b stays healthy until its next result).
+    let mut v2 = v.clone();
+    v2.checks.as_mut().unwrap()[0].rise = 2;
+    v2.checks.as_mut().unwrap()[1].fall = 1;
+    let out = reload(&mut e, &[(v2.clone(), Expr::Name("b".into()))], at(10));
+    assert!(out.is_empty(), "{out:?}");
+    let slot = e.vip("web").unwrap();
+    let ids2: Vec<CheckId> = slot.checks.iter().map(|c| c.id).collect();
+    assert_eq!(ids2, ids, "the same checks keep their ids");
+    let h: Vec<_> = slot.checks.iter().map(|c| c.hysteresis.clone()).collect();
+    assert_eq!(
+        (h[0].healthy(), h[0].consecutive_ok(), h[0].rise()),
+        (false, 2, 2)
+    );
+    assert_eq!(
+        (h[1].healthy(), h[1].consecutive_fail(), h[1].fall()),
+        (true, 1, 1)
+    );
+    // b's next failure crosses fall 1 at once: the VIP goes.
+    assert_eq!(
+        states(&e.handle(res(&e, "web", "b", false), at(11))),
+        [
+            "withdrawn (b: fall threshold reached)",
+            "route 10.0.0.1/32 withdraw"
+        ]
+    );
+    // a, unhealthy with its 2 kept successes under rise 2: a reload never
+    // flips health by itself, the next success crosses.
+    assert_eq!(
+        states(&e.handle(res(&e, "web", "a", true), at(12))),
+        ["check a: rise threshold reached"]
+    );
+    // A check whose identity changed gets a new id: its old loop's last
+    // result, still on the way, is ignored.
+    let mut v3 = v2.clone();
+    v3.checks.as_mut().unwrap()[0].tcp.as_mut().unwrap().port = 9;
+    reload(&mut e, &[(v3, Expr::Name("b".into()))], at(20));
+    assert!(e.check(ids[0]).is_none());
+    let stale = CheckRun {
+        check: ids[0],
+        result: CheckResult::pass("late"),
+        trigger: None,
+    };
+    assert!(e.handle(Input::Result(stale), at(21)).is_empty());
+    assert!(e.vip("web").unwrap().checks.iter().all(|c| c.runs == 0));
+}
+
+/// A trigger run completes when the engine has seen a tagged result of
+/// each check it asked for: the owner feeds every result to the engine,
+/// then the tagged ones to `daemon::triggers`. Scheduled results of the
+/// same checks in between go through the same hysteresis, in order, and do
+/// not count for the trigger.
+#[test]
+fn a_trigger_completes_on_the_tagged_results_the_engine_has_seen() {
+    use crate::daemon::triggers::{Admit, Triggers};
+    let v = two_checks("withdraw");
+    let (mut e, _) = new_engine(&[(v.clone(), Expr::All)], t0());
+    let ids: Vec<CheckId> = e.vip("web").unwrap().checks.iter().map(|c| c.id).collect();
+    let mut t: Triggers<&str> = Triggers::default();
+    assert_eq!(t.admit("web", None, &ids, "caller", at(0)), Admit::Start(1));
+    let mut done = None;
+    let steps = [
+        ("a", true, None),    // scheduled
+        ("b", true, Some(1)), // b's trigger run
+        ("a", true, None),    // scheduled, before a's trigger run
+        ("a", false, Some(1)),
+    ];
+    for (n, (check, ok, trigger)) in steps.into_iter().enumerate() {
+        assert!(done.is_none(), "complete before step {n}");
+        let r = run(&e, "web", check, ok, trigger);
+        let tagged = r.trigger.map(|id| (id, r.check, r.result.clone()));
+        let (slot, k) = e.check(r.check).unwrap();
+        let name = slot.checks[k].name.clone();
+        e.handle(Input::Result(r), at(10 + n as u64));
+        if let Some((id, c, result)) = tagged {
+            done = t.record("web", id, c, (k, &name), result);
+        }
+    }
+    let done = done.expect("complete after both tagged results");
+    assert_eq!(done.waiters, ["caller"]);
+    let got: Vec<(&str, bool)> = done
+        .results
+        .iter()
+        .map(|(c, r)| (c.as_str(), r.ok))
+        .collect();
+    assert_eq!(got, [("a", false), ("b", true)]);
+    // a saw pass, pass, fail in that order: healthy (rise 2), then one
+    // failure of fall 2.
+    let a = &e.vip("web").unwrap().checks[0].hysteresis;
+    assert_eq!((a.healthy(), a.consecutive_fail()), (true, 1));
+}
+
+/// The last result is kept compactly and comes back whole for /status.
+#[test]
+fn the_last_result_keeps_every_detail() {
+    let v = two_checks("withdraw");
+    let (mut e, _) = new_engine(&[(v.clone(), Expr::All)], t0());
+    let mut r = run(&e, "web", "a", true, None);
+    r.result = r
+        .result
+        .with("address", "127.0.0.1:1")
+        .with("local_address_assigned", true);
+    r.result.duration = Duration::from_millis(3);
+    let want = r.result.clone();
+    e.handle(Input::Result(r), at(0));
+    let last = e.vip("web").unwrap().checks[0].last.clone().unwrap();
+    assert_eq!(last.get("local_address_assigned"), Some(&json!(true)));
+    assert_eq!(last.get("nope"), None);
+    assert_eq!(last.to_result(), want);
+}
+
+/// The require_local_address warning, an engine output now: a guarded
+/// failure warns while the check is healthy or has not reported yet, so
+/// one loss gives one warning until the check falls, not one per probe.
+#[test]
+fn a_missing_local_address_warns_until_the_check_falls() {
+    let v = two_checks("withdraw");
+    let (mut e, _) = new_engine(&[(v.clone(), Expr::All)], t0());
+    let guarded = |e: &Engine, ok: bool| {
+        let mut r = run(e, "web", "a", ok, None);
+        if ok {
+            r.result = r.result.with("local_address_assigned", true);
+        } else {
+            r.result =
+                CheckResult::fail("VIP address 10.0.0.1 is not configured on a local interface")
+                    .with("local_address_assigned", false);
+        }
+        Input::Result(r)
+    };
+    let warn = "check a: local address missing: VIP address 10.0.0.1 is not configured on a local interface";
+    // First result: not reported yet.
+    assert_eq!(states(&e.handle(guarded(&e, false), at(0))), [warn]);
+    // Unhealthy and reported: no more warnings.
+    assert!(e.handle(guarded(&e, false), at(1)).is_empty());
+    // Healthy (rise 2), then the address goes: a warning per failure until
+    // fall (2) is reached.
+    e.handle(guarded(&e, true), at(2));
+    e.handle(guarded(&e, true), at(3));
+    assert!(e.vip("web").unwrap().checks[0].hysteresis.healthy());
+    assert_eq!(states(&e.handle(guarded(&e, false), at(4))), [warn]);
+    let out = states(&e.handle(guarded(&e, false), at(5)));
+    assert_eq!(out[0], warn);
+    assert!(e.handle(guarded(&e, false), at(6)).is_empty());
+    // An ordinary failure (no guard detail) never warns.
+    assert!(e.handle(res(&e, "web", "a", false), at(7)).is_empty());
 }
