@@ -3,6 +3,7 @@
 pub mod driver;
 pub mod fsm;
 pub mod rib_out;
+pub mod session;
 pub mod speaker;
 pub mod types;
 pub mod wire;

@@ -5,7 +5,7 @@ use super::reload::{self, NeighborChange, ReloadPlan, VipChange};
 use super::triggers::{Admit, Refusal, Triggers};
 use crate::api::control::{ApiError, Control, ControlHandle, Quoted, TriggerOutcome};
 use crate::api::model::{CheckView, ReloadRecord, Snapshot, VipView};
-use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
+use crate::bgp::speaker::{PeerEvent, SessionReport, Speaker, SpeakerHandle};
 use crate::check::{policy, Report, VipChecks};
 use crate::config::load::{load_config, Format};
 use crate::config::policy_expr::{self, Expr};
@@ -32,6 +32,8 @@ enum Event {
     Report(Report),
     Control(Control),
     Peer(PeerEvent),
+    /// A BGP session's status or Adj-RIB-Out changed.
+    Session(SessionReport),
     Signal(i32),
     /// Ad-hoc trigger run `id` finished; its reports were queued before this.
     TriggerDone {
@@ -426,12 +428,21 @@ impl Owner {
     async fn run(&mut self, rx: Receiver<Event>) -> i32 {
         // The lower_priority_file is polled at least once a second.
         let mut next_poll = Instant::now();
+        // The sessions' reports: the peer summaries live here, in the owner.
+        let sessions = self.speaker.reports();
         loop {
             let deadline = self
                 .engine
                 .next_deadline()
                 .map_or(next_poll, |d| d.min(next_poll));
             let ev = async { rx.recv().await.ok() }
+                .or(async {
+                    match sessions.recv().await {
+                        Ok(r) => Some(Event::Session(r)),
+                        // The handle keeps a sender: never closed while it lives.
+                        Err(_) => std::future::pending().await,
+                    }
+                })
                 .or(async {
                     smol::Timer::at(deadline).await;
                     None
@@ -457,6 +468,7 @@ impl Owner {
                 }
                 Event::Control(c) => self.control(c, now).await,
                 Event::Peer(p) => self.peer_event(p),
+                Event::Session(r) => self.speaker.apply(r),
                 Event::TriggerDone { vip, id, results } => {
                     let outcome = self.trigger_outcome(&vip, results);
                     // Callers that gave up have closed their channel: the send fails quietly.
