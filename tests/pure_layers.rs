@@ -18,6 +18,7 @@ const PURE: &[&str] = &[
     "src/bgp/wire",
     "src/bgp/fsm.rs",
     "src/bgp/rib_out.rs",
+    "src/bgp/session.rs",
     "src/vip",
     "src/check/hysteresis.rs",
     "src/check/policy.rs",

@@ -336,8 +336,9 @@ impl Speaker {
 }
 
 impl SpeakerHandle {
-    /// Starts the task of neighbor `n` (after `gate` opens, when given),
-    /// with the current originated routes as its first batch.
+    /// Starts the task of neighbor `n` (after `gate` closes, when given: a
+    /// reload's start), with the current originated routes as its first
+    /// batch.
     fn start_peer(&self, cfg: &Config, n: &Neighbor, gate: Option<Receiver<()>>) {
         let address = n.address.unwrap_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED));
         let settings = PeerSettings::from_config(cfg, n).and_then(|s| {
@@ -562,23 +563,20 @@ impl SpeakerHandle {
         // HoldTimer expires, a routing outage of up to the hold time. The
         // new tasks exist at once (route batches queue for them) and start
         // once the old ones are closed.
-        let gate = if stopping.is_empty() {
-            None
+        let (open_tx, gate) = channel::bounded::<()>(1);
+        if stopping.is_empty() {
+            drop(open_tx);
         } else {
-            let (open_tx, open_rx) = channel::bounded::<()>(1);
             smol::spawn(async move {
                 stop_peers(stopping, Some("configuration changed".to_string())).await;
                 drop(open_tx);
             })
             .detach();
-            Some(open_rx)
-        };
+        }
         for n in starting {
-            log::info!(
-                "bgp peer {}: (re)starting with the new configuration",
-                n.name
-            );
-            self.start_peer(cfg, n, gate.clone());
+            // The task logs "(re)starting with the new configuration" once
+            // its gate opens, after the old session's Cease.
+            self.start_peer(cfg, n, Some(gate.clone()));
         }
         // Keep the configured order for /status.
         let pos = |name: &str| {

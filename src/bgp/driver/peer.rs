@@ -167,17 +167,22 @@ impl PeerTask {
     }
 
     pub async fn run(mut self) {
+        if let Some(gate) = self.gate.take() {
+            // A reload's start: the sessions this one replaces close first
+            // (their stop is bounded, then the gate's sender is dropped);
+            // route batches queue meanwhile.
+            let _ = gate.recv().await;
+            log::info!(
+                "bgp peer {}: (re)starting with the new configuration",
+                self.s.name
+            );
+        }
         log::info!(
             "bgp peer {} ({}): starting, AS {}",
             self.s.name,
             self.s.address,
             self.s.fsm.peer_as
         );
-        if let Some(gate) = self.gate.take() {
-            // The sessions this one replaces are closing (their stop is
-            // bounded); route batches queue meanwhile.
-            let _ = gate.recv().await;
-        }
         self.feed(Which::Main, Event::ManualStart).await;
         self.publish();
         let mut buf_main = vec![0u8; READ_CHUNK];
