@@ -216,14 +216,6 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
     let (peer_tx, peer_rx) = unbounded::<PeerEvent>();
     forward(peer_rx.clone(), events.clone(), Event::Peer);
 
-    let speaker = match Speaker::start(&cfg, peer_tx) {
-        Ok(s) => s,
-        Err(e) => {
-            log::error!("bgp: {e}");
-            return 1;
-        }
-    };
-
     let (engine, outputs) = Engine::new(&with_exprs(&cfg.vips), now);
     let mut runtimes = BTreeMap::new();
     for v in &cfg.vips {
@@ -238,6 +230,18 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
     let http = start_http(&cfg, ctl.clone());
     let ubus = start_ubus(&cfg, ctl.clone());
     start_signals(events.clone());
+
+    // The sessions start once the first engine step has decided the
+    // routes (applied right below): a session that comes up finds the
+    // whole table waiting and sends it at once, instead of waiting
+    // Established for the engine's start-up with many VIPs.
+    let speaker = match Speaker::start(&cfg, peer_tx) {
+        Ok(s) => s,
+        Err(e) => {
+            log::error!("bgp: {e}");
+            return 1;
+        }
+    };
 
     log::info!(
         "pathosd {} started: {} VIPs, {} neighbors",

@@ -171,12 +171,19 @@ pub fn encode_updates<A: Borrow<PathAttrs>>(
 
     let mut groups: Vec<(&PathAttrs, Vec<Prefix>, Vec<Prefix>)> = Vec::new();
     let mut index: HashMap<&PathAttrs, usize> = HashMap::new();
+    // Routes of one state share one `Arc<PathAttrs>` (the RIB-out's
+    // shaping): a run of the same attributes skips the hash lookup.
+    let mut last: Option<(&PathAttrs, usize)> = None;
     for (p, a) in routes {
         let a = a.borrow();
-        let i = *index.entry(a).or_insert_with(|| {
-            groups.push((a, Vec::new(), Vec::new()));
-            groups.len() - 1
-        });
+        let i = match last {
+            Some((l, i)) if std::ptr::eq(l, a) => i,
+            _ => *index.entry(a).or_insert_with(|| {
+                groups.push((a, Vec::new(), Vec::new()));
+                groups.len() - 1
+            }),
+        };
+        last = Some((a, i));
         match p.afi() {
             Afi::Ipv4 => groups[i].1.push(*p),
             Afi::Ipv6 => groups[i].2.push(*p),
