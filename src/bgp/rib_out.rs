@@ -34,6 +34,7 @@
 //! * **Session loss** forgets what was sent; the desired table stays and is
 //!   sent again in full on the next Established.
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
@@ -61,15 +62,23 @@ impl RibOut {
     /// Sets (`Some`) or removes (`None`) the desired route for `prefix`.
     /// Returns whether the table changed, i.e. whether peers need a sync.
     pub fn set_desired(&mut self, prefix: Prefix, intent: Option<RouteIntent>) -> bool {
-        match intent {
-            Some(i) => {
-                if self.desired.get(&prefix) == Some(&i) {
+        match (intent, self.desired.entry(prefix)) {
+            (Some(i), Entry::Occupied(mut e)) => {
+                if *e.get() == i {
                     return false;
                 }
-                self.desired.insert(prefix, i);
+                e.insert(i);
                 true
             }
-            None => self.desired.remove(&prefix).is_some(),
+            (Some(i), Entry::Vacant(e)) => {
+                e.insert(i);
+                true
+            }
+            (None, Entry::Occupied(e)) => {
+                e.remove();
+                true
+            }
+            (None, Entry::Vacant(_)) => false,
         }
     }
 
@@ -301,6 +310,13 @@ impl AdjRibOut {
     /// Records `changes` as sent: what the peer has from us now.
     pub fn commit(&mut self, changes: &Changes) {
         if !self.established {
+            return;
+        }
+        if self.sent.is_empty() {
+            // The whole table of a new session: one bulk build (the
+            // announcements are in prefix order) instead of a search per
+            // route.
+            self.sent = changes.announce.iter().cloned().collect();
             return;
         }
         for p in &changes.withdraw {

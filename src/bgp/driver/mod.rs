@@ -642,7 +642,12 @@ fn apply_report(owner: &mut OwnerSide, r: SessionReport) {
             for p in &d.withdraw {
                 v.routes.remove(p);
             }
-            v.routes.extend(d.announce);
+            if v.routes.is_empty() {
+                // A session's first table: one bulk build.
+                v.routes = d.announce.into_iter().collect();
+            } else {
+                v.routes.extend(d.announce);
+            }
         }
     }
 }
