@@ -5,7 +5,7 @@ use super::reload::{self, NeighborChange, ReloadPlan, VipChange};
 use super::triggers::{Admit, Refusal, Triggers};
 use crate::api::control::{ApiError, Control, ControlHandle, Quoted, TriggerOutcome};
 use crate::api::model::{CheckView, ReloadRecord, Snapshot, VipView};
-use crate::bgp::speaker::{PeerEvent, SessionReport, Speaker, SpeakerHandle};
+use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
 use crate::check::{policy, Report, VipChecks};
 use crate::config::load::{load_config, Format};
 use crate::config::policy_expr::{self, Expr};
@@ -32,8 +32,6 @@ enum Event {
     Report(Report),
     Control(Control),
     Peer(PeerEvent),
-    /// A BGP session's status or Adj-RIB-Out changed.
-    Session(SessionReport),
     Signal(i32),
     /// Ad-hoc trigger run `id` finished; its reports were queued before this.
     TriggerDone {
@@ -439,13 +437,18 @@ impl Owner {
                 .engine
                 .next_deadline()
                 .map_or(next_poll, |d| d.min(next_poll));
+            let speaker = &self.speaker;
             let ev = async { rx.recv().await.ok() }
                 .or(async {
-                    match sessions.recv().await {
-                        Ok(r) => Some(Event::Session(r)),
-                        // The handle keeps a sender: never closed while it lives.
-                        Err(_) => std::future::pending().await,
+                    // Session reports only update the peer summaries: they
+                    // are applied here, without a turn of the loop (whose
+                    // deadline scan costs O(VIPs); a KEEPALIVE each second
+                    // must not).
+                    while let Ok(r) = sessions.recv().await {
+                        speaker.apply(r);
                     }
+                    // The handle keeps a sender: never closed while it lives.
+                    std::future::pending::<Option<Event>>().await
                 })
                 .or(async {
                     smol::Timer::at(deadline).await;
@@ -472,7 +475,6 @@ impl Owner {
                 }
                 Event::Control(c) => self.control(c, now).await,
                 Event::Peer(p) => self.peer_event(p),
-                Event::Session(r) => self.speaker.apply(r),
                 Event::TriggerDone { vip, id, results } => {
                     let outcome = self.trigger_outcome(&vip, results);
                     // Callers that gave up have closed their channel: the send fails quietly.
