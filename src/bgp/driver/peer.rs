@@ -1,4 +1,9 @@
-//! One peer's task: the FSM, its connection(s), timers and Adj-RIB-Out.
+//! One peer's task: the driver of one session. It owns the connection(s)
+//! and the timers and feeds two pure cores: the RFC 4271 [`Fsm`] and the
+//! [`SessionCore`] (route batches → UPDATE passes, the Adj-RIB-Out, status,
+//! collision decisions, retry jitter). It only moves bytes and time: what
+//! to send and what to report comes from the cores; after each wake-up the
+//! core's status reports go to the owner.
 //!
 //! The task waits for the first of: a control request, bytes on the
 //! connection (and on a collision candidate's), the outbound connect, or the
@@ -80,7 +85,8 @@ pub(crate) struct PeerTask {
     events: Sender<PeerEvent>,
     reports: Sender<SessionReport>,
     ctl: Receiver<Control>,
-    /// Opened (or dropped) once the sessions this one replaces are closed.
+    /// Closed (its sender dropped) once the sessions this one replaces are
+    /// closed; the task starts then.
     gate: Option<Receiver<()>>,
     main: Session,
     cand: Option<Session>,
