@@ -372,7 +372,7 @@ impl SessionCore {
                 .copied()
                 .collect();
             if !stale.is_empty() {
-                let w = wire::encode_updates::<PathAttrs>(&[], &stale, four);
+                let w = wire::encode_updates::<Arc<PathAttrs>>(&[], &stale, four);
                 messages.extend(w.messages);
                 for s in &w.skipped {
                     skipped_withdraw.extend(s.prefixes.iter().copied());
