@@ -758,4 +758,65 @@ mod tests {
             )
         );
     }
+
+    #[test]
+    fn reports_update_the_owners_summary_and_stale_tasks_are_ignored() {
+        use crate::bgp::session::RoutesDelta;
+        use crate::bgp::types::Origin;
+        let mut owner = OwnerSide::default();
+        owner.views.push(View {
+            id: 2,
+            name: "n".into(),
+            address: "192.0.2.2".parse().unwrap(),
+            asn: 65000,
+            required: true,
+            summary: Summary::idle(true),
+            routes: BTreeMap::new(),
+        });
+        let p = |s: &str| -> Prefix { s.parse().unwrap() };
+        let attrs = Arc::new(PathAttrs {
+            origin: Origin::Igp,
+            as_path: vec![65001],
+            next_hop: "192.0.2.1".parse().unwrap(),
+            med: None,
+            local_pref: None,
+            communities: Vec::new(),
+            large_communities: Vec::new(),
+        });
+        let routes = |reset, announce: &[&str], withdraw: &[&str]| {
+            StatusUpdate::Routes(RoutesDelta {
+                reset,
+                announce: announce.iter().map(|s| (p(s), attrs.clone())).collect(),
+                withdraw: withdraw.iter().map(|s| p(s)).collect(),
+            })
+        };
+        let report = |id, update| SessionReport { id, update };
+        apply_report(
+            &mut owner,
+            report(2, routes(false, &["10.0.0.1/32", "10.0.0.2/32"], &[])),
+        );
+        apply_report(
+            &mut owner,
+            report(2, routes(false, &["10.0.0.3/32"], &["10.0.0.1/32"])),
+        );
+        let mut up = Summary::idle(true);
+        up.state = "established";
+        up.advertised = 2;
+        apply_report(&mut owner, report(2, StatusUpdate::Summary(up.clone())));
+        // The task this one replaced (id 1) reports late: ignored.
+        apply_report(&mut owner, report(1, routes(true, &[], &[])));
+        apply_report(
+            &mut owner,
+            report(1, StatusUpdate::Summary(Summary::idle(false))),
+        );
+        let v = &owner.views[0];
+        assert_eq!(v.summary, up);
+        assert_eq!(
+            v.routes.keys().copied().collect::<Vec<_>>(),
+            vec![p("10.0.0.2/32"), p("10.0.0.3/32")]
+        );
+        // Session down: the peer dropped everything.
+        apply_report(&mut owner, report(2, routes(true, &[], &[])));
+        assert!(owner.views[0].routes.is_empty());
+    }
 }
