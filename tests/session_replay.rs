@@ -4,6 +4,7 @@
 //! is fed with its time and the UPDATE bytes are decoded and checked.
 
 use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pathosd::bgp::fsm::{ConnectionOrigin, State};
@@ -34,18 +35,18 @@ fn host(i: u32) -> Prefix {
     Prefix::new(IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + i)), 32).unwrap()
 }
 
-fn announced() -> Option<RouteIntent> {
-    Some(RouteIntent::default())
+fn announced() -> Option<Arc<RouteIntent>> {
+    Some(Arc::new(RouteIntent::default()))
 }
 
 /// 1,100 communities: 4,400 octets of attributes, no room for a prefix in
 /// a 4,096-octet UPDATE.
-fn unencodable() -> Option<RouteIntent> {
-    Some(RouteIntent {
+fn unencodable() -> Option<Arc<RouteIntent>> {
+    Some(Arc::new(RouteIntent {
         as_path_prepend: 0,
         communities: (0..1100u16).map(|i| Community(65001, i)).collect(),
         large_communities: Vec::new(),
-    })
+    }))
 }
 
 /// A core whose session is Established (IPv4) with the initial evaluation

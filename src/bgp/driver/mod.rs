@@ -32,7 +32,7 @@ mod log_limit;
 mod net;
 mod peer;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -170,8 +170,39 @@ struct View {
 #[derive(Default)]
 struct OwnerSide {
     rib: RibOut,
+    intents: Intents,
     views: Vec<View>,
     next_id: u64,
+}
+
+/// One `Arc` per distinct route intent: nearly every VIP has one of a few
+/// (announced, pessimized, with the same communities), so the owner's table,
+/// the batches and every session's table hold pointers to the same ones.
+#[derive(Default)]
+struct Intents {
+    shared: HashMap<RouteIntent, Arc<RouteIntent>>,
+    /// Size after the last prune: pruning waits until it doubled, so its
+    /// cost is amortized over the intents added.
+    kept: usize,
+}
+
+impl Intents {
+    fn share(&mut self, i: RouteIntent) -> Arc<RouteIntent> {
+        if let Some(a) = self.shared.get(&i) {
+            return a.clone();
+        }
+        let a = Arc::new(i.clone());
+        self.shared.insert(i, a.clone());
+        a
+    }
+
+    /// Forgets the intents no table holds any more.
+    fn prune(&mut self) {
+        if self.shared.len() > 64 && self.shared.len() > self.kept.saturating_mul(2) {
+            self.shared.retain(|_, a| Arc::strong_count(a) > 1);
+            self.kept = self.shared.len();
+        }
+    }
 }
 
 /// Builds the speaker.
@@ -326,12 +357,16 @@ impl SpeakerHandle {
     /// originated table go to every peer as one batch, and every peer sends
     /// them as one minimal UPDATE set.
     pub fn set_routes(&self, routes: impl IntoIterator<Item = (Prefix, Option<RouteIntent>)>) {
-        let batch: Vec<(Prefix, Option<RouteIntent>)> = {
+        let batch: Vec<(Prefix, Option<Arc<RouteIntent>>)> = {
             let mut owner = lock(&self.owner);
-            routes
+            let owner = &mut *owner;
+            let batch = routes
                 .into_iter()
-                .filter(|(prefix, intent)| owner.rib.set_desired(*prefix, intent.clone()))
-                .collect()
+                .map(|(prefix, intent)| (prefix, intent.map(|i| owner.intents.share(i))))
+                .filter(|(prefix, intent)| owner.rib.set_desired_shared(*prefix, intent.clone()))
+                .collect();
+            owner.intents.prune();
+            batch
         };
         if batch.is_empty() {
             return;
@@ -486,7 +521,7 @@ impl SpeakerHandle {
         if let Some(t) = lock(&self.shared.listener_task).take() {
             drop(t);
         }
-        let batch: Vec<(Prefix, Option<RouteIntent>)> = {
+        let batch: Vec<(Prefix, Option<Arc<RouteIntent>>)> = {
             let mut owner = lock(&self.owner);
             let keys: Vec<Prefix> = owner.rib.desired().keys().copied().collect();
             for p in &keys {
@@ -818,5 +853,23 @@ mod tests {
         // Session down: the peer dropped everything.
         apply_report(&mut owner, report(2, routes(true, &[], &[])));
         assert!(owner.views[0].routes.is_empty());
+    }
+
+    #[test]
+    fn equal_intents_are_one_arc_and_unused_ones_are_forgotten() {
+        let mut i = Intents::default();
+        let plain = i.share(RouteIntent::default());
+        let again = i.share(RouteIntent::default());
+        assert!(Arc::ptr_eq(&plain, &again));
+        // 100 intents nobody keeps: pruned once the table doubled.
+        for n in 0..100u8 {
+            drop(i.share(RouteIntent {
+                as_path_prepend: n,
+                ..RouteIntent::default()
+            }));
+        }
+        i.prune();
+        assert_eq!(i.shared.len(), 1, "only the intent still held is kept");
+        assert!(Arc::ptr_eq(&plain, &i.share(RouteIntent::default())));
     }
 }

@@ -47,10 +47,12 @@ pub(crate) const IBGP_LOCAL_PREF: u32 = 100;
 /// The originated routes: what the engine decided, one [`RouteIntent`] per
 /// VIP prefix, and whether the first evaluation of every VIP is in. The
 /// daemon's owner keeps one (to know what changed and what a new session
-/// starts from); each session keeps the one its route batches built.
+/// starts from); each session keeps the one its route batches built. The
+/// intents are shared `Arc`s: nearly every VIP has one of a few intents, and
+/// the owner's table and every session's hold pointers to the same ones.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RibOut {
-    desired: BTreeMap<Prefix, RouteIntent>,
+    desired: BTreeMap<Prefix, Arc<RouteIntent>>,
     initial_done: bool,
 }
 
@@ -62,9 +64,14 @@ impl RibOut {
     /// Sets (`Some`) or removes (`None`) the desired route for `prefix`.
     /// Returns whether the table changed, i.e. whether peers need a sync.
     pub fn set_desired(&mut self, prefix: Prefix, intent: Option<RouteIntent>) -> bool {
+        self.set_desired_shared(prefix, intent.map(Arc::new))
+    }
+
+    /// [`RibOut::set_desired`] with an intent shared with other tables.
+    pub fn set_desired_shared(&mut self, prefix: Prefix, intent: Option<Arc<RouteIntent>>) -> bool {
         match (intent, self.desired.entry(prefix)) {
             (Some(i), Entry::Occupied(mut e)) => {
-                if *e.get() == i {
+                if **e.get() == *i {
                     return false;
                 }
                 e.insert(i);
@@ -82,7 +89,7 @@ impl RibOut {
         }
     }
 
-    pub fn desired(&self) -> &BTreeMap<Prefix, RouteIntent> {
+    pub fn desired(&self) -> &BTreeMap<Prefix, Arc<RouteIntent>> {
         &self.desired
     }
 
@@ -249,7 +256,7 @@ impl AdjRibOut {
             }
         }
         for (prefix, intent) in &desired.desired {
-            self.plan_one(*prefix, Some(intent), &mut cache, &mut changes);
+            self.plan_one(*prefix, Some(&**intent), &mut cache, &mut changes);
         }
         // Unsendable prefixes that left the desired table may be reported
         // again if they come back.
@@ -268,7 +275,7 @@ impl AdjRibOut {
         }
         let mut cache = ShapeCache::default();
         for prefix in prefixes {
-            let intent = desired.desired.get(prefix);
+            let intent = desired.desired.get(prefix).map(|i| &**i);
             if intent.is_none() {
                 self.reported.remove(prefix);
                 if self.sent.contains_key(prefix) {

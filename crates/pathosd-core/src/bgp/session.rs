@@ -43,8 +43,9 @@ use super::types::{Afi, PathAttrs, Prefix, RouteIntent};
 use super::wire::{self, MessageType, Skipped};
 
 /// Route changes of one engine step, shared by every session (one
-/// allocation for all peers): `None` withdraws the prefix.
-pub type RouteBatch = Arc<[(Prefix, Option<RouteIntent>)]>;
+/// allocation for all peers): `None` withdraws the prefix. Equal intents
+/// are one `Arc` (the owner shares them), which the sessions' tables keep.
+pub type RouteBatch = Arc<[(Prefix, Option<Arc<RouteIntent>>)]>;
 
 /// Message kinds, for the per-type counters in the peer status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -245,10 +246,10 @@ impl SessionCore {
     // ---- routes -------------------------------------------------------
 
     /// A batch of route changes from the owner.
-    pub fn on_routes(&mut self, batch: &[(Prefix, Option<RouteIntent>)]) {
+    pub fn on_routes(&mut self, batch: &[(Prefix, Option<Arc<RouteIntent>>)]) {
         let established = self.adj.is_established();
         for (prefix, intent) in batch {
-            if self.rib.set_desired(*prefix, intent.clone()) && established {
+            if self.rib.set_desired_shared(*prefix, intent.clone()) && established {
                 self.dirty.insert(*prefix);
             }
         }
