@@ -539,3 +539,38 @@ fn frozen_bird_is_redialled_at_once_after_a_stable_session() {
     s.wait_established(Duration::from_secs(5));
     s.wait_route("10.126.1.1/32", |_| true);
 }
+
+#[test]
+fn a_route_that_cannot_be_encoded_is_not_advertised_nor_withdrawn() {
+    let s = setup(27, |_| {}, |_| {});
+    s.wait_established(Duration::from_secs(3));
+    // 1,100 communities take 4,400 octets: no room for a prefix in a
+    // 4,096-octet UPDATE, so the encoder skips the route.
+    let huge = RouteIntent {
+        as_path_prepend: 0,
+        communities: (0..1100u16).map(|i| Community(65001, i)).collect(),
+        large_communities: Vec::new(),
+    };
+    s.speaker.set_route(p("10.127.9.9/32"), Some(huge));
+    // A sendable route after it: once BIRD has it, the pass with the
+    // unencodable one is written.
+    s.speaker
+        .set_route(p("10.127.1.1/32"), Some(intent(0, 127)));
+    s.wait_route("10.127.1.1/32", |_| true);
+    assert!(s.bird.route("10.127.9.9/32").is_none());
+    let st = s.speaker.peers().remove(0);
+    let routes: Vec<String> = st.routes.iter().map(|(p, _)| p.to_string()).collect();
+    assert_eq!(
+        (st.advertised, routes),
+        (1, vec!["10.127.1.1/32".to_string()])
+    );
+    // Withdrawing it sends nothing: the peer never had it.
+    let before = s.updates_out();
+    s.speaker.set_route(p("10.127.9.9/32"), None);
+    // A marker withdraw after it, so we know the first was handled.
+    s.speaker.set_route(p("10.127.1.1/32"), None);
+    s.wait_gone("10.127.1.1/32");
+    let sent = s.updates_out() - before;
+    assert_eq!(sent, 1, "UPDATEs for the two withdrawals");
+    assert_eq!(s.speaker.peers()[0].advertised, 0);
+}

@@ -2,7 +2,7 @@
 //! the peer settings are pure (crate pathosd-core, re-exported here at the
 //! same paths); the smol driver is here.
 
-pub use pathosd_core::bgp::{fsm, rib_out, settings, types, wire};
+pub use pathosd_core::bgp::{fsm, rib_out, session, settings, types, wire};
 
 pub mod driver;
 pub mod speaker;

@@ -2,5 +2,6 @@
 //! [`super::driver`] for how sessions are run).
 
 pub use super::driver::{
-    listen_addr, MessageCounters, PeerEvent, PeerSettings, PeerStatus, Speaker, SpeakerHandle,
+    listen_addr, MessageCounters, PeerEvent, PeerSettings, PeerStatus, SessionReport, Speaker,
+    SpeakerHandle,
 };

@@ -233,14 +233,6 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
     let (peer_tx, peer_rx) = unbounded::<PeerEvent>();
     forward(peer_rx.clone(), events.clone(), Event::Peer);
 
-    let speaker = match Speaker::start(&cfg, peer_tx) {
-        Ok(s) => s,
-        Err(e) => {
-            log::error!("bgp: {e}");
-            return 1;
-        }
-    };
-
     let (engine, outputs) = Engine::new(&with_exprs(&cfg.vips), now);
     let mut runtimes = BTreeMap::new();
     for v in &cfg.vips {
@@ -255,6 +247,18 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
     let http = start_http(&cfg, ctl.clone());
     let ubus = start_ubus(&cfg, ctl.clone());
     start_signals(events.clone());
+
+    // The sessions start once the first engine step has decided the
+    // routes (applied right below): a session that comes up finds the
+    // whole table waiting and sends it at once, instead of waiting
+    // Established for the engine's start-up with many VIPs.
+    let speaker = match Speaker::start(&cfg, peer_tx) {
+        Ok(s) => s,
+        Err(e) => {
+            log::error!("bgp: {e}");
+            return 1;
+        }
+    };
 
     log::info!(
         "pathosd {} started: {} VIPs, {} neighbors",
@@ -438,12 +442,26 @@ impl Owner {
     async fn run(&mut self, rx: Receiver<Event>) -> i32 {
         // The lower_priority_file is polled at least once a second.
         let mut next_poll = Instant::now();
+        // The sessions' reports: the peer summaries live here, in the owner.
+        let sessions = self.speaker.reports();
         loop {
             let deadline = self
                 .engine
                 .next_deadline()
                 .map_or(next_poll, |d| d.min(next_poll));
+            let speaker = &self.speaker;
             let ev = async { rx.recv().await.ok() }
+                .or(async {
+                    // Session reports only update the peer summaries: they
+                    // are applied here, without a turn of the loop (whose
+                    // deadline scan costs O(VIPs); a KEEPALIVE each second
+                    // must not).
+                    while let Ok(r) = sessions.recv().await {
+                        speaker.apply(r);
+                    }
+                    // The handle keeps a sender: never closed while it lives.
+                    std::future::pending::<Option<Event>>().await
+                })
                 .or(async {
                     smol::Timer::at(deadline).await;
                     None

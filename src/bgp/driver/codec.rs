@@ -3,33 +3,11 @@
 //! codec's NOTIFICATION type as is.
 
 use super::super::fsm::{Capabilities, Event, Notification, OpenInfo};
-use super::super::rib_out::Changes;
 use super::super::types::Afi;
-use super::super::wire::{self, DecodeCtx, ErrorCode, Message, MessageType, OpenError};
+use super::super::wire::{self, DecodeCtx, ErrorCode, Message, OpenError};
 
 /// Message kinds, for the per-type counters in the peer status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    Open,
-    Update,
-    Notification,
-    Keepalive,
-    RouteRefresh,
-}
-
-impl Kind {
-    /// The kind a message header says (byte 18), when it is a known type.
-    pub fn of(msg: &[u8]) -> Option<Kind> {
-        let ty = msg.get(18).copied().and_then(MessageType::from_u8)?;
-        Some(match ty {
-            MessageType::Open => Kind::Open,
-            MessageType::Update => Kind::Update,
-            MessageType::Notification => Kind::Notification,
-            MessageType::Keepalive => Kind::Keepalive,
-            MessageType::RouteRefresh => Kind::RouteRefresh,
-        })
-    }
-}
+pub(crate) use super::super::session::MessageKind as Kind;
 
 /// RFC 4271 §6.1 header checks: `Ok(Some(len))` once a whole message is
 /// buffered, `Ok(None)` to read more, `Err` the Message Header Error to send.
@@ -137,17 +115,6 @@ pub(crate) fn encode_notification(n: &Notification) -> Vec<u8> {
     n.data
         .truncate(wire::MAX_MESSAGE_LEN - wire::HEADER_LEN - 2);
     wire::encode(&Message::Notification(n), &DecodeCtx::default()).unwrap_or_default()
-}
-
-/// UPDATE messages for `changes`: withdrawals and announcements packed by
-/// the codec, then one End-of-RIB marker per family (RFC 4724 §2); and the
-/// routes the codec could not encode, for the caller to log.
-pub(crate) fn encode_changes(changes: &Changes, four_octet_as: bool) -> wire::Updates {
-    let mut out = wire::encode_updates(&changes.announce, &changes.withdraw, four_octet_as);
-    for afi in &changes.end_of_rib {
-        out.messages.push(wire::encode_end_of_rib(*afi));
-    }
-    out
 }
 
 /// The decoder context for a session.

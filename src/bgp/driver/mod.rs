@@ -2,9 +2,17 @@
 //! [`Fsm`](super::fsm::Fsm) and its [`AdjRibOut`](super::rib_out::AdjRibOut);
 //! a listener task hands inbound connections to the matching peer.
 //!
-//! * **Desired routes** live in one [`RibOut`] shared by all peers.
-//!   [`SpeakerHandle::set_route`] / [`SpeakerHandle::set_routes`] change it and
-//!   wake every peer, which sends the minimal UPDATE set for the difference.
+//! * **Routes go to the sessions as messages.** The handle, which the
+//!   daemon's owner task holds, keeps the originated routes ([`RibOut`]);
+//!   [`SpeakerHandle::set_routes`] sends the routes that changed, as one
+//!   shared [`RouteBatch`], to every peer task, whose pure
+//!   [`SessionCore`](super::session::SessionCore) keeps its Adj-RIB-Out and
+//!   sends the minimal UPDATE set for the difference.
+//! * **Status comes back as messages.** Each peer task reports its state,
+//!   counters, errors and Adj-RIB-Out changes to the handle
+//!   ([`SpeakerHandle::reports`], [`SpeakerHandle::apply`]); the handle
+//!   keeps the peer summaries [`SpeakerHandle::peers`] shows. Nothing is
+//!   shared between the owner and the sessions.
 //! * **Active connects** bind the configured local address and carry the
 //!   TCP MD5 key and TTL options before the SYN. **Passive**: one listener on
 //!   `bgp.listen_address:listen_port` (none when the port is -1); a
@@ -24,6 +32,7 @@ mod log_limit;
 mod net;
 mod peer;
 
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -34,6 +43,7 @@ use smol::{Async, Task};
 
 use super::fsm::State;
 use super::rib_out::RibOut;
+use super::session::{RouteBatch, StatusUpdate, Summary};
 use super::types::{PathAttrs, Prefix, RouteIntent};
 use crate::config::schema::{Config, Neighbor};
 
@@ -62,38 +72,7 @@ pub struct PeerEvent {
     pub reason: Option<String>,
 }
 
-/// Messages by type, one direction.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct MessageCounters {
-    pub open: u32,
-    pub update: u32,
-    pub notification: u32,
-    pub keepalive: u32,
-    pub route_refresh: u32,
-}
-
-impl MessageCounters {
-    fn count(&mut self, kind: codec::Kind) {
-        // Counters wrap like Prometheus counters reset: u32 only (no 64-bit
-        // atomics on 32-bit MIPS) and never an overflow panic.
-        let c = match kind {
-            codec::Kind::Open => &mut self.open,
-            codec::Kind::Update => &mut self.update,
-            codec::Kind::Notification => &mut self.notification,
-            codec::Kind::Keepalive => &mut self.keepalive,
-            codec::Kind::RouteRefresh => &mut self.route_refresh,
-        };
-        *c = c.wrapping_add(1);
-    }
-
-    pub fn total(&self) -> u32 {
-        self.open
-            .wrapping_add(self.update)
-            .wrapping_add(self.notification)
-            .wrapping_add(self.keepalive)
-            .wrapping_add(self.route_refresh)
-    }
-}
+pub use super::session::MessageCounters;
 
 /// One peer as shown in /status.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,57 +104,115 @@ pub struct PeerStatus {
     pub routes: Vec<(Prefix, PathAttrs)>,
 }
 
-/// What a peer task writes and the handle reads.
-#[derive(Debug, Clone)]
-struct StatusCell {
-    status: PeerStatus,
-    established_at: Option<Instant>,
-}
-
-type SharedStatus = Arc<Mutex<StatusCell>>;
-
-/// Locks ignoring poisoning: a panicked peer task must not take the status
-/// or the RIB of every other peer with it.
+/// Locks ignoring poisoning: a panicked task must not take the speaker's
+/// tables with it.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// A peer task's report to the owner: which task (a restarted peer is a
+/// new task) and what changed.
+#[derive(Debug, Clone)]
+pub struct SessionReport {
+    id: u64,
+    update: StatusUpdate,
+}
+
 /// Requests from the handle (and the listener) to one peer task.
 enum Control {
-    /// The desired table changed; `done` is told once the UPDATEs are written.
-    Sync(Option<Sender<()>>),
+    /// Route changes of one engine step, shared by every peer; `done` is
+    /// told once the UPDATEs that carry them are written.
+    Routes(RouteBatch, Option<Sender<()>>),
+    /// The first evaluation of every VIP is in: End-of-RIB may go out.
+    InitialDone,
     /// A connection from the peer's address, accepted by the listener.
     Inbound(Async<std::net::TcpStream>),
     /// ManualStop with the Shutdown Communication, then end the task.
     Stop(Option<String>, Sender<()>),
 }
 
+/// A running (or unstartable) peer in the driver's table, which the
+/// listener reads to hand over inbound connections.
 struct PeerEntry {
     name: String,
     address: IpAddr,
     /// What the peer runs with (None: the config was unusable).
     settings: Option<PeerSettings>,
-    status: SharedStatus,
     /// None when the peer does not run.
     ctl: Option<Sender<Control>>,
     task: Option<Task<()>>,
 }
 
+/// The driver's tables: the peer tasks and the listener.
 struct Shared {
-    rib: Arc<Mutex<RibOut>>,
     peers: Mutex<Vec<PeerEntry>>,
     listener: Option<Arc<Async<TcpListener>>>,
     listener_task: Mutex<Option<Task<()>>>,
     events: Sender<PeerEvent>,
+    reports: Sender<SessionReport>,
+}
+
+/// One peer as the owner knows it: the configured identity and what its
+/// task last reported.
+struct View {
+    id: u64,
+    name: String,
+    address: IpAddr,
+    asn: u32,
+    required: bool,
+    summary: Summary,
+    routes: BTreeMap<Prefix, Arc<PathAttrs>>,
+}
+
+/// The owner's side: the originated routes and the peer summaries. Only
+/// the task that holds the [`SpeakerHandle`] touches it (the mutex lets
+/// the handle's methods take `&self`; no session reads or writes it).
+#[derive(Default)]
+struct OwnerSide {
+    rib: RibOut,
+    intents: Intents,
+    views: Vec<View>,
+    next_id: u64,
+}
+
+/// One `Arc` per distinct route intent: nearly every VIP has one of a few
+/// (announced, pessimized, with the same communities), so the owner's table,
+/// the batches and every session's table hold pointers to the same ones.
+#[derive(Default)]
+struct Intents {
+    shared: HashMap<RouteIntent, Arc<RouteIntent>>,
+    /// Size after the last prune: pruning waits until it doubled, so its
+    /// cost is amortized over the intents added.
+    kept: usize,
+}
+
+impl Intents {
+    fn share(&mut self, i: RouteIntent) -> Arc<RouteIntent> {
+        if let Some(a) = self.shared.get(&i) {
+            return a.clone();
+        }
+        let a = Arc::new(i.clone());
+        self.shared.insert(i, a.clone());
+        a
+    }
+
+    /// Forgets the intents no table holds any more.
+    fn prune(&mut self) {
+        if self.shared.len() > 64 && self.shared.len() > self.kept.saturating_mul(2) {
+            self.shared.retain(|_, a| Arc::strong_count(a) > 1);
+            self.kept = self.shared.len();
+        }
+    }
 }
 
 /// Builds the speaker.
 pub struct Speaker;
 
-/// The daemon's handle on the running speaker. Cheap to clone.
-#[derive(Clone)]
+/// The daemon's handle on the running speaker, held by the owner task.
 pub struct SpeakerHandle {
     shared: Arc<Shared>,
+    owner: Mutex<OwnerSide>,
+    reports: Receiver<SessionReport>,
 }
 
 impl Speaker {
@@ -193,16 +230,21 @@ impl Speaker {
             }
             None => None,
         };
+        let (reports_tx, reports_rx) = channel::unbounded();
         let shared = Arc::new(Shared {
-            rib: Arc::new(Mutex::new(RibOut::new())),
             peers: Mutex::new(Vec::new()),
             listener: listener.clone(),
             listener_task: Mutex::new(None),
             events,
+            reports: reports_tx,
         });
-        let handle = SpeakerHandle { shared };
+        let handle = SpeakerHandle {
+            shared,
+            owner: Mutex::new(OwnerSide::default()),
+            reports: reports_rx,
+        };
         for n in &cfg.bgp.neighbors {
-            handle.start_peer(n);
+            handle.start_peer(n, None);
         }
         if let Some(l) = listener {
             let weak = Arc::downgrade(&handle.shared);
@@ -213,26 +255,11 @@ impl Speaker {
 }
 
 impl SpeakerHandle {
-    fn start_peer(&self, n: &Neighbor) {
+    /// Starts the task of neighbor `n` (after `gate` closes, when given: a
+    /// reload's start), with the current originated routes as its first
+    /// batch.
+    fn start_peer(&self, n: &Neighbor, gate: Option<Receiver<()>>) {
         let address = n.address.unwrap_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED));
-        let mut status = PeerStatus {
-            name: n.name.clone(),
-            address,
-            asn: n.peer_asn,
-            state: State::Idle.as_str(),
-            running: false,
-            uptime: None,
-            established_count: 0,
-            flaps: 0,
-            required: n.required,
-            last_error: None,
-            last_notification_sent: None,
-            last_notification_received: None,
-            messages_in: MessageCounters::default(),
-            messages_out: MessageCounters::default(),
-            advertised: 0,
-            routes: Vec::new(),
-        };
         let s = PeerSettings::from_config(n);
         let md5 = match (&self.shared.listener, &s.password) {
             (Some(l), Some(key)) => net::listener_md5(l, s.address, key)
@@ -246,17 +273,17 @@ impl SpeakerHandle {
             (None, _) => Ok(()),
         };
         let settings = md5.map(|()| s);
+        let mut owner = lock(&self.owner);
+        owner.next_id = owner.next_id.wrapping_add(1);
+        let id = owner.next_id;
         let mut entry = PeerEntry {
             name: n.name.clone(),
             address: net::canonical(address),
             settings: settings.as_ref().ok().cloned(),
-            status: Arc::new(Mutex::new(StatusCell {
-                status: status.clone(),
-                established_at: None,
-            })),
             ctl: None,
             task: None,
         };
+        let mut summary = Summary::idle(false);
         match settings {
             Ok(s) => {
                 if s.fsm.passive && self.shared.listener.is_none() {
@@ -265,40 +292,58 @@ impl SpeakerHandle {
                         s.name
                     );
                 }
-                status.running = true;
-                lock(&entry.status).status = status;
+                summary.running = true;
                 let (tx, rx) = channel::unbounded();
+                // The new session starts from the whole current table.
+                let table: RouteBatch = owner
+                    .rib
+                    .desired()
+                    .iter()
+                    .map(|(p, i)| (*p, Some(i.clone())))
+                    .collect();
+                if !table.is_empty() {
+                    let _ = tx.try_send(Control::Routes(table, None));
+                }
+                if owner.rib.initial_done() {
+                    let _ = tx.try_send(Control::InitialDone);
+                }
                 let task = peer::PeerTask::new(
                     s,
-                    self.shared.rib.clone(),
-                    entry.status.clone(),
+                    id,
                     self.shared.events.clone(),
+                    self.shared.reports.clone(),
                     rx,
+                    gate,
                 );
                 entry.ctl = Some(tx);
                 entry.task = Some(smol::spawn(task.run()));
             }
             Err(e) => {
                 log::error!("bgp peer {}: not started: {e}", n.name);
-                status.last_error = Some(e);
-                lock(&entry.status).status = status;
+                summary.last_error = Some(e);
             }
         }
+        owner.views.retain(|v| v.name != n.name);
+        owner.views.push(View {
+            id,
+            name: n.name.clone(),
+            address,
+            asn: n.peer_asn,
+            required: n.required,
+            summary,
+            routes: BTreeMap::new(),
+        });
+        drop(owner);
         let mut peers = lock(&self.shared.peers);
         peers.retain(|p| p.name != n.name);
         peers.push(entry);
     }
 
-    fn senders(&self) -> Vec<Sender<Control>> {
-        lock(&self.shared.peers)
-            .iter()
-            .filter_map(|p| p.ctl.clone())
-            .collect()
-    }
-
-    fn sync_all(&self) {
-        for tx in self.senders() {
-            let _ = tx.try_send(Control::Sync(None));
+    fn send_all(&self, make: impl Fn() -> Control) {
+        for p in lock(&self.shared.peers).iter() {
+            if let Some(tx) = &p.ctl {
+                let _ = tx.try_send(make());
+            }
         }
     }
 
@@ -308,39 +353,82 @@ impl SpeakerHandle {
         self.set_routes(std::iter::once((prefix, intent)));
     }
 
-    /// Several route changes applied together: every peer gets them as one
-    /// minimal UPDATE set.
+    /// Several route changes applied together: the ones that change the
+    /// originated table go to every peer as one batch, and every peer sends
+    /// them as one minimal UPDATE set.
     pub fn set_routes(&self, routes: impl IntoIterator<Item = (Prefix, Option<RouteIntent>)>) {
-        let mut changed = false;
-        {
-            let mut rib = lock(&self.shared.rib);
-            for (prefix, intent) in routes {
-                changed |= rib.set_desired(prefix, intent);
-            }
+        let batch: Vec<(Prefix, Option<Arc<RouteIntent>>)> = {
+            let mut owner = lock(&self.owner);
+            let owner = &mut *owner;
+            let batch = routes
+                .into_iter()
+                .map(|(prefix, intent)| (prefix, intent.map(|i| owner.intents.share(i))))
+                .filter(|(prefix, intent)| owner.rib.set_desired_shared(*prefix, intent.clone()))
+                .collect();
+            owner.intents.prune();
+            batch
+        };
+        if batch.is_empty() {
+            return;
         }
-        if changed {
-            self.sync_all();
-        }
+        let batch: RouteBatch = batch.into();
+        self.send_all(|| Control::Routes(batch.clone(), None));
     }
 
     /// The first evaluation of every VIP is in: End-of-RIB may go out.
     pub fn mark_initial_done(&self) {
-        lock(&self.shared.rib).mark_initial_done();
-        self.sync_all();
+        lock(&self.owner).rib.mark_initial_done();
+        self.send_all(|| Control::InitialDone);
+    }
+
+    /// The peer tasks' reports, for the owner's event loop; hand each to
+    /// [`SpeakerHandle::apply`]. [`SpeakerHandle::peers`] also applies the
+    /// ones still queued.
+    pub fn reports(&self) -> Receiver<SessionReport> {
+        self.reports.clone()
+    }
+
+    /// Applies a peer task's report to the summaries. Reports of a task
+    /// that was replaced or removed are dropped.
+    pub fn apply(&self, r: SessionReport) {
+        apply_report(&mut lock(&self.owner), r);
     }
 
     /// A snapshot of every configured peer, in configuration order.
     pub fn peers(&self) -> Vec<PeerStatus> {
         let now = Instant::now();
-        lock(&self.shared.peers)
+        let mut owner = lock(&self.owner);
+        // Bounded: what the tasks reported so far (they add at most a few
+        // reports per message they handle).
+        for _ in 0..100_000 {
+            match self.reports.try_recv() {
+                Ok(r) => apply_report(&mut owner, r),
+                Err(_) => break,
+            }
+        }
+        owner
+            .views
             .iter()
-            .map(|p| {
-                let cell = lock(&p.status);
-                let mut s = cell.status.clone();
-                s.uptime = cell
-                    .established_at
-                    .map(|t| now.saturating_duration_since(t));
-                s
+            .map(|v| {
+                let s = &v.summary;
+                PeerStatus {
+                    name: v.name.clone(),
+                    address: v.address,
+                    asn: v.asn,
+                    state: s.state,
+                    running: s.running,
+                    uptime: s.established_at.map(|t| now.saturating_duration_since(t)),
+                    established_count: s.established_count,
+                    flaps: s.flaps,
+                    required: v.required,
+                    last_error: s.last_error.clone(),
+                    last_notification_sent: s.last_notification_sent.clone(),
+                    last_notification_received: s.last_notification_received.clone(),
+                    messages_in: s.messages_in,
+                    messages_out: s.messages_out,
+                    advertised: s.advertised,
+                    routes: v.routes.iter().map(|(p, a)| (*p, (**a).clone())).collect(),
+                }
             })
             .collect()
     }
@@ -362,8 +450,7 @@ impl SpeakerHandle {
                 let n = cfg.bgp.neighbors.iter().find(|n| n.name == p.name);
                 match n {
                     Some(n) if p.settings.is_some() && !restart.contains(&n.name.as_str()) => {
-                        lock(&p.status).status.required = n.required;
-                        keep.push(p);
+                        keep.push(p)
                     }
                     _ => stopping.push(p),
                 }
@@ -374,57 +461,56 @@ impl SpeakerHandle {
             .iter()
             .map(|p| p.name.clone())
             .collect();
-        let starting: Vec<Neighbor> = cfg
+        {
+            let mut owner = lock(&self.owner);
+            owner.views.retain(|v| {
+                running.contains(&v.name) || cfg.bgp.neighbors.iter().any(|n| n.name == v.name)
+            });
+            for v in owner.views.iter_mut() {
+                if let Some(n) = cfg.bgp.neighbors.iter().find(|n| n.name == v.name) {
+                    v.required = n.required;
+                }
+            }
+        }
+        let starting: Vec<&Neighbor> = cfg
             .bgp
             .neighbors
             .iter()
             .filter(|n| !running.contains(&n.name))
-            .cloned()
             .collect();
-        if stopping.is_empty() {
-            self.start_peers(cfg, &starting);
-            return;
-        }
         // The old sessions' Cease must reach the peer before the new
         // sessions connect: a peer that sees a new connection while the old
         // session is still Established treats it as a collision (RFC 4271
         // §6.8) or, with graceful restart, as our restart (RFC 4724 §4.2);
         // BIRD then leaves the new connection in OpenConfirm until its
-        // HoldTimer expires, a routing outage of up to the hold time.
-        let handle = self.clone();
-        let cfg = cfg.clone();
-        smol::spawn(async move {
-            stop_peers(stopping, Some("configuration changed".to_string())).await;
-            // A later reload may have started some of them meanwhile.
-            let present: Vec<String> = lock(&handle.shared.peers)
-                .iter()
-                .map(|p| p.name.clone())
-                .collect();
-            let starting: Vec<Neighbor> = starting
-                .into_iter()
-                .filter(|n| !present.contains(&n.name))
-                .collect();
-            handle.start_peers(&cfg, &starting);
-        })
-        .detach();
-    }
-
-    fn start_peers(&self, cfg: &Config, starting: &[Neighbor]) {
+        // HoldTimer expires, a routing outage of up to the hold time. The
+        // new tasks exist at once (route batches queue for them) and start
+        // once the old ones are closed.
+        let (open_tx, gate) = channel::bounded::<()>(1);
+        if stopping.is_empty() {
+            drop(open_tx);
+        } else {
+            smol::spawn(async move {
+                stop_peers(stopping, Some("configuration changed".to_string())).await;
+                drop(open_tx);
+            })
+            .detach();
+        }
         for n in starting {
-            log::info!(
-                "bgp peer {}: (re)starting with the new configuration",
-                n.name
-            );
-            self.start_peer(n);
+            // The task logs "(re)starting with the new configuration" once
+            // its gate opens, after the old session's Cease.
+            self.start_peer(n, Some(gate.clone()));
         }
         // Keep the configured order for /status.
-        lock(&self.shared.peers).sort_by_key(|p| {
+        let pos = |name: &str| {
             cfg.bgp
                 .neighbors
                 .iter()
-                .position(|n| n.name == p.name)
+                .position(|n| n.name == name)
                 .unwrap_or(usize::MAX)
-        });
+        };
+        lock(&self.owner).views.sort_by_key(|v| pos(&v.name));
+        lock(&self.shared.peers).sort_by_key(|p| pos(&p.name));
     }
 
     /// Graceful stop: withdraw every route from every peer, wait `drain`
@@ -435,17 +521,23 @@ impl SpeakerHandle {
         if let Some(t) = lock(&self.shared.listener_task).take() {
             drop(t);
         }
-        let keys: Vec<Prefix> = lock(&self.shared.rib).desired().keys().copied().collect();
-        {
-            let mut rib = lock(&self.shared.rib);
-            for p in keys {
-                rib.set_desired(p, None);
+        let batch: Vec<(Prefix, Option<Arc<RouteIntent>>)> = {
+            let mut owner = lock(&self.owner);
+            let keys: Vec<Prefix> = owner.rib.desired().keys().copied().collect();
+            for p in &keys {
+                owner.rib.set_desired(*p, None);
             }
-        }
+            keys.into_iter().map(|p| (p, None)).collect()
+        };
+        let batch: RouteBatch = batch.into();
         let (done_tx, done_rx) = channel::unbounded();
         let mut waiting = 0u32;
-        for tx in self.senders() {
-            if tx.try_send(Control::Sync(Some(done_tx.clone()))).is_ok() {
+        for p in lock(&self.shared.peers).iter() {
+            let Some(tx) = &p.ctl else { continue };
+            if tx
+                .try_send(Control::Routes(batch.clone(), Some(done_tx.clone())))
+                .is_ok()
+            {
                 waiting = waiting.saturating_add(1);
             }
         }
@@ -455,20 +547,31 @@ impl SpeakerHandle {
             smol::Timer::after(drain).await;
         }
         let peers = std::mem::take(&mut *lock(&self.shared.peers));
-        let kept: Vec<PeerEntry> = peers
-            .iter()
-            .map(|p| PeerEntry {
-                name: p.name.clone(),
-                address: p.address,
-                settings: None,
-                status: p.status.clone(),
-                ctl: None,
-                task: None,
-            })
-            .collect();
         stop_peers(peers, Some(message.to_string())).await;
-        // Keep the final statuses visible.
-        *lock(&self.shared.peers) = kept;
+        // The final statuses stay visible in the summaries.
+    }
+}
+
+fn apply_report(owner: &mut OwnerSide, r: SessionReport) {
+    let Some(v) = owner.views.iter_mut().find(|v| v.id == r.id) else {
+        return;
+    };
+    match r.update {
+        StatusUpdate::Summary(s) => v.summary = s,
+        StatusUpdate::Routes(d) => {
+            if d.reset {
+                v.routes.clear();
+            }
+            for p in &d.withdraw {
+                v.routes.remove(p);
+            }
+            if v.routes.is_empty() {
+                // A session's first table: one bulk build.
+                v.routes = d.announce.into_iter().collect();
+            } else {
+                v.routes.extend(d.announce);
+            }
+        }
     }
 }
 
@@ -690,5 +793,84 @@ mod tests {
                 Duration::from_secs(5)
             )
         );
+    }
+
+    #[test]
+    fn reports_update_the_owners_summary_and_stale_tasks_are_ignored() {
+        use crate::bgp::session::RoutesDelta;
+        use crate::bgp::types::Origin;
+        let mut owner = OwnerSide::default();
+        owner.views.push(View {
+            id: 2,
+            name: "n".into(),
+            address: "192.0.2.2".parse().unwrap(),
+            asn: 65000,
+            required: true,
+            summary: Summary::idle(true),
+            routes: BTreeMap::new(),
+        });
+        let p = |s: &str| -> Prefix { s.parse().unwrap() };
+        let attrs = Arc::new(PathAttrs {
+            origin: Origin::Igp,
+            as_path: vec![65001],
+            next_hop: "192.0.2.1".parse().unwrap(),
+            med: None,
+            local_pref: None,
+            communities: Vec::new(),
+            large_communities: Vec::new(),
+        });
+        let routes = |reset, announce: &[&str], withdraw: &[&str]| {
+            StatusUpdate::Routes(RoutesDelta {
+                reset,
+                announce: announce.iter().map(|s| (p(s), attrs.clone())).collect(),
+                withdraw: withdraw.iter().map(|s| p(s)).collect(),
+            })
+        };
+        let report = |id, update| SessionReport { id, update };
+        apply_report(
+            &mut owner,
+            report(2, routes(false, &["10.0.0.1/32", "10.0.0.2/32"], &[])),
+        );
+        apply_report(
+            &mut owner,
+            report(2, routes(false, &["10.0.0.3/32"], &["10.0.0.1/32"])),
+        );
+        let mut up = Summary::idle(true);
+        up.state = "established";
+        up.advertised = 2;
+        apply_report(&mut owner, report(2, StatusUpdate::Summary(up.clone())));
+        // The task this one replaced (id 1) reports late: ignored.
+        apply_report(&mut owner, report(1, routes(true, &[], &[])));
+        apply_report(
+            &mut owner,
+            report(1, StatusUpdate::Summary(Summary::idle(false))),
+        );
+        let v = &owner.views[0];
+        assert_eq!(v.summary, up);
+        assert_eq!(
+            v.routes.keys().copied().collect::<Vec<_>>(),
+            vec![p("10.0.0.2/32"), p("10.0.0.3/32")]
+        );
+        // Session down: the peer dropped everything.
+        apply_report(&mut owner, report(2, routes(true, &[], &[])));
+        assert!(owner.views[0].routes.is_empty());
+    }
+
+    #[test]
+    fn equal_intents_are_one_arc_and_unused_ones_are_forgotten() {
+        let mut i = Intents::default();
+        let plain = i.share(RouteIntent::default());
+        let again = i.share(RouteIntent::default());
+        assert!(Arc::ptr_eq(&plain, &again));
+        // 100 intents nobody keeps: pruned once the table doubled.
+        for n in 0..100u8 {
+            drop(i.share(RouteIntent {
+                as_path_prepend: n,
+                ..RouteIntent::default()
+            }));
+        }
+        i.prune();
+        assert_eq!(i.shared.len(), 1, "only the intent still held is kept");
+        assert!(Arc::ptr_eq(&plain, &i.share(RouteIntent::default())));
     }
 }

@@ -1,4 +1,9 @@
-//! One peer's task: the FSM, its connection(s), timers and Adj-RIB-Out.
+//! One peer's task: the driver of one session. It owns the connection(s)
+//! and the timers and feeds two pure cores: the RFC 4271 [`Fsm`] and the
+//! [`SessionCore`] (route batches → UPDATE passes, the Adj-RIB-Out, status,
+//! collision decisions, retry jitter). It only moves bytes and time: what
+//! to send and what to report comes from the cores; after each wake-up the
+//! core's status reports go to the owner.
 //!
 //! The task waits for the first of: a control request, bytes on the
 //! connection (and on a collision candidate's), the outbound connect, or the
@@ -12,7 +17,6 @@ use std::future::Future;
 use std::io;
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
@@ -22,11 +26,9 @@ use smol::Async;
 
 use super::codec::{self, Kind};
 use super::net::{self, SetupError};
-use super::{lock, Control, PeerEvent, PeerSettings, SharedStatus, WRITE_TIMEOUT};
-use crate::bgp::fsm::{
-    resolve_collision, Action, ConnectionOrigin, DownReason, Event, Fsm, State, Timer, Timestamp,
-};
-use crate::bgp::rib_out::{AdjRibOut, Changes, RibOut};
+use super::{Control, PeerEvent, PeerSettings, SessionReport, WRITE_TIMEOUT};
+use crate::bgp::fsm::{Action, ConnectionOrigin, DownReason, Event, Fsm, State, Timer, Timestamp};
+use crate::bgp::session::{on_candidate_open, on_inbound, Collision, Inbound, SessionCore};
 use crate::bgp::types::Afi;
 
 /// Reads per wake-up; a message is at most 4096 octets (RFC 4271 §4.1).
@@ -75,20 +77,21 @@ enum Wake {
 }
 
 pub(crate) struct PeerTask {
-    /// The last down reason logged at info, so retries that fail the same
-    /// way are logged at debug.
-    logged_reason: Option<String>,
     s: PeerSettings,
-    rib: Arc<Mutex<RibOut>>,
-    status: SharedStatus,
+    /// The peer's id in the speaker's table, on every report.
+    id: u64,
+    /// Everything beyond the FSM: routes, coalescing, status, jitter.
+    core: SessionCore,
     events: Sender<PeerEvent>,
+    reports: Sender<SessionReport>,
     ctl: Receiver<Control>,
+    /// Closed (its sender dropped) once the sessions this one replaces are
+    /// closed; the task starts then.
+    gate: Option<Receiver<()>>,
     main: Session,
     cand: Option<Session>,
     connecting: Option<Connecting>,
-    adj: AdjRibOut,
     origin: Instant,
-    rng: u64,
     queue: VecDeque<(Which, Event)>,
 }
 
@@ -139,10 +142,11 @@ pub(crate) fn describe_down(r: &DownReason) -> String {
 impl PeerTask {
     pub fn new(
         s: PeerSettings,
-        rib: Arc<Mutex<RibOut>>,
-        status: SharedStatus,
+        id: u64,
         events: Sender<PeerEvent>,
+        reports: Sender<SessionReport>,
         ctl: Receiver<Control>,
+        gate: Option<Receiver<()>>,
     ) -> PeerTask {
         let origin = Instant::now();
         // Jitter only needs to differ between peers and restarts.
@@ -153,23 +157,32 @@ impl PeerTask {
             seed = seed.rotate_left(5) ^ u64::from(b);
         }
         PeerTask {
-            logged_reason: None,
             main: Session::new(Fsm::new(s.fsm.clone())),
-            adj: AdjRibOut::new(s.shape.clone()),
+            core: SessionCore::new(s.shape.clone(), seed),
             s,
-            rib,
-            status,
+            id,
             events,
+            reports,
             ctl,
+            gate,
             cand: None,
             connecting: None,
             origin,
-            rng: seed | 1,
             queue: VecDeque::new(),
         }
     }
 
     pub async fn run(mut self) {
+        if let Some(gate) = self.gate.take() {
+            // A reload's start: the sessions this one replaces close first
+            // (their stop is bounded, then the gate's sender is dropped);
+            // route batches queue meanwhile.
+            let _ = gate.recv().await;
+            log::info!(
+                "bgp peer {}: (re)starting with the new configuration",
+                self.s.name
+            );
+        }
         log::info!(
             "bgp peer {} ({}): starting, AS {}",
             self.s.name,
@@ -177,6 +190,7 @@ impl PeerTask {
             self.s.fsm.peer_as
         );
         self.feed(Which::Main, Event::ManualStart).await;
+        self.publish();
         let mut buf_main = vec![0u8; READ_CHUNK];
         let mut buf_cand = vec![0u8; READ_CHUNK];
         loop {
@@ -220,21 +234,24 @@ impl PeerTask {
                         },
                     )
                     .await;
+                    self.publish();
                     return;
                 }
-                Wake::Ctl(Some(Control::Stop(message, done))) => {
-                    self.cand = None;
-                    self.feed(
-                        Which::Main,
-                        Event::ManualStop {
-                            shutdown_message: message,
-                        },
-                    )
-                    .await;
-                    let _ = done.try_send(());
-                    return;
+                Wake::Ctl(Some(c)) => {
+                    if let Some((message, done)) = self.control(c).await {
+                        self.cand = None;
+                        self.feed(
+                            Which::Main,
+                            Event::ManualStop {
+                                shutdown_message: message,
+                            },
+                        )
+                        .await;
+                        self.publish();
+                        let _ = done.try_send(());
+                        return;
+                    }
                 }
-                Wake::Ctl(Some(c)) => self.control(c).await,
                 Wake::Read(which, Ok(n)) if n > 0 => {
                     let buf = match which {
                         Which::Main => &buf_main,
@@ -273,6 +290,17 @@ impl PeerTask {
                 }
                 Wake::Timer => self.fire_timers().await,
             }
+            self.publish();
+        }
+    }
+
+    /// Hands what changed in the status and the Adj-RIB-Out to the owner.
+    fn publish(&mut self) {
+        for update in self.core.take_updates() {
+            let _ = self.reports.try_send(SessionReport {
+                id: self.id,
+                update,
+            });
         }
     }
 
@@ -311,43 +339,61 @@ impl PeerTask {
         }
     }
 
-    async fn control(&mut self, c: Control) {
-        match c {
-            Control::Sync(done) => {
-                // Route changes queued behind this one are in the RIB
-                // already, so one pass serves them all. Without this, N
-                // changes queued while a session comes up cost N passes over
-                // the whole table (O(N²), minutes of CPU at 10,000 VIPs). A
-                // different request stops the draining and runs after the
-                // pass, keeping the order.
-                let mut dones: Vec<_> = done.into_iter().collect();
-                let mut next = None;
-                while let Ok(c) = self.ctl.try_recv() {
-                    match c {
-                        Control::Sync(d) => dones.extend(d),
-                        other => {
-                            next = Some(other);
-                            break;
-                        }
-                    }
+    /// Handles `c` and every request queued behind it, then writes one
+    /// pass for all the route batches among them (the core coalesces them:
+    /// batches that arrived while the last pass was written wait in the
+    /// channel and go out together now). Returns the stop request, if one
+    /// came: it ends the task after the acknowledgements.
+    async fn control(&mut self, c: Control) -> Option<(Option<String>, Sender<()>)> {
+        let mut dones = Vec::new();
+        let mut stop = None;
+        let mut next = Some(c);
+        // Bounded: the queue holds what the owner sent so far.
+        let mut budget = 100_000u32;
+        while let Some(c) = next.take() {
+            match c {
+                Control::Routes(batch, done) => {
+                    self.core.on_routes(&batch);
+                    dones.extend(done);
                 }
-                if self.main.fsm.state() == State::Established {
-                    let changes = {
-                        let rib = lock(&self.rib);
-                        self.adj.sync(&rib)
-                    };
-                    self.send_changes(changes).await;
-                }
-                for done in dones {
-                    let _ = done.try_send(());
-                }
-                if let Some(c) = next {
-                    Box::pin(self.control(c)).await;
+                Control::InitialDone => self.core.on_initial_done(),
+                Control::Inbound(stream) => self.inbound(stream).await,
+                Control::Stop(message, done) => {
+                    stop = Some((message, done));
+                    break;
                 }
             }
-            Control::Inbound(stream) => self.inbound(stream).await,
-            // Handled in run().
-            Control::Stop(..) => {}
+            budget = budget.saturating_sub(1);
+            if budget == 0 {
+                break;
+            }
+            next = self.ctl.try_recv().ok();
+        }
+        self.flush_routes().await;
+        for done in dones {
+            let _ = done.try_send(());
+        }
+        stop
+    }
+
+    /// Writes what the core has to send (at most a few passes: a pass
+    /// empties the core's changed set, and nothing arrives while writing).
+    async fn flush_routes(&mut self) {
+        for _ in 0..4 {
+            let Some(pass) = self.core.next_pass() else {
+                return;
+            };
+            for w in &pass.warnings {
+                log::warn!("bgp peer {}: {}", self.s.name, describe_warning(w));
+            }
+            for s in &pass.skipped {
+                log::warn!("bgp peer {}: {s}", self.s.name);
+            }
+            if !pass.bytes.is_empty() {
+                self.write(Which::Main, &pass.bytes, Kind::Update, pass.updates)
+                    .await;
+            }
+            self.core.write_done();
         }
     }
 
@@ -362,31 +408,37 @@ impl PeerTask {
             rbuf: Vec::new(),
             origin: ConnectionOrigin::Remote,
         };
-        if self.main.fsm.accepts_connection() {
-            // Connect/Active: the peer's connection replaces our attempt.
-            self.connecting = None;
-            self.main.conn = Some(conn);
-            self.feed(Which::Main, Event::TcpConnectionConfirmed).await;
-        } else if self.main.fsm.state() == State::Idle {
-            // RFC 4271 §8.2.2 Idle: "refuses all incoming BGP connections".
-            log::debug!("bgp peer {name}: inbound connection refused in Idle");
-        } else if self.cand.is_some() {
-            log::debug!("bgp peer {name}: inbound connection closed: collision already tracked");
-        } else {
-            // RFC 4271 §6.8: track the new connection until its OPEN arrives.
-            let (fsm, actions) =
-                Fsm::collision_candidate(self.main.fsm.config().clone(), self.now());
-            let mut cand = Session::new(fsm);
-            cand.conn = Some(conn);
-            self.cand = Some(cand);
-            self.execute(Which::Cand, actions).await;
-            if self.main.fsm.state() == State::Established {
-                // "a connection collision with an existing BGP connection
-                // that is in the Established state causes closing of the
-                // newly created connection."
-                self.feed(Which::Cand, Event::OpenCollisionDump).await;
+        let decision = on_inbound(
+            self.main.fsm.state(),
+            self.main.fsm.accepts_connection(),
+            self.cand.is_some(),
+        );
+        match decision {
+            Inbound::Replace => {
+                self.connecting = None;
+                self.main.conn = Some(conn);
+                self.feed(Which::Main, Event::TcpConnectionConfirmed).await;
             }
-            self.drain_queue().await;
+            Inbound::Refuse => {
+                log::debug!("bgp peer {name}: inbound connection refused in Idle");
+            }
+            Inbound::AlreadyTracked => {
+                log::debug!(
+                    "bgp peer {name}: inbound connection closed: collision already tracked"
+                );
+            }
+            Inbound::Track { dump_now } => {
+                let (fsm, actions) =
+                    Fsm::collision_candidate(self.main.fsm.config().clone(), self.now());
+                let mut cand = Session::new(fsm);
+                cand.conn = Some(conn);
+                self.cand = Some(cand);
+                self.execute(Which::Cand, actions).await;
+                if dump_now {
+                    self.feed(Which::Cand, Event::OpenCollisionDump).await;
+                }
+                self.drain_queue().await;
+            }
         }
     }
 
@@ -410,7 +462,7 @@ impl PeerTask {
                 }
             };
             if let Some(kind) = Kind::of(&msg) {
-                lock(&self.status).status.messages_in.count(kind);
+                self.core.on_message_in(kind);
             }
             let Some(event) = codec::decode(&msg, &ctx, &self.s.name) else {
                 continue;
@@ -418,7 +470,7 @@ impl PeerTask {
             if let Event::NotifMsg(n) = &event {
                 let text = codec::describe(n);
                 log::warn!("bgp peer {}: received NOTIFICATION {text}", self.s.name);
-                lock(&self.status).status.last_notification_received = Some(text);
+                self.core.on_notification_received(text);
             }
             match (which, event) {
                 (Which::Cand, Event::BGPOpen(open)) => {
@@ -434,17 +486,15 @@ impl PeerTask {
     async fn collide(&mut self, open: crate::bgp::fsm::OpenInfo) -> Which {
         let cfg = self.main.fsm.config();
         let existing = self.main.conn.as_ref().map(|c| c.origin);
-        let keep_existing = existing.is_some_and(|origin| {
-            resolve_collision(
-                origin,
-                self.main.fsm.state() == State::Established,
-                cfg.router_id,
-                cfg.local_as,
-                open.bgp_id,
-                open.asn,
-            ) == origin
-        });
-        if keep_existing {
+        let decision = on_candidate_open(
+            existing,
+            self.main.fsm.state(),
+            cfg.router_id,
+            cfg.local_as,
+            open.bgp_id,
+            open.asn,
+        );
+        let Collision::KeepCandidate { dump_existing } = decision else {
             log::info!(
                 "bgp peer {}: connection collision: keeping the existing connection",
                 self.s.name
@@ -452,12 +502,12 @@ impl PeerTask {
             self.feed(Which::Cand, Event::OpenCollisionDump).await;
             self.cand = None;
             return Which::Cand;
-        }
+        };
         log::info!(
             "bgp peer {}: connection collision: keeping the peer's connection",
             self.s.name
         );
-        if existing.is_some() {
+        if dump_existing {
             self.feed(Which::Main, Event::OpenCollisionDump).await;
         }
         let Some(cand) = self.cand.take() else {
@@ -523,21 +573,12 @@ impl PeerTask {
         } else {
             None
         };
-        // logd keeps 16 KiB: a peer that stays down must not fill it. Session
-        // up/down and a new failure reason are info; the retry churn that
-        // repeats the last reason is debug.
-        let session = before == State::Established || after == State::Established;
-        let new_reason = reason.is_some() && reason != self.logged_reason;
-        let level = if session || new_reason {
+        let info = self.core.on_transition(before, after, reason.as_deref());
+        let level = if info {
             log::Level::Info
         } else {
             log::Level::Debug
         };
-        if after == State::Established {
-            self.logged_reason = None;
-        } else if reason.is_some() {
-            self.logged_reason = reason.clone();
-        }
         match &reason {
             Some(r) => log::log!(
                 level,
@@ -556,13 +597,6 @@ impl PeerTask {
                 after.as_str()
             ),
         }
-        {
-            let mut cell = lock(&self.status);
-            cell.status.state = after.as_str();
-            if let Some(r) = &reason {
-                cell.status.last_error = Some(r.clone());
-            }
-        }
         let _ = self.events.try_send(PeerEvent {
             peer: self.s.name.clone(),
             address: self.s.address,
@@ -572,19 +606,9 @@ impl PeerTask {
         });
     }
 
-    fn set_error(&self, e: String) {
+    fn set_error(&mut self, e: String) {
         log::debug!("bgp peer {}: {e}", self.s.name);
-        lock(&self.status).status.last_error = Some(e);
-    }
-
-    fn jitter(&mut self, d: Duration) -> Duration {
-        // RFC 4271 §10: "the base value ... is multiplied by a random factor
-        // which is uniformly distributed in the range from 0.75 to 1.0".
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        let permille = 750 + u32::try_from(self.rng % 251).unwrap_or(0);
-        d.saturating_mul(permille) / 1000
+        self.core.on_error(e);
     }
 
     async fn execute(&mut self, which: Which, actions: Vec<Action>) {
@@ -601,24 +625,29 @@ impl PeerTask {
                 }
                 Action::SendOpen(info) => {
                     let bytes = codec::encode_open(&info);
-                    self.write(which, &bytes, Kind::Open).await;
+                    self.write(which, &bytes, Kind::Open, 1).await;
                 }
                 Action::SendKeepalive => {
-                    self.write(which, &codec::encode_keepalive(), Kind::Keepalive)
+                    self.write(which, &codec::encode_keepalive(), Kind::Keepalive, 1)
                         .await;
                 }
                 Action::SendNotification(n) => {
                     let text = codec::describe(&n);
                     if which == Which::Main {
                         log::warn!("bgp peer {}: sending NOTIFICATION {text}", self.s.name);
-                        lock(&self.status).status.last_notification_sent = Some(text);
+                        self.core.on_notification_sent(text);
                     }
-                    self.write(which, &codec::encode_notification(&n), Kind::Notification)
-                        .await;
+                    self.write(
+                        which,
+                        &codec::encode_notification(&n),
+                        Kind::Notification,
+                        1,
+                    )
+                    .await;
                 }
                 Action::StartTimer(t, d) => {
                     let d = match t {
-                        Timer::ConnectRetry | Timer::IdleHold => self.jitter(d),
+                        Timer::ConnectRetry | Timer::IdleHold => self.core.jitter(d),
                         Timer::Hold | Timer::Keepalive => d,
                     };
                     let at = Instant::now().checked_add(d);
@@ -633,7 +662,6 @@ impl PeerTask {
                 }
                 Action::SessionEstablished(n) => {
                     self.main.ctx = codec::ctx(n.four_octet_as, n.ebgp);
-                    self.apply_session_next_hops();
                     log::info!(
                         "bgp peer {}: established: hold {}s, keepalive {}s, families {:?}, peer id {}",
                         self.s.name,
@@ -642,30 +670,18 @@ impl PeerTask {
                         n.families,
                         n.peer_id
                     );
-                    {
-                        let mut cell = lock(&self.status);
-                        cell.established_at = Some(Instant::now());
-                        cell.status.established_count =
-                            cell.status.established_count.wrapping_add(1);
-                        cell.status.last_error = None;
-                    }
-                    let changes = {
-                        let rib = lock(&self.rib);
-                        self.adj.on_established(&n.families, &rib)
-                    };
-                    self.send_changes(changes).await;
+                    let shape = self.session_shape();
+                    self.core
+                        .on_established(&n.families, n.four_octet_as, shape, Instant::now());
+                    self.flush_routes().await;
                 }
-                Action::SessionDown(_) => {
-                    self.adj.on_session_down();
-                    let mut cell = lock(&self.status);
-                    cell.established_at = None;
-                    cell.status.advertised = 0;
-                    cell.status.routes.clear();
-                    cell.status.flaps = cell.status.flaps.wrapping_add(1);
-                }
+                Action::SessionDown(_) => self.core.on_session_down(),
                 Action::ResendRoutes(afi) => {
-                    let changes = self.adj.route_refresh(afi);
-                    self.send_changes(changes).await;
+                    let pass = self.core.on_route_refresh(afi);
+                    if !pass.bytes.is_empty() {
+                        self.write(Which::Main, &pass.bytes, Kind::Update, pass.updates)
+                            .await;
+                    }
                 }
             }
         }
@@ -673,7 +689,7 @@ impl PeerTask {
 
     /// `local_address: 0.0.0.0` / `::`: the next hop is this session's own
     /// source address.
-    fn apply_session_next_hops(&mut self) {
+    fn session_shape(&self) -> crate::bgp::rib_out::PeerShape {
         let local = self
             .main
             .conn
@@ -686,7 +702,7 @@ impl PeerTask {
             Some(IpAddr::V6(a)) if self.s.next_hop_v6_from_session => shape.next_hop_v6 = Some(a),
             _ => {}
         }
-        self.adj.set_shape(shape);
+        shape
     }
 
     fn connect(&mut self) {
@@ -697,11 +713,7 @@ impl PeerTask {
                 // Never a silent unauthenticated session: this peer stops.
                 let msg = format!("cannot set the TCP MD5 key: {e}; peer stopped");
                 log::error!("bgp peer {}: {msg}", self.s.name);
-                {
-                    let mut cell = lock(&self.status);
-                    cell.status.last_error = Some(msg);
-                    cell.status.running = false;
-                }
+                self.core.on_stopped_for_good(msg);
                 self.queue.push_back((
                     Which::Main,
                     Event::ManualStop {
@@ -717,7 +729,8 @@ impl PeerTask {
         }
     }
 
-    async fn write(&mut self, which: Which, bytes: &[u8], kind: Kind) {
+    /// Writes `bytes` (`n` messages of `kind`) in one go.
+    async fn write(&mut self, which: Which, bytes: &[u8], kind: Kind, n: u32) {
         let Some(conn) = self.session(which).and_then(|s| s.conn.as_ref()) else {
             return;
         };
@@ -737,7 +750,7 @@ impl PeerTask {
         match r {
             Ok(()) => {
                 if which == Which::Main {
-                    lock(&self.status).status.messages_out.count(kind);
+                    self.core.on_message_out(kind, n);
                 }
             }
             Err(e) => {
@@ -748,32 +761,6 @@ impl PeerTask {
                 self.queue.push_back((which, Event::TcpConnectionFails));
             }
         }
-    }
-
-    async fn send_changes(&mut self, changes: Changes) {
-        for w in &changes.warnings {
-            log::warn!("bgp peer {}: {}", self.s.name, describe_warning(w));
-        }
-        if !changes.is_empty() {
-            let four = self.main.fsm.negotiated().is_some_and(|n| n.four_octet_as);
-            let updates = codec::encode_changes(&changes, four);
-            for s in &updates.skipped {
-                log::warn!("bgp peer {}: {s}", self.s.name);
-            }
-            for m in updates.messages {
-                self.write(Which::Main, &m, Kind::Update).await;
-            }
-        }
-        let n = u32::try_from(self.adj.advertised().len()).unwrap_or(u32::MAX);
-        let routes: Vec<_> = self
-            .adj
-            .advertised()
-            .iter()
-            .map(|(p, a)| (*p, a.clone()))
-            .collect();
-        let mut cell = lock(&self.status);
-        cell.status.advertised = n;
-        cell.status.routes = routes;
     }
 }
 
@@ -818,64 +805,4 @@ fn close(stream: Async<TcpStream>) {
         .await;
     })
     .detach();
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn jitter_stays_within_three_quarters_and_one() {
-        let (tx, _rx) = smol::channel::unbounded();
-        let (_ctl_tx, ctl_rx) = smol::channel::unbounded();
-        let cfg = crate::config::Config {
-            router: crate::config::Router {
-                asn: 65001,
-                router_id: Some("192.0.2.1".parse().unwrap()),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        let n = crate::config::Neighbor {
-            name: "n".into(),
-            address: Some("192.0.2.2".parse().unwrap()),
-            peer_asn: 65000,
-            ..Default::default()
-        };
-        let mut cfg = cfg;
-        cfg.bgp.neighbors = vec![n];
-        crate::config::validate::resolve(&mut cfg);
-        let s = PeerSettings::from_config(&cfg.bgp.neighbors[0]);
-        let status = Arc::new(Mutex::new(super::super::StatusCell {
-            status: super::super::PeerStatus {
-                name: "n".into(),
-                address: s.address,
-                asn: 65000,
-                state: "idle",
-                running: true,
-                uptime: None,
-                established_count: 0,
-                flaps: 0,
-                required: true,
-                last_error: None,
-                last_notification_sent: None,
-                last_notification_received: None,
-                messages_in: Default::default(),
-                messages_out: Default::default(),
-                advertised: 0,
-                routes: Vec::new(),
-            },
-            established_at: None,
-        }));
-        let mut t = PeerTask::new(s, Arc::default(), status, tx, ctl_rx);
-        let base = Duration::from_secs(30);
-        let mut seen = std::collections::BTreeSet::new();
-        for _ in 0..1000 {
-            let d = t.jitter(base);
-            assert!(d >= base * 3 / 4 && d <= base, "{d:?}");
-            seen.insert(d.as_millis() / 1000);
-        }
-        // Spread over the whole range, not one value.
-        assert!(seen.len() >= 7, "{seen:?}");
-    }
 }

@@ -1,9 +1,11 @@
 //! The pure BGP layers: `wire` (codec), `fsm` (RFC 4271 state machine),
-//! RIB-out and the per-peer settings a config gives. The smol driver is in
+//! RIB-out, the per-session core beyond the FSM (`session`) and the
+//! per-peer settings a config gives. The smol driver is in
 //! the pathosd crate (`pathosd::bgp::driver`).
 
 pub mod fsm;
 pub mod rib_out;
+pub mod session;
 pub mod settings;
 pub mod types;
 pub mod wire;

@@ -1,7 +1,8 @@
 //! RIB-out: what pathosd wants announced versus what each peer has been sent.
 //!
-//! [`RibOut`] holds the desired routes (one [`RouteIntent`] per VIP prefix),
-//! shared by all peers. Each peer has an [`AdjRibOut`] (RFC 4271 §3.2
+//! [`RibOut`] holds the desired routes (one [`RouteIntent`] per VIP prefix):
+//! the daemon's owner keeps the originated table, and each session builds
+//! its own from the route batches the owner sends it. Each peer has an [`AdjRibOut`] (RFC 4271 §3.2
 //! Adj-RIB-Out) that remembers the [`PathAttrs`] it last sent per prefix and
 //! turns the desired table into the minimal [`Changes`] for that peer. Both
 //! are pure: the driver hands `Changes` to the UPDATE encoder.
@@ -33,18 +34,25 @@
 //! * **Session loss** forgets what was sent; the desired table stays and is
 //!   sent again in full on the next Established.
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
 
 use super::types::{Afi, Origin, PathAttrs, Prefix, RouteIntent};
 
 /// LOCAL_PREF sent to iBGP peers (the common default, as GoBGP adds it).
 pub(crate) const IBGP_LOCAL_PREF: u32 = 100;
 
-/// The desired routes, shared by all peers.
+/// The originated routes: what the engine decided, one [`RouteIntent`] per
+/// VIP prefix, and whether the first evaluation of every VIP is in. The
+/// daemon's owner keeps one (to know what changed and what a new session
+/// starts from); each session keeps the one its route batches built. The
+/// intents are shared `Arc`s: nearly every VIP has one of a few intents, and
+/// the owner's table and every session's hold pointers to the same ones.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RibOut {
-    desired: BTreeMap<Prefix, RouteIntent>,
+    desired: BTreeMap<Prefix, Arc<RouteIntent>>,
     initial_done: bool,
 }
 
@@ -56,13 +64,32 @@ impl RibOut {
     /// Sets (`Some`) or removes (`None`) the desired route for `prefix`.
     /// Returns whether the table changed, i.e. whether peers need a sync.
     pub fn set_desired(&mut self, prefix: Prefix, intent: Option<RouteIntent>) -> bool {
-        match intent {
-            Some(i) => self.desired.insert(prefix, i.clone()) != Some(i),
-            None => self.desired.remove(&prefix).is_some(),
+        self.set_desired_shared(prefix, intent.map(Arc::new))
+    }
+
+    /// [`RibOut::set_desired`] with an intent shared with other tables.
+    pub fn set_desired_shared(&mut self, prefix: Prefix, intent: Option<Arc<RouteIntent>>) -> bool {
+        match (intent, self.desired.entry(prefix)) {
+            (Some(i), Entry::Occupied(mut e)) => {
+                if **e.get() == *i {
+                    return false;
+                }
+                e.insert(i);
+                true
+            }
+            (Some(i), Entry::Vacant(e)) => {
+                e.insert(i);
+                true
+            }
+            (None, Entry::Occupied(e)) => {
+                e.remove();
+                true
+            }
+            (None, Entry::Vacant(_)) => false,
         }
     }
 
-    pub fn desired(&self) -> &BTreeMap<Prefix, RouteIntent> {
+    pub fn desired(&self) -> &BTreeMap<Prefix, Arc<RouteIntent>> {
         &self.desired
     }
 
@@ -72,8 +99,7 @@ impl RibOut {
         self.initial_done = true;
     }
 
-    #[cfg(test)]
-    fn initial_done(&self) -> bool {
+    pub fn initial_done(&self) -> bool {
         self.initial_done
     }
 }
@@ -104,11 +130,13 @@ pub enum Warning {
     NoNextHop { prefix: Prefix },
 }
 
-/// What to send to one peer, for the UPDATE encoder.
+/// What to send to one peer, for the UPDATE encoder. Routes with the same
+/// attributes share one [`Arc`]: shaping 10,000 routes of one VIP state
+/// allocates one `PathAttrs`, not 10,000.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Changes {
     /// Routes to announce (new, or replacing what was sent), by prefix.
-    pub announce: Vec<(Prefix, PathAttrs)>,
+    pub announce: Vec<(Prefix, Arc<PathAttrs>)>,
     /// Routes to withdraw, by prefix.
     pub withdraw: Vec<Prefix>,
     /// Families to send an End-of-RIB marker for, after the routes above.
@@ -123,12 +151,21 @@ impl Changes {
     }
 }
 
+/// Shaped attributes of the intents seen in one pass: equal intents share
+/// one `Arc<PathAttrs>`. A VIP has at most a few states (announced,
+/// pessimized), so a short list searched linearly is enough; past
+/// [`SHAPE_CACHE`] distinct intents the rest are shaped one by one.
+#[derive(Default)]
+struct ShapeCache(Vec<(RouteIntent, Arc<PathAttrs>)>);
+
+const SHAPE_CACHE: usize = 16;
+
 /// One peer's Adj-RIB-Out.
 #[derive(Debug, Clone)]
 pub struct AdjRibOut {
     shape: PeerShape,
     established: bool,
-    sent: BTreeMap<Prefix, PathAttrs>,
+    sent: BTreeMap<Prefix, Arc<PathAttrs>>,
     /// End-of-RIB not yet sent on this session.
     eor_pending: bool,
     prepend_warned: bool,
@@ -166,19 +203,25 @@ impl AdjRibOut {
     }
 
     /// What the peer currently has from us (for /status and metrics).
-    pub fn advertised(&self) -> &BTreeMap<Prefix, PathAttrs> {
+    pub fn advertised(&self) -> &BTreeMap<Prefix, Arc<PathAttrs>> {
         &self.sent
     }
 
     /// The session reached Established with `families`: everything desired,
     /// then End-of-RIB per family once the initial evaluation is done.
     pub fn on_established(&mut self, families: &[Afi], desired: &RibOut) -> Changes {
+        self.establish(families);
+        self.sync(desired)
+    }
+
+    /// The session reached Established with `families`: nothing is sent
+    /// yet; [`AdjRibOut::plan_all`] then computes the full table.
+    pub fn establish(&mut self, families: &[Afi]) {
         self.shape.families = families.to_vec();
         self.established = true;
         self.sent.clear();
         self.reported.clear();
         self.eor_pending = true;
-        self.sync(desired)
     }
 
     /// The session went down: the peer dropped everything we sent.
@@ -189,38 +232,106 @@ impl AdjRibOut {
         self.eor_pending = false;
     }
 
-    /// The minimal changes that bring the peer to `desired`. Empty while the
-    /// session is down (`on_established` sends everything).
+    /// The minimal changes that bring the peer to `desired`, recorded as
+    /// sent. Empty while the session is down (`on_established` sends
+    /// everything).
     pub fn sync(&mut self, desired: &RibOut) -> Changes {
+        let changes = self.plan_all(desired);
+        self.commit(&changes);
+        changes
+    }
+
+    /// The minimal changes that bring the peer to `desired` over the whole
+    /// table, not yet recorded: the caller encodes them and then
+    /// [`AdjRibOut::commit`]s what it could send.
+    pub fn plan_all(&mut self, desired: &RibOut) -> Changes {
         let mut changes = Changes::default();
         if !self.established {
             return changes;
         }
-        let mut want: BTreeMap<Prefix, PathAttrs> = BTreeMap::new();
-        for (prefix, intent) in &desired.desired {
-            if let Some(attrs) = self.shape_route(*prefix, intent, &mut changes.warnings) {
-                want.insert(*prefix, attrs);
-            }
-        }
+        let mut cache = ShapeCache::default();
         for prefix in self.sent.keys() {
-            if !want.contains_key(prefix) {
+            if !desired.desired.contains_key(prefix) {
                 changes.withdraw.push(*prefix);
             }
         }
-        for (prefix, attrs) in &want {
-            if self.sent.get(prefix) != Some(attrs) {
-                changes.announce.push((*prefix, attrs.clone()));
-            }
+        for (prefix, intent) in &desired.desired {
+            self.plan_one(*prefix, Some(&**intent), &mut cache, &mut changes);
         }
-        self.sent = want;
         // Unsendable prefixes that left the desired table may be reported
         // again if they come back.
         self.reported.retain(|p| desired.desired.contains_key(p));
+        self.plan_end_of_rib(desired, &mut changes);
+        changes
+    }
+
+    /// Like [`AdjRibOut::plan_all`], but only for `prefixes` (the ones
+    /// route batches changed since the last pass): a batch of one route
+    /// costs one route, not the table.
+    pub fn plan(&mut self, desired: &RibOut, prefixes: &BTreeSet<Prefix>) -> Changes {
+        let mut changes = Changes::default();
+        if !self.established {
+            return changes;
+        }
+        let mut cache = ShapeCache::default();
+        for prefix in prefixes {
+            let intent = desired.desired.get(prefix).map(|i| &**i);
+            if intent.is_none() {
+                self.reported.remove(prefix);
+                if self.sent.contains_key(prefix) {
+                    changes.withdraw.push(*prefix);
+                }
+                continue;
+            }
+            self.plan_one(*prefix, intent, &mut cache, &mut changes);
+        }
+        self.plan_end_of_rib(desired, &mut changes);
+        changes
+    }
+
+    fn plan_one(
+        &mut self,
+        prefix: Prefix,
+        intent: Option<&RouteIntent>,
+        cache: &mut ShapeCache,
+        changes: &mut Changes,
+    ) {
+        let want = intent.and_then(|i| self.shape_cached(prefix, i, cache, &mut changes.warnings));
+        match (want, self.sent.get(&prefix)) {
+            (Some(w), Some(s)) if **s == *w => {}
+            (Some(w), _) => changes.announce.push((prefix, w)),
+            // Desired but unsendable now (e.g. the next hop went away):
+            // what the peer has must go.
+            (None, Some(_)) => changes.withdraw.push(prefix),
+            (None, None) => {}
+        }
+    }
+
+    fn plan_end_of_rib(&mut self, desired: &RibOut, changes: &mut Changes) {
         if self.eor_pending && desired.initial_done {
             self.eor_pending = false;
             changes.end_of_rib = self.shape.families.clone();
         }
-        changes
+    }
+
+    /// Records `changes` as sent: what the peer has from us now.
+    pub fn commit(&mut self, changes: &Changes) {
+        if !self.established {
+            return;
+        }
+        if self.sent.is_empty() {
+            // The whole table of a new session: one bulk build (the
+            // announcements are in prefix order) instead of a search per
+            // route.
+            self.sent = changes.announce.iter().cloned().collect();
+            return;
+        }
+        for p in &changes.withdraw {
+            self.sent.remove(p);
+        }
+        for (p, a) in &changes.announce {
+            self.sent.insert(*p, a.clone());
+        }
     }
 
     /// RFC 2918 §4: on a ROUTE-REFRESH "the BGP speaker may re-advertise to
@@ -237,14 +348,15 @@ impl AdjRibOut {
         }
     }
 
-    /// The attributes `intent` is sent with to this peer, or `None` (with a
-    /// warning the first time) when it cannot be sent.
-    fn shape_route(
+    fn shape_cached(
         &mut self,
         prefix: Prefix,
         intent: &RouteIntent,
+        cache: &mut ShapeCache,
         warnings: &mut Vec<Warning>,
-    ) -> Option<PathAttrs> {
+    ) -> Option<Arc<PathAttrs>> {
+        // The family and next hop checks depend on the prefix, not the
+        // intent: they run for every route (and report each prefix once).
         let afi = prefix.afi();
         if !self.shape.families.contains(&afi) {
             if self.reported.insert(prefix) {
@@ -262,6 +374,28 @@ impl AdjRibOut {
             }
             return None;
         };
+        if let Some((_, a)) = cache
+            .0
+            .iter()
+            .find(|(i, a)| i == intent && a.next_hop == next_hop)
+        {
+            return Some(a.clone());
+        }
+        let a = Arc::new(self.shape_route(prefix, intent, next_hop, warnings));
+        if cache.0.len() < SHAPE_CACHE {
+            cache.0.push((intent.clone(), a.clone()));
+        }
+        Some(a)
+    }
+
+    /// The attributes `intent` is sent with to this peer.
+    fn shape_route(
+        &mut self,
+        prefix: Prefix,
+        intent: &RouteIntent,
+        next_hop: IpAddr,
+        warnings: &mut Vec<Warning>,
+    ) -> PathAttrs {
         let (as_path, local_pref) = if self.shape.ebgp {
             // RFC 4271 §5.1.2: "the originating speaker includes its own AS
             // number in a path segment, of type AS_SEQUENCE, in the AS_PATH
@@ -279,7 +413,7 @@ impl AdjRibOut {
             }
             (Vec::new(), Some(IBGP_LOCAL_PREF))
         };
-        Some(PathAttrs {
+        PathAttrs {
             origin: Origin::Igp,
             as_path,
             next_hop,
@@ -287,7 +421,7 @@ impl AdjRibOut {
             local_pref,
             communities: intent.communities.clone(),
             large_communities: intent.large_communities.clone(),
-        })
+        }
     }
 }
 
@@ -332,8 +466,8 @@ mod tests {
         }
     }
 
-    fn ebgp_attrs(copies: usize, intent: &RouteIntent, nh: IpAddr) -> PathAttrs {
-        PathAttrs {
+    fn ebgp_attrs(copies: usize, intent: &RouteIntent, nh: IpAddr) -> Arc<PathAttrs> {
+        Arc::new(PathAttrs {
             origin: Origin::Igp,
             as_path: vec![AS; copies],
             next_hop: nh,
@@ -341,7 +475,7 @@ mod tests {
             local_pref: None,
             communities: intent.communities.clone(),
             large_communities: intent.large_communities.clone(),
-        }
+        })
     }
 
     fn v4() -> IpAddr {
@@ -453,7 +587,7 @@ mod tests {
         ]);
         let mut peer = AdjRibOut::new(shape(false));
         let up = peer.on_established(&[Afi::Ipv4], &rib);
-        let want = PathAttrs {
+        let want = Arc::new(PathAttrs {
             origin: Origin::Igp,
             as_path: Vec::new(),
             next_hop: v4(),
@@ -461,7 +595,7 @@ mod tests {
             local_pref: Some(100),
             communities: vec![Community(65001, 666)],
             large_communities: vec![LargeCommunity(65001, 1, 2)],
-        };
+        });
         assert_eq!(
             up.announce,
             vec![
@@ -645,7 +779,7 @@ mod tests {
                 let mut rib = RibOut::new();
                 let mut peer = AdjRibOut::new(shape(ebgp));
                 // The peer's view, built only from the Changes we emitted.
-                let mut view: BTreeMap<Prefix, PathAttrs> = BTreeMap::new();
+                let mut view: BTreeMap<Prefix, Arc<PathAttrs>> = BTreeMap::new();
                 let mut up = false;
                 let mut eor_seen = false;
                 for op in ops {

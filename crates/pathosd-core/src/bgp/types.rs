@@ -14,10 +14,35 @@ pub enum Afi {
 }
 
 /// An IP prefix in canonical form: host bits beyond `len` are zero.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Ordered IPv4 first, then by address, then by length (the order a derived
+/// `Ord` gives, computed on integers: the RIB-outs' B-trees compare
+/// prefixes a dozen times per lookup, and `IpAddr`'s own comparison goes
+/// through `memcmp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Prefix {
     addr: IpAddr,
     len: u8,
+}
+
+impl Prefix {
+    fn sort_key(&self) -> (u8, u128, u8) {
+        match self.addr {
+            IpAddr::V4(a) => (0, u128::from(u32::from(a)), self.len),
+            IpAddr::V6(a) => (1, u128::from(a), self.len),
+        }
+    }
+}
+
+impl Ord for Prefix {
+    fn cmp(&self, other: &Prefix) -> std::cmp::Ordering {
+        self.sort_key().cmp(&other.sort_key())
+    }
+}
+
+impl PartialOrd for Prefix {
+    fn partial_cmp(&self, other: &Prefix) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 /// Why a prefix string or value was rejected.
@@ -214,6 +239,26 @@ pub struct PathAttrs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The integer comparison orders like the (address, length) pair.
+        #[test]
+        fn prefix_order_is_address_then_length(
+            a in proptest::prelude::any::<(bool, u128, u8)>(),
+            b in proptest::prelude::any::<(bool, u128, u8)>(),
+        ) {
+            let mk = |(v6, bits, len): (bool, u128, u8)| {
+                let addr = if v6 {
+                    IpAddr::V6(bits.into())
+                } else {
+                    IpAddr::V4((bits as u32).into())
+                };
+                Prefix { addr, len }
+            };
+            let (pa, pb) = (mk(a), mk(b));
+            proptest::prop_assert_eq!(pa.cmp(&pb), (pa.addr, pa.len).cmp(&(pb.addr, pb.len)));
+        }
+    }
 
     #[test]
     fn prefix_parse_canonicalizes_host_bits() {

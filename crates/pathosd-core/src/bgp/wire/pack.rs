@@ -2,6 +2,7 @@
 //! attributes and packs prefixes that share them into as few UPDATEs as fit
 //! in 4096 octets.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -158,8 +159,8 @@ impl Updates {
 /// Withdrawals come first. A route whose next hop cannot be encoded for its
 /// family (an IPv6 next hop for an IPv4 prefix) is skipped and returned in
 /// [`Updates::skipped`] for the caller to report.
-pub fn encode_updates(
-    routes: &[(Prefix, PathAttrs)],
+pub fn encode_updates<A: Borrow<PathAttrs>>(
+    routes: &[(Prefix, A)],
     withdrawn: &[Prefix],
     four_octet_as: bool,
 ) -> Updates {
@@ -170,11 +171,19 @@ pub fn encode_updates(
 
     let mut groups: Vec<(&PathAttrs, Vec<Prefix>, Vec<Prefix>)> = Vec::new();
     let mut index: HashMap<&PathAttrs, usize> = HashMap::new();
+    // Routes of one state share one `Arc<PathAttrs>` (the RIB-out's
+    // shaping): a run of the same attributes skips the hash lookup.
+    let mut last: Option<(&PathAttrs, usize)> = None;
     for (p, a) in routes {
-        let i = *index.entry(a).or_insert_with(|| {
-            groups.push((a, Vec::new(), Vec::new()));
-            groups.len() - 1
-        });
+        let a = a.borrow();
+        let i = match last {
+            Some((l, i)) if std::ptr::eq(l, a) => i,
+            _ => *index.entry(a).or_insert_with(|| {
+                groups.push((a, Vec::new(), Vec::new()));
+                groups.len() - 1
+            }),
+        };
+        last = Some((a, i));
         match p.afi() {
             Afi::Ipv4 => groups[i].1.push(*p),
             Afi::Ipv6 => groups[i].2.push(*p),

@@ -1,0 +1,583 @@
+//! The pure core of one BGP session: everything the driver's peer task
+//! decides beyond RFC 4271's state machine ([`super::fsm`]).
+//!
+//! Pure like the FSM: no socket, no clock read, no log. The driver
+//! (`bgp::driver::peer`) feeds it events with the time they happened and
+//! carries out what it returns; it only moves bytes and time.
+//!
+//! * **Route batches → UPDATEs.** The daemon's owner sends every session
+//!   the route changes of one engine step as one shared [`RouteBatch`].
+//!   The core keeps the originated routes as the batches built them
+//!   ([`RibOut`]) and the session's Adj-RIB-Out ([`AdjRibOut`]), and turns
+//!   them into one [`Pass`]: every UPDATE of the difference encoded into
+//!   one buffer, written with one write. The full table goes out on
+//!   Established, End-of-RIB once the owner says the initial evaluation is
+//!   done.
+//! * **Coalescing.** While a pass is being written, further batches only
+//!   mark their prefixes; the next pass carries all of them at once
+//!   ([`SessionCore::next_pass`] returns nothing until
+//!   [`SessionCore::write_done`]). 10,000 single-route batches queued while
+//!   a session comes up cost one pass over the changed prefixes, not
+//!   10,000 passes over the table.
+//! * **Routes the encoder skips are not advertised.** A route that cannot
+//!   be encoded (its attributes leave no room for a prefix in 4096 octets)
+//!   is reported in [`Pass::skipped`] and is not recorded in the
+//!   Adj-RIB-Out; if the peer held an older version of it, that one is
+//!   withdrawn, as it no longer says what pathosd means.
+//! * **Status bookkeeping.** State, uptime start, counters, errors and the
+//!   routes the peer has from us are kept here and handed to the owner as
+//!   [`StatusUpdate`]s; the owner keeps the summaries /status shows.
+//! * **Connection collisions** (RFC 4271 §6.8): [`on_inbound`] and
+//!   [`on_candidate_open`] decide which connection stays.
+//! * **Retry jitter** (RFC 4271 §10) for the ConnectRetryTimer and the
+//!   IdleHoldTimer, whose doubling back-off lives in the FSM.
+
+use std::collections::BTreeSet;
+use std::net::Ipv4Addr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::fsm::{ConnectionOrigin, State};
+use super::rib_out::{AdjRibOut, Changes, PeerShape, RibOut, Warning};
+use super::types::{Afi, PathAttrs, Prefix, RouteIntent};
+use super::wire::{self, MessageType, Skipped};
+
+/// Route changes of one engine step, shared by every session (one
+/// allocation for all peers): `None` withdraws the prefix. Equal intents
+/// are one `Arc` (the owner shares them), which the sessions' tables keep.
+pub type RouteBatch = Arc<[(Prefix, Option<Arc<RouteIntent>>)]>;
+
+/// Message kinds, for the per-type counters in the peer status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageKind {
+    Open,
+    Update,
+    Notification,
+    Keepalive,
+    RouteRefresh,
+}
+
+impl MessageKind {
+    /// The kind a message header says (byte 18), when it is a known type.
+    pub fn of(msg: &[u8]) -> Option<MessageKind> {
+        let ty = msg.get(18).copied().and_then(MessageType::from_u8)?;
+        Some(match ty {
+            MessageType::Open => MessageKind::Open,
+            MessageType::Update => MessageKind::Update,
+            MessageType::Notification => MessageKind::Notification,
+            MessageType::Keepalive => MessageKind::Keepalive,
+            MessageType::RouteRefresh => MessageKind::RouteRefresh,
+        })
+    }
+}
+
+/// Messages by type, one direction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MessageCounters {
+    pub open: u32,
+    pub update: u32,
+    pub notification: u32,
+    pub keepalive: u32,
+    pub route_refresh: u32,
+}
+
+impl MessageCounters {
+    /// Counts `n` messages of `kind`.
+    pub fn count(&mut self, kind: MessageKind, n: u32) {
+        // Counters wrap like Prometheus counters reset: u32 only (no 64-bit
+        // atomics on 32-bit MIPS) and never an overflow panic.
+        let c = match kind {
+            MessageKind::Open => &mut self.open,
+            MessageKind::Update => &mut self.update,
+            MessageKind::Notification => &mut self.notification,
+            MessageKind::Keepalive => &mut self.keepalive,
+            MessageKind::RouteRefresh => &mut self.route_refresh,
+        };
+        *c = c.wrapping_add(n);
+    }
+
+    pub fn total(&self) -> u32 {
+        self.open
+            .wrapping_add(self.update)
+            .wrapping_add(self.notification)
+            .wrapping_add(self.keepalive)
+            .wrapping_add(self.route_refresh)
+    }
+}
+
+/// What a session reports about itself (the routes aside, see
+/// [`RoutesDelta`]); the owner adds the configured name, address, AS and
+/// `required`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// RFC 4271 state, lower case (GoBGP's spelling).
+    pub state: &'static str,
+    /// False once the peer stopped for good (e.g. its TCP MD5 key could not
+    /// be set); `last_error` says why.
+    pub running: bool,
+    /// When the session reached Established (None when it is not).
+    pub established_at: Option<Instant>,
+    /// How often the session reached Established.
+    pub established_count: u32,
+    /// How often the session left Established.
+    pub flaps: u32,
+    pub last_error: Option<String>,
+    pub last_notification_sent: Option<String>,
+    pub last_notification_received: Option<String>,
+    pub messages_in: MessageCounters,
+    pub messages_out: MessageCounters,
+    /// Prefixes the peer currently has from us.
+    pub advertised: u32,
+}
+
+impl Summary {
+    /// A peer that has not started yet.
+    pub fn idle(running: bool) -> Summary {
+        Summary {
+            state: State::Idle.as_str(),
+            running,
+            established_at: None,
+            established_count: 0,
+            flaps: 0,
+            last_error: None,
+            last_notification_sent: None,
+            last_notification_received: None,
+            messages_in: MessageCounters::default(),
+            messages_out: MessageCounters::default(),
+            advertised: 0,
+        }
+    }
+}
+
+/// How the routes the peer has from us changed (its Adj-RIB-Out), for the
+/// owner's copy that /metrics shows. The attributes are shared `Arc`s.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RoutesDelta {
+    /// The peer dropped everything first (the session went down).
+    pub reset: bool,
+    pub announce: Vec<(Prefix, Arc<PathAttrs>)>,
+    pub withdraw: Vec<Prefix>,
+}
+
+impl RoutesDelta {
+    fn is_empty(&self) -> bool {
+        !self.reset && self.announce.is_empty() && self.withdraw.is_empty()
+    }
+}
+
+/// A session's report to the owner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatusUpdate {
+    Summary(Summary),
+    Routes(RoutesDelta),
+}
+
+/// UPDATEs to write in one go.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Pass {
+    /// Every UPDATE of the pass, back to back.
+    pub bytes: Vec<u8>,
+    /// How many UPDATE messages `bytes` holds.
+    pub updates: u32,
+    /// Routes the session cannot send (reported once per session).
+    pub warnings: Vec<Warning>,
+    /// Routes the encoder could not encode: not advertised.
+    pub skipped: Vec<Skipped>,
+}
+
+/// The per-session core. See the module documentation.
+#[derive(Debug, Clone)]
+pub struct SessionCore {
+    /// The originated routes, as the route batches built them.
+    rib: RibOut,
+    adj: AdjRibOut,
+    /// Prefixes changed by batches since the last pass (Established only).
+    dirty: BTreeSet<Prefix>,
+    /// The whole table is due (the session just came up).
+    full: bool,
+    /// End-of-RIB may have become due.
+    eor_check: bool,
+    /// A pass is being written.
+    writing: bool,
+    four_octet_as: bool,
+    summary: Summary,
+    summary_changed: bool,
+    routes: RoutesDelta,
+    /// The last down reason reported at info, so retries that fail the same
+    /// way are logged at debug.
+    logged_reason: Option<String>,
+    rng: u64,
+}
+
+impl SessionCore {
+    /// `seed` only needs to differ between peers and restarts (the driver
+    /// mixes the time and the peer's name).
+    pub fn new(shape: PeerShape, seed: u64) -> SessionCore {
+        SessionCore {
+            rib: RibOut::new(),
+            adj: AdjRibOut::new(shape),
+            dirty: BTreeSet::new(),
+            full: false,
+            eor_check: false,
+            writing: false,
+            four_octet_as: false,
+            summary: Summary::idle(true),
+            summary_changed: true,
+            routes: RoutesDelta::default(),
+            logged_reason: None,
+            rng: seed | 1,
+        }
+    }
+
+    /// The originated routes as this session knows them.
+    pub fn rib(&self) -> &RibOut {
+        &self.rib
+    }
+
+    /// What the peer has from us.
+    pub fn adj_rib_out(&self) -> &AdjRibOut {
+        &self.adj
+    }
+
+    pub fn summary(&self) -> &Summary {
+        &self.summary
+    }
+
+    // ---- routes -------------------------------------------------------
+
+    /// A batch of route changes from the owner.
+    pub fn on_routes(&mut self, batch: &[(Prefix, Option<Arc<RouteIntent>>)]) {
+        let established = self.adj.is_established();
+        for (prefix, intent) in batch {
+            if self.rib.set_desired_shared(*prefix, intent.clone()) && established {
+                self.dirty.insert(*prefix);
+            }
+        }
+    }
+
+    /// The owner's first evaluation of every VIP is in.
+    pub fn on_initial_done(&mut self) {
+        self.rib.mark_initial_done();
+        self.eor_check = true;
+    }
+
+    /// The session reached Established with `families`; `shape` is the
+    /// shaping with the session's own next hops when they come from it.
+    pub fn on_established(
+        &mut self,
+        families: &[Afi],
+        four_octet_as: bool,
+        shape: PeerShape,
+        now: Instant,
+    ) {
+        self.adj.set_shape(shape);
+        self.adj.establish(families);
+        self.four_octet_as = four_octet_as;
+        self.dirty.clear();
+        self.full = true;
+        self.writing = false;
+        let s = &mut self.summary;
+        s.established_at = Some(now);
+        s.established_count = s.established_count.wrapping_add(1);
+        s.last_error = None;
+        self.summary_changed = true;
+    }
+
+    /// The session left Established: the peer dropped what we sent.
+    pub fn on_session_down(&mut self) {
+        self.adj.on_session_down();
+        self.dirty.clear();
+        self.full = false;
+        self.writing = false;
+        self.routes = RoutesDelta {
+            reset: true,
+            ..RoutesDelta::default()
+        };
+        let s = &mut self.summary;
+        s.established_at = None;
+        s.advertised = 0;
+        s.flaps = s.flaps.wrapping_add(1);
+        self.summary_changed = true;
+    }
+
+    /// The next UPDATEs to write, if any: None while a pass is being
+    /// written (the batches that arrive meanwhile go into the next one),
+    /// while the session is not Established, or when nothing changed.
+    pub fn next_pass(&mut self) -> Option<Pass> {
+        if self.writing || !self.adj.is_established() {
+            return None;
+        }
+        let changes = if self.full {
+            self.full = false;
+            self.dirty.clear();
+            self.adj.plan_all(&self.rib)
+        } else if !self.dirty.is_empty() || self.eor_check {
+            let dirty = std::mem::take(&mut self.dirty);
+            self.adj.plan(&self.rib, &dirty)
+        } else {
+            return None;
+        };
+        self.eor_check = false;
+        if changes.is_empty() && changes.warnings.is_empty() {
+            return None;
+        }
+        let pass = self.encode(changes, true);
+        self.writing = !pass.bytes.is_empty();
+        Some(pass)
+    }
+
+    /// The pass returned by [`SessionCore::next_pass`] was written (or the
+    /// write failed, which drops the connection and so the session).
+    pub fn write_done(&mut self) {
+        self.writing = false;
+    }
+
+    /// Whether a pass is being written.
+    pub fn writing(&self) -> bool {
+        self.writing
+    }
+
+    /// RFC 2918 §4: on a ROUTE-REFRESH "the BGP speaker may re-advertise to
+    /// that peer the Adj-RIB-Out of the <AFI, SAFI> carried in the message".
+    pub fn on_route_refresh(&mut self, afi: Afi) -> Pass {
+        let changes = self.adj.route_refresh(afi);
+        self.encode(changes, false)
+    }
+
+    /// Encodes `changes` into one buffer; with `record`, what could be
+    /// encoded becomes the Adj-RIB-Out.
+    fn encode(&mut self, mut changes: Changes, record: bool) -> Pass {
+        let four = self.four_octet_as;
+        let out = wire::encode_updates(&changes.announce, &changes.withdraw, four);
+        let mut skipped = out.skipped;
+        let mut messages = out.messages;
+        let mut skipped_announce = BTreeSet::new();
+        let mut skipped_withdraw = BTreeSet::new();
+        for s in &skipped {
+            let set = if s.withdrawn {
+                &mut skipped_withdraw
+            } else {
+                &mut skipped_announce
+            };
+            set.extend(s.prefixes.iter().copied());
+        }
+        if !skipped_announce.is_empty() {
+            changes
+                .announce
+                .retain(|(p, _)| !skipped_announce.contains(p));
+            // The peer still holds an older version of a skipped route: it
+            // no longer says what we mean, so it goes.
+            let stale: Vec<Prefix> = skipped_announce
+                .iter()
+                .filter(|p| record && self.adj.advertised().contains_key(*p))
+                .copied()
+                .collect();
+            if !stale.is_empty() {
+                let w = wire::encode_updates::<Arc<PathAttrs>>(&[], &stale, four);
+                messages.extend(w.messages);
+                for s in &w.skipped {
+                    skipped_withdraw.extend(s.prefixes.iter().copied());
+                }
+                skipped.extend(w.skipped);
+                changes.withdraw.extend(stale);
+            }
+        }
+        // A withdrawal that could not be encoded leaves the route with the
+        // peer: it stays in the Adj-RIB-Out.
+        changes.withdraw.retain(|p| !skipped_withdraw.contains(p));
+        for afi in &changes.end_of_rib {
+            messages.push(wire::encode_end_of_rib(*afi));
+        }
+        let mut bytes = Vec::with_capacity(messages.iter().map(Vec::len).sum());
+        for m in &messages {
+            bytes.extend_from_slice(m);
+        }
+        let updates = u32::try_from(messages.len()).unwrap_or(u32::MAX);
+        if record {
+            self.adj.commit(&changes);
+            let advertised = u32::try_from(self.adj.advertised().len()).unwrap_or(u32::MAX);
+            if advertised != self.summary.advertised {
+                self.summary.advertised = advertised;
+                self.summary_changed = true;
+            }
+            self.routes
+                .withdraw
+                .extend(changes.withdraw.iter().copied());
+            self.routes.announce.append(&mut changes.announce);
+        }
+        Pass {
+            bytes,
+            updates,
+            warnings: changes.warnings,
+            skipped,
+        }
+    }
+
+    // ---- status -------------------------------------------------------
+
+    pub fn on_message_in(&mut self, kind: MessageKind) {
+        self.summary.messages_in.count(kind, 1);
+        self.summary_changed = true;
+    }
+
+    pub fn on_message_out(&mut self, kind: MessageKind, n: u32) {
+        self.summary.messages_out.count(kind, n);
+        self.summary_changed = true;
+    }
+
+    pub fn on_notification_sent(&mut self, text: String) {
+        self.summary.last_notification_sent = Some(text);
+        self.summary_changed = true;
+    }
+
+    pub fn on_notification_received(&mut self, text: String) {
+        self.summary.last_notification_received = Some(text);
+        self.summary_changed = true;
+    }
+
+    /// A socket error (read, write, connect) worth showing.
+    pub fn on_error(&mut self, text: String) {
+        self.summary.last_error = Some(text);
+        self.summary_changed = true;
+    }
+
+    /// The peer stopped for good (e.g. its TCP MD5 key cannot be set).
+    pub fn on_stopped_for_good(&mut self, text: String) {
+        self.summary.last_error = Some(text);
+        self.summary.running = false;
+        self.summary_changed = true;
+    }
+
+    /// The FSM moved from `before` to `after` (`reason`: why it went to
+    /// Idle). Returns whether the change is worth an info line: session up
+    /// and down and a new failure reason are; retries that fail the same
+    /// way again are debug (logd keeps 16 KiB: a peer that stays down must
+    /// not fill it).
+    pub fn on_transition(&mut self, before: State, after: State, reason: Option<&str>) -> bool {
+        self.summary.state = after.as_str();
+        if let Some(r) = reason {
+            self.summary.last_error = Some(r.to_string());
+        }
+        self.summary_changed = true;
+        let session = before == State::Established || after == State::Established;
+        let new_reason = reason.is_some() && reason != self.logged_reason.as_deref();
+        if after == State::Established {
+            self.logged_reason = None;
+        } else if let Some(r) = reason {
+            self.logged_reason = Some(r.to_string());
+        }
+        session || new_reason
+    }
+
+    /// What changed since the last call, for the owner: the routes first,
+    /// then the summary.
+    pub fn take_updates(&mut self) -> Vec<StatusUpdate> {
+        let mut out = Vec::new();
+        if !self.routes.is_empty() {
+            out.push(StatusUpdate::Routes(std::mem::take(&mut self.routes)));
+        }
+        if self.summary_changed {
+            self.summary_changed = false;
+            out.push(StatusUpdate::Summary(self.summary.clone()));
+        }
+        out
+    }
+
+    // ---- timers -------------------------------------------------------
+
+    /// `d` times a factor uniformly spread over 0.75 .. 1.0.
+    pub fn jitter(&mut self, d: Duration) -> Duration {
+        // RFC 4271 §10: "the base value ... is multiplied by a random factor
+        // which is uniformly distributed in the range from 0.75 to 1.0".
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        let permille = 750 + u32::try_from(self.rng % 251).unwrap_or(0);
+        d.saturating_mul(permille) / 1000
+    }
+}
+
+// ---- connection collisions (RFC 4271 §6.8) --------------------------------
+
+/// What to do with an inbound connection from the peer's address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inbound {
+    /// Connect / Active: the peer's connection replaces our attempt.
+    Replace,
+    /// Idle: RFC 4271 §8.2.2, Idle "refuses all incoming BGP connections".
+    Refuse,
+    /// A collision candidate is already tracked: close this one.
+    AlreadyTracked,
+    /// RFC 4271 §6.8: track it as a collision candidate until its OPEN
+    /// arrives. `dump_now`: the existing session is Established, and "a
+    /// connection collision with an existing BGP connection that is in the
+    /// Established state causes closing of the newly created connection".
+    Track { dump_now: bool },
+}
+
+/// The decision for an inbound connection, given the main session's state,
+/// whether its FSM takes a connection now, and whether a candidate exists.
+pub fn on_inbound(main: State, accepts_connection: bool, candidate: bool) -> Inbound {
+    if accepts_connection {
+        Inbound::Replace
+    } else if main == State::Idle {
+        Inbound::Refuse
+    } else if candidate {
+        Inbound::AlreadyTracked
+    } else {
+        Inbound::Track {
+            dump_now: main == State::Established,
+        }
+    }
+}
+
+/// Which connection stays once the candidate's OPEN is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Collision {
+    /// Close the candidate (Cease / Connection Collision Resolution).
+    KeepExisting,
+    /// The candidate becomes the session; `dump_existing`: the existing
+    /// connection gets Cease / Connection Collision Resolution.
+    KeepCandidate { dump_existing: bool },
+}
+
+/// RFC 4271 §6.8: "Upon receipt of an OPEN message, the local system MUST
+/// examine all of its connections that are in the OpenConfirm state. A BGP
+/// speaker MAY also examine connections in an OpenSent state if it knows
+/// the BGP Identifier of the peer by means outside of the protocol. If,
+/// among these connections, there is a connection to a remote BGP speaker
+/// whose BGP Identifier equals the one in the OPEN message, and this
+/// connection collides with the connection over which the OPEN message is
+/// received, then the local system performs the following collision
+/// resolution procedure" — [`super::fsm::resolve_collision`]. `existing` is
+/// the main session's connection (None: it has none, the candidate simply
+/// takes over).
+pub fn on_candidate_open(
+    existing: Option<ConnectionOrigin>,
+    existing_state: State,
+    local_id: Ipv4Addr,
+    local_as: u32,
+    remote_id: Ipv4Addr,
+    remote_as: u32,
+) -> Collision {
+    let Some(origin) = existing else {
+        return Collision::KeepCandidate {
+            dump_existing: false,
+        };
+    };
+    let keep = super::fsm::resolve_collision(
+        origin,
+        existing_state == State::Established,
+        local_id,
+        local_as,
+        remote_id,
+        remote_as,
+    );
+    if keep == origin {
+        Collision::KeepExisting
+    } else {
+        Collision::KeepCandidate {
+            dump_existing: true,
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! Replays of the pure per-session core (`bgp::session`): route batches,
+//! coalescing, routes the encoder skips, status bookkeeping, connection
+//! collisions and retry jitter. No socket, no clock, no sleep: every event
+//! is fed with its time and the UPDATE bytes are decoded and checked.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pathosd::bgp::fsm::{ConnectionOrigin, State};
+use pathosd::bgp::rib_out::PeerShape;
+use pathosd::bgp::session::{
+    on_candidate_open, on_inbound, Collision, Inbound, MessageKind, Pass, SessionCore, StatusUpdate,
+};
+use pathosd::bgp::types::{Afi, Community, Prefix, RouteIntent};
+use pathosd::bgp::wire::{self, DecodeCtx, Message, PathAttr, SkipReason};
+
+const AS: u32 = 65001;
+
+fn p(s: &str) -> Prefix {
+    s.parse().unwrap()
+}
+
+fn shape() -> PeerShape {
+    PeerShape {
+        ebgp: true,
+        local_as: AS,
+        next_hop_v4: Some(Ipv4Addr::new(127, 0, 0, 1)),
+        next_hop_v6: None,
+        families: Vec::new(),
+    }
+}
+
+fn host(i: u32) -> Prefix {
+    Prefix::new(IpAddr::V4(Ipv4Addr::from(0x0a00_0000 + i)), 32).unwrap()
+}
+
+fn announced() -> Option<Arc<RouteIntent>> {
+    Some(Arc::new(RouteIntent::default()))
+}
+
+/// 1,100 communities: 4,400 octets of attributes, no room for a prefix in
+/// a 4,096-octet UPDATE.
+fn unencodable() -> Option<Arc<RouteIntent>> {
+    Some(Arc::new(RouteIntent {
+        as_path_prepend: 0,
+        communities: (0..1100u16).map(|i| Community(65001, i)).collect(),
+        large_communities: Vec::new(),
+    }))
+}
+
+/// A core whose session is Established (IPv4) with the initial evaluation
+/// done and the (empty) first pass written.
+fn established(t0: Instant) -> SessionCore {
+    let mut c = SessionCore::new(shape(), 7);
+    c.on_initial_done();
+    c.on_established(&[Afi::Ipv4], true, shape(), t0);
+    let first = c.next_pass().expect("End-of-RIB");
+    assert_eq!(decode(&first).eor, 1);
+    c.write_done();
+    c
+}
+
+#[derive(Debug, Default)]
+struct Decoded {
+    messages: u32,
+    announced: Vec<Prefix>,
+    withdrawn: Vec<Prefix>,
+    eor: u32,
+}
+
+/// Splits a pass's buffer into its UPDATEs and reads them back.
+fn decode(pass: &Pass) -> Decoded {
+    let ctx = DecodeCtx {
+        four_octet_as: true,
+        ebgp: true,
+    };
+    let mut out = Decoded::default();
+    let mut buf = &pass.bytes[..];
+    for _ in 0..10_000 {
+        if buf.is_empty() {
+            break;
+        }
+        let len = wire::frame(buf).expect("framed").expect("whole message");
+        let Message::Update(u) = wire::decode(&buf[..len], &ctx).expect("decodes") else {
+            panic!("not an UPDATE");
+        };
+        out.messages += 1;
+        let mp = u.attrs.iter().any(|a| matches!(a, PathAttr::MpUnreach(_)));
+        if u.nlri.is_empty() && u.withdrawn.is_empty() && (u.attrs.is_empty() || mp) {
+            out.eor += 1;
+        }
+        out.announced.extend(u.nlri);
+        out.withdrawn.extend(u.withdrawn);
+        buf = &buf[len..];
+    }
+    assert!(buf.is_empty());
+    assert_eq!(out.messages, pass.updates);
+    out
+}
+
+#[test]
+fn full_table_on_established_then_end_of_rib_after_the_initial_evaluation() {
+    let t0 = Instant::now();
+    let mut c = SessionCore::new(shape(), 1);
+    // Batches before the session is up are only remembered.
+    let batch: Vec<_> = (0..3).map(|i| (host(i), announced())).collect();
+    c.on_routes(&batch);
+    assert!(c.next_pass().is_none());
+    c.on_established(&[Afi::Ipv4], true, shape(), t0);
+    let pass = c.next_pass().expect("the table");
+    let d = decode(&pass);
+    assert_eq!((d.messages, d.announced.len(), d.eor), (1, 3, 0));
+    c.write_done();
+    assert!(c.next_pass().is_none());
+    // The owner's initial evaluation completes: End-of-RIB alone.
+    c.on_initial_done();
+    let d = decode(&c.next_pass().expect("End-of-RIB"));
+    assert_eq!((d.messages, d.eor), (1, 1));
+    c.write_done();
+    assert!(c.next_pass().is_none());
+    assert_eq!(c.adj_rib_out().advertised().len(), 3);
+}
+
+#[test]
+fn batches_that_arrive_while_a_pass_is_written_go_out_in_one_pass() {
+    let t0 = Instant::now();
+    let mut c = established(t0);
+    c.on_routes(&[(host(0), announced())]);
+    let first = c.next_pass().expect("first batch");
+    assert_eq!(decode(&first).announced, vec![host(0)]);
+    assert!(c.writing());
+    // 1,000 single-route batches while the first pass is in flight ...
+    for i in 1..=1000 {
+        c.on_routes(&[(host(i), announced())]);
+        assert!(c.next_pass().is_none(), "a pass while one is written");
+    }
+    // ... and one that withdraws the first route again.
+    c.on_routes(&[(host(0), None)]);
+    c.write_done();
+    let pass = c.next_pass().expect("the coalesced pass");
+    let d = decode(&pass);
+    assert_eq!(d.announced.len(), 1000);
+    assert_eq!(d.withdrawn, vec![host(0)]);
+    // 1,000 /32s with one attribute set fit in two UPDATEs, plus the
+    // withdrawal.
+    assert!(d.messages <= 3, "{} UPDATEs", d.messages);
+    c.write_done();
+    assert!(c.next_pass().is_none());
+    assert_eq!(c.adj_rib_out().advertised().len(), 1000);
+}
+
+#[test]
+fn ten_thousand_routes_in_at_most_13_updates() {
+    let t0 = Instant::now();
+    let mut c = established(t0);
+    let batch: Vec<_> = (0..10_000).map(|i| (host(i), announced())).collect();
+    c.on_routes(&batch);
+    let d = decode(&c.next_pass().expect("pass"));
+    assert_eq!(d.announced.len(), 10_000);
+    assert!(d.messages <= 13, "{} UPDATEs", d.messages);
+}
+
+#[test]
+fn a_route_the_encoder_skips_is_reported_and_not_advertised() {
+    let t0 = Instant::now();
+    let mut c = established(t0);
+    c.on_routes(&[(p("10.9.9.9/32"), unencodable()), (host(1), announced())]);
+    let pass = c.next_pass().expect("pass");
+    assert_eq!(pass.skipped.len(), 1, "{:?}", pass.skipped);
+    assert_eq!(pass.skipped[0].prefixes, vec![p("10.9.9.9/32")]);
+    assert!(matches!(
+        pass.skipped[0].reason,
+        SkipReason::AttributesTooLong(_)
+    ));
+    assert_eq!(decode(&pass).announced, vec![host(1)]);
+    c.write_done();
+    assert!(!c.adj_rib_out().advertised().contains_key(&p("10.9.9.9/32")));
+    assert_eq!(c.summary().advertised, 1);
+    // The owner's copy of the Adj-RIB-Out does not have it either.
+    let routes: Vec<Prefix> = c
+        .take_updates()
+        .into_iter()
+        .filter_map(|u| match u {
+            StatusUpdate::Routes(d) => Some(d.announce.into_iter().map(|(p, _)| p)),
+            StatusUpdate::Summary(_) => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(routes, vec![host(1)]);
+    // Its withdrawal sends nothing: the peer never had it.
+    c.on_routes(&[(p("10.9.9.9/32"), None)]);
+    assert!(c.next_pass().is_none());
+}
+
+#[test]
+fn a_sent_route_that_becomes_unencodable_is_withdrawn() {
+    let t0 = Instant::now();
+    let mut c = established(t0);
+    c.on_routes(&[(host(5), announced())]);
+    c.next_pass().expect("pass");
+    c.write_done();
+    // Its new attributes cannot be encoded: the peer must not keep the old.
+    c.on_routes(&[(host(5), unencodable())]);
+    let pass = c.next_pass().expect("pass");
+    assert_eq!(pass.skipped.len(), 1);
+    let d = decode(&pass);
+    assert_eq!((d.announced.len(), d.withdrawn.clone()), (0, vec![host(5)]));
+    c.write_done();
+    assert!(c.adj_rib_out().advertised().is_empty());
+}
+
+#[test]
+fn status_reports_state_counters_and_adj_rib_out_changes() {
+    let t0 = Instant::now();
+    let mut c = SessionCore::new(shape(), 3);
+    // The first report is the initial summary.
+    let first = c.take_updates();
+    assert!(matches!(&first[..], [StatusUpdate::Summary(s)] if s.state == "idle" && s.running));
+    assert!(c.take_updates().is_empty(), "nothing changed");
+
+    // Retries that fail the same way are not worth an info line each.
+    assert!(!c.on_transition(State::Idle, State::Connect, None));
+    assert!(c.on_transition(State::Connect, State::Idle, Some("connection refused")));
+    assert!(!c.on_transition(State::Idle, State::Connect, None));
+    assert!(!c.on_transition(State::Connect, State::Idle, Some("connection refused")));
+    assert!(c.on_transition(State::Connect, State::Idle, Some("hold timer expired")));
+    assert_eq!(
+        c.summary().last_error.as_deref(),
+        Some("hold timer expired")
+    );
+
+    c.on_message_in(MessageKind::Open);
+    c.on_message_out(MessageKind::Update, 13);
+    assert!(c.on_transition(State::OpenConfirm, State::Established, None));
+    let up = t0 + Duration::from_secs(5);
+    c.on_established(&[Afi::Ipv4], true, shape(), up);
+    c.on_routes(&[(host(1), announced())]);
+    c.next_pass().expect("pass");
+    c.write_done();
+    let s = c.summary();
+    assert_eq!(s.state, "established");
+    assert_eq!(s.established_at, Some(up));
+    assert_eq!((s.established_count, s.flaps, s.advertised), (1, 0, 1));
+    assert_eq!((s.messages_in.open, s.messages_out.update), (1, 13));
+    assert_eq!(s.last_error, None, "cleared on Established");
+    // Routes first, then the summary that counts them.
+    let u = c.take_updates();
+    assert!(
+        matches!(&u[..], [StatusUpdate::Routes(d), StatusUpdate::Summary(_)]
+        if !d.reset && d.announce.len() == 1)
+    );
+
+    // Down: the owner drops the peer's routes, the flap is counted.
+    assert!(c.on_transition(State::Established, State::Idle, Some("hold timer expired")));
+    c.on_session_down();
+    let u = c.take_updates();
+    assert!(
+        matches!(&u[..], [StatusUpdate::Routes(d), StatusUpdate::Summary(s)]
+        if d.reset && s.flaps == 1 && s.advertised == 0 && s.established_at.is_none())
+    );
+    c.on_stopped_for_good("cannot set the TCP MD5 key".into());
+    assert!(!c.summary().running);
+}
+
+#[test]
+fn inbound_connections_by_state() {
+    // RFC 4271 §8.2.2: Connect / Active take the peer's connection.
+    assert_eq!(on_inbound(State::Active, true, false), Inbound::Replace);
+    // Idle "refuses all incoming BGP connections".
+    assert_eq!(on_inbound(State::Idle, false, false), Inbound::Refuse);
+    // §6.8: a second connection is tracked until its OPEN arrives ...
+    assert_eq!(
+        on_inbound(State::OpenSent, false, false),
+        Inbound::Track { dump_now: false }
+    );
+    assert_eq!(
+        on_inbound(State::OpenConfirm, false, true),
+        Inbound::AlreadyTracked
+    );
+    // ... unless the session is Established: the new one is closed.
+    assert_eq!(
+        on_inbound(State::Established, false, false),
+        Inbound::Track { dump_now: true }
+    );
+}
+
+#[test]
+fn collisions_keep_the_connection_of_the_larger_identifier() {
+    let small: Ipv4Addr = "192.0.2.1".parse().unwrap();
+    let large: Ipv4Addr = "192.0.2.9".parse().unwrap();
+    let local = ConnectionOrigin::Local;
+    // Ours is larger: our (outbound) existing connection stays.
+    assert_eq!(
+        on_candidate_open(Some(local), State::OpenConfirm, large, AS, small, 65000),
+        Collision::KeepExisting
+    );
+    // The peer's is larger: its inbound connection wins, ours is dumped.
+    assert_eq!(
+        on_candidate_open(Some(local), State::OpenConfirm, small, AS, large, 65000),
+        Collision::KeepCandidate {
+            dump_existing: true
+        }
+    );
+    // An Established session always stays.
+    assert_eq!(
+        on_candidate_open(Some(local), State::Established, small, AS, large, 65000),
+        Collision::KeepExisting
+    );
+    // RFC 6286 §2.3: equal identifiers, the larger AS's connection stays.
+    assert_eq!(
+        on_candidate_open(Some(local), State::OpenSent, small, 65000, small, AS),
+        Collision::KeepCandidate {
+            dump_existing: true
+        }
+    );
+    // No existing connection: the candidate simply takes over.
+    assert_eq!(
+        on_candidate_open(None, State::Active, large, AS, small, 65000),
+        Collision::KeepCandidate {
+            dump_existing: false
+        }
+    );
+}
+
+#[test]
+fn retry_jitter_stays_within_three_quarters_and_one() {
+    let mut c = SessionCore::new(shape(), 42);
+    let base = Duration::from_secs(30);
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..1000 {
+        let d = c.jitter(base);
+        assert!(d >= base * 3 / 4 && d <= base, "{d:?}");
+        seen.insert(d.as_millis() / 1000);
+    }
+    // Spread over the whole range, not one value.
+    assert!(seen.len() >= 7, "{seen:?}");
+}
