@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod daemon;
 pub mod logging;
+pub mod rt;
 pub mod sys;
 pub mod ubus;
 pub mod vip;

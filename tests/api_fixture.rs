@@ -356,7 +356,7 @@ pub fn start_http_with(
     let listener = pathosd::api::http::listen(SocketAddr::from((ip, 0))).unwrap();
     let addr = listener.local_addr().unwrap();
     let h = pathosd::api::routes::handler_with(ctl, opts);
-    std::thread::spawn(move || smol::block_on(pathosd::api::http::serve(listener, h, lim)));
+    std::thread::spawn(move || pathosd::rt::block_on(pathosd::api::http::serve(listener, h, lim)));
     addr
 }
 

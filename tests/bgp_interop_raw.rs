@@ -60,7 +60,11 @@ fn passive_speaker(a: Addrs) -> pathosd::bgp::driver::SpeakerHandle {
     let mut cfg = support::config(a);
     cfg.bgp.neighbors[0].passive = true;
     let (tx, _rx) = smol::channel::unbounded();
-    Speaker::start(&cfg, tx).unwrap()
+    {
+        let cfg = cfg.clone();
+        support::on_rt(move || Speaker::start(&cfg, tx))
+    }
+    .unwrap()
 }
 
 #[test]
@@ -173,7 +177,11 @@ fn collision(block: u8, peer_id: std::net::Ipv4Addr, inbound_wins: bool) {
     let a = Addrs::new(block);
     let raw_listener = std::net::TcpListener::bind((a.peer, PORT)).unwrap();
     let (tx, _rx) = smol::channel::unbounded();
-    let speaker = Speaker::start(&support::config(a), tx).unwrap();
+    let speaker = {
+        let cfg = support::config(a).clone();
+        support::on_rt(move || Speaker::start(&cfg, tx))
+    }
+    .unwrap();
     // Our outbound connection, and our OPEN on it: OpenSent.
     let (mut outbound, _) = raw_listener.accept().unwrap();
     outbound

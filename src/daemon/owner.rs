@@ -55,7 +55,7 @@ pub fn run(opts: Options, cfg: Config) -> i32 {
         level,
         crate::logging::choose_sink(cfg.logging.syslog, cfg.logging.timestamps),
     );
-    smol::block_on(async_main(opts, cfg))
+    crate::rt::block_on(async_main(opts, cfg))
 }
 
 fn level_filter(l: LogLevel) -> log::LevelFilter {
@@ -165,9 +165,10 @@ struct Owner {
     ubus: Option<crate::ubus::UbusHandle>,
     /// Ad-hoc triggers in flight (one per VIP) and each VIP's rate limit.
     triggers: Triggers<TriggerReply>,
-    /// A second reader of the speaker's session events, so that the ones of
-    /// the shutdown still become `pathosd.peer` events.
-    peer_rx: Receiver<PeerEvent>,
+    /// Each VIP's lower_priority_file (only VIPs that have one): polled
+    /// once a second and on each of the VIP's reports; no VIP has one, no
+    /// poll timer.
+    drain_files: BTreeMap<String, PathBuf>,
     start: Instant,
     start_time: SystemTime,
     last_reload: Option<ReloadRecord>,
@@ -188,7 +189,11 @@ fn spawn(
     match checks {
         Ok(vc) => {
             let vc = Arc::new(vc);
-            let loops = vc.loops(report_tx).into_iter().map(smol::spawn).collect();
+            let loops = vc
+                .loops(report_tx)
+                .into_iter()
+                .map(crate::rt::spawn)
+                .collect();
             Some(VipRuntime {
                 checks: vc,
                 _loops: loops,
@@ -206,13 +211,11 @@ fn spawn(
 async fn async_main(opts: Options, cfg: Config) -> i32 {
     let now = Instant::now();
     let (events, event_rx) = unbounded::<Event>();
-
-    // Reports from check loops go through their own channel, forwarded in order.
+    // Check reports, session events and API requests have their own
+    // channels, which the owner reads directly (no forwarding task, no
+    // second hop per event).
     let (report_tx, report_rx) = unbounded::<Report>();
-    forward(report_rx, events.clone(), Event::Report);
-
     let (peer_tx, peer_rx) = unbounded::<PeerEvent>();
-    forward(peer_rx.clone(), events.clone(), Event::Peer);
 
     let speaker = match Speaker::start(&cfg, peer_tx) {
         Ok(s) => s,
@@ -231,7 +234,6 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
     }
 
     let (ctl_tx, ctl_rx) = unbounded::<Control>();
-    forward(ctl_rx, events.clone(), Event::Control);
     let ctl = ControlHandle::new(ctl_tx);
     let http = start_http(&cfg, ctl.clone());
     let ubus = start_ubus(&cfg, ctl.clone());
@@ -243,8 +245,15 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
         cfg.vips.len(),
         cfg.bgp.neighbors.len()
     );
+    let inbox = Inbox {
+        events: event_rx,
+        control: ctl_rx,
+        peers: peer_rx,
+        reports: report_rx,
+    };
     let mut owner = Owner {
         opts,
+        drain_files: drain_files(&cfg.vips),
         cfg,
         engine,
         speaker,
@@ -253,7 +262,6 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
         report_tx,
         ubus,
         triggers: Triggers::default(),
-        peer_rx,
         start: now,
         start_time: SystemTime::now(),
         last_reload: None,
@@ -261,19 +269,65 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
         ctl,
     };
     owner.apply(outputs);
-    owner.run(event_rx).await
+    owner.run(&inbox).await
 }
 
-/// Moves every item of `rx` into the owner's channel, in order.
-fn forward<T: Send + 'static>(rx: Receiver<T>, to: Sender<Event>, wrap: fn(T) -> Event) {
-    smol::spawn(async move {
-        while let Ok(x) = rx.recv().await {
-            if to.send(wrap(x)).await.is_err() {
-                return;
-            }
+/// The lower_priority_file of each VIP that has one.
+fn drain_files(vips: &[Vip]) -> BTreeMap<String, PathBuf> {
+    vips.iter()
+        .filter_map(|v| {
+            let f = v.policy.lower_priority_file.as_ref()?;
+            Some((v.name.clone(), PathBuf::from(f)))
+        })
+        .collect()
+}
+
+/// The channels the owner reads. Signals, trigger completions and reports
+/// of trigger runs share `events`, in the order they happened.
+struct Inbox {
+    events: Receiver<Event>,
+    control: Receiver<Control>,
+    peers: Receiver<PeerEvent>,
+    reports: Receiver<Report>,
+}
+
+impl Inbox {
+    /// The next event already queued: signals and requests before session
+    /// events before check reports, so a flood of reports never holds up
+    /// a request.
+    fn try_next(&self) -> Option<Event> {
+        self.events
+            .try_recv()
+            .ok()
+            .or_else(|| self.control.try_recv().ok().map(Event::Control))
+            .or_else(|| self.peers.try_recv().ok().map(Event::Peer))
+            .or_else(|| self.reports.try_recv().ok().map(Event::Report))
+    }
+
+    /// The next event; None once every channel is closed (the owner holds
+    /// a sender of each but `peers`, so in practice never).
+    async fn next(&self) -> Option<Event> {
+        if let Some(ev) = self.try_next() {
+            return Some(ev);
         }
-    })
-    .detach();
+        let closed = || std::future::pending::<Option<Event>>();
+        async { self.events.recv().await.ok() }
+            .or(async { self.control.recv().await.ok().map(Event::Control) })
+            .or(async { self.peers.recv().await.ok().map(Event::Peer) })
+            .or(async { self.reports.recv().await.ok().map(Event::Report) })
+            .or(async {
+                // All four closed: nothing will come.
+                if self.events.is_closed()
+                    && self.control.is_closed()
+                    && self.peers.is_closed()
+                    && self.reports.is_closed()
+                {
+                    return None;
+                }
+                closed().await
+            })
+            .await
+    }
 }
 
 /// The running HTTP API: its listener (kept so that a reload that changes
@@ -326,7 +380,7 @@ fn serve_http(cfg: &Config, ctl: ControlHandle, l: smol::net::TcpListener) -> Ht
         token,
         ..crate::api::routes::Options::default()
     };
-    let task = smol::spawn(crate::api::http::serve(
+    let task = crate::rt::spawn(crate::api::http::serve(
         l.clone(),
         crate::api::routes::handler_with(ctl, opts),
         limits,
@@ -386,8 +440,8 @@ fn start_ubus(cfg: &Config, ctl: ControlHandle) -> Option<crate::ubus::UbusHandl
         ..crate::ubus::UbusConfig::default()
     };
     let (client, handle, requests) = crate::ubus::UbusClient::new(ucfg);
-    smol::spawn(client.run()).detach();
-    smol::spawn(crate::api::ubus_methods::serve_ubus(requests, ctl)).detach();
+    crate::rt::spawn(client.run()).detach();
+    crate::rt::spawn(crate::api::ubus_methods::serve_ubus(requests, ctl)).detach();
     Some(handle)
 }
 
@@ -399,7 +453,7 @@ fn start_signals(events: Sender<Event>) {
             return;
         }
     };
-    smol::spawn(async move {
+    crate::rt::spawn(async move {
         let Ok(pipe) = async_io::Async::new(std::fs::File::from(fd)) else {
             return;
         };
@@ -423,22 +477,27 @@ fn start_signals(events: Sender<Event>) {
 }
 
 impl Owner {
-    async fn run(&mut self, rx: Receiver<Event>) -> i32 {
-        // The lower_priority_file is polled at least once a second.
+    async fn run(&mut self, rx: &Inbox) -> i32 {
+        // The lower_priority_files are polled at least once a second (and
+        // there is no timer for them when no VIP has one).
         let mut next_poll = Instant::now();
         loop {
-            let deadline = self
-                .engine
-                .next_deadline()
-                .map_or(next_poll, |d| d.min(next_poll));
-            let ev = async { rx.recv().await.ok() }
+            let poll = (!self.drain_files.is_empty()).then_some(next_poll);
+            let deadline = match (self.engine.next_deadline(), poll) {
+                (Some(d), Some(p)) => Some(d.min(p)),
+                (d, p) => d.or(p),
+            };
+            let ev = async { rx.next().await }
                 .or(async {
-                    smol::Timer::at(deadline).await;
+                    match deadline {
+                        Some(d) => smol::Timer::at(d).await,
+                        None => std::future::pending().await,
+                    };
                     None
                 })
                 .await;
             let now = Instant::now();
-            if now >= next_poll {
+            if !self.drain_files.is_empty() && now >= next_poll {
                 self.poll_drain_files(None, now);
                 next_poll = now + Duration::from_secs(1);
             }
@@ -449,11 +508,13 @@ impl Owner {
             };
             match ev {
                 Event::Report(r) => {
-                    let vip = r.vip.clone();
+                    let vip = self.drain_files.contains_key(&r.vip).then(|| r.vip.clone());
                     let outs = self.engine.handle(Input::Report(r), now);
                     self.apply(outs);
                     // The drain file is also checked on every check result.
-                    self.poll_drain_files(Some(&vip), now);
+                    if let Some(vip) = vip {
+                        self.poll_drain_files(Some(&vip), now);
+                    }
                 }
                 Event::Control(c) => self.control(c, now).await,
                 Event::Peer(p) => self.peer_event(p),
@@ -473,7 +534,7 @@ impl Owner {
                         }
                     }
                 }
-                Event::Signal(_) => return self.shutdown(&rx).await,
+                Event::Signal(_) => return self.shutdown(rx).await,
             }
         }
     }
@@ -537,18 +598,19 @@ impl Owner {
     }
 
     fn poll_drain_files(&mut self, only: Option<&str>, now: Instant) {
-        let files: Vec<(String, PathBuf)> = self
-            .cfg
-            .vips
-            .iter()
-            .filter(|v| only.is_none_or(|o| o == v.name))
-            .filter_map(|v| {
-                v.policy
-                    .lower_priority_file
-                    .as_ref()
-                    .map(|f| (v.name.clone(), PathBuf::from(f)))
-            })
-            .collect();
+        let files: Vec<(String, PathBuf)> = match only {
+            Some(v) => self
+                .drain_files
+                .get_key_value(v)
+                .map(|(k, p)| (k.clone(), p.clone()))
+                .into_iter()
+                .collect(),
+            None => self
+                .drain_files
+                .iter()
+                .map(|(k, p)| (k.clone(), p.clone()))
+                .collect(),
+        };
         for (vip, path) in files {
             // Any stat error counts as absent, as in pathosd.
             let present = std::fs::metadata(&path).is_ok();
@@ -655,7 +717,7 @@ impl Owner {
             }
         };
         let events = self.events.clone();
-        smol::spawn(async move {
+        crate::rt::spawn(async move {
             let mut results = Vec::new();
             for r in runners {
                 let rep = r.run_once(true).await;
@@ -849,13 +911,14 @@ impl Owner {
         }
         self.apply(outs);
         log::info!("reload: applied {}", self.opts.config_path.display());
+        self.drain_files = drain_files(&new.vips);
         self.cfg = new;
         Ok(plan)
     }
 
     /// SIGTERM/SIGINT: withdraw every VIP, wait shutdown_drain, Cease, exit 0.
     /// A second signal exits at once.
-    async fn shutdown(&mut self, rx: &Receiver<Event>) -> i32 {
+    async fn shutdown(&mut self, rx: &Inbox) -> i32 {
         log::info!("shutting down: withdrawing every VIP");
         self.runtimes.clear();
         // The speaker withdraws every route below; the events say so, as on
@@ -888,7 +951,6 @@ impl Owner {
             }
         }
         let ubus = self.ubus.clone();
-        let peer_rx = self.peer_rx.clone();
         let drain = self
             .cfg
             .bgp
@@ -896,19 +958,14 @@ impl Owner {
             .get()
             .min(Duration::from_secs(4));
         let stop = self.speaker.shutdown("pathosd shutting down", drain);
-        // Session changes of the shutdown arrive through the forwarder (rx)
-        // or, read directly, through peer_rx; both become events.
+        // Session changes of the shutdown become `pathosd.peer` events.
         let second_signal = async {
             loop {
-                let ev = rx
-                    .recv()
-                    .or(async { peer_rx.recv().await.map(Event::Peer) })
-                    .await;
-                match ev {
-                    Ok(Event::Signal(s)) if s != libc::SIGHUP => return true,
-                    Ok(Event::Peer(p)) => send_peer_event(ubus.as_ref(), &p),
-                    Ok(_) => continue,
-                    Err(_) => std::future::pending::<()>().await,
+                match rx.next().await {
+                    Some(Event::Signal(s)) if s != libc::SIGHUP => return true,
+                    Some(Event::Peer(p)) => send_peer_event(ubus.as_ref(), &p),
+                    Some(_) => continue,
+                    None => std::future::pending::<()>().await,
                 }
             }
         };
@@ -926,12 +983,7 @@ impl Owner {
         .await;
         // The peers' last changes (to idle) were sent before their tasks
         // acknowledged the stop.
-        while let Ok(ev) = rx.try_recv() {
-            if let Event::Peer(p) = ev {
-                send_peer_event(ubus.as_ref(), &p);
-            }
-        }
-        while let Ok(p) = peer_rx.try_recv() {
+        while let Ok(p) = rx.peers.try_recv() {
             send_peer_event(ubus.as_ref(), &p);
         }
         if let Some(u) = &ubus {

@@ -318,7 +318,7 @@ impl Speaker {
         }
         if let Some(l) = listener {
             let weak = Arc::downgrade(&handle.shared);
-            *lock(&handle.shared.listener_task) = Some(smol::spawn(accept_loop(l, weak)));
+            *lock(&handle.shared.listener_task) = Some(crate::rt::spawn(accept_loop(l, weak)));
         }
         Ok(handle)
     }
@@ -388,7 +388,7 @@ impl SpeakerHandle {
                     rx,
                 );
                 entry.ctl = Some(tx);
-                entry.task = Some(smol::spawn(task.run()));
+                entry.task = Some(crate::rt::spawn(task.run()));
             }
             Err(e) => {
                 log::error!("bgp peer {}: not started: {e}", n.name);
@@ -505,7 +505,7 @@ impl SpeakerHandle {
         // HoldTimer expires, a routing outage of up to the hold time.
         let handle = self.clone();
         let cfg = cfg.clone();
-        smol::spawn(async move {
+        crate::rt::spawn(async move {
             stop_peers(stopping, Some("configuration changed".to_string())).await;
             // A later reload may have started some of them meanwhile.
             let present: Vec<String> = lock(&handle.shared.peers)

@@ -802,7 +802,7 @@ fn describe_warning(w: &crate::bgp::rib_out::Warning) -> String {
 /// bounded time.
 fn close(stream: Async<TcpStream>) {
     let _ = stream.get_ref().shutdown(std::net::Shutdown::Write);
-    smol::spawn(async move {
+    crate::rt::spawn(async move {
         let drain = async {
             let mut buf = [0u8; 512];
             let mut r = &stream;
