@@ -210,6 +210,9 @@ fn spawn(
 
 async fn async_main(opts: Options, cfg: Config) -> i32 {
     let now = Instant::now();
+    // exec checks reap their children through this task instead of the
+    // thread smol::process would otherwise start for it ("async-process").
+    crate::rt::spawn(smol::process::driver()).detach();
     let (events, event_rx) = unbounded::<Event>();
     // Check reports, session events and API requests have their own
     // channels, which the owner reads directly (no forwarding task, no
