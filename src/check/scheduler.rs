@@ -207,7 +207,7 @@ pub(crate) async fn run_check_loop(runner: Arc<CheckRunner>, tx: Sender<Report>)
     let mut sched = Schedule::new(&format!("{}/{}", runner.vip, runner.name), runner.interval);
     let mut due = sched.due();
     loop {
-        async_io::Timer::at(start + due).await;
+        crate::rt::sleep_until(start + due).await;
         let report = runner.run_once(false).await;
         if tx.send(report).await.is_err() {
             return;

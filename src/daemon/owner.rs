@@ -493,7 +493,7 @@ impl Owner {
             let ev = async { rx.next().await }
                 .or(async {
                     match deadline {
-                        Some(d) => smol::Timer::at(d).await,
+                        Some(d) => crate::rt::sleep_until(d).await,
                         None => std::future::pending().await,
                     };
                     None

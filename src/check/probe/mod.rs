@@ -140,7 +140,7 @@ impl Probe {
             }
         };
         let timer = async {
-            async_io::Timer::at(deadline).await;
+            crate::rt::sleep_until(deadline).await;
             let mut r = CheckResult::fail(format!(
                 "{}: timed out after {:?}",
                 self.what(),
@@ -216,7 +216,7 @@ pub(crate) async fn until<T>(
 ) -> Option<T> {
     async { Some(fut.await) }
         .or(async {
-            async_io::Timer::at(deadline).await;
+            crate::rt::sleep_until(deadline).await;
             None
         })
         .await
