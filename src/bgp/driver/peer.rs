@@ -204,7 +204,9 @@ impl PeerTask {
                 }
                 if let Some(d) = deadline {
                     futs.push(Box::pin(async move {
-                        smol::Timer::at(d).await;
+                        // The runtime's shared timer: no reactor timer set
+                        // and dropped per wake-up of this loop.
+                        crate::rt::sleep_until(d).await;
                         Wake::Timer
                     }));
                 }
@@ -729,7 +731,7 @@ impl PeerTask {
                 w.flush().await
             },
             async {
-                smol::Timer::after(WRITE_TIMEOUT).await;
+                crate::rt::sleep_until(Instant::now() + WRITE_TIMEOUT).await;
                 Err(io::Error::new(io::ErrorKind::TimedOut, "write timed out"))
             },
         )

@@ -24,12 +24,20 @@ pub const QUEUE: usize = 32;
 
 type Job = Box<dyn FnOnce() + Send>;
 
+/// What the pool knows of its workers and queue.
+#[derive(Debug, Default)]
+struct Counts {
+    started: usize,
+    idle: usize,
+    /// Jobs sent and not yet taken by a worker.
+    waiting: usize,
+}
+
 /// A fixed-size pool of threads with a bounded queue.
 pub struct Pool {
     tx: SyncSender<Job>,
     rx: Arc<Mutex<Receiver<Job>>>,
-    /// (started, idle) workers.
-    counts: Arc<Mutex<(usize, usize)>>,
+    counts: Arc<Mutex<Counts>>,
     workers: usize,
     queue: usize,
 }
@@ -42,7 +50,7 @@ impl Pool {
         Pool {
             tx,
             rx: Arc::new(Mutex::new(rx)),
-            counts: Arc::new(Mutex::new((0, 0))),
+            counts: Arc::new(Mutex::new(Counts::default())),
             workers: workers.max(1),
             queue,
         }
@@ -67,7 +75,7 @@ impl Pool {
         });
         self.grow()?;
         match self.tx.try_send(job) {
-            Ok(()) => {}
+            Ok(()) => lock(&self.counts).waiting += 1,
             Err(TrySendError::Full(_)) => {
                 return Err(format!(
                     "not run: the blocking probe pool is full ({} workers busy, {} probes queued)",
@@ -84,11 +92,12 @@ impl Pool {
             .map_err(|_| "the probe panicked on the blocking pool".to_string())
     }
 
-    /// Starts one more worker when none is idle and the pool is not at its
-    /// size. Fails only when no worker runs and none can be started.
+    /// Starts one more worker when every idle one already has a job
+    /// waiting for it and the pool is not at its size. Fails only when no
+    /// worker runs and none can be started.
     fn grow(&self) -> Result<(), String> {
-        let mut c = self.counts.lock().unwrap_or_else(|e| e.into_inner());
-        if c.1 > 0 || c.0 >= self.workers {
+        let mut c = lock(&self.counts);
+        if c.idle > c.waiting || c.started >= self.workers {
             return Ok(());
         }
         let (rx, counts) = (self.rx.clone(), self.counts.clone());
@@ -97,11 +106,11 @@ impl Pool {
             .spawn(move || worker(&rx, &counts));
         match spawned {
             Ok(_) => {
-                c.0 += 1;
-                c.1 += 1;
+                c.started += 1;
+                c.idle += 1;
                 Ok(())
             }
-            Err(e) if c.0 == 0 => Err(format!(
+            Err(e) if c.started == 0 => Err(format!(
                 "not run: cannot start a blocking probe worker: {}",
                 super::io_msg(&e)
             )),
@@ -111,7 +120,7 @@ impl Pool {
     }
 }
 
-fn worker(rx: &Mutex<Receiver<Job>>, counts: &Mutex<(usize, usize)>) {
+fn worker(rx: &Mutex<Receiver<Job>>, counts: &Mutex<Counts>) {
     loop {
         // One idle worker waits on the channel, the others on the lock.
         let job = match rx.lock() {
@@ -119,15 +128,25 @@ fn worker(rx: &Mutex<Receiver<Job>>, counts: &Mutex<(usize, usize)>) {
             Err(_) => return,
         };
         let Ok(job) = job else { return };
-        set_idle(counts, false);
+        {
+            let mut c = lock(counts);
+            c.idle = c.idle.saturating_sub(1);
+            c.waiting = c.waiting.saturating_sub(1);
+        }
         job();
-        set_idle(counts, true);
+        lock(counts).idle += 1;
     }
 }
 
-fn set_idle(counts: &Mutex<(usize, usize)>, idle: bool) {
-    let mut c = counts.lock().unwrap_or_else(|e| e.into_inner());
-    c.1 = if idle { c.1 + 1 } else { c.1.saturating_sub(1) };
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Pool threads started so far (for tests and diagnostics).
+impl Pool {
+    pub fn started(&self) -> usize {
+        lock(&self.counts).started
+    }
 }
 
 /// The daemon's pool ([`WORKERS`] threads, [`QUEUE`] waiting jobs).
@@ -163,7 +182,7 @@ mod tests {
             assert!(smol::future::poll_once(&mut running).await.is_none());
             // Let the worker take the first job before the next is queued.
             let until = std::time::Instant::now() + Duration::from_secs(5);
-            while pool.counts.lock().unwrap().1 != 0 {
+            while lock(&pool.counts).idle != 0 {
                 assert!(
                     std::time::Instant::now() < until,
                     "the worker never took the job"
@@ -185,7 +204,7 @@ mod tests {
             // Room again.
             assert_eq!(pool.run(|| 4).await, Ok(4));
         });
-        assert_eq!(pool.counts.lock().unwrap().0, 1);
+        assert_eq!(pool.started(), 1);
     }
 
     #[test]
