@@ -56,7 +56,13 @@ pub fn block_on<T>(fut: impl Future<Output = T>) -> T {
     // off through ten short sleeps after each, then waits for the reactor
     // lock): 1 tcp check at 1 s, 35 -> 20 ms CPU per 60 s; 100, 778 -> 719.
     // No daemon task runs on the async-io thread; it only polls and wakes.
-    EXECUTOR.with(|ex| smol::future::block_on(ex.run(fut)))
+    EXECUTOR.with(|ex| {
+        let executor = std::pin::pin!(ex.run(fut));
+        smol::future::block_on(Run {
+            executor,
+            timer: None,
+        })
+    })
 }
 
 /// Waits until `at`. On the daemon's thread (inside [`block_on`]) every
@@ -99,11 +105,6 @@ struct Timers {
     /// (latest, id) of every wait: the reactor timer is set to the first.
     latest: BTreeSet<(Instant, u64)>,
     next_id: u64,
-    /// The time the driver's reactor timer is set to.
-    armed: Option<Instant>,
-    /// The driver task, woken to re-arm for an earlier deadline.
-    driver: Option<Waker>,
-    driver_spawned: bool,
 }
 
 thread_local! {
@@ -148,16 +149,6 @@ impl Future for Sleep {
                     t.latest.insert((latest, id));
                 }
             }
-            if t.armed.is_none_or(|a| latest < a) {
-                match &t.driver {
-                    Some(d) => d.wake_by_ref(),
-                    None if !t.driver_spawned => {
-                        t.driver_spawned = true;
-                        spawn(Driver { timer: None }).detach();
-                    }
-                    None => {}
-                }
-            }
             id
         });
         self.key = Some(id);
@@ -184,55 +175,61 @@ impl Drop for Sleep {
     }
 }
 
-/// The task that owns the reactor timer of [`Timers`]: wakes the waits that
-/// are due and sets the timer to the next deadline.
-struct Driver {
-    /// The reactor timer and the deadline it is set to.
+/// [`block_on`]'s future: the executor, and the one reactor timer of
+/// [`Timers`], set only when the executor has nothing left to run (so a
+/// wait made and dropped while the thread is busy, as a probe's timeout,
+/// never reaches the reactor) to the earliest time a wait may end.
+struct Run<'a, F> {
+    executor: Pin<&'a mut F>,
     timer: Option<(async_io::Timer, Instant)>,
 }
 
-impl Future for Driver {
-    type Output = ();
+impl<F: Future> Future for Run<'_, F> {
+    type Output = F::Output;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         loop {
-            let next = TIMERS.with(|t| {
-                let mut t = t.borrow_mut();
-                if !t.driver.as_ref().is_some_and(|d| d.will_wake(cx.waker())) {
-                    t.driver = Some(cx.waker().clone());
-                }
-                let now = Instant::now();
-                while let Some(e) = t.queue.first_entry() {
-                    if e.key().0 > now {
-                        break;
-                    }
-                    let id = e.key().1;
-                    let (waker, latest) = e.remove();
-                    t.latest.remove(&(latest, id));
-                    // Scheduling a task does not poll it: no re-entry here.
-                    waker.wake();
-                }
-                let next = t.latest.first().map(|k| k.0);
-                t.armed = next;
-                next
-            });
-            let Some(next) = next else {
+            wake_due();
+            if let Poll::Ready(v) = self.executor.as_mut().poll(cx) {
+                return Poll::Ready(v);
+            }
+            let Some(next) = TIMERS.with(|t| t.borrow().latest.first().map(|k| k.0)) else {
                 self.timer = None;
                 return Poll::Pending;
             };
-            let (timer, at) = self
-                .timer
-                .get_or_insert_with(|| (async_io::Timer::at(next), next));
-            if *at != next {
-                timer.set_at(next);
-                *at = next;
-            }
-            match Pin::new(timer).poll(cx) {
-                Poll::Ready(_) => continue,
-                Poll::Pending => return Poll::Pending,
+            let timer = match &mut self.timer {
+                Some((timer, at)) => {
+                    if *at != next {
+                        timer.set_at(next);
+                        *at = next;
+                    }
+                    timer
+                }
+                None => &mut self.timer.insert((async_io::Timer::at(next), next)).0,
+            };
+            if Pin::new(timer).poll(cx).is_pending() {
+                return Poll::Pending;
             }
         }
     }
+}
+
+/// Wakes the tasks whose waits are due.
+fn wake_due() {
+    TIMERS.with(|t| {
+        let mut t = t.borrow_mut();
+        let now = Instant::now();
+        while let Some(e) = t.queue.first_entry() {
+            if e.key().0 > now {
+                break;
+            }
+            let id = e.key().1;
+            let (waker, latest) = e.remove();
+            t.latest.remove(&(latest, id));
+            // Scheduling a task does not poll it: no re-entry here.
+            waker.wake();
+        }
+    })
 }
 
 /// Whether the current thread runs [`block_on`] (for assertions).
