@@ -71,11 +71,11 @@ pub fn block_on<T>(fut: impl Future<Output = T>) -> T {
 pub async fn sleep_until(at: Instant) {
     if is_running() {
         // Like the kernel's timer slack: a wait may end a little after its
-        // deadline (at most 1/32 of its length and MAX_SLACK), so waits
+        // deadline (at most 1/16 of its length and MAX_SLACK), so waits
         // that end close together end in one wake-up of the thread.
         let slack = at
             .saturating_duration_since(Instant::now())
-            .checked_div(32)
+            .checked_div(16)
             .unwrap_or_default()
             .min(MAX_SLACK);
         Sleep {
@@ -113,7 +113,7 @@ thread_local! {
 
 /// The most a wait of [`sleep_until`] ends after its deadline: well below
 /// the shortest check interval and timeout one would configure.
-const MAX_SLACK: Duration = Duration::from_millis(20);
+const MAX_SLACK: Duration = Duration::from_millis(50);
 
 /// One wait on [`Timers`]; dropping it removes it.
 struct Sleep {
