@@ -56,6 +56,8 @@ pub fn block_on<T>(fut: impl Future<Output = T>) -> T {
     // off through ten short sleeps after each, then waits for the reactor
     // lock): 1 tcp check at 1 s, 35 -> 20 ms CPU per 60 s; 100, 778 -> 719.
     // No daemon task runs on the async-io thread; it only polls and wakes.
+    // It polls without pause only while no thread of the process runs
+    // async_io::block_on (smol::block_on): the daemon runs none.
     EXECUTOR.with(|ex| {
         let executor = std::pin::pin!(ex.run(fut));
         smol::future::block_on(Run {

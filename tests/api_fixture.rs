@@ -242,7 +242,8 @@ pub fn start_owner(probe_time: Duration) -> FakeOwner {
         on_snapshot.clone(),
     );
     std::thread::spawn(move || {
-        smol::block_on(async move {
+        // Parks like the daemon's thread (see api_abuse.rs).
+        smol::future::block_on(async move {
             let mut served = 0u32;
             while let Ok(m) = rx.recv().await {
                 match m {
