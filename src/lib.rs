@@ -10,6 +10,7 @@ pub mod check;
 pub mod cli;
 pub mod daemon;
 pub mod logging;
+pub mod rt;
 pub mod sys;
 pub mod ubus;
 

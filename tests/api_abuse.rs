@@ -250,7 +250,11 @@ fn status_stays_available_under_idle_and_slowloris_connections() {
         drop(up_tx);
         // Dropping the executor at the end cancels every attacker and
         // closes its socket.
-        smol::block_on(ex.run(async {
+        // Parks between tasks like the daemon's thread (rt::block_on), so
+        // async-io's poller thread serves both sides as it does in a
+        // daemon: under async_io::block_on this thread would take turns
+        // at the reactor with it and hold up the server's wake-ups.
+        smol::future::block_on(ex.run(async {
             let _ = stop_rx.recv().await;
         }));
     });

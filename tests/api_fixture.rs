@@ -242,7 +242,8 @@ pub fn start_owner(probe_time: Duration) -> FakeOwner {
         on_snapshot.clone(),
     );
     std::thread::spawn(move || {
-        smol::block_on(async move {
+        // Parks like the daemon's thread (see api_abuse.rs).
+        smol::future::block_on(async move {
             let mut served = 0u32;
             while let Ok(m) = rx.recv().await {
                 match m {
@@ -356,7 +357,7 @@ pub fn start_http_with(
     let listener = pathosd::api::http::listen(SocketAddr::from((ip, 0))).unwrap();
     let addr = listener.local_addr().unwrap();
     let h = pathosd::api::routes::handler_with(ctl, opts);
-    std::thread::spawn(move || smol::block_on(pathosd::api::http::serve(listener, h, lim)));
+    std::thread::spawn(move || pathosd::rt::block_on(pathosd::api::http::serve(listener, h, lim)));
     addr
 }
 

@@ -72,7 +72,7 @@ fn start_observed(
             Response::new(200, "text/plain", body)
         })
     });
-    std::thread::spawn(move || smol::block_on(serve(listener, handler, lim)));
+    std::thread::spawn(move || pathosd::rt::block_on(serve(listener, handler, lim)));
     (addr, hold_tx, entered_rx)
 }
 

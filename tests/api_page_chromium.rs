@@ -146,7 +146,7 @@ fn server_clicking(n: u8) -> (FakeOwner, SocketAddr) {
     });
     let listener = pathosd::api::http::listen(SocketAddr::from((test_ip(n), 0))).unwrap();
     let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || smol::block_on(serve(listener, handler, limits(10_000))));
+    std::thread::spawn(move || pathosd::rt::block_on(serve(listener, handler, limits(10_000))));
     (owner, addr)
 }
 
@@ -188,7 +188,7 @@ fn cross_site_page_cannot_drain_or_trigger() {
     });
     let listener = pathosd::api::http::listen(SocketAddr::from((test_ip(5), 0))).unwrap();
     let evil = listener.local_addr().unwrap();
-    std::thread::spawn(move || smol::block_on(serve(listener, handler, limits(10_000))));
+    std::thread::spawn(move || pathosd::rt::block_on(serve(listener, handler, limits(10_000))));
     let dom = dump_dom(
         "evil",
         &format!("http://{evil}/"),

@@ -44,7 +44,7 @@ async fn start_with(sock: &Path, probe_time: Duration, reply_timeout: Duration) 
     let owner = start_owner(probe_time);
     let tasks = vec![
         smol::spawn(client.run()),
-        smol::spawn(serve_ubus(requests, owner.ctl.clone())),
+        pathosd::rt::spawn(serve_ubus(requests, owner.ctl.clone())),
     ];
     poll_until("client registered", STEP, || {
         handle.status().objid.is_some()
@@ -65,7 +65,7 @@ const NOT_FOUND: u32 = 4;
 fn status_and_vip() {
     let dir = TempDir::new("status");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
-    smol::block_on(async {
+    pathosd::rt::block_on(async {
         let _r = start(&dir.sock(), Duration::from_millis(1)).await;
         let mut c = Caller::connect(broker.path()).await;
         let got = c
@@ -115,7 +115,7 @@ fn status_and_vip() {
 fn check_drain_and_reload() {
     let dir = TempDir::new("methods");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
-    smol::block_on(async {
+    pathosd::rt::block_on(async {
         let r = start(&dir.sock(), Duration::from_millis(1)).await;
         let mut c = Caller::connect(broker.path()).await;
 
@@ -205,7 +205,7 @@ fn check_drain_and_reload() {
 fn slow_trigger_does_not_hold_up_status() {
     let dir = TempDir::new("slow");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
-    smol::block_on(async {
+    pathosd::rt::block_on(async {
         let r = start(&dir.sock(), Duration::from_millis(1500)).await;
         let log = r.owner.log.clone();
         let mut slow = Caller::connect(broker.path()).await;
@@ -242,7 +242,7 @@ fn slow_trigger_does_not_hold_up_status() {
 fn slow_checks_never_hold_up_status_and_timed_out_calls_free_their_slots() {
     let dir = TempDir::new("flood");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
-    smol::block_on(async {
+    pathosd::rt::block_on(async {
         let reply_timeout = Duration::from_millis(600);
         let r = start_with(&dir.sock(), Duration::from_secs(5), reply_timeout).await;
         let log = r.owner.log.clone();
@@ -301,7 +301,7 @@ fn slow_checks_never_hold_up_status_and_timed_out_calls_free_their_slots() {
 fn vip_and_peer_events_reach_listeners() {
     let dir = TempDir::new("events");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
-    smol::block_on(async {
+    pathosd::rt::block_on(async {
         let r = start(&dir.sock(), Duration::from_millis(1)).await;
         let mut l = Caller::connect(broker.path()).await;
         l.listen("pathosd.*").await;

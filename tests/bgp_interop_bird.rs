@@ -16,7 +16,9 @@ use support::{poll, Addrs};
 
 struct Setup {
     bird: Bird,
-    speaker: SpeakerHandle,
+    // Shared with the daemon thread of support::on_rt for `reconfigure`,
+    // which spawns the new sessions there.
+    speaker: std::sync::Arc<SpeakerHandle>,
     addrs: Addrs,
     events: Receiver<PeerEvent>,
     started: Instant,
@@ -33,7 +35,10 @@ fn setup(block: u8, bird: impl FnOnce(&mut BirdPeer), ours: impl FnOnce(&mut Con
     pathosd::config::validate::resolve(&mut cfg);
     let (tx, rx) = smol::channel::unbounded();
     let started = Instant::now();
-    let speaker = Speaker::start(&cfg, tx).unwrap();
+    let speaker = {
+        let cfg = cfg.clone();
+        std::sync::Arc::new(support::on_rt(move || Speaker::start(&cfg, tx)).unwrap())
+    };
     speaker.mark_initial_done();
     Setup {
         bird,
@@ -362,7 +367,10 @@ fn reload_restarts_only_a_changed_neighbor() {
     let mut cfg = support::config(s.addrs);
     let plan = pathosd::daemon::reload::diff(&cfg, &cfg);
     assert!(plan.is_empty(), "{plan:?}");
-    s.speaker.reconfigure(&cfg, &[]);
+    {
+        let (sp, cfg) = (s.speaker.clone(), cfg.clone());
+        support::on_rt(move || sp.reconfigure(&cfg, &[]));
+    }
     std::thread::sleep(Duration::from_millis(500));
     let st = &s.speaker.peers()[0];
     assert_eq!((st.established_count, st.flaps), (1, 0), "{st:?}");
@@ -380,7 +388,14 @@ fn reload_restarts_only_a_changed_neighbor() {
         .map(|(n, _)| n.as_str())
         .collect();
     assert_eq!(restart.len(), 1, "{plan:?}");
-    s.speaker.reconfigure(&cfg, &restart);
+    {
+        let (sp, cfg) = (s.speaker.clone(), cfg.clone());
+        let restart: Vec<String> = restart.iter().map(|n| n.to_string()).collect();
+        support::on_rt(move || {
+            let restart: Vec<&str> = restart.iter().map(String::as_str).collect();
+            sp.reconfigure(&cfg, &restart)
+        });
+    }
     let restarted = poll(Duration::from_secs(8), || {
         let out = s.bird.birdc(&["show", "protocols", "all", "pathosd"])?;
         (out.contains("Established") && out.contains("/6")).then_some(out)

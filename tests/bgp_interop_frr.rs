@@ -32,7 +32,11 @@ fn frr_establishes_and_receives_a_route() {
     let (tx, _rx) = smol::channel::unbounded();
     // FRR refuses a 127/8 NEXT_HOP: see support::config_with_next_hop.
     let cfg = support::config_with_next_hop(a, Ipv4Addr::new(192, 0, 2, 40));
-    let speaker = Speaker::start(&cfg, tx).unwrap();
+    let speaker = {
+        let cfg = cfg.clone();
+        support::on_rt(move || Speaker::start(&cfg, tx))
+    }
+    .unwrap();
     speaker.mark_initial_done();
     wait_established(&frr, &speaker);
     speaker.set_route(
@@ -64,6 +68,10 @@ fn frr_md5_session_establishes() {
     cfg.bgp.neighbors[0].auth_password = Some("frr-md5-42".into());
     pathosd::config::validate::resolve(&mut cfg);
     let (tx, _rx) = smol::channel::unbounded();
-    let speaker = Speaker::start(&cfg, tx).unwrap();
+    let speaker = {
+        let cfg = cfg.clone();
+        support::on_rt(move || Speaker::start(&cfg, tx))
+    }
+    .unwrap();
     wait_established(&frr, &speaker);
 }

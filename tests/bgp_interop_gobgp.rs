@@ -19,7 +19,11 @@ fn gobgpd_establishes_and_receives_a_route() {
     let (tx, _rx) = smol::channel::unbounded();
     // GoBGP ignores a 127/8 NEXT_HOP: see support::config_with_next_hop.
     let cfg = support::config_with_next_hop(a, Ipv4Addr::new(192, 0, 2, 41));
-    let speaker = Speaker::start(&cfg, tx).unwrap();
+    let speaker = {
+        let cfg = cfg.clone();
+        support::on_rt(move || Speaker::start(&cfg, tx))
+    }
+    .unwrap();
     speaker.mark_initial_done();
     let up = poll(Duration::from_secs(8), || {
         (g.bgp_state().as_deref() == Some("Establ")).then_some(())

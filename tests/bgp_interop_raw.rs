@@ -61,7 +61,11 @@ fn passive_speaker(a: Addrs) -> pathosd::bgp::driver::SpeakerHandle {
     cfg.bgp.neighbors[0].passive = true;
     pathosd::config::validate::resolve(&mut cfg);
     let (tx, _rx) = smol::channel::unbounded();
-    Speaker::start(&cfg, tx).unwrap()
+    {
+        let cfg = cfg.clone();
+        support::on_rt(move || Speaker::start(&cfg, tx))
+    }
+    .unwrap()
 }
 
 #[test]
@@ -174,7 +178,11 @@ fn collision(block: u8, peer_id: std::net::Ipv4Addr, inbound_wins: bool) {
     let a = Addrs::new(block);
     let raw_listener = std::net::TcpListener::bind((a.peer, PORT)).unwrap();
     let (tx, _rx) = smol::channel::unbounded();
-    let speaker = Speaker::start(&support::config(a), tx).unwrap();
+    let speaker = {
+        let cfg = support::config(a).clone();
+        support::on_rt(move || Speaker::start(&cfg, tx))
+    }
+    .unwrap();
     // Our outbound connection, and our OPEN on it: OpenSent.
     let (mut outbound, _) = raw_listener.accept().unwrap();
     outbound

@@ -405,7 +405,7 @@ pub async fn serve(listener: TcpListener, handler: Handler, limits: Limits) {
                 // read), so the newcomer waits for a place a little
                 // before it is refused.
                 let (slots, handler) = (slots.clone(), handler.clone());
-                smol::spawn(async move {
+                crate::rt::spawn(async move {
                     let until = Instant::now() + ADMIT_RETRY_FOR;
                     while Instant::now() < until {
                         smol::Timer::after(ADMIT_RETRY_EVERY).await;
@@ -454,7 +454,7 @@ fn admitted(
         id,
         evicted: evict,
     };
-    smol::spawn(serve_conn(stream, peer, conn, handler.clone(), limits)).detach();
+    crate::rt::spawn(serve_conn(stream, peer, conn, handler.clone(), limits)).detach();
 }
 
 /// Answers 503 to a connection that found no place within [`ADMIT_RETRY_FOR`].

@@ -190,7 +190,7 @@ pub(crate) async fn serve_ubus_with(
             continue;
         };
         let ctl = ctl.clone();
-        smol::spawn(async move {
+        crate::rt::spawn(async move {
             let r = call(&ctl, &req.method, &req.args, limit)
                 .or(async {
                     // The client answered TIMEOUT or lost the caller: stop

@@ -216,7 +216,7 @@ pub fn run_check_loop(
         loop {
             let trigger = async { Some(triggers.next().await) };
             let tick = async {
-                async_io::Timer::at(start + due).await;
+                crate::rt::sleep_until(start + due).await;
                 None
             };
             let trigger = trigger.or(tick).await;

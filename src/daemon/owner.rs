@@ -50,7 +50,7 @@ pub fn run(opts: Options, cfg: Config) -> i32 {
         level,
         crate::logging::choose_sink(cfg.logging.syslog, cfg.logging.timestamps),
     );
-    smol::block_on(async_main(opts, cfg))
+    crate::rt::block_on(async_main(opts, cfg))
 }
 
 fn level_filter(l: LogLevel) -> log::LevelFilter {
@@ -165,9 +165,9 @@ struct Owner {
     ubus: Option<crate::ubus::UbusHandle>,
     /// Ad-hoc triggers in flight (one per VIP) and each VIP's rate limit.
     triggers: Triggers<TriggerReply>,
-    /// A second reader of the speaker's session events, so that the ones of
-    /// the shutdown still become `pathosd.peer` events.
-    peer_rx: Receiver<PeerEvent>,
+    /// Whether some VIP has a lower_priority_file: only then does the
+    /// owner wake each second to poll them.
+    drain_any: bool,
     start: Instant,
     start_time: SystemTime,
     last_reload: Option<ReloadRecord>,
@@ -204,7 +204,11 @@ fn spawn(
                 handles.push(CheckLoopHandle {
                     id: c.id(),
                     trigger: trigger.clone(),
-                    _task: smol::spawn(scheduler::run_check_loop(c, trigger, result_tx.clone())),
+                    _task: crate::rt::spawn(scheduler::run_check_loop(
+                        c,
+                        trigger,
+                        result_tx.clone(),
+                    )),
                 });
             }
             let loops = handles;
@@ -224,14 +228,16 @@ fn spawn(
 
 async fn async_main(opts: Options, cfg: Config) -> i32 {
     let now = Instant::now();
+    // exec checks reap their children through this task instead of the
+    // thread smol::process would otherwise start for it ("async-process").
+    crate::rt::spawn(smol::process::driver()).detach();
     let (events, event_rx) = unbounded::<Event>();
 
-    // Results from check loops go through their own channel, forwarded in order.
+    // Check results, session events and API requests have their own
+    // channels, which the owner reads directly (no forwarding task, no
+    // second hop per event).
     let (result_tx, result_rx) = unbounded::<CheckRun>();
-    forward(result_rx, events.clone(), Event::Result);
-
     let (peer_tx, peer_rx) = unbounded::<PeerEvent>();
-    forward(peer_rx.clone(), events.clone(), Event::Peer);
 
     let (engine, outputs) = Engine::new(&with_exprs(&cfg.vips), now);
     let mut runtimes = BTreeMap::new();
@@ -242,7 +248,6 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
     }
 
     let (ctl_tx, ctl_rx) = unbounded::<Control>();
-    forward(ctl_rx, events.clone(), Event::Control);
     let ctl = ControlHandle::new(ctl_tx);
     let http = start_http(&cfg, ctl.clone());
     let ubus = start_ubus(&cfg, ctl.clone());
@@ -266,6 +271,13 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
         cfg.vips.len(),
         cfg.bgp.neighbors.len()
     );
+    let inbox = Inbox {
+        events: event_rx,
+        control: ctl_rx,
+        peers: peer_rx,
+        results: result_rx,
+    };
+    let drain_any = has_drain_files(&cfg.vips);
     let mut owner = Owner {
         opts,
         cfg,
@@ -275,7 +287,7 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
         result_tx,
         ubus,
         triggers: Triggers::default(),
-        peer_rx,
+        drain_any,
         start: now,
         start_time: SystemTime::now(),
         last_reload: None,
@@ -283,19 +295,60 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
         ctl,
     };
     owner.apply(outputs);
-    owner.run(event_rx).await
+    owner.run(&inbox).await
 }
 
-/// Moves every item of `rx` into the owner's channel, in order.
-fn forward<T: Send + 'static>(rx: Receiver<T>, to: Sender<Event>, wrap: fn(T) -> Event) {
-    smol::spawn(async move {
-        while let Ok(x) = rx.recv().await {
-            if to.send(wrap(x)).await.is_err() {
-                return;
-            }
+/// Whether some VIP has a lower_priority_file.
+fn has_drain_files(vips: &[Vip]) -> bool {
+    vips.iter().any(|v| v.policy.lower_priority_file.is_some())
+}
+
+/// The channels the owner reads. Signals, trigger completions and reports
+/// share `events`, in the order they happened.
+struct Inbox {
+    events: Receiver<Event>,
+    control: Receiver<Control>,
+    peers: Receiver<PeerEvent>,
+    results: Receiver<CheckRun>,
+}
+
+impl Inbox {
+    /// The next event already queued: signals and requests before session
+    /// events before check results, so a flood of reports never holds up
+    /// a request.
+    fn try_next(&self) -> Option<Event> {
+        self.events
+            .try_recv()
+            .ok()
+            .or_else(|| self.control.try_recv().ok().map(Event::Control))
+            .or_else(|| self.peers.try_recv().ok().map(Event::Peer))
+            .or_else(|| self.results.try_recv().ok().map(Event::Result))
+    }
+
+    /// The next event; None once every channel is closed (the owner holds
+    /// a sender of each but `peers`, so in practice never).
+    async fn next(&self) -> Option<Event> {
+        if let Some(ev) = self.try_next() {
+            return Some(ev);
         }
-    })
-    .detach();
+        let closed = || std::future::pending::<Option<Event>>();
+        async { self.events.recv().await.ok() }
+            .or(async { self.control.recv().await.ok().map(Event::Control) })
+            .or(async { self.peers.recv().await.ok().map(Event::Peer) })
+            .or(async { self.results.recv().await.ok().map(Event::Result) })
+            .or(async {
+                // All four closed: nothing will come.
+                if self.events.is_closed()
+                    && self.control.is_closed()
+                    && self.peers.is_closed()
+                    && self.results.is_closed()
+                {
+                    return None;
+                }
+                closed().await
+            })
+            .await
+    }
 }
 
 /// The running HTTP API: its listener (kept so that a reload that changes
@@ -342,7 +395,7 @@ fn serve_http(cfg: &Config, ctl: ControlHandle, l: smol::net::TcpListener) -> Ht
         token,
         ..crate::api::routes::Options::default()
     };
-    let task = smol::spawn(crate::api::http::serve(
+    let task = crate::rt::spawn(crate::api::http::serve(
         l.clone(),
         crate::api::routes::handler_with(ctl, opts),
         limits,
@@ -402,8 +455,8 @@ fn start_ubus(cfg: &Config, ctl: ControlHandle) -> Option<crate::ubus::UbusHandl
         ..crate::ubus::UbusConfig::default()
     };
     let (client, handle, requests) = crate::ubus::UbusClient::new(ucfg);
-    smol::spawn(client.run()).detach();
-    smol::spawn(crate::api::ubus_methods::serve_ubus(requests, ctl)).detach();
+    crate::rt::spawn(client.run()).detach();
+    crate::rt::spawn(crate::api::ubus_methods::serve_ubus(requests, ctl)).detach();
     Some(handle)
 }
 
@@ -415,7 +468,7 @@ fn start_signals(events: Sender<Event>) {
             return;
         }
     };
-    smol::spawn(async move {
+    crate::rt::spawn(async move {
         let Ok(pipe) = async_io::Async::new(std::fs::File::from(fd)) else {
             return;
         };
@@ -439,18 +492,19 @@ fn start_signals(events: Sender<Event>) {
 }
 
 impl Owner {
-    async fn run(&mut self, rx: Receiver<Event>) -> i32 {
+    async fn run(&mut self, rx: &Inbox) -> i32 {
         // The lower_priority_file is polled at least once a second.
         let mut next_poll = Instant::now();
         // The sessions' reports: the peer summaries live here, in the owner.
         let sessions = self.speaker.reports();
         loop {
-            let deadline = self
-                .engine
-                .next_deadline()
-                .map_or(next_poll, |d| d.min(next_poll));
+            let poll = self.drain_any.then_some(next_poll);
+            let deadline = match (self.engine.next_deadline(), poll) {
+                (Some(d), Some(p)) => Some(d.min(p)),
+                (d, p) => d.or(p),
+            };
             let speaker = &self.speaker;
-            let ev = async { rx.recv().await.ok() }
+            let ev = async { rx.next().await }
                 .or(async {
                     // Session reports only update the peer summaries: they
                     // are applied here, without a turn of the loop (whose
@@ -463,12 +517,15 @@ impl Owner {
                     std::future::pending::<Option<Event>>().await
                 })
                 .or(async {
-                    smol::Timer::at(deadline).await;
+                    match deadline {
+                        Some(d) => crate::rt::sleep_until(d).await,
+                        None => std::future::pending().await,
+                    }
                     None
                 })
                 .await;
             let now = Instant::now();
-            if now >= next_poll {
+            if self.drain_any && now >= next_poll {
                 self.poll_drain_files(now);
                 next_poll = now + Duration::from_secs(1);
             }
@@ -488,7 +545,7 @@ impl Owner {
                         }
                     }
                 }
-                Event::Signal(_) => return self.shutdown(&rx).await,
+                Event::Signal(_) => return self.shutdown(rx).await,
             }
         }
     }
@@ -987,12 +1044,13 @@ impl Owner {
         self.apply(outs);
         log::info!("reload: applied {}", self.opts.config_path.display());
         self.cfg = new;
+        self.drain_any = has_drain_files(&self.cfg.vips);
         Ok(plan)
     }
 
     /// SIGTERM/SIGINT: withdraw every VIP, wait shutdown_drain, Cease, exit 0.
     /// A second signal exits at once.
-    async fn shutdown(&mut self, rx: &Receiver<Event>) -> i32 {
+    async fn shutdown(&mut self, rx: &Inbox) -> i32 {
         log::info!("shutting down: withdrawing every VIP");
         self.runtimes.clear();
         // The speaker withdraws every route below; the events say so, as on
@@ -1025,7 +1083,6 @@ impl Owner {
             }
         }
         let ubus = self.ubus.clone();
-        let peer_rx = self.peer_rx.clone();
         let drain = self
             .cfg
             .bgp
@@ -1033,19 +1090,14 @@ impl Owner {
             .get()
             .min(Duration::from_secs(4));
         let stop = self.speaker.shutdown("pathosd shutting down", drain);
-        // Session changes of the shutdown arrive through the forwarder (rx)
-        // or, read directly, through peer_rx; both become events.
+        // Session changes of the shutdown become `pathosd.peer` events.
         let second_signal = async {
             loop {
-                let ev = rx
-                    .recv()
-                    .or(async { peer_rx.recv().await.map(Event::Peer) })
-                    .await;
-                match ev {
-                    Ok(Event::Signal(s)) if s != libc::SIGHUP => return true,
-                    Ok(Event::Peer(p)) => send_peer_event(ubus.as_ref(), &p),
-                    Ok(_) => continue,
-                    Err(_) => std::future::pending::<()>().await,
+                match rx.next().await {
+                    Some(Event::Signal(s)) if s != libc::SIGHUP => return true,
+                    Some(Event::Peer(p)) => send_peer_event(ubus.as_ref(), &p),
+                    Some(_) => continue,
+                    None => std::future::pending::<()>().await,
                 }
             }
         };
@@ -1063,12 +1115,7 @@ impl Owner {
         .await;
         // The peers' last changes (to idle) were sent before their tasks
         // acknowledged the stop.
-        while let Ok(ev) = rx.try_recv() {
-            if let Event::Peer(p) = ev {
-                send_peer_event(ubus.as_ref(), &p);
-            }
-        }
-        while let Ok(p) = peer_rx.try_recv() {
+        while let Ok(p) = rx.peers.try_recv() {
             send_peer_event(ubus.as_ref(), &p);
         }
         if let Some(u) = &ubus {

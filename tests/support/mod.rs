@@ -453,3 +453,34 @@ pub fn init_log() {
         }
     }
 }
+
+/// Runs `f` on this test process's daemon thread: a thread that runs
+/// pathosd's one-thread runtime (`pathosd::rt::block_on`) as `pathosd run`'s
+/// main thread does, so the tasks `f` spawns (BGP sessions, their accept
+/// loop, a reconfigure's restarts) run there, concurrently with the test.
+/// Returns what `f` returns; panics if the thread does not answer in 10 s.
+pub fn on_rt<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+    type Job = Box<dyn FnOnce() + Send>;
+    static RT: std::sync::OnceLock<smol::channel::Sender<Job>> = std::sync::OnceLock::new();
+    let jobs = RT.get_or_init(|| {
+        let (tx, rx) = smol::channel::unbounded::<Job>();
+        std::thread::Builder::new()
+            .name("daemon".into())
+            .spawn(move || {
+                pathosd::rt::block_on(async move {
+                    while let Ok(job) = rx.recv().await {
+                        job();
+                    }
+                })
+            })
+            .expect("start the daemon thread");
+        tx
+    });
+    let (tx, rx) = std::sync::mpsc::channel();
+    jobs.send_blocking(Box::new(move || {
+        let _ = tx.send(f());
+    }))
+    .expect("the daemon thread is running");
+    rx.recv_timeout(Duration::from_secs(10))
+        .expect("the daemon thread answered")
+}

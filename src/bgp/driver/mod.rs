@@ -248,7 +248,7 @@ impl Speaker {
         }
         if let Some(l) = listener {
             let weak = Arc::downgrade(&handle.shared);
-            *lock(&handle.shared.listener_task) = Some(smol::spawn(accept_loop(l, weak)));
+            *lock(&handle.shared.listener_task) = Some(crate::rt::spawn(accept_loop(l, weak)));
         }
         Ok(handle)
     }
@@ -316,7 +316,7 @@ impl SpeakerHandle {
                     gate,
                 );
                 entry.ctl = Some(tx);
-                entry.task = Some(smol::spawn(task.run()));
+                entry.task = Some(crate::rt::spawn(task.run()));
             }
             Err(e) => {
                 log::error!("bgp peer {}: not started: {e}", n.name);
@@ -490,7 +490,7 @@ impl SpeakerHandle {
         if stopping.is_empty() {
             drop(open_tx);
         } else {
-            smol::spawn(async move {
+            crate::rt::spawn(async move {
                 stop_peers(stopping, Some("configuration changed".to_string())).await;
                 drop(open_tx);
             })

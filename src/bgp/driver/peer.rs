@@ -218,7 +218,9 @@ impl PeerTask {
                 }
                 if let Some(d) = deadline {
                     futs.push(Box::pin(async move {
-                        smol::Timer::at(d).await;
+                        // The runtime's shared timer: no reactor timer set
+                        // and dropped per wake-up of this loop.
+                        crate::rt::sleep_until(d).await;
                         Wake::Timer
                     }));
                 }
@@ -742,7 +744,7 @@ impl PeerTask {
                 w.flush().await
             },
             async {
-                smol::Timer::after(WRITE_TIMEOUT).await;
+                crate::rt::sleep_until(Instant::now() + WRITE_TIMEOUT).await;
                 Err(io::Error::new(io::ErrorKind::TimedOut, "write timed out"))
             },
         )
@@ -789,7 +791,7 @@ fn describe_warning(w: &crate::bgp::rib_out::Warning) -> String {
 /// bounded time.
 fn close(stream: Async<TcpStream>) {
     let _ = stream.get_ref().shutdown(std::net::Shutdown::Write);
-    smol::spawn(async move {
+    crate::rt::spawn(async move {
         let drain = async {
             let mut buf = [0u8; 512];
             let mut r = &stream;

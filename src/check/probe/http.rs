@@ -1,7 +1,10 @@
-//! http / https via ureq (blocking, so it runs on the blocking pool) with
-//! rustls on the ring provider. Without the `tls` feature ureq has no TLS:
-//! an https target is refused when the probe is built (validation already
-//! names the option, see config::validate).
+//! http / https. Plain `http://` without a proxy is one async HTTP/1.1
+//! exchange on the daemon's thread ([`super::http1`]); https and checks
+//! through a proxy go through ureq (blocking, so on the bounded pool,
+//! [`super::blocking`]) with rustls on the ring provider. Both paths feed
+//! the same evaluation (status, body text, regex, jq). Without the `tls`
+//! feature ureq has no TLS: an https target is refused when the probe is
+//! built (validation already names the option, see config::validate).
 //!
 //! Target selection follows pathosd ("curl --resolve" semantics): the
 //! request is sent to `host:port` (the URL host, or the VIP address for a
@@ -31,7 +34,7 @@ use ureq::unversioned::transport::DefaultConnector;
 use ureq::Agent;
 
 /// The body is read (only when a body check is configured) up to this size.
-const MAX_BODY: u64 = 1 << 20;
+pub(crate) const MAX_BODY: usize = 1 << 20;
 
 /// Where OpenWrt's ca-bundle (and Debian's ca-certificates) keep system CAs.
 #[cfg(feature = "tls")]
@@ -55,8 +58,18 @@ pub(crate) struct HttpProbe {
     #[cfg(feature = "tls")]
     tls: TlsConfig,
     timeout: Duration,
-    /// The reused agent with keep_alive.
+    /// The reused agent with keep_alive (ureq path).
     agent: Option<Agent>,
+    /// The async path (plain http, no proxy): the request head, rendered
+    /// once, and the connection kept for the next probe with keep_alive.
+    plain: Option<Plain>,
+}
+
+/// A plain http check's request and its kept-alive connection.
+#[derive(Debug)]
+struct Plain {
+    request: Vec<u8>,
+    conn: std::sync::Mutex<Option<async_io::Async<std::net::TcpStream>>>,
 }
 
 /// A URL split into what the probe needs.
@@ -297,8 +310,15 @@ impl HttpProbe {
             tls,
             timeout,
             agent: None,
+            plain: None,
         };
-        if p.keep_alive {
+        if !https && p.proxy.is_none() {
+            let request = render_request(p.method, path_of(&p.url), &p.headers, p.keep_alive)?;
+            p.plain = Some(Plain {
+                request,
+                conn: std::sync::Mutex::new(None),
+            });
+        } else if p.keep_alive {
             p.agent = Some(p.agent());
         }
         Ok(p)
@@ -337,19 +357,54 @@ impl HttpProbe {
     }
 
     pub async fn run(&self, _deadline: Instant) -> CheckResult {
-        let agent = match &self.agent {
-            Some(a) => a.clone(),
-            None => self.agent(),
-        };
-        let method = self.method;
-        let url = self.url.clone();
-        let headers = self.headers.clone();
         let want_body = self.text.is_some() || self.regex.is_some() || self.jq.is_some();
-        let res = super::blocking(move || fetch(&agent, method, &url, &headers, want_body)).await;
-        let (status, body) = match res {
-            Ok(r) => r,
-            Err(e) => return CheckResult::fail(self.describe(e)),
+        let (status, body) = match &self.plain {
+            Some(plain) => match self.run_plain(plain, want_body).await {
+                Ok(r) => r,
+                Err(detail) => return CheckResult::fail(detail),
+            },
+            None => {
+                let agent = match &self.agent {
+                    Some(a) => a.clone(),
+                    None => self.agent(),
+                };
+                let method = self.method;
+                let url = self.url.clone();
+                let headers = self.headers.clone();
+                let res = super::blocking::pool()
+                    .run(move || fetch(&agent, method, &url, &headers, want_body))
+                    .await;
+                match res {
+                    Ok(Ok(r)) => r,
+                    Ok(Err(e)) => return CheckResult::fail(self.describe(e)),
+                    Err(busy) => return CheckResult::fail(format!("{}: {busy}", self.what())),
+                }
+            }
         };
+        self.evaluate(status, &body)
+    }
+
+    /// The async exchange of a plain http check.
+    async fn run_plain(&self, plain: &Plain, want_body: bool) -> Result<(u16, Vec<u8>), String> {
+        let dst = host_port(&self.connect_host, self.port);
+        let addr = super::resolve(&self.connect_host, self.port).await?;
+        let kept = lock(&plain.conn).take();
+        let r = super::http1::exchange(
+            addr,
+            kept,
+            &plain.request,
+            self.method == HttpMethod::Head,
+            want_body,
+            self.keep_alive,
+        )
+        .await
+        .map_err(|f| f.detail(&self.what(), &dst))?;
+        *lock(&plain.conn) = r.reusable;
+        Ok((r.status, r.body))
+    }
+
+    /// Status, body text, regex and jq, as configured, for both paths.
+    fn evaluate(&self, status: u16, body: &[u8]) -> CheckResult {
         let r = CheckResult::fail("").with("status_code", status);
         if !self.codes.iter().any(|c| c.contains(status)) {
             let want: Vec<String> = self.codes.iter().map(|c| c.to_string()).collect();
@@ -358,7 +413,7 @@ impl HttpProbe {
                 ..r
             };
         }
-        let body_text = String::from_utf8_lossy(&body);
+        let body_text = String::from_utf8_lossy(body);
         if let Some(t) = &self.text {
             if !body_text.contains(t.as_str()) {
                 return CheckResult {
@@ -376,7 +431,7 @@ impl HttpProbe {
             }
         }
         if let Some(jq) = &self.jq {
-            let doc: serde_json::Value = match serde_json::from_slice(&body) {
+            let doc: serde_json::Value = match serde_json::from_slice(body) {
                 Ok(d) => d,
                 Err(_) => {
                     return CheckResult {
@@ -414,6 +469,65 @@ impl HttpProbe {
             other => format!("{}: {other}", self.what()),
         }
     }
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The path and query of a URL this module built ("scheme://authority/...").
+fn path_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.find(['/', '?']).map_or("/", |i| &rest[i..])
+}
+
+/// The request head of a plain http check, with the headers ureq sends
+/// (Host, User-Agent, Accept; Content-Length for the empty POST body) so
+/// both paths send the same request. A header that cannot be sent (a name
+/// that is not a token, a value with a line break) is a config error.
+fn render_request(
+    method: HttpMethod,
+    path: &str,
+    headers: &[(String, String)],
+    keep_alive: bool,
+) -> Result<Vec<u8>, String> {
+    let token = |n: &str| {
+        !n.is_empty()
+            && n.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    };
+    let mut r = format!("{} {path} HTTP/1.1\r\n", method.as_str()).into_bytes();
+    let has = |n: &str| headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(n));
+    let mut all: Vec<(&str, &str)> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    if !has("user-agent") {
+        all.push(("User-Agent", "pathosd-check/1.0"));
+    }
+    if !has("accept") {
+        all.push(("Accept", "*/*"));
+    }
+    if method == HttpMethod::Post && !has("content-length") {
+        all.push(("Content-Length", "0"));
+    }
+    if !has("connection") && !keep_alive {
+        all.push(("Connection", "close"));
+    }
+    for (k, v) in all {
+        if !token(k) {
+            return Err(format!("headers: {k:?} is not a valid header name"));
+        }
+        if v.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+            return Err(format!("headers: the value of {k} has a line break"));
+        }
+        r.extend_from_slice(k.as_bytes());
+        r.extend_from_slice(b": ");
+        r.extend_from_slice(v.as_bytes());
+        r.extend_from_slice(b"\r\n");
+    }
+    r.extend_from_slice(b"\r\n");
+    Ok(r)
 }
 
 /// IPv6 literals need brackets inside a URL.
@@ -456,7 +570,7 @@ fn fetch(
     if want_body && method != HttpMethod::Head {
         resp.body_mut()
             .as_reader()
-            .take(MAX_BODY)
+            .take(MAX_BODY as u64)
             .read_to_end(&mut body)
             .map_err(ureq::Error::Io)?;
     }

@@ -1,14 +1,18 @@
 //! Probes: each turns its check config into a [`CheckResult`].
 //!
-//! Probes run on smol and never block the executor: socket probes are async,
-//! and the blocking clients (ureq for http, the HTTP/2 client for grpc) run
-//! on the blocking pool. [`Probe::run`] races every probe against the check
+//! Probes run on the daemon's one thread ([`crate::rt`]) and never block
+//! it: socket probes (plain http included) are async, exec runs through
+//! smol::process, and the clients that can only block (ureq for https and
+//! proxies, the HTTP/2 client for grpc) run on the bounded pool in
+//! [`blocking`]. [`Probe::run`] races every probe against the check
 //! timeout, so the timeout is always honoured even if a probe misbehaves.
 
+pub mod blocking;
 pub mod dns;
 pub mod exec;
 pub mod grpc;
 pub mod http;
+mod http1;
 pub mod ping;
 pub mod tcp;
 pub mod udp;
@@ -139,7 +143,7 @@ impl Probe {
             }
         };
         let timer = async {
-            async_io::Timer::at(deadline).await;
+            crate::rt::sleep_until(deadline).await;
             let mut r = CheckResult::fail(format!(
                 "{}: timed out after {:?}",
                 self.what(),
@@ -215,16 +219,10 @@ pub(crate) async fn until<T>(
 ) -> Option<T> {
     async { Some(fut.await) }
         .or(async {
-            async_io::Timer::at(deadline).await;
+            crate::rt::sleep_until(deadline).await;
             None
         })
         .await
-}
-
-/// Runs blocking `f` on the blocking pool; the caller's race with the check
-/// timeout bounds how long the probe waits for it.
-pub(crate) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    smol::unblock(f).await
 }
 
 /// Text shown in details: at most 80 characters of one line.

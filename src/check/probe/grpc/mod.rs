@@ -250,7 +250,13 @@ impl GrpcProbe {
             Err(e) => return CheckResult::fail(e),
         };
         let inner = self.0.clone();
-        super::blocking(move || inner.call(addr, deadline)).await
+        match super::blocking::pool()
+            .run(move || inner.call(addr, deadline))
+            .await
+        {
+            Ok(r) => r,
+            Err(busy) => CheckResult::fail(format!("{}: {busy}", self.what())),
+        }
     }
 }
 

@@ -1,0 +1,219 @@
+//! The bounded pool for probe work that can only block: ureq (https checks
+//! and checks through a proxy) and the gRPC client. Plain `http://` checks
+//! do not come here (they are async, see [`super::http`]), nor do exec
+//! checks (smol::process).
+//!
+//! At most [`WORKERS`] threads, started one at a time as the work needs
+//! them and then kept (a 1 s https check does not pay a thread spawn per
+//! probe, as it did with `smol::unblock`, whose threads exit after a second
+//! idle), and at most [`QUEUE`] jobs waiting for one. A job that finds the
+//! queue full is not run: its probe fails at once and says why, instead of
+//! waiting behind work it cannot overtake. A job whose probe gave up (the
+//! check timeout) before a worker took it is dropped unrun.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Worker threads of the daemon's pool: enough for a few slow https checks
+/// at once; a router with many of them sees "busy" failures (and the count
+/// in the detail) rather than an unbounded number of threads.
+pub const WORKERS: usize = 4;
+/// Jobs that may wait for a worker.
+pub const QUEUE: usize = 32;
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// What the pool knows of its workers and queue.
+#[derive(Debug, Default)]
+struct Counts {
+    started: usize,
+    idle: usize,
+    /// Jobs sent and not yet taken by a worker.
+    waiting: usize,
+}
+
+/// A fixed-size pool of threads with a bounded queue.
+pub struct Pool {
+    tx: SyncSender<Job>,
+    rx: Arc<Mutex<Receiver<Job>>>,
+    counts: Arc<Mutex<Counts>>,
+    workers: usize,
+    queue: usize,
+}
+
+impl Pool {
+    /// A pool of at most `workers` threads (at least 1) and `queue` waiting
+    /// jobs. No thread starts before the first job.
+    pub fn new(workers: usize, queue: usize) -> Pool {
+        let (tx, rx) = sync_channel(queue);
+        Pool {
+            tx,
+            rx: Arc::new(Mutex::new(rx)),
+            counts: Arc::new(Mutex::new(Counts::default())),
+            workers: workers.max(1),
+            queue,
+        }
+    }
+
+    /// Runs `f` on a worker and awaits its result. Err (with the detail a
+    /// probe shows) when the queue is full, no worker can be started, or
+    /// `f` panicked.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, String> {
+        let (done, result) = smol::channel::bounded(1);
+        let job: Job = Box::new(move || {
+            // The probe timed out while this waited: nobody wants the result.
+            if done.is_closed() {
+                return;
+            }
+            if let Ok(r) = std::panic::catch_unwind(AssertUnwindSafe(f)) {
+                let _ = done.try_send(r);
+            }
+        });
+        self.grow()?;
+        match self.tx.try_send(job) {
+            Ok(()) => lock(&self.counts).waiting += 1,
+            Err(TrySendError::Full(_)) => {
+                return Err(format!(
+                    "not run: the blocking probe pool is full ({} workers busy, {} probes queued)",
+                    self.workers, self.queue
+                ))
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                return Err("not run: the blocking probe pool has stopped".into())
+            }
+        }
+        result
+            .recv()
+            .await
+            .map_err(|_| "the probe panicked on the blocking pool".to_string())
+    }
+
+    /// Starts one more worker when every idle one already has a job
+    /// waiting for it and the pool is not at its size. Fails only when no
+    /// worker runs and none can be started.
+    fn grow(&self) -> Result<(), String> {
+        let mut c = lock(&self.counts);
+        if c.idle > c.waiting || c.started >= self.workers {
+            return Ok(());
+        }
+        let (rx, counts) = (self.rx.clone(), self.counts.clone());
+        let spawned = std::thread::Builder::new()
+            .name("pathosd-block".into())
+            .spawn(move || worker(&rx, &counts));
+        match spawned {
+            Ok(_) => {
+                c.started += 1;
+                c.idle += 1;
+                Ok(())
+            }
+            Err(e) if c.started == 0 => Err(format!(
+                "not run: cannot start a blocking probe worker: {}",
+                super::io_msg(&e)
+            )),
+            // The running workers will take it.
+            Err(_) => Ok(()),
+        }
+    }
+}
+
+fn worker(rx: &Mutex<Receiver<Job>>, counts: &Mutex<Counts>) {
+    loop {
+        // One idle worker waits on the channel, the others on the lock.
+        let job = match rx.lock() {
+            Ok(r) => r.recv(),
+            Err(_) => return,
+        };
+        let Ok(job) = job else { return };
+        {
+            let mut c = lock(counts);
+            c.idle = c.idle.saturating_sub(1);
+            c.waiting = c.waiting.saturating_sub(1);
+        }
+        job();
+        lock(counts).idle += 1;
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Pool threads started so far (for tests and diagnostics).
+impl Pool {
+    pub fn started(&self) -> usize {
+        lock(&self.counts).started
+    }
+}
+
+/// The daemon's pool ([`WORKERS`] threads, [`QUEUE`] waiting jobs).
+pub fn pool() -> &'static Pool {
+    static POOL: OnceLock<Pool> = OnceLock::new();
+    POOL.get_or_init(|| Pool::new(WORKERS, QUEUE))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// Holds the pool's one worker until released.
+    fn gate() -> (std::sync::mpsc::Sender<()>, impl FnOnce() -> u32 + Send) {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        (tx, move || {
+            let _ = rx.recv_timeout(Duration::from_secs(10));
+            1
+        })
+    }
+
+    /// A full queue fails the job at once with a clear detail; the jobs
+    /// already taken still finish; nothing hangs; the pool never starts
+    /// more threads than its size.
+    #[test]
+    fn full_queue_fails_at_once() {
+        let pool = Pool::new(1, 1);
+        crate::rt::block_on(async {
+            let (open1, running) = gate();
+            let (open2, queued) = gate();
+            let mut running = Box::pin(pool.run(running));
+            assert!(smol::future::poll_once(&mut running).await.is_none());
+            // Let the worker take the first job before the next is queued.
+            let until = std::time::Instant::now() + Duration::from_secs(5);
+            while lock(&pool.counts).idle != 0 {
+                assert!(
+                    std::time::Instant::now() < until,
+                    "the worker never took the job"
+                );
+                async_io::Timer::after(Duration::from_millis(1)).await;
+            }
+            let mut queued = Box::pin(pool.run(queued));
+            assert!(smol::future::poll_once(&mut queued).await.is_none());
+            let t = std::time::Instant::now();
+            let full = pool.run(|| 3).await;
+            assert!(t.elapsed() < Duration::from_secs(1));
+            let e = full.unwrap_err();
+            assert!(e.contains("blocking probe pool is full"), "{e}");
+            assert!(e.contains("1 workers busy, 1 probes queued"), "{e}");
+            open1.send(()).unwrap();
+            open2.send(()).unwrap();
+            assert_eq!(running.await, Ok(1));
+            assert_eq!(queued.await, Ok(1));
+            // Room again.
+            assert_eq!(pool.run(|| 4).await, Ok(4));
+        });
+        assert_eq!(pool.started(), 1);
+    }
+
+    #[test]
+    fn a_panic_fails_the_job_and_keeps_the_worker() {
+        let pool = Pool::new(1, 4);
+        crate::rt::block_on(async {
+            let e = pool.run(|| -> u32 { panic!("boom") }).await.unwrap_err();
+            assert!(e.contains("panicked"), "{e}");
+            assert_eq!(pool.run(|| 5).await, Ok(5));
+        });
+    }
+}

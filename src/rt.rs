@@ -1,0 +1,316 @@
+//! The daemon's runtime: one thread, one local executor.
+//!
+//! Every daemon task (the owner, the BGP sessions, the check loops, the
+//! HTTP API and ubus) is spawned with [`spawn`] onto the executor of the
+//! thread that runs [`block_on`] — in `pathosd run`, the main thread. So no
+//! task needs `Send`, state one task owns needs no lock, and nothing crosses
+//! a thread on the way from a probe to a BGP UPDATE. The I/O reactor is
+//! async-io's: its thread waits in epoll and wakes this one (see
+//! [`block_on`] for why not this thread itself).
+//!
+//! Work that can only block (ureq for https and proxies, the gRPC client)
+//! goes to the small fixed pool in [`crate::check::probe::blocking`], never
+//! onto this thread.
+
+use smol::{LocalExecutor, Task};
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+thread_local! {
+    static EXECUTOR: LocalExecutor<'static> = const { LocalExecutor::new() };
+    /// Whether [`block_on`] runs on this thread right now.
+    static RUNNING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Spawns `fut` on this thread's executor; it runs while [`block_on`] runs
+/// here. Dropping the returned task cancels it; `.detach()` lets it run on.
+///
+/// Spawning on a thread that does not run [`block_on`] is a bug (the task
+/// would never run); debug builds, which every test runs, panic on it.
+pub fn spawn<T: 'static>(fut: impl Future<Output = T> + 'static) -> Task<T> {
+    debug_assert!(
+        RUNNING.with(Cell::get),
+        "rt::spawn on a thread that does not run rt::block_on: the task would never run"
+    );
+    EXECUTOR.with(|ex| ex.spawn(fut))
+}
+
+/// Runs `fut` and every task [`spawn`]ed on this thread until `fut` ends.
+pub fn block_on<T>(fut: impl Future<Output = T>) -> T {
+    /// Restores the flag however `block_on` ends (a panic included).
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            RUNNING.with(|r| r.set(self.0));
+        }
+    }
+    let _restore = Restore(RUNNING.with(|r| r.replace(true)));
+    // The thread parks between tasks and async-io's own thread ("async-io")
+    // polls epoll and wakes it: measured, that costs less than
+    // async_io::block_on, under which this thread and async-io's thread take
+    // the reactor from each other on every event (the helper thread backs
+    // off through ten short sleeps after each, then waits for the reactor
+    // lock): 1 tcp check at 1 s, 35 -> 20 ms CPU per 60 s; 100, 778 -> 719.
+    // No daemon task runs on the async-io thread; it only polls and wakes.
+    // It polls without pause only while no thread of the process runs
+    // async_io::block_on (smol::block_on): the daemon runs none.
+    EXECUTOR.with(|ex| {
+        let executor = std::pin::pin!(ex.run(fut));
+        smol::future::block_on(Run {
+            executor,
+            timer: None,
+        })
+    })
+}
+
+/// Waits until `at`. On the daemon's thread (inside [`block_on`]) every
+/// such wait shares one reactor timer (see [`Timers`]); elsewhere it is an
+/// async-io timer of its own.
+pub async fn sleep_until(at: Instant) {
+    if is_running() {
+        // Like the kernel's timer slack: a wait may end a little after its
+        // deadline (at most 1/16 of its length and MAX_SLACK), so waits
+        // that end close together end in one wake-up of the thread.
+        let slack = at
+            .saturating_duration_since(Instant::now())
+            .checked_div(16)
+            .unwrap_or_default()
+            .min(MAX_SLACK);
+        Sleep {
+            at,
+            latest: at + slack,
+            key: None,
+        }
+        .await
+    } else {
+        async_io::Timer::at(at).await;
+    }
+}
+
+/// The pending waits of this thread's tasks, in deadline order, and the one
+/// async-io timer that stands for the earliest of them.
+///
+/// Why: every async-io timer that is set or dropped is an operation on the
+/// reactor and a wake-up of its poller (an eventfd write, an epoll return,
+/// a timerfd update). A probe sets two (its check's next tick and its
+/// timeout, which almost never fires) and drops one unfired. Here only the
+/// earliest deadline is a reactor timer: a wait that ends later, or ends
+/// without firing, is a map insert and remove on this thread.
+#[derive(Default)]
+struct Timers {
+    /// (deadline, id) -> the waiting task and the latest time it may wake.
+    queue: BTreeMap<(Instant, u64), (Waker, Instant)>,
+    /// (latest, id) of every wait: the reactor timer is set to the first.
+    latest: BTreeSet<(Instant, u64)>,
+    next_id: u64,
+}
+
+thread_local! {
+    static TIMERS: RefCell<Timers> = RefCell::new(Timers::default());
+}
+
+/// The most a wait of [`sleep_until`] ends after its deadline: well below
+/// the shortest check interval and timeout one would configure.
+const MAX_SLACK: Duration = Duration::from_millis(50);
+
+/// One wait on [`Timers`]; dropping it removes it.
+struct Sleep {
+    at: Instant,
+    latest: Instant,
+    /// The wait's id once queued.
+    key: Option<u64>,
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if Instant::now() >= self.at {
+            self.remove();
+            return Poll::Ready(());
+        }
+        let (at, latest) = (self.at, self.latest);
+        let id = TIMERS.with(|t| {
+            let mut t = t.borrow_mut();
+            let id = match self.key {
+                Some(id) => id,
+                None => {
+                    t.next_id = t.next_id.wrapping_add(1);
+                    t.next_id
+                }
+            };
+            match t.queue.get_mut(&(at, id)) {
+                Some((w, _)) if w.will_wake(cx.waker()) => {}
+                Some((w, _)) => w.clone_from(cx.waker()),
+                None => {
+                    t.queue.insert((at, id), (cx.waker().clone(), latest));
+                    t.latest.insert((latest, id));
+                }
+            }
+            id
+        });
+        self.key = Some(id);
+        Poll::Pending
+    }
+}
+
+impl Sleep {
+    fn remove(&mut self) {
+        if let Some(id) = self.key.take() {
+            // A thread-local being torn down has nothing left to remove from.
+            let _ = TIMERS.try_with(|t| {
+                let mut t = t.borrow_mut();
+                t.queue.remove(&(self.at, id));
+                t.latest.remove(&(self.latest, id));
+            });
+        }
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// [`block_on`]'s future: the executor, and the one reactor timer of
+/// [`Timers`], set only when the executor has nothing left to run (so a
+/// wait made and dropped while the thread is busy, as a probe's timeout,
+/// never reaches the reactor) to the earliest time a wait may end.
+struct Run<'a, F> {
+    executor: Pin<&'a mut F>,
+    timer: Option<(async_io::Timer, Instant)>,
+}
+
+impl<F: Future> Future for Run<'_, F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        loop {
+            wake_due();
+            if let Poll::Ready(v) = self.executor.as_mut().poll(cx) {
+                return Poll::Ready(v);
+            }
+            let Some(next) = TIMERS.with(|t| t.borrow().latest.first().map(|k| k.0)) else {
+                self.timer = None;
+                return Poll::Pending;
+            };
+            let timer = match &mut self.timer {
+                Some((timer, at)) => {
+                    if *at != next {
+                        timer.set_at(next);
+                        *at = next;
+                    }
+                    timer
+                }
+                None => &mut self.timer.insert((async_io::Timer::at(next), next)).0,
+            };
+            if Pin::new(timer).poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+        }
+    }
+}
+
+/// Wakes the tasks whose waits are due.
+fn wake_due() {
+    TIMERS.with(|t| {
+        let mut t = t.borrow_mut();
+        let now = Instant::now();
+        while let Some(e) = t.queue.first_entry() {
+            if e.key().0 > now {
+                break;
+            }
+            let id = e.key().1;
+            let (waker, latest) = e.remove();
+            t.latest.remove(&(latest, id));
+            // Scheduling a task does not poll it: no re-entry here.
+            waker.wake();
+        }
+    })
+}
+
+/// Whether the current thread runs [`block_on`] (for assertions).
+pub fn is_running() -> bool {
+    RUNNING.with(Cell::get)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::rc::Rc;
+
+    /// Tasks need no `Send` (an `Rc` crosses into one) and run on the
+    /// thread that called block_on.
+    #[test]
+    fn tasks_run_on_the_calling_thread_without_send() {
+        let me = std::thread::current().id();
+        let shared = Rc::new(Cell::new(0u32));
+        let got = block_on(async {
+            let tasks: Vec<_> = (0..3)
+                .map(|i| {
+                    let shared = shared.clone();
+                    spawn(async move {
+                        async_io::Timer::after(std::time::Duration::from_millis(1)).await;
+                        shared.set(shared.get() + i);
+                        std::thread::current().id()
+                    })
+                })
+                .collect();
+            let mut ids = Vec::new();
+            for t in tasks {
+                ids.push(t.await);
+            }
+            ids
+        });
+        assert_eq!(shared.get(), 3);
+        assert!(got.iter().all(|id| *id == me));
+        assert!(!is_running());
+    }
+
+    /// Waits end at their deadlines, in order, whatever order they were
+    /// made in; one dropped before its deadline never wakes anything.
+    #[test]
+    fn shared_timer_wakes_each_wait_at_its_deadline() {
+        use std::time::Duration;
+        let order = Rc::new(RefCell::new(Vec::new()));
+        let t0 = Instant::now();
+        block_on(async {
+            let mut tasks = Vec::new();
+            for ms in [30u64, 10, 20, 10] {
+                let order = order.clone();
+                tasks.push(spawn(async move {
+                    sleep_until(t0 + Duration::from_millis(ms)).await;
+                    let late = t0.elapsed().saturating_sub(Duration::from_millis(ms));
+                    order.borrow_mut().push(ms);
+                    late
+                }));
+            }
+            // A wait cancelled early (as a probe's timeout when the probe ends).
+            let mut cancelled = Box::pin(sleep_until(t0 + Duration::from_millis(5)));
+            assert!(smol::future::poll_once(&mut cancelled).await.is_none());
+            let queued = || TIMERS.with(|t| t.borrow().queue.len());
+            let before = queued();
+            drop(cancelled);
+            assert_eq!(queued(), before - 1);
+            for t in tasks {
+                let late = t.await;
+                assert!(late < Duration::from_millis(200), "late by {late:?}");
+            }
+        });
+        assert_eq!(*order.borrow(), [10, 10, 20, 30]);
+        assert!(t0.elapsed() >= Duration::from_millis(30));
+        TIMERS.with(|t| assert!(t.borrow().queue.is_empty() && t.borrow().latest.is_empty()));
+    }
+
+    #[test]
+    fn sleep_outside_the_runtime_uses_its_own_timer() {
+        let t0 = Instant::now();
+        async_io::block_on(sleep_until(t0 + std::time::Duration::from_millis(5)));
+        assert!(t0.elapsed() >= std::time::Duration::from_millis(5));
+    }
+}

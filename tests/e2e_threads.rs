@@ -1,0 +1,80 @@
+//! One thread runs the daemon (issue 11): `pathosd run` with a BGP session
+//! to BIRD, the HTTP API and tcp, plain http and exec checks every 200 ms
+//! has no thread but its main one, which runs every task, and async-io's
+//! reactor thread (which only polls I/O while the main thread does not).
+//! Before, smol's global executor ran the sessions and check loops on a
+//! thread of its own ("smol-0") and every http probe ran on a
+//! "blocking-N" thread of smol::unblock.
+
+mod support;
+
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+use support::daemon::{ip, Setup};
+
+/// name -> count of the threads of `pid`, from /proc.
+fn threads(pid: u32) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    let dir = format!("/proc/{pid}/task");
+    for e in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{dir}: {e}")) {
+        let comm = e.unwrap().path().join("comm");
+        // A thread that ended between read_dir and here has no comm.
+        if let Ok(name) = std::fs::read_to_string(&comm) {
+            *out.entry(name.trim().to_string()).or_insert(0) += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn one_thread_runs_sessions_checks_and_api() {
+    support::init_log();
+    let n = 31;
+    let http = support::py_server(&["http", &ip(n, 3).to_string()]);
+    let tcp = std::net::TcpListener::bind((ip(n, 4), 0)).unwrap();
+    let check = |kind: &str, opts: serde_json::Value| {
+        let mut c = json!({"type": kind, "interval": "200ms", "timeout": "150ms"});
+        c[kind] = opts;
+        c
+    };
+    let vips = json!([
+        {"name": "web", "prefix": "10.231.0.1/32", "check": check("http", json!({
+            "url": format!("http://{}:{}/text", ip(n, 3), http.port()),
+            "response_text": "hello pathosd"}))},
+        {"name": "db", "prefix": "10.231.0.2/32", "check": check("tcp", json!({
+            "host": ip(n, 4).to_string(), "port": tcp.local_addr().unwrap().port()}))},
+        {"name": "job", "prefix": "10.231.0.3/32", "check": check("exec", json!({
+            "command": "/bin/true"}))}
+    ]);
+    let s = Setup::start(n, vips, |_| {});
+    s.wait_established();
+    for v in ["web", "db", "job"] {
+        s.d.wait_vip_state(v, "announced", Duration::from_secs(10));
+    }
+    // Sample for a second: five rounds of probes, API requests between.
+    let end = Instant::now() + Duration::from_secs(1);
+    let mut seen = BTreeMap::new();
+    while Instant::now() < end {
+        for (name, count) in threads(s.d.pid()) {
+            let c = seen.entry(name).or_insert(0);
+            *c = count.max(*c);
+        }
+        assert_eq!(s.d.vip("web")["checks"][0]["last_check_success"], true);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let main = seen.get("pathosd").copied();
+    assert_eq!(main, Some(1), "threads: {seen:?}");
+    let others: Vec<&String> = seen
+        .keys()
+        .filter(|k| *k != "pathosd" && *k != "async-io")
+        .collect();
+    assert!(
+        others.is_empty(),
+        "threads besides the main one and async-io's reactor: {seen:?}\n{}",
+        s.d.log()
+    );
+    // The probes really ran (and passed) all along.
+    let v = s.d.vip("web");
+    assert!(v["checks"][0]["total_ok"].as_u64().unwrap_or(0) >= 5, "{v}");
+}
