@@ -63,7 +63,9 @@ mkdir -p "$WORK"
 # rustc-web (bookworm-security) and rust-web-src always match; not pinned.
 # shellcheck source=scripts/apt.sh
 . scripts/apt.sh
-apt_ensure rustc-web cargo-web rust-web-src qemu-user-static file python3-venv
+# llvm: llvm-strip and llvm-readelf, which know every target's ELF (binutils'
+# strip knows only the host's).
+apt_ensure rustc-web cargo-web rust-web-src qemu-user-static file python3-venv llvm
 # -Zbuild-std needs rustc and its std source at the same version, and
 # scripts/msrv-check.sh may have put rustc-web back to 1.85: align the
 # compiler with the installed rust-web-src.
@@ -134,7 +136,15 @@ for t in "${TARGETS[@]}"; do
 	mkdir -p "$out_dir"
 	cp "$CARGO_TARGET_DIR/$t/release/pathosd" "$out_dir/pathosd"
 	bin="$out_dir/pathosd"
-	# [profile.release] strip = true; `file` confirms it.
+	# [profile.release] strip = true makes the linker drop the symbols, but
+	# it keeps the sections no segment loads. On mips that leaves LLVM's
+	# .pdr (procedure descriptors for IRIX-era debuggers, never read at run
+	# time): 8 % of the file. llvm-strip removes it and .comment; measured
+	# 2026-12-01 on mips, same code: default 3,175,372 -> 2,928,420 bytes
+	# (-246,952), nossl 2,358,580 -> 2,164,268 (-194,312); other targets
+	# lose ~100 bytes (.comment). Binutils' strip --strip-all (the OpenWrt
+	# SDK's) keeps .pdr.
+	llvm-strip --strip-all "$bin"
 	desc=$(file -b "$bin")
 	size=$(stat -c %s "$bin")
 	gz=$(gzip -9 -c "$bin" | wc -c)
@@ -143,6 +153,10 @@ for t in "${TARGETS[@]}"; do
 		*", stripped"*) ;;
 		*) line="$line, NOT STRIPPED"; fail=1 ;;
 	esac
+	if llvm-readelf -S -W "$bin" | grep -q ' \.pdr '; then
+		line="$line, .pdr NOT REMOVED"
+		fail=1
+	fi
 	if [ "$size" -gt "$LIMIT" ]; then
 		line="$line, FAIL: over the $FEATURESET budget of $LIMIT bytes"
 		[ "$SIZE_GATE" = 0 ] || fail=1
