@@ -11,26 +11,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The pure modules (docs/architecture.md, "Modules"): files, or folders
-/// whose every .rs file is pure.
+/// whose every .rs file is pure. Crate pathosd-core holds only pure modules.
 const PURE: &[&str] = &[
-    "src/config",
-    "src/bgp/types.rs",
-    "src/bgp/wire",
-    "src/bgp/fsm.rs",
-    "src/bgp/rib_out.rs",
-    "src/vip",
-    "src/check/hysteresis.rs",
-    "src/check/policy.rs",
-    "src/check/jsonmatch.rs",
-    "src/check/result.rs",
-    "src/daemon/engine.rs",
-    "src/daemon/engine",
-    "src/daemon/triggers.rs",
-    "src/daemon/reload.rs",
-    "src/api/access.rs",
-    "src/api/status.rs",
-    "src/api/metrics.rs",
-    "src/api/page.rs",
+    "crates/pathosd-core/src",
     "src/ubus/blob.rs",
     "src/ubus/msg.rs",
 ];
@@ -99,6 +82,50 @@ fn pure_layers_do_not_log() {
         bad.is_empty(),
         "pure layers log or print; return the outcome and let the driver log it:\n{}",
         bad.join("\n")
+    );
+}
+
+/// The compiler keeps pathosd-core pure only while its manifest lists no
+/// driver crate and its root forbids `unsafe`: check both, so that adding
+/// smol or a socket crate there is a test failure, not a review finding.
+#[test]
+fn core_crate_has_no_driver_dependency_and_no_unsafe() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/pathosd-core");
+    let manifest = fs::read_to_string(root.join("Cargo.toml")).expect("core Cargo.toml");
+    let mut bad = Vec::new();
+    let mut in_deps = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            // [dependencies] and [target.'...'.dependencies]; dev-dependencies
+            // never reach the binary.
+            in_deps = line.ends_with("dependencies]") && !line.contains("dev-");
+            continue;
+        }
+        let name = line.split(['=', '.', ' ']).next().unwrap_or("");
+        if in_deps
+            && [
+                "smol",
+                "async-io",
+                "async-net",
+                "libc",
+                "socket2",
+                "ureq",
+                "log",
+                "rustls",
+            ]
+            .contains(&name)
+        {
+            bad.push(line.to_string());
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "pathosd-core depends on driver crates: {bad:?}"
+    );
+    let lib = fs::read_to_string(root.join("src/lib.rs")).expect("core lib.rs");
+    assert!(
+        lib.lines().any(|l| l.trim() == "#![forbid(unsafe_code)]"),
+        "crates/pathosd-core/src/lib.rs must keep #![forbid(unsafe_code)]"
     );
 }
 

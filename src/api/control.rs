@@ -3,7 +3,6 @@
 //! the API never reads daemon state concurrently.
 
 use super::model::Snapshot;
-use crate::check::CheckResult;
 use smol::channel::{bounded, Sender};
 
 /// Why the owner refused a request.
@@ -48,36 +47,7 @@ impl std::fmt::Display for ApiError {
     }
 }
 
-/// Longest caller-supplied string written to the log, in characters.
-pub(crate) const LOGGED_NAME_CHARS: usize = 64;
-
-/// A string a caller supplied (VIP or check name, ...), as it goes into a log
-/// line: Debug-quoted (control characters escaped) and cut after
-/// [`LOGGED_NAME_CHARS`] characters with "…", so that one request cannot
-/// write an arbitrarily long line (logd keeps a small ring on a router).
-pub(crate) struct Quoted<'a>(pub &'a str);
-
-impl std::fmt::Display for Quoted<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // char_indices: the cut is always at a char boundary.
-        match self.0.char_indices().nth(LOGGED_NAME_CHARS) {
-            Some((i, _)) => write!(f, "{:?}…", &self.0[..i]),
-            None => write!(f, "{:?}", self.0),
-        }
-    }
-}
-
-/// The outcome of an ad-hoc check trigger.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TriggerOutcome {
-    pub vip: String,
-    /// Each check that ran, by name, in config order.
-    pub results: Vec<(String, CheckResult)>,
-    /// checks_policy over these results (checks that did not run count as failed).
-    pub combined: bool,
-    /// The VIP state after the results went through the hysteresis.
-    pub state: &'static str,
-}
+pub use pathosd_core::api::{Quoted, TriggerOutcome, LOGGED_NAME_CHARS};
 
 pub enum Control {
     Snapshot {
@@ -164,23 +134,5 @@ impl ControlHandle {
         rx.recv()
             .await
             .map_err(|_| vec!["daemon is stopping".to_string()])?
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quoted_names_are_cut_at_a_char_boundary() {
-        assert_eq!(Quoted("web").to_string(), "\"web\"");
-        assert_eq!(Quoted("a\nb").to_string(), "\"a\\nb\"");
-        let exact = "x".repeat(LOGGED_NAME_CHARS);
-        assert_eq!(Quoted(&exact).to_string(), format!("{exact:?}"));
-        // Multi-byte characters: 64 of them, never a split one.
-        let long = "é".repeat(900_000);
-        let q = Quoted(&long).to_string();
-        assert_eq!(q, format!("{:?}…", "é".repeat(LOGGED_NAME_CHARS)));
-        assert!(q.len() < 200);
     }
 }

@@ -10,7 +10,7 @@
 //! by a small deterministic splay so a hundred checks do not fire in the same
 //! tick.
 
-use super::hysteresis::{Hysteresis, Transition};
+use super::hysteresis::Hysteresis;
 use super::probe::Probe;
 use super::result::CheckResult;
 use crate::bgp::types::Prefix;
@@ -87,23 +87,7 @@ impl Schedule {
     }
 }
 
-/// One check result after hysteresis, as the policy layer consumes it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Report {
-    /// The VIP's name.
-    pub vip: String,
-    /// The check's effective name (checks_policy refers to it).
-    pub check: String,
-    pub result: CheckResult,
-    /// Health after this result.
-    pub healthy: bool,
-    pub consecutive_ok: u32,
-    pub consecutive_fail: u32,
-    /// Set only when this result crossed rise or fall.
-    pub transition: Option<Transition>,
-    /// Whether an ad-hoc trigger (not the schedule) ran this probe.
-    pub adhoc: bool,
-}
+pub use pathosd_core::check::Report;
 
 /// One check of a VIP: its probe and its hysteresis.
 #[derive(Debug)]

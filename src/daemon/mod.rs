@@ -2,11 +2,11 @@
 //! and is the only writer of it. Check loops, the BGP speaker, the HTTP
 //! endpoint, ubus and signals feed it through one event channel; it answers
 //! API requests from its own state and pushes route intents to the speaker in
-//! the same step that decided them.
+//! the same step that decided them. The engine, triggers and reload diff are
+//! pure (crate pathosd-core, re-exported at the same paths).
 
-pub mod engine;
+pub use pathosd_core::daemon::{engine, reload, triggers};
+
 mod owner;
-pub mod reload;
-pub mod triggers;
 
 pub use owner::{run, Options};

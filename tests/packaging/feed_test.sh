@@ -177,6 +177,7 @@ check "Build/Prepare copied Cargo.lock" \
 	cmp -s "$ROOT/Cargo.lock" "$BUILD/Cargo.lock"
 check "Build/Prepare copied src/main.rs" test -f "$BUILD/src/main.rs"
 check "Build/Prepare copied Cargo.toml" cmp -s "$ROOT/Cargo.toml" "$BUILD/Cargo.toml"
+check "Build/Prepare copied the workspace crate pathosd-core" test -f "$BUILD/crates/pathosd-core/src/lib.rs"
 
 # A developer's tree: build output and fuzzing data stay behind.
 SRC="$TMP/devtree"

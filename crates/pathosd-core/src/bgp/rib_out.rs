@@ -156,7 +156,7 @@ impl AdjRibOut {
     /// address is known, when `local_address` is unspecified). While
     /// established, the next [`AdjRibOut::sync`] re-announces every route
     /// whose attributes changed. `families` is kept from the session.
-    pub(crate) fn set_shape(&mut self, shape: PeerShape) {
+    pub fn set_shape(&mut self, shape: PeerShape) {
         let families = std::mem::take(&mut self.shape.families);
         self.shape = PeerShape { families, ..shape };
     }

@@ -209,7 +209,7 @@ impl Notification {
         n
     }
 
-    pub(crate) fn error_code(&self) -> Option<ErrorCode> {
+    pub fn error_code(&self) -> Option<ErrorCode> {
         ErrorCode::from_u8(self.code)
     }
 

@@ -21,7 +21,7 @@
 //!   the rest (listeners, API limits and token, ubus socket, log sink) are
 //!   listed in [`ReloadPlan::needs_restart`].
 
-use crate::bgp::speaker::{listen_addr, PeerSettings};
+use crate::bgp::settings::{listen_addr, PeerSettings};
 use crate::config::{Check, Config, Vip};
 
 /// What happens to one VIP.

@@ -69,7 +69,7 @@ impl Prefix {
     }
 
     /// True for a /32 or /128: the prefix is one host address.
-    pub(crate) fn is_host(&self) -> bool {
+    pub fn is_host(&self) -> bool {
         match self.addr {
             IpAddr::V4(_) => self.len == 32,
             IpAddr::V6(_) => self.len == 128,

@@ -18,13 +18,13 @@ use std::time::{Duration, Instant};
 /// Trigger runs a VIP may start back to back.
 pub const BURST: u32 = 5;
 /// One more run per VIP is allowed after each such period.
-pub(crate) const REFILL: Duration = Duration::from_secs(1);
+pub const REFILL: Duration = Duration::from_secs(1);
 /// Callers that may wait on one run; more are refused as busy.
 pub(crate) const MAX_WAITERS: usize = 64;
 
 /// What to do with a trigger request.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Admit {
+pub enum Admit {
     /// Start run `id`; the caller waits for it.
     Start(u64),
     /// The caller was added to the run already in flight.
@@ -34,7 +34,7 @@ pub(crate) enum Admit {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Refusal {
+pub enum Refusal {
     /// The token bucket of the VIP is empty.
     RateLimited,
     /// Another selection of checks runs now, or too many callers wait on it.
@@ -90,13 +90,7 @@ impl<R> Bucket<R> {
 impl<R> Triggers<R> {
     /// A trigger of `vip` (which the caller found to exist and to have
     /// checks) for `check` (None: all its checks).
-    pub(crate) fn admit(
-        &mut self,
-        vip: &str,
-        check: Option<&str>,
-        reply: R,
-        now: Instant,
-    ) -> Admit {
+    pub fn admit(&mut self, vip: &str, check: Option<&str>, reply: R, now: Instant) -> Admit {
         let b = self.vips.entry(vip.to_string()).or_insert_with(|| Bucket {
             tokens: BURST,
             refilled: now,

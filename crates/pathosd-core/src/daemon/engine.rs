@@ -311,7 +311,7 @@ impl Engine {
     }
 
     /// The earliest time `Tick` must be fed.
-    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+    pub fn next_deadline(&self) -> Option<Instant> {
         let mut d = self
             .vips
             .iter()

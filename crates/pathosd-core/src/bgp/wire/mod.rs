@@ -48,20 +48,20 @@ use crate::bgp::types::Afi;
 /// All-ones marker (RFC 4271 §4.1: "This 16-octet field is included for
 /// compatibility; it MUST be set to all ones").
 pub const MARKER: [u8; 16] = [0xff; 16];
-pub(crate) const HEADER_LEN: usize = 19;
+pub const HEADER_LEN: usize = 19;
 /// RFC 4271 §4.1: "The value of the Length field MUST always be at least 19
 /// and no greater than 4096". Extended messages (RFC 8654) are not offered.
 pub const MAX_MESSAGE_LEN: usize = 4096;
 
 /// RFC 4760 Address Family Identifiers and the one SAFI pathosd uses.
-pub(crate) const AFI_IPV4: u16 = 1;
-pub(crate) const AFI_IPV6: u16 = 2;
-pub(crate) const SAFI_UNICAST: u8 = 1;
+pub const AFI_IPV4: u16 = 1;
+pub const AFI_IPV6: u16 = 2;
+pub const SAFI_UNICAST: u8 = 1;
 
 /// Message type codes (RFC 4271 §4.1, RFC 2918 §3 for ROUTE-REFRESH).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
-pub(crate) enum MessageType {
+pub enum MessageType {
     Open = 1,
     Update = 2,
     Notification = 3,
@@ -70,7 +70,7 @@ pub(crate) enum MessageType {
 }
 
 impl MessageType {
-    pub(crate) fn from_u8(v: u8) -> Option<MessageType> {
+    pub fn from_u8(v: u8) -> Option<MessageType> {
         Some(match v {
             1 => MessageType::Open,
             2 => MessageType::Update,

@@ -62,7 +62,7 @@ fn detail(c: &CheckView, key: &str) -> Option<f64> {
     c.last.as_ref()?.details.get(key)?.as_f64()
 }
 
-pub(crate) fn render(s: &Snapshot) -> String {
+pub fn render(s: &Snapshot) -> String {
     let mut e = Exposition::new();
     e.family(
         "pathosd_build_info",

@@ -49,7 +49,7 @@ fn values<'a>(headers: &'a [(String, String)], name: &'a str) -> impl Iterator<I
 /// `v` quoted and escaped, cut to 64 characters: client-supplied values go
 /// into answers and log lines.
 pub fn quoted(v: &str) -> String {
-    super::control::Quoted(v).to_string()
+    super::Quoted(v).to_string()
 }
 
 /// Splits an RFC 3986 authority `host[:port]` (no userinfo) into the host
@@ -111,7 +111,7 @@ fn same_secret(a: &[u8], b: &[u8]) -> bool {
 /// loopback (a LAN address, or every address) and `api.token` is unset:
 /// browsers are kept out by the rules above, but any host that reaches the
 /// port can still drain VIPs.
-pub(crate) fn exposure_warning(local: SocketAddr, token_set: bool) -> Option<String> {
+pub fn exposure_warning(local: SocketAddr, token_set: bool) -> Option<String> {
     if token_set || local.ip().to_canonical().is_loopback() {
         return None;
     }

@@ -516,7 +516,7 @@ fn api(a: &Api, errs: &mut Errors) {
 }
 
 /// Parses `ip:port`, `[v6]:port` or `:port` (every address).
-pub(crate) fn listen_addr(s: &str) -> Option<SocketAddr> {
+pub fn listen_addr(s: &str) -> Option<SocketAddr> {
     if let Some(port) = s.strip_prefix(':') {
         let port: u16 = port.parse().ok()?;
         return Some(SocketAddr::from(([0, 0, 0, 0], port)));

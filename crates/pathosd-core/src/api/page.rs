@@ -7,7 +7,7 @@
 //! route to the internet.
 
 use super::model::{CheckView, PeerView, Snapshot, VipView};
-use crate::logging::utc_timestamp;
+use crate::time::utc_timestamp;
 use std::fmt::Write;
 
 /// Escapes text for HTML element content and double-quoted attributes. VIP
@@ -147,7 +147,7 @@ fn peer_row(o: &mut String, p: &PeerView) {
     );
 }
 
-pub(crate) fn render(s: &Snapshot) -> String {
+pub fn render(s: &Snapshot) -> String {
     let mut o = String::with_capacity(4096);
     let _ = write!(
         o,

@@ -5,10 +5,10 @@
 //! that is additive. Objects are serde_json maps, which are key-sorted in this
 //! build: sorted keys are the "stable order".
 
-use super::control::TriggerOutcome;
 use super::model::{CheckView, MsgCounts, PeerView, ReloadRecord, Snapshot, VipView};
+use super::TriggerOutcome;
 use crate::check::CheckResult;
-use crate::logging::utc_timestamp;
+use crate::time::utc_timestamp;
 use serde_json::{json, Map, Value};
 use std::time::{Duration, SystemTime};
 
@@ -109,7 +109,7 @@ pub(crate) fn check_json(c: &CheckView) -> Value {
     })
 }
 
-pub(crate) fn vip_json(v: &VipView) -> Value {
+pub fn vip_json(v: &VipView) -> Value {
     let (h, hn) = health(v.healthy);
     // The Go pathosd had one check per VIP; its VIP-level check fields now
     // mirror the first check so its consumers keep working.
@@ -175,7 +175,7 @@ pub(crate) fn reload_json(r: &ReloadRecord) -> Value {
 }
 
 /// `/readyz`: ready when every required peer is Established (no peers is ready).
-pub(crate) fn ready_json(s: &Snapshot) -> (bool, Value) {
+pub fn ready_json(s: &Snapshot) -> (bool, Value) {
     let unready: Vec<&str> = s.unready_peers().iter().map(|p| p.name.as_str()).collect();
     let peers: Vec<Value> = s.peers.iter().map(peer_json).collect();
     if unready.is_empty() {
@@ -192,7 +192,7 @@ pub(crate) fn ready_json(s: &Snapshot) -> (bool, Value) {
 /// `result` keeps the Go pathosd's field: the single check's result when one
 /// check ran, else the combination under checks_policy with the longest
 /// duration and `details` keyed by check name.
-pub(crate) fn trigger_json(o: &TriggerOutcome) -> Value {
+pub fn trigger_json(o: &TriggerOutcome) -> Value {
     let results: Map<String, Value> = o
         .results
         .iter()

@@ -1,0 +1,7 @@
+//! The daemon's pure parts: the engine the owner task holds, the ad-hoc
+//! trigger bookkeeping and the reload diff. The owner loop itself is in the
+//! pathosd crate (`pathosd::daemon`).
+
+pub mod engine;
+pub mod reload;
+pub mod triggers;
