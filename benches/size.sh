@@ -14,12 +14,26 @@
 # unstripped binary, symbols grouped by the crate their path starts with:
 # cargo bloat's --crates, without installing cargo-bloat).
 #
+# Then the resident memory with one VIP: the x86_64 static musl build of
+# scripts/cross-build.sh (the kind of binary a router runs, whose own pages
+# are most of its RSS) with one `always` VIP and one neighbor, against
+# Debian's BIRD with one static route, both peering with a router BIRD on
+# 127.163.0.1 and measured in the same run: VmRSS once the router has the
+# route, the ratio to BIRD's and to issue 12's target, 2.4 MB = 2,457 KiB
+# (which is also "half of BIRD's": BIRD holds ≈ 4.8 MB). Addresses
+# 127.163.0.1-3, port 1179 + $$ % 800; every process is stopped by PID.
+#
 # The host build uses the release profile (OpenWrt's flags: opt-level z, fat
 # LTO, panic=unwind, overflow checks); cross builds come from
 # scripts/cross-build.sh (static musl; its size gate is turned off here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
+# shellcheck source=benches/lib.sh
+. benches/lib.sh
+birdc=birdc
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pathosd-size.XXXXXX")
+trap 'cleanup_pids; rm -rf "$tmp"' EXIT
 
 BUDGET_default=2097152
 BUDGET_nossl=1572864
@@ -80,9 +94,98 @@ for t in "$@"; do
 	done
 done
 
+# --- RSS with one VIP, against BIRD in the same run --------------------------
+
+RSS_TARGET_KIB=2457 # 2.4 MB, issue 12
+musl=x86_64-unknown-linux-musl
+PATHOSD_SIZE_GATE=0 bash scripts/cross-build.sh "$musl" >"$OUT/cross-$musl-rss.log" 2>&1 ||
+	{ echo "cross build $musl failed: $OUT/cross-$musl-rss.log" >&2; exit 1; }
+musl_bin="${PATHOSD_CROSS_DIR:-target/cross}/out/$musl/default/pathosd"
+net=127.163.0
+port=$((1179 + $$ % 800))
+mkdir -p "$tmp/router" "$tmp/pathosd" "$tmp/bird"
+cat >"$tmp/router/bird.conf" <<EOF
+router id $net.1;
+protocol device { }
+protocol bgp from_pathosd {
+  local $net.1 port $port as 65000; neighbor $net.2 port $port as 65001;
+  multihop; strict bind on; passive on; ipv4 { import all; export none; };
+}
+protocol bgp from_bird {
+  local $net.1 port $port as 65000; neighbor $net.3 port $port as 65002;
+  multihop; strict bind on; passive on; ipv4 { import all; export none; };
+}
+EOF
+cat >"$tmp/pathosd/pathosd.json" <<EOF
+{
+  "schema": "v1",
+  "router": { "asn": 65001, "router_id": "$net.2", "local_address": "$net.2" },
+  "bgp": {
+    "listen_port": -1,
+    "neighbors": [ { "name": "router", "address": "$net.1", "port": $port, "peer_asn": 65000, "enable_multihop": true } ]
+  },
+  "api": { "listen": "" },
+  "logging": { "level": "warn" },
+  "vips": [ { "name": "v1", "prefix": "10.163.2.1/32", "always": true } ]
+}
+EOF
+cat >"$tmp/bird/bird.conf" <<EOF
+router id $net.3;
+protocol device { }
+protocol static { ipv4; route 10.163.3.1/32 blackhole; }
+protocol bgp upstream {
+  local $net.3 port $port as 65002; neighbor $net.1 port $port as 65000;
+  multihop; strict bind on; connect delay time 0; connect retry time 1;
+  ipv4 { import none; export all; };
+}
+EOF
+"$BIRD" -f -c "$tmp/router/bird.conf" -s "$tmp/router/bird.ctl" -P "$tmp/router/bird.pid" 2>"$tmp/router/log" &
+pids+=("$!")
+wait_ctl "$tmp/router/bird.ctl"
+
+# rss_kib NAME PREFIX PID: VmRSS in KiB once the router has PREFIX (10 s at
+# most; then the run fails: a figure of a daemon that never announced would
+# mean nothing).
+rss_kib() {
+	local _
+	for _ in $(seq 1 200); do
+		if "$birdc" -s "$tmp/router/bird.ctl" show route "$2" 2>/dev/null | grep -q "^$2"; then
+			# After the route: the start-up work is done, the daemon idles.
+			# VmRSS, then its parts: anonymous (heap, stacks) and file-backed
+			# (the binary's and the libraries' pages).
+			awk '/^(VmRSS|RssAnon|RssFile):/ { v[$1] = $2 } END { print v["VmRSS:"], v["RssAnon:"], v["RssFile:"] }' "/proc/$3/status"
+			return 0
+		fi
+		alive "$3" || break
+		sleep 0.05
+	done
+	echo "$1 did not announce $2 within 10 s" >&2
+	return 1
+}
+"$musl_bin" run --config "$tmp/pathosd/pathosd.json" >/dev/null 2>"$tmp/pathosd/log" &
+pd_pid=$!
+pids+=("$pd_pid")
+"$BIRD" -f -c "$tmp/bird/bird.conf" -s "$tmp/bird/bird.ctl" -P "$tmp/bird/bird.pid" 2>"$tmp/bird/log" &
+bird_pid=$!
+pids+=("$bird_pid")
+pd_m=$(rss_kib "pathosd ($musl)" 10.163.2.1/32 "$pd_pid") || { cat "$tmp/pathosd/log" >&2; exit 1; }
+bird_m=$(rss_kib BIRD 10.163.3.1/32 "$bird_pid") || { cat "$tmp/bird/log" >&2; exit 1; }
+read -r pd_rss pd_anon pd_file <<<"$pd_m"
+read -r bird_rss bird_anon bird_file <<<"$bird_m"
+cleanup_pids
+
 printf '%-32s %-8s %10s %9s %9s %8s %8s\n' target features stripped "xz -9" budget /budget /BIRD
 printf '%s\n' "${rows[@]}"
 echo "BIRD: $BIRD, $bird_size bytes (Debian, dynamically linked)"
+echo
+echo "RSS with one VIP and one neighbor, KiB (VmRSS once the router has the route):"
+printf '  %-52s %6d KiB (anonymous %d, file-backed %d)\n' \
+	"pathosd, $musl (static), 1 always VIP" "$pd_rss" "$pd_anon" "$pd_file" \
+	"BIRD $("$BIRD" --version 2>&1 | awk '{ print $NF }') (dynamic), 1 static route" "$bird_rss" "$bird_anon" "$bird_file"
+awk -v p="$pd_rss" -v b="$bird_rss" -v t="$RSS_TARGET_KIB" 'BEGIN {
+	printf "  pathosd / BIRD %.2f (target <= 0.50); pathosd / 2.4 MB target %.2f: %s\n",
+		p / b, p / t, (p <= t && p <= b / 2) ? "pass" : "FAIL"
+}'
 echo
 echo "largest crates, host build, default features (bytes of functions):"
 # shellcheck disable=SC2154 # set through printf -v above

@@ -63,7 +63,9 @@ mkdir -p "$WORK"
 # rustc-web (bookworm-security) and rust-web-src always match; not pinned.
 # shellcheck source=scripts/apt.sh
 . scripts/apt.sh
-apt_ensure rustc-web cargo-web rust-web-src qemu-user-static file python3-venv
+# llvm: llvm-strip and llvm-readelf, which know every target's ELF (binutils'
+# strip knows only the host's).
+apt_ensure rustc-web cargo-web rust-web-src qemu-user-static file python3-venv llvm
 # -Zbuild-std needs rustc and its std source at the same version, and
 # scripts/msrv-check.sh may have put rustc-web back to 1.85: align the
 # compiler with the installed rust-web-src.
@@ -92,10 +94,25 @@ unset RUSTUP_TOOLCHAIN RUSTFLAGS CARGO_BUILD_TARGET
 {
 	echo '[unstable]'
 	echo 'build-std = ["std", "panic_abort"]'
-	# std's smaller variants of its own algorithms, same behaviour: mips
-	# 3,484,032 -> 3,172,780 bytes stripped (-311,252). The SDK build, which
-	# uses the prebuilt std, cannot have it.
+	# std's smaller variants of its own algorithms, same behaviour. The list
+	# replaces cargo's default ["panic-unwind", "backtrace", "default"], so
+	# std also links no backtrace symbolization (gimli, addr2line, object,
+	# miniz_oxide). Together: mips 3,484,032 -> 3,172,780 bytes stripped
+	# (-311,252, at a405104); the backtrace part alone, measured later at
+	# f3a56cb: 3,389,332 -> 3,175,372 (-213,960). Panics still unwind, as
+	# OpenWrt's panic=unwind wants: cargo builds panic_unwind with std and
+	# rustc links it as the panic runtime (in the mips binary
+	# __rust_start_panic calls _Unwind_RaiseException). The SDK build, which
+	# uses the prebuilt std, cannot have any of this.
 	echo 'build-std-features = ["optimize_for_size"]'
+	# Every target: -Zlocation-detail=none leaves out the file:line:column
+	# that each panic site (overflow checks, indexing, unwrap in the crates)
+	# carries: a panic still prints its message and unwinds as before, only
+	# its location reads "<redacted>". mips default -92,708 bytes
+	# (3,175,372 -> 3,082,664, before llvm-strip), nossl -66,760
+	# (2,358,580 -> 2,291,820). The SDK build (stable rustc, no -Z) keeps
+	# the locations.
+	loc='"-Zlocation-detail=none"'
 	for t in "${ALL_TARGETS[@]}"; do
 		echo
 		echo "[target.$t]"
@@ -103,9 +120,10 @@ unset RUSTUP_TOOLCHAIN RUSTFLAGS CARGO_BUILD_TARGET
 			# Without +crt-static zig emits a static-pie in which std's weak
 			# getrandom resolves to the load base (SIGSEGV at start-up).
 			mips-* | mipsel-*)
-				echo 'rustflags = ["-Clink-self-contained=no", "-Ctarget-feature=+crt-static", "-Crelocation-model=static"]' ;;
-			# Without it: "failed to open object rcrt1.o".
-			*) echo 'rustflags = ["-Clink-self-contained=no"]' ;;
+				echo "rustflags = [\"-Clink-self-contained=no\", \"-Ctarget-feature=+crt-static\", \"-Crelocation-model=static\", $loc]" ;;
+			# -Clink-self-contained=no, without it: "failed to open object
+			# rcrt1.o".
+			*) echo "rustflags = [\"-Clink-self-contained=no\", $loc]" ;;
 		esac
 		echo "runner = \"$(qemu_of "$t")\""
 	done
@@ -134,7 +152,15 @@ for t in "${TARGETS[@]}"; do
 	mkdir -p "$out_dir"
 	cp "$CARGO_TARGET_DIR/$t/release/pathosd" "$out_dir/pathosd"
 	bin="$out_dir/pathosd"
-	# [profile.release] strip = true; `file` confirms it.
+	# [profile.release] strip = true makes the linker drop the symbols, but
+	# it keeps the sections no segment loads. On mips that leaves LLVM's
+	# .pdr (procedure descriptors for IRIX-era debuggers, never read at run
+	# time): 8 % of the file. llvm-strip removes it and .comment; measured
+	# 2026-12-01 on mips, same code: default 3,175,372 -> 2,928,420 bytes
+	# (-246,952), nossl 2,358,580 -> 2,164,268 (-194,312); other targets
+	# lose ~100 bytes (.comment). Binutils' strip --strip-all (the OpenWrt
+	# SDK's) keeps .pdr.
+	llvm-strip --strip-all "$bin"
 	desc=$(file -b "$bin")
 	size=$(stat -c %s "$bin")
 	gz=$(gzip -9 -c "$bin" | wc -c)
@@ -143,6 +169,10 @@ for t in "${TARGETS[@]}"; do
 		*", stripped"*) ;;
 		*) line="$line, NOT STRIPPED"; fail=1 ;;
 	esac
+	if llvm-readelf -S -W "$bin" | grep -q ' \.pdr '; then
+		line="$line, .pdr NOT REMOVED"
+		fail=1
+	fi
 	if [ "$size" -gt "$LIMIT" ]; then
 		line="$line, FAIL: over the $FEATURESET budget of $LIMIT bytes"
 		[ "$SIZE_GATE" = 0 ] || fail=1
