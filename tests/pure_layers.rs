@@ -85,6 +85,81 @@ fn pure_layers_do_not_log() {
     );
 }
 
+/// What the core must not call outside its tests: the clock. A pure layer
+/// takes `now` from its caller (the engine's `handle(input, now)`, the
+/// renderers' snapshot time), so its tests can pick the time and a run is
+/// repeatable (docs/architecture.md, "Pure layers").
+const CLOCK_READS: &[&str] = &["Instant::now", "SystemTime::now"];
+
+/// The shipped part of a core file: a `tests.rs` file is test code only,
+/// and the `#[cfg(test)] mod ... {` block (at the end of a file by the
+/// project's convention) is cut off. A `#[cfg(test)]` on a single item
+/// elsewhere does not cut: the lines after it are still scanned.
+fn shipped_part<'a>(file: &Path, text: &'a str) -> &'a str {
+    if file.file_name().is_some_and(|n| n == "tests.rs") {
+        return "";
+    }
+    let mut offset = 0;
+    let mut lines = text.split_inclusive('\n').peekable();
+    while let Some(line) = lines.next() {
+        if line.trim() == "#[cfg(test)]" {
+            let next = lines.peek().map_or("", |l| l.trim());
+            if next.starts_with("mod ") && next.ends_with('{') {
+                return &text[..offset];
+            }
+        }
+        offset += line.len();
+    }
+    text
+}
+
+/// `file:line: text` for each clock read in the shipped part of `text`.
+fn clock_reads(file: &str, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        if CLOCK_READS.iter().any(|f| code.contains(f)) {
+            out.push(format!("{file}:{}: {}", i + 1, line.trim()));
+        }
+    }
+    out
+}
+
+#[test]
+fn core_does_not_read_the_clock() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("crates/pathosd-core/src"), &mut files);
+    assert!(files.len() >= 25, "only {} files scanned", files.len());
+    let mut bad = Vec::new();
+    for f in &files {
+        let text = fs::read_to_string(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let name = f.strip_prefix(root).unwrap_or(f).display().to_string();
+        bad.extend(clock_reads(&name, shipped_part(f, &text)));
+    }
+    assert!(
+        bad.is_empty(),
+        "pathosd-core reads the clock; take `now` from the caller:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// Test modules may read the clock, an item marked `#[cfg(test)]` alone
+/// does not hide the code after it, and a read in shipped code is found.
+#[test]
+fn clock_scanner_skips_only_test_modules() {
+    let text = "fn a() { let t = Instant::now(); }\n#[cfg(test)]\nfn helper() {}\nfn b() { SystemTime::now(); }\n#[cfg(test)]\nmod tests {\n    fn c() { Instant::now(); }\n}\n";
+    let part = shipped_part(Path::new("x.rs"), text);
+    assert_eq!(
+        clock_reads("x.rs", part),
+        vec![
+            "x.rs:1: fn a() { let t = Instant::now(); }",
+            "x.rs:4: fn b() { SystemTime::now(); }",
+        ]
+    );
+    assert_eq!(shipped_part(Path::new("src/vip/tests.rs"), text), "");
+}
+
 /// The compiler keeps pathosd-core pure only while its manifest lists no
 /// driver crate and its root forbids `unsafe`: check both, so that adding
 /// smol or a socket crate there is a test failure, not a review finding.
