@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 /// whose every .rs file is pure. Crate pathosd-core holds only pure modules.
 const PURE: &[&str] = &[
     "crates/pathosd-core/src",
+    // Named too (it is inside the folder above): the HTTP routing returns
+    // the line to log instead of logging, and must stay so.
+    "crates/pathosd-core/src/api/router.rs",
     "src/ubus/blob.rs",
     "src/ubus/msg.rs",
 ];
@@ -71,6 +74,8 @@ fn pure_layers_do_not_log() {
         );
         rust_files(&path, &mut files);
     }
+    files.sort();
+    files.dedup();
     assert!(files.len() >= 25, "only {} files scanned", files.len());
     let mut bad = Vec::new();
     for f in &files {
