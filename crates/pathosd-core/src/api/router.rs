@@ -75,7 +75,7 @@ impl Response {
         Response::json(status, &json!({ "error": msg }))
     }
 
-    pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Response {
+    pub(crate) fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Response {
         self.headers.push((name, value.into()));
         self
     }
@@ -180,7 +180,7 @@ pub enum Step {
 }
 
 /// The HTTP answer to an owner's refusal.
-pub fn api_error(e: &ApiError) -> Response {
+pub(crate) fn api_error(e: &ApiError) -> Response {
     let code = match e {
         ApiError::NotFound(_) => 404,
         ApiError::BadRequest(_) => 400,

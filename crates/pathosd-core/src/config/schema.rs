@@ -355,7 +355,7 @@ impl Check {
 impl Neighbor {
     /// The TCP MD5 key to set, if any. An empty auth_password means none, so
     /// `"%{PATHOSD_BGP_MD5}"` can be switched off by an empty variable.
-    pub fn md5_key(&self) -> Option<&str> {
+    pub(crate) fn md5_key(&self) -> Option<&str> {
         self.auth_password.as_deref().filter(|k| !k.is_empty())
     }
 }
