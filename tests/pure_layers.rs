@@ -165,6 +165,40 @@ fn clock_scanner_skips_only_test_modules() {
     assert_eq!(shipped_part(Path::new("src/vip/tests.rs"), text), "");
 }
 
+/// What pathosd-core may depend on: data and parsing crates only. A new
+/// dependency must be added here on purpose (and be no runtime, socket,
+/// libc, HTTP, TLS or log crate), so a driver crate cannot slip in unnoticed.
+const CORE_DEPENDENCIES: &[&str] = &["serde", "serde_json", "nom", "regex-lite"];
+
+/// The non-dev dependencies named in a Cargo.toml (dev-dependencies never
+/// reach the binary): `name = ...` lines under `[dependencies]` or
+/// `[target.'...'.dependencies]`, and `[dependencies.name]` tables.
+fn manifest_dependencies(manifest: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_deps = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            let header = line.trim_matches(['[', ']']);
+            let table = header
+                .split_once("dependencies.")
+                .filter(|(pre, _)| pre.is_empty() || pre.ends_with('.'))
+                .filter(|(pre, _)| !pre.contains("dev-"));
+            if let Some((_, name)) = table {
+                out.push(name.trim_matches(['"', '\'']).to_string());
+                in_deps = false;
+            } else {
+                in_deps = header.ends_with("dependencies") && !header.contains("dev-");
+            }
+            continue;
+        }
+        if in_deps && !line.is_empty() && !line.starts_with('#') {
+            let name = line.split(['=', '.', ' ']).next().unwrap_or("");
+            out.push(name.trim_matches('"').to_string());
+        }
+    }
+    out
+}
+
 /// The compiler keeps pathosd-core pure only while its manifest lists no
 /// driver crate and its root forbids `unsafe`: check both, so that adding
 /// smol or a socket crate there is a test failure, not a review finding.
@@ -172,40 +206,36 @@ fn clock_scanner_skips_only_test_modules() {
 fn core_crate_has_no_driver_dependency_and_no_unsafe() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/pathosd-core");
     let manifest = fs::read_to_string(root.join("Cargo.toml")).expect("core Cargo.toml");
-    let mut bad = Vec::new();
-    let mut in_deps = false;
-    for line in manifest.lines().map(str::trim) {
-        if line.starts_with('[') {
-            // [dependencies] and [target.'...'.dependencies]; dev-dependencies
-            // never reach the binary.
-            in_deps = line.ends_with("dependencies]") && !line.contains("dev-");
-            continue;
-        }
-        let name = line.split(['=', '.', ' ']).next().unwrap_or("");
-        if in_deps
-            && [
-                "smol",
-                "async-io",
-                "async-net",
-                "libc",
-                "socket2",
-                "ureq",
-                "log",
-                "rustls",
-            ]
-            .contains(&name)
-        {
-            bad.push(line.to_string());
-        }
-    }
+    let deps = manifest_dependencies(&manifest);
+    // The parser must see the crates it knows are there, or it checks nothing.
+    assert!(
+        deps.iter().any(|d| d == "serde"),
+        "no dependency read: {deps:?}"
+    );
+    let bad: Vec<&String> = deps
+        .iter()
+        .filter(|d| !CORE_DEPENDENCIES.contains(&d.as_str()))
+        .collect();
     assert!(
         bad.is_empty(),
-        "pathosd-core depends on driver crates: {bad:?}"
+        "pathosd-core depends on crates outside its pure list {CORE_DEPENDENCIES:?}: {bad:?}"
     );
     let lib = fs::read_to_string(root.join("src/lib.rs")).expect("core lib.rs");
     assert!(
         lib.lines().any(|l| l.trim() == "#![forbid(unsafe_code)]"),
         "crates/pathosd-core/src/lib.rs must keep #![forbid(unsafe_code)]"
+    );
+}
+
+/// Every way a manifest names a dependency is read; dev-dependencies are not.
+#[test]
+fn manifest_reader_finds_each_form() {
+    let m = "[package]\nname = \"x\"\n[dependencies]\nserde = \"1\"\n# smol = \"2\"\nnom.workspace = true\n\
+             [target.'cfg(unix)'.dependencies]\nlibc = \"0.2\"\n[dependencies.smol]\nversion = \"2\"\n\
+             [dev-dependencies]\nproptest = \"1\"\n[dev-dependencies.tokio]\nversion = \"1\"\n";
+    assert_eq!(
+        manifest_dependencies(m),
+        vec!["serde", "nom", "libc", "smol"]
     );
 }
 
