@@ -94,7 +94,7 @@ pub(crate) fn choose_sink(syslog: Option<bool>, timestamps: Option<bool>) -> Sin
 }
 
 /// Changes the level at runtime (reload of `logging.level`).
-pub fn set_level(level: LevelFilter) {
+pub(crate) fn set_level(level: LevelFilter) {
     if let Some(i) = LevelFilter::iter().position(|l| l == level) {
         RELOADED_LEVEL.store(i, std::sync::atomic::Ordering::Relaxed);
     }

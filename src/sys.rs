@@ -203,6 +203,7 @@ pub(crate) fn set_min_ttl(sock: &impl AsRawFd, ipv6: bool, min: u8) -> io::Resul
 /// returns the soft limit now in force. Used by tests that hold more than the
 /// usual 1,024 sockets open (the HTTP abuse test).
 // rlim_t is u64 on musl and 64-bit glibc but c_ulong on 32-bit glibc.
+#[cfg(feature = "test-support")]
 #[allow(clippy::useless_conversion)]
 pub fn raise_nofile_limit(want: u64) -> io::Result<u64> {
     let mut lim = libc::rlimit {

@@ -5,48 +5,7 @@
 use super::model::Snapshot;
 use smol::channel::{bounded, Sender};
 
-/// Why the owner refused a request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ApiError {
-    /// Unknown VIP or check (HTTP 404, ubus NOT_FOUND).
-    NotFound(String),
-    /// Bad arguments (HTTP 400, ubus INVALID_ARGUMENT).
-    BadRequest(String),
-    /// The daemon is stopping or busy (HTTP 503, ubus UNKNOWN_ERROR).
-    Unavailable(String),
-    /// A trigger refused by the per-VIP rate limit or because another one of
-    /// the VIP runs with a different check selection: try again after
-    /// `retry_after` (HTTP 429 with Retry-After, ubus UNKNOWN_ERROR).
-    Busy {
-        message: String,
-        retry_after: std::time::Duration,
-    },
-}
-
-impl ApiError {
-    /// What went wrong, without the caller-supplied names the message may
-    /// hold: for log lines.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            ApiError::NotFound(_) => "not found",
-            ApiError::BadRequest(_) => "bad request",
-            ApiError::Unavailable(_) => "daemon unavailable",
-            ApiError::Busy { .. } => "busy (rate limit or another trigger running)",
-        }
-    }
-}
-
-impl std::fmt::Display for ApiError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ApiError::NotFound(m) | ApiError::BadRequest(m) | ApiError::Unavailable(m) => {
-                f.write_str(m)
-            }
-            ApiError::Busy { message, .. } => f.write_str(message),
-        }
-    }
-}
-
+pub use pathosd_core::api::router::ApiError;
 pub use pathosd_core::api::{Quoted, TriggerOutcome, LOGGED_NAME_CHARS};
 
 pub enum Control {

@@ -53,69 +53,9 @@ pub struct Limits {
     pub idle_timeout: Duration,
 }
 
-#[derive(Debug, Clone)]
-pub struct Request {
-    pub method: String,
-    pub path: String,
-    pub query: Option<String>,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-    pub peer: SocketAddr,
-    /// The address the client connected to (this end of the connection).
-    pub local: SocketAddr,
-}
-
-impl Request {
-    /// The value of query parameter `name` (no percent-decoding: names and
-    /// check identifiers are plain).
-    pub(crate) fn query_param(&self, name: &str) -> Option<&str> {
-        self.query.as_deref()?.split('&').find_map(|kv| {
-            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-            (k == name).then_some(v)
-        })
-    }
-
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Response {
-    pub status: u16,
-    pub content_type: &'static str,
-    pub headers: Vec<(&'static str, String)>,
-    pub body: Vec<u8>,
-}
-
-impl Response {
-    pub fn new(status: u16, content_type: &'static str, body: impl Into<Vec<u8>>) -> Response {
-        Response {
-            status,
-            content_type,
-            headers: Vec::new(),
-            body: body.into(),
-        }
-    }
-
-    pub fn json(status: u16, v: &serde_json::Value) -> Response {
-        let mut body = serde_json::to_vec_pretty(v).unwrap_or_default();
-        body.push(b'\n');
-        Response::new(status, "application/json", body)
-    }
-
-    pub fn error(status: u16, msg: &str) -> Response {
-        Response::json(status, &serde_json::json!({ "error": msg }))
-    }
-
-    pub(crate) fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Response {
-        self.headers.push((name, value.into()));
-        self
-    }
-}
+/// The request and answer types are pure data; the router in pathosd-core
+/// takes and gives them.
+pub use pathosd_core::api::router::{Request, Response};
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 pub type Handler = Arc<dyn Fn(Request) -> BoxFuture<Response> + Send + Sync>;

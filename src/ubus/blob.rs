@@ -121,7 +121,7 @@ pub enum BlobValue {
 pub type Table = Vec<(String, BlobValue)>;
 
 impl BlobValue {
-    pub fn bool(b: bool) -> BlobValue {
+    pub(crate) fn bool(b: bool) -> BlobValue {
         BlobValue::Int8(u8::from(b))
     }
 

@@ -22,6 +22,7 @@ pub(crate) const UBUS_MAX_MSGLEN: usize = 1_048_576;
 pub(crate) const UBUS_MSG_VERSION: u8 = 0;
 /// `UBUS_SYSTEM_OBJECT_EVENT`: the object inside ubusd that handles `send`/`register`.
 pub const UBUS_SYSTEM_OBJECT_EVENT: u32 = 1;
+#[cfg(feature = "test-support")]
 /// ubusd reserves object ids below this for system objects.
 pub const UBUS_SYSTEM_OBJECT_MAX: u32 = 1024;
 /// Default socket path (`UBUS_UNIX_SOCKET` in ubus' CMakeLists.txt).
@@ -459,6 +460,7 @@ impl Message {
         })
     }
 
+    #[cfg(feature = "test-support")]
     pub fn objtype(&self) -> Option<u32> {
         self.find(|a| match a {
             Attr::ObjType(v) => Some(*v),
@@ -466,6 +468,7 @@ impl Message {
         })
     }
 
+    #[cfg(feature = "test-support")]
     pub fn objpath(&self) -> Option<&str> {
         self.find(|a| match a {
             Attr::ObjPath(v) => Some(v.as_str()),
@@ -582,6 +585,7 @@ impl Message {
         )
     }
 
+    #[cfg(feature = "test-support")]
     /// `ubus listen`: INVOKE of system object 1, method `register`, DATA {object, pattern}.
     pub fn event_register(seq: u16, listener_objid: u32, pattern: &str) -> Message {
         Message::invoke(

@@ -1,13 +1,15 @@
 //! The pure side of the API: the snapshot model, the renderers over it
-//! (status JSON, Prometheus text, the HTML page) and the rules a mutating
-//! request must pass. The HTTP server, the routes and the owner-task control
-//! channel are in the pathosd crate (`pathosd::api`).
+//! (status JSON, Prometheus text, the HTML page), the rules a mutating
+//! request must pass and the routing (`router`: a request in, the answer and
+//! the line to log out). The HTTP server, the owner-task control channel and
+//! the logging are in the pathosd crate (`pathosd::api`).
 
 pub mod access;
 pub mod metrics;
 pub mod model;
 pub mod page;
 pub mod prom;
+pub mod router;
 pub mod status;
 
 use crate::check::CheckResult;

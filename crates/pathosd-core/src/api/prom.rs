@@ -24,7 +24,7 @@ pub(crate) struct Family<'a> {
 }
 
 /// Escapes a label value: backslash, double quote and newline (text format 0.0.4).
-pub fn escape(v: &str) -> String {
+pub(crate) fn escape(v: &str) -> String {
     let mut s = String::with_capacity(v.len());
     for c in v.chars() {
         match c {
@@ -64,7 +64,7 @@ impl Exposition {
     }
 
     /// Starts a family; `help` is one line.
-    pub fn family<'a>(&'a mut self, name: &'a str, kind: Kind, help: &str) -> Family<'a> {
+    pub(crate) fn family<'a>(&'a mut self, name: &'a str, kind: Kind, help: &str) -> Family<'a> {
         let k = match kind {
             Kind::Counter => "counter",
             Kind::Gauge => "gauge",
@@ -79,19 +79,19 @@ impl Exposition {
         }
     }
 
-    pub fn finish(self) -> String {
+    pub(crate) fn finish(self) -> String {
         self.out
     }
 }
 
 impl Family<'_> {
-    pub fn sample(&mut self, l: &[(&str, &str)], v: f64) -> &mut Self {
+    pub(crate) fn sample(&mut self, l: &[(&str, &str)], v: f64) -> &mut Self {
         let _ = writeln!(self.out, "{}{} {}", self.name, labels(l), num(v));
         self
     }
 
     /// Writes a histogram: cumulative `buckets` (upper bound, count), sum and count.
-    pub fn histogram(
+    pub(crate) fn histogram(
         &mut self,
         l: &[(&str, &str)],
         buckets: &[(f64, u64)],

@@ -175,7 +175,7 @@ pub(crate) fn reload_json(r: &ReloadRecord) -> Value {
 }
 
 /// `/readyz`: ready when every required peer is Established (no peers is ready).
-pub fn ready_json(s: &Snapshot) -> (bool, Value) {
+pub(crate) fn ready_json(s: &Snapshot) -> (bool, Value) {
     let unready: Vec<&str> = s.unready_peers().iter().map(|p| p.name.as_str()).collect();
     let peers: Vec<Value> = s.peers.iter().map(peer_json).collect();
     if unready.is_empty() {

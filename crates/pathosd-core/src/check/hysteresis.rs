@@ -70,7 +70,7 @@ impl Hysteresis {
     }
 
     /// Whether at least one result was observed.
-    pub fn reported(&self) -> bool {
+    pub(crate) fn reported(&self) -> bool {
         self.reported
     }
 
@@ -86,7 +86,7 @@ impl Hysteresis {
     /// healthy), the counters clamp to the new thresholds, and the next
     /// result decides with them (e.g. an unhealthy check with 2 successes
     /// whose rise became 2 turns healthy on its next success).
-    pub fn retune(&mut self, rise: u32, fall: u32) {
+    pub(crate) fn retune(&mut self, rise: u32, fall: u32) {
         self.rise = rise.max(1);
         self.fall = fall.max(1);
         self.consecutive_ok = self.consecutive_ok.min(self.rise);

@@ -149,6 +149,7 @@ impl Field for Dur {
     fn encode(&self) -> Value {
         json!(self.to_string())
     }
+    #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value {
         json!({"type": "string", "pattern": "^(0|([0-9]+(\\.[0-9]*)?(ns|us|µs|ms|s|m|h))+)$"})
     }

@@ -136,6 +136,7 @@ pub trait Field: Sized {
     fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self>;
     fn encode(&self) -> Value;
     /// The JSON Schema of the type (without description or default).
+    #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value;
 }
 
@@ -163,6 +164,7 @@ macro_rules! int_field {
             fn encode(&self) -> Value {
                 json!(*self)
             }
+            #[cfg(any(test, feature = "json-schema"))]
             fn schema() -> Value {
                 json!({"type": "integer", "minimum": <$t>::MIN, "maximum": <$t>::MAX})
             }
@@ -186,6 +188,7 @@ impl Field for f64 {
     fn encode(&self) -> Value {
         json!(*self)
     }
+    #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value {
         json!({"type": "number"})
     }
@@ -207,6 +210,7 @@ impl Field for bool {
     fn encode(&self) -> Value {
         json!(*self)
     }
+    #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value {
         json!({"type": "boolean"})
     }
@@ -222,6 +226,7 @@ impl Field for String {
     fn encode(&self) -> Value {
         json!(self)
     }
+    #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value {
         json!({"type": "string"})
     }
@@ -240,6 +245,7 @@ impl Field for IpAddr {
     fn encode(&self) -> Value {
         json!(self.to_string())
     }
+    #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value {
         json!({"type": "string", "anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]})
     }
@@ -266,6 +272,7 @@ impl Field for crate::bgp::types::Prefix {
     fn encode(&self) -> Value {
         json!(self.to_string())
     }
+    #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value {
         json!({"type": "string", "pattern": "^[0-9A-Fa-f:.]+/[0-9]{1,3}$"})
     }
@@ -284,6 +291,7 @@ impl<T: Field> Field for Option<T> {
             None => Value::Null,
         }
     }
+    #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value {
         T::schema()
     }
@@ -300,6 +308,7 @@ impl<T: Field> Field for Box<T> {
     fn encode(&self) -> Value {
         (**self).encode()
     }
+    #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value {
         T::schema()
     }
@@ -325,6 +334,7 @@ impl<T: Field> Field for Vec<T> {
     fn encode(&self) -> Value {
         Value::Array(self.iter().map(Field::encode).collect())
     }
+    #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value {
         json!({"type": "array", "items": T::schema()})
     }
@@ -352,6 +362,7 @@ impl<T: Field> Field for BTreeMap<String, T> {
     fn encode(&self) -> Value {
         Value::Object(self.iter().map(|(k, v)| (k.clone(), v.encode())).collect())
     }
+    #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value {
         json!({"type": "object", "additionalProperties": T::schema()})
     }
@@ -477,6 +488,7 @@ macro_rules! config_struct {
                 serde_json::Value::Object(m)
             }
 
+            #[cfg(any(test, feature = "json-schema"))]
             fn schema() -> serde_json::Value {
                 let mut props = serde_json::Map::new();
                 $(
@@ -561,6 +573,7 @@ macro_rules! config_enum {
             fn encode(&self) -> serde_json::Value {
                 serde_json::Value::String(self.as_str().into())
             }
+            #[cfg(any(test, feature = "json-schema"))]
             fn schema() -> serde_json::Value {
                 serde_json::json!({"type": "string", "enum": Self::ALL})
             }

@@ -7,6 +7,10 @@
 pub mod duration;
 pub mod env;
 pub mod field;
+// Only the staleness test (tests/config_schema.rs) writes the schema: not
+// in the shipped binary (feature json-schema, which the root's dev build
+// turns on).
+#[cfg(any(test, feature = "json-schema"))]
 pub mod json_schema;
 pub mod load;
 pub mod policy_expr;

@@ -56,16 +56,6 @@ impl Cmp {
             Cmp::Lt => "<",
         }
     }
-
-    /// Whether `lhs <op> rhs` holds.
-    pub fn holds(self, lhs: f64, rhs: f64) -> bool {
-        match self {
-            Cmp::Ge => lhs >= rhs,
-            Cmp::Gt => lhs > rhs,
-            Cmp::Le => lhs <= rhs,
-            Cmp::Lt => lhs < rhs,
-        }
-    }
 }
 
 /// Words that cannot name a check: they mean something in a policy.

@@ -355,7 +355,7 @@ impl Check {
 impl Neighbor {
     /// The TCP MD5 key to set, if any. An empty auth_password means none, so
     /// `"%{PATHOSD_BGP_MD5}"` can be switched off by an empty variable.
-    pub fn md5_key(&self) -> Option<&str> {
+    pub(crate) fn md5_key(&self) -> Option<&str> {
         self.auth_password.as_deref().filter(|k| !k.is_empty())
     }
 }
@@ -465,6 +465,7 @@ impl Field for BodyRegex {
     fn encode(&self) -> Value {
         json!(self.0.as_str())
     }
+    #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value {
         json!({"type": "string"})
     }
@@ -508,6 +509,7 @@ impl Field for BodyJq {
     fn encode(&self) -> Value {
         json!(self.text)
     }
+    #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value {
         json!({"type": "string"})
     }
@@ -574,6 +576,7 @@ impl Field for CodeRange {
             json!(self.to_string())
         }
     }
+    #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value {
         json!({"anyOf": [
             {"type": "integer", "minimum": 100, "maximum": 599},
@@ -602,6 +605,7 @@ impl Field for Community {
     fn encode(&self) -> Value {
         json!(self.to_string())
     }
+    #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value {
         json!({"type": "string", "pattern": "^[0-9]{1,5}:[0-9]{1,5}$"})
     }
@@ -630,6 +634,7 @@ impl Field for LargeCommunity {
     fn encode(&self) -> Value {
         json!(self.to_string())
     }
+    #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value {
         json!({"type": "string", "pattern": "^[0-9]{1,10}:[0-9]{1,10}:[0-9]{1,10}$"})
     }

@@ -539,7 +539,7 @@ pub fn map(file: &UciFile) -> Mapped {
 /// errors, and `locate` leaves errors as they are. The locations take more
 /// memory than the value (5.6 MB for 10,000 VIPs) and only errors need
 /// them, so the loader maps again with them when there are errors.
-pub fn map_untracked(file: &UciFile) -> Mapped {
+pub(crate) fn map_untracked(file: &UciFile) -> Mapped {
     map_with(file, false)
 }
 

@@ -155,7 +155,7 @@ impl LastResult {
 }
 
 /// Bounds of a check's duration histogram.
-pub const BUCKETS: usize = 11;
+pub(crate) const BUCKETS: usize = 11;
 
 /// Histogram bounds for a check: ten linear steps up to its timeout, then the
 /// timeout plus 50ms (late results), so the buckets fit the check's scale.

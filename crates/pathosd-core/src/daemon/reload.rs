@@ -179,7 +179,7 @@ pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
 
 /// The VIP part of [`diff`]: every VIP of `new` in its order, then the
 /// removed ones.
-pub fn diff_vips(old: &[Vip], new: &[Vip]) -> Vec<(String, VipChange)> {
+pub(crate) fn diff_vips(old: &[Vip], new: &[Vip]) -> Vec<(String, VipChange)> {
     let mut out = Vec::new();
     for v in new {
         let c = match old.iter().find(|o| o.name == v.name) {

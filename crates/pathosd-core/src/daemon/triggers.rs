@@ -25,7 +25,7 @@ pub const BURST: u32 = 5;
 /// One more run per VIP is allowed after each such period.
 pub const REFILL: Duration = Duration::from_secs(1);
 /// Callers that may wait on one run; more are refused as busy.
-pub const MAX_WAITERS: usize = 64;
+pub(crate) const MAX_WAITERS: usize = 64;
 
 /// What to do with a trigger request.
 #[derive(Debug, PartialEq, Eq)]

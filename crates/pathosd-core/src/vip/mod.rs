@@ -137,7 +137,7 @@ impl VipMachine {
         self.healthy
     }
 
-    pub fn draining(&self) -> bool {
+    pub(crate) fn draining(&self) -> bool {
         self.drain_file || self.drain_api
     }
 
@@ -227,13 +227,13 @@ impl VipMachine {
     /// from here on (e.g. a pessimized VIP whose fail_action became
     /// `withdraw` is withdrawn now). The caller re-sends the route if
     /// [`VipMachine::intent`] changed without a transition.
-    pub fn set_policy(&mut self, policy: VipPolicy, now: Instant) -> Option<Transition> {
+    pub(crate) fn set_policy(&mut self, policy: VipPolicy, now: Instant) -> Option<Transition> {
         self.policy = policy;
         self.evaluate(now, "policy changed by reload")
     }
 
     /// Time passed: fires drain_time and recovery_hold deadlines.
-    pub fn tick(&mut self, now: Instant) -> Option<Transition> {
+    pub(crate) fn tick(&mut self, now: Instant) -> Option<Transition> {
         let reason = match self.state {
             VipState::Withdrawn => "recovery_hold elapsed",
             _ => "drain_time elapsed",
