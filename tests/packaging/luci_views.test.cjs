@@ -2,7 +2,7 @@
 // The LuCI views run in node:vm with LuCI's globals stubbed (E, _, L, rpc,
 // view, poll, ui, dom, form, uci, cbi_update_table): status.js against a
 // canned `ubus call pathosd status` reply, config.js against the option
-// names of the daemon's UCI mapping (src/config/uci_map.rs), and every ubus
+// names of the daemon's UCI mapping (crates/pathosd-core/src/config/uci_map.rs), and every ubus
 // method the views declare against the rpcd ACL. The views run twice: as
 // written and after jsmin (LuCI minifies them at build time).
 //
@@ -23,7 +23,7 @@ const APP = path.join(ROOT, 'luci-app');
 const VIEWS = path.join(APP, 'htdocs/luci-static/resources/view/pathosd');
 const ACL_FILE = path.join(APP, 'root/usr/share/rpcd/acl.d/luci-app-pathosd.json');
 const MENU_FILE = path.join(APP, 'root/usr/share/luci/menu.d/luci-app-pathosd.json');
-const UCI_MAP = process.env.PATHOSD_UCI_MAP || path.join(ROOT, 'src/config/uci_map.rs');
+const UCI_MAP = process.env.PATHOSD_UCI_MAP || path.join(ROOT, 'crates/pathosd-core/src/config/uci_map.rs');
 const STATUS = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/status.json'), 'utf8'));
 
 let failures = 0;
@@ -114,7 +114,7 @@ function button(root, cls, attrs) {
 
 // -------------------------------------------------------- the UCI mapping
 
-// The option tables of src/config/uci_map.rs: const NAME: &[Row] = &[
+// The option tables of crates/pathosd-core/src/config/uci_map.rs: const NAME: &[Row] = &[
 // ("uci_name", "json.path", Kind), ... ];
 function uciRows() {
 	const src = fs.readFileSync(UCI_MAP, 'utf8');

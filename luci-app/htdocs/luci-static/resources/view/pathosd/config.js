@@ -9,7 +9,7 @@
 
 /*
  * Editor for /etc/config/pathosd. The option names are the daemon's UCI
- * names (src/config/uci_map.rs); Save & Apply commits through rpcd, whose
+ * names (crates/pathosd-core/src/config/uci_map.rs); Save & Apply commits through rpcd, whose
  * config.change event makes procd run "/etc/init.d/pathosd reload", which
  * sends pathosd SIGHUP. An invalid file is rejected by the daemon, which
  * keeps running with its previous configuration: the page therefore checks
