@@ -132,13 +132,6 @@ fn log_plan(plan: &ReloadPlan) {
     }
 }
 
-/// Pairs every VIP with its checks_policy, compiled by validation.
-fn with_exprs(vips: &[Vip]) -> Vec<(Vip, Expr)> {
-    vips.iter()
-        .map(|v| (v.clone(), v.checks_expr.clone()))
-        .collect()
-}
-
 /// A VIP's running check loops, in config order; dropping it cancels them.
 struct VipRuntime {
     loops: Vec<CheckLoopHandle>,
@@ -195,6 +188,11 @@ fn spawn(
     result_tx: &Sender<CheckRun>,
 ) -> Option<VipRuntime> {
     match checks {
+        // No runtime for a VIP without checks (`always`): no map entry, no
+        // name copy (issue 11, 10,000 `always` VIPs). A trigger finds none
+        // and answers "no checks to run"; its drain file is polled each second
+        // (`poll_drain_files`), there being no result to poll it on.
+        Ok(loops) if loops.is_empty() => None,
         Ok(loops) => {
             // Exactly sized: collected in place from the CheckLoops, the
             // Vec would keep their (larger) allocation.
@@ -239,7 +237,7 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
     let (result_tx, result_rx) = unbounded::<CheckRun>();
     let (peer_tx, peer_rx) = unbounded::<PeerEvent>();
 
-    let (engine, outputs) = Engine::new(&with_exprs(&cfg.vips), now);
+    let (engine, outputs) = Engine::new(&cfg.vips, now);
     let mut runtimes = BTreeMap::new();
     for v in &cfg.vips {
         if let Some(rt) = spawn_checks(v, &check_ids(&engine, &v.name), &result_tx) {
@@ -968,7 +966,7 @@ impl Owner {
         log_plan(&plan);
         // The engine keeps each kept check's slot, id and hysteresis (retuned
         // to the new rise / fall); restarted and new VIPs get new ids.
-        let outs = self.engine.reload(&with_exprs(&new.vips), &plan, now);
+        let outs = self.engine.reload(&new.vips, &plan, now);
         // Trigger runs in flight whose loops are replaced with the same
         // checks ask the new loops; the others end with what they have.
         let mut reask = Vec::new();

@@ -13,7 +13,6 @@ use crate::bgp::types::{Prefix, RouteIntent};
 use crate::check::hysteresis::Hysteresis;
 use crate::check::policy::Combiner;
 use crate::check::CheckResult;
-use crate::config::policy_expr::Expr;
 use crate::config::Vip;
 use crate::vip::{VipMachine, VipPolicy, VipState};
 use std::time::{Duration, Instant};
@@ -228,7 +227,7 @@ pub(crate) fn first_evaluation_bound(vip: &Vip) -> Duration {
         .unwrap_or(Duration::ZERO)
 }
 
-fn new_slot(v: &Vip, expr: &Expr, next_check: &mut u32, now: Instant) -> Option<VipSlot> {
+fn new_slot(v: &Vip, next_check: &mut u32, now: Instant) -> Option<VipSlot> {
     let prefix = v.prefix;
     let names: Vec<String> = v.check_list().iter().map(|c| c.effective_name()).collect();
     let mut id = || {
@@ -260,21 +259,26 @@ fn new_slot(v: &Vip, expr: &Expr, next_check: &mut u32, now: Instant) -> Option<
             })
             .collect(),
         transitions: [0; 3],
-        combiner: Combiner::new(expr.clone(), names),
+        combiner: Combiner::new(v.checks_expr.clone(), names),
         machine: VipMachine::new(VipPolicy::from_config(v), now),
     })
 }
 
 impl Engine {
-    /// Builds the engine for `vips`, each with its parsed checks_policy.
-    /// Returns the outputs of the start itself (`always` VIPs announce).
-    pub fn new(vips: &[(Vip, Expr)], now: Instant) -> (Engine, Vec<Output>) {
+    /// Builds the engine for `vips` (validated: each carries its compiled
+    /// checks_policy, `Vip::checks_expr`, so the owner's config is read in
+    /// place, with no copy of it). Returns the outputs of the start itself
+    /// (`always` VIPs announce).
+    pub fn new(vips: &[Vip], now: Instant) -> (Engine, Vec<Output>) {
         let mut out = Vec::new();
-        let mut slots = Vec::new();
+        // Exactly sized: grown by doubling, 10,000 slots would end in a
+        // buffer for 16,384, with the old one alive during each copy (the
+        // daemon's peak at start; issue 11, per-VIP memory).
+        let mut slots = Vec::with_capacity(vips.len());
         let mut bound = Duration::ZERO;
         let mut next_check = 0;
-        for (v, expr) in vips {
-            let Some(slot) = new_slot(v, expr, &mut next_check, now) else {
+        for v in vips {
+            let Some(slot) = new_slot(v, &mut next_check, now) else {
                 continue;
             };
             if let Some(intent) = slot.machine.intent() {
@@ -310,7 +314,7 @@ impl Engine {
     /// ones restart withdrawn; removed ones are withdrawn. Withdrawals come
     /// first so a prefix that moves to another VIP is never withdrawn after
     /// its new announcement.
-    pub fn reload(&mut self, vips: &[(Vip, Expr)], plan: &ReloadPlan, now: Instant) -> Vec<Output> {
+    pub fn reload(&mut self, vips: &[Vip], plan: &ReloadPlan, now: Instant) -> Vec<Output> {
         let mut withdraws = Vec::new();
         let mut announces = Vec::new();
         let mut old = std::mem::take(&mut self.vips);
@@ -329,7 +333,8 @@ impl Engine {
                 });
             }
         };
-        for (v, expr) in vips {
+        self.vips.reserve_exact(vips.len());
+        for v in vips {
             let pos = old.iter().position(|s| s.name == v.name);
             match (plan.vip(&v.name), pos) {
                 (VipChange::Unchanged, Some(pos)) => {
@@ -373,7 +378,7 @@ impl Engine {
                 (_, Some(pos)) => retire(old.remove(pos), "config changed", &mut withdraws),
                 (_, None) => {}
             }
-            let Some(mut slot) = new_slot(v, expr, &mut self.next_check, now) else {
+            let Some(mut slot) = new_slot(v, &mut self.next_check, now) else {
                 continue;
             };
             // End-of-RIB went out long ago; a new VIP does not hold it back.

@@ -1,6 +1,7 @@
 //! Replays of check reports, drain changes and ticks through the engine.
 
 use super::*;
+use crate::config::policy_expr::Expr;
 use crate::config::{FailAction, Field};
 use serde_json::json;
 
@@ -61,14 +62,22 @@ thread_local! {
     static RUNNING: std::cell::RefCell<Vec<Vip>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// The VIPs as validation leaves them: each carries its compiled policy.
 fn configs(vips: &[(Vip, Expr)]) -> Vec<Vip> {
-    vips.iter().map(|(v, _)| v.clone()).collect()
+    vips.iter()
+        .map(|(v, e)| {
+            let mut v = v.clone();
+            v.checks_expr = e.clone();
+            v
+        })
+        .collect()
 }
 
 /// Engine::new, remembering the config for [`reload`].
 fn new_engine(vips: &[(Vip, Expr)], now: Instant) -> (Engine, Vec<Output>) {
-    RUNNING.with(|r| *r.borrow_mut() = configs(vips));
-    Engine::new(vips, now)
+    let vips = configs(vips);
+    RUNNING.with(|r| *r.borrow_mut() = vips.clone());
+    Engine::new(&vips, now)
 }
 
 /// Reloads `e` with `vips` as the one diff plans it.
@@ -79,7 +88,7 @@ fn reload(e: &mut Engine, vips: &[(Vip, Expr)], now: Instant) -> Vec<Output> {
         vips: crate::daemon::reload::diff_vips(&old, &new),
         ..Default::default()
     };
-    e.reload(vips, &plan, now)
+    e.reload(&new, &plan, now)
 }
 
 fn states(out: &[Output]) -> Vec<String> {
