@@ -604,12 +604,13 @@ impl Owner {
     }
 
     fn apply(&mut self, outputs: Vec<Output>) {
-        // Route changes of one step go to the speaker as one batch: one RIB
-        // update and one sync per peer, however many VIPs moved.
-        let mut routes = Vec::new();
-        for o in outputs {
+        // Logs and events first; then the route changes of the step go to the
+        // speaker as one batch (one RIB update and one sync per peer, however
+        // many VIPs moved) straight from `outputs`, with no second vector of
+        // them (10,000 at start with as many `always` VIPs; issue 11).
+        for o in &outputs {
             match o {
-                Output::Route { prefix, intent } => routes.push((prefix, intent)),
+                Output::Route { .. } | Output::InitialDone => {}
                 Output::VipTransition {
                     vip,
                     prefix,
@@ -651,15 +652,25 @@ impl Owner {
                 Output::LocalAddressMissing { vip, check, detail } => {
                     log::warn!("vip {vip} check {check}: {detail}");
                 }
-                Output::InitialDone => {
-                    // The routes decided before this go out before End-of-RIB.
-                    self.speaker.set_routes(std::mem::take(&mut routes));
-                    log::info!("initial evaluation done: sending End-of-RIB");
-                    self.speaker.mark_initial_done();
-                }
             }
         }
-        if !routes.is_empty() {
+        let initial_done = outputs.iter().any(|o| matches!(o, Output::InitialDone));
+        let route = |o: Output| match o {
+            Output::Route { prefix, intent } => Some((prefix, intent)),
+            _ => None,
+        };
+        let mut outputs = outputs.into_iter();
+        if initial_done {
+            // The routes decided before this go out before End-of-RIB.
+            let before = outputs
+                .by_ref()
+                .take_while(|o| !matches!(o, Output::InitialDone));
+            self.speaker.set_routes(before.filter_map(route));
+            log::info!("initial evaluation done: sending End-of-RIB");
+            self.speaker.mark_initial_done();
+        }
+        let mut routes = outputs.filter_map(route).peekable();
+        if routes.peek().is_some() {
             self.speaker.set_routes(routes);
         }
     }

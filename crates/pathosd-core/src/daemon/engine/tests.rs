@@ -594,3 +594,35 @@ fn a_missing_local_address_warns_until_the_check_falls() {
     // An ordinary failure (no guard detail) never warns.
     assert!(e.handle(res(&e, "web", "a", false), at(7)).is_empty());
 }
+
+/// Issue 11, 10,000 `always` VIPs: a slot holds no combiner for a VIP
+/// without checks and shares its route intents with every VIP of the same
+/// policy (the slot was 400 bytes: a Combiner and two RouteIntents inline).
+#[test]
+fn always_vips_share_their_intents_and_have_no_combiner() {
+    assert!(
+        std::mem::size_of::<VipSlot>() <= 240,
+        "VipSlot is {} bytes",
+        std::mem::size_of::<VipSlot>()
+    );
+    let a = vip(json!({"name": "a", "prefix": "10.0.0.1/32", "always": true}));
+    let b = vip(json!({"name": "b", "prefix": "10.0.0.2/32", "always": true}));
+    let (e, out) = new_engine(&[(a, Expr::All), (b, Expr::All)], t0());
+    assert_eq!(
+        states(&out),
+        [
+            "route 10.0.0.1/32 prepend 0",
+            "route 10.0.0.2/32 prepend 0",
+            "initial done"
+        ]
+    );
+    let (sa, sb) = (e.vip("a").unwrap(), e.vip("b").unwrap());
+    assert!(sa.combiner.is_none() && sb.combiner.is_none());
+    assert!(std::sync::Arc::ptr_eq(
+        &sa.machine.policy().healthy_intent,
+        &sb.machine.policy().healthy_intent
+    ));
+    // A checked VIP has its combiner.
+    let (e, _) = new_engine(&[(two_checks("withdraw"), Expr::All)], t0());
+    assert!(e.vip("web").unwrap().combiner.is_some());
+}
