@@ -628,17 +628,17 @@ impl Owner {
                         // The time /status shows as the VIP's last_transition_time.
                         let at = self
                             .engine
-                            .vip(&vip)
+                            .vip(vip)
                             .and_then(|v| v.machine.last_transition())
                             .map_or_else(SystemTime::now, |(t, _)| self.wall_time(*t));
                         u.send_event(
                             crate::ubus::EVENT_VIP,
                             crate::api::ubus_methods::vip_event(
-                                &vip,
+                                vip,
                                 &prefix,
                                 from.as_str(),
                                 to.as_str(),
-                                &reason,
+                                reason,
                                 at,
                             ),
                         );
