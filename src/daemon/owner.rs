@@ -891,7 +891,7 @@ impl Owner {
                     last_transition: v
                         .machine
                         .last_transition()
-                        .map(|(t, r)| (to_sys(*t), r.clone())),
+                        .map(|(t, r)| (to_sys(*t), r.to_string())),
                     transitions: v.transitions,
                     checks_policy: config.checks_policy.clone(),
                     // From the newest guarded result; false until one arrives.

@@ -7,6 +7,7 @@
 
 use crate::bgp::types::RouteIntent;
 use crate::config::{FailAction, Vip};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -130,7 +131,10 @@ pub struct VipMachine {
     /// applies to re-announcements, not to the first one after start.
     withdrawn_after_announce: bool,
     flaps: u32,
-    last_transition: Option<(Instant, String)>,
+    /// Its reason is borrowed when fixed ("always announced", ...): a
+    /// `String` per VIP was 10,000 small allocations at 10,000 `always`
+    /// VIPs (issue 11).
+    last_transition: Option<(Instant, Cow<'static, str>)>,
 }
 
 impl VipMachine {
@@ -181,7 +185,7 @@ impl VipMachine {
         self.flaps
     }
 
-    pub fn last_transition(&self) -> Option<&(Instant, String)> {
+    pub fn last_transition(&self) -> Option<&(Instant, Cow<'static, str>)> {
         self.last_transition.as_ref()
     }
 
@@ -218,7 +222,7 @@ impl VipMachine {
                 self.unhealthy_since = Some(now);
             }
         }
-        self.evaluate(now, reason)
+        self.evaluate(now, Cow::Owned(reason.to_string()))
     }
 
     /// The lower_priority_file appeared or disappeared.
@@ -326,7 +330,11 @@ impl VipMachine {
         }
     }
 
-    fn evaluate(&mut self, now: Instant, reason: &str) -> Option<Transition> {
+    fn evaluate(
+        &mut self,
+        now: Instant,
+        reason: impl Into<Cow<'static, str>>,
+    ) -> Option<Transition> {
         let to = self.desired(now);
         if to == self.state {
             return None;
@@ -340,12 +348,14 @@ impl VipMachine {
             self.withdrawn_after_announce = true;
         }
         self.state = to;
-        self.last_transition = Some((now, reason.to_string()));
-        Some(Transition {
+        let reason = reason.into();
+        let t = Transition {
             from,
             to,
             reason: reason.to_string(),
-        })
+        };
+        self.last_transition = Some((now, reason));
+        Some(t)
     }
 }
 

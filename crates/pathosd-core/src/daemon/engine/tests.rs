@@ -618,6 +618,11 @@ fn always_vips_share_their_intents_and_have_no_combiner() {
     );
     let (sa, sb) = (e.vip("a").unwrap(), e.vip("b").unwrap());
     assert!(sa.combiner.is_none() && sb.combiner.is_none());
+    // The fixed reason is borrowed, not a String per VIP.
+    assert!(matches!(
+        sa.machine.last_transition(),
+        Some((_, std::borrow::Cow::Borrowed("always announced")))
+    ));
     assert!(std::sync::Arc::ptr_eq(
         &sa.machine.policy().healthy_intent,
         &sb.machine.policy().healthy_intent
