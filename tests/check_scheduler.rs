@@ -91,7 +91,7 @@ fn loops_feed_the_engine_and_run_triggers() {
             flag_check("b", &fb, &dir.join("b.lock"), "400ms"),
         ]}),
     );
-    let (mut e, _) = Engine::new(&[(v.clone(), Expr::Any)], Instant::now());
+    let (mut e, _) = Engine::new(&[with_expr(&v, Expr::Any)], Instant::now());
     let (tx, rx) = smol::channel::unbounded();
     let loops = spawn_loops(&e, &v, &tx);
     let start = Instant::now();
@@ -199,7 +199,7 @@ fn a_trigger_and_a_scheduled_run_of_one_check_are_serialized() {
     let v = vip(json!({"name": "web", "prefix": "10.0.0.1/32", "check": {
         "name": "x", "type": "exec", "interval": "5s", "timeout": "3s", "rise": 2, "fall": 2,
         "exec": {"command": "/bin/sh", "args": ["-c", script]}}}));
-    let (mut e, _) = Engine::new(&[(v.clone(), Expr::All)], Instant::now());
+    let (mut e, _) = Engine::new(&[with_expr(&v, Expr::All)], Instant::now());
     let (tx, rx) = smol::channel::unbounded();
     let loops = spawn_loops(&e, &v, &tx);
 
@@ -323,4 +323,11 @@ fn reaction_time_replay() {
         n == "web" || t < 60_000
     });
     assert_eq!(changes.len(), 1, "{changes:?}");
+}
+
+/// `v` as validation leaves it: carrying its compiled checks_policy.
+fn with_expr(v: &Vip, e: Expr) -> Vip {
+    let mut v = v.clone();
+    v.checks_expr = e;
+    v
 }

@@ -227,11 +227,11 @@ fn run_file(path: &std::path::Path) {
         }
     }
     let t0 = Instant::now();
-    let with: Vec<_> = vips
-        .iter()
-        .map(|v| (v.clone(), policy_expr::parse(&v.checks_policy).unwrap()))
-        .collect();
-    let (engine, outs) = Engine::new(&with, t0);
+    // As validation leaves them: each VIP carries its compiled policy.
+    for v in &mut vips {
+        v.checks_expr = policy_expr::parse(&v.checks_policy).unwrap();
+    }
+    let (engine, outs) = Engine::new(&vips, t0);
     let mut h = Harness {
         engine,
         rib: RibOut::new(),

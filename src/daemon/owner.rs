@@ -132,13 +132,6 @@ fn log_plan(plan: &ReloadPlan) {
     }
 }
 
-/// Pairs every VIP with its checks_policy, compiled by validation.
-fn with_exprs(vips: &[Vip]) -> Vec<(Vip, Expr)> {
-    vips.iter()
-        .map(|v| (v.clone(), v.checks_expr.clone()))
-        .collect()
-}
-
 /// A VIP's running check loops, in config order; dropping it cancels them.
 struct VipRuntime {
     loops: Vec<CheckLoopHandle>,
@@ -195,6 +188,11 @@ fn spawn(
     result_tx: &Sender<CheckRun>,
 ) -> Option<VipRuntime> {
     match checks {
+        // No runtime for a VIP without checks (`always`): no map entry, no
+        // name copy (issue 11, 10,000 `always` VIPs). A trigger finds none
+        // and answers "no checks to run"; its drain file is polled each second
+        // (`poll_drain_files`), there being no result to poll it on.
+        Ok(loops) if loops.is_empty() => None,
         Ok(loops) => {
             // Exactly sized: collected in place from the CheckLoops, the
             // Vec would keep their (larger) allocation.
@@ -239,7 +237,7 @@ async fn async_main(opts: Options, cfg: Config) -> i32 {
     let (result_tx, result_rx) = unbounded::<CheckRun>();
     let (peer_tx, peer_rx) = unbounded::<PeerEvent>();
 
-    let (engine, outputs) = Engine::new(&with_exprs(&cfg.vips), now);
+    let (engine, outputs) = Engine::new(&cfg.vips, now);
     let mut runtimes = BTreeMap::new();
     for v in &cfg.vips {
         if let Some(rt) = spawn_checks(v, &check_ids(&engine, &v.name), &result_tx) {
@@ -606,12 +604,13 @@ impl Owner {
     }
 
     fn apply(&mut self, outputs: Vec<Output>) {
-        // Route changes of one step go to the speaker as one batch: one RIB
-        // update and one sync per peer, however many VIPs moved.
-        let mut routes = Vec::new();
-        for o in outputs {
+        // Logs and events first; then the route changes of the step go to the
+        // speaker as one batch (one RIB update and one sync per peer, however
+        // many VIPs moved) straight from `outputs`, with no second vector of
+        // them (10,000 at start with as many `always` VIPs; issue 11).
+        for o in &outputs {
             match o {
-                Output::Route { prefix, intent } => routes.push((prefix, intent)),
+                Output::Route { .. } | Output::InitialDone => {}
                 Output::VipTransition {
                     vip,
                     prefix,
@@ -629,17 +628,17 @@ impl Owner {
                         // The time /status shows as the VIP's last_transition_time.
                         let at = self
                             .engine
-                            .vip(&vip)
+                            .vip(vip)
                             .and_then(|v| v.machine.last_transition())
                             .map_or_else(SystemTime::now, |(t, _)| self.wall_time(*t));
                         u.send_event(
                             crate::ubus::EVENT_VIP,
                             crate::api::ubus_methods::vip_event(
-                                &vip,
+                                vip,
                                 &prefix,
                                 from.as_str(),
                                 to.as_str(),
-                                &reason,
+                                reason,
                                 at,
                             ),
                         );
@@ -653,15 +652,25 @@ impl Owner {
                 Output::LocalAddressMissing { vip, check, detail } => {
                     log::warn!("vip {vip} check {check}: {detail}");
                 }
-                Output::InitialDone => {
-                    // The routes decided before this go out before End-of-RIB.
-                    self.speaker.set_routes(std::mem::take(&mut routes));
-                    log::info!("initial evaluation done: sending End-of-RIB");
-                    self.speaker.mark_initial_done();
-                }
             }
         }
-        if !routes.is_empty() {
+        let initial_done = outputs.iter().any(|o| matches!(o, Output::InitialDone));
+        let route = |o: Output| match o {
+            Output::Route { prefix, intent } => Some((prefix, intent)),
+            _ => None,
+        };
+        let mut outputs = outputs.into_iter();
+        if initial_done {
+            // The routes decided before this go out before End-of-RIB.
+            let before = outputs
+                .by_ref()
+                .take_while(|o| !matches!(o, Output::InitialDone));
+            self.speaker.set_routes(before.filter_map(route));
+            log::info!("initial evaluation done: sending End-of-RIB");
+            self.speaker.mark_initial_done();
+        }
+        let mut routes = outputs.filter_map(route).peekable();
+        if routes.peek().is_some() {
             self.speaker.set_routes(routes);
         }
     }
@@ -882,7 +891,7 @@ impl Owner {
                     last_transition: v
                         .machine
                         .last_transition()
-                        .map(|(t, r)| (to_sys(*t), r.clone())),
+                        .map(|(t, r)| (to_sys(*t), r.to_string())),
                     transitions: v.transitions,
                     checks_policy: config.checks_policy.clone(),
                     // From the newest guarded result; false until one arrives.
@@ -968,7 +977,7 @@ impl Owner {
         log_plan(&plan);
         // The engine keeps each kept check's slot, id and hysteresis (retuned
         // to the new rise / fall); restarted and new VIPs get new ids.
-        let outs = self.engine.reload(&with_exprs(&new.vips), &plan, now);
+        let outs = self.engine.reload(&new.vips, &plan, now);
         // Trigger runs in flight whose loops are replaced with the same
         // checks ask the new loops; the others end with what they have.
         let mut reask = Vec::new();

@@ -250,6 +250,12 @@ impl AdjRibOut {
             return changes;
         }
         let mut cache = ShapeCache::default();
+        if self.sent.is_empty() {
+            // A new session gets the whole table: room for it at once, not
+            // grown by doubling (10,000 routes kept room for 16,384 at the
+            // daemon's peak; issue 11).
+            changes.announce.reserve_exact(desired.desired.len());
+        }
         for prefix in self.sent.keys() {
             if !desired.desired.contains_key(prefix) {
                 changes.withdraw.push(*prefix);
@@ -274,6 +280,11 @@ impl AdjRibOut {
             return changes;
         }
         let mut cache = ShapeCache::default();
+        // The peer has nothing yet: at most one announcement per changed
+        // prefix, room at once instead of growth by doubling.
+        if self.sent.is_empty() {
+            changes.announce.reserve_exact(prefixes.len());
+        }
         for prefix in prefixes {
             let intent = desired.desired.get(prefix).map(|i| &**i);
             if intent.is_none() {

@@ -13,9 +13,8 @@ use crate::bgp::types::{Prefix, RouteIntent};
 use crate::check::hysteresis::Hysteresis;
 use crate::check::policy::Combiner;
 use crate::check::CheckResult;
-use crate::config::policy_expr::Expr;
 use crate::config::Vip;
-use crate::vip::{VipMachine, VipPolicy, VipState};
+use crate::vip::{SharedIntents, VipMachine, VipPolicy, VipState};
 use std::time::{Duration, Instant};
 
 /// Which check a probe result is for: a small number the engine gives each
@@ -177,7 +176,10 @@ pub struct VipSlot {
     pub name: String,
     pub prefix: Prefix,
     pub machine: VipMachine,
-    pub combiner: Combiner,
+    /// The checks_policy over the checks' health; None for a VIP without
+    /// checks (`always`), which has nothing to combine: 80 bytes inline were
+    /// 20 % of the slot of each of 10,000 `always` VIPs (issue 11).
+    pub combiner: Option<Box<Combiner>>,
     pub checks: Vec<CheckStatus>,
     pub initial_done: bool,
     /// Transitions into each state since start (withdrawn, announced, pessimized).
@@ -208,6 +210,8 @@ pub struct Engine {
     by_check: Vec<(CheckId, u32, u32)>,
     /// The next CheckId to give.
     next_check: u32,
+    /// The route intents of the VIPs' policies, one `Arc` each.
+    intents: SharedIntents,
     /// EoR goes out at the latest then, even if a probe hangs.
     initial_deadline: Instant,
     initial_done: bool,
@@ -228,7 +232,12 @@ pub(crate) fn first_evaluation_bound(vip: &Vip) -> Duration {
         .unwrap_or(Duration::ZERO)
 }
 
-fn new_slot(v: &Vip, expr: &Expr, next_check: &mut u32, now: Instant) -> Option<VipSlot> {
+fn new_slot(
+    v: &Vip,
+    next_check: &mut u32,
+    intents: &mut SharedIntents,
+    now: Instant,
+) -> Option<VipSlot> {
     let prefix = v.prefix;
     let names: Vec<String> = v.check_list().iter().map(|c| c.effective_name()).collect();
     let mut id = || {
@@ -260,31 +269,44 @@ fn new_slot(v: &Vip, expr: &Expr, next_check: &mut u32, now: Instant) -> Option<
             })
             .collect(),
         transitions: [0; 3],
-        combiner: Combiner::new(expr.clone(), names),
-        machine: VipMachine::new(VipPolicy::from_config(v), now),
+        combiner: (!names.is_empty())
+            .then(|| Box::new(Combiner::new(v.checks_expr.clone(), names))),
+        machine: VipMachine::new(VipPolicy::from_config(v, intents), now),
     })
 }
 
 impl Engine {
-    /// Builds the engine for `vips`, each with its parsed checks_policy.
-    /// Returns the outputs of the start itself (`always` VIPs announce).
-    pub fn new(vips: &[(Vip, Expr)], now: Instant) -> (Engine, Vec<Output>) {
+    /// Builds the engine for `vips` (validated: each carries its compiled
+    /// checks_policy, `Vip::checks_expr`, so the owner's config is read in
+    /// place, with no copy of it). Returns the outputs of the start itself
+    /// (`always` VIPs announce).
+    pub fn new(vips: &[Vip], now: Instant) -> (Engine, Vec<Output>) {
         let mut out = Vec::new();
-        let mut slots = Vec::new();
+        // Exactly sized: grown by doubling, 10,000 slots would end in a
+        // buffer for 16,384, with the old one alive during each copy (the
+        // daemon's peak at start; issue 11, per-VIP memory).
+        let mut slots = Vec::with_capacity(vips.len());
         let mut bound = Duration::ZERO;
         let mut next_check = 0;
-        for (v, expr) in vips {
-            let Some(slot) = new_slot(v, expr, &mut next_check, now) else {
+        let mut intents = SharedIntents::default();
+        for v in vips {
+            let Some(slot) = new_slot(v, &mut next_check, &mut intents, now) else {
                 continue;
             };
+            bound = bound.max(first_evaluation_bound(v));
+            slots.push(slot);
+        }
+        // The announcements of the start, exactly sized too (one per
+        // `always` VIP: 10,000 of them grown by doubling kept 16,384).
+        let announced = slots.iter().filter(|s| s.machine.intent().is_some());
+        out.reserve_exact(announced.clone().count().saturating_add(1));
+        for slot in announced {
             if let Some(intent) = slot.machine.intent() {
                 out.push(Output::Route {
                     prefix: slot.prefix,
                     intent: Some(intent.clone()),
                 });
             }
-            bound = bound.max(first_evaluation_bound(v));
-            slots.push(slot);
         }
         // One second of slack so the last probe's report can arrive.
         let deadline = now
@@ -295,6 +317,7 @@ impl Engine {
             by_name: Vec::new(),
             by_check: Vec::new(),
             next_check,
+            intents,
             initial_deadline: deadline,
             initial_done: false,
         };
@@ -310,7 +333,7 @@ impl Engine {
     /// ones restart withdrawn; removed ones are withdrawn. Withdrawals come
     /// first so a prefix that moves to another VIP is never withdrawn after
     /// its new announcement.
-    pub fn reload(&mut self, vips: &[(Vip, Expr)], plan: &ReloadPlan, now: Instant) -> Vec<Output> {
+    pub fn reload(&mut self, vips: &[Vip], plan: &ReloadPlan, now: Instant) -> Vec<Output> {
         let mut withdraws = Vec::new();
         let mut announces = Vec::new();
         let mut old = std::mem::take(&mut self.vips);
@@ -329,7 +352,8 @@ impl Engine {
                 });
             }
         };
-        for (v, expr) in vips {
+        self.vips.reserve_exact(vips.len());
+        for v in vips {
             let pos = old.iter().position(|s| s.name == v.name);
             match (plan.vip(&v.name), pos) {
                 (VipChange::Unchanged, Some(pos)) => {
@@ -341,7 +365,9 @@ impl Engine {
                     let i = self.vips.len();
                     let before = slot.machine.intent().cloned();
                     slot.retune(v);
-                    let t = slot.machine.set_policy(VipPolicy::from_config(v), now);
+                    let t = slot
+                        .machine
+                        .set_policy(VipPolicy::from_config(v, &mut self.intents), now);
                     // The drain file is polled from the new config only: one
                     // no longer configured no longer drains.
                     let t = match t {
@@ -373,7 +399,7 @@ impl Engine {
                 (_, Some(pos)) => retire(old.remove(pos), "config changed", &mut withdraws),
                 (_, None) => {}
             }
-            let Some(mut slot) = new_slot(v, expr, &mut self.next_check, now) else {
+            let Some(mut slot) = new_slot(v, &mut self.next_check, &mut self.intents, now) else {
                 continue;
             };
             // End-of-RIB went out long ago; a new VIP does not hold it back.
@@ -389,6 +415,7 @@ impl Engine {
         for s in old {
             retire(s, "removed from config", &mut withdraws);
         }
+        self.intents.prune();
         self.reindex();
         withdraws.extend(announces);
         withdraws
@@ -551,7 +578,11 @@ impl Engine {
             c.last_transition = Some((now, reason));
         }
         c.last = Some(LastResult::from(r));
-        let changed = slot.combiner.update(&c.name, healthy);
+        // A slot with a check has its combiner.
+        let changed = slot
+            .combiner
+            .as_mut()
+            .and_then(|m| m.update(&c.name, healthy));
         match (changed, crossed) {
             (Some(h), _) => {
                 let reason = format!("{}: {}", c.name, crossed.unwrap_or("policy reevaluation"));

@@ -7,6 +7,9 @@
 
 use crate::bgp::types::RouteIntent;
 use crate::config::{FailAction, Vip};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Route state of a VIP.
@@ -42,12 +45,37 @@ pub struct VipPolicy {
     pub fail_action: FailAction,
     pub drain_time: Duration,
     pub recovery_hold: Duration,
-    pub healthy_intent: RouteIntent,
-    pub pessimized_intent: RouteIntent,
+    /// Shared ([`SharedIntents`]): nearly every VIP has the same two, and
+    /// two inline `RouteIntent`s were 112 of a VIP slot's bytes (issue 11,
+    /// 10,000 `always` VIPs).
+    pub healthy_intent: Arc<RouteIntent>,
+    pub pessimized_intent: Arc<RouteIntent>,
+}
+
+/// One `Arc` per distinct route intent among the VIPs' policies.
+#[derive(Debug, Clone, Default)]
+pub struct SharedIntents {
+    shared: HashMap<RouteIntent, Arc<RouteIntent>>,
+}
+
+impl SharedIntents {
+    pub fn share(&mut self, i: RouteIntent) -> Arc<RouteIntent> {
+        if let Some(a) = self.shared.get(&i) {
+            return a.clone();
+        }
+        let a = Arc::new(i.clone());
+        self.shared.insert(i, a.clone());
+        a
+    }
+
+    /// Forgets the intents no policy holds any more (after a reload).
+    pub fn prune(&mut self) {
+        self.shared.retain(|_, a| Arc::strong_count(a) > 1);
+    }
 }
 
 impl VipPolicy {
-    pub(crate) fn from_config(vip: &Vip) -> VipPolicy {
+    pub(crate) fn from_config(vip: &Vip, intents: &mut SharedIntents) -> VipPolicy {
         let p = &vip.policy;
         let healthy_intent = RouteIntent {
             as_path_prepend: p.announce.as_path_prepend,
@@ -81,8 +109,8 @@ impl VipPolicy {
             fail_action: p.fail_action,
             drain_time: p.drain_time.get(),
             recovery_hold: p.recovery_hold.get(),
-            healthy_intent,
-            pessimized_intent,
+            healthy_intent: intents.share(healthy_intent),
+            pessimized_intent: intents.share(pessimized_intent),
         }
     }
 }
@@ -103,7 +131,10 @@ pub struct VipMachine {
     /// applies to re-announcements, not to the first one after start.
     withdrawn_after_announce: bool,
     flaps: u32,
-    last_transition: Option<(Instant, String)>,
+    /// Its reason is borrowed when fixed ("always announced", ...): a
+    /// `String` per VIP was 10,000 small allocations at 10,000 `always`
+    /// VIPs (issue 11).
+    last_transition: Option<(Instant, Cow<'static, str>)>,
 }
 
 impl VipMachine {
@@ -154,7 +185,7 @@ impl VipMachine {
         self.flaps
     }
 
-    pub fn last_transition(&self) -> Option<&(Instant, String)> {
+    pub fn last_transition(&self) -> Option<&(Instant, Cow<'static, str>)> {
         self.last_transition.as_ref()
     }
 
@@ -166,8 +197,8 @@ impl VipMachine {
     pub fn intent(&self) -> Option<&RouteIntent> {
         match self.state {
             VipState::Withdrawn => None,
-            VipState::Announced => Some(&self.policy.healthy_intent),
-            VipState::Pessimized => Some(&self.policy.pessimized_intent),
+            VipState::Announced => Some(&*self.policy.healthy_intent),
+            VipState::Pessimized => Some(&*self.policy.pessimized_intent),
         }
     }
 
@@ -191,7 +222,7 @@ impl VipMachine {
                 self.unhealthy_since = Some(now);
             }
         }
-        self.evaluate(now, reason)
+        self.evaluate(now, Cow::Owned(reason.to_string()))
     }
 
     /// The lower_priority_file appeared or disappeared.
@@ -299,7 +330,11 @@ impl VipMachine {
         }
     }
 
-    fn evaluate(&mut self, now: Instant, reason: &str) -> Option<Transition> {
+    fn evaluate(
+        &mut self,
+        now: Instant,
+        reason: impl Into<Cow<'static, str>>,
+    ) -> Option<Transition> {
         let to = self.desired(now);
         if to == self.state {
             return None;
@@ -313,12 +348,14 @@ impl VipMachine {
             self.withdrawn_after_announce = true;
         }
         self.state = to;
-        self.last_transition = Some((now, reason.to_string()));
-        Some(Transition {
+        let reason = reason.into();
+        let t = Transition {
             from,
             to,
             reason: reason.to_string(),
-        })
+        };
+        self.last_transition = Some((now, reason));
+        Some(t)
     }
 }
 

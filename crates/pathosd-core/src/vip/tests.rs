@@ -19,7 +19,10 @@ fn vip(action: FailAction, f: impl FnOnce(&mut Vip)) -> VipMachine {
     v.policy.announce.communities = vec![Community(65001, 200)];
     v.policy.lower_priority.communities = vec![Community(65001, 666)];
     f(&mut v);
-    VipMachine::new(VipPolicy::from_config(&v), base())
+    VipMachine::new(
+        VipPolicy::from_config(&v, &mut SharedIntents::default()),
+        base(),
+    )
 }
 
 fn base() -> Instant {

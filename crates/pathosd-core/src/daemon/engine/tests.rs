@@ -1,6 +1,7 @@
 //! Replays of check reports, drain changes and ticks through the engine.
 
 use super::*;
+use crate::config::policy_expr::Expr;
 use crate::config::{FailAction, Field};
 use serde_json::json;
 
@@ -61,14 +62,22 @@ thread_local! {
     static RUNNING: std::cell::RefCell<Vec<Vip>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
+/// The VIPs as validation leaves them: each carries its compiled policy.
 fn configs(vips: &[(Vip, Expr)]) -> Vec<Vip> {
-    vips.iter().map(|(v, _)| v.clone()).collect()
+    vips.iter()
+        .map(|(v, e)| {
+            let mut v = v.clone();
+            v.checks_expr = e.clone();
+            v
+        })
+        .collect()
 }
 
 /// Engine::new, remembering the config for [`reload`].
 fn new_engine(vips: &[(Vip, Expr)], now: Instant) -> (Engine, Vec<Output>) {
-    RUNNING.with(|r| *r.borrow_mut() = configs(vips));
-    Engine::new(vips, now)
+    let vips = configs(vips);
+    RUNNING.with(|r| *r.borrow_mut() = vips.clone());
+    Engine::new(&vips, now)
 }
 
 /// Reloads `e` with `vips` as the one diff plans it.
@@ -79,7 +88,7 @@ fn reload(e: &mut Engine, vips: &[(Vip, Expr)], now: Instant) -> Vec<Output> {
         vips: crate::daemon::reload::diff_vips(&old, &new),
         ..Default::default()
     };
-    e.reload(vips, &plan, now)
+    e.reload(&new, &plan, now)
 }
 
 fn states(out: &[Output]) -> Vec<String> {
@@ -584,4 +593,41 @@ fn a_missing_local_address_warns_until_the_check_falls() {
     assert!(e.handle(guarded(&e, false), at(6)).is_empty());
     // An ordinary failure (no guard detail) never warns.
     assert!(e.handle(res(&e, "web", "a", false), at(7)).is_empty());
+}
+
+/// Issue 11, 10,000 `always` VIPs: a slot holds no combiner for a VIP
+/// without checks and shares its route intents with every VIP of the same
+/// policy (the slot was 400 bytes: a Combiner and two RouteIntents inline).
+#[test]
+fn always_vips_share_their_intents_and_have_no_combiner() {
+    assert!(
+        std::mem::size_of::<VipSlot>() <= 240,
+        "VipSlot is {} bytes",
+        std::mem::size_of::<VipSlot>()
+    );
+    let a = vip(json!({"name": "a", "prefix": "10.0.0.1/32", "always": true}));
+    let b = vip(json!({"name": "b", "prefix": "10.0.0.2/32", "always": true}));
+    let (e, out) = new_engine(&[(a, Expr::All), (b, Expr::All)], t0());
+    assert_eq!(
+        states(&out),
+        [
+            "route 10.0.0.1/32 prepend 0",
+            "route 10.0.0.2/32 prepend 0",
+            "initial done"
+        ]
+    );
+    let (sa, sb) = (e.vip("a").unwrap(), e.vip("b").unwrap());
+    assert!(sa.combiner.is_none() && sb.combiner.is_none());
+    // The fixed reason is borrowed, not a String per VIP.
+    assert!(matches!(
+        sa.machine.last_transition(),
+        Some((_, std::borrow::Cow::Borrowed("always announced")))
+    ));
+    assert!(std::sync::Arc::ptr_eq(
+        &sa.machine.policy().healthy_intent,
+        &sb.machine.policy().healthy_intent
+    ));
+    // A checked VIP has its combiner.
+    let (e, _) = new_engine(&[(two_checks("withdraw"), Expr::All)], t0());
+    assert!(e.vip("web").unwrap().combiner.is_some());
 }
