@@ -239,3 +239,66 @@ pub(crate) fn host_port(host: &str, port: u16) -> String {
         None => format!("{host}:{port}"),
     }
 }
+
+/// A TCP connection [`connect_tcp`] made: either done before any reactor
+/// operation, or registered with the reactor because it had to wait.
+pub(crate) enum Connected {
+    Now(std::net::TcpStream),
+    Waited(async_io::Async<std::net::TcpStream>),
+}
+
+impl Connected {
+    /// The connection on the reactor, for probes that read or write. Only
+    /// now is a connection made at once registered (one `epoll_ctl`).
+    pub(crate) fn into_async(self) -> io::Result<async_io::Async<std::net::TcpStream>> {
+        match self {
+            // Still non-blocking from socket(2): no fcntl needed.
+            Connected::Now(s) => async_io::Async::new_nonblocking(s),
+            Connected::Waited(s) => Ok(s),
+        }
+    }
+}
+
+/// Connects to `addr` (a non-blocking connect(2)), with as little reactor
+/// work as the network allows.
+///
+/// Why: a probe that waits for its connect on the reactor costs three
+/// `epoll_ctl` (register, arm for writable, deregister at close) and a
+/// wake-up of the thread just for the handshake. On loopback, and to a
+/// backend on this host in general, the kernel completes the handshake
+/// (or receives the RST) while connect(2) still holds the socket, so it is
+/// done when the call returns EINPROGRESS: a second connect(2) then says so
+/// (0 on Linux, EISCONN elsewhere) or returns the connect's error. Only when
+/// it says EALREADY (the SYN is still out, as to any remote backend) does
+/// the socket go on the reactor and wait to become writable, as
+/// `Async::<TcpStream>::connect` does. What the backend sees is the same:
+/// one handshake, and a normal close when the stream is dropped.
+pub(crate) async fn connect_tcp(addr: SocketAddr) -> io::Result<Connected> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let sock = Socket::new(
+        Domain::for_address(addr),
+        Type::STREAM.nonblocking(),
+        Some(Protocol::TCP),
+    )?;
+    let addr = socket2::SockAddr::from(addr);
+    match sock.connect(&addr) {
+        Ok(()) => return Ok(Connected::Now(sock.into())),
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    match sock.connect(&addr) {
+        Ok(()) => return Ok(Connected::Now(sock.into())),
+        Err(e) if e.raw_os_error() == Some(libc::EISCONN) => {
+            return Ok(Connected::Now(sock.into()))
+        }
+        Err(e) if e.raw_os_error() == Some(libc::EALREADY) => {}
+        Err(e) => return Err(e),
+    }
+    let stream = async_io::Async::new_nonblocking(std::net::TcpStream::from(sock))?;
+    // The socket becomes writable when the handshake ends, either way.
+    stream.writable().await?;
+    match stream.get_ref().take_error()? {
+        None => Ok(Connected::Waited(stream)),
+        Some(e) => Err(e),
+    }
+}
