@@ -255,29 +255,6 @@ pub(crate) fn trim_heap() {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn loopback_has_127_0_0_1() {
-        let addrs = interface_addresses().unwrap();
-        assert!(addrs
-            .iter()
-            .any(|a| a.interface == "lo" && a.addr == IpAddr::V4(Ipv4Addr::LOCALHOST)));
-    }
-
-    #[test]
-    fn md5_and_min_ttl_are_accepted_by_the_kernel() {
-        let s = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let peer = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
-        set_tcp_md5sig(&s, peer, b"secret").unwrap();
-        set_tcp_md5sig(&s, peer, b"").unwrap();
-        assert!(set_tcp_md5sig(&s, peer, &[b'x'; 81]).is_err());
-        set_min_ttl(&s, false, 254).unwrap();
-    }
-}
-
 /// A non-blocking CLOCK_MONOTONIC timerfd (timerfd_create(2)), the clock of
 /// `std::time::Instant` on Linux. [`crate::rt`] waits for it on the reactor
 /// like a socket, so arming it is one syscall on the daemon's thread and
@@ -311,6 +288,8 @@ pub(crate) fn timerfd_arm(fd: &impl AsRawFd, after: std::time::Duration) -> io::
             // Saturates for absurd waits (years): the timer then fires early
             // and the caller re-arms it.
             tv_sec: libc::time_t::try_from(after.as_secs()).unwrap_or(libc::time_t::MAX),
+            // c_long is 32 bits on mips (OpenWrt): fallible there, not here.
+            #[allow(clippy::unnecessary_fallible_conversions)]
             tv_nsec: libc::c_long::try_from(after.subsec_nanos()).unwrap_or(0),
         },
     };
@@ -320,4 +299,27 @@ pub(crate) fn timerfd_arm(fd: &impl AsRawFd, after: std::time::Duration) -> io::
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_has_127_0_0_1() {
+        let addrs = interface_addresses().unwrap();
+        assert!(addrs
+            .iter()
+            .any(|a| a.interface == "lo" && a.addr == IpAddr::V4(Ipv4Addr::LOCALHOST)));
+    }
+
+    #[test]
+    fn md5_and_min_ttl_are_accepted_by_the_kernel() {
+        let s = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let peer = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
+        set_tcp_md5sig(&s, peer, b"secret").unwrap();
+        set_tcp_md5sig(&s, peer, b"").unwrap();
+        assert!(set_tcp_md5sig(&s, peer, &[b'x'; 81]).is_err());
+        set_min_ttl(&s, false, 254).unwrap();
+    }
 }
