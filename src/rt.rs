@@ -183,7 +183,72 @@ impl Drop for Sleep {
 /// never reaches the reactor) to the earliest time a wait may end.
 struct Run<'a, F> {
     executor: Pin<&'a mut F>,
-    timer: Option<(async_io::Timer, Instant)>,
+    timer: Option<ReactorTimer>,
+}
+
+/// The reactor timer behind [`Timers`].
+///
+/// A timerfd on the reactor, armed from this thread: an async-io timer set
+/// to a new time is also a `notify` of async-io's thread (an eventfd write
+/// that wakes it out of epoll to re-arm its own timerfd: five syscalls and
+/// a context switch), and the earliest deadline changes about twice per
+/// probe (its timeout, then its check's next tick). Arming the timerfd is
+/// one `timerfd_settime` here; async-io's thread keeps waiting in epoll and
+/// sees it expire like a readable socket. An async-io timer only if the
+/// timerfd cannot be made.
+enum ReactorTimer {
+    /// The timerfd and the time it is armed for (None: fired or disarmed).
+    Fd(async_io::Async<std::fs::File>, Option<Instant>),
+    Async(async_io::Timer, Instant),
+}
+
+impl ReactorTimer {
+    fn new(at: Instant) -> ReactorTimer {
+        let fd = crate::sys::timerfd()
+            .and_then(|fd| async_io::Async::new_nonblocking(std::fs::File::from(fd)));
+        match fd {
+            Ok(fd) => ReactorTimer::Fd(fd, None),
+            Err(e) => {
+                log::debug!("timerfd: {e}; using async-io timers");
+                ReactorTimer::Async(async_io::Timer::at(at), at)
+            }
+        }
+    }
+
+    /// Arms the timer for `at` if it is not already, and polls it: Ready
+    /// when it fired (or the fd said readable: the caller re-checks).
+    fn poll_at(&mut self, at: Instant, cx: &mut Context<'_>) -> Poll<()> {
+        match self {
+            ReactorTimer::Fd(fd, armed) => {
+                if *armed != Some(at) {
+                    let after = at.saturating_duration_since(Instant::now());
+                    if let Err(e) = crate::sys::timerfd_arm(fd.get_ref(), after) {
+                        // Not expected with a valid fd; wake up rather than sleep forever.
+                        log::warn!("timerfd_settime: {e}");
+                        cx.waker().wake_by_ref();
+                        return Poll::Pending;
+                    }
+                    *armed = Some(at);
+                }
+                if fd.poll_readable(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                // Expired: read the expiry count so the fd is not readable
+                // any more (WouldBlock: already read, or a stale event).
+                use std::io::Read;
+                let _ = fd.get_ref().read(&mut [0u8; 8]);
+                *armed = None;
+                Poll::Ready(())
+            }
+            ReactorTimer::Async(timer, armed) => {
+                if *armed != at {
+                    timer.set_at(at);
+                    *armed = at;
+                }
+                Pin::new(timer).poll(cx).map(|_| ())
+            }
+        }
+    }
 }
 
 impl<F: Future> Future for Run<'_, F> {
@@ -195,21 +260,13 @@ impl<F: Future> Future for Run<'_, F> {
             if let Poll::Ready(v) = self.executor.as_mut().poll(cx) {
                 return Poll::Ready(v);
             }
+            // With no wait left, an armed timerfd may fire once for nothing
+            // (cheaper than disarming it every time the last wait ends).
             let Some(next) = TIMERS.with(|t| t.borrow().latest.first().map(|k| k.0)) else {
-                self.timer = None;
                 return Poll::Pending;
             };
-            let timer = match &mut self.timer {
-                Some((timer, at)) => {
-                    if *at != next {
-                        timer.set_at(next);
-                        *at = next;
-                    }
-                    timer
-                }
-                None => &mut self.timer.insert((async_io::Timer::at(next), next)).0,
-            };
-            if Pin::new(timer).poll(cx).is_pending() {
+            let timer = self.timer.get_or_insert_with(|| ReactorTimer::new(next));
+            if timer.poll_at(next, cx).is_pending() {
                 return Poll::Pending;
             }
         }

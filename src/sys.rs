@@ -256,6 +256,52 @@ pub(crate) fn trim_heap() {
     }
 }
 
+/// A non-blocking CLOCK_MONOTONIC timerfd (timerfd_create(2)), the clock of
+/// `std::time::Instant` on Linux. [`crate::rt`] waits for it on the reactor
+/// like a socket, so arming it is one syscall on the daemon's thread and
+/// never a wake-up of the reactor's thread (an async-io timer is).
+pub(crate) fn timerfd() -> io::Result<OwnedFd> {
+    // SAFETY: timerfd_create takes no pointers; a non-negative return is a
+    // new fd that nothing else owns.
+    let fd = unsafe {
+        libc::timerfd_create(
+            libc::CLOCK_MONOTONIC,
+            libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just created and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Arms `fd` (a [`timerfd`]) to expire once, `after` from now; at least
+/// 1 µs, since a zero time would disarm it instead.
+pub(crate) fn timerfd_arm(fd: &impl AsRawFd, after: std::time::Duration) -> io::Result<()> {
+    let after = after.max(std::time::Duration::from_micros(1));
+    let spec = libc::itimerspec {
+        it_interval: libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        },
+        it_value: libc::timespec {
+            // Saturates for absurd waits (years): the timer then fires early
+            // and the caller re-arms it.
+            tv_sec: libc::time_t::try_from(after.as_secs()).unwrap_or(libc::time_t::MAX),
+            // c_long is 32 bits on mips (OpenWrt): fallible there, not here.
+            #[allow(clippy::unnecessary_fallible_conversions)]
+            tv_nsec: libc::c_long::try_from(after.subsec_nanos()).unwrap_or(0),
+        },
+    };
+    // SAFETY: `spec` is a valid itimerspec for the duration of the call; a
+    // null old_value is allowed.
+    if unsafe { libc::timerfd_settime(fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

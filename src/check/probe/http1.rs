@@ -68,8 +68,9 @@ pub(crate) async fn exchange(
             r => return r.map_err(|(f, _)| f),
         }
     }
-    let c = Async::<TcpStream>::connect(addr)
+    let c = super::connect_tcp(addr)
         .await
+        .and_then(super::Connected::into_async)
         .map_err(Failure::Connect)?;
     once(c, request, head_method, want_body, keep_alive)
         .await

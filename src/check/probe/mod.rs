@@ -239,3 +239,156 @@ pub(crate) fn host_port(host: &str, port: u16) -> String {
         None => format!("{host}:{port}"),
     }
 }
+
+/// A TCP connection [`connect_tcp`] made: either done before any reactor
+/// operation, or registered with the reactor because it had to wait.
+pub(crate) enum Connected {
+    Now(std::net::TcpStream),
+    Waited(async_io::Async<std::net::TcpStream>),
+}
+
+impl Connected {
+    /// The connection on the reactor, for probes that read or write. Only
+    /// now is a connection made at once registered (one `epoll_ctl`).
+    pub(crate) fn into_async(self) -> io::Result<async_io::Async<std::net::TcpStream>> {
+        match self {
+            // Still non-blocking from socket(2): no fcntl needed.
+            Connected::Now(s) => async_io::Async::new_nonblocking(s),
+            Connected::Waited(s) => Ok(s),
+        }
+    }
+}
+
+/// Connects to `addr` (a non-blocking connect(2)), with as little reactor
+/// work as the network allows.
+///
+/// Why: a probe that waits for its connect on the reactor costs three
+/// `epoll_ctl` (register, arm for writable, deregister at close) and a
+/// wake-up of the thread just for the handshake. On loopback, and to a
+/// backend on this host in general, the kernel completes the handshake
+/// (or receives the RST) while connect(2) still holds the socket, so it is
+/// done when the call returns EINPROGRESS: a second connect(2) then says so
+/// (0 on Linux, EISCONN elsewhere) or returns the connect's error. Only when
+/// it says EALREADY (the SYN is still out, as to any remote backend) does
+/// the socket go on the reactor and wait to become writable, as
+/// `Async::<TcpStream>::connect` does. What the backend sees is the same:
+/// one handshake, and a normal close when the stream is dropped.
+pub(crate) async fn connect_tcp(addr: SocketAddr) -> io::Result<Connected> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let sock = Socket::new(
+        Domain::for_address(addr),
+        Type::STREAM.nonblocking(),
+        Some(Protocol::TCP),
+    )?;
+    let addr = socket2::SockAddr::from(addr);
+    match sock.connect(&addr) {
+        Ok(()) => return Ok(Connected::Now(sock.into())),
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    match sock.connect(&addr) {
+        Ok(()) => return Ok(Connected::Now(sock.into())),
+        Err(e) if e.raw_os_error() == Some(libc::EISCONN) => {
+            return Ok(Connected::Now(sock.into()))
+        }
+        Err(e) if e.raw_os_error() == Some(libc::EALREADY) => {}
+        Err(e) => return Err(e),
+    }
+    let stream = async_io::Async::new_nonblocking(std::net::TcpStream::from(sock))?;
+    // The socket becomes writable when the handshake ends, either way.
+    stream.writable().await?;
+    match stream.get_ref().take_error()? {
+        None => Ok(Connected::Waited(stream)),
+        Some(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::net::TcpListener;
+
+    // 127.203.11.0/24 is this module's: no other test uses it.
+
+    /// On loopback the handshake is done when connect(2) returns: the
+    /// connection never goes on the reactor, and the listener gets it.
+    #[test]
+    fn loopback_connect_is_done_without_the_reactor() {
+        let l = TcpListener::bind("127.203.11.1:0").expect("bind");
+        let addr = l.local_addr().expect("addr");
+        let c = crate::rt::block_on(connect_tcp(addr)).expect("connect");
+        assert!(matches!(c, Connected::Now(_)), "waited on the reactor");
+        let (mut accepted, _) = l.accept().expect("accept");
+        drop(c);
+        // A normal close: the backend reads end of stream, not a reset.
+        let mut buf = [0u8; 8];
+        assert_eq!(accepted.read(&mut buf).expect("read after close"), 0);
+    }
+
+    /// A refused connect is an error at once (the RST came during connect).
+    #[test]
+    fn loopback_refused_is_an_error() {
+        let l = TcpListener::bind("127.203.11.2:0").expect("bind");
+        let addr = l.local_addr().expect("addr");
+        drop(l);
+        let e = crate::rt::block_on(connect_tcp(addr))
+            .err()
+            .expect("connect to a closed port succeeded");
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused, "{e}");
+    }
+
+    /// A handshake that is not done when connect(2) returns (here the SYN
+    /// is dropped because the listener's accept queue is full, so it is
+    /// retransmitted after the kernel's initial RTO, 1 s) waits on the
+    /// reactor and then succeeds.
+    #[test]
+    fn slow_handshake_waits_on_the_reactor() {
+        use socket2::{Domain, Socket, Type};
+        let l = Socket::new(Domain::IPV4, Type::STREAM, None).expect("socket");
+        let bind: SocketAddr = "127.203.11.3:0".parse().expect("addr");
+        l.bind(&bind.into()).expect("bind");
+        // Backlog 0: Linux queues one connection, then drops SYNs.
+        l.listen(0).expect("listen");
+        let addr = l
+            .local_addr()
+            .expect("addr")
+            .as_socket()
+            .expect("inet address");
+        let l: TcpListener = l.into();
+        let t0 = Instant::now();
+        let (held, got, accepter) = crate::rt::block_on(async {
+            // Fill the queue to the kernel's limit, whatever it is (bounded).
+            let mut held = Vec::new();
+            let waiting = loop {
+                assert!(held.len() < 16, "the accept queue never filled");
+                let mut pending = Box::pin(connect_tcp(addr));
+                match smol::future::poll_once(&mut pending).await {
+                    Some(c) => held.push(c.expect("connect")),
+                    None => break pending,
+                }
+            };
+            // Room in the queue: the retransmitted SYN gets in.
+            let n = held.len() + 1;
+            let accepter = std::thread::spawn(move || {
+                (0..n)
+                    .map(|_| l.accept().map(|(s, _)| s))
+                    .collect::<Vec<_>>()
+            });
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let got = async { Some(waiting.await) }
+                .or(async {
+                    crate::rt::sleep_until(deadline).await;
+                    None
+                })
+                .await;
+            (held, got, accepter)
+        });
+        let got = got.expect("no connect within 10 s").expect("connect");
+        assert!(!held.is_empty());
+        assert!(matches!(got, Connected::Waited(_)), "done at once");
+        assert!(t0.elapsed() >= Duration::from_millis(500));
+        let accepted = accepter.join().expect("accepter");
+        assert!(accepted.iter().all(Result::is_ok), "{accepted:?}");
+    }
+}

@@ -40,7 +40,18 @@ impl TcpProbe {
             Ok(a) => a,
             Err(e) => return CheckResult::fail(e),
         };
-        let mut s = match smol::net::TcpStream::connect(addr).await {
+        let conn = match super::connect_tcp(addr).await {
+            Ok(c) => c,
+            Err(e) => return CheckResult::fail(format!("connect {addr}: {}", io_msg(&e))),
+        };
+        if self.send.is_none() && self.expect.is_none() {
+            // Connect only: the connection closes here, never having been
+            // on the reactor when the handshake ended at once.
+            drop(conn);
+            return CheckResult::pass(format!("connect {addr}: connection accepted"))
+                .with("address", addr.to_string());
+        }
+        let mut s = match conn.into_async() {
             Ok(s) => s,
             Err(e) => return CheckResult::fail(format!("connect {addr}: {}", io_msg(&e))),
         };
