@@ -113,19 +113,20 @@ pub fn load_str(
     format: Option<Format>,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Config, Vec<ConfigError>> {
-    load_all(raw, format, lookup).map_err(|mut errs| {
-        if errs.len() > MAX_ERRORS {
-            let more = errs.len() - MAX_ERRORS;
-            errs.truncate(MAX_ERRORS);
-            errs.push(ConfigError {
-                path: String::new(),
-                message: format!(
-                    "… and {more} more errors (only the first {MAX_ERRORS} are listed)"
-                ),
-            });
-        }
-        errs
-    })
+    load_all(raw, format, lookup).map_err(cap_errors)
+}
+
+/// At most MAX_ERRORS errors, then one line saying how many more there were.
+fn cap_errors(mut errs: Vec<ConfigError>) -> Vec<ConfigError> {
+    if errs.len() > MAX_ERRORS {
+        let more = errs.len() - MAX_ERRORS;
+        errs.truncate(MAX_ERRORS);
+        errs.push(ConfigError {
+            path: String::new(),
+            message: format!("… and {more} more errors (only the first {MAX_ERRORS} are listed)"),
+        });
+    }
+    errs
 }
 
 fn load_all(
@@ -698,7 +699,7 @@ mod tests {
             ) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b, "{short}"),
                 (Err(a), Err(b)) => {
-                    let b = load_str_cap(b);
+                    let b = cap_errors(b);
                     assert_eq!(a, b, "{short}");
                 }
                 (a, b) => panic!("{short}: {:?} vs {:?}", a.err(), b.err()),
@@ -783,21 +784,6 @@ mod tests {
     }
 
     const MAX_VIPS_TEST: usize = super::super::validate::MAX_VIPS;
-
-    /// `load_str`'s cut to MAX_ERRORS, for comparing with `whole_value`.
-    fn load_str_cap(mut errs: Vec<ConfigError>) -> Vec<ConfigError> {
-        if errs.len() > MAX_ERRORS {
-            let more = errs.len() - MAX_ERRORS;
-            errs.truncate(MAX_ERRORS);
-            errs.push(ConfigError {
-                path: String::new(),
-                message: format!(
-                    "… and {more} more errors (only the first {MAX_ERRORS} are listed)"
-                ),
-            });
-        }
-        errs
-    }
 
     #[test]
     fn missing_variables_stop_before_parsing() {
