@@ -501,7 +501,9 @@ impl Owner {
                 (Some(d), Some(p)) => Some(d.min(p)),
                 (d, p) => d.or(p),
             };
-            let speaker = &self.speaker;
+            // Only this future of the select uses the speaker; the borrow
+            // ends with the select.
+            let speaker = &mut self.speaker;
             let ev = async { rx.next().await }
                 .or(async {
                     // Session reports only update the peer summaries: they
@@ -860,7 +862,7 @@ impl Owner {
         self.start_time + t.saturating_duration_since(self.start)
     }
 
-    fn snapshot(&self, now: Instant) -> Snapshot {
+    fn snapshot(&mut self, now: Instant) -> Snapshot {
         let to_sys = |t: Instant| self.wall_time(t);
         // The engine keeps no copy of the config: the owner's is the one.
         let configs: BTreeMap<&str, &Vip> =
