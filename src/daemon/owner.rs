@@ -16,7 +16,7 @@ use smol::future::FutureExt;
 use smol::Task;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::rc::Rc;
 use std::time::{Duration, Instant, SystemTime};
 
 /// How `pathosd run` was invoked.
@@ -143,7 +143,7 @@ struct VipRuntime {
 struct CheckLoopHandle {
     id: CheckId,
     /// Asks the loop for an ad-hoc run tagged with a trigger id.
-    trigger: Arc<scheduler::TriggerSlot>,
+    trigger: Rc<scheduler::TriggerSlot>,
     _task: Task<()>,
 }
 
@@ -198,7 +198,7 @@ fn spawn(
             // Vec would keep their (larger) allocation.
             let mut handles = Vec::with_capacity(loops.len());
             for c in loops {
-                let trigger = Arc::new(scheduler::TriggerSlot::default());
+                let trigger = Rc::new(scheduler::TriggerSlot::default());
                 handles.push(CheckLoopHandle {
                     id: c.id(),
                     trigger: trigger.clone(),
