@@ -69,7 +69,10 @@ pub(crate) struct HttpProbe {
 #[derive(Debug)]
 struct Plain {
     request: Vec<u8>,
-    conn: std::sync::Mutex<Option<async_io::Async<std::net::TcpStream>>>,
+    /// Only the check's own loop runs the probe, one run at a time, on the
+    /// daemon's thread: a `RefCell`, taken at the start of a run and put
+    /// back at its end, never borrowed across an await.
+    conn: std::cell::RefCell<Option<async_io::Async<std::net::TcpStream>>>,
 }
 
 /// A URL split into what the probe needs.
@@ -316,7 +319,7 @@ impl HttpProbe {
             let request = render_request(p.method, path_of(&p.url), &p.headers, p.keep_alive)?;
             p.plain = Some(Plain {
                 request,
-                conn: std::sync::Mutex::new(None),
+                conn: std::cell::RefCell::new(None),
             });
         } else if p.keep_alive {
             p.agent = Some(p.agent());
@@ -388,7 +391,7 @@ impl HttpProbe {
     async fn run_plain(&self, plain: &Plain, want_body: bool) -> Result<(u16, Vec<u8>), String> {
         let dst = host_port(&self.connect_host, self.port);
         let addr = super::resolve(&self.connect_host, self.port).await?;
-        let kept = lock(&plain.conn).take();
+        let kept = plain.conn.take();
         let r = super::http1::exchange(
             addr,
             kept,
@@ -399,7 +402,7 @@ impl HttpProbe {
         )
         .await
         .map_err(|f| f.detail(&self.what(), &dst))?;
-        *lock(&plain.conn) = r.reusable;
+        plain.conn.replace(r.reusable);
         Ok((r.status, r.body))
     }
 
@@ -469,10 +472,6 @@ impl HttpProbe {
             other => format!("{}: {other}", self.what()),
         }
     }
-}
-
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The path and query of a URL this module built ("scheme://authority/...").
