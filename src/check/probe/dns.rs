@@ -12,7 +12,6 @@ use simple_dns::rdata::RData;
 use simple_dns::{Name, Packet, PacketFlag, Question, CLASS, RCODE, TYPE};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 #[derive(Debug)]
@@ -104,11 +103,14 @@ fn answer_matches(want: &str, got: &str) -> bool {
     }
 }
 
-static QUERY_ID: AtomicU32 = AtomicU32::new(0);
+thread_local! {
+    /// Probes run on the daemon's one thread: a counter of its own, no atomic.
+    static QUERY_ID: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
 
 /// A query id that differs between queries and processes.
 fn next_id() -> u16 {
-    let n = QUERY_ID.fetch_add(1, Ordering::Relaxed);
+    let n = QUERY_ID.with(|q| q.replace(q.get().wrapping_add(1)));
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
