@@ -342,7 +342,8 @@ impl SpeakerHandle {
     }
 
     /// Sets (`Some`) or withdraws (`None`) the route for `prefix` on every
-    /// peer.
+    /// peer (the tests' shorthand; the owner sends each step's batch).
+    #[cfg(any(test, feature = "test-support"))]
     pub fn set_route(&mut self, prefix: Prefix, intent: Option<RouteIntent>) {
         self.set_routes(std::iter::once((prefix, intent)));
     }
