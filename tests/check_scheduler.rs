@@ -20,9 +20,11 @@ use support::*;
 
 fn vip(v: serde_json::Value) -> Vip {
     let mut errs = Errors::default();
-    let v = Vip::decode(&v, "vip", &mut errs);
+    let mut v = Vip::decode(&v, "vip", &mut errs).expect("a VIP");
     assert!(errs.is_empty(), "{:?}", errs.0);
-    v.unwrap()
+    // Each check's target, as validation resolves it.
+    pathosd::config::target::resolve_vip(&mut v);
+    v
 }
 
 /// An exec check that passes while `flag` exists and records overlapping
@@ -261,7 +263,9 @@ fn always_vip_has_no_checks_and_bad_checks_name_the_check() {
                        "check": {"type": "tcp", "tcp": {"port": 80}}}));
     assert_eq!(
         scheduler::build(&v, &[CheckId(0)]).unwrap_err(),
-        "vip web check tcp: host is required: the VIP prefix 10.0.0.0/24 is not a single address"
+        // Validation rejects it (tcp.host is required); unvalidated, the
+        // loop still cannot start, and says which check.
+        "vip web check tcp: target not resolved: the check was not validated"
     );
 }
 

@@ -109,7 +109,7 @@ impl CheckLoop {
         let err = |e: String| format!("vip {} check {}: {e}", vip.name, check.effective_name());
         Ok(CheckLoop {
             id,
-            probe: Probe::new(check, &vip.prefix).map_err(err)?,
+            probe: Probe::new(check).map_err(err)?,
             guard: super::guard::LocalAddressGuard::from_vip(vip),
             schedule: Schedule::new(
                 &format!("{}/{}", vip.name, check.effective_name()),

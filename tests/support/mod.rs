@@ -161,8 +161,37 @@ pub fn prefix(s: &str) -> Prefix {
 
 /// Builds the probe for a VIP prefix and runs it once.
 pub fn probe(v: serde_json::Value, vip: &str) -> CheckResult {
-    let p = Probe::new(&check(v), &prefix(vip)).unwrap_or_else(|e| panic!("build: {e}"));
+    let p = build_probe(check(v), vip).unwrap_or_else(|e| panic!("build: {e}"));
     smol::block_on(p.run())
+}
+
+/// `c` with its target resolved for a VIP with prefix `vip`, as validation
+/// resolves it; panics for a check validation would reject.
+pub fn resolved(mut c: Check, vip: &str) -> Check {
+    pathosd::config::target::resolve_check(&mut c, &prefix(vip))
+        .unwrap_or_else(|| panic!("no target for {c:?} on {vip}: validation rejects it"));
+    c
+}
+
+/// The probe of check `c` on a VIP with prefix `vip`, built as the daemon
+/// builds it (after validation resolved its target).
+pub fn build_probe(c: Check, vip: &str) -> Result<Probe, String> {
+    Probe::new(&resolved(c, vip))
+}
+
+/// The validation errors ("path: message") of a config whose one VIP has
+/// prefix `vip` and the one check `v`.
+pub fn check_errors(v: serde_json::Value, vip: &str) -> Vec<String> {
+    let cfg = serde_json::json!({
+        "schema": "v1",
+        "router": {"asn": 65001, "router_id": "10.0.0.1", "local_address": "127.0.0.1"},
+        "bgp": {"neighbors": [{"name": "bird", "address": "127.0.0.2", "peer_asn": 65000}]},
+        "vips": [{"name": "web", "prefix": vip, "check": v}]
+    });
+    match pathosd::config::load_str(&cfg.to_string(), None, &|_| None) {
+        Ok(_) => Vec::new(),
+        Err(e) => e.iter().map(|e| e.to_string()).collect(),
+    }
 }
 
 /// Certificates made by openssl for one test: a CA, a server certificate

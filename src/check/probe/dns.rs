@@ -4,9 +4,9 @@
 //! expected rcode and, for NOERROR, at least one answer or the expected
 //! answers (any or all of them).
 
-use super::{host_port, io_msg, resolve, target_host, until};
-use crate::bgp::types::Prefix;
+use super::{io_msg, resolve, until};
 use crate::check::result::CheckResult;
+use crate::config::target::HostPort;
 use crate::config::{AnswerMatch, DnsCheck, DnsQueryType, DnsRcode};
 use simple_dns::rdata::RData;
 use simple_dns::{Name, Packet, PacketFlag, Question, CLASS, RCODE, TYPE};
@@ -17,8 +17,9 @@ use std::time::Instant;
 #[derive(Debug)]
 pub(crate) struct DnsProbe {
     names: Vec<String>,
-    resolver: String,
-    port: u16,
+    /// The resolver, as validation resolved it (`dns.resolver`, else the
+    /// VIP address) with `dns.port`.
+    resolver: HostPort,
     qtype: DnsQueryType,
     rcode: DnsRcode,
     expected: Vec<String>,
@@ -119,7 +120,7 @@ fn next_id() -> u16 {
 }
 
 impl DnsProbe {
-    pub fn new(c: &DnsCheck, vip: &Prefix) -> Result<DnsProbe, String> {
+    pub fn new(c: &DnsCheck, resolver: &HostPort) -> Result<DnsProbe, String> {
         if c.names.is_empty() {
             return Err("dns.names needs at least one name".into());
         }
@@ -128,10 +129,7 @@ impl DnsProbe {
         }
         Ok(DnsProbe {
             names: c.names.clone(),
-            resolver: target_host(c.resolver.as_ref(), vip).map_err(|_| {
-                "resolver is required: the VIP prefix is not a single address".to_string()
-            })?,
-            port: c.port,
+            resolver: resolver.clone(),
             qtype: c.query_type,
             rcode: c.expected_rcode,
             expected: c.expected_answers.clone(),
@@ -140,11 +138,11 @@ impl DnsProbe {
     }
 
     pub fn what(&self) -> String {
-        format!("dns {}", host_port(&self.resolver, self.port))
+        format!("dns {}", self.resolver)
     }
 
     pub async fn run(&self, deadline: Instant) -> CheckResult {
-        let server = match resolve(&self.resolver, self.port).await {
+        let server = match resolve(&self.resolver).await {
             Ok(a) => a,
             Err(e) => return CheckResult::fail(e),
         };

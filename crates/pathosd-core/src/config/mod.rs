@@ -15,6 +15,7 @@ pub mod json_schema;
 pub mod load;
 pub mod policy_expr;
 pub mod schema;
+pub mod target;
 pub mod uci;
 pub mod uci_map;
 pub mod validate;

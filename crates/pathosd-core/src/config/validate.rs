@@ -231,6 +231,7 @@ pub fn validate(c: &mut Config, errs: &mut Errors) {
 /// `load_config`, which validates and so resolves.
 pub fn resolve(c: &mut Config) {
     for v in &mut c.vips {
+        super::target::resolve_vip(v);
         if !v.always {
             let names: Vec<String> = v.check_list().iter().map(|k| k.effective_name()).collect();
             if let Ok(e) = policy_expr::compile(&v.checks_policy, &names) {
