@@ -9,7 +9,7 @@ use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
 use crate::check::{policy, scheduler};
 use crate::config::load::{load_config, Format};
 use crate::config::policy_expr::Expr;
-use crate::config::{Config, LogLevel, Vip};
+use crate::config::{Config, LogLevel, Resolved, Vip};
 use crate::vip::VipState;
 use smol::channel::{unbounded, Receiver, Sender};
 use smol::future::FutureExt;
@@ -40,7 +40,7 @@ type TriggerReply = Sender<Result<TriggerOutcome, ApiError>>;
 
 /// Runs the daemon on a loaded, valid config until a signal stops it;
 /// returns the exit code.
-pub fn run(opts: Options, cfg: Config) -> i32 {
+pub fn run(opts: Options, cfg: Resolved) -> i32 {
     let level = if opts.debug {
         log::LevelFilter::Debug
     } else {
@@ -149,7 +149,7 @@ struct CheckLoopHandle {
 
 struct Owner {
     opts: Options,
-    cfg: Config,
+    cfg: Resolved,
     engine: Engine,
     speaker: SpeakerHandle,
     runtimes: BTreeMap<String, VipRuntime>,
@@ -224,7 +224,7 @@ fn spawn(
     }
 }
 
-async fn async_main(opts: Options, cfg: Config) -> i32 {
+async fn async_main(opts: Options, cfg: Resolved) -> i32 {
     let now = Instant::now();
     // exec checks reap their children through this task instead of the
     // thread smol::process would otherwise start for it ("async-process").

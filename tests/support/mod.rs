@@ -609,12 +609,12 @@ impl<T: 'static> Drop for OnRt<T> {
 pub struct TestSpeaker(pub OnRt<pathosd::bgp::driver::SpeakerHandle>);
 
 impl TestSpeaker {
-    /// `Speaker::start` on the daemon thread.
+    /// `Speaker::start` on the daemon thread, with `cfg` resolved.
     pub fn start(
         cfg: &Config,
         events: smol::channel::Sender<pathosd::bgp::driver::PeerEvent>,
     ) -> std::io::Result<TestSpeaker> {
-        let cfg = cfg.clone();
+        let cfg = pathosd::config::Resolved::new(cfg.clone());
         OnRt::try_new(move || pathosd::bgp::driver::Speaker::start(&cfg, events)).map(TestSpeaker)
     }
 
@@ -634,9 +634,10 @@ impl TestSpeaker {
         self.0.with(move |s| s.set_routes(routes))
     }
 
-    /// `reconfigure(cfg, restart)` (its new sessions start on the daemon thread).
+    /// `reconfigure(cfg, restart)` with `cfg` resolved (its new sessions
+    /// start on the daemon thread).
     pub fn reconfigure(&self, cfg: &Config, restart: &[&str]) {
-        let cfg = cfg.clone();
+        let cfg = pathosd::config::Resolved::new(cfg.clone());
         let restart: Vec<String> = restart.iter().map(|n| n.to_string()).collect();
         self.0.with(move |s| {
             let restart: Vec<&str> = restart.iter().map(String::as_str).collect();

@@ -47,7 +47,8 @@ use super::fsm::State;
 use super::rib_out::RibOut;
 use super::session::{RouteBatch, StatusUpdate, Summary};
 use super::types::{PathAttrs, Prefix, RouteIntent};
-use crate::config::schema::{Config, Neighbor};
+use crate::config::schema::Neighbor;
+use crate::config::Resolved;
 
 pub use super::settings::{listen_addr, PeerSettings};
 
@@ -218,7 +219,8 @@ impl Speaker {
     /// neighbor's TCP MD5 key on it and starts one task per neighbor.
     /// Fails only when the listener cannot be opened; a neighbor whose MD5
     /// key cannot be set is reported in its status and does not run.
-    pub fn start(cfg: &Config, events: Sender<PeerEvent>) -> io::Result<SpeakerHandle> {
+    /// `cfg` is resolved (each neighbor's session settings).
+    pub fn start(cfg: &Resolved, events: Sender<PeerEvent>) -> io::Result<SpeakerHandle> {
         let listener = match listen_addr(cfg) {
             Some(addr) => {
                 let l = net::listen(addr)
@@ -435,7 +437,7 @@ impl SpeakerHandle {
     /// not touched, only their `required` is updated. The listener and its
     /// address are kept (a changed listen address needs a daemon restart;
     /// the reload says so).
-    pub fn reconfigure(&mut self, cfg: &Config, restart: &[&str]) {
+    pub fn reconfigure(&mut self, cfg: &Resolved, restart: &[&str]) {
         let mut stopping = Vec::new();
         {
             let mut peers = self.peers.borrow_mut();
@@ -678,6 +680,7 @@ async fn accept_loop(listener: Rc<Async<TcpListener>>, peers: Weak<RefCell<Vec<P
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
 
     fn cfg(n: Neighbor) -> Config {
         let mut c = Config::default();

@@ -24,3 +24,4 @@ pub use duration::Dur;
 pub use field::{ConfigError, Errors, Field};
 pub use load::{load_config, load_str, Format};
 pub use schema::*;
+pub use validate::Resolved;
