@@ -186,7 +186,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
                 }
                 Command::Run => {
                     if debug {
-                        cfg.logging.level = LogLevel::Debug;
+                        cfg.logging_mut().level = LogLevel::Debug;
                     }
                     // What loading freed is not needed again.
                     crate::sys::trim_heap();

@@ -43,7 +43,7 @@ async fn start_with(sock: &Path, probe_time: Duration, reply_timeout: Duration) 
     let (client, handle, requests) = UbusClient::new(cfg);
     let owner = start_owner(probe_time);
     let tasks = vec![
-        smol::spawn(client.run()),
+        pathosd::rt::spawn(client.run()),
         pathosd::rt::spawn(serve_ubus(requests, owner.ctl.clone())),
     ];
     poll_until("client registered", STEP, || {

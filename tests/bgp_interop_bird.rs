@@ -7,7 +7,7 @@ mod support;
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use pathosd::bgp::driver::{PeerEvent, Speaker, SpeakerHandle};
+use pathosd::bgp::driver::PeerEvent;
 use pathosd::bgp::types::{Community, LargeCommunity, Prefix, RouteIntent};
 use pathosd::config::Config;
 use smol::channel::Receiver;
@@ -16,9 +16,8 @@ use support::{poll, Addrs};
 
 struct Setup {
     bird: Bird,
-    // Shared with the daemon thread of support::on_rt for `reconfigure`,
-    // which spawns the new sessions there.
-    speaker: std::sync::Arc<SpeakerHandle>,
+    // Lives on the daemon thread of support::on_rt, where its sessions run.
+    speaker: support::TestSpeaker,
     addrs: Addrs,
     events: Receiver<PeerEvent>,
     started: Instant,
@@ -37,7 +36,7 @@ fn setup(block: u8, bird: impl FnOnce(&mut BirdPeer), ours: impl FnOnce(&mut Con
     let started = Instant::now();
     let speaker = {
         let cfg = cfg.clone();
-        std::sync::Arc::new(support::on_rt(move || Speaker::start(&cfg, tx)).unwrap())
+        support::TestSpeaker::start(&cfg, tx).unwrap()
     };
     speaker.mark_initial_done();
     Setup {
@@ -302,7 +301,7 @@ fn ten_thousand_prefixes_in_at_most_13_updates() {
             Some(intent(0, 118)),
         )
     });
-    s.speaker.set_routes(routes);
+    s.speaker.set_routes(routes.collect());
     let all = poll(Duration::from_secs(10), || {
         (s.bird.route_count("master4") == Some(10_000)).then_some(())
     });
@@ -323,10 +322,8 @@ fn graceful_shutdown_withdraws_then_ceases_with_the_message() {
     s.speaker
         .set_route(p("10.119.1.1/32"), Some(intent(0, 119)));
     s.wait_route("10.119.1.1/32", |_| true);
-    smol::block_on(
-        s.speaker
-            .shutdown("pathosd test shutdown", Duration::from_millis(300)),
-    );
+    s.speaker
+        .shutdown("pathosd test shutdown", Duration::from_millis(300));
     s.wait_gone("10.119.1.1/32");
     let seen = poll(Duration::from_secs(3), || {
         let out = s.bird.birdc(&["show", "protocols", "all", "pathosd"])?;
@@ -367,10 +364,7 @@ fn reload_restarts_only_a_changed_neighbor() {
     let mut cfg = support::config(s.addrs);
     let plan = pathosd::daemon::reload::diff(&cfg, &cfg);
     assert!(plan.is_empty(), "{plan:?}");
-    {
-        let (sp, cfg) = (s.speaker.clone(), cfg.clone());
-        support::on_rt(move || sp.reconfigure(&cfg, &[]));
-    }
+    s.speaker.reconfigure(&cfg, &[]);
     std::thread::sleep(Duration::from_millis(500));
     let st = &s.speaker.peers()[0];
     assert_eq!((st.established_count, st.flaps), (1, 0), "{st:?}");
@@ -388,14 +382,7 @@ fn reload_restarts_only_a_changed_neighbor() {
         .map(|(n, _)| n.as_str())
         .collect();
     assert_eq!(restart.len(), 1, "{plan:?}");
-    {
-        let (sp, cfg) = (s.speaker.clone(), cfg.clone());
-        let restart: Vec<String> = restart.iter().map(|n| n.to_string()).collect();
-        support::on_rt(move || {
-            let restart: Vec<&str> = restart.iter().map(String::as_str).collect();
-            sp.reconfigure(&cfg, &restart)
-        });
-    }
+    s.speaker.reconfigure(&cfg, &restart);
     let restarted = poll(Duration::from_secs(8), || {
         let out = s.bird.birdc(&["show", "protocols", "all", "pathosd"])?;
         (out.contains("Established") && out.contains("/6")).then_some(out)

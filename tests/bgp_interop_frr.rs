@@ -6,13 +6,12 @@ mod support;
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
-use pathosd::bgp::driver::{Speaker, SpeakerHandle};
 use pathosd::bgp::types::{Community, RouteIntent};
 use support::frr::Frr;
 use support::{poll, Addrs};
 
 /// Waits (8 s at most) until FRR shows the session Established.
-fn wait_established(frr: &Frr, speaker: &SpeakerHandle) {
+fn wait_established(frr: &Frr, speaker: &support::TestSpeaker) {
     let up = poll(Duration::from_secs(8), || {
         (frr.bgp_state().as_deref() == Some("Established")).then_some(())
     });
@@ -34,7 +33,7 @@ fn frr_establishes_and_receives_a_route() {
     let cfg = support::config_with_next_hop(a, Ipv4Addr::new(192, 0, 2, 40));
     let speaker = {
         let cfg = cfg.clone();
-        support::on_rt(move || Speaker::start(&cfg, tx))
+        support::TestSpeaker::start(&cfg, tx)
     }
     .unwrap();
     speaker.mark_initial_done();
@@ -70,7 +69,7 @@ fn frr_md5_session_establishes() {
     let (tx, _rx) = smol::channel::unbounded();
     let speaker = {
         let cfg = cfg.clone();
-        support::on_rt(move || Speaker::start(&cfg, tx))
+        support::TestSpeaker::start(&cfg, tx)
     }
     .unwrap();
     wait_established(&frr, &speaker);

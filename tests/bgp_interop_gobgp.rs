@@ -6,7 +6,6 @@ mod support;
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
-use pathosd::bgp::driver::Speaker;
 use pathosd::bgp::types::{Community, RouteIntent};
 use support::gobgp::Gobgp;
 use support::{poll, Addrs};
@@ -21,7 +20,7 @@ fn gobgpd_establishes_and_receives_a_route() {
     let cfg = support::config_with_next_hop(a, Ipv4Addr::new(192, 0, 2, 41));
     let speaker = {
         let cfg = cfg.clone();
-        support::on_rt(move || Speaker::start(&cfg, tx))
+        support::TestSpeaker::start(&cfg, tx)
     }
     .unwrap();
     speaker.mark_initial_done();

@@ -9,7 +9,6 @@ use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use pathosd::bgp::driver::Speaker;
 use socket2::{Domain, Socket, Type};
 use support::{poll, Addrs, PORT};
 
@@ -55,7 +54,7 @@ fn messages(bytes: &[u8]) -> Vec<(u8, Vec<u8>)> {
     out
 }
 
-fn passive_speaker(a: Addrs) -> pathosd::bgp::driver::SpeakerHandle {
+fn passive_speaker(a: Addrs) -> support::TestSpeaker {
     support::init_log();
     let mut cfg = support::config(a);
     cfg.bgp.neighbors[0].passive = true;
@@ -63,7 +62,7 @@ fn passive_speaker(a: Addrs) -> pathosd::bgp::driver::SpeakerHandle {
     let (tx, _rx) = smol::channel::unbounded();
     {
         let cfg = cfg.clone();
-        support::on_rt(move || Speaker::start(&cfg, tx))
+        support::TestSpeaker::start(&cfg, tx)
     }
     .unwrap()
 }
@@ -180,7 +179,7 @@ fn collision(block: u8, peer_id: std::net::Ipv4Addr, inbound_wins: bool) {
     let (tx, _rx) = smol::channel::unbounded();
     let speaker = {
         let cfg = support::config(a).clone();
-        support::on_rt(move || Speaker::start(&cfg, tx))
+        support::TestSpeaker::start(&cfg, tx)
     }
     .unwrap();
     // Our outbound connection, and our OPEN on it: OpenSent.

@@ -33,7 +33,7 @@ fn a_full_pool_fails_the_probe_at_once() {
                 json!({"type": "https", "timeout": "1s", "interval": "5s", "http": {
                 "url": format!("https://{ip}:{port}/"), "tls_insecure": true}}),
             );
-            pathosd::check::Probe::new(&c, &prefix(&format!("{ip}/32"))).unwrap()
+            build_probe(c.clone(), &format!("{ip}/32")).unwrap()
         })
         .collect();
     let t0 = Instant::now();

@@ -188,13 +188,12 @@ fn silent_server_times_out() {
 
 #[test]
 fn resolver_required_for_network_prefix() {
-    let e = pathosd::check::Probe::new(
-        &check(json!({"type": "dns", "dns": {"names": ["a.test"]}})),
-        &prefix("10.0.0.0/24"),
-    )
-    .unwrap_err();
+    // A config error (validation resolves the resolver the probe uses).
     assert_eq!(
-        e,
-        "resolver is required: the VIP prefix is not a single address"
+        check_errors(
+            json!({"type": "dns", "dns": {"names": ["a.test"]}}),
+            "10.0.0.0/24"
+        ),
+        ["vips[0].check.dns.resolver: required because prefix 10.0.0.0/24 is not a single address (/32 or /128)"]
     );
 }

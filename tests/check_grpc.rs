@@ -131,11 +131,7 @@ fn connection_refused_and_config_errors() {
     let r = grpc(&format!("{ip}/32"), json!({"port": port}));
     assert_eq!(r.detail, format!("connect {ip}:{port}: connection refused"));
     let e = |o: Value| {
-        pathosd::check::Probe::new(
-            &check(json!({"type": "grpc", "grpc": o})),
-            &prefix("10.0.0.1/32"),
-        )
-        .unwrap_err()
+        build_probe(check(json!({"type": "grpc", "grpc": o})), "10.0.0.1/32").unwrap_err()
     };
     assert_eq!(
         e(json!({"port": 1, "ok_codes": ["Bogus"]})),

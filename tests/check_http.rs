@@ -113,17 +113,15 @@ fn bad_regex_and_jq_are_config_errors() {
 }
 
 #[test]
-fn inconsistent_tls_options_fail_at_build() {
-    let c = |o: Value| {
-        pathosd::check::Probe::new(
-            &check(json!({"type": "http", "http": o})),
-            &prefix("10.0.0.1/32"),
-        )
-        .unwrap_err()
-    };
+fn inconsistent_tls_options_are_config_errors() {
+    // Validation's rule (the probe is only ever built from a validated
+    // check, so it does not check again).
     assert_eq!(
-        c(json!({"tls_insecure": true, "tls_ca_cert": "/x"})),
-        "tls_insecure and tls_ca_cert are mutually exclusive"
+        check_errors(
+            json!({"type": "https", "http": {"tls_insecure": true, "tls_ca_cert": "/x"}}),
+            "10.0.0.1/32"
+        ),
+        ["vips[0].check.http.tls_insecure: cannot be combined with tls_ca_cert"]
     );
 }
 
@@ -179,7 +177,7 @@ fn keep_alive_reuses_the_connection_and_default_does_not() {
         let srv = py_server(&["http", &ip]);
         let c = check(json!({"type": "http", "timeout": "1500ms", "http": {
             "url": "/seen", "port": srv.port(), "keep_alive": keep_alive, "response_regex": "^conns=1$"}}));
-        let p = pathosd::check::Probe::new(&c, &prefix(&format!("{ip}/32"))).unwrap();
+        let p = build_probe(c.clone(), &format!("{ip}/32")).unwrap();
         let runs: Vec<bool> = (0..3).map(|_| smol::block_on(p.run()).ok).collect();
         if keep_alive {
             assert_eq!(runs, [true, true, true]);
@@ -252,16 +250,16 @@ fn https_verification_custom_ca_server_name_insecure() {
     let c = check(
         json!({"type": "https", "timeout": "2s", "http": {"url": name_url, "host": ip, "tls_ca_cert": pki.ca, "keep_alive": true}}),
     );
-    let p = pathosd::check::Probe::new(&c, &prefix(&format!("{ip}/32"))).unwrap();
+    let p = build_probe(c.clone(), &format!("{ip}/32")).unwrap();
     for _ in 0..3 {
         let r = smol::block_on(p.run());
         assert!(r.ok, "{r:?}");
     }
-    let e = pathosd::check::Probe::new(
-        &check(
+    let e = build_probe(
+        check(
             json!({"type": "https", "http": {"url": name_url, "tls_ca_cert": "/nonexistent.pem"}}),
         ),
-        &prefix("10.0.0.0/8"),
+        "10.0.0.0/8",
     )
     .unwrap_err();
     assert_eq!(

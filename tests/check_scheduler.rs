@@ -14,15 +14,17 @@ use pathosd::daemon::engine::{CheckId, CheckRun, Engine, Input, Output};
 use serde_json::json;
 use smol::channel::{Receiver, Sender};
 use std::path::Path;
-use std::sync::Arc;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 use support::*;
 
 fn vip(v: serde_json::Value) -> Vip {
     let mut errs = Errors::default();
-    let v = Vip::decode(&v, "vip", &mut errs);
+    let mut v = Vip::decode(&v, "vip", &mut errs).expect("a VIP");
     assert!(errs.is_empty(), "{:?}", errs.0);
-    v.unwrap()
+    // Each check's target, as validation resolves it.
+    pathosd::config::target::resolve_vip(&mut v);
+    v
 }
 
 /// An exec check that passes while `flag` exists and records overlapping
@@ -38,12 +40,14 @@ fn flag_check(name: &str, flag: &Path, lock: &Path, interval: &str) -> serde_jso
 }
 
 /// The loops of every check of `v` (ids from `engine`), as the owner
-/// spawns them: each task, and the sender that asks it for a trigger run.
+/// spawns them (on the daemon thread, `support::on_rt`): each task, and the
+/// slot that asks it for a trigger run (shared with the loop on that
+/// thread, so reached there).
 fn spawn_loops(
     engine: &Engine,
     v: &Vip,
     tx: &Sender<CheckRun>,
-) -> Vec<(Arc<TriggerSlot>, smol::Task<()>)> {
+) -> Vec<(OnRt<Rc<TriggerSlot>>, smol::Task<()>)> {
     let ids: Vec<CheckId> = engine
         .vip(&v.name)
         .unwrap()
@@ -55,11 +59,11 @@ fn spawn_loops(
         .unwrap()
         .into_iter()
         .map(|c| {
-            let slot = Arc::new(TriggerSlot::default());
-            (
-                slot.clone(),
-                smol::spawn(run_check_loop(c, slot, tx.clone())),
-            )
+            let slot = OnRt::new(|| Rc::new(TriggerSlot::default()));
+            let tx = tx.clone();
+            let task =
+                slot.with(move |s| pathosd::rt::spawn(run_check_loop(c, s.clone(), tx.clone())));
+            (slot, task)
         })
         .collect()
 }
@@ -137,7 +141,7 @@ fn loops_feed_the_engine_and_run_triggers() {
     // An ad-hoc trigger is a message to each loop: one run each, tagged.
     std::fs::write(&fb, "").unwrap();
     for (t, _) in &loops {
-        assert!(t.request(42));
+        assert!(t.with(|t| t.request(42)));
     }
     let mut tagged = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -225,8 +229,11 @@ fn a_trigger_and_a_scheduled_run_of_one_check_are_serialized() {
     };
     // The scheduled first run is inside the probe now.
     fifo(started.clone(), false);
-    assert!(loops[0].0.request(7));
-    assert!(!loops[0].0.request(8), "one request waits at a time");
+    assert!(loops[0].0.with(|t| t.request(7)));
+    assert!(
+        !loops[0].0.with(|t| t.request(8)),
+        "one request waits at a time"
+    );
     fifo(release.clone(), true);
     // The triggered run starts only after the scheduled one ended.
     fifo(started.clone(), false);
@@ -256,7 +263,9 @@ fn always_vip_has_no_checks_and_bad_checks_name_the_check() {
                        "check": {"type": "tcp", "tcp": {"port": 80}}}));
     assert_eq!(
         scheduler::build(&v, &[CheckId(0)]).unwrap_err(),
-        "vip web check tcp: host is required: the VIP prefix 10.0.0.0/24 is not a single address"
+        // Validation rejects it (tcp.host is required); unvalidated, the
+        // loop still cannot start, and says which check.
+        "vip web check tcp: target not resolved: the check was not validated"
     );
 }
 

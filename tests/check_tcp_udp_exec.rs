@@ -94,13 +94,10 @@ fn tcp_ipv6_literal() {
 
 #[test]
 fn host_required_for_network_prefix() {
-    let p = pathosd::check::Probe::new(
-        &check(json!({"type": "tcp", "tcp": {"port": 80}})),
-        &prefix("10.1.0.0/16"),
-    );
+    // A config error (validation resolves the host the probe connects to).
     assert_eq!(
-        p.unwrap_err(),
-        "host is required: the VIP prefix 10.1.0.0/16 is not a single address"
+        check_errors(json!({"type": "tcp", "tcp": {"port": 80}}), "10.1.0.0/16"),
+        ["vips[0].check.tcp.host: required because prefix 10.1.0.0/16 is not a single address (/32 or /128)"]
     );
 }
 

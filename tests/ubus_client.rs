@@ -63,8 +63,8 @@ fn start_client(sock: &Path, queue: usize) -> Running {
     let (client, handle, requests) = UbusClient::new(cfg);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let tasks = vec![
-        smol::spawn(client.run()),
-        smol::spawn(serve(requests, fake_handler(seen.clone()))),
+        pathosd::rt::spawn(client.run()),
+        pathosd::rt::spawn(serve(requests, fake_handler(seen.clone()))),
     ];
     Running {
         handle,
@@ -92,7 +92,7 @@ fn calls_replies_and_errors() {
         },
     )
     .unwrap();
-    smol::block_on(async {
+    pathosd::rt::block_on(async {
         let r = start_client(&dir.sock(), 8);
         wait_registered(&r, 1).await;
         let mut c = Caller::connect(broker.path()).await;
@@ -169,7 +169,7 @@ fn calls_replies_and_errors() {
 fn reply_without_data_and_publish_conflicts() {
     let dir = TempDir::new("reload");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
-    smol::block_on(async {
+    pathosd::rt::block_on(async {
         let r = start_client(&dir.sock(), 8);
         wait_registered(&r, 1).await;
         let mut c = Caller::connect(broker.path()).await;
@@ -192,7 +192,7 @@ fn reply_without_data_and_publish_conflicts() {
 fn events_are_delivered_to_listeners() {
     let dir = TempDir::new("events");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
-    smol::block_on(async {
+    pathosd::rt::block_on(async {
         let r = start_client(&dir.sock(), 8);
         wait_registered(&r, 1).await;
         let mut all = Caller::connect(broker.path()).await;
@@ -246,7 +246,7 @@ fn events_are_delivered_to_listeners() {
 fn an_event_arriving_during_a_call_is_kept_for_next_event() {
     let dir = TempDir::new("event-during-call");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
-    smol::block_on(async {
+    pathosd::rt::block_on(async {
         let r = start_client(&dir.sock(), 8);
         wait_registered(&r, 1).await;
         let mut l = Caller::connect(broker.path()).await;
@@ -281,7 +281,7 @@ fn an_event_arriving_during_a_call_is_kept_for_next_event() {
 fn reconnects_and_registers_again_after_broker_restart() {
     let dir = TempDir::new("restart");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
-    smol::block_on(async {
+    pathosd::rt::block_on(async {
         let r = start_client(&dir.sock(), 8);
         wait_registered(&r, 1).await;
         let first = r.handle.status().objid;
@@ -319,7 +319,7 @@ fn reconnects_and_registers_again_after_broker_restart() {
 #[test]
 fn absent_broker_never_blocks_and_drops_oldest_events() {
     let dir = TempDir::new("absent");
-    smol::block_on(async {
+    pathosd::rt::block_on(async {
         let r = start_client(&dir.sock(), 4);
         for i in 0..10 {
             r.handle.send_event("pathosd.vip", json!({"n": i}));
@@ -351,13 +351,13 @@ fn absent_broker_never_blocks_and_drops_oldest_events() {
 fn shutdown_removes_the_object() {
     let dir = TempDir::new("shutdown");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
-    smol::block_on(async {
+    pathosd::rt::block_on(async {
         let cfg = UbusConfig {
             socket_path: dir.sock(),
             ..UbusConfig::default()
         };
         let (client, handle, _requests) = UbusClient::new(cfg);
-        let task = smol::spawn(client.run());
+        let task = pathosd::rt::spawn(client.run());
         poll_until("registered", STEP, || handle.status().objid.is_some()).await;
         let mut c = Caller::connect(broker.path()).await;
         assert!(c.lookup("pathosd").await.is_ok());
@@ -379,16 +379,16 @@ fn shutdown_removes_the_object() {
 fn unanswered_calls_time_out_and_dropped_replies_fail() {
     let dir = TempDir::new("timeout");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
-    smol::block_on(async {
+    pathosd::rt::block_on(async {
         let cfg = UbusConfig {
             socket_path: dir.sock(),
             reply_timeout: Duration::from_millis(200),
             ..UbusConfig::default()
         };
         let (client, handle, requests) = UbusClient::new(cfg);
-        let _client = smol::spawn(client.run());
+        let _client = pathosd::rt::spawn(client.run());
         // A daemon that sits on `status` and drops `vip` unanswered.
-        let _daemon = smol::spawn(async move {
+        let _daemon = pathosd::rt::spawn(async move {
             let mut held = Vec::new();
             while let Ok(req) = requests.recv().await {
                 match req.method.as_str() {
@@ -415,16 +415,16 @@ fn unanswered_calls_time_out_and_dropped_replies_fail() {
 fn a_timed_out_call_is_abandoned_for_the_handler() {
     let dir = TempDir::new("abandoned");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
-    smol::block_on(async {
+    pathosd::rt::block_on(async {
         let cfg = UbusConfig {
             socket_path: dir.sock(),
             reply_timeout: Duration::from_millis(300),
             ..UbusConfig::default()
         };
         let (client, handle, requests) = UbusClient::new(cfg);
-        let _client = smol::spawn(client.run());
+        let _client = pathosd::rt::spawn(client.run());
         let (gave_up_tx, gave_up) = smol::channel::bounded::<Duration>(1);
-        let _daemon = smol::spawn(async move {
+        let _daemon = pathosd::rt::spawn(async move {
             while let Ok(req) = requests.recv().await {
                 let t0 = Instant::now();
                 req.reply.abandoned().await;
@@ -451,7 +451,7 @@ fn a_timed_out_call_is_abandoned_for_the_handler() {
 fn unanswered_calls_are_bounded_by_request_queue() {
     let dir = TempDir::new("queue");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
-    smol::block_on(async {
+    pathosd::rt::block_on(async {
         let cfg = UbusConfig {
             socket_path: dir.sock(),
             request_queue: 2,
@@ -459,10 +459,10 @@ fn unanswered_calls_are_bounded_by_request_queue() {
             ..UbusConfig::default()
         };
         let (client, handle, requests) = UbusClient::new(cfg);
-        let _client = smol::spawn(client.run());
+        let _client = pathosd::rt::spawn(client.run());
         // A daemon that takes every call and answers none.
         let (seen_tx, seen) = smol::channel::unbounded::<()>();
-        let _daemon = smol::spawn(async move {
+        let _daemon = pathosd::rt::spawn(async move {
             let mut held = Vec::new();
             while let Ok(req) = requests.recv().await {
                 held.push(req);
@@ -473,7 +473,7 @@ fn unanswered_calls_are_bounded_by_request_queue() {
         let mut held = Vec::new();
         for _ in 0..2 {
             let mut c = Caller::connect(broker.path()).await;
-            held.push(smol::spawn(async move {
+            held.push(pathosd::rt::spawn(async move {
                 c.call("pathosd", "status", json!({})).await
             }));
             within("the daemon got the call", STEP, seen.recv())
@@ -497,13 +497,13 @@ fn unanswered_calls_are_bounded_by_request_queue() {
 fn shutdown_sends_queued_events_first() {
     let dir = TempDir::new("shutdown-events");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
-    smol::block_on(async {
+    pathosd::rt::block_on(async {
         let cfg = UbusConfig {
             socket_path: dir.sock(),
             ..UbusConfig::default()
         };
         let (client, handle, _requests) = UbusClient::new(cfg);
-        let _task = smol::spawn(client.run());
+        let _task = pathosd::rt::spawn(client.run());
         poll_until("registered", STEP, || handle.status().objid.is_some()).await;
         let mut l = Caller::connect(broker.path()).await;
         l.listen("pathosd.*").await;
@@ -525,7 +525,7 @@ fn shutdown_sends_queued_events_first() {
 #[test]
 fn client_replays_recorded_ubusd_exchange_byte_for_byte() {
     let dir = TempDir::new("replay");
-    smol::block_on(async {
+    pathosd::rt::block_on(async {
         let listener = smol::net::unix::UnixListener::bind(dir.sock()).unwrap();
         let r = start_client(&dir.sock(), 8);
         let (s, _) = within("client connects", STEP, listener.accept())
@@ -606,7 +606,7 @@ fn client_replays_recorded_ubusd_exchange_byte_for_byte() {
 fn retries_while_another_pathosd_holds_the_name() {
     let dir = TempDir::new("dup");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
-    smol::block_on(async {
+    pathosd::rt::block_on(async {
         let mut squatter = Caller::connect(broker.path()).await;
         let seq = squatter.next_seq();
         squatter

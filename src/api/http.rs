@@ -10,10 +10,12 @@ use smol::channel::{Receiver, Sender};
 use smol::future::FutureExt;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::{TcpListener, TcpStream};
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Largest request head (request line plus headers) accepted.
@@ -61,32 +63,33 @@ pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 pub type Handler = Arc<dyn Fn(Request) -> BoxFuture<Response> + Send + Sync>;
 
 /// Log lines that a client can provoke at will: at most one per period, with
-/// the number left out since the last one.
+/// the number left out since the last one. The server's tasks all run on
+/// the daemon's one thread, so each limiter is a thread-local `Cell` (read
+/// and written at once, never across an await), not a lock.
 pub(crate) struct LogLimit {
-    state: Mutex<(Option<Instant>, u64)>,
+    state: Cell<(Option<Instant>, u64)>,
 }
 
 impl LogLimit {
     pub const fn new() -> LogLimit {
         LogLimit {
-            state: Mutex::new((None, 0)),
+            state: Cell::new((None, 0)),
         }
     }
 
     /// `Some(suppressed)` when a line may be logged now (`suppressed` lines
     /// were left out since the last one), `None` when this one is left out.
     pub fn allow(&self, every: Duration) -> Option<u64> {
-        let mut st = self.state.lock().ok()?;
+        let (last, left_out) = self.state.get();
         let now = Instant::now();
-        match st.0 {
+        match last {
             Some(t) if now.saturating_duration_since(t) < every => {
-                st.1 = st.1.saturating_add(1);
+                self.state.set((last, left_out.saturating_add(1)));
                 None
             }
             _ => {
-                let n = st.1;
-                *st = (Some(now), 0);
-                Some(n)
+                self.state.set((Some(now), 0));
+                Some(left_out)
             }
         }
     }
@@ -259,9 +262,14 @@ fn request_waiting(s: &TcpStream) -> bool {
     matches!(socket2::SockRef::from(s).peek(&mut b), Ok(n) if n > 0)
 }
 
+/// The connection table, shared by the accept loop and the connections'
+/// tasks, all on the daemon's one thread: each borrow admits, marks or
+/// frees one slot and ends before the next await.
+type SlotTable = Rc<RefCell<Slots>>;
+
 /// One admitted connection's place in the table; dropping it frees the slot.
 struct Conn {
-    slots: Arc<Mutex<Slots>>,
+    slots: SlotTable,
     id: u64,
     evicted: Receiver<()>,
 }
@@ -269,9 +277,7 @@ struct Conn {
 impl Conn {
     /// Enters `phase`; false when the connection was evicted meanwhile.
     fn set(&self, phase: Phase) -> bool {
-        let Ok(mut t) = self.slots.lock() else {
-            return false;
-        };
+        let mut t = self.slots.borrow_mut();
         match t.slots.iter_mut().find(|s| s.id == self.id) {
             Some(s) => {
                 if s.phase != phase {
@@ -292,16 +298,20 @@ impl Conn {
 
 impl Drop for Conn {
     fn drop(&mut self) {
-        if let Ok(mut t) = self.slots.lock() {
-            if let Some(i) = t.slots.iter().position(|s| s.id == self.id) {
-                t.slots.swap_remove(i);
-            }
+        let mut t = self.slots.borrow_mut();
+        if let Some(i) = t.slots.iter().position(|s| s.id == self.id) {
+            // The evicted connection's sender drops after the borrow ends.
+            let gone = t.slots.swap_remove(i);
+            drop(t);
+            drop(gone);
         }
     }
 }
 
-static CAP_LOG: LogLimit = LogLimit::new();
-static ACCEPT_LOG: LogLimit = LogLimit::new();
+thread_local! {
+    static CAP_LOG: LogLimit = const { LogLimit::new() };
+    static ACCEPT_LOG: LogLimit = const { LogLimit::new() };
+}
 
 /// Binds the API's listening socket on `addr` with [`LISTEN_BACKLOG`].
 pub fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
@@ -317,23 +327,20 @@ pub fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
 
 /// Accepts connections until the listener fails; each is served on its own task.
 pub async fn serve(listener: TcpListener, handler: Handler, limits: Limits) {
-    let slots = Arc::new(Mutex::new(Slots::default()));
+    let slots: SlotTable = Rc::default();
     loop {
         let (stream, peer) = match listener.accept().await {
             Ok(x) => x,
             Err(e) => {
                 // EMFILE and friends: back off briefly instead of spinning.
-                if let Some(n) = ACCEPT_LOG.allow(LOG_EVERY) {
+                if let Some(n) = ACCEPT_LOG.with(|l| l.allow(LOG_EVERY)) {
                     log::warn!("api: accept: {e}{}", more_since(n));
                 }
                 smol::Timer::after(Duration::from_millis(100)).await;
                 continue;
             }
         };
-        let admission = match slots.lock() {
-            Ok(mut t) => t.admit(&stream, peer, Instant::now()),
-            Err(_) => Admission::Refused,
-        };
+        let admission = slots.borrow_mut().admit(&stream, peer, Instant::now());
         match admission {
             Admission::In { id, evict, evicted } => {
                 admitted(&slots, stream, peer, id, evict, evicted, &handler, limits);
@@ -349,10 +356,7 @@ pub async fn serve(listener: TcpListener, handler: Handler, limits: Limits) {
                     let until = Instant::now() + ADMIT_RETRY_FOR;
                     while Instant::now() < until {
                         smol::Timer::after(ADMIT_RETRY_EVERY).await;
-                        let again = match slots.lock() {
-                            Ok(mut t) => t.admit(&stream, peer, Instant::now()),
-                            Err(_) => Admission::Refused,
-                        };
+                        let again = slots.borrow_mut().admit(&stream, peer, Instant::now());
                         if let Admission::In { id, evict, evicted } = again {
                             admitted(&slots, stream, peer, id, evict, evicted, &handler, limits);
                             return;
@@ -372,7 +376,7 @@ pub async fn serve(listener: TcpListener, handler: Handler, limits: Limits) {
 /// Serves a connection that got a slot, logging the eviction it caused.
 #[allow(clippy::too_many_arguments)]
 fn admitted(
-    slots: &Arc<Mutex<Slots>>,
+    slots: &SlotTable,
     stream: TcpStream,
     peer: SocketAddr,
     id: u64,
@@ -382,7 +386,7 @@ fn admitted(
     limits: Limits,
 ) {
     if let Some(old) = evicted {
-        if let Some(n) = CAP_LOG.allow(LOG_EVERY) {
+        if let Some(n) = CAP_LOG.with(|l| l.allow(LOG_EVERY)) {
             log::warn!(
                 "api: connection limit reached ({MAX_CONNECTIONS}, {MAX_CONNECTIONS_PER_SOURCE} per source): closed the longest-idle connection from {old} for one from {peer}{}",
                 more_since(n)
@@ -399,7 +403,7 @@ fn admitted(
 
 /// Answers 503 to a connection that found no place within [`ADMIT_RETRY_FOR`].
 async fn refuse(mut stream: TcpStream, peer: SocketAddr, limits: Limits) {
-    if let Some(n) = CAP_LOG.allow(LOG_EVERY) {
+    if let Some(n) = CAP_LOG.with(|l| l.allow(LOG_EVERY)) {
         log::warn!(
             "api: connection limit reached ({MAX_CONNECTIONS}, {MAX_CONNECTIONS_PER_SOURCE} per source) with every connection busy: refused {peer} with 503{}",
             more_since(n)

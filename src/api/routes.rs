@@ -64,7 +64,10 @@ pub async fn bounded<T>(
 /// Client-provoked warnings (refused change requests): at most one per
 /// this, with the count left out.
 const DENIED_LOG_EVERY: Duration = Duration::from_secs(10);
-static DENIED_LOG: super::http::LogLimit = super::http::LogLimit::new();
+thread_local! {
+    // The API's tasks run on the daemon's one thread (see api::http::LogLimit).
+    static DENIED_LOG: super::http::LogLimit = const { super::http::LogLimit::new() };
+}
 
 /// Logs what the router says happened; a `limited` line only as often as
 /// [`DENIED_LOG_EVERY`].
@@ -76,7 +79,7 @@ fn log_line(l: LogLine) {
     };
     if !l.limited {
         log::log!(level, "{}", l.text);
-    } else if let Some(n) = DENIED_LOG.allow(DENIED_LOG_EVERY) {
+    } else if let Some(n) = DENIED_LOG.with(|l| l.allow(DENIED_LOG_EVERY)) {
         log::log!(level, "{}{}", l.text, super::http::more_since(n));
     }
 }

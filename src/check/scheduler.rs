@@ -18,7 +18,8 @@ use crate::config::{Check, Vip};
 use crate::daemon::engine::{CheckId, CheckRun};
 use smol::channel::Sender;
 use smol::future::FutureExt;
-use std::sync::Mutex;
+use std::cell::Cell;
+use std::rc::Rc;
 use std::task::{Poll, Waker};
 use std::time::{Duration, Instant};
 
@@ -108,7 +109,7 @@ impl CheckLoop {
         let err = |e: String| format!("vip {} check {}: {e}", vip.name, check.effective_name());
         Ok(CheckLoop {
             id,
-            probe: Probe::new(check, &vip.prefix).map_err(err)?,
+            probe: Probe::new(check).map_err(err)?,
             guard: super::guard::LocalAddressGuard::from_vip(vip),
             schedule: Schedule::new(
                 &format!("{}/{}", vip.name, check.effective_name()),
@@ -144,22 +145,33 @@ impl CheckLoop {
 
 /// Where the owner leaves an ad-hoc run request for one check loop: one
 /// request and the loop's waker. A channel would do, but it costs ≈ 0.8 KiB
-/// per check (cache-padded); this is ≈ 60 bytes. The lock is held only to
-/// move the two values in or out, never across an await.
-#[derive(Debug, Default)]
-pub struct TriggerSlot(Mutex<(Option<u64>, Option<Waker>)>);
+/// per check (cache-padded); this is 32 bytes. The owner and the loop are
+/// tasks on the daemon's one thread (`crate::rt`) and share it as an `Rc`:
+/// `Cell`s, each value moved in or out at once, nothing borrowed across an
+/// await.
+#[derive(Default)]
+pub struct TriggerSlot {
+    id: Cell<Option<u64>>,
+    waker: Cell<Option<Waker>>,
+}
+
+impl std::fmt::Debug for TriggerSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let id = self.id.get();
+        f.debug_struct("TriggerSlot").field("id", &id).finish()
+    }
+}
 
 impl TriggerSlot {
     /// Asks the loop for one run tagged with trigger `id`. False if a request
     /// is still waiting (at most one trigger run per VIP is in flight, see
     /// `daemon::triggers`, so that does not happen).
     pub fn request(&self, id: u64) -> bool {
-        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if g.0.is_some() {
+        if let Some(old) = self.id.replace(Some(id)) {
+            self.id.set(Some(old));
             return false;
         }
-        g.0 = Some(id);
-        if let Some(w) = g.1.take() {
+        if let Some(w) = self.waker.take() {
             w.wake();
         }
         true
@@ -167,14 +179,11 @@ impl TriggerSlot {
 
     /// The next request.
     async fn next(&self) -> u64 {
-        std::future::poll_fn(|cx| {
-            let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
-            match g.0.take() {
-                Some(id) => Poll::Ready(id),
-                None => {
-                    g.1 = Some(cx.waker().clone());
-                    Poll::Pending
-                }
+        std::future::poll_fn(|cx| match self.id.take() {
+            Some(id) => Poll::Ready(id),
+            None => {
+                self.waker.set(Some(cx.waker().clone()));
+                Poll::Pending
             }
         })
         .await
@@ -205,7 +214,7 @@ pub fn build(vip: &Vip, ids: &[CheckId]) -> Result<Vec<CheckLoop>, String> {
 #[allow(clippy::manual_async_fn)]
 pub fn run_check_loop(
     mut c: CheckLoop,
-    triggers: std::sync::Arc<TriggerSlot>,
+    triggers: Rc<TriggerSlot>,
     tx: Sender<CheckRun>,
 ) -> impl std::future::Future<Output = ()> {
     // An `async fn` would hold its arguments twice (as passed, and moved

@@ -9,14 +9,14 @@ use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
 use crate::check::{policy, scheduler};
 use crate::config::load::{load_config, Format};
 use crate::config::policy_expr::Expr;
-use crate::config::{Config, LogLevel, Vip};
+use crate::config::{Config, LogLevel, Resolved, Vip};
 use crate::vip::VipState;
 use smol::channel::{unbounded, Receiver, Sender};
 use smol::future::FutureExt;
 use smol::Task;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::rc::Rc;
 use std::time::{Duration, Instant, SystemTime};
 
 /// How `pathosd run` was invoked.
@@ -40,7 +40,7 @@ type TriggerReply = Sender<Result<TriggerOutcome, ApiError>>;
 
 /// Runs the daemon on a loaded, valid config until a signal stops it;
 /// returns the exit code.
-pub fn run(opts: Options, cfg: Config) -> i32 {
+pub fn run(opts: Options, cfg: Resolved) -> i32 {
     let level = if opts.debug {
         log::LevelFilter::Debug
     } else {
@@ -143,13 +143,13 @@ struct VipRuntime {
 struct CheckLoopHandle {
     id: CheckId,
     /// Asks the loop for an ad-hoc run tagged with a trigger id.
-    trigger: Arc<scheduler::TriggerSlot>,
+    trigger: Rc<scheduler::TriggerSlot>,
     _task: Task<()>,
 }
 
 struct Owner {
     opts: Options,
-    cfg: Config,
+    cfg: Resolved,
     engine: Engine,
     speaker: SpeakerHandle,
     runtimes: BTreeMap<String, VipRuntime>,
@@ -198,7 +198,7 @@ fn spawn(
             // Vec would keep their (larger) allocation.
             let mut handles = Vec::with_capacity(loops.len());
             for c in loops {
-                let trigger = Arc::new(scheduler::TriggerSlot::default());
+                let trigger = Rc::new(scheduler::TriggerSlot::default());
                 handles.push(CheckLoopHandle {
                     id: c.id(),
                     trigger: trigger.clone(),
@@ -224,7 +224,7 @@ fn spawn(
     }
 }
 
-async fn async_main(opts: Options, cfg: Config) -> i32 {
+async fn async_main(opts: Options, cfg: Resolved) -> i32 {
     let now = Instant::now();
     // exec checks reap their children through this task instead of the
     // thread smol::process would otherwise start for it ("async-process").
@@ -501,7 +501,9 @@ impl Owner {
                 (Some(d), Some(p)) => Some(d.min(p)),
                 (d, p) => d.or(p),
             };
-            let speaker = &self.speaker;
+            // Only this future of the select uses the speaker; the borrow
+            // ends with the select.
+            let speaker = &mut self.speaker;
             let ev = async { rx.next().await }
                 .or(async {
                     // Session reports only update the peer summaries: they
@@ -860,7 +862,7 @@ impl Owner {
         self.start_time + t.saturating_duration_since(self.start)
     }
 
-    fn snapshot(&self, now: Instant) -> Snapshot {
+    fn snapshot(&mut self, now: Instant) -> Snapshot {
         let to_sys = |t: Instant| self.wall_time(t);
         // The engine keeps no copy of the config: the owner's is the one.
         let configs: BTreeMap<&str, &Vip> =

@@ -12,10 +12,10 @@
 //! waiting), and [`UbusHandle::send_event`] only pushes into a bounded queue that drops
 //! its oldest entry when full (e.g. while ubusd is down).
 
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -171,29 +171,37 @@ pub struct LinkStatus {
     pub connect_attempts: u32,
 }
 
+/// What the daemon's handles and the client task share: the event queue and
+/// the link state. The owner (which holds the handles) and the client are
+/// tasks on the daemon's one thread (`crate::rt`), so these are `Cell`s and a
+/// `RefCell` (each read or written at once, never across an await), not
+/// locks or atomics.
 struct Shared {
-    events: Mutex<VecDeque<(String, Value)>>,
+    events: RefCell<VecDeque<(String, Value)>>,
     event_cap: usize,
-    events_dropped: AtomicU32,
-    connect_attempts: AtomicU32,
-    connected: AtomicBool,
-    objid: Mutex<Option<u32>>,
-    registrations: AtomicU32,
-    refusal_warned: AtomicBool,
-    shutdown: AtomicBool,
-    /// Calls refused as busy since the last warning, and when that was: a
-    /// flood of calls gets one line per `BUSY_LOG_EVERY`, not one per call.
-    busy_refused: AtomicU32,
-    busy_told: Mutex<Option<Instant>>,
+    events_dropped: Cell<u32>,
+    connect_attempts: Cell<u32>,
+    connected: Cell<bool>,
+    objid: Cell<Option<u32>>,
+    registrations: Cell<u32>,
+    shutdown: Cell<bool>,
+}
+
+/// `c += 1`, saturating.
+fn bump(c: &Cell<u32>) -> u32 {
+    let n = c.get().saturating_add(1);
+    c.set(n);
+    n
 }
 
 const BUSY_LOG_EVERY: Duration = Duration::from_secs(10);
 
 /// The daemon's side: send events, read link state, stop the client. Cheap to clone.
 /// When every handle is dropped the client removes its object and stops.
+/// Not `Send`: it and the client live on the daemon's thread.
 #[derive(Clone)]
 pub struct UbusHandle {
-    shared: Arc<Shared>,
+    shared: Rc<Shared>,
     wake: Sender<()>,
     done: Receiver<()>,
 }
@@ -202,30 +210,30 @@ impl UbusHandle {
     /// Queues `ubus send <name> <data>`; never blocks, never fails. `data` should be an
     /// object (anything else is sent as `{"value": data}`).
     pub fn send_event(&self, name: &str, data: Value) {
-        if let Ok(mut q) = self.shared.events.lock() {
-            while q.len() >= self.shared.event_cap.max(1) {
-                q.pop_front();
-                self.shared.events_dropped.fetch_add(1, Ordering::Relaxed);
-            }
-            q.push_back((name.to_string(), data));
+        let mut q = self.shared.events.borrow_mut();
+        while q.len() >= self.shared.event_cap.max(1) {
+            q.pop_front();
+            bump(&self.shared.events_dropped);
         }
+        q.push_back((name.to_string(), data));
+        drop(q);
         let _ = self.wake.try_send(());
     }
 
     pub fn status(&self) -> LinkStatus {
         LinkStatus {
-            connected: self.shared.connected.load(Ordering::Relaxed),
-            objid: self.shared.objid.lock().ok().and_then(|g| *g),
-            registrations: self.shared.registrations.load(Ordering::Relaxed),
-            events_dropped: self.shared.events_dropped.load(Ordering::Relaxed),
-            connect_attempts: self.shared.connect_attempts.load(Ordering::Relaxed),
+            connected: self.shared.connected.get(),
+            objid: self.shared.objid.get(),
+            registrations: self.shared.registrations.get(),
+            events_dropped: self.shared.events_dropped.get(),
+            connect_attempts: self.shared.connect_attempts.get(),
         }
     }
 
     /// Asks the client to send REMOVE_OBJECT and return from `run`.
     /// Queued events are sent first when connected.
     pub fn shutdown(&self) {
-        self.shared.shutdown.store(true, Ordering::Relaxed);
+        self.shared.shutdown.set(true);
         let _ = self.wake.try_send(());
     }
 
@@ -241,7 +249,14 @@ impl UbusHandle {
 /// The connection task. Create with [`UbusClient::new`], then spawn [`UbusClient::run`].
 pub struct UbusClient {
     config: UbusConfig,
-    shared: Arc<Shared>,
+    shared: Rc<Shared>,
+    /// ADD_OBJECT refusals are warned about once until the next success.
+    refusal_warned: Cell<bool>,
+    /// Calls refused as busy since the last warning, and when that was: a
+    /// flood of calls gets one line per `BUSY_LOG_EVERY`, not one per call.
+    /// Only this task touches them.
+    busy_refused: Cell<u32>,
+    busy_told: Cell<Option<Instant>>,
     wake: Receiver<()>,
     requests: Sender<UbusRequest>,
     /// Dropped with the client, which tells [`UbusHandle::stopped`].
@@ -301,18 +316,15 @@ fn check_args(sig: &MethodSig, args: &Table) -> Result<(), UbusStatus> {
 impl UbusClient {
     /// Returns the client task, the daemon's handle, and the stream of calls.
     pub fn new(config: UbusConfig) -> (UbusClient, UbusHandle, Receiver<UbusRequest>) {
-        let shared = Arc::new(Shared {
-            events: Mutex::new(VecDeque::new()),
+        let shared = Rc::new(Shared {
+            events: RefCell::new(VecDeque::new()),
             event_cap: config.event_queue,
-            events_dropped: AtomicU32::new(0),
-            connect_attempts: AtomicU32::new(0),
-            connected: AtomicBool::new(false),
-            objid: Mutex::new(None),
-            registrations: AtomicU32::new(0),
-            refusal_warned: AtomicBool::new(false),
-            shutdown: AtomicBool::new(false),
-            busy_refused: AtomicU32::new(0),
-            busy_told: Mutex::new(None),
+            events_dropped: Cell::new(0),
+            connect_attempts: Cell::new(0),
+            connected: Cell::new(false),
+            objid: Cell::new(None),
+            registrations: Cell::new(0),
+            shutdown: Cell::new(false),
         });
         let (wake_tx, wake_rx) = channel::bounded(1);
         // Bounded by `request_queue` through the pending map (see on_message).
@@ -322,6 +334,9 @@ impl UbusClient {
             UbusClient {
                 config,
                 shared: shared.clone(),
+                refusal_warned: Cell::new(false),
+                busy_refused: Cell::new(0),
+                busy_told: Cell::new(None),
                 wake: wake_rx,
                 requests: req_tx,
                 _done: done_tx,
@@ -336,14 +351,12 @@ impl UbusClient {
     }
 
     fn stopping(&self) -> bool {
-        self.shared.shutdown.load(Ordering::Relaxed)
+        self.shared.shutdown.get()
     }
 
     fn set_link(&self, connected: bool, objid: Option<u32>) {
-        self.shared.connected.store(connected, Ordering::Relaxed);
-        if let Ok(mut g) = self.shared.objid.lock() {
-            *g = objid;
-        }
+        self.shared.connected.set(connected);
+        self.shared.objid.set(objid);
     }
 
     /// Runs until [`UbusHandle::shutdown`] or until every handle is dropped. Never
@@ -401,7 +414,7 @@ impl UbusClient {
         was_up: &mut bool,
         told_down: &mut bool,
     ) -> End {
-        self.shared.connect_attempts.fetch_add(1, Ordering::Relaxed);
+        bump(&self.shared.connect_attempts);
         // A wedged ubusd with a full accept backlog would otherwise hold connect() forever.
         let connect = future::or(UnixStream::connect(&self.config.socket_path), async {
             Timer::after(self.config.io_timeout).await;
@@ -424,8 +437,8 @@ impl UbusClient {
             Err(e) => return End::Lost(e),
         };
         self.set_link(true, Some(objid));
-        self.shared.registrations.fetch_add(1, Ordering::Relaxed);
-        self.shared.refusal_warned.store(false, Ordering::Relaxed);
+        bump(&self.shared.registrations);
+        self.refusal_warned.set(false);
         log::info!(
             "ubus: registered object {} as {objid:#010x}",
             self.config.object
@@ -492,7 +505,7 @@ impl UbusClient {
                             let why = format!("ADD_OBJECT {} refused: {st}", self.config.object);
                             // Another pathosd, or an ACL without `publish`: worth a warning,
                             // once until the next successful registration.
-                            if !self.shared.refusal_warned.swap(true, Ordering::Relaxed) {
+                            if !self.refusal_warned.replace(true) {
                                 log::warn!("ubus: {why}; retrying");
                             }
                             Err(why)
@@ -525,12 +538,8 @@ impl UbusClient {
 
     async fn flush_events(&self, stream: &mut UnixStream, seq: &mut u16) -> Result<(), String> {
         loop {
-            let next = self
-                .shared
-                .events
-                .lock()
-                .ok()
-                .and_then(|mut q| q.pop_front());
+            // The borrow ends here, before the write's await.
+            let next = self.shared.events.borrow_mut().pop_front();
             let Some((name, data)) = next else {
                 return Ok(());
             };
@@ -638,17 +647,15 @@ impl UbusClient {
     }
 
     fn tell_busy(&self) {
-        let n = self
-            .shared
-            .busy_refused
-            .fetch_add(1, Ordering::Relaxed)
-            .saturating_add(1);
-        if let Ok(mut told) = self.shared.busy_told.lock() {
-            if told.is_none_or(|t| t.elapsed() >= BUSY_LOG_EVERY) {
-                log::warn!("ubus: daemon busy: refused {n} calls (answered 9)");
-                self.shared.busy_refused.store(0, Ordering::Relaxed);
-                *told = Some(Instant::now());
-            }
+        let n = bump(&self.busy_refused);
+        if self
+            .busy_told
+            .get()
+            .is_none_or(|t| t.elapsed() >= BUSY_LOG_EVERY)
+        {
+            log::warn!("ubus: daemon busy: refused {n} calls (answered 9)");
+            self.busy_refused.set(0);
+            self.busy_told.set(Some(Instant::now()));
         }
     }
 
@@ -779,15 +786,13 @@ mod tests {
     use super::*;
 
     fn assert_send<T: Send>(_: &T) {}
-    fn assert_sync<T: Send + Sync + Clone>(_: &T) {}
 
+    /// The client and its handles live on the daemon's thread (they share
+    /// `Cell`s, not locks); the calls it receives are plain messages.
     #[test]
-    fn spawnable_on_any_executor() {
-        let (client, handle, requests) = UbusClient::new(UbusConfig::default());
-        assert_sync(&handle);
+    fn calls_are_messages() {
+        let (_client, _handle, requests) = UbusClient::new(UbusConfig::default());
         assert_send(&requests);
-        let fut = client.run();
-        assert_send(&fut);
     }
 
     #[test]
@@ -803,8 +808,7 @@ mod tests {
         let q: Vec<Value> = handle
             .shared
             .events
-            .lock()
-            .unwrap()
+            .borrow()
             .iter()
             .map(|(_, v)| v.clone())
             .collect();

@@ -161,8 +161,37 @@ pub fn prefix(s: &str) -> Prefix {
 
 /// Builds the probe for a VIP prefix and runs it once.
 pub fn probe(v: serde_json::Value, vip: &str) -> CheckResult {
-    let p = Probe::new(&check(v), &prefix(vip)).unwrap_or_else(|e| panic!("build: {e}"));
+    let p = build_probe(check(v), vip).unwrap_or_else(|e| panic!("build: {e}"));
     smol::block_on(p.run())
+}
+
+/// `c` with its target resolved for a VIP with prefix `vip`, as validation
+/// resolves it; panics for a check validation would reject.
+pub fn resolved(mut c: Check, vip: &str) -> Check {
+    pathosd::config::target::resolve_check(&mut c, &prefix(vip))
+        .unwrap_or_else(|| panic!("no target for {c:?} on {vip}: validation rejects it"));
+    c
+}
+
+/// The probe of check `c` on a VIP with prefix `vip`, built as the daemon
+/// builds it (after validation resolved its target).
+pub fn build_probe(c: Check, vip: &str) -> Result<Probe, String> {
+    Probe::new(&resolved(c, vip))
+}
+
+/// The validation errors ("path: message") of a config whose one VIP has
+/// prefix `vip` and the one check `v`.
+pub fn check_errors(v: serde_json::Value, vip: &str) -> Vec<String> {
+    let cfg = serde_json::json!({
+        "schema": "v1",
+        "router": {"asn": 65001, "router_id": "10.0.0.1", "local_address": "127.0.0.1"},
+        "bgp": {"neighbors": [{"name": "bird", "address": "127.0.0.2", "peer_asn": 65000}]},
+        "vips": [{"name": "web", "prefix": vip, "check": v}]
+    });
+    match pathosd::config::load_str(&cfg.to_string(), None, &|_| None) {
+        Ok(_) => Vec::new(),
+        Err(e) => e.iter().map(|e| e.to_string()).collect(),
+    }
 }
 
 /// Certificates made by openssl for one test: a CA, a server certificate
@@ -483,4 +512,146 @@ pub fn on_rt<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
     .expect("the daemon thread is running");
     rx.recv_timeout(Duration::from_secs(10))
         .expect("the daemon thread answered")
+}
+
+thread_local! {
+    /// The values [`OnRt`] keeps on the daemon thread, by id.
+    static ON_RT: std::cell::RefCell<std::collections::HashMap<u64, Box<dyn std::any::Any>>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// A value that lives on the daemon thread of [`on_rt`] (one that is not
+/// `Send`, like the BGP speaker's handle, whose state only that thread
+/// touches); the test thread reaches it through [`OnRt::with`].
+pub struct OnRt<T: 'static> {
+    id: u64,
+    _t: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T: 'static> OnRt<T> {
+    /// Makes the value with `f` on the daemon thread.
+    pub fn new(f: impl FnOnce() -> T + Send + 'static) -> Self {
+        match Self::try_new(move || Ok::<T, ()>(f())) {
+            Ok(v) => v,
+            Err(()) => unreachable!(),
+        }
+    }
+
+    /// Makes the value with `f` on the daemon thread, or returns its error.
+    pub fn try_new<E: Send + 'static>(
+        f: impl FnOnce() -> Result<T, E> + Send + 'static,
+    ) -> Result<Self, E> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        on_rt(move || {
+            let v: Box<dyn std::any::Any> = Box::new(f()?);
+            ON_RT.with(|m| m.borrow_mut().insert(id, v));
+            Ok(())
+        })?;
+        Ok(OnRt {
+            id,
+            _t: std::marker::PhantomData,
+        })
+    }
+
+    /// Runs `f` on the value, on the daemon thread.
+    pub fn with<R: Send + 'static>(&self, f: impl FnOnce(&mut T) -> R + Send + 'static) -> R {
+        let id = self.id;
+        on_rt(move || {
+            // Taken out for the call, so `f` may spawn or reach other values.
+            let mut v = ON_RT
+                .with(|m| m.borrow_mut().remove(&id))
+                .expect("the value lives");
+            let r = f(v.downcast_mut::<T>().expect("the value's type"));
+            ON_RT.with(|m| m.borrow_mut().insert(id, v));
+            r
+        })
+    }
+
+    /// Runs the future `f` makes of the value as a task on the daemon
+    /// thread and waits (at most `limit`) for it to end.
+    pub fn run<R: Send + 'static, F: std::future::Future<Output = (T, R)> + 'static>(
+        &self,
+        limit: Duration,
+        f: impl FnOnce(T) -> F + Send + 'static,
+    ) -> R {
+        let id = self.id;
+        let (tx, rx) = std::sync::mpsc::channel();
+        on_rt(move || {
+            let v = ON_RT
+                .with(|m| m.borrow_mut().remove(&id))
+                .expect("the value lives");
+            let v = *v.downcast::<T>().expect("the value's type");
+            pathosd::rt::spawn(async move {
+                let (v, r) = f(v).await;
+                ON_RT.with(|m| m.borrow_mut().insert(id, Box::new(v)));
+                let _ = tx.send(r);
+            })
+            .detach();
+        });
+        rx.recv_timeout(limit).expect("the task ended in time")
+    }
+}
+
+impl<T: 'static> Drop for OnRt<T> {
+    fn drop(&mut self) {
+        let id = self.id;
+        // Dropped where it lives (its tasks are that thread's).
+        on_rt(move || {
+            let v = ON_RT.with(|m| m.borrow_mut().remove(&id));
+            drop(v);
+        });
+    }
+}
+
+/// The BGP speaker's handle on the daemon thread, with the calls the tests
+/// make.
+pub struct TestSpeaker(pub OnRt<pathosd::bgp::driver::SpeakerHandle>);
+
+impl TestSpeaker {
+    /// `Speaker::start` on the daemon thread, with `cfg` resolved.
+    pub fn start(
+        cfg: &Config,
+        events: smol::channel::Sender<pathosd::bgp::driver::PeerEvent>,
+    ) -> std::io::Result<TestSpeaker> {
+        let cfg = pathosd::config::Resolved::new(cfg.clone());
+        OnRt::try_new(move || pathosd::bgp::driver::Speaker::start(&cfg, events)).map(TestSpeaker)
+    }
+
+    pub fn peers(&self) -> Vec<pathosd::bgp::driver::PeerStatus> {
+        self.0.with(|s| s.peers())
+    }
+
+    pub fn mark_initial_done(&self) {
+        self.0.with(|s| s.mark_initial_done())
+    }
+
+    pub fn set_route(&self, prefix: Prefix, intent: Option<pathosd::bgp::types::RouteIntent>) {
+        self.0.with(move |s| s.set_route(prefix, intent))
+    }
+
+    pub fn set_routes(&self, routes: Vec<(Prefix, Option<pathosd::bgp::types::RouteIntent>)>) {
+        self.0.with(move |s| s.set_routes(routes))
+    }
+
+    /// `reconfigure(cfg, restart)` with `cfg` resolved (its new sessions
+    /// start on the daemon thread).
+    pub fn reconfigure(&self, cfg: &Config, restart: &[&str]) {
+        let cfg = pathosd::config::Resolved::new(cfg.clone());
+        let restart: Vec<String> = restart.iter().map(|n| n.to_string()).collect();
+        self.0.with(move |s| {
+            let restart: Vec<&str> = restart.iter().map(String::as_str).collect();
+            s.reconfigure(&cfg, &restart)
+        })
+    }
+
+    /// The graceful stop, waited for (bounded: `drain` plus 10 s).
+    pub fn shutdown(&self, message: &str, drain: Duration) {
+        let message = message.to_string();
+        self.0
+            .run(drain + Duration::from_secs(10), move |mut s| async move {
+                s.shutdown(&message, drain).await;
+                (s, ())
+            })
+    }
 }

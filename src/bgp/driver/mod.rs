@@ -32,10 +32,12 @@ mod log_limit;
 mod net;
 mod peer;
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::rc::{Rc, Weak};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use smol::channel::{self, Receiver, Sender};
@@ -45,7 +47,8 @@ use super::fsm::State;
 use super::rib_out::RibOut;
 use super::session::{RouteBatch, StatusUpdate, Summary};
 use super::types::{PathAttrs, Prefix, RouteIntent};
-use crate::config::schema::{Config, Neighbor};
+use crate::config::schema::Neighbor;
+use crate::config::Resolved;
 
 pub use super::settings::{listen_addr, PeerSettings};
 
@@ -104,12 +107,6 @@ pub struct PeerStatus {
     pub routes: Vec<(Prefix, PathAttrs)>,
 }
 
-/// Locks ignoring poisoning: a panicked task must not take the speaker's
-/// tables with it.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 /// A peer task's report to the owner: which task (a restarted peer is a
 /// new task) and what changed.
 #[derive(Debug, Clone)]
@@ -143,14 +140,11 @@ struct PeerEntry {
     task: Option<Task<()>>,
 }
 
-/// The driver's tables: the peer tasks and the listener.
-struct Shared {
-    peers: Mutex<Vec<PeerEntry>>,
-    listener: Option<Arc<Async<TcpListener>>>,
-    listener_task: Mutex<Option<Task<()>>>,
-    events: Sender<PeerEvent>,
-    reports: Sender<SessionReport>,
-}
+/// The table of peer tasks, shared by the handle and the listener's accept
+/// loop: both are tasks on the daemon's one thread (`crate::rt`), so a
+/// `RefCell` is enough; each borrow only looks up or edits the table and
+/// ends before the next `.await`.
+type PeerTable = Rc<RefCell<Vec<PeerEntry>>>;
 
 /// One peer as the owner knows it: the configured identity and what its
 /// task last reported.
@@ -164,9 +158,9 @@ struct View {
     routes: BTreeMap<Prefix, Arc<PathAttrs>>,
 }
 
-/// The owner's side: the originated routes and the peer summaries. Only
-/// the task that holds the [`SpeakerHandle`] touches it (the mutex lets
-/// the handle's methods take `&self`; no session reads or writes it).
+/// The owner's side: the originated routes and the peer summaries. The
+/// [`SpeakerHandle`] owns it, and only the owner task holds the handle: no
+/// session reads or writes it.
 #[derive(Default)]
 struct OwnerSide {
     rib: RibOut,
@@ -208,10 +202,15 @@ impl Intents {
 /// Builds the speaker.
 pub struct Speaker;
 
-/// The daemon's handle on the running speaker, held by the owner task.
+/// The daemon's handle on the running speaker, held by the owner task. It
+/// is not `Send`: it and the tasks it starts live on the daemon's thread.
 pub struct SpeakerHandle {
-    shared: Arc<Shared>,
-    owner: Mutex<OwnerSide>,
+    peers: PeerTable,
+    listener: Option<Rc<Async<TcpListener>>>,
+    listener_task: Option<Task<()>>,
+    events: Sender<PeerEvent>,
+    reports_tx: Sender<SessionReport>,
+    owner: OwnerSide,
     reports: Receiver<SessionReport>,
 }
 
@@ -220,35 +219,33 @@ impl Speaker {
     /// neighbor's TCP MD5 key on it and starts one task per neighbor.
     /// Fails only when the listener cannot be opened; a neighbor whose MD5
     /// key cannot be set is reported in its status and does not run.
-    pub fn start(cfg: &Config, events: Sender<PeerEvent>) -> io::Result<SpeakerHandle> {
+    /// `cfg` is resolved (each neighbor's session settings).
+    pub fn start(cfg: &Resolved, events: Sender<PeerEvent>) -> io::Result<SpeakerHandle> {
         let listener = match listen_addr(cfg) {
             Some(addr) => {
                 let l = net::listen(addr)
                     .map_err(|e| io::Error::new(e.kind(), format!("bgp listen on {addr}: {e}")))?;
                 log::info!("bgp: listening on {addr}");
-                Some(Arc::new(l))
+                Some(Rc::new(l))
             }
             None => None,
         };
         let (reports_tx, reports_rx) = channel::unbounded();
-        let shared = Arc::new(Shared {
-            peers: Mutex::new(Vec::new()),
+        let mut handle = SpeakerHandle {
+            peers: Rc::new(RefCell::new(Vec::new())),
             listener: listener.clone(),
-            listener_task: Mutex::new(None),
+            listener_task: None,
             events,
-            reports: reports_tx,
-        });
-        let handle = SpeakerHandle {
-            shared,
-            owner: Mutex::new(OwnerSide::default()),
+            reports_tx,
+            owner: OwnerSide::default(),
             reports: reports_rx,
         };
         for n in &cfg.bgp.neighbors {
             handle.start_peer(n, None);
         }
         if let Some(l) = listener {
-            let weak = Arc::downgrade(&handle.shared);
-            *lock(&handle.shared.listener_task) = Some(crate::rt::spawn(accept_loop(l, weak)));
+            let weak = Rc::downgrade(&handle.peers);
+            handle.listener_task = Some(crate::rt::spawn(accept_loop(l, weak)));
         }
         Ok(handle)
     }
@@ -258,10 +255,10 @@ impl SpeakerHandle {
     /// Starts the task of neighbor `n` (after `gate` closes, when given: a
     /// reload's start), with the current originated routes as its first
     /// batch.
-    fn start_peer(&self, n: &Neighbor, gate: Option<Receiver<()>>) {
+    fn start_peer(&mut self, n: &Neighbor, gate: Option<Receiver<()>>) {
         let address = n.address.unwrap_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED));
         let s = PeerSettings::from_config(n);
-        let md5 = match (&self.shared.listener, &s.password) {
+        let md5 = match (&self.listener, &s.password) {
             (Some(l), Some(key)) => net::listener_md5(l, s.address, key)
                 .map_err(|e| format!("cannot set the TCP MD5 key on the listener: {e}")),
             // A key left from before a reload would make the kernel drop
@@ -273,7 +270,7 @@ impl SpeakerHandle {
             (None, _) => Ok(()),
         };
         let settings = md5.map(|()| s);
-        let mut owner = lock(&self.owner);
+        let owner = &mut self.owner;
         owner.next_id = owner.next_id.wrapping_add(1);
         let id = owner.next_id;
         let mut entry = PeerEntry {
@@ -286,7 +283,7 @@ impl SpeakerHandle {
         let mut summary = Summary::idle(false);
         match settings {
             Ok(s) => {
-                if s.fsm.passive && self.shared.listener.is_none() {
+                if s.fsm.passive && self.listener.is_none() {
                     log::warn!(
                         "bgp peer {}: passive but bgp.listen_port is -1: it can never connect",
                         s.name
@@ -310,8 +307,8 @@ impl SpeakerHandle {
                 let task = peer::PeerTask::new(
                     s,
                     id,
-                    self.shared.events.clone(),
-                    self.shared.reports.clone(),
+                    self.events.clone(),
+                    self.reports_tx.clone(),
                     rx,
                     gate,
                 );
@@ -333,14 +330,13 @@ impl SpeakerHandle {
             summary,
             routes: BTreeMap::new(),
         });
-        drop(owner);
-        let mut peers = lock(&self.shared.peers);
+        let mut peers = self.peers.borrow_mut();
         peers.retain(|p| p.name != n.name);
         peers.push(entry);
     }
 
     fn send_all(&self, make: impl Fn() -> Control) {
-        for p in lock(&self.shared.peers).iter() {
+        for p in self.peers.borrow().iter() {
             if let Some(tx) = &p.ctl {
                 let _ = tx.try_send(make());
             }
@@ -348,18 +344,18 @@ impl SpeakerHandle {
     }
 
     /// Sets (`Some`) or withdraws (`None`) the route for `prefix` on every
-    /// peer.
-    pub fn set_route(&self, prefix: Prefix, intent: Option<RouteIntent>) {
+    /// peer (the tests' shorthand; the owner sends each step's batch).
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn set_route(&mut self, prefix: Prefix, intent: Option<RouteIntent>) {
         self.set_routes(std::iter::once((prefix, intent)));
     }
 
     /// Several route changes applied together: the ones that change the
     /// originated table go to every peer as one batch, and every peer sends
     /// them as one minimal UPDATE set.
-    pub fn set_routes(&self, routes: impl IntoIterator<Item = (Prefix, Option<RouteIntent>)>) {
+    pub fn set_routes(&mut self, routes: impl IntoIterator<Item = (Prefix, Option<RouteIntent>)>) {
         let batch: Vec<(Prefix, Option<Arc<RouteIntent>>)> = {
-            let mut owner = lock(&self.owner);
-            let owner = &mut *owner;
+            let owner = &mut self.owner;
             let batch = routes
                 .into_iter()
                 .map(|(prefix, intent)| (prefix, intent.map(|i| owner.intents.share(i))))
@@ -376,8 +372,8 @@ impl SpeakerHandle {
     }
 
     /// The first evaluation of every VIP is in: End-of-RIB may go out.
-    pub fn mark_initial_done(&self) {
-        lock(&self.owner).rib.mark_initial_done();
+    pub fn mark_initial_done(&mut self) {
+        self.owner.rib.mark_initial_done();
         self.send_all(|| Control::InitialDone);
     }
 
@@ -390,19 +386,19 @@ impl SpeakerHandle {
 
     /// Applies a peer task's report to the summaries. Reports of a task
     /// that was replaced or removed are dropped.
-    pub fn apply(&self, r: SessionReport) {
-        apply_report(&mut lock(&self.owner), r);
+    pub fn apply(&mut self, r: SessionReport) {
+        apply_report(&mut self.owner, r);
     }
 
     /// A snapshot of every configured peer, in configuration order.
-    pub fn peers(&self) -> Vec<PeerStatus> {
+    pub fn peers(&mut self) -> Vec<PeerStatus> {
         let now = Instant::now();
-        let mut owner = lock(&self.owner);
+        let owner = &mut self.owner;
         // Bounded: what the tasks reported so far (they add at most a few
         // reports per message they handle).
         for _ in 0..100_000 {
             match self.reports.try_recv() {
-                Ok(r) => apply_report(&mut owner, r),
+                Ok(r) => apply_report(owner, r),
                 Err(_) => break,
             }
         }
@@ -441,10 +437,10 @@ impl SpeakerHandle {
     /// not touched, only their `required` is updated. The listener and its
     /// address are kept (a changed listen address needs a daemon restart;
     /// the reload says so).
-    pub fn reconfigure(&self, cfg: &Config, restart: &[&str]) {
+    pub fn reconfigure(&mut self, cfg: &Resolved, restart: &[&str]) {
         let mut stopping = Vec::new();
         {
-            let mut peers = lock(&self.shared.peers);
+            let mut peers = self.peers.borrow_mut();
             let mut keep = Vec::new();
             for p in peers.drain(..) {
                 let n = cfg.bgp.neighbors.iter().find(|n| n.name == p.name);
@@ -457,12 +453,9 @@ impl SpeakerHandle {
             }
             *peers = keep;
         }
-        let running: Vec<String> = lock(&self.shared.peers)
-            .iter()
-            .map(|p| p.name.clone())
-            .collect();
+        let running: Vec<String> = self.peers.borrow().iter().map(|p| p.name.clone()).collect();
         {
-            let mut owner = lock(&self.owner);
+            let owner = &mut self.owner;
             owner.views.retain(|v| {
                 running.contains(&v.name) || cfg.bgp.neighbors.iter().any(|n| n.name == v.name)
             });
@@ -509,20 +502,20 @@ impl SpeakerHandle {
                 .position(|n| n.name == name)
                 .unwrap_or(usize::MAX)
         };
-        lock(&self.owner).views.sort_by_key(|v| pos(&v.name));
-        lock(&self.shared.peers).sort_by_key(|p| pos(&p.name));
+        self.owner.views.sort_by_key(|v| pos(&v.name));
+        self.peers.borrow_mut().sort_by_key(|p| pos(&p.name));
     }
 
     /// Graceful stop: withdraw every route from every peer, wait `drain`
     /// (so traffic moves away before the sessions drop), then send Cease /
     /// Administrative Shutdown with `message` and close. Bounded: at most
     /// `drain` plus a few seconds.
-    pub async fn shutdown(&self, message: &str, drain: Duration) {
-        if let Some(t) = lock(&self.shared.listener_task).take() {
+    pub async fn shutdown(&mut self, message: &str, drain: Duration) {
+        if let Some(t) = self.listener_task.take() {
             drop(t);
         }
         let batch: Vec<(Prefix, Option<Arc<RouteIntent>>)> = {
-            let mut owner = lock(&self.owner);
+            let owner = &mut self.owner;
             let keys: Vec<Prefix> = owner.rib.desired().keys().copied().collect();
             for p in &keys {
                 owner.rib.set_desired(*p, None);
@@ -532,7 +525,7 @@ impl SpeakerHandle {
         let batch: RouteBatch = batch.into();
         let (done_tx, done_rx) = channel::unbounded();
         let mut waiting = 0u32;
-        for p in lock(&self.shared.peers).iter() {
+        for p in self.peers.borrow().iter() {
             let Some(tx) = &p.ctl else { continue };
             if tx
                 .try_send(Control::Routes(batch.clone(), Some(done_tx.clone())))
@@ -546,7 +539,7 @@ impl SpeakerHandle {
         if !drain.is_zero() {
             smol::Timer::after(drain).await;
         }
-        let peers = std::mem::take(&mut *lock(&self.shared.peers));
+        let peers = std::mem::take(&mut *self.peers.borrow_mut());
         stop_peers(peers, Some(message.to_string())).await;
         // The final statuses stay visible in the summaries.
     }
@@ -618,7 +611,7 @@ async fn stop_peers(peers: Vec<PeerEntry>, message: Option<String>) {
     }
 }
 
-async fn accept_loop(listener: Arc<Async<TcpListener>>, shared: Weak<Shared>) {
+async fn accept_loop(listener: Rc<Async<TcpListener>>, peers: Weak<RefCell<Vec<PeerEntry>>>) {
     let mut strangers = log_limit::LogLimit::new(NON_NEIGHBOR_LOG_BURST, NON_NEIGHBOR_LOG_INTERVAL);
     // The last address counted but not logged, for the summary line.
     let mut last_stranger: Option<SocketAddr> = None;
@@ -653,11 +646,13 @@ async fn accept_loop(listener: Arc<Async<TcpListener>>, shared: Weak<Shared>) {
                 continue;
             }
         };
-        let Some(shared) = shared.upgrade() else {
+        let Some(peers) = peers.upgrade() else {
             return;
         };
         let ip = net::canonical(from.ip());
-        let tx = lock(&shared.peers)
+        // Borrowed only for the lookup, never across an await.
+        let tx = peers
+            .borrow()
             .iter()
             .find(|p| p.address == ip)
             .map(|p| p.ctl.clone());
@@ -685,6 +680,7 @@ async fn accept_loop(listener: Arc<Async<TcpListener>>, shared: Weak<Shared>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
 
     fn cfg(n: Neighbor) -> Config {
         let mut c = Config::default();

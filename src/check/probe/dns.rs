@@ -4,22 +4,22 @@
 //! expected rcode and, for NOERROR, at least one answer or the expected
 //! answers (any or all of them).
 
-use super::{host_port, io_msg, resolve, target_host, until};
-use crate::bgp::types::Prefix;
+use super::{io_msg, resolve, until};
 use crate::check::result::CheckResult;
+use crate::config::target::HostPort;
 use crate::config::{AnswerMatch, DnsCheck, DnsQueryType, DnsRcode};
 use simple_dns::rdata::RData;
 use simple_dns::{Name, Packet, PacketFlag, Question, CLASS, RCODE, TYPE};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 #[derive(Debug)]
 pub(crate) struct DnsProbe {
     names: Vec<String>,
-    resolver: String,
-    port: u16,
+    /// The resolver, as validation resolved it (`dns.resolver`, else the
+    /// VIP address) with `dns.port`.
+    resolver: HostPort,
     qtype: DnsQueryType,
     rcode: DnsRcode,
     expected: Vec<String>,
@@ -104,11 +104,14 @@ fn answer_matches(want: &str, got: &str) -> bool {
     }
 }
 
-static QUERY_ID: AtomicU32 = AtomicU32::new(0);
+thread_local! {
+    /// Probes run on the daemon's one thread: a counter of its own, no atomic.
+    static QUERY_ID: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
 
 /// A query id that differs between queries and processes.
 fn next_id() -> u16 {
-    let n = QUERY_ID.fetch_add(1, Ordering::Relaxed);
+    let n = QUERY_ID.with(|q| q.replace(q.get().wrapping_add(1)));
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
@@ -117,7 +120,7 @@ fn next_id() -> u16 {
 }
 
 impl DnsProbe {
-    pub fn new(c: &DnsCheck, vip: &Prefix) -> Result<DnsProbe, String> {
+    pub fn new(c: &DnsCheck, resolver: &HostPort) -> Result<DnsProbe, String> {
         if c.names.is_empty() {
             return Err("dns.names needs at least one name".into());
         }
@@ -126,10 +129,7 @@ impl DnsProbe {
         }
         Ok(DnsProbe {
             names: c.names.clone(),
-            resolver: target_host(c.resolver.as_ref(), vip).map_err(|_| {
-                "resolver is required: the VIP prefix is not a single address".to_string()
-            })?,
-            port: c.port,
+            resolver: resolver.clone(),
             qtype: c.query_type,
             rcode: c.expected_rcode,
             expected: c.expected_answers.clone(),
@@ -138,11 +138,11 @@ impl DnsProbe {
     }
 
     pub fn what(&self) -> String {
-        format!("dns {}", host_port(&self.resolver, self.port))
+        format!("dns {}", self.resolver)
     }
 
     pub async fn run(&self, deadline: Instant) -> CheckResult {
-        let server = match resolve(&self.resolver, self.port).await {
+        let server = match resolve(&self.resolver).await {
             Ok(a) => a,
             Err(e) => return CheckResult::fail(e),
         };

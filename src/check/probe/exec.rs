@@ -34,14 +34,13 @@ impl Drop for GroupGuard {
 }
 
 impl ExecProbe {
-    pub fn new(c: &ExecCheck) -> Result<ExecProbe, String> {
-        if c.command.trim().is_empty() {
-            return Err("exec.command is required".into());
-        }
-        Ok(ExecProbe {
+    /// The program and its arguments as configured (no shell: nothing to
+    /// parse; validation checked `command` is set).
+    pub fn new(c: &ExecCheck) -> ExecProbe {
+        ExecProbe {
             command: c.command.clone(),
             args: c.args.clone(),
-        })
+        }
     }
 
     pub fn what(&self) -> String {

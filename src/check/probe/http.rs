@@ -17,10 +17,10 @@
 //! each probe opens a new connection and does a full TLS handshake (no
 //! session resumption): the certificate is re-verified every time.
 
-use super::{host_port, io_msg, ip_literal, target_host};
-use crate::bgp::types::Prefix;
+use super::io_msg;
 use crate::check::jsonmatch::{self, JsonExpr};
 use crate::check::result::CheckResult;
+use crate::config::target::{Host, HostPort, HttpTarget};
 use crate::config::{CodeRange, HttpCheck, HttpMethod};
 use std::io::Read;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -46,8 +46,7 @@ pub(crate) struct HttpProbe {
     /// The URL ureq is given (its host is the Host/SNI/verification name).
     url: String,
     /// Where the connection goes (ignored through a proxy).
-    connect_host: String,
-    port: u16,
+    connect: HostPort,
     headers: Vec<(String, String)>,
     codes: Vec<CodeRange>,
     text: Option<String>,
@@ -69,59 +68,10 @@ pub(crate) struct HttpProbe {
 #[derive(Debug)]
 struct Plain {
     request: Vec<u8>,
-    conn: std::sync::Mutex<Option<async_io::Async<std::net::TcpStream>>>,
-}
-
-/// A URL split into what the probe needs.
-struct Url<'a> {
-    https: bool,
-    /// The host as written (IPv6 with brackets).
-    host: &'a str,
-    port: Option<u16>,
-    /// Path and query ("/" when empty).
-    path: &'a str,
-}
-
-fn parse_url(s: &str) -> Result<Url<'_>, String> {
-    let bad = || format!("url {s:?} is not http://host[:port]/path");
-    let (https, rest) = if let Some(r) = s.strip_prefix("https://") {
-        (true, r)
-    } else if let Some(r) = s.strip_prefix("http://") {
-        (false, r)
-    } else {
-        return Err(bad());
-    };
-    let (auth, path) = match rest.find(['/', '?']) {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let (host, port) = if auth.starts_with('[') {
-        let end = auth.find(']').ok_or_else(bad)?;
-        let (h, tail) = auth.split_at(end + 1);
-        match tail.strip_prefix(':') {
-            Some(p) => (h, Some(p)),
-            None if tail.is_empty() => (h, None),
-            None => return Err(bad()),
-        }
-    } else {
-        match auth.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (auth, None),
-        }
-    };
-    if host.is_empty() || host.contains('@') {
-        return Err(bad());
-    }
-    let port = match port {
-        Some(p) => Some(p.parse::<u16>().map_err(|_| bad())?),
-        None => None,
-    };
-    Ok(Url {
-        https,
-        host,
-        port,
-        path: if path.is_empty() { "/" } else { path },
-    })
+    /// Only the check's own loop runs the probe, one run at a time, on the
+    /// daemon's thread: a `RefCell`, taken at the start of a run and put
+    /// back at its end, never borrowed across an await.
+    conn: std::cell::RefCell<Option<async_io::Async<std::net::TcpStream>>>,
 }
 
 #[cfg(feature = "tls")]
@@ -161,8 +111,7 @@ fn client_cert(cert: &str, key: &str) -> Result<ClientCert, String> {
 /// Dials the configured address whatever name the URL carries.
 #[derive(Debug)]
 struct FixedResolver {
-    host: String,
-    port: u16,
+    connect: HostPort,
 }
 
 impl Resolver for FixedResolver {
@@ -173,10 +122,10 @@ impl Resolver for FixedResolver {
         _timeout: ureq::unversioned::transport::NextTimeout,
     ) -> Result<ResolvedSocketAddrs, ureq::Error> {
         let mut out = self.empty();
-        let addrs: Vec<SocketAddr> = match ip_literal(&self.host) {
-            Some(ip) => vec![SocketAddr::new(ip, self.port)],
+        let addrs: Vec<SocketAddr> = match &self.connect.host {
+            Host::Ip(ip) => vec![SocketAddr::new(*ip, self.connect.port)],
             // Runs on the blocking pool, bounded by the check timeout.
-            None => (self.host.as_str(), self.port)
+            Host::Name(n) => (n.as_str(), self.connect.port)
                 .to_socket_addrs()
                 .map_err(|_| ureq::Error::HostNotFound)?
                 .collect(),
@@ -192,61 +141,20 @@ impl Resolver for FixedResolver {
 }
 
 impl HttpProbe {
-    pub fn new(
-        c: &HttpCheck,
-        https_type: bool,
-        vip: &Prefix,
-        timeout: Duration,
-    ) -> Result<HttpProbe, String> {
-        let full = c.url.starts_with("http://") || c.url.starts_with("https://");
-        let (https, url_host, url_port, path) = if full {
-            let u = parse_url(&c.url)?;
-            (u.https, Some(u.host), u.port, u.path.to_string())
-        } else if c.url.starts_with('/') {
-            (https_type, None, None, c.url.clone())
-        } else {
-            return Err(format!("url {:?} is neither a full URL nor a path", c.url));
-        };
-        let connect_host = match (&c.host, url_host) {
-            (Some(h), _) if !h.trim().is_empty() => h.trim().to_string(),
-            (_, Some(h)) => h.trim_start_matches('[').trim_end_matches(']').to_string(),
-            _ => target_host(None, vip)?,
-        };
-        let port = c.port.or(url_port).unwrap_or(if https { 443 } else { 80 });
+    /// `t`: `c`'s target (connect address, request URL, Host), as
+    /// validation resolved it from `url`, `host`, `port`, `tls_server_name`
+    /// and the VIP prefix. Fails only on what the machine decides (a CA or
+    /// client certificate file that cannot be read).
+    pub fn new(c: &HttpCheck, t: &HttpTarget, timeout: Duration) -> Result<HttpProbe, String> {
+        let https = t.https;
         if !crate::TLS && https {
             return Err(format!("https ({}) {}", c.url, crate::NEEDS_TLS));
         }
-        if c.tls_insecure && c.tls_ca_cert.is_some() {
-            return Err("tls_insecure and tls_ca_cert are mutually exclusive".into());
-        }
-        if c.tls_client_cert.is_some() != c.tls_client_key.is_some() {
-            return Err("tls_client_cert and tls_client_key go together".into());
-        }
         let proxy = match &c.proxy {
-            Some(p) => {
-                if !p.starts_with("http://") {
-                    return Err(format!("proxy {p:?} must be an http:// URL"));
-                }
-                if !full {
-                    return Err("proxy needs url to be a full URL".into());
-                }
-                Some(ureq::Proxy::new(p).map_err(|e| format!("proxy {p:?}: {e}"))?)
-            }
+            Some(p) => Some(ureq::Proxy::new(p).map_err(|e| format!("proxy {p:?}: {e}"))?),
             None => None,
         };
-        // The name in the request URL: tls_server_name, else the URL host,
-        // else the connect host. ureq derives Host, SNI and verification
-        // from it; FixedResolver still dials connect_host.
-        let name = match (&c.tls_server_name, url_host) {
-            (Some(n), _) if !n.is_empty() => host_for_url(n),
-            (_, Some(h)) => h.to_string(),
-            _ => host_for_url(&connect_host),
-        };
-        let url = format!(
-            "{}://{}:{port}{path}",
-            if https { "https" } else { "http" },
-            name
-        );
+        let url = t.url.clone();
         let mut headers: Vec<(String, String)> = c
             .headers
             .iter()
@@ -257,13 +165,7 @@ impl HttpProbe {
         if !has(&headers, "host") {
             // pathosd sends the URL's authority (with the port only if the
             // URL had one); for a bare path, the connect host.
-            let authority = match (url_host, url_port) {
-                (Some(h), Some(p)) => format!("{h}:{p}"),
-                (Some(h), None) => h.to_string(),
-                (None, _) if c.port.is_some() => host_port(&connect_host, port),
-                (None, _) => host_for_url(&connect_host),
-            };
-            headers.push(("Host".into(), authority));
+            headers.push(("Host".into(), t.authority.clone()));
         }
         if c.response_jq.is_some() && !has(&headers, "accept") {
             headers.push(("Accept".into(), "application/json".into()));
@@ -297,8 +199,7 @@ impl HttpProbe {
         let mut p = HttpProbe {
             method: c.method,
             url,
-            connect_host,
-            port,
+            connect: t.connect.clone(),
             headers,
             codes: c.response_codes.clone(),
             text: c.response_text.clone(),
@@ -316,7 +217,7 @@ impl HttpProbe {
             let request = render_request(p.method, path_of(&p.url), &p.headers, p.keep_alive)?;
             p.plain = Some(Plain {
                 request,
-                conn: std::sync::Mutex::new(None),
+                conn: std::cell::RefCell::new(None),
             });
         } else if p.keep_alive {
             p.agent = Some(p.agent());
@@ -345,8 +246,7 @@ impl HttpProbe {
                 config,
                 DefaultConnector::new(),
                 FixedResolver {
-                    host: self.connect_host.clone(),
-                    port: self.port,
+                    connect: self.connect.clone(),
                 },
             )
         }
@@ -386,9 +286,9 @@ impl HttpProbe {
 
     /// The async exchange of a plain http check.
     async fn run_plain(&self, plain: &Plain, want_body: bool) -> Result<(u16, Vec<u8>), String> {
-        let dst = host_port(&self.connect_host, self.port);
-        let addr = super::resolve(&self.connect_host, self.port).await?;
-        let kept = lock(&plain.conn).take();
+        let dst = self.connect.to_string();
+        let addr = super::resolve(&self.connect).await?;
+        let kept = plain.conn.take();
         let r = super::http1::exchange(
             addr,
             kept,
@@ -399,7 +299,7 @@ impl HttpProbe {
         )
         .await
         .map_err(|f| f.detail(&self.what(), &dst))?;
-        *lock(&plain.conn) = r.reusable;
+        plain.conn.replace(r.reusable);
         Ok((r.status, r.body))
     }
 
@@ -452,7 +352,7 @@ impl HttpProbe {
     }
 
     fn describe(&self, e: ureq::Error) -> String {
-        let dst = host_port(&self.connect_host, self.port);
+        let dst = self.connect.to_string();
         match e {
             ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
                 format!("connect {dst}: connection refused")
@@ -461,7 +361,7 @@ impl HttpProbe {
             ureq::Error::Timeout(_) => {
                 format!("{}: timed out after {:?}", self.what(), self.timeout)
             }
-            ureq::Error::HostNotFound => format!("resolve {}: host not found", self.connect_host),
+            ureq::Error::HostNotFound => format!("resolve {}: host not found", self.connect.host),
             #[cfg(feature = "tls")]
             ureq::Error::Tls(m) => format!("tls {dst}: {m}"),
             #[cfg(feature = "tls")]
@@ -469,10 +369,6 @@ impl HttpProbe {
             other => format!("{}: {other}", self.what()),
         }
     }
-}
-
-fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The path and query of a URL this module built ("scheme://authority/...").
@@ -530,14 +426,6 @@ fn render_request(
     Ok(r)
 }
 
-/// IPv6 literals need brackets inside a URL.
-fn host_for_url(h: &str) -> String {
-    match ip_literal(h) {
-        Some(std::net::IpAddr::V6(a)) => format!("[{a}]"),
-        _ => h.to_string(),
-    }
-}
-
 fn fetch(
     agent: &Agent,
     method: HttpMethod,
@@ -585,53 +473,36 @@ mod tests {
     /// validation names the option first; this is the probe's own guard).
     #[test]
     fn https_needs_the_tls_feature() {
-        let vip: Prefix = "192.0.2.10/32".parse().unwrap();
+        let vip: crate::bgp::types::Prefix = "192.0.2.10/32".parse().unwrap();
         let t = Duration::from_secs(1);
-        let https = HttpCheck {
-            url: "https://web.example/healthz".into(),
-            ..HttpCheck::default()
+        let build = |url: &str, kind| {
+            let mut c = crate::config::Check {
+                kind: Some(kind),
+                http: Some(Box::new(HttpCheck {
+                    url: url.into(),
+                    ..HttpCheck::default()
+                })),
+                ..crate::config::Check::default()
+            };
+            crate::config::target::resolve_check(&mut c, &vip).expect("a valid check");
+            let crate::config::target::Target::Http(target) = &c.target else {
+                panic!("{:?}", c.target)
+            };
+            HttpProbe::new(c.http.as_deref().unwrap(), target, t)
         };
-        let plain = HttpCheck {
-            url: "http://web.example/healthz".into(),
-            ..HttpCheck::default()
-        };
-        assert!(HttpProbe::new(&plain, false, &vip, t).is_ok());
+        use crate::config::CheckType;
+        assert!(build("http://web.example/healthz", CheckType::Http).is_ok());
         // Type https with a bare path on the VIP address.
-        let path = HttpCheck {
-            url: "/healthz".into(),
-            ..HttpCheck::default()
-        };
-        for (c, https_type) in [(&https, false), (&path, true)] {
-            let r = HttpProbe::new(c, https_type, &vip, t);
+        for r in [
+            build("https://web.example/healthz", CheckType::Http),
+            build("/healthz", CheckType::Https),
+        ] {
             if crate::TLS {
                 assert!(r.is_ok(), "{:?}", r.err());
             } else {
                 let e = r.unwrap_err();
                 assert!(e.contains(crate::NEEDS_TLS), "{e}");
             }
-        }
-    }
-
-    #[test]
-    fn urls() {
-        let u = parse_url("https://web.example:8443/healthz?x=1").unwrap();
-        assert!(u.https);
-        assert_eq!(
-            (u.host, u.port, u.path),
-            ("web.example", Some(8443), "/healthz?x=1")
-        );
-        let u = parse_url("http://[::1]:81").unwrap();
-        assert_eq!((u.host, u.port, u.path), ("[::1]", Some(81), "/"));
-        let u = parse_url("http://[2001:db8::1]/x").unwrap();
-        assert_eq!((u.host, u.port), ("[2001:db8::1]", None));
-        for bad in [
-            "ftp://x/",
-            "http://",
-            "http://h:99999/",
-            "http://u@h/",
-            "http://[::1/",
-        ] {
-            assert!(parse_url(bad).is_err(), "{bad}");
         }
     }
 }

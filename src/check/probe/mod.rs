@@ -18,11 +18,11 @@ pub mod tcp;
 pub mod udp;
 
 use super::result::CheckResult;
-use crate::bgp::types::Prefix;
+use crate::config::target::{Host, HostPort, Target};
 use crate::config::{Check, CheckType};
 use smol::future::FutureExt;
 use std::io;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 /// A ready-to-run probe built from one check.
@@ -48,10 +48,12 @@ fn missing(kind: CheckType) -> String {
 }
 
 impl Probe {
-    /// Builds the probe. `vip_prefix` supplies the default target: for a
-    /// host prefix (/32, /128) host, resolver and dst_ip default to the VIP
-    /// address. Errors are one-line config problems.
-    pub fn new(check: &Check, vip_prefix: &Prefix) -> Result<Probe, String> {
+    /// Builds the probe from a validated check: its target (host, port,
+    /// request URL) is the one validation resolved (`Check::target`, from
+    /// the block and the VIP prefix), used as it is. Errors are one-line
+    /// problems of what only the machine decides (a CA file that cannot be
+    /// read), or of a check that was not validated.
+    pub fn new(check: &Check) -> Result<Probe, String> {
         let kind = check.kind.ok_or("type missing")?;
         let timeout = check.timeout.get();
         if timeout.is_zero() {
@@ -66,43 +68,42 @@ impl Probe {
                 check.interval.get()
             ));
         }
-        let kind = match kind {
-            CheckType::Http | CheckType::Https => {
+        let kind = match (&check.target, kind) {
+            (Target::Http(t), CheckType::Http | CheckType::Https) => {
                 let default = crate::config::HttpCheck::default();
                 let c = check.http.as_deref().unwrap_or(&default);
-                Kind::Http(Box::new(http::HttpProbe::new(
-                    c,
-                    kind == CheckType::Https,
-                    vip_prefix,
-                    timeout,
-                )?))
+                Kind::Http(Box::new(http::HttpProbe::new(c, t, timeout)?))
             }
-            CheckType::Dns => Kind::Dns(dns::DnsProbe::new(
+            (Target::Addr(t), CheckType::Dns) => Kind::Dns(dns::DnsProbe::new(
                 check.dns.as_ref().ok_or_else(|| missing(kind))?,
-                vip_prefix,
+                t,
             )?),
-            CheckType::Ping => {
+            (Target::Ip(dst), CheckType::Ping) => {
                 let default = crate::config::PingCheck::default();
                 Kind::Ping(ping::PingProbe::new(
                     check.ping.as_deref().unwrap_or(&default),
-                    vip_prefix,
+                    *dst,
                 )?)
             }
-            CheckType::Tcp => Kind::Tcp(tcp::TcpProbe::new(
+            (Target::Addr(t), CheckType::Tcp) => Kind::Tcp(tcp::TcpProbe::new(
                 check.tcp.as_ref().ok_or_else(|| missing(kind))?,
-                vip_prefix,
-            )?),
-            CheckType::Udp => Kind::Udp(udp::UdpProbe::new(
+                t,
+            )),
+            (Target::Addr(t), CheckType::Udp) => Kind::Udp(udp::UdpProbe::new(
                 check.udp.as_ref().ok_or_else(|| missing(kind))?,
-                vip_prefix,
+                t,
             )?),
-            CheckType::Grpc => Kind::Grpc(Box::new(grpc::GrpcProbe::new(
+            (Target::Addr(t), CheckType::Grpc) => Kind::Grpc(Box::new(grpc::GrpcProbe::new(
                 check.grpc.as_ref().ok_or_else(|| missing(kind))?,
-                vip_prefix,
+                t,
             )?)),
-            CheckType::Exec => Kind::Exec(exec::ExecProbe::new(
+            (Target::Exec, CheckType::Exec) => Kind::Exec(exec::ExecProbe::new(
                 check.exec.as_ref().ok_or_else(|| missing(kind))?,
-            )?),
+            )),
+            (Target::Unresolved, _) => {
+                return Err("target not resolved: the check was not validated".into())
+            }
+            (_, kind) => return Err(format!("target is not one of a {kind} check")),
         };
         Ok(Probe { timeout, kind })
     }
@@ -158,37 +159,20 @@ impl Probe {
     }
 }
 
-/// The target host: the configured one, else the VIP address of a host prefix.
-pub(crate) fn target_host(configured: Option<&String>, vip: &Prefix) -> Result<String, String> {
-    match configured {
-        Some(h) if !h.trim().is_empty() => Ok(h.trim().to_string()),
-        _ if vip.is_host() => Ok(vip.addr().to_string()),
-        _ => Err(format!(
-            "host is required: the VIP prefix {vip} is not a single address"
-        )),
-    }
-}
-
-/// Parses an IP literal, with or without IPv6 brackets.
-pub(crate) fn ip_literal(host: &str) -> Option<IpAddr> {
-    host.trim_start_matches('[')
-        .trim_end_matches(']')
-        .parse()
-        .ok()
-}
-
-/// Resolves `host` (an IP literal or a name) to one socket address.
-pub(crate) async fn resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
-    if let Some(ip) = ip_literal(host) {
-        return Ok(SocketAddr::new(ip, port));
-    }
-    let addrs = smol::net::resolve((host, port))
+/// The socket address of `t`: at once for an address, by a lookup for a
+/// name (at each probe, so a name that moves is followed).
+pub(crate) async fn resolve(t: &HostPort) -> Result<SocketAddr, String> {
+    let name = match &t.host {
+        Host::Ip(ip) => return Ok(SocketAddr::new(*ip, t.port)),
+        Host::Name(n) => n,
+    };
+    let addrs = smol::net::resolve((name.as_str(), t.port))
         .await
-        .map_err(|e| format!("resolve {host}: {}", io_msg(&e)))?;
+        .map_err(|e| format!("resolve {name}: {}", io_msg(&e)))?;
     addrs
         .into_iter()
         .next()
-        .ok_or_else(|| format!("resolve {host}: no addresses"))
+        .ok_or_else(|| format!("resolve {name}: no addresses"))
 }
 
 /// An io::Error as a short lower-case phrase ("connection refused").
@@ -230,14 +214,6 @@ pub(crate) fn snippet(b: &[u8]) -> String {
     let s = String::from_utf8_lossy(b);
     let line = s.lines().next().unwrap_or("").trim();
     line.chars().take(80).collect()
-}
-
-/// "host:port", bracketing IPv6 literals.
-pub(crate) fn host_port(host: &str, port: u16) -> String {
-    match ip_literal(host) {
-        Some(ip) => SocketAddr::new(ip, port).to_string(),
-        None => format!("{host}:{port}"),
-    }
 }
 
 /// A TCP connection [`connect_tcp`] made: either done before any reactor

@@ -10,8 +10,7 @@
 //! that host's packets; raw sockets also see echo requests on loopback and
 //! other processes' replies, hence the type and identifier checks.
 
-use super::{io_msg, target_host, until};
-use crate::bgp::types::Prefix;
+use super::{io_msg, until};
 use crate::check::result::CheckResult;
 use crate::config::PingCheck;
 use async_io::Async;
@@ -108,16 +107,8 @@ fn open(dst: IpAddr, src: Option<IpAddr>, raw: bool) -> io::Result<Async<Socket>
 }
 
 impl PingProbe {
-    pub fn new(c: &PingCheck, vip: &Prefix) -> Result<PingProbe, String> {
-        let dst = match c.dst_ip {
-            Some(ip) => ip,
-            None => target_host(None, vip)
-                .map_err(|_| {
-                    "dst_ip is required: the VIP prefix is not a single address".to_string()
-                })?
-                .parse()
-                .map_err(|_| "dst_ip is not an address".to_string())?,
-        };
+    /// `dst`: `c.dst_ip`, else the VIP address, as validation resolved it.
+    pub fn new(c: &PingCheck, dst: IpAddr) -> Result<PingProbe, String> {
         if let Some(src) = c.src_ip {
             if src.is_ipv4() != dst.is_ipv4() {
                 return Err("src_ip and dst_ip are of different families".into());

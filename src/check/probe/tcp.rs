@@ -1,8 +1,8 @@
 //! tcp: connect within the timeout; optionally send text and expect a banner.
 
-use super::{io_msg, resolve, snippet, target_host, until};
-use crate::bgp::types::Prefix;
+use super::{io_msg, resolve, snippet, until};
 use crate::check::result::CheckResult;
+use crate::config::target::HostPort;
 use crate::config::TcpCheck;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use std::time::Instant;
@@ -12,31 +12,27 @@ const MAX_BANNER: usize = 64 * 1024;
 
 #[derive(Debug)]
 pub(crate) struct TcpProbe {
-    host: String,
-    port: u16,
+    target: HostPort,
     send: Option<String>,
     expect: Option<String>,
 }
 
 impl TcpProbe {
-    pub fn new(c: &TcpCheck, vip: &Prefix) -> Result<TcpProbe, String> {
-        if c.port == 0 {
-            return Err("tcp.port is required".into());
-        }
-        Ok(TcpProbe {
-            host: target_host(c.host.as_ref(), vip)?,
-            port: c.port,
+    /// `target`: `c`'s, as validation resolved it.
+    pub fn new(c: &TcpCheck, target: &HostPort) -> TcpProbe {
+        TcpProbe {
+            target: target.clone(),
             send: c.send.clone(),
             expect: c.expect.clone().filter(|e| !e.is_empty()),
-        })
+        }
     }
 
     pub fn what(&self) -> String {
-        format!("connect {}", super::host_port(&self.host, self.port))
+        format!("connect {}", self.target)
     }
 
     pub async fn run(&self, deadline: Instant) -> CheckResult {
-        let addr = match resolve(&self.host, self.port).await {
+        let addr = match resolve(&self.target).await {
             Ok(a) => a,
             Err(e) => return CheckResult::fail(e),
         };

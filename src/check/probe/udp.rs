@@ -2,9 +2,9 @@
 //! reply or silence passes, ICMP port unreachable (ECONNREFUSED) fails. With
 //! `expect`, only a reply containing it passes and silence fails.
 
-use super::{host_port, io_msg, resolve, snippet, target_host, until};
-use crate::bgp::types::Prefix;
+use super::{io_msg, resolve, snippet, until};
 use crate::check::result::CheckResult;
+use crate::config::target::HostPort;
 use crate::config::UdpCheck;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -15,17 +15,14 @@ const READ_WAIT: Duration = Duration::from_millis(500);
 
 #[derive(Debug)]
 pub(crate) struct UdpProbe {
-    host: String,
-    port: u16,
+    target: HostPort,
     payload: Vec<u8>,
     expect: Option<String>,
 }
 
 impl UdpProbe {
-    pub fn new(c: &UdpCheck, vip: &Prefix) -> Result<UdpProbe, String> {
-        if c.port == 0 {
-            return Err("udp.port is required".into());
-        }
+    /// `target`: `c`'s, as validation resolved it.
+    pub fn new(c: &UdpCheck, target: &HostPort) -> Result<UdpProbe, String> {
         let payload = match (&c.payload, &c.payload_hex) {
             (Some(_), Some(_)) => return Err("payload and payload_hex are exclusive".into()),
             (Some(p), None) => p.as_bytes().to_vec(),
@@ -33,19 +30,18 @@ impl UdpProbe {
             (None, None) => vec![0],
         };
         Ok(UdpProbe {
-            host: target_host(c.host.as_ref(), vip)?,
-            port: c.port,
+            target: target.clone(),
             payload,
             expect: c.expect.clone().filter(|e| !e.is_empty()),
         })
     }
 
     pub fn what(&self) -> String {
-        format!("udp {}", host_port(&self.host, self.port))
+        format!("udp {}", self.target)
     }
 
     pub async fn run(&self, deadline: Instant) -> CheckResult {
-        let addr = match resolve(&self.host, self.port).await {
+        let addr = match resolve(&self.target).await {
             Ok(a) => a,
             Err(e) => return CheckResult::fail(e),
         };

@@ -492,7 +492,8 @@ impl Fsm {
         self.running[timer.index()]
     }
 
-    /// The IdleHoldTimer the next error would start.
+    /// The IdleHoldTimer the next error would start (for the replay tests).
+    #[cfg(any(test, feature = "test-support"))]
     pub fn next_idle_hold(&self) -> Duration {
         self.backoff
     }

@@ -234,7 +234,9 @@ impl SessionCore {
         &self.rib
     }
 
-    /// What the peer has from us.
+    /// What the peer has from us (for the replay tests; the driver gets
+    /// the changes as reports).
+    #[cfg(any(test, feature = "test-support"))]
     pub fn adj_rib_out(&self) -> &AdjRibOut {
         &self.adj
     }

@@ -7,7 +7,7 @@ use super::field::{quote, ConfigError, Errors, Field};
 use super::schema::{Config, Vip};
 use super::uci;
 use super::uci_map;
-use super::validate::{counts_exceeded, validate, Counts};
+use super::validate::{counts_exceeded, validate, Counts, Resolved};
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::path::Path;
@@ -59,7 +59,7 @@ pub(crate) const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Reads, expands, parses, decodes and validates `path`. With `format` None
 /// the syntax is detected from the content.
-pub fn load_config(path: &Path, format: Option<Format>) -> Result<Config, Vec<ConfigError>> {
+pub fn load_config(path: &Path, format: Option<Format>) -> Result<Resolved, Vec<ConfigError>> {
     let raw = read_bounded(path).map_err(|message| {
         vec![ConfigError {
             path: String::new(),
@@ -112,8 +112,11 @@ pub fn load_str(
     raw: &str,
     format: Option<Format>,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<Config, Vec<ConfigError>> {
-    load_all(raw, format, lookup).map_err(cap_errors)
+) -> Result<Resolved, Vec<ConfigError>> {
+    // load_all validates, which resolves.
+    load_all(raw, format, lookup)
+        .map(Resolved::validated)
+        .map_err(cap_errors)
 }
 
 /// At most MAX_ERRORS errors, then one line saying how many more there were.
@@ -697,7 +700,7 @@ mod tests {
                 load_str(text, Some(Format::Json), &|_| None),
                 whole_value(text),
             ) {
-                (Ok(a), Ok(b)) => assert_eq!(a, b, "{short}"),
+                (Ok(a), Ok(b)) => assert_eq!(*a, b, "{short}"),
                 (Err(a), Err(b)) => {
                     let b = cap_errors(b);
                     assert_eq!(a, b, "{short}");
@@ -774,7 +777,7 @@ mod tests {
                 load_str(text, Some(Format::Uci), &|_| None),
                 whole_uci(text),
             ) {
-                (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),
+                (Ok(a), Ok(b)) => assert_eq!(*a, b, "{text}"),
                 (Err(a), Err(b)) => assert_eq!(a, b, "{text}"),
                 (a, b) => panic!("{text}: {:?} vs {:?}", a.err(), b.err()),
             }

@@ -4,6 +4,7 @@
 use super::duration::Dur;
 use super::field::{show, Errors, Field};
 use super::policy_expr::Expr;
+use super::target::Target;
 use crate::bgp::types::{Community, LargeCommunity, Prefix};
 use crate::check::jsonmatch::JsonExpr;
 use crate::{config_enum, config_struct};
@@ -338,6 +339,11 @@ config_struct! {
         grpc: Option<Box<GrpcCheck>> = None,
         /// Options for exec.
         exec: Option<Box<ExecCheck>> = None,
+    }
+    resolved {
+        /// Where the probe goes (host, port, request URL), from the type's
+        /// block and the VIP prefix: what the probe is built from.
+        target: Target = Target::Unresolved,
     }
 }
 

@@ -224,6 +224,50 @@ pub fn validate(c: &mut Config, errs: &mut Errors) {
     }
 }
 
+/// A config whose resolved fields are filled. `load_config` and `load_str`
+/// return one (they validate, which resolves); a config built or changed
+/// by hand becomes one only through [`Resolved::new`], which resolves it.
+/// What reads resolved fields of a whole config (the speaker, the daemon)
+/// takes this type, so a hand-built `Config` cannot reach it unresolved.
+/// It derefs to the `Config`; changing one means `into_inner`, then `new`:
+///
+/// ```compile_fail
+/// let mut r = pathosd_core::config::Resolved::new(Default::default());
+/// r.vips.clear(); // no DerefMut: a resolved field could go stale
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved(Config);
+
+impl Resolved {
+    /// Resolves `c` (see [`resolve`]).
+    pub fn new(mut c: Config) -> Resolved {
+        resolve(&mut c);
+        Resolved(c)
+    }
+
+    /// A config `validate` passed (and so resolved).
+    pub(crate) fn validated(c: Config) -> Resolved {
+        Resolved(c)
+    }
+
+    pub fn into_inner(self) -> Config {
+        self.0
+    }
+
+    /// The logging settings, which no resolved field comes from (so they
+    /// can change without resolving again: `run --debug`).
+    pub fn logging_mut(&mut self) -> &mut super::schema::Logging {
+        &mut self.0.logging
+    }
+}
+
+impl std::ops::Deref for Resolved {
+    type Target = Config;
+    fn deref(&self) -> &Config {
+        &self.0
+    }
+}
+
 /// Derives the typed values the daemon runs on from a config that passed
 /// every rule (so each derivation below succeeds; one that could not would
 /// leave the placeholder default, which no valid config reaches). Public
@@ -231,6 +275,7 @@ pub fn validate(c: &mut Config, errs: &mut Errors) {
 /// `load_config`, which validates and so resolves.
 pub fn resolve(c: &mut Config) {
     for v in &mut c.vips {
+        super::target::resolve_vip(v);
         if !v.always {
             let names: Vec<String> = v.check_list().iter().map(|k| k.effective_name()).collect();
             if let Ok(e) = policy_expr::compile(&v.checks_policy, &names) {
@@ -1328,7 +1373,9 @@ mod tests {
     }
 
     fn loaded(v: Value) -> Config {
-        crate::config::load_str(&v.to_string(), None, &|_| None).unwrap()
+        crate::config::load_str(&v.to_string(), None, &|_| None)
+            .unwrap()
+            .into_inner()
     }
 
     /// Validation hands the daemon the compiled checks_policy: the one

@@ -268,7 +268,9 @@ mod tests {
     }
 
     fn cfg(v: &Value) -> Config {
-        load_str(&v.to_string(), Some(Format::Json), &|_| None).unwrap_or_else(|e| panic!("{e:?}"))
+        load_str(&v.to_string(), Some(Format::Json), &|_| None)
+            .unwrap_or_else(|e| panic!("{e:?}"))
+            .into_inner()
     }
 
     /// The plan of `base()` against `base()` edited by `edit`.

@@ -9,11 +9,9 @@
 mod h2;
 mod hpack;
 
-#[cfg(feature = "tls")]
-use super::ip_literal;
-use super::{host_port, io_msg, resolve, target_host};
-use crate::bgp::types::Prefix;
+use super::{io_msg, resolve};
 use crate::check::result::CheckResult;
+use crate::config::target::{Host, HostPort};
 use crate::config::GrpcCheck;
 #[cfg(feature = "tls")]
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -86,10 +84,12 @@ type TlsConfig = std::convert::Infallible;
 
 #[derive(Debug)]
 struct Inner {
-    host: String,
-    port: u16,
+    /// Where the probe connects, as validation resolved it.
+    target: HostPort,
     tls: Option<TlsConfig>,
-    server_name: String,
+    /// `tls_server_name`, else the target host: the `:authority` and the
+    /// TLS name.
+    server_name: Host,
     method: Option<String>,
     service: String,
     ok_codes: Vec<u8>,
@@ -187,10 +187,8 @@ fn tls_config(c: &GrpcCheck) -> Result<Arc<ClientConfig>, String> {
 }
 
 impl GrpcProbe {
-    pub fn new(c: &GrpcCheck, vip: &Prefix) -> Result<GrpcProbe, String> {
-        if c.port == 0 {
-            return Err("grpc.port is required".into());
-        }
+    /// `target`: `c`'s, as validation resolved it.
+    pub fn new(c: &GrpcCheck, target: &HostPort) -> Result<GrpcProbe, String> {
         if !c.tls && (c.tls_insecure || c.tls_ca_cert.is_some() || c.tls_server_name.is_some()) {
             return Err("tls_insecure, tls_ca_cert and tls_server_name need tls: true".into());
         }
@@ -210,7 +208,6 @@ impl GrpcProbe {
             .iter()
             .map(|s| parse_code(s).ok_or_else(|| format!("unknown gRPC status code {s:?}")))
             .collect::<Result<Vec<u8>, String>>()?;
-        let host = target_host(c.host.as_ref(), vip)?;
         let method = c.method.as_ref().filter(|m| !m.is_empty()).map(|m| {
             if m.starts_with('/') {
                 m.clone()
@@ -224,13 +221,11 @@ impl GrpcProbe {
             .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
             .collect();
         Ok(GrpcProbe(Arc::new(Inner {
-            server_name: c
-                .tls_server_name
-                .clone()
-                .filter(|n| !n.is_empty())
-                .unwrap_or_else(|| host.clone()),
-            host,
-            port: c.port,
+            server_name: match &c.tls_server_name {
+                Some(n) if !n.is_empty() => Host::parse(n),
+                _ => target.host.clone(),
+            },
+            target: target.clone(),
             tls,
             method,
             service: c.service.clone(),
@@ -241,11 +236,11 @@ impl GrpcProbe {
 
     pub fn what(&self) -> String {
         let m = self.0.method.as_deref().unwrap_or(HEALTH_METHOD);
-        format!("grpc {} {m}", host_port(&self.0.host, self.0.port))
+        format!("grpc {} {m}", self.0.target)
     }
 
     pub async fn run(&self, deadline: Instant) -> CheckResult {
-        let addr = match resolve(&self.0.host, self.0.port).await {
+        let addr = match resolve(&self.0.target).await {
             Ok(a) => a,
             Err(e) => return CheckResult::fail(e),
         };
@@ -352,7 +347,14 @@ impl Inner {
                 if self.tls.is_some() { "https" } else { "http" }.into(),
             ),
             (":path".into(), path.clone()),
-            (":authority".into(), host_port(&self.server_name, self.port)),
+            (
+                ":authority".into(),
+                HostPort {
+                    host: self.server_name.clone(),
+                    port: self.target.port,
+                }
+                .to_string(),
+            ),
             ("content-type".into(), "application/grpc".into()),
             ("te".into(), "trailers".into()),
             ("grpc-timeout".into(), format!("{ms}m")),
@@ -368,15 +370,12 @@ impl Inner {
             Some(never) => match *never {},
             #[cfg(feature = "tls")]
             Some(cfg) => {
-                let name = match ip_literal(&self.server_name) {
-                    Some(ip) => ServerName::IpAddress(ip.into()),
-                    None => match ServerName::try_from(self.server_name.clone()) {
+                let name = match &self.server_name {
+                    Host::Ip(ip) => ServerName::IpAddress((*ip).into()),
+                    Host::Name(n) => match ServerName::try_from(n.clone()) {
                         Ok(n) => n,
                         Err(_) => {
-                            return CheckResult::fail(format!(
-                                "tls: invalid server name {:?}",
-                                self.server_name
-                            ))
+                            return CheckResult::fail(format!("tls: invalid server name {n:?}"))
                         }
                     },
                 };
@@ -477,7 +476,10 @@ mod tests {
     /// `tls: true` is refused by a build without TLS; h2c always works.
     #[test]
     fn tls_needs_the_tls_feature() {
-        let vip: Prefix = "192.0.2.10/32".parse().unwrap();
+        let vip = HostPort {
+            host: Host::Ip("192.0.2.10".parse().unwrap()),
+            port: 50051,
+        };
         let h2c = GrpcCheck {
             port: 50051,
             ..GrpcCheck::default()

@@ -186,7 +186,9 @@ impl Notification {
     }
 
     /// Cease / Administrative Reset carrying a Shutdown Communication
-    /// (RFC 9003 §2).
+    /// (RFC 9003 §2). The daemon sends only Administrative Shutdown; the
+    /// wire tests build this one.
+    #[cfg(any(test, feature = "test-support"))]
     pub fn administrative_reset(message: &str) -> Notification {
         Notification::with_shutdown_communication(CeaseSubcode::AdministrativeReset, message)
     }

@@ -1,0 +1,322 @@
+//! Where each check's probe goes, as validation resolves it ("parse, don't
+//! validate"): the host (an address, or a DNS name the probe looks up at each
+//! run), the port, and for http(s) the request URL and Host header. The
+//! probes take these as they are; none parses a URL or a host string again.
+
+use super::schema::{Check, CheckType, HttpCheck, PingCheck, Vip};
+use super::validate::split_url;
+use crate::bgp::types::Prefix;
+use std::fmt;
+use std::net::{IpAddr, SocketAddr};
+
+/// A configured host: an IP literal, or a name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Host {
+    Ip(IpAddr),
+    /// Resolved (DNS) by the probe at each run.
+    Name(String),
+}
+
+impl Host {
+    /// `s` trimmed: an IP literal (an IPv6 one with or without brackets),
+    /// else a name.
+    pub fn parse(s: &str) -> Host {
+        let s = s.trim();
+        match s
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<IpAddr>()
+        {
+            Ok(ip) => Host::Ip(ip),
+            Err(_) => Host::Name(s.to_string()),
+        }
+    }
+
+    /// As inside a URL: IPv6 literals in brackets.
+    pub fn for_url(&self) -> String {
+        match self {
+            Host::Ip(IpAddr::V6(a)) => format!("[{a}]"),
+            h => h.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Host {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Host::Ip(ip) => ip.fmt(f),
+            Host::Name(n) => f.write_str(n),
+        }
+    }
+}
+
+/// A host and a port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostPort {
+    pub host: Host,
+    pub port: u16,
+}
+
+impl HostPort {
+    /// The socket address when the host is an address (no lookup needed).
+    pub fn addr(&self) -> Option<SocketAddr> {
+        match self.host {
+            Host::Ip(ip) => Some(SocketAddr::new(ip, self.port)),
+            Host::Name(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for HostPort {
+    /// "host:port", IPv6 literals in brackets.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.addr() {
+            Some(a) => a.fmt(f),
+            None => write!(f, "{}:{}", self.host, self.port),
+        }
+    }
+}
+
+/// An http(s) check's request, resolved from `url`, `host`, `port` and
+/// `tls_server_name`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpTarget {
+    pub https: bool,
+    /// Where the probe connects: `host`, else the URL's host, else the VIP
+    /// address; `port`, else the URL's, else 80 or 443.
+    pub connect: HostPort,
+    /// The request URL: the scheme, the name (`tls_server_name`, else the
+    /// URL's host, else the connect host; Host, SNI and certificate
+    /// verification follow it), the port and the path.
+    pub url: String,
+    /// Where the path and query start in `url`.
+    pub path_at: usize,
+    /// The Host header sent unless `headers` has one: the URL's authority
+    /// (with the port only if the URL had one); for a bare path, the
+    /// connect host (and `port` when set).
+    pub authority: String,
+}
+
+impl HttpTarget {
+    /// The path and query of the request URL.
+    pub fn path(&self) -> &str {
+        self.url.get(self.path_at..).unwrap_or("/")
+    }
+}
+
+/// What a check's probe needs to know of where it goes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Target {
+    /// Not resolved: a `Check` decoded but not validated (the daemon only
+    /// runs validated configs; a test that builds one calls
+    /// [`resolve_check`]).
+    #[default]
+    Unresolved,
+    Http(Box<HttpTarget>),
+    /// dns (the resolver), tcp, udp and grpc. Boxed, like `Http`, so a
+    /// `Check` stays small (schema's `a_vip_stays_small`).
+    Addr(Box<HostPort>),
+    /// ping: the address the echo requests go to.
+    Ip(IpAddr),
+    /// exec: the program and its arguments are used as configured.
+    Exec,
+}
+
+/// The host of a check: the configured one, else the VIP address of a host
+/// prefix.
+fn host_or_vip(configured: Option<&String>, vip: &Prefix) -> Option<Host> {
+    match configured {
+        Some(h) if !h.trim().is_empty() => Some(Host::parse(h)),
+        _ if vip.is_host() => Some(Host::Ip(vip.addr())),
+        _ => None,
+    }
+}
+
+/// Resolves the target of check `c` of a VIP with prefix `vip`. `None`
+/// for a check that breaks a rule validation reports (no type, a network
+/// prefix without a host, a URL that does not parse); validation calls it
+/// only once every rule holds.
+pub fn target(c: &Check, vip: &Prefix) -> Option<Target> {
+    let addr = |host: Option<&String>, port: u16| {
+        Some(Target::Addr(Box::new(HostPort {
+            host: host_or_vip(host, vip)?,
+            port,
+        })))
+    };
+    match c.kind? {
+        CheckType::Http | CheckType::Https => {
+            let d = HttpCheck::default();
+            let h = c.http.as_deref().unwrap_or(&d);
+            http(h, c.kind == Some(CheckType::Https), vip).map(|t| Target::Http(Box::new(t)))
+        }
+        CheckType::Dns => {
+            let d = c.dns.as_deref()?;
+            addr(d.resolver.as_ref(), d.port)
+        }
+        CheckType::Ping => {
+            let d = PingCheck::default();
+            let p = c.ping.as_deref().unwrap_or(&d);
+            match p.dst_ip {
+                Some(ip) => Some(Target::Ip(ip)),
+                None if vip.is_host() => Some(Target::Ip(vip.addr())),
+                None => None,
+            }
+        }
+        CheckType::Tcp => {
+            let t = c.tcp.as_deref()?;
+            addr(t.host.as_ref(), t.port)
+        }
+        CheckType::Udp => {
+            let u = c.udp.as_deref()?;
+            addr(u.host.as_ref(), u.port)
+        }
+        CheckType::Grpc => {
+            let g = c.grpc.as_deref()?;
+            addr(g.host.as_ref(), g.port)
+        }
+        CheckType::Exec => Some(Target::Exec),
+    }
+}
+
+fn http(c: &HttpCheck, https_type: bool, vip: &Prefix) -> Option<HttpTarget> {
+    let full = c.url.starts_with("http://") || c.url.starts_with("https://");
+    let (https, url_host, url_port, path) = if full {
+        let u = split_url(&c.url)?;
+        (u.https, Some(Host::parse(&u.host)), u.port, u.path)
+    } else if c.url.starts_with('/') {
+        (https_type, None, None, c.url.clone())
+    } else {
+        return None;
+    };
+    let connect_host = match (&c.host, &url_host) {
+        (Some(h), _) if !h.trim().is_empty() => Host::parse(h),
+        (_, Some(h)) => h.clone(),
+        _ if vip.is_host() => Host::Ip(vip.addr()),
+        _ => return None,
+    };
+    let port = c.port.or(url_port).unwrap_or(if https { 443 } else { 80 });
+    let connect = HostPort {
+        host: connect_host,
+        port,
+    };
+    let name = match (&c.tls_server_name, &url_host) {
+        (Some(n), _) if !n.is_empty() => Host::parse(n).for_url(),
+        (_, Some(h)) => h.for_url(),
+        _ => connect.host.for_url(),
+    };
+    let head = format!("{}://{name}:{port}", if https { "https" } else { "http" });
+    let path_at = head.len();
+    let authority = match (&url_host, url_port) {
+        (Some(h), Some(p)) => format!("{}:{p}", h.for_url()),
+        (Some(h), None) => h.for_url(),
+        (None, _) if c.port.is_some() => connect.to_string(),
+        (None, _) => connect.host.for_url(),
+    };
+    Some(HttpTarget {
+        https,
+        connect,
+        url: head + &path,
+        path_at,
+        authority,
+    })
+}
+
+/// Fills the resolved target of each of `v`'s checks (see [`resolve_check`]).
+pub fn resolve_vip(v: &mut Vip) {
+    let prefix = v.prefix;
+    if let Some(k) = v.check.as_deref_mut() {
+        let _ = resolve_check(k, &prefix);
+    }
+    for k in v.checks.iter_mut().flatten() {
+        let _ = resolve_check(k, &prefix);
+    }
+}
+
+/// Fills `c`'s resolved target, as validation does, for a check built or
+/// decoded without it (tests; the daemon's configs are validated).
+/// `None` (the target left unresolved) for a check validation would reject.
+pub fn resolve_check(c: &mut Check, vip: &Prefix) -> Option<()> {
+    c.target = target(c, vip)?;
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http_check(url: &str, f: impl FnOnce(&mut HttpCheck)) -> Check {
+        let mut h = HttpCheck {
+            url: url.into(),
+            ..HttpCheck::default()
+        };
+        f(&mut h);
+        Check {
+            kind: Some(CheckType::Http),
+            http: Some(Box::new(h)),
+            ..Check::default()
+        }
+    }
+
+    fn http_target(c: &Check, vip: &str) -> HttpTarget {
+        match target(c, &vip.parse().unwrap()) {
+            Some(Target::Http(t)) => *t,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn http_urls_hosts_and_authorities() {
+        let t = http_target(&http_check("/healthz", |_| {}), "10.0.0.1/32");
+        assert_eq!(
+            (t.https, t.connect.to_string(), t.url.as_str(), t.path()),
+            (
+                false,
+                "10.0.0.1:80".into(),
+                "http://10.0.0.1:80/healthz",
+                "/healthz"
+            )
+        );
+        assert_eq!(t.authority, "10.0.0.1");
+        let t = http_target(
+            &http_check("https://web.example:8443/x?y=1", |h| {
+                h.host = Some(" 2001:db8::1 ".into())
+            }),
+            "10.0.0.0/8",
+        );
+        assert_eq!(t.connect.to_string(), "[2001:db8::1]:8443");
+        assert_eq!(t.url, "https://web.example:8443/x?y=1");
+        assert_eq!(
+            (t.path(), t.authority.as_str()),
+            ("/x?y=1", "web.example:8443")
+        );
+        let t = http_target(
+            &http_check("http://[::1]/", |h| {
+                h.tls_server_name = Some("name.test".into())
+            }),
+            "10.0.0.0/8",
+        );
+        assert_eq!(t.connect.addr(), Some("[::1]:80".parse().unwrap()));
+        assert_eq!(
+            (t.url.as_str(), t.authority.as_str()),
+            ("http://name.test:80/", "[::1]")
+        );
+        let t = http_target(&http_check("/", |h| h.port = Some(81)), "::1/128");
+        assert_eq!(t.authority, "[::1]:81");
+        // A bare path on a network prefix has no host: validation says so.
+        assert_eq!(
+            target(&http_check("/", |_| {}), &"10.0.0.0/8".parse().unwrap()),
+            None
+        );
+    }
+
+    #[test]
+    fn hosts_are_addresses_or_names() {
+        assert_eq!(Host::parse("[::1]"), Host::Ip("::1".parse().unwrap()));
+        assert_eq!(Host::parse(" db.local "), Host::Name("db.local".into()));
+        let hp = HostPort {
+            host: Host::Name("db.local".into()),
+            port: 53,
+        };
+        assert_eq!((hp.to_string(), hp.addr()), ("db.local:53".into(), None));
+    }
+}
