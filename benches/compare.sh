@@ -34,7 +34,9 @@
 #      HOLD=3 (hold time of every session, s), DEADLINE=60 (s per wait),
 #      PEERS="bird gobgpd exabgp" (the peers besides pathosd),
 #      PHASES="size timing levels always" (a subset for digging),
-#      PATHOSD_LOG=warn, KEEP=1 (keep the temp dir with every log).
+#      PATHOSD_LOG=warn, KEEP=1 (keep the temp dir with every log),
+#      PATHOSD=FILE (run this pathosd binary instead of building the
+#      worktree's release build).
 set -eEuo pipefail
 # A failing command ends the run: say where instead of ending silently.
 trap 'echo "compare.sh: line $LINENO: exit status $?" >&2' ERR
@@ -68,8 +70,12 @@ for t in "$bird" "$birdc" gobgpd gobgp /usr/sbin/exabgp curl tcpdump "$py"; do
 done
 "$py" -c 'import exabgp.application.healthcheck' || { echo "exabgp has no healthcheck module" >&2; exit 1; }
 
-cargo build --release --locked --quiet
-pathosd=$PWD/target/release/pathosd
+if [ -n "${PATHOSD:-}" ]; then
+  pathosd=$PATHOSD # another build (before/after comparisons in one hour)
+else
+  cargo build --release --locked --quiet
+  pathosd=$PWD/target/release/pathosd
+fi
 
 tmp=$(mktemp -d /tmp/pathosd-compare.XXXXXX)
 declare -A pid=() # announcer -> pid while it runs
@@ -365,23 +371,28 @@ start() {
   router_ready "$a"
   dir=$tmp/$a.$(usec)
   mkdir -p "$dir"
+  # The config is written before the stamp: writing it forks cat and awk
+  # (2–4 ms on a quiet machine, tens of ms under load), which is the
+  # script's work, not the announcer's.
+  case $a in
+    pathosd | pathosd_http) pathosd_conf "$a" "$mode" "$n" >"$dir/pathosd.json" ;;
+    bird) bird_peer_conf "$n" >"$dir/bird.conf" ;;
+    gobgpd) gobgpd_conf "$([ "$mode" = mrt ] && echo true || echo false)" >"$dir/gobgpd.toml" ;;
+    exabgp) exabgp_conf "$mode" "$n" >"$dir/exabgp.conf" ;;
+  esac
   started_at=$EPOCHREALTIME
   case $a in
     pathosd | pathosd_http)
-      pathosd_conf "$a" "$mode" "$n" >"$dir/pathosd.json"
       "$pathosd" run --config "$dir/pathosd.json" >/dev/null 2>"$dir/log" &
       ;;
     bird)
-      bird_peer_conf "$n" >"$dir/bird.conf"
       "$bird" -f -c "$dir/bird.conf" -s "$dir/bird.ctl" -P "$dir/bird.pid" >/dev/null 2>"$dir/log" &
       ;;
     gobgpd)
-      gobgpd_conf "$([ "$mode" = mrt ] && echo true || echo false)" >"$dir/gobgpd.toml"
       gobgpd -f "$dir/gobgpd.toml" -t toml --api-hosts "${ip[gobgpd]}:$gobgp_api" \
         --pprof-disable -l warn >/dev/null 2>"$dir/log" &
       ;;
     exabgp)
-      exabgp_conf "$mode" "$n" >"$dir/exabgp.conf"
       env exabgp_daemon_user=root exabgp_daemon_drop=false exabgp_api_cli=false \
         exabgp_log_level=WARNING exabgp_tcp_bind='' \
         /usr/sbin/exabgp "$dir/exabgp.conf" >"$dir/log" 2>&1 &

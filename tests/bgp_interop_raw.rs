@@ -223,3 +223,67 @@ fn collision_keeps_the_inbound_connection_of_a_larger_identifier() {
 fn collision_keeps_our_connection_against_a_smaller_identifier() {
     collision(34, std::net::Ipv4Addr::new(1, 1, 1, 1), false);
 }
+
+/// The TCP segments with data that `s` received so far (`ss`'s
+/// `data_segs_in`, the kernel's `tcpi_data_segs_in`).
+fn data_segs_in(s: &TcpStream) -> u64 {
+    let local = s.local_addr().unwrap();
+    let peer = s.peer_addr().unwrap();
+    let out = std::process::Command::new("ss")
+        .args(["-tinH", "state", "established"])
+        .arg("src")
+        .arg(local.to_string())
+        .arg("dst")
+        .arg(peer.to_string())
+        .output()
+        .expect("ss (iproute2) runs");
+    assert!(out.status.success(), "ss: {out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let n = text
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("data_segs_in:"))
+        .unwrap_or_else(|| panic!("no data_segs_in for {local} -> {peer} in {text:?}"));
+    n.parse().unwrap()
+}
+
+/// A peer whose OPEN and KEEPALIVE arrive together (one segment) gets our
+/// KEEPALIVE, the first UPDATE and the End-of-RIB in one segment right
+/// after them: one wake-up of the peer, not two (start → route). Our OPEN
+/// left alone at connect, before the peer's OPEN.
+#[test]
+fn keepalive_first_update_and_end_of_rib_leave_in_one_segment() {
+    support::init_log();
+    let a = Addrs::new(35);
+    let raw_listener = std::net::TcpListener::bind((a.peer, PORT)).unwrap();
+    let (tx, _rx) = smol::channel::unbounded();
+    let speaker = {
+        let cfg = support::config(a).clone();
+        support::on_rt(move || Speaker::start(&cfg, tx))
+    }
+    .unwrap();
+    let (mut s, _) = raw_listener.accept().unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    assert_eq!(read_msg(&mut s).0, 1, "our OPEN at connect");
+    // The route and End-of-RIB wait in the session (OpenSent) for
+    // Established; they are queued before the peer's bytes are written, and
+    // the session handles its queue before its socket.
+    speaker.set_route(
+        "10.35.0.1/32".parse().unwrap(),
+        Some(pathosd::bgp::types::RouteIntent::default()),
+    );
+    speaker.mark_initial_done();
+    let mut open_and_keepalive = open_msg(65000, a.peer);
+    open_and_keepalive.extend_from_slice(&[0xff; 16]);
+    open_and_keepalive.extend_from_slice(&[0, 19, 4]);
+    s.write_all(&open_and_keepalive).unwrap();
+    let got: Vec<(u8, Vec<u8>)> = (0..3).map(|_| read_msg(&mut s)).collect();
+    assert_eq!(got[0], (4, vec![]), "KEEPALIVE first: {got:?}");
+    assert_eq!(got[1].0, 2, "then the UPDATE: {got:?}");
+    assert!(got[1].1.ends_with(&[32, 10, 35, 0, 1]), "{got:?}");
+    assert_eq!(got[2], (2, vec![0, 0, 0, 0]), "then End-of-RIB: {got:?}");
+    assert_eq!(
+        data_segs_in(&s),
+        2,
+        "our OPEN, then KEEPALIVE + UPDATE + End-of-RIB in one segment"
+    );
+}

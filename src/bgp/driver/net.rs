@@ -118,14 +118,34 @@ pub(crate) fn active_socket(s: &PeerSettings) -> Result<Socket, SetupError> {
     Ok(sock)
 }
 
-/// Connects `sock` to the peer. The caller bounds the time (ConnectRetryTimer).
+/// Connects `sock` (non-blocking) to the peer. The caller bounds the time
+/// (ConnectRetryTimer).
+///
+/// Why not always wait for writable on the reactor: to a peer on this host
+/// (loopback, a router's own BIRD) the kernel completes the handshake, or
+/// gets the RST, while connect(2) still holds the socket, so it is done when
+/// the call returns EINPROGRESS; a second connect(2) says so (0 on Linux,
+/// EISCONN elsewhere) or returns the connect's error. Waiting on the reactor
+/// for it would cost a wake-up of async-io's thread and then of this one
+/// before the OPEN goes out — at start-up, a thread that has not run yet.
+/// Only EALREADY (the SYN is still out, as to any remote peer) waits.
 pub async fn connect(sock: Socket, peer: SocketAddr) -> io::Result<Async<TcpStream>> {
-    match sock.connect(&SockAddr::from(peer)) {
-        Ok(()) => {}
+    let addr = SockAddr::from(peer);
+    match sock.connect(&addr) {
+        Ok(()) => return Async::new_nonblocking(TcpStream::from(sock)),
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
         Err(e) => return Err(e),
     }
-    let stream = Async::new(TcpStream::from(sock))?;
+    match sock.connect(&addr) {
+        Ok(()) => return Async::new_nonblocking(TcpStream::from(sock)),
+        Err(e) if e.raw_os_error() == Some(libc::EISCONN) => {
+            return Async::new_nonblocking(TcpStream::from(sock));
+        }
+        Err(e) if e.raw_os_error() == Some(libc::EALREADY) => {}
+        Err(e) => return Err(e),
+    }
+    // Still non-blocking from active_socket: no fcntl again.
+    let stream = Async::new_nonblocking(TcpStream::from(sock))?;
     // A non-blocking connect completes when the socket becomes writable;
     // SO_ERROR then says whether it succeeded.
     stream.writable().await?;
@@ -154,6 +174,32 @@ mod tests {
         }];
         crate::config::validate::resolve(&mut c);
         PeerSettings::from_config(&c.bgp.neighbors[0])
+    }
+
+    /// To a peer on this host the connect is done when connect(2) returns:
+    /// the first poll has the connection (or the refusal), without waiting
+    /// for the reactor's thread — which, at start-up, delayed the OPEN.
+    #[test]
+    fn local_connect_is_ready_at_the_first_poll() {
+        let l = TcpListener::bind("127.0.77.3:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let sock = active_socket(&settings()).unwrap();
+        let first = smol::future::block_on(smol::future::poll_once(connect(sock, addr)));
+        let stream = match first {
+            Some(r) => r.unwrap(),
+            None => panic!("connect to {addr} waited for the reactor"),
+        };
+        let (accepted, from) = l.accept().unwrap();
+        assert_eq!(from, stream.get_ref().local_addr().unwrap());
+        assert_eq!(accepted.local_addr().unwrap(), addr);
+        // Nothing listens any more: the refusal is there at once as well.
+        drop(l);
+        let sock = active_socket(&settings()).unwrap();
+        match smol::future::block_on(smol::future::poll_once(connect(sock, addr))) {
+            Some(Err(e)) => assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused, "{e}"),
+            Some(Ok(_)) => panic!("connected to {addr} with no listener"),
+            None => panic!("refused connect to {addr} waited for the reactor"),
+        }
     }
 
     /// Both ends of a session, dialled and accepted, have Nagle off.

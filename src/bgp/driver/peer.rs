@@ -47,6 +47,22 @@ struct Conn {
     stream: Async<TcpStream>,
     rbuf: Vec<u8>,
     origin: ConnectionOrigin,
+    /// What the messages of one read made us send, written together once
+    /// they are handled (see [`PeerTask::input`]), and the counts of it.
+    wbuf: Vec<u8>,
+    wcount: Vec<(Kind, u32)>,
+}
+
+impl Conn {
+    fn new(stream: Async<TcpStream>, origin: ConnectionOrigin) -> Conn {
+        Conn {
+            stream,
+            rbuf: Vec::new(),
+            origin,
+            wbuf: Vec::new(),
+            wcount: Vec::new(),
+        }
+    }
 }
 
 struct Session {
@@ -93,6 +109,9 @@ pub(crate) struct PeerTask {
     connecting: Option<Connecting>,
     origin: Instant,
     queue: VecDeque<(Which, Event)>,
+    /// While the messages of one read are handled: writes go to the
+    /// connection's `wbuf` and leave in one write afterwards.
+    batching: bool,
 }
 
 fn timer_index(t: Timer) -> usize {
@@ -169,6 +188,7 @@ impl PeerTask {
             connecting: None,
             origin,
             queue: VecDeque::new(),
+            batching: false,
         }
     }
 
@@ -277,11 +297,7 @@ impl PeerTask {
                     self.connecting = None;
                     match r {
                         Ok(stream) => {
-                            self.main.conn = Some(Conn {
-                                stream,
-                                rbuf: Vec::new(),
-                                origin: ConnectionOrigin::Local,
-                            });
+                            self.main.conn = Some(Conn::new(stream, ConnectionOrigin::Local));
                             self.feed(Which::Main, Event::TcpCrAcked).await;
                         }
                         Err(e) => {
@@ -405,11 +421,7 @@ impl PeerTask {
             log::warn!("bgp peer {name}: inbound connection closed: socket options: {e}");
             return;
         }
-        let conn = Conn {
-            stream,
-            rbuf: Vec::new(),
-            origin: ConnectionOrigin::Remote,
-        };
+        let conn = Conn::new(stream, ConnectionOrigin::Remote);
         let decision = on_inbound(
             self.main.fsm.state(),
             self.main.fsm.accepts_connection(),
@@ -444,8 +456,36 @@ impl PeerTask {
         }
     }
 
-    /// Frames and handles every complete message buffered on `which`.
-    async fn input(&mut self, mut which: Which) {
+    /// Frames and handles every complete message buffered on `which`; what
+    /// they make us send leaves in one write per connection when all are
+    /// handled. Why: a peer whose OPEN and KEEPALIVE arrive together gets
+    /// our KEEPALIVE, the first UPDATEs and End-of-RIB in one segment — one
+    /// wake-up of the peer instead of two, and one write(2) here.
+    async fn input(&mut self, which: Which) {
+        self.batching = true;
+        self.input_messages(which).await;
+        self.batching = false;
+        for w in [Which::Main, Which::Cand] {
+            self.flush_out(w).await;
+        }
+        // A failed write queued TcpConnectionFails.
+        self.drain_queue().await;
+    }
+
+    /// Writes what the messages handled so far made us send on `which`.
+    async fn flush_out(&mut self, which: Which) {
+        let Some(conn) = self.session(which).and_then(|s| s.conn.as_mut()) else {
+            return;
+        };
+        if conn.wbuf.is_empty() {
+            return;
+        }
+        let bytes = std::mem::take(&mut conn.wbuf);
+        let counts = std::mem::take(&mut conn.wcount);
+        self.send(which, &bytes, &counts).await;
+    }
+
+    async fn input_messages(&mut self, mut which: Which) {
         loop {
             let Some(sess) = self.session(which) else {
                 return;
@@ -618,6 +658,8 @@ impl PeerTask {
             match a {
                 Action::Connect => self.connect(),
                 Action::DropConnection => {
+                    // A NOTIFICATION written in this batch goes out first.
+                    self.flush_out(which).await;
                     if which == Which::Main {
                         self.connecting = None;
                     }
@@ -731,8 +773,21 @@ impl PeerTask {
         }
     }
 
-    /// Writes `bytes` (`n` messages of `kind`) in one go.
+    /// Writes `bytes` (`n` messages of `kind`) in one go, or, while a
+    /// read's messages are handled, adds them to that batch.
     async fn write(&mut self, which: Which, bytes: &[u8], kind: Kind, n: u32) {
+        if self.batching {
+            if let Some(conn) = self.session(which).and_then(|s| s.conn.as_mut()) {
+                conn.wbuf.extend_from_slice(bytes);
+                conn.wcount.push((kind, n));
+            }
+            return;
+        }
+        self.send(which, bytes, &[(kind, n)]).await;
+    }
+
+    /// Writes `bytes` (the messages `counts` counts) with one write.
+    async fn send(&mut self, which: Which, bytes: &[u8], counts: &[(Kind, u32)]) {
         let Some(conn) = self.session(which).and_then(|s| s.conn.as_ref()) else {
             return;
         };
@@ -752,7 +807,9 @@ impl PeerTask {
         match r {
             Ok(()) => {
                 if which == Which::Main {
-                    self.core.on_message_out(kind, n);
+                    for &(kind, n) in counts {
+                        self.core.on_message_out(kind, n);
+                    }
                 }
             }
             Err(e) => {
