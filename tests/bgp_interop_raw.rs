@@ -257,8 +257,8 @@ fn keepalive_first_update_and_end_of_rib_leave_in_one_segment() {
     let raw_listener = std::net::TcpListener::bind((a.peer, PORT)).unwrap();
     let (tx, _rx) = smol::channel::unbounded();
     let speaker = {
-        let cfg = support::config(a).clone();
-        support::on_rt(move || Speaker::start(&cfg, tx))
+        let cfg = support::config(a);
+        support::TestSpeaker::start(&cfg, tx)
     }
     .unwrap();
     let (mut s, _) = raw_listener.accept().unwrap();
