@@ -51,14 +51,17 @@ pub async fn bounded<T>(
     limit: Duration,
     f: impl Future<Output = Result<T, ApiError>>,
 ) -> Result<T, ApiError> {
-    f.or(async {
-        smol::Timer::after(limit).await;
-        Err(ApiError::Unavailable(format!(
-            "daemon did not answer within {} s",
-            limit.as_secs_f64()
-        )))
-    })
-    .await
+    f.or(async { Err(expired(limit).await) }).await
+}
+
+/// The timeout side of [`bounded`], not generic: one copy of the timer and
+/// its message in the binary, not one per answer type.
+async fn expired(limit: Duration) -> ApiError {
+    smol::Timer::after(limit).await;
+    ApiError::Unavailable(format!(
+        "daemon did not answer within {} s",
+        limit.as_secs_f64()
+    ))
 }
 
 /// Client-provoked warnings (refused change requests): at most one per
