@@ -41,7 +41,8 @@ pub fn spawn<T: 'static>(fut: impl Future<Output = T> + 'static) -> Task<T> {
     // machinery (RawTask's run/wake/schedule/drop, the spawn wrapper) once
     // per `T`, not once per spawned future type (15 of them, ≈ 1.9 KB each
     // on mips). The cost is one allocation per spawn, which happens at
-    // start, on reload and per API connection, never per probe.
+    // start, on reload, per session close and per API connection or ubus
+    // call, never per probe.
     spawn_boxed(Box::pin(fut))
 }
 
