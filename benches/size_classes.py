@@ -15,8 +15,9 @@ whose bytes add up to the stripped file's size exactly:
   "generics" column says how much of that is such instantiations);
 - ring's C and assembly (no Rust path) with TLS; musl and libunwind (zig's)
   as "libc, libunwind";
-- the unwind tables (.eh_frame, .eh_frame_hdr, .gcc_except_table: the price
-  of panic=unwind, which OpenWrt forces); .rodata (strings, constant tables,
+- the unwind tables (.eh_frame, .eh_frame_hdr, .gcc_except_table, or on
+  ARM .ARM.exidx and .ARM.extab: the price of panic=unwind, which OpenWrt
+  forces); .rodata (strings, constant tables,
   vtables); the rest (headers, .data, .got, alignment, code no symbol
   covers).
 
@@ -145,7 +146,9 @@ def main():
         # Symbols overlap (identical code folded): scale to .text.
         for k in bytes_:
             bytes_[k] = bytes_[k] * text_size // functions
-    unwind = sum(sections.get(s, 0) for s in (".eh_frame", ".eh_frame_hdr", ".gcc_except_table"))
+    # DWARF unwind tables (mips, x86_64, aarch64), or ARM's EHABI ones.
+    unwind = sum(sections.get(s, 0) for s in (".eh_frame", ".eh_frame_hdr", ".gcc_except_table",
+                                              ".ARM.exidx", ".ARM.extab"))
     bytes_["unwind tables"] = unwind
     bytes_["rodata"] = sections.get(".rodata", 0)
     with open(stripped, "rb") as f:
