@@ -23,9 +23,16 @@
 # (which is also "half of BIRD's": BIRD holds ≈ 4.8 MB). Addresses
 # 127.163.0.1-3, port 1179 + $$ % 800; every process is stopped by PID.
 #
+# For each cross build, its byte classes (benches/size_classes.py on the
+# unstripped link that scripts/cross-build.sh keeps): std, TLS, ureq, serde_json,
+# smol/async-io, simple-dns, nom, regex-lite, pathosd-core, pathosd src/,
+# libc and libunwind, unwind tables, rodata, the rest; they add up to the
+# stripped file's bytes.
+#
 # The host build uses the release profile (OpenWrt's flags: opt-level z, fat
 # LTO, panic=unwind, overflow checks); cross builds come from
-# scripts/cross-build.sh (static musl; its size gate is turned off here).
+# scripts/cross-build.sh (static musl; its size gate, budget and ceiling, is
+# turned off here: this script measures, it does not judge).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -43,6 +50,7 @@ OUT=target/size
 mkdir -p "$OUT"
 
 rows=()
+classes=()
 row() { # TARGET SET FILE
 	local size xz budget
 	size=$(stat -c %s "$3")
@@ -90,7 +98,9 @@ for t in "$@"; do
 		[ "$set" = nossl ] && args=(--no-default-features)
 		PATHOSD_SIZE_GATE=0 bash scripts/cross-build.sh "${args[@]}" "$t" >"$OUT/cross-$t-$set.log" 2>&1 ||
 			{ echo "cross build $t $set failed: $OUT/cross-$t-$set.log" >&2; exit 1; }
-		row "$t" "$set" "${PATHOSD_CROSS_DIR:-target/cross}/out/$t/$set/pathosd"
+		bin="${PATHOSD_CROSS_DIR:-target/cross}/out/$t/$set/pathosd"
+		row "$t" "$set" "$bin"
+		classes+=("$t, $set:" "$(python3 benches/size_classes.py "$bin.full" "$bin")")
 	done
 done
 
@@ -187,6 +197,15 @@ awk -v p="$pd_rss" -v b="$bird_rss" -v t="$RSS_TARGET_KIB" 'BEGIN {
 		p / b, p / t, (p <= t && p <= b / 2) ? "pass" : "FAIL"
 }'
 echo
+# Byte classes of each cross build (benches/size_classes.py: .text by the
+# crate owning each function, generics instantiated for pathosd's types
+# counted for pathosd; the unwind tables, .rodata and the rest), summing to
+# the stripped file; docs/performance.md says per class what is left and why.
+for ((i = 0; i < ${#classes[@]}; i += 2)); do
+	echo "byte classes, ${classes[i]}"
+	echo "${classes[i + 1]}"
+	echo
+done
 echo "largest crates, host build, default features (bytes of functions):"
 # shellcheck disable=SC2154 # set through printf -v above
 echo "$crates_default"

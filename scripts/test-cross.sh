@@ -12,9 +12,11 @@
 #
 #   scripts/test-cross.sh [TARGET...]   # default: mips-unknown-linux-musl armv7-unknown-linux-musleabihf
 #
-# PATHOSD_SIZE_GATE (default 0 here, until the size work of issue 12 lands):
-# 1 fails the run on a binary over its budget; 0 prints FAIL and goes on.
-# Every other failure fails the run.
+# PATHOSD_SIZE_GATE (default "ceiling" here, while the budgets of issue 12
+# do not hold): a binary over its ceiling (scripts/cross-build.sh: the
+# measured size plus 1 %) fails the run, one over its budget is reported;
+# 1 fails on either; 0 reports both and goes on. Every other failure fails
+# the run.
 #
 # Cache: the toolchain venv, CARGO_HOME and the cross target dir go to
 # PATHOSD_CROSS_CACHE (default /var/cache/pathosd-ci/cross) when that can be
@@ -23,7 +25,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$PWD
-export PATHOSD_SIZE_GATE=${PATHOSD_SIZE_GATE:-0}
+export PATHOSD_SIZE_GATE=${PATHOSD_SIZE_GATE:-ceiling}
 # BIRD for the smoke test, busybox for the fake root (scripts/cross-build.sh
 # installs the toolchain and qemu-user-static itself).
 # shellcheck source=scripts/apt.sh

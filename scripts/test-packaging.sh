@@ -66,11 +66,33 @@ no_daemonizing() {
 check "init script: no backgrounding, PID files or daemonizing" no_daemonizing
 check "shellcheck tests/packaging/*.sh" shellcheck -s sh -e SC3043 -x tests/packaging/init_test.sh tests/packaging/feed_test.sh
 check "shellcheck scripts/test-packaging.sh scripts/cross-build.sh" \
-	shellcheck -x scripts/test-packaging.sh scripts/cross-build.sh
+	shellcheck -x scripts/test-packaging.sh scripts/cross-build.sh scripts/size-ceilings.sh
 check "shellcheck the package builder, scripts/test-cross.sh and their tests" \
 	shellcheck -x scripts/build-packages.sh scripts/test-cross.sh tests/packaging/ipk_test.sh tests/packaging/qemu_bgp_smoke.sh
 check "shellcheck -s sh tests/packaging/fakeroot (functions.sh, rc.common)" \
 	shellcheck -s sh -e SC3043 tests/packaging/fakeroot/functions.sh tests/packaging/fakeroot/rc.common
+
+# The size gate of scripts/cross-build.sh: a PATHOSD_SIZE_GATE it does not
+# know is refused before any build (a typo must not turn the gate off), and
+# every binary scripts/test-cross.sh builds has a ceiling, so none can grow
+# unnoticed.
+size_gate_refuses_unknown() {
+	local out rc=0
+	out=$(PATHOSD_SIZE_GATE=yes bash scripts/cross-build.sh mips-unknown-linux-musl 2>&1) || rc=$?
+	[ "$rc" = 2 ] && [[ "$out" == *"PATHOSD_SIZE_GATE must be 0, 1 or ceiling, not 'yes'"* ]]
+}
+check "cross-build.sh refuses an unknown PATHOSD_SIZE_GATE" size_gate_refuses_unknown
+ceilings_for_ci_builds() {
+	local tc c
+	# shellcheck source=scripts/size-ceilings.sh
+	. scripts/size-ceilings.sh
+	for tc in mips-unknown-linux-musl/default mips-unknown-linux-musl/nossl \
+		armv7-unknown-linux-musleabihf/default; do
+		c=$(ceiling_of "${tc%/*}" "${tc#*/}")
+		[[ "$c" =~ ^[1-9][0-9]*$ ]] || { echo "no ceiling for $tc: '$c'"; return 1; }
+	done
+}
+check "every binary CI cross-builds has a size ceiling" ceilings_for_ci_builds
 
 # --- the shipped configuration ---------------------------------------------
 

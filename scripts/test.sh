@@ -15,6 +15,7 @@ cargo test --locked --all-targets
 cargo test --locked --no-default-features --lib --test cli_config --test config_examples --test config_uci
 # Cross builds for mips (big-endian) and armv7, each run under qemu-user
 # against BIRD, and the .ipk packages built from them and installed in a
-# fake root. The size gate is off (PATHOSD_SIZE_GATE=0) until issue 12's size
-# work lands: over-budget binaries print FAIL without failing the run.
-PATHOSD_SIZE_GATE="${PATHOSD_SIZE_GATE:-0}" bash scripts/test-cross.sh
+# fake root. The size gate checks the ceilings (PATHOSD_SIZE_GATE=ceiling):
+# a binary that grew past its measured size plus 1 % fails the run; while
+# issue 12's budgets do not hold, being over budget is reported, not failed.
+PATHOSD_SIZE_GATE="${PATHOSD_SIZE_GATE:-ceiling}" bash scripts/test-cross.sh

@@ -73,23 +73,31 @@ impl Pool {
                 let _ = done.try_send(r);
             }
         });
-        self.grow()?;
-        match self.tx.try_send(job) {
-            Ok(()) => lock(&self.counts).waiting += 1,
-            Err(TrySendError::Full(_)) => {
-                return Err(format!(
-                    "not run: the blocking probe pool is full ({} workers busy, {} probes queued)",
-                    self.workers, self.queue
-                ))
-            }
-            Err(TrySendError::Disconnected(_)) => {
-                return Err("not run: the blocking probe pool has stopped".into())
-            }
-        }
+        self.submit(job)?;
         result
             .recv()
             .await
             .map_err(|_| "the probe panicked on the blocking pool".to_string())
+    }
+
+    /// Queues `job`, starting a worker if none is idle: the part of
+    /// [`Pool::run`] that does not depend on its types, so it exists once
+    /// in the binary rather than once per probe kind.
+    fn submit(&self, job: Job) -> Result<(), String> {
+        self.grow()?;
+        match self.tx.try_send(job) {
+            Ok(()) => {
+                lock(&self.counts).waiting += 1;
+                Ok(())
+            }
+            Err(TrySendError::Full(_)) => Err(format!(
+                "not run: the blocking probe pool is full ({} workers busy, {} probes queued)",
+                self.workers, self.queue
+            )),
+            Err(TrySendError::Disconnected(_)) => {
+                Err("not run: the blocking probe pool has stopped".into())
+            }
+        }
     }
 
     /// Starts one more worker when every idle one already has a job
