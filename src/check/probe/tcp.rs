@@ -45,9 +45,10 @@ impl TcpProbe {
             Err(e) => return CheckResult::fail(format!("connect {addr}: {}", io_msg(&e))),
         };
         if self.send.is_none() && self.expect.is_none() {
-            // Connect only: the connection closes here, never having been
-            // on the reactor when the handshake ended at once.
-            drop(conn);
+            // Connect only: the connection ends here with a reset (no FIN
+            // exchange, no TIME_WAIT; see `close_with_reset`), never
+            // having been on the reactor when the handshake ended at once.
+            conn.close_with_reset();
             return CheckResult::pass(format!("connect {addr}: connection accepted"))
                 .with("address", addr.to_string());
         }
