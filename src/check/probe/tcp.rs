@@ -48,7 +48,7 @@ impl TcpProbe {
             // Connect only: the connection ends here with a reset (no FIN
             // exchange, no TIME_WAIT; see `close_with_reset`), never
             // having been on the reactor when the handshake ended at once.
-            conn.close_with_reset();
+            conn.close_with_reset(addr.is_ipv6());
             return CheckResult::pass(format!("connect {addr}: connection accepted"))
                 .with("address", addr.to_string());
         }
