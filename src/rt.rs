@@ -74,6 +74,23 @@ pub async fn sleep_until(at: Instant) {
     sleep_window(at, at).await
 }
 
+/// Waits until `at`, ending up to `slack` late (on the daemon's thread,
+/// instead of the default slack of [`sleep_until`]): for waits whose
+/// owner accepts more lateness so that more of them end in one wake-up
+/// (a check's tick). Elsewhere it ends at `at`.
+pub async fn sleep_with_slack(at: Instant, slack: Duration) {
+    if is_running() {
+        Sleep {
+            at,
+            latest: at + slack,
+            key: None,
+        }
+        .await
+    } else {
+        async_io::Timer::at(at).await;
+    }
+}
+
 /// Waits until some time in `earliest ..= latest`: on the daemon's thread,
 /// the first time the thread wakes up (for any task) at or after
 /// `earliest`, and at `latest` (plus the usual slack) if nothing woke it
@@ -406,6 +423,25 @@ mod tests {
             t0.elapsed()
         });
         assert!(alone >= ms(80), "{alone:?}");
+    }
+
+    /// A wait with a wide slack ends with a later wait's wake-up when that
+    /// is within its slack (one wake-up for both), and never before `at`.
+    #[test]
+    fn slack_wait_shares_a_later_wake_up() {
+        use std::time::Duration;
+        let ms = Duration::from_millis;
+        let t0 = Instant::now();
+        let (a, b) = block_on(async {
+            let a = spawn(async move {
+                sleep_with_slack(t0 + ms(10), ms(400)).await;
+                t0.elapsed()
+            });
+            sleep_until(t0 + ms(120)).await;
+            (a.await, t0.elapsed())
+        });
+        assert!(a >= ms(120) && a < ms(410), "{a:?}");
+        assert!(b >= ms(120), "{b:?}");
     }
 
     #[test]
