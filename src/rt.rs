@@ -82,15 +82,15 @@ pub fn block_on<T>(fut: impl Future<Output = T>) -> T {
 /// such wait shares one reactor timer (see [`Timers`]); elsewhere it is an
 /// async-io timer of its own.
 pub async fn sleep_until(at: Instant) {
+    sleep_window(at, at).await
+}
+
+/// Waits until `at`, ending up to `slack` late (on the daemon's thread,
+/// instead of the default slack of [`sleep_until`]): for waits whose
+/// owner accepts more lateness so that more of them end in one wake-up
+/// (a check's tick). Elsewhere it ends at `at`.
+pub async fn sleep_with_slack(at: Instant, slack: Duration) {
     if is_running() {
-        // Like the kernel's timer slack: a wait may end a little after its
-        // deadline (at most 1/16 of its length and MAX_SLACK), so waits
-        // that end close together end in one wake-up of the thread.
-        let slack = at
-            .saturating_duration_since(Instant::now())
-            .checked_div(16)
-            .unwrap_or_default()
-            .min(MAX_SLACK);
         Sleep {
             at,
             latest: at + slack,
@@ -99,6 +99,34 @@ pub async fn sleep_until(at: Instant) {
         .await
     } else {
         async_io::Timer::at(at).await;
+    }
+}
+
+/// Waits until some time in `earliest ..= latest`: on the daemon's thread,
+/// the first time the thread wakes up (for any task) at or after
+/// `earliest`, and at `latest` (plus the usual slack) if nothing woke it
+/// before. For work that may happen early, so that it rides on a wake-up
+/// the thread has anyway (a BGP KEEPALIVE inside its RFC 4271 §10 jitter
+/// range). Elsewhere it ends at `earliest`.
+pub async fn sleep_window(earliest: Instant, latest: Instant) {
+    let latest = latest.max(earliest);
+    if is_running() {
+        // Like the kernel's timer slack: a wait may end a little after its
+        // deadline (at most 1/16 of its length and MAX_SLACK), so waits
+        // that end close together end in one wake-up of the thread.
+        let slack = latest
+            .saturating_duration_since(Instant::now())
+            .checked_div(16)
+            .unwrap_or_default()
+            .min(MAX_SLACK);
+        Sleep {
+            at: earliest,
+            latest: latest + slack,
+            key: None,
+        }
+        .await
+    } else {
+        async_io::Timer::at(earliest).await;
     }
 }
 
@@ -227,11 +255,18 @@ impl ReactorTimer {
     }
 
     /// Arms the timer for `at` if it is not already, and polls it: Ready
-    /// when it fired (or the fd said readable: the caller re-checks).
+    /// when it fired (or may have: the caller re-checks its waits).
     fn poll_at(&mut self, at: Instant, cx: &mut Context<'_>) -> Poll<()> {
         match self {
             ReactorTimer::Fd(fd, armed) => {
                 if *armed != Some(at) {
+                    if armed.is_some() {
+                        // An expiry of the old time the reactor has seen
+                        // but this thread has not must not count as the
+                        // new time's: take it now (the deadline it stood
+                        // for was handled by `wake_due` already).
+                        let _ = fd.poll_readable(cx);
+                    }
                     let after = at.saturating_duration_since(Instant::now());
                     if let Err(e) = crate::sys::timerfd_arm(fd.get_ref(), after) {
                         // Not expected with a valid fd; wake up rather than sleep forever.
@@ -244,10 +279,10 @@ impl ReactorTimer {
                 if fd.poll_readable(cx).is_pending() {
                     return Poll::Pending;
                 }
-                // Expired: read the expiry count so the fd is not readable
-                // any more (WouldBlock: already read, or a stale event).
-                use std::io::Read;
-                let _ = fd.get_ref().read(&mut [0u8; 8]);
+                // Expired. The expiry count is not read (a read(2) per
+                // wake-up): arming the fd again, which the next wait does
+                // first, resets it, and until then async-io has the fd off
+                // epoll (one-shot interest, renewed only by a poll here).
                 *armed = None;
                 Poll::Ready(())
             }
@@ -373,6 +408,51 @@ mod tests {
         assert_eq!(*order.borrow(), [10, 10, 20, 30]);
         assert!(t0.elapsed() >= Duration::from_millis(30));
         TIMERS.with(|t| assert!(t.borrow().queue.is_empty() && t.borrow().latest.is_empty()));
+    }
+
+    /// A window wait ends at the first wake-up of the thread inside its
+    /// window (here another task's wait ending), long before its latest
+    /// time; one that nothing wakes early ends at its latest time, not at
+    /// its earliest.
+    #[test]
+    fn window_wait_rides_on_another_wake_up() {
+        use std::time::Duration;
+        let ms = Duration::from_millis;
+        let t0 = Instant::now();
+        let rode = block_on(async {
+            let rider = spawn(async move {
+                sleep_window(t0 + ms(20), t0 + Duration::from_secs(5)).await;
+                t0.elapsed()
+            });
+            sleep_until(t0 + ms(60)).await;
+            rider.await
+        });
+        assert!(rode >= ms(60) && rode < ms(1000), "{rode:?}");
+        let t0 = Instant::now();
+        let alone = block_on(async {
+            sleep_window(t0 + ms(10), t0 + ms(80)).await;
+            t0.elapsed()
+        });
+        assert!(alone >= ms(80), "{alone:?}");
+    }
+
+    /// A wait with a wide slack ends with a later wait's wake-up when that
+    /// is within its slack (one wake-up for both), and never before `at`.
+    #[test]
+    fn slack_wait_shares_a_later_wake_up() {
+        use std::time::Duration;
+        let ms = Duration::from_millis;
+        let t0 = Instant::now();
+        let (a, b) = block_on(async {
+            let a = spawn(async move {
+                sleep_with_slack(t0 + ms(10), ms(400)).await;
+                t0.elapsed()
+            });
+            sleep_until(t0 + ms(120)).await;
+            (a.await, t0.elapsed())
+        });
+        assert!(a >= ms(120) && a < ms(410), "{a:?}");
+        assert!(b >= ms(120), "{b:?}");
     }
 
     #[test]

@@ -302,6 +302,23 @@ pub(crate) fn timerfd_arm(fd: &impl AsRawFd, after: std::time::Duration) -> io::
     Ok(())
 }
 
+/// Dissolves a TCP socket's connection: connect(2) with an `AF_UNSPEC`
+/// address. An established connection is reset (one RST, as a close with
+/// `SO_LINGER` {on, 0}); the socket is CLOSED again, its port released,
+/// and it may connect anew (Linux `tcp_disconnect`).
+pub(crate) fn tcp_disconnect(fd: &impl AsRawFd) -> io::Result<()> {
+    // SAFETY: an all-zero sockaddr is a valid value of the plain C struct.
+    let mut sa: libc::sockaddr = unsafe { std::mem::zeroed() };
+    sa.sa_family = libc::AF_UNSPEC as libc::sa_family_t;
+    let len = libc::socklen_t::try_from(std::mem::size_of::<libc::sockaddr>())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: `sa` is a valid sockaddr of `len` bytes for the call.
+    if unsafe { libc::connect(fd.as_raw_fd(), &sa, len) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

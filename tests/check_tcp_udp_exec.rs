@@ -22,6 +22,55 @@ fn tcp_connect_accepted_and_host_defaults_to_vip() {
     assert!(!r.timed_out);
 }
 
+/// A connect-only tcp check ends its connection with a reset (RST), not a
+/// FIN: the backend reads "connection reset" where it read end of stream
+/// before, and the prober's socket is gone at once: no TIME_WAIT (60 s per
+/// probe run) on the router, even after the backend closes its side too.
+#[test]
+fn tcp_connect_only_ends_with_reset_and_leaves_no_time_wait() {
+    use std::io::Read;
+    let ip = test_ip(8);
+    let l = std::net::TcpListener::bind((ip, 0)).unwrap();
+    let port = l.local_addr().unwrap().port();
+    let r = probe(
+        json!({"type": "tcp", "timeout": "1s", "tcp": {"host": ip.to_string(), "port": port}}),
+        "10.0.0.0/8",
+    );
+    assert!(r.ok, "{r:?}");
+    let (mut accepted, prober) = l.accept().unwrap();
+    accepted
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let got = accepted.read(&mut [0u8; 8]);
+    assert!(
+        matches!(&got, Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset),
+        "the backend read {got:?}, not a reset"
+    );
+    // A FIN-closed prober socket would now go from FIN_WAIT2 to TIME_WAIT.
+    drop(accepted);
+    let hex = |a: std::net::SocketAddr| match a {
+        std::net::SocketAddr::V4(a) => {
+            format!(
+                "{:08X}:{:04X}",
+                u32::from_ne_bytes(a.ip().octets()),
+                a.port()
+            )
+        }
+        std::net::SocketAddr::V6(_) => panic!("IPv4 only here"),
+    };
+    let (local, remote) = (hex(prober), hex(std::net::SocketAddr::from((ip, port))));
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    let left: Vec<&str> = table
+        .lines()
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.get(1) == Some(&local.as_str()) && f.get(2) == Some(&remote.as_str())
+        })
+        .collect();
+    // st 06 is TIME_WAIT; the prober's socket must not be there at all.
+    assert!(left.is_empty(), "the prober's socket is left: {left:?}");
+}
+
 #[test]
 fn tcp_refused() {
     let ip = test_ip(2).to_string();

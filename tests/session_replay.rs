@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use pathosd::bgp::fsm::{ConnectionOrigin, State};
 use pathosd::bgp::rib_out::PeerShape;
 use pathosd::bgp::session::{
-    on_candidate_open, on_inbound, Collision, Inbound, MessageKind, Pass, SessionCore, StatusUpdate,
+    keepalive_window, on_candidate_open, on_inbound, Collision, Inbound, MessageKind, Pass,
+    SessionCore, StatusUpdate,
 };
 use pathosd::bgp::types::{Afi, Community, Prefix, RouteIntent};
 use pathosd::bgp::wire::{self, DecodeCtx, Message, PathAttr, SkipReason};
@@ -335,4 +336,33 @@ fn retry_jitter_stays_within_three_quarters_and_one() {
     }
     // Spread over the whole range, not one value.
     assert!(seen.len() >= 7, "{seen:?}");
+}
+
+/// RFC 4271 §10: a KEEPALIVE may leave anywhere in 0.75 .. 1.0 of the
+/// KeepaliveTimer; §4.4: never more often than once a second. The window
+/// the driver rides on other wake-ups with stays inside both.
+#[test]
+fn keepalive_window_is_three_quarters_to_one_and_never_under_a_second() {
+    let s = Duration::from_secs;
+    // Hold time 90 s: keepalive 30 s, window 22.5 .. 30 s.
+    assert_eq!(
+        keepalive_window(s(30)),
+        (Duration::from_millis(22_500), s(30))
+    );
+    // Hold time 6 s: keepalive 2 s, window 1.5 .. 2 s.
+    assert_eq!(keepalive_window(s(2)), (Duration::from_millis(1_500), s(2)));
+    // 4/3 s would allow 1 s exactly: the §4.4 floor.
+    assert_eq!(keepalive_window(Duration::from_millis(1_333)).0, s(1));
+    // Hold time 3 s: keepalive 1 s, 0.75 s would break §4.4: no window.
+    assert_eq!(keepalive_window(s(1)), (s(1), s(1)));
+    for ms in (1_000..=120_000).step_by(997) {
+        let d = Duration::from_millis(ms);
+        let (earliest, latest) = keepalive_window(d);
+        assert_eq!(latest, d);
+        assert!(
+            earliest >= s(1) && earliest <= latest,
+            "{d:?}: {earliest:?}"
+        );
+        assert!(earliest >= d * 3 / 4, "{d:?}: {earliest:?}");
+    }
 }

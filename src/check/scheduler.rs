@@ -204,6 +204,20 @@ pub fn build(vip: &Vip, ids: &[CheckId]) -> Result<Vec<CheckLoop>, String> {
         .collect()
 }
 
+/// How late a check's tick may start: 1/8 of its interval, at most
+/// [`MAX_TICK_SLACK`]. Why: each wake-up of the daemon's thread costs more
+/// than a loopback probe (async-io's thread wakes this one: four context
+/// switches), and ticks that may end later share more wake-ups; with 100
+/// tcp checks at 1 s spread by the splay over 500 ms, about 5 wake-ups a
+/// second instead of 10 (1/16, at most 50 ms, the runtime's default):
+/// 18 % less CPU, measured. The grid itself does not move.
+fn tick_slack(interval: Duration) -> Duration {
+    (interval / 8).min(MAX_TICK_SLACK)
+}
+
+/// The most a tick starts late: well below any interval one would use.
+const MAX_TICK_SLACK: Duration = Duration::from_millis(125);
+
 /// Runs one check until the receiver of `tx` (an unbounded channel) is
 /// dropped (or the task is):
 /// the first probe at once, then every interval (offset by the splay), and
@@ -225,7 +239,7 @@ pub fn run_check_loop(
         loop {
             let trigger = async { Some(triggers.next().await) };
             let tick = async {
-                crate::rt::sleep_until(start + due).await;
+                crate::rt::sleep_with_slack(start + due, tick_slack(c.interval())).await;
                 None
             };
             let trigger = trigger.or(tick).await;
@@ -256,6 +270,14 @@ mod tests {
     use super::*;
 
     const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    #[test]
+    fn tick_slack_is_an_eighth_of_the_interval_at_most_125ms() {
+        assert_eq!(tick_slack(MS(1000)), MS(125));
+        assert_eq!(tick_slack(MS(400)), MS(50));
+        assert_eq!(tick_slack(Duration::from_secs(60)), MS(125));
+        assert_eq!(tick_slack(MS(1)), Duration::from_micros(125));
+    }
 
     #[test]
     fn splay_is_deterministic_small_and_spread() {

@@ -20,7 +20,9 @@
 //!   logged. Every MD5 key is set on the listener before the first accept;
 //!   when a key cannot be set, that peer does not run at all.
 //! * **Timers** of the FSM become deadlines; ConnectRetryTimer and
-//!   IdleHoldTimer get RFC 4271 §10 jitter.
+//!   IdleHoldTimer get RFC 4271 §10 jitter; the KeepaliveTimer a window
+//!   in the same 0.75–1.0 range whose end is the first wake-up of the
+//!   thread in it (`bgp::session::keepalive_window`).
 //! * **Graceful stop** ([`SpeakerHandle::shutdown`]): withdraw every route,
 //!   wait the drain time, then NOTIFICATION Cease / Administrative Shutdown
 //!   with the message, then close.

@@ -28,7 +28,9 @@ use super::codec::{self, Kind};
 use super::net::{self, SetupError};
 use super::{Control, PeerEvent, PeerSettings, SessionReport, WRITE_TIMEOUT};
 use crate::bgp::fsm::{Action, ConnectionOrigin, DownReason, Event, Fsm, State, Timer, Timestamp};
-use crate::bgp::session::{on_candidate_open, on_inbound, Collision, Inbound, SessionCore};
+use crate::bgp::session::{
+    keepalive_window, on_candidate_open, on_inbound, Collision, Inbound, SessionCore,
+};
 use crate::bgp::types::Afi;
 
 /// Reads per wake-up; a message is at most 4096 octets (RFC 4271 §4.1).
@@ -68,7 +70,9 @@ impl Conn {
 struct Session {
     fsm: Fsm,
     conn: Option<Conn>,
-    deadlines: [Option<Instant>; 4],
+    /// Per timer: (earliest, latest) it may fire; the same instant but
+    /// for the KeepaliveTimer (see `keepalive_window`).
+    deadlines: [Option<(Instant, Instant)>; 4],
     ctx: codec::Ctx,
 }
 
@@ -236,11 +240,13 @@ impl PeerTask {
                 if let Some(f) = self.connecting.as_mut() {
                     futs.push(Box::pin(async move { Wake::Connected(f.await) }));
                 }
-                if let Some(d) = deadline {
+                if let Some((earliest, latest)) = deadline {
                     futs.push(Box::pin(async move {
                         // The runtime's shared timer: no reactor timer set
-                        // and dropped per wake-up of this loop.
-                        crate::rt::sleep_until(d).await;
+                        // and dropped per wake-up of this loop; a KEEPALIVE
+                        // due within its window leaves at the thread's
+                        // first wake-up there.
+                        crate::rt::sleep_window(earliest, latest).await;
                         Wake::Timer
                     }));
                 }
@@ -329,14 +335,17 @@ impl PeerTask {
         }
     }
 
-    fn next_deadline(&self) -> Option<Instant> {
+    /// The earliest time any timer may fire and the earliest time one must.
+    fn next_deadline(&self) -> Option<(Instant, Instant)> {
         self.main
             .deadlines
             .iter()
             .chain(self.cand.iter().flat_map(|c| c.deadlines.iter()))
             .flatten()
-            .min()
-            .copied()
+            .fold(None, |acc, &(e, l)| match acc {
+                None => Some((e, l)),
+                Some((ae, al)) => Some((ae.min(e), al.min(l))),
+            })
     }
 
     async fn fire_timers(&mut self) {
@@ -346,7 +355,7 @@ impl PeerTask {
                 let due = self
                     .session(which)
                     .and_then(|s| s.deadlines[timer_index(t)])
-                    .is_some_and(|d| d <= now);
+                    .is_some_and(|(earliest, _)| earliest <= now);
                 if due {
                     if let Some(s) = self.session(which) {
                         s.deadlines[timer_index(t)] = None;
@@ -690,11 +699,18 @@ impl PeerTask {
                     .await;
                 }
                 Action::StartTimer(t, d) => {
-                    let d = match t {
-                        Timer::ConnectRetry | Timer::IdleHold => self.core.jitter(d),
-                        Timer::Hold | Timer::Keepalive => d,
+                    let (earliest, latest) = match t {
+                        Timer::ConnectRetry | Timer::IdleHold => {
+                            let d = self.core.jitter(d);
+                            (d, d)
+                        }
+                        Timer::Hold => (d, d),
+                        // RFC 4271 §10 jitter, taken where the thread is
+                        // awake anyway: see `keepalive_window`.
+                        Timer::Keepalive => keepalive_window(d),
                     };
-                    let at = Instant::now().checked_add(d);
+                    let now = Instant::now();
+                    let at = now.checked_add(earliest).zip(now.checked_add(latest));
                     if let Some(s) = self.session(which) {
                         s.deadlines[timer_index(t)] = at;
                     }

@@ -233,6 +233,81 @@ impl Connected {
             Connected::Waited(s) => Ok(s),
         }
     }
+
+    /// Ends a connection that carried no data with a reset (RST) instead
+    /// of a FIN, and keeps the socket for the next probe when it can.
+    ///
+    /// Why a reset, for a connect-only check: a FIN close is a four-segment
+    /// exchange, and on loopback the kernel runs the backend's side of it
+    /// in our close(2); then the prober's socket sits in TIME_WAIT for 60 s
+    /// (at 1,000 checks a second about 60,000 of them on the router). A
+    /// reset is one segment and leaves nothing behind. HAProxy's plain
+    /// `check` ends the same way (its outgoing connections are marked
+    /// "close hard if needed", `linger_risk`, in `tcp_connect_server`:
+    /// SYN, SYN-ACK, ACK, RST on the wire), and keepalived's TCP_CHECK set
+    /// `SO_LINGER` {1, 0} in `tcp_bind_connect` for years ("free the tcp
+    /// port after closing the socket descriptor"; newer releases linger
+    /// 5 s). Only for connections that sent nothing: a reset may discard
+    /// data still unsent, so probes that send (tcp `send`, http) close
+    /// normally.
+    ///
+    /// Why keep the socket: a connection made at once is reset with
+    /// connect(2) to `AF_UNSPEC` ([`crate::sys::tcp_disconnect`]), which
+    /// leaves a CLOSED, unbound socket that [`connect_tcp`] takes again:
+    /// no socket(2) and close(2) per probe (a file, an inode and a socket
+    /// allocated and freed: about a tenth of a loopback probe's CPU). At
+    /// most [`IDLE_SOCKETS`] wait per address family; any other is closed
+    /// with `SO_LINGER` {on, 0}, which resets the same way.
+    pub(crate) fn close_with_reset(self, ipv6: bool) {
+        match self {
+            Connected::Now(s) => {
+                let s = socket2::Socket::from(s);
+                if crate::sys::tcp_disconnect(&s).is_ok() {
+                    // Kept, or closed when dropped here (reset already).
+                    let _ = IDLE.try_with(|idle| {
+                        let mut idle = idle.borrow_mut();
+                        let idle = &mut idle[usize::from(ipv6)];
+                        if idle.len() < IDLE_SOCKETS {
+                            idle.push(s);
+                        }
+                    });
+                    return;
+                }
+                let _ = s.set_linger(Some(Duration::ZERO));
+            }
+            Connected::Waited(s) => {
+                let _ = socket2::SockRef::from(s.get_ref()).set_linger(Some(Duration::ZERO));
+            }
+        }
+    }
+}
+
+/// Idle probe sockets kept per address family (see
+/// [`Connected::close_with_reset`]): the daemon's thread runs one loopback
+/// connect at a time, so one would do; a few cover probes that overlap.
+const IDLE_SOCKETS: usize = 4;
+
+thread_local! {
+    /// CLOSED TCP sockets ready to connect again: IPv4, IPv6.
+    static IDLE: std::cell::RefCell<[Vec<socket2::Socket>; 2]> =
+        const { std::cell::RefCell::new([Vec::new(), Vec::new()]) };
+}
+
+/// A socket for a connection to `addr`: an idle one, or a new one.
+fn probe_socket(addr: SocketAddr) -> io::Result<socket2::Socket> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let idle = IDLE
+        .try_with(|idle| idle.borrow_mut()[usize::from(addr.is_ipv6())].pop())
+        .ok()
+        .flatten();
+    match idle {
+        Some(s) => Ok(s),
+        None => Socket::new(
+            Domain::for_address(addr),
+            Type::STREAM.nonblocking(),
+            Some(Protocol::TCP),
+        ),
+    }
 }
 
 /// Connects to `addr` (a non-blocking connect(2)), with as little reactor
@@ -248,14 +323,10 @@ impl Connected {
 /// it says EALREADY (the SYN is still out, as to any remote backend) does
 /// the socket go on the reactor and wait to become writable, as
 /// `Async::<TcpStream>::connect` does. What the backend sees is the same:
-/// one handshake, and a normal close when the stream is dropped.
+/// one handshake, and a normal close when the stream is dropped (or a
+/// reset, [`Connected::close_with_reset`]).
 pub(crate) async fn connect_tcp(addr: SocketAddr) -> io::Result<Connected> {
-    use socket2::{Domain, Protocol, Socket, Type};
-    let sock = Socket::new(
-        Domain::for_address(addr),
-        Type::STREAM.nonblocking(),
-        Some(Protocol::TCP),
-    )?;
+    let sock = probe_socket(addr)?;
     let addr = socket2::SockAddr::from(addr);
     match sock.connect(&addr) {
         Ok(()) => return Ok(Connected::Now(sock.into())),
@@ -300,6 +371,49 @@ mod tests {
         // A normal close: the backend reads end of stream, not a reset.
         let mut buf = [0u8; 8];
         assert_eq!(accepted.read(&mut buf).expect("read after close"), 0);
+    }
+
+    /// A connect-only probe's connection is reset and its socket kept: the
+    /// next connect takes it (no new socket), and the backend sees two
+    /// connections, each reset, never a FIN.
+    #[test]
+    fn reset_connection_leaves_its_socket_for_the_next() {
+        use std::os::fd::AsRawFd;
+        let l = TcpListener::bind("127.203.11.4:0").expect("bind");
+        let addr = l.local_addr().expect("addr");
+        let idle = || {
+            IDLE.with(|i| {
+                i.borrow()[0]
+                    .iter()
+                    .map(|s| s.as_raw_fd())
+                    .collect::<Vec<_>>()
+            })
+        };
+        let (first, second) = crate::rt::block_on(async {
+            let a = connect_tcp(addr).await.expect("connect");
+            let Connected::Now(s) = &a else {
+                panic!("waited on the reactor")
+            };
+            let fd = s.as_raw_fd();
+            a.close_with_reset(false);
+            assert!(idle().contains(&fd), "{fd} not kept: {:?}", idle());
+            let b = connect_tcp(addr).await.expect("connect again");
+            let Connected::Now(s) = &b else {
+                panic!("waited on the reactor")
+            };
+            let fd2 = s.as_raw_fd();
+            b.close_with_reset(false);
+            (fd, fd2)
+        });
+        assert_eq!(first, second, "a new socket instead of the idle one");
+        for _ in 0..2 {
+            let (mut accepted, _) = l.accept().expect("accept");
+            let got = accepted.read(&mut [0u8; 8]);
+            assert!(
+                matches!(&got, Err(e) if e.kind() == io::ErrorKind::ConnectionReset),
+                "{got:?}"
+            );
+        }
     }
 
     /// A refused connect is an error at once (the RST came during connect).

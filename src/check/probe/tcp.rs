@@ -15,12 +15,17 @@ pub(crate) struct TcpProbe {
     target: HostPort,
     send: Option<String>,
     expect: Option<String>,
+    /// The address's text when the target is an address (the common case):
+    /// no address formatting per probe run (formatting it twice was 2-3 %
+    /// of the CPU of 100 tcp VIPs).
+    literal: Option<Box<str>>,
 }
 
 impl TcpProbe {
     /// `target`: `c`'s, as validation resolved it.
     pub fn new(c: &TcpCheck, target: &HostPort) -> TcpProbe {
         TcpProbe {
+            literal: target.addr().map(|a| a.to_string().into_boxed_str()),
             target: target.clone(),
             send: c.send.clone(),
             expect: c.expect.clone().filter(|e| !e.is_empty()),
@@ -41,11 +46,19 @@ impl TcpProbe {
             Err(e) => return CheckResult::fail(format!("connect {addr}: {}", io_msg(&e))),
         };
         if self.send.is_none() && self.expect.is_none() {
-            // Connect only: the connection closes here, never having been
-            // on the reactor when the handshake ended at once.
-            drop(conn);
-            return CheckResult::pass(format!("connect {addr}: connection accepted"))
-                .with("address", addr.to_string());
+            // Connect only: the connection ends here with a reset (no FIN
+            // exchange, no TIME_WAIT; see `close_with_reset`), never
+            // having been on the reactor when the handshake ended at once.
+            conn.close_with_reset(addr.is_ipv6());
+            let text = match &self.literal {
+                Some(t) => std::borrow::Cow::Borrowed(&**t),
+                None => std::borrow::Cow::Owned(addr.to_string()),
+            };
+            let mut detail = String::with_capacity(text.len() + 30);
+            detail.push_str("connect ");
+            detail.push_str(&text);
+            detail.push_str(": connection accepted");
+            return CheckResult::pass(detail).with("address", text.into_owned());
         }
         let mut s = match conn.into_async() {
             Ok(s) => s,

@@ -499,6 +499,29 @@ impl SessionCore {
     }
 }
 
+/// When a due KEEPALIVE may leave after a KeepaliveTimer of `d` starts:
+/// (earliest, latest), as offsets from the start. The driver sends it at
+/// the first wake-up of its thread inside the window, and at `latest` if
+/// nothing woke the thread before, so a KEEPALIVE rides on a wake-up the
+/// daemon has anyway (a probe's) instead of waking it alone.
+///
+/// RFC 4271 §10: "jitter SHOULD be applied to the timers associated with
+/// MinASOriginationIntervalTimer, KeepaliveTimer, ..." and "The suggested
+/// default amount of jitter SHALL be determined by multiplying the base
+/// value of the appropriate timer by a random factor, which is uniformly
+/// distributed in the range from 0.75 to 1.0." Here the factor is wherever
+/// in 0.75 .. 1.0 the thread happens to be awake: not uniform, but never
+/// outside the range (and the thread's other wake-ups are spread, so
+/// neither are the KEEPALIVEs).
+///
+/// RFC 4271 §4.4: "KEEPALIVE messages MUST NOT be sent more frequently
+/// than one per second": the window never opens before 1 s. So with a
+/// keepalive of 1 s (hold time 3 s) it is empty: 1 s, as before.
+pub fn keepalive_window(d: Duration) -> (Duration, Duration) {
+    let earliest = (d.saturating_mul(3) / 4).max(Duration::from_secs(1)).min(d);
+    (earliest, d)
+}
+
 // ---- connection collisions (RFC 4271 §6.8) --------------------------------
 
 /// What to do with an inbound connection from the peer's address.
