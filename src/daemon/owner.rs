@@ -893,7 +893,7 @@ impl Owner {
                         .last_transition()
                         .map(|(t, r)| (to_sys(*t), r.to_string())),
                     transitions: v.transitions,
-                    checks_policy: config.checks_policy.clone(),
+                    checks_policy: config.checks_policy.to_string(),
                     // From the newest guarded result; false until one arrives.
                     local_address_assigned: config.require_local_address.then(|| {
                         v.checks
