@@ -271,7 +271,7 @@ fn new_slot(
         transitions: [0; 3],
         combiner: (!names.is_empty())
             .then(|| Box::new(Combiner::new(v.checks_expr.clone(), names))),
-        machine: VipMachine::new(VipPolicy::from_config(v, intents), now),
+        machine: VipMachine::new(VipPolicy::shared(v, intents), now),
     })
 }
 
@@ -367,7 +367,7 @@ impl Engine {
                     slot.retune(v);
                     let t = slot
                         .machine
-                        .set_policy(VipPolicy::from_config(v, &mut self.intents), now);
+                        .set_policy(VipPolicy::shared(v, &mut self.intents), now);
                     // The drain file is polled from the new config only: one
                     // no longer configured no longer drains.
                     let t = match t {
