@@ -226,7 +226,7 @@ config_struct! {
     /// One VIP prefix with its checks and policy.
     pub struct Vip {
         /// Unique name; used in the API path, metrics and ubus.
-        name: String = String::new(),
+        name: std::sync::Arc<str> = std::sync::Arc::from(""),
         /// The prefix announced, IPv4 or IPv6, any length.
         prefix: Prefix = Prefix::host(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
         /// Announce for as long as the daemon lives, with no checks.

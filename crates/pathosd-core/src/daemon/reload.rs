@@ -186,11 +186,11 @@ pub(crate) fn diff_vips(old: &[Vip], new: &[Vip]) -> Vec<(String, VipChange)> {
             None => VipChange::Added,
             Some(o) => vip_change(o, v),
         };
-        out.push((v.name.clone(), c));
+        out.push((v.name.to_string(), c));
     }
     for o in old {
         if !new.iter().any(|v| v.name == o.name) {
-            out.push((o.name.clone(), VipChange::Removed));
+            out.push((o.name.to_string(), VipChange::Removed));
         }
     }
     out

@@ -634,6 +634,15 @@ fn always_vips_share_their_intents_and_have_no_combiner() {
     ));
     // So is the whole policy: one for both.
     assert!(std::ptr::eq(sa.machine.policy(), sb.machine.policy()));
+    // The slot's name is the config's, not a copy.
+    let vips = [vip(
+        json!({"name": "c", "prefix": "10.0.0.3/32", "always": true}),
+    )];
+    let (e, _) = Engine::new(&vips, t0());
+    assert!(std::sync::Arc::ptr_eq(
+        &e.vip("c").unwrap().name,
+        &vips[0].name
+    ));
     // A checked VIP has its combiner.
     let (e, _) = new_engine(&[(two_checks("withdraw"), Expr::All)], t0());
     assert!(e.vip("web").unwrap().combiner.is_some());
