@@ -89,6 +89,54 @@ impl RibOut {
         }
     }
 
+    /// Applies a batch of route changes in order, as
+    /// [`RibOut::set_desired_shared`] one by one, and calls `changed` with
+    /// each prefix whose desired route changed and its new route (a prefix set and then removed
+    /// by the same batch may be reported, as one by one). Into an empty table
+    /// (the start, a new session's first batch) the table is built in bulk:
+    /// B-tree nodes filled one route after the other in prefix order are left
+    /// about half full when they split, ≈ 53 bytes a route against ≈ 28 in
+    /// full nodes (10,000 routes, issue 11).
+    pub fn set_desired_batch(
+        &mut self,
+        batch: impl IntoIterator<Item = (Prefix, Option<Arc<RouteIntent>>)>,
+        mut changed: impl FnMut(Prefix, Option<&Arc<RouteIntent>>),
+    ) {
+        if !self.desired.is_empty() {
+            for (prefix, intent) in batch {
+                if self.set_desired_shared(prefix, intent.clone()) {
+                    changed(prefix, intent.as_ref());
+                }
+            }
+            return;
+        }
+        let mut all: Vec<(Prefix, Option<Arc<RouteIntent>>)> = batch.into_iter().collect();
+        // Stable: the changes of a prefix given twice stay in batch order.
+        all.sort_by_key(|(p, _)| *p);
+        // The last change of each prefix is the one kept (`dedup_by` keeps
+        // the first of a run, so the later one is moved into it).
+        all.dedup_by(|later, first| {
+            if later.0 != first.0 {
+                return false;
+            }
+            std::mem::swap(later, first);
+            true
+        });
+        // Into an empty table only what is set is a change.
+        all.retain(|(p, intent)| {
+            if intent.is_some() {
+                changed(*p, intent.as_ref());
+            }
+            intent.is_some()
+        });
+        // Sorted and unique: `collect` builds full nodes in one pass, and
+        // the vector's buffer is reused for the pairs it sorts first.
+        self.desired = all
+            .into_iter()
+            .filter_map(|(p, intent)| Some((p, intent?)))
+            .collect();
+    }
+
     pub fn desired(&self) -> &BTreeMap<Prefix, Arc<RouteIntent>> {
         &self.desired
     }
@@ -501,6 +549,84 @@ mod tests {
         }
         r.mark_initial_done();
         r
+    }
+
+    /// A batch into an empty table (built in bulk) and into a filled one
+    /// (one by one) leave the table a route at a time would, in prefix
+    /// order, and report each prefix that changed with its new route.
+    #[test]
+    fn a_batch_is_the_changes_one_by_one() {
+        let (a, pz) = (Arc::new(announced()), Arc::new(pessimized()));
+        let batch = |items: &[(&str, Option<&Arc<RouteIntent>>)]| -> Vec<_> {
+            items.iter().map(|(s, i)| (p(s), i.cloned())).collect()
+        };
+        // Out of order, a prefix replaced in the batch, one set and removed
+        // again, and the withdraw of a prefix the table never had.
+        let first = batch(&[
+            ("10.0.0.3/32", Some(&a)),
+            ("2001:db8::1/128", Some(&a)),
+            ("10.0.0.1/32", Some(&a)),
+            ("10.0.0.3/32", Some(&pz)),
+            ("10.0.0.2/32", Some(&a)),
+            ("10.0.0.2/32", None),
+            ("10.0.0.9/32", None),
+        ]);
+        let mut bulk = RibOut::new();
+        let mut changed = Vec::new();
+        bulk.set_desired_batch(first.clone(), |p, i| changed.push((p, i.cloned())));
+        let mut one = RibOut::new();
+        for (prefix, intent) in first {
+            one.set_desired_shared(prefix, intent);
+        }
+        assert_eq!(bulk, one);
+        let table: Vec<_> = bulk
+            .desired()
+            .iter()
+            .map(|(p, i)| (*p, (**i).clone()))
+            .collect();
+        assert_eq!(
+            table,
+            [
+                (p("10.0.0.1/32"), announced()),
+                (p("10.0.0.3/32"), pessimized()),
+                (p("2001:db8::1/128"), announced()),
+            ]
+        );
+        assert_eq!(
+            changed,
+            [
+                (p("10.0.0.1/32"), Some(a.clone())),
+                (p("10.0.0.3/32"), Some(pz.clone())),
+                (p("2001:db8::1/128"), Some(a.clone())),
+            ]
+        );
+        // Into a filled table: replace, withdraw, withdraw of an absent
+        // prefix (no change), the same route again (no change), a new one.
+        let second = batch(&[
+            ("10.0.0.1/32", Some(&pz)),
+            ("10.0.0.3/32", None),
+            ("10.0.0.7/32", None),
+            ("2001:db8::1/128", Some(&a)),
+            ("10.0.0.0/24", Some(&a)),
+        ]);
+        changed.clear();
+        bulk.set_desired_batch(second.clone(), |p, i| changed.push((p, i.cloned())));
+        for (prefix, intent) in second {
+            one.set_desired_shared(prefix, intent);
+        }
+        assert_eq!(bulk, one);
+        assert_eq!(
+            changed,
+            [
+                (p("10.0.0.1/32"), Some(pz.clone())),
+                (p("10.0.0.3/32"), None),
+                (p("10.0.0.0/24"), Some(a.clone())),
+            ]
+        );
+        assert_eq!(
+            bulk.desired().keys().copied().collect::<Vec<_>>(),
+            [p("10.0.0.0/24"), p("10.0.0.1/32"), p("2001:db8::1/128")]
+        );
     }
 
     #[test]
