@@ -160,6 +160,9 @@ pub fn main(args: Vec<OsString>) -> i32 {
             format,
             debug,
         } => {
+            // Before loading: the loader's large buffers are the first to
+            // be freed.
+            crate::sys::fix_mmap_threshold();
             let mut cfg = match config::load_config(&path, format) {
                 Ok(c) => c,
                 Err(errs) => {

@@ -243,6 +243,23 @@ fn setsockopt_raw(
     Ok(())
 }
 
+/// Keeps glibc's mmap threshold at its 128 KiB default. glibc raises it to
+/// the size of each large block freed (up to 32 MiB), so after the config
+/// loader freed its buffers every later large block (the route tables'
+/// builds, a session's first plan) came from the heap, and freeing them left
+/// holes RSS kept: 10,000 `always` VIPs ran with 6.2 MB anonymous memory
+/// instead of 4.7 (docs/performance.md, issue 11). Setting the threshold
+/// turns the adjustment off: large blocks are mapped and unmapped whole.
+/// musl, OpenWrt's libc, maps large blocks itself and has no mallopt.
+pub(crate) fn fix_mmap_threshold() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt takes no pointer and only sets a glibc malloc
+    // parameter; it is called before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
+}
+
 /// Gives the heap's free memory back to the system. glibc keeps what the
 /// config loader freed (≈ 10 MB after 10,000 VIPs in UCI, see
 /// docs/performance.md) as long as a later allocation sits above it; musl,

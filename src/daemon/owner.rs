@@ -17,6 +17,7 @@ use smol::Task;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 /// How `pathosd run` was invoked.
@@ -152,7 +153,8 @@ struct Owner {
     cfg: Resolved,
     engine: Engine,
     speaker: SpeakerHandle,
-    runtimes: BTreeMap<String, VipRuntime>,
+    /// By VIP name, the config's `Arc` (no copy per VIP).
+    runtimes: BTreeMap<Arc<str>, VipRuntime>,
     /// Where the check loops send their results.
     result_tx: Sender<CheckRun>,
     ubus: Option<crate::ubus::UbusHandle>,
@@ -578,9 +580,9 @@ impl Owner {
         });
         let drain = self
             .runtimes
-            .get(&slot.name)
+            .get(&*slot.name)
             .and_then(|rt| rt.drain_file.clone())
-            .map(|f| (slot.name.clone(), f));
+            .map(|f| (slot.name.to_string(), f));
         let outs = self.engine.handle(Input::Result(r), now);
         self.apply(outs);
         if let Some((id, c, vip, check, result)) = tagged {
@@ -687,7 +689,7 @@ impl Owner {
                 v.policy
                     .lower_priority_file
                     .as_ref()
-                    .map(|f| (v.name.clone(), f.clone()))
+                    .map(|f| (v.name.to_string(), f.clone()))
             })
             .collect();
         for (vip, path) in files {
@@ -752,7 +754,8 @@ impl Owner {
     /// waits on a trigger, so reads are answered while checks run.
     fn trigger(&mut self, vip: String, check: Option<String>, reply: TriggerReply, now: Instant) {
         // Checks whose loops run (none when they could not start).
-        let selected: Vec<CheckId> = match (self.engine.vip(&vip), self.runtimes.get(&vip)) {
+        let selected: Vec<CheckId> = match (self.engine.vip(&vip), self.runtimes.get(vip.as_str()))
+        {
             (Some(slot), Some(_)) => slot
                 .checks
                 .iter()
@@ -843,7 +846,7 @@ impl Owner {
             .cfg
             .vips
             .iter()
-            .find(|v| v.name == vip)
+            .find(|v| &*v.name == vip)
             .map_or(&all, |v| &v.checks_expr);
         // Checks that did not run count as failed in the combined result.
         let combined = policy::eval(expr, &names, &|n| {
@@ -865,17 +868,16 @@ impl Owner {
     fn snapshot(&mut self, now: Instant) -> Snapshot {
         let to_sys = |t: Instant| self.wall_time(t);
         // The engine keeps no copy of the config: the owner's is the one.
-        let configs: BTreeMap<&str, &Vip> =
-            self.cfg.vips.iter().map(|v| (v.name.as_str(), v)).collect();
+        let configs: BTreeMap<&str, &Vip> = self.cfg.vips.iter().map(|v| (&*v.name, v)).collect();
         let vips = self
             .engine
             .vips()
             .iter()
-            .filter_map(|v| Some((v, *configs.get(v.name.as_str())?)))
+            .filter_map(|v| Some((v, *configs.get(&*v.name)?)))
             .map(|(v, config)| {
                 let intent = v.machine.intent();
                 VipView {
-                    name: v.name.clone(),
+                    name: v.name.to_string(),
                     prefix: v.prefix.to_string(),
                     state: v.machine.state().as_str(),
                     healthy: v.machine.healthy(),
@@ -895,7 +897,7 @@ impl Owner {
                         .last_transition()
                         .map(|(t, r)| (to_sys(*t), r.to_string())),
                     transitions: v.transitions,
-                    checks_policy: config.checks_policy.clone(),
+                    checks_policy: config.checks_policy.to_string(),
                     // From the newest guarded result; false until one arrives.
                     local_address_assigned: config.require_local_address.then(|| {
                         v.checks
@@ -984,7 +986,7 @@ impl Owner {
         // checks ask the new loops; the others end with what they have.
         let mut reask = Vec::new();
         for v in &new.vips {
-            let old = self.runtimes.remove(&v.name);
+            let old = self.runtimes.remove(&*v.name);
             let ids = check_ids(&self.engine, &v.name);
             let rt = match (plan.vip(&v.name), old) {
                 (VipChange::Unchanged | VipChange::Kept { timing: false, .. }, Some(rt)) => {
@@ -1017,9 +1019,9 @@ impl Owner {
             }
         }
         self.runtimes
-            .retain(|name, _| new.vips.iter().any(|v| &v.name == name));
+            .retain(|name, _| new.vips.iter().any(|v| v.name == *name));
         for v in &new.vips {
-            if let Some(rt) = self.runtimes.get_mut(&v.name) {
+            if let Some(rt) = self.runtimes.get_mut(&*v.name) {
                 rt.drain_file = v.policy.lower_priority_file.clone();
             }
         }
@@ -1032,7 +1034,7 @@ impl Owner {
                 if let Some(done) = self.triggers.abandon(&vip) {
                     self.answer(&vip, done);
                 }
-            } else if reask.contains(&vip) {
+            } else if reask.iter().any(|r| **r == *vip) {
                 if let Some((id, pending)) = self.triggers.pending(&vip) {
                     let pending = pending.to_vec();
                     self.ask_loops(&vip, id, &pending);

@@ -358,11 +358,26 @@ impl SpeakerHandle {
     pub fn set_routes(&mut self, routes: impl IntoIterator<Item = (Prefix, Option<RouteIntent>)>) {
         let batch: Vec<(Prefix, Option<Arc<RouteIntent>>)> = {
             let owner = &mut self.owner;
-            let batch = routes
+            let intents = &mut owner.intents;
+            let routes = routes
                 .into_iter()
-                .map(|(prefix, intent)| (prefix, intent.map(|i| owner.intents.share(i))))
-                .filter(|(prefix, intent)| owner.rib.set_desired_shared(*prefix, intent.clone()))
-                .collect();
+                .map(|(prefix, intent)| (prefix, intent.map(|i| intents.share(i))));
+            let mut batch = Vec::new();
+            let first = owner.rib.desired().is_empty();
+            owner.rib.set_desired_batch(routes, |p, i| {
+                if !first {
+                    batch.push((p, i.cloned()));
+                }
+            });
+            if first {
+                // The whole table: sized once, not grown by doubling.
+                batch = owner
+                    .rib
+                    .desired()
+                    .iter()
+                    .map(|(p, i)| (*p, Some(i.clone())))
+                    .collect();
+            }
             owner.intents.prune();
             batch
         };

@@ -89,6 +89,50 @@ impl RibOut {
         }
     }
 
+    /// Applies a batch of route changes in order, as
+    /// [`RibOut::set_desired_shared`] one by one, and calls `changed` with
+    /// each prefix whose desired route changed and its new route. Into an
+    /// empty table (the start, a new session's first batch) a batch of
+    /// announcements only is built in bulk: B-tree nodes filled one route
+    /// after the other in prefix order are left about half full when they
+    /// split, ≈ 53 bytes a route against ≈ 28 in full nodes (10,000 routes:
+    /// 0.5 MB less anonymous memory for the owner's and the session's
+    /// tables, issue 11).
+    pub fn set_desired_batch(
+        &mut self,
+        batch: impl IntoIterator<Item = (Prefix, Option<Arc<RouteIntent>>)>,
+        mut changed: impl FnMut(Prefix, Option<&Arc<RouteIntent>>),
+    ) {
+        if !self.desired.is_empty() {
+            for (prefix, intent) in batch {
+                if self.set_desired_shared(prefix, intent.clone()) {
+                    changed(prefix, intent.as_ref());
+                }
+            }
+            return;
+        }
+        let all: Vec<(Prefix, Option<Arc<RouteIntent>>)> = batch.into_iter().collect();
+        if all.iter().any(|(_, intent)| intent.is_none()) {
+            // A withdraw in the batch: one by one (rare into an empty table).
+            for (prefix, intent) in all {
+                if self.set_desired_shared(prefix, intent.clone()) {
+                    changed(prefix, intent.as_ref());
+                }
+            }
+            return;
+        }
+        // Only announcements: `collect` sorts them (stable), keeps the last
+        // of a prefix given twice, as one by one would, and builds full
+        // nodes in one pass, reusing the vector's buffer for the pairs.
+        self.desired = all
+            .into_iter()
+            .filter_map(|(p, intent)| Some((p, intent?)))
+            .collect();
+        for (p, intent) in &self.desired {
+            changed(*p, Some(intent));
+        }
+    }
+
     pub fn desired(&self) -> &BTreeMap<Prefix, Arc<RouteIntent>> {
         &self.desired
     }
@@ -501,6 +545,105 @@ mod tests {
         }
         r.mark_initial_done();
         r
+    }
+
+    /// A batch into an empty table (built in bulk) and into a filled one
+    /// (one by one) leave the table a route at a time would, in prefix
+    /// order, and report each prefix that changed with its new route.
+    #[test]
+    fn a_batch_is_the_changes_one_by_one() {
+        let (a, pz) = (Arc::new(announced()), Arc::new(pessimized()));
+        let batch = |items: &[(&str, Option<&Arc<RouteIntent>>)]| -> Vec<_> {
+            items.iter().map(|(s, i)| (p(s), i.cloned())).collect()
+        };
+        // Out of order and a prefix replaced in the batch: built in bulk.
+        let first = batch(&[
+            ("10.0.0.3/32", Some(&a)),
+            ("2001:db8::1/128", Some(&a)),
+            ("10.0.0.1/32", Some(&a)),
+            ("10.0.0.3/32", Some(&pz)),
+        ]);
+        let mut bulk = RibOut::new();
+        let mut changed = Vec::new();
+        bulk.set_desired_batch(first.clone(), |p, i| changed.push((p, i.cloned())));
+        let mut one = RibOut::new();
+        for (prefix, intent) in first {
+            one.set_desired_shared(prefix, intent);
+        }
+        assert_eq!(bulk, one);
+        let table: Vec<_> = bulk
+            .desired()
+            .iter()
+            .map(|(p, i)| (*p, (**i).clone()))
+            .collect();
+        assert_eq!(
+            table,
+            [
+                (p("10.0.0.1/32"), announced()),
+                (p("10.0.0.3/32"), pessimized()),
+                (p("2001:db8::1/128"), announced()),
+            ]
+        );
+        assert_eq!(
+            changed,
+            [
+                (p("10.0.0.1/32"), Some(a.clone())),
+                (p("10.0.0.3/32"), Some(pz.clone())),
+                (p("2001:db8::1/128"), Some(a.clone())),
+            ]
+        );
+        // Into an empty table with withdraws (one set and removed again, one
+        // the table never had): one by one.
+        let mut empty = RibOut::new();
+        changed.clear();
+        empty.set_desired_batch(
+            batch(&[
+                ("10.0.0.2/32", Some(&a)),
+                ("10.0.0.2/32", None),
+                ("10.0.0.9/32", None),
+                ("10.0.0.4/32", Some(&pz)),
+            ]),
+            |p, i| changed.push((p, i.cloned())),
+        );
+        assert_eq!(
+            changed,
+            [
+                (p("10.0.0.2/32"), Some(a.clone())),
+                (p("10.0.0.2/32"), None),
+                (p("10.0.0.4/32"), Some(pz.clone())),
+            ]
+        );
+        assert_eq!(
+            empty.desired().keys().copied().collect::<Vec<_>>(),
+            [p("10.0.0.4/32")]
+        );
+        // Into a filled table: replace, withdraw, withdraw of an absent
+        // prefix (no change), the same route again (no change), a new one.
+        let second = batch(&[
+            ("10.0.0.1/32", Some(&pz)),
+            ("10.0.0.3/32", None),
+            ("10.0.0.7/32", None),
+            ("2001:db8::1/128", Some(&a)),
+            ("10.0.0.0/24", Some(&a)),
+        ]);
+        changed.clear();
+        bulk.set_desired_batch(second.clone(), |p, i| changed.push((p, i.cloned())));
+        for (prefix, intent) in second {
+            one.set_desired_shared(prefix, intent);
+        }
+        assert_eq!(bulk, one);
+        assert_eq!(
+            changed,
+            [
+                (p("10.0.0.1/32"), Some(pz.clone())),
+                (p("10.0.0.3/32"), None),
+                (p("10.0.0.0/24"), Some(a.clone())),
+            ]
+        );
+        assert_eq!(
+            bulk.desired().keys().copied().collect::<Vec<_>>(),
+            [p("10.0.0.0/24"), p("10.0.0.1/32"), p("2001:db8::1/128")]
+        );
     }
 
     #[test]

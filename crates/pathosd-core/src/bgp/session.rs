@@ -250,11 +250,13 @@ impl SessionCore {
     /// A batch of route changes from the owner.
     pub fn on_routes(&mut self, batch: &[(Prefix, Option<Arc<RouteIntent>>)]) {
         let established = self.adj.is_established();
-        for (prefix, intent) in batch {
-            if self.rib.set_desired_shared(*prefix, intent.clone()) && established {
-                self.dirty.insert(*prefix);
-            }
-        }
+        let dirty = &mut self.dirty;
+        self.rib
+            .set_desired_batch(batch.iter().map(|(p, i)| (*p, i.clone())), |prefix, _| {
+                if established {
+                    dirty.insert(prefix);
+                }
+            });
     }
 
     /// The owner's first evaluation of every VIP is in.

@@ -4,6 +4,7 @@
 //! comment must resolve too, and values are inserted verbatim (no quoting).
 
 use super::field::{ConfigError, QUOTE_MAX};
+use std::borrow::Cow;
 
 /// Most missing variable names one error lists (a file of a million
 /// distinct placeholders must not make a megabyte error line).
@@ -15,11 +16,17 @@ pub(crate) const MAX_MISSING_LISTED: usize = 10;
 /// MAX_MISSING_LISTED, and how many more). The result may not grow beyond
 /// `max_len` bytes: each variable can hold up to 128 KiB, so a few thousand
 /// placeholders could otherwise expand a small file to gigabytes.
-pub fn expand(
-    raw: &str,
+pub fn expand<'a>(
+    raw: &'a str,
     lookup: &dyn Fn(&str) -> Option<String>,
     max_len: usize,
-) -> Result<String, ConfigError> {
+) -> Result<Cow<'a, str>, ConfigError> {
+    // Without a placeholder (nor a `%%{`, which holds one) the text is its
+    // own expansion: no copy of the file (0.7 MB at 10,000 VIPs, alive
+    // beside the text while it is parsed; issue 11).
+    if !raw.contains("%{") && raw.len() <= max_len {
+        return Ok(Cow::Borrowed(raw));
+    }
     let mut out = String::with_capacity(raw.len().min(max_len));
     let mut missing: Vec<String> = Vec::new();
     let mut rest = raw;
@@ -58,7 +65,7 @@ pub fn expand(
         return if out.len() > max_len {
             Err(too_long())
         } else {
-            Ok(out)
+            Ok(Cow::Owned(out))
         };
     }
     missing.sort();
@@ -119,9 +126,24 @@ mod tests {
         }
     }
 
+    /// A text without a placeholder is not copied; one with a placeholder
+    /// or an escaped one is, and the size limit holds either way.
+    #[test]
+    fn a_text_without_placeholders_is_borrowed() {
+        for s in ["a % b {x} 100%", "", "%", "{%}"] {
+            assert!(
+                matches!(expand(s, &env, 1 << 20), Ok(Cow::Borrowed(t)) if t == s),
+                "{s}"
+            );
+        }
+        assert!(matches!(expand("%{IP}", &env, 1 << 20), Ok(Cow::Owned(t)) if t == "10.0.0.1"));
+        assert!(matches!(expand("%%{IP}", &env, 1 << 20), Ok(Cow::Owned(t)) if t == "%{IP}"));
+        assert!(expand("abcdef", &env, 5).is_err());
+    }
+
     #[test]
     fn expands_and_escapes() {
-        let x = |s: &str| expand(s, &env, 1 << 20).unwrap();
+        let x = |s: &str| expand(s, &env, 1 << 20).unwrap().into_owned();
         assert_eq!(x("a %{IP} b"), "a 10.0.0.1 b");
         assert_eq!(x("%{IP}%{IP}"), "10.0.0.110.0.0.1");
         assert_eq!(x("[%{EMPTY}]"), "[]");

@@ -232,6 +232,24 @@ impl Field for String {
     }
 }
 
+/// A shared string (a VIP's name, which the engine's slot shares): the
+/// JSON and the schema are a string's.
+impl Field for std::sync::Arc<str> {
+    fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
+        match v {
+            Value::String(s) => Some(std::sync::Arc::from(s.as_str())),
+            _ => type_error(v, path, errs, "a string"),
+        }
+    }
+    fn encode(&self) -> Value {
+        json!(&**self)
+    }
+    #[cfg(any(test, feature = "json-schema"))]
+    fn schema() -> Value {
+        json!({"type": "string"})
+    }
+}
+
 impl Field for IpAddr {
     fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
         match v {

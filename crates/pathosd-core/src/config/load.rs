@@ -75,7 +75,14 @@ pub fn load_config(path: &Path, format: Option<Format>) -> Result<Resolved, Vec<
 fn read_bounded(path: &Path) -> Result<String, String> {
     use std::io::Read;
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut buf = Vec::new();
+    // Room for the file as it is now (plus the byte that tells it grew past
+    // the cap), not grown by doubling: a 0.77 MB file held 1 MB.
+    let size = file
+        .metadata()
+        .ok()
+        .and_then(|m| usize::try_from(m.len()).ok())
+        .unwrap_or(0);
+    let mut buf = Vec::with_capacity(size.min(MAX_FILE_BYTES).saturating_add(1));
     let limit = u64::try_from(MAX_FILE_BYTES).unwrap_or(u64::MAX);
     file.take(limit.saturating_add(1))
         .read_to_end(&mut buf)

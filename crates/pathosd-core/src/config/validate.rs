@@ -713,7 +713,7 @@ fn vips(c: &Config, errs: &mut Errors) {
         let p = format!("vips[{i}]");
         object_name(&join(&p, "name"), &v.name, errs);
         if !v.name.is_empty() {
-            match names.get(v.name.as_str()) {
+            match names.get(&*v.name) {
                 Some(first) => errs.push(
                     join(&p, "name"),
                     format!("duplicate VIP name {} (also vips[{first}])", quote(&v.name)),

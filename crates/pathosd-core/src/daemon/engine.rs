@@ -173,7 +173,8 @@ pub fn duration_buckets(timeout: Duration) -> [f64; BUCKETS] {
 /// One VIP inside the engine.
 #[derive(Debug, Clone)]
 pub struct VipSlot {
-    pub name: String,
+    /// The config's name, shared (not a copy per VIP).
+    pub name: std::sync::Arc<str>,
     pub prefix: Prefix,
     pub machine: VipMachine,
     /// The checks_policy over the checks' health; None for a VIP without
@@ -271,7 +272,7 @@ fn new_slot(
         transitions: [0; 3],
         combiner: (!names.is_empty())
             .then(|| Box::new(Combiner::new(v.checks_expr.clone(), names))),
-        machine: VipMachine::new(VipPolicy::from_config(v, intents), now),
+        machine: VipMachine::new(VipPolicy::shared(v, intents), now),
     })
 }
 
@@ -340,7 +341,7 @@ impl Engine {
         let retire = |s: VipSlot, reason: &str, out: &mut Vec<Output>| {
             if s.machine.state() != VipState::Withdrawn {
                 out.push(Output::VipTransition {
-                    vip: s.name.clone(),
+                    vip: s.name.to_string(),
                     prefix: s.prefix,
                     from: s.machine.state(),
                     to: VipState::Withdrawn,
@@ -357,17 +358,21 @@ impl Engine {
             let pos = old.iter().position(|s| s.name == v.name);
             match (plan.vip(&v.name), pos) {
                 (VipChange::Unchanged, Some(pos)) => {
-                    self.vips.push(old.remove(pos));
+                    let mut slot = old.remove(pos);
+                    // Share the new config's name: the old one goes with it.
+                    slot.name = v.name.clone();
+                    self.vips.push(slot);
                     continue;
                 }
                 (VipChange::Kept { .. }, Some(pos)) => {
                     let mut slot = old.remove(pos);
+                    slot.name = v.name.clone();
                     let i = self.vips.len();
                     let before = slot.machine.intent().cloned();
                     slot.retune(v);
                     let t = slot
                         .machine
-                        .set_policy(VipPolicy::from_config(v, &mut self.intents), now);
+                        .set_policy(VipPolicy::shared(v, &mut self.intents), now);
                     // The drain file is polled from the new config only: one
                     // no longer configured no longer drains.
                     let t = match t {
@@ -517,7 +522,7 @@ impl Engine {
     fn index(&self, vip: &str) -> Option<usize> {
         let pos = self
             .by_name
-            .binary_search_by(|i| self.vips[*i as usize].name.as_str().cmp(vip))
+            .binary_search_by(|i| (*self.vips[*i as usize].name).cmp(vip))
             .ok()?;
         Some(self.by_name[pos] as usize)
     }
@@ -546,7 +551,7 @@ impl Engine {
             r.details.get("local_address_assigned") == Some(&serde_json::Value::Bool(false));
         if guard_failed && (c.hysteresis.healthy() || !c.hysteresis.reported()) {
             out.push(Output::LocalAddressMissing {
-                vip: slot.name.clone(),
+                vip: slot.name.to_string(),
                 check: c.name.clone(),
                 detail: r.detail.clone(),
             });
@@ -592,7 +597,7 @@ impl Engine {
             (None, Some(reason)) => {
                 // The owner logs it: the engine is a pure layer and does not log.
                 out.push(Output::CheckTransitionOnly {
-                    vip: slot.name.clone(),
+                    vip: slot.name.to_string(),
                     check: c.name.clone(),
                     reason: reason.to_string(),
                 });
@@ -611,7 +616,7 @@ impl Engine {
         };
         slot.transitions[k] = slot.transitions[k].saturating_add(1);
         out.push(Output::VipTransition {
-            vip: slot.name.clone(),
+            vip: slot.name.to_string(),
             prefix: slot.prefix,
             from: t.from,
             to: t.to,

@@ -186,11 +186,11 @@ pub(crate) fn diff_vips(old: &[Vip], new: &[Vip]) -> Vec<(String, VipChange)> {
             None => VipChange::Added,
             Some(o) => vip_change(o, v),
         };
-        out.push((v.name.clone(), c));
+        out.push((v.name.to_string(), c));
     }
     for o in old {
         if !new.iter().any(|v| v.name == o.name) {
-            out.push((o.name.clone(), VipChange::Removed));
+            out.push((o.name.to_string(), VipChange::Removed));
         }
     }
     out
@@ -330,6 +330,29 @@ mod tests {
             c["vips"][0]["check"]["interval"] = json!("3s");
         });
         assert_eq!(p.vip("web"), &kept(true, true));
+    }
+
+    /// A `Vip` holds its policy only when it is not the default, and the
+    /// checks_policy "all" as a borrowed text: spelling the defaults out is
+    /// the same VIP, and a policy set back to the default is a change.
+    #[test]
+    fn defaults_spelled_out_are_the_same_vip() {
+        let p = plan(|c| {
+            c["vips"][0]["policy"] = json!({"fail_action": "lower_priority",
+                "announce": {"as_path_prepend": 0}, "drain_time": "30s"});
+            c["vips"][0]["checks_policy"] = json!("all");
+            c["vips"][1]["checks_policy"] = json!("all");
+        });
+        assert!(p.is_empty(), "{p:?}");
+        let mut old = base();
+        old["vips"][0]["policy"] = json!({"announce": {"as_path_prepend": 2}});
+        let p = diff(&cfg(&old), &cfg(&base()));
+        assert_eq!(p.vip("web"), &kept(true, false));
+        assert_eq!(p.vip("dns"), &VipChange::Unchanged);
+        let mut old = base();
+        old["vips"][1]["checks_policy"] = json!("any");
+        let p = diff(&cfg(&old), &cfg(&base()));
+        assert_eq!(p.vip("dns"), &VipChange::Restarted("checks_policy"));
     }
 
     #[test]

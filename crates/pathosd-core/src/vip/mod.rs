@@ -38,8 +38,11 @@ pub struct Transition {
     pub reason: String,
 }
 
-/// The policy parts of a VIP's config that the machine needs.
-#[derive(Debug, Clone, PartialEq)]
+/// The policy parts of a VIP's config that the machine needs. Machines hold
+/// it as an `Arc` shared by every VIP with the same policy
+/// ([`SharedIntents::share_policy`]): 56 bytes inline were a quarter of each
+/// of 10,000 `always` VIPs' slots (issue 11).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct VipPolicy {
     pub always: bool,
     pub fail_action: FailAction,
@@ -52,10 +55,12 @@ pub struct VipPolicy {
     pub pessimized_intent: Arc<RouteIntent>,
 }
 
-/// One `Arc` per distinct route intent among the VIPs' policies.
+/// One `Arc` per distinct route intent among the VIPs' policies, and one
+/// per distinct policy.
 #[derive(Debug, Clone, Default)]
 pub struct SharedIntents {
     shared: HashMap<RouteIntent, Arc<RouteIntent>>,
+    policies: HashMap<VipPolicy, Arc<VipPolicy>>,
 }
 
 impl SharedIntents {
@@ -68,13 +73,31 @@ impl SharedIntents {
         a
     }
 
-    /// Forgets the intents no policy holds any more (after a reload).
+    /// The one `Arc` of policy `p`.
+    pub fn share_policy(&mut self, p: VipPolicy) -> Arc<VipPolicy> {
+        if let Some(a) = self.policies.get(&p) {
+            return a.clone();
+        }
+        let a = Arc::new(p.clone());
+        self.policies.insert(p, a.clone());
+        a
+    }
+
+    /// Forgets the policies no machine holds and then the intents no policy
+    /// holds any more (after a reload).
     pub fn prune(&mut self) {
+        self.policies.retain(|_, a| Arc::strong_count(a) > 1);
         self.shared.retain(|_, a| Arc::strong_count(a) > 1);
     }
 }
 
 impl VipPolicy {
+    /// The VIP's policy, shared with every other VIP that has the same.
+    pub(crate) fn shared(vip: &Vip, intents: &mut SharedIntents) -> Arc<VipPolicy> {
+        let p = VipPolicy::from_config(vip, intents);
+        intents.share_policy(p)
+    }
+
     pub(crate) fn from_config(vip: &Vip, intents: &mut SharedIntents) -> VipPolicy {
         let p = &vip.policy;
         let healthy_intent = RouteIntent {
@@ -118,7 +141,7 @@ impl VipPolicy {
 /// One VIP's state machine.
 #[derive(Debug, Clone)]
 pub struct VipMachine {
-    policy: VipPolicy,
+    policy: Arc<VipPolicy>,
     state: VipState,
     healthy: bool,
     drain_file: bool,
@@ -139,9 +162,9 @@ pub struct VipMachine {
 
 impl VipMachine {
     /// VIPs start withdrawn (fail closed); an `always` VIP is announced at once.
-    pub fn new(policy: VipPolicy, now: Instant) -> VipMachine {
+    pub fn new(policy: impl Into<Arc<VipPolicy>>, now: Instant) -> VipMachine {
         let mut m = VipMachine {
-            policy,
+            policy: policy.into(),
             state: VipState::Withdrawn,
             healthy: false,
             drain_file: false,
@@ -258,8 +281,12 @@ impl VipMachine {
     /// from here on (e.g. a pessimized VIP whose fail_action became
     /// `withdraw` is withdrawn now). The caller re-sends the route if
     /// [`VipMachine::intent`] changed without a transition.
-    pub(crate) fn set_policy(&mut self, policy: VipPolicy, now: Instant) -> Option<Transition> {
-        self.policy = policy;
+    pub(crate) fn set_policy(
+        &mut self,
+        policy: impl Into<Arc<VipPolicy>>,
+        now: Instant,
+    ) -> Option<Transition> {
+        self.policy = policy.into();
         self.evaluate(now, "policy changed by reload")
     }
 

@@ -600,6 +600,11 @@ fn a_missing_local_address_warns_until_the_check_falls() {
 /// policy (the slot was 400 bytes: a Combiner and two RouteIntents inline).
 #[test]
 fn always_vips_share_their_intents_and_have_no_combiner() {
+    eprintln!(
+        "SIZES slot {} machine {}",
+        std::mem::size_of::<VipSlot>(),
+        std::mem::size_of::<crate::vip::VipMachine>()
+    );
     assert!(
         std::mem::size_of::<VipSlot>() <= 240,
         "VipSlot is {} bytes",
@@ -626,6 +631,17 @@ fn always_vips_share_their_intents_and_have_no_combiner() {
     assert!(std::sync::Arc::ptr_eq(
         &sa.machine.policy().healthy_intent,
         &sb.machine.policy().healthy_intent
+    ));
+    // So is the whole policy: one for both.
+    assert!(std::ptr::eq(sa.machine.policy(), sb.machine.policy()));
+    // The slot's name is the config's, not a copy.
+    let vips = [vip(
+        json!({"name": "c", "prefix": "10.0.0.3/32", "always": true}),
+    )];
+    let (e, _) = Engine::new(&vips, t0());
+    assert!(std::sync::Arc::ptr_eq(
+        &e.vip("c").unwrap().name,
+        &vips[0].name
     ));
     // A checked VIP has its combiner.
     let (e, _) = new_engine(&[(two_checks("withdraw"), Expr::All)], t0());
