@@ -386,10 +386,28 @@ pub struct VipPolicy(Option<Box<Policy>>);
 impl VipPolicy {
     /// The default policy, shared by every VIP that sets none.
     fn default_policy() -> &'static Policy {
-        static DEFAULT: std::sync::OnceLock<Policy> = std::sync::OnceLock::new();
-        DEFAULT.get_or_init(Policy::default)
+        &DEFAULT_POLICY
     }
 }
+
+/// `Policy::default()` as a constant (a test keeps the two equal): a plain
+/// static, no once-initialised cell (no lock in the daemon, tests/lock_sites.rs).
+static DEFAULT_POLICY: Policy = Policy {
+    fail_action: FailAction::LowerPriority,
+    announce: Announce {
+        as_path_prepend: 0,
+        communities: Vec::new(),
+        large_communities: Vec::new(),
+    },
+    lower_priority: LowerPriority {
+        as_path_prepend: 6,
+        communities: Vec::new(),
+        large_communities: Vec::new(),
+    },
+    lower_priority_file: None,
+    drain_time: Dur::secs(30),
+    recovery_hold: Dur::ZERO,
+};
 
 impl From<Policy> for VipPolicy {
     fn from(p: Policy) -> Self {
@@ -899,6 +917,11 @@ mod tests {
         let mut errs = Errors::default();
         let c = Config::decode(&v, "", &mut errs);
         (c, errs.0.iter().map(|e| e.to_string()).collect())
+    }
+
+    #[test]
+    fn the_default_policy_constant_is_policy_default() {
+        assert_eq!(DEFAULT_POLICY, Policy::default());
     }
 
     #[test]
