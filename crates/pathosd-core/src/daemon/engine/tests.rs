@@ -600,11 +600,6 @@ fn a_missing_local_address_warns_until_the_check_falls() {
 /// policy (the slot was 400 bytes: a Combiner and two RouteIntents inline).
 #[test]
 fn always_vips_share_their_intents_and_have_no_combiner() {
-    eprintln!(
-        "SIZES slot {} machine {}",
-        std::mem::size_of::<VipSlot>(),
-        std::mem::size_of::<crate::vip::VipMachine>()
-    );
     assert!(
         std::mem::size_of::<VipSlot>() <= 240,
         "VipSlot is {} bytes",
