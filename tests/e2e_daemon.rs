@@ -886,6 +886,39 @@ fn sighup_adds_and_removes_vips() {
         "{}",
         s.d.log()
     );
+
+    // Issue 11: the route changes one engine step decides (here a reload)
+    // leave in as few UPDATEs as the attributes allow: 100 `always` VIPs
+    // with the same attributes added by one reload reach BIRD in one
+    // UPDATE, and their removal is one UPDATE of withdrawals.
+    let many: Vec<Value> = (1..=100u8)
+        .map(|k| json!({"name": format!("m{k}"), "prefix": format!("10.{}.250.{k}/32", 200 + n), "always": true}))
+        .collect();
+    let count = |want: u32| {
+        let ok = poll(Duration::from_secs(10), || {
+            (s.bird.route_count("master4") == Some(want)).then_some(())
+        });
+        assert!(
+            ok.is_some(),
+            "BIRD has {:?} routes, not {want}:\n{}",
+            s.bird.route_count("master4"),
+            s.d.log()
+        );
+    };
+    count(2);
+    let before = s.updates_sent();
+    let mut more = cfg.clone();
+    more["vips"].as_array_mut().expect("vips").extend(many);
+    s.d.write_config(&more);
+    reload(&s, "reload: applied");
+    count(102);
+    wait_keepalives(&s, 1);
+    assert_eq!(s.updates_sent(), before + 1, "{}", s.d.peer());
+    s.d.write_config(&cfg);
+    reload(&s, "reload: applied");
+    count(2);
+    wait_keepalives(&s, 1);
+    assert_eq!(s.updates_sent(), before + 2, "{}", s.d.peer());
 }
 
 #[test]
