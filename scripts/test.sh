@@ -9,6 +9,9 @@ bash scripts/install-test-deps.sh
 # shim, the views in node:vm, the feed Makefile (needs the debug binary).
 cargo build --locked --quiet
 bash scripts/test-packaging.sh
+# The names docs/architecture.md, docs/testing.md and docs/config.md give
+# (files, modules) exist, and docs/testing.md names every tests/*.rs.
+python3 scripts/check-doc-names.py
 cargo test --locked --all-targets
 # The build without TLS (package pathosd-nossl): the library and the config
 # and command-line tests, where the TLS options become errors.

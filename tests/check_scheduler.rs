@@ -334,6 +334,36 @@ fn reaction_time_replay() {
     assert_eq!(changes.len(), 1, "{changes:?}");
 }
 
+/// Issue 11: the first probe of every check runs at start; the splay only
+/// spreads the later runs. A check whose splay is near its 1 s bound
+/// reports well before that splay (the old loops waited for it first: a
+/// rise-1 check took 309 ms from start to route).
+#[test]
+fn the_first_probe_runs_at_start_not_after_the_splay() {
+    let interval = Duration::from_secs(60);
+    // A check name whose splay is at least 800 ms (splay is deterministic).
+    let key = |n: &str| format!("first/{n}");
+    let name = (0..1000)
+        .map(|i| format!("c{i}"))
+        .find(|n| scheduler::splay(&key(n), interval) >= Duration::from_millis(800))
+        .expect("a name with a long splay");
+    let splay = scheduler::splay(&key(&name), interval);
+    let v = vip(json!({"name": "first", "prefix": "10.0.0.2/32", "check": {
+        "name": name, "type": "exec", "interval": "60s", "timeout": "2s",
+        "exec": {"command": "/bin/true"}}}));
+    let (e, _) = Engine::new(&[with_expr(&v, Expr::All)], Instant::now());
+    let (tx, rx) = smol::channel::unbounded();
+    let start = Instant::now();
+    let _loops = spawn_loops(&e, &v, &tx);
+    let r = recv(&rx);
+    let at = start.elapsed();
+    assert!(r.result.ok, "{:?}", r.result);
+    assert!(
+        at < splay,
+        "first result after {at:?}: the loop waited for its splay ({splay:?})"
+    );
+}
+
 /// `v` as validation leaves it: carrying its compiled checks_policy.
 fn with_expr(v: &Vip, e: Expr) -> Vip {
     let mut v = v.clone();

@@ -335,7 +335,7 @@ fn two_vips(n: u8, dir: &TempDir) -> Value {
 fn reload_with_unchanged_vips_sends_no_update() {
     let n = 13;
     let dir = TempDir::new("e2e-reload-same");
-    let s = Setup::start(n, two_vips(n, &dir), |_| {});
+    let mut s = Setup::start(n, two_vips(n, &dir), |_| {});
     s.wait_established();
     s.wait_route(&prefix(n, 1), "a", is_announced);
     s.wait_route(&prefix(n, 2), "b", is_announced);
@@ -406,6 +406,89 @@ fn reload_with_unchanged_vips_sends_no_update() {
         Some(404)
     );
     assert_eq!(s.d.get("/status").map(|r| r.code), Some(200));
+    reload_globals_and_neighbors(&mut s, n, cfg);
+}
+
+/// Issue 11, "every setting applied live or reported as needing a
+/// restart", the classes of docs/config.md's Reload table that the first
+/// reload above does not cover, in one more reload of the same daemon:
+/// `api.listen` moves the HTTP server (the old address stops answering), a
+/// neighbor's `required` alone and an added neighbor leave the BIRD session
+/// alone (no flap, no UPDATE), `api.ubus_socket` is reported as needing a
+/// restart, and a new `bgp.shutdown_drain` is what the next SIGTERM waits.
+fn reload_globals_and_neighbors(s: &mut Setup, n: u8, mut cfg: Value) {
+    let (updates, bird) = (s.updates_sent(), s.bird_import_updates());
+    let old_api = s.d.api;
+    let new_api = std::net::SocketAddr::from((support::daemon::ip(n, 9), old_api.port()));
+    cfg["api"]["listen"] = json!(new_api.to_string());
+    cfg["api"]["ubus_socket"] = json!("/nonexistent/ubus.sock");
+    cfg["bgp"]["shutdown_drain"] = json!("1s");
+    cfg["bgp"]["neighbors"][0]["required"] = json!(false);
+    let spare = json!({
+        "name": "spare",
+        "address": support::daemon::ip(n, 8).to_string(),
+        "peer_asn": cfg["bgp"]["neighbors"][0]["peer_asn"].clone(),
+        "passive": true,
+        "required": false
+    });
+    cfg["bgp"]["neighbors"]
+        .as_array_mut()
+        .expect("neighbors")
+        .push(spare);
+    s.d.write_config(&cfg);
+    reload(s, "reload: applied");
+    let log = s.d.log();
+    for line in [
+        "reload: api.listen changed: applied",
+        "reload: bgp.shutdown_drain changed: applied",
+        "reload: neighbors with a new `required`: bird",
+        "reload: neighbors added: spare",
+        "reload: api.ubus_socket changed: applies after a restart",
+    ] {
+        assert!(log.contains(line), "no {line:?}:\n{log}");
+    }
+    // The new address is bound before the old server stops: it answers at
+    // once, and the old one no longer does.
+    s.d.api = new_api;
+    assert_eq!(s.d.get("/healthz").map(|r| r.code), Some(200), "{log}");
+    let closed = poll(Duration::from_secs(3), || {
+        support::daemon::http(old_api, "GET", "/healthz")
+            .is_none()
+            .then_some(())
+    });
+    assert!(closed.is_some(), "the old API address still answers");
+    let st = s.d.status();
+    assert_eq!(
+        st["last_reload"]["needs_restart"],
+        json!(["api.ubus_socket"]),
+        "{st}"
+    );
+    let peers = st["peers"].as_array().expect("peers");
+    assert_eq!(peers.len(), 2, "{st}");
+    assert_eq!(
+        (&peers[0]["name"], &peers[0]["required"]),
+        (&json!("bird"), &json!(false))
+    );
+    assert_eq!(peers[1]["name"], "spare", "{st}");
+    // The BIRD session was not restarted and nothing was re-sent.
+    wait_keepalives(s, 2);
+    assert_eq!(s.d.peer()["flaps"], 0, "{}", s.d.log());
+    assert_eq!(s.updates_sent(), updates);
+    assert_eq!(s.bird_import_updates(), bird);
+    // shutdown_drain (0 at start, 1 s since the reload): the route goes at
+    // once, the session about 1 s later.
+    let (_, gone, down) = watch_shutdown(s, &prefix(n, 1), Duration::from_secs(5));
+    let gone = gone.expect("route never withdrawn");
+    let down = down.expect("session never closed");
+    let gap = down.saturating_sub(gone);
+    assert!(
+        gap >= Duration::from_millis(800) && gap < Duration::from_millis(1800),
+        "withdraw at {gone:?}, session down at {down:?}: the reloaded shutdown_drain (1 s) not applied"
+    );
+    let st =
+        s.d.wait_exit(Duration::from_secs(3))
+            .expect("pathosd did not exit");
+    assert!(st.success(), "{st}\n{}", s.d.log());
 }
 
 #[test]
@@ -803,6 +886,39 @@ fn sighup_adds_and_removes_vips() {
         "{}",
         s.d.log()
     );
+
+    // Issue 11: the route changes one engine step decides (here a reload)
+    // leave in as few UPDATEs as the attributes allow: 100 `always` VIPs
+    // with the same attributes added by one reload reach BIRD in one
+    // UPDATE, and their removal is one UPDATE of withdrawals.
+    let many: Vec<Value> = (1..=100u8)
+        .map(|k| json!({"name": format!("m{k}"), "prefix": format!("10.{}.250.{k}/32", 200 + n), "always": true}))
+        .collect();
+    let count = |want: u32| {
+        let ok = poll(Duration::from_secs(10), || {
+            (s.bird.route_count("master4") == Some(want)).then_some(())
+        });
+        assert!(
+            ok.is_some(),
+            "BIRD has {:?} routes, not {want}:\n{}",
+            s.bird.route_count("master4"),
+            s.d.log()
+        );
+    };
+    count(2);
+    let before = s.updates_sent();
+    let mut more = cfg.clone();
+    more["vips"].as_array_mut().expect("vips").extend(many);
+    s.d.write_config(&more);
+    reload(&s, "reload: applied");
+    count(102);
+    wait_keepalives(&s, 1);
+    assert_eq!(s.updates_sent(), before + 1, "{}", s.d.peer());
+    s.d.write_config(&cfg);
+    reload(&s, "reload: applied");
+    count(2);
+    wait_keepalives(&s, 1);
+    assert_eq!(s.updates_sent(), before + 2, "{}", s.d.peer());
 }
 
 #[test]

@@ -451,6 +451,473 @@ mod tests {
         );
     }
 
+    /// Issue 11: "every setting applied live or reported as needing a
+    /// restart". Every setting the JSON Schema lists
+    /// (`schema/pathosd-config-v1.schema.json`), changed alone, gives a plan
+    /// of the class docs/config.md's Reload table gives it; none is silently
+    /// ignored. A new config field fails here until it has a row (and a rule
+    /// in `diff` and the docs). A probe block's options (`check.http.url`,
+    /// ...) are one row per type: `identity` compares every field of a check
+    /// but its timing and `detailed_metrics`, so each of them is identity.
+    #[test]
+    fn every_setting_of_the_schema_has_a_reload_rule() {
+        #[derive(Debug)]
+        enum Want {
+            Live(&'static str),
+            Restart(&'static str),
+            Vip(&'static str, VipChange),
+            Neighbor(&'static str, NeighborChange),
+            /// A setting every session is built from.
+            AllNeighbors,
+            /// Renamed: the old one removed, a new one added.
+            VipRenamed,
+            NeighborRenamed,
+        }
+        use Want::*;
+        type Edit = fn(&mut Value);
+        let restarted = |what| VipChange::Restarted(what);
+        fn nb(c: &mut Value) -> &mut Value {
+            &mut c["bgp"]["neighbors"][0]
+        }
+        fn web(c: &mut Value) -> &mut Value {
+            &mut c["vips"][0]
+        }
+        fn chk(c: &mut Value) -> &mut Value {
+            &mut c["vips"][0]["check"]
+        }
+        let rows: Vec<(&str, Edit, Want)> = vec![
+            ("schema", |_| {}, Live("")), // only "v1" is valid: nothing to change
+            (
+                "api.idle_timeout",
+                |c| c["api"]["idle_timeout"] = json!("9s"),
+                Live("api.idle_timeout"),
+            ),
+            (
+                "api.listen",
+                |c| c["api"]["listen"] = json!("127.0.0.1:1"),
+                Live("api.listen"),
+            ),
+            (
+                "api.read_header_timeout",
+                |c| c["api"]["read_header_timeout"] = json!("9s"),
+                Live("api.read_header_timeout"),
+            ),
+            (
+                "api.read_timeout",
+                |c| c["api"]["read_timeout"] = json!("9s"),
+                Live("api.read_timeout"),
+            ),
+            (
+                "api.token",
+                |c| c["api"]["token"] = json!("0123456789abcdef"),
+                Live("api.token"),
+            ),
+            (
+                "api.ubus_socket",
+                |c| c["api"]["ubus_socket"] = json!("/tmp/u"),
+                Restart("api.ubus_socket"),
+            ),
+            (
+                "api.write_timeout",
+                |c| c["api"]["write_timeout"] = json!("9s"),
+                Live("api.write_timeout"),
+            ),
+            (
+                "bgp.graceful_restart",
+                |c| c["bgp"]["graceful_restart"] = json!(false),
+                AllNeighbors,
+            ),
+            (
+                "bgp.hold_time",
+                |c| c["bgp"]["hold_time"] = json!("9s"),
+                AllNeighbors,
+            ),
+            (
+                "bgp.keepalive_time",
+                |c| c["bgp"]["keepalive_time"] = json!("2s"),
+                AllNeighbors,
+            ),
+            (
+                "bgp.listen_address",
+                |c| c["bgp"]["listen_address"] = json!("127.0.0.9"),
+                Restart("bgp.listen_address"),
+            ),
+            (
+                "bgp.listen_port",
+                |c| c["bgp"]["listen_port"] = json!(1179),
+                Restart("bgp.listen_address"),
+            ),
+            (
+                "bgp.shutdown_drain",
+                |c| c["bgp"]["shutdown_drain"] = json!("2s"),
+                Live("bgp.shutdown_drain"),
+            ),
+            (
+                "bgp.neighbors[].address",
+                |c| nb(c)["address"] = json!("127.0.0.4"),
+                Neighbor("a", NeighborChange::Restarted),
+            ),
+            (
+                "bgp.neighbors[].auth_password",
+                |c| nb(c)["auth_password"] = json!("secret"),
+                Neighbor("a", NeighborChange::Restarted),
+            ),
+            (
+                "bgp.neighbors[].enable_multihop",
+                |c| nb(c)["enable_multihop"] = json!(true),
+                Neighbor("a", NeighborChange::Restarted),
+            ),
+            (
+                "bgp.neighbors[].error_wait_max",
+                |c| nb(c)["error_wait_max"] = json!("30s"),
+                Neighbor("a", NeighborChange::Restarted),
+            ),
+            (
+                "bgp.neighbors[].error_wait_min",
+                |c| nb(c)["error_wait_min"] = json!("2s"),
+                Neighbor("a", NeighborChange::Restarted),
+            ),
+            (
+                "bgp.neighbors[].graceful_restart",
+                |c| nb(c)["graceful_restart"] = json!(false),
+                Neighbor("a", NeighborChange::Restarted),
+            ),
+            (
+                "bgp.neighbors[].hold_time",
+                |c| nb(c)["hold_time"] = json!("9s"),
+                Neighbor("a", NeighborChange::Restarted),
+            ),
+            (
+                "bgp.neighbors[].keepalive_time",
+                |c| nb(c)["keepalive_time"] = json!("2s"),
+                Neighbor("a", NeighborChange::Restarted),
+            ),
+            (
+                "bgp.neighbors[].local_address",
+                |c| nb(c)["local_address"] = json!("127.0.0.9"),
+                Neighbor("a", NeighborChange::Restarted),
+            ),
+            (
+                "bgp.neighbors[].multihop_ttl",
+                |c| {
+                    nb(c)["enable_multihop"] = json!(true);
+                    nb(c)["multihop_ttl"] = json!(9);
+                },
+                Neighbor("a", NeighborChange::Restarted),
+            ),
+            (
+                "bgp.neighbors[].name",
+                |c| nb(c)["name"] = json!("z"),
+                NeighborRenamed,
+            ),
+            (
+                "bgp.neighbors[].passive",
+                |c| nb(c)["passive"] = json!(true),
+                Neighbor("a", NeighborChange::Restarted),
+            ),
+            (
+                "bgp.neighbors[].peer_asn",
+                |c| nb(c)["peer_asn"] = json!(65009),
+                Neighbor("a", NeighborChange::Restarted),
+            ),
+            (
+                "bgp.neighbors[].port",
+                |c| nb(c)["port"] = json!(1179),
+                Neighbor("a", NeighborChange::Restarted),
+            ),
+            (
+                "bgp.neighbors[].required",
+                |c| nb(c)["required"] = json!(false),
+                Neighbor("a", NeighborChange::Required),
+            ),
+            (
+                "bgp.neighbors[].ttl_security",
+                |c| nb(c)["ttl_security"] = json!(true),
+                Neighbor("a", NeighborChange::Restarted),
+            ),
+            (
+                "logging.level",
+                |c| c["logging"]["level"] = json!("debug"),
+                Live("logging.level"),
+            ),
+            (
+                "logging.syslog",
+                |c| c["logging"]["syslog"] = json!(false),
+                Restart("logging.syslog"),
+            ),
+            (
+                "logging.timestamps",
+                |c| c["logging"]["timestamps"] = json!(true),
+                Restart("logging.timestamps"),
+            ),
+            (
+                "router.asn",
+                |c| c["router"]["asn"] = json!(65002),
+                AllNeighbors,
+            ),
+            (
+                "router.local_address",
+                |c| c["router"]["local_address"] = json!("127.0.0.9"),
+                AllNeighbors,
+            ),
+            (
+                "router.local_address_ipv6",
+                |c| c["router"]["local_address_ipv6"] = json!("::1"),
+                AllNeighbors,
+            ),
+            (
+                "router.router_id",
+                |c| c["router"]["router_id"] = json!("10.0.0.2"),
+                AllNeighbors,
+            ),
+            (
+                "vips[].always",
+                |c| {
+                    web(c).as_object_mut().map(|o| o.remove("check"));
+                    web(c)["always"] = json!(true);
+                },
+                Vip("web", restarted("always")),
+            ),
+            (
+                "vips[].check.detailed_metrics",
+                |c| chk(c)["detailed_metrics"] = json!(true),
+                Vip("web", kept(true, false)),
+            ),
+            (
+                "vips[].check.fall",
+                |c| chk(c)["fall"] = json!(1),
+                Vip("web", kept(false, true)),
+            ),
+            (
+                "vips[].check.interval",
+                |c| chk(c)["interval"] = json!("2s"),
+                Vip("web", kept(false, true)),
+            ),
+            (
+                "vips[].check.name",
+                |c| chk(c)["name"] = json!("n"),
+                Vip("web", restarted("checks")),
+            ),
+            (
+                "vips[].check.rise",
+                |c| chk(c)["rise"] = json!(4),
+                Vip("web", kept(false, true)),
+            ),
+            (
+                "vips[].check.timeout",
+                |c| chk(c)["timeout"] = json!("300ms"),
+                Vip("web", kept(false, true)),
+            ),
+            (
+                "vips[].check.type",
+                |c| *chk(c) = json!({"type": "udp", "udp": {"port": 80}}),
+                Vip("web", restarted("checks")),
+            ),
+            (
+                "vips[].check.tcp",
+                |c| chk(c)["tcp"]["send"] = json!("x"),
+                Vip("web", restarted("checks")),
+            ),
+            (
+                "vips[].check.udp",
+                |c| c["vips"][1]["checks"][0]["udp"]["payload"] = json!("x"),
+                Vip("dns", restarted("checks")),
+            ),
+            (
+                "vips[].check.http",
+                |c| *chk(c) = json!({"type": "http", "http": {"url": "/x"}}),
+                Vip("web", restarted("checks")),
+            ),
+            (
+                "vips[].check.dns",
+                |c| *chk(c) = json!({"type": "dns", "dns": {"names": ["a.example"]}}),
+                Vip("web", restarted("checks")),
+            ),
+            (
+                "vips[].check.ping",
+                |c| *chk(c) = json!({"type": "ping", "ping": {"privileged": true}}),
+                Vip("web", restarted("checks")),
+            ),
+            (
+                "vips[].check.grpc",
+                |c| *chk(c) = json!({"type": "grpc", "grpc": {"port": 50051}}),
+                Vip("web", restarted("checks")),
+            ),
+            (
+                "vips[].check.exec",
+                |c| *chk(c) = json!({"type": "exec", "exec": {"command": "/bin/true"}}),
+                Vip("web", restarted("checks")),
+            ),
+            (
+                "vips[].checks_policy",
+                |c| c["vips"][1]["checks_policy"] = json!("any"),
+                Vip("dns", restarted("checks_policy")),
+            ),
+            (
+                "vips[].local_interface",
+                |c| {
+                    web(c)["require_local_address"] = json!(true);
+                    web(c)["local_interface"] = json!("lo");
+                },
+                Vip("web", restarted("require_local_address")),
+            ),
+            ("vips[].name", |c| web(c)["name"] = json!("www"), VipRenamed),
+            (
+                "vips[].policy.announce.as_path_prepend",
+                |c| web(c)["policy"] = json!({"announce": {"as_path_prepend": 2}}),
+                Vip("web", kept(true, false)),
+            ),
+            (
+                "vips[].policy.announce.communities",
+                |c| web(c)["policy"] = json!({"announce": {"communities": ["65001:7"]}}),
+                Vip("web", kept(true, false)),
+            ),
+            (
+                "vips[].policy.announce.large_communities",
+                |c| web(c)["policy"] = json!({"announce": {"large_communities": ["1:2:3"]}}),
+                Vip("web", kept(true, false)),
+            ),
+            (
+                "vips[].policy.drain_time",
+                |c| web(c)["policy"] = json!({"drain_time": "5s"}),
+                Vip("web", kept(true, false)),
+            ),
+            (
+                "vips[].policy.fail_action",
+                |c| web(c)["policy"] = json!({"fail_action": "withdraw"}),
+                Vip("web", kept(true, false)),
+            ),
+            (
+                "vips[].policy.lower_priority.as_path_prepend",
+                |c| web(c)["policy"] = json!({"lower_priority": {"as_path_prepend": 1}}),
+                Vip("web", kept(true, false)),
+            ),
+            (
+                "vips[].policy.lower_priority.communities",
+                |c| web(c)["policy"] = json!({"lower_priority": {"communities": ["65001:8"]}}),
+                Vip("web", kept(true, false)),
+            ),
+            (
+                "vips[].policy.lower_priority.large_communities",
+                |c| web(c)["policy"] = json!({"lower_priority": {"large_communities": ["1:2:4"]}}),
+                Vip("web", kept(true, false)),
+            ),
+            (
+                "vips[].policy.lower_priority_file",
+                |c| web(c)["policy"] = json!({"lower_priority_file": "/tmp/x"}),
+                Vip("web", kept(true, false)),
+            ),
+            (
+                "vips[].policy.recovery_hold",
+                |c| web(c)["policy"] = json!({"recovery_hold": "3s"}),
+                Vip("web", kept(true, false)),
+            ),
+            (
+                "vips[].prefix",
+                |c| web(c)["prefix"] = json!("10.1.0.9/32"),
+                Vip("web", restarted("prefix")),
+            ),
+            (
+                "vips[].require_local_address",
+                |c| web(c)["require_local_address"] = json!(true),
+                Vip("web", restarted("require_local_address")),
+            ),
+        ];
+
+        // The settings the schema lists: its leaves, `checks[]` folded into
+        // `check` (the same check type), a probe block as one setting.
+        let text = include_str!("../../../../schema/pathosd-config-v1.schema.json");
+        let schema: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}"));
+        let mut leaves = Vec::new();
+        // Bounded: the schema is four levels deep at most.
+        let mut stack = vec![(String::new(), &schema, 0u8)];
+        while let Some((path, node, depth)) = stack.pop() {
+            assert!(depth < 8, "{path}");
+            if let Some(props) = node.get("properties").and_then(Value::as_object) {
+                for (k, v) in props {
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    stack.push((p, v, depth + 1));
+                }
+            } else if let Some(items) = node.get("items").filter(|i| i.get("properties").is_some())
+            {
+                stack.push((format!("{path}[]"), items, depth + 1));
+            } else {
+                let path = path.replace("vips[].checks[].", "vips[].check.");
+                // `vips[].check.http.url` → `vips[].check.http`.
+                let block = path
+                    .strip_prefix("vips[].check.")
+                    .and_then(|rest| rest.split_once('.'))
+                    .map(|(probe, _)| format!("vips[].check.{probe}"));
+                leaves.push(block.unwrap_or(path));
+            }
+        }
+        leaves.sort();
+        leaves.dedup();
+        let mut listed: Vec<String> = rows.iter().map(|(p, _, _)| p.to_string()).collect();
+        listed.sort();
+        assert_eq!(
+            leaves, listed,
+            "a setting without a reload rule here (or a row for none)"
+        );
+
+        for (path, edit, want) in rows {
+            let p = plan(edit);
+            let vip_row = matches!(want, Vip(..) | VipRenamed);
+            match want {
+                Live("") => assert!(p.is_empty(), "{path}: {p:?}"),
+                Live(k) => assert_eq!(
+                    (p.live.as_slice(), p.needs_restart.as_slice()),
+                    (&[k][..], &[][..]),
+                    "{path}"
+                ),
+                Restart(k) => assert_eq!(
+                    (p.live.as_slice(), p.needs_restart.as_slice()),
+                    (&[][..], &[k][..]),
+                    "{path}"
+                ),
+                Vip(v, c) => {
+                    assert_eq!(p.vip(v), &c, "{path}: {p:?}");
+                    assert!(
+                        p.vips
+                            .iter()
+                            .all(|(n, c)| n == v || *c == VipChange::Unchanged),
+                        "{path}: {p:?}"
+                    );
+                }
+                Neighbor(n, c) => {
+                    assert_eq!(p.neighbor(n), c, "{path}: {p:?}");
+                    assert_eq!(p.neighbor("b"), NeighborChange::Unchanged, "{path}");
+                }
+                AllNeighbors => assert!(
+                    p.neighbors
+                        .iter()
+                        .all(|(_, c)| *c == NeighborChange::Restarted),
+                    "{path}: {p:?}"
+                ),
+                VipRenamed => assert_eq!(
+                    (p.vip("www"), p.vip("web")),
+                    (&VipChange::Added, &VipChange::Removed),
+                    "{path}"
+                ),
+                NeighborRenamed => assert_eq!(
+                    (p.neighbor("z"), p.neighbor("a")),
+                    (NeighborChange::Added, NeighborChange::Removed),
+                    "{path}"
+                ),
+            }
+            if !vip_row {
+                assert!(
+                    p.vips.iter().all(|(_, c)| *c == VipChange::Unchanged),
+                    "{path}: {p:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn global_settings_live_or_after_a_restart() {
         let p = plan(|c| {
