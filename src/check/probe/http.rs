@@ -267,7 +267,16 @@ impl HttpProbe {
             None => render_request(p.method, path_of(&p.url), &p.headers, p.keep_alive)?,
             Some(via) => {
                 // RFC 9112 §3.2.2: a request to a proxy MUST use the
-                // absolute-form; Host stays the URL's authority.
+                // absolute-form. Host stays the URL's authority, and §3.2:
+                // it MUST be identical to the target's authority, so the
+                // port 80 that the URL left out is left out here too.
+                let target = p
+                    .url
+                    .strip_prefix("http://")
+                    .and_then(|r| r.strip_prefix(t.authority.as_str()))
+                    .and_then(|r| r.strip_prefix(":80"))
+                    .filter(|path| path.starts_with(['/', '?']))
+                    .map(|path| format!("http://{}{path}", t.authority));
                 let mut headers = p.headers.clone();
                 if let Some(b) = via.basic.as_ref().filter(|_| {
                     !headers
@@ -276,7 +285,12 @@ impl HttpProbe {
                 }) {
                     headers.push(("Proxy-Authorization".into(), format!("Basic {b}")));
                 }
-                render_request(p.method, &p.url, &headers, p.keep_alive)?
+                render_request(
+                    p.method,
+                    target.as_deref().unwrap_or(&p.url),
+                    &headers,
+                    p.keep_alive,
+                )?
             }
         };
         p.plain = Some(Plain {
@@ -745,34 +759,60 @@ mod tests {
     /// §3.2.2), Host from the URL and the Basic credentials.
     #[test]
     fn absolute_form_request() {
-        let vip: crate::bgp::types::Prefix = "10.0.0.0/8".parse().unwrap();
-        let mut c = crate::config::Check {
-            kind: Some(crate::config::CheckType::Http),
-            http: Some(Box::new(HttpCheck {
-                url: "http://web.example/healthz?full=1".into(),
-                proxy: Some("http://probe:s%40cret@proxy.example:3128".into()),
-                ..HttpCheck::default()
-            })),
-            ..crate::config::Check::default()
+        let head = |url: &str, port: Option<u16>| {
+            let vip: crate::bgp::types::Prefix = "10.0.0.0/8".parse().unwrap();
+            let mut c = crate::config::Check {
+                kind: Some(crate::config::CheckType::Http),
+                http: Some(Box::new(HttpCheck {
+                    url: url.into(),
+                    port,
+                    proxy: Some("http://probe:s%40cret@proxy.example:3128".into()),
+                    ..HttpCheck::default()
+                })),
+                ..crate::config::Check::default()
+            };
+            crate::config::target::resolve_check(&mut c, &vip).expect("a valid check");
+            let crate::config::target::Target::Http(target) = &c.target else {
+                panic!("{:?}", c.target)
+            };
+            let p = HttpProbe::new(c.http.as_deref().unwrap(), target, Duration::from_secs(1))
+                .expect("probe");
+            let plain = p.plain.as_ref().expect("the async path");
+            assert_eq!(
+                plain.proxy.as_ref().map(|h| h.to_string()).as_deref(),
+                Some("proxy.example:3128")
+            );
+            String::from_utf8_lossy(&plain.request).into_owned()
         };
-        crate::config::target::resolve_check(&mut c, &vip).expect("a valid check");
-        let crate::config::target::Target::Http(target) = &c.target else {
-            panic!("{:?}", c.target)
-        };
-        let p = HttpProbe::new(c.http.as_deref().unwrap(), target, Duration::from_secs(1))
-            .expect("probe");
-        let plain = p.plain.as_ref().expect("the async path");
         assert_eq!(
-            plain.proxy.as_ref().map(|h| h.to_string()).as_deref(),
-            Some("proxy.example:3128")
-        );
-        assert_eq!(
-            String::from_utf8_lossy(&plain.request),
-            "GET http://web.example:80/healthz?full=1 HTTP/1.1\r\n\
+            head("http://web.example/healthz?full=1", None),
+            "GET http://web.example/healthz?full=1 HTTP/1.1\r\n\
              Host: web.example\r\n\
              Proxy-Authorization: Basic cHJvYmU6c0BjcmV0\r\n\
              User-Agent: pathosd-check/1.0\r\nAccept: */*\r\nConnection: close\r\n\r\n"
         );
+        // The target's authority is the Host (RFC 9112 §3.2), as written.
+        for (url, port, start) in [
+            (
+                "http://web.example:80/x",
+                None,
+                "GET http://web.example:80/x HTTP/1.1\r\nHost: web.example:80\r\n",
+            ),
+            (
+                "http://web.example:8080/x",
+                None,
+                "GET http://web.example:8080/x HTTP/1.1\r\nHost: web.example:8080\r\n",
+            ),
+            // `port` moves the request, the URL's authority stays the Host.
+            (
+                "http://web.example/x",
+                Some(8080),
+                "GET http://web.example:8080/x HTTP/1.1\r\nHost: web.example\r\n",
+            ),
+        ] {
+            let h = head(url, port);
+            assert!(h.starts_with(start), "{url} {port:?}: {h}");
+        }
     }
 
     /// An https target is refused by a build without TLS (the config
