@@ -14,8 +14,9 @@ bash scripts/test-packaging.sh
 python3 scripts/check-doc-names.py
 cargo test --locked --all-targets
 # The build without TLS (package pathosd-nossl): the library and the config
-# and command-line tests, where the TLS options become errors.
-cargo test --locked --no-default-features --lib --test cli_config --test config_examples --test config_uci
+# and command-line tests, where the TLS options become errors, and the
+# checks through squid (plain http through a proxy, without ureq).
+cargo test --locked --no-default-features --lib --test cli_config --test config_examples --test config_uci --test check_http_proxy
 # Cross builds for mips (big-endian) and armv7, each run under qemu-user
 # against BIRD, and the .ipk packages built from them and installed in a
 # fake root. The size gate checks the ceilings (PATHOSD_SIZE_GATE=ceiling):

@@ -8,7 +8,7 @@
 //! async-io's: its thread waits in epoll and wakes this one (see
 //! [`block_on`] for why not this thread itself).
 //!
-//! Work that can only block (ureq for https and proxies, the gRPC client)
+//! Work that can only block (ureq for https, the gRPC client)
 //! goes to the small fixed pool in [`crate::check::probe::blocking`], never
 //! onto this thread.
 

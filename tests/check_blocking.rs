@@ -1,5 +1,5 @@
-//! The bounded pool of probes that can only block (https and proxied http
-//! through ureq, gRPC): more such probes at once than it has workers and
+//! The bounded pool of probes that can only block (https through ureq,
+//! gRPC): more such probes at once than it has workers and
 //! queue places fail at once with a detail that says so, never wait
 //! without bound, and the pool never starts more than its threads.
 

@@ -1,6 +1,6 @@
 //! The bounded pool for probe work that can only block: ureq (https checks
-//! and checks through a proxy) and the gRPC client. Plain `http://` checks
-//! do not come here (they are async, see [`super::http`]), nor do exec
+//! and checks through an https:// proxy) and the gRPC client. Plain
+//! `http://` checks, direct or through an http:// proxy, do not come here (they are async, see [`super::http`]), nor do exec
 //! checks (smol::process).
 //!
 //! At most [`WORKERS`] threads, started one at a time as the work needs

@@ -1,10 +1,19 @@
-//! http / https. Plain `http://` without a proxy is one async HTTP/1.1
-//! exchange on the daemon's thread ([`super::http1`]); https and checks
-//! through a proxy go through ureq (blocking, so on the bounded pool,
-//! [`super::blocking`]) with rustls on the ring provider. Both paths feed
-//! the same evaluation (status, body text, regex, jq). Without the `tls`
-//! feature ureq has no TLS: an https target is refused when the probe is
-//! built (validation already names the option, see config::validate).
+//! http / https. Plain `http://`, direct or through an `http://` proxy, is
+//! one async HTTP/1.1 exchange on the daemon's thread ([`super::http1`]);
+//! https and checks through an `https://` proxy go through ureq (blocking,
+//! so on the bounded pool, [`super::blocking`]) with rustls on the ring
+//! provider. Both paths feed the same evaluation (status, body text, regex,
+//! jq). ureq is built only with the `tls` feature: without it an https
+//! target or proxy is refused when the probe is built (validation already
+//! names the option, see config::validate).
+//!
+//! Through an `http://` proxy the request goes to the proxy with the
+//! absolute URL as its target (RFC 9112 §3.2.2), the URL's authority as
+//! Host, and the proxy URL's user and password as Basic credentials
+//! (`Proxy-Authorization`, RFC 9110 §11.7.2, RFC 7617); the proxy resolves
+//! the URL's host. A status the proxy answers itself (502 or 503 when it
+//! cannot reach the backend, 407 without valid credentials) is the
+//! response, checked against response_codes like any other.
 //!
 //! Target selection follows pathosd ("curl --resolve" semantics): the
 //! request is sent to `host:port` (the URL host, or the VIP address for a
@@ -17,20 +26,25 @@
 //! each probe opens a new connection and does a full TLS handshake (no
 //! session resumption): the certificate is re-verified every time.
 
+use super::http1::Failure;
 use super::io_msg;
 use crate::check::jsonmatch::{self, JsonExpr};
 use crate::check::result::CheckResult;
 use crate::config::target::{Host, HostPort, HttpTarget};
 use crate::config::{CodeRange, HttpCheck, HttpMethod};
-use std::io::Read;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
+#[cfg(feature = "tls")]
+use std::net::ToSocketAddrs;
 #[cfg(feature = "tls")]
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 #[cfg(feature = "tls")]
 use ureq::tls::{Certificate, ClientCert, PemItem, RootCerts, TlsConfig, TlsProvider};
+#[cfg(feature = "tls")]
 use ureq::unversioned::resolver::{ResolvedSocketAddrs, Resolver};
+#[cfg(feature = "tls")]
 use ureq::unversioned::transport::DefaultConnector;
+#[cfg(feature = "tls")]
 use ureq::Agent;
 
 /// The body is read (only when a body check is configured) up to this size.
@@ -43,7 +57,8 @@ pub(crate) const SYSTEM_CA_FILE: &str = "/etc/ssl/certs/ca-certificates.crt";
 #[derive(Debug)]
 pub(crate) struct HttpProbe {
     method: HttpMethod,
-    /// The URL ureq is given (its host is the Host/SNI/verification name).
+    /// The request URL (its host is the Host/SNI/verification name): ureq's,
+    /// and the request target through an http:// proxy.
     url: String,
     /// Where the connection goes (ignored through a proxy).
     connect: HostPort,
@@ -52,15 +67,21 @@ pub(crate) struct HttpProbe {
     text: Option<String>,
     regex: Option<regex_lite::Regex>,
     jq: Option<JsonExpr>,
+    /// The proxy of the ureq path (an https target, or an https:// proxy).
+    #[cfg(feature = "tls")]
     proxy: Option<ureq::Proxy>,
     keep_alive: bool,
     #[cfg(feature = "tls")]
     tls: TlsConfig,
+    /// ureq's own bound (the async path has only `Probe::run`'s).
+    #[cfg(feature = "tls")]
     timeout: Duration,
     /// The reused agent with keep_alive (ureq path).
+    #[cfg(feature = "tls")]
     agent: Option<Agent>,
-    /// The async path (plain http, no proxy): the request head, rendered
-    /// once, and the connection kept for the next probe with keep_alive.
+    /// The async path (plain http, direct or through an http:// proxy): the
+    /// request head, rendered once, and the connection kept for the next
+    /// probe with keep_alive.
     plain: Option<Plain>,
 }
 
@@ -68,6 +89,8 @@ pub(crate) struct HttpProbe {
 #[derive(Debug)]
 struct Plain {
     request: Vec<u8>,
+    /// The http:// proxy the connection goes to instead of `connect`.
+    proxy: Option<HostPort>,
     /// Only the check's own loop runs the probe, one run at a time, on the
     /// daemon's thread: a `RefCell`, taken at the start of a run and put
     /// back at its end, never borrowed across an await.
@@ -109,11 +132,13 @@ fn client_cert(cert: &str, key: &str) -> Result<ClientCert, String> {
 }
 
 /// Dials the configured address whatever name the URL carries.
+#[cfg(feature = "tls")]
 #[derive(Debug)]
 struct FixedResolver {
     connect: HostPort,
 }
 
+#[cfg(feature = "tls")]
 impl Resolver for FixedResolver {
     fn resolve(
         &self,
@@ -150,10 +175,25 @@ impl HttpProbe {
         if !crate::TLS && https {
             return Err(format!("https ({}) {}", c.url, crate::NEEDS_TLS));
         }
-        let proxy = match &c.proxy {
-            Some(p) => Some(ureq::Proxy::new(p).map_err(|e| format!("proxy {p:?}: {e}"))?),
-            None => None,
+        // An http:// proxy of a plain http check is the async path's; any
+        // other (an https target's, an https:// proxy) is ureq's.
+        let http_proxy = match &c.proxy {
+            Some(p) if !https && p.starts_with("http://") => Some(HttpProxy::parse(p)?),
+            _ => None,
         };
+        #[cfg(feature = "tls")]
+        let proxy = match &c.proxy {
+            Some(p) if http_proxy.is_none() => {
+                Some(ureq::Proxy::new(p).map_err(|e| format!("proxy {p:?}: {e}"))?)
+            }
+            _ => None,
+        };
+        #[cfg(not(feature = "tls"))]
+        if let Some(p) = c.proxy.as_ref().filter(|_| http_proxy.is_none()) {
+            return Err(format!("proxy {p:?} {}", crate::NEEDS_TLS));
+        }
+        #[cfg(not(feature = "tls"))]
+        let _ = timeout;
         let url = t.url.clone();
         let mut headers: Vec<(String, String)> = c
             .headers
@@ -205,26 +245,63 @@ impl HttpProbe {
             text: c.response_text.clone(),
             regex,
             jq,
+            #[cfg(feature = "tls")]
             proxy,
             keep_alive: c.keep_alive,
             #[cfg(feature = "tls")]
             tls,
+            #[cfg(feature = "tls")]
             timeout,
+            #[cfg(feature = "tls")]
             agent: None,
             plain: None,
         };
-        if !https && p.proxy.is_none() {
-            let request = render_request(p.method, path_of(&p.url), &p.headers, p.keep_alive)?;
-            p.plain = Some(Plain {
-                request,
-                conn: std::cell::RefCell::new(None),
-            });
-        } else if p.keep_alive {
-            p.agent = Some(p.agent());
+        #[cfg(feature = "tls")]
+        if https || p.proxy.is_some() {
+            if p.keep_alive {
+                p.agent = Some(p.agent());
+            }
+            return Ok(p);
         }
+        let request = match &http_proxy {
+            None => render_request(p.method, path_of(&p.url), &p.headers, p.keep_alive)?,
+            Some(via) => {
+                // RFC 9112 §3.2.2: a request to a proxy MUST use the
+                // absolute-form. Host stays the URL's authority, and §3.2:
+                // it MUST be identical to the target's authority, so the
+                // port 80 that the URL left out is left out here too.
+                let target = p
+                    .url
+                    .strip_prefix("http://")
+                    .and_then(|r| r.strip_prefix(t.authority.as_str()))
+                    .and_then(|r| r.strip_prefix(":80"))
+                    .filter(|path| path.starts_with(['/', '?']))
+                    .map(|path| format!("http://{}{path}", t.authority));
+                let mut headers = p.headers.clone();
+                if let Some(b) = via.basic.as_ref().filter(|_| {
+                    !headers
+                        .iter()
+                        .any(|(k, _)| k.eq_ignore_ascii_case("proxy-authorization"))
+                }) {
+                    headers.push(("Proxy-Authorization".into(), format!("Basic {b}")));
+                }
+                render_request(
+                    p.method,
+                    target.as_deref().unwrap_or(&p.url),
+                    &headers,
+                    p.keep_alive,
+                )?
+            }
+        };
+        p.plain = Some(Plain {
+            request,
+            proxy: http_proxy.map(|via| via.at),
+            conn: std::cell::RefCell::new(None),
+        });
         Ok(p)
     }
 
+    #[cfg(feature = "tls")]
     fn agent(&self) -> Agent {
         let idle = if self.keep_alive { 1 } else { 0 };
         let builder = Agent::config_builder()
@@ -263,6 +340,9 @@ impl HttpProbe {
                 Ok(r) => r,
                 Err(detail) => return CheckResult::fail(detail),
             },
+            #[cfg(not(feature = "tls"))]
+            None => return CheckResult::fail(format!("{}: {}", self.what(), crate::NEEDS_TLS)),
+            #[cfg(feature = "tls")]
             None => {
                 let agent = match &self.agent {
                     Some(a) => a.clone(),
@@ -287,10 +367,21 @@ impl HttpProbe {
     /// The async exchange of a plain http check.
     async fn run_plain(&self, plain: &Plain, want_body: bool) -> Result<(u16, Vec<u8>), String> {
         let dst = self.connect.to_string();
-        let addr = super::resolve(&self.connect).await?;
         let kept = plain.conn.take();
+        // Direct: the one address of `connect`, without an allocation.
+        let (one, many);
+        let addrs: &[SocketAddr] = match &plain.proxy {
+            None => {
+                one = [super::resolve(&self.connect).await?];
+                &one
+            }
+            Some(via) => {
+                many = self.proxy_addrs(via).await?;
+                &many
+            }
+        };
         let r = super::http1::exchange(
-            addr,
+            addrs,
             kept,
             &plain.request,
             self.method == HttpMethod::Head,
@@ -298,9 +389,42 @@ impl HttpProbe {
             self.keep_alive,
         )
         .await
-        .map_err(|f| f.detail(&self.what(), &dst))?;
+        .map_err(|f| match plain.proxy {
+            None => f.detail(&self.what(), &dst),
+            Some(_) => self.proxy_failure(f, &dst),
+        })?;
         plain.conn.replace(r.reusable);
         Ok((r.status, r.body))
+    }
+
+    /// The proxy's addresses, tried in order as ureq tried them (at most
+    /// 16), looked up at each probe. Failures worded as ureq's were.
+    async fn proxy_addrs(&self, via: &HostPort) -> Result<Vec<SocketAddr>, String> {
+        let mut addrs = match &via.host {
+            Host::Ip(ip) => vec![SocketAddr::new(*ip, via.port)],
+            Host::Name(n) => smol::net::resolve((n.as_str(), via.port))
+                .await
+                .map_err(|e| format!("{}: {}", self.what(), io_msg(&e)))?,
+        };
+        addrs.truncate(16);
+        if addrs.is_empty() {
+            return Err(format!("resolve {}: host not found", self.connect.host));
+        }
+        Ok(addrs)
+    }
+
+    /// A failed exchange through an http:// proxy, in the words the ureq
+    /// path used (tests/check_http.rs pins them): a refused connection is
+    /// "connect DST: connection refused", with DST the check's target as
+    /// before, any other I/O error "METHOD URL: error".
+    fn proxy_failure(&self, f: Failure, dst: &str) -> String {
+        match f {
+            Failure::Connect(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                format!("connect {dst}: connection refused")
+            }
+            Failure::Connect(e) | Failure::Io(e) => format!("{}: {}", self.what(), io_msg(&e)),
+            Failure::Protocol(m) => format!("{}: bad response: {m}", self.what()),
+        }
     }
 
     /// Status, body text, regex and jq, as configured, for both paths.
@@ -351,6 +475,7 @@ impl HttpProbe {
         }
     }
 
+    #[cfg(feature = "tls")]
     fn describe(&self, e: ureq::Error) -> String {
         let dst = self.connect.to_string();
         match e {
@@ -369,6 +494,108 @@ impl HttpProbe {
             other => format!("{}: {other}", self.what()),
         }
     }
+}
+
+/// An `http://[user[:password]@]host[:port][/]` proxy (RFC 9110 §4.2.1;
+/// port 80 when none is given).
+#[derive(Debug)]
+struct HttpProxy {
+    at: HostPort,
+    /// base64 of "user:password" (RFC 7617 §2), when the URL has userinfo.
+    basic: Option<String>,
+}
+
+impl HttpProxy {
+    fn parse(p: &str) -> Result<HttpProxy, String> {
+        // ureq's words for a proxy URL it could not use.
+        let bad = || format!("proxy {p:?}: invalid proxy url");
+        let rest = p.strip_prefix("http://").ok_or_else(bad)?;
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        let (userinfo, hostport) = match authority.rsplit_once('@') {
+            Some((u, h)) => (Some(u), h),
+            None => (None, authority),
+        };
+        let (host, port) = match hostport.strip_prefix('[') {
+            Some(v6) => {
+                let (h, after) = v6.split_once(']').ok_or_else(bad)?;
+                match after {
+                    "" => (h, None),
+                    a => (h, Some(a.strip_prefix(':').ok_or_else(bad)?)),
+                }
+            }
+            None => match hostport.rsplit_once(':') {
+                Some((h, port)) => (h, Some(port)),
+                None => (hostport, None),
+            },
+        };
+        if host.is_empty() || (host.contains(['[', ']', ':']) && !hostport.starts_with('[')) {
+            return Err(bad());
+        }
+        let port = match port {
+            None | Some("") => 80,
+            Some(s) => s.parse::<u16>().ok().filter(|n| *n != 0).ok_or_else(bad)?,
+        };
+        let basic = match userinfo {
+            None => None,
+            Some(u) => {
+                // RFC 3986 §3.2.1: user and password are percent-encoded.
+                let (user, password) = u.split_once(':').unwrap_or((u, ""));
+                let user = percent_decode(user).ok_or_else(bad)?;
+                let password = percent_decode(password).ok_or_else(bad)?;
+                Some(base64(format!("{user}:{password}").as_bytes()))
+            }
+        };
+        Ok(HttpProxy {
+            at: HostPort {
+                host: Host::parse(host),
+                port,
+            },
+            basic,
+        })
+    }
+}
+
+/// `%XX` escapes decoded once (a `%` not followed by two hex digits stays
+/// as it is); None when the result is not UTF-8.
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: Option<&u8>| c.and_then(|c| (*c as char).to_digit(16));
+        match (b[i], hex(b.get(i + 1)), hex(b.get(i + 2))) {
+            (b'%', Some(h), Some(l)) => {
+                // Two hex digits: at most 255.
+                out.push(u8::try_from(h * 16 + l).ok()?);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Base64 with padding (RFC 4648 §4), for Basic credentials.
+fn base64(b: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(b.len().div_ceil(3) * 4);
+    for c in b.chunks(3) {
+        let n = c
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, x)| n | (u32::from(*x) << (16 - 8 * i)));
+        for i in 0..4 {
+            if i <= c.len() {
+                out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// The path and query of a URL this module built ("scheme://authority/...").
@@ -426,6 +653,7 @@ fn render_request(
     Ok(r)
 }
 
+#[cfg(feature = "tls")]
 fn fetch(
     agent: &Agent,
     method: HttpMethod,
@@ -456,6 +684,7 @@ fn fetch(
     let status = resp.status().as_u16();
     let mut body = Vec::new();
     if want_body && method != HttpMethod::Head {
+        use std::io::Read;
         resp.body_mut()
             .as_reader()
             .take(MAX_BODY as u64)
@@ -468,6 +697,123 @@ fn fetch(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// RFC 4648 §10's test vectors, and RFC 7617 §2's example credentials.
+    #[test]
+    fn base64_vectors() {
+        for (raw, enc) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+            ("Aladdin:open sesame", "QWxhZGRpbjpvcGVuIHNlc2FtZQ=="),
+        ] {
+            assert_eq!(base64(raw.as_bytes()), enc, "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn http_proxy_urls() {
+        let at = |p: &str| HttpProxy::parse(p).map(|h| (h.at.to_string(), h.basic));
+        assert_eq!(
+            at("http://p.example:3128"),
+            Ok(("p.example:3128".into(), None))
+        );
+        assert_eq!(at("http://p.example/"), Ok(("p.example:80".into(), None)));
+        assert_eq!(at("http://[::1]:8080"), Ok(("[::1]:8080".into(), None)));
+        assert_eq!(
+            at("http://10.0.0.1:3128/x?y"),
+            Ok(("10.0.0.1:3128".into(), None))
+        );
+        // Userinfo percent-decoded once ("%2540" is a literal "%40").
+        let basic = |s: &str| Some(base64(s.as_bytes()));
+        assert_eq!(
+            at("http://Aladdin:open%20sesame@p:1"),
+            Ok(("p:1".into(), basic("Aladdin:open sesame")))
+        );
+        assert_eq!(at("http://u:p%2540%3a@p:1").unwrap().1, basic("u:p%40:"));
+        assert_eq!(at("http://u@p:1").unwrap().1, basic("u:"));
+        for bad in [
+            "http://",
+            "http://u:p@",
+            "http://p:99999",
+            "http://p:0",
+            "http://p:x",
+            "http://[::1",
+            "http://[::1]x",
+            "http://a:b:c",
+            "http://u:%ff@p:1",
+        ] {
+            assert_eq!(
+                at(bad),
+                Err(format!("proxy {bad:?}: invalid proxy url")),
+                "{bad}"
+            );
+        }
+    }
+
+    /// Through an http:// proxy the head carries the absolute URL (RFC 9112
+    /// §3.2.2), Host from the URL and the Basic credentials.
+    #[test]
+    fn absolute_form_request() {
+        let head = |url: &str, port: Option<u16>| {
+            let vip: crate::bgp::types::Prefix = "10.0.0.0/8".parse().unwrap();
+            let mut c = crate::config::Check {
+                kind: Some(crate::config::CheckType::Http),
+                http: Some(Box::new(HttpCheck {
+                    url: url.into(),
+                    port,
+                    proxy: Some("http://probe:s%40cret@proxy.example:3128".into()),
+                    ..HttpCheck::default()
+                })),
+                ..crate::config::Check::default()
+            };
+            crate::config::target::resolve_check(&mut c, &vip).expect("a valid check");
+            let crate::config::target::Target::Http(target) = &c.target else {
+                panic!("{:?}", c.target)
+            };
+            let p = HttpProbe::new(c.http.as_deref().unwrap(), target, Duration::from_secs(1))
+                .expect("probe");
+            let plain = p.plain.as_ref().expect("the async path");
+            assert_eq!(
+                plain.proxy.as_ref().map(|h| h.to_string()).as_deref(),
+                Some("proxy.example:3128")
+            );
+            String::from_utf8_lossy(&plain.request).into_owned()
+        };
+        assert_eq!(
+            head("http://web.example/healthz?full=1", None),
+            "GET http://web.example/healthz?full=1 HTTP/1.1\r\n\
+             Host: web.example\r\n\
+             Proxy-Authorization: Basic cHJvYmU6c0BjcmV0\r\n\
+             User-Agent: pathosd-check/1.0\r\nAccept: */*\r\nConnection: close\r\n\r\n"
+        );
+        // The target's authority is the Host (RFC 9112 §3.2), as written.
+        for (url, port, start) in [
+            (
+                "http://web.example:80/x",
+                None,
+                "GET http://web.example:80/x HTTP/1.1\r\nHost: web.example:80\r\n",
+            ),
+            (
+                "http://web.example:8080/x",
+                None,
+                "GET http://web.example:8080/x HTTP/1.1\r\nHost: web.example:8080\r\n",
+            ),
+            // `port` moves the request, the URL's authority stays the Host.
+            (
+                "http://web.example/x",
+                Some(8080),
+                "GET http://web.example:8080/x HTTP/1.1\r\nHost: web.example\r\n",
+            ),
+        ] {
+            let h = head(url, port);
+            assert!(h.starts_with(start), "{url} {port:?}: {h}");
+        }
+    }
 
     /// An https target is refused by a build without TLS (the config
     /// validation names the option first; this is the probe's own guard).

@@ -1,9 +1,10 @@
-//! One HTTP/1.1 exchange on async-io, for plain `http://` checks without a
-//! proxy (the common case on a router: a local service's health URL).
-//! Such a probe runs on the daemon's thread like a tcp probe: no worker
-//! thread, no hand-off, and the request bytes are rendered once when the
-//! probe is built. https and proxies stay on ureq in the bounded pool
-//! ([`super::blocking`]).
+//! One HTTP/1.1 exchange on async-io, for plain `http://` checks, direct
+//! (the common case on a router: a local service's health URL) or through
+//! an `http://` proxy (the request rendered in absolute-form by
+//! [`super::http`]). Such a probe runs on the daemon's thread like a tcp
+//! probe: no worker thread, no hand-off, and the request bytes are rendered
+//! once when the probe is built. https and https:// proxies stay on ureq in
+//! the bounded pool ([`super::blocking`]).
 //!
 //! It reads what the evaluation needs: the status line and headers
 //! (httparse), then, when a body check is configured or the connection is
@@ -50,12 +51,13 @@ impl Failure {
     }
 }
 
-/// Sends `request` (a rendered head) on `conn` or a new connection to
-/// `addr`, and reads the response. A kept-alive connection the server has
-/// closed meanwhile is replaced by a new one once (RFC 9112 §9.3.1: the
+/// Sends `request` (a rendered head) on `conn` or a new connection to the
+/// first of `addrs` that accepts one (tried in order; the last error when
+/// none does), and reads the response. A kept-alive connection the server
+/// has closed meanwhile is replaced by a new one once (RFC 9112 §9.3.1: the
 /// request was not processed if nothing came back).
 pub(crate) async fn exchange(
-    addr: SocketAddr,
+    addrs: &[SocketAddr],
     conn: Option<Async<TcpStream>>,
     request: &[u8],
     head_method: bool,
@@ -68,13 +70,22 @@ pub(crate) async fn exchange(
             r => return r.map_err(|(f, _)| f),
         }
     }
-    let c = super::connect_tcp(addr)
-        .await
-        .and_then(super::Connected::into_async)
-        .map_err(Failure::Connect)?;
-    once(c, request, head_method, want_body, keep_alive)
-        .await
-        .map_err(|(f, _)| f)
+    let mut failed = None;
+    for &addr in addrs {
+        match super::connect_tcp(addr)
+            .await
+            .and_then(super::Connected::into_async)
+        {
+            Ok(c) => {
+                return once(c, request, head_method, want_body, keep_alive)
+                    .await
+                    .map_err(|(f, _)| f)
+            }
+            Err(e) => failed = Some(e),
+        }
+    }
+    let e = failed.unwrap_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound));
+    Err(Failure::Connect(e))
 }
 
 /// One request on `c`. The flag with an error: nothing was received, so a

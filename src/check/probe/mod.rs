@@ -3,7 +3,7 @@
 //! Probes run on the daemon's one thread ([`crate::rt`]) and never block
 //! it: socket probes (plain http included) are async, exec runs through
 //! smol::process, and the clients that can only block (ureq for https and
-//! proxies, the HTTP/2 client for grpc) run on the bounded pool in
+//! https:// proxies, the HTTP/2 client for grpc) run on the bounded pool in
 //! [`blocking`]. [`Probe::run`] races every probe against the check
 //! timeout, so the timeout is always honoured even if a probe misbehaves.
 

@@ -1242,6 +1242,9 @@ fn http(
                 &pp,
                 "needs url to be a full URL with a host name (the proxy connects by name)",
             );
+        } else if proxy.starts_with("https://") && !crate::TLS {
+            // The connection to an https:// proxy is itself TLS.
+            errs.push(&pp, format!("{proxy:?} {}", crate::NEEDS_TLS));
         }
     }
     if h.tls_insecure && h.tls_ca_cert.is_some() {
@@ -1354,6 +1357,10 @@ mod tests {
                 json!({"type": "grpc", "grpc": {"port": 50051, "tls": true}}),
                 format!("vips[0].check.grpc.tls: true {why}"),
             ),
+            (
+                json!({"type": "http", "http": {"url": "http://web.example/", "proxy": "https://p.example:3128"}}),
+                format!("vips[0].check.http.proxy: \"https://p.example:3128\" {why}"),
+            ),
         ];
         for (check, want) in cases {
             let mut v = base();
@@ -1361,9 +1368,10 @@ mod tests {
             let want = if crate::TLS { vec![] } else { vec![want] };
             assert_eq!(errors(&v), want, "check {check}");
         }
-        // Plain http and h2c gRPC need nothing.
+        // Plain http (also through an http:// proxy) and h2c gRPC need nothing.
         for check in [
             json!({"type": "http", "http": {"url": "http://web.example/"}}),
+            json!({"type": "http", "http": {"url": "http://web.example/", "proxy": "http://p.example:3128"}}),
             json!({"type": "grpc", "grpc": {"port": 50051}}),
         ] {
             let mut v = base();
