@@ -303,9 +303,11 @@ pub(crate) fn timerfd_arm(fd: &impl AsRawFd, after: std::time::Duration) -> io::
             tv_nsec: 0,
         },
         it_value: libc::timespec {
-            // Saturates for absurd waits (years): the timer then fires early
-            // and the caller re-arms it.
-            tv_sec: libc::time_t::try_from(after.as_secs()).unwrap_or(libc::time_t::MAX),
+            // Saturates for absurd waits (68 years): the timer then fires
+            // early and the caller re-arms it. Through i32, which fits
+            // time_t whether it is 32 or 64 bits (musl's `time_t` alias is
+            // deprecated while it moves to 64 bits: not named here).
+            tv_sec: i32::try_from(after.as_secs()).unwrap_or(i32::MAX).into(),
             // c_long is 32 bits on mips (OpenWrt): fallible there, not here.
             #[allow(clippy::unnecessary_fallible_conversions)]
             tv_nsec: libc::c_long::try_from(after.subsec_nanos()).unwrap_or(0),
