@@ -31,7 +31,7 @@ pub(crate) struct DnsProbe {
 struct Reply {
     rcode: RCODE,
     answers: Vec<String>,
-    /// The A and AAAA answers, as addresses.
+    /// The answers that are addresses (A, AAAA, a TXT holding one).
     addrs: Vec<IpAddr>,
     tcp: bool,
 }
@@ -93,18 +93,20 @@ fn render(rd: &RData) -> Option<String> {
     })
 }
 
-/// An A or AAAA answer as its address.
-fn addr(rd: &RData) -> Option<IpAddr> {
+/// An answer as an address: an A or AAAA answer's, or a TXT answer whose
+/// text is one (an address in a TXT record is compared by value too).
+fn addr(rd: &RData, text: &str) -> Option<IpAddr> {
     match rd {
         RData::A(a) => Some(Ipv4Addr::from(a.address).into()),
         RData::AAAA(a) => Some(Ipv6Addr::from(a.address).into()),
+        RData::TXT(_) => text.parse().ok(),
         _ => None,
     }
 }
 
 /// Whether an expected answer is in a reply: an address by value among the
-/// A and AAAA answers, a name (or text) case-insensitively without the
-/// trailing dot among the rendered ones.
+/// answers that are addresses, a name (or text) case-insensitively without
+/// the trailing dot among the rendered ones.
 fn answer_matches(want: &ExpectedAnswer, r: &Reply) -> bool {
     if let Some(a) = want.addr {
         return r.addrs.contains(&a);
@@ -251,10 +253,18 @@ impl DnsProbe {
         if p.id() != id {
             return Err(format!("reply from {server} has the wrong id"));
         }
+        let mut answers = Vec::new();
+        let mut addrs = Vec::new();
+        for a in &p.answers {
+            if let Some(text) = render(&a.rdata) {
+                addrs.extend(addr(&a.rdata, &text));
+                answers.push(text);
+            }
+        }
         Ok(Reply {
             rcode: p.rcode(),
-            answers: p.answers.iter().filter_map(|a| render(&a.rdata)).collect(),
-            addrs: p.answers.iter().filter_map(|a| addr(&a.rdata)).collect(),
+            answers,
+            addrs,
             tcp,
         })
     }
