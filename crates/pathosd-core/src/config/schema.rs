@@ -4,7 +4,7 @@
 use super::duration::Dur;
 use super::field::{show, Errors, Field};
 use super::policy_expr::Expr;
-use super::target::Target;
+use super::target::{Host, Target};
 use crate::bgp::types::{Community, LargeCommunity, Prefix};
 use crate::check::jsonmatch::JsonExpr;
 use crate::{config_enum, config_struct};
@@ -932,6 +932,9 @@ config_struct! {
         path: String = String::new(),
         /// `ok_codes` as status numbers (grpc/doc/statuscodes.md).
         ok_code_numbers: Vec<u32> = Vec::new(),
+        /// The `:authority` and TLS name: `tls_server_name` (an address or
+        /// a name), else the target host.
+        server_name: Option<Host> = None,
     }
 }
 

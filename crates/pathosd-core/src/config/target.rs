@@ -241,6 +241,12 @@ pub fn resolve_vip(v: &mut Vip) {
 pub fn resolve_check(c: &mut Check, vip: &Prefix) -> Option<()> {
     let t = target(c, vip)?;
     resolve_block(c)?;
+    if let (Some(g), Target::Addr(hp)) = (c.grpc.as_deref_mut(), &t) {
+        g.server_name = Some(match &g.tls_server_name {
+            Some(n) if !n.is_empty() => Host::parse(n),
+            _ => hp.host.clone(),
+        });
+    }
     c.target = t;
     Some(())
 }
@@ -413,6 +419,7 @@ mod tests {
             (g.path.as_str(), &g.ok_code_numbers[..]),
             ("/pkg.S/M", &[0, 5, 1][..])
         );
+        assert_eq!(g.server_name, Some(Host::Ip("10.1.0.1".parse().unwrap())));
         let h = k[5].grpc.as_ref().unwrap();
         assert_eq!(
             (h.path.as_str(), &h.ok_code_numbers[..]),

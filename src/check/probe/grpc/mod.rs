@@ -188,19 +188,16 @@ impl GrpcProbe {
         } else {
             None
         };
-        if c.path.is_empty() {
-            return Err("grpc method not resolved: the check was not validated".into());
-        }
+        let (false, Some(server_name)) = (c.path.is_empty(), c.server_name.clone()) else {
+            return Err("grpc options not resolved: the check was not validated".into());
+        };
         let metadata = c
             .metadata
             .iter()
             .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
             .collect();
         Ok(GrpcProbe(Arc::new(Inner {
-            server_name: match &c.tls_server_name {
-                Some(n) if !n.is_empty() => Host::parse(n),
-                _ => target.host.clone(),
-            },
+            server_name,
             target: target.clone(),
             tls,
             path: c.path.clone(),
@@ -464,6 +461,7 @@ mod tests {
         assert!(GrpcProbe::new(&h2c, &vip).is_err());
         let h2c = GrpcCheck {
             path: crate::config::GRPC_HEALTH_METHOD.into(),
+            server_name: Some(vip.host.clone()),
             ..h2c
         };
         assert!(GrpcProbe::new(&h2c, &vip).is_ok());
