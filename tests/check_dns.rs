@@ -31,6 +31,7 @@ fn dnsmasq(ip: &str, tag: &str) -> (Server, u16, TempDir) {
                 // Answer pathosd.test from local data only: NODATA, not REFUSED.
                 "--local=/pathosd.test/",
                 "--txt-record=txt.pathosd.test,hello pathosd",
+                "--txt-record=addr.pathosd.test,2001:db8:0::5",
                 "--mx-host=pathosd.test,mail.pathosd.test,10",
                 "--srv-host=_http._tcp.pathosd.test,web.pathosd.test,80",
                 "--cname=alias.pathosd.test,web.pathosd.test",
@@ -116,6 +117,21 @@ fn failure_modes() {
     assert_eq!(r.detail, "query web2.pathosd.test: no answers");
     let r = dns(&ip, port, json!({"names": ["nothere.pathosd.test"]}));
     assert_eq!(r.detail, "query nothere.pathosd.test: rcode NXDOMAIN");
+    // Expected addresses are compared by value: with the AAAA answer, and
+    // with a TXT answer whose text is an address.
+    for (name, qtype) in [("web.pathosd.test", "AAAA"), ("addr.pathosd.test", "TXT")] {
+        let want = if qtype == "TXT" {
+            "2001:db8::5"
+        } else {
+            "2001:db8:0::3"
+        };
+        let r = dns(
+            &ip,
+            port,
+            json!({"names": [name], "query_type": qtype, "expected_answers": [want]}),
+        );
+        assert!(r.ok, "{r:?}");
+    }
     let r = dns(
         &ip,
         port,

@@ -133,9 +133,14 @@ fn connection_refused_and_config_errors() {
     let e = |o: Value| {
         build_probe(check(json!({"type": "grpc", "grpc": o})), "10.0.0.1/32").unwrap_err()
     };
+    // Status names are resolved by validation, which names the entry; a
+    // check that fails it never gets a target, so no probe is built.
     assert_eq!(
-        e(json!({"port": 1, "ok_codes": ["Bogus"]})),
-        "unknown gRPC status code \"Bogus\""
+        check_errors(
+            json!({"type": "grpc", "grpc": {"port": 1, "ok_codes": ["OK", "Bogus"]}}),
+            "10.0.0.1/32"
+        ),
+        ["vips[0].check.grpc.ok_codes[1]: \"Bogus\" is not a gRPC status code such as OK or NOT_FOUND"]
     );
     assert_eq!(
         e(json!({"port": 1, "tls_insecure": true})),

@@ -273,3 +273,27 @@ fn placeholders_expand_in_uci_too() {
         "expanding environment placeholders: missing environment variables for placeholders: RID"
     );
 }
+
+/// A ping or http check written without any of its block's options (both
+/// blocks are optional) is validated into a check that holds the block's
+/// defaults, so the probe takes it as is; `convert` prints the filled
+/// block and its output loads back to the same config.
+#[test]
+fn checks_without_options_convert_with_their_blocks_defaults() {
+    let src = "config pathosd\n\toption asn '65001'\n\toption router_id '10.9.9.9'\n\
+        config neighbor 'r'\n\toption address '127.0.0.1'\n\toption peer_asn '65000'\n\
+        config vip 'v'\n\toption prefix '10.9.9.80/32'\n\
+        config check 'p'\n\toption vip 'v'\n\toption type 'ping'\n\
+        config check 'w'\n\toption vip 'v'\n\toption type 'http'\n";
+    let c = load_str(src, Some(Format::Uci), &no_env).unwrap_or_else(|e| panic!("{e:?}"));
+    let checks = c.vips[0].checks.as_ref().unwrap();
+    assert_eq!(checks[0].ping.as_deref(), Some(&Default::default()));
+    assert_eq!(checks[1].http.as_deref(), Some(&Default::default()));
+    let json = to_json(&c);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let out = &v["vips"][0]["checks"];
+    assert_eq!(out[0]["ping"]["count"], 1, "{json}");
+    assert_eq!(out[1]["http"]["url"], "/", "{json}");
+    let again = load_str(&json, Some(Format::Json), &no_env).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(again, c);
+}

@@ -7,7 +7,7 @@
 use super::{io_msg, resolve, until};
 use crate::check::result::CheckResult;
 use crate::config::target::HostPort;
-use crate::config::{AnswerMatch, DnsCheck, DnsQueryType, DnsRcode};
+use crate::config::{AnswerMatch, DnsCheck, DnsQueryType, DnsRcode, ExpectedAnswer};
 use simple_dns::rdata::RData;
 use simple_dns::{Name, Packet, PacketFlag, Question, CLASS, RCODE, TYPE};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
@@ -22,7 +22,8 @@ pub(crate) struct DnsProbe {
     resolver: HostPort,
     qtype: DnsQueryType,
     rcode: DnsRcode,
-    expected: Vec<String>,
+    /// `expected_answers`, as validation resolved them (addresses or names).
+    expected: Vec<ExpectedAnswer>,
     all: bool,
 }
 
@@ -30,6 +31,8 @@ pub(crate) struct DnsProbe {
 struct Reply {
     rcode: RCODE,
     answers: Vec<String>,
+    /// The answers that are addresses (A, AAAA, a TXT holding one).
+    addrs: Vec<IpAddr>,
     tcp: bool,
 }
 
@@ -90,18 +93,30 @@ fn render(rd: &RData) -> Option<String> {
     })
 }
 
-/// Whether an expected answer matches one rendered answer: addresses by
-/// value, names case-insensitively without the trailing dot.
-fn answer_matches(want: &str, got: &str) -> bool {
-    let w = want.trim();
-    match (w.parse::<IpAddr>(), got.parse::<IpAddr>()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => {
-            w == got
-                || w.trim_end_matches('.')
-                    .eq_ignore_ascii_case(got.trim_end_matches('.'))
-        }
+/// An answer as an address: an A or AAAA answer's, or a TXT answer whose
+/// text is one (an address in a TXT record is compared by value too).
+fn addr(rd: &RData, text: &str) -> Option<IpAddr> {
+    match rd {
+        RData::A(a) => Some(Ipv4Addr::from(a.address).into()),
+        RData::AAAA(a) => Some(Ipv6Addr::from(a.address).into()),
+        RData::TXT(_) => text.parse().ok(),
+        _ => None,
     }
+}
+
+/// Whether an expected answer is in a reply: an address by value among the
+/// answers that are addresses, a name (or text) case-insensitively without
+/// the trailing dot among the rendered ones.
+fn answer_matches(want: &ExpectedAnswer, r: &Reply) -> bool {
+    if let Some(a) = want.addr {
+        return r.addrs.contains(&a);
+    }
+    let w = want.text.trim();
+    r.answers.iter().any(|got| {
+        w == got
+            || w.trim_end_matches('.')
+                .eq_ignore_ascii_case(got.trim_end_matches('.'))
+    })
 }
 
 thread_local! {
@@ -132,7 +147,7 @@ impl DnsProbe {
             resolver: resolver.clone(),
             qtype: c.query_type,
             rcode: c.expected_rcode,
-            expected: c.expected_answers.clone(),
+            expected: c.answers.clone(),
             all: c.expected_match == AnswerMatch::All,
         })
     }
@@ -176,7 +191,7 @@ impl DnsProbe {
             }
             return Ok(());
         }
-        let found = |w: &String| r.answers.iter().any(|a| answer_matches(w, a));
+        let found = |w: &ExpectedAnswer| answer_matches(w, r);
         let ok = if self.all {
             self.expected.iter().all(found)
         } else {
@@ -189,7 +204,7 @@ impl DnsProbe {
             .expected
             .iter()
             .filter(|w| !found(w))
-            .map(String::as_str)
+            .map(|w| w.text.as_str())
             .collect();
         Err(format!(
             "answers [{}] lack {} of [{}]",
@@ -238,9 +253,18 @@ impl DnsProbe {
         if p.id() != id {
             return Err(format!("reply from {server} has the wrong id"));
         }
+        let mut answers = Vec::new();
+        let mut addrs = Vec::new();
+        for a in &p.answers {
+            if let Some(text) = render(&a.rdata) {
+                addrs.extend(addr(&a.rdata, &text));
+                answers.push(text);
+            }
+        }
         Ok(Reply {
             rcode: p.rcode(),
-            answers: p.answers.iter().filter_map(|a| render(&a.rdata)).collect(),
+            answers,
+            addrs,
             tcp,
         })
     }
@@ -288,11 +312,23 @@ async fn tcp_exchange(server: SocketAddr, wire: &[u8]) -> Result<Vec<u8>, String
 mod tests {
     use super::*;
 
+    fn reply(answers: &[&str]) -> Reply {
+        Reply {
+            rcode: RCODE::NoError,
+            answers: answers.iter().map(|a| a.to_string()).collect(),
+            addrs: answers.iter().filter_map(|a| a.parse().ok()).collect(),
+            tcp: false,
+        }
+    }
+
     #[test]
     fn matching() {
-        assert!(answer_matches("10.0.0.1", "10.0.0.1"));
-        assert!(answer_matches("2001:db8::1", "2001:db8:0::1"));
-        assert!(answer_matches("Web.Example.", "web.example"));
-        assert!(!answer_matches("10.0.0.1", "10.0.0.2"));
+        let m =
+            |want: &str, got: &str| answer_matches(&ExpectedAnswer::parse(want), &reply(&[got]));
+        assert!(m("10.0.0.1", "10.0.0.1"));
+        assert!(m(" 2001:db8::1 ", "2001:db8:0::1"));
+        assert!(m("Web.Example.", "web.example"));
+        assert!(!m("10.0.0.1", "10.0.0.2"));
+        assert!(!m("10.0.0.1", "web.example"));
     }
 }

@@ -70,21 +70,17 @@ impl Probe {
         }
         let kind = match (&check.target, kind) {
             (Target::Http(t), CheckType::Http | CheckType::Https) => {
-                let default = crate::config::HttpCheck::default();
-                let c = check.http.as_deref().unwrap_or(&default);
+                let c = check.http.as_deref().ok_or_else(|| missing(kind))?;
                 Kind::Http(Box::new(http::HttpProbe::new(c, t, timeout)?))
             }
             (Target::Addr(t), CheckType::Dns) => Kind::Dns(dns::DnsProbe::new(
                 check.dns.as_ref().ok_or_else(|| missing(kind))?,
                 t,
             )?),
-            (Target::Ip(dst), CheckType::Ping) => {
-                let default = crate::config::PingCheck::default();
-                Kind::Ping(ping::PingProbe::new(
-                    check.ping.as_deref().unwrap_or(&default),
-                    *dst,
-                )?)
-            }
+            (Target::Ip(dst), CheckType::Ping) => Kind::Ping(ping::PingProbe::new(
+                check.ping.as_deref().ok_or_else(|| missing(kind))?,
+                *dst,
+            )?),
             (Target::Addr(t), CheckType::Tcp) => Kind::Tcp(tcp::TcpProbe::new(
                 check.tcp.as_ref().ok_or_else(|| missing(kind))?,
                 t,
@@ -92,7 +88,7 @@ impl Probe {
             (Target::Addr(t), CheckType::Udp) => Kind::Udp(udp::UdpProbe::new(
                 check.udp.as_ref().ok_or_else(|| missing(kind))?,
                 t,
-            )?),
+            )),
             (Target::Addr(t), CheckType::Grpc) => Kind::Grpc(Box::new(grpc::GrpcProbe::new(
                 check.grpc.as_ref().ok_or_else(|| missing(kind))?,
                 t,

@@ -21,19 +21,14 @@ pub(crate) struct UdpProbe {
 }
 
 impl UdpProbe {
-    /// `target`: `c`'s, as validation resolved it.
-    pub fn new(c: &UdpCheck, target: &HostPort) -> Result<UdpProbe, String> {
-        let payload = match (&c.payload, &c.payload_hex) {
-            (Some(_), Some(_)) => return Err("payload and payload_hex are exclusive".into()),
-            (Some(p), None) => p.as_bytes().to_vec(),
-            (None, Some(h)) => decode_hex(h)?,
-            (None, None) => vec![0],
-        };
-        Ok(UdpProbe {
+    /// `target` and the datagram (`c.datagram`): `c`'s, as validation
+    /// resolved them.
+    pub fn new(c: &UdpCheck, target: &HostPort) -> UdpProbe {
+        UdpProbe {
             target: target.clone(),
-            payload,
+            payload: c.datagram.clone(),
             expect: c.expect.clone().filter(|e| !e.is_empty()),
-        })
+        }
     }
 
     pub fn what(&self) -> String {
@@ -98,33 +93,5 @@ impl UdpProbe {
                 ))),
             },
         }
-    }
-}
-
-fn decode_hex(h: &str) -> Result<Vec<u8>, String> {
-    let digits: Vec<u8> = h.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    if digits.is_empty() || digits.len() % 2 != 0 {
-        return Err(format!(
-            "payload_hex {h:?} is not an even number of hex digits"
-        ));
-    }
-    digits
-        .chunks(2)
-        .map(|p| {
-            std::str::from_utf8(p)
-                .ok()
-                .and_then(|s| u8::from_str_radix(s, 16).ok())
-                .ok_or_else(|| format!("payload_hex {h:?} is not hex"))
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn hex() {
-        assert_eq!(super::decode_hex("00 ff1A").unwrap(), vec![0, 0xff, 0x1a]);
-        assert!(super::decode_hex("abc").is_err());
-        assert!(super::decode_hex("zz").is_err());
     }
 }

@@ -4,7 +4,7 @@
 use super::duration::Dur;
 use super::field::{show, Errors, Field};
 use super::policy_expr::Expr;
-use super::target::Target;
+use super::target::{Host, Target};
 use crate::bgp::types::{Community, LargeCommunity, Prefix};
 use crate::check::jsonmatch::JsonExpr;
 use crate::{config_enum, config_struct};
@@ -823,6 +823,30 @@ config_struct! {
         /// Whether any or all expected_answers must appear.
         expected_match: AnswerMatch = AnswerMatch::Any,
     }
+    resolved {
+        /// `expected_answers` as validation resolved them: each an address
+        /// or a name, so the probe compares without parsing.
+        answers: Vec<ExpectedAnswer> = Vec::new(),
+    }
+}
+
+/// One `expected_answers` entry, resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpectedAnswer {
+    /// The entry as configured (shown in a failing probe's detail).
+    pub text: String,
+    /// The entry as an address (trimmed), compared by value with the A and
+    /// AAAA answers; `None` for a name or text, compared as text.
+    pub addr: Option<IpAddr>,
+}
+
+impl ExpectedAnswer {
+    pub fn parse(text: &str) -> ExpectedAnswer {
+        ExpectedAnswer {
+            text: text.to_string(),
+            addr: text.trim().parse().ok(),
+        }
+    }
 }
 
 config_struct! {
@@ -871,6 +895,11 @@ config_struct! {
         /// Text the reply must contain; then silence fails.
         expect: Option<String> = None,
     }
+    resolved {
+        /// The datagram validation resolved: `payload`'s bytes, or
+        /// `payload_hex` decoded, or one zero byte.
+        datagram: Vec<u8> = Vec::new(),
+    }
 }
 
 config_struct! {
@@ -897,7 +926,21 @@ config_struct! {
         /// Request metadata.
         metadata: BTreeMap<String, String> = BTreeMap::new(),
     }
+    resolved {
+        /// The request path validation resolved: `method` with its leading
+        /// `/`, else [`GRPC_HEALTH_METHOD`].
+        path: String = String::new(),
+        /// `ok_codes` as status numbers (grpc/doc/statuscodes.md).
+        ok_code_numbers: Vec<u32> = Vec::new(),
+        /// The `:authority` and TLS name: `tls_server_name` (an address or
+        /// a name), else the target host.
+        server_name: Option<Host> = None,
+    }
 }
+
+/// The standard health check's method (grpc.health.v1), called when a grpc
+/// check has no `method`.
+pub const GRPC_HEALTH_METHOD: &str = "/grpc.health.v1.Health/Check";
 
 config_struct! {
     /// exec check options.

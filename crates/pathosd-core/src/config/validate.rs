@@ -891,8 +891,19 @@ fn policy(pol: &Policy, p: &str, errs: &mut Errors) {
 }
 
 /// Whether `s` is a non-empty hex string of whole bytes.
-fn is_hex(s: &str) -> bool {
-    !s.is_empty() && s.len() % 2 == 0 && s.chars().all(|c| c.is_ascii_hexdigit())
+/// `s` as bytes: an even number of hex digits (either case), nothing else.
+/// Validation rejects what this refuses; resolution decodes with it.
+pub(crate) fn hex_bytes(s: &str) -> Option<Vec<u8>> {
+    if s.is_empty() || s.len() % 2 != 0 {
+        return None;
+    }
+    s.as_bytes()
+        .chunks(2)
+        .map(|p| {
+            let digit = |b: u8| char::from(b).to_digit(16);
+            u8::try_from(digit(*p.first()?)? * 16 + digit(*p.get(1)?)?).ok()
+        })
+        .collect()
 }
 
 fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
@@ -1059,7 +1070,7 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
             if let Some(hex) = &u.payload_hex {
                 if u.payload.is_some() {
                     errs.push(join(&p, "payload_hex"), "cannot be combined with payload");
-                } else if !is_hex(hex) {
+                } else if hex_bytes(hex).is_none() {
                     errs.push(
                         join(&p, "payload_hex"),
                         format!(

@@ -48,27 +48,6 @@ const CODES: [&str; 17] = [
     "UNAUTHENTICATED",
 ];
 
-const HEALTH_METHOD: &str = "/grpc.health.v1.Health/Check";
-
-/// Parses a status name as pathosd does: case-insensitive, PascalCase or
-/// SCREAMING_SNAKE (underscores ignored), or a number.
-pub(crate) fn parse_code(s: &str) -> Option<u8> {
-    if let Ok(n) = s.trim().parse::<u8>() {
-        return (usize::from(n) < CODES.len()).then_some(n);
-    }
-    let norm = |x: &str| -> String {
-        x.chars()
-            .filter(|c| *c != '_')
-            .flat_map(char::to_lowercase)
-            .collect()
-    };
-    let want = norm(s.trim());
-    CODES
-        .iter()
-        .position(|c| norm(c) == want)
-        .and_then(|i| u8::try_from(i).ok())
-}
-
 fn code_name(c: u32) -> String {
     match usize::try_from(c).ok().and_then(|i| CODES.get(i)) {
         Some(n) => format!("{n} ({c})"),
@@ -90,9 +69,15 @@ struct Inner {
     /// `tls_server_name`, else the target host: the `:authority` and the
     /// TLS name.
     server_name: Host,
-    method: Option<String>,
+    /// The request path, as validation resolved it (`method`, else the
+    /// health Check).
+    path: String,
+    /// Whether this is the health Check (no `method`): its request carries
+    /// `service` and only SERVING passes.
+    health: bool,
     service: String,
-    ok_codes: Vec<u8>,
+    /// `ok_codes`, as validation resolved them.
+    ok_codes: Vec<u32>,
     metadata: Vec<(String, String)>,
 }
 
@@ -203,40 +188,28 @@ impl GrpcProbe {
         } else {
             None
         };
-        let ok_codes = c
-            .ok_codes
-            .iter()
-            .map(|s| parse_code(s).ok_or_else(|| format!("unknown gRPC status code {s:?}")))
-            .collect::<Result<Vec<u8>, String>>()?;
-        let method = c.method.as_ref().filter(|m| !m.is_empty()).map(|m| {
-            if m.starts_with('/') {
-                m.clone()
-            } else {
-                format!("/{m}")
-            }
-        });
+        let (false, Some(server_name)) = (c.path.is_empty(), c.server_name.clone()) else {
+            return Err("grpc options not resolved: the check was not validated".into());
+        };
         let metadata = c
             .metadata
             .iter()
             .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
             .collect();
         Ok(GrpcProbe(Arc::new(Inner {
-            server_name: match &c.tls_server_name {
-                Some(n) if !n.is_empty() => Host::parse(n),
-                _ => target.host.clone(),
-            },
+            server_name,
             target: target.clone(),
             tls,
-            method,
+            path: c.path.clone(),
+            health: c.method.is_none(),
             service: c.service.clone(),
-            ok_codes,
+            ok_codes: c.ok_code_numbers.clone(),
             metadata,
         })))
     }
 
     pub fn what(&self) -> String {
-        let m = self.0.method.as_deref().unwrap_or(HEALTH_METHOD);
-        format!("grpc {} {m}", self.0.target)
+        format!("grpc {} {}", self.0.target, self.0.path)
     }
 
     pub async fn run(&self, deadline: Instant) -> CheckResult {
@@ -329,11 +302,11 @@ impl Inner {
         {
             return CheckResult::fail(format!("grpc {addr}: cannot set socket timeouts"));
         }
-        let path = self.method.as_deref().unwrap_or(HEALTH_METHOD).to_string();
-        let msg = if self.method.is_some() {
-            Vec::new()
-        } else {
+        let path = self.path.clone();
+        let msg = if self.health {
             health_request(&self.service)
+        } else {
+            Vec::new()
         };
         // gRPC over HTTP/2: a 5-byte prefix (compressed flag, length).
         let mut body = vec![0u8];
@@ -416,13 +389,13 @@ impl Inner {
             }
         };
         let r = CheckResult::fail("").with("grpc_status", code);
-        match &self.method {
-            Some(m) => {
-                let ok = u8::try_from(code).is_ok_and(|c| self.ok_codes.contains(&c));
-                let want: Vec<String> = self
+        match (&self.path, self.health) {
+            (m, false) => {
+                let ok = self.ok_codes.contains(&code);
+                let want: Vec<&str> = self
                     .ok_codes
                     .iter()
-                    .map(|c| CODES[usize::from(*c)].to_string())
+                    .filter_map(|c| CODES.get(usize::try_from(*c).ok()?).copied())
                     .collect();
                 CheckResult {
                     ok,
@@ -438,7 +411,7 @@ impl Inner {
                     ..r
                 }
             }
-            None => {
+            (_, true) => {
                 if code != 0 {
                     return CheckResult {
                         detail: with_msg(format!("grpc health: status {}", code_name(code))),
@@ -484,6 +457,13 @@ mod tests {
             port: 50051,
             ..GrpcCheck::default()
         };
+        // A block that was not validated has no resolved request path.
+        assert!(GrpcProbe::new(&h2c, &vip).is_err());
+        let h2c = GrpcCheck {
+            path: crate::config::GRPC_HEALTH_METHOD.into(),
+            server_name: Some(vip.host.clone()),
+            ..h2c
+        };
         assert!(GrpcProbe::new(&h2c, &vip).is_ok());
         let tls = GrpcCheck {
             tls: true,
@@ -495,17 +475,6 @@ mod tests {
         if let Err(e) = r {
             assert!(e.contains(crate::NEEDS_TLS), "{e}");
         }
-    }
-
-    #[test]
-    fn status_names() {
-        assert_eq!(parse_code("OK"), Some(0));
-        assert_eq!(parse_code("not_found"), Some(5));
-        assert_eq!(parse_code("NotFound"), Some(5));
-        assert_eq!(parse_code("DEADLINE_EXCEEDED"), Some(4));
-        assert_eq!(parse_code("16"), Some(16));
-        assert_eq!(parse_code("17"), None);
-        assert_eq!(parse_code("Bogus"), None);
     }
 
     #[test]
