@@ -221,3 +221,17 @@ fn the_pool_counts_its_load() {
         }
     });
 }
+
+/// A job a worker takes the moment it is sent is never left counted as
+/// queued: after many jobs, one at a time, nothing shows as waiting.
+#[test]
+fn jobs_taken_at_once_leave_no_queued_count() {
+    let pool = Pool::new(1, 4);
+    pathosd::rt::block_on(async {
+        for i in 0..2000u32 {
+            assert_eq!(pool.run(move || i).await, Ok(i));
+        }
+    });
+    let s = pool.stats();
+    assert_eq!((s.queued, s.run, s.wait_count), (0, 2000, 2000), "{s:?}");
+}
