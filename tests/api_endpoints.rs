@@ -205,6 +205,15 @@ fn status_document() {
         })
     );
 
+    // The blocking probe pool's load, one small object.
+    assert_eq!(
+        v["blocking_pool"],
+        serde_json::json!({
+            "workers": 2, "workers_max": 4, "running": 2, "queued": 1, "queue_max": 32,
+            "run": 40, "refused": 3, "expired": 1, "queue_wait_ms": 1250.0
+        })
+    );
+
     // Stable order: two renderings are byte-identical.
     assert_eq!(req(addr, "GET", "/status").body, r.body);
 }
@@ -395,6 +404,22 @@ fn metrics_pass_promtool() {
         "bgp_sent_messages_total{peer=\"frr\",type=\"update\"} 3",
         "bgp_routes_advertised{peer=\"frr\"} 1",
         "bgp_peer_info{peer=\"frr\",address=\"127.0.0.2\",peer_asn=\"65000\",required=\"true\"} 1",
+        "pathosd_blocking_pool_workers 2",
+        "pathosd_blocking_pool_workers_max 4",
+        "pathosd_blocking_pool_jobs_running 2",
+        "pathosd_blocking_pool_jobs_queued 1",
+        "pathosd_blocking_pool_jobs_queued_max 32",
+        "pathosd_blocking_pool_jobs_total{result=\"run\"} 40",
+        "pathosd_blocking_pool_jobs_total{result=\"refused\"} 3",
+        "pathosd_blocking_pool_jobs_total{result=\"expired\"} 1",
+        "pathosd_blocking_pool_queue_wait_seconds_bucket{le=\"0.001\"} 6",
+        "pathosd_blocking_pool_queue_wait_seconds_bucket{le=\"5\"} 41",
+        "pathosd_blocking_pool_queue_wait_seconds_bucket{le=\"+Inf\"} 41",
+        "pathosd_blocking_pool_queue_wait_seconds_sum 1.25",
+        "pathosd_blocking_pool_queue_wait_seconds_count 41",
+        "# TYPE pathosd_blocking_pool_jobs_total counter",
+        "# TYPE pathosd_blocking_pool_jobs_queued gauge",
+        "# TYPE pathosd_blocking_pool_queue_wait_seconds histogram",
     ] {
         assert!(t.lines().any(|l| l == line), "missing {line}\n{t}");
     }
@@ -421,12 +446,30 @@ fn metrics_of_an_empty_daemon_pass_promtool() {
         let mut s = owner.snapshot.lock().unwrap();
         s.vips.clear();
         s.peers.clear();
+        // As the daemon's before any blocking probe ran.
+        s.blocking_pool = pathosd::api::model::PoolView {
+            workers_max: 4,
+            queue_max: 32,
+            ..Default::default()
+        };
     }
     let addr = start_http(test_ip(9), owner.ctl.clone(), limits(2000));
     let r = req(addr, "GET", "/metrics");
     assert_eq!(r.status, 200);
     assert!(!r.body.contains("pathosd_vip_local_address_assigned"));
     assert!(!r.body.contains("pathosd_check_http_status_code"));
+    // The pool's families are there before its first job, at zero.
+    for line in [
+        "pathosd_blocking_pool_workers 0",
+        "pathosd_blocking_pool_jobs_total{result=\"run\"} 0",
+        "pathosd_blocking_pool_queue_wait_seconds_count 0",
+    ] {
+        assert!(
+            r.body.lines().any(|l| l == line),
+            "missing {line}\n{}",
+            r.body
+        );
+    }
     promtool_check(&r.body);
 }
 

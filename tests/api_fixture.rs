@@ -4,7 +4,9 @@
 #![allow(dead_code)]
 
 use pathosd::api::control::{ApiError, Control, ControlHandle, TriggerOutcome};
-use pathosd::api::model::{CheckView, MsgCounts, PeerView, ReloadRecord, Snapshot, VipView};
+use pathosd::api::model::{
+    CheckView, MsgCounts, PeerView, PoolView, ReloadRecord, Snapshot, VipView,
+};
 use pathosd::check::CheckResult;
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -201,6 +203,22 @@ pub fn snapshot() -> Snapshot {
             ],
             needs_restart: Vec::new(),
         }),
+        // Two workers busy, one job queued; 40 run, 3 refused, 1 expired.
+        // Refused jobs never queue: 41 left the queue (run + expired), 6 of
+        // them within 1 ms, all within 5 s.
+        blocking_pool: PoolView {
+            workers: 2,
+            workers_max: 4,
+            running: 2,
+            queued: 1,
+            queue_max: 32,
+            run: 40,
+            refused: 3,
+            expired: 1,
+            wait_buckets: [6, 20, 30, 36, 38, 39, 40, 41],
+            wait_sum: 1.25,
+            wait_count: 41,
+        },
     }
 }
 

@@ -24,14 +24,14 @@ fn check(kind: &str, opts: Value) -> Value {
 }
 
 /// Runs the scenario for test `n`: `kill` takes the target away, `revive`
-/// brings it back.
+/// brings it back. Returns the daemon's `/status` at the end.
 fn scenario(
     n: u8,
     check: Value,
     fail_action: &str,
     mut kill: impl FnMut(),
     mut revive: impl FnMut(),
-) {
+) -> Value {
     support::init_log();
     let prefix = format!("10.{}.0.1/32", 200 + n);
     let vips =
@@ -66,6 +66,13 @@ fn scenario(
     };
     assert_eq!(v["transitions"]["announced"], 2, "{v}");
     assert_eq!(v["transitions"][failed], 1, "{v}");
+    s.d.status()
+}
+
+/// The checks that ran, as `/status` counts them.
+fn runs(status: &Value) -> u64 {
+    let c = &status["vips"][0]["checks"][0];
+    c["total_ok"].as_u64().unwrap() + c["total_fail"].as_u64().unwrap()
 }
 
 /// A python one-liner server on a fixed address and port (so it can come
@@ -109,7 +116,7 @@ fn http_check_withdraws_and_returns() {
         s
     };
     let srv = std::cell::RefCell::new(Some(start()));
-    scenario(
+    let status = scenario(
         0,
         check(
             "http",
@@ -123,6 +130,11 @@ fn http_check_withdraws_and_returns() {
         || *srv.borrow_mut() = Some(start()),
     );
     drop(srv);
+    // Plain http:// is async on the main thread: the blocking pool never
+    // started a thread nor ran a job.
+    let p = &status["blocking_pool"];
+    assert_eq!((&p["workers"], &p["run"]), (&json!(0), &json!(0)), "{p}");
+    assert!(runs(&status) > 0);
 }
 
 const HTTPS: &str = "import http.server,ssl,sys\n\
@@ -153,7 +165,7 @@ fn https_check_pessimizes_and_returns() {
         s
     };
     let srv = std::cell::RefCell::new(Some(start()));
-    scenario(
+    let status = scenario(
         1,
         check(
             "https",
@@ -167,6 +179,22 @@ fn https_check_pessimizes_and_returns() {
         || *srv.borrow_mut() = Some(start()),
     );
     drop(srv);
+    // Each https probe ran on the blocking pool, which the daemon's status
+    // shows: one check every 300 ms needs one worker at a time (more only
+    // if a probe outlived the next one's start), and nothing was refused.
+    let p = &status["blocking_pool"];
+    let workers = p["workers"].as_u64().unwrap();
+    assert!((1..=4).contains(&workers), "{p}");
+    assert_eq!(p["workers_max"], 4, "{p}");
+    assert_eq!(p["refused"], 0, "{p}");
+    // One snapshot: each probe result /status counted came from a job the
+    // pool began (run), dropped unrun (expired) or still holds (queued,
+    // its probe timed out before a worker took it).
+    let ran = ["run", "expired", "queued"]
+        .iter()
+        .map(|k| p[k].as_u64().unwrap())
+        .sum::<u64>();
+    assert!(ran >= runs(&status), "{p} vs {} runs", runs(&status));
 }
 
 #[test]

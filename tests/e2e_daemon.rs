@@ -703,6 +703,9 @@ fn metrics_of_the_running_daemon_pass_promtool() {
         format!(
             "pathosd_check_exec_exit_code{{vip=\"web\",nlri=\"{p}\",check=\"exec\",type=\"exec\"}} 0"
         ),
+        // exec checks are async (smol::process): the blocking pool is idle.
+        "\npathosd_blocking_pool_workers 0\n".to_string(),
+        "\npathosd_blocking_pool_jobs_total{result=\"run\"} 0\n".to_string(),
     ] {
         assert!(t.contains(&want), "no {want:?} in\n{t}");
     }

@@ -949,6 +949,8 @@ impl Owner {
             peers: self.speaker.peers().into_iter().map(peer_view).collect(),
             vips,
             last_reload: self.last_reload.clone(),
+            // Counted by the pool's threads; read here, on the owner's.
+            blocking_pool: crate::check::probe::blocking::stats(),
         }
     }
 

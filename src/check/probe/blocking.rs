@@ -10,10 +10,19 @@
 //! queue full is not run: its probe fails at once and says why, instead of
 //! waiting behind work it cannot overtake. A job whose probe gave up (the
 //! check timeout) before a worker took it is dropped unrun.
+//!
+//! The pool counts its load (jobs run, refused, dropped, the time they
+//! waited) under the lock its threads already share for the worker counts,
+//! and the owner copies it into each snapshot ([`stats`]) for `/metrics`
+//! and `/status`: plain integers under the lock, as 32-bit MIPS has no
+//! AtomicU64.
 
+use crate::api::model::{PoolView, POOL_WAIT_BOUNDS};
+use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
 
 /// Worker threads of the daemon's pool: enough for a few slow https checks
 /// at once; a router with many of them sees "busy" failures (and the count
@@ -22,15 +31,44 @@ pub const WORKERS: usize = 4;
 /// Jobs that may wait for a worker.
 pub const QUEUE: usize = 32;
 
-type Job = Box<dyn FnOnce() + Send>;
+/// The work of a job; it calls its argument just before it runs the
+/// probe's function (not when the probe already gave up), so the pool counts
+/// a run before the result can reach the probe.
+type Work = Box<dyn FnOnce(&dyn Fn()) + Send>;
 
-/// What the pool knows of its workers and queue.
+/// A job in the queue and when it was queued.
+struct Job {
+    queued: Instant,
+    work: Work,
+}
+
+/// What the pool knows of its workers and queue, and its load since start.
 #[derive(Debug, Default)]
 struct Counts {
     started: usize,
     idle: usize,
     /// Jobs sent and not yet taken by a worker.
     waiting: usize,
+    run: u64,
+    refused: u64,
+    expired: u64,
+    /// Cumulative, one per [`POOL_WAIT_BOUNDS`].
+    wait_buckets: [u64; POOL_WAIT_BOUNDS.len()],
+    wait_sum: f64,
+    wait_count: u64,
+}
+
+impl Counts {
+    /// A job left the queue after `secs` seconds.
+    fn waited(&mut self, secs: f64) {
+        for (b, le) in self.wait_buckets.iter_mut().zip(POOL_WAIT_BOUNDS) {
+            if secs <= le {
+                *b = b.saturating_add(1);
+            }
+        }
+        self.wait_sum += secs;
+        self.wait_count = self.wait_count.saturating_add(1);
+    }
 }
 
 /// A fixed-size pool of threads with a bounded queue.
@@ -64,11 +102,12 @@ impl Pool {
         f: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, String> {
         let (done, result) = smol::channel::bounded(1);
-        let job: Job = Box::new(move || {
+        let job: Work = Box::new(move |begin: &dyn Fn()| {
             // The probe timed out while this waited: nobody wants the result.
             if done.is_closed() {
                 return;
             }
+            begin();
             if let Ok(r) = std::panic::catch_unwind(AssertUnwindSafe(f)) {
                 let _ = done.try_send(r);
             }
@@ -83,13 +122,25 @@ impl Pool {
     /// Queues `job`, starting a worker if none is idle: the part of
     /// [`Pool::run`] that does not depend on its types, so it exists once
     /// in the binary rather than once per probe kind.
-    fn submit(&self, job: Job) -> Result<(), String> {
+    fn submit(&self, work: Work) -> Result<(), String> {
         self.grow()?;
-        match self.tx.try_send(job) {
-            Ok(()) => {
-                lock(&self.counts).waiting += 1;
-                Ok(())
+        // Counted before the send: a worker may take the job at once, and
+        // must not find it uncounted (the count would stay one too high).
+        lock(&self.counts).waiting += 1;
+        let job = Job {
+            queued: Instant::now(),
+            work,
+        };
+        let sent = self.tx.try_send(job);
+        if sent.is_err() {
+            let mut c = lock(&self.counts);
+            c.waiting = c.waiting.saturating_sub(1);
+            if matches!(sent, Err(TrySendError::Full(_))) {
+                c.refused = c.refused.saturating_add(1);
             }
+        }
+        match sent {
+            Ok(()) => Ok(()),
             Err(TrySendError::Full(_)) => Err(format!(
                 "not run: the blocking probe pool is full ({} workers busy, {} probes queued)",
                 self.workers, self.queue
@@ -97,6 +148,25 @@ impl Pool {
             Err(TrySendError::Disconnected(_)) => {
                 Err("not run: the blocking probe pool has stopped".into())
             }
+        }
+    }
+
+    /// The pool's load now and its counters since it was made.
+    pub fn stats(&self) -> PoolView {
+        let c = lock(&self.counts);
+        let n = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
+        PoolView {
+            workers: n(c.started),
+            workers_max: n(self.workers),
+            running: n(c.started.saturating_sub(c.idle)),
+            queued: n(c.waiting),
+            queue_max: n(self.queue),
+            run: c.run,
+            refused: c.refused,
+            expired: c.expired,
+            wait_buckets: c.wait_buckets,
+            wait_sum: c.wait_sum,
+            wait_count: c.wait_count,
         }
     }
 
@@ -136,13 +206,24 @@ fn worker(rx: &Mutex<Receiver<Job>>, counts: &Mutex<Counts>) {
             Err(_) => return,
         };
         let Ok(job) = job else { return };
+        let waited = job.queued.elapsed().as_secs_f64();
         {
             let mut c = lock(counts);
             c.idle = c.idle.saturating_sub(1);
             c.waiting = c.waiting.saturating_sub(1);
+            c.waited(waited);
         }
-        job();
-        lock(counts).idle += 1;
+        let ran = Cell::new(false);
+        (job.work)(&|| {
+            ran.set(true);
+            let mut c = lock(counts);
+            c.run = c.run.saturating_add(1);
+        });
+        let mut c = lock(counts);
+        c.idle += 1;
+        if !ran.get() {
+            c.expired = c.expired.saturating_add(1);
+        }
     }
 }
 
@@ -157,10 +238,24 @@ impl Pool {
     }
 }
 
+static POOL: OnceLock<Pool> = OnceLock::new();
+
 /// The daemon's pool ([`WORKERS`] threads, [`QUEUE`] waiting jobs).
 pub fn pool() -> &'static Pool {
-    static POOL: OnceLock<Pool> = OnceLock::new();
     POOL.get_or_init(|| Pool::new(WORKERS, QUEUE))
+}
+
+/// The daemon's pool's [`Pool::stats`], without making the pool: a daemon
+/// that never had a blocking probe shows its size and zeros.
+pub fn stats() -> PoolView {
+    POOL.get().map_or_else(
+        || PoolView {
+            workers_max: WORKERS as u32,
+            queue_max: QUEUE as u32,
+            ..PoolView::default()
+        },
+        Pool::stats,
+    )
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! rendered from one [`Snapshot`], so a scrape is consistent and never touches
 //! routing state.
 
-use super::model::{CheckView, PeerView, Snapshot, VipView};
+use super::model::{CheckView, PeerView, PoolView, Snapshot, VipView, POOL_WAIT_BOUNDS};
 use super::prom::{Exposition, Kind};
 use super::status::state_code;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -81,7 +81,68 @@ pub fn render(s: &Snapshot) -> String {
     check_families(&mut e, s);
     detail_families(&mut e, s);
     peer_families(&mut e, &s.peers);
+    pool_families(&mut e, &s.blocking_pool);
     e.finish()
+}
+
+/// The bounded pool of probes that can only block (https, proxied http,
+/// gRPC): always written, zeros before its first job.
+fn pool_families(e: &mut Exposition, p: &PoolView) {
+    for (name, help, v) in [
+        (
+            "pathosd_blocking_pool_workers",
+            "Worker threads of the blocking probe pool started (kept once started).",
+            p.workers,
+        ),
+        (
+            "pathosd_blocking_pool_workers_max",
+            "Worker threads the blocking probe pool may start.",
+            p.workers_max,
+        ),
+        (
+            "pathosd_blocking_pool_jobs_running",
+            "Probes a blocking pool worker runs now.",
+            p.running,
+        ),
+        (
+            "pathosd_blocking_pool_jobs_queued",
+            "Probes waiting for a blocking pool worker now.",
+            p.queued,
+        ),
+        (
+            "pathosd_blocking_pool_jobs_queued_max",
+            "Probes that may wait for a blocking pool worker; more fail at once.",
+            p.queue_max,
+        ),
+    ] {
+        e.family(name, Kind::Gauge, help).sample(&[], f64::from(v));
+    }
+    {
+        let mut f = e.family(
+            "pathosd_blocking_pool_jobs_total",
+            Kind::Counter,
+            "Probes given to the blocking pool, by result: run, refused (queue full, failed at once) or expired (timed out before a worker took it).",
+        );
+        for (result, n) in [
+            ("run", p.run),
+            ("refused", p.refused),
+            ("expired", p.expired),
+        ] {
+            // Exact up to 2^53 jobs, far beyond a router's lifetime.
+            f.sample(&[("result", result)], n as f64);
+        }
+    }
+    let buckets: Vec<(f64, u64)> = POOL_WAIT_BOUNDS
+        .iter()
+        .copied()
+        .zip(p.wait_buckets.iter().copied())
+        .collect();
+    e.family(
+        "pathosd_blocking_pool_queue_wait_seconds",
+        Kind::Histogram,
+        "Time probes waited in the blocking pool's queue for a worker.",
+    )
+    .histogram(&[], &buckets, p.wait_sum, p.wait_count);
 }
 
 fn vip_families(e: &mut Exposition, s: &Snapshot) {

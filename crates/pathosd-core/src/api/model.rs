@@ -105,6 +105,38 @@ pub struct ReloadRecord {
     pub needs_restart: Vec<String>,
 }
 
+/// Upper bounds (seconds) of the blocking pool's queue-wait histogram: a
+/// job that waits longer than its check timeout is dropped unrun, and check
+/// timeouts are milliseconds to a few seconds.
+pub const POOL_WAIT_BOUNDS: [f64; 8] = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0];
+
+/// The load of the bounded pool for probe work that can only block (https,
+/// proxied http, gRPC), as its worker threads counted it. The counters run
+/// from the daemon's start (the pool lives as long as the process).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PoolView {
+    /// Worker threads started (started as the work needs them, then kept).
+    pub workers: u32,
+    pub workers_max: u32,
+    /// Jobs a worker runs now.
+    pub running: u32,
+    /// Jobs waiting for a worker now.
+    pub queued: u32,
+    pub queue_max: u32,
+    /// Jobs a worker ran (a panic counts: it ran).
+    pub run: u64,
+    /// Jobs not run because the queue was full (their probe failed at once).
+    pub refused: u64,
+    /// Jobs dropped unrun: their probe timed out before a worker took them.
+    pub expired: u64,
+    /// Jobs that waited at most each of [`POOL_WAIT_BOUNDS`] (cumulative).
+    pub wait_buckets: [u64; POOL_WAIT_BOUNDS.len()],
+    /// Seconds that the jobs taken so far waited in the queue, summed.
+    pub wait_sum: f64,
+    /// Jobs taken from the queue (run + expired).
+    pub wait_count: u64,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
     pub router_id: String,
@@ -116,6 +148,7 @@ pub struct Snapshot {
     pub vips: Vec<VipView>,
     /// None until the first reload attempt.
     pub last_reload: Option<ReloadRecord>,
+    pub blocking_pool: PoolView,
 }
 
 impl Snapshot {

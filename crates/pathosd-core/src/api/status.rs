@@ -5,7 +5,7 @@
 //! that is additive. Objects are serde_json maps, which are key-sorted in this
 //! build: sorted keys are the "stable order".
 
-use super::model::{CheckView, MsgCounts, PeerView, ReloadRecord, Snapshot, VipView};
+use super::model::{CheckView, MsgCounts, PeerView, PoolView, ReloadRecord, Snapshot, VipView};
 use super::TriggerOutcome;
 use crate::check::CheckResult;
 use crate::time::utc_timestamp;
@@ -160,6 +160,25 @@ pub fn status_json(s: &Snapshot) -> Value {
         "peers": s.peers.iter().map(peer_json).collect::<Vec<_>>(),
         "vips": s.vips.iter().map(vip_json).collect::<Vec<_>>(),
         "last_reload": s.last_reload.as_ref().map(reload_json),
+        "blocking_pool": pool_json(&s.blocking_pool),
+    })
+}
+
+/// `blocking_pool` of `/status`: the pool of https, proxied http and gRPC
+/// probes, its load now and its counters since start.
+pub(crate) fn pool_json(p: &PoolView) -> Value {
+    json!({
+        "workers": p.workers,
+        "workers_max": p.workers_max,
+        "running": p.running,
+        "queued": p.queued,
+        "queue_max": p.queue_max,
+        "run": p.run,
+        "refused": p.refused,
+        "expired": p.expired,
+        // As `millis` rounds, without a Duration (from_secs_f64 panics on
+        // values out of its range).
+        "queue_wait_ms": (p.wait_sum * 1e6).round() / 1e3,
     })
 }
 
