@@ -10,7 +10,7 @@
 //! each listed file that no longer has one, so the list stays true).
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Files that may hold a lock or an atomic, and the thread that crosses.
 /// Keep docs/architecture.md ("Locks that remain") in step.
@@ -53,22 +53,9 @@ const LOCKS: &[&str] = &[
 
 const ROOTS: &[&str] = &["src", "crates/pathosd-core/src"];
 
-fn rust_files(p: &Path, out: &mut Vec<PathBuf>) {
-    if p.is_dir() {
-        let mut entries: Vec<PathBuf> = fs::read_dir(p)
-            .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-            .map(|e| e.expect("read_dir entry").path())
-            .collect();
-        entries.sort();
-        // The source tree is a few folders deep: the recursion is bounded
-        // by it, not by input.
-        for e in entries {
-            rust_files(&e, out);
-        }
-    } else if p.extension().is_some_and(|x| x == "rs") {
-        out.push(p.to_path_buf());
-    }
-}
+#[path = "support/source_tree.rs"]
+mod source_tree;
+use source_tree::rust_files;
 
 /// `file:line: text` for each lock or atomic in the code of `text` (the
 /// comment part of a line is not code), up to its unit tests (a

@@ -8,7 +8,7 @@
 //! naming each file and line.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The pure modules (docs/architecture.md, "Modules"): files, or folders
 /// whose every .rs file is pure. Crate pathosd-core holds only pure modules.
@@ -31,22 +31,9 @@ const FORBIDDEN: &[&str] = &[
     "dbg!",
 ];
 
-fn rust_files(p: &Path, out: &mut Vec<PathBuf>) {
-    if p.is_dir() {
-        let mut entries: Vec<PathBuf> = fs::read_dir(p)
-            .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-            .map(|e| e.expect("read_dir entry").path())
-            .collect();
-        entries.sort();
-        // The source tree is two or three folders deep: the recursion is
-        // bounded by it, not by input.
-        for e in entries {
-            rust_files(&e, out);
-        }
-    } else if p.extension().is_some_and(|x| x == "rs") {
-        out.push(p.to_path_buf());
-    }
-}
+#[path = "support/source_tree.rs"]
+mod source_tree;
+use source_tree::rust_files;
 
 /// `file:line: text` for each forbidden use in `text`; comment lines and
 /// the comment part of a line are not code.
