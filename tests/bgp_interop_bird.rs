@@ -112,7 +112,7 @@ impl Setup {
     }
 
     fn updates_out(&self) -> u32 {
-        self.speaker.peers()[0].messages_out.update
+        self.speaker.peers()[0].summary.messages_out.update
     }
 }
 
@@ -142,12 +142,15 @@ fn established_within_one_second_of_start() {
     );
     let st = &s.speaker.peers()[0];
     let ours = poll(Duration::from_secs(1), || {
-        (s.speaker.peers()[0].state == "established").then_some(())
+        (s.speaker.peers()[0].summary.state == "established").then_some(())
     });
     assert!(ours.is_some(), "our side: {st:?}");
     assert_eq!(st.address, IpAddr::V4(s.addrs.peer));
     let st = &s.speaker.peers()[0];
-    assert_eq!((st.asn, st.required, st.messages_in.open), (65000, true, 1));
+    assert_eq!(
+        (st.asn, st.required, st.summary.messages_in.open),
+        (65000, true, 1)
+    );
     assert!(st.uptime.is_some());
 }
 
@@ -175,11 +178,11 @@ fn ipv4_host_route_announced_with_attributes_then_withdrawn() {
         Some("(65001, 1, 100)"),
         "{block}"
     );
-    assert_eq!(s.speaker.peers()[0].advertised, 1);
+    assert_eq!(s.speaker.peers()[0].summary.advertised, 1);
 
     s.speaker.set_route(p("10.111.1.1/32"), None);
     s.wait_gone("10.111.1.1/32");
-    assert_eq!(s.speaker.peers()[0].advertised, 0);
+    assert_eq!(s.speaker.peers()[0].summary.advertised, 0);
 }
 
 #[test]
@@ -265,10 +268,10 @@ fn md5_session_never_establishes_with_a_wrong_password() {
     let end = Instant::now() + Duration::from_secs(4);
     while Instant::now() < end {
         assert_ne!(s.bird.bgp_state().as_deref(), Some("Established"));
-        assert_ne!(s.speaker.peers()[0].state, "established");
+        assert_ne!(s.speaker.peers()[0].summary.state, "established");
         std::thread::sleep(Duration::from_millis(200));
     }
-    assert_eq!(s.speaker.peers()[0].messages_in.open, 0);
+    assert_eq!(s.speaker.peers()[0].summary.messages_in.open, 0);
 }
 
 #[test]
@@ -286,7 +289,7 @@ fn bird_restart_reestablishes_and_resends() {
         Some("65001 65001 65001"),
         "{block}"
     );
-    assert!(s.speaker.peers()[0].established_count >= 2);
+    assert!(s.speaker.peers()[0].summary.established_count >= 2);
 }
 
 #[test]
@@ -312,7 +315,7 @@ fn ten_thousand_prefixes_in_at_most_13_updates() {
     );
     let sent = s.updates_out() - before;
     assert!(sent <= 13, "{sent} UPDATEs for 10,000 prefixes");
-    assert_eq!(s.speaker.peers()[0].advertised, 10_000);
+    assert_eq!(s.speaker.peers()[0].summary.advertised, 10_000);
 }
 
 #[test]
@@ -334,7 +337,7 @@ fn graceful_shutdown_withdraws_then_ceases_with_the_message() {
         "{:?}",
         s.bird.birdc(&["show", "protocols", "all", "pathosd"])
     );
-    assert_eq!(s.speaker.peers()[0].messages_out.notification, 1);
+    assert_eq!(s.speaker.peers()[0].summary.messages_out.notification, 1);
 }
 
 #[test]
@@ -367,7 +370,11 @@ fn reload_restarts_only_a_changed_neighbor() {
     s.speaker.reconfigure(&cfg, &[]);
     std::thread::sleep(Duration::from_millis(500));
     let st = &s.speaker.peers()[0];
-    assert_eq!((st.established_count, st.flaps), (1, 0), "{st:?}");
+    assert_eq!(
+        (st.summary.established_count, st.summary.flaps),
+        (1, 0),
+        "{st:?}"
+    );
     assert!(s.bird.established());
 
     let old = cfg.clone();
@@ -424,7 +431,7 @@ fn gtsm_drops_a_peer_that_sends_a_low_ttl() {
         assert_ne!(s.bird.bgp_state().as_deref(), Some("Established"));
         std::thread::sleep(Duration::from_millis(200));
     }
-    assert_eq!(s.speaker.peers()[0].messages_in.open, 0);
+    assert_eq!(s.speaker.peers()[0].summary.messages_in.open, 0);
 }
 
 #[test]
@@ -483,7 +490,8 @@ fn route_refresh_from_bird_resends_the_adj_rib_out() {
     assert!(s.bird.birdc(&["reload", "in", "pathosd"]).is_some());
     let refreshed = poll(Duration::from_secs(3), || {
         let st = s.speaker.peers().remove(0);
-        (st.messages_in.route_refresh >= 1 && st.messages_out.update > before).then_some(st)
+        (st.summary.messages_in.route_refresh >= 1 && st.summary.messages_out.update > before)
+            .then_some(st)
     });
     assert!(refreshed.is_some(), "{:?}", s.speaker.peers());
     s.wait_route("10.125.1.1/32", |_| true);
@@ -563,7 +571,7 @@ fn a_route_that_cannot_be_encoded_is_not_advertised_nor_withdrawn() {
     let st = s.speaker.peers().remove(0);
     let routes: Vec<String> = st.routes.iter().map(|(p, _)| p.to_string()).collect();
     assert_eq!(
-        (st.advertised, routes),
+        (st.summary.advertised, routes),
         (1, vec!["10.127.1.1/32".to_string()])
     );
     // Withdrawing it sends nothing: the peer never had it.
@@ -574,5 +582,5 @@ fn a_route_that_cannot_be_encoded_is_not_advertised_nor_withdrawn() {
     s.wait_gone("10.127.1.1/32");
     let sent = s.updates_out() - before;
     assert_eq!(sent, 1, "UPDATEs for the two withdrawals");
-    assert_eq!(s.speaker.peers()[0].advertised, 0);
+    assert_eq!(s.speaker.peers()[0].summary.advertised, 0);
 }

@@ -76,7 +76,7 @@ fn connection_from_an_unknown_address_is_closed() {
     let (bytes, closed) = read_to_close(&mut s);
     assert!(closed, "connection from a stranger stayed open");
     assert!(bytes.is_empty(), "sent {bytes:?} to a stranger");
-    assert_eq!(speaker.peers()[0].messages_out.open, 0);
+    assert_eq!(speaker.peers()[0].summary.messages_out.open, 0);
 }
 
 #[test]
@@ -93,11 +93,12 @@ fn garbage_from_the_neighbor_gets_a_header_error_notification() {
     assert_eq!(msgs.last(), Some(&(3, vec![1, 1])), "{msgs:?}");
     let st = poll(Duration::from_secs(2), || {
         let p = speaker.peers().remove(0);
-        p.last_notification_sent.is_some().then_some(p)
+        p.summary.last_notification_sent.is_some().then_some(p)
     })
     .unwrap();
     assert!(
-        st.last_notification_sent
+        st.summary
+            .last_notification_sent
             .as_deref()
             .unwrap()
             .contains("Connection Not Synchronized"),
@@ -207,7 +208,7 @@ fn collision(block: u8, peer_id: std::net::Ipv4Addr, inbound_wins: bool) {
     ka.extend_from_slice(&[0, 19, 4]);
     winner.write_all(&ka).unwrap();
     let up = poll(Duration::from_secs(3), || {
-        (speaker.peers()[0].state == "established").then_some(())
+        (speaker.peers()[0].summary.state == "established").then_some(())
     });
     assert!(up.is_some(), "{:?}", speaker.peers());
 }

@@ -1181,20 +1181,21 @@ fn counts(m: crate::bgp::speaker::MessageCounters) -> crate::api::model::MsgCoun
 }
 
 fn peer_view(p: crate::bgp::speaker::PeerStatus) -> crate::api::model::PeerView {
+    let s = p.summary;
     crate::api::model::PeerView {
         name: p.name,
         address: p.address,
         peer_asn: p.asn,
         required: p.required,
-        state: p.state.to_string(),
+        state: s.state.to_string(),
         established_for: p.uptime,
-        last_error: p.last_error,
-        notification_sent: p.last_notification_sent,
-        notification_received: p.last_notification_received,
-        received: counts(p.messages_in),
-        sent: counts(p.messages_out),
-        advertised: p.advertised,
-        flaps: p.flaps,
+        last_error: s.last_error,
+        notification_sent: s.last_notification_sent,
+        notification_received: s.last_notification_received,
+        received: counts(s.messages_in),
+        sent: counts(s.messages_out),
+        advertised: s.advertised,
+        flaps: s.flaps,
         routes: p.routes,
     }
 }

@@ -79,32 +79,20 @@ pub struct PeerEvent {
 
 pub use super::session::MessageCounters;
 
-/// One peer as shown in /status.
+/// One peer as shown in /status: the configured identity, the session's
+/// own [`Summary`] as its task last reported it, and what the peer has from
+/// us.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PeerStatus {
     pub name: String,
     pub address: IpAddr,
     pub asn: u32,
-    /// RFC 4271 state, lower case (GoBGP's spelling).
-    pub state: &'static str,
-    /// False when the peer could not be started (e.g. its TCP MD5 key could
-    /// not be set); `last_error` says why.
-    pub running: bool,
-    /// Time since the session reached Established.
-    pub uptime: Option<Duration>,
-    /// How often the session reached Established.
-    pub established_count: u32,
-    /// How often the session left Established.
-    pub flaps: u32,
     /// The neighbor's `required` (for /readyz).
     pub required: bool,
-    pub last_error: Option<String>,
-    pub last_notification_sent: Option<String>,
-    pub last_notification_received: Option<String>,
-    pub messages_in: MessageCounters,
-    pub messages_out: MessageCounters,
-    /// Prefixes the peer currently has from us.
-    pub advertised: u32,
+    /// Time since the session reached Established (from
+    /// `summary.established_at`, at the snapshot).
+    pub uptime: Option<Duration>,
+    pub summary: Summary,
     /// What the peer has from us (Adj-RIB-Out), for /metrics' route state.
     pub routes: Vec<(Prefix, PathAttrs)>,
 }
@@ -422,26 +410,17 @@ impl SpeakerHandle {
         owner
             .views
             .iter()
-            .map(|v| {
-                let s = &v.summary;
-                PeerStatus {
-                    name: v.name.clone(),
-                    address: v.address,
-                    asn: v.asn,
-                    state: s.state,
-                    running: s.running,
-                    uptime: s.established_at.map(|t| now.saturating_duration_since(t)),
-                    established_count: s.established_count,
-                    flaps: s.flaps,
-                    required: v.required,
-                    last_error: s.last_error.clone(),
-                    last_notification_sent: s.last_notification_sent.clone(),
-                    last_notification_received: s.last_notification_received.clone(),
-                    messages_in: s.messages_in,
-                    messages_out: s.messages_out,
-                    advertised: s.advertised,
-                    routes: v.routes.iter().map(|(p, a)| (*p, (**a).clone())).collect(),
-                }
+            .map(|v| PeerStatus {
+                name: v.name.clone(),
+                address: v.address,
+                asn: v.asn,
+                required: v.required,
+                uptime: v
+                    .summary
+                    .established_at
+                    .map(|t| now.saturating_duration_since(t)),
+                summary: v.summary.clone(),
+                routes: v.routes.iter().map(|(p, a)| (*p, (**a).clone())).collect(),
             })
             .collect()
     }
