@@ -356,6 +356,57 @@ mod tests {
 
     // 127.203.11.0/24 is this module's: no other test uses it.
 
+    /// The probe is the resolved target's: validation resolved one variant
+    /// per check type, and the build does not read `type` again (issue 11:
+    /// no unwrap of the raw `Option<CheckType>` downstream).
+    #[test]
+    fn the_probe_is_the_resolved_targets() {
+        let vip: crate::bgp::types::Prefix = "10.0.0.1/32".parse().unwrap();
+        let check = |kind, block: fn(&mut Check)| {
+            let mut c = Check {
+                kind: Some(kind),
+                ..Check::default()
+            };
+            block(&mut c);
+            crate::config::target::resolve_check(&mut c, &vip).expect("a valid check");
+            c
+        };
+        use crate::config::{CheckType, DnsCheck, TcpCheck};
+        let mut tcp = check(CheckType::Tcp, |c| {
+            c.tcp = Some(Box::new(TcpCheck {
+                port: 80,
+                ..TcpCheck::default()
+            }))
+        });
+        let mut dns = check(CheckType::Dns, |c| {
+            c.dns = Some(Box::new(DnsCheck {
+                names: vec![r"a\.b.example.".into()],
+                ..DnsCheck::default()
+            }))
+        });
+        for c in [&mut tcp, &mut dns] {
+            let want = Probe::new(c).expect("probe").what();
+            c.kind = None;
+            assert_eq!(Probe::new(c).map(|p| p.what()), Ok(want.clone()));
+            c.kind = Some(CheckType::Udp);
+            assert_eq!(Probe::new(c).map(|p| p.what()), Ok(want));
+        }
+        assert_eq!(
+            Probe::new(&tcp).map(|p| p.what()).as_deref(),
+            Ok("connect 10.0.0.1:80")
+        );
+        assert_eq!(
+            Probe::new(&dns).map(|p| p.what()).as_deref(),
+            Ok("dns 10.0.0.1:53")
+        );
+        // A check never resolved builds no probe, whatever its type.
+        tcp.target = crate::config::target::Target::Unresolved;
+        assert_eq!(
+            Probe::new(&tcp).map(|p| p.what()),
+            Err("target not resolved: the check was not validated".into())
+        );
+    }
+
     /// On loopback the handshake is done when connect(2) returns: the
     /// connection never goes on the reactor, and the listener gets it.
     #[test]
