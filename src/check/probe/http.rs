@@ -560,25 +560,13 @@ fn render_request(
     Ok(r)
 }
 
-/// ureq's proxy, built from the parts validation read: the builder
-/// percent-encodes the user and password again and writes the host (an
-/// IPv6 address in brackets) and the port, so the proxy is the one the URL
-/// named. It fails only on a host ureq would refuse, which validation
-/// refuses first (the tests build every accepted form).
+/// ureq's proxy, made from the parts validation read, as their canonical
+/// URL (`Proxy::url`): the proxy the configured URL named. It fails only on
+/// a form ureq would refuse, which validation refuses first (the tests make
+/// it from every form validation accepts).
 #[cfg(feature = "tls")]
 fn ureq_proxy(p: &Proxy) -> Result<ureq::Proxy, ureq::Error> {
-    let proto = if p.https {
-        ureq::ProxyProtocol::Https
-    } else {
-        ureq::ProxyProtocol::Http
-    };
-    let mut b = ureq::Proxy::builder(proto)
-        .host(&p.at.host.for_url())
-        .port(p.at.port);
-    if let Some(c) = &p.credentials {
-        b = b.username(&c.user).password(&c.password);
-    }
-    b.build()
+    ureq::Proxy::new(&p.url())
 }
 
 #[cfg(feature = "tls")]

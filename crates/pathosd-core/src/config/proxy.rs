@@ -53,6 +53,42 @@ impl Credentials {
     }
 }
 
+impl Proxy {
+    /// The proxy as a URL again, in one canonical form:
+    /// `scheme://[user:password@]host:port`, the user and password
+    /// percent-encoded but for RFC 3986's unreserved characters (§2.3), an
+    /// IPv6 host in brackets. ureq's proxy is made from it: it reads back
+    /// the parts this was made from (tests in `check::probe::http`).
+    pub fn url(&self) -> String {
+        let mut u = String::from(if self.https { "https://" } else { "http://" });
+        if let Some(c) = &self.credentials {
+            percent_encode(&c.user, &mut u);
+            u.push(':');
+            percent_encode(&c.password, &mut u);
+            u.push('@');
+        }
+        u.push_str(&self.at.host.for_url());
+        u.push(':');
+        u.push_str(&self.at.port.to_string());
+        u
+    }
+}
+
+/// Appends `s` to `out` with every octet but RFC 3986 §2.3's unreserved
+/// ones as `%XX`.
+fn percent_encode(s: &str, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push('%');
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 15)]));
+        }
+    }
+}
+
 /// RFC 3986 §3.2.1's userinfo characters (unreserved, sub-delims, ":" and
 /// "%" of pct-encoded), and "@", which ureq takes into the userinfo too.
 fn userinfo_char(b: u8) -> bool {
@@ -287,6 +323,24 @@ mod tests {
             ("http://u:%ff@p:1", "the user or password is not UTF-8 once percent-decoded"),
         ] {
             assert_eq!(Proxy::parse(bad), Err(why.to_string()), "{bad}");
+        }
+    }
+
+    /// The canonical URL reads back as the same proxy.
+    #[test]
+    fn the_url_again() {
+        for (p, url) in [
+            ("http://p.example:3128/x", "http://p.example:3128"),
+            ("https://[::1]", "https://[::1]:443"),
+            ("http://u@10.0.0.1", "http://u:@10.0.0.1:80"),
+            (
+                "http://a%20b:p%40%3A%25zz%C3%A9@p:1",
+                "http://a%20b:p%40%3A%25zz%C3%A9@p:1",
+            ),
+        ] {
+            let read = Proxy::parse(p).unwrap();
+            assert_eq!(read.url(), url, "{p}");
+            assert_eq!(Proxy::parse(&read.url()), Ok(read), "{p}");
         }
     }
 
