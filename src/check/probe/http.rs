@@ -182,20 +182,16 @@ impl HttpProbe {
         // the proxy as validation read it (`t.proxy`).
         let http_proxy = t.proxy.as_ref().filter(|p| !https && !p.https);
         #[cfg(feature = "tls")]
-        let proxy =
-            match &t.proxy {
-                Some(p) if http_proxy.is_none() => Some(ureq_proxy(p).map_err(|e| {
-                    format!("proxy {}: {e}", c.proxy.as_deref().unwrap_or_default())
-                })?),
-                _ => None,
-            };
+        let proxy = match &t.proxy {
+            // Named by its host and port: the URL may hold a password.
+            Some(p) if http_proxy.is_none() => {
+                Some(ureq_proxy(p).map_err(|e| format!("proxy {}: {e}", p.at))?)
+            }
+            _ => None,
+        };
         #[cfg(not(feature = "tls"))]
-        if t.proxy.is_some() && http_proxy.is_none() {
-            return Err(format!(
-                "proxy {:?} {}",
-                c.proxy.as_deref().unwrap_or_default(),
-                crate::NEEDS_TLS
-            ));
+        if let Some(p) = t.proxy.as_ref().filter(|_| http_proxy.is_none()) {
+            return Err(format!("proxy {} {}", p.at, crate::NEEDS_TLS));
         }
         #[cfg(not(feature = "tls"))]
         let _ = timeout;

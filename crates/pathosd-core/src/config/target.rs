@@ -403,6 +403,68 @@ mod tests {
         );
     }
 
+    /// Each type resolves to its own variant, carrying what its probe takes:
+    /// dns its names read into labels, http its proxy read into parts.
+    #[test]
+    fn each_type_has_its_variant() {
+        let vip: Prefix = "10.0.0.1/32".parse().unwrap();
+        let resolve = |v: serde_json::Value| {
+            let mut errs = crate::config::Errors::default();
+            let c = <Check as crate::config::Field>::decode(&v, "check", &mut errs)
+                .unwrap_or_else(|| panic!("{:?}", errs.0));
+            target(&c, &vip)
+        };
+        let t = resolve(serde_json::json!({"type": "dns", "dns": {"names": [r"a\.b.test."]}}));
+        let Some(Target::Dns(d)) = t else {
+            panic!("{t:?}")
+        };
+        assert_eq!(d.resolver.to_string(), "10.0.0.1:53");
+        let labels: Vec<&[u8]> = d.names[0].labels().collect();
+        assert_eq!(labels, [&b"a.b"[..], b"test"]);
+        assert_eq!(d.names[0].as_str(), r"a\.b.test.");
+        let t = resolve(serde_json::json!({"type": "https", "http": {
+            "url": "https://web.test/", "proxy": "http://u:p%40@[::1]:3128"}}));
+        let Some(Target::Http(h)) = t else {
+            panic!("{t:?}")
+        };
+        let p = h.proxy.as_deref().expect("a proxy");
+        assert_eq!((p.https, p.at.to_string()), (false, "[::1]:3128".into()));
+        let c = p.credentials.as_ref().expect("credentials");
+        assert_eq!((c.user.as_str(), c.password.as_str()), ("u", "p@"));
+        for (v, want) in [
+            (
+                serde_json::json!({"type": "tcp", "tcp": {"port": 1}}),
+                "Tcp",
+            ),
+            (
+                serde_json::json!({"type": "udp", "udp": {"port": 1}}),
+                "Udp",
+            ),
+            (
+                serde_json::json!({"type": "grpc", "grpc": {"port": 1}}),
+                "Grpc",
+            ),
+            (serde_json::json!({"type": "ping"}), "Ping"),
+            (
+                serde_json::json!({"type": "exec", "exec": {"command": "/bin/true"}}),
+                "Exec",
+            ),
+        ] {
+            let t = format!("{:?}", resolve(v));
+            assert!(t.starts_with(&format!("Some({want}")), "{t}");
+        }
+        // A name or a proxy validation refuses leaves no target.
+        assert_eq!(
+            resolve(serde_json::json!({"type": "dns", "dns": {"names": [r"bad\1"]}})),
+            None
+        );
+        assert_eq!(
+            resolve(serde_json::json!({"type": "http", "http": {
+                "url": "http://web.test/", "proxy": "http://p:0"}})),
+            None
+        );
+    }
+
     #[test]
     fn hosts_are_addresses_or_names() {
         assert_eq!(Host::parse("[::1]"), Host::Ip("::1".parse().unwrap()));
