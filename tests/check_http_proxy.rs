@@ -186,13 +186,15 @@ fn proxy_failures() {
     assert!(r.timed_out, "{r:?}");
     assert_eq!(r.detail, format!("GET {url}: timed out after 500ms"));
     assert!(r.duration < Duration::from_secs(2), "{:?}", r.duration);
-    // A proxy URL without a host cannot be used (ureq's words).
-    let e = build_probe(
-        check(json!({"type": "http", "http": {"url": url, "proxy": "http://"}})),
-        "10.0.0.0/8",
-    )
-    .unwrap_err();
-    assert_eq!(e, "proxy \"http://\": invalid proxy url");
+    // A proxy URL without a host cannot be used: validation says so at the
+    // option, so no probe is ever built from it.
+    assert_eq!(
+        check_errors(
+            json!({"type": "http", "http": {"url": url, "proxy": "http://"}}),
+            "10.0.0.0/8"
+        ),
+        ["vips[0].check.http.proxy: \"http://\" is not a usable proxy URL: no host"]
+    );
 }
 
 /// The proxy URL's user and password (percent-encoded, RFC 3986 §3.2.1)
@@ -224,4 +226,41 @@ fn proxy_credentials() {
         let r = proxied(&url, &proxy, json!({}));
         assert_eq!(r.detail, "status 407 not in [200]", "{proxy}");
     }
+}
+
+/// An https check goes through an http:// proxy in a CONNECT tunnel (ureq,
+/// RFC 9110 §9.3.6). ureq's proxy is built from the parts validation read
+/// from the URL (host, port, percent-decoded user and password): squid
+/// opens the tunnel for the right credentials only.
+#[cfg(feature = "tls")]
+#[test]
+fn https_through_squid_in_a_connect_tunnel() {
+    let ip = test_ip(8).to_string();
+    let proxy_ip = test_ip(9).to_string();
+    let dir = temp_dir("squid-connect");
+    let pki_dir = temp_dir("squid-connect-pki");
+    let pki = pki(&pki_dir, &ip);
+    let srv = py_server(&["http", &ip, "--tls", &pki.cert, &pki.key]);
+    let (_squid, pport) = squid(&proxy_ip, &dir, Some(("probe", "s@cret:1")));
+    let url = format!("https://{ip}:{}/text", srv.port());
+    let https = |proxy: String| {
+        probe(
+            json!({"type": "https", "timeout": "3s", "interval": "5s", "http": {
+                "url": url, "proxy": proxy, "tls_ca_cert": pki.ca, "response_text": "hello"}}),
+            "10.0.0.0/8",
+        )
+    };
+    let r = https(format!("http://probe:s%40cret%3A1@{proxy_ip}:{pport}"));
+    assert!(r.ok, "{r:?}");
+    assert!(
+        squid_logged(&dir, &format!(" CONNECT {ip}:{} probe ", srv.port())),
+        "squid did not log a CONNECT by the user: {:?}",
+        std::fs::read_to_string(dir.join("access.log"))
+    );
+    let r = https(format!("http://probe:wrong@{proxy_ip}:{pport}"));
+    assert!(!r.ok, "{r:?}");
+    assert!(
+        r.detail.ends_with("proxy server responded 407/407"),
+        "{r:?}"
+    );
 }

@@ -297,3 +297,105 @@ fn checks_without_options_convert_with_their_blocks_defaults() {
     let again = load_str(&json, Some(Format::Json), &no_env).unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!(again, c);
 }
+
+/// A proxy URL the probes could not connect with and a DNS name the dns
+/// probe could not send are config errors at their option, naming the
+/// value, in JSON and in UCI alike (before issue 11 they failed only when
+/// the probe was built, and the check never started).
+#[test]
+fn unusable_proxies_and_dns_names_are_config_errors() {
+    let long_label = "a".repeat(64);
+    let json = serde_json::json!({
+        "schema": "v1",
+        "router": {"asn": 65001, "router_id": "10.0.0.1"},
+        "bgp": {"neighbors": [{"name": "bird", "address": "127.0.0.1", "peer_asn": 65000}]},
+        "vips": [
+            {"name": "web", "prefix": "10.0.0.1/32", "checks": [
+                {"name": "a", "type": "http", "http": {"url": "http://web.example/", "proxy": "http://"}},
+                {"name": "b", "type": "http", "http": {"url": "http://web.example/", "proxy": "http://p:99999"}},
+                {"name": "c", "type": "http", "http": {"url": "http://web.example/", "proxy": "http://u:p w@p:3128"}}
+            ]},
+            {"name": "dns", "prefix": "10.0.0.53/32", "check": {"type": "dns", "dns": {
+                "names": ["ok.example.", format!("{long_label}.example"), "bad\\1.example", "end\\"]}}}
+        ]
+    });
+    let uci = format!(
+        "\
+config pathosd 'main'
+	option asn '65001'
+	option router_id '10.0.0.1'
+config neighbor 'bird'
+	option address '127.0.0.1'
+	option peer_asn '65000'
+config vip 'web'
+	option prefix '10.0.0.1/32'
+config check 'a'
+	option vip 'web'
+	option type 'http'
+	option url 'http://web.example/'
+	option proxy 'http://'
+config check 'b'
+	option vip 'web'
+	option type 'http'
+	option url 'http://web.example/'
+	option proxy 'http://p:99999'
+config check 'c'
+	option vip 'web'
+	option type 'http'
+	option url 'http://web.example/'
+	option proxy 'http://u:p w@p:3128'
+config vip 'dns'
+	option prefix '10.0.0.53/32'
+config check 'd'
+	option vip 'dns'
+	option type 'dns'
+	list query 'ok.example.'
+	list query '{long_label}.example'
+	list query 'bad\\1.example'
+	list query 'end\\'
+"
+    );
+    let errors = |src: &str, f| -> Vec<String> {
+        load_str(src, Some(f), &no_env)
+            .unwrap_err()
+            .iter()
+            .map(|e| e.to_string())
+            .collect()
+    };
+    let proxy = |p: &str, why: &str| format!("{p:?} is not a usable proxy URL: {why}");
+    let a = proxy("http://", "no host");
+    let b = proxy("http://p:99999", "the port \"99999\" is not in 1..65535");
+    let c = proxy(
+        "http://u:p w@p:3128",
+        "the user or password has ' ', which must be percent-encoded (RFC 3986 §3.2.1)",
+    );
+    // Long values are quoted by their first 64 bytes.
+    let long = format!(
+        "{long_label:?}… (72 bytes) is not a DNS name: \
+         label {long_label:?} is 64 octets, more than 63 (RFC 1035 §2.3.4)"
+    );
+    let escape = r#""bad\\1.example" is not a DNS name: label "bad\\1" has a \ and a digit that are not \DDD, three digits (RFC 1035 §5.1)"#;
+    let lone = r#""end\\" is not a DNS name: label "end\\" ends in a lone \ (RFC 1035 §5.1)"#;
+    assert_eq!(
+        errors(&json.to_string(), Format::Json),
+        vec![
+            format!("vips[0].checks[0].http.proxy: {a}"),
+            format!("vips[0].checks[1].http.proxy: {b}"),
+            format!("vips[0].checks[2].http.proxy: {c}"),
+            format!("vips[1].check.dns.names[1]: {long}"),
+            format!("vips[1].check.dns.names[2]: {escape}"),
+            format!("vips[1].check.dns.names[3]: {lone}"),
+        ]
+    );
+    assert_eq!(
+        errors(&uci, Format::Uci),
+        vec![
+            format!("check 'a' option proxy (line 13): {a}"),
+            format!("check 'b' option proxy (line 18): {b}"),
+            format!("check 'c' option proxy (line 23): {c}"),
+            format!("check 'd' list query (line 30): {long}"),
+            format!("check 'd' list query (line 31): {escape}"),
+            format!("check 'd' list query (line 32): {lone}"),
+        ]
+    );
+}

@@ -6,17 +6,19 @@
 
 use super::{io_msg, resolve, until};
 use crate::check::result::CheckResult;
-use crate::config::target::HostPort;
+use crate::config::dns_name::DnsName;
+use crate::config::target::{DnsTarget, HostPort};
 use crate::config::{AnswerMatch, DnsCheck, DnsQueryType, DnsRcode, ExpectedAnswer};
 use simple_dns::rdata::RData;
-use simple_dns::{Name, Packet, PacketFlag, Question, CLASS, RCODE, TYPE};
+use simple_dns::{Label, Name, Packet, PacketFlag, Question, CLASS, RCODE, TYPE};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Instant;
 
 #[derive(Debug)]
 pub(crate) struct DnsProbe {
-    names: Vec<String>,
+    /// The query names, as validation read them into labels.
+    names: Vec<DnsName>,
     /// The resolver, as validation resolved it (`dns.resolver`, else the
     /// VIP address) with `dns.port`.
     resolver: HostPort,
@@ -25,6 +27,14 @@ pub(crate) struct DnsProbe {
     /// `expected_answers`, as validation resolved them (addresses or names).
     expected: Vec<ExpectedAnswer>,
     all: bool,
+}
+
+/// The question's name: the labels validation read (each 1..=63 octets,
+/// the whole at most 255 in the wire format, RFC 1035 §2.3.4), taken as
+/// they are, so building it cannot fail.
+fn qname(n: &DnsName) -> Name<'_> {
+    let labels: Vec<Label<'_>> = n.labels().map(Label::new_unchecked).collect();
+    Name::new_with_labels(&labels)
 }
 
 /// One parsed reply: its rcode and answers rendered as text.
@@ -135,21 +145,17 @@ fn next_id() -> u16 {
 }
 
 impl DnsProbe {
-    pub fn new(c: &DnsCheck, resolver: &HostPort) -> Result<DnsProbe, String> {
-        if c.names.is_empty() {
-            return Err("dns.names needs at least one name".into());
-        }
-        for n in &c.names {
-            Name::new(n.trim_end_matches('.')).map_err(|e| format!("name {n:?}: {e}"))?;
-        }
-        Ok(DnsProbe {
-            names: c.names.clone(),
-            resolver: resolver.clone(),
+    /// `t`: the resolver and the names, as validation resolved and read
+    /// them; nothing here can fail.
+    pub fn new(c: &DnsCheck, t: &DnsTarget) -> DnsProbe {
+        DnsProbe {
+            names: t.names.clone(),
+            resolver: t.resolver.clone(),
             qtype: c.query_type,
             rcode: c.expected_rcode,
             expected: c.answers.clone(),
             all: c.expected_match == AnswerMatch::All,
-        })
+        }
     }
 
     pub fn what(&self) -> String {
@@ -176,7 +182,8 @@ impl DnsProbe {
             }
             all_answers.extend(reply.answers);
         }
-        CheckResult::pass(format!("DNS OK: {}", self.names.join(", ")))
+        let names: Vec<&str> = self.names.iter().map(DnsName::as_str).collect();
+        CheckResult::pass(format!("DNS OK: {}", names.join(", ")))
             .with("answers", all_answers)
             .with("tcp", used_tcp)
     }
@@ -217,15 +224,14 @@ impl DnsProbe {
     async fn query(
         &self,
         server: SocketAddr,
-        name: &str,
+        name: &DnsName,
         deadline: Instant,
     ) -> Result<Reply, String> {
         let id = next_id();
         let mut q = Packet::new_query(id);
         q.set_flags(PacketFlag::RECURSION_DESIRED);
-        let qname = Name::new(name.trim_end_matches('.')).map_err(|e| e.to_string())?;
         q.questions.push(Question::new(
-            qname,
+            qname(name),
             qtype(self.qtype).into(),
             CLASS::IN.into(),
             false,
@@ -330,5 +336,94 @@ mod tests {
         assert!(m("Web.Example.", "web.example"));
         assert!(!m("10.0.0.1", "10.0.0.2"));
         assert!(!m("10.0.0.1", "web.example"));
+    }
+
+    /// Validation and simple-dns agree on a name: validation accepts exactly
+    /// the names `Name::new` accepts, with the same labels, so the question
+    /// built from validation's labels is the one simple-dns would build, and
+    /// a name simple-dns refuses never reaches the probe.
+    fn o_name(n: &Result<DnsName, String>) -> Result<&DnsName, String> {
+        n.as_ref().map_err(Clone::clone)
+    }
+
+    fn agree(s: &str) -> Result<(), String> {
+        let ours = DnsName::parse(s);
+        let theirs = Name::new(s);
+        match (&ours, &theirs) {
+            (Ok(o), Ok(t)) => {
+                let o: Vec<&[u8]> = o.labels().collect();
+                let t: Vec<&[u8]> = t.get_labels().iter().map(|l| l.as_ref()).collect();
+                if o != t {
+                    return Err(format!("{s:?}: labels {o:?}, simple-dns {t:?}"));
+                }
+                // The query built from validation's labels is the one
+                // simple-dns builds from the text.
+                let wire = |n: Name<'_>| {
+                    let mut q = Packet::new_query(1);
+                    q.questions
+                        .push(Question::new(n, TYPE::A.into(), CLASS::IN.into(), false));
+                    q.build_bytes_vec().map_err(|e| e.to_string())
+                };
+                let a = wire(qname(o_name(&ours)?))?;
+                let b = wire(Name::new(s).map_err(|e| e.to_string())?)?;
+                if a != b {
+                    return Err(format!("{s:?}: wire {a:?}, simple-dns {b:?}"));
+                }
+                Ok(())
+            }
+            (Err(_), Err(_)) => Ok(()),
+            _ => Err(format!(
+                "{s:?}: validation {:?}, simple-dns {:?}",
+                ours.as_ref().map(|_| ()),
+                theirs.as_ref().map(|_| ())
+            )),
+        }
+    }
+
+    #[test]
+    fn names_validation_and_simple_dns_agree_on() {
+        let l63 = "a".repeat(63);
+        let long = |last: usize| format!("{l63}.{l63}.{l63}.{}", "b".repeat(last));
+        for s in [
+            "example.org",
+            "example.org.",
+            ".",
+            "",
+            "a..b",
+            "..a..",
+            r"My\.Device._googlecast._tcp.local",
+            r"a\\.b",
+            r"a\",
+            r"a\\\",
+            r"a\1.b",
+            r"a\12",
+            r"\255\000",
+            r"\256",
+            r"a\.",
+            "é.test",
+            " a .b ",
+            &l63,
+            &format!("{l63}a"),
+            &r"\097".repeat(63),
+            &r"\097".repeat(64),
+            &long(61),
+            &long(62),
+            &format!("{}.", long(61)),
+        ] {
+            agree(s).unwrap();
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(4000))]
+        /// Names of short and long labels, dots and escapes, valid or not.
+        #[test]
+        fn validation_and_simple_dns_agree_on_random_names(
+            s in "([a-z0-9.\\\\-]|\\\\[0-9]{1,3}|é|[a-z]{60,64}){0,80}"
+        ) {
+            if let Err(e) = agree(&s) {
+                proptest::prop_assert!(false, "{}", e);
+            }
+        }
     }
 }

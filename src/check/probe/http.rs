@@ -30,6 +30,8 @@ use super::http1::Failure;
 use super::io_msg;
 use crate::check::jsonmatch::{self, JsonExpr};
 use crate::check::result::CheckResult;
+#[cfg(feature = "tls")]
+use crate::config::proxy::Proxy;
 use crate::config::target::{Host, HostPort, HttpTarget};
 use crate::config::{CodeRange, HttpCheck, HttpMethod};
 use std::net::SocketAddr;
@@ -176,21 +178,20 @@ impl HttpProbe {
             return Err(format!("https ({}) {}", c.url, crate::NEEDS_TLS));
         }
         // An http:// proxy of a plain http check is the async path's; any
-        // other (an https target's, an https:// proxy) is ureq's.
-        let http_proxy = match &c.proxy {
-            Some(p) if !https && p.starts_with("http://") => Some(HttpProxy::parse(p)?),
-            _ => None,
-        };
+        // other (an https target's, an https:// proxy) is ureq's. Both take
+        // the proxy as validation read it (`t.proxy`).
+        let http_proxy = t.proxy.as_ref().filter(|p| !https && !p.https);
         #[cfg(feature = "tls")]
-        let proxy = match &c.proxy {
+        let proxy = match &t.proxy {
+            // Named by its host and port: the URL may hold a password.
             Some(p) if http_proxy.is_none() => {
-                Some(ureq::Proxy::new(p).map_err(|e| format!("proxy {p:?}: {e}"))?)
+                Some(ureq_proxy(p).map_err(|e| format!("proxy {}: {e}", p.at))?)
             }
             _ => None,
         };
         #[cfg(not(feature = "tls"))]
-        if let Some(p) = c.proxy.as_ref().filter(|_| http_proxy.is_none()) {
-            return Err(format!("proxy {p:?} {}", crate::NEEDS_TLS));
+        if let Some(p) = t.proxy.as_ref().filter(|_| http_proxy.is_none()) {
+            return Err(format!("proxy {} {}", p.at, crate::NEEDS_TLS));
         }
         #[cfg(not(feature = "tls"))]
         let _ = timeout;
@@ -278,12 +279,16 @@ impl HttpProbe {
                     .filter(|path| path.starts_with(['/', '?']))
                     .map(|path| format!("http://{}{path}", t.authority));
                 let mut headers = p.headers.clone();
-                if let Some(b) = via.basic.as_ref().filter(|_| {
+                if let Some(creds) = via.credentials.as_ref().filter(|_| {
                     !headers
                         .iter()
                         .any(|(k, _)| k.eq_ignore_ascii_case("proxy-authorization"))
                 }) {
-                    headers.push(("Proxy-Authorization".into(), format!("Basic {b}")));
+                    // RFC 9110 §11.7.2, RFC 7617 §2.
+                    headers.push((
+                        "Proxy-Authorization".into(),
+                        format!("Basic {}", creds.basic()),
+                    ));
                 }
                 render_request(
                     p.method,
@@ -295,7 +300,7 @@ impl HttpProbe {
         };
         p.plain = Some(Plain {
             request,
-            proxy: http_proxy.map(|via| via.at),
+            proxy: http_proxy.map(|via| via.at.clone()),
             conn: std::cell::RefCell::new(None),
         });
         Ok(p)
@@ -496,108 +501,6 @@ impl HttpProbe {
     }
 }
 
-/// An `http://[user[:password]@]host[:port][/]` proxy (RFC 9110 §4.2.1;
-/// port 80 when none is given).
-#[derive(Debug)]
-struct HttpProxy {
-    at: HostPort,
-    /// base64 of "user:password" (RFC 7617 §2), when the URL has userinfo.
-    basic: Option<String>,
-}
-
-impl HttpProxy {
-    fn parse(p: &str) -> Result<HttpProxy, String> {
-        // ureq's words for a proxy URL it could not use.
-        let bad = || format!("proxy {p:?}: invalid proxy url");
-        let rest = p.strip_prefix("http://").ok_or_else(bad)?;
-        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-        let (userinfo, hostport) = match authority.rsplit_once('@') {
-            Some((u, h)) => (Some(u), h),
-            None => (None, authority),
-        };
-        let (host, port) = match hostport.strip_prefix('[') {
-            Some(v6) => {
-                let (h, after) = v6.split_once(']').ok_or_else(bad)?;
-                match after {
-                    "" => (h, None),
-                    a => (h, Some(a.strip_prefix(':').ok_or_else(bad)?)),
-                }
-            }
-            None => match hostport.rsplit_once(':') {
-                Some((h, port)) => (h, Some(port)),
-                None => (hostport, None),
-            },
-        };
-        if host.is_empty() || (host.contains(['[', ']', ':']) && !hostport.starts_with('[')) {
-            return Err(bad());
-        }
-        let port = match port {
-            None | Some("") => 80,
-            Some(s) => s.parse::<u16>().ok().filter(|n| *n != 0).ok_or_else(bad)?,
-        };
-        let basic = match userinfo {
-            None => None,
-            Some(u) => {
-                // RFC 3986 §3.2.1: user and password are percent-encoded.
-                let (user, password) = u.split_once(':').unwrap_or((u, ""));
-                let user = percent_decode(user).ok_or_else(bad)?;
-                let password = percent_decode(password).ok_or_else(bad)?;
-                Some(base64(format!("{user}:{password}").as_bytes()))
-            }
-        };
-        Ok(HttpProxy {
-            at: HostPort {
-                host: Host::parse(host),
-                port,
-            },
-            basic,
-        })
-    }
-}
-
-/// `%XX` escapes decoded once (a `%` not followed by two hex digits stays
-/// as it is); None when the result is not UTF-8.
-fn percent_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: Option<&u8>| c.and_then(|c| (*c as char).to_digit(16));
-        match (b[i], hex(b.get(i + 1)), hex(b.get(i + 2))) {
-            (b'%', Some(h), Some(l)) => {
-                // Two hex digits: at most 255.
-                out.push(u8::try_from(h * 16 + l).ok()?);
-                i += 3;
-            }
-            (c, _, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
-/// Base64 with padding (RFC 4648 §4), for Basic credentials.
-fn base64(b: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(b.len().div_ceil(3) * 4);
-    for c in b.chunks(3) {
-        let n = c
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, x)| n | (u32::from(*x) << (16 - 8 * i)));
-        for i in 0..4 {
-            if i <= c.len() {
-                out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 /// The path and query of a URL this module built ("scheme://authority/...").
 fn path_of(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
@@ -653,6 +556,15 @@ fn render_request(
     Ok(r)
 }
 
+/// ureq's proxy, made from the parts validation read, as their canonical
+/// URL (`Proxy::url`): the proxy the configured URL named. It fails only on
+/// a form ureq would refuse, which validation refuses first (the tests make
+/// it from every form validation accepts).
+#[cfg(feature = "tls")]
+fn ureq_proxy(p: &Proxy) -> Result<ureq::Proxy, ureq::Error> {
+    ureq::Proxy::new(&p.url())
+}
+
 #[cfg(feature = "tls")]
 fn fetch(
     agent: &Agent,
@@ -698,60 +610,97 @@ fn fetch(
 mod tests {
     use super::*;
 
-    /// RFC 4648 §10's test vectors, and RFC 7617 §2's example credentials.
+    /// What ureq's proxy reads back: scheme, host, port, user, password.
+    #[cfg(feature = "tls")]
+    fn ureq_parts(p: &ureq::Proxy) -> (bool, String, u16, String, String) {
+        (
+            p.protocol() == ureq::ProxyProtocol::Https,
+            p.host().to_string(),
+            p.port(),
+            p.username().unwrap_or_default().to_string(),
+            p.password().unwrap_or_default().to_string(),
+        )
+    }
+
+    /// ureq's proxy is built from every proxy URL validation accepts, and
+    /// it is the proxy the URL names: the one ureq read from the URL itself
+    /// when ureq could (the probes did so before validation read it).
+    #[cfg(feature = "tls")]
+    fn ureq_agrees(url: &str) -> Result<(), String> {
+        let Ok(p) = Proxy::parse(url) else {
+            return Ok(());
+        };
+        let built = ureq_proxy(&p).map_err(|e| format!("{url}: {e}"))?;
+        let creds = p
+            .credentials
+            .clone()
+            .unwrap_or(crate::config::proxy::Credentials {
+                user: String::new(),
+                password: String::new(),
+            });
+        let want = (
+            p.https,
+            p.at.host.for_url(),
+            p.at.port,
+            creds.user,
+            creds.password,
+        );
+        if ureq_parts(&built) != want {
+            return Err(format!(
+                "{url}: built {:?}, read {want:?}",
+                ureq_parts(&built)
+            ));
+        }
+        if let Ok(own) = ureq::Proxy::new(url) {
+            if ureq_parts(&own) != want {
+                return Err(format!(
+                    "{url}: ureq read {:?}, validation {want:?}",
+                    ureq_parts(&own)
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    #[cfg(feature = "tls")]
     #[test]
-    fn base64_vectors() {
-        for (raw, enc) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-            ("Aladdin:open sesame", "QWxhZGRpbjpvcGVuIHNlc2FtZQ=="),
+    fn ureq_builds_every_proxy_validation_accepts() {
+        for url in [
+            "http://p.example:3128",
+            "https://p.example",
+            "http://p.example/",
+            "http://[::1]:8080",
+            "http://[2001:db8::1]",
+            "http://10.0.0.1:3128/x?y",
+            "http://Aladdin:open%20sesame@p:1",
+            "http://u:p%2540%3a@p:1",
+            "http://u@p:1",
+            "http://u:@p:1",
+            "http://u@x:y@p:1",
+            "http://!$&'()*+,;=:%zz@p_1.x~y-z:65535",
         ] {
-            assert_eq!(base64(raw.as_bytes()), enc, "{raw:?}");
+            Proxy::parse(url).unwrap_or_else(|e| panic!("{url}: {e}"));
+            ureq_agrees(url).unwrap();
         }
     }
 
-    #[test]
-    fn http_proxy_urls() {
-        let at = |p: &str| HttpProxy::parse(p).map(|h| (h.at.to_string(), h.basic));
-        assert_eq!(
-            at("http://p.example:3128"),
-            Ok(("p.example:3128".into(), None))
-        );
-        assert_eq!(at("http://p.example/"), Ok(("p.example:80".into(), None)));
-        assert_eq!(at("http://[::1]:8080"), Ok(("[::1]:8080".into(), None)));
-        assert_eq!(
-            at("http://10.0.0.1:3128/x?y"),
-            Ok(("10.0.0.1:3128".into(), None))
-        );
-        // Userinfo percent-decoded once ("%2540" is a literal "%40").
-        let basic = |s: &str| Some(base64(s.as_bytes()));
-        assert_eq!(
-            at("http://Aladdin:open%20sesame@p:1"),
-            Ok(("p:1".into(), basic("Aladdin:open sesame")))
-        );
-        assert_eq!(at("http://u:p%2540%3a@p:1").unwrap().1, basic("u:p%40:"));
-        assert_eq!(at("http://u@p:1").unwrap().1, basic("u:"));
-        for bad in [
-            "http://",
-            "http://u:p@",
-            "http://p:99999",
-            "http://p:0",
-            "http://p:x",
-            "http://[::1",
-            "http://[::1]x",
-            "http://a:b:c",
-            "http://u:%ff@p:1",
-        ] {
-            assert_eq!(
-                at(bad),
-                Err(format!("proxy {bad:?}: invalid proxy url")),
-                "{bad}"
-            );
+    #[cfg(feature = "tls")]
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
+        /// Random URLs made of the pieces a proxy URL has, and of the
+        /// characters that break one.
+        #[test]
+        fn ureq_agrees_on_random_proxy_urls(
+            scheme in "(http|https)://",
+            userinfo in "([a-zA-Z0-9%:@!$&'()*+,;=._~ /\\-]{0,12}@)?",
+            host in "([a-z0-9._~-]{0,10}|[0-9]{1,3}(\\.[0-9]{1,3}){3}|\\[[0-9a-f:.]{0,16}\\]|[a-z%\\[\\] é]{1,6})",
+            port in "(:[0-9]{0,6})?",
+            tail in "(/[a-z?#]{0,4})?",
+        ) {
+            let url = format!("{scheme}{userinfo}{host}{port}{tail}");
+            if let Err(e) = ureq_agrees(&url) {
+                proptest::prop_assert!(false, "{}", e);
+            }
         }
     }
 

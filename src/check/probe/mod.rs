@@ -19,7 +19,7 @@ pub mod udp;
 
 use super::result::CheckResult;
 use crate::config::target::{Host, HostPort, Target};
-use crate::config::{Check, CheckType};
+use crate::config::Check;
 use smol::future::FutureExt;
 use std::io;
 use std::net::SocketAddr;
@@ -43,18 +43,21 @@ enum Kind {
     Exec(exec::ExecProbe),
 }
 
-fn missing(kind: CheckType) -> String {
-    format!("{} options missing", kind.as_str())
+/// A check whose resolved target is of a type whose block it lacks: only a
+/// check changed by hand after it was resolved (validation fills or
+/// requires the block of the check's type).
+fn missing(block: &str) -> String {
+    format!("{block} options missing")
 }
 
 impl Probe {
-    /// Builds the probe from a validated check: its target (host, port,
-    /// request URL) is the one validation resolved (`Check::target`, from
-    /// the block and the VIP prefix), used as it is. Errors are one-line
-    /// problems of what only the machine decides (a CA file that cannot be
-    /// read), or of a check that was not validated.
+    /// Builds the probe from a validated check: the resolved target
+    /// (`Check::target`, one variant per check type, from the block and the
+    /// VIP prefix) says which probe and where it goes, used as it is; the
+    /// check's `type` is not read again. Errors are one-line problems of
+    /// what only the machine decides (a CA file that cannot be read), or of
+    /// a check that was not validated.
     pub fn new(check: &Check) -> Result<Probe, String> {
-        let kind = check.kind.ok_or("type missing")?;
         let timeout = check.timeout.get();
         if timeout.is_zero() {
             return Err("timeout must be greater than 0".into());
@@ -68,38 +71,37 @@ impl Probe {
                 check.interval.get()
             ));
         }
-        let kind = match (&check.target, kind) {
-            (Target::Http(t), CheckType::Http | CheckType::Https) => {
-                let c = check.http.as_deref().ok_or_else(|| missing(kind))?;
+        let kind = match &check.target {
+            Target::Http(t) => {
+                let c = check.http.as_deref().ok_or_else(|| missing("http"))?;
                 Kind::Http(Box::new(http::HttpProbe::new(c, t, timeout)?))
             }
-            (Target::Addr(t), CheckType::Dns) => Kind::Dns(dns::DnsProbe::new(
-                check.dns.as_ref().ok_or_else(|| missing(kind))?,
+            Target::Dns(t) => Kind::Dns(dns::DnsProbe::new(
+                check.dns.as_ref().ok_or_else(|| missing("dns"))?,
                 t,
-            )?),
-            (Target::Ip(dst), CheckType::Ping) => Kind::Ping(ping::PingProbe::new(
-                check.ping.as_deref().ok_or_else(|| missing(kind))?,
+            )),
+            Target::Ping(dst) => Kind::Ping(ping::PingProbe::new(
+                check.ping.as_deref().ok_or_else(|| missing("ping"))?,
                 *dst,
             )?),
-            (Target::Addr(t), CheckType::Tcp) => Kind::Tcp(tcp::TcpProbe::new(
-                check.tcp.as_ref().ok_or_else(|| missing(kind))?,
+            Target::Tcp(t) => Kind::Tcp(tcp::TcpProbe::new(
+                check.tcp.as_ref().ok_or_else(|| missing("tcp"))?,
                 t,
             )),
-            (Target::Addr(t), CheckType::Udp) => Kind::Udp(udp::UdpProbe::new(
-                check.udp.as_ref().ok_or_else(|| missing(kind))?,
+            Target::Udp(t) => Kind::Udp(udp::UdpProbe::new(
+                check.udp.as_ref().ok_or_else(|| missing("udp"))?,
                 t,
             )),
-            (Target::Addr(t), CheckType::Grpc) => Kind::Grpc(Box::new(grpc::GrpcProbe::new(
-                check.grpc.as_ref().ok_or_else(|| missing(kind))?,
+            Target::Grpc(t) => Kind::Grpc(Box::new(grpc::GrpcProbe::new(
+                check.grpc.as_ref().ok_or_else(|| missing("grpc"))?,
                 t,
             )?)),
-            (Target::Exec, CheckType::Exec) => Kind::Exec(exec::ExecProbe::new(
-                check.exec.as_ref().ok_or_else(|| missing(kind))?,
+            Target::Exec => Kind::Exec(exec::ExecProbe::new(
+                check.exec.as_ref().ok_or_else(|| missing("exec"))?,
             )),
-            (Target::Unresolved, _) => {
+            Target::Unresolved => {
                 return Err("target not resolved: the check was not validated".into())
             }
-            (_, kind) => return Err(format!("target is not one of a {kind} check")),
         };
         Ok(Probe { timeout, kind })
     }
@@ -353,6 +355,57 @@ mod tests {
     use std::net::TcpListener;
 
     // 127.203.11.0/24 is this module's: no other test uses it.
+
+    /// The probe is the resolved target's: validation resolved one variant
+    /// per check type, and the build does not read `type` again (issue 11:
+    /// no unwrap of the raw `Option<CheckType>` downstream).
+    #[test]
+    fn the_probe_is_the_resolved_targets() {
+        let vip: crate::bgp::types::Prefix = "10.0.0.1/32".parse().unwrap();
+        let check = |kind, block: fn(&mut Check)| {
+            let mut c = Check {
+                kind: Some(kind),
+                ..Check::default()
+            };
+            block(&mut c);
+            crate::config::target::resolve_check(&mut c, &vip).expect("a valid check");
+            c
+        };
+        use crate::config::{CheckType, DnsCheck, TcpCheck};
+        let mut tcp = check(CheckType::Tcp, |c| {
+            c.tcp = Some(Box::new(TcpCheck {
+                port: 80,
+                ..TcpCheck::default()
+            }))
+        });
+        let mut dns = check(CheckType::Dns, |c| {
+            c.dns = Some(Box::new(DnsCheck {
+                names: vec![r"a\.b.example.".into()],
+                ..DnsCheck::default()
+            }))
+        });
+        for c in [&mut tcp, &mut dns] {
+            let want = Probe::new(c).expect("probe").what();
+            c.kind = None;
+            assert_eq!(Probe::new(c).map(|p| p.what()), Ok(want.clone()));
+            c.kind = Some(CheckType::Udp);
+            assert_eq!(Probe::new(c).map(|p| p.what()), Ok(want));
+        }
+        assert_eq!(
+            Probe::new(&tcp).map(|p| p.what()).as_deref(),
+            Ok("connect 10.0.0.1:80")
+        );
+        assert_eq!(
+            Probe::new(&dns).map(|p| p.what()).as_deref(),
+            Ok("dns 10.0.0.1:53")
+        );
+        // A check never resolved builds no probe, whatever its type.
+        tcp.target = crate::config::target::Target::Unresolved;
+        assert_eq!(
+            Probe::new(&tcp).map(|p| p.what()),
+            Err("target not resolved: the check was not validated".into())
+        );
+    }
 
     /// On loopback the handshake is done when connect(2) returns: the
     /// connection never goes on the reactor, and the listener gets it.

@@ -4,6 +4,7 @@
 //! first mapped to the same v1 JSON value (`uci_map`), and then one decoder
 //! and one validator run for both (`load`).
 
+pub mod dns_name;
 pub mod duration;
 pub mod env;
 pub mod field;
@@ -14,6 +15,7 @@ pub mod field;
 pub mod json_schema;
 pub mod load;
 pub mod policy_expr;
+pub mod proxy;
 pub mod schema;
 pub mod target;
 pub mod uci;

@@ -1,8 +1,12 @@
 //! Where each check's probe goes, as validation resolves it ("parse, don't
 //! validate"): the host (an address, or a DNS name the probe looks up at each
-//! run), the port, and for http(s) the request URL and Host header. The
-//! probes take these as they are; none parses a URL or a host string again.
+//! run), the port, for http(s) the request URL, Host header and proxy, and
+//! for dns the query names. The resolved target names the probe (one variant
+//! per check type), so the probe is built from it without reading the
+//! check's `type` again; none parses a URL, a host string or a DNS name.
 
+use super::dns_name::DnsName;
+use super::proxy::Proxy;
 use super::schema::{
     Check, CheckType, ExpectedAnswer, HttpCheck, PingCheck, Vip, GRPC_HEALTH_METHOD,
 };
@@ -97,6 +101,9 @@ pub struct HttpTarget {
     /// (with the port only if the URL had one); for a bare path, the
     /// connect host (and `port` when set).
     pub authority: String,
+    /// `proxy`, read: the request goes through it instead of to `connect`.
+    /// Boxed: most checks have none, and a proxy is ≈ 100 bytes.
+    pub proxy: Option<Box<Proxy>>,
 }
 
 impl HttpTarget {
@@ -106,7 +113,8 @@ impl HttpTarget {
     }
 }
 
-/// What a check's probe needs to know of where it goes.
+/// What a check's probe needs to know of where it goes, one variant per
+/// check type: the probe is built from the variant (`type` is not read again).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Target {
     /// Not resolved: a `Check` decoded but not validated (the daemon only
@@ -114,14 +122,28 @@ pub enum Target {
     /// [`resolve_check`]).
     #[default]
     Unresolved,
+    /// http and https (`HttpTarget::https` says which the request is).
     Http(Box<HttpTarget>),
-    /// dns (the resolver), tcp, udp and grpc. Boxed, like `Http`, so a
-    /// `Check` stays small (schema's `a_vip_stays_small`).
-    Addr(Box<HostPort>),
+    /// dns: the resolver and the query names. Boxed, like every variant with
+    /// more than an address, so a `Check` stays small (schema's
+    /// `a_vip_stays_small`).
+    Dns(Box<DnsTarget>),
     /// ping: the address the echo requests go to.
-    Ip(IpAddr),
+    Ping(IpAddr),
+    Tcp(Box<HostPort>),
+    Udp(Box<HostPort>),
+    Grpc(Box<HostPort>),
     /// exec: the program and its arguments are used as configured.
     Exec,
+}
+
+/// A dns check's server and questions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DnsTarget {
+    /// `dns.resolver`, else the VIP address, with `dns.port`.
+    pub resolver: HostPort,
+    /// `dns.names`, read (never empty).
+    pub names: Vec<DnsName>,
 }
 
 /// The host of a check: the configured one, else the VIP address of a host
@@ -136,48 +158,59 @@ fn host_or_vip(configured: Option<&String>, vip: &Prefix) -> Option<Host> {
 
 /// Resolves the target of check `c` of a VIP with prefix `vip`. `None`
 /// for a check that breaks a rule validation reports (no type, a network
-/// prefix without a host, a URL that does not parse); validation calls it
-/// only once every rule holds.
+/// prefix without a host, a URL, proxy or DNS name that does not parse, no
+/// DNS name); validation calls it only once every rule holds.
 pub fn target(c: &Check, vip: &Prefix) -> Option<Target> {
-    let addr = |host: Option<&String>, port: u16| {
-        Some(Target::Addr(Box::new(HostPort {
+    let at = |host: Option<&String>, port: u16| {
+        Some(Box::new(HostPort {
             host: host_or_vip(host, vip)?,
             port,
-        })))
+        }))
     };
-    match c.kind? {
-        CheckType::Http | CheckType::Https => {
+    Some(match c.kind? {
+        kind @ (CheckType::Http | CheckType::Https) => {
             let d = HttpCheck::default();
             let h = c.http.as_deref().unwrap_or(&d);
-            http(h, c.kind == Some(CheckType::Https), vip).map(|t| Target::Http(Box::new(t)))
+            Target::Http(Box::new(http(h, kind == CheckType::Https, vip)?))
         }
         CheckType::Dns => {
             let d = c.dns.as_deref()?;
-            addr(d.resolver.as_ref(), d.port)
+            let names = d
+                .names
+                .iter()
+                .map(|n| DnsName::parse(n).ok())
+                .collect::<Option<Vec<DnsName>>>()?;
+            if names.is_empty() {
+                return None;
+            }
+            Target::Dns(Box::new(DnsTarget {
+                resolver: *at(d.resolver.as_ref(), d.port)?,
+                names,
+            }))
         }
         CheckType::Ping => {
             let d = PingCheck::default();
             let p = c.ping.as_deref().unwrap_or(&d);
             match p.dst_ip {
-                Some(ip) => Some(Target::Ip(ip)),
-                None if vip.is_host() => Some(Target::Ip(vip.addr())),
-                None => None,
+                Some(ip) => Target::Ping(ip),
+                None if vip.is_host() => Target::Ping(vip.addr()),
+                None => return None,
             }
         }
         CheckType::Tcp => {
             let t = c.tcp.as_deref()?;
-            addr(t.host.as_ref(), t.port)
+            Target::Tcp(at(t.host.as_ref(), t.port)?)
         }
         CheckType::Udp => {
             let u = c.udp.as_deref()?;
-            addr(u.host.as_ref(), u.port)
+            Target::Udp(at(u.host.as_ref(), u.port)?)
         }
         CheckType::Grpc => {
             let g = c.grpc.as_deref()?;
-            addr(g.host.as_ref(), g.port)
+            Target::Grpc(at(g.host.as_ref(), g.port)?)
         }
-        CheckType::Exec => Some(Target::Exec),
-    }
+        CheckType::Exec => Target::Exec,
+    })
 }
 
 fn http(c: &HttpCheck, https_type: bool, vip: &Prefix) -> Option<HttpTarget> {
@@ -214,12 +247,17 @@ fn http(c: &HttpCheck, https_type: bool, vip: &Prefix) -> Option<HttpTarget> {
         (None, _) if c.port.is_some() => connect.to_string(),
         (None, _) => connect.host.for_url(),
     };
+    let proxy = match &c.proxy {
+        Some(p) => Some(Box::new(Proxy::parse(p).ok()?)),
+        None => None,
+    };
     Some(HttpTarget {
         https,
         connect,
         url: head + &path,
         path_at,
         authority,
+        proxy,
     })
 }
 
@@ -241,7 +279,7 @@ pub fn resolve_vip(v: &mut Vip) {
 pub fn resolve_check(c: &mut Check, vip: &Prefix) -> Option<()> {
     let t = target(c, vip)?;
     resolve_block(c)?;
-    if let (Some(g), Target::Addr(hp)) = (c.grpc.as_deref_mut(), &t) {
+    if let (Some(g), Target::Grpc(hp)) = (c.grpc.as_deref_mut(), &t) {
         g.server_name = Some(match &g.tls_server_name {
             Some(n) if !n.is_empty() => Host::parse(n),
             _ => hp.host.clone(),
@@ -361,6 +399,68 @@ mod tests {
         // A bare path on a network prefix has no host: validation says so.
         assert_eq!(
             target(&http_check("/", |_| {}), &"10.0.0.0/8".parse().unwrap()),
+            None
+        );
+    }
+
+    /// Each type resolves to its own variant, carrying what its probe takes:
+    /// dns its names read into labels, http its proxy read into parts.
+    #[test]
+    fn each_type_has_its_variant() {
+        let vip: Prefix = "10.0.0.1/32".parse().unwrap();
+        let resolve = |v: serde_json::Value| {
+            let mut errs = crate::config::Errors::default();
+            let c = <Check as crate::config::Field>::decode(&v, "check", &mut errs)
+                .unwrap_or_else(|| panic!("{:?}", errs.0));
+            target(&c, &vip)
+        };
+        let t = resolve(serde_json::json!({"type": "dns", "dns": {"names": [r"a\.b.test."]}}));
+        let Some(Target::Dns(d)) = t else {
+            panic!("{t:?}")
+        };
+        assert_eq!(d.resolver.to_string(), "10.0.0.1:53");
+        let labels: Vec<&[u8]> = d.names[0].labels().collect();
+        assert_eq!(labels, [&b"a.b"[..], b"test"]);
+        assert_eq!(d.names[0].as_str(), r"a\.b.test.");
+        let t = resolve(serde_json::json!({"type": "https", "http": {
+            "url": "https://web.test/", "proxy": "http://u:p%40@[::1]:3128"}}));
+        let Some(Target::Http(h)) = t else {
+            panic!("{t:?}")
+        };
+        let p = h.proxy.as_deref().expect("a proxy");
+        assert_eq!((p.https, p.at.to_string()), (false, "[::1]:3128".into()));
+        let c = p.credentials.as_ref().expect("credentials");
+        assert_eq!((c.user.as_str(), c.password.as_str()), ("u", "p@"));
+        for (v, want) in [
+            (
+                serde_json::json!({"type": "tcp", "tcp": {"port": 1}}),
+                "Tcp",
+            ),
+            (
+                serde_json::json!({"type": "udp", "udp": {"port": 1}}),
+                "Udp",
+            ),
+            (
+                serde_json::json!({"type": "grpc", "grpc": {"port": 1}}),
+                "Grpc",
+            ),
+            (serde_json::json!({"type": "ping"}), "Ping"),
+            (
+                serde_json::json!({"type": "exec", "exec": {"command": "/bin/true"}}),
+                "Exec",
+            ),
+        ] {
+            let t = format!("{:?}", resolve(v));
+            assert!(t.starts_with(&format!("Some({want}")), "{t}");
+        }
+        // A name or a proxy validation refuses leaves no target.
+        assert_eq!(
+            resolve(serde_json::json!({"type": "dns", "dns": {"names": [r"bad\1"]}})),
+            None
+        );
+        assert_eq!(
+            resolve(serde_json::json!({"type": "http", "http": {
+                "url": "http://web.test/", "proxy": "http://p:0"}})),
             None
         );
     }

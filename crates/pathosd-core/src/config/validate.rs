@@ -4,9 +4,11 @@
 //! bad value. A rule whose input failed to decode stays quiet, so one mistake
 //! yields one error.
 
+use super::dns_name::DnsName;
 use super::duration::Dur;
 use super::field::{join, quote, Errors};
 use super::policy_expr::{self, is_identifier, RESERVED};
+use super::proxy::Proxy;
 use super::schema::*;
 use crate::bgp::types::Prefix;
 use serde_json::Value;
@@ -993,6 +995,13 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
             for (k, n) in dns.names.iter().enumerate() {
                 if n.trim().is_empty() {
                     errs.push(format!("{p}.names[{k}]"), "must not be empty");
+                } else if let Err(why) = DnsName::parse(n) {
+                    // The query is built from the labels read here: a name
+                    // the probe could not send is refused now.
+                    errs.push(
+                        format!("{p}.names[{k}]"),
+                        format!("{} is not a DNS name: {why}", quote(n)),
+                    );
                 }
             }
             match &dns.resolver {
@@ -1244,6 +1253,12 @@ fn http(
             errs.push(
                 &pp,
                 format!("{} is not an http:// or https:// proxy URL", quote(proxy)),
+            );
+        } else if let Err(why) = Proxy::parse(proxy) {
+            // The probes connect with the parts read here.
+            errs.push(
+                &pp,
+                format!("{} is not a usable proxy URL: {why}", quote(proxy)),
             );
         } else if full
             .as_ref()
