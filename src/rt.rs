@@ -116,15 +116,18 @@ pub async fn sleep_until(at: Instant) {
     sleep_window(at, at).await
 }
 
-/// Waits until `at`, ending up to `slack` late (on the daemon's thread,
-/// instead of the default slack of [`sleep_until`]): for waits whose
-/// owner accepts more lateness so that more of them end in one wake-up
-/// (a check's tick). Elsewhere it ends at `at`.
-pub async fn sleep_with_slack(at: Instant, slack: Duration) {
+/// Waits until about `at`: on the daemon's thread, until the first time
+/// the thread wakes up (for any task) at or after `at - slack`, and until
+/// `at + slack` if nothing woke it before (instead of the default slack of
+/// [`sleep_until`]). For waits whose owner accepts that much error either
+/// way (a check's tick) so that they ride on wake-ups the thread has
+/// anyway (another tick, a probe's reply, a BGP message) instead of waking
+/// it alone. Elsewhere it ends at `at`.
+pub async fn sleep_around(at: Instant, slack: Duration) {
     if is_running() {
         Sleep {
-            at,
-            latest: at + slack,
+            at: at.checked_sub(slack).unwrap_or(at),
+            latest: at.checked_add(slack).unwrap_or(at),
             key: None,
         }
         .await
@@ -364,23 +367,56 @@ mod tests {
         assert!(alone >= ms(80), "{alone:?}");
     }
 
-    /// A wait with a wide slack ends with a later wait's wake-up when that
-    /// is within its slack (one wake-up for both), and never before `at`.
+    /// A wait with a slack ends with another wait's wake-up when that is
+    /// within its slack, later (one wake-up for both) or earlier (issue 11:
+    /// a tick rides on a wake-up the thread has anyway), but never before
+    /// `at - slack`; alone it ends at `at + slack`.
     #[test]
-    fn slack_wait_shares_a_later_wake_up() {
+    fn slack_wait_shares_a_wake_up_before_or_after_it() {
         use std::time::Duration;
         let ms = Duration::from_millis;
         let t0 = Instant::now();
+        // Late: this one's time is 100 ms, the other wait ends at 120 ms
+        // (plus its own slack), inside this one's 60 ms.
         let (a, b) = block_on(async {
             let a = spawn(async move {
-                sleep_with_slack(t0 + ms(10), ms(400)).await;
+                sleep_around(t0 + ms(100), ms(60)).await;
                 t0.elapsed()
             });
             sleep_until(t0 + ms(120)).await;
             (a.await, t0.elapsed())
         });
-        assert!(a >= ms(120) && a < ms(410), "{a:?}");
+        assert!(a >= ms(120) && a < ms(400), "{a:?}");
         assert!(b >= ms(120), "{b:?}");
+        // Early: another wait ends 300 ms before this one's time, inside
+        // its slack of 400 ms: both end then.
+        let t0 = Instant::now();
+        let (early, other) = block_on(async {
+            let early = spawn(async move {
+                sleep_around(t0 + ms(500), ms(400)).await;
+                t0.elapsed()
+            });
+            sleep_until(t0 + ms(200)).await;
+            let other = t0.elapsed();
+            (early.await, other)
+        });
+        assert!(other >= ms(200), "{other:?}");
+        assert!(early >= ms(200) && early < ms(400), "{early:?}");
+        // Not earlier than its slack allows: the other wait ends before
+        // `at - slack` (here 400 ms), so this one waits on, and alone it
+        // ends at `at + slack`, not at `at`.
+        let t0 = Instant::now();
+        let (late, other) = block_on(async {
+            let late = spawn(async move {
+                sleep_around(t0 + ms(500), ms(100)).await;
+                t0.elapsed()
+            });
+            sleep_until(t0 + ms(50)).await;
+            let other = t0.elapsed();
+            (late.await, other)
+        });
+        assert!(other >= ms(50) && other < ms(400), "{other:?}");
+        assert!(late >= ms(600), "{late:?}");
     }
 
     #[test]
