@@ -78,8 +78,10 @@ pub fn block_on<T>(fut: impl Future<Output = T>) -> T {
     // expire and hands over (before: a timerfd on epoll, 1 HTTP check at
     // 1 s, four wake-ups a second of which two were timers, each one
     // also async-io's thread leaving epoll, its eventfd, timerfd and
-    // `epoll_ctl` upkeep and a futex wake; docs/performance.md, "The
-    // daemon thread waits for its own timers").
+    // `epoll_ctl` upkeep and a futex wake. Measured there: async-io's
+    // thread 3.9 -> 2.2 sleeps a second, the process's syscalls 81 -> 51 a
+    // second; docs/performance.md, "The daemon thread waits for its own
+    // timers").
     EXECUTOR.with(|ex| {
         let mut executor = std::pin::pin!(ex.run(fut));
         let parker = parking::Parker::new();
