@@ -273,54 +273,6 @@ pub(crate) fn trim_heap() {
     }
 }
 
-/// A non-blocking CLOCK_MONOTONIC timerfd (timerfd_create(2)), the clock of
-/// `std::time::Instant` on Linux. [`crate::rt`] waits for it on the reactor
-/// like a socket, so arming it is one syscall on the daemon's thread and
-/// never a wake-up of the reactor's thread (an async-io timer is).
-pub(crate) fn timerfd() -> io::Result<OwnedFd> {
-    // SAFETY: timerfd_create takes no pointers; a non-negative return is a
-    // new fd that nothing else owns.
-    let fd = unsafe {
-        libc::timerfd_create(
-            libc::CLOCK_MONOTONIC,
-            libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `fd` was just created and is owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// Arms `fd` (a [`timerfd`]) to expire once, `after` from now; at least
-/// 1 µs, since a zero time would disarm it instead.
-pub(crate) fn timerfd_arm(fd: &impl AsRawFd, after: std::time::Duration) -> io::Result<()> {
-    let after = after.max(std::time::Duration::from_micros(1));
-    let spec = libc::itimerspec {
-        it_interval: libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        },
-        it_value: libc::timespec {
-            // Saturates for absurd waits (68 years): the timer then fires
-            // early and the caller re-arms it. Through i32, which fits
-            // time_t whether it is 32 or 64 bits (musl's `time_t` alias is
-            // deprecated while it moves to 64 bits: not named here).
-            tv_sec: i32::try_from(after.as_secs()).unwrap_or(i32::MAX).into(),
-            // c_long is 32 bits on mips (OpenWrt): fallible there, not here.
-            #[allow(clippy::unnecessary_fallible_conversions)]
-            tv_nsec: libc::c_long::try_from(after.subsec_nanos()).unwrap_or(0),
-        },
-    };
-    // SAFETY: `spec` is a valid itimerspec for the duration of the call; a
-    // null old_value is allowed.
-    if unsafe { libc::timerfd_settime(fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
 /// Dissolves a TCP socket's connection: connect(2) with an `AF_UNSPEC`
 /// address. An established connection is reset (one RST, as a close with
 /// `SO_LINGER` {on, 0}); the socket is CLOSED again, its port released,

@@ -78,3 +78,69 @@ fn one_thread_runs_sessions_checks_and_api() {
     let v = s.d.vip("web");
     assert!(v["checks"][0]["total_ok"].as_u64().unwrap_or(0) >= 5, "{v}");
 }
+
+/// The voluntary context switches of `pid`'s thread named `name` (the
+/// times it went to sleep), from /proc.
+fn sleeps_of(pid: u32, name: &str) -> u64 {
+    let dir = format!("/proc/{pid}/task");
+    for e in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{dir}: {e}")) {
+        let task = e.unwrap().path();
+        let comm = std::fs::read_to_string(task.join("comm")).unwrap_or_default();
+        if comm.trim() != name {
+            continue;
+        }
+        let status = std::fs::read_to_string(task.join("status")).unwrap();
+        let line = status
+            .lines()
+            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+            .unwrap_or_else(|| panic!("no voluntary_ctxt_switches in {status}"));
+        return line.trim().parse().unwrap();
+    }
+    panic!("pathosd {pid} has no thread {name:?}: {:?}", threads(pid));
+}
+
+/// The daemon thread waits for its own timers (issue 11, idle CPU): a
+/// check's tick is the main thread's park ending at its deadline, not a
+/// timer on async-io's reactor that async-io's thread sees expire and hands
+/// over. A loopback tcp probe never touches the reactor either, so with
+/// checks every 100 ms async-io's thread wakes only for the BGP session's
+/// messages (BIRD's KEEPALIVEs, about one a second at hold time 3 s), far
+/// fewer times than there are ticks. Before (a timerfd on epoll for the
+/// shared timer), every tick was one more wake-up of async-io's thread:
+/// 30 ticks in 3 s gave ≥ 30.
+#[test]
+fn timer_wake_ups_stay_on_the_main_thread() {
+    support::init_log();
+    let n = 7;
+    let tcp = std::net::TcpListener::bind((ip(n, 4), 0)).unwrap();
+    let vips = json!([
+        {"name": "db", "prefix": "10.207.0.1/32", "check": {
+            "type": "tcp", "interval": "100ms", "timeout": "50ms",
+            "tcp": {"host": ip(n, 4).to_string(), "port": tcp.local_addr().unwrap().port()}}}
+    ]);
+    let s = Setup::start(n, vips, |_| {});
+    s.wait_established();
+    s.d.wait_vip_state("db", "announced", Duration::from_secs(10));
+    let pid = s.d.pid();
+    let ok_before = s.d.vip("db")["checks"][0]["total_ok"].as_u64().unwrap_or(0);
+    let main_before = sleeps_of(pid, "pathosd");
+    let reactor_before = sleeps_of(pid, "async-io");
+    // A measuring window, not a wait for an event: nothing may talk to
+    // the daemon during it (an API request is a socket wake-up).
+    std::thread::sleep(Duration::from_secs(3));
+    let reactor = sleeps_of(pid, "async-io") - reactor_before;
+    let main = sleeps_of(pid, "pathosd") - main_before;
+    let ticks = s.d.vip("db")["checks"][0]["total_ok"].as_u64().unwrap_or(0) - ok_before;
+    eprintln!("3 s: {ticks} probes, main thread slept {main} times, async-io's {reactor}");
+    // The ticks happened (each one a wake-up of the main thread) ...
+    assert!(ticks >= 20, "only {ticks} probes in 3 s\n{}", s.d.log());
+    assert!(
+        main >= ticks / 2,
+        "main thread slept {main} times for {ticks} probes"
+    );
+    // ... without async-io's thread: it woke for the session only.
+    assert!(
+        reactor * 2 < ticks,
+        "async-io's thread woke {reactor} times for {ticks} ticks (main thread {main})"
+    );
+}

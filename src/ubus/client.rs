@@ -23,10 +23,12 @@ use smol::channel::{self, Receiver, Sender};
 use smol::future;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::unix::UnixStream;
-use smol::Timer;
 
 use super::blob::{table_from_json, table_to_json, BlobMsgType, BlobValue, Table};
 use super::msg::{FrameBuf, Message, MethodSig, MsgType, UbusStatus, UBUS_UNIX_SOCKET};
+// The daemon thread's own timers (no timer on async-io's reactor, whose
+// thread re-arms its timerfd on every wake-up while one is pending).
+use crate::rt::sleep_until;
 
 /// Event sent when a VIP changes state (announced / pessimized / withdrawn).
 pub const EVENT_VIP: &str = "pathosd.vip";
@@ -393,7 +395,7 @@ impl UbusClient {
             let until = after(backoff);
             loop {
                 let timer = async {
-                    Timer::at(until).await;
+                    sleep_until(until).await;
                     None
                 };
                 let woke = async { Some(self.wake.recv().await.is_ok()) };
@@ -417,7 +419,7 @@ impl UbusClient {
         bump(&self.shared.connect_attempts);
         // A wedged ubusd with a full accept backlog would otherwise hold connect() forever.
         let connect = future::or(UnixStream::connect(&self.config.socket_path), async {
-            Timer::after(self.config.io_timeout).await;
+            sleep_until(after(self.config.io_timeout)).await;
             Err(std::io::ErrorKind::TimedOut.into())
         });
         let mut stream = match connect.await {
@@ -428,7 +430,7 @@ impl UbusClient {
         let mut fb = FrameBuf::new();
         let mut seq: u16 = 0;
         let objid = match future::or(self.register(&mut stream, &mut fb, &mut seq), async {
-            Timer::after(self.config.io_timeout).await;
+            sleep_until(after(self.config.io_timeout)).await;
             Err("timed out registering".to_string())
         })
         .await
@@ -529,7 +531,7 @@ impl UbusClient {
         future::or(
             async { stream.write_all(&bytes).await.map_err(|e| e.to_string()) },
             async {
-                Timer::after(self.config.io_timeout).await;
+                sleep_until(after(self.config.io_timeout)).await;
                 Err("write to ubusd timed out".to_string())
             },
         )
@@ -588,7 +590,7 @@ impl UbusClient {
                         async {
                             match earliest {
                                 Some(t) => {
-                                    Timer::at(t).await;
+                                    sleep_until(t).await;
                                     Ev::Deadline
                                 }
                                 None => future::pending().await,
