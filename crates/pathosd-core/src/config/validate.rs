@@ -8,7 +8,6 @@ use super::duration::Dur;
 use super::field::{join, quote, Errors};
 use super::policy_expr::{self, is_identifier, RESERVED};
 use super::schema::*;
-use crate::bgp::types::Prefix;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
@@ -252,6 +251,13 @@ impl Resolved {
 
     pub fn into_inner(self) -> Config {
         self.0
+    }
+
+    /// Takes the VIPs out, leaving none: the daemon's engine keeps them from
+    /// then on (`daemon::engine::VipSlot::config`, the one copy; issue 11).
+    /// What is left stays resolved: no other field comes from the VIPs.
+    pub fn take_vips(&mut self) -> Vec<super::schema::Vip> {
+        std::mem::take(&mut self.0.vips)
     }
 
     /// The logging settings, which no resolved field comes from (so they
@@ -707,39 +713,56 @@ fn vips(c: &Config, errs: &mut Errors) {
     if too_many(errs, "vips", "VIPs", c.vips.len(), MAX_VIPS) {
         return;
     }
-    let mut names: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut prefixes: BTreeMap<Prefix, usize> = BTreeMap::new();
+    // The first VIP with each name and prefix, found through index lists
+    // sorted by name and by prefix (4 bytes a VIP), not through maps (two
+    // BTreeMaps were 0.9 MB at 10,000 VIPs, at the start's peak; issue 11).
+    // A prefix that is missing or failed to decode (reported by the
+    // decoder) holds a placeholder: it takes no part in this rule.
+    let prefix_ok: Vec<bool> = (0..c.vips.len())
+        .map(|i| !errs.has(&format!("vips[{i}].prefix")))
+        .collect();
+    let n = c.vips.len();
+    let first_name = first_of(n, |i| {
+        let name = &*c.vips[i].name;
+        (!name.is_empty()).then_some(name)
+    });
+    let first_prefix = first_of(n, |i| prefix_ok[i].then_some(c.vips[i].prefix));
     for (i, v) in c.vips.iter().enumerate() {
         let p = format!("vips[{i}]");
         object_name(&join(&p, "name"), &v.name, errs);
-        if !v.name.is_empty() {
-            match names.get(&*v.name) {
-                Some(first) => errs.push(
-                    join(&p, "name"),
-                    format!("duplicate VIP name {} (also vips[{first}])", quote(&v.name)),
-                ),
-                None => {
-                    names.insert(&v.name, i);
-                }
-            }
+        if let Some(first) = first_name[i] {
+            errs.push(
+                join(&p, "name"),
+                format!("duplicate VIP name {} (also vips[{first}])", quote(&v.name)),
+            );
         }
-        // A prefix that is missing or failed to decode (reported by the
-        // decoder) holds a placeholder: it takes no part in this rule.
         let pp = join(&p, "prefix");
-        if !errs.has(&pp) {
-            let px = v.prefix;
-            match prefixes.get(&px) {
-                Some(first) => errs.push(
-                    pp,
-                    format!("duplicate prefix {px} (also vips[{first}].prefix)"),
-                ),
-                None => {
-                    prefixes.insert(px, i);
-                }
-            }
+        if let Some(first) = first_prefix[i] {
+            errs.push(
+                pp,
+                format!("duplicate prefix {} (also vips[{first}].prefix)", v.prefix),
+            );
         }
         vip(v, &p, errs);
     }
+}
+
+/// For each of `n` items whose `key` an earlier item has too, the index of
+/// the first such item (None for the first and for items without a key).
+fn first_of<K: Ord>(n: usize, key: impl Fn(usize) -> Option<K>) -> Vec<Option<u32>> {
+    let mut order: Vec<u32> = (0..n).filter_map(|i| u32::try_from(i).ok()).collect();
+    // Stable: equal keys stay in index order, the first one first.
+    order.sort_by(|a, b| key(*a as usize).cmp(&key(*b as usize)));
+    let mut first = vec![None; n];
+    let mut run: Option<(u32, K)> = None;
+    for i in order {
+        let Some(k) = key(i as usize) else { continue };
+        match &run {
+            Some((f, rk)) if *rk == k => first[i as usize] = Some(*f),
+            _ => run = Some((i, k)),
+        }
+    }
+    first
 }
 
 fn vip(v: &Vip, p: &str, errs: &mut Errors) {
