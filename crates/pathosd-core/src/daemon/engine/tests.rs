@@ -603,7 +603,7 @@ fn a_missing_local_address_warns_until_the_check_falls() {
 #[test]
 fn always_vips_share_their_intents_and_have_no_combiner() {
     assert!(
-        std::mem::size_of::<VipSlot>() <= 240,
+        std::mem::size_of::<VipSlot>() <= 176,
         "VipSlot is {} bytes",
         std::mem::size_of::<VipSlot>()
     );
