@@ -722,11 +722,12 @@ fn vips(c: &Config, errs: &mut Errors) {
         .map(|i| !errs.has(&format!("vips[{i}].prefix")))
         .collect();
     let n = c.vips.len();
-    let first_name = first_of(n, |i| {
-        let name = &*c.vips[i].name;
-        (!name.is_empty()).then_some(name)
+    let first_name = first_of(n, &|i| !c.vips[i].name.is_empty(), &|a, b| {
+        c.vips[a].name.cmp(&c.vips[b].name)
     });
-    let first_prefix = first_of(n, |i| prefix_ok[i].then_some(c.vips[i].prefix));
+    let first_prefix = first_of(n, &|i| prefix_ok[i], &|a, b| {
+        c.vips[a].prefix.cmp(&c.vips[b].prefix)
+    });
     for (i, v) in c.vips.iter().enumerate() {
         let p = format!("vips[{i}]");
         object_name(&join(&p, "name"), &v.name, errs);
@@ -747,19 +748,27 @@ fn vips(c: &Config, errs: &mut Errors) {
     }
 }
 
-/// For each of `n` items whose `key` an earlier item has too, the index of
+/// For each of `n` items whose key an earlier item has too, the index of
 /// the first such item (None for the first and for items without a key).
-fn first_of<K: Ord>(n: usize, key: impl Fn(usize) -> Option<K>) -> Vec<Option<u32>> {
-    let mut order: Vec<u32> = (0..n).filter_map(|i| u32::try_from(i).ok()).collect();
-    // Stable: equal keys stay in index order, the first one first.
-    order.sort_by(|a, b| key(*a as usize).cmp(&key(*b as usize)));
+/// `cmp` orders two items by key; `keyed` tells the items that have one.
+/// Not generic: one sort in the binary for both rules (flash, issue 12).
+fn first_of(
+    n: usize,
+    keyed: &dyn Fn(usize) -> bool,
+    cmp: &dyn Fn(usize, usize) -> std::cmp::Ordering,
+) -> Vec<Option<u32>> {
+    let mut order: Vec<u32> = (0..n)
+        .filter(|&i| keyed(i))
+        .filter_map(|i| u32::try_from(i).ok())
+        .collect();
+    // Equal keys in index order, the first one first.
+    order.sort_unstable_by(|&a, &b| cmp(a as usize, b as usize).then(a.cmp(&b)));
     let mut first = vec![None; n];
-    let mut run: Option<(u32, K)> = None;
+    let mut run: Option<u32> = None;
     for i in order {
-        let Some(k) = key(i as usize) else { continue };
-        match &run {
-            Some((f, rk)) if *rk == k => first[i as usize] = Some(*f),
-            _ => run = Some((i, k)),
+        match run {
+            Some(f) if cmp(f as usize, i as usize).is_eq() => first[i as usize] = Some(f),
+            _ => run = Some(i),
         }
     }
     first
@@ -1792,6 +1801,36 @@ mod tests {
                 (&format!("{n}/error_wait_max"), json!("2s")),
             ],
             "bgp.neighbors[0].error_wait_min: 5s must not be more than error_wait_max 2s",
+        );
+    }
+
+    /// Duplicate names and prefixes name the first VIP that has them, in VIP
+    /// order, however many repeat it; a prefix that failed to decode takes
+    /// no part (issue 11: found through sorted index lists, not maps).
+    #[test]
+    fn duplicates_name_the_first_vip() {
+        let mut v = base();
+        let vip =
+            |name: &str, prefix: Value| json!({"name": name, "prefix": prefix, "always": true});
+        v["vips"] = json!([
+            vip("b", json!("192.0.2.2/32")),
+            vip("a", json!("192.0.2.1/32")),
+            vip("b", json!("bad")),
+            vip("a", json!("192.0.2.2/32")),
+            vip("c", json!("bad")),
+            vip("b", json!("192.0.2.1/32")),
+        ]);
+        assert_eq!(
+            errors(&v),
+            [
+                "vips[2].prefix: \"bad\" is not a prefix such as 192.0.2.1/32",
+                "vips[4].prefix: \"bad\" is not a prefix such as 192.0.2.1/32",
+                "vips[2].name: duplicate VIP name \"b\" (also vips[0])",
+                "vips[3].name: duplicate VIP name \"a\" (also vips[1])",
+                "vips[3].prefix: duplicate prefix 192.0.2.2/32 (also vips[0].prefix)",
+                "vips[5].name: duplicate VIP name \"b\" (also vips[0])",
+                "vips[5].prefix: duplicate prefix 192.0.2.1/32 (also vips[1].prefix)",
+            ]
         );
     }
 
