@@ -400,7 +400,10 @@ impl Engine {
         let mut intents = SharedIntents::default();
         for p in pending {
             let slot = p.into_slot(&mut next_check, &mut intents, now);
-            bound = bound.max(first_evaluation_bound(&slot.config()));
+            // A plain VIP has no checks: nothing to wait for.
+            if let Some(v) = slot.full_config() {
+                bound = bound.max(first_evaluation_bound(v));
+            }
             slots.push(slot);
         }
         // One second of slack so the last probe's report can arrive.
