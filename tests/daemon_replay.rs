@@ -231,7 +231,7 @@ fn run_file(path: &std::path::Path) {
     for v in &mut vips {
         v.checks_expr = policy_expr::parse(&v.checks_policy).unwrap();
     }
-    let (engine, outs) = Engine::new(&vips, t0);
+    let (engine, outs) = Engine::new(&*vips, t0);
     let mut h = Harness {
         engine,
         rib: RibOut::new(),

@@ -226,7 +226,7 @@ fn spawn(
     }
 }
 
-async fn async_main(opts: Options, cfg: Resolved) -> i32 {
+async fn async_main(opts: Options, mut cfg: Resolved) -> i32 {
     let now = Instant::now();
     // exec checks reap their children through this task instead of the
     // thread smol::process would otherwise start for it ("async-process").
@@ -239,9 +239,12 @@ async fn async_main(opts: Options, cfg: Resolved) -> i32 {
     let (result_tx, result_rx) = unbounded::<CheckRun>();
     let (peer_tx, peer_rx) = unbounded::<PeerEvent>();
 
-    let (engine, outputs) = Engine::new(&cfg.vips, now);
+    // The engine keeps the VIPs' configs; the owner's config has none
+    // left (one copy of 10,000 VIPs, not two; issue 11).
+    let (engine, outputs) = Engine::start(cfg.take_vips(), now);
     let mut runtimes = BTreeMap::new();
-    for v in &cfg.vips {
+    // A plain VIP (`always`, no other setting) has no checks to start.
+    for v in engine.vips().iter().filter_map(|s| s.full_config()) {
         if let Some(rt) = spawn_checks(v, &check_ids(&engine, &v.name), &result_tx) {
             runtimes.insert(v.name.clone(), rt);
         }
@@ -268,7 +271,7 @@ async fn async_main(opts: Options, cfg: Resolved) -> i32 {
     log::info!(
         "pathosd {} started: {} VIPs, {} neighbors",
         env!("CARGO_PKG_VERSION"),
-        cfg.vips.len(),
+        engine.vips().len(),
         cfg.bgp.neighbors.len()
     );
     let inbox = Inbox {
@@ -277,7 +280,7 @@ async fn async_main(opts: Options, cfg: Resolved) -> i32 {
         peers: peer_rx,
         results: result_rx,
     };
-    let drain_any = has_drain_files(&cfg.vips);
+    let drain_any = has_drain_files(&engine);
     let mut owner = Owner {
         opts,
         cfg,
@@ -294,13 +297,27 @@ async fn async_main(opts: Options, cfg: Resolved) -> i32 {
         http,
         ctl,
     };
+    // The start's routes come from the engine's slots, with no `Output`
+    // each (the start's peak; issue 11), before any End-of-RIB below.
+    owner
+        .speaker
+        .set_routes(owner.engine.routes().map(|(p, i)| (p, Some(i.clone()))));
     owner.apply(outputs);
     owner.run(&inbox).await
 }
 
 /// Whether some VIP has a lower_priority_file.
-fn has_drain_files(vips: &[Vip]) -> bool {
-    vips.iter().any(|v| v.policy.lower_priority_file.is_some())
+fn has_drain_files(engine: &Engine) -> bool {
+    drain_files(engine).next().is_some()
+}
+
+/// The VIPs with a lower_priority_file and its path (a plain VIP has none).
+fn drain_files(engine: &Engine) -> impl Iterator<Item = (&Vip, &String)> {
+    engine
+        .vips()
+        .iter()
+        .filter_map(|s| s.full_config())
+        .filter_map(|v| Some((v, v.policy.lower_priority_file.as_ref()?)))
 }
 
 /// The channels the owner reads. Signals, trigger completions and reports
@@ -681,16 +698,8 @@ impl Owner {
 
     /// Polls the lower_priority_file of every VIP that has one.
     fn poll_drain_files(&mut self, now: Instant) {
-        let files: Vec<(String, String)> = self
-            .cfg
-            .vips
-            .iter()
-            .filter_map(|v| {
-                v.policy
-                    .lower_priority_file
-                    .as_ref()
-                    .map(|f| (v.name.to_string(), f.clone()))
-            })
+        let files: Vec<(String, String)> = drain_files(&self.engine)
+            .map(|(v, f)| (v.name.to_string(), f.clone()))
             .collect();
         for (vip, path) in files {
             self.poll_drain_file(vip, &path, now);
@@ -842,12 +851,7 @@ impl Owner {
             .ok_or_else(|| ApiError::NotFound(format!("VIP not found: {vip}")))?;
         let names: Vec<String> = slot.checks.iter().map(|c| c.name.clone()).collect();
         let all = Expr::All;
-        let expr = self
-            .cfg
-            .vips
-            .iter()
-            .find(|v| &*v.name == vip)
-            .map_or(&all, |v| &v.checks_expr);
+        let expr = slot.full_config().map_or(&all, |v| &v.checks_expr);
         // Checks that did not run count as failed in the combined result.
         let combined = policy::eval(expr, &names, &|n| {
             results.iter().any(|(c, r)| c == n && r.ok)
@@ -867,13 +871,12 @@ impl Owner {
 
     fn snapshot(&mut self, now: Instant) -> Snapshot {
         let to_sys = |t: Instant| self.wall_time(t);
-        // The engine keeps no copy of the config: the owner's is the one.
-        let configs: BTreeMap<&str, &Vip> = self.cfg.vips.iter().map(|v| (&*v.name, v)).collect();
+        // The engine keeps the VIPs' configs: the owner's has none.
         let vips = self
             .engine
             .vips()
             .iter()
-            .filter_map(|v| Some((v, *configs.get(&*v.name)?)))
+            .map(|v| (v, v.config()))
             .map(|(v, config)| {
                 let intent = v.machine.intent();
                 VipView {
@@ -977,17 +980,21 @@ impl Owner {
     /// Loads the file and applies it as [`reload::diff`] plans it (the one
     /// rule for the engine, the check loops and the speaker).
     fn try_reload(&mut self, now: Instant) -> Result<ReloadPlan, Vec<String>> {
-        let new = load_config(&self.opts.config_path, self.opts.format)
+        let mut new = load_config(&self.opts.config_path, self.opts.format)
             .map_err(|errs| errs.into_iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
-        let plan = reload::diff(&self.cfg, &new);
+        // The old side of the VIPs' diff is the engine's (the running
+        // config keeps no VIPs).
+        let plan = reload::plan(&self.cfg, &new, self.engine.diff(&new.vips));
         log_plan(&plan);
         // The engine keeps each kept check's slot, id and hysteresis (retuned
-        // to the new rise / fall); restarted and new VIPs get new ids.
-        let outs = self.engine.reload(&new.vips, &plan, now);
+        // to the new rise / fall); restarted and new VIPs get new ids. It
+        // keeps the new configs too.
+        let outs = self.engine.reload(new.take_vips(), &plan, now);
         // Trigger runs in flight whose loops are replaced with the same
         // checks ask the new loops; the others end with what they have.
         let mut reask = Vec::new();
-        for v in &new.vips {
+        for s in self.engine.vips() {
+            let v = &*s.config();
             let old = self.runtimes.remove(&*v.name);
             let ids = check_ids(&self.engine, &v.name);
             let rt = match (plan.vip(&v.name), old) {
@@ -1020,9 +1027,9 @@ impl Owner {
                 self.runtimes.insert(v.name.clone(), rt);
             }
         }
-        self.runtimes
-            .retain(|name, _| new.vips.iter().any(|v| v.name == *name));
-        for v in &new.vips {
+        let engine = &self.engine;
+        self.runtimes.retain(|name, _| engine.vip(name).is_some());
+        for v in engine.vips().iter().filter_map(|s| s.full_config()) {
             if let Some(rt) = self.runtimes.get_mut(&*v.name) {
                 rt.drain_file = v.policy.lower_priority_file.clone();
             }
@@ -1059,7 +1066,7 @@ impl Owner {
         self.apply(outs);
         log::info!("reload: applied {}", self.opts.config_path.display());
         self.cfg = new;
-        self.drain_any = has_drain_files(&self.cfg.vips);
+        self.drain_any = has_drain_files(&self.engine);
         Ok(plan)
     }
 

@@ -282,12 +282,14 @@ impl SpeakerHandle {
                 summary.running = true;
                 let (tx, rx) = channel::unbounded();
                 // The new session starts from the whole current table.
-                let table: RouteBatch = owner
-                    .rib
-                    .desired()
-                    .iter()
-                    .map(|(p, i)| (*p, Some(i.clone())))
-                    .collect();
+                let table: RouteBatch = Arc::new(
+                    owner
+                        .rib
+                        .desired()
+                        .iter()
+                        .map(|(p, i)| (*p, Some(i.clone())))
+                        .collect(),
+                );
                 if !table.is_empty() {
                     let _ = tx.try_send(Control::Routes(table, None));
                 }
@@ -372,7 +374,7 @@ impl SpeakerHandle {
         if batch.is_empty() {
             return;
         }
-        let batch: RouteBatch = batch.into();
+        let batch: RouteBatch = Arc::new(batch);
         self.send_all(|| Control::Routes(batch.clone(), None));
     }
 
@@ -518,7 +520,7 @@ impl SpeakerHandle {
             }
             keys.into_iter().map(|p| (p, None)).collect()
         };
-        let batch: RouteBatch = batch.into();
+        let batch: RouteBatch = Arc::new(batch);
         let (done_tx, done_rx) = channel::unbounded();
         let mut waiting = 0u32;
         for p in self.peers.borrow().iter() {

@@ -10,7 +10,6 @@ use super::field::{join, quote, Errors};
 use super::policy_expr::{self, is_identifier, RESERVED};
 use super::proxy::Proxy;
 use super::schema::*;
-use crate::bgp::types::Prefix;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
@@ -254,6 +253,13 @@ impl Resolved {
 
     pub fn into_inner(self) -> Config {
         self.0
+    }
+
+    /// Takes the VIPs out, leaving none: the daemon's engine keeps them from
+    /// then on (`daemon::engine::VipSlot::config`, the one copy; issue 11).
+    /// What is left stays resolved: no other field comes from the VIPs.
+    pub fn take_vips(&mut self) -> Vec<super::schema::Vip> {
+        std::mem::take(&mut self.0.vips)
     }
 
     /// The logging settings, which no resolved field comes from (so they
@@ -709,39 +715,65 @@ fn vips(c: &Config, errs: &mut Errors) {
     if too_many(errs, "vips", "VIPs", c.vips.len(), MAX_VIPS) {
         return;
     }
-    let mut names: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut prefixes: BTreeMap<Prefix, usize> = BTreeMap::new();
+    // The first VIP with each name and prefix, found through index lists
+    // sorted by name and by prefix (4 bytes a VIP), not through maps (two
+    // BTreeMaps were 0.9 MB at 10,000 VIPs, at the start's peak; issue 11).
+    // A prefix that is missing or failed to decode (reported by the
+    // decoder) holds a placeholder: it takes no part in this rule.
+    let prefix_ok: Vec<bool> = (0..c.vips.len())
+        .map(|i| !errs.has(&format!("vips[{i}].prefix")))
+        .collect();
+    let n = c.vips.len();
+    let first_name = first_of(n, &|i| !c.vips[i].name.is_empty(), &|a, b| {
+        c.vips[a].name.cmp(&c.vips[b].name)
+    });
+    let first_prefix = first_of(n, &|i| prefix_ok[i], &|a, b| {
+        c.vips[a].prefix.cmp(&c.vips[b].prefix)
+    });
     for (i, v) in c.vips.iter().enumerate() {
         let p = format!("vips[{i}]");
         object_name(&join(&p, "name"), &v.name, errs);
-        if !v.name.is_empty() {
-            match names.get(&*v.name) {
-                Some(first) => errs.push(
-                    join(&p, "name"),
-                    format!("duplicate VIP name {} (also vips[{first}])", quote(&v.name)),
-                ),
-                None => {
-                    names.insert(&v.name, i);
-                }
-            }
+        if let Some(first) = first_name[i] {
+            errs.push(
+                join(&p, "name"),
+                format!("duplicate VIP name {} (also vips[{first}])", quote(&v.name)),
+            );
         }
-        // A prefix that is missing or failed to decode (reported by the
-        // decoder) holds a placeholder: it takes no part in this rule.
         let pp = join(&p, "prefix");
-        if !errs.has(&pp) {
-            let px = v.prefix;
-            match prefixes.get(&px) {
-                Some(first) => errs.push(
-                    pp,
-                    format!("duplicate prefix {px} (also vips[{first}].prefix)"),
-                ),
-                None => {
-                    prefixes.insert(px, i);
-                }
-            }
+        if let Some(first) = first_prefix[i] {
+            errs.push(
+                pp,
+                format!("duplicate prefix {} (also vips[{first}].prefix)", v.prefix),
+            );
         }
         vip(v, &p, errs);
     }
+}
+
+/// For each of `n` items whose key an earlier item has too, the index of
+/// the first such item (None for the first and for items without a key).
+/// `cmp` orders two items by key; `keyed` tells the items that have one.
+/// Not generic: one sort in the binary for both rules (flash, issue 12).
+fn first_of(
+    n: usize,
+    keyed: &dyn Fn(usize) -> bool,
+    cmp: &dyn Fn(usize, usize) -> std::cmp::Ordering,
+) -> Vec<Option<u32>> {
+    let mut order: Vec<u32> = (0..n)
+        .filter(|&i| keyed(i))
+        .filter_map(|i| u32::try_from(i).ok())
+        .collect();
+    // Equal keys in index order, the first one first.
+    order.sort_unstable_by(|&a, &b| cmp(a as usize, b as usize).then(a.cmp(&b)));
+    let mut first = vec![None; n];
+    let mut run: Option<u32> = None;
+    for i in order {
+        match run {
+            Some(f) if cmp(f as usize, i as usize).is_eq() => first[i as usize] = Some(f),
+            _ => run = Some(i),
+        }
+    }
+    first
 }
 
 fn vip(v: &Vip, p: &str, errs: &mut Errors) {
@@ -1784,6 +1816,36 @@ mod tests {
                 (&format!("{n}/error_wait_max"), json!("2s")),
             ],
             "bgp.neighbors[0].error_wait_min: 5s must not be more than error_wait_max 2s",
+        );
+    }
+
+    /// Duplicate names and prefixes name the first VIP that has them, in VIP
+    /// order, however many repeat it; a prefix that failed to decode takes
+    /// no part (issue 11: found through sorted index lists, not maps).
+    #[test]
+    fn duplicates_name_the_first_vip() {
+        let mut v = base();
+        let vip =
+            |name: &str, prefix: Value| json!({"name": name, "prefix": prefix, "always": true});
+        v["vips"] = json!([
+            vip("b", json!("192.0.2.2/32")),
+            vip("a", json!("192.0.2.1/32")),
+            vip("b", json!("bad")),
+            vip("a", json!("192.0.2.2/32")),
+            vip("c", json!("bad")),
+            vip("b", json!("192.0.2.1/32")),
+        ]);
+        assert_eq!(
+            errors(&v),
+            [
+                "vips[2].prefix: \"bad\" is not a prefix such as 192.0.2.1/32",
+                "vips[4].prefix: \"bad\" is not a prefix such as 192.0.2.1/32",
+                "vips[2].name: duplicate VIP name \"b\" (also vips[0])",
+                "vips[3].name: duplicate VIP name \"a\" (also vips[1])",
+                "vips[3].prefix: duplicate prefix 192.0.2.2/32 (also vips[0].prefix)",
+                "vips[5].name: duplicate VIP name \"b\" (also vips[0])",
+                "vips[5].prefix: duplicate prefix 192.0.2.1/32 (also vips[1].prefix)",
+            ]
         );
     }
 

@@ -8,13 +8,15 @@
 //! with the [`CheckId`] the engine gave the check, and every counter lives
 //! here, owned by the owner task, with no lock around it.
 
-use super::reload::{ReloadPlan, VipChange};
+use super::reload::{vip_change, ReloadPlan, VipChange};
 use crate::bgp::types::{Prefix, RouteIntent};
 use crate::check::hysteresis::Hysteresis;
 use crate::check::policy::Combiner;
 use crate::check::CheckResult;
 use crate::config::Vip;
 use crate::vip::{SharedIntents, VipMachine, VipPolicy, VipState};
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Which check a probe result is for: a small number the engine gives each
@@ -181,13 +183,53 @@ pub struct VipSlot {
     /// checks (`always`), which has nothing to combine: 80 bytes inline were
     /// 20 % of the slot of each of 10,000 `always` VIPs (issue 11).
     pub combiner: Option<Box<Combiner>>,
-    pub checks: Vec<CheckStatus>,
+    /// A boxed slice: exactly sized and 8 bytes less than a `Vec` in each
+    /// of 10,000 slots (issue 11).
+    pub checks: Box<[CheckStatus]>,
     pub initial_done: bool,
     /// Transitions into each state since start (withdrawn, announced, pessimized).
     pub transitions: [u32; 3],
+    /// The VIP's config, the old side of reload's diff and what the owner
+    /// reads (check loops, /status, triggers, drain files): the engine keeps
+    /// the one copy once it is built. None for a *plain* VIP, one that
+    /// [`plain`] rebuilds from the slot's name and prefix (an `always` VIP
+    /// with every other field at its default): 152 bytes of `Vip` a VIP were
+    /// 1.5 MB at 10,000 `always` VIPs (issue 11).
+    config: Option<Box<Vip>>,
+}
+
+/// The config of a plain VIP: `always`, with `name` and `prefix` and every
+/// other field (the compiled checks_policy too) at its default.
+fn plain(name: &Arc<str>, prefix: Prefix) -> Vip {
+    Vip {
+        name: name.clone(),
+        prefix,
+        always: true,
+        ..Vip::default()
+    }
+}
+
+/// Whether a slot keeps nothing of `v`: [`plain`] gives `v` back equal in
+/// every field, so [`VipSlot::config`] is exactly what was loaded.
+fn is_plain(v: &Vip) -> bool {
+    v.always && *v == plain(&v.name, v.prefix)
 }
 
 impl VipSlot {
+    /// The VIP's config as it was loaded (built anew for a plain VIP).
+    pub fn config(&self) -> Cow<'_, Vip> {
+        match &self.config {
+            Some(v) => Cow::Borrowed(v),
+            None => Cow::Owned(plain(&self.name, self.prefix)),
+        }
+    }
+
+    /// The VIP's config when it is not plain; a plain VIP has no checks and
+    /// no drain file, which is all most readers look for.
+    pub fn full_config(&self) -> Option<&Vip> {
+        self.config.as_deref()
+    }
+
     /// Takes the timing of a VIP whose check identity did not change: the
     /// same checks, by name and order, keep their counters and their
     /// duration histogram (its bounds stay those of the timeout the VIP
@@ -233,12 +275,7 @@ pub(crate) fn first_evaluation_bound(vip: &Vip) -> Duration {
         .unwrap_or(Duration::ZERO)
 }
 
-fn new_slot(
-    v: &Vip,
-    next_check: &mut u32,
-    intents: &mut SharedIntents,
-    now: Instant,
-) -> Option<VipSlot> {
+fn new_slot(v: &Vip, next_check: &mut u32, intents: &mut SharedIntents, now: Instant) -> VipSlot {
     let prefix = v.prefix;
     let names: Vec<String> = v.check_list().iter().map(|c| c.effective_name()).collect();
     let mut id = || {
@@ -246,7 +283,8 @@ fn new_slot(
         *next_check = next_check.wrapping_add(1);
         id
     };
-    Some(VipSlot {
+    VipSlot {
+        config: None,
         name: v.name.clone(),
         prefix,
         initial_done: v.always || names.is_empty(),
@@ -273,41 +311,100 @@ fn new_slot(
         combiner: (!names.is_empty())
             .then(|| Box::new(Combiner::new(v.checks_expr.clone(), names))),
         machine: VipMachine::new(VipPolicy::shared(v, intents), now),
-    })
+    }
+}
+
+/// A VIP on its way from the loaded list into a slot: the list's 152-byte
+/// entries are freed before the slots are made, so the two never take
+/// memory together (the start's peak, issue 11).
+enum Pending {
+    Plain(Arc<str>, Prefix),
+    Full(Box<Vip>),
+}
+
+impl Pending {
+    /// Compacts `vips` (consumed: their buffer is freed on return).
+    fn list(vips: Vec<Vip>) -> Vec<Pending> {
+        let mut out = Vec::with_capacity(vips.len());
+        for v in vips {
+            out.push(if is_plain(&v) {
+                Pending::Plain(v.name, v.prefix)
+            } else {
+                Pending::Full(Box::new(v))
+            });
+        }
+        out
+    }
+
+    fn name(&self) -> &Arc<str> {
+        match self {
+            Pending::Plain(name, _) => name,
+            Pending::Full(v) => &v.name,
+        }
+    }
+
+    /// What the slot keeps (see [`VipSlot::config`]).
+    fn into_config(self) -> Option<Box<Vip>> {
+        match self {
+            Pending::Plain(..) => None,
+            Pending::Full(v) => Some(v),
+        }
+    }
+
+    /// The slot for this VIP, keeping its config.
+    fn into_slot(self, next_check: &mut u32, intents: &mut SharedIntents, now: Instant) -> VipSlot {
+        match self {
+            Pending::Plain(name, prefix) => {
+                new_slot(&plain(&name, prefix), next_check, intents, now)
+            }
+            Pending::Full(v) => {
+                let mut s = new_slot(&v, next_check, intents, now);
+                s.config = Some(v);
+                s
+            }
+        }
+    }
 }
 
 impl Engine {
     /// Builds the engine for `vips` (validated: each carries its compiled
-    /// checks_policy, `Vip::checks_expr`, so the owner's config is read in
-    /// place, with no copy of it). Returns the outputs of the start itself
-    /// (`always` VIPs announce).
-    pub fn new(vips: &[Vip], now: Instant) -> (Engine, Vec<Output>) {
+    /// checks_policy, `Vip::checks_expr`). The engine keeps the configs from
+    /// then on ([`VipSlot::config`]); the owner keeps none. Returns the
+    /// outputs of the start itself: the routes of the VIPs announced at
+    /// once (`always` ones), then `InitialDone` if every VIP is decided.
+    pub fn new(vips: impl Into<Vec<Vip>>, now: Instant) -> (Engine, Vec<Output>) {
+        let (e, rest) = Engine::start(vips, now);
+        let mut out: Vec<Output> = e
+            .routes()
+            .map(|(prefix, intent)| Output::Route {
+                prefix,
+                intent: Some(intent.clone()),
+            })
+            .collect();
+        out.extend(rest);
+        (e, out)
+    }
+
+    /// [`Engine::new`] without the start's routes in the outputs: the
+    /// caller reads them from [`Engine::routes`] (80 bytes an `Output`
+    /// were 0.8 MB at 10,000 `always` VIPs, at the start's peak; issue 11).
+    pub fn start(vips: impl Into<Vec<Vip>>, now: Instant) -> (Engine, Vec<Output>) {
         let mut out = Vec::new();
+        let pending = Pending::list(vips.into());
         // Exactly sized: grown by doubling, 10,000 slots would end in a
         // buffer for 16,384, with the old one alive during each copy (the
         // daemon's peak at start; issue 11, per-VIP memory).
-        let mut slots = Vec::with_capacity(vips.len());
+        let mut slots = Vec::with_capacity(pending.len());
         let mut bound = Duration::ZERO;
         let mut next_check = 0;
         let mut intents = SharedIntents::default();
-        for v in vips {
-            let Some(slot) = new_slot(v, &mut next_check, &mut intents, now) else {
-                continue;
-            };
-            bound = bound.max(first_evaluation_bound(v));
-            slots.push(slot);
-        }
-        // The announcements of the start, exactly sized too (one per
-        // `always` VIP: 10,000 of them grown by doubling kept 16,384).
-        let announced = slots.iter().filter(|s| s.machine.intent().is_some());
-        out.reserve_exact(announced.clone().count().saturating_add(1));
-        for slot in announced {
-            if let Some(intent) = slot.machine.intent() {
-                out.push(Output::Route {
-                    prefix: slot.prefix,
-                    intent: Some(intent.clone()),
-                });
+        for p in pending {
+            let slot = p.into_slot(&mut next_check, &mut intents, now);
+            // A plain VIP has no checks: nothing to wait for.
+            if let Some(v) = slot.full_config() {
+                bound = bound.max(first_evaluation_bound(v));
             }
+            slots.push(slot);
         }
         // One second of slack so the last probe's report can arrive.
         let deadline = now
@@ -334,7 +431,13 @@ impl Engine {
     /// ones restart withdrawn; removed ones are withdrawn. Withdrawals come
     /// first so a prefix that moves to another VIP is never withdrawn after
     /// its new announcement.
-    pub fn reload(&mut self, vips: &[Vip], plan: &ReloadPlan, now: Instant) -> Vec<Output> {
+    pub fn reload(
+        &mut self,
+        vips: impl Into<Vec<Vip>>,
+        plan: &ReloadPlan,
+        now: Instant,
+    ) -> Vec<Output> {
+        let vips = Pending::list(vips.into());
         let mut withdraws = Vec::new();
         let mut announces = Vec::new();
         let mut old = std::mem::take(&mut self.vips);
@@ -354,19 +457,26 @@ impl Engine {
             }
         };
         self.vips.reserve_exact(vips.len());
-        for v in vips {
-            let pos = old.iter().position(|s| s.name == v.name);
-            match (plan.vip(&v.name), pos) {
+        for p in vips {
+            let name = p.name().clone();
+            let pos = old.iter().position(|s| s.name == name);
+            match (plan.vip(&name), pos) {
                 (VipChange::Unchanged, Some(pos)) => {
                     let mut slot = old.remove(pos);
-                    // Share the new config's name: the old one goes with it.
-                    slot.name = v.name.clone();
+                    // Share the new config's name (the old one goes with it)
+                    // and keep the new config, equal to the old.
+                    slot.name = name;
+                    slot.config = p.into_config();
                     self.vips.push(slot);
                     continue;
                 }
                 (VipChange::Kept { .. }, Some(pos)) => {
                     let mut slot = old.remove(pos);
-                    slot.name = v.name.clone();
+                    slot.name = name;
+                    slot.config = p.into_config();
+                    // A copy: the slot changes below while it is read.
+                    let v = slot.config().into_owned();
+                    let v = &v;
                     let i = self.vips.len();
                     let before = slot.machine.intent().cloned();
                     slot.retune(v);
@@ -404,9 +514,7 @@ impl Engine {
                 (_, Some(pos)) => retire(old.remove(pos), "config changed", &mut withdraws),
                 (_, None) => {}
             }
-            let Some(mut slot) = new_slot(v, &mut self.next_check, &mut self.intents, now) else {
-                continue;
-            };
+            let mut slot = p.into_slot(&mut self.next_check, &mut self.intents, now);
             // End-of-RIB went out long ago; a new VIP does not hold it back.
             slot.initial_done = true;
             if let Some(intent) = slot.machine.intent() {
@@ -424,6 +532,28 @@ impl Engine {
         self.reindex();
         withdraws.extend(announces);
         withdraws
+    }
+
+    /// The VIP part of reload's plan ([`super::reload::plan`]): the slots'
+    /// configs are the old side. Every VIP of `new` in its order, then the
+    /// removed ones in the engine's order.
+    pub fn diff(&self, new: &[Vip]) -> Vec<(String, VipChange)> {
+        let mut out = Vec::with_capacity(new.len());
+        for v in new {
+            let c = match self.vip(&v.name) {
+                None => VipChange::Added,
+                Some(s) => vip_change(&s.config(), v),
+            };
+            out.push((v.name.to_string(), c));
+        }
+        let mut names: Vec<&str> = new.iter().map(|v| &*v.name).collect();
+        names.sort_unstable();
+        for s in &self.vips {
+            if names.binary_search(&&*s.name).is_err() {
+                out.push((s.name.to_string(), VipChange::Removed));
+            }
+        }
+        out
     }
 
     /// Rebuilds the lookup tables after `vips` changed.
@@ -458,6 +588,13 @@ impl Engine {
             .ok()?;
         let (_, i, k) = self.by_check[pos];
         Some((self.vips.get(i as usize)?, k as usize))
+    }
+
+    /// The announced VIPs' routes, in the engine's order.
+    pub fn routes(&self) -> impl Iterator<Item = (Prefix, &RouteIntent)> {
+        self.vips
+            .iter()
+            .filter_map(|s| Some((s.prefix, s.machine.intent()?)))
     }
 
     pub fn vips(&self) -> &[VipSlot] {

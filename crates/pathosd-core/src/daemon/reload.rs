@@ -111,8 +111,15 @@ pub const HTTP_KEYS: [&str; 6] = [
 
 /// The one diff of a reload.
 pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
+    plan(old, new, diff_vips(&old.vips, &new.vips))
+}
+
+/// The plan with the VIP part already made: the daemon's running config
+/// keeps no VIPs (the engine does, [`super::engine::Engine::diff`]), so the
+/// owner diffs the VIPs against the engine and the rest here.
+pub fn plan(old: &Config, new: &Config, vips: Vec<(String, VipChange)>) -> ReloadPlan {
     let mut plan = ReloadPlan {
-        vips: diff_vips(&old.vips, &new.vips),
+        vips,
         ..ReloadPlan::default()
     };
     for n in &new.bgp.neighbors {
@@ -209,7 +216,7 @@ fn identity(c: &Check) -> Check {
     }
 }
 
-fn vip_change(old: &Vip, new: &Vip) -> VipChange {
+pub(crate) fn vip_change(old: &Vip, new: &Vip) -> VipChange {
     if old == new {
         return VipChange::Unchanged;
     }

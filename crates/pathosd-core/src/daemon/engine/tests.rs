@@ -58,7 +58,7 @@ fn at(ms: u64) -> Instant {
 
 thread_local! {
     /// The config the engine of this test runs (each test has its thread),
-    /// as the owner keeps it: the engine keeps no copy.
+    /// for checking the engine's own diff against the config diff.
     static RUNNING: std::cell::RefCell<Vec<Vip>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -77,18 +77,20 @@ fn configs(vips: &[(Vip, Expr)]) -> Vec<Vip> {
 fn new_engine(vips: &[(Vip, Expr)], now: Instant) -> (Engine, Vec<Output>) {
     let vips = configs(vips);
     RUNNING.with(|r| *r.borrow_mut() = vips.clone());
-    Engine::new(&vips, now)
+    Engine::new(&*vips, now)
 }
 
-/// Reloads `e` with `vips` as the one diff plans it.
+/// Reloads `e` with `vips` as the daemon plans it: the engine's slots are
+/// the old side of the diff, which must be the diff of the two configs.
 fn reload(e: &mut Engine, vips: &[(Vip, Expr)], now: Instant) -> Vec<Output> {
     let new = configs(vips);
     let old = RUNNING.with(|r| r.replace(new.clone()));
     let plan = crate::daemon::reload::ReloadPlan {
-        vips: crate::daemon::reload::diff_vips(&old, &new),
+        vips: e.diff(&new),
         ..Default::default()
     };
-    e.reload(&new, &plan, now)
+    assert_eq!(plan.vips, crate::daemon::reload::diff_vips(&old, &new));
+    e.reload(new, &plan, now)
 }
 
 fn states(out: &[Output]) -> Vec<String> {
@@ -601,7 +603,7 @@ fn a_missing_local_address_warns_until_the_check_falls() {
 #[test]
 fn always_vips_share_their_intents_and_have_no_combiner() {
     assert!(
-        std::mem::size_of::<VipSlot>() <= 240,
+        std::mem::size_of::<VipSlot>() <= 176,
         "VipSlot is {} bytes",
         std::mem::size_of::<VipSlot>()
     );
@@ -641,4 +643,128 @@ fn always_vips_share_their_intents_and_have_no_combiner() {
     // A checked VIP has its combiner.
     let (e, _) = new_engine(&[(two_checks("withdraw"), Expr::All)], t0());
     assert!(e.vip("web").unwrap().combiner.is_some());
+}
+
+/// Issue 11: the engine keeps the VIPs' configs, the old side of reload's
+/// diff, and nothing of a plain VIP (`always`, every other field at its
+/// default), which it rebuilds equal from its slot's name and prefix.
+#[test]
+fn the_engine_keeps_the_configs_and_nothing_of_a_plain_vip() {
+    let plain = vip(json!({"name": "p", "prefix": "10.0.0.1/32", "always": true}));
+    let with_policy = vip(json!({
+        "name": "q", "prefix": "10.0.0.2/32", "always": true,
+        "policy": {"announce": {"communities": ["65001:7"]}}
+    }));
+    let checked = two_checks("withdraw");
+    let vips = [
+        (plain.clone(), Expr::All),
+        (with_policy.clone(), Expr::All),
+        (checked.clone(), Expr::All),
+    ];
+    let (e, _) = new_engine(&vips, t0());
+    assert!(e.vip("p").unwrap().full_config().is_none());
+    assert_eq!(*e.vip("p").unwrap().config(), plain);
+    assert_eq!(e.vip("q").unwrap().full_config(), Some(&with_policy));
+    assert_eq!(*e.vip("q").unwrap().config(), with_policy);
+    assert_eq!(*e.vip("web").unwrap().config(), configs(&vips)[2]);
+    // An unchanged config diffs as unchanged against the engine.
+    assert!(e
+        .diff(&configs(&vips))
+        .iter()
+        .all(|(_, c)| *c == VipChange::Unchanged));
+}
+
+/// Reload's diff against the engine's slots: a VIP whose check identity did
+/// not change keeps its state (a plain VIP that takes a policy too); one
+/// whose identity changed restarts withdrawn; and after the reload the
+/// engine's configs are the new ones.
+#[test]
+fn reload_diffs_against_the_engine() {
+    let a = vip(json!({"name": "a", "prefix": "10.0.0.1/32", "always": true}));
+    let b = vip(json!({"name": "b", "prefix": "10.0.0.2/32", "always": true}));
+    let gone = vip(json!({"name": "gone", "prefix": "10.0.0.3/32", "always": true}));
+    let web = two_checks("withdraw");
+    let (mut e, _) = new_engine(
+        &[
+            (a.clone(), Expr::All),
+            (b.clone(), Expr::All),
+            (gone, Expr::All),
+            (web.clone(), Expr::All),
+        ],
+        t0(),
+    );
+    // web's checks come up: announced.
+    for t in 1..=2 {
+        for c in ["a", "b"] {
+            e.handle(res(&e, "web", c, true), at(t));
+        }
+    }
+    assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Announced);
+    let mut a2 = a.clone();
+    a2.policy.announce.as_path_prepend = 2;
+    let mut b2 = b.clone();
+    b2.prefix = "10.0.0.9/32".parse().unwrap();
+    let mut web_timing = web.clone();
+    web_timing.checks.as_mut().unwrap()[0].interval = crate::config::Dur::secs(5);
+    let new = [
+        (a2.clone(), Expr::All),
+        (b2.clone(), Expr::All),
+        (web_timing.clone(), Expr::All),
+    ];
+    let plan = e.diff(&configs(&new));
+    assert_eq!(
+        plan,
+        [
+            (
+                "a".to_string(),
+                VipChange::Kept {
+                    attributes: true,
+                    timing: false
+                }
+            ),
+            ("b".to_string(), VipChange::Restarted("prefix")),
+            (
+                "web".to_string(),
+                VipChange::Kept {
+                    attributes: false,
+                    timing: true
+                }
+            ),
+            ("gone".to_string(), VipChange::Removed),
+        ]
+    );
+    let out = reload(&mut e, &new, at(3));
+    assert_eq!(
+        states(&out),
+        [
+            "withdrawn (config changed)",
+            "route 10.0.0.2/32 withdraw",
+            "withdrawn (removed from config)",
+            "route 10.0.0.3/32 withdraw",
+            "route 10.0.0.1/32 prepend 2",
+            "route 10.0.0.9/32 prepend 0",
+        ]
+    );
+    // The kept ones kept their state; the restarted `always` one is
+    // announced anew at its new prefix.
+    assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Announced);
+    assert_eq!(e.vip("a").unwrap().machine.state(), VipState::Announced);
+    assert!(e.vip("gone").is_none());
+    // The engine now holds the new configs: a's is no longer plain.
+    assert_eq!(e.vip("a").unwrap().full_config(), Some(&a2));
+    assert_eq!(*e.vip("b").unwrap().config(), b2);
+    assert!(e
+        .diff(&configs(&new))
+        .iter()
+        .all(|(_, c)| *c == VipChange::Unchanged));
+    // A check whose identity changes restarts its VIP, withdrawn.
+    let mut web_port = web_timing.clone();
+    web_port.checks.as_mut().unwrap()[1].name = Some("c".into());
+    let new2 = [(a2, Expr::All), (b2, Expr::All), (web_port, Expr::All)];
+    assert_eq!(
+        e.diff(&configs(&new2))[2],
+        ("web".to_string(), VipChange::Restarted("checks"))
+    );
+    reload(&mut e, &new2, at(4));
+    assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Withdrawn);
 }
