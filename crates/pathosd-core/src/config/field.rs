@@ -145,21 +145,28 @@ fn type_error<T>(v: &Value, path: &str, errs: &mut Errors, want: &str) -> Option
     None
 }
 
+/// An integer in `min..=max`, or an error naming the range: the body of
+/// every integer type's decode, compiled once.
+#[inline(never)]
+fn int_in(v: &Value, path: &str, errs: &mut Errors, min: i64, max: i64) -> Option<i64> {
+    // UCI has no numbers: a string of digits is accepted for integers.
+    let n = match v {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.trim().parse::<i64>().ok(),
+        _ => None,
+    };
+    match n.filter(|n| (min..=max).contains(n)) {
+        Some(x) => Some(x),
+        None => type_error(v, path, errs, &format!("an integer in {min}..={max}")),
+    }
+}
+
 macro_rules! int_field {
     ($($t:ty),*) => {$(
         impl Field for $t {
             fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
-                // UCI has no numbers: a string of digits is accepted for integers.
-                let n = match v {
-                    Value::Number(n) => n.as_i64(),
-                    Value::String(s) => s.trim().parse::<i64>().ok(),
-                    _ => None,
-                };
-                match n.and_then(|n| <$t>::try_from(n).ok()) {
-                    Some(x) => Some(x),
-                    None => type_error(v, path, errs, &format!(
-                        "an integer in {}..={}", <$t>::MIN, <$t>::MAX)),
-                }
+                int_in(v, path, errs, i64::from(<$t>::MIN), i64::from(<$t>::MAX))
+                    .and_then(|n| <$t>::try_from(n).ok())
             }
             fn encode(&self) -> Value {
                 json!(*self)
@@ -415,6 +422,71 @@ pub fn object<'a>(
     }
 }
 
+/// Decodes a config struct's members: every key not in `keys` is an error
+/// (`object`), then each field present is decoded by `store` (its index in
+/// `keys`) at its own path, and a missing field that is `required` is an
+/// error there. One routine for every struct declared by `config_struct!`,
+/// which gives only the tables and the per-field store: the walk is not
+/// compiled once per struct (issue 12's flash budget). False when `v` is
+/// not an object.
+#[inline(never)]
+pub fn decode_struct(
+    v: &Value,
+    path: &str,
+    keys: &[&str],
+    required: &[bool],
+    errs: &mut Errors,
+    store: &mut dyn FnMut(usize, &Value, &str, &mut Errors),
+) -> bool {
+    let Some(m) = object(v, path, keys, errs) else {
+        return false;
+    };
+    for (i, key) in keys.iter().enumerate() {
+        let p = join(path, key);
+        match m.get(*key) {
+            Some(x) => store(i, x, &p, errs),
+            None if required.get(i).copied().unwrap_or(false) => errs.push(p, "required"),
+            None => {}
+        }
+    }
+    true
+}
+
+/// Decodes one field's value into its slot; a value that fails keeps the
+/// default (the error is recorded at `path`). Compiled once per field type,
+/// not once per field.
+pub fn store<T: Field>(slot: &mut T, v: &Value, path: &str, errs: &mut Errors) {
+    if let Some(d) = T::decode(v, path, errs) {
+        *slot = d;
+    }
+}
+
+/// Encodes a config struct: each field's JSON (`get` by its index in
+/// `keys`) under its key, the unset ones (null) left out. One routine for
+/// every struct, like `decode_struct`.
+#[inline(never)]
+pub fn encode_struct(keys: &[&str], get: &dyn Fn(usize) -> Value) -> Value {
+    let mut m = Map::new();
+    for (i, key) in keys.iter().enumerate() {
+        let v = get(i);
+        if !v.is_null() {
+            m.insert((*key).to_string(), v);
+        }
+    }
+    Value::Object(m)
+}
+
+/// Decodes a config enum: the index in `all` of the string `v` is, or an
+/// error naming every spelling. One routine for every `config_enum!`.
+#[inline(never)]
+pub fn decode_enum(v: &Value, path: &str, all: &[&str], errs: &mut Errors) -> Option<usize> {
+    let i = v.as_str().and_then(|s| all.iter().position(|t| *t == s));
+    if i.is_none() {
+        errs.push(path, format!("{} is not one of {}", show(v), all.join(", ")));
+    }
+    i
+}
+
 /// The JSON key of a field: its name, or the literal given where the name is
 /// a Rust keyword (`kind ("type")`).
 #[doc(hidden)]
@@ -475,35 +547,44 @@ macro_rules! config_struct {
                 path: &str,
                 errs: &mut $crate::config::field::Errors,
             ) -> Option<Self> {
-                let known = [$($crate::__config_key!($field $($key)?)),*];
-                let m = $crate::config::field::object(v, path, &known, errs)?;
+                // The walk is one routine for every struct
+                // (`decode_struct`); what is this struct's own is the
+                // table of keys and, per field, the store into it.
+                #[allow(non_camel_case_types)]
+                enum Ix { $($field),* }
                 let mut out = $name::default();
-                $(
-                    let p = $crate::config::field::join(path, $crate::__config_key!($field $($key)?));
-                    match m.get($crate::__config_key!($field $($key)?)) {
-                        Some(x) => {
-                            if let Some(d) = <$ty as $crate::config::field::Field>::decode(x, &p, errs) {
-                                out.$field = d;
+                let ok = $crate::config::field::decode_struct(
+                    v,
+                    path,
+                    &[$($crate::__config_key!($field $($key)?)),*],
+                    &[$(<$ty as $crate::config::field::Field>::REQUIRED),*],
+                    errs,
+                    &mut |i, x, p, errs| {
+                        $(
+                            if i == Ix::$field as usize {
+                                $crate::config::field::store(&mut out.$field, x, p, errs);
+                                return;
                             }
-                        }
-                        None if <$ty as $crate::config::field::Field>::REQUIRED => {
-                            errs.push(p, "required");
-                        }
-                        None => {}
-                    }
-                )*
-                Some(out)
+                        )*
+                    },
+                );
+                ok.then_some(out)
             }
 
             fn encode(&self) -> serde_json::Value {
-                let mut m = serde_json::Map::new();
-                $(
-                    let v = $crate::config::field::Field::encode(&self.$field);
-                    if !v.is_null() {
-                        m.insert($crate::__config_key!($field $($key)?).to_string(), v);
-                    }
-                )*
-                serde_json::Value::Object(m)
+                #[allow(non_camel_case_types)]
+                enum Ix { $($field),* }
+                $crate::config::field::encode_struct(
+                    &[$($crate::__config_key!($field $($key)?)),*],
+                    &|i| {
+                        $(
+                            if i == Ix::$field as usize {
+                                return $crate::config::field::Field::encode(&self.$field);
+                            }
+                        )*
+                        serde_json::Value::Null
+                    },
+                )
             }
 
             #[cfg(any(test, feature = "json-schema"))]
@@ -576,17 +657,9 @@ macro_rules! config_enum {
                 path: &str,
                 errs: &mut $crate::config::field::Errors,
             ) -> Option<Self> {
-                match v.as_str() {
-                    $( Some($text) => Some($name::$variant), )*
-                    _ => {
-                        errs.push(path, format!(
-                            "{} is not one of {}",
-                            $crate::config::field::show(v),
-                            Self::ALL.join(", ")
-                        ));
-                        None
-                    }
-                }
+                const VARIANTS: &[$name] = &[$($name::$variant),*];
+                $crate::config::field::decode_enum(v, path, Self::ALL, errs)
+                    .and_then(|i| VARIANTS.get(i).copied())
             }
             fn encode(&self) -> serde_json::Value {
                 serde_json::Value::String(self.as_str().into())
