@@ -482,7 +482,10 @@ pub fn encode_struct(keys: &[&str], get: &dyn Fn(usize) -> Value) -> Value {
 pub fn decode_enum(v: &Value, path: &str, all: &[&str], errs: &mut Errors) -> Option<usize> {
     let i = v.as_str().and_then(|s| all.iter().position(|t| *t == s));
     if i.is_none() {
-        errs.push(path, format!("{} is not one of {}", show(v), all.join(", ")));
+        errs.push(
+            path,
+            format!("{} is not one of {}", show(v), all.join(", ")),
+        );
     }
     i
 }
