@@ -4,6 +4,7 @@
 
 use super::model::Snapshot;
 use smol::channel::{bounded, Receiver, Sender};
+use std::time::Duration;
 
 pub use pathosd_core::api::router::ApiError;
 pub use pathosd_core::api::{Quoted, TriggerOutcome, LOGGED_NAME_CHARS};
@@ -89,23 +90,42 @@ impl ControlHandle {
 
     /// Sends `c` and waits for its answer; None when the owner is gone
     /// (the daemon is stopping).
-    async fn ask(&self, c: Control, rx: Receiver<Answer>) -> Option<Answer> {
+    async fn ask_unbounded(&self, c: Control, rx: Receiver<Answer>) -> Option<Answer> {
         self.tx.send(c).await.ok()?;
         rx.recv().await.ok()
     }
 
-    pub async fn snapshot(&self) -> Result<Snapshot, ApiError> {
+    /// [`Self::ask_unbounded`] for at most `limit` (the owner not
+    /// answering in time is 503, [`super::routes::bounded`]): one timed
+    /// wait in the binary for every request, not one per answer type.
+    async fn ask(
+        &self,
+        c: Control,
+        rx: Receiver<Answer>,
+        limit: Duration,
+    ) -> Result<Answer, ApiError> {
+        super::routes::bounded(limit, async {
+            self.ask_unbounded(c, rx).await.ok_or_else(gone)
+        })
+        .await
+    }
+
+    /// The owner's snapshot, within `limit`.
+    pub async fn snapshot(&self, limit: Duration) -> Result<Snapshot, ApiError> {
         let (reply, rx) = reply(Answer::Snapshot);
-        match self.ask(Control::Snapshot { reply }, rx).await {
-            Some(Answer::Snapshot(s)) => Ok(s),
+        match self.ask(Control::Snapshot { reply }, rx, limit).await? {
+            Answer::Snapshot(s) => Ok(s),
             _ => Err(gone()),
         }
     }
 
+    /// Triggers the VIP's checks (or only `check`) and waits, within
+    /// `limit`, for their outcome.
     pub async fn trigger(
         &self,
         vip: &str,
         check: Option<&str>,
+        limit: Duration,
     ) -> Result<TriggerOutcome, ApiError> {
         let (reply, rx) = reply(Answer::Trigger);
         let c = Control::Trigger {
@@ -113,28 +133,34 @@ impl ControlHandle {
             check: check.map(str::to_string),
             reply,
         };
-        match self.ask(c, rx).await {
-            Some(Answer::Trigger(r)) => r,
+        match self.ask(c, rx, limit).await? {
+            Answer::Trigger(r) => r,
             _ => Err(gone()),
         }
     }
 
-    pub async fn drain(&self, vip: &str, enable: bool) -> Result<&'static str, ApiError> {
+    /// Drains the VIP (or stops draining it), within `limit`.
+    pub async fn drain(
+        &self,
+        vip: &str,
+        enable: bool,
+        limit: Duration,
+    ) -> Result<&'static str, ApiError> {
         let (reply, rx) = reply(Answer::Drain);
         let c = Control::Drain {
             vip: vip.to_string(),
             enable,
             reply,
         };
-        match self.ask(c, rx).await {
-            Some(Answer::Drain(r)) => r,
+        match self.ask(c, rx, limit).await? {
+            Answer::Drain(r) => r,
             _ => Err(gone()),
         }
     }
 
     pub async fn reload(&self) -> Result<(), Vec<String>> {
         let (reply, rx) = reply(Answer::Reload);
-        match self.ask(Control::Reload { reply }, rx).await {
+        match self.ask_unbounded(Control::Reload { reply }, rx).await {
             Some(Answer::Reload(r)) => r,
             _ => Err(vec!["daemon is stopping".to_string()]),
         }

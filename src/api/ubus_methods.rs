@@ -11,7 +11,7 @@
 //! | `reload` | — | `{reloaded: true}` |
 
 use super::control::{ApiError, ControlHandle, Quoted};
-use super::routes::{bounded, DEFAULT_OWNER_TIMEOUT};
+use super::routes::DEFAULT_OWNER_TIMEOUT;
 use super::status;
 use crate::logging::utc_timestamp;
 use crate::ubus::{UbusRequest, UbusStatus};
@@ -80,15 +80,14 @@ pub async fn call(
     limit: Duration,
 ) -> Result<Value, UbusStatus> {
     match method {
-        "status" => bounded(limit, ctl.snapshot())
+        "status" => ctl
+            .snapshot(limit)
             .await
             .map(|s| status::status_json(&s))
             .map_err(|e| ubus_error(&e)),
         "vip" => {
             let name = str_arg(args, "name")?;
-            let s = bounded(limit, ctl.snapshot())
-                .await
-                .map_err(|e| ubus_error(&e))?;
+            let s = ctl.snapshot(limit).await.map_err(|e| ubus_error(&e))?;
             s.vips
                 .iter()
                 .find(|v| v.name == name)
@@ -101,7 +100,7 @@ pub async fn call(
                 None | Some(Value::Null) => None,
                 Some(_) => Some(str_arg(args, "check")?),
             };
-            let r = bounded(limit, ctl.trigger(vip, check)).await;
+            let r = ctl.trigger(vip, check, limit).await;
             let what = format!(
                 "check trigger for VIP {}{}",
                 Quoted(vip),
@@ -123,7 +122,7 @@ pub async fn call(
         "drain" => {
             let vip = str_arg(args, "vip")?;
             let enable = bool_arg(args, "enable")?;
-            let r = bounded(limit, ctl.drain(vip, enable)).await;
+            let r = ctl.drain(vip, enable, limit).await;
             let onoff = if enable { "on" } else { "off" };
             match &r {
                 Ok(state) => log::info!("ubus: drain {onoff} for VIP {}: {state}", Quoted(vip)),
