@@ -12,19 +12,25 @@ use crate::time::utc_timestamp;
 use serde_json::{json, Map, Value};
 use std::time::{Duration, SystemTime};
 
-/// A JSON object from its members. The renderings below build their
+/// A JSON object built member by member. The renderings below build their
 /// objects through this one routine rather than `json!`, which compiles a
 /// `to_value` with its error path and a map insert for every member (about
 /// 13 KB on mips for the /status renderings, issue 12). The values are the
 /// ones `to_value` gives: `Value::from` of the same number, string, bool or
 /// list.
-#[inline(never)]
-fn object(members: &mut [(&str, Value)]) -> Value {
-    let mut m = Map::new();
-    for (k, v) in members.iter_mut() {
-        m.insert((*k).to_string(), std::mem::take(v));
+#[derive(Default)]
+struct Obj(Map<String, Value>);
+
+impl Obj {
+    #[inline(never)]
+    fn put(mut self, key: &str, v: Value) -> Obj {
+        self.0.insert(key.to_string(), v);
+        self
     }
-    Value::Object(m)
+
+    fn done(self) -> Value {
+        Value::Object(self.0)
+    }
 }
 
 /// Milliseconds as a float, rounded to the microsecond.
@@ -65,83 +71,83 @@ fn health(healthy: bool) -> (u8, &'static str) {
 }
 
 fn counts(c: &MsgCounts) -> Value {
-    object(&mut [
-        ("open", c.open.into()),
-        ("update", c.update.into()),
-        ("notification", c.notification.into()),
-        ("keepalive", c.keepalive.into()),
-        ("route_refresh", c.route_refresh.into()),
-        ("total", c.total().into()),
-    ])
+    Obj::default()
+        .put("open", c.open.into())
+        .put("update", c.update.into())
+        .put("notification", c.notification.into())
+        .put("keepalive", c.keepalive.into())
+        .put("route_refresh", c.route_refresh.into())
+        .put("total", c.total().into())
+        .done()
 }
 
 pub(crate) fn peer_json(p: &PeerView) -> Value {
-    object(&mut [
-        ("name", p.name.clone().into()),
-        ("address", p.address.to_string().into()),
-        ("peer_asn", p.peer_asn.into()),
-        ("session_state", p.state.clone().into()),
-        ("required", p.required.into()),
-        (
+    Obj::default()
+        .put("name", p.name.clone().into())
+        .put("address", p.address.to_string().into())
+        .put("peer_asn", p.peer_asn.into())
+        .put("session_state", p.state.clone().into())
+        .put("required", p.required.into())
+        .put(
             "uptime_seconds",
             p.established_for.map(|d| d.as_secs()).into(),
-        ),
-        ("last_error", opt_str(&p.last_error)),
-        ("notification_sent", opt_str(&p.notification_sent)),
-        ("notification_received", opt_str(&p.notification_received)),
-        ("messages_received", counts(&p.received)),
-        ("messages_sent", counts(&p.sent)),
-        ("advertised", p.advertised.into()),
-        ("flaps", p.flaps.into()),
-    ])
+        )
+        .put("last_error", opt_str(&p.last_error))
+        .put("notification_sent", opt_str(&p.notification_sent))
+        .put("notification_received", opt_str(&p.notification_received))
+        .put("messages_received", counts(&p.received))
+        .put("messages_sent", counts(&p.sent))
+        .put("advertised", p.advertised.into())
+        .put("flaps", p.flaps.into())
+        .done()
 }
 
 /// One check result as the trigger returns it (and /status embeds it).
 pub(crate) fn result_json(r: &CheckResult) -> Value {
-    object(&mut [
-        ("success", r.ok.into()),
-        ("detail", r.detail.clone().into()),
-        ("duration_ms", millis(r.duration).into()),
-        ("timed_out", r.timed_out.into()),
-        ("details", details(&r.details)),
-    ])
+    Obj::default()
+        .put("success", r.ok.into())
+        .put("detail", r.detail.clone().into())
+        .put("duration_ms", millis(r.duration).into())
+        .put("timed_out", r.timed_out.into())
+        .put("details", details(&r.details))
+        .done()
 }
 
 pub(crate) fn check_json(c: &CheckView) -> Value {
     let (h, hn) = health(c.healthy);
     let last = c.last.as_ref();
-    object(&mut [
-        ("name", c.name.clone().into()),
-        ("type", c.kind.clone().into()),
-        ("health", h.into()),
-        ("health_name", hn.into()),
-        ("consecutive_ok", c.consecutive_ok.into()),
-        ("consecutive_fail", c.consecutive_fail.into()),
-        ("last_check_success", last.map(|r| r.ok).into()),
-        ("last_check_detail", last.map(|r| r.detail.clone()).into()),
-        (
+    Obj::default()
+        .put("name", c.name.clone().into())
+        .put("type", c.kind.clone().into())
+        .put("health", h.into())
+        .put("health_name", hn.into())
+        .put("consecutive_ok", c.consecutive_ok.into())
+        .put("consecutive_fail", c.consecutive_fail.into())
+        .put("last_check_success", last.map(|r| r.ok).into())
+        .put("last_check_detail", last.map(|r| r.detail.clone()).into())
+        .put(
             "last_check_duration_ms",
             last.map(|r| millis(r.duration)).into(),
-        ),
-        ("last_check_time", time(c.last_time)),
-        ("timed_out", last.map(|r| r.timed_out).into()),
-        (
+        )
+        .put("last_check_time", time(c.last_time))
+        .put("timed_out", last.map(|r| r.timed_out).into())
+        .put(
             "details",
             last.map_or_else(|| Value::Object(Map::new()), |r| details(&r.details)),
-        ),
-        (
+        )
+        .put(
             "last_transition_time",
             time(c.last_transition.as_ref().map(|t| t.0)),
-        ),
-        (
+        )
+        .put(
             "last_transition_reason",
             c.last_transition.as_ref().map(|t| t.1.clone()).into(),
-        ),
-        ("total_ok", c.total_ok.into()),
-        ("total_fail", c.total_fail.into()),
-        ("timeouts", c.timeouts.into()),
-        ("detailed_metrics", c.detailed_metrics.into()),
-    ])
+        )
+        .put("total_ok", c.total_ok.into())
+        .put("total_fail", c.total_fail.into())
+        .put("timeouts", c.timeouts.into())
+        .put("detailed_metrics", c.detailed_metrics.into())
+        .done()
 }
 
 pub fn vip_json(v: &VipView) -> Value {
@@ -151,103 +157,104 @@ pub fn vip_json(v: &VipView) -> Value {
     let first = v.checks.first();
     let last = first.and_then(|c| c.last.as_ref());
     let [withdrawn, announced, pessimized] = v.transitions;
-    object(&mut [
-        ("name", v.name.clone().into()),
-        ("prefix", v.prefix.clone().into()),
-        ("state", state_code(v.state).into()),
-        ("state_name", v.state.into()),
-        ("health", h.into()),
-        ("health_name", hn.into()),
-        ("drain", (v.drain_file || v.drain_api).into()),
-        ("drain_file", v.drain_file.into()),
-        ("drain_api", v.drain_api.into()),
-        ("as_path_prepend_base", v.as_path_prepend_base.into()),
-        ("as_path_prepend", v.as_path_prepend.into()),
-        ("communities", v.communities.clone().into()),
-        ("large_communities", v.large_communities.clone().into()),
-        ("flaps", v.flaps.into()),
-        (
+    Obj::default()
+        .put("name", v.name.clone().into())
+        .put("prefix", v.prefix.clone().into())
+        .put("state", state_code(v.state).into())
+        .put("state_name", v.state.into())
+        .put("health", h.into())
+        .put("health_name", hn.into())
+        .put("drain", (v.drain_file || v.drain_api).into())
+        .put("drain_file", v.drain_file.into())
+        .put("drain_api", v.drain_api.into())
+        .put("as_path_prepend_base", v.as_path_prepend_base.into())
+        .put("as_path_prepend", v.as_path_prepend.into())
+        .put("communities", v.communities.clone().into())
+        .put("large_communities", v.large_communities.clone().into())
+        .put("flaps", v.flaps.into())
+        .put(
             "transitions",
-            object(&mut [
-                ("withdrawn", withdrawn.into()),
-                ("announced", announced.into()),
-                ("pessimized", pessimized.into()),
-            ]),
-        ),
-        (
+            Obj::default()
+                .put("withdrawn", withdrawn.into())
+                .put("announced", announced.into())
+                .put("pessimized", pessimized.into())
+                .done(),
+        )
+        .put(
             "last_transition_time",
             time(v.last_transition.as_ref().map(|t| t.0)),
-        ),
-        (
+        )
+        .put(
             "last_transition_reason",
             v.last_transition.as_ref().map(|t| t.1.clone()).into(),
-        ),
-        ("checks_policy", v.checks_policy.clone().into()),
-        ("local_address_assigned", v.local_address_assigned.into()),
-        (
+        )
+        .put("checks_policy", v.checks_policy.clone().into())
+        .put("local_address_assigned", v.local_address_assigned.into())
+        .put(
             "consecutive_ok",
             first.map_or(0, |c| c.consecutive_ok).into(),
-        ),
-        (
+        )
+        .put(
             "consecutive_fail",
             first.map_or(0, |c| c.consecutive_fail).into(),
-        ),
-        ("check_type", first.map(|c| c.kind.clone()).into()),
-        ("last_check_success", last.map(|r| r.ok).into()),
-        ("last_check_detail", last.map(|r| r.detail.clone()).into()),
-        ("last_check_time", time(first.and_then(|c| c.last_time))),
-        ("checks", v.checks.iter().map(check_json).collect()),
-    ])
+        )
+        .put("check_type", first.map(|c| c.kind.clone()).into())
+        .put("last_check_success", last.map(|r| r.ok).into())
+        .put("last_check_detail", last.map(|r| r.detail.clone()).into())
+        .put("last_check_time", time(first.and_then(|c| c.last_time)))
+        .put("checks", v.checks.iter().map(check_json).collect())
+        .done()
 }
 
 /// The whole `/status` document (also ubus `status`).
 pub fn status_json(s: &Snapshot) -> Value {
-    object(&mut [
-        ("router_id", s.router_id.clone().into()),
-        ("asn", s.asn.into()),
-        ("version", s.version.into()),
-        ("start_time", utc_timestamp(s.start_time).into()),
-        ("uptime_seconds", s.uptime.as_secs().into()),
-        ("peers", s.peers.iter().map(peer_json).collect()),
-        ("vips", s.vips.iter().map(vip_json).collect()),
-        (
+    Obj::default()
+        .put("router_id", s.router_id.clone().into())
+        .put("asn", s.asn.into())
+        .put("version", s.version.into())
+        .put("start_time", utc_timestamp(s.start_time).into())
+        .put("uptime_seconds", s.uptime.as_secs().into())
+        .put("peers", s.peers.iter().map(peer_json).collect())
+        .put("vips", s.vips.iter().map(vip_json).collect())
+        .put(
             "last_reload",
             s.last_reload.as_ref().map(reload_json).into(),
-        ),
-        ("blocking_pool", pool_json(&s.blocking_pool)),
-    ])
+        )
+        .put("blocking_pool", pool_json(&s.blocking_pool))
+        .done()
 }
 
 /// `blocking_pool` of `/status`: the pool of https, proxied http and gRPC
 /// probes, its load now and its counters since start.
 pub(crate) fn pool_json(p: &PoolView) -> Value {
-    object(&mut [
-        ("workers", p.workers.into()),
-        ("workers_max", p.workers_max.into()),
-        ("running", p.running.into()),
-        ("queued", p.queued.into()),
-        ("queue_max", p.queue_max.into()),
-        ("run", p.run.into()),
-        ("refused", p.refused.into()),
-        ("expired", p.expired.into()),
-        // As `millis` rounds, without a Duration (from_secs_f64 panics on
-        // values out of its range).
-        ("queue_wait_ms", ((p.wait_sum * 1e6).round() / 1e3).into()),
-    ])
+    // As `millis` rounds, without a Duration (from_secs_f64 panics on
+    // values out of its range).
+    let queue_wait_ms = (p.wait_sum * 1e6).round() / 1e3;
+    Obj::default()
+        .put("workers", p.workers.into())
+        .put("workers_max", p.workers_max.into())
+        .put("running", p.running.into())
+        .put("queued", p.queued.into())
+        .put("queue_max", p.queue_max.into())
+        .put("run", p.run.into())
+        .put("refused", p.refused.into())
+        .put("expired", p.expired.into())
+        .put("queue_wait_ms", queue_wait_ms.into())
+        .done()
 }
 
 /// `last_reload` of `/status`: `result` is "applied" or "rejected" (the
 /// daemon kept its previous configuration), `errors` every reason.
 pub(crate) fn reload_json(r: &ReloadRecord) -> Value {
-    object(&mut [
-        ("time", utc_timestamp(r.time).into()),
-        (
+    Obj::default()
+        .put("time", utc_timestamp(r.time).into())
+        .put(
             "result",
             if r.applied { "applied" } else { "rejected" }.into(),
-        ),
-        ("errors", r.errors.clone().into()),
-        ("needs_restart", r.needs_restart.clone().into()),
-    ])
+        )
+        .put("errors", r.errors.clone().into())
+        .put("needs_restart", r.needs_restart.clone().into())
+        .done()
 }
 
 /// `/readyz`: ready when every required peer is Established (no peers is ready).
@@ -297,19 +304,19 @@ pub fn trigger_json(o: &TriggerOutcome) -> Value {
                 .iter()
                 .map(|(n, r)| (n.clone(), details(&r.details)))
                 .collect();
-            object(&mut [
-                ("success", o.combined.into()),
-                ("detail", detail.join("; ").into()),
-                ("duration_ms", millis(longest).into()),
-                ("timed_out", rs.iter().any(|(_, r)| r.timed_out).into()),
-                ("details", details.into()),
-            ])
+            Obj::default()
+                .put("success", o.combined.into())
+                .put("detail", detail.join("; ").into())
+                .put("duration_ms", millis(longest).into())
+                .put("timed_out", rs.iter().any(|(_, r)| r.timed_out).into())
+                .put("details", details.into())
+                .done()
         }
     };
-    object(&mut [
-        ("vip", o.vip.clone().into()),
-        ("result", result),
-        ("results", results.into()),
-        ("state", o.state.into()),
-    ])
+    Obj::default()
+        .put("vip", o.vip.clone().into())
+        .put("result", result)
+        .put("results", results.into())
+        .put("state", o.state.into())
+        .done()
 }
