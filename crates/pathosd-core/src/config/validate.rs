@@ -5,7 +5,7 @@
 //! yields one error.
 
 use super::duration::Dur;
-use super::field::{join, quote, Errors};
+use super::field::{join, Errors, Quote};
 use super::policy_expr::{self, is_identifier, RESERVED};
 use super::schema::*;
 use crate::bgp::types::Prefix;
@@ -365,7 +365,7 @@ fn check_rules(c: &Config, errs: &mut Errors) {
         "" => errs.push("schema", "required (set \"v1\")"),
         other => errs.push(
             "schema",
-            format!("unsupported version {} (expected \"v1\")", quote(other)),
+            format!("unsupported version {} (expected \"v1\")", Quote(other)),
         ),
     }
     router(c, errs);
@@ -512,7 +512,7 @@ fn bgp(c: &Config, errs: &mut Errors) {
                     join(&p, "name"),
                     format!(
                         "duplicate neighbor name {} (also bgp.neighbors[{first}])",
-                        quote(&n.name)
+                        Quote(&n.name)
                     ),
                 );
             } else {
@@ -529,7 +529,7 @@ fn object_name(path: &str, name: &str, errs: &mut Errors) {
     } else if name.len() > MAX_NAME_LEN {
         errs.push(
             path,
-            format!("{} is longer than {MAX_NAME_LEN} bytes", quote(name)),
+            format!("{} is longer than {MAX_NAME_LEN} bytes", Quote(name)),
         );
     } else if !name
         .chars()
@@ -539,7 +539,7 @@ fn object_name(path: &str, name: &str, errs: &mut Errors) {
             path,
             format!(
                 "{} may contain only letters, digits, '_', '-' and '.'",
-                quote(name)
+                Quote(name)
             ),
         );
     }
@@ -661,7 +661,7 @@ fn api(a: &Api, errs: &mut Errors) {
             "api.listen",
             format!(
                 "{} is not host:port such as 127.0.0.1:59179 (empty disables the API)",
-                quote(&a.listen)
+                Quote(&a.listen)
             ),
         );
     }
@@ -716,7 +716,7 @@ fn vips(c: &Config, errs: &mut Errors) {
             match names.get(&*v.name) {
                 Some(first) => errs.push(
                     join(&p, "name"),
-                    format!("duplicate VIP name {} (also vips[{first}])", quote(&v.name)),
+                    format!("duplicate VIP name {} (also vips[{first}])", Quote(&v.name)),
                 ),
                 None => {
                     names.insert(&v.name, i);
@@ -799,17 +799,17 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
             if n.len() > MAX_NAME_LEN {
                 errs.push(
                     &np,
-                    format!("{} is longer than {MAX_NAME_LEN} bytes", quote(n)),
+                    format!("{} is longer than {MAX_NAME_LEN} bytes", Quote(n)),
                 );
                 names_ok = false;
             } else if !is_identifier(n) {
                 errs.push(
                     &np,
-                    format!("{} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)", quote(n)),
+                    format!("{} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)", Quote(n)),
                 );
                 names_ok = false;
             } else if RESERVED.contains(&n.as_str()) {
-                errs.push(&np, format!("{} is reserved in checks_policy", quote(n)));
+                errs.push(&np, format!("{} is reserved in checks_policy", Quote(n)));
                 names_ok = false;
             }
         }
@@ -821,7 +821,7 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
             Some(first) => {
                 errs.push(
                     &np,
-                    format!("duplicate check name {} (also {first}); two checks of the same type need explicit names", quote(&name)),
+                    format!("duplicate check name {} (also {first}); two checks of the same type need explicit names", Quote(&name)),
                 );
                 names_ok = false;
             }
@@ -839,7 +839,7 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
                 format!(
                     "column {} of {}: {}",
                     e.column,
-                    quote(&v.checks_policy),
+                    Quote(&v.checks_policy),
                     e.message
                 ),
             );
@@ -853,7 +853,7 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
             || ifname.len() > 15
             || ifname.chars().any(|c| c == '/' || c.is_whitespace())
         {
-            errs.push(&ip, format!("{} is not an interface name", quote(ifname)));
+            errs.push(&ip, format!("{} is not an interface name", Quote(ifname)));
         }
     }
     policy(&v.policy, &join(p, "policy"), errs);
@@ -884,7 +884,7 @@ fn policy(pol: &Policy, p: &str, errs: &mut Errors) {
         if !f.starts_with('/') {
             errs.push(
                 join(p, "lower_priority_file"),
-                format!("{} must be an absolute path", quote(f)),
+                format!("{} must be an absolute path", Quote(f)),
             );
         }
     }
@@ -1075,7 +1075,7 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
                         join(&p, "payload_hex"),
                         format!(
                             "{} is not hex (an even number of 0-9a-f digits)",
-                            quote(hex)
+                            Quote(hex)
                         ),
                     );
                 }
@@ -1125,7 +1125,7 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
                         join(&p, "method"),
                         format!(
                             "{} is not a method such as /pkg.Service/Method",
-                            quote(g.method.as_deref().unwrap_or_default())
+                            Quote(g.method.as_deref().unwrap_or_default())
                         ),
                     );
                 }
@@ -1139,7 +1139,7 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
                         format!("{p}.ok_codes[{k}]"),
                         format!(
                             "{} is not a gRPC status code such as OK or NOT_FOUND",
-                            quote(code)
+                            Quote(code)
                         ),
                     );
                 }
@@ -1169,7 +1169,7 @@ fn port_required(path: &str, port: u16, errs: &mut Errors) {
 fn header(path: &str, name: &str, value: &str, errs: &mut Errors) {
     let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
     if name.is_empty() || !name.chars().all(tchar) {
-        errs.push(path, format!("{} is not a valid header name", quote(name)));
+        errs.push(path, format!("{} is not a valid header name", Quote(name)));
     } else if value.chars().any(|c| matches!(c, '\r' | '\n' | '\0')) {
         errs.push(path, "value contains a line break or NUL");
     }
@@ -1195,14 +1195,14 @@ fn http(
                 &url_p,
                 format!(
                     "{} must be a path such as /healthz or an http:// or https:// URL",
-                    quote(&h.url)
+                    Quote(&h.url)
                 ),
             ),
             Some(u) => {
                 if kind == CheckType::Https && !u.https {
                     errs.push(
                         &url_p,
-                        format!("{} is http:// but the check type is https", quote(&h.url)),
+                        format!("{} is http:// but the check type is https", Quote(&h.url)),
                     );
                 }
                 if u.https && kind == CheckType::Http && !crate::TLS {
@@ -1214,7 +1214,7 @@ fn http(
         }
     }
     if h.url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        errs.push(&url_p, format!("{} contains whitespace", quote(&h.url)));
+        errs.push(&url_p, format!("{} contains whitespace", Quote(&h.url)));
     }
     if h.port == Some(0) {
         errs.push(join(p, "port"), "0 is not a port (1..65535)");
@@ -1243,7 +1243,7 @@ fn http(
         if !(proxy.starts_with("http://") || proxy.starts_with("https://")) {
             errs.push(
                 &pp,
-                format!("{} is not an http:// or https:// proxy URL", quote(proxy)),
+                format!("{} is not an http:// or https:// proxy URL", Quote(proxy)),
             );
         } else if full
             .as_ref()
