@@ -35,7 +35,9 @@ pub enum Control {
 /// one-shot reply channel carries this one type: a channel type costs its
 /// own copy of async-channel's send, receive, close and drop code in the
 /// binary (≈ 3 KB each on mips, issue 12), and four answer types were four
-/// copies.
+/// copies. Its size is the snapshot's, which each channel holds at most
+/// once (`bounded(1)`), as the snapshot's own channel did: nothing to box.
+#[allow(clippy::large_enum_variant)]
 pub enum Answer {
     Snapshot(Snapshot),
     Trigger(Result<TriggerOutcome, ApiError>),
