@@ -12,7 +12,7 @@
 
 use super::control::{ApiError, ControlHandle, Quoted};
 use super::routes::DEFAULT_OWNER_TIMEOUT;
-use super::status;
+use super::status::{self, Obj};
 use crate::logging::utc_timestamp;
 use crate::ubus::{UbusRequest, UbusStatus};
 use serde_json::{json, Value};
@@ -131,7 +131,7 @@ pub async fn call(
                 }
                 Err(e) => log::info!("ubus: drain {onoff} for VIP {}: {}", Quoted(vip), e.kind()),
             }
-            r.map(|state| json!({"vip": vip, "drain": enable, "state": state}))
+            r.map(|state| pathosd_core::api::router::drain_json(vip, enable, state))
                 .map_err(|e| ubus_error(&e))
         }
         "reload" => {
@@ -216,14 +216,14 @@ pub fn vip_event(
     reason: &str,
     time: SystemTime,
 ) -> Value {
-    json!({
-        "vip": vip,
-        "prefix": prefix,
-        "from": from,
-        "to": to,
-        "reason": reason,
-        "time": utc_timestamp(time),
-    })
+    Obj::default()
+        .put("vip", vip.into())
+        .put("prefix", prefix.into())
+        .put("from", from.into())
+        .put("to", to.into())
+        .put("reason", reason.into())
+        .put("time", utc_timestamp(time).into())
+        .done()
 }
 
 /// Payload of `pathosd.peer`, sent when a BGP session changes state. `reason`
@@ -237,12 +237,12 @@ pub fn peer_event(
     reason: &str,
     time: SystemTime,
 ) -> Value {
-    json!({
-        "peer": peer,
-        "address": address.to_string(),
-        "from": from,
-        "to": to,
-        "reason": reason,
-        "time": utc_timestamp(time),
-    })
+    Obj::default()
+        .put("peer", peer.into())
+        .put("address", address.to_string().into())
+        .put("from", from.into())
+        .put("to", to.into())
+        .put("reason", reason.into())
+        .put("time", utc_timestamp(time).into())
+        .done()
 }

@@ -9,7 +9,7 @@ use super::model::{CheckView, MsgCounts, PeerView, PoolView, ReloadRecord, Snaps
 use super::TriggerOutcome;
 use crate::check::CheckResult;
 use crate::time::utc_timestamp;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::time::{Duration, SystemTime};
 
 /// A JSON object built member by member. The renderings below build their
@@ -19,16 +19,17 @@ use std::time::{Duration, SystemTime};
 /// ones `to_value` gives: `Value::from` of the same number, string, bool or
 /// list.
 #[derive(Default)]
-struct Obj(Map<String, Value>);
+pub struct Obj(Map<String, Value>);
 
 impl Obj {
+    /// Adds the member `key` (replacing one of that name, as `json!` does).
     #[inline(never)]
-    fn put(mut self, key: &str, v: Value) -> Obj {
+    pub fn put(mut self, key: &str, v: Value) -> Obj {
         self.0.insert(key.to_string(), v);
         self
     }
 
-    fn done(self) -> Value {
+    pub fn done(self) -> Value {
         Value::Object(self.0)
     }
 }
@@ -262,12 +263,16 @@ pub(crate) fn ready_json(s: &Snapshot) -> (bool, Value) {
     let unready: Vec<&str> = s.unready_peers().iter().map(|p| p.name.as_str()).collect();
     let peers: Vec<Value> = s.peers.iter().map(peer_json).collect();
     if unready.is_empty() {
-        (true, json!({"status": "ready", "peers": peers}))
+        let v = Obj::default()
+            .put("status", "ready".into())
+            .put("peers", peers.into());
+        (true, v.done())
     } else {
-        (
-            false,
-            json!({"status": "not_ready", "unready": unready, "peers": peers}),
-        )
+        let v = Obj::default()
+            .put("status", "not_ready".into())
+            .put("unready", unready.into())
+            .put("peers", peers.into());
+        (false, v.done())
     }
 }
 
