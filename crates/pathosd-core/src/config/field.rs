@@ -719,6 +719,30 @@ mod tests {
         assert_eq!(show(&arr), format!("[{}1… (201 bytes)", "1,".repeat(31)));
     }
 
+    /// A decoded list is held at its exact size (10,000 VIPs must not hold
+    /// 16,384 slots), and an item that fails leaves no list but reports at
+    /// its own path, after the items before it.
+    #[test]
+    fn lists_decode_at_their_size_and_report_each_item() {
+        let mut e = Errors::default();
+        let v: Vec<u16> = Field::decode(&json!([1, 2, 3, 4, 5]), "xs", &mut e).unwrap();
+        assert_eq!((v.len(), v.capacity()), (5, 5));
+        assert!(e.is_empty());
+        let bad = <Vec<u16>>::decode(&json!([1, "x", 70000]), "xs", &mut e);
+        assert!(bad.is_none());
+        let got: Vec<String> = e.0.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            got,
+            [
+                "xs[1]: \"x\" is not an integer in 0..=65535",
+                "xs[2]: 70000 is not an integer in 0..=65535",
+            ]
+        );
+        let mut e = Errors::default();
+        assert!(<Vec<u16>>::decode(&json!({"a": 1}), "xs", &mut e).is_none());
+        assert_eq!(e.0[0].to_string(), "xs: {\"a\":1} is not a list");
+    }
+
     #[test]
     fn error_index() {
         let mut e = Errors::default();
