@@ -47,6 +47,13 @@ impl Errors {
         });
     }
 
+    /// `push` of a formatted message, formatted here: the caller passes
+    /// the arguments, not a `String` it made and must drop (a free and an
+    /// unwind cleanup at each of validation's error sites, issue 12).
+    pub fn push_fmt(&mut self, path: impl Into<String>, message: std::fmt::Arguments<'_>) {
+        self.push(path, message.to_string());
+    }
+
     pub fn has(&self, path: &str) -> bool {
         if path.is_empty() {
             return self.0.iter().any(|e| e.path.is_empty());
