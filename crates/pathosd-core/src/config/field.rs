@@ -162,7 +162,7 @@ pub trait Field: Sized {
 }
 
 fn type_error<T>(v: &Value, path: &str, errs: &mut Errors, want: &str) -> Option<T> {
-    errs.push(path, format!("{} is not {want}", show(v)));
+    errs.push_fmt(path, format_args!("{} is not {want}", show(v)));
     None
 }
 
@@ -440,7 +440,7 @@ pub fn object<'a>(
                 if !known.contains(&k.as_str()) {
                     if k.len() > QUOTE_MAX {
                         // The key is part of the path: keep the path short.
-                        errs.push(path, format!("unknown field {}", quote(k)));
+                        errs.push_fmt(path, format_args!("unknown field {}", Quote(k)));
                     } else {
                         errs.push(join(path, k), "unknown field");
                     }
@@ -449,7 +449,7 @@ pub fn object<'a>(
             Some(m)
         }
         _ => {
-            errs.push(path, format!("{} is not an object", show(v)));
+            errs.push_fmt(path, format_args!("{} is not an object", show(v)));
             None
         }
     }
@@ -515,9 +515,9 @@ pub fn encode_struct(keys: &[&str], get: &dyn Fn(usize) -> Value) -> Value {
 pub fn decode_enum(v: &Value, path: &str, all: &[&str], errs: &mut Errors) -> Option<usize> {
     let i = v.as_str().and_then(|s| all.iter().position(|t| *t == s));
     if i.is_none() {
-        errs.push(
+        errs.push_fmt(
             path,
-            format!("{} is not one of {}", show(v), all.join(", ")),
+            format_args!("{} is not one of {}", show(v), all.join(", ")),
         );
     }
     i
