@@ -529,8 +529,8 @@ fn the_fake_owner_sees_overlap_when_triggers_bypass_the_gate() {
     let owner = start_owner(Duration::from_millis(50));
     let ctl = owner.ctl.clone();
     smol::block_on(async {
-        let a = ctl.trigger("web", None);
-        let b = ctl.trigger("web", None);
+        let a = ctl.trigger("web", None, Duration::from_secs(10));
+        let b = ctl.trigger("web", None, Duration::from_secs(10));
         let (x, y) = smol::future::zip(a, b).await;
         x.unwrap();
         y.unwrap();

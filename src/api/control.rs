@@ -3,31 +3,76 @@
 //! the API never reads daemon state concurrently.
 
 use super::model::Snapshot;
-use smol::channel::{bounded, Sender};
+use smol::channel::{bounded, Receiver, Sender};
+use std::time::Duration;
 
 pub use pathosd_core::api::router::ApiError;
 pub use pathosd_core::api::{Quoted, TriggerOutcome, LOGGED_NAME_CHARS};
 
 pub enum Control {
     Snapshot {
-        reply: Sender<Snapshot>,
+        reply: Reply<Snapshot>,
     },
     /// Run the VIP's checks (or only `check`) now, through the hysteresis.
     Trigger {
         vip: String,
         check: Option<String>,
-        reply: Sender<Result<TriggerOutcome, ApiError>>,
+        reply: Reply<Result<TriggerOutcome, ApiError>>,
     },
     /// Drain (pessimize) a VIP at runtime, or stop draining it.
     Drain {
         vip: String,
         enable: bool,
-        reply: Sender<Result<&'static str, ApiError>>,
+        reply: Reply<Result<&'static str, ApiError>>,
     },
     /// Re-read the config file; errors are the validation messages.
     Reload {
-        reply: Sender<Result<(), Vec<String>>>,
+        reply: Reply<Result<(), Vec<String>>>,
     },
+}
+
+/// The owner's answer to one request, whichever it was. Every request's
+/// one-shot reply channel carries this one type: a channel type costs its
+/// own copy of async-channel's send, receive, close and drop code in the
+/// binary (≈ 3 KB each on mips, issue 12), and four answer types were four
+/// copies. Its size is the snapshot's, which each channel holds at most
+/// once (`bounded(1)`), as the snapshot's own channel did: nothing to box.
+#[allow(clippy::large_enum_variant)]
+pub enum Answer {
+    Snapshot(Snapshot),
+    Trigger(Result<TriggerOutcome, ApiError>),
+    Drain(Result<&'static str, ApiError>),
+    Reload(Result<(), Vec<String>>),
+}
+
+/// The owner's end of a request's reply channel: sends a `T` as its
+/// [`Answer`].
+pub struct Reply<T> {
+    tx: Sender<Answer>,
+    wrap: fn(T) -> Answer,
+}
+
+impl<T> Clone for Reply<T> {
+    fn clone(&self) -> Self {
+        Reply {
+            tx: self.tx.clone(),
+            wrap: self.wrap,
+        }
+    }
+}
+
+impl<T> Reply<T> {
+    /// Answers; false when the requester is gone (it timed out).
+    pub fn try_send(&self, v: T) -> bool {
+        self.tx.try_send((self.wrap)(v)).is_ok()
+    }
+}
+
+/// A request's reply channel: the owner's end, answering with `wrap`, and
+/// the requester's.
+fn reply<T>(wrap: fn(T) -> Answer) -> (Reply<T>, Receiver<Answer>) {
+    let (tx, rx) = bounded(1);
+    (Reply { tx, wrap }, rx)
 }
 
 /// The sending side, cloned into the HTTP handler and the ubus server.
@@ -45,53 +90,81 @@ impl ControlHandle {
         ControlHandle { tx }
     }
 
-    pub async fn snapshot(&self) -> Result<Snapshot, ApiError> {
-        let (reply, rx) = bounded(1);
-        self.tx
-            .send(Control::Snapshot { reply })
-            .await
-            .map_err(|_| gone())?;
-        rx.recv().await.map_err(|_| gone())
+    /// Sends `c` and waits for its answer; None when the owner is gone
+    /// (the daemon is stopping).
+    async fn ask_unbounded(&self, c: Control, rx: Receiver<Answer>) -> Option<Answer> {
+        self.tx.send(c).await.ok()?;
+        rx.recv().await.ok()
     }
 
+    /// [`Self::ask_unbounded`] for at most `limit` (the owner not
+    /// answering in time is 503, [`super::routes::bounded`]): one timed
+    /// wait in the binary for every request, not one per answer type.
+    async fn ask(
+        &self,
+        c: Control,
+        rx: Receiver<Answer>,
+        limit: Duration,
+    ) -> Result<Answer, ApiError> {
+        super::routes::bounded(limit, async {
+            self.ask_unbounded(c, rx).await.ok_or_else(gone)
+        })
+        .await
+    }
+
+    /// The owner's snapshot, within `limit`.
+    pub async fn snapshot(&self, limit: Duration) -> Result<Snapshot, ApiError> {
+        let (reply, rx) = reply(Answer::Snapshot);
+        match self.ask(Control::Snapshot { reply }, rx, limit).await? {
+            Answer::Snapshot(s) => Ok(s),
+            _ => Err(gone()),
+        }
+    }
+
+    /// Triggers the VIP's checks (or only `check`) and waits, within
+    /// `limit`, for their outcome.
     pub async fn trigger(
         &self,
         vip: &str,
         check: Option<&str>,
+        limit: Duration,
     ) -> Result<TriggerOutcome, ApiError> {
-        let (reply, rx) = bounded(1);
-        self.tx
-            .send(Control::Trigger {
-                vip: vip.to_string(),
-                check: check.map(str::to_string),
-                reply,
-            })
-            .await
-            .map_err(|_| gone())?;
-        rx.recv().await.map_err(|_| gone())?
+        let (reply, rx) = reply(Answer::Trigger);
+        let c = Control::Trigger {
+            vip: vip.to_string(),
+            check: check.map(str::to_string),
+            reply,
+        };
+        match self.ask(c, rx, limit).await? {
+            Answer::Trigger(r) => r,
+            _ => Err(gone()),
+        }
     }
 
-    pub async fn drain(&self, vip: &str, enable: bool) -> Result<&'static str, ApiError> {
-        let (reply, rx) = bounded(1);
-        self.tx
-            .send(Control::Drain {
-                vip: vip.to_string(),
-                enable,
-                reply,
-            })
-            .await
-            .map_err(|_| gone())?;
-        rx.recv().await.map_err(|_| gone())?
+    /// Drains the VIP (or stops draining it), within `limit`.
+    pub async fn drain(
+        &self,
+        vip: &str,
+        enable: bool,
+        limit: Duration,
+    ) -> Result<&'static str, ApiError> {
+        let (reply, rx) = reply(Answer::Drain);
+        let c = Control::Drain {
+            vip: vip.to_string(),
+            enable,
+            reply,
+        };
+        match self.ask(c, rx, limit).await? {
+            Answer::Drain(r) => r,
+            _ => Err(gone()),
+        }
     }
 
     pub async fn reload(&self) -> Result<(), Vec<String>> {
-        let (reply, rx) = bounded(1);
-        self.tx
-            .send(Control::Reload { reply })
-            .await
-            .map_err(|_| vec!["daemon is stopping".to_string()])?;
-        rx.recv()
-            .await
-            .map_err(|_| vec!["daemon is stopping".to_string()])?
+        let (reply, rx) = reply(Answer::Reload);
+        match self.ask_unbounded(Control::Reload { reply }, rx).await {
+            Some(Answer::Reload(r)) => r,
+            _ => Err(vec!["daemon is stopping".to_string()]),
+        }
     }
 }

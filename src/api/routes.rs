@@ -92,16 +92,16 @@ async fn route(ctl: &ControlHandle, opts: &Options, req: Request) -> Response {
     let (resp, line) = match router::plan(&req, opts.token.as_deref()) {
         Step::Answer(resp, line) => (resp, line),
         Step::Snapshot(view) => {
-            let s = bounded(t, ctl.snapshot()).await;
+            let s = ctl.snapshot(t).await;
             (router::answer_snapshot(&view, s.as_ref()), None)
         }
         Step::Trigger { vip, check } => {
-            let r = bounded(t, ctl.trigger(&vip, check.as_deref())).await;
+            let r = ctl.trigger(&vip, check.as_deref(), t).await;
             let (resp, line) = router::answer_trigger(req.peer, &vip, check.as_deref(), r);
             (resp, Some(line))
         }
         Step::Drain { vip, enable } => {
-            let r = bounded(t, ctl.drain(&vip, enable)).await;
+            let r = ctl.drain(&vip, enable, t).await;
             let (resp, line) = router::answer_drain(req.peer, &vip, enable, r);
             (resp, Some(line))
         }

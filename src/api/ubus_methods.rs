@@ -11,8 +11,8 @@
 //! | `reload` | — | `{reloaded: true}` |
 
 use super::control::{ApiError, ControlHandle, Quoted};
-use super::routes::{bounded, DEFAULT_OWNER_TIMEOUT};
-use super::status;
+use super::routes::DEFAULT_OWNER_TIMEOUT;
+use super::status::{self, Obj};
 use crate::logging::utc_timestamp;
 use crate::ubus::{UbusRequest, UbusStatus};
 use serde_json::{json, Value};
@@ -80,15 +80,14 @@ pub async fn call(
     limit: Duration,
 ) -> Result<Value, UbusStatus> {
     match method {
-        "status" => bounded(limit, ctl.snapshot())
+        "status" => ctl
+            .snapshot(limit)
             .await
             .map(|s| status::status_json(&s))
             .map_err(|e| ubus_error(&e)),
         "vip" => {
             let name = str_arg(args, "name")?;
-            let s = bounded(limit, ctl.snapshot())
-                .await
-                .map_err(|e| ubus_error(&e))?;
+            let s = ctl.snapshot(limit).await.map_err(|e| ubus_error(&e))?;
             s.vips
                 .iter()
                 .find(|v| v.name == name)
@@ -101,7 +100,7 @@ pub async fn call(
                 None | Some(Value::Null) => None,
                 Some(_) => Some(str_arg(args, "check")?),
             };
-            let r = bounded(limit, ctl.trigger(vip, check)).await;
+            let r = ctl.trigger(vip, check, limit).await;
             let what = format!(
                 "check trigger for VIP {}{}",
                 Quoted(vip),
@@ -123,7 +122,7 @@ pub async fn call(
         "drain" => {
             let vip = str_arg(args, "vip")?;
             let enable = bool_arg(args, "enable")?;
-            let r = bounded(limit, ctl.drain(vip, enable)).await;
+            let r = ctl.drain(vip, enable, limit).await;
             let onoff = if enable { "on" } else { "off" };
             match &r {
                 Ok(state) => log::info!("ubus: drain {onoff} for VIP {}: {state}", Quoted(vip)),
@@ -132,7 +131,7 @@ pub async fn call(
                 }
                 Err(e) => log::info!("ubus: drain {onoff} for VIP {}: {}", Quoted(vip), e.kind()),
             }
-            r.map(|state| json!({"vip": vip, "drain": enable, "state": state}))
+            r.map(|state| pathosd_core::api::router::drain_json(vip, enable, state))
                 .map_err(|e| ubus_error(&e))
         }
         "reload" => {
@@ -217,14 +216,14 @@ pub fn vip_event(
     reason: &str,
     time: SystemTime,
 ) -> Value {
-    json!({
-        "vip": vip,
-        "prefix": prefix,
-        "from": from,
-        "to": to,
-        "reason": reason,
-        "time": utc_timestamp(time),
-    })
+    Obj::default()
+        .put("vip", vip.into())
+        .put("prefix", prefix.into())
+        .put("from", from.into())
+        .put("to", to.into())
+        .put("reason", reason.into())
+        .put("time", utc_timestamp(time).into())
+        .done()
 }
 
 /// Payload of `pathosd.peer`, sent when a BGP session changes state. `reason`
@@ -238,12 +237,12 @@ pub fn peer_event(
     reason: &str,
     time: SystemTime,
 ) -> Value {
-    json!({
-        "peer": peer,
-        "address": address.to_string(),
-        "from": from,
-        "to": to,
-        "reason": reason,
-        "time": utc_timestamp(time),
-    })
+    Obj::default()
+        .put("peer", peer.into())
+        .put("address", address.to_string().into())
+        .put("from", from.into())
+        .put("to", to.into())
+        .put("reason", reason.into())
+        .put("time", utc_timestamp(time).into())
+        .done()
 }

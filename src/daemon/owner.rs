@@ -3,7 +3,7 @@
 use super::engine::{CheckId, CheckRun, Engine, Input, Output};
 use super::reload::{self, NeighborChange, ReloadPlan, VipChange};
 use super::triggers::{Admit, Done, Refusal, Triggers};
-use crate::api::control::{ApiError, Control, ControlHandle, Quoted, TriggerOutcome};
+use crate::api::control::{ApiError, Control, ControlHandle, Quoted, Reply, TriggerOutcome};
 use crate::api::model::{CheckView, ReloadRecord, Snapshot, VipView};
 use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
 use crate::check::{policy, scheduler};
@@ -37,7 +37,7 @@ enum Event {
     Signal(i32),
 }
 
-type TriggerReply = Sender<Result<TriggerOutcome, ApiError>>;
+type TriggerReply = Reply<Result<TriggerOutcome, ApiError>>;
 
 /// Runs the daemon on a loaded, valid config until a signal stops it;
 /// returns the exit code.

@@ -19,7 +19,8 @@
 
 use super::model::Snapshot;
 use super::{access, metrics, page, status, Quoted, TriggerOutcome};
-use serde_json::json;
+use serde_json::{json, Value};
+use status::Obj;
 use std::net::SocketAddr;
 
 /// A request as the HTTP server read it.
@@ -402,6 +403,15 @@ pub fn answer_trigger(
     }
 }
 
+/// A drain request's answer (HTTP and ubus).
+pub fn drain_json(vip: &str, enable: bool, state: &str) -> Value {
+    Obj::default()
+        .put("vip", vip.into())
+        .put("drain", enable.into())
+        .put("state", state.into())
+        .done()
+}
+
 /// The answer to a drain request and its log line.
 pub fn answer_drain(
     peer: SocketAddr,
@@ -412,7 +422,7 @@ pub fn answer_drain(
     let onoff = if enable { "on" } else { "off" };
     match r {
         Ok(state) => (
-            Response::json(200, &json!({"vip": vip, "drain": enable, "state": state})),
+            Response::json(200, &drain_json(vip, enable, state)),
             LogLine::new(
                 Level::Info,
                 format!(

@@ -9,8 +9,30 @@ use super::model::{CheckView, MsgCounts, PeerView, PoolView, ReloadRecord, Snaps
 use super::TriggerOutcome;
 use crate::check::CheckResult;
 use crate::time::utc_timestamp;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::time::{Duration, SystemTime};
+
+/// A JSON object built member by member. The renderings below build their
+/// objects through this one routine rather than `json!`, which compiles a
+/// `to_value` with its error path and a map insert for every member (about
+/// 13 KB on mips for the /status renderings, issue 12). The values are the
+/// ones `to_value` gives: `Value::from` of the same number, string, bool or
+/// list.
+#[derive(Default)]
+pub struct Obj(Map<String, Value>);
+
+impl Obj {
+    /// Adds the member `key` (replacing one of that name, as `json!` does).
+    #[inline(never)]
+    pub fn put(mut self, key: &str, v: Value) -> Obj {
+        self.0.insert(key.to_string(), v);
+        self
+    }
+
+    pub fn done(self) -> Value {
+        Value::Object(self.0)
+    }
+}
 
 /// Milliseconds as a float, rounded to the microsecond.
 pub(crate) fn millis(d: Duration) -> f64 {
@@ -19,6 +41,11 @@ pub(crate) fn millis(d: Duration) -> f64 {
 
 fn time(t: Option<SystemTime>) -> Value {
     t.map_or(Value::Null, |t| Value::String(utc_timestamp(t)))
+}
+
+/// A result's `details` as JSON (what `to_value` of the map gives).
+fn details(d: &std::collections::BTreeMap<String, Value>) -> Value {
+    Value::Object(d.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
 }
 
 fn opt_str(s: &Option<String>) -> Value {
@@ -45,68 +72,83 @@ fn health(healthy: bool) -> (u8, &'static str) {
 }
 
 fn counts(c: &MsgCounts) -> Value {
-    json!({
-        "open": c.open,
-        "update": c.update,
-        "notification": c.notification,
-        "keepalive": c.keepalive,
-        "route_refresh": c.route_refresh,
-        "total": c.total(),
-    })
+    Obj::default()
+        .put("open", c.open.into())
+        .put("update", c.update.into())
+        .put("notification", c.notification.into())
+        .put("keepalive", c.keepalive.into())
+        .put("route_refresh", c.route_refresh.into())
+        .put("total", c.total().into())
+        .done()
 }
 
 pub(crate) fn peer_json(p: &PeerView) -> Value {
-    json!({
-        "name": p.name,
-        "address": p.address.to_string(),
-        "peer_asn": p.peer_asn,
-        "session_state": p.state,
-        "required": p.required,
-        "uptime_seconds": p.established_for.map(|d| d.as_secs()),
-        "last_error": opt_str(&p.last_error),
-        "notification_sent": opt_str(&p.notification_sent),
-        "notification_received": opt_str(&p.notification_received),
-        "messages_received": counts(&p.received),
-        "messages_sent": counts(&p.sent),
-        "advertised": p.advertised,
-        "flaps": p.flaps,
-    })
+    Obj::default()
+        .put("name", p.name.clone().into())
+        .put("address", p.address.to_string().into())
+        .put("peer_asn", p.peer_asn.into())
+        .put("session_state", p.state.clone().into())
+        .put("required", p.required.into())
+        .put(
+            "uptime_seconds",
+            p.established_for.map(|d| d.as_secs()).into(),
+        )
+        .put("last_error", opt_str(&p.last_error))
+        .put("notification_sent", opt_str(&p.notification_sent))
+        .put("notification_received", opt_str(&p.notification_received))
+        .put("messages_received", counts(&p.received))
+        .put("messages_sent", counts(&p.sent))
+        .put("advertised", p.advertised.into())
+        .put("flaps", p.flaps.into())
+        .done()
 }
 
 /// One check result as the trigger returns it (and /status embeds it).
 pub(crate) fn result_json(r: &CheckResult) -> Value {
-    json!({
-        "success": r.ok,
-        "detail": r.detail,
-        "duration_ms": millis(r.duration),
-        "timed_out": r.timed_out,
-        "details": r.details,
-    })
+    Obj::default()
+        .put("success", r.ok.into())
+        .put("detail", r.detail.clone().into())
+        .put("duration_ms", millis(r.duration).into())
+        .put("timed_out", r.timed_out.into())
+        .put("details", details(&r.details))
+        .done()
 }
 
 pub(crate) fn check_json(c: &CheckView) -> Value {
     let (h, hn) = health(c.healthy);
     let last = c.last.as_ref();
-    json!({
-        "name": c.name,
-        "type": c.kind,
-        "health": h,
-        "health_name": hn,
-        "consecutive_ok": c.consecutive_ok,
-        "consecutive_fail": c.consecutive_fail,
-        "last_check_success": last.map(|r| r.ok),
-        "last_check_detail": last.map(|r| r.detail.clone()),
-        "last_check_duration_ms": last.map(|r| millis(r.duration)),
-        "last_check_time": time(c.last_time),
-        "timed_out": last.map(|r| r.timed_out),
-        "details": last.map_or_else(|| Value::Object(Map::new()), |r| json!(r.details)),
-        "last_transition_time": time(c.last_transition.as_ref().map(|t| t.0)),
-        "last_transition_reason": c.last_transition.as_ref().map(|t| t.1.clone()),
-        "total_ok": c.total_ok,
-        "total_fail": c.total_fail,
-        "timeouts": c.timeouts,
-        "detailed_metrics": c.detailed_metrics,
-    })
+    Obj::default()
+        .put("name", c.name.clone().into())
+        .put("type", c.kind.clone().into())
+        .put("health", h.into())
+        .put("health_name", hn.into())
+        .put("consecutive_ok", c.consecutive_ok.into())
+        .put("consecutive_fail", c.consecutive_fail.into())
+        .put("last_check_success", last.map(|r| r.ok).into())
+        .put("last_check_detail", last.map(|r| r.detail.clone()).into())
+        .put(
+            "last_check_duration_ms",
+            last.map(|r| millis(r.duration)).into(),
+        )
+        .put("last_check_time", time(c.last_time))
+        .put("timed_out", last.map(|r| r.timed_out).into())
+        .put(
+            "details",
+            last.map_or_else(|| Value::Object(Map::new()), |r| details(&r.details)),
+        )
+        .put(
+            "last_transition_time",
+            time(c.last_transition.as_ref().map(|t| t.0)),
+        )
+        .put(
+            "last_transition_reason",
+            c.last_transition.as_ref().map(|t| t.1.clone()).into(),
+        )
+        .put("total_ok", c.total_ok.into())
+        .put("total_fail", c.total_fail.into())
+        .put("timeouts", c.timeouts.into())
+        .put("detailed_metrics", c.detailed_metrics.into())
+        .done()
 }
 
 pub fn vip_json(v: &VipView) -> Value {
@@ -115,82 +157,105 @@ pub fn vip_json(v: &VipView) -> Value {
     // mirror the first check so its consumers keep working.
     let first = v.checks.first();
     let last = first.and_then(|c| c.last.as_ref());
-    json!({
-        "name": v.name,
-        "prefix": v.prefix,
-        "state": state_code(v.state),
-        "state_name": v.state,
-        "health": h,
-        "health_name": hn,
-        "drain": v.drain_file || v.drain_api,
-        "drain_file": v.drain_file,
-        "drain_api": v.drain_api,
-        "as_path_prepend_base": v.as_path_prepend_base,
-        "as_path_prepend": v.as_path_prepend,
-        "communities": v.communities,
-        "large_communities": v.large_communities,
-        "flaps": v.flaps,
-        "transitions": {
-            "withdrawn": v.transitions[0],
-            "announced": v.transitions[1],
-            "pessimized": v.transitions[2],
-        },
-        "last_transition_time": time(v.last_transition.as_ref().map(|t| t.0)),
-        "last_transition_reason": v.last_transition.as_ref().map(|t| t.1.clone()),
-        "checks_policy": v.checks_policy,
-        "local_address_assigned": v.local_address_assigned,
-        "consecutive_ok": first.map_or(0, |c| c.consecutive_ok),
-        "consecutive_fail": first.map_or(0, |c| c.consecutive_fail),
-        "check_type": first.map(|c| c.kind.clone()),
-        "last_check_success": last.map(|r| r.ok),
-        "last_check_detail": last.map(|r| r.detail.clone()),
-        "last_check_time": time(first.and_then(|c| c.last_time)),
-        "checks": v.checks.iter().map(check_json).collect::<Vec<_>>(),
-    })
+    let [withdrawn, announced, pessimized] = v.transitions;
+    Obj::default()
+        .put("name", v.name.clone().into())
+        .put("prefix", v.prefix.clone().into())
+        .put("state", state_code(v.state).into())
+        .put("state_name", v.state.into())
+        .put("health", h.into())
+        .put("health_name", hn.into())
+        .put("drain", (v.drain_file || v.drain_api).into())
+        .put("drain_file", v.drain_file.into())
+        .put("drain_api", v.drain_api.into())
+        .put("as_path_prepend_base", v.as_path_prepend_base.into())
+        .put("as_path_prepend", v.as_path_prepend.into())
+        .put("communities", v.communities.clone().into())
+        .put("large_communities", v.large_communities.clone().into())
+        .put("flaps", v.flaps.into())
+        .put(
+            "transitions",
+            Obj::default()
+                .put("withdrawn", withdrawn.into())
+                .put("announced", announced.into())
+                .put("pessimized", pessimized.into())
+                .done(),
+        )
+        .put(
+            "last_transition_time",
+            time(v.last_transition.as_ref().map(|t| t.0)),
+        )
+        .put(
+            "last_transition_reason",
+            v.last_transition.as_ref().map(|t| t.1.clone()).into(),
+        )
+        .put("checks_policy", v.checks_policy.clone().into())
+        .put("local_address_assigned", v.local_address_assigned.into())
+        .put(
+            "consecutive_ok",
+            first.map_or(0, |c| c.consecutive_ok).into(),
+        )
+        .put(
+            "consecutive_fail",
+            first.map_or(0, |c| c.consecutive_fail).into(),
+        )
+        .put("check_type", first.map(|c| c.kind.clone()).into())
+        .put("last_check_success", last.map(|r| r.ok).into())
+        .put("last_check_detail", last.map(|r| r.detail.clone()).into())
+        .put("last_check_time", time(first.and_then(|c| c.last_time)))
+        .put("checks", v.checks.iter().map(check_json).collect())
+        .done()
 }
 
 /// The whole `/status` document (also ubus `status`).
 pub fn status_json(s: &Snapshot) -> Value {
-    json!({
-        "router_id": s.router_id,
-        "asn": s.asn,
-        "version": s.version,
-        "start_time": utc_timestamp(s.start_time),
-        "uptime_seconds": s.uptime.as_secs(),
-        "peers": s.peers.iter().map(peer_json).collect::<Vec<_>>(),
-        "vips": s.vips.iter().map(vip_json).collect::<Vec<_>>(),
-        "last_reload": s.last_reload.as_ref().map(reload_json),
-        "blocking_pool": pool_json(&s.blocking_pool),
-    })
+    Obj::default()
+        .put("router_id", s.router_id.clone().into())
+        .put("asn", s.asn.into())
+        .put("version", s.version.into())
+        .put("start_time", utc_timestamp(s.start_time).into())
+        .put("uptime_seconds", s.uptime.as_secs().into())
+        .put("peers", s.peers.iter().map(peer_json).collect())
+        .put("vips", s.vips.iter().map(vip_json).collect())
+        .put(
+            "last_reload",
+            s.last_reload.as_ref().map(reload_json).into(),
+        )
+        .put("blocking_pool", pool_json(&s.blocking_pool))
+        .done()
 }
 
 /// `blocking_pool` of `/status`: the pool of https, proxied http and gRPC
 /// probes, its load now and its counters since start.
 pub(crate) fn pool_json(p: &PoolView) -> Value {
-    json!({
-        "workers": p.workers,
-        "workers_max": p.workers_max,
-        "running": p.running,
-        "queued": p.queued,
-        "queue_max": p.queue_max,
-        "run": p.run,
-        "refused": p.refused,
-        "expired": p.expired,
-        // As `millis` rounds, without a Duration (from_secs_f64 panics on
-        // values out of its range).
-        "queue_wait_ms": (p.wait_sum * 1e6).round() / 1e3,
-    })
+    // As `millis` rounds, without a Duration (from_secs_f64 panics on
+    // values out of its range).
+    let queue_wait_ms = (p.wait_sum * 1e6).round() / 1e3;
+    Obj::default()
+        .put("workers", p.workers.into())
+        .put("workers_max", p.workers_max.into())
+        .put("running", p.running.into())
+        .put("queued", p.queued.into())
+        .put("queue_max", p.queue_max.into())
+        .put("run", p.run.into())
+        .put("refused", p.refused.into())
+        .put("expired", p.expired.into())
+        .put("queue_wait_ms", queue_wait_ms.into())
+        .done()
 }
 
 /// `last_reload` of `/status`: `result` is "applied" or "rejected" (the
 /// daemon kept its previous configuration), `errors` every reason.
 pub(crate) fn reload_json(r: &ReloadRecord) -> Value {
-    json!({
-        "time": utc_timestamp(r.time),
-        "result": if r.applied { "applied" } else { "rejected" },
-        "errors": r.errors,
-        "needs_restart": r.needs_restart,
-    })
+    Obj::default()
+        .put("time", utc_timestamp(r.time).into())
+        .put(
+            "result",
+            if r.applied { "applied" } else { "rejected" }.into(),
+        )
+        .put("errors", r.errors.clone().into())
+        .put("needs_restart", r.needs_restart.clone().into())
+        .done()
 }
 
 /// `/readyz`: ready when every required peer is Established (no peers is ready).
@@ -198,12 +263,16 @@ pub(crate) fn ready_json(s: &Snapshot) -> (bool, Value) {
     let unready: Vec<&str> = s.unready_peers().iter().map(|p| p.name.as_str()).collect();
     let peers: Vec<Value> = s.peers.iter().map(peer_json).collect();
     if unready.is_empty() {
-        (true, json!({"status": "ready", "peers": peers}))
+        let v = Obj::default()
+            .put("status", "ready".into())
+            .put("peers", peers.into());
+        (true, v.done())
     } else {
-        (
-            false,
-            json!({"status": "not_ready", "unready": unready, "peers": peers}),
-        )
+        let v = Obj::default()
+            .put("status", "not_ready".into())
+            .put("unready", unready.into())
+            .put("peers", peers.into());
+        (false, v.done())
     }
 }
 
@@ -238,21 +307,21 @@ pub fn trigger_json(o: &TriggerOutcome) -> Value {
             let longest = rs.iter().map(|(_, r)| r.duration).max().unwrap_or_default();
             let details: Map<String, Value> = rs
                 .iter()
-                .map(|(n, r)| (n.clone(), json!(r.details)))
+                .map(|(n, r)| (n.clone(), details(&r.details)))
                 .collect();
-            json!({
-                "success": o.combined,
-                "detail": detail.join("; "),
-                "duration_ms": millis(longest),
-                "timed_out": rs.iter().any(|(_, r)| r.timed_out),
-                "details": details,
-            })
+            Obj::default()
+                .put("success", o.combined.into())
+                .put("detail", detail.join("; ").into())
+                .put("duration_ms", millis(longest).into())
+                .put("timed_out", rs.iter().any(|(_, r)| r.timed_out).into())
+                .put("details", details.into())
+                .done()
         }
     };
-    json!({
-        "vip": o.vip,
-        "result": result,
-        "results": results,
-        "state": o.state,
-    })
+    Obj::default()
+        .put("vip", o.vip.clone().into())
+        .put("result", result)
+        .put("results", results.into())
+        .put("state", o.state.into())
+        .done()
 }

@@ -135,9 +135,9 @@ impl Field for Dur {
         match v.as_str().and_then(parse_duration) {
             Some(d) => Some(Dur(d)),
             None => {
-                errs.push(
+                errs.push_fmt(
                     path,
-                    format!(
+                    format_args!(
                         "{} is not a duration such as \"500ms\", \"2s\" or \"1m30s\"",
                         show(v)
                     ),

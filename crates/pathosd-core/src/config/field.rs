@@ -47,6 +47,13 @@ impl Errors {
         });
     }
 
+    /// `push` of a formatted message, formatted here: the caller passes
+    /// the arguments, not a `String` it made and must drop (a free and an
+    /// unwind cleanup at each of validation's error sites, issue 12).
+    pub fn push_fmt(&mut self, path: impl Into<String>, message: std::fmt::Arguments<'_>) {
+        self.push(path, message.to_string());
+    }
+
     pub fn has(&self, path: &str) -> bool {
         if path.is_empty() {
             return self.0.iter().any(|e| e.path.is_empty());
@@ -95,10 +102,24 @@ pub(crate) const QUOTE_MAX: usize = 64;
 /// QUOTE_MAX bytes (cut at a character boundary), followed by
 /// `… (N bytes)` when it was longer.
 pub fn quote(s: &str) -> String {
-    if s.len() <= QUOTE_MAX {
-        return format!("{s:?}");
+    Quote(s).to_string()
+}
+
+/// `quote` as a `Display`, for a message that quotes a value: the quoted
+/// text is written into the message, not made as a `String` first and
+/// dropped (a call, a free and an unwind cleanup less at each of the many
+/// error sites of validation, issue 12).
+pub struct Quote<'a>(pub &'a str);
+
+impl std::fmt::Display for Quote<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.0;
+        if s.len() <= QUOTE_MAX {
+            write!(f, "{s:?}")
+        } else {
+            write!(f, "{:?}… ({} bytes)", prefix(s), s.len())
+        }
     }
-    format!("{:?}… ({} bytes)", prefix(s), s.len())
 }
 
 /// The first QUOTE_MAX bytes of `s` or fewer, ending at a char boundary.
@@ -141,25 +162,32 @@ pub trait Field: Sized {
 }
 
 fn type_error<T>(v: &Value, path: &str, errs: &mut Errors, want: &str) -> Option<T> {
-    errs.push(path, format!("{} is not {want}", show(v)));
+    errs.push_fmt(path, format_args!("{} is not {want}", show(v)));
     None
+}
+
+/// An integer in `min..=max`, or an error naming the range: the body of
+/// every integer type's decode, compiled once.
+#[inline(never)]
+fn int_in(v: &Value, path: &str, errs: &mut Errors, min: i64, max: i64) -> Option<i64> {
+    // UCI has no numbers: a string of digits is accepted for integers.
+    let n = match v {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.trim().parse::<i64>().ok(),
+        _ => None,
+    };
+    match n.filter(|n| (min..=max).contains(n)) {
+        Some(x) => Some(x),
+        None => type_error(v, path, errs, &format!("an integer in {min}..={max}")),
+    }
 }
 
 macro_rules! int_field {
     ($($t:ty),*) => {$(
         impl Field for $t {
             fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
-                // UCI has no numbers: a string of digits is accepted for integers.
-                let n = match v {
-                    Value::Number(n) => n.as_i64(),
-                    Value::String(s) => s.trim().parse::<i64>().ok(),
-                    _ => None,
-                };
-                match n.and_then(|n| <$t>::try_from(n).ok()) {
-                    Some(x) => Some(x),
-                    None => type_error(v, path, errs, &format!(
-                        "an integer in {}..={}", <$t>::MIN, <$t>::MAX)),
-                }
+                int_in(v, path, errs, i64::from(<$t>::MIN), i64::from(<$t>::MAX))
+                    .and_then(|n| <$t>::try_from(n).ok())
             }
             fn encode(&self) -> Value {
                 json!(*self)
@@ -332,22 +360,34 @@ impl<T: Field> Field for Box<T> {
     }
 }
 
+/// Decodes each item of a list at its path (`path[i]`) with `item`, which
+/// keeps what decoded and says whether it did; false when `v` is not a list
+/// or an item failed. The walk of every `Vec<T>`, compiled once.
+#[inline(never)]
+fn decode_list(
+    v: &Value,
+    path: &str,
+    errs: &mut Errors,
+    item: &mut dyn FnMut(&Value, &str, &mut Errors) -> bool,
+) -> bool {
+    let Value::Array(items) = v else {
+        return type_error::<()>(v, path, errs, "a list").is_some();
+    };
+    let mut ok = true;
+    for (i, x) in items.iter().enumerate() {
+        ok &= item(x, &format!("{path}[{i}]"), errs);
+    }
+    ok
+}
+
 impl<T: Field> Field for Vec<T> {
     fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
-        match v {
-            Value::Array(items) => {
-                let mut out = Vec::with_capacity(items.len());
-                let mut ok = true;
-                for (i, item) in items.iter().enumerate() {
-                    match T::decode(item, &format!("{path}[{i}]"), errs) {
-                        Some(x) => out.push(x),
-                        None => ok = false,
-                    }
-                }
-                ok.then_some(out)
-            }
-            _ => type_error(v, path, errs, "a list"),
-        }
+        // At its exact size: a list of 10,000 VIPs must not hold 16,384.
+        let mut out = Vec::with_capacity(v.as_array().map_or(0, Vec::len));
+        let ok = decode_list(v, path, errs, &mut |item, p, errs| {
+            T::decode(item, p, errs).map(|x| out.push(x)).is_some()
+        });
+        ok.then_some(out)
     }
     fn encode(&self) -> Value {
         Value::Array(self.iter().map(Field::encode).collect())
@@ -400,7 +440,7 @@ pub fn object<'a>(
                 if !known.contains(&k.as_str()) {
                     if k.len() > QUOTE_MAX {
                         // The key is part of the path: keep the path short.
-                        errs.push(path, format!("unknown field {}", quote(k)));
+                        errs.push_fmt(path, format_args!("unknown field {}", Quote(k)));
                     } else {
                         errs.push(join(path, k), "unknown field");
                     }
@@ -409,10 +449,78 @@ pub fn object<'a>(
             Some(m)
         }
         _ => {
-            errs.push(path, format!("{} is not an object", show(v)));
+            errs.push_fmt(path, format_args!("{} is not an object", show(v)));
             None
         }
     }
+}
+
+/// Decodes a config struct's members: every key not in `keys` is an error
+/// (`object`), then each field present is decoded by `store` (its index in
+/// `keys`) at its own path, and a missing field that is `required` is an
+/// error there. One routine for every struct declared by `config_struct!`,
+/// which gives only the tables and the per-field store: the walk is not
+/// compiled once per struct (issue 12's flash budget). False when `v` is
+/// not an object.
+#[inline(never)]
+pub fn decode_struct(
+    v: &Value,
+    path: &str,
+    keys: &[&str],
+    required: &[bool],
+    errs: &mut Errors,
+    store: &mut dyn FnMut(usize, &Value, &str, &mut Errors),
+) -> bool {
+    let Some(m) = object(v, path, keys, errs) else {
+        return false;
+    };
+    for (i, key) in keys.iter().enumerate() {
+        let p = join(path, key);
+        match m.get(*key) {
+            Some(x) => store(i, x, &p, errs),
+            None if required.get(i).copied().unwrap_or(false) => errs.push(p, "required"),
+            None => {}
+        }
+    }
+    true
+}
+
+/// Decodes one field's value into its slot; a value that fails keeps the
+/// default (the error is recorded at `path`). Compiled once per field type,
+/// not once per field.
+pub fn store<T: Field>(slot: &mut T, v: &Value, path: &str, errs: &mut Errors) {
+    if let Some(d) = T::decode(v, path, errs) {
+        *slot = d;
+    }
+}
+
+/// Encodes a config struct: each field's JSON (`get` by its index in
+/// `keys`) under its key, the unset ones (null) left out. One routine for
+/// every struct, like `decode_struct`.
+#[inline(never)]
+pub fn encode_struct(keys: &[&str], get: &dyn Fn(usize) -> Value) -> Value {
+    let mut m = Map::new();
+    for (i, key) in keys.iter().enumerate() {
+        let v = get(i);
+        if !v.is_null() {
+            m.insert((*key).to_string(), v);
+        }
+    }
+    Value::Object(m)
+}
+
+/// Decodes a config enum: the index in `all` of the string `v` is, or an
+/// error naming every spelling. One routine for every `config_enum!`.
+#[inline(never)]
+pub fn decode_enum(v: &Value, path: &str, all: &[&str], errs: &mut Errors) -> Option<usize> {
+    let i = v.as_str().and_then(|s| all.iter().position(|t| *t == s));
+    if i.is_none() {
+        errs.push_fmt(
+            path,
+            format_args!("{} is not one of {}", show(v), all.join(", ")),
+        );
+    }
+    i
 }
 
 /// The JSON key of a field: its name, or the literal given where the name is
@@ -475,35 +583,44 @@ macro_rules! config_struct {
                 path: &str,
                 errs: &mut $crate::config::field::Errors,
             ) -> Option<Self> {
-                let known = [$($crate::__config_key!($field $($key)?)),*];
-                let m = $crate::config::field::object(v, path, &known, errs)?;
+                // The walk is one routine for every struct
+                // (`decode_struct`); what is this struct's own is the
+                // table of keys and, per field, the store into it.
+                #[allow(non_camel_case_types)]
+                enum Ix { $($field),* }
                 let mut out = $name::default();
-                $(
-                    let p = $crate::config::field::join(path, $crate::__config_key!($field $($key)?));
-                    match m.get($crate::__config_key!($field $($key)?)) {
-                        Some(x) => {
-                            if let Some(d) = <$ty as $crate::config::field::Field>::decode(x, &p, errs) {
-                                out.$field = d;
+                let ok = $crate::config::field::decode_struct(
+                    v,
+                    path,
+                    &[$($crate::__config_key!($field $($key)?)),*],
+                    &[$(<$ty as $crate::config::field::Field>::REQUIRED),*],
+                    errs,
+                    &mut |i, x, p, errs| {
+                        $(
+                            if i == Ix::$field as usize {
+                                $crate::config::field::store(&mut out.$field, x, p, errs);
+                                return;
                             }
-                        }
-                        None if <$ty as $crate::config::field::Field>::REQUIRED => {
-                            errs.push(p, "required");
-                        }
-                        None => {}
-                    }
-                )*
-                Some(out)
+                        )*
+                    },
+                );
+                ok.then_some(out)
             }
 
             fn encode(&self) -> serde_json::Value {
-                let mut m = serde_json::Map::new();
-                $(
-                    let v = $crate::config::field::Field::encode(&self.$field);
-                    if !v.is_null() {
-                        m.insert($crate::__config_key!($field $($key)?).to_string(), v);
-                    }
-                )*
-                serde_json::Value::Object(m)
+                #[allow(non_camel_case_types)]
+                enum Ix { $($field),* }
+                $crate::config::field::encode_struct(
+                    &[$($crate::__config_key!($field $($key)?)),*],
+                    &|i| {
+                        $(
+                            if i == Ix::$field as usize {
+                                return $crate::config::field::Field::encode(&self.$field);
+                            }
+                        )*
+                        serde_json::Value::Null
+                    },
+                )
             }
 
             #[cfg(any(test, feature = "json-schema"))]
@@ -576,17 +693,9 @@ macro_rules! config_enum {
                 path: &str,
                 errs: &mut $crate::config::field::Errors,
             ) -> Option<Self> {
-                match v.as_str() {
-                    $( Some($text) => Some($name::$variant), )*
-                    _ => {
-                        errs.push(path, format!(
-                            "{} is not one of {}",
-                            $crate::config::field::show(v),
-                            Self::ALL.join(", ")
-                        ));
-                        None
-                    }
-                }
+                const VARIANTS: &[$name] = &[$($name::$variant),*];
+                $crate::config::field::decode_enum(v, path, Self::ALL, errs)
+                    .and_then(|i| VARIANTS.get(i).copied())
             }
             fn encode(&self) -> serde_json::Value {
                 serde_json::Value::String(self.as_str().into())
@@ -615,6 +724,30 @@ mod tests {
         assert_eq!(show(&json!(past)), quote(&past));
         let arr = json!(vec![1; 100]);
         assert_eq!(show(&arr), format!("[{}1… (201 bytes)", "1,".repeat(31)));
+    }
+
+    /// A decoded list is held at its exact size (10,000 VIPs must not hold
+    /// 16,384 slots), and an item that fails leaves no list but reports at
+    /// its own path, after the items before it.
+    #[test]
+    fn lists_decode_at_their_size_and_report_each_item() {
+        let mut e = Errors::default();
+        let v: Vec<u16> = Field::decode(&json!([1, 2, 3, 4, 5]), "xs", &mut e).unwrap();
+        assert_eq!((v.len(), v.capacity()), (5, 5));
+        assert!(e.is_empty());
+        let bad = <Vec<u16>>::decode(&json!([1, "x", 70000]), "xs", &mut e);
+        assert!(bad.is_none());
+        let got: Vec<String> = e.0.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            got,
+            [
+                "xs[1]: \"x\" is not an integer in 0..=65535",
+                "xs[2]: 70000 is not an integer in 0..=65535",
+            ]
+        );
+        let mut e = Errors::default();
+        assert!(<Vec<u16>>::decode(&json!({"a": 1}), "xs", &mut e).is_none());
+        assert_eq!(e.0[0].to_string(), "xs: {\"a\":1} is not a list");
     }
 
     #[test]

@@ -589,7 +589,7 @@ impl PartialEq for BodyRegex {
 impl Field for BodyRegex {
     fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
         let Value::String(re) = v else {
-            errs.push(path, format!("{} is not a string", show(v)));
+            errs.push_fmt(path, format_args!("{} is not a string", show(v)));
             return None;
         };
         match regex_lite::Regex::new(re) {
@@ -598,9 +598,9 @@ impl Field for BodyRegex {
                 // regex_lite's message ends with the reason on its last line.
                 let e = e.to_string();
                 let reason = e.lines().last().unwrap_or_default().trim();
-                errs.push(
+                errs.push_fmt(
                     path,
-                    format!("{} does not compile: {reason}", super::field::quote(re)),
+                    format_args!("{} does not compile: {reason}", super::field::quote(re)),
                 );
                 None
             }
@@ -632,7 +632,7 @@ impl BodyJq {
 impl Field for BodyJq {
     fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
         let Value::String(jq) = v else {
-            errs.push(path, format!("{} is not a string", show(v)));
+            errs.push_fmt(path, format_args!("{} is not a string", show(v)));
             return None;
         };
         if jq.trim().is_empty() {
@@ -645,7 +645,7 @@ impl Field for BodyJq {
                 expr,
             }),
             Err(e) => {
-                errs.push(path, format!("{}: {e}", super::field::quote(jq)));
+                errs.push_fmt(path, format_args!("{}: {e}", super::field::quote(jq)));
                 None
             }
         }
@@ -703,9 +703,9 @@ impl Field for CodeRange {
             _ => None,
         };
         if r.is_none() {
-            errs.push(
+            errs.push_fmt(
                 path,
-                format!(
+                format_args!(
                     "{} is not a status code (100..599) or range such as \"200-299\"",
                     show(v)
                 ),
@@ -736,9 +736,9 @@ impl Field for Community {
             Some(Community(a.trim().parse().ok()?, b.trim().parse().ok()?))
         });
         if parsed.is_none() {
-            errs.push(
+            errs.push_fmt(
                 path,
-                format!(
+                format_args!(
                     "{} is not a community \"asn:value\" with 16-bit parts",
                     show(v)
                 ),
@@ -765,9 +765,9 @@ impl Field for LargeCommunity {
             it.next().is_none().then_some(LargeCommunity(a, b, c))
         });
         if parsed.is_none() {
-            errs.push(
+            errs.push_fmt(
                 path,
-                format!(
+                format_args!(
                     "{} is not a large community \"global:local1:local2\" with 32-bit parts",
                     show(v)
                 ),

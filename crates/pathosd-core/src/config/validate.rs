@@ -6,7 +6,7 @@
 
 use super::dns_name::DnsName;
 use super::duration::Dur;
-use super::field::{join, quote, Errors};
+use super::field::{join, Errors, Quote};
 use super::policy_expr::{self, is_identifier, RESERVED};
 use super::proxy::Proxy;
 use super::schema::*;
@@ -110,7 +110,10 @@ impl Counts {
 /// The error for a list longer than `max`, if it is.
 fn too_many(errs: &mut Errors, path: &str, what: &str, len: usize, max: usize) -> bool {
     if len > max {
-        errs.push(path, format!("{len} {what}, more than the limit of {max}"));
+        errs.push_fmt(
+            path,
+            format_args!("{len} {what}, more than the limit of {max}"),
+        );
         true
     } else {
         false
@@ -371,9 +374,9 @@ fn check_rules(c: &Config, errs: &mut Errors) {
     match c.schema.as_str() {
         "v1" => {}
         "" => errs.push("schema", "required (set \"v1\")"),
-        other => errs.push(
+        other => errs.push_fmt(
             "schema",
-            format!("unsupported version {} (expected \"v1\")", quote(other)),
+            format_args!("unsupported version {} (expected \"v1\")", Quote(other)),
         ),
     }
     router(c, errs);
@@ -389,9 +392,9 @@ fn router(c: &Config, errs: &mut Errors) {
     }
     match r.router_id {
         None => errs.push("router.router_id", "required (an IPv4 address)"),
-        Some(IpAddr::V6(a)) => errs.push(
+        Some(IpAddr::V6(a)) => errs.push_fmt(
             "router.router_id",
-            format!("{a} is not an IPv4 address (the BGP identifier is 32 bits)"),
+            format_args!("{a} is not an IPv4 address (the BGP identifier is 32 bits)"),
         ),
         Some(IpAddr::V4(a)) if a.is_unspecified() => errs.push(
             "router.router_id",
@@ -400,9 +403,9 @@ fn router(c: &Config, errs: &mut Errors) {
         Some(_) => {}
     }
     if let Some(IpAddr::V4(a)) = r.local_address_ipv6 {
-        errs.push(
+        errs.push_fmt(
             "router.local_address_ipv6",
-            format!("{a} is not an IPv6 address"),
+            format_args!("{a} is not an IPv6 address"),
         );
     }
     if r.local_address_ipv6.is_none() {
@@ -413,9 +416,9 @@ fn router(c: &Config, errs: &mut Errors) {
             .enumerate()
             .find(|(_, v)| v.prefix.afi() == crate::bgp::types::Afi::Ipv6);
         if let Some((i, v)) = v6 {
-            errs.push(
+            errs.push_fmt(
                 "router.local_address_ipv6",
-                format!(
+                format_args!(
                     "required because vips[{i}].prefix {} is IPv6 (it is the IPv6 next hop)",
                     v.prefix
                 ),
@@ -427,12 +430,15 @@ fn router(c: &Config, errs: &mut Errors) {
 /// Hold and keepalive rules, shared by bgp and each neighbor's overrides.
 fn hold_time(path: &str, hold: Dur, errs: &mut Errors) {
     if !hold.is_zero() && hold < Dur::secs(3) {
-        errs.push(path, format!("{hold} must be 0 or at least 3s"));
+        errs.push_fmt(path, format_args!("{hold} must be 0 or at least 3s"));
     } else if hold > Dur::secs(HOLD_MAX_SECS) {
-        errs.push(path, format!("{hold} is more than {HOLD_MAX_SECS}s"));
+        errs.push_fmt(path, format_args!("{hold} is more than {HOLD_MAX_SECS}s"));
     } else if hold.get().subsec_nanos() != 0 {
         // RFC 4271 §4.2: the OPEN message carries the Hold Time in seconds.
-        errs.push(path, format!("{hold} is not a whole number of seconds"));
+        errs.push_fmt(
+            path,
+            format_args!("{hold} is not a whole number of seconds"),
+        );
     }
 }
 
@@ -441,14 +447,14 @@ fn keepalive(path: &str, keepalive: Dur, hold: Dur, errs: &mut Errors) {
         return;
     }
     if hold.is_zero() {
-        errs.push(
+        errs.push_fmt(
             path,
-            format!("{keepalive} must be 0 when hold_time is 0 (no keepalives)"),
+            format_args!("{keepalive} must be 0 when hold_time is 0 (no keepalives)"),
         );
     } else if keepalive >= hold {
-        errs.push(
+        errs.push_fmt(
             path,
-            format!("{keepalive} must be less than hold_time {hold}"),
+            format_args!("{keepalive} must be less than hold_time {hold}"),
         );
     }
 }
@@ -456,9 +462,9 @@ fn keepalive(path: &str, keepalive: Dur, hold: Dur, errs: &mut Errors) {
 fn bgp(c: &Config, errs: &mut Errors) {
     let b = &c.bgp;
     if b.listen_port != -1 && !(1..=65535).contains(&b.listen_port) {
-        errs.push(
+        errs.push_fmt(
             "bgp.listen_port",
-            format!(
+            format_args!(
                 "{} must be -1 (disabled) or in range 1..65535",
                 b.listen_port
             ),
@@ -469,9 +475,9 @@ fn bgp(c: &Config, errs: &mut Errors) {
         keepalive("bgp.keepalive_time", b.keepalive_time, b.hold_time, errs);
     }
     if b.shutdown_drain > SHUTDOWN_DRAIN_MAX {
-        errs.push(
+        errs.push_fmt(
             "bgp.shutdown_drain",
-            format!(
+            format_args!(
                 "{} is more than {SHUTDOWN_DRAIN_MAX} (procd kills a stopping service after 5s)",
                 b.shutdown_drain
             ),
@@ -505,9 +511,9 @@ fn bgp(c: &Config, errs: &mut Errors) {
         // An accepted connection is matched to its neighbor by address.
         if let Some(a) = n.address {
             match addresses.get(&a) {
-                Some(first) => errs.push(
+                Some(first) => errs.push_fmt(
                     join(&p, "address"),
-                    format!("duplicate neighbor address {a} (also bgp.neighbors[{first}])"),
+                    format_args!("duplicate neighbor address {a} (also bgp.neighbors[{first}])"),
                 ),
                 None => {
                     addresses.insert(a, i);
@@ -516,11 +522,11 @@ fn bgp(c: &Config, errs: &mut Errors) {
         }
         if !n.name.is_empty() {
             if let Some(first) = names.get(n.name.as_str()) {
-                errs.push(
+                errs.push_fmt(
                     join(&p, "name"),
-                    format!(
+                    format_args!(
                         "duplicate neighbor name {} (also bgp.neighbors[{first}])",
-                        quote(&n.name)
+                        Quote(&n.name)
                     ),
                 );
             } else {
@@ -535,19 +541,19 @@ fn object_name(path: &str, name: &str, errs: &mut Errors) {
     if name.is_empty() {
         errs.push(path, "required");
     } else if name.len() > MAX_NAME_LEN {
-        errs.push(
+        errs.push_fmt(
             path,
-            format!("{} is longer than {MAX_NAME_LEN} bytes", quote(name)),
+            format_args!("{} is longer than {MAX_NAME_LEN} bytes", Quote(name)),
         );
     } else if !name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
     {
-        errs.push(
+        errs.push_fmt(
             path,
-            format!(
+            format_args!(
                 "{} may contain only letters, digits, '_', '-' and '.'",
-                quote(name)
+                Quote(name)
             ),
         );
     }
@@ -557,9 +563,10 @@ fn neighbor(c: &Config, n: &Neighbor, p: &str, errs: &mut Errors) {
     object_name(&join(p, "name"), &n.name, errs);
     match n.address {
         None => errs.push(join(p, "address"), "required"),
-        Some(a) if a.is_unspecified() || a.is_multicast() => {
-            errs.push(join(p, "address"), format!("{a} is not a unicast address"))
-        }
+        Some(a) if a.is_unspecified() || a.is_multicast() => errs.push_fmt(
+            join(p, "address"),
+            format_args!("{a} is not a unicast address"),
+        ),
         Some(_) => {}
     }
     if n.peer_asn == 0 {
@@ -570,9 +577,9 @@ fn neighbor(c: &Config, n: &Neighbor, p: &str, errs: &mut Errors) {
     }
     if let (Some(l), Some(a)) = (n.local_address, n.address) {
         if l.is_ipv4() != a.is_ipv4() {
-            errs.push(
+            errs.push_fmt(
                 join(p, "local_address"),
-                format!("{l} and address {a} are of different address families"),
+                format_args!("{l} and address {a} are of different address families"),
             );
         }
     }
@@ -581,18 +588,18 @@ fn neighbor(c: &Config, n: &Neighbor, p: &str, errs: &mut Errors) {
     let local = n.local_address.or(c.router.local_address);
     if let (false, Some(l), Some(a)) = (n.passive, local, n.address) {
         if l == a {
-            errs.push(
+            errs.push_fmt(
                 join(p, "local_address"),
-                format!("active peer local_address {:?} must differ from neighbor address {:?} to avoid self-dial", l.to_string(), a.to_string()),
+                format_args!("active peer local_address {:?} must differ from neighbor address {:?} to avoid self-dial", l.to_string(), a.to_string()),
             );
         }
     }
     if let Some(pw) = &n.auth_password {
         if pw.len() > MD5_KEY_MAX {
             // The key itself is a secret: say how long, not what.
-            errs.push(
+            errs.push_fmt(
                 join(p, "auth_password"),
-                format!(
+                format_args!(
                     "is {} bytes; TCP MD5 keys are at most {MD5_KEY_MAX} bytes",
                     pw.len()
                 ),
@@ -600,9 +607,9 @@ fn neighbor(c: &Config, n: &Neighbor, p: &str, errs: &mut Errors) {
         }
     }
     if n.multihop_ttl != 0 && !n.enable_multihop {
-        errs.push(
+        errs.push_fmt(
             join(p, "multihop_ttl"),
-            format!(
+            format_args!(
                 "{} has no effect when enable_multihop is false",
                 n.multihop_ttl
             ),
@@ -636,20 +643,23 @@ fn error_wait(n: &Neighbor, p: &str, errs: &mut Errors) {
         ("error_wait_max", n.error_wait_max),
     ] {
         if d < ERROR_WAIT_MIN {
-            errs.push(
+            errs.push_fmt(
                 join(p, name),
-                format!("{d} is less than {ERROR_WAIT_MIN} (a refused peer would be redialled in a busy loop)"),
+                format_args!("{d} is less than {ERROR_WAIT_MIN} (a refused peer would be redialled in a busy loop)"),
             );
             in_range = false;
         } else if d > ERROR_WAIT_MAX {
-            errs.push(join(p, name), format!("{d} is more than {ERROR_WAIT_MAX}"));
+            errs.push_fmt(
+                join(p, name),
+                format_args!("{d} is more than {ERROR_WAIT_MAX}"),
+            );
             in_range = false;
         }
     }
     if in_range && n.error_wait_min > n.error_wait_max {
-        errs.push(
+        errs.push_fmt(
             join(p, "error_wait_min"),
-            format!(
+            format_args!(
                 "{} must not be more than error_wait_max {}",
                 n.error_wait_min, n.error_wait_max
             ),
@@ -665,11 +675,11 @@ pub(crate) const API_TOKEN_MAX: usize = 256;
 
 fn api(a: &Api, errs: &mut Errors) {
     if !a.listen.is_empty() && listen_addr(&a.listen).is_none() {
-        errs.push(
+        errs.push_fmt(
             "api.listen",
-            format!(
+            format_args!(
                 "{} is not host:port such as 127.0.0.1:59179 (empty disables the API)",
-                quote(&a.listen)
+                Quote(&a.listen)
             ),
         );
     }
@@ -688,9 +698,9 @@ fn api(a: &Api, errs: &mut Errors) {
                 "may contain only letters, digits and - . _ ~ + / (then = padding), as a bearer token (RFC 6750)",
             );
         } else if !(API_TOKEN_MIN..=API_TOKEN_MAX).contains(&t.len()) {
-            errs.push(
+            errs.push_fmt(
                 "api.token",
-                format!(
+                format_args!(
                     "is {} characters; it must have {API_TOKEN_MIN} to {API_TOKEN_MAX}",
                     t.len()
                 ),
@@ -734,16 +744,16 @@ fn vips(c: &Config, errs: &mut Errors) {
         let p = format!("vips[{i}]");
         object_name(&join(&p, "name"), &v.name, errs);
         if let Some(first) = first_name[i] {
-            errs.push(
+            errs.push_fmt(
                 join(&p, "name"),
-                format!("duplicate VIP name {} (also vips[{first}])", quote(&v.name)),
+                format_args!("duplicate VIP name {} (also vips[{first}])", Quote(&v.name)),
             );
         }
         let pp = join(&p, "prefix");
         if let Some(first) = first_prefix[i] {
-            errs.push(
+            errs.push_fmt(
                 pp,
-                format!("duplicate prefix {} (also vips[{first}].prefix)", v.prefix),
+                format_args!("duplicate prefix {} (also vips[{first}].prefix)", v.prefix),
             );
         }
         vip(v, &p, errs);
@@ -831,19 +841,22 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
         let np = join(cp, "name");
         if let Some(n) = &c.name {
             if n.len() > MAX_NAME_LEN {
-                errs.push(
+                errs.push_fmt(
                     &np,
-                    format!("{} is longer than {MAX_NAME_LEN} bytes", quote(n)),
+                    format_args!("{} is longer than {MAX_NAME_LEN} bytes", Quote(n)),
                 );
                 names_ok = false;
             } else if !is_identifier(n) {
-                errs.push(
+                errs.push_fmt(
                     &np,
-                    format!("{} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)", quote(n)),
+                    format_args!("{} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)", Quote(n)),
                 );
                 names_ok = false;
             } else if RESERVED.contains(&n.as_str()) {
-                errs.push(&np, format!("{} is reserved in checks_policy", quote(n)));
+                errs.push_fmt(
+                    &np,
+                    format_args!("{} is reserved in checks_policy", Quote(n)),
+                );
                 names_ok = false;
             }
         }
@@ -853,9 +866,9 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
         }
         match seen.get(&name) {
             Some(first) => {
-                errs.push(
+                errs.push_fmt(
                     &np,
-                    format!("duplicate check name {} (also {first}); two checks of the same type need explicit names", quote(&name)),
+                    format_args!("duplicate check name {} (also {first}); two checks of the same type need explicit names", Quote(&name)),
                 );
                 names_ok = false;
             }
@@ -868,12 +881,12 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
     if !v.always && names_ok && !list.is_empty() && !errs.has(&pp) {
         let names: Vec<String> = list.iter().map(|(_, c)| c.effective_name()).collect();
         if let Err(e) = policy_expr::compile(&v.checks_policy, &names) {
-            errs.push(
+            errs.push_fmt(
                 pp,
-                format!(
+                format_args!(
                     "column {} of {}: {}",
                     e.column,
-                    quote(&v.checks_policy),
+                    Quote(&v.checks_policy),
                     e.message
                 ),
             );
@@ -887,7 +900,10 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
             || ifname.len() > 15
             || ifname.chars().any(|c| c == '/' || c.is_whitespace())
         {
-            errs.push(&ip, format!("{} is not an interface name", quote(ifname)));
+            errs.push_fmt(
+                &ip,
+                format_args!("{} is not an interface name", Quote(ifname)),
+            );
         }
     }
     policy(&v.policy, &join(p, "policy"), errs);
@@ -905,7 +921,7 @@ fn policy(pol: &Policy, p: &str, errs: &mut Errors) {
         ),
     ] {
         if n > PREPEND_MAX {
-            errs.push(path, format!("{n} is more than {PREPEND_MAX}"));
+            errs.push_fmt(path, format_args!("{n} is more than {PREPEND_MAX}"));
         }
     }
     if pol.fail_action == FailAction::DrainThenWithdraw && pol.drain_time.is_zero() {
@@ -916,9 +932,9 @@ fn policy(pol: &Policy, p: &str, errs: &mut Errors) {
     }
     if let Some(f) = &pol.lower_priority_file {
         if !f.starts_with('/') {
-            errs.push(
+            errs.push_fmt(
                 join(p, "lower_priority_file"),
-                format!("{} must be an absolute path", quote(f)),
+                format_args!("{} must be an absolute path", Quote(f)),
             );
         }
     }
@@ -949,9 +965,9 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
     if c.timeout.is_zero() {
         errs.push(&timeout_p, "0s must be greater than 0");
     } else if c.timeout >= c.interval && !errs.has(&interval_p) && !errs.has(&timeout_p) {
-        errs.push(
+        errs.push_fmt(
             &timeout_p,
-            format!("{} must be less than interval {}", c.timeout, c.interval),
+            format_args!("{} must be less than interval {}", c.timeout, c.interval),
         );
     }
     for (key, n) in [("rise", c.rise), ("fall", c.fall)] {
@@ -961,9 +977,9 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
     }
     let Some(kind) = c.kind else {
         if !errs.has(&join(cp, "type")) {
-            errs.push(
+            errs.push_fmt(
                 join(cp, "type"),
-                format!("required (one of {})", CheckType::ALL.join(", ")),
+                format_args!("required (one of {})", CheckType::ALL.join(", ")),
             );
         }
         return;
@@ -985,9 +1001,9 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
     ];
     for (key, present, applies) in blocks {
         if present && !applies {
-            errs.push(
+            errs.push_fmt(
                 join(cp, key),
-                format!("a {key} block does not apply to a {kind} check"),
+                format_args!("a {key} block does not apply to a {kind} check"),
             );
         }
     }
@@ -996,9 +1012,9 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
     let host_prefix = Some((v.prefix.is_host(), v.prefix));
     let need_host = |path: String, errs: &mut Errors| {
         if let Some((false, px)) = host_prefix {
-            errs.push(
+            errs.push_fmt(
                 path,
-                format!("required because prefix {px} is not a single address (/32 or /128)"),
+                format_args!("required because prefix {px} is not a single address (/32 or /128)"),
             );
         }
     };
@@ -1012,7 +1028,7 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
             let d = HttpCheck::default();
             let h = c.http.as_deref().unwrap_or(&d);
             if kind == CheckType::Https && !crate::TLS {
-                errs.push(join(cp, "type"), format!("https {}", crate::NEEDS_TLS));
+                errs.push_fmt(join(cp, "type"), format_args!("https {}", crate::NEEDS_TLS));
             }
             http(h, kind, &join(cp, "http"), &need_host, errs);
             not_empty(join(cp, "http.host"), &h.host, errs);
@@ -1032,7 +1048,7 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
                     // the probe could not send is refused now.
                     errs.push(
                         format!("{p}.names[{k}]"),
-                        format!("{} is not a DNS name: {why}", quote(n)),
+                        format!("{} is not a DNS name: {why}", Quote(n)),
                     );
                 }
             }
@@ -1050,12 +1066,15 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
             let d = PingCheck::default();
             let ping = c.ping.as_deref().unwrap_or(&d);
             if !(1..=60).contains(&ping.count) {
-                errs.push(join(&p, "count"), format!("{} is not in 1..60", ping.count));
+                errs.push_fmt(
+                    join(&p, "count"),
+                    format_args!("{} is not in 1..60", ping.count),
+                );
             }
             if !(0.0..1.0).contains(&ping.max_loss_ratio) {
-                errs.push(
+                errs.push_fmt(
                     join(&p, "max_loss_ratio"),
-                    format!("{} is not in [0, 1)", ping.max_loss_ratio),
+                    format_args!("{} is not in [0, 1)", ping.max_loss_ratio),
                 );
             }
             if ping.count > 1 && ping.interval.is_zero() {
@@ -1065,9 +1084,9 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
                 // or the last ones are lost by construction.
                 let gaps = ping.interval.get().saturating_mul(ping.count - 1);
                 if Dur(gaps) >= c.timeout {
-                    errs.push(
+                    errs.push_fmt(
                         join(&p, "interval"),
-                        format!(
+                        format_args!(
                             "(count - 1) x interval = {} must be less than the check timeout {}",
                             Dur(gaps),
                             c.timeout
@@ -1080,9 +1099,11 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
                 Some(dst) => {
                     if let Some(src) = ping.src_ip {
                         if src.is_ipv4() != dst.is_ipv4() {
-                            errs.push(
+                            errs.push_fmt(
                                 join(&p, "src_ip"),
-                                format!("{src} and dst_ip {dst} are of different address families"),
+                                format_args!(
+                                    "{src} and dst_ip {dst} are of different address families"
+                                ),
                             );
                         }
                     }
@@ -1112,11 +1133,11 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
                 if u.payload.is_some() {
                     errs.push(join(&p, "payload_hex"), "cannot be combined with payload");
                 } else if hex_bytes(hex).is_none() {
-                    errs.push(
+                    errs.push_fmt(
                         join(&p, "payload_hex"),
-                        format!(
+                        format_args!(
                             "{} is not hex (an even number of 0-9a-f digits)",
-                            quote(hex)
+                            Quote(hex)
                         ),
                     );
                 }
@@ -1132,7 +1153,7 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
                 h => not_empty(join(&p, "host"), h, errs),
             }
             if g.tls && !crate::TLS {
-                errs.push(join(&p, "tls"), format!("true {}", crate::NEEDS_TLS));
+                errs.push_fmt(join(&p, "tls"), format_args!("true {}", crate::NEEDS_TLS));
             }
             if !g.tls {
                 for (key, set) in [
@@ -1162,11 +1183,11 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
                     None => false,
                 };
                 if !ok {
-                    errs.push(
+                    errs.push_fmt(
                         join(&p, "method"),
-                        format!(
+                        format_args!(
                             "{} is not a method such as /pkg.Service/Method",
-                            quote(g.method.as_deref().unwrap_or_default())
+                            Quote(g.method.as_deref().unwrap_or_default())
                         ),
                     );
                 }
@@ -1176,11 +1197,11 @@ fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
             }
             for (k, code) in g.ok_codes.iter().enumerate() {
                 if grpc_code(code).is_none() {
-                    errs.push(
+                    errs.push_fmt(
                         format!("{p}.ok_codes[{k}]"),
-                        format!(
+                        format_args!(
                             "{} is not a gRPC status code such as OK or NOT_FOUND",
-                            quote(code)
+                            Quote(code)
                         ),
                     );
                 }
@@ -1210,7 +1231,10 @@ fn port_required(path: &str, port: u16, errs: &mut Errors) {
 fn header(path: &str, name: &str, value: &str, errs: &mut Errors) {
     let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
     if name.is_empty() || !name.chars().all(tchar) {
-        errs.push(path, format!("{} is not a valid header name", quote(name)));
+        errs.push_fmt(
+            path,
+            format_args!("{} is not a valid header name", Quote(name)),
+        );
     } else if value.chars().any(|c| matches!(c, '\r' | '\n' | '\0')) {
         errs.push(path, "value contains a line break or NUL");
     }
@@ -1232,22 +1256,22 @@ fn http(
         }
     } else {
         match split_url(&h.url) {
-            None => errs.push(
+            None => errs.push_fmt(
                 &url_p,
-                format!(
+                format_args!(
                     "{} must be a path such as /healthz or an http:// or https:// URL",
-                    quote(&h.url)
+                    Quote(&h.url)
                 ),
             ),
             Some(u) => {
                 if kind == CheckType::Https && !u.https {
-                    errs.push(
+                    errs.push_fmt(
                         &url_p,
-                        format!("{} is http:// but the check type is https", quote(&h.url)),
+                        format_args!("{} is http:// but the check type is https", Quote(&h.url)),
                     );
                 }
                 if u.https && kind == CheckType::Http && !crate::TLS {
-                    errs.push(&url_p, format!("{:?} {}", h.url, crate::NEEDS_TLS));
+                    errs.push_fmt(&url_p, format_args!("{:?} {}", h.url, crate::NEEDS_TLS));
                 }
                 tls |= u.https;
                 full = Some(u);
@@ -1255,7 +1279,10 @@ fn http(
         }
     }
     if h.url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        errs.push(&url_p, format!("{} contains whitespace", quote(&h.url)));
+        errs.push_fmt(
+            &url_p,
+            format_args!("{} contains whitespace", Quote(&h.url)),
+        );
     }
     if h.port == Some(0) {
         errs.push(join(p, "port"), "0 is not a port (1..65535)");
@@ -1282,15 +1309,15 @@ fn http(
     if let Some(proxy) = &h.proxy {
         let pp = join(p, "proxy");
         if !(proxy.starts_with("http://") || proxy.starts_with("https://")) {
-            errs.push(
+            errs.push_fmt(
                 &pp,
-                format!("{} is not an http:// or https:// proxy URL", quote(proxy)),
+                format_args!("{} is not an http:// or https:// proxy URL", Quote(proxy)),
             );
         } else if let Err(why) = Proxy::parse(proxy) {
             // The probes connect with the parts read here.
             errs.push(
                 &pp,
-                format!("{} is not a usable proxy URL: {why}", quote(proxy)),
+                format!("{} is not a usable proxy URL: {why}", Quote(proxy)),
             );
         } else if full
             .as_ref()
@@ -1302,7 +1329,7 @@ fn http(
             );
         } else if proxy.starts_with("https://") && !crate::TLS {
             // The connection to an https:// proxy is itself TLS.
-            errs.push(&pp, format!("{proxy:?} {}", crate::NEEDS_TLS));
+            errs.push_fmt(&pp, format_args!("{proxy:?} {}", crate::NEEDS_TLS));
         }
     }
     if h.tls_insecure && h.tls_ca_cert.is_some() {
