@@ -178,16 +178,8 @@ fn a_route_the_encoder_skips_is_reported_and_not_advertised() {
     c.write_done();
     assert!(!c.adj_rib_out().advertised().contains_key(&p("10.9.9.9/32")));
     assert_eq!(c.summary().advertised, 1);
-    // The owner's copy of the Adj-RIB-Out does not have it either.
-    let routes: Vec<Prefix> = c
-        .take_updates()
-        .into_iter()
-        .filter_map(|u| match u {
-            StatusUpdate::Routes(d) => Some(d.announce.into_iter().map(|(p, _)| p)),
-            StatusUpdate::Summary(_) => None,
-        })
-        .flatten()
-        .collect();
+    // What /metrics reads (the Adj-RIB-Out itself) does not have it either.
+    let routes: Vec<Prefix> = c.adj_rib_out().advertised().keys().copied().collect();
     assert_eq!(routes, vec![host(1)]);
     // Its withdrawal sends nothing: the peer never had it.
     c.on_routes(&[(p("10.9.9.9/32"), None)]);
@@ -245,21 +237,19 @@ fn status_reports_state_counters_and_adj_rib_out_changes() {
     assert_eq!((s.established_count, s.flaps, s.advertised), (1, 0, 1));
     assert_eq!((s.messages_in.open, s.messages_out.update), (1, 13));
     assert_eq!(s.last_error, None, "cleared on Established");
-    // Routes first, then the summary that counts them.
+    // The summary that counts the routes; the routes themselves stay in
+    // the session, where the owner reads them.
     let u = c.take_updates();
-    assert!(
-        matches!(&u[..], [StatusUpdate::Routes(d), StatusUpdate::Summary(_)]
-        if !d.reset && d.announce.len() == 1)
-    );
+    assert!(matches!(&u[..], [StatusUpdate::Summary(s)] if s.advertised == 1));
+    assert_eq!(c.adj_rib_out().advertised().len(), 1);
 
     // Down: the owner drops the peer's routes, the flap is counted.
     assert!(c.on_transition(State::Established, State::Idle, Some("hold timer expired")));
     c.on_session_down();
     let u = c.take_updates();
-    assert!(
-        matches!(&u[..], [StatusUpdate::Routes(d), StatusUpdate::Summary(s)]
-        if d.reset && s.flaps == 1 && s.advertised == 0 && s.established_at.is_none())
-    );
+    assert!(matches!(&u[..], [StatusUpdate::Summary(s)]
+        if s.flaps == 1 && s.advertised == 0 && s.established_at.is_none()));
+    assert!(c.adj_rib_out().advertised().is_empty());
     c.on_stopped_for_good("cannot set the TCP MD5 key".into());
     assert!(!c.summary().running);
 }

@@ -24,9 +24,10 @@
 //!   is reported in [`Pass::skipped`] and is not recorded in the
 //!   Adj-RIB-Out; if the peer held an older version of it, that one is
 //!   withdrawn, as it no longer says what pathosd means.
-//! * **Status bookkeeping.** State, uptime start, counters, errors and the
-//!   routes the peer has from us are kept here and handed to the owner as
-//!   [`StatusUpdate`]s; the owner keeps the summaries /status shows.
+//! * **Status bookkeeping.** State, uptime start, counters and errors are
+//!   kept here and handed to the owner as [`StatusUpdate`]s; the owner
+//!   keeps the summaries /status shows. The routes the peer has from us
+//!   (the Adj-RIB-Out) the owner reads from the core itself.
 //! * **Connection collisions** (RFC 4271 §6.8): [`on_inbound`] and
 //!   [`on_candidate_open`] decide which connection stays.
 //! * **Retry jitter** (RFC 4271 §10) for the ConnectRetryTimer and the
@@ -152,27 +153,15 @@ impl Summary {
     }
 }
 
-/// How the routes the peer has from us changed (its Adj-RIB-Out), for the
-/// owner's copy that /metrics shows. The attributes are shared `Arc`s.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RoutesDelta {
-    /// The peer dropped everything first (the session went down).
-    pub reset: bool,
-    pub announce: Vec<(Prefix, Arc<PathAttrs>)>,
-    pub withdraw: Vec<Prefix>,
-}
-
-impl RoutesDelta {
-    fn is_empty(&self) -> bool {
-        !self.reset && self.announce.is_empty() && self.withdraw.is_empty()
-    }
-}
-
-/// A session's report to the owner.
+/// A session's report to the owner. The routes the peer has from us are
+/// not reported: the owner reads them from the session
+/// ([`SessionCore::adj_rib_out`]) when /metrics asks, instead of keeping a
+/// copy of each session's Adj-RIB-Out (10,000 routes, ≈ 280 KB, a peer at
+/// 10,000 `always` VIPs, and the change list that built it at the first
+/// pass; issue 11).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StatusUpdate {
     Summary(Summary),
-    Routes(RoutesDelta),
 }
 
 /// UPDATEs to write in one go.
@@ -205,7 +194,6 @@ pub struct SessionCore {
     four_octet_as: bool,
     summary: Summary,
     summary_changed: bool,
-    routes: RoutesDelta,
     /// The last down reason reported at info, so retries that fail the same
     /// way are logged at debug.
     logged_reason: Option<String>,
@@ -226,7 +214,6 @@ impl SessionCore {
             four_octet_as: false,
             summary: Summary::idle(true),
             summary_changed: true,
-            routes: RoutesDelta::default(),
             logged_reason: None,
             rng: seed | 1,
         }
@@ -237,9 +224,7 @@ impl SessionCore {
         &self.rib
     }
 
-    /// What the peer has from us (for the replay tests; the driver gets
-    /// the changes as reports).
-    #[cfg(any(test, feature = "test-support"))]
+    /// What the peer has from us: the owner reads it for /metrics.
     pub fn adj_rib_out(&self) -> &AdjRibOut {
         &self.adj
     }
@@ -296,10 +281,6 @@ impl SessionCore {
         self.dirty.clear();
         self.full = false;
         self.writing = false;
-        self.routes = RoutesDelta {
-            reset: true,
-            ..RoutesDelta::default()
-        };
         let s = &mut self.summary;
         s.established_at = None;
         s.advertised = 0;
@@ -407,10 +388,6 @@ impl SessionCore {
                 self.summary.advertised = advertised;
                 self.summary_changed = true;
             }
-            self.routes
-                .withdraw
-                .extend(changes.withdraw.iter().copied());
-            self.routes.announce.append(&mut changes.announce);
         }
         Pass {
             bytes,
@@ -476,13 +453,9 @@ impl SessionCore {
         session || new_reason
     }
 
-    /// What changed since the last call, for the owner: the routes first,
-    /// then the summary.
+    /// What changed since the last call, for the owner: the summary.
     pub fn take_updates(&mut self) -> Vec<StatusUpdate> {
         let mut out = Vec::new();
-        if !self.routes.is_empty() {
-            out.push(StatusUpdate::Routes(std::mem::take(&mut self.routes)));
-        }
         if self.summary_changed {
             self.summary_changed = false;
             out.push(StatusUpdate::Summary(self.summary.clone()));
