@@ -371,6 +371,16 @@ impl AdjRibOut {
 
     /// Records `changes` as sent: what the peer has from us now.
     pub fn commit(&mut self, changes: &Changes) {
+        self.commit_taking(changes.announce.clone(), &changes.withdraw);
+    }
+
+    /// [`AdjRibOut::commit`] of `announce` and `withdraw`, taking the
+    /// announcements: a new session's whole table is built from their
+    /// buffer in place. `BTreeMap`'s bulk build first collects its input
+    /// into a `Vec`; from a borrowed list that was a second copy of the
+    /// table's pairs (10,000 routes: 320 KB) beside the list and the new
+    /// table, at the daemon's peak (issue 11).
+    pub fn commit_taking(&mut self, announce: Vec<(Prefix, Arc<PathAttrs>)>, withdraw: &[Prefix]) {
         if !self.established {
             return;
         }
@@ -378,14 +388,14 @@ impl AdjRibOut {
             // The whole table of a new session: one bulk build (the
             // announcements are in prefix order) instead of a search per
             // route.
-            self.sent = changes.announce.iter().cloned().collect();
+            self.sent = announce.into_iter().collect();
             return;
         }
-        for p in &changes.withdraw {
+        for p in withdraw {
             self.sent.remove(p);
         }
-        for (p, a) in &changes.announce {
-            self.sent.insert(*p, a.clone());
+        for (p, a) in announce {
+            self.sent.insert(p, a);
         }
     }
 

@@ -381,8 +381,12 @@ impl SessionCore {
             bytes.extend_from_slice(m);
         }
         let updates = u32::try_from(messages.len()).unwrap_or(u32::MAX);
+        // Gone before the Adj-RIB-Out is built: a new session's first pass
+        // is the daemon's peak (issue 11).
+        drop(messages);
         if record {
-            self.adj.commit(&changes);
+            let announce = std::mem::take(&mut changes.announce);
+            self.adj.commit_taking(announce, &changes.withdraw);
             let advertised = u32::try_from(self.adj.advertised().len()).unwrap_or(u32::MAX);
             if advertised != self.summary.advertised {
                 self.summary.advertised = advertised;
