@@ -100,6 +100,81 @@ fn decode(pass: &Pass) -> Decoded {
     out
 }
 
+/// Issue 11: the daemon's sessions plan from the owner's table instead of
+/// a copy each. The owner changes the table first and the batch only names
+/// the prefixes; a table filled from empty is one message, not a list;
+/// End-of-RIB waits for the session's own InitialDone (in order with the
+/// batches), not the owner's flag.
+#[test]
+fn a_session_plans_from_the_owners_table() {
+    use pathosd::bgp::rib_out::RibOut;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let t0 = Instant::now();
+    let rib = Rc::new(RefCell::new(RibOut::new()));
+    let mut c = SessionCore::with_shared_rib(shape(), 1, rib.clone());
+    let set = |prefix, intent| {
+        rib.borrow_mut().set_desired_shared(prefix, intent);
+        vec![(prefix, intent_of(&rib, prefix))]
+    };
+    for i in 0..1000 {
+        rib.borrow_mut().set_desired_shared(host(i), announced());
+    }
+    c.on_table_filled();
+    // The owner's first evaluation is in, but this session has not been
+    // told yet.
+    rib.borrow_mut().mark_initial_done();
+    assert!(c.next_pass().is_none(), "not Established");
+    c.on_established(&[Afi::Ipv4], true, shape(), t0);
+    let pass = c.next_pass().expect("the table");
+    let d = decode(&pass);
+    assert_eq!((d.announced.len(), d.eor), (1000, 0));
+    assert_eq!(d.announced, (0..1000).map(host).collect::<Vec<_>>());
+    c.write_done();
+    c.on_initial_done();
+    let d = decode(&c.next_pass().expect("End-of-RIB"));
+    assert_eq!((d.messages, d.eor), (1, 1));
+    c.write_done();
+    // A change: the table first, then the batch naming it.
+    let batch = set(host(5), None);
+    c.on_routes(&batch);
+    let batch2 = set(host(2000), announced());
+    c.on_routes(&batch2);
+    let d = decode(&c.next_pass().expect("the changes"));
+    assert_eq!(
+        (d.withdrawn, d.announced),
+        (vec![host(5)], vec![host(2000)])
+    );
+    c.write_done();
+    assert_eq!(c.adj_rib_out().advertised().len(), 1000);
+    // A batch whose change the table already undid sends nothing.
+    rib.borrow_mut().set_desired_shared(host(7), None);
+    rib.borrow_mut().set_desired_shared(host(7), announced());
+    c.on_routes(&[(host(7), None)]);
+    assert!(c.next_pass().is_none());
+    // Filled from empty while Established: the whole table is planned.
+    let keys: Vec<Prefix> = rib.borrow().desired().keys().copied().collect();
+    for k in &keys {
+        rib.borrow_mut().set_desired_shared(*k, None);
+    }
+    let all: Vec<_> = keys.iter().map(|k| (*k, None)).collect();
+    c.on_routes(&all);
+    let d = decode(&c.next_pass().expect("withdraw all"));
+    assert_eq!(d.withdrawn.len(), 1000);
+    c.write_done();
+    rib.borrow_mut().set_desired_shared(host(1), announced());
+    c.on_table_filled();
+    let d = decode(&c.next_pass().expect("the new table"));
+    assert_eq!(d.announced, vec![host(1)]);
+}
+
+fn intent_of(
+    rib: &std::cell::RefCell<pathosd::bgp::rib_out::RibOut>,
+    prefix: Prefix,
+) -> Option<Arc<RouteIntent>> {
+    rib.borrow().desired().get(&prefix).cloned()
+}
+
 #[test]
 fn full_table_on_established_then_end_of_rib_after_the_initial_evaluation() {
     let t0 = Instant::now();

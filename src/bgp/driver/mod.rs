@@ -112,6 +112,9 @@ enum Control {
     /// Route changes of one engine step, shared by every peer; `done` is
     /// told once the UPDATEs that carry them are written.
     Routes(RouteBatch, Option<Sender<()>>),
+    /// The originated routes were set into an empty table: every prefix
+    /// may have changed (instead of a batch listing all of them).
+    TableFilled,
     /// The first evaluation of every VIP is in: End-of-RIB may go out.
     InitialDone,
     /// A connection from the peer's address, accepted by the listener.
@@ -157,7 +160,11 @@ struct View {
 /// session reads or writes it.
 #[derive(Default)]
 struct OwnerSide {
-    rib: RibOut,
+    /// The one table of originated routes: the sessions plan from it
+    /// (`SessionCore::with_shared_rib`), all on this thread, each borrow
+    /// within one call. It changes before the batch that names the changes
+    /// is sent.
+    rib: Rc<RefCell<RibOut>>,
     intents: Intents,
     views: Vec<View>,
     next_id: u64,
@@ -286,24 +293,16 @@ impl SpeakerHandle {
                 }
                 summary.running = true;
                 let (tx, rx) = channel::unbounded();
-                // The new session starts from the whole current table.
-                let table: RouteBatch = Arc::new(
-                    owner
-                        .rib
-                        .desired()
-                        .iter()
-                        .map(|(p, i)| (*p, Some(i.clone())))
-                        .collect(),
-                );
-                if !table.is_empty() {
-                    let _ = tx.try_send(Control::Routes(table, None));
-                }
-                if owner.rib.initial_done() {
+                // The new session plans from the whole current table once
+                // it is Established; End-of-RIB is due at once if the first
+                // evaluation is in.
+                if owner.rib.borrow().initial_done() {
                     let _ = tx.try_send(Control::InitialDone);
                 }
                 let task = peer::PeerTask::new(
                     s,
                     id,
+                    owner.rib.clone(),
                     self.events.clone(),
                     self.reports_tx.clone(),
                     rx,
@@ -352,31 +351,31 @@ impl SpeakerHandle {
     /// originated table go to every peer as one batch, and every peer sends
     /// them as one minimal UPDATE set.
     pub fn set_routes(&mut self, routes: impl IntoIterator<Item = (Prefix, Option<RouteIntent>)>) {
-        let batch: Vec<(Prefix, Option<Arc<RouteIntent>>)> = {
+        let (batch, first) = {
             let owner = &mut self.owner;
             let intents = &mut owner.intents;
             let routes = routes
                 .into_iter()
                 .map(|(prefix, intent)| (prefix, intent.map(|i| intents.share(i))));
             let mut batch = Vec::new();
-            let first = owner.rib.desired().is_empty();
-            owner.rib.set_desired_batch(routes, |p, i| {
+            let mut rib = owner.rib.borrow_mut();
+            let first = rib.desired().is_empty();
+            rib.set_desired_batch(routes, |p, i| {
                 if !first {
                     batch.push((p, i.cloned()));
                 }
             });
-            if first {
-                // The whole table: sized once, not grown by doubling.
-                batch = owner
-                    .rib
-                    .desired()
-                    .iter()
-                    .map(|(p, i)| (*p, Some(i.clone())))
-                    .collect();
-            }
+            let filled = first && !rib.desired().is_empty();
+            drop(rib);
             owner.intents.prune();
-            batch
+            (batch, filled)
         };
+        if first {
+            // Every route is new: the sessions plan from the whole table,
+            // no list of it.
+            self.send_all(|| Control::TableFilled);
+            return;
+        }
         if batch.is_empty() {
             return;
         }
@@ -386,7 +385,7 @@ impl SpeakerHandle {
 
     /// The first evaluation of every VIP is in: End-of-RIB may go out.
     pub fn mark_initial_done(&mut self) {
-        self.owner.rib.mark_initial_done();
+        self.owner.rib.borrow_mut().mark_initial_done();
         self.send_all(|| Control::InitialDone);
     }
 
@@ -520,9 +519,10 @@ impl SpeakerHandle {
         }
         let batch: Vec<(Prefix, Option<Arc<RouteIntent>>)> = {
             let owner = &mut self.owner;
-            let keys: Vec<Prefix> = owner.rib.desired().keys().copied().collect();
+            let mut rib = owner.rib.borrow_mut();
+            let keys: Vec<Prefix> = rib.desired().keys().copied().collect();
             for p in &keys {
-                owner.rib.set_desired(*p, None);
+                rib.set_desired(*p, None);
             }
             keys.into_iter().map(|p| (p, None)).collect()
         };

@@ -30,6 +30,7 @@ use super::codec::{self, Kind};
 use super::net::{self, SetupError};
 use super::{Control, PeerEvent, PeerSettings, SessionReport, WRITE_TIMEOUT};
 use crate::bgp::fsm::{Action, ConnectionOrigin, DownReason, Event, Fsm, State, Timer, Timestamp};
+use crate::bgp::rib_out::RibOut;
 use crate::bgp::session::{
     keepalive_window, on_candidate_open, on_inbound, Collision, Inbound, SessionCore,
 };
@@ -169,9 +170,12 @@ pub(crate) fn describe_down(r: &DownReason) -> String {
 }
 
 impl PeerTask {
+    /// `rib` is the owner's table of originated routes, which the session
+    /// plans from.
     pub fn new(
         s: PeerSettings,
         id: u64,
+        rib: Rc<RefCell<RibOut>>,
         events: Sender<PeerEvent>,
         reports: Sender<SessionReport>,
         ctl: Receiver<Control>,
@@ -187,7 +191,11 @@ impl PeerTask {
         }
         PeerTask {
             main: Session::new(Fsm::new(s.fsm.clone())),
-            core: Rc::new(RefCell::new(SessionCore::new(s.shape.clone(), seed))),
+            core: Rc::new(RefCell::new(SessionCore::with_shared_rib(
+                s.shape.clone(),
+                seed,
+                rib,
+            ))),
             s,
             id,
             events,
@@ -400,6 +408,7 @@ impl PeerTask {
                     self.core().on_routes(&batch);
                     dones.extend(done);
                 }
+                Control::TableFilled => self.core().on_table_filled(),
                 Control::InitialDone => self.core().on_initial_done(),
                 Control::Inbound(stream) => self.inbound(stream).await,
                 Control::Stop(message, done) => {

@@ -33,8 +33,10 @@
 //! * **Retry jitter** (RFC 4271 §10) for the ConnectRetryTimer and the
 //!   IdleHoldTimer, whose doubling back-off lives in the FSM.
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -180,8 +182,18 @@ pub struct Pass {
 /// The per-session core. See the module documentation.
 #[derive(Debug, Clone)]
 pub struct SessionCore {
-    /// The originated routes, as the route batches built them.
+    /// The originated routes, as the route batches built them (a core of
+    /// its own, the replay tests'; empty when `shared`).
     rib: RibOut,
+    /// The owner's table of originated routes, which the daemon's sessions
+    /// plan from instead of keeping a copy each (10,000 routes: ≈ 280 KB a
+    /// peer, and the list it was built from; issue 11). Its route batches
+    /// then only say which prefixes changed. The owner and the sessions run
+    /// on one thread and borrow it only within a call.
+    shared: Option<Rc<RefCell<RibOut>>>,
+    /// The owner said the first evaluation is in (its `InitialDone`, in
+    /// order with the route batches): End-of-RIB may go out.
+    initial_done: bool,
     adj: AdjRibOut,
     /// Prefixes changed by batches since the last pass (Established only).
     dirty: BTreeSet<Prefix>,
@@ -206,6 +218,8 @@ impl SessionCore {
     pub fn new(shape: PeerShape, seed: u64) -> SessionCore {
         SessionCore {
             rib: RibOut::new(),
+            shared: None,
+            initial_done: false,
             adj: AdjRibOut::new(shape),
             dirty: BTreeSet::new(),
             full: false,
@@ -219,9 +233,12 @@ impl SessionCore {
         }
     }
 
-    /// The originated routes as this session knows them.
-    pub fn rib(&self) -> &RibOut {
-        &self.rib
+    /// A core that plans from `rib`, the owner's table, which the owner
+    /// changes before it sends the route batches (see `shared`).
+    pub fn with_shared_rib(shape: PeerShape, seed: u64, rib: Rc<RefCell<RibOut>>) -> SessionCore {
+        let mut c = SessionCore::new(shape, seed);
+        c.shared = Some(rib);
+        c
     }
 
     /// What the peer has from us: the owner reads it for /metrics.
@@ -238,6 +255,14 @@ impl SessionCore {
     /// A batch of route changes from the owner.
     pub fn on_routes(&mut self, batch: &[(Prefix, Option<Arc<RouteIntent>>)]) {
         let established = self.adj.is_established();
+        if self.shared.is_some() {
+            // The owner's table has them already: the batch only says
+            // which prefixes to look at.
+            if established {
+                self.dirty.extend(batch.iter().map(|(p, _)| *p));
+            }
+            return;
+        }
         let dirty = &mut self.dirty;
         self.rib
             .set_desired_batch(batch.iter().map(|(p, i)| (*p, i.clone())), |prefix, _| {
@@ -247,9 +272,19 @@ impl SessionCore {
             });
     }
 
+    /// The owner's table, which this core plans from, was filled from
+    /// empty: every route may have changed (a batch listing them all would
+    /// be a 320 KB list at 10,000 routes; issue 11).
+    pub fn on_table_filled(&mut self) {
+        if self.adj.is_established() {
+            self.full = true;
+        }
+    }
+
     /// The owner's first evaluation of every VIP is in.
     pub fn on_initial_done(&mut self) {
         self.rib.mark_initial_done();
+        self.initial_done = true;
         self.eor_check = true;
     }
 
@@ -295,16 +330,19 @@ impl SessionCore {
         if self.writing || !self.adj.is_established() {
             return None;
         }
+        let shared = self.shared.as_ref().map(|r| r.borrow());
+        let desired = shared.as_deref().unwrap_or(&self.rib).desired();
         let changes = if self.full {
             self.full = false;
             self.dirty.clear();
-            self.adj.plan_all(&self.rib)
+            self.adj.plan_all_in(desired, self.initial_done)
         } else if !self.dirty.is_empty() || self.eor_check {
             let dirty = std::mem::take(&mut self.dirty);
-            self.adj.plan(&self.rib, &dirty)
+            self.adj.plan_in(desired, self.initial_done, &dirty)
         } else {
             return None;
         };
+        drop(shared);
         self.eor_check = false;
         if changes.is_empty() && changes.warnings.is_empty() {
             return None;
