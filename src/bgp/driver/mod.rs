@@ -2,12 +2,13 @@
 //! [`Fsm`](super::fsm::Fsm) and its [`AdjRibOut`](super::rib_out::AdjRibOut);
 //! a listener task hands inbound connections to the matching peer.
 //!
-//! * **Routes go to the sessions as messages.** The handle, which the
-//!   daemon's owner task holds, keeps the originated routes ([`RibOut`]);
-//!   [`SpeakerHandle::set_routes`] sends the routes that changed, as one
-//!   shared [`RouteBatch`], to every peer task, whose pure
-//!   [`SessionCore`](super::session::SessionCore) keeps its Adj-RIB-Out and
-//!   sends the minimal UPDATE set for the difference.
+//! * **Route changes go to the sessions as messages.** The handle, which
+//!   the daemon's owner task holds, keeps the one table of originated
+//!   routes ([`RibOut`]); [`SpeakerHandle::set_routes`] changes it, then
+//!   sends the routes that changed, as one shared [`RouteBatch`], to every
+//!   peer task, whose pure [`SessionCore`] plans from the table (no copy
+//!   per peer; issue 11), keeps its Adj-RIB-Out and sends the minimal
+//!   UPDATE set for the difference.
 //! * **Status comes back as messages.** Each peer task reports its state,
 //!   counters and errors to the handle ([`SpeakerHandle::reports`],
 //!   [`SpeakerHandle::apply`]); the handle keeps the peer summaries
@@ -171,8 +172,8 @@ struct OwnerSide {
 }
 
 /// One `Arc` per distinct route intent: nearly every VIP has one of a few
-/// (announced, pessimized, with the same communities), so the owner's table,
-/// the batches and every session's table hold pointers to the same ones.
+/// (announced, pessimized, with the same communities), so the owner's table
+/// and the batches hold pointers to the same ones.
 #[derive(Default)]
 struct Intents {
     shared: HashMap<RouteIntent, Arc<RouteIntent>>,

@@ -7,10 +7,12 @@
 //!
 //! * **Route batches → UPDATEs.** The daemon's owner sends every session
 //!   the route changes of one engine step as one shared [`RouteBatch`].
-//!   The core keeps the originated routes as the batches built them
-//!   ([`RibOut`]) and the session's Adj-RIB-Out ([`AdjRibOut`]), and turns
-//!   them into one [`Pass`]: every UPDATE of the difference encoded into
-//!   one buffer, written with one write. The full table goes out on
+//!   The core plans from the owner's table of originated routes
+//!   ([`RibOut`], shared: [`SessionCore::with_shared_rib`]; a core of the
+//!   replay tests keeps one the batches built), keeps the session's
+//!   Adj-RIB-Out ([`AdjRibOut`]), and turns the difference into one
+//!   [`Pass`]: every UPDATE of the difference encoded into one buffer,
+//!   written with one write. The full table goes out on
 //!   Established, End-of-RIB once the owner says the initial evaluation is
 //!   done.
 //! * **Coalescing.** While a pass is being written, further batches only
