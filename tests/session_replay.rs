@@ -120,7 +120,7 @@ fn a_session_plans_from_the_owners_table() {
     for i in 0..1000 {
         rib.borrow_mut().set_desired_shared(host(i), announced());
     }
-    c.on_table_filled();
+    c.on_table_replaced();
     // The owner's first evaluation is in, but this session has not been
     // told yet.
     rib.borrow_mut().mark_initial_done();
@@ -152,18 +152,18 @@ fn a_session_plans_from_the_owners_table() {
     rib.borrow_mut().set_desired_shared(host(7), announced());
     c.on_routes(&[(host(7), None)]);
     assert!(c.next_pass().is_none());
-    // Filled from empty while Established: the whole table is planned.
-    let keys: Vec<Prefix> = rib.borrow().desired().keys().copied().collect();
-    for k in &keys {
-        rib.borrow_mut().set_desired_shared(*k, None);
-    }
-    let all: Vec<_> = keys.iter().map(|k| (*k, None)).collect();
-    c.on_routes(&all);
+    // All withdrawn at once (the stop): one message, every route goes.
+    rib.borrow_mut().clear();
+    c.on_table_replaced();
     let d = decode(&c.next_pass().expect("withdraw all"));
-    assert_eq!(d.withdrawn.len(), 1000);
+    let mut expect: Vec<Prefix> = (0..1000).filter(|i| *i != 5).map(host).collect();
+    expect.push(host(2000));
+    assert_eq!((d.withdrawn, d.announced.len()), (expect, 0));
     c.write_done();
+    assert!(c.adj_rib_out().advertised().is_empty());
+    // Filled from empty while Established: the whole table is planned.
     rib.borrow_mut().set_desired_shared(host(1), announced());
-    c.on_table_filled();
+    c.on_table_replaced();
     let d = decode(&c.next_pass().expect("the new table"));
     assert_eq!(d.announced, vec![host(1)]);
 }

@@ -408,7 +408,10 @@ impl PeerTask {
                     self.core().on_routes(&batch);
                     dones.extend(done);
                 }
-                Control::TableFilled => self.core().on_table_filled(),
+                Control::TableReplaced(done) => {
+                    self.core().on_table_replaced();
+                    dones.extend(done);
+                }
                 Control::InitialDone => self.core().on_initial_done(),
                 Control::Inbound(stream) => self.inbound(stream).await,
                 Control::Stop(message, done) => {

@@ -134,6 +134,11 @@ impl RibOut {
         }
     }
 
+    /// Withdraws every route at once (the daemon's stop).
+    pub fn clear(&mut self) {
+        self.desired.clear();
+    }
+
     pub fn desired(&self) -> &BTreeMap<Prefix, Arc<RouteIntent>> {
         &self.desired
     }

@@ -275,9 +275,10 @@ impl SessionCore {
     }
 
     /// The owner's table, which this core plans from, was filled from
-    /// empty: every route may have changed (a batch listing them all would
-    /// be a 320 KB list at 10,000 routes; issue 11).
-    pub fn on_table_filled(&mut self) {
+    /// empty or emptied (the shutdown's withdrawal): every route may have
+    /// changed (a batch listing them all would be a 320 KB list, and the
+    /// changed set another 0.25 MB, at 10,000 routes; issue 11).
+    pub fn on_table_replaced(&mut self) {
         if self.adj.is_established() {
             self.full = true;
         }
