@@ -100,6 +100,81 @@ fn decode(pass: &Pass) -> Decoded {
     out
 }
 
+/// Issue 11: the daemon's sessions plan from the owner's table instead of
+/// a copy each. The owner changes the table first and the batch only names
+/// the prefixes; a table filled from empty is one message, not a list;
+/// End-of-RIB waits for the session's own InitialDone (in order with the
+/// batches), not the owner's flag.
+#[test]
+fn a_session_plans_from_the_owners_table() {
+    use pathosd::bgp::rib_out::RibOut;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let t0 = Instant::now();
+    let rib = Rc::new(RefCell::new(RibOut::new()));
+    let mut c = SessionCore::with_shared_rib(shape(), 1, rib.clone());
+    let set = |prefix, intent| {
+        rib.borrow_mut().set_desired_shared(prefix, intent);
+        vec![(prefix, intent_of(&rib, prefix))]
+    };
+    for i in 0..1000 {
+        rib.borrow_mut().set_desired_shared(host(i), announced());
+    }
+    c.on_table_replaced();
+    // The owner's first evaluation is in, but this session has not been
+    // told yet.
+    rib.borrow_mut().mark_initial_done();
+    assert!(c.next_pass().is_none(), "not Established");
+    c.on_established(&[Afi::Ipv4], true, shape(), t0);
+    let pass = c.next_pass().expect("the table");
+    let d = decode(&pass);
+    assert_eq!((d.announced.len(), d.eor), (1000, 0));
+    assert_eq!(d.announced, (0..1000).map(host).collect::<Vec<_>>());
+    c.write_done();
+    c.on_initial_done();
+    let d = decode(&c.next_pass().expect("End-of-RIB"));
+    assert_eq!((d.messages, d.eor), (1, 1));
+    c.write_done();
+    // A change: the table first, then the batch naming it.
+    let batch = set(host(5), None);
+    c.on_routes(&batch);
+    let batch2 = set(host(2000), announced());
+    c.on_routes(&batch2);
+    let d = decode(&c.next_pass().expect("the changes"));
+    assert_eq!(
+        (d.withdrawn, d.announced),
+        (vec![host(5)], vec![host(2000)])
+    );
+    c.write_done();
+    assert_eq!(c.adj_rib_out().advertised().len(), 1000);
+    // A batch whose change the table already undid sends nothing.
+    rib.borrow_mut().set_desired_shared(host(7), None);
+    rib.borrow_mut().set_desired_shared(host(7), announced());
+    c.on_routes(&[(host(7), None)]);
+    assert!(c.next_pass().is_none());
+    // All withdrawn at once (the stop): one message, every route goes.
+    rib.borrow_mut().clear();
+    c.on_table_replaced();
+    let d = decode(&c.next_pass().expect("withdraw all"));
+    let mut expect: Vec<Prefix> = (0..1000).filter(|i| *i != 5).map(host).collect();
+    expect.push(host(2000));
+    assert_eq!((d.withdrawn, d.announced.len()), (expect, 0));
+    c.write_done();
+    assert!(c.adj_rib_out().advertised().is_empty());
+    // Filled from empty while Established: the whole table is planned.
+    rib.borrow_mut().set_desired_shared(host(1), announced());
+    c.on_table_replaced();
+    let d = decode(&c.next_pass().expect("the new table"));
+    assert_eq!(d.announced, vec![host(1)]);
+}
+
+fn intent_of(
+    rib: &std::cell::RefCell<pathosd::bgp::rib_out::RibOut>,
+    prefix: Prefix,
+) -> Option<Arc<RouteIntent>> {
+    rib.borrow().desired().get(&prefix).cloned()
+}
+
 #[test]
 fn full_table_on_established_then_end_of_rib_after_the_initial_evaluation() {
     let t0 = Instant::now();
@@ -178,16 +253,8 @@ fn a_route_the_encoder_skips_is_reported_and_not_advertised() {
     c.write_done();
     assert!(!c.adj_rib_out().advertised().contains_key(&p("10.9.9.9/32")));
     assert_eq!(c.summary().advertised, 1);
-    // The owner's copy of the Adj-RIB-Out does not have it either.
-    let routes: Vec<Prefix> = c
-        .take_updates()
-        .into_iter()
-        .filter_map(|u| match u {
-            StatusUpdate::Routes(d) => Some(d.announce.into_iter().map(|(p, _)| p)),
-            StatusUpdate::Summary(_) => None,
-        })
-        .flatten()
-        .collect();
+    // What /metrics reads (the Adj-RIB-Out itself) does not have it either.
+    let routes: Vec<Prefix> = c.adj_rib_out().advertised().keys().copied().collect();
     assert_eq!(routes, vec![host(1)]);
     // Its withdrawal sends nothing: the peer never had it.
     c.on_routes(&[(p("10.9.9.9/32"), None)]);
@@ -245,21 +312,19 @@ fn status_reports_state_counters_and_adj_rib_out_changes() {
     assert_eq!((s.established_count, s.flaps, s.advertised), (1, 0, 1));
     assert_eq!((s.messages_in.open, s.messages_out.update), (1, 13));
     assert_eq!(s.last_error, None, "cleared on Established");
-    // Routes first, then the summary that counts them.
+    // The summary that counts the routes; the routes themselves stay in
+    // the session, where the owner reads them.
     let u = c.take_updates();
-    assert!(
-        matches!(&u[..], [StatusUpdate::Routes(d), StatusUpdate::Summary(_)]
-        if !d.reset && d.announce.len() == 1)
-    );
+    assert!(matches!(&u[..], [StatusUpdate::Summary(s)] if s.advertised == 1));
+    assert_eq!(c.adj_rib_out().advertised().len(), 1);
 
     // Down: the owner drops the peer's routes, the flap is counted.
     assert!(c.on_transition(State::Established, State::Idle, Some("hold timer expired")));
     c.on_session_down();
     let u = c.take_updates();
-    assert!(
-        matches!(&u[..], [StatusUpdate::Routes(d), StatusUpdate::Summary(s)]
-        if d.reset && s.flaps == 1 && s.advertised == 0 && s.established_at.is_none())
-    );
+    assert!(matches!(&u[..], [StatusUpdate::Summary(s)]
+        if s.flaps == 1 && s.advertised == 0 && s.established_at.is_none()));
+    assert!(c.adj_rib_out().advertised().is_empty());
     c.on_stopped_for_good("cannot set the TCP MD5 key".into());
     assert!(!c.summary().running);
 }

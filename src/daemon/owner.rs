@@ -993,11 +993,12 @@ impl Owner {
         // Trigger runs in flight whose loops are replaced with the same
         // checks ask the new loops; the others end with what they have.
         let mut reask = Vec::new();
-        for s in self.engine.vips() {
+        // The slots are in the new config's order, the plan's too.
+        for (k, s) in self.engine.vips().iter().enumerate() {
             let v = &*s.config();
             let old = self.runtimes.remove(&*v.name);
             let ids = check_ids(&self.engine, &v.name);
-            let rt = match (plan.vip(&v.name), old) {
+            let rt = match (plan.vip_at(k, &v.name), old) {
                 (VipChange::Unchanged | VipChange::Kept { timing: false, .. }, Some(rt)) => {
                     Some(rt)
                 }

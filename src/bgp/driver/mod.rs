@@ -2,17 +2,20 @@
 //! [`Fsm`](super::fsm::Fsm) and its [`AdjRibOut`](super::rib_out::AdjRibOut);
 //! a listener task hands inbound connections to the matching peer.
 //!
-//! * **Routes go to the sessions as messages.** The handle, which the
-//!   daemon's owner task holds, keeps the originated routes ([`RibOut`]);
-//!   [`SpeakerHandle::set_routes`] sends the routes that changed, as one
-//!   shared [`RouteBatch`], to every peer task, whose pure
-//!   [`SessionCore`](super::session::SessionCore) keeps its Adj-RIB-Out and
-//!   sends the minimal UPDATE set for the difference.
+//! * **Route changes go to the sessions as messages.** The handle, which
+//!   the daemon's owner task holds, keeps the one table of originated
+//!   routes ([`RibOut`]); [`SpeakerHandle::set_routes`] changes it, then
+//!   sends the routes that changed, as one shared [`RouteBatch`], to every
+//!   peer task, whose pure [`SessionCore`] plans from the table (no copy
+//!   per peer; issue 11), keeps its Adj-RIB-Out and sends the minimal
+//!   UPDATE set for the difference.
 //! * **Status comes back as messages.** Each peer task reports its state,
-//!   counters, errors and Adj-RIB-Out changes to the handle
-//!   ([`SpeakerHandle::reports`], [`SpeakerHandle::apply`]); the handle
-//!   keeps the peer summaries [`SpeakerHandle::peers`] shows. Nothing is
-//!   shared between the owner and the sessions.
+//!   counters and errors to the handle ([`SpeakerHandle::reports`],
+//!   [`SpeakerHandle::apply`]); the handle keeps the peer summaries
+//!   [`SpeakerHandle::peers`] shows. The routes each peer has from us are
+//!   read from its session's core when asked (a `Weak` to it, on the same
+//!   thread), not copied: one 10,000-route table less per peer (issue 11).
+//!   Nothing else is shared between the owner and the sessions.
 //! * **Active connects** bind the configured local address and carry the
 //!   TCP MD5 key and TTL options before the SYN. **Passive**: one listener on
 //!   `bgp.listen_address:listen_port` (none when the port is -1); a
@@ -35,7 +38,7 @@ mod net;
 mod peer;
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::io;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener};
 use std::rc::{Rc, Weak};
@@ -47,7 +50,7 @@ use smol::{Async, Task};
 
 use super::fsm::State;
 use super::rib_out::RibOut;
-use super::session::{RouteBatch, StatusUpdate, Summary};
+use super::session::{RouteBatch, SessionCore, StatusUpdate, Summary};
 use super::types::{PathAttrs, Prefix, RouteIntent};
 use crate::config::schema::Neighbor;
 use crate::config::Resolved;
@@ -110,6 +113,10 @@ enum Control {
     /// Route changes of one engine step, shared by every peer; `done` is
     /// told once the UPDATEs that carry them are written.
     Routes(RouteBatch, Option<Sender<()>>),
+    /// The originated routes were set into an empty table, or all
+    /// withdrawn: every prefix may have changed (instead of a batch listing
+    /// all of them); `done` as for `Routes`.
+    TableReplaced(Option<Sender<()>>),
     /// The first evaluation of every VIP is in: End-of-RIB may go out.
     InitialDone,
     /// A connection from the peer's address, accepted by the listener.
@@ -145,7 +152,9 @@ struct View {
     asn: u32,
     required: bool,
     summary: Summary,
-    routes: BTreeMap<Prefix, Arc<PathAttrs>>,
+    /// The running session's core, for its Adj-RIB-Out (none once the
+    /// task is gone: the peer has nothing from us then).
+    session: Weak<RefCell<SessionCore>>,
 }
 
 /// The owner's side: the originated routes and the peer summaries. The
@@ -153,15 +162,19 @@ struct View {
 /// session reads or writes it.
 #[derive(Default)]
 struct OwnerSide {
-    rib: RibOut,
+    /// The one table of originated routes: the sessions plan from it
+    /// (`SessionCore::with_shared_rib`), all on this thread, each borrow
+    /// within one call. It changes before the batch that names the changes
+    /// is sent.
+    rib: Rc<RefCell<RibOut>>,
     intents: Intents,
     views: Vec<View>,
     next_id: u64,
 }
 
 /// One `Arc` per distinct route intent: nearly every VIP has one of a few
-/// (announced, pessimized, with the same communities), so the owner's table,
-/// the batches and every session's table hold pointers to the same ones.
+/// (announced, pessimized, with the same communities), so the owner's table
+/// and the batches hold pointers to the same ones.
 #[derive(Default)]
 struct Intents {
     shared: HashMap<RouteIntent, Arc<RouteIntent>>,
@@ -271,6 +284,7 @@ impl SpeakerHandle {
             task: None,
         };
         let mut summary = Summary::idle(false);
+        let mut session = Weak::new();
         match settings {
             Ok(s) => {
                 if s.fsm.passive && self.listener.is_none() {
@@ -281,29 +295,22 @@ impl SpeakerHandle {
                 }
                 summary.running = true;
                 let (tx, rx) = channel::unbounded();
-                // The new session starts from the whole current table.
-                let table: RouteBatch = Arc::new(
-                    owner
-                        .rib
-                        .desired()
-                        .iter()
-                        .map(|(p, i)| (*p, Some(i.clone())))
-                        .collect(),
-                );
-                if !table.is_empty() {
-                    let _ = tx.try_send(Control::Routes(table, None));
-                }
-                if owner.rib.initial_done() {
+                // The new session plans from the whole current table once
+                // it is Established; End-of-RIB is due at once if the first
+                // evaluation is in.
+                if owner.rib.borrow().initial_done() {
                     let _ = tx.try_send(Control::InitialDone);
                 }
                 let task = peer::PeerTask::new(
                     s,
                     id,
+                    owner.rib.clone(),
                     self.events.clone(),
                     self.reports_tx.clone(),
                     rx,
                     gate,
                 );
+                session = task.core_handle();
                 entry.ctl = Some(tx);
                 entry.task = Some(crate::rt::spawn(task.run()));
             }
@@ -320,7 +327,7 @@ impl SpeakerHandle {
             asn: n.peer_asn,
             required: n.required,
             summary,
-            routes: BTreeMap::new(),
+            session,
         });
         let mut peers = self.peers.borrow_mut();
         peers.retain(|p| p.name != n.name);
@@ -346,31 +353,31 @@ impl SpeakerHandle {
     /// originated table go to every peer as one batch, and every peer sends
     /// them as one minimal UPDATE set.
     pub fn set_routes(&mut self, routes: impl IntoIterator<Item = (Prefix, Option<RouteIntent>)>) {
-        let batch: Vec<(Prefix, Option<Arc<RouteIntent>>)> = {
+        let (batch, first) = {
             let owner = &mut self.owner;
             let intents = &mut owner.intents;
             let routes = routes
                 .into_iter()
                 .map(|(prefix, intent)| (prefix, intent.map(|i| intents.share(i))));
             let mut batch = Vec::new();
-            let first = owner.rib.desired().is_empty();
-            owner.rib.set_desired_batch(routes, |p, i| {
+            let mut rib = owner.rib.borrow_mut();
+            let first = rib.desired().is_empty();
+            rib.set_desired_batch(routes, |p, i| {
                 if !first {
                     batch.push((p, i.cloned()));
                 }
             });
-            if first {
-                // The whole table: sized once, not grown by doubling.
-                batch = owner
-                    .rib
-                    .desired()
-                    .iter()
-                    .map(|(p, i)| (*p, Some(i.clone())))
-                    .collect();
-            }
+            let filled = first && !rib.desired().is_empty();
+            drop(rib);
             owner.intents.prune();
-            batch
+            (batch, filled)
         };
+        if first {
+            // Every route is new: the sessions plan from the whole table,
+            // no list of it.
+            self.send_all(|| Control::TableReplaced(None));
+            return;
+        }
         if batch.is_empty() {
             return;
         }
@@ -380,7 +387,7 @@ impl SpeakerHandle {
 
     /// The first evaluation of every VIP is in: End-of-RIB may go out.
     pub fn mark_initial_done(&mut self) {
-        self.owner.rib.mark_initial_done();
+        self.owner.rib.borrow_mut().mark_initial_done();
         self.send_all(|| Control::InitialDone);
     }
 
@@ -422,7 +429,7 @@ impl SpeakerHandle {
                     .established_at
                     .map(|t| now.saturating_duration_since(t)),
                 summary: v.summary.clone(),
-                routes: v.routes.iter().map(|(p, a)| (*p, (**a).clone())).collect(),
+                routes: advertised(&v.session),
             })
             .collect()
     }
@@ -512,21 +519,17 @@ impl SpeakerHandle {
         if let Some(t) = self.listener_task.take() {
             drop(t);
         }
-        let batch: Vec<(Prefix, Option<Arc<RouteIntent>>)> = {
-            let owner = &mut self.owner;
-            let keys: Vec<Prefix> = owner.rib.desired().keys().copied().collect();
-            for p in &keys {
-                owner.rib.set_desired(*p, None);
-            }
-            keys.into_iter().map(|p| (p, None)).collect()
-        };
-        let batch: RouteBatch = Arc::new(batch);
+        // Every route withdrawn at once: the sessions plan against the
+        // emptied table, with no list of the prefixes (10,000 routes: the
+        // list, each session's changed set and the batch were ≈ 0.8 MB at
+        // the stop; issue 11).
+        self.owner.rib.borrow_mut().clear();
         let (done_tx, done_rx) = channel::unbounded();
         let mut waiting = 0u32;
         for p in self.peers.borrow().iter() {
             let Some(tx) = &p.ctl else { continue };
             if tx
-                .try_send(Control::Routes(batch.clone(), Some(done_tx.clone())))
+                .try_send(Control::TableReplaced(Some(done_tx.clone())))
                 .is_ok()
             {
                 waiting = waiting.saturating_add(1);
@@ -549,21 +552,25 @@ fn apply_report(owner: &mut OwnerSide, r: SessionReport) {
     };
     match r.update {
         StatusUpdate::Summary(s) => v.summary = s,
-        StatusUpdate::Routes(d) => {
-            if d.reset {
-                v.routes.clear();
-            }
-            for p in &d.withdraw {
-                v.routes.remove(p);
-            }
-            if v.routes.is_empty() {
-                // A session's first table: one bulk build.
-                v.routes = d.announce.into_iter().collect();
-            } else {
-                v.routes.extend(d.announce);
-            }
-        }
     }
+}
+
+/// What the peer has from us now: its session's Adj-RIB-Out. The peer
+/// tasks borrow their core only between `.await`s, and the owner runs on
+/// the same thread, so the borrow is free here; were it not, the peer
+/// shows no routes rather than the daemon stopping.
+fn advertised(session: &Weak<RefCell<SessionCore>>) -> Vec<(Prefix, PathAttrs)> {
+    let Some(core) = session.upgrade() else {
+        return Vec::new();
+    };
+    let Ok(core) = core.try_borrow() else {
+        return Vec::new();
+    };
+    core.adj_rib_out()
+        .advertised()
+        .iter()
+        .map(|(p, a)| (*p, (**a).clone()))
+        .collect()
 }
 
 /// Waits for `n` acknowledgements or `timeout`, whichever is first.
@@ -791,8 +798,6 @@ mod tests {
 
     #[test]
     fn reports_update_the_owners_summary_and_stale_tasks_are_ignored() {
-        use crate::bgp::session::RoutesDelta;
-        use crate::bgp::types::Origin;
         let mut owner = OwnerSide::default();
         owner.views.push(View {
             id: 2,
@@ -801,53 +806,63 @@ mod tests {
             asn: 65000,
             required: true,
             summary: Summary::idle(true),
-            routes: BTreeMap::new(),
+            session: Weak::new(),
         });
-        let p = |s: &str| -> Prefix { s.parse().unwrap() };
-        let attrs = Arc::new(PathAttrs {
-            origin: Origin::Igp,
-            as_path: vec![65001],
-            next_hop: "192.0.2.1".parse().unwrap(),
-            med: None,
-            local_pref: None,
-            communities: Vec::new(),
-            large_communities: Vec::new(),
-        });
-        let routes = |reset, announce: &[&str], withdraw: &[&str]| {
-            StatusUpdate::Routes(RoutesDelta {
-                reset,
-                announce: announce.iter().map(|s| (p(s), attrs.clone())).collect(),
-                withdraw: withdraw.iter().map(|s| p(s)).collect(),
-            })
-        };
         let report = |id, update| SessionReport { id, update };
-        apply_report(
-            &mut owner,
-            report(2, routes(false, &["10.0.0.1/32", "10.0.0.2/32"], &[])),
-        );
-        apply_report(
-            &mut owner,
-            report(2, routes(false, &["10.0.0.3/32"], &["10.0.0.1/32"])),
-        );
         let mut up = Summary::idle(true);
         up.state = "established";
         up.advertised = 2;
         apply_report(&mut owner, report(2, StatusUpdate::Summary(up.clone())));
         // The task this one replaced (id 1) reports late: ignored.
-        apply_report(&mut owner, report(1, routes(true, &[], &[])));
         apply_report(
             &mut owner,
             report(1, StatusUpdate::Summary(Summary::idle(false))),
         );
-        let v = &owner.views[0];
-        assert_eq!(v.summary, up);
+        assert_eq!(owner.views[0].summary, up);
+    }
+
+    /// Issue 11: the owner keeps no copy of a peer's Adj-RIB-Out; /metrics
+    /// reads the session's own, as it is now.
+    #[test]
+    fn the_peers_routes_are_read_from_its_session() {
+        use crate::bgp::rib_out::PeerShape;
+        use crate::bgp::types::Afi;
+        let p = |s: &str| -> Prefix { s.parse().unwrap() };
+        let shape = PeerShape {
+            ebgp: true,
+            local_as: 65001,
+            next_hop_v4: Some("192.0.2.1".parse().unwrap()),
+            next_hop_v6: None,
+            families: Vec::new(),
+        };
+        let core = Rc::new(RefCell::new(SessionCore::new(shape.clone(), 1)));
+        let session = Rc::downgrade(&core);
+        let intent = Some(Arc::new(RouteIntent::default()));
+        core.borrow_mut().on_routes(&[
+            (p("10.0.0.1/32"), intent.clone()),
+            (p("10.0.0.2/32"), intent.clone()),
+        ]);
+        // Not Established: the peer has nothing from us.
+        assert!(advertised(&session).is_empty());
+        core.borrow_mut()
+            .on_established(&[Afi::Ipv4], true, shape, Instant::now());
+        core.borrow_mut().next_pass().expect("the table");
+        core.borrow_mut().write_done();
+        core.borrow_mut()
+            .on_routes(&[(p("10.0.0.1/32"), None), (p("10.0.0.3/32"), intent)]);
+        core.borrow_mut().next_pass().expect("the change");
+        let routes = advertised(&session);
         assert_eq!(
-            v.routes.keys().copied().collect::<Vec<_>>(),
+            routes.iter().map(|(p, _)| *p).collect::<Vec<_>>(),
             vec![p("10.0.0.2/32"), p("10.0.0.3/32")]
         );
+        assert_eq!(routes[0].1.as_path, vec![65001]);
         // Session down: the peer dropped everything.
-        apply_report(&mut owner, report(2, routes(true, &[], &[])));
-        assert!(owner.views[0].routes.is_empty());
+        core.borrow_mut().on_session_down();
+        assert!(advertised(&session).is_empty());
+        // The task is gone: nothing, and no panic.
+        drop(core);
+        assert!(advertised(&session).is_empty());
     }
 
     #[test]

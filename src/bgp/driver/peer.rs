@@ -12,11 +12,13 @@
 //! (a write that fails, a connect that cannot start) are queued as further
 //! events rather than handled recursively.
 
+use std::cell::{RefCell, RefMut};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::pin::Pin;
+use std::rc::{Rc, Weak};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
@@ -28,6 +30,7 @@ use super::codec::{self, Kind};
 use super::net::{self, SetupError};
 use super::{Control, PeerEvent, PeerSettings, SessionReport, WRITE_TIMEOUT};
 use crate::bgp::fsm::{Action, ConnectionOrigin, DownReason, Event, Fsm, State, Timer, Timestamp};
+use crate::bgp::rib_out::RibOut;
 use crate::bgp::session::{
     keepalive_window, on_candidate_open, on_inbound, Collision, Inbound, SessionCore,
 };
@@ -101,7 +104,11 @@ pub(crate) struct PeerTask {
     /// The peer's id in the speaker's table, on every report.
     id: u64,
     /// Everything beyond the FSM: routes, coalescing, status, jitter.
-    core: SessionCore,
+    /// Shared with the owner, which reads the Adj-RIB-Out for /metrics
+    /// instead of keeping a copy of it (issue 11: a 10,000-route table per
+    /// peer). Both run on the daemon's one thread; the task borrows it only
+    /// within a statement, never across an `.await`.
+    core: Rc<RefCell<SessionCore>>,
     events: Sender<PeerEvent>,
     reports: Sender<SessionReport>,
     ctl: Receiver<Control>,
@@ -163,9 +170,12 @@ pub(crate) fn describe_down(r: &DownReason) -> String {
 }
 
 impl PeerTask {
+    /// `rib` is the owner's table of originated routes, which the session
+    /// plans from.
     pub fn new(
         s: PeerSettings,
         id: u64,
+        rib: Rc<RefCell<RibOut>>,
         events: Sender<PeerEvent>,
         reports: Sender<SessionReport>,
         ctl: Receiver<Control>,
@@ -181,7 +191,11 @@ impl PeerTask {
         }
         PeerTask {
             main: Session::new(Fsm::new(s.fsm.clone())),
-            core: SessionCore::new(s.shape.clone(), seed),
+            core: Rc::new(RefCell::new(SessionCore::with_shared_rib(
+                s.shape.clone(),
+                seed,
+                rib,
+            ))),
             s,
             id,
             events,
@@ -194,6 +208,16 @@ impl PeerTask {
             queue: VecDeque::new(),
             batching: false,
         }
+    }
+
+    /// The session's core, for the owner's reads (see `core`).
+    pub fn core_handle(&self) -> Weak<RefCell<SessionCore>> {
+        Rc::downgrade(&self.core)
+    }
+
+    /// The core, borrowed for one statement (never across an `.await`).
+    fn core(&self) -> RefMut<'_, SessionCore> {
+        self.core.borrow_mut()
     }
 
     pub async fn run(mut self) {
@@ -320,7 +344,8 @@ impl PeerTask {
 
     /// Hands what changed in the status and the Adj-RIB-Out to the owner.
     fn publish(&mut self) {
-        for update in self.core.take_updates() {
+        let updates = self.core().take_updates();
+        for update in updates {
             let _ = self.reports.try_send(SessionReport {
                 id: self.id,
                 update,
@@ -380,10 +405,14 @@ impl PeerTask {
         while let Some(c) = next.take() {
             match c {
                 Control::Routes(batch, done) => {
-                    self.core.on_routes(&batch);
+                    self.core().on_routes(&batch);
                     dones.extend(done);
                 }
-                Control::InitialDone => self.core.on_initial_done(),
+                Control::TableReplaced(done) => {
+                    self.core().on_table_replaced();
+                    dones.extend(done);
+                }
+                Control::InitialDone => self.core().on_initial_done(),
                 Control::Inbound(stream) => self.inbound(stream).await,
                 Control::Stop(message, done) => {
                     stop = Some((message, done));
@@ -407,7 +436,7 @@ impl PeerTask {
     /// empties the core's changed set, and nothing arrives while writing).
     async fn flush_routes(&mut self) {
         for _ in 0..4 {
-            let Some(pass) = self.core.next_pass() else {
+            let Some(pass) = self.core().next_pass() else {
                 return;
             };
             for w in &pass.warnings {
@@ -420,7 +449,7 @@ impl PeerTask {
                 self.write(Which::Main, &pass.bytes, Kind::Update, pass.updates)
                     .await;
             }
-            self.core.write_done();
+            self.core().write_done();
         }
     }
 
@@ -513,7 +542,7 @@ impl PeerTask {
                 }
             };
             if let Some(kind) = Kind::of(&msg) {
-                self.core.on_message_in(kind);
+                self.core().on_message_in(kind);
             }
             let Some(event) = codec::decode(&msg, &ctx, &self.s.name) else {
                 continue;
@@ -521,7 +550,7 @@ impl PeerTask {
             if let Event::NotifMsg(n) = &event {
                 let text = codec::describe(n);
                 log::warn!("bgp peer {}: received NOTIFICATION {text}", self.s.name);
-                self.core.on_notification_received(text);
+                self.core().on_notification_received(text);
             }
             match (which, event) {
                 (Which::Cand, Event::BGPOpen(open)) => {
@@ -624,7 +653,7 @@ impl PeerTask {
         } else {
             None
         };
-        let info = self.core.on_transition(before, after, reason.as_deref());
+        let info = self.core().on_transition(before, after, reason.as_deref());
         let level = if info {
             log::Level::Info
         } else {
@@ -659,7 +688,7 @@ impl PeerTask {
 
     fn set_error(&mut self, e: String) {
         log::debug!("bgp peer {}: {e}", self.s.name);
-        self.core.on_error(e);
+        self.core().on_error(e);
     }
 
     async fn execute(&mut self, which: Which, actions: Vec<Action>) {
@@ -688,7 +717,7 @@ impl PeerTask {
                     let text = codec::describe(&n);
                     if which == Which::Main {
                         log::warn!("bgp peer {}: sending NOTIFICATION {text}", self.s.name);
-                        self.core.on_notification_sent(text);
+                        self.core().on_notification_sent(text);
                     }
                     self.write(
                         which,
@@ -701,7 +730,7 @@ impl PeerTask {
                 Action::StartTimer(t, d) => {
                     let (earliest, latest) = match t {
                         Timer::ConnectRetry | Timer::IdleHold => {
-                            let d = self.core.jitter(d);
+                            let d = self.core().jitter(d);
                             (d, d)
                         }
                         Timer::Hold => (d, d),
@@ -731,13 +760,13 @@ impl PeerTask {
                         n.peer_id
                     );
                     let shape = self.session_shape();
-                    self.core
+                    self.core()
                         .on_established(&n.families, n.four_octet_as, shape, Instant::now());
                     self.flush_routes().await;
                 }
-                Action::SessionDown(_) => self.core.on_session_down(),
+                Action::SessionDown(_) => self.core().on_session_down(),
                 Action::ResendRoutes(afi) => {
-                    let pass = self.core.on_route_refresh(afi);
+                    let pass = self.core().on_route_refresh(afi);
                     if !pass.bytes.is_empty() {
                         self.write(Which::Main, &pass.bytes, Kind::Update, pass.updates)
                             .await;
@@ -773,7 +802,7 @@ impl PeerTask {
                 // Never a silent unauthenticated session: this peer stops.
                 let msg = format!("cannot set the TCP MD5 key: {e}; peer stopped");
                 log::error!("bgp peer {}: {msg}", self.s.name);
-                self.core.on_stopped_for_good(msg);
+                self.core().on_stopped_for_good(msg);
                 self.queue.push_back((
                     Which::Main,
                     Event::ManualStop {
@@ -824,7 +853,7 @@ impl PeerTask {
             Ok(()) => {
                 if which == Which::Main {
                     for &(kind, n) in counts {
-                        self.core.on_message_out(kind, n);
+                        self.core().on_message_out(kind, n);
                     }
                 }
             }

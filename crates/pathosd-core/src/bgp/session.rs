@@ -7,10 +7,12 @@
 //!
 //! * **Route batches → UPDATEs.** The daemon's owner sends every session
 //!   the route changes of one engine step as one shared [`RouteBatch`].
-//!   The core keeps the originated routes as the batches built them
-//!   ([`RibOut`]) and the session's Adj-RIB-Out ([`AdjRibOut`]), and turns
-//!   them into one [`Pass`]: every UPDATE of the difference encoded into
-//!   one buffer, written with one write. The full table goes out on
+//!   The core plans from the owner's table of originated routes
+//!   ([`RibOut`], shared: [`SessionCore::with_shared_rib`]; a core of the
+//!   replay tests keeps one the batches built), keeps the session's
+//!   Adj-RIB-Out ([`AdjRibOut`]), and turns the difference into one
+//!   [`Pass`]: every UPDATE of the difference encoded into one buffer,
+//!   written with one write. The full table goes out on
 //!   Established, End-of-RIB once the owner says the initial evaluation is
 //!   done.
 //! * **Coalescing.** While a pass is being written, further batches only
@@ -24,16 +26,19 @@
 //!   is reported in [`Pass::skipped`] and is not recorded in the
 //!   Adj-RIB-Out; if the peer held an older version of it, that one is
 //!   withdrawn, as it no longer says what pathosd means.
-//! * **Status bookkeeping.** State, uptime start, counters, errors and the
-//!   routes the peer has from us are kept here and handed to the owner as
-//!   [`StatusUpdate`]s; the owner keeps the summaries /status shows.
+//! * **Status bookkeeping.** State, uptime start, counters and errors are
+//!   kept here and handed to the owner as [`StatusUpdate`]s; the owner
+//!   keeps the summaries /status shows. The routes the peer has from us
+//!   (the Adj-RIB-Out) the owner reads from the core itself.
 //! * **Connection collisions** (RFC 4271 §6.8): [`on_inbound`] and
 //!   [`on_candidate_open`] decide which connection stays.
 //! * **Retry jitter** (RFC 4271 §10) for the ConnectRetryTimer and the
 //!   IdleHoldTimer, whose doubling back-off lives in the FSM.
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -152,27 +157,15 @@ impl Summary {
     }
 }
 
-/// How the routes the peer has from us changed (its Adj-RIB-Out), for the
-/// owner's copy that /metrics shows. The attributes are shared `Arc`s.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RoutesDelta {
-    /// The peer dropped everything first (the session went down).
-    pub reset: bool,
-    pub announce: Vec<(Prefix, Arc<PathAttrs>)>,
-    pub withdraw: Vec<Prefix>,
-}
-
-impl RoutesDelta {
-    fn is_empty(&self) -> bool {
-        !self.reset && self.announce.is_empty() && self.withdraw.is_empty()
-    }
-}
-
-/// A session's report to the owner.
+/// A session's report to the owner. The routes the peer has from us are
+/// not reported: the owner reads them from the session
+/// ([`SessionCore::adj_rib_out`]) when /metrics asks, instead of keeping a
+/// copy of each session's Adj-RIB-Out (10,000 routes, ≈ 280 KB, a peer at
+/// 10,000 `always` VIPs, and the change list that built it at the first
+/// pass; issue 11).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StatusUpdate {
     Summary(Summary),
-    Routes(RoutesDelta),
 }
 
 /// UPDATEs to write in one go.
@@ -191,8 +184,18 @@ pub struct Pass {
 /// The per-session core. See the module documentation.
 #[derive(Debug, Clone)]
 pub struct SessionCore {
-    /// The originated routes, as the route batches built them.
+    /// The originated routes, as the route batches built them (a core of
+    /// its own, the replay tests'; empty when `shared`).
     rib: RibOut,
+    /// The owner's table of originated routes, which the daemon's sessions
+    /// plan from instead of keeping a copy each (10,000 routes: ≈ 280 KB a
+    /// peer, and the list it was built from; issue 11). Its route batches
+    /// then only say which prefixes changed. The owner and the sessions run
+    /// on one thread and borrow it only within a call.
+    shared: Option<Rc<RefCell<RibOut>>>,
+    /// The owner said the first evaluation is in (its `InitialDone`, in
+    /// order with the route batches): End-of-RIB may go out.
+    initial_done: bool,
     adj: AdjRibOut,
     /// Prefixes changed by batches since the last pass (Established only).
     dirty: BTreeSet<Prefix>,
@@ -205,7 +208,6 @@ pub struct SessionCore {
     four_octet_as: bool,
     summary: Summary,
     summary_changed: bool,
-    routes: RoutesDelta,
     /// The last down reason reported at info, so retries that fail the same
     /// way are logged at debug.
     logged_reason: Option<String>,
@@ -218,6 +220,8 @@ impl SessionCore {
     pub fn new(shape: PeerShape, seed: u64) -> SessionCore {
         SessionCore {
             rib: RibOut::new(),
+            shared: None,
+            initial_done: false,
             adj: AdjRibOut::new(shape),
             dirty: BTreeSet::new(),
             full: false,
@@ -226,20 +230,20 @@ impl SessionCore {
             four_octet_as: false,
             summary: Summary::idle(true),
             summary_changed: true,
-            routes: RoutesDelta::default(),
             logged_reason: None,
             rng: seed | 1,
         }
     }
 
-    /// The originated routes as this session knows them.
-    pub fn rib(&self) -> &RibOut {
-        &self.rib
+    /// A core that plans from `rib`, the owner's table, which the owner
+    /// changes before it sends the route batches (see `shared`).
+    pub fn with_shared_rib(shape: PeerShape, seed: u64, rib: Rc<RefCell<RibOut>>) -> SessionCore {
+        let mut c = SessionCore::new(shape, seed);
+        c.shared = Some(rib);
+        c
     }
 
-    /// What the peer has from us (for the replay tests; the driver gets
-    /// the changes as reports).
-    #[cfg(any(test, feature = "test-support"))]
+    /// What the peer has from us: the owner reads it for /metrics.
     pub fn adj_rib_out(&self) -> &AdjRibOut {
         &self.adj
     }
@@ -253,6 +257,14 @@ impl SessionCore {
     /// A batch of route changes from the owner.
     pub fn on_routes(&mut self, batch: &[(Prefix, Option<Arc<RouteIntent>>)]) {
         let established = self.adj.is_established();
+        if self.shared.is_some() {
+            // The owner's table has them already: the batch only says
+            // which prefixes to look at.
+            if established {
+                self.dirty.extend(batch.iter().map(|(p, _)| *p));
+            }
+            return;
+        }
         let dirty = &mut self.dirty;
         self.rib
             .set_desired_batch(batch.iter().map(|(p, i)| (*p, i.clone())), |prefix, _| {
@@ -262,9 +274,20 @@ impl SessionCore {
             });
     }
 
+    /// The owner's table, which this core plans from, was filled from
+    /// empty or emptied (the shutdown's withdrawal): every route may have
+    /// changed (a batch listing them all would be a 320 KB list, and the
+    /// changed set another 0.25 MB, at 10,000 routes; issue 11).
+    pub fn on_table_replaced(&mut self) {
+        if self.adj.is_established() {
+            self.full = true;
+        }
+    }
+
     /// The owner's first evaluation of every VIP is in.
     pub fn on_initial_done(&mut self) {
         self.rib.mark_initial_done();
+        self.initial_done = true;
         self.eor_check = true;
     }
 
@@ -296,10 +319,6 @@ impl SessionCore {
         self.dirty.clear();
         self.full = false;
         self.writing = false;
-        self.routes = RoutesDelta {
-            reset: true,
-            ..RoutesDelta::default()
-        };
         let s = &mut self.summary;
         s.established_at = None;
         s.advertised = 0;
@@ -314,16 +333,19 @@ impl SessionCore {
         if self.writing || !self.adj.is_established() {
             return None;
         }
+        let shared = self.shared.as_ref().map(|r| r.borrow());
+        let desired = shared.as_deref().unwrap_or(&self.rib).desired();
         let changes = if self.full {
             self.full = false;
             self.dirty.clear();
-            self.adj.plan_all(&self.rib)
+            self.adj.plan_all_in(desired, self.initial_done)
         } else if !self.dirty.is_empty() || self.eor_check {
             let dirty = std::mem::take(&mut self.dirty);
-            self.adj.plan(&self.rib, &dirty)
+            self.adj.plan_in(desired, self.initial_done, &dirty)
         } else {
             return None;
         };
+        drop(shared);
         self.eor_check = false;
         if changes.is_empty() && changes.warnings.is_empty() {
             return None;
@@ -400,17 +422,17 @@ impl SessionCore {
             bytes.extend_from_slice(m);
         }
         let updates = u32::try_from(messages.len()).unwrap_or(u32::MAX);
+        // Gone before the Adj-RIB-Out is built: a new session's first pass
+        // is the daemon's peak (issue 11).
+        drop(messages);
         if record {
-            self.adj.commit(&changes);
+            let announce = std::mem::take(&mut changes.announce);
+            self.adj.commit_taking(announce, &changes.withdraw);
             let advertised = u32::try_from(self.adj.advertised().len()).unwrap_or(u32::MAX);
             if advertised != self.summary.advertised {
                 self.summary.advertised = advertised;
                 self.summary_changed = true;
             }
-            self.routes
-                .withdraw
-                .extend(changes.withdraw.iter().copied());
-            self.routes.announce.append(&mut changes.announce);
         }
         Pass {
             bytes,
@@ -476,13 +498,9 @@ impl SessionCore {
         session || new_reason
     }
 
-    /// What changed since the last call, for the owner: the routes first,
-    /// then the summary.
+    /// What changed since the last call, for the owner: the summary.
     pub fn take_updates(&mut self) -> Vec<StatusUpdate> {
         let mut out = Vec::new();
-        if !self.routes.is_empty() {
-            out.push(StatusUpdate::Routes(std::mem::take(&mut self.routes)));
-        }
         if self.summary_changed {
             self.summary_changed = false;
             out.push(StatusUpdate::Summary(self.summary.clone()));

@@ -440,7 +440,26 @@ impl Engine {
         let vips = Pending::list(vips.into());
         let mut withdraws = Vec::new();
         let mut announces = Vec::new();
-        let mut old = std::mem::take(&mut self.vips);
+        // Each new VIP's old slot, found through the name index (binary
+        // search) while the slots are still in place: a linear search and
+        // `Vec::remove` per kept VIP were O(n²) (at 10,000 VIPs, about
+        // n²/2 slot moves of 176 bytes; issue 11). 4 bytes a VIP.
+        let found: Vec<u32> = vips
+            .iter()
+            .map(|p| {
+                self.index(p.name())
+                    .and_then(|i| u32::try_from(i).ok())
+                    .unwrap_or(u32::MAX)
+            })
+            .collect();
+        // Taken slots leave a `None`; the rest retire in the engine's order.
+        let mut old: Vec<Option<VipSlot>> = std::mem::take(&mut self.vips)
+            .into_iter()
+            .map(Some)
+            .collect();
+        // Stale until `reindex` below: nothing may look a name up meanwhile.
+        self.by_name.clear();
+        self.by_check.clear();
         let retire = |s: VipSlot, reason: &str, out: &mut Vec<Output>| {
             if s.machine.state() != VipState::Withdrawn {
                 out.push(Output::VipTransition {
@@ -457,12 +476,14 @@ impl Engine {
             }
         };
         self.vips.reserve_exact(vips.len());
-        for p in vips {
+        for (k, (p, pos)) in vips.into_iter().zip(found).enumerate() {
             let name = p.name().clone();
-            let pos = old.iter().position(|s| s.name == name);
-            match (plan.vip(&name), pos) {
-                (VipChange::Unchanged, Some(pos)) => {
-                    let mut slot = old.remove(pos);
+            // A second VIP of the same name (validation rejects it) finds
+            // its slot taken: a new slot, as before.
+            let taken = old.get_mut(pos as usize).and_then(Option::take);
+            match (plan.vip_at(k, &name), taken) {
+                (VipChange::Unchanged, Some(slot)) => {
+                    let mut slot = slot;
                     // Share the new config's name (the old one goes with it)
                     // and keep the new config, equal to the old.
                     slot.name = name;
@@ -470,8 +491,8 @@ impl Engine {
                     self.vips.push(slot);
                     continue;
                 }
-                (VipChange::Kept { .. }, Some(pos)) => {
-                    let mut slot = old.remove(pos);
+                (VipChange::Kept { .. }, Some(slot)) => {
+                    let mut slot = slot;
                     slot.name = name;
                     slot.config = p.into_config();
                     // A copy: the slot changes below while it is read.
@@ -511,7 +532,7 @@ impl Engine {
                     }
                     continue;
                 }
-                (_, Some(pos)) => retire(old.remove(pos), "config changed", &mut withdraws),
+                (_, Some(slot)) => retire(slot, "config changed", &mut withdraws),
                 (_, None) => {}
             }
             let mut slot = p.into_slot(&mut self.next_check, &mut self.intents, now);
@@ -525,7 +546,7 @@ impl Engine {
             }
             self.vips.push(slot);
         }
-        for s in old {
+        for s in old.into_iter().flatten() {
             retire(s, "removed from config", &mut withdraws);
         }
         self.intents.prune();

@@ -79,6 +79,18 @@ impl ReloadPlan {
             .map_or(&VipChange::Unchanged, |(_, c)| c)
     }
 
+    /// [`ReloadPlan::vip`] for the `i`-th VIP of the new config: the plan
+    /// lists the new VIPs first, in the config's order
+    /// ([`super::engine::Engine::diff`]), so its `i`-th entry is that VIP's
+    /// and the lookup is O(1) (a search per VIP was O(n²) at 10,000 VIPs;
+    /// issue 11). A plan in another order falls back to the search.
+    pub fn vip_at(&self, i: usize, name: &str) -> &VipChange {
+        match self.vips.get(i) {
+            Some((n, c)) if n == name => c,
+            _ => self.vip(name),
+        }
+    }
+
     /// The change of neighbor `name` (Unchanged for an unknown one).
     pub fn neighbor(&self, name: &str) -> NeighborChange {
         self.neighbors

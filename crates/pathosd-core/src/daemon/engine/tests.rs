@@ -768,3 +768,121 @@ fn reload_diffs_against_the_engine() {
     reload(&mut e, &new2, at(4));
     assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Withdrawn);
 }
+
+/// Issue 11: a reload of 10,000 VIPs finds each kept slot through the name
+/// index (it was a linear search and a `Vec::remove` each, O(n²)). Every
+/// kept VIP keeps its state and counters, whatever the new order; changed
+/// and removed ones are withdrawn, new ones announced, in the same order as
+/// before.
+#[test]
+fn a_reload_of_10000_vips_keeps_every_state() {
+    const N: u32 = 10_000;
+    let plain = |i: u32, prepend: u8| {
+        let mut v = vip(json!({
+            "name": format!("v{i:05}"),
+            "prefix": format!("10.{}.{}.0/24", i / 256, i % 256),
+            "always": true
+        }));
+        v.policy.announce.as_path_prepend = prepend;
+        (v, Expr::All)
+    };
+    // One checked VIP among them, brought up by its checks.
+    let mut web = two_checks("withdraw");
+    web.name = "web".into();
+    let mut first: Vec<(Vip, Expr)> = (0..N).map(|i| plain(i, 0)).collect();
+    first.insert(5_000, (web.clone(), Expr::All));
+    let (mut e, _) = new_engine(&first, t0());
+    for t in 1..=2 {
+        for c in ["a", "b"] {
+            e.handle(res(&e, "web", c, true), at(t));
+        }
+    }
+    assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Announced);
+    // Drained by the API: kept across the reload.
+    e.handle(
+        Input::DrainApi {
+            vip: "v00007".into(),
+            enable: true,
+        },
+        at(3),
+    );
+    assert_eq!(
+        e.vip("v00007").unwrap().machine.state(),
+        VipState::Pessimized
+    );
+    let before = |e: &Engine, name: &str| {
+        let s = e.vip(name).unwrap();
+        (
+            s.machine.state(),
+            s.transitions,
+            s.machine.intent().cloned(),
+        )
+    };
+    let web_before = before(&e, "web");
+    let v7_before = before(&e, "v00007");
+    let plain_before = before(&e, "v00500");
+    // The new config: reversed, v00000..v00009 removed, every 1,000th gets
+    // a new attribute (kept, re-announced), every 1,000th + 1 a new prefix
+    // (restarted), and 10 new VIPs.
+    let mut new: Vec<(Vip, Expr)> = Vec::new();
+    for i in (10..N + 10).rev() {
+        if i >= N {
+            new.push(plain(i, 0));
+        } else if i % 1_000 == 0 {
+            new.push(plain(i, 3));
+        } else if i % 1_000 == 1 {
+            let (mut v, x) = plain(i, 0);
+            v.prefix = format!("11.{}.{}.0/24", i / 256, i % 256).parse().unwrap();
+            new.push((v, x));
+        } else {
+            new.push(plain(i, 0));
+        }
+    }
+    new.push((web, Expr::All));
+    new.push(plain(7, 0));
+    let cfg = configs(&new);
+    let plan = crate::daemon::reload::ReloadPlan {
+        vips: e.diff(&cfg),
+        ..Default::default()
+    };
+    let out = e.reload(cfg, &plan, at(4));
+    let s = states(&out);
+    let withdraws = s.iter().filter(|l| l.ends_with("withdraw")).count();
+    // 9 restarted (9001 .. 1001), then the 9 removed ones (v00007 stays),
+    // in the engine's order.
+    assert_eq!(withdraws, 9 + 9, "{s:?}");
+    assert_eq!(s[0], "withdrawn (config changed)");
+    assert_eq!(s[1], "route 10.35.41.0/24 withdraw", "v09001 first");
+    assert_eq!(s[18], "withdrawn (removed from config)");
+    assert_eq!(s[19], "route 10.0.0.0/24 withdraw", "v00000 first");
+    // Then the announces in the new config's order: 10 new, 9 with new
+    // attributes, 9 at new prefixes, interleaved as the new config lists
+    // them.
+    let announces: Vec<&String> = s[36..].iter().collect();
+    assert_eq!(announces.len(), 10 + 9 + 9, "{s:?}");
+    assert_eq!(announces[0], "route 10.39.25.0/24 prepend 0", "v10009");
+    assert_eq!(announces[10], "route 11.35.41.0/24 prepend 0", "v09001");
+    assert_eq!(announces[11], "route 10.35.40.0/24 prepend 3", "v09000");
+    assert_eq!(e.vips().len(), N as usize + 2);
+    assert_eq!(before(&e, "web"), web_before);
+    assert_eq!(before(&e, "v00007"), v7_before);
+    for i in 10..N {
+        let name = format!("v{i:05}");
+        let (state, transitions, intent) = before(&e, &name);
+        assert_eq!(state, VipState::Announced, "{name}");
+        let prepend = intent.map(|i| i.as_path_prepend);
+        assert_eq!(prepend, Some(if i % 1_000 == 0 { 3 } else { 0 }), "{name}");
+        if i % 1_000 != 1 {
+            // Kept: not announced again.
+            assert_eq!(transitions, plain_before.1, "{name}");
+        }
+    }
+    // The engine is consistent: a check result still reaches web.
+    e.handle(res(&e, "web", "b", false), at(5));
+    assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Withdrawn);
+    // The engine now runs the new config.
+    assert!(e
+        .diff(&configs(&new))
+        .iter()
+        .all(|(_, c)| *c == VipChange::Unchanged));
+}
