@@ -14,14 +14,16 @@
 # 127.168.0.1 (127.168.0.2 pathosd, 127.168.0.4 an HTTP backend):
 # an `always` VIP (benches/size.sh's RSS case), a tcp-checked and an
 # HTTP-checked one. Each run lasts until the router has the route and
-# IDLE_SECS (20) more of the idle daemon (keepalives, check ticks), then a
-# SIGTERM (withdraw, Cease). Every process is stopped by PID.
+# IDLE_SECS (45) more of the idle daemon (check ticks, and keepalives both
+# ways: at the default hold time of 90 s they leave every 30 s, so a 20 s
+# window missed them), then a SIGTERM (withdraw, Cease). Every process is
+# stopped by PID.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=benches/lib.sh
 . benches/lib.sh
 birdc=birdc
-IDLE_SECS=${IDLE_SECS:-20}
+IDLE_SECS=${IDLE_SECS:-45}
 dir="${PATHOSD_CROSS_DIR:-target/cross}/out/x86_64-unknown-linux-musl/default"
 bin="$dir/pathosd"
 for tool in qemu-x86_64-static bird birdc python3 nm; do
