@@ -10,11 +10,12 @@
 #
 # It runs the static x86_64 musl build of cross-build.sh under
 # `qemu-x86_64 -d in_asm` (which logs each piece of code the first time it
-# runs) three times, each with one VIP and one neighbor, a router BIRD on
-# 127.168.0.1 (127.168.0.2 pathosd, 127.168.0.4 an HTTP backend):
-# an `always` VIP (benches/size.sh's RSS case), a tcp-checked and an
-# HTTP-checked one. Each run lasts until the router has the route and
-# IDLE_SECS (45) more of the idle daemon (check ticks, and keepalives both
+# runs) four times, each with one neighbor, a router BIRD on 127.168.0.1
+# (127.168.0.2 pathosd, 127.168.0.4 an HTTP backend): an `always` VIP
+# (benches/size.sh's RSS case), a tcp-checked VIP, an HTTP-checked VIP, and
+# an `always` VIP next to an HTTP check that fails (nothing listens). Each
+# run lasts until the router has the route and IDLE_SECS (45; 10 for the
+# failing check) more of the idle daemon (check ticks, and keepalives both
 # ways: at the default hold time of 90 s they leave every 30 s, so a 20 s
 # window missed them), then a SIGTERM (withdraw, Cease). Every process is
 # stopped by PID.
@@ -52,11 +53,20 @@ wait_ctl "$tmp/bird.ctl"
 pids+=("$!")
 
 logs=()
-for mode in always tcp http; do
+for mode in always tcp http http-down; do
+	v2=
+	secs=$IDLE_SECS
 	case $mode in
 		always) vip='"always": true' ;;
 		tcp) vip="\"check\": { \"type\": \"tcp\", \"interval\": \"1s\", \"rise\": 1, \"tcp\": { \"host\": \"$net.1\", \"port\": $port } }" ;;
 		http) vip="\"check\": { \"type\": \"http\", \"interval\": \"1s\", \"rise\": 1, \"http\": { \"url\": \"http://$net.4:$port/\" } }" ;;
+		# A failing check's code (connection refused, its message): an
+		# `always` VIP to wait for, and an http check of a port nobody
+		# listens on, failing every second for 10 s.
+		http-down)
+			vip='"always": true'
+			v2=", { \"name\": \"v2\", \"prefix\": \"10.168.2.2/32\", \"check\": { \"type\": \"http\", \"interval\": \"1s\", \"http\": { \"url\": \"http://$net.4:$((port + 1))/\" } } }"
+			secs=10 ;;
 	esac
 	cat >"$tmp/$mode.json" <<EOF
 {
@@ -68,7 +78,7 @@ for mode in always tcp http; do
   },
   "api": { "listen": "" },
   "logging": { "level": "warn" },
-  "vips": [ { "name": "v1", "prefix": "10.168.2.1/32", $vip } ]
+  "vips": [ { "name": "v1", "prefix": "10.168.2.1/32", $vip }$v2 ]
 }
 EOF
 	qemu-x86_64-static -d in_asm -D "$tmp/$mode.log" "$bin" run --config "$tmp/$mode.json" \
@@ -85,7 +95,7 @@ EOF
 		sleep 0.05
 	done
 	[ -n "$ok" ] || { cat "$tmp/$mode.err" >&2; echo "$mode: no route at the router within 30 s" >&2; exit 1; }
-	sleep "$IDLE_SECS" # the idle daemon is what is measured: no event to await
+	sleep "$secs" # the idle daemon is what is recorded: no event to await
 	stop "$pd"
 	forget "$pd"
 	# The route must be gone before the next run announces it again.
