@@ -146,10 +146,12 @@ pub struct VipMachine {
     healthy: bool,
     drain_file: bool,
     drain_api: bool,
-    /// When the VIP last became unhealthy while announced (two-phase drain).
-    unhealthy_since: Option<Instant>,
-    /// When the VIP last became healthy (recovery_hold).
-    healthy_since: Option<Instant>,
+    /// When `healthy` last changed: the time the VIP became healthy while
+    /// it is (recovery_hold), or unhealthy while it is not (two-phase
+    /// drain); None while unhealthy since start. One field, not one per
+    /// side: only the current side's time is ever read, and 16 bytes a
+    /// slot were 160 KB at 10,000 `always` VIPs (issue 11).
+    health_since: Option<Instant>,
     /// Set once the VIP was announced and later withdrawn: recovery_hold
     /// applies to re-announcements, not to the first one after start.
     withdrawn_after_announce: bool,
@@ -169,15 +171,14 @@ impl VipMachine {
             healthy: false,
             drain_file: false,
             drain_api: false,
-            unhealthy_since: None,
-            healthy_since: None,
+            health_since: None,
             withdrawn_after_announce: false,
             flaps: 0,
             last_transition: None,
         };
         if m.policy.always {
             m.healthy = true;
-            m.healthy_since = Some(now);
+            m.health_since = Some(now);
             let _ = m.evaluate(now, "always announced");
         }
         m
@@ -237,13 +238,7 @@ impl VipMachine {
         }
         if healthy != self.healthy {
             self.healthy = healthy;
-            if healthy {
-                self.healthy_since = Some(now);
-                self.unhealthy_since = None;
-            } else {
-                self.healthy_since = None;
-                self.unhealthy_since = Some(now);
-            }
+            self.health_since = Some(now);
         }
         self.evaluate(now, Cow::Owned(reason.to_string()))
     }
@@ -303,12 +298,12 @@ impl VipMachine {
     pub(crate) fn next_deadline(&self) -> Option<Instant> {
         match self.state {
             VipState::Withdrawn if self.healthy && self.withdrawn_after_announce => self
-                .healthy_since
+                .health_since
                 .and_then(|t| t.checked_add(self.policy.recovery_hold)),
             VipState::Pessimized
                 if !self.healthy && self.policy.fail_action == FailAction::DrainThenWithdraw =>
             {
-                self.unhealthy_since
+                self.health_since
                     .and_then(|t| t.checked_add(self.policy.drain_time))
             }
             _ => None,
@@ -326,7 +321,7 @@ impl VipMachine {
                 // recovery_hold: re-announce only after a stable healthy period,
                 // so an upstream flap damper never sees the VIP bounce.
                 let held = self
-                    .healthy_since
+                    .health_since
                     .map(|t| now.saturating_duration_since(t) >= self.policy.recovery_hold)
                     .unwrap_or(false);
                 if !held {
@@ -345,7 +340,7 @@ impl VipMachine {
             FailAction::LowerPriority => VipState::Pessimized,
             FailAction::DrainThenWithdraw => {
                 let expired = self
-                    .unhealthy_since
+                    .health_since
                     .map(|t| now.saturating_duration_since(t) >= self.policy.drain_time)
                     .unwrap_or(true);
                 if expired {
