@@ -175,7 +175,7 @@ const WITHDRAWN_AFTER_ANNOUNCE: u8 = 8;
 #[derive(Debug, Clone)]
 enum Reason {
     Fixed(&'static &'static str),
-    Owned(Box<String>),
+    Owned(Box<Box<str>>),
 }
 
 impl Reason {
@@ -282,7 +282,7 @@ impl VipMachine {
             self.set_flag(HEALTHY, healthy);
             self.health_since = Some(now);
         }
-        self.evaluate(now, Reason::Owned(Box::new(reason.to_string())))
+        self.evaluate(now, Reason::Owned(Box::new(Box::from(reason))))
     }
 
     /// The lower_priority_file appeared or disappeared.
