@@ -740,22 +740,17 @@ fn vips(c: &Config, errs: &mut Errors) {
     let first_prefix = first_of(n, &|i| prefix_ok[i], &|a, b| {
         c.vips[a].prefix.cmp(&c.vips[b].prefix)
     });
-    // Both lists are in index order, as the VIPs are visited.
-    let (mut first_name, mut first_prefix) = (
-        first_name.into_iter().peekable(),
-        first_prefix.into_iter().peekable(),
-    );
     for (i, v) in c.vips.iter().enumerate() {
         let p = format!("vips[{i}]");
         object_name(&join(&p, "name"), &v.name, errs);
-        if let Some((_, first)) = first_name.next_if(|&(dup, _)| dup as usize == i) {
+        if let Some(first) = first_name[i] {
             errs.push_fmt(
                 join(&p, "name"),
                 format_args!("duplicate VIP name {} (also vips[{first}])", Quote(&v.name)),
             );
         }
         let pp = join(&p, "prefix");
-        if let Some((_, first)) = first_prefix.next_if(|&(dup, _)| dup as usize == i) {
+        if let Some(first) = first_prefix[i] {
             errs.push_fmt(
                 pp,
                 format_args!("duplicate prefix {} (also vips[{first}].prefix)", v.prefix),
@@ -765,33 +760,30 @@ fn vips(c: &Config, errs: &mut Errors) {
     }
 }
 
-/// Each of `n` items whose key an earlier item has too, with the index of
-/// the first such item: (item, first) pairs in item order. Only the
-/// duplicates, usually none: one entry per item (8 bytes) was 160 KB for
-/// the two rules at 10,000 VIPs, while the decoded config is alive (issue
-/// 11). `cmp` orders two items by key; `keyed` tells the items that have
-/// one. Not generic: one sort in the binary for both rules (flash, issue 12).
+/// For each of `n` items whose key an earlier item has too, the index of
+/// the first such item (None for the first and for items without a key).
+/// `cmp` orders two items by key; `keyed` tells the items that have one.
+/// Not generic: one sort in the binary for both rules (flash, issue 12).
 fn first_of(
     n: usize,
     keyed: &dyn Fn(usize) -> bool,
     cmp: &dyn Fn(usize, usize) -> std::cmp::Ordering,
-) -> Vec<(u32, u32)> {
+) -> Vec<Option<u32>> {
     let mut order: Vec<u32> = (0..n)
         .filter(|&i| keyed(i))
         .filter_map(|i| u32::try_from(i).ok())
         .collect();
     // Equal keys in index order, the first one first.
     order.sort_unstable_by(|&a, &b| cmp(a as usize, b as usize).then(a.cmp(&b)));
-    let mut dups = Vec::new();
+    let mut first = vec![None; n];
     let mut run: Option<u32> = None;
     for i in order {
         match run {
-            Some(f) if cmp(f as usize, i as usize).is_eq() => dups.push((i, f)),
+            Some(f) if cmp(f as usize, i as usize).is_eq() => first[i as usize] = Some(f),
             _ => run = Some(i),
         }
     }
-    dups.sort_unstable();
-    dups
+    first
 }
 
 fn vip(v: &Vip, p: &str, errs: &mut Errors) {
