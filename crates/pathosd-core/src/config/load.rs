@@ -10,6 +10,7 @@ use super::uci_map;
 use super::validate::{counts_exceeded, validate, Counts, Resolved};
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::path::Path;
 use std::str::FromStr;
 
@@ -66,7 +67,10 @@ pub fn load_config(path: &Path, format: Option<Format>) -> Result<Resolved, Vec<
             message: format!("reading {}: {message}", path.display()),
         }]
     })?;
-    load_str(&raw, format, &env::process_env)
+    // The text moves in, so the loader can free it once the config is
+    // decoded, before validation (0.68 MB at 10,000 VIPs, the daemon's
+    // peak; issue 11).
+    load_text(Cow::Owned(raw), format, &env::process_env)
 }
 
 /// Reads at most MAX_FILE_BYTES + 1 bytes: one more tells a file that is too
@@ -120,6 +124,16 @@ pub fn load_str(
     format: Option<Format>,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Resolved, Vec<ConfigError>> {
+    load_text(Cow::Borrowed(raw), format, lookup)
+}
+
+/// `load_str` on text the loader may own: owned text is freed as soon as
+/// nothing needs it any more (see [`load_all`]).
+fn load_text(
+    raw: Cow<'_, str>,
+    format: Option<Format>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Resolved, Vec<ConfigError>> {
     // load_all validates, which resolves.
     load_all(raw, format, lookup)
         .map(Resolved::validated)
@@ -139,8 +153,14 @@ fn cap_errors(mut errs: Vec<ConfigError>) -> Vec<ConfigError> {
     errs
 }
 
+/// Expands, parses, decodes and validates `raw`. Text owned here (the
+/// file read by `load_config`, or its expansion) is freed as soon as it is
+/// not needed: the file's text once expanded into a copy, the JSON text
+/// once the config is decoded, before validation. The decoded config
+/// borrows nothing of it, and JSON errors carry v1 paths, not text. UCI
+/// keeps its text until the end: an error is located by parsing it again.
 fn load_all(
-    raw: &str,
+    raw: Cow<'_, str>,
     format: Option<Format>,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Config, Vec<ConfigError>> {
@@ -155,16 +175,52 @@ fn load_all(
     }
     // A UTF-8 byte order mark, as some editors write, is not part of the
     // config (serde_json would call it an unexpected value at column 1).
-    let raw = raw.strip_prefix('\u{feff}').unwrap_or(raw);
-    if is_blank(raw) {
+    let raw = strip_bom(raw);
+    if is_blank(&raw) {
         return Err(one(
             "the config is empty (nothing but whitespace and comments)".to_string(),
         ));
     }
-    let text = env::expand(raw, lookup, MAX_FILE_BYTES).map_err(|e| vec![e])?;
+    // The expansion is a copy only when there is a placeholder; the file's
+    // text is then freed here, not kept beside its copy while it is parsed.
+    let expanded = env::expand(&raw, lookup, MAX_FILE_BYTES)
+        .map(|t| match t {
+            Cow::Owned(copy) => Some(copy),
+            Cow::Borrowed(_) => None,
+        })
+        .map_err(|e| vec![e])?;
+    let text = match expanded {
+        Some(copy) => {
+            // Explicitly: a variable moved in one arm only is otherwise
+            // dropped at the end of the function.
+            drop(raw);
+            Cow::Owned(copy)
+        }
+        None => raw,
+    };
     match format.unwrap_or_else(|| detect(&text)) {
-        Format::Json => load_json(&text),
+        Format::Json => {
+            let decoded = decode_json(&text);
+            drop(text);
+            let (cfg, errs) = decoded?;
+            finish(cfg, errs)
+        }
         Format::Uci => load_uci(&text),
+    }
+}
+
+/// `raw` without a leading UTF-8 byte order mark; owned text loses it in
+/// place (no copy of the file).
+fn strip_bom(raw: Cow<'_, str>) -> Cow<'_, str> {
+    const BOM: char = '\u{feff}';
+    match raw {
+        Cow::Borrowed(t) => Cow::Borrowed(t.strip_prefix(BOM).unwrap_or(t)),
+        Cow::Owned(mut t) => {
+            if t.starts_with(BOM) {
+                t.replace_range(..BOM.len_utf8(), "");
+            }
+            Cow::Owned(t)
+        }
     }
 }
 
@@ -214,12 +270,14 @@ fn load_uci(text: &str) -> Result<Config, Vec<ConfigError>> {
     }
 }
 
-/// Loads JSON text. The `vips` list, nearly all of a large config, is
-/// decoded one VIP at a time while the text is read: each VIP's JSON value is
-/// dropped as soon as its `Vip` is decoded. Holding the whole file as a
-/// `serde_json::Value` tree took 6.3 MB for 10,000 `always` VIPs on top of
-/// the decoded config (docs/performance.md).
-fn load_json(text: &str) -> Result<Config, Vec<ConfigError>> {
+/// Decodes JSON text, not yet validated: the config (None if it failed to
+/// decode) and the errors so far. The `vips` list, nearly all of a large
+/// config, is decoded one VIP at a time while the text is read: each VIP's
+/// JSON value is dropped as soon as its `Vip` is decoded. Holding the whole
+/// file as a `serde_json::Value` tree took 6.3 MB for 10,000 `always` VIPs
+/// on top of the decoded config (docs/performance.md). Nothing returned
+/// borrows `text`, so the caller frees it before validation.
+fn decode_json(text: &str) -> Result<(Option<Config>, Errors), Vec<ConfigError>> {
     let invalid = |e: serde_json::Error| {
         vec![ConfigError {
             path: String::new(),
@@ -266,7 +324,7 @@ fn load_json(text: &str) -> Result<Config, Vec<ConfigError>> {
         None => Config::decode(&value, "", &mut errs),
     };
     drop(value);
-    finish(cfg, errs)
+    Ok((cfg, errs))
 }
 
 /// Decodes a config value whose `vips` list is taken out and decoded one VIP

@@ -172,6 +172,36 @@ pub fn duration_buckets(timeout: Duration) -> [f64; BUCKETS] {
     b
 }
 
+/// A slot's checks: one pointer, and none at all for a VIP without checks.
+/// A boxed slice (16 bytes) was 8 more than this in each of 10,000 slots of
+/// `always` VIPs, which have no checks (issue 11); the slice is exactly
+/// sized, as the boxed slice was. Reads and writes as a slice.
+#[derive(Debug, Clone, Default)]
+pub struct Checks(Option<Box<Box<[CheckStatus]>>>);
+
+impl From<Vec<CheckStatus>> for Checks {
+    fn from(v: Vec<CheckStatus>) -> Checks {
+        if v.is_empty() {
+            Checks(None)
+        } else {
+            Checks(Some(Box::new(v.into_boxed_slice())))
+        }
+    }
+}
+
+impl std::ops::Deref for Checks {
+    type Target = [CheckStatus];
+    fn deref(&self) -> &[CheckStatus] {
+        self.0.as_deref().map_or(&[], |b| &b[..])
+    }
+}
+
+impl std::ops::DerefMut for Checks {
+    fn deref_mut(&mut self) -> &mut [CheckStatus] {
+        self.0.as_deref_mut().map_or(&mut [], |b| &mut b[..])
+    }
+}
+
 /// One VIP inside the engine.
 #[derive(Debug, Clone)]
 pub struct VipSlot {
@@ -179,23 +209,30 @@ pub struct VipSlot {
     pub name: std::sync::Arc<str>,
     pub prefix: Prefix,
     pub machine: VipMachine,
-    /// The checks_policy over the checks' health; None for a VIP without
-    /// checks (`always`), which has nothing to combine: 80 bytes inline were
-    /// 20 % of the slot of each of 10,000 `always` VIPs (issue 11).
-    pub combiner: Option<Box<Combiner>>,
-    /// A boxed slice: exactly sized and 8 bytes less than a `Vec` in each
-    /// of 10,000 slots (issue 11).
-    pub checks: Box<[CheckStatus]>,
+    /// The checks' status, read as a slice (`Deref`).
+    pub checks: Checks,
     pub initial_done: bool,
     /// Transitions into each state since start (withdrawn, announced, pessimized).
     pub transitions: [u32; 3],
+    /// The VIP's config and combiner; None for a *plain* VIP, one that
+    /// [`plain`] rebuilds from the slot's name and prefix (an `always` VIP
+    /// with every other field at its default), which has neither.
+    full: Option<Box<Full>>,
+}
+
+/// What a slot keeps of a VIP that is not plain, behind one pointer: two
+/// optional boxes were 8 bytes more in each of 10,000 `always` slots that
+/// have neither (issue 11).
+#[derive(Debug, Clone)]
+struct Full {
     /// The VIP's config, the old side of reload's diff and what the owner
     /// reads (check loops, /status, triggers, drain files): the engine keeps
-    /// the one copy once it is built. None for a *plain* VIP, one that
-    /// [`plain`] rebuilds from the slot's name and prefix (an `always` VIP
-    /// with every other field at its default): 152 bytes of `Vip` a VIP were
-    /// 1.5 MB at 10,000 `always` VIPs (issue 11).
-    config: Option<Box<Vip>>,
+    /// the one copy once it is built. 152 bytes of `Vip` a VIP were 1.5 MB at
+    /// 10,000 `always` VIPs, so a plain VIP keeps none (issue 11).
+    config: Vip,
+    /// The checks_policy over the checks' health; None for a VIP without
+    /// checks, which has nothing to combine.
+    combiner: Option<Combiner>,
 }
 
 /// The config of a plain VIP: `always`, with `name` and `prefix` and every
@@ -218,16 +255,38 @@ fn is_plain(v: &Vip) -> bool {
 impl VipSlot {
     /// The VIP's config as it was loaded (built anew for a plain VIP).
     pub fn config(&self) -> Cow<'_, Vip> {
-        match &self.config {
-            Some(v) => Cow::Borrowed(v),
+        match &self.full {
+            Some(f) => Cow::Borrowed(&f.config),
             None => Cow::Owned(plain(&self.name, self.prefix)),
+        }
+    }
+
+    /// The checks_policy over the checks' health; None for a VIP without
+    /// checks (`always`), which has nothing to combine.
+    pub fn combiner(&self) -> Option<&Combiner> {
+        self.full.as_ref().and_then(|f| f.combiner.as_ref())
+    }
+
+    /// Keeps `config` (None: the VIP is plain) and the slot's combiner, which
+    /// a reload that keeps the slot keeps: the check identity is the same.
+    /// A plain VIP has no checks, so it has no combiner either.
+    fn set_config(&mut self, config: Option<Box<Vip>>) {
+        match (config, &mut self.full) {
+            (Some(v), Some(f)) => f.config = *v,
+            (Some(v), None) => {
+                self.full = Some(Box::new(Full {
+                    config: *v,
+                    combiner: None,
+                }))
+            }
+            (None, _) => self.full = None,
         }
     }
 
     /// The VIP's config when it is not plain; a plain VIP has no checks and
     /// no drain file, which is all most readers look for.
     pub fn full_config(&self) -> Option<&Vip> {
-        self.config.as_deref()
+        self.full.as_deref().map(|f| &f.config)
     }
 
     /// Takes the timing of a VIP whose check identity did not change: the
@@ -275,7 +334,14 @@ pub(crate) fn first_evaluation_bound(vip: &Vip) -> Duration {
         .unwrap_or(Duration::ZERO)
 }
 
-fn new_slot(v: &Vip, next_check: &mut u32, intents: &mut SharedIntents, now: Instant) -> VipSlot {
+/// The slot for `v`, without its config (the caller keeps it, see
+/// [`VipSlot::set_config`]), and its combiner if it has checks.
+fn new_slot(
+    v: &Vip,
+    next_check: &mut u32,
+    intents: &mut SharedIntents,
+    now: Instant,
+) -> (VipSlot, Option<Combiner>) {
     let prefix = v.prefix;
     let names: Vec<String> = v.check_list().iter().map(|c| c.effective_name()).collect();
     let mut id = || {
@@ -283,11 +349,12 @@ fn new_slot(v: &Vip, next_check: &mut u32, intents: &mut SharedIntents, now: Ins
         *next_check = next_check.wrapping_add(1);
         id
     };
-    VipSlot {
-        config: None,
+    let combiner = (!names.is_empty()).then(|| Combiner::new(v.checks_expr.clone(), names));
+    let slot = VipSlot {
+        full: None,
         name: v.name.clone(),
         prefix,
-        initial_done: v.always || names.is_empty(),
+        initial_done: v.always || v.check_list().is_empty(),
         checks: v
             .check_list()
             .iter()
@@ -306,12 +373,12 @@ fn new_slot(v: &Vip, next_check: &mut u32, intents: &mut SharedIntents, now: Ins
                 buckets: [0; BUCKETS],
                 duration_sum: 0.0,
             })
-            .collect(),
+            .collect::<Vec<_>>()
+            .into(),
         transitions: [0; 3],
-        combiner: (!names.is_empty())
-            .then(|| Box::new(Combiner::new(v.checks_expr.clone(), names))),
         machine: VipMachine::new(VipPolicy::shared(v, intents), now),
-    }
+    };
+    (slot, combiner)
 }
 
 /// A VIP on its way from the loaded list into a slot: the list's 152-byte
@@ -354,12 +421,16 @@ impl Pending {
     /// The slot for this VIP, keeping its config.
     fn into_slot(self, next_check: &mut u32, intents: &mut SharedIntents, now: Instant) -> VipSlot {
         match self {
+            // A plain VIP has no checks: no combiner.
             Pending::Plain(name, prefix) => {
-                new_slot(&plain(&name, prefix), next_check, intents, now)
+                new_slot(&plain(&name, prefix), next_check, intents, now).0
             }
             Pending::Full(v) => {
-                let mut s = new_slot(&v, next_check, intents, now);
-                s.config = Some(v);
+                let (mut s, combiner) = new_slot(&v, next_check, intents, now);
+                s.full = Some(Box::new(Full {
+                    config: *v,
+                    combiner,
+                }));
                 s
             }
         }
@@ -487,14 +558,14 @@ impl Engine {
                     // Share the new config's name (the old one goes with it)
                     // and keep the new config, equal to the old.
                     slot.name = name;
-                    slot.config = p.into_config();
+                    slot.set_config(p.into_config());
                     self.vips.push(slot);
                     continue;
                 }
                 (VipChange::Kept { .. }, Some(slot)) => {
                     let mut slot = slot;
                     slot.name = name;
-                    slot.config = p.into_config();
+                    slot.set_config(p.into_config());
                     // A copy: the slot changes below while it is read.
                     let v = slot.config().into_owned();
                     let v = &v;
@@ -743,8 +814,9 @@ impl Engine {
         c.last = Some(LastResult::from(r));
         // A slot with a check has its combiner.
         let changed = slot
-            .combiner
+            .full
             .as_mut()
+            .and_then(|f| f.combiner.as_mut())
             .and_then(|m| m.update(&c.name, healthy));
         match (changed, crossed) {
             (Some(h), _) => {

@@ -7,7 +7,6 @@
 
 use crate::bgp::types::RouteIntent;
 use crate::config::{FailAction, Vip};
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -143,21 +142,49 @@ impl VipPolicy {
 pub struct VipMachine {
     policy: Arc<VipPolicy>,
     state: VipState,
-    healthy: bool,
-    drain_file: bool,
-    drain_api: bool,
-    /// When the VIP last became unhealthy while announced (two-phase drain).
-    unhealthy_since: Option<Instant>,
-    /// When the VIP last became healthy (recovery_hold).
-    healthy_since: Option<Instant>,
-    /// Set once the VIP was announced and later withdrawn: recovery_hold
-    /// applies to re-announcements, not to the first one after start.
-    withdrawn_after_announce: bool,
+    /// HEALTHY, DRAIN_FILE, DRAIN_API and WITHDRAWN_AFTER_ANNOUNCE: one byte,
+    /// not four `bool`s, which with a 24-byte reason made the machine 80
+    /// bytes instead of 64 in each of 10,000 slots (issue 11).
+    flags: u8,
+    /// When `healthy` last changed: the time the VIP became healthy while
+    /// it is (recovery_hold), or unhealthy while it is not (two-phase
+    /// drain); None while unhealthy since start. One field, not one per
+    /// side: only the current side's time is ever read, and 16 bytes a
+    /// slot were 160 KB at 10,000 `always` VIPs (issue 11).
+    health_since: Option<Instant>,
     flaps: u32,
     /// Its reason is borrowed when fixed ("always announced", ...): a
     /// `String` per VIP was 10,000 small allocations at 10,000 `always`
     /// VIPs (issue 11).
-    last_transition: Option<(Instant, Cow<'static, str>)>,
+    last_transition: Option<(Instant, Reason)>,
+}
+
+/// The combined health is good.
+const HEALTHY: u8 = 1;
+/// The lower_priority_file exists.
+const DRAIN_FILE: u8 = 2;
+/// Drain was switched on through the API or ubus.
+const DRAIN_API: u8 = 4;
+/// Set once the VIP was announced and later withdrawn: recovery_hold
+/// applies to re-announcements, not to the first one after start.
+const WITHDRAWN_AFTER_ANNOUNCE: u8 = 8;
+
+/// Why a VIP last changed state: fixed text, borrowed, or a check's own
+/// words, owned. One pointer each: a `Cow<'static, str>` was 24 bytes, 8
+/// more in each of 10,000 slots (issue 11).
+#[derive(Debug, Clone)]
+enum Reason {
+    Fixed(&'static &'static str),
+    Owned(Box<Box<str>>),
+}
+
+impl Reason {
+    fn as_str(&self) -> &str {
+        match self {
+            Reason::Fixed(s) => s,
+            Reason::Owned(s) => s,
+        }
+    }
 }
 
 impl VipMachine {
@@ -166,19 +193,15 @@ impl VipMachine {
         let mut m = VipMachine {
             policy: policy.into(),
             state: VipState::Withdrawn,
-            healthy: false,
-            drain_file: false,
-            drain_api: false,
-            unhealthy_since: None,
-            healthy_since: None,
-            withdrawn_after_announce: false,
+            flags: 0,
+            health_since: None,
             flaps: 0,
             last_transition: None,
         };
         if m.policy.always {
-            m.healthy = true;
-            m.healthy_since = Some(now);
-            let _ = m.evaluate(now, "always announced");
+            m.set_flag(HEALTHY, true);
+            m.health_since = Some(now);
+            let _ = m.evaluate(now, Reason::Fixed(&"always announced"));
         }
         m
     }
@@ -187,20 +210,32 @@ impl VipMachine {
         self.state
     }
 
+    fn flag(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+
+    fn set_flag(&mut self, f: u8, on: bool) {
+        if on {
+            self.flags |= f;
+        } else {
+            self.flags &= !f;
+        }
+    }
+
     pub fn healthy(&self) -> bool {
-        self.healthy
+        self.flag(HEALTHY)
     }
 
     pub(crate) fn draining(&self) -> bool {
-        self.drain_file || self.drain_api
+        self.flag(DRAIN_FILE | DRAIN_API)
     }
 
     pub fn drain_file(&self) -> bool {
-        self.drain_file
+        self.flag(DRAIN_FILE)
     }
 
     pub fn drain_api(&self) -> bool {
-        self.drain_api
+        self.flag(DRAIN_API)
     }
 
     /// Times the VIP left `announced` (pessimized or withdrawn) since start.
@@ -208,8 +243,16 @@ impl VipMachine {
         self.flaps
     }
 
-    pub fn last_transition(&self) -> Option<&(Instant, Cow<'static, str>)> {
-        self.last_transition.as_ref()
+    /// When the VIP last changed state, and why.
+    pub fn last_transition(&self) -> Option<(&Instant, &str)> {
+        self.last_transition.as_ref().map(|(t, r)| (t, r.as_str()))
+    }
+
+    /// Whether the last transition's reason is fixed text, borrowed (no
+    /// `String` per VIP).
+    #[cfg(test)]
+    pub(crate) fn last_reason_is_fixed(&self) -> bool {
+        matches!(self.last_transition, Some((_, Reason::Fixed(_))))
     }
 
     pub fn policy(&self) -> &VipPolicy {
@@ -235,45 +278,39 @@ impl VipMachine {
         if self.policy.always {
             return None;
         }
-        if healthy != self.healthy {
-            self.healthy = healthy;
-            if healthy {
-                self.healthy_since = Some(now);
-                self.unhealthy_since = None;
-            } else {
-                self.healthy_since = None;
-                self.unhealthy_since = Some(now);
-            }
+        if healthy != self.healthy() {
+            self.set_flag(HEALTHY, healthy);
+            self.health_since = Some(now);
         }
-        self.evaluate(now, Cow::Owned(reason.to_string()))
+        self.evaluate(now, Reason::Owned(Box::new(Box::from(reason))))
     }
 
     /// The lower_priority_file appeared or disappeared.
     pub(crate) fn set_drain_file(&mut self, present: bool, now: Instant) -> Option<Transition> {
-        if present == self.drain_file {
+        if present == self.drain_file() {
             return None;
         }
-        self.drain_file = present;
+        self.set_flag(DRAIN_FILE, present);
         let reason = if present {
-            "lower_priority_file created"
+            &"lower_priority_file created"
         } else {
-            "lower_priority_file removed"
+            &"lower_priority_file removed"
         };
-        self.evaluate(now, reason)
+        self.evaluate(now, Reason::Fixed(reason))
     }
 
     /// Drain switched at runtime through the API or ubus.
     pub(crate) fn set_drain_api(&mut self, enable: bool, now: Instant) -> Option<Transition> {
-        if enable == self.drain_api {
+        if enable == self.drain_api() {
             return None;
         }
-        self.drain_api = enable;
+        self.set_flag(DRAIN_API, enable);
         let reason = if enable {
-            "drain enabled via API"
+            &"drain enabled via API"
         } else {
-            "drain disabled via API"
+            &"drain disabled via API"
         };
-        self.evaluate(now, reason)
+        self.evaluate(now, Reason::Fixed(reason))
     }
 
     /// A reload changed the VIP's policy (its identity did not change): the
@@ -287,28 +324,29 @@ impl VipMachine {
         now: Instant,
     ) -> Option<Transition> {
         self.policy = policy.into();
-        self.evaluate(now, "policy changed by reload")
+        self.evaluate(now, Reason::Fixed(&"policy changed by reload"))
     }
 
     /// Time passed: fires drain_time and recovery_hold deadlines.
     pub(crate) fn tick(&mut self, now: Instant) -> Option<Transition> {
         let reason = match self.state {
-            VipState::Withdrawn => "recovery_hold elapsed",
-            _ => "drain_time elapsed",
+            VipState::Withdrawn => &"recovery_hold elapsed",
+            _ => &"drain_time elapsed",
         };
-        self.evaluate(now, reason)
+        self.evaluate(now, Reason::Fixed(reason))
     }
 
     /// When `tick` must be called next, if some timed step is pending.
     pub(crate) fn next_deadline(&self) -> Option<Instant> {
         match self.state {
-            VipState::Withdrawn if self.healthy && self.withdrawn_after_announce => self
-                .healthy_since
-                .and_then(|t| t.checked_add(self.policy.recovery_hold)),
+            VipState::Withdrawn if self.flag(HEALTHY) && self.flag(WITHDRAWN_AFTER_ANNOUNCE) => {
+                self.health_since
+                    .and_then(|t| t.checked_add(self.policy.recovery_hold))
+            }
             VipState::Pessimized
-                if !self.healthy && self.policy.fail_action == FailAction::DrainThenWithdraw =>
+                if !self.healthy() && self.policy.fail_action == FailAction::DrainThenWithdraw =>
             {
-                self.unhealthy_since
+                self.health_since
                     .and_then(|t| t.checked_add(self.policy.drain_time))
             }
             _ => None,
@@ -321,12 +359,12 @@ impl VipMachine {
         } else {
             VipState::Announced
         };
-        if self.healthy {
-            if self.state == VipState::Withdrawn && self.withdrawn_after_announce {
+        if self.healthy() {
+            if self.state == VipState::Withdrawn && self.flag(WITHDRAWN_AFTER_ANNOUNCE) {
                 // recovery_hold: re-announce only after a stable healthy period,
                 // so an upstream flap damper never sees the VIP bounce.
                 let held = self
-                    .healthy_since
+                    .health_since
                     .map(|t| now.saturating_duration_since(t) >= self.policy.recovery_hold)
                     .unwrap_or(false);
                 if !held {
@@ -345,7 +383,7 @@ impl VipMachine {
             FailAction::LowerPriority => VipState::Pessimized,
             FailAction::DrainThenWithdraw => {
                 let expired = self
-                    .unhealthy_since
+                    .health_since
                     .map(|t| now.saturating_duration_since(t) >= self.policy.drain_time)
                     .unwrap_or(true);
                 if expired {
@@ -357,11 +395,7 @@ impl VipMachine {
         }
     }
 
-    fn evaluate(
-        &mut self,
-        now: Instant,
-        reason: impl Into<Cow<'static, str>>,
-    ) -> Option<Transition> {
+    fn evaluate(&mut self, now: Instant, reason: Reason) -> Option<Transition> {
         let to = self.desired(now);
         if to == self.state {
             return None;
@@ -372,14 +406,13 @@ impl VipMachine {
             self.flaps = self.flaps.saturating_add(1);
         }
         if to == VipState::Withdrawn {
-            self.withdrawn_after_announce = true;
+            self.set_flag(WITHDRAWN_AFTER_ANNOUNCE, true);
         }
         self.state = to;
-        let reason = reason.into();
         let t = Transition {
             from,
             to,
-            reason: reason.to_string(),
+            reason: reason.as_str().to_string(),
         };
         self.last_transition = Some((now, reason));
         Some(t)
