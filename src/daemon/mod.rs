@@ -9,4 +9,27 @@ pub use pathosd_core::daemon::{engine, reload, triggers};
 
 mod owner;
 
+use crate::api::control::Control;
+use crate::bgp::speaker::{PeerEvent, SessionReport};
+use engine::CheckRun;
+
+/// Everything that reaches the owner task, on whichever of its channels.
+/// Every channel to the owner (and the sessions' reports) carries this
+/// one type: async-channel compiles its send, receive, close and drop code
+/// once per message type (≈ 3 KB each on mips, issue 12), and five types
+/// were five copies. The channels stay separate, so the owner still reads
+/// them in its order (signals, requests, session events, check results).
+pub enum Event {
+    /// A check loop ran a probe (scheduled or for a trigger).
+    Result(CheckRun),
+    /// A request from the HTTP API or ubus ([`crate::api::control::ControlHandle`]).
+    Control(Control),
+    /// A session state change (the speaker's `events`).
+    Peer(PeerEvent),
+    /// A signal number, from the signal pipe.
+    Signal(i32),
+    /// A peer task's status report ([`crate::bgp::speaker::SpeakerHandle::reports`]).
+    Report(SessionReport),
+}
+
 pub use owner::{run, Options};

@@ -3,6 +3,7 @@
 use super::engine::{CheckId, CheckRun, Engine, Input, Output};
 use super::reload::{self, NeighborChange, ReloadPlan, VipChange};
 use super::triggers::{Admit, Done, Refusal, Triggers};
+use super::Event;
 use crate::api::control::{ApiError, Control, ControlHandle, Quoted, Reply, TriggerOutcome};
 use crate::api::model::{CheckView, ReloadRecord, Snapshot, VipView};
 use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
@@ -26,15 +27,6 @@ pub struct Options {
     pub config_path: PathBuf,
     pub format: Option<Format>,
     pub debug: bool,
-}
-
-/// Everything that reaches the owner task.
-enum Event {
-    /// A check loop ran a probe (scheduled or for a trigger).
-    Result(CheckRun),
-    Control(Control),
-    Peer(PeerEvent),
-    Signal(i32),
 }
 
 type TriggerReply = Reply<Result<TriggerOutcome, ApiError>>;
@@ -156,7 +148,7 @@ struct Owner {
     /// By VIP name, the config's `Arc` (no copy per VIP).
     runtimes: BTreeMap<Arc<str>, VipRuntime>,
     /// Where the check loops send their results.
-    result_tx: Sender<CheckRun>,
+    result_tx: Sender<Event>,
     ubus: Option<crate::ubus::UbusHandle>,
     /// Ad-hoc triggers in flight (one per VIP) and each VIP's rate limit.
     triggers: Triggers<TriggerReply>,
@@ -180,14 +172,14 @@ fn check_ids(engine: &Engine, vip: &str) -> Vec<CheckId> {
 }
 
 /// Starts the check loops of `vip`, tagged with the engine's ids.
-fn spawn_checks(vip: &Vip, ids: &[CheckId], result_tx: &Sender<CheckRun>) -> Option<VipRuntime> {
+fn spawn_checks(vip: &Vip, ids: &[CheckId], result_tx: &Sender<Event>) -> Option<VipRuntime> {
     spawn(scheduler::build(vip, ids), vip, result_tx)
 }
 
 fn spawn(
     checks: Result<Vec<scheduler::CheckLoop>, String>,
     vip: &Vip,
-    result_tx: &Sender<CheckRun>,
+    result_tx: &Sender<Event>,
 ) -> Option<VipRuntime> {
     match checks {
         // No runtime for a VIP without checks (`always`): no map entry, no
@@ -235,9 +227,9 @@ async fn async_main(opts: Options, mut cfg: Resolved) -> i32 {
 
     // Check results, session events and API requests have their own
     // channels, which the owner reads directly (no forwarding task, no
-    // second hop per event).
-    let (result_tx, result_rx) = unbounded::<CheckRun>();
-    let (peer_tx, peer_rx) = unbounded::<PeerEvent>();
+    // second hop per event), all of the one type `Event`.
+    let (result_tx, result_rx) = unbounded();
+    let (peer_tx, peer_rx) = unbounded();
 
     // The engine keeps the VIPs' configs; the owner's config has none
     // left (one copy of 10,000 VIPs, not two; issue 11).
@@ -250,7 +242,7 @@ async fn async_main(opts: Options, mut cfg: Resolved) -> i32 {
         }
     }
 
-    let (ctl_tx, ctl_rx) = unbounded::<Control>();
+    let (ctl_tx, ctl_rx) = unbounded();
     let ctl = ControlHandle::new(ctl_tx);
     let http = start_http(&cfg, ctl.clone());
     let ubus = start_ubus(&cfg, ctl.clone());
@@ -320,13 +312,13 @@ fn drain_files(engine: &Engine) -> impl Iterator<Item = (&Vip, &String)> {
         .filter_map(|v| Some((v, v.policy.lower_priority_file.as_ref()?)))
 }
 
-/// The channels the owner reads. Signals, trigger completions and reports
-/// share `events`, in the order they happened.
+/// The channels the owner reads: signals (`events`), requests, session
+/// events and check results, each `Event`s of one kind.
 struct Inbox {
     events: Receiver<Event>,
-    control: Receiver<Control>,
-    peers: Receiver<PeerEvent>,
-    results: Receiver<CheckRun>,
+    control: Receiver<Event>,
+    peers: Receiver<Event>,
+    results: Receiver<Event>,
 }
 
 impl Inbox {
@@ -336,10 +328,10 @@ impl Inbox {
     fn try_next(&self) -> Option<Event> {
         self.events
             .try_recv()
+            .or_else(|_| self.control.try_recv())
+            .or_else(|_| self.peers.try_recv())
+            .or_else(|_| self.results.try_recv())
             .ok()
-            .or_else(|| self.control.try_recv().ok().map(Event::Control))
-            .or_else(|| self.peers.try_recv().ok().map(Event::Peer))
-            .or_else(|| self.results.try_recv().ok().map(Event::Result))
     }
 
     /// The next event; None once every channel is closed (the owner holds
@@ -350,9 +342,9 @@ impl Inbox {
         }
         let closed = || std::future::pending::<Option<Event>>();
         async { self.events.recv().await.ok() }
-            .or(async { self.control.recv().await.ok().map(Event::Control) })
-            .or(async { self.peers.recv().await.ok().map(Event::Peer) })
-            .or(async { self.results.recv().await.ok().map(Event::Result) })
+            .or(async { self.control.recv().await.ok() })
+            .or(async { self.peers.recv().await.ok() })
+            .or(async { self.results.recv().await.ok() })
             .or(async {
                 // All four closed: nothing will come.
                 if self.events.is_closed()
@@ -529,8 +521,11 @@ impl Owner {
                     // are applied here, without a turn of the loop (whose
                     // deadline scan costs O(VIPs); a KEEPALIVE each second
                     // must not).
-                    while let Ok(r) = sessions.recv().await {
-                        speaker.apply(r);
+                    while let Ok(ev) = sessions.recv().await {
+                        // Only reports come on this channel.
+                        if let Event::Report(r) = ev {
+                            speaker.apply(r);
+                        }
                     }
                     // The handle keeps a sender: never closed while it lives.
                     std::future::pending::<Option<Event>>().await
@@ -557,6 +552,8 @@ impl Owner {
                 Event::Result(r) => self.on_result(r, now),
                 Event::Control(c) => self.control(c, now).await,
                 Event::Peer(p) => self.peer_event(p),
+                // Reports come on the speaker's channel, read above.
+                Event::Report(r) => self.speaker.apply(r),
                 Event::Signal(s) if s == libc::SIGHUP => {
                     if let Err(errs) = self.reload(now) {
                         for e in errs {
@@ -1138,8 +1135,10 @@ impl Owner {
         .await;
         // The peers' last changes (to idle) were sent before their tasks
         // acknowledged the stop.
-        while let Ok(p) = rx.peers.try_recv() {
-            send_peer_event(ubus.as_ref(), &p);
+        while let Ok(ev) = rx.peers.try_recv() {
+            if let Event::Peer(p) = ev {
+                send_peer_event(ubus.as_ref(), &p);
+            }
         }
         if let Some(u) = &ubus {
             // Queued events go to ubusd before REMOVE_OBJECT (bounded: a

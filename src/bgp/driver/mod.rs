@@ -54,6 +54,7 @@ use super::session::{RouteBatch, SessionCore, StatusUpdate, Summary};
 use super::types::{PathAttrs, Prefix, RouteIntent};
 use crate::config::schema::Neighbor;
 use crate::config::Resolved;
+use crate::daemon::Event;
 
 pub use super::settings::{listen_addr, PeerSettings};
 
@@ -211,10 +212,10 @@ pub struct SpeakerHandle {
     peers: PeerTable,
     listener: Option<Rc<Async<TcpListener>>>,
     listener_task: Option<Task<()>>,
-    events: Sender<PeerEvent>,
-    reports_tx: Sender<SessionReport>,
+    events: Sender<Event>,
+    reports_tx: Sender<Event>,
     owner: OwnerSide,
-    reports: Receiver<SessionReport>,
+    reports: Receiver<Event>,
 }
 
 impl Speaker {
@@ -223,7 +224,8 @@ impl Speaker {
     /// Fails only when the listener cannot be opened; a neighbor whose MD5
     /// key cannot be set is reported in its status and does not run.
     /// `cfg` is resolved (each neighbor's session settings).
-    pub fn start(cfg: &Resolved, events: Sender<PeerEvent>) -> io::Result<SpeakerHandle> {
+    /// `events` gets each session change as [`Event::Peer`].
+    pub fn start(cfg: &Resolved, events: Sender<Event>) -> io::Result<SpeakerHandle> {
         let listener = match listen_addr(cfg) {
             Some(addr) => {
                 let l = net::listen(addr)
@@ -394,7 +396,9 @@ impl SpeakerHandle {
     /// The peer tasks' reports, for the owner's event loop; hand each to
     /// [`SpeakerHandle::apply`]. [`SpeakerHandle::peers`] also applies the
     /// ones still queued.
-    pub fn reports(&self) -> Receiver<SessionReport> {
+    /// Each is an [`Event::Report`] (the owner's message type: one channel
+    /// type in the binary, not one per message).
+    pub fn reports(&self) -> Receiver<Event> {
         self.reports.clone()
     }
 
@@ -412,7 +416,8 @@ impl SpeakerHandle {
         // reports per message they handle).
         for _ in 0..100_000 {
             match self.reports.try_recv() {
-                Ok(r) => apply_report(owner, r),
+                Ok(Event::Report(r)) => apply_report(owner, r),
+                Ok(_) => {}
                 Err(_) => break,
             }
         }

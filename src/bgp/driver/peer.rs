@@ -35,6 +35,7 @@ use crate::bgp::session::{
     keepalive_window, on_candidate_open, on_inbound, Collision, Inbound, SessionCore,
 };
 use crate::bgp::types::Afi;
+use crate::daemon::Event as OwnerEvent;
 
 /// Reads per wake-up; a message is at most 4096 octets (RFC 4271 §4.1).
 const READ_CHUNK: usize = 4096;
@@ -109,8 +110,8 @@ pub(crate) struct PeerTask {
     /// peer). Both run on the daemon's one thread; the task borrows it only
     /// within a statement, never across an `.await`.
     core: Rc<RefCell<SessionCore>>,
-    events: Sender<PeerEvent>,
-    reports: Sender<SessionReport>,
+    events: Sender<OwnerEvent>,
+    reports: Sender<OwnerEvent>,
     ctl: Receiver<Control>,
     /// Closed (its sender dropped) once the sessions this one replaces are
     /// closed; the task starts then.
@@ -176,8 +177,8 @@ impl PeerTask {
         s: PeerSettings,
         id: u64,
         rib: Rc<RefCell<RibOut>>,
-        events: Sender<PeerEvent>,
-        reports: Sender<SessionReport>,
+        events: Sender<OwnerEvent>,
+        reports: Sender<OwnerEvent>,
         ctl: Receiver<Control>,
         gate: Option<Receiver<()>>,
     ) -> PeerTask {
@@ -346,10 +347,10 @@ impl PeerTask {
     fn publish(&mut self) {
         let updates = self.core().take_updates();
         for update in updates {
-            let _ = self.reports.try_send(SessionReport {
+            let _ = self.reports.try_send(OwnerEvent::Report(SessionReport {
                 id: self.id,
                 update,
-            });
+            }));
         }
     }
 
@@ -677,13 +678,13 @@ impl PeerTask {
                 after.as_str()
             ),
         }
-        let _ = self.events.try_send(PeerEvent {
+        let _ = self.events.try_send(OwnerEvent::Peer(PeerEvent {
             peer: self.s.name.clone(),
             address: self.s.address,
             from: before,
             to: after,
             reason,
-        });
+        }));
     }
 
     fn set_error(&mut self, e: String) {
