@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use pathosd::bgp::driver::PeerEvent;
 use pathosd::bgp::types::{Community, LargeCommunity, Prefix, RouteIntent};
 use pathosd::config::Config;
-use pathosd::daemon::Event;
+use pathosd::daemon::Msg;
 use smol::channel::Receiver;
 use support::bird::{attr, Bird, BirdPeer};
 use support::{poll, Addrs};
@@ -20,8 +20,8 @@ struct Setup {
     // Lives on the daemon thread of support::on_rt, where its sessions run.
     speaker: support::TestSpeaker,
     addrs: Addrs,
-    /// The speaker's session changes (each an `Event::Peer`).
-    events: Receiver<Event>,
+    /// The speaker's session changes (each an `Msg::Peer`).
+    events: Receiver<Msg>,
     started: Instant,
 }
 
@@ -88,7 +88,7 @@ impl Setup {
         smol::block_on(smol::future::or(
             async {
                 match self.events.recv().await.ok()? {
-                    Event::Peer(e) => Some(e),
+                    Msg::Peer(e) => Some(e),
                     _ => panic!("the speaker sent something else than a PeerEvent"),
                 }
             },

@@ -3,7 +3,7 @@
 //! the API never reads daemon state concurrently.
 
 use super::model::Snapshot;
-use crate::daemon::Event;
+use crate::daemon::Msg;
 use smol::channel::{bounded, Receiver, Sender};
 use std::time::Duration;
 
@@ -77,11 +77,11 @@ fn reply<T>(wrap: fn(T) -> Answer) -> (Reply<T>, Receiver<Answer>) {
 }
 
 /// The sending side, cloned into the HTTP handler and the ubus server.
-/// Requests go to the owner as [`Event::Control`], the one message type of
+/// Requests go to the owner as [`Msg::Control`], the one message type of
 /// the owner's channels.
 #[derive(Clone)]
 pub struct ControlHandle {
-    tx: Sender<Event>,
+    tx: Sender<Msg>,
 }
 
 fn gone() -> ApiError {
@@ -89,14 +89,14 @@ fn gone() -> ApiError {
 }
 
 impl ControlHandle {
-    pub fn new(tx: Sender<Event>) -> ControlHandle {
+    pub fn new(tx: Sender<Msg>) -> ControlHandle {
         ControlHandle { tx }
     }
 
     /// Sends `c` and waits for its answer; None when the owner is gone
     /// (the daemon is stopping).
     async fn ask_unbounded(&self, c: Control, rx: Receiver<Answer>) -> Option<Answer> {
-        self.tx.send(Event::Control(c)).await.ok()?;
+        self.tx.send(Msg::Control(c)).await.ok()?;
         rx.recv().await.ok()
     }
 

@@ -13,13 +13,15 @@ use crate::api::control::Control;
 use crate::bgp::speaker::{PeerEvent, SessionReport};
 use engine::CheckRun;
 
-/// Everything that reaches the owner task, on whichever of its channels.
-/// Every channel to the owner (and the sessions' reports) carries this
-/// one type: async-channel compiles its send, receive, close and drop code
-/// once per message type (≈ 3 KB each on mips, issue 12), and five types
-/// were five copies. The channels stay separate, so the owner still reads
-/// them in its order (signals, requests, session events, check results).
-pub enum Event {
+/// Every message that travels on a channel between the daemon thread's
+/// tasks: to the owner (signals, API requests, session events, check
+/// results), the sessions' reports, and the speaker's requests to each
+/// session. All these channels carry this one type: async-channel compiles
+/// its send, receive, close and drop code once per message type (≈ 3 KB
+/// each on mips, issue 12), and six types were six copies. The channels
+/// stay separate, each carrying one kind, so the owner still reads its own
+/// in its order (signals, requests, session events, check results).
+pub enum Msg {
     /// A check loop ran a probe (scheduled or for a trigger).
     Result(CheckRun),
     /// A request from the HTTP API or ubus ([`crate::api::control::ControlHandle`]).
@@ -29,7 +31,12 @@ pub enum Event {
     /// A signal number, from the signal pipe.
     Signal(i32),
     /// A peer task's status report ([`crate::bgp::speaker::SpeakerHandle::reports`]).
-    Report(SessionReport),
+    /// Boxed: a report (a whole `Summary`) is twice the size of the other
+    /// messages, and every slot of every channel of this type would be
+    /// that size.
+    Report(Box<SessionReport>),
+    /// The speaker's request to one session (internal to the BGP driver).
+    Session(crate::bgp::driver::Control),
 }
 
 pub use owner::{run, Options};

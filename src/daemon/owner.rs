@@ -3,7 +3,7 @@
 use super::engine::{CheckId, CheckRun, Engine, Input, Output};
 use super::reload::{self, NeighborChange, ReloadPlan, VipChange};
 use super::triggers::{Admit, Done, Refusal, Triggers};
-use super::Event;
+use super::Msg;
 use crate::api::control::{ApiError, Control, ControlHandle, Quoted, Reply, TriggerOutcome};
 use crate::api::model::{CheckView, ReloadRecord, Snapshot, VipView};
 use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
@@ -148,7 +148,7 @@ struct Owner {
     /// By VIP name, the config's `Arc` (no copy per VIP).
     runtimes: BTreeMap<Arc<str>, VipRuntime>,
     /// Where the check loops send their results.
-    result_tx: Sender<Event>,
+    result_tx: Sender<Msg>,
     ubus: Option<crate::ubus::UbusHandle>,
     /// Ad-hoc triggers in flight (one per VIP) and each VIP's rate limit.
     triggers: Triggers<TriggerReply>,
@@ -172,14 +172,14 @@ fn check_ids(engine: &Engine, vip: &str) -> Vec<CheckId> {
 }
 
 /// Starts the check loops of `vip`, tagged with the engine's ids.
-fn spawn_checks(vip: &Vip, ids: &[CheckId], result_tx: &Sender<Event>) -> Option<VipRuntime> {
+fn spawn_checks(vip: &Vip, ids: &[CheckId], result_tx: &Sender<Msg>) -> Option<VipRuntime> {
     spawn(scheduler::build(vip, ids), vip, result_tx)
 }
 
 fn spawn(
     checks: Result<Vec<scheduler::CheckLoop>, String>,
     vip: &Vip,
-    result_tx: &Sender<Event>,
+    result_tx: &Sender<Msg>,
 ) -> Option<VipRuntime> {
     match checks {
         // No runtime for a VIP without checks (`always`): no map entry, no
@@ -223,11 +223,11 @@ async fn async_main(opts: Options, mut cfg: Resolved) -> i32 {
     // exec checks reap their children through this task instead of the
     // thread smol::process would otherwise start for it ("async-process").
     crate::rt::spawn(smol::process::driver()).detach();
-    let (events, event_rx) = unbounded::<Event>();
+    let (events, event_rx) = unbounded::<Msg>();
 
     // Check results, session events and API requests have their own
     // channels, which the owner reads directly (no forwarding task, no
-    // second hop per event), all of the one type `Event`.
+    // second hop per event), all of the one type `Msg`.
     let (result_tx, result_rx) = unbounded();
     let (peer_tx, peer_rx) = unbounded();
 
@@ -313,19 +313,19 @@ fn drain_files(engine: &Engine) -> impl Iterator<Item = (&Vip, &String)> {
 }
 
 /// The channels the owner reads: signals (`events`), requests, session
-/// events and check results, each `Event`s of one kind.
+/// events and check results, each `Msg`s of one kind.
 struct Inbox {
-    events: Receiver<Event>,
-    control: Receiver<Event>,
-    peers: Receiver<Event>,
-    results: Receiver<Event>,
+    events: Receiver<Msg>,
+    control: Receiver<Msg>,
+    peers: Receiver<Msg>,
+    results: Receiver<Msg>,
 }
 
 impl Inbox {
     /// The next event already queued: signals and requests before session
     /// events before check results, so a flood of reports never holds up
     /// a request.
-    fn try_next(&self) -> Option<Event> {
+    fn try_next(&self) -> Option<Msg> {
         self.events
             .try_recv()
             .or_else(|_| self.control.try_recv())
@@ -336,11 +336,11 @@ impl Inbox {
 
     /// The next event; None once every channel is closed (the owner holds
     /// a sender of each but `peers`, so in practice never).
-    async fn next(&self) -> Option<Event> {
+    async fn next(&self) -> Option<Msg> {
         if let Some(ev) = self.try_next() {
             return Some(ev);
         }
-        let closed = || std::future::pending::<Option<Event>>();
+        let closed = || std::future::pending::<Option<Msg>>();
         async { self.events.recv().await.ok() }
             .or(async { self.control.recv().await.ok() })
             .or(async { self.peers.recv().await.ok() })
@@ -469,7 +469,7 @@ fn start_ubus(cfg: &Config, ctl: ControlHandle) -> Option<crate::ubus::UbusHandl
     Some(handle)
 }
 
-fn start_signals(events: Sender<Event>) {
+fn start_signals(events: Sender<Msg>) {
     let fd = match crate::sys::signal_pipe() {
         Ok(fd) => fd,
         Err(e) => {
@@ -489,7 +489,7 @@ fn start_signals(events: Sender<Event>) {
                 Ok(0) | Err(_) => return,
                 Ok(n) => {
                     for s in &b[..n] {
-                        if events.send(Event::Signal(i32::from(*s))).await.is_err() {
+                        if events.send(Msg::Signal(i32::from(*s))).await.is_err() {
                             return;
                         }
                     }
@@ -523,12 +523,12 @@ impl Owner {
                     // must not).
                     while let Ok(ev) = sessions.recv().await {
                         // Only reports come on this channel.
-                        if let Event::Report(r) = ev {
-                            speaker.apply(r);
+                        if let Msg::Report(r) = ev {
+                            speaker.apply(*r);
                         }
                     }
                     // The handle keeps a sender: never closed while it lives.
-                    std::future::pending::<Option<Event>>().await
+                    std::future::pending::<Option<Msg>>().await
                 })
                 .or(async {
                     match deadline {
@@ -549,19 +549,21 @@ impl Owner {
                 continue;
             };
             match ev {
-                Event::Result(r) => self.on_result(r, now),
-                Event::Control(c) => self.control(c, now).await,
-                Event::Peer(p) => self.peer_event(p),
-                // Reports come on the speaker's channel, read above.
-                Event::Report(r) => self.speaker.apply(r),
-                Event::Signal(s) if s == libc::SIGHUP => {
+                Msg::Result(r) => self.on_result(r, now),
+                Msg::Control(c) => self.control(c, now).await,
+                Msg::Peer(p) => self.peer_event(p),
+                // Reports come on the speaker's channel, read above;
+                // sessions' requests never reach the owner.
+                Msg::Report(r) => self.speaker.apply(*r),
+                Msg::Signal(s) if s == libc::SIGHUP => {
                     if let Err(errs) = self.reload(now) {
                         for e in errs {
                             log::error!("reload: {e}");
                         }
                     }
                 }
-                Event::Signal(_) => return self.shutdown(rx).await,
+                Msg::Signal(_) => return self.shutdown(rx).await,
+                Msg::Session(_) => {}
             }
         }
     }
@@ -1114,8 +1116,8 @@ impl Owner {
         let second_signal = async {
             loop {
                 match rx.next().await {
-                    Some(Event::Signal(s)) if s != libc::SIGHUP => return true,
-                    Some(Event::Peer(p)) => send_peer_event(ubus.as_ref(), &p),
+                    Some(Msg::Signal(s)) if s != libc::SIGHUP => return true,
+                    Some(Msg::Peer(p)) => send_peer_event(ubus.as_ref(), &p),
                     Some(_) => continue,
                     None => std::future::pending::<()>().await,
                 }
@@ -1136,7 +1138,7 @@ impl Owner {
         // The peers' last changes (to idle) were sent before their tasks
         // acknowledged the stop.
         while let Ok(ev) = rx.peers.try_recv() {
-            if let Event::Peer(p) = ev {
+            if let Msg::Peer(p) = ev {
                 send_peer_event(ubus.as_ref(), &p);
             }
         }

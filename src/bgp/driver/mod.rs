@@ -54,7 +54,7 @@ use super::session::{RouteBatch, SessionCore, StatusUpdate, Summary};
 use super::types::{PathAttrs, Prefix, RouteIntent};
 use crate::config::schema::Neighbor;
 use crate::config::Resolved;
-use crate::daemon::Event;
+use crate::daemon::Msg;
 
 pub use super::settings::{listen_addr, PeerSettings};
 
@@ -109,8 +109,9 @@ pub struct SessionReport {
     update: StatusUpdate,
 }
 
-/// Requests from the handle (and the listener) to one peer task.
-enum Control {
+/// Requests from the handle (and the listener) to one peer task, sent as
+/// [`Msg::Session`] (public only for that: the driver's own type).
+pub enum Control {
     /// Route changes of one engine step, shared by every peer; `done` is
     /// told once the UPDATEs that carry them are written.
     Routes(RouteBatch, Option<Sender<()>>),
@@ -134,7 +135,7 @@ struct PeerEntry {
     /// What the peer runs with (None: the config was unusable).
     settings: Option<PeerSettings>,
     /// None when the peer does not run.
-    ctl: Option<Sender<Control>>,
+    ctl: Option<Sender<Msg>>,
     task: Option<Task<()>>,
 }
 
@@ -212,10 +213,10 @@ pub struct SpeakerHandle {
     peers: PeerTable,
     listener: Option<Rc<Async<TcpListener>>>,
     listener_task: Option<Task<()>>,
-    events: Sender<Event>,
-    reports_tx: Sender<Event>,
+    events: Sender<Msg>,
+    reports_tx: Sender<Msg>,
     owner: OwnerSide,
-    reports: Receiver<Event>,
+    reports: Receiver<Msg>,
 }
 
 impl Speaker {
@@ -224,8 +225,8 @@ impl Speaker {
     /// Fails only when the listener cannot be opened; a neighbor whose MD5
     /// key cannot be set is reported in its status and does not run.
     /// `cfg` is resolved (each neighbor's session settings).
-    /// `events` gets each session change as [`Event::Peer`].
-    pub fn start(cfg: &Resolved, events: Sender<Event>) -> io::Result<SpeakerHandle> {
+    /// `events` gets each session change as [`Msg::Peer`].
+    pub fn start(cfg: &Resolved, events: Sender<Msg>) -> io::Result<SpeakerHandle> {
         let listener = match listen_addr(cfg) {
             Some(addr) => {
                 let l = net::listen(addr)
@@ -301,7 +302,7 @@ impl SpeakerHandle {
                 // it is Established; End-of-RIB is due at once if the first
                 // evaluation is in.
                 if owner.rib.borrow().initial_done() {
-                    let _ = tx.try_send(Control::InitialDone);
+                    let _ = tx.try_send(Msg::Session(Control::InitialDone));
                 }
                 let task = peer::PeerTask::new(
                     s,
@@ -339,7 +340,7 @@ impl SpeakerHandle {
     fn send_all(&self, make: impl Fn() -> Control) {
         for p in self.peers.borrow().iter() {
             if let Some(tx) = &p.ctl {
-                let _ = tx.try_send(make());
+                let _ = tx.try_send(Msg::Session(make()));
             }
         }
     }
@@ -396,9 +397,9 @@ impl SpeakerHandle {
     /// The peer tasks' reports, for the owner's event loop; hand each to
     /// [`SpeakerHandle::apply`]. [`SpeakerHandle::peers`] also applies the
     /// ones still queued.
-    /// Each is an [`Event::Report`] (the owner's message type: one channel
+    /// Each is an [`Msg::Report`] (the owner's message type: one channel
     /// type in the binary, not one per message).
-    pub fn reports(&self) -> Receiver<Event> {
+    pub fn reports(&self) -> Receiver<Msg> {
         self.reports.clone()
     }
 
@@ -416,7 +417,7 @@ impl SpeakerHandle {
         // reports per message they handle).
         for _ in 0..100_000 {
             match self.reports.try_recv() {
-                Ok(Event::Report(r)) => apply_report(owner, r),
+                Ok(Msg::Report(r)) => apply_report(owner, *r),
                 Ok(_) => {}
                 Err(_) => break,
             }
@@ -534,7 +535,7 @@ impl SpeakerHandle {
         for p in self.peers.borrow().iter() {
             let Some(tx) = &p.ctl else { continue };
             if tx
-                .try_send(Control::TableReplaced(Some(done_tx.clone())))
+                .try_send(Msg::Session(Control::TableReplaced(Some(done_tx.clone()))))
                 .is_ok()
             {
                 waiting = waiting.saturating_add(1);
@@ -601,7 +602,10 @@ async fn stop_peers(peers: Vec<PeerEntry>, message: Option<String>) {
     for p in &peers {
         if let Some(tx) = &p.ctl {
             if tx
-                .try_send(Control::Stop(message.clone(), done_tx.clone()))
+                .try_send(Msg::Session(Control::Stop(
+                    message.clone(),
+                    done_tx.clone(),
+                )))
                 .is_ok()
             {
                 waiting = waiting.saturating_add(1);
@@ -668,7 +672,7 @@ async fn accept_loop(listener: Rc<Async<TcpListener>>, peers: Weak<RefCell<Vec<P
             .map(|p| p.ctl.clone());
         match tx {
             Some(Some(tx)) => {
-                if tx.try_send(Control::Inbound(stream)).is_err() {
+                if tx.try_send(Msg::Session(Control::Inbound(stream))).is_err() {
                     log::debug!("bgp: connection from {from} closed: peer stopped");
                 }
             }

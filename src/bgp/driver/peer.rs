@@ -35,7 +35,7 @@ use crate::bgp::session::{
     keepalive_window, on_candidate_open, on_inbound, Collision, Inbound, SessionCore,
 };
 use crate::bgp::types::Afi;
-use crate::daemon::Event as OwnerEvent;
+use crate::daemon::Msg;
 
 /// Reads per wake-up; a message is at most 4096 octets (RFC 4271 §4.1).
 const READ_CHUNK: usize = 4096;
@@ -94,7 +94,8 @@ impl Session {
 type Connecting = Pin<Box<dyn Future<Output = io::Result<Async<TcpStream>>> + Send>>;
 
 enum Wake {
-    Ctl(Option<Control>),
+    /// A request (always a `Msg::Session`); None: the handle is gone.
+    Ctl(Option<Msg>),
     Read(Which, io::Result<usize>),
     Connected(io::Result<Async<TcpStream>>),
     Timer,
@@ -110,9 +111,9 @@ pub(crate) struct PeerTask {
     /// peer). Both run on the daemon's one thread; the task borrows it only
     /// within a statement, never across an `.await`.
     core: Rc<RefCell<SessionCore>>,
-    events: Sender<OwnerEvent>,
-    reports: Sender<OwnerEvent>,
-    ctl: Receiver<Control>,
+    events: Sender<Msg>,
+    reports: Sender<Msg>,
+    ctl: Receiver<Msg>,
     /// Closed (its sender dropped) once the sessions this one replaces are
     /// closed; the task starts then.
     gate: Option<Receiver<()>>,
@@ -177,9 +178,9 @@ impl PeerTask {
         s: PeerSettings,
         id: u64,
         rib: Rc<RefCell<RibOut>>,
-        events: Sender<OwnerEvent>,
-        reports: Sender<OwnerEvent>,
-        ctl: Receiver<Control>,
+        events: Sender<Msg>,
+        reports: Sender<Msg>,
+        ctl: Receiver<Msg>,
         gate: Option<Receiver<()>>,
     ) -> PeerTask {
         let origin = Instant::now();
@@ -347,10 +348,10 @@ impl PeerTask {
     fn publish(&mut self) {
         let updates = self.core().take_updates();
         for update in updates {
-            let _ = self.reports.try_send(OwnerEvent::Report(SessionReport {
+            let _ = self.reports.try_send(Msg::Report(Box::new(SessionReport {
                 id: self.id,
                 update,
-            }));
+            })));
         }
     }
 
@@ -397,28 +398,30 @@ impl PeerTask {
     /// batches that arrived while the last pass was written wait in the
     /// channel and go out together now). Returns the stop request, if one
     /// came: it ends the task after the acknowledgements.
-    async fn control(&mut self, c: Control) -> Option<(Option<String>, Sender<()>)> {
+    async fn control(&mut self, c: Msg) -> Option<(Option<String>, Sender<()>)> {
         let mut dones = Vec::new();
         let mut stop = None;
         let mut next = Some(c);
         // Bounded: the queue holds what the owner sent so far.
         let mut budget = 100_000u32;
         while let Some(c) = next.take() {
+            // The session's channel carries only `Msg::Session`.
             match c {
-                Control::Routes(batch, done) => {
+                Msg::Session(Control::Routes(batch, done)) => {
                     self.core().on_routes(&batch);
                     dones.extend(done);
                 }
-                Control::TableReplaced(done) => {
+                Msg::Session(Control::TableReplaced(done)) => {
                     self.core().on_table_replaced();
                     dones.extend(done);
                 }
-                Control::InitialDone => self.core().on_initial_done(),
-                Control::Inbound(stream) => self.inbound(stream).await,
-                Control::Stop(message, done) => {
+                Msg::Session(Control::InitialDone) => self.core().on_initial_done(),
+                Msg::Session(Control::Inbound(stream)) => self.inbound(stream).await,
+                Msg::Session(Control::Stop(message, done)) => {
                     stop = Some((message, done));
                     break;
                 }
+                _ => {}
             }
             budget = budget.saturating_sub(1);
             if budget == 0 {
@@ -678,7 +681,7 @@ impl PeerTask {
                 after.as_str()
             ),
         }
-        let _ = self.events.try_send(OwnerEvent::Peer(PeerEvent {
+        let _ = self.events.try_send(Msg::Peer(PeerEvent {
             peer: self.s.name.clone(),
             address: self.s.address,
             from: before,
