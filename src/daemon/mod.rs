@@ -37,6 +37,10 @@ pub enum Msg {
     Report(Box<SessionReport>),
     /// The speaker's request to one session (internal to the BGP driver).
     Session(crate::bgp::driver::Control),
+    /// A `ubus call pathosd ...` for the daemon ([`crate::ubus::Requests`]).
+    UbusCall(crate::ubus::UbusRequest),
+    /// A call's answer, keyed by the client's call key, back to the ubus client.
+    UbusDone(u32, Result<serde_json::Value, crate::ubus::UbusStatus>),
 }
 
 pub use owner::{run, Options};

@@ -19,7 +19,7 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use smol::channel::{self, Receiver, Sender};
+use smol::channel::{self, Receiver, RecvError, Sender};
 use smol::future;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::unix::UnixStream;
@@ -28,6 +28,7 @@ use super::blob::{table_from_json, table_to_json, BlobMsgType, BlobValue, Table}
 use super::msg::{FrameBuf, Message, MethodSig, MsgType, UbusStatus, UBUS_UNIX_SOCKET};
 // The daemon thread's own timers (no timer on async-io's reactor, whose
 // thread re-arms its timerfd on every wake-up while one is pending).
+use crate::daemon::Msg;
 use crate::rt::sleep_until;
 
 /// Event sent when a VIP changes state (announced / pessimized / withdrawn).
@@ -97,13 +98,28 @@ pub struct UbusRequest {
     pub reply: UbusReply,
 }
 
-type Completion = (u32, Result<Value, UbusStatus>);
+/// The daemon's end of the calls, each a [`UbusRequest`]. Its channel
+/// carries [`Msg`], the daemon's one channel message type (async-channel's
+/// code is compiled once per type, issue 12); only `Msg::UbusCall` travels
+/// on it.
+pub struct Requests(Receiver<Msg>);
+
+impl Requests {
+    /// The next call; Err once the client is gone.
+    pub async fn recv(&self) -> Result<UbusRequest, RecvError> {
+        match self.0.recv().await? {
+            Msg::UbusCall(r) => Ok(r),
+            _ => Err(RecvError),
+        }
+    }
+}
 
 /// Answers one request. Dropping it unanswered answers UNKNOWN_ERROR.
 #[derive(Debug)]
 pub struct UbusReply {
     key: u32,
-    tx: Option<Sender<Completion>>,
+    /// Gets the answer as `Msg::UbusDone`.
+    tx: Option<Sender<Msg>>,
     /// Closed (never written) once the client no longer waits for this
     /// answer: it answered TIMEOUT, or the connection to ubusd ended.
     waiting: Receiver<()>,
@@ -124,7 +140,7 @@ impl UbusReply {
     /// Never blocks; a reply after the connection dropped or timed out is discarded.
     pub fn send(mut self, result: Result<Value, UbusStatus>) {
         if let Some(tx) = self.tx.take() {
-            let _ = tx.try_send((self.key, result));
+            let _ = tx.try_send(Msg::UbusDone(self.key, result));
         }
     }
 }
@@ -132,7 +148,7 @@ impl UbusReply {
 impl Drop for UbusReply {
     fn drop(&mut self) {
         if let Some(tx) = self.tx.take() {
-            let _ = tx.try_send((self.key, Err(UbusStatus::UnknownError)));
+            let _ = tx.try_send(Msg::UbusDone(self.key, Err(UbusStatus::UnknownError)));
         }
     }
 }
@@ -152,7 +168,7 @@ where
 }
 
 /// Answers every request with `handler` until the client is gone.
-pub async fn serve<H: UbusHandler>(requests: Receiver<UbusRequest>, handler: H) {
+pub async fn serve<H: UbusHandler>(requests: Requests, handler: H) {
     while let Ok(req) = requests.recv().await {
         let r = handler.call(&req.method, req.args);
         req.reply.send(r);
@@ -260,7 +276,7 @@ pub struct UbusClient {
     busy_refused: Cell<u32>,
     busy_told: Cell<Option<Instant>>,
     wake: Receiver<()>,
-    requests: Sender<UbusRequest>,
+    requests: Sender<Msg>,
     /// Dropped with the client, which tells [`UbusHandle::stopped`].
     _done: Sender<()>,
 }
@@ -273,7 +289,8 @@ enum End {
 enum Ev {
     Read(std::io::Result<usize>),
     Wake(bool),
-    Done(Completion),
+    /// A handler's answer (`Msg::UbusDone`).
+    Done(Msg),
     Deadline,
 }
 
@@ -317,7 +334,7 @@ fn check_args(sig: &MethodSig, args: &Table) -> Result<(), UbusStatus> {
 
 impl UbusClient {
     /// Returns the client task, the daemon's handle, and the stream of calls.
-    pub fn new(config: UbusConfig) -> (UbusClient, UbusHandle, Receiver<UbusRequest>) {
+    pub fn new(config: UbusConfig) -> (UbusClient, UbusHandle, Requests) {
         let shared = Rc::new(Shared {
             events: RefCell::new(VecDeque::new()),
             event_cap: config.event_queue,
@@ -348,7 +365,7 @@ impl UbusClient {
                 wake: wake_tx,
                 done: done_rx,
             },
-            req_rx,
+            Requests(req_rx),
         )
     }
 
@@ -558,7 +575,7 @@ impl UbusClient {
         seq: &mut u16,
         objid: u32,
     ) -> Result<End, String> {
-        let (done_tx, done_rx) = channel::unbounded::<Completion>();
+        let (done_tx, done_rx) = channel::unbounded::<Msg>();
         let mut pending: HashMap<u32, Pending> = HashMap::new();
         let mut next_key: u32 = 0;
         let mut buf = vec![0u8; 4096];
@@ -620,13 +637,15 @@ impl UbusClient {
                     }
                     self.flush_events(stream, seq).await?;
                 }
-                Ev::Done((key, result)) => {
+                Ev::Done(Msg::UbusDone(key, result)) => {
                     if let Some(p) = pending.remove(&key) {
                         if !p.no_reply {
                             self.reply(stream, &p, objid, result).await?;
                         }
                     }
                 }
+                // Only answers travel on `done_rx`.
+                Ev::Done(_) => {}
                 Ev::Deadline => {
                     let now = Instant::now();
                     let expired: Vec<u32> = pending
@@ -697,7 +716,7 @@ impl UbusClient {
         stream: &mut UnixStream,
         m: Message,
         objid: u32,
-        done_tx: &Sender<Completion>,
+        done_tx: &Sender<Msg>,
         pending: &mut HashMap<u32, Pending>,
         next_key: &mut u32,
     ) -> Result<(), String> {
@@ -778,7 +797,7 @@ impl UbusClient {
         };
         // Unbounded, so never Full; Closed (the daemon stopped serving): the
         // dropped request's UbusReply answers UNKNOWN_ERROR through done_tx.
-        let _ = self.requests.try_send(req);
+        let _ = self.requests.try_send(Msg::UbusCall(req));
         Ok(())
     }
 }
