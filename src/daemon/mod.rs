@@ -41,6 +41,8 @@ pub enum Msg {
     UbusCall(crate::ubus::UbusRequest),
     /// A call's answer, keyed by the client's call key, back to the ubus client.
     UbusDone(u32, Result<serde_json::Value, crate::ubus::UbusStatus>),
+    /// The owner's answer to a request, on the request's reply channel.
+    Answer(crate::api::control::Answer),
 }
 
 pub use owner::{run, Options};

@@ -563,7 +563,7 @@ impl Owner {
                     }
                 }
                 Msg::Signal(_) => return self.shutdown(rx).await,
-                Msg::Session(_) | Msg::UbusCall(_) | Msg::UbusDone(..) => {}
+                Msg::Session(_) | Msg::UbusCall(_) | Msg::UbusDone(..) | Msg::Answer(_) => {}
             }
         }
     }
