@@ -43,6 +43,9 @@ pub enum Msg {
     UbusDone(u32, Result<serde_json::Value, crate::ubus::UbusStatus>),
     /// The owner's answer to a request, on the request's reply channel.
     Answer(crate::api::control::Answer),
+    /// A bare signal: a wake-up or an acknowledgement (a channel that is
+    /// only ever closed, to say "gone", carries this type too).
+    Wake,
 }
 
 pub use owner::{run, Options};

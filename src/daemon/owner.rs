@@ -601,7 +601,11 @@ impl Owner {
                     }
                 }
                 Msg::Signal(_) => return self.shutdown(rx).await,
-                Msg::Session(_) | Msg::UbusCall(_) | Msg::UbusDone(..) | Msg::Answer(_) => {}
+                Msg::Session(_)
+                | Msg::UbusCall(_)
+                | Msg::UbusDone(..)
+                | Msg::Answer(_)
+                | Msg::Wake => {}
             }
         }
     }

@@ -122,7 +122,7 @@ pub struct UbusReply {
     tx: Option<Sender<Msg>>,
     /// Closed (never written) once the client no longer waits for this
     /// answer: it answered TIMEOUT, or the connection to ubusd ended.
-    waiting: Receiver<()>,
+    waiting: Receiver<Msg>,
 }
 
 impl UbusReply {
@@ -220,8 +220,8 @@ const BUSY_LOG_EVERY: Duration = Duration::from_secs(10);
 #[derive(Clone)]
 pub struct UbusHandle {
     shared: Rc<Shared>,
-    wake: Sender<()>,
-    done: Receiver<()>,
+    wake: Sender<Msg>,
+    done: Receiver<Msg>,
 }
 
 impl UbusHandle {
@@ -235,7 +235,7 @@ impl UbusHandle {
         }
         q.push_back((name.to_string(), data));
         drop(q);
-        let _ = self.wake.try_send(());
+        let _ = self.wake.try_send(Msg::Wake);
     }
 
     pub fn status(&self) -> LinkStatus {
@@ -252,7 +252,7 @@ impl UbusHandle {
     /// Queued events are sent first when connected.
     pub fn shutdown(&self) {
         self.shared.shutdown.set(true);
-        let _ = self.wake.try_send(());
+        let _ = self.wake.try_send(Msg::Wake);
     }
 
     /// Resolves once [`UbusClient::run`] has returned (after
@@ -275,10 +275,10 @@ pub struct UbusClient {
     /// Only this task touches them.
     busy_refused: Cell<u32>,
     busy_told: Cell<Option<Instant>>,
-    wake: Receiver<()>,
+    wake: Receiver<Msg>,
     requests: Sender<Msg>,
     /// Dropped with the client, which tells [`UbusHandle::stopped`].
-    _done: Sender<()>,
+    _done: Sender<Msg>,
 }
 
 enum End {
@@ -300,7 +300,7 @@ struct Pending {
     deadline: Instant,
     no_reply: bool,
     /// Dropped with the entry, which tells [`UbusReply::abandoned`].
-    _waiting: Option<Sender<()>>,
+    _waiting: Option<Sender<Msg>>,
 }
 
 /// `now + d`, without the panic `Instant + Duration` has for absurd configured values.

@@ -114,17 +114,17 @@ pub struct SessionReport {
 pub enum Control {
     /// Route changes of one engine step, shared by every peer; `done` is
     /// told once the UPDATEs that carry them are written.
-    Routes(RouteBatch, Option<Sender<()>>),
+    Routes(RouteBatch, Option<Sender<Msg>>),
     /// The originated routes were set into an empty table, or all
     /// withdrawn: every prefix may have changed (instead of a batch listing
     /// all of them); `done` as for `Routes`.
-    TableReplaced(Option<Sender<()>>),
+    TableReplaced(Option<Sender<Msg>>),
     /// The first evaluation of every VIP is in: End-of-RIB may go out.
     InitialDone,
     /// A connection from the peer's address, accepted by the listener.
     Inbound(Async<std::net::TcpStream>),
     /// ManualStop with the Shutdown Communication, then end the task.
-    Stop(Option<String>, Sender<()>),
+    Stop(Option<String>, Sender<Msg>),
 }
 
 /// A running (or unstartable) peer in the driver's table, which the
@@ -261,7 +261,7 @@ impl SpeakerHandle {
     /// Starts the task of neighbor `n` (after `gate` closes, when given: a
     /// reload's start), with the current originated routes as its first
     /// batch.
-    fn start_peer(&mut self, n: &Neighbor, gate: Option<Receiver<()>>) {
+    fn start_peer(&mut self, n: &Neighbor, gate: Option<Receiver<Msg>>) {
         let address = n.address.unwrap_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED));
         let s = PeerSettings::from_config(n);
         let md5 = match (&self.listener, &s.password) {
@@ -490,7 +490,7 @@ impl SpeakerHandle {
         // HoldTimer expires, a routing outage of up to the hold time. The
         // new tasks exist at once (route batches queue for them) and start
         // once the old ones are closed.
-        let (open_tx, gate) = channel::bounded::<()>(1);
+        let (open_tx, gate) = channel::bounded::<Msg>(1);
         if stopping.is_empty() {
             drop(open_tx);
         } else {
@@ -580,7 +580,7 @@ fn advertised(session: &Weak<RefCell<SessionCore>>) -> Vec<(Prefix, PathAttrs)> 
 }
 
 /// Waits for `n` acknowledgements or `timeout`, whichever is first.
-async fn wait_n(rx: &Receiver<()>, n: u32, timeout: Duration) {
+async fn wait_n(rx: &Receiver<Msg>, n: u32, timeout: Duration) {
     let all = async {
         for _ in 0..n {
             if rx.recv().await.is_err() {

@@ -116,7 +116,7 @@ pub(crate) struct PeerTask {
     ctl: Receiver<Msg>,
     /// Closed (its sender dropped) once the sessions this one replaces are
     /// closed; the task starts then.
-    gate: Option<Receiver<()>>,
+    gate: Option<Receiver<Msg>>,
     main: Session,
     cand: Option<Session>,
     connecting: Option<Connecting>,
@@ -181,7 +181,7 @@ impl PeerTask {
         events: Sender<Msg>,
         reports: Sender<Msg>,
         ctl: Receiver<Msg>,
-        gate: Option<Receiver<()>>,
+        gate: Option<Receiver<Msg>>,
     ) -> PeerTask {
         let origin = Instant::now();
         // Jitter only needs to differ between peers and restarts.
@@ -302,7 +302,7 @@ impl PeerTask {
                         )
                         .await;
                         self.publish();
-                        let _ = done.try_send(());
+                        let _ = done.try_send(Msg::Wake);
                         return;
                     }
                 }
@@ -398,7 +398,7 @@ impl PeerTask {
     /// batches that arrived while the last pass was written wait in the
     /// channel and go out together now). Returns the stop request, if one
     /// came: it ends the task after the acknowledgements.
-    async fn control(&mut self, c: Msg) -> Option<(Option<String>, Sender<()>)> {
+    async fn control(&mut self, c: Msg) -> Option<(Option<String>, Sender<Msg>)> {
         let mut dones = Vec::new();
         let mut stop = None;
         let mut next = Some(c);
@@ -431,7 +431,7 @@ impl PeerTask {
         }
         self.flush_routes().await;
         for done in dones {
-            let _ = done.try_send(());
+            let _ = done.try_send(Msg::Wake);
         }
         stop
     }
