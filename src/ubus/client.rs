@@ -13,7 +13,7 @@
 //! its oldest entry when full (e.g. while ubusd is down).
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -292,6 +292,27 @@ enum Ev {
     /// A handler's answer (`Msg::UbusDone`).
     Done(Msg),
     Deadline,
+}
+
+/// The calls waiting for the daemon's answer, by call key, oldest first:
+/// at most `request_queue` (64) of them, so a `Vec` searched in order
+/// rather than a `HashMap`, whose table code (and SipHash of the keys)
+/// would be compiled for this one type (≈ 3 KB on mips, issue 12).
+#[derive(Default)]
+struct Calls(Vec<(u32, Pending)>);
+
+impl Calls {
+    fn remove(&mut self, key: u32) -> Option<Pending> {
+        let i = self.0.iter().position(|(k, _)| *k == key)?;
+        Some(self.0.remove(i).1)
+    }
+
+    /// Adds call `key`, replacing one of the same key (as a map would; the
+    /// keys wrap only after 2^32 calls).
+    fn insert(&mut self, key: u32, p: Pending) {
+        self.remove(key);
+        self.0.push((key, p));
+    }
 }
 
 struct Pending {
@@ -576,7 +597,7 @@ impl UbusClient {
         objid: u32,
     ) -> Result<End, String> {
         let (done_tx, done_rx) = channel::unbounded::<Msg>();
-        let mut pending: HashMap<u32, Pending> = HashMap::new();
+        let mut pending = Calls::default();
         let mut next_key: u32 = 0;
         let mut buf = vec![0u8; 4096];
         self.flush_events(stream, seq).await?;
@@ -591,7 +612,7 @@ impl UbusClient {
                     Err(e) => log::warn!("ubus: ignoring undecodable message: {e}"),
                 }
             }
-            let earliest = pending.values().map(|p| p.deadline).min();
+            let earliest = pending.0.iter().map(|(_, p)| p.deadline).min();
             // Each branch is cancel-safe: a single read(), channel receives, a timer.
             let ev = future::race(
                 async { Ev::Read(stream.read(&mut buf).await) },
@@ -638,7 +659,7 @@ impl UbusClient {
                     self.flush_events(stream, seq).await?;
                 }
                 Ev::Done(Msg::UbusDone(key, result)) => {
-                    if let Some(p) = pending.remove(&key) {
+                    if let Some(p) = pending.remove(key) {
                         if !p.no_reply {
                             self.reply(stream, &p, objid, result).await?;
                         }
@@ -649,12 +670,13 @@ impl UbusClient {
                 Ev::Deadline => {
                     let now = Instant::now();
                     let expired: Vec<u32> = pending
+                        .0
                         .iter()
                         .filter(|(_, p)| p.deadline <= now)
                         .map(|(k, _)| *k)
                         .collect();
                     for k in expired {
-                        if let Some(p) = pending.remove(&k) {
+                        if let Some(p) = pending.remove(k) {
                             log::warn!("ubus: call not answered in time");
                             if !p.no_reply {
                                 self.reply(stream, &p, objid, Err(UbusStatus::Timeout))
@@ -717,7 +739,7 @@ impl UbusClient {
         m: Message,
         objid: u32,
         done_tx: &Sender<Msg>,
-        pending: &mut HashMap<u32, Pending>,
+        pending: &mut Calls,
         next_key: &mut u32,
     ) -> Result<(), String> {
         match m.header.ty {
@@ -772,7 +794,7 @@ impl UbusClient {
                 self.reply(stream, &p, objid, Err(st)).await
             };
         }
-        if pending.len() >= self.config.request_queue.max(1) {
+        if pending.0.len() >= self.config.request_queue.max(1) {
             self.tell_busy();
             return if p.no_reply {
                 Ok(())
