@@ -15,7 +15,7 @@ use super::routes::DEFAULT_OWNER_TIMEOUT;
 use super::status::{self, Obj};
 use crate::logging::utc_timestamp;
 use crate::ubus::{Requests, UbusStatus};
-use serde_json::{json, Value};
+use serde_json::Value;
 use smol::future::FutureExt;
 use smol::lock::Semaphore;
 use std::net::IpAddr;
@@ -142,7 +142,7 @@ pub async fn call(
                 })
                 .await;
             match r {
-                Ok(()) => Ok(json!({"reloaded": true})),
+                Ok(()) => Ok(Obj::default().put("reloaded", true.into()).done()),
                 Err(errors) => {
                     // A ubus error status carries no data: the reasons go to the log.
                     for e in &errors {
