@@ -1,6 +1,7 @@
 //! The daemon: one owner task holds all state (the pure [`engine::Engine`])
 //! and is the only writer of it. Check loops, the BGP speaker, the HTTP
-//! endpoint, ubus and signals feed it through one event channel; it answers
+//! endpoint, ubus and signals feed it through channels of one message
+//! type, [`Msg`]; it answers
 //! API requests from its own state and pushes route intents to the speaker in
 //! the same step that decided them. The engine, triggers and reload diff are
 //! pure (crate pathosd-core, re-exported at the same paths).
