@@ -13,6 +13,7 @@ use support::promtool_check;
 use fixture::*;
 use pathosd::api::control::{ApiError, Control, ControlHandle};
 use pathosd::api::routes::Options;
+use pathosd::daemon::Msg;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -546,7 +547,7 @@ fn a_busy_trigger_is_429_with_retry_after() {
     std::thread::spawn(move || {
         smol::block_on(async move {
             while let Ok(c) = rx.recv().await {
-                if let Control::Trigger { reply, .. } = c {
+                if let Msg::Control(Control::Trigger { reply, .. }) = c {
                     let _ = reply.try_send(Err(ApiError::Busy {
                         message: "too many triggers for VIP web".into(),
                         retry_after: Duration::from_millis(1200),

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use pathosd::bgp::driver::PeerEvent;
 use pathosd::bgp::types::{Community, LargeCommunity, Prefix, RouteIntent};
 use pathosd::config::Config;
+use pathosd::daemon::Msg;
 use smol::channel::Receiver;
 use support::bird::{attr, Bird, BirdPeer};
 use support::{poll, Addrs};
@@ -19,7 +20,8 @@ struct Setup {
     // Lives on the daemon thread of support::on_rt, where its sessions run.
     speaker: support::TestSpeaker,
     addrs: Addrs,
-    events: Receiver<PeerEvent>,
+    /// The speaker's session changes (each an `Msg::Peer`).
+    events: Receiver<Msg>,
     started: Instant,
 }
 
@@ -84,7 +86,12 @@ impl Setup {
     /// is within microseconds of the transition).
     fn next_event(&self, limit: Duration) -> Option<(PeerEvent, Instant)> {
         smol::block_on(smol::future::or(
-            async { self.events.recv().await.ok() },
+            async {
+                match self.events.recv().await.ok()? {
+                    Msg::Peer(e) => Some(e),
+                    _ => panic!("the speaker sent something else than a PeerEvent"),
+                }
+            },
             async {
                 smol::Timer::after(limit).await;
                 None

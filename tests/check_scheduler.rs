@@ -11,6 +11,7 @@ use pathosd::check::{Combiner, Hysteresis, Schedule};
 use pathosd::config::policy_expr::Expr;
 use pathosd::config::{Errors, Field, Vip};
 use pathosd::daemon::engine::{CheckId, CheckRun, Engine, Input, Output};
+use pathosd::daemon::Msg;
 use serde_json::json;
 use smol::channel::{Receiver, Sender};
 use std::path::Path;
@@ -46,7 +47,7 @@ fn flag_check(name: &str, flag: &Path, lock: &Path, interval: &str) -> serde_jso
 fn spawn_loops(
     engine: &Engine,
     v: &Vip,
-    tx: &Sender<CheckRun>,
+    tx: &Sender<Msg>,
 ) -> Vec<(OnRt<Rc<TriggerSlot>>, smol::Task<()>)> {
     let ids: Vec<CheckId> = engine
         .vip(&v.name)
@@ -68,13 +69,18 @@ fn spawn_loops(
         .collect()
 }
 
-fn recv(rx: &Receiver<CheckRun>) -> CheckRun {
+/// The next check result (the loops send `Msg::Result`, as to the owner).
+fn recv(rx: &Receiver<Msg>) -> CheckRun {
     smol::block_on(async {
         smol::future::or(async { rx.recv().await.ok() }, async {
             async_io::Timer::after(Duration::from_secs(10)).await;
             None
         })
         .await
+    })
+    .map(|ev| match ev {
+        Msg::Result(r) => r,
+        _ => panic!("a check loop sent something else than a result"),
     })
     .expect("a result within 10 s")
 }

@@ -3,6 +3,7 @@
 //! the API never reads daemon state concurrently.
 
 use super::model::Snapshot;
+use crate::daemon::Msg;
 use smol::channel::{bounded, Receiver, Sender};
 use std::time::Duration;
 
@@ -32,14 +33,14 @@ pub enum Control {
 }
 
 /// The owner's answer to one request, whichever it was. Every request's
-/// one-shot reply channel carries this one type: a channel type costs its
-/// own copy of async-channel's send, receive, close and drop code in the
-/// binary (≈ 3 KB each on mips, issue 12), and four answer types were four
-/// copies. Its size is the snapshot's, which each channel holds at most
-/// once (`bounded(1)`), as the snapshot's own channel did: nothing to box.
-#[allow(clippy::large_enum_variant)]
+/// one-shot reply channel carries it as [`Msg::Answer`], the daemon's one
+/// channel message type: a channel type costs its own copy of
+/// async-channel's send, receive, close and drop code in the binary (≈ 3 KB
+/// each on mips, issue 12), and four answer types were four copies. The
+/// snapshot is boxed: inline it would make every slot of every `Msg`
+/// channel its size (three times the others).
 pub enum Answer {
-    Snapshot(Snapshot),
+    Snapshot(Box<Snapshot>),
     Trigger(Result<TriggerOutcome, ApiError>),
     Drain(Result<&'static str, ApiError>),
     Reload(Result<(), Vec<String>>),
@@ -48,7 +49,7 @@ pub enum Answer {
 /// The owner's end of a request's reply channel: sends a `T` as its
 /// [`Answer`].
 pub struct Reply<T> {
-    tx: Sender<Answer>,
+    tx: Sender<Msg>,
     wrap: fn(T) -> Answer,
 }
 
@@ -64,21 +65,23 @@ impl<T> Clone for Reply<T> {
 impl<T> Reply<T> {
     /// Answers; false when the requester is gone (it timed out).
     pub fn try_send(&self, v: T) -> bool {
-        self.tx.try_send((self.wrap)(v)).is_ok()
+        self.tx.try_send(Msg::Answer((self.wrap)(v))).is_ok()
     }
 }
 
 /// A request's reply channel: the owner's end, answering with `wrap`, and
 /// the requester's.
-fn reply<T>(wrap: fn(T) -> Answer) -> (Reply<T>, Receiver<Answer>) {
+fn reply<T>(wrap: fn(T) -> Answer) -> (Reply<T>, Receiver<Msg>) {
     let (tx, rx) = bounded(1);
     (Reply { tx, wrap }, rx)
 }
 
 /// The sending side, cloned into the HTTP handler and the ubus server.
+/// Requests go to the owner as [`Msg::Control`], the one message type of
+/// the owner's channels.
 #[derive(Clone)]
 pub struct ControlHandle {
-    tx: Sender<Control>,
+    tx: Sender<Msg>,
 }
 
 fn gone() -> ApiError {
@@ -86,15 +89,19 @@ fn gone() -> ApiError {
 }
 
 impl ControlHandle {
-    pub fn new(tx: Sender<Control>) -> ControlHandle {
+    pub fn new(tx: Sender<Msg>) -> ControlHandle {
         ControlHandle { tx }
     }
 
     /// Sends `c` and waits for its answer; None when the owner is gone
     /// (the daemon is stopping).
-    async fn ask_unbounded(&self, c: Control, rx: Receiver<Answer>) -> Option<Answer> {
-        self.tx.send(c).await.ok()?;
-        rx.recv().await.ok()
+    async fn ask_unbounded(&self, c: Control, rx: Receiver<Msg>) -> Option<Answer> {
+        self.tx.send(Msg::Control(c)).await.ok()?;
+        match rx.recv().await.ok()? {
+            Msg::Answer(a) => Some(a),
+            // The reply channel carries only answers.
+            _ => None,
+        }
     }
 
     /// [`Self::ask_unbounded`] for at most `limit` (the owner not
@@ -103,7 +110,7 @@ impl ControlHandle {
     async fn ask(
         &self,
         c: Control,
-        rx: Receiver<Answer>,
+        rx: Receiver<Msg>,
         limit: Duration,
     ) -> Result<Answer, ApiError> {
         super::routes::bounded(limit, async {
@@ -114,9 +121,9 @@ impl ControlHandle {
 
     /// The owner's snapshot, within `limit`.
     pub async fn snapshot(&self, limit: Duration) -> Result<Snapshot, ApiError> {
-        let (reply, rx) = reply(Answer::Snapshot);
+        let (reply, rx) = reply(|s| Answer::Snapshot(Box::new(s)));
         match self.ask(Control::Snapshot { reply }, rx, limit).await? {
-            Answer::Snapshot(s) => Ok(s),
+            Answer::Snapshot(s) => Ok(*s),
             _ => Err(gone()),
         }
     }

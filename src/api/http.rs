@@ -6,6 +6,7 @@
 //! that has been idle (or dribbling its request) the longest is closed to
 //! make room, and only connections whose request is being answered are safe.
 
+use crate::daemon::Msg;
 use smol::channel::{Receiver, Sender};
 use smol::future::FutureExt;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
@@ -135,7 +136,7 @@ struct Slot {
     /// arrived before closing it as idle.
     stream: TcpStream,
     /// Dropped to evict: the connection's task waits on the other end.
-    _evict: Sender<()>,
+    _evict: Sender<Msg>,
 }
 
 #[derive(Default)]
@@ -148,7 +149,7 @@ struct Slots {
 enum Admission {
     In {
         id: u64,
-        evict: Receiver<()>,
+        evict: Receiver<Msg>,
         evicted: Option<SocketAddr>,
     },
     Refused,
@@ -271,7 +272,7 @@ type SlotTable = Rc<RefCell<Slots>>;
 struct Conn {
     slots: SlotTable,
     id: u64,
-    evicted: Receiver<()>,
+    evicted: Receiver<Msg>,
 }
 
 impl Conn {
@@ -380,7 +381,7 @@ fn admitted(
     stream: TcpStream,
     peer: SocketAddr,
     id: u64,
-    evict: Receiver<()>,
+    evict: Receiver<Msg>,
     evicted: Option<SocketAddr>,
     handler: &Handler,
     limits: Limits,

@@ -14,9 +14,8 @@ use super::control::{ApiError, ControlHandle, Quoted};
 use super::routes::DEFAULT_OWNER_TIMEOUT;
 use super::status::{self, Obj};
 use crate::logging::utc_timestamp;
-use crate::ubus::{UbusRequest, UbusStatus};
-use serde_json::{json, Value};
-use smol::channel::Receiver;
+use crate::ubus::{Requests, UbusStatus};
+use serde_json::Value;
 use smol::future::FutureExt;
 use smol::lock::Semaphore;
 use std::net::IpAddr;
@@ -143,7 +142,7 @@ pub async fn call(
                 })
                 .await;
             match r {
-                Ok(()) => Ok(json!({"reloaded": true})),
+                Ok(()) => Ok(Obj::default().put("reloaded", true.into()).done()),
                 Err(errors) => {
                     // A ubus error status carries no data: the reasons go to the log.
                     for e in &errors {
@@ -161,15 +160,11 @@ pub async fn call(
 /// closes: up to [`CONCURRENT_READS`] reads and [`CONCURRENT_CALLS`] other
 /// calls in flight, each class in its own slots. The loop never waits for a
 /// slot, so a call is never queued behind another one.
-pub async fn serve_ubus(requests: Receiver<UbusRequest>, ctl: ControlHandle) {
+pub async fn serve_ubus(requests: Requests, ctl: ControlHandle) {
     serve_ubus_with(requests, ctl, DEFAULT_OWNER_TIMEOUT).await
 }
 
-pub(crate) async fn serve_ubus_with(
-    requests: Receiver<UbusRequest>,
-    ctl: ControlHandle,
-    limit: Duration,
-) {
+pub(crate) async fn serve_ubus_with(requests: Requests, ctl: ControlHandle, limit: Duration) {
     let reads = Arc::new(Semaphore::new(CONCURRENT_READS));
     let calls = Arc::new(Semaphore::new(CONCURRENT_CALLS));
     // Refusals are counted and logged at most once per REFUSAL_LOG_EVERY, so a

@@ -16,6 +16,7 @@ use super::probe::Probe;
 use super::result::CheckResult;
 use crate::config::{Check, Vip};
 use crate::daemon::engine::{CheckId, CheckRun};
+use crate::daemon::Msg;
 use smol::channel::Sender;
 use smol::future::FutureExt;
 use std::cell::Cell;
@@ -237,7 +238,7 @@ const MAX_TICK_SLACK: Duration = Duration::from_millis(125);
 pub fn run_check_loop(
     mut c: CheckLoop,
     triggers: Rc<TriggerSlot>,
-    tx: Sender<CheckRun>,
+    tx: Sender<Msg>,
 ) -> impl std::future::Future<Output = ()> {
     // An `async fn` would hold its arguments twice (as passed, and moved
     // into its body); the block uses them in place (608 -> 392 bytes).
@@ -261,7 +262,7 @@ pub fn run_check_loop(
             // The owner's channel is unbounded: a send only fails once it is
             // closed (the daemon is stopping). No send future in the loop's
             // state either.
-            if tx.try_send(run).is_err() {
+            if tx.try_send(Msg::Result(run)).is_err() {
                 return;
             }
             // An ad-hoc run leaves the schedule as it was; a scheduled tick that

@@ -3,6 +3,7 @@
 use super::engine::{CheckId, CheckRun, Engine, Input, Output};
 use super::reload::{self, NeighborChange, ReloadPlan, VipChange};
 use super::triggers::{Admit, Done, Refusal, Triggers};
+use super::Msg;
 use crate::api::control::{ApiError, Control, ControlHandle, Quoted, Reply, TriggerOutcome};
 use crate::api::model::{CheckView, ReloadRecord, Snapshot, VipView};
 use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
@@ -14,7 +15,6 @@ use crate::vip::VipState;
 use smol::channel::{unbounded, Receiver, Sender};
 use smol::future::FutureExt;
 use smol::Task;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -26,15 +26,6 @@ pub struct Options {
     pub config_path: PathBuf,
     pub format: Option<Format>,
     pub debug: bool,
-}
-
-/// Everything that reaches the owner task.
-enum Event {
-    /// A check loop ran a probe (scheduled or for a trigger).
-    Result(CheckRun),
-    Control(Control),
-    Peer(PeerEvent),
-    Signal(i32),
 }
 
 type TriggerReply = Reply<Result<TriggerOutcome, ApiError>>;
@@ -134,10 +125,48 @@ fn log_plan(plan: &ReloadPlan) {
 }
 
 /// A VIP's running check loops, in config order; dropping it cancels them.
+#[derive(Default)]
 struct VipRuntime {
     loops: Vec<CheckLoopHandle>,
     /// The VIP's lower_priority_file, polled on each of its results.
     drain_file: Option<String>,
+}
+
+/// The VIPs' running check loops by VIP name, sorted by it (VIPs with
+/// checks only). A sorted `Vec`, not a `BTreeMap`: the map's node code
+/// (insert, remove, rebalancing: ≈ 12 KB on mips, issue 12) would be
+/// compiled for this one key and value type, and the owner builds this in
+/// one go (at start and at each reload) and then only looks it up.
+#[derive(Default)]
+struct Runtimes(Vec<(Arc<str>, VipRuntime)>);
+
+impl Runtimes {
+    /// From (name, runtime) pairs in any order; VIP names are unique
+    /// (validation), so an unstable sort is exact.
+    fn new(mut v: Vec<(Arc<str>, VipRuntime)>) -> Runtimes {
+        v.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Runtimes(v)
+    }
+
+    fn find(&self, vip: &str) -> Option<usize> {
+        self.0.binary_search_by(|(n, _)| (**n).cmp(vip)).ok()
+    }
+
+    fn get(&self, vip: &str) -> Option<&VipRuntime> {
+        self.find(vip).map(|i| &self.0[i].1)
+    }
+
+    fn get_mut(&mut self, vip: &str) -> Option<&mut VipRuntime> {
+        let i = self.find(vip)?;
+        Some(&mut self.0[i].1)
+    }
+
+    /// Takes `vip`'s loops out, for a reload's new table (an empty runtime
+    /// is left: a stored one always has loops, `spawn`).
+    fn take(&mut self, vip: &str) -> Option<VipRuntime> {
+        let rt = std::mem::take(self.get_mut(vip)?);
+        (!rt.loops.is_empty()).then_some(rt)
+    }
 }
 
 /// One running check loop.
@@ -154,9 +183,9 @@ struct Owner {
     engine: Engine,
     speaker: SpeakerHandle,
     /// By VIP name, the config's `Arc` (no copy per VIP).
-    runtimes: BTreeMap<Arc<str>, VipRuntime>,
+    runtimes: Runtimes,
     /// Where the check loops send their results.
-    result_tx: Sender<CheckRun>,
+    result_tx: Sender<Msg>,
     ubus: Option<crate::ubus::UbusHandle>,
     /// Ad-hoc triggers in flight (one per VIP) and each VIP's rate limit.
     triggers: Triggers<TriggerReply>,
@@ -180,14 +209,14 @@ fn check_ids(engine: &Engine, vip: &str) -> Vec<CheckId> {
 }
 
 /// Starts the check loops of `vip`, tagged with the engine's ids.
-fn spawn_checks(vip: &Vip, ids: &[CheckId], result_tx: &Sender<CheckRun>) -> Option<VipRuntime> {
+fn spawn_checks(vip: &Vip, ids: &[CheckId], result_tx: &Sender<Msg>) -> Option<VipRuntime> {
     spawn(scheduler::build(vip, ids), vip, result_tx)
 }
 
 fn spawn(
     checks: Result<Vec<scheduler::CheckLoop>, String>,
     vip: &Vip,
-    result_tx: &Sender<CheckRun>,
+    result_tx: &Sender<Msg>,
 ) -> Option<VipRuntime> {
     match checks {
         // No runtime for a VIP without checks (`always`): no map entry, no
@@ -231,26 +260,27 @@ async fn async_main(opts: Options, mut cfg: Resolved) -> i32 {
     // exec checks reap their children through this task instead of the
     // thread smol::process would otherwise start for it ("async-process").
     crate::rt::spawn(smol::process::driver()).detach();
-    let (events, event_rx) = unbounded::<Event>();
+    let (events, event_rx) = unbounded::<Msg>();
 
     // Check results, session events and API requests have their own
     // channels, which the owner reads directly (no forwarding task, no
-    // second hop per event).
-    let (result_tx, result_rx) = unbounded::<CheckRun>();
-    let (peer_tx, peer_rx) = unbounded::<PeerEvent>();
+    // second hop per event), all of the one type `Msg`.
+    let (result_tx, result_rx) = unbounded();
+    let (peer_tx, peer_rx) = unbounded();
 
     // The engine keeps the VIPs' configs; the owner's config has none
     // left (one copy of 10,000 VIPs, not two; issue 11).
     let (engine, outputs) = Engine::start(cfg.take_vips(), now);
-    let mut runtimes = BTreeMap::new();
+    let mut runtimes = Vec::new();
     // A plain VIP (`always`, no other setting) has no checks to start.
     for v in engine.vips().iter().filter_map(|s| s.full_config()) {
         if let Some(rt) = spawn_checks(v, &check_ids(&engine, &v.name), &result_tx) {
-            runtimes.insert(v.name.clone(), rt);
+            runtimes.push((v.name.clone(), rt));
         }
     }
+    let runtimes = Runtimes::new(runtimes);
 
-    let (ctl_tx, ctl_rx) = unbounded::<Control>();
+    let (ctl_tx, ctl_rx) = unbounded();
     let ctl = ControlHandle::new(ctl_tx);
     let http = start_http(&cfg, ctl.clone());
     let ubus = start_ubus(&cfg, ctl.clone());
@@ -320,39 +350,39 @@ fn drain_files(engine: &Engine) -> impl Iterator<Item = (&Vip, &String)> {
         .filter_map(|v| Some((v, v.policy.lower_priority_file.as_ref()?)))
 }
 
-/// The channels the owner reads. Signals, trigger completions and reports
-/// share `events`, in the order they happened.
+/// The channels the owner reads: signals (`events`), requests, session
+/// events and check results, each `Msg`s of one kind.
 struct Inbox {
-    events: Receiver<Event>,
-    control: Receiver<Control>,
-    peers: Receiver<PeerEvent>,
-    results: Receiver<CheckRun>,
+    events: Receiver<Msg>,
+    control: Receiver<Msg>,
+    peers: Receiver<Msg>,
+    results: Receiver<Msg>,
 }
 
 impl Inbox {
     /// The next event already queued: signals and requests before session
     /// events before check results, so a flood of reports never holds up
     /// a request.
-    fn try_next(&self) -> Option<Event> {
+    fn try_next(&self) -> Option<Msg> {
         self.events
             .try_recv()
+            .or_else(|_| self.control.try_recv())
+            .or_else(|_| self.peers.try_recv())
+            .or_else(|_| self.results.try_recv())
             .ok()
-            .or_else(|| self.control.try_recv().ok().map(Event::Control))
-            .or_else(|| self.peers.try_recv().ok().map(Event::Peer))
-            .or_else(|| self.results.try_recv().ok().map(Event::Result))
     }
 
     /// The next event; None once every channel is closed (the owner holds
     /// a sender of each but `peers`, so in practice never).
-    async fn next(&self) -> Option<Event> {
+    async fn next(&self) -> Option<Msg> {
         if let Some(ev) = self.try_next() {
             return Some(ev);
         }
-        let closed = || std::future::pending::<Option<Event>>();
+        let closed = || std::future::pending::<Option<Msg>>();
         async { self.events.recv().await.ok() }
-            .or(async { self.control.recv().await.ok().map(Event::Control) })
-            .or(async { self.peers.recv().await.ok().map(Event::Peer) })
-            .or(async { self.results.recv().await.ok().map(Event::Result) })
+            .or(async { self.control.recv().await.ok() })
+            .or(async { self.peers.recv().await.ok() })
+            .or(async { self.results.recv().await.ok() })
             .or(async {
                 // All four closed: nothing will come.
                 if self.events.is_closed()
@@ -477,7 +507,7 @@ fn start_ubus(cfg: &Config, ctl: ControlHandle) -> Option<crate::ubus::UbusHandl
     Some(handle)
 }
 
-fn start_signals(events: Sender<Event>) {
+fn start_signals(events: Sender<Msg>) {
     let fd = match crate::sys::signal_pipe() {
         Ok(fd) => fd,
         Err(e) => {
@@ -497,7 +527,7 @@ fn start_signals(events: Sender<Event>) {
                 Ok(0) | Err(_) => return,
                 Ok(n) => {
                     for s in &b[..n] {
-                        if events.send(Event::Signal(i32::from(*s))).await.is_err() {
+                        if events.send(Msg::Signal(i32::from(*s))).await.is_err() {
                             return;
                         }
                     }
@@ -529,11 +559,14 @@ impl Owner {
                     // are applied here, without a turn of the loop (whose
                     // deadline scan costs O(VIPs); a KEEPALIVE each second
                     // must not).
-                    while let Ok(r) = sessions.recv().await {
-                        speaker.apply(r);
+                    while let Ok(ev) = sessions.recv().await {
+                        // Only reports come on this channel.
+                        if let Msg::Report(r) = ev {
+                            speaker.apply(*r);
+                        }
                     }
                     // The handle keeps a sender: never closed while it lives.
-                    std::future::pending::<Option<Event>>().await
+                    std::future::pending::<Option<Msg>>().await
                 })
                 .or(async {
                     match deadline {
@@ -554,17 +587,25 @@ impl Owner {
                 continue;
             };
             match ev {
-                Event::Result(r) => self.on_result(r, now),
-                Event::Control(c) => self.control(c, now).await,
-                Event::Peer(p) => self.peer_event(p),
-                Event::Signal(s) if s == libc::SIGHUP => {
+                Msg::Result(r) => self.on_result(r, now),
+                Msg::Control(c) => self.control(c, now).await,
+                Msg::Peer(p) => self.peer_event(p),
+                // Reports come on the speaker's channel, read above;
+                // sessions' requests never reach the owner.
+                Msg::Report(r) => self.speaker.apply(*r),
+                Msg::Signal(s) if s == libc::SIGHUP => {
                     if let Err(errs) = self.reload(now) {
                         for e in errs {
                             log::error!("reload: {e}");
                         }
                     }
                 }
-                Event::Signal(_) => return self.shutdown(rx).await,
+                Msg::Signal(_) => return self.shutdown(rx).await,
+                Msg::Session(_)
+                | Msg::UbusCall(_)
+                | Msg::UbusDone(..)
+                | Msg::Answer(_)
+                | Msg::Wake => {}
             }
         }
     }
@@ -597,7 +638,7 @@ impl Owner {
         });
         let drain = self
             .runtimes
-            .get(&*slot.name)
+            .get(&slot.name)
             .and_then(|rt| rt.drain_file.clone())
             .map(|f| (slot.name.to_string(), f));
         let outs = self.engine.handle(Input::Result(r), now);
@@ -993,10 +1034,14 @@ impl Owner {
         // Trigger runs in flight whose loops are replaced with the same
         // checks ask the new loops; the others end with what they have.
         let mut reask = Vec::new();
+        // The new table of loops; what is left in `before` after the loop
+        // (removed VIPs, replaced loops) ends with it.
+        let mut before = std::mem::take(&mut self.runtimes);
+        let mut runtimes = Vec::new();
         // The slots are in the new config's order, the plan's too.
         for (k, s) in self.engine.vips().iter().enumerate() {
             let v = &*s.config();
-            let old = self.runtimes.remove(&*v.name);
+            let old = before.take(&v.name);
             let ids = check_ids(&self.engine, &v.name);
             let rt = match (plan.vip_at(k, &v.name), old) {
                 (VipChange::Unchanged | VipChange::Kept { timing: false, .. }, Some(rt)) => {
@@ -1025,13 +1070,14 @@ impl Owner {
                 _ => spawn_checks(v, &ids, &self.result_tx),
             };
             if let Some(rt) = rt {
-                self.runtimes.insert(v.name.clone(), rt);
+                runtimes.push((v.name.clone(), rt));
             }
         }
+        self.runtimes = Runtimes::new(runtimes);
+        drop(before);
         let engine = &self.engine;
-        self.runtimes.retain(|name, _| engine.vip(name).is_some());
         for v in engine.vips().iter().filter_map(|s| s.full_config()) {
-            if let Some(rt) = self.runtimes.get_mut(&*v.name) {
+            if let Some(rt) = self.runtimes.get_mut(&v.name) {
                 rt.drain_file = v.policy.lower_priority_file.clone();
             }
         }
@@ -1075,7 +1121,7 @@ impl Owner {
     /// A second signal exits at once.
     async fn shutdown(&mut self, rx: &Inbox) -> i32 {
         log::info!("shutting down: withdrawing every VIP");
-        self.runtimes.clear();
+        self.runtimes = Runtimes::default();
         // The speaker withdraws every route below; the events say so, as on
         // every other VIP change.
         let t = SystemTime::now();
@@ -1117,8 +1163,8 @@ impl Owner {
         let second_signal = async {
             loop {
                 match rx.next().await {
-                    Some(Event::Signal(s)) if s != libc::SIGHUP => return true,
-                    Some(Event::Peer(p)) => send_peer_event(ubus.as_ref(), &p),
+                    Some(Msg::Signal(s)) if s != libc::SIGHUP => return true,
+                    Some(Msg::Peer(p)) => send_peer_event(ubus.as_ref(), &p),
                     Some(_) => continue,
                     None => std::future::pending::<()>().await,
                 }
@@ -1138,8 +1184,10 @@ impl Owner {
         .await;
         // The peers' last changes (to idle) were sent before their tasks
         // acknowledged the stop.
-        while let Ok(p) = rx.peers.try_recv() {
-            send_peer_event(ubus.as_ref(), &p);
+        while let Ok(ev) = rx.peers.try_recv() {
+            if let Msg::Peer(p) = ev {
+                send_peer_event(ubus.as_ref(), &p);
+            }
         }
         if let Some(u) = &ubus {
             // Queued events go to ubusd before REMOVE_OBJECT (bounded: a

@@ -13,13 +13,13 @@
 //! its oldest entry when full (e.g. while ubusd is down).
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use smol::channel::{self, Receiver, Sender};
+use smol::channel::{self, Receiver, RecvError, Sender};
 use smol::future;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::unix::UnixStream;
@@ -28,6 +28,7 @@ use super::blob::{table_from_json, table_to_json, BlobMsgType, BlobValue, Table}
 use super::msg::{FrameBuf, Message, MethodSig, MsgType, UbusStatus, UBUS_UNIX_SOCKET};
 // The daemon thread's own timers (no timer on async-io's reactor, whose
 // thread re-arms its timerfd on every wake-up while one is pending).
+use crate::daemon::Msg;
 use crate::rt::sleep_until;
 
 /// Event sent when a VIP changes state (announced / pessimized / withdrawn).
@@ -97,16 +98,31 @@ pub struct UbusRequest {
     pub reply: UbusReply,
 }
 
-type Completion = (u32, Result<Value, UbusStatus>);
+/// The daemon's end of the calls, each a [`UbusRequest`]. Its channel
+/// carries [`Msg`], the daemon's one channel message type (async-channel's
+/// code is compiled once per type, issue 12); only `Msg::UbusCall` travels
+/// on it.
+pub struct Requests(Receiver<Msg>);
+
+impl Requests {
+    /// The next call; Err once the client is gone.
+    pub async fn recv(&self) -> Result<UbusRequest, RecvError> {
+        match self.0.recv().await? {
+            Msg::UbusCall(r) => Ok(r),
+            _ => Err(RecvError),
+        }
+    }
+}
 
 /// Answers one request. Dropping it unanswered answers UNKNOWN_ERROR.
 #[derive(Debug)]
 pub struct UbusReply {
     key: u32,
-    tx: Option<Sender<Completion>>,
+    /// Gets the answer as `Msg::UbusDone`.
+    tx: Option<Sender<Msg>>,
     /// Closed (never written) once the client no longer waits for this
     /// answer: it answered TIMEOUT, or the connection to ubusd ended.
-    waiting: Receiver<()>,
+    waiting: Receiver<Msg>,
 }
 
 impl UbusReply {
@@ -124,7 +140,7 @@ impl UbusReply {
     /// Never blocks; a reply after the connection dropped or timed out is discarded.
     pub fn send(mut self, result: Result<Value, UbusStatus>) {
         if let Some(tx) = self.tx.take() {
-            let _ = tx.try_send((self.key, result));
+            let _ = tx.try_send(Msg::UbusDone(self.key, result));
         }
     }
 }
@@ -132,7 +148,7 @@ impl UbusReply {
 impl Drop for UbusReply {
     fn drop(&mut self) {
         if let Some(tx) = self.tx.take() {
-            let _ = tx.try_send((self.key, Err(UbusStatus::UnknownError)));
+            let _ = tx.try_send(Msg::UbusDone(self.key, Err(UbusStatus::UnknownError)));
         }
     }
 }
@@ -152,7 +168,7 @@ where
 }
 
 /// Answers every request with `handler` until the client is gone.
-pub async fn serve<H: UbusHandler>(requests: Receiver<UbusRequest>, handler: H) {
+pub async fn serve<H: UbusHandler>(requests: Requests, handler: H) {
     while let Ok(req) = requests.recv().await {
         let r = handler.call(&req.method, req.args);
         req.reply.send(r);
@@ -204,8 +220,8 @@ const BUSY_LOG_EVERY: Duration = Duration::from_secs(10);
 #[derive(Clone)]
 pub struct UbusHandle {
     shared: Rc<Shared>,
-    wake: Sender<()>,
-    done: Receiver<()>,
+    wake: Sender<Msg>,
+    done: Receiver<Msg>,
 }
 
 impl UbusHandle {
@@ -219,7 +235,7 @@ impl UbusHandle {
         }
         q.push_back((name.to_string(), data));
         drop(q);
-        let _ = self.wake.try_send(());
+        let _ = self.wake.try_send(Msg::Wake);
     }
 
     pub fn status(&self) -> LinkStatus {
@@ -236,7 +252,7 @@ impl UbusHandle {
     /// Queued events are sent first when connected.
     pub fn shutdown(&self) {
         self.shared.shutdown.set(true);
-        let _ = self.wake.try_send(());
+        let _ = self.wake.try_send(Msg::Wake);
     }
 
     /// Resolves once [`UbusClient::run`] has returned (after
@@ -259,10 +275,10 @@ pub struct UbusClient {
     /// Only this task touches them.
     busy_refused: Cell<u32>,
     busy_told: Cell<Option<Instant>>,
-    wake: Receiver<()>,
-    requests: Sender<UbusRequest>,
+    wake: Receiver<Msg>,
+    requests: Sender<Msg>,
     /// Dropped with the client, which tells [`UbusHandle::stopped`].
-    _done: Sender<()>,
+    _done: Sender<Msg>,
 }
 
 enum End {
@@ -273,8 +289,30 @@ enum End {
 enum Ev {
     Read(std::io::Result<usize>),
     Wake(bool),
-    Done(Completion),
+    /// A handler's answer (`Msg::UbusDone`).
+    Done(Msg),
     Deadline,
+}
+
+/// The calls waiting for the daemon's answer, by call key, oldest first:
+/// at most `request_queue` (64) of them, so a `Vec` searched in order
+/// rather than a `HashMap`, whose table code (and SipHash of the keys)
+/// would be compiled for this one type (≈ 3 KB on mips, issue 12).
+#[derive(Default)]
+struct Calls(Vec<(u32, Pending)>);
+
+impl Calls {
+    fn remove(&mut self, key: u32) -> Option<Pending> {
+        let i = self.0.iter().position(|(k, _)| *k == key)?;
+        Some(self.0.remove(i).1)
+    }
+
+    /// Adds call `key`, replacing one of the same key (as a map would; the
+    /// keys wrap only after 2^32 calls).
+    fn insert(&mut self, key: u32, p: Pending) {
+        self.remove(key);
+        self.0.push((key, p));
+    }
 }
 
 struct Pending {
@@ -283,7 +321,7 @@ struct Pending {
     deadline: Instant,
     no_reply: bool,
     /// Dropped with the entry, which tells [`UbusReply::abandoned`].
-    _waiting: Option<Sender<()>>,
+    _waiting: Option<Sender<Msg>>,
 }
 
 /// `now + d`, without the panic `Instant + Duration` has for absurd configured values.
@@ -317,7 +355,7 @@ fn check_args(sig: &MethodSig, args: &Table) -> Result<(), UbusStatus> {
 
 impl UbusClient {
     /// Returns the client task, the daemon's handle, and the stream of calls.
-    pub fn new(config: UbusConfig) -> (UbusClient, UbusHandle, Receiver<UbusRequest>) {
+    pub fn new(config: UbusConfig) -> (UbusClient, UbusHandle, Requests) {
         let shared = Rc::new(Shared {
             events: RefCell::new(VecDeque::new()),
             event_cap: config.event_queue,
@@ -348,7 +386,7 @@ impl UbusClient {
                 wake: wake_tx,
                 done: done_rx,
             },
-            req_rx,
+            Requests(req_rx),
         )
     }
 
@@ -558,8 +596,8 @@ impl UbusClient {
         seq: &mut u16,
         objid: u32,
     ) -> Result<End, String> {
-        let (done_tx, done_rx) = channel::unbounded::<Completion>();
-        let mut pending: HashMap<u32, Pending> = HashMap::new();
+        let (done_tx, done_rx) = channel::unbounded::<Msg>();
+        let mut pending = Calls::default();
         let mut next_key: u32 = 0;
         let mut buf = vec![0u8; 4096];
         self.flush_events(stream, seq).await?;
@@ -574,7 +612,7 @@ impl UbusClient {
                     Err(e) => log::warn!("ubus: ignoring undecodable message: {e}"),
                 }
             }
-            let earliest = pending.values().map(|p| p.deadline).min();
+            let earliest = pending.0.iter().map(|(_, p)| p.deadline).min();
             // Each branch is cancel-safe: a single read(), channel receives, a timer.
             let ev = future::race(
                 async { Ev::Read(stream.read(&mut buf).await) },
@@ -620,22 +658,25 @@ impl UbusClient {
                     }
                     self.flush_events(stream, seq).await?;
                 }
-                Ev::Done((key, result)) => {
-                    if let Some(p) = pending.remove(&key) {
+                Ev::Done(Msg::UbusDone(key, result)) => {
+                    if let Some(p) = pending.remove(key) {
                         if !p.no_reply {
                             self.reply(stream, &p, objid, result).await?;
                         }
                     }
                 }
+                // Only answers travel on `done_rx`.
+                Ev::Done(_) => {}
                 Ev::Deadline => {
                     let now = Instant::now();
                     let expired: Vec<u32> = pending
+                        .0
                         .iter()
                         .filter(|(_, p)| p.deadline <= now)
                         .map(|(k, _)| *k)
                         .collect();
                     for k in expired {
-                        if let Some(p) = pending.remove(&k) {
+                        if let Some(p) = pending.remove(k) {
                             log::warn!("ubus: call not answered in time");
                             if !p.no_reply {
                                 self.reply(stream, &p, objid, Err(UbusStatus::Timeout))
@@ -697,8 +738,8 @@ impl UbusClient {
         stream: &mut UnixStream,
         m: Message,
         objid: u32,
-        done_tx: &Sender<Completion>,
-        pending: &mut HashMap<u32, Pending>,
+        done_tx: &Sender<Msg>,
+        pending: &mut Calls,
         next_key: &mut u32,
     ) -> Result<(), String> {
         match m.header.ty {
@@ -753,7 +794,7 @@ impl UbusClient {
                 self.reply(stream, &p, objid, Err(st)).await
             };
         }
-        if pending.len() >= self.config.request_queue.max(1) {
+        if pending.0.len() >= self.config.request_queue.max(1) {
             self.tell_busy();
             return if p.no_reply {
                 Ok(())
@@ -778,7 +819,7 @@ impl UbusClient {
         };
         // Unbounded, so never Full; Closed (the daemon stopped serving): the
         // dropped request's UbusReply answers UNKNOWN_ERROR through done_tx.
-        let _ = self.requests.try_send(req);
+        let _ = self.requests.try_send(Msg::UbusCall(req));
         Ok(())
     }
 }

@@ -11,7 +11,7 @@ pub mod msg;
 
 pub use blob::{BlobMsgType, BlobValue, Table};
 pub use client::{
-    pathosd_methods, serve, LinkStatus, UbusClient, UbusConfig, UbusHandle, UbusHandler, UbusReply,
-    UbusRequest, EVENT_PEER, EVENT_VIP,
+    pathosd_methods, serve, LinkStatus, Requests, UbusClient, UbusConfig, UbusHandle, UbusHandler,
+    UbusReply, UbusRequest, EVENT_PEER, EVENT_VIP,
 };
 pub use msg::{Message, MethodSig, MsgType, UbusStatus};

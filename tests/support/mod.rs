@@ -612,7 +612,7 @@ impl TestSpeaker {
     /// `Speaker::start` on the daemon thread, with `cfg` resolved.
     pub fn start(
         cfg: &Config,
-        events: smol::channel::Sender<pathosd::bgp::driver::PeerEvent>,
+        events: smol::channel::Sender<pathosd::daemon::Msg>,
     ) -> std::io::Result<TestSpeaker> {
         let cfg = pathosd::config::Resolved::new(cfg.clone());
         OnRt::try_new(move || pathosd::bgp::driver::Speaker::start(&cfg, events)).map(TestSpeaker)

@@ -54,6 +54,7 @@ use super::session::{RouteBatch, SessionCore, StatusUpdate, Summary};
 use super::types::{PathAttrs, Prefix, RouteIntent};
 use crate::config::schema::Neighbor;
 use crate::config::Resolved;
+use crate::daemon::Msg;
 
 pub use super::settings::{listen_addr, PeerSettings};
 
@@ -108,21 +109,22 @@ pub struct SessionReport {
     update: StatusUpdate,
 }
 
-/// Requests from the handle (and the listener) to one peer task.
-enum Control {
+/// Requests from the handle (and the listener) to one peer task, sent as
+/// [`Msg::Session`] (public only for that: the driver's own type).
+pub enum Control {
     /// Route changes of one engine step, shared by every peer; `done` is
     /// told once the UPDATEs that carry them are written.
-    Routes(RouteBatch, Option<Sender<()>>),
+    Routes(RouteBatch, Option<Sender<Msg>>),
     /// The originated routes were set into an empty table, or all
     /// withdrawn: every prefix may have changed (instead of a batch listing
     /// all of them); `done` as for `Routes`.
-    TableReplaced(Option<Sender<()>>),
+    TableReplaced(Option<Sender<Msg>>),
     /// The first evaluation of every VIP is in: End-of-RIB may go out.
     InitialDone,
     /// A connection from the peer's address, accepted by the listener.
     Inbound(Async<std::net::TcpStream>),
     /// ManualStop with the Shutdown Communication, then end the task.
-    Stop(Option<String>, Sender<()>),
+    Stop(Option<String>, Sender<Msg>),
 }
 
 /// A running (or unstartable) peer in the driver's table, which the
@@ -133,7 +135,7 @@ struct PeerEntry {
     /// What the peer runs with (None: the config was unusable).
     settings: Option<PeerSettings>,
     /// None when the peer does not run.
-    ctl: Option<Sender<Control>>,
+    ctl: Option<Sender<Msg>>,
     task: Option<Task<()>>,
 }
 
@@ -211,10 +213,10 @@ pub struct SpeakerHandle {
     peers: PeerTable,
     listener: Option<Rc<Async<TcpListener>>>,
     listener_task: Option<Task<()>>,
-    events: Sender<PeerEvent>,
-    reports_tx: Sender<SessionReport>,
+    events: Sender<Msg>,
+    reports_tx: Sender<Msg>,
     owner: OwnerSide,
-    reports: Receiver<SessionReport>,
+    reports: Receiver<Msg>,
 }
 
 impl Speaker {
@@ -223,7 +225,8 @@ impl Speaker {
     /// Fails only when the listener cannot be opened; a neighbor whose MD5
     /// key cannot be set is reported in its status and does not run.
     /// `cfg` is resolved (each neighbor's session settings).
-    pub fn start(cfg: &Resolved, events: Sender<PeerEvent>) -> io::Result<SpeakerHandle> {
+    /// `events` gets each session change as [`Msg::Peer`].
+    pub fn start(cfg: &Resolved, events: Sender<Msg>) -> io::Result<SpeakerHandle> {
         let listener = match listen_addr(cfg) {
             Some(addr) => {
                 let l = net::listen(addr)
@@ -258,7 +261,7 @@ impl SpeakerHandle {
     /// Starts the task of neighbor `n` (after `gate` closes, when given: a
     /// reload's start), with the current originated routes as its first
     /// batch.
-    fn start_peer(&mut self, n: &Neighbor, gate: Option<Receiver<()>>) {
+    fn start_peer(&mut self, n: &Neighbor, gate: Option<Receiver<Msg>>) {
         let address = n.address.unwrap_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED));
         let s = PeerSettings::from_config(n);
         let md5 = match (&self.listener, &s.password) {
@@ -299,7 +302,7 @@ impl SpeakerHandle {
                 // it is Established; End-of-RIB is due at once if the first
                 // evaluation is in.
                 if owner.rib.borrow().initial_done() {
-                    let _ = tx.try_send(Control::InitialDone);
+                    let _ = tx.try_send(Msg::Session(Control::InitialDone));
                 }
                 let task = peer::PeerTask::new(
                     s,
@@ -337,7 +340,7 @@ impl SpeakerHandle {
     fn send_all(&self, make: impl Fn() -> Control) {
         for p in self.peers.borrow().iter() {
             if let Some(tx) = &p.ctl {
-                let _ = tx.try_send(make());
+                let _ = tx.try_send(Msg::Session(make()));
             }
         }
     }
@@ -394,7 +397,9 @@ impl SpeakerHandle {
     /// The peer tasks' reports, for the owner's event loop; hand each to
     /// [`SpeakerHandle::apply`]. [`SpeakerHandle::peers`] also applies the
     /// ones still queued.
-    pub fn reports(&self) -> Receiver<SessionReport> {
+    /// Each is an [`Msg::Report`] (the owner's message type: one channel
+    /// type in the binary, not one per message).
+    pub fn reports(&self) -> Receiver<Msg> {
         self.reports.clone()
     }
 
@@ -412,7 +417,8 @@ impl SpeakerHandle {
         // reports per message they handle).
         for _ in 0..100_000 {
             match self.reports.try_recv() {
-                Ok(r) => apply_report(owner, r),
+                Ok(Msg::Report(r)) => apply_report(owner, *r),
+                Ok(_) => {}
                 Err(_) => break,
             }
         }
@@ -484,7 +490,7 @@ impl SpeakerHandle {
         // HoldTimer expires, a routing outage of up to the hold time. The
         // new tasks exist at once (route batches queue for them) and start
         // once the old ones are closed.
-        let (open_tx, gate) = channel::bounded::<()>(1);
+        let (open_tx, gate) = channel::bounded::<Msg>(1);
         if stopping.is_empty() {
             drop(open_tx);
         } else {
@@ -529,7 +535,7 @@ impl SpeakerHandle {
         for p in self.peers.borrow().iter() {
             let Some(tx) = &p.ctl else { continue };
             if tx
-                .try_send(Control::TableReplaced(Some(done_tx.clone())))
+                .try_send(Msg::Session(Control::TableReplaced(Some(done_tx.clone()))))
                 .is_ok()
             {
                 waiting = waiting.saturating_add(1);
@@ -574,7 +580,7 @@ fn advertised(session: &Weak<RefCell<SessionCore>>) -> Vec<(Prefix, PathAttrs)> 
 }
 
 /// Waits for `n` acknowledgements or `timeout`, whichever is first.
-async fn wait_n(rx: &Receiver<()>, n: u32, timeout: Duration) {
+async fn wait_n(rx: &Receiver<Msg>, n: u32, timeout: Duration) {
     let all = async {
         for _ in 0..n {
             if rx.recv().await.is_err() {
@@ -596,7 +602,10 @@ async fn stop_peers(peers: Vec<PeerEntry>, message: Option<String>) {
     for p in &peers {
         if let Some(tx) = &p.ctl {
             if tx
-                .try_send(Control::Stop(message.clone(), done_tx.clone()))
+                .try_send(Msg::Session(Control::Stop(
+                    message.clone(),
+                    done_tx.clone(),
+                )))
                 .is_ok()
             {
                 waiting = waiting.saturating_add(1);
@@ -663,7 +672,7 @@ async fn accept_loop(listener: Rc<Async<TcpListener>>, peers: Weak<RefCell<Vec<P
             .map(|p| p.ctl.clone());
         match tx {
             Some(Some(tx)) => {
-                if tx.try_send(Control::Inbound(stream)).is_err() {
+                if tx.try_send(Msg::Session(Control::Inbound(stream))).is_err() {
                     log::debug!("bgp: connection from {from} closed: peer stopped");
                 }
             }

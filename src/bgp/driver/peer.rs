@@ -35,6 +35,7 @@ use crate::bgp::session::{
     keepalive_window, on_candidate_open, on_inbound, Collision, Inbound, SessionCore,
 };
 use crate::bgp::types::Afi;
+use crate::daemon::Msg;
 
 /// Reads per wake-up; a message is at most 4096 octets (RFC 4271 §4.1).
 const READ_CHUNK: usize = 4096;
@@ -93,7 +94,8 @@ impl Session {
 type Connecting = Pin<Box<dyn Future<Output = io::Result<Async<TcpStream>>> + Send>>;
 
 enum Wake {
-    Ctl(Option<Control>),
+    /// A request (always a `Msg::Session`); None: the handle is gone.
+    Ctl(Option<Msg>),
     Read(Which, io::Result<usize>),
     Connected(io::Result<Async<TcpStream>>),
     Timer,
@@ -109,12 +111,12 @@ pub(crate) struct PeerTask {
     /// peer). Both run on the daemon's one thread; the task borrows it only
     /// within a statement, never across an `.await`.
     core: Rc<RefCell<SessionCore>>,
-    events: Sender<PeerEvent>,
-    reports: Sender<SessionReport>,
-    ctl: Receiver<Control>,
+    events: Sender<Msg>,
+    reports: Sender<Msg>,
+    ctl: Receiver<Msg>,
     /// Closed (its sender dropped) once the sessions this one replaces are
     /// closed; the task starts then.
-    gate: Option<Receiver<()>>,
+    gate: Option<Receiver<Msg>>,
     main: Session,
     cand: Option<Session>,
     connecting: Option<Connecting>,
@@ -176,10 +178,10 @@ impl PeerTask {
         s: PeerSettings,
         id: u64,
         rib: Rc<RefCell<RibOut>>,
-        events: Sender<PeerEvent>,
-        reports: Sender<SessionReport>,
-        ctl: Receiver<Control>,
-        gate: Option<Receiver<()>>,
+        events: Sender<Msg>,
+        reports: Sender<Msg>,
+        ctl: Receiver<Msg>,
+        gate: Option<Receiver<Msg>>,
     ) -> PeerTask {
         let origin = Instant::now();
         // Jitter only needs to differ between peers and restarts.
@@ -300,7 +302,7 @@ impl PeerTask {
                         )
                         .await;
                         self.publish();
-                        let _ = done.try_send(());
+                        let _ = done.try_send(Msg::Wake);
                         return;
                     }
                 }
@@ -346,10 +348,10 @@ impl PeerTask {
     fn publish(&mut self) {
         let updates = self.core().take_updates();
         for update in updates {
-            let _ = self.reports.try_send(SessionReport {
+            let _ = self.reports.try_send(Msg::Report(Box::new(SessionReport {
                 id: self.id,
                 update,
-            });
+            })));
         }
     }
 
@@ -396,28 +398,30 @@ impl PeerTask {
     /// batches that arrived while the last pass was written wait in the
     /// channel and go out together now). Returns the stop request, if one
     /// came: it ends the task after the acknowledgements.
-    async fn control(&mut self, c: Control) -> Option<(Option<String>, Sender<()>)> {
+    async fn control(&mut self, c: Msg) -> Option<(Option<String>, Sender<Msg>)> {
         let mut dones = Vec::new();
         let mut stop = None;
         let mut next = Some(c);
         // Bounded: the queue holds what the owner sent so far.
         let mut budget = 100_000u32;
         while let Some(c) = next.take() {
+            // The session's channel carries only `Msg::Session`.
             match c {
-                Control::Routes(batch, done) => {
+                Msg::Session(Control::Routes(batch, done)) => {
                     self.core().on_routes(&batch);
                     dones.extend(done);
                 }
-                Control::TableReplaced(done) => {
+                Msg::Session(Control::TableReplaced(done)) => {
                     self.core().on_table_replaced();
                     dones.extend(done);
                 }
-                Control::InitialDone => self.core().on_initial_done(),
-                Control::Inbound(stream) => self.inbound(stream).await,
-                Control::Stop(message, done) => {
+                Msg::Session(Control::InitialDone) => self.core().on_initial_done(),
+                Msg::Session(Control::Inbound(stream)) => self.inbound(stream).await,
+                Msg::Session(Control::Stop(message, done)) => {
                     stop = Some((message, done));
                     break;
                 }
+                _ => {}
             }
             budget = budget.saturating_sub(1);
             if budget == 0 {
@@ -427,7 +431,7 @@ impl PeerTask {
         }
         self.flush_routes().await;
         for done in dones {
-            let _ = done.try_send(());
+            let _ = done.try_send(Msg::Wake);
         }
         stop
     }
@@ -677,13 +681,13 @@ impl PeerTask {
                 after.as_str()
             ),
         }
-        let _ = self.events.try_send(PeerEvent {
+        let _ = self.events.try_send(Msg::Peer(PeerEvent {
             peer: self.s.name.clone(),
             address: self.s.address,
             from: before,
             to: after,
             reason,
-        });
+        }));
     }
 
     fn set_error(&mut self, e: String) {

@@ -19,7 +19,7 @@
 
 use super::model::Snapshot;
 use super::{access, metrics, page, status, Quoted, TriggerOutcome};
-use serde_json::{json, Value};
+use serde_json::Value;
 use status::Obj;
 use std::net::SocketAddr;
 
@@ -73,7 +73,7 @@ impl Response {
     }
 
     pub fn error(status: u16, msg: &str) -> Response {
-        Response::json(status, &json!({ "error": msg }))
+        Response::json(status, &Obj::default().put("error", msg.into()).done())
     }
 
     pub(crate) fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Response {
@@ -333,23 +333,29 @@ pub fn plan(req: &Request, token: Option<&str>) -> Step {
 }
 
 /// The answer to `view` from the owner's snapshot (or its refusal).
+/// `/healthz` when the owner answers (objects through [`Obj`], not `json!`:
+/// issue 12).
+fn healthz_ok() -> Response {
+    Response::json(200, &Obj::default().put("status", "ok".into()).done())
+}
+
 pub fn answer_snapshot(view: &View, s: Result<&Snapshot, &ApiError>) -> Response {
     let s = match (view, s) {
         // Liveness: the owner task answers, i.e. the daemon runs with a
         // loaded config. BGP peers do not matter here (that is /readyz).
-        (View::Healthz, Ok(_)) => return Response::json(200, &json!({"status": "ok"})),
+        (View::Healthz, Ok(_)) => return healthz_ok(),
         (View::Healthz, Err(e)) => {
-            return Response::json(
-                503,
-                &json!({"status": "unavailable", "error": e.to_string()}),
-            )
+            let v = Obj::default()
+                .put("status", "unavailable".into())
+                .put("error", e.to_string().into());
+            return Response::json(503, &v.done());
         }
         (_, Err(e)) => return api_error(e),
         (_, Ok(s)) => s,
     };
     match view {
         View::Page => Response::new(200, "text/html; charset=utf-8", page::render(s)),
-        View::Healthz => Response::json(200, &json!({"status": "ok"})),
+        View::Healthz => healthz_ok(),
         View::Readyz => {
             let (ready, v) = status::ready_json(s);
             Response::json(if ready { 200 } else { 503 }, &v)

@@ -29,6 +29,19 @@ impl Obj {
         self
     }
 
+    /// `last_transition_time` and `last_transition_reason`, written the
+    /// same way for a check and for a VIP (both null before the first
+    /// transition).
+    #[inline(never)]
+    fn transition(self, t: &Option<(SystemTime, String)>) -> Obj {
+        let (at, reason) = match t {
+            Some((at, reason)) => (Some(*at), Value::String(reason.clone())),
+            None => (None, Value::Null),
+        };
+        self.put("last_transition_time", time(at))
+            .put("last_transition_reason", reason)
+    }
+
     pub fn done(self) -> Value {
         Value::Object(self.0)
     }
@@ -136,14 +149,7 @@ pub(crate) fn check_json(c: &CheckView) -> Value {
             "details",
             last.map_or_else(|| Value::Object(Map::new()), |r| details(&r.details)),
         )
-        .put(
-            "last_transition_time",
-            time(c.last_transition.as_ref().map(|t| t.0)),
-        )
-        .put(
-            "last_transition_reason",
-            c.last_transition.as_ref().map(|t| t.1.clone()).into(),
-        )
+        .transition(&c.last_transition)
         .put("total_ok", c.total_ok.into())
         .put("total_fail", c.total_fail.into())
         .put("timeouts", c.timeouts.into())
@@ -181,14 +187,7 @@ pub fn vip_json(v: &VipView) -> Value {
                 .put("pessimized", pessimized.into())
                 .done(),
         )
-        .put(
-            "last_transition_time",
-            time(v.last_transition.as_ref().map(|t| t.0)),
-        )
-        .put(
-            "last_transition_reason",
-            v.last_transition.as_ref().map(|t| t.1.clone()).into(),
-        )
+        .transition(&v.last_transition)
         .put("checks_policy", v.checks_policy.clone().into())
         .put("local_address_assigned", v.local_address_assigned.into())
         .put(
