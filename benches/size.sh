@@ -126,19 +126,8 @@ protocol bgp from_bird {
   multihop; strict bind on; passive on; ipv4 { import all; export none; };
 }
 EOF
-cat >"$tmp/pathosd/pathosd.json" <<EOF
-{
-  "schema": "v1",
-  "router": { "asn": 65001, "router_id": "$net.2", "local_address": "$net.2" },
-  "bgp": {
-    "listen_port": -1,
-    "neighbors": [ { "name": "router", "address": "$net.1", "port": $port, "peer_asn": 65000, "enable_multihop": true } ]
-  },
-  "api": { "listen": "" },
-  "logging": { "level": "warn" },
-  "vips": [ { "name": "v1", "prefix": "10.163.2.1/32", "always": true } ]
-}
-EOF
+one_neighbor_config "$net" "$port" \
+	'{ "name": "v1", "prefix": "10.163.2.1/32", "always": true }' >"$tmp/pathosd/pathosd.json"
 cat >"$tmp/bird/bird.conf" <<EOF
 router id $net.3;
 protocol device { }
