@@ -154,7 +154,7 @@ port=$((1179 + $$ % 800))
 mkdir -p "$tmp/router" "$tmp/pathosd" "$tmp/bird"
 # What runs is a fresh copy (cp: 128 KiB writes). The same bytes as
 # llvm-strip's output file, which it writes in one piece, measured up to
-# 512 KiB more in some runs (1,392-1,912 KiB against 1,272-1,404 for a
+# 512 KiB more in some runs (1,392-1,916 KiB against 1,268-1,404 for a
 # copy, 2026-12-01, rss8): on this kernel ext4 keeps such a file in large
 # page-cache folios, and a fault maps a whole folio, not fault-around's 64
 # KiB. That is the build host's page cache, not the binary; on a router the
