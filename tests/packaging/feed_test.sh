@@ -42,6 +42,7 @@ INSTALL_DIR:=install -d -m0755
 INSTALL_BIN:=install -m0755
 INSTALL_DATA:=install -m0644
 INSTALL_CONF:=install -m0600
+TARGET_LINKER?=bfd
 EOF
 
 cat >"$TOP/include/package.mk" <<'EOF'
@@ -295,6 +296,18 @@ for v in tls nossl; do
 		has "compile-$v" "RUSTFLAGS: -Ctarget-feature=-crt-static"
 done
 check "the link script in PKG_BUILD_DIR is scripts/hot-text.ld" cmp -s "$ROOT/scripts/hot-text.ld" "$BUILD/scripts/hot-text.ld"
+# OpenWrt's TARGET_LINKER (rules.mk: bfd unless CONFIG_USE_MOLD): lld reads
+# the script's INSERT BEFORE as GNU ld does; gold refuses the script and
+# mold reads no SECTIONS, so with them the build links without it.
+compile_of compile-lld TARGET_LINKER=lld
+compile_of compile-mold TARGET_LINKER=mold
+compile_of compile-gold TARGET_LINKER=gold
+check "TARGET_LINKER=lld: linked with the script" \
+	has compile-lld "RUSTFLAGS: -Clink-arg=-Wl,-T,$BUILD/scripts/hot-text.ld"
+check "TARGET_LINKER=mold: linked without the script" lacks compile-mold "hot-text.ld"
+check "TARGET_LINKER=gold: linked without the script" lacks compile-gold "hot-text.ld"
+check "TARGET_LINKER=mold: still builds (cargo install runs)" \
+	has compile-mold "cargo install --root $BUILD/ipkg-install --path $BUILD/ --locked"
 
 # --- test.sh (OpenWrt CI's version check) --------------------------------
 
