@@ -68,19 +68,8 @@ for mode in always tcp http http-down; do
 			v2=", { \"name\": \"v2\", \"prefix\": \"10.168.2.2/32\", \"check\": { \"type\": \"http\", \"interval\": \"1s\", \"http\": { \"url\": \"http://$net.4:$((port + 1))/\" } } }"
 			secs=10 ;;
 	esac
-	cat >"$tmp/$mode.json" <<EOF
-{
-  "schema": "v1",
-  "router": { "asn": 65001, "router_id": "$net.2", "local_address": "$net.2" },
-  "bgp": {
-    "listen_port": -1,
-    "neighbors": [ { "name": "router", "address": "$net.1", "port": $port, "peer_asn": 65000, "enable_multihop": true } ]
-  },
-  "api": { "listen": "" },
-  "logging": { "level": "warn" },
-  "vips": [ { "name": "v1", "prefix": "10.168.2.1/32", $vip }$v2 ]
-}
-EOF
+	one_neighbor_config "$net" "$port" \
+		"{ \"name\": \"v1\", \"prefix\": \"10.168.2.1/32\", $vip }$v2" >"$tmp/$mode.json"
 	qemu-x86_64-static -d in_asm -D "$tmp/$mode.log" "$bin" run --config "$tmp/$mode.json" \
 		>/dev/null 2>"$tmp/$mode.err" &
 	pd=$!

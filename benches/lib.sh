@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# Sourced by the benches: process bookkeeping and BIRD helpers shared by
-# convergence.sh and compare.sh. The sourcing script owns `pids` (every
+# Sourced by the benches: process bookkeeping, BIRD helpers and the
+# one-neighbor pathosd config shared by convergence.sh, compare.sh, size.sh
+# and hot-text.sh. The sourcing script owns `pids` (every
 # process it started; `cleanup_pids` stops them by PID) and sets `birdc`.
 
 pids=()
@@ -62,4 +63,25 @@ wait_ctl() {
   done
   echo "BIRD at $sock did not come up" >&2
   return 1
+}
+
+# The pathosd config of size.sh's RSS run and hot-text.sh's runs: router
+# $1.2 (AS 65001) with one neighbor, the router BIRD at $1.1 port $2
+# (AS 65000, multihop), no listener and no API (nothing else to serve),
+# warnings only, and the VIPs $3 (the JSON objects inside "vips": [ ... ]).
+# Printed on stdout.
+one_neighbor_config() {
+  cat <<EOF
+{
+  "schema": "v1",
+  "router": { "asn": 65001, "router_id": "$1.2", "local_address": "$1.2" },
+  "bgp": {
+    "listen_port": -1,
+    "neighbors": [ { "name": "router", "address": "$1.1", "port": $2, "peer_asn": 65000, "enable_multihop": true } ]
+  },
+  "api": { "listen": "" },
+  "logging": { "level": "warn" },
+  "vips": [ $3 ]
+}
+EOF
 }

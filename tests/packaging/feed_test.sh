@@ -42,6 +42,7 @@ INSTALL_DIR:=install -d -m0755
 INSTALL_BIN:=install -m0755
 INSTALL_DATA:=install -m0644
 INSTALL_CONF:=install -m0600
+TARGET_LINKER?=bfd
 EOF
 
 cat >"$TOP/include/package.mk" <<'EOF'
@@ -84,16 +85,28 @@ define newline
 endef
 EOF
 
-# rust-package.mk's RustBinPackage: a default install to /usr/bin unless
-# the package defines its own.
+# rust-package.mk (with the part of rust-values.mk it includes that reaches
+# cargo): Build/Compile/Cargo runs `cargo install` with CARGO_PKG_VARS in
+# its environment, RUSTFLAGS among them, built from CARGO_RUSTFLAGS when the
+# recipe runs; RustBinPackage: a default install to /usr/bin unless the
+# package defines its own. `cargo` is tests' stub (below): it prints what
+# it was given.
 cat >"$TOP/feeds/packages/lang/rust/rust-package.mk" <<'EOF'
+CARGO_RUSTFLAGS+=-Ctarget-feature=-crt-static
+CARGO_PKG_CONFIG_VARS= \
+	CARGO_PROFILE_RELEASE_PANIC=unwind \
+	RUSTFLAGS="$(CARGO_RUSTFLAGS)"
+CARGO_PKG_VARS= \
+	$(CARGO_PKG_CONFIG_VARS) \
+	MAKEFLAGS="$(PKG_JOBS)"
 # $(2): more arguments to cargo install, as in the real one.
 define Build/Compile/Cargo
-	@echo 'cargo install --path $(if $(strip $(1)),$(strip $(1)),.) --locked$(if $(strip $(2)), $(strip $(2)))'
+	+$(CARGO_PKG_VARS) \
+	cargo install --root $(PKG_INSTALL_DIR) \
+		--path "$(PKG_BUILD_DIR)/$(if $(strip $(1)),$(strip $(1)),$(strip $(MAKE_PATH)))" \
+		--locked $(2)
 endef
-define Build/Compile
-	$(call Build/Compile/Cargo)
-endef
+Build/Compile=$(call Build/Compile/Cargo)
 RUST_ARCH_DEPENDS:=@(aarch64||arm||i386||loongarch64||mips||mips64||mips64el||mipsel||powerpc||powerpc64||riscv64||x86_64)
 define RustBinPackage
   ifndef Package/$(1)/install
@@ -104,6 +117,21 @@ define RustBinPackage
   endif
 endef
 EOF
+
+# The stub cargo: its arguments, RUSTFLAGS one word a line, and each linker
+# script (-Wl,-T,FILE) that does not exist when cargo starts.
+mkdir -p "$TMP/cargo-bin"
+cat >"$TMP/cargo-bin/cargo" <<'EOF'
+#!/bin/sh
+echo "cargo $*"
+for f in $RUSTFLAGS; do
+	echo "RUSTFLAGS: $f"
+	case $f in
+		-Clink-arg=-Wl,-T,*) [ -f "${f#-Clink-arg=-Wl,-T,}" ] || echo "missing link script: ${f#-Clink-arg=-Wl,-T,}" ;;
+	esac
+done
+EOF
+chmod +x "$TMP/cargo-bin/cargo"
 
 cat >"$TOP/feeds/luci/luci.mk" <<'EOF'
 LUCI_NAME?=$(notdir ${CURDIR})
@@ -238,10 +266,48 @@ DEST2="$TMP/ipkg-nossl"
 run_make pathosd install PKG=pathosd-nossl PKG_BUILD_DIR="$BUILD" DEST="$DEST2" >/dev/null 2>&1
 check "pathosd-nossl: the same files and modes as pathosd" \
 	test "$(cd "$DEST2" 2>/dev/null && find . -type f -exec stat -c '%a %n' {} + | sort)" = "$want_tree"
+
+# The SDK build links with scripts/hot-text.ld (the running daemon's code
+# first and together, as scripts/cross-build.sh does), from the copy in
+# PKG_BUILD_DIR, with v0 symbol names (the list's), keeping OpenWrt's own
+# RUSTFLAGS; both variants.
+compile_of() { # OUT-NAME [make args...]
+	out=$1
+	shift
+	env PATH="$TMP/cargo-bin:$PATH" make --no-print-directory -C "$TOP/package/feeds/pathosd/pathosd" \
+		TOPDIR="$TOP" PKG_BUILD_DIR="$BUILD" compile "$@" >"$TMP/$out" 2>&1
+}
+has() { grep -Fx -- "$2" "$TMP/$1" >/dev/null; }
+lacks() { ! grep -F -- "$2" "$TMP/$1" >/dev/null; }
+compile_of compile-tls
+compile_of compile-nossl PKG=pathosd-nossl BUILD_VARIANT=nossl
 check "pathosd builds with the default features (TLS)" \
-	test "$(run_make pathosd compile 2>&1)" = "cargo install --path . --locked"
+	has compile-tls "cargo install --root $BUILD/ipkg-install --path $BUILD/ --locked"
 check "pathosd-nossl builds with --no-default-features" \
-	test "$(run_make pathosd compile PKG=pathosd-nossl BUILD_VARIANT=nossl 2>&1)" = "cargo install --path . --locked --no-default-features"
+	has compile-nossl "cargo install --root $BUILD/ipkg-install --path $BUILD/ --locked --no-default-features"
+for v in tls nossl; do
+	check "$v: linked with PKG_BUILD_DIR's scripts/hot-text.ld" \
+		has "compile-$v" "RUSTFLAGS: -Clink-arg=-Wl,-T,$BUILD/scripts/hot-text.ld"
+	check "$v: the link script is there when cargo runs (Build/Prepare copied it)" \
+		lacks "compile-$v" "missing link script"
+	check "$v: v0 symbol names, which scripts/hot-text.ld's patterns match" \
+		has "compile-$v" "RUSTFLAGS: -Csymbol-mangling-version=v0"
+	check "$v: OpenWrt's RUSTFLAGS kept (-Ctarget-feature=-crt-static)" \
+		has "compile-$v" "RUSTFLAGS: -Ctarget-feature=-crt-static"
+done
+check "the link script in PKG_BUILD_DIR is scripts/hot-text.ld" cmp -s "$ROOT/scripts/hot-text.ld" "$BUILD/scripts/hot-text.ld"
+# OpenWrt's TARGET_LINKER (rules.mk: bfd unless CONFIG_USE_MOLD): lld reads
+# the script's INSERT BEFORE as GNU ld does; gold refuses the script and
+# mold reads no SECTIONS, so with them the build links without it.
+compile_of compile-lld TARGET_LINKER=lld
+compile_of compile-mold TARGET_LINKER=mold
+compile_of compile-gold TARGET_LINKER=gold
+check "TARGET_LINKER=lld: linked with the script" \
+	has compile-lld "RUSTFLAGS: -Clink-arg=-Wl,-T,$BUILD/scripts/hot-text.ld"
+check "TARGET_LINKER=mold: linked without the script" lacks compile-mold "hot-text.ld"
+check "TARGET_LINKER=gold: linked without the script" lacks compile-gold "hot-text.ld"
+check "TARGET_LINKER=mold: still builds (cargo install runs)" \
+	has compile-mold "cargo install --root $BUILD/ipkg-install --path $BUILD/ --locked"
 
 # --- test.sh (OpenWrt CI's version check) --------------------------------
 
