@@ -78,9 +78,11 @@ pub(crate) struct HttpProbe {
     /// ureq's own bound (the async path has only `Probe::run`'s).
     #[cfg(feature = "tls")]
     timeout: Duration,
-    /// The reused agent with keep_alive (ureq path).
+    /// The reused agent with keep_alive (ureq path). A `RefCell` for the
+    /// same reason as [`Plain::conn`]: replaced by a fresh one (an empty
+    /// pool) after a failed probe.
     #[cfg(feature = "tls")]
-    agent: Option<Agent>,
+    agent: std::cell::RefCell<Option<Agent>>,
     /// The async path (plain http, direct or through an http:// proxy): the
     /// request head, rendered once, and the connection kept for the next
     /// probe with keep_alive.
@@ -254,13 +256,13 @@ impl HttpProbe {
             #[cfg(feature = "tls")]
             timeout,
             #[cfg(feature = "tls")]
-            agent: None,
+            agent: std::cell::RefCell::new(None),
             plain: None,
         };
         #[cfg(feature = "tls")]
         if https || p.proxy.is_some() {
             if p.keep_alive {
-                p.agent = Some(p.agent());
+                p.agent = std::cell::RefCell::new(Some(p.agent()));
             }
             return Ok(p);
         }
@@ -349,8 +351,9 @@ impl HttpProbe {
             None => return CheckResult::fail(format!("{}: {}", self.what(), crate::NEEDS_TLS)),
             #[cfg(feature = "tls")]
             None => {
-                let agent = match &self.agent {
-                    Some(a) => a.clone(),
+                let kept = self.agent.borrow().clone();
+                let agent = match kept {
+                    Some(a) => a,
                     None => self.agent(),
                 };
                 let method = self.method;
@@ -366,7 +369,20 @@ impl HttpProbe {
                 }
             }
         };
-        self.evaluate(status, &body)
+        let r = self.evaluate(status, &body);
+        if !r.ok {
+            // A failed probe keeps no connection (keep_alive): the next one
+            // tests a fresh connection to the backend, as a probe without
+            // keep_alive does, instead of reusing the one that failed.
+            if let Some(plain) = &self.plain {
+                plain.conn.take();
+            }
+            #[cfg(feature = "tls")]
+            if self.agent.borrow().is_some() {
+                self.agent.replace(Some(self.agent()));
+            }
+        }
+        r
     }
 
     /// The async exchange of a plain http check.
