@@ -98,7 +98,21 @@ struct Plain {
     /// Only the check's own loop runs the probe, one run at a time, on the
     /// daemon's thread: a `RefCell`, taken at the start of a run and put
     /// back at its end, never borrowed across an await.
-    conn: std::cell::RefCell<Option<async_io::Async<std::net::TcpStream>>>,
+    /// With the time it went idle ([`MAX_IDLE`]).
+    conn: std::cell::RefCell<Option<(async_io::Async<std::net::TcpStream>, Instant)>>,
+}
+
+/// How long a kept-alive connection may sit idle and still be reused: the
+/// specification's "the idle connection is dropped (after 90s idle, or when
+/// the server closes it)", Go's `http.Transport` default (IdleConnTimeout).
+/// A check with a longer interval reconnects at every probe, as without
+/// keep_alive.
+pub(crate) const MAX_IDLE: Duration = Duration::from_secs(90);
+
+/// The kept connection, if it has not been idle for [`MAX_IDLE`] at `now`.
+fn fresh<T>(kept: Option<(T, Instant)>, now: Instant) -> Option<T> {
+    kept.filter(|(_, since)| now.saturating_duration_since(*since) < MAX_IDLE)
+        .map(|(c, _)| c)
 }
 
 #[cfg(feature = "tls")]
@@ -318,6 +332,7 @@ impl HttpProbe {
             .user_agent("pathosd-check/1.0")
             .proxy(self.proxy.clone())
             .max_idle_connections(idle)
+            .max_idle_age(MAX_IDLE)
             .max_idle_connections_per_host(idle);
         #[cfg(feature = "tls")]
         let builder = builder.tls_config(self.tls.clone());
@@ -388,7 +403,7 @@ impl HttpProbe {
     /// The async exchange of a plain http check.
     async fn run_plain(&self, plain: &Plain, want_body: bool) -> Result<(u16, Vec<u8>), String> {
         let dst = self.connect.to_string();
-        let kept = plain.conn.take();
+        let kept = fresh(plain.conn.take(), Instant::now());
         // Direct: the one address of `connect`, without an allocation.
         let (one, many);
         let addrs: &[SocketAddr] = match &plain.proxy {
@@ -414,7 +429,7 @@ impl HttpProbe {
             None => f.detail(&self.what(), &dst),
             Some(_) => self.proxy_failure(f, &dst),
         })?;
-        plain.conn.replace(r.reusable);
+        plain.conn.replace(r.reusable.map(|c| (c, Instant::now())));
         Ok((r.status, r.body))
     }
 
@@ -625,6 +640,19 @@ fn fetch(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// keep_alive: a connection idle for 90 s or more is not reused (the
+    /// specification's idle limit); one idle for less is.
+    #[test]
+    fn kept_connection_is_dropped_after_90_s_idle() {
+        let since = Instant::now();
+        let at = |s: u64| since + Duration::from_secs(s);
+        assert_eq!(fresh(Some(((), since)), at(0)), Some(()));
+        assert_eq!(fresh(Some(((), since)), at(89)), Some(()));
+        assert_eq!(fresh(Some(((), since)), at(90)), None);
+        assert_eq!(fresh(Some(((), since)), at(3600)), None);
+        assert_eq!(fresh(None::<((), Instant)>, at(1)), None);
+    }
 
     /// What ureq's proxy reads back: scheme, host, port, user, password.
     #[cfg(feature = "tls")]
