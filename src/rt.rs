@@ -200,9 +200,10 @@ struct Timers {
     queue: BTreeMap<(Instant, u64), (Waker, Instant)>,
     /// (latest, id) of every wait: the thread parks until the first.
     latest: BTreeSet<(Instant, u64)>,
-    /// id -> (deadline, latest) of the waits that join another
-    /// ([`sleep_window`]): one per established BGP session.
-    joining: BTreeMap<u64, (Instant, Instant)>,
+    /// (id, deadline, latest) of the waits that join another
+    /// ([`sleep_window`]): one per BGP session, so a `Vec` (a second map
+    /// type would cost its own code, ~10 KB).
+    joining: Vec<(u64, Instant, Instant)>,
     next_id: u64,
 }
 
@@ -212,9 +213,9 @@ struct Timers {
 /// is not looked at (the joining wait then ends as any other would).
 const JOIN_LOOKBACK: Duration = Duration::from_millis(250);
 
-/// The most waits looked at per joining wait and park: bounded work
-/// however many waits there are (1,000 checks: their ticks are spread, the
-/// first few are enough).
+/// The most waits looked at per joining wait and park, the earliest first:
+/// bounded work however many waits there are (with 1,000 checks their
+/// ticks wake the thread every few milliseconds anyway).
 const JOIN_SCAN: usize = 16;
 
 impl Timers {
@@ -222,14 +223,14 @@ impl Timers {
         self.queue.insert((at, id), (waker, latest));
         self.latest.insert((latest, id));
         if join {
-            self.joining.insert(id, (at, latest));
+            self.joining.push((id, at, latest));
         }
     }
 
     fn remove(&mut self, id: u64, at: Instant, latest: Instant) {
         self.queue.remove(&(at, id));
         self.latest.remove(&(latest, id));
-        self.joining.remove(&id);
+        self.joining.retain(|j| j.0 != id);
     }
 
     /// Removes and returns one wait due at `now`, if any.
@@ -238,7 +239,7 @@ impl Timers {
         let id = e.key().1;
         let (waker, latest) = e.remove();
         self.latest.remove(&(latest, id));
-        self.joining.remove(&id);
+        self.joining.retain(|j| j.0 != id);
         Some((id, waker))
     }
 
@@ -249,7 +250,7 @@ impl Timers {
     fn park_deadline(&self) -> Option<Instant> {
         let mut d = self.latest.first()?.0;
         // Bounded: one joining wait per BGP session.
-        for (&id, &(at, latest)) in &self.joining {
+        for &(id, at, latest) in &self.joining {
             d = d.min(self.meet(id, at, latest));
         }
         Some(d)
@@ -261,9 +262,15 @@ impl Timers {
     fn meet(&self, id: u64, at: Instant, latest: Instant) -> Instant {
         let from = at.checked_sub(JOIN_LOOKBACK).unwrap_or(at);
         // In deadline order, so the first that qualifies is the earliest.
+        // From the first wait on (not a range search: its code costs
+        // bytes): the thread parks until the earliest latest, so the waits
+        // before this one are few unless many checks' ticks are, and then
+        // one of them wakes the thread soon anyway.
         self.queue
-            .range((from, 0)..=(latest, u64::MAX))
+            .iter()
             .take(JOIN_SCAN)
+            .skip_while(|((a, _), _)| *a < from)
+            .take_while(|((a, _), _)| *a <= latest)
             .find(|((_, other), (_, l))| *other != id && *l >= at)
             .map_or(latest, |((a, _), _)| (*a).max(at))
     }
