@@ -202,7 +202,7 @@ struct Timers {
     latest: BTreeSet<(Instant, u64)>,
     /// (id, deadline, latest) of the waits that join another
     /// ([`sleep_window`]): one per BGP session, so a `Vec` (a second map
-    /// type would cost its own code, ~10 KB).
+    /// type cost its own code: ≈ 8 KB of x86_64 release, measured).
     joining: Vec<(u64, Instant, Instant)>,
     next_id: u64,
 }
