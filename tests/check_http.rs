@@ -308,7 +308,17 @@ struct Mode {
     /// connection open (a client that reuses it would be heard).
     say_close: bool,
     status: u16,
+    /// After `per_conn` requests, read the next one and close without an
+    /// answer (the server closing as the request arrives).
+    read_then_close: bool,
 }
+
+const SERVE: Mode = Mode {
+    per_conn: 1000,
+    say_close: false,
+    status: 200,
+    read_then_close: false,
+};
 
 /// A small HTTP/1.1 server on real sockets that counts its accepted
 /// connections and the requests on each. Every thread it starts ends when
@@ -319,6 +329,8 @@ struct Backend {
     /// Requests per accepted connection, in accept order.
     requests: std::sync::Arc<std::sync::Mutex<Vec<usize>>>,
     conns: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+    /// Connections the server closed after `per_conn` requests.
+    closed: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
     ip: String,
@@ -335,11 +347,13 @@ impl Backend {
         let requests = Arc::new(Mutex::new(Vec::new()));
         let conns = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (a, r, c, s) = (
+        let closed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (a, r, c, s, cl) = (
             accepts.clone(),
             requests.clone(),
             conns.clone(),
             stop.clone(),
+            closed.clone(),
         );
         let thread = std::thread::spawn(move || {
             for conn in listener.incoming().take(1000) {
@@ -351,6 +365,7 @@ impl Backend {
                 r.lock().unwrap().push(0);
                 c.lock().unwrap().push(conn.try_clone().unwrap());
                 let r = r.clone();
+                let cl = cl.clone();
                 std::thread::spawn(move || {
                     conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
                     let mut buf = Vec::new();
@@ -363,6 +378,8 @@ impl Backend {
                             }
                         }
                         let end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+                        // RFC 9110 §9.3.2: no body in a response to HEAD.
+                        let body = if buf.starts_with(b"HEAD ") { "" } else { "ok" };
                         buf.drain(..end);
                         r.lock().unwrap()[n] = served;
                         let close = if mode.say_close {
@@ -371,7 +388,7 @@ impl Backend {
                             ""
                         };
                         let resp = format!(
-                            "HTTP/1.1 {} X\r\nContent-Length: 2\r\n{close}\r\nok",
+                            "HTTP/1.1 {} X\r\nContent-Length: 2\r\n{close}\r\n{body}",
                             mode.status
                         );
                         if conn.write_all(resp.as_bytes()).is_err() {
@@ -384,7 +401,17 @@ impl Backend {
                     if mode.say_close {
                         let _ = conn.read(&mut chunk);
                     } else {
+                        if mode.read_then_close {
+                            while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                                match conn.read(&mut chunk) {
+                                    Ok(0) | Err(_) => return,
+                                    Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                                }
+                            }
+                            r.lock().unwrap()[n] += 1;
+                        }
                         let _ = conn.shutdown(std::net::Shutdown::Both);
+                        cl.fetch_add(1, Ordering::SeqCst);
                     }
                 });
             }
@@ -394,6 +421,7 @@ impl Backend {
             accepts,
             requests,
             conns,
+            closed,
             stop,
             thread: Some(thread),
             ip: ip.to_string(),
@@ -402,6 +430,10 @@ impl Backend {
 
     fn accepts(&self) -> usize {
         self.accepts.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn closed(&self) -> usize {
+        self.closed.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn requests(&self) -> Vec<usize> {
@@ -429,8 +461,12 @@ impl Drop for Backend {
 }
 
 fn keep_alive_probe(ip: &str, port: u16) -> pathosd::check::Probe {
+    keep_alive_probe_with(ip, port, "GET")
+}
+
+fn keep_alive_probe_with(ip: &str, port: u16, method: &str) -> pathosd::check::Probe {
     let c = check(json!({"type": "http", "timeout": "1500ms", "http": {
-        "url": "/", "port": port, "keep_alive": true}}));
+        "url": "/", "port": port, "keep_alive": true, "method": method}}));
     build_probe(c, &format!("{ip}/32")).unwrap()
 }
 
@@ -442,15 +478,7 @@ fn keep_alive_probe(ip: &str, port: u16) -> pathosd::check::Probe {
 fn keep_alive_retries_a_connection_the_backend_closed() {
     let ip = test_ip(29).to_string();
     for (per_conn, probes, accepts) in [(1, 5, 5), (3, 6, 2), (1000, 6, 1)] {
-        let srv = Backend::start(
-            &ip,
-            0,
-            Mode {
-                per_conn,
-                say_close: false,
-                status: 200,
-            },
-        );
+        let srv = Backend::start(&ip, 0, Mode { per_conn, ..SERVE });
         let p = keep_alive_probe(&ip, srv.port);
         for i in 0..probes {
             let r = smol::block_on(p.run());
@@ -475,9 +503,8 @@ fn keep_alive_does_not_reuse_after_connection_close() {
         &ip,
         0,
         Mode {
-            per_conn: 1000,
             say_close: true,
-            status: 200,
+            ..SERVE
         },
     );
     let p = keep_alive_probe(&ip, srv.port);
@@ -495,11 +522,7 @@ fn keep_alive_does_not_reuse_after_connection_close() {
 #[test]
 fn keep_alive_survives_a_backend_restart() {
     let ip = test_ip(31).to_string();
-    let mode = Mode {
-        per_conn: 1000,
-        say_close: false,
-        status: 200,
-    };
+    let mode = SERVE;
     let mut old = Backend::start(&ip, 0, mode);
     let port = old.port;
     let p = keep_alive_probe(&ip, port);
@@ -534,9 +557,8 @@ fn keep_alive_drops_the_connection_after_a_failed_probe() {
         &ip,
         0,
         Mode {
-            per_conn: 1000,
-            say_close: false,
             status: 503,
+            ..SERVE
         },
     );
     let p = keep_alive_probe(&ip, srv.port);
@@ -546,4 +568,56 @@ fn keep_alive_drops_the_connection_after_a_failed_probe() {
     }
     assert_eq!(srv.accepts(), 3);
     assert_eq!(srv.requests(), [1, 1, 1]);
+}
+
+/// keep_alive: a server that closes the kept connection as a request
+/// arrives (it read it, it answers nothing). A GET or HEAD is sent again on
+/// a fresh connection and passes; a POST is not (RFC 9112 §9.3.1: not
+/// retried automatically, it may have been processed) and fails. A
+/// connection the server closed while idle is never written to, whatever
+/// the method: the POST probes pass against a backend that closes after
+/// every response.
+#[test]
+fn keep_alive_retries_only_what_cannot_have_been_processed() {
+    let ip = test_ip(33).to_string();
+    for method in ["GET", "HEAD", "POST"] {
+        let srv = Backend::start(
+            &ip,
+            0,
+            Mode {
+                per_conn: 1,
+                read_then_close: true,
+                ..SERVE
+            },
+        );
+        let p = keep_alive_probe_with(&ip, srv.port, method);
+        let r = smol::block_on(p.run());
+        assert!(r.ok, "{method} first: {r:?}");
+        let r = smol::block_on(p.run());
+        if method == "POST" {
+            assert!(!r.ok, "{method}: {r:?}");
+            // The request reached the server once, on the kept connection.
+            assert_eq!(srv.requests(), [2], "{method}");
+        } else {
+            assert!(r.ok, "{method} retried: {r:?}");
+            assert_eq!(srv.requests(), [2, 1], "{method}");
+        }
+    }
+    // Closed while idle: seen before the request is written.
+    let srv = Backend::start(
+        &ip,
+        0,
+        Mode {
+            per_conn: 1,
+            ..SERVE
+        },
+    );
+    let p = keep_alive_probe_with(&ip, srv.port, "POST");
+    for i in 0..4 {
+        // The server's close must have arrived before the next probe looks.
+        assert!(wait_for(Duration::from_secs(5), || srv.closed() == i));
+        let r = smol::block_on(p.run());
+        assert!(r.ok, "POST {i}: {r:?}");
+    }
+    assert_eq!(srv.requests(), [1, 1, 1, 1]);
 }

@@ -420,7 +420,11 @@ impl HttpProbe {
             addrs,
             kept,
             &plain.request,
-            self.method == HttpMethod::Head,
+            match self.method {
+                HttpMethod::Get => super::http1::Method::Get,
+                HttpMethod::Head => super::http1::Method::Head,
+                HttpMethod::Post => super::http1::Method::Post,
+            },
             want_body,
             self.keep_alive,
         )
