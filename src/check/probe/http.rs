@@ -98,6 +98,7 @@ struct Plain {
     /// Only the check's own loop runs the probe, one run at a time, on the
     /// daemon's thread: a `RefCell`, taken at the start of a run and put
     /// back at its end, never borrowed across an await.
+    ///
     /// With the time it went idle ([`MAX_IDLE`]).
     conn: std::cell::RefCell<Option<(async_io::Async<std::net::TcpStream>, Instant)>>,
 }
@@ -110,7 +111,7 @@ struct Plain {
 pub(crate) const MAX_IDLE: Duration = Duration::from_secs(90);
 
 /// The kept connection, if it has not been idle for [`MAX_IDLE`] at `now`.
-fn fresh<T>(kept: Option<(T, Instant)>, now: Instant) -> Option<T> {
+fn within_idle_limit<T>(kept: Option<(T, Instant)>, now: Instant) -> Option<T> {
     kept.filter(|(_, since)| now.saturating_duration_since(*since) < MAX_IDLE)
         .map(|(c, _)| c)
 }
@@ -403,7 +404,7 @@ impl HttpProbe {
     /// The async exchange of a plain http check.
     async fn run_plain(&self, plain: &Plain, want_body: bool) -> Result<(u16, Vec<u8>), String> {
         let dst = self.connect.to_string();
-        let kept = fresh(plain.conn.take(), Instant::now());
+        let kept = within_idle_limit(plain.conn.take(), Instant::now());
         // Direct: the one address of `connect`, without an allocation.
         let (one, many);
         let addrs: &[SocketAddr] = match &plain.proxy {
@@ -651,11 +652,11 @@ mod tests {
     fn kept_connection_is_dropped_after_90_s_idle() {
         let since = Instant::now();
         let at = |s: u64| since + Duration::from_secs(s);
-        assert_eq!(fresh(Some(((), since)), at(0)), Some(()));
-        assert_eq!(fresh(Some(((), since)), at(89)), Some(()));
-        assert_eq!(fresh(Some(((), since)), at(90)), None);
-        assert_eq!(fresh(Some(((), since)), at(3600)), None);
-        assert_eq!(fresh(None::<((), Instant)>, at(1)), None);
+        assert_eq!(within_idle_limit(Some(((), since)), at(0)), Some(()));
+        assert_eq!(within_idle_limit(Some(((), since)), at(89)), Some(()));
+        assert_eq!(within_idle_limit(Some(((), since)), at(90)), None);
+        assert_eq!(within_idle_limit(Some(((), since)), at(3600)), None);
+        assert_eq!(within_idle_limit(None::<((), Instant)>, at(1)), None);
     }
 
     /// What ureq's proxy reads back: scheme, host, port, user, password.
