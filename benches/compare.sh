@@ -32,6 +32,7 @@
 #      window), RUNS=3 (repeats of the timing figures; medians),
 #      COUNTS="1 100 1000" (tcp-checked VIP counts), ALWAYS_N=10000,
 #      HOLD=3 (hold time of every session, s), DEADLINE=60 (s per wait),
+#      HTTP_KEEP_ALIVE=0 (1: the HTTP check reuses its connection),
 #      PEERS="bird gobgpd exabgp" (the peers besides pathosd),
 #      PHASES="size timing levels always" (a subset for digging),
 #      PATHOSD_LOG=warn, KEEP=1 (keep the temp dir with every log),
@@ -51,6 +52,8 @@ runs=${RUNS:-3}
 read -r -a counts <<<"${COUNTS:-1 100 1000}"
 always_n=${ALWAYS_N:-10000}
 hold=${HOLD:-3}
+# The HTTP check's keep_alive (docs/checks.md): 0 (the default) or 1.
+case ${HTTP_KEEP_ALIVE:-0} in 0) http_keep_alive=false ;; 1) http_keep_alive=true ;; *) echo "HTTP_KEEP_ALIVE must be 0 or 1" >&2; exit 2 ;; esac
 deadline_s=${DEADLINE:-60}
 read -r -a peers <<<"${PEERS:-bird gobgpd exabgp}"
 phases=" ${PHASES:-size timing levels always} "
@@ -253,7 +256,7 @@ pathosd_conf() {
   case $mode in
     always) check='"always": true' ;;
     tcp) check="\"check\": { \"type\": \"tcp\", \"interval\": \"1s\", \"rise\": 1, \"tcp\": { \"host\": \"${tcp_backend%:*}\", \"port\": ${tcp_backend#*:} } }" ;;
-    http) check="\"check\": { \"type\": \"http\", \"interval\": \"1s\", \"timeout\": \"500ms\", \"rise\": 1, \"fall\": 1, \"http\": { \"url\": \"http://$http_backend/\" } }, \"policy\": { \"fail_action\": \"withdraw\" }" ;;
+    http) check="\"check\": { \"type\": \"http\", \"interval\": \"1s\", \"timeout\": \"500ms\", \"rise\": 1, \"fall\": 1, \"http\": { \"url\": \"http://$http_backend/\", \"keep_alive\": $http_keep_alive } }, \"policy\": { \"fail_action\": \"withdraw\" }" ;;
   esac
   cat <<EOF
 {
@@ -706,7 +709,7 @@ row() {
 }
 
 echo
-echo "$("$pathosd" --version 2>/dev/null || echo 'pathosd ?') ($(git rev-parse --short HEAD 2>/dev/null || echo '?')), $(nproc) CPUs, IDLE_SECS=$idle_secs RUNS=$runs HOLD=$hold"
+echo "$("$pathosd" --version 2>/dev/null || echo 'pathosd ?') ($(git rev-parse --short HEAD 2>/dev/null || echo '?')), $(nproc) CPUs, IDLE_SECS=$idle_secs RUNS=$runs HOLD=$hold HTTP_KEEP_ALIVE=${HTTP_KEEP_ALIVE:-0}"
 echo "ratio = pathosd / peer (B BIRD, G gobgpd, E ExaBGP): below 1 pathosd is smaller or faster"
 echo
 # shellcheck disable=SC2059

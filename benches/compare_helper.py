@@ -188,13 +188,24 @@ def mrt(n, path):
 
 
 def backend(ip, port, stamp):
+    # HTTP/1.1 persistence (RFC 9112 §9.3): the connection stays open for
+    # the next request unless the request says `Connection: close` (curl's
+    # and pathosd's default check do not reuse; `keep_alive: true` does). An
+    # idle connection is closed after 30 s, requests per connection are
+    # bounded.
     async def serve(reader, writer):
         try:
-            data = await asyncio.wait_for(reader.read(4096), 2)
-            if data[:4] in (b"GET ", b"HEAD"):
-                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+            for _ in range(100000):
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
+                if head[:4] not in (b"GET ", b"HEAD"):
+                    break
+                close = b"\r\nconnection: close\r\n" in head.lower()
+                hdr = b"Connection: close\r\n" if close else b""
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n" + hdr + b"\r\n" + (b"" if head[:4] == b"HEAD" else b"ok"))
                 await writer.drain()
-        except (OSError, asyncio.TimeoutError):
+                if close:
+                    break
+        except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass
         finally:
             writer.close()

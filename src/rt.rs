@@ -105,17 +105,18 @@ pub fn block_on<T>(fut: impl Future<Output = T>) -> T {
     })
 }
 
-/// The earliest time a pending wait of [`Timers`] may end (its latest),
-/// if any: the thread must be awake by then.
+/// When the thread must be awake next for [`Timers`], if any wait is
+/// pending: the earliest `latest` of the waits, or earlier where a joining
+/// wait meets another one ([`Timers::park_deadline`]).
 fn next_wake() -> Option<Instant> {
-    TIMERS.with(|t| t.borrow().latest.first().map(|k| k.0))
+    TIMERS.with(|t| t.borrow().park_deadline())
 }
 
 /// Waits until `at`. On the daemon's thread (inside [`block_on`]) every
 /// such wait is an entry of [`Timers`], which the thread's park waits for
 /// (no reactor timer); elsewhere it is an async-io timer of its own.
 pub async fn sleep_until(at: Instant) {
-    sleep_window(at, at).await
+    window(at, at, false).await
 }
 
 /// Waits until about `at`: on the daemon's thread, until the first time
@@ -131,6 +132,7 @@ pub async fn sleep_around(at: Instant, slack: Duration) {
             at: at.checked_sub(slack).unwrap_or(at),
             latest: at.checked_add(slack).unwrap_or(at),
             key: None,
+            join: false,
         }
         .await
     } else {
@@ -144,7 +146,23 @@ pub async fn sleep_around(at: Instant, slack: Duration) {
 /// before. For work that may happen early, so that it rides on a wake-up
 /// the thread has anyway (a BGP KEEPALIVE inside its RFC 4271 §10 jitter
 /// range). Elsewhere it ends at `earliest`.
+///
+/// Such a wait also *joins* another one: when another pending wait may
+/// end inside this window (a check's tick, whose own window may already be
+/// open at `earliest`), the thread wakes at the first instant both may end
+/// ([`Timers::park_deadline`]), not at the later of their latest times.
+/// Why: a KEEPALIVE restarts its timer from the time it is sent, so one
+/// sent at the end of its window drifts later by the window's width every
+/// round and leaves a check's fixed grid of ticks again after a few
+/// rounds; sent at the first instant it meets the tick, it drifts by the
+/// wake-up's latency only and keeps meeting it (docs/performance.md,
+/// "KEEPALIVEs join the tick").
 pub async fn sleep_window(earliest: Instant, latest: Instant) {
+    window(earliest, latest, true).await
+}
+
+/// [`sleep_window`], joining another wait or not.
+async fn window(earliest: Instant, latest: Instant, join: bool) {
     let latest = latest.max(earliest);
     if is_running() {
         // Like the kernel's timer slack: a wait may end a little after its
@@ -159,6 +177,7 @@ pub async fn sleep_window(earliest: Instant, latest: Instant) {
             at: earliest,
             latest: latest + slack,
             key: None,
+            join,
         }
         .await
     } else {
@@ -181,7 +200,80 @@ struct Timers {
     queue: BTreeMap<(Instant, u64), (Waker, Instant)>,
     /// (latest, id) of every wait: the thread parks until the first.
     latest: BTreeSet<(Instant, u64)>,
+    /// (id, deadline, latest) of the waits that join another
+    /// ([`sleep_window`]): one per BGP session, so a `Vec` (a second map
+    /// type cost its own code: ≈ 8 KB of x86_64 release, measured).
+    joining: Vec<(u64, Instant, Instant)>,
     next_id: u64,
+}
+
+/// How far before a joining wait's deadline another wait's window may
+/// open and still be met: a check's tick window is at most twice the
+/// scheduler's largest tick slack (125 ms) wide. A window opened earlier
+/// is not looked at (the joining wait then ends as any other would).
+const JOIN_LOOKBACK: Duration = Duration::from_millis(250);
+
+/// The most waits looked at per joining wait and park, the earliest first:
+/// bounded work however many waits there are (with 1,000 checks their
+/// ticks wake the thread every few milliseconds anyway).
+const JOIN_SCAN: usize = 16;
+
+impl Timers {
+    fn insert(&mut self, id: u64, at: Instant, latest: Instant, join: bool, waker: Waker) {
+        self.queue.insert((at, id), (waker, latest));
+        self.latest.insert((latest, id));
+        if join {
+            self.joining.push((id, at, latest));
+        }
+    }
+
+    fn remove(&mut self, id: u64, at: Instant, latest: Instant) {
+        self.queue.remove(&(at, id));
+        self.latest.remove(&(latest, id));
+        self.joining.retain(|j| j.0 != id);
+    }
+
+    /// Removes and returns one wait due at `now`, if any.
+    fn pop_due(&mut self, now: Instant) -> Option<(u64, Waker)> {
+        let e = self.queue.first_entry().filter(|e| e.key().0 <= now)?;
+        let id = e.key().1;
+        let (waker, latest) = e.remove();
+        self.latest.remove(&(latest, id));
+        self.joining.retain(|j| j.0 != id);
+        Some((id, waker))
+    }
+
+    /// When the thread's park must end: the earliest `latest` of all
+    /// waits, or, for a joining wait, the first instant inside its window
+    /// at which another wait may end too, if that is earlier. At that
+    /// instant both are due, so one wake-up runs both.
+    fn park_deadline(&self) -> Option<Instant> {
+        let mut d = self.latest.first()?.0;
+        // Bounded: one joining wait per BGP session.
+        for &(id, at, latest) in &self.joining {
+            d = d.min(self.meet(id, at, latest));
+        }
+        Some(d)
+    }
+
+    /// The first instant in `at ..= latest` at which a wait other than
+    /// `id` may end (one whose window is open at `at`: `at` itself), or
+    /// `latest` when none may.
+    fn meet(&self, id: u64, at: Instant, latest: Instant) -> Instant {
+        let from = at.checked_sub(JOIN_LOOKBACK).unwrap_or(at);
+        // In deadline order, so the first that qualifies is the earliest.
+        // From the first wait on (not a range search: its code costs
+        // bytes): the thread parks until the earliest latest, so the waits
+        // before this one are few unless many checks' ticks are, and then
+        // one of them wakes the thread soon anyway.
+        self.queue
+            .iter()
+            .take(JOIN_SCAN)
+            .skip_while(|((a, _), _)| *a < from)
+            .take_while(|((a, _), _)| *a <= latest)
+            .find(|((_, other), (_, l))| *other != id && *l >= at)
+            .map_or(latest, |((a, _), _)| (*a).max(at))
+    }
 }
 
 thread_local! {
@@ -198,6 +290,9 @@ struct Sleep {
     latest: Instant,
     /// The wait's id once queued.
     key: Option<u64>,
+    /// Whether the thread's park meets another wait for it
+    /// ([`sleep_window`]).
+    join: bool,
 }
 
 impl Future for Sleep {
@@ -221,10 +316,7 @@ impl Future for Sleep {
             match t.queue.get_mut(&(at, id)) {
                 Some((w, _)) if w.will_wake(cx.waker()) => {}
                 Some((w, _)) => w.clone_from(cx.waker()),
-                None => {
-                    t.queue.insert((at, id), (cx.waker().clone(), latest));
-                    t.latest.insert((latest, id));
-                }
+                None => t.insert(id, at, latest, self.join, cx.waker().clone()),
             }
             id
         });
@@ -238,9 +330,7 @@ impl Sleep {
         if let Some(id) = self.key.take() {
             // A thread-local being torn down has nothing left to remove from.
             let _ = TIMERS.try_with(|t| {
-                let mut t = t.borrow_mut();
-                t.queue.remove(&(self.at, id));
-                t.latest.remove(&(self.latest, id));
+                t.borrow_mut().remove(id, self.at, self.latest);
             });
         }
     }
@@ -257,13 +347,7 @@ fn wake_due() {
     TIMERS.with(|t| {
         let mut t = t.borrow_mut();
         let now = Instant::now();
-        while let Some(e) = t.queue.first_entry() {
-            if e.key().0 > now {
-                break;
-            }
-            let id = e.key().1;
-            let (waker, latest) = e.remove();
-            t.latest.remove(&(latest, id));
+        while let Some((_, waker)) = t.pop_due(now) {
             // Scheduling a task does not poll it: no re-entry here.
             waker.wake();
         }
@@ -419,6 +503,126 @@ mod tests {
         });
         assert!(other >= ms(50) && other < ms(400), "{other:?}");
         assert!(late >= ms(600), "{late:?}");
+    }
+
+    /// The park deadline of a joining wait (a KEEPALIVE's window): the
+    /// first instant inside its window at which another wait may end.
+    /// Pure: virtual instants, no thread parks.
+    #[test]
+    fn joining_wait_parks_until_it_meets_another() {
+        let ms = Duration::from_millis;
+        let t0 = Instant::now();
+        let noop = || Waker::noop().clone();
+        let at = |m: u64| t0 + ms(m);
+        // A KEEPALIVE due at 1000 ms, latest 1050 ms (the runtime's slack).
+        let ka = |t: &mut Timers| t.insert(1, at(1000), at(1050), true, noop());
+        // Alone: its latest.
+        let mut t = Timers::default();
+        ka(&mut t);
+        assert_eq!(t.park_deadline(), Some(at(1050)));
+        // A tick whose window (875 ..= 1125 ms) is open at 1000 ms: the
+        // thread wakes at 1000 ms, both are due (before: 1050 ms).
+        let mut t = Timers::default();
+        ka(&mut t);
+        t.insert(2, at(875), at(1125), false, noop());
+        assert_eq!(t.park_deadline(), Some(at(1000)));
+        // A tick window opening inside the KEEPALIVE's (at 1030 ms): 1030.
+        let mut t = Timers::default();
+        ka(&mut t);
+        t.insert(2, at(1030), at(1280), false, noop());
+        assert_eq!(t.park_deadline(), Some(at(1030)));
+        // One opening after its window: not met, its latest as alone.
+        let mut t = Timers::default();
+        ka(&mut t);
+        t.insert(2, at(1060), at(1310), false, noop());
+        assert_eq!(t.park_deadline(), Some(at(1050)));
+        // A window that closed before 1000 ms ends the park itself first,
+        // and is not a partner: once it is gone, the KEEPALIVE's latest.
+        let mut t = Timers::default();
+        ka(&mut t);
+        t.insert(2, at(700), at(990), false, noop());
+        assert_eq!(t.park_deadline(), Some(at(990)));
+        assert_eq!(t.pop_due(at(990)).map(|(id, _)| id), Some(2));
+        assert_eq!(t.park_deadline(), Some(at(1050)));
+        // A wait that does not join parks until its latest, as before.
+        let mut t = Timers::default();
+        t.insert(2, at(875), at(1125), false, noop());
+        t.insert(3, at(1000), at(1050), false, noop());
+        assert_eq!(t.park_deadline(), Some(at(1050)));
+        // Removing the joining wait removes its rule.
+        let mut t = Timers::default();
+        ka(&mut t);
+        t.insert(2, at(875), at(1125), false, noop());
+        t.remove(1, at(1000), at(1050));
+        assert_eq!(t.park_deadline(), Some(at(1125)));
+        assert!(t.joining.is_empty());
+    }
+
+    /// The rule over many rounds, in virtual time: a KEEPALIVE every
+    /// 1 s after the last one sent (RFC 4271 §4.4's floor at hold time
+    /// 3 s) next to a check's tick every 1 s (window ±125 ms), nothing
+    /// else waking the thread. Joining, the KEEPALIVE keeps meeting the
+    /// tick and each wake-up runs both; parking until the earliest latest
+    /// (the old rule), it drifts 50 ms a round off the tick's grid and
+    /// shares about a quarter of the rounds. And no KEEPALIVE ever leaves
+    /// less than 1 s after the previous one.
+    #[test]
+    fn keepalive_keeps_meeting_the_tick() {
+        let ms = Duration::from_millis;
+        let t0 = Instant::now();
+        let mut t = Timers::default();
+        let tick_id = 1u64;
+        let mut next_id = 2u64;
+        // The first KEEPALIVE 400 ms off the tick's grid.
+        let mut ka = t0 + ms(1400);
+        let mut tick = t0 + ms(1000);
+        t.insert(
+            tick_id,
+            tick - ms(125),
+            tick + ms(125),
+            false,
+            Waker::noop().clone(),
+        );
+        t.insert(next_id, ka, ka + ms(50), true, Waker::noop().clone());
+        let (mut wakes, mut kas, mut last_sent) = (0u32, 0u32, None::<Instant>);
+        for _ in 0..2000 {
+            let Some(now) = t.park_deadline() else { break };
+            wakes += 1;
+            let mut due = Vec::new();
+            while let Some((id, _)) = t.pop_due(now) {
+                due.push(id);
+            }
+            assert!(!due.is_empty(), "a wake-up for nothing at {:?}", now - t0);
+            for id in due {
+                if id == tick_id {
+                    tick += ms(1000);
+                    t.insert(
+                        tick_id,
+                        tick - ms(125),
+                        tick + ms(125),
+                        false,
+                        Waker::noop().clone(),
+                    );
+                } else {
+                    if let Some(l) = last_sent {
+                        assert!(now - l >= ms(1000), "KEEPALIVEs {:?} apart", now - l);
+                    }
+                    last_sent = Some(now);
+                    kas += 1;
+                    // Sent 0.2 ms after the wake-up (the thread's latency).
+                    ka = now + ms(1000) + Duration::from_micros(200);
+                    next_id += 1;
+                    t.insert(next_id, ka, ka + ms(50), true, Waker::noop().clone());
+                }
+            }
+            if kas >= 600 {
+                break;
+            }
+        }
+        // 600 KEEPALIVEs and about as many ticks: shared, about 600
+        // wake-ups; the old rule needed about 1.75 a round.
+        let per_ka = f64::from(wakes) / f64::from(kas);
+        assert!(per_ka < 1.1, "{wakes} wake-ups for {kas} KEEPALIVEs");
     }
 
     #[test]

@@ -297,3 +297,327 @@ fn mutual_tls_client_certificate() {
     let r = https(with);
     assert!(r.ok, "{r:?}");
 }
+
+/// How [`Backend`] treats a connection.
+#[derive(Clone, Copy)]
+struct Mode {
+    /// Requests served on one connection before the server closes it
+    /// without a word (a backend's keep-alive limit or idle timeout).
+    per_conn: usize,
+    /// Every response says `Connection: close`, but the server leaves the
+    /// connection open (a client that reuses it would be heard).
+    say_close: bool,
+    status: u16,
+    /// After `per_conn` requests, read the next one and close without an
+    /// answer (the server closing as the request arrives).
+    read_then_close: bool,
+}
+
+const SERVE: Mode = Mode {
+    per_conn: 1000,
+    say_close: false,
+    status: 200,
+    read_then_close: false,
+};
+
+/// A small HTTP/1.1 server on real sockets that counts its accepted
+/// connections and the requests on each. Every thread it starts ends when
+/// it is stopped (bounded reads, a bounded number of requests).
+struct Backend {
+    port: u16,
+    accepts: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// Requests per accepted connection, in accept order.
+    requests: std::sync::Arc<std::sync::Mutex<Vec<usize>>>,
+    conns: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+    /// Connections the server closed after `per_conn` requests.
+    closed: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    ip: String,
+}
+
+impl Backend {
+    fn start(ip: &str, port: u16, mode: Mode) -> Backend {
+        use std::io::{Read, Write};
+        use std::sync::atomic::Ordering;
+        use std::sync::{Arc, Mutex};
+        let listener = std::net::TcpListener::bind((ip, port)).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let conns = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let closed = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (a, r, c, s, cl) = (
+            accepts.clone(),
+            requests.clone(),
+            conns.clone(),
+            stop.clone(),
+            closed.clone(),
+        );
+        let thread = std::thread::spawn(move || {
+            for conn in listener.incoming().take(1000) {
+                if s.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(mut conn) = conn else { continue };
+                let n = a.fetch_add(1, Ordering::SeqCst);
+                r.lock().unwrap().push(0);
+                c.lock().unwrap().push(conn.try_clone().unwrap());
+                let r = r.clone();
+                let cl = cl.clone();
+                std::thread::spawn(move || {
+                    conn.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 1024];
+                    for served in 1..=mode.per_conn.min(1000) {
+                        while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                            match conn.read(&mut chunk) {
+                                Ok(0) | Err(_) => return,
+                                Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                            }
+                        }
+                        let end = buf.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+                        // RFC 9110 §9.3.2: no body in a response to HEAD.
+                        let body = if buf.starts_with(b"HEAD ") { "" } else { "ok" };
+                        buf.drain(..end);
+                        r.lock().unwrap()[n] = served;
+                        let close = if mode.say_close {
+                            "Connection: close\r\n"
+                        } else {
+                            ""
+                        };
+                        let resp = format!(
+                            "HTTP/1.1 {} X\r\nContent-Length: 2\r\n{close}\r\n{body}",
+                            mode.status
+                        );
+                        if conn.write_all(resp.as_bytes()).is_err() {
+                            return;
+                        }
+                    }
+                    // per_conn served: close without a word (the clone in
+                    // `conns` keeps the socket open past this thread), unless
+                    // it said close itself and must stay open.
+                    if mode.say_close {
+                        let _ = conn.read(&mut chunk);
+                    } else {
+                        if mode.read_then_close {
+                            while !buf.windows(4).any(|w| w == b"\r\n\r\n") {
+                                match conn.read(&mut chunk) {
+                                    Ok(0) | Err(_) => return,
+                                    Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                                }
+                            }
+                            r.lock().unwrap()[n] += 1;
+                        }
+                        let _ = conn.shutdown(std::net::Shutdown::Both);
+                        cl.fetch_add(1, Ordering::SeqCst);
+                    }
+                });
+            }
+        });
+        Backend {
+            port,
+            accepts,
+            requests,
+            conns,
+            closed,
+            stop,
+            thread: Some(thread),
+            ip: ip.to_string(),
+        }
+    }
+
+    fn accepts(&self) -> usize {
+        self.accepts.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn closed(&self) -> usize {
+        self.closed.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn requests(&self) -> Vec<usize> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    /// Stops listening and closes every connection (a backend restart).
+    fn stop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        // Wakes the accept loop, which then sees the flag.
+        let _ = std::net::TcpStream::connect((self.ip.as_str(), self.port));
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+        for c in self.conns.lock().unwrap().drain(..) {
+            let _ = c.shutdown(std::net::Shutdown::Both);
+        }
+    }
+}
+
+impl Drop for Backend {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn keep_alive_probe(ip: &str, port: u16) -> pathosd::check::Probe {
+    keep_alive_probe_with(ip, port, "GET")
+}
+
+fn keep_alive_probe_with(ip: &str, port: u16, method: &str) -> pathosd::check::Probe {
+    let c = check(json!({"type": "http", "timeout": "1500ms", "http": {
+        "url": "/", "port": port, "keep_alive": true, "method": method}}));
+    build_probe(c, &format!("{ip}/32")).unwrap()
+}
+
+/// keep_alive: a backend that closes a kept connection (after each
+/// response, or after 3 requests) never fails a probe: the request is sent
+/// again, once, on a fresh connection (RFC 9112 §9.3.1: nothing came back,
+/// so it was not processed). Accepts are counted on the server.
+#[test]
+fn keep_alive_retries_a_connection_the_backend_closed() {
+    let ip = test_ip(29).to_string();
+    for (per_conn, probes, accepts) in [(1, 5, 5), (3, 6, 2), (1000, 6, 1)] {
+        let srv = Backend::start(&ip, 0, Mode { per_conn, ..SERVE });
+        let p = keep_alive_probe(&ip, srv.port);
+        for i in 0..probes {
+            let r = smol::block_on(p.run());
+            assert!(r.ok, "per_conn {per_conn}, probe {i}: {r:?}");
+        }
+        assert_eq!(srv.accepts(), accepts, "per_conn {per_conn}");
+        assert!(
+            srv.requests().iter().all(|n| *n <= per_conn),
+            "{:?}",
+            srv.requests()
+        );
+    }
+}
+
+/// keep_alive: a response that says `Connection: close` ends the
+/// connection's use even when the server leaves it open (RFC 9112 §9.6):
+/// one connection per probe, one request on each.
+#[test]
+fn keep_alive_does_not_reuse_after_connection_close() {
+    let ip = test_ip(30).to_string();
+    let srv = Backend::start(
+        &ip,
+        0,
+        Mode {
+            say_close: true,
+            ..SERVE
+        },
+    );
+    let p = keep_alive_probe(&ip, srv.port);
+    for i in 0..3 {
+        let r = smol::block_on(p.run());
+        assert!(r.ok, "probe {i}: {r:?}");
+    }
+    assert_eq!(srv.accepts(), 3);
+    assert_eq!(srv.requests(), [1, 1, 1]);
+}
+
+/// keep_alive: after a backend restart the kept connection is stale (the
+/// old process closed it); the probe passes on a fresh connection to the
+/// new one. A backend that is down fails the probe (no retry beyond one).
+#[test]
+fn keep_alive_survives_a_backend_restart() {
+    let ip = test_ip(31).to_string();
+    let mode = SERVE;
+    let mut old = Backend::start(&ip, 0, mode);
+    let port = old.port;
+    let p = keep_alive_probe(&ip, port);
+    for _ in 0..2 {
+        let r = smol::block_on(p.run());
+        assert!(r.ok, "{r:?}");
+    }
+    assert_eq!((old.accepts(), old.requests()), (1, vec![2]));
+    old.stop();
+    let r = smol::block_on(p.run());
+    assert!(!r.ok, "{r:?}");
+    assert_eq!(r.detail, format!("connect {ip}:{port}: connection refused"));
+    // Up again: the failed probe kept nothing, this one connects afresh
+    // and keeps its connection, which the next restart makes stale.
+    let new = Backend::start(&ip, port, mode);
+    let r = smol::block_on(p.run());
+    assert!(r.ok, "{r:?}");
+    drop(new);
+    let new = Backend::start(&ip, port, mode);
+    let r = smol::block_on(p.run());
+    assert!(r.ok, "stale after restart: {r:?}");
+    assert_eq!(new.accepts(), 1);
+}
+
+/// keep_alive: a failed probe (here a bad status on a kept connection)
+/// drops the connection, so the next probe tests a fresh one; a passing
+/// probe keeps it.
+#[test]
+fn keep_alive_drops_the_connection_after_a_failed_probe() {
+    let ip = test_ip(32).to_string();
+    let srv = Backend::start(
+        &ip,
+        0,
+        Mode {
+            status: 503,
+            ..SERVE
+        },
+    );
+    let p = keep_alive_probe(&ip, srv.port);
+    for _ in 0..3 {
+        let r = smol::block_on(p.run());
+        assert_eq!(r.detail, "status 503 not in [200]");
+    }
+    assert_eq!(srv.accepts(), 3);
+    assert_eq!(srv.requests(), [1, 1, 1]);
+}
+
+/// keep_alive: a server that closes the kept connection as a request
+/// arrives (it read it, it answers nothing). A GET or HEAD is sent again on
+/// a fresh connection and passes; a POST is not (RFC 9112 §9.3.1: not
+/// retried automatically, it may have been processed) and fails. A
+/// connection the server closed while idle is never written to, whatever
+/// the method: the POST probes pass against a backend that closes after
+/// every response.
+#[test]
+fn keep_alive_retries_only_what_cannot_have_been_processed() {
+    let ip = test_ip(33).to_string();
+    for method in ["GET", "HEAD", "POST"] {
+        let srv = Backend::start(
+            &ip,
+            0,
+            Mode {
+                per_conn: 1,
+                read_then_close: true,
+                ..SERVE
+            },
+        );
+        let p = keep_alive_probe_with(&ip, srv.port, method);
+        let r = smol::block_on(p.run());
+        assert!(r.ok, "{method} first: {r:?}");
+        let r = smol::block_on(p.run());
+        if method == "POST" {
+            assert!(!r.ok, "{method}: {r:?}");
+            // The request reached the server once, on the kept connection.
+            assert_eq!(srv.requests(), [2], "{method}");
+        } else {
+            assert!(r.ok, "{method} retried: {r:?}");
+            assert_eq!(srv.requests(), [2, 1], "{method}");
+        }
+    }
+    // Closed while idle: seen before the request is written.
+    let srv = Backend::start(
+        &ip,
+        0,
+        Mode {
+            per_conn: 1,
+            ..SERVE
+        },
+    );
+    let p = keep_alive_probe_with(&ip, srv.port, "POST");
+    for i in 0..4 {
+        // The server's close must have arrived before the next probe looks.
+        assert!(wait_for(Duration::from_secs(5), || srv.closed() == i));
+        let r = smol::block_on(p.run());
+        assert!(r.ok, "POST {i}: {r:?}");
+    }
+    assert_eq!(srv.requests(), [1, 1, 1, 1]);
+}

@@ -78,9 +78,11 @@ pub(crate) struct HttpProbe {
     /// ureq's own bound (the async path has only `Probe::run`'s).
     #[cfg(feature = "tls")]
     timeout: Duration,
-    /// The reused agent with keep_alive (ureq path).
+    /// The reused agent with keep_alive (ureq path). A `RefCell` for the
+    /// same reason as [`Plain::conn`]: replaced by a fresh one (an empty
+    /// pool) after a failed probe.
     #[cfg(feature = "tls")]
-    agent: Option<Agent>,
+    agent: std::cell::RefCell<Option<Agent>>,
     /// The async path (plain http, direct or through an http:// proxy): the
     /// request head, rendered once, and the connection kept for the next
     /// probe with keep_alive.
@@ -96,7 +98,22 @@ struct Plain {
     /// Only the check's own loop runs the probe, one run at a time, on the
     /// daemon's thread: a `RefCell`, taken at the start of a run and put
     /// back at its end, never borrowed across an await.
-    conn: std::cell::RefCell<Option<async_io::Async<std::net::TcpStream>>>,
+    ///
+    /// With the time it went idle ([`MAX_IDLE`]).
+    conn: std::cell::RefCell<Option<(async_io::Async<std::net::TcpStream>, Instant)>>,
+}
+
+/// How long a kept-alive connection may sit idle and still be reused: the
+/// specification's "the idle connection is dropped (after 90s idle, or when
+/// the server closes it)", Go's `http.Transport` default (IdleConnTimeout).
+/// A check with a longer interval reconnects at every probe, as without
+/// keep_alive.
+pub(crate) const MAX_IDLE: Duration = Duration::from_secs(90);
+
+/// The kept connection, if it has not been idle for [`MAX_IDLE`] at `now`.
+fn within_idle_limit<T>(kept: Option<(T, Instant)>, now: Instant) -> Option<T> {
+    kept.filter(|(_, since)| now.saturating_duration_since(*since) < MAX_IDLE)
+        .map(|(c, _)| c)
 }
 
 #[cfg(feature = "tls")]
@@ -254,13 +271,13 @@ impl HttpProbe {
             #[cfg(feature = "tls")]
             timeout,
             #[cfg(feature = "tls")]
-            agent: None,
+            agent: std::cell::RefCell::new(None),
             plain: None,
         };
         #[cfg(feature = "tls")]
         if https || p.proxy.is_some() {
             if p.keep_alive {
-                p.agent = Some(p.agent());
+                p.agent = std::cell::RefCell::new(Some(p.agent()));
             }
             return Ok(p);
         }
@@ -316,6 +333,7 @@ impl HttpProbe {
             .user_agent("pathosd-check/1.0")
             .proxy(self.proxy.clone())
             .max_idle_connections(idle)
+            .max_idle_age(MAX_IDLE)
             .max_idle_connections_per_host(idle);
         #[cfg(feature = "tls")]
         let builder = builder.tls_config(self.tls.clone());
@@ -349,8 +367,9 @@ impl HttpProbe {
             None => return CheckResult::fail(format!("{}: {}", self.what(), crate::NEEDS_TLS)),
             #[cfg(feature = "tls")]
             None => {
-                let agent = match &self.agent {
-                    Some(a) => a.clone(),
+                let kept = self.agent.borrow().clone();
+                let agent = match kept {
+                    Some(a) => a,
                     None => self.agent(),
                 };
                 let method = self.method;
@@ -366,13 +385,26 @@ impl HttpProbe {
                 }
             }
         };
-        self.evaluate(status, &body)
+        let r = self.evaluate(status, &body);
+        if !r.ok {
+            // A failed probe keeps no connection (keep_alive): the next one
+            // tests a fresh connection to the backend, as a probe without
+            // keep_alive does, instead of reusing the one that failed.
+            if let Some(plain) = &self.plain {
+                plain.conn.take();
+            }
+            #[cfg(feature = "tls")]
+            if self.agent.borrow().is_some() {
+                self.agent.replace(Some(self.agent()));
+            }
+        }
+        r
     }
 
     /// The async exchange of a plain http check.
     async fn run_plain(&self, plain: &Plain, want_body: bool) -> Result<(u16, Vec<u8>), String> {
         let dst = self.connect.to_string();
-        let kept = plain.conn.take();
+        let kept = within_idle_limit(plain.conn.take(), Instant::now());
         // Direct: the one address of `connect`, without an allocation.
         let (one, many);
         let addrs: &[SocketAddr] = match &plain.proxy {
@@ -389,7 +421,11 @@ impl HttpProbe {
             addrs,
             kept,
             &plain.request,
-            self.method == HttpMethod::Head,
+            match self.method {
+                HttpMethod::Get => super::http1::Method::Get,
+                HttpMethod::Head => super::http1::Method::Head,
+                HttpMethod::Post => super::http1::Method::Post,
+            },
             want_body,
             self.keep_alive,
         )
@@ -398,7 +434,7 @@ impl HttpProbe {
             None => f.detail(&self.what(), &dst),
             Some(_) => self.proxy_failure(f, &dst),
         })?;
-        plain.conn.replace(r.reusable);
+        plain.conn.replace(r.reusable.map(|c| (c, Instant::now())));
         Ok((r.status, r.body))
     }
 
@@ -609,6 +645,19 @@ fn fetch(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// keep_alive: a connection idle for 90 s or more is not reused (the
+    /// specification's idle limit); one idle for less is.
+    #[test]
+    fn kept_connection_is_dropped_after_90_s_idle() {
+        let since = Instant::now();
+        let at = |s: u64| since + Duration::from_secs(s);
+        assert_eq!(within_idle_limit(Some(((), since)), at(0)), Some(()));
+        assert_eq!(within_idle_limit(Some(((), since)), at(89)), Some(()));
+        assert_eq!(within_idle_limit(Some(((), since)), at(90)), None);
+        assert_eq!(within_idle_limit(Some(((), since)), at(3600)), None);
+        assert_eq!(within_idle_limit(None::<((), Instant)>, at(1)), None);
+    }
 
     /// What ureq's proxy reads back: scheme, host, port, user, password.
     #[cfg(feature = "tls")]

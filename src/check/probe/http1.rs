@@ -53,19 +53,26 @@ impl Failure {
 
 /// Sends `request` (a rendered head) on `conn` or a new connection to the
 /// first of `addrs` that accepts one (tried in order; the last error when
-/// none does), and reads the response. A kept-alive connection the server
-/// has closed meanwhile is replaced by a new one once (RFC 9112 §9.3.1: the
-/// request was not processed if nothing came back).
+/// none does), and reads the response.
+///
+/// A kept-alive connection the server has closed meanwhile (its idle
+/// timeout, a restart) is seen before it is used, without waiting: the
+/// closed socket reads end of stream at once. One the server closes as the
+/// request goes out is replaced by a new one once, the request sent again,
+/// if the request could not have been processed: nothing was written, or
+/// nothing came back to an idempotent request (RFC 9112 §9.3.1: "A user
+/// agent SHOULD NOT automatically retry a request with a non-idempotent
+/// method", so a POST that got no answer fails).
 pub(crate) async fn exchange(
     addrs: &[SocketAddr],
     conn: Option<Async<TcpStream>>,
     request: &[u8],
-    head_method: bool,
+    method: Method,
     want_body: bool,
     keep_alive: bool,
 ) -> Result<Response, Failure> {
-    if let Some(c) = conn {
-        match once(c, request, head_method, want_body, keep_alive).await {
+    if let Some(c) = conn.filter(idle_and_open) {
+        match once(c, request, method, want_body, keep_alive).await {
             Err((Failure::Io(_), true)) => {}
             r => return r.map_err(|(f, _)| f),
         }
@@ -77,7 +84,7 @@ pub(crate) async fn exchange(
             .and_then(super::Connected::into_async)
         {
             Ok(c) => {
-                return once(c, request, head_method, want_body, keep_alive)
+                return once(c, request, method, want_body, keep_alive)
                     .await
                     .map_err(|(f, _)| f)
             }
@@ -88,15 +95,37 @@ pub(crate) async fn exchange(
     Err(Failure::Connect(e))
 }
 
-/// One request on `c`. The flag with an error: nothing was received, so a
-/// reused connection may be retried.
+/// The request's method, as the exchange needs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Method {
+    /// GET: idempotent, a body.
+    Get,
+    /// HEAD: idempotent, never a body (RFC 9110 §9.3.2).
+    Head,
+    /// POST: not idempotent (RFC 9110 §9.2.2).
+    Post,
+}
+
+/// Whether a kept connection may carry the next request: the server has
+/// neither closed it (end of stream, a reset) nor sent anything unasked.
+/// A non-blocking peek: no wait, no reactor.
+fn idle_and_open(c: &Async<TcpStream>) -> bool {
+    let mut b = [0u8; 1];
+    matches!(c.get_ref().peek(&mut b), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+}
+
+/// One request on `c`. The flag with an error: the request cannot have
+/// been processed (nothing written; nothing received to an idempotent
+/// one), so a reused connection may be retried.
 async fn once(
     mut c: Async<TcpStream>,
     request: &[u8],
-    head_method: bool,
+    method: Method,
     want_body: bool,
     keep_alive: bool,
 ) -> Result<Response, (Failure, bool)> {
+    let head_method = method == Method::Head;
+    let idempotent = method != Method::Post;
     c.write_all(request)
         .await
         .map_err(|e| (Failure::Io(e), true))?;
@@ -123,10 +152,10 @@ async fn once(
         let n = c
             .read(&mut chunk)
             .await
-            .map_err(|e| (Failure::Io(e), !received))?;
+            .map_err(|e| (Failure::Io(e), idempotent && !received))?;
         if n == 0 {
             let e = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
-            return Err((Failure::Io(e), !received));
+            return Err((Failure::Io(e), idempotent && !received));
         }
         received = true;
         buf.extend_from_slice(&chunk[..n]);
