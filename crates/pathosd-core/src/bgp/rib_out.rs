@@ -35,7 +35,7 @@
 //!   sent again in full on the next Established.
 
 use std::collections::btree_map::Entry;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
 
@@ -201,12 +201,81 @@ impl Changes {
     }
 }
 
+/// A set of prefixes: a sorted `Vec` without duplicates, searched by
+/// bisection (O(log n), as a B-tree). Sets are filled many prefixes at a
+/// time ([`PrefixSet::extend`]: appended, then sorted once), never by
+/// inserting into the middle one by one, so a batch of 10,000 costs
+/// n log n, not n². It replaces `BTreeSet<Prefix>`, whose node code
+/// (insertion, removal, rebalancing) was compiled for this one key type
+/// (issue 12); a `Vec` also takes less memory than B-tree nodes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PrefixSet(Vec<Prefix>);
+
+impl PrefixSet {
+    pub fn new() -> PrefixSet {
+        PrefixSet::default()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn contains(&self, prefix: &Prefix) -> bool {
+        self.0.binary_search(prefix).is_ok()
+    }
+
+    /// The prefixes in ascending order.
+    pub fn iter(&self) -> std::slice::Iter<'_, Prefix> {
+        self.0.iter()
+    }
+
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// Adds `prefixes` (in any order, repeats allowed): appended, then the
+    /// whole set sorted and its repeats dropped, once per call.
+    pub fn extend(&mut self, prefixes: impl IntoIterator<Item = Prefix>) {
+        let before = self.0.len();
+        self.0.extend(prefixes);
+        if self.0.len() != before {
+            self.0.sort_unstable();
+            self.0.dedup();
+        }
+    }
+
+    /// Keeps the prefixes for which `keep` says true.
+    pub fn retain(&mut self, keep: impl FnMut(&Prefix) -> bool) {
+        self.0.retain(keep);
+    }
+}
+
+impl FromIterator<Prefix> for PrefixSet {
+    fn from_iter<I: IntoIterator<Item = Prefix>>(iter: I) -> PrefixSet {
+        let mut s = PrefixSet::new();
+        s.extend(iter);
+        s
+    }
+}
+
 /// Shaped attributes of the intents seen in one pass: equal intents share
 /// one `Arc<PathAttrs>`. A VIP has at most a few states (announced,
 /// pessimized), so a short list searched linearly is enough; past
 /// [`SHAPE_CACHE`] distinct intents the rest are shaped one by one.
+/// `reported` and `unreported` collect the pass's changes to
+/// [`AdjRibOut`]'s `reported` set, applied at its end in one go (each
+/// prefix is planned at most once a pass): a pass that withdraws 10,000
+/// unsendable prefixes does not remove them from a sorted `Vec` one by one.
 #[derive(Default)]
-struct ShapeCache(Vec<(RouteIntent, Arc<PathAttrs>)>);
+struct ShapeCache {
+    shaped: Vec<(RouteIntent, Arc<PathAttrs>)>,
+    reported: Vec<Prefix>,
+    unreported: Vec<Prefix>,
+}
 
 const SHAPE_CACHE: usize = 16;
 
@@ -220,7 +289,7 @@ pub struct AdjRibOut {
     eor_pending: bool,
     prepend_warned: bool,
     /// Unsendable prefixes already reported on this session.
-    reported: BTreeSet<Prefix>,
+    reported: PrefixSet,
 }
 
 impl AdjRibOut {
@@ -231,7 +300,7 @@ impl AdjRibOut {
             sent: BTreeMap::new(),
             eor_pending: false,
             prepend_warned: false,
-            reported: BTreeSet::new(),
+            reported: PrefixSet::new(),
         }
     }
 
@@ -325,6 +394,7 @@ impl AdjRibOut {
         for (prefix, intent) in desired {
             self.plan_one(*prefix, Some(&**intent), &mut cache, &mut changes);
         }
+        self.reported.extend(cache.reported);
         // Unsendable prefixes that left the desired table may be reported
         // again if they come back.
         self.reported.retain(|p| desired.contains_key(p));
@@ -335,7 +405,7 @@ impl AdjRibOut {
     /// Like [`AdjRibOut::plan_all`], but only for `prefixes` (the ones
     /// route batches changed since the last pass): a batch of one route
     /// costs one route, not the table.
-    pub fn plan(&mut self, desired: &RibOut, prefixes: &BTreeSet<Prefix>) -> Changes {
+    pub fn plan(&mut self, desired: &RibOut, prefixes: &PrefixSet) -> Changes {
         self.plan_in(&desired.desired, desired.initial_done, prefixes)
     }
 
@@ -345,7 +415,7 @@ impl AdjRibOut {
         &mut self,
         desired: &BTreeMap<Prefix, Arc<RouteIntent>>,
         initial_done: bool,
-        prefixes: &BTreeSet<Prefix>,
+        prefixes: &PrefixSet,
     ) -> Changes {
         let mut changes = Changes::default();
         if !self.established {
@@ -357,10 +427,12 @@ impl AdjRibOut {
         if self.sent.is_empty() {
             changes.announce.reserve_exact(prefixes.len());
         }
-        for prefix in prefixes {
+        for prefix in prefixes.iter() {
             let intent = desired.get(prefix).map(|i| &**i);
             if intent.is_none() {
-                self.reported.remove(prefix);
+                if self.reported.contains(prefix) {
+                    cache.unreported.push(*prefix);
+                }
                 if self.sent.contains_key(prefix) {
                     changes.withdraw.push(*prefix);
                 }
@@ -368,6 +440,13 @@ impl AdjRibOut {
             }
             self.plan_one(*prefix, intent, &mut cache, &mut changes);
         }
+        // Both lists are in ascending order (the prefixes are) and apart
+        // (a prefix is either gone or still desired).
+        if !cache.unreported.is_empty() {
+            let gone = &cache.unreported;
+            self.reported.retain(|p| gone.binary_search(p).is_err());
+        }
+        self.reported.extend(cache.reported);
         self.plan_end_of_rib(initial_done, &mut changes);
         changes
     }
@@ -452,7 +531,8 @@ impl AdjRibOut {
         // intent: they run for every route (and report each prefix once).
         let afi = prefix.afi();
         if !self.shape.families.contains(&afi) {
-            if self.reported.insert(prefix) {
+            if !self.reported.contains(&prefix) {
+                cache.reported.push(prefix);
                 warnings.push(Warning::FamilyNotNegotiated { prefix });
             }
             return None;
@@ -462,21 +542,22 @@ impl AdjRibOut {
             Afi::Ipv6 => self.shape.next_hop_v6.map(IpAddr::V6),
         };
         let Some(next_hop) = next_hop else {
-            if self.reported.insert(prefix) {
+            if !self.reported.contains(&prefix) {
+                cache.reported.push(prefix);
                 warnings.push(Warning::NoNextHop { prefix });
             }
             return None;
         };
         if let Some((_, a)) = cache
-            .0
+            .shaped
             .iter()
             .find(|(i, a)| i == intent && a.next_hop == next_hop)
         {
             return Some(a.clone());
         }
         let a = Arc::new(self.shape_route(prefix, intent, next_hop, warnings));
-        if cache.0.len() < SHAPE_CACHE {
-            cache.0.push((intent.clone(), a.clone()));
+        if cache.shaped.len() < SHAPE_CACHE {
+            cache.shaped.push((intent.clone(), a.clone()));
         }
         Some(a)
     }
@@ -852,6 +933,80 @@ mod tests {
         );
         assert_eq!(up.end_of_rib, vec![Afi::Ipv4]);
         assert_eq!(peer.sync(&rib), Changes::default());
+    }
+
+    /// The incremental pass (`plan`) keeps the "reported once" set as the
+    /// full one does: each unsendable prefix is reported once while it is
+    /// desired, again after it left and came back; the set's changes of a
+    /// pass are applied at its end.
+    #[test]
+    fn plan_reports_unsendable_prefixes_once_while_desired() {
+        let v6 = [
+            "2001:db8:100::3/128",
+            "2001:db8:100::1/128",
+            "2001:db8:100::2/128",
+        ];
+        let mut rib = RibOut::new();
+        rib.mark_initial_done();
+        let mut peer = AdjRibOut::new(shape(true));
+        let up = peer.on_established(&[Afi::Ipv4], &rib);
+        assert_eq!(up.end_of_rib, vec![Afi::Ipv4]);
+        let not_negotiated = |ps: &[&str]| -> Vec<Warning> {
+            ps.iter()
+                .map(|s| Warning::FamilyNotNegotiated { prefix: p(s) })
+                .collect()
+        };
+        for s in v6 {
+            rib.set_desired(p(s), Some(announced()));
+        }
+        rib.set_desired(p("10.100.1.1/32"), Some(announced()));
+        let all: PrefixSet = v6
+            .iter()
+            .map(|s| p(s))
+            .chain([p("10.100.1.1/32")])
+            .collect();
+        let c = peer.plan(&rib, &all);
+        peer.commit(&c);
+        assert_eq!(c.announce.len(), 1);
+        // In prefix order, each once.
+        assert_eq!(c.warnings, not_negotiated(&[v6[1], v6[2], v6[0]]));
+        // Planned again: not reported again.
+        let c = peer.plan(&rib, &all);
+        assert!(c.warnings.is_empty(), "{c:?}");
+        // Two leave, one of them comes back: only that one is reported.
+        rib.set_desired(p(v6[0]), None);
+        rib.set_desired(p(v6[1]), None);
+        let gone: PrefixSet = [p(v6[0]), p(v6[1])].into_iter().collect();
+        let c = peer.plan(&rib, &gone);
+        assert!(c.warnings.is_empty() && c.withdraw.is_empty(), "{c:?}");
+        rib.set_desired(p(v6[1]), Some(announced()));
+        let c = peer.plan(&rib, &all);
+        assert_eq!(c.warnings, not_negotiated(&[v6[1]]));
+        let c = peer.plan(&rib, &all);
+        assert!(c.warnings.is_empty(), "{c:?}");
+    }
+
+    #[test]
+    fn prefix_set_is_sorted_without_repeats() {
+        let mut s: PrefixSet = [p("10.0.0.2/32"), p("10.0.0.1/32"), p("10.0.0.2/32")]
+            .into_iter()
+            .collect();
+        s.extend([p("2001:db8::1/128"), p("10.0.0.0/8")]);
+        let v: Vec<Prefix> = s.iter().copied().collect();
+        assert_eq!(
+            v,
+            vec![
+                p("10.0.0.0/8"),
+                p("10.0.0.1/32"),
+                p("10.0.0.2/32"),
+                p("2001:db8::1/128")
+            ]
+        );
+        assert!(s.contains(&p("10.0.0.1/32")) && !s.contains(&p("10.0.0.3/32")));
+        s.retain(|x| x.afi() == Afi::Ipv6);
+        assert_eq!(s.len(), 1);
+        s.clear();
+        assert!(s.is_empty());
     }
 
     #[test]

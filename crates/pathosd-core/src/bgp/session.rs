@@ -36,14 +36,13 @@
 //!   IdleHoldTimer, whose doubling back-off lives in the FSM.
 
 use std::cell::RefCell;
-use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::fsm::{ConnectionOrigin, State};
-use super::rib_out::{AdjRibOut, Changes, PeerShape, RibOut, Warning};
+use super::rib_out::{AdjRibOut, Changes, PeerShape, PrefixSet, RibOut, Warning};
 use super::types::{Afi, PathAttrs, Prefix, RouteIntent};
 use super::wire::{self, MessageType, Skipped};
 
@@ -198,7 +197,7 @@ pub struct SessionCore {
     initial_done: bool,
     adj: AdjRibOut,
     /// Prefixes changed by batches since the last pass (Established only).
-    dirty: BTreeSet<Prefix>,
+    dirty: PrefixSet,
     /// The whole table is due (the session just came up).
     full: bool,
     /// End-of-RIB may have become due.
@@ -223,7 +222,7 @@ impl SessionCore {
             shared: None,
             initial_done: false,
             adj: AdjRibOut::new(shape),
-            dirty: BTreeSet::new(),
+            dirty: PrefixSet::new(),
             full: false,
             eor_check: false,
             writing: false,
@@ -265,13 +264,15 @@ impl SessionCore {
             }
             return;
         }
-        let dirty = &mut self.dirty;
+        // Collected, then added to the set in one go (see `PrefixSet`).
+        let mut changed = Vec::new();
         self.rib
             .set_desired_batch(batch.iter().map(|(p, i)| (*p, i.clone())), |prefix, _| {
                 if established {
-                    dirty.insert(prefix);
+                    changed.push(prefix);
                 }
             });
+        self.dirty.extend(changed);
     }
 
     /// The owner's table, which this core plans from, was filled from
@@ -380,16 +381,16 @@ impl SessionCore {
         let out = wire::encode_updates(&changes.announce, &changes.withdraw, four);
         let mut skipped = out.skipped;
         let mut messages = out.messages;
-        let mut skipped_announce = BTreeSet::new();
-        let mut skipped_withdraw = BTreeSet::new();
-        for s in &skipped {
-            let set = if s.withdrawn {
-                &mut skipped_withdraw
-            } else {
-                &mut skipped_announce
-            };
-            set.extend(s.prefixes.iter().copied());
-        }
+        let skipped_announce: PrefixSet = skipped
+            .iter()
+            .filter(|s| !s.withdrawn)
+            .flat_map(|s| s.prefixes.iter().copied())
+            .collect();
+        let mut skipped_withdraw: PrefixSet = skipped
+            .iter()
+            .filter(|s| s.withdrawn)
+            .flat_map(|s| s.prefixes.iter().copied())
+            .collect();
         if !skipped_announce.is_empty() {
             changes
                 .announce

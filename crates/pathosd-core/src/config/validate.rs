@@ -11,7 +11,6 @@ use super::policy_expr::{self, is_identifier, RESERVED};
 use super::proxy::Proxy;
 use super::schema::*;
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 
 /// Linux TCP_MD5SIG_MAXKEYLEN.
@@ -497,9 +496,11 @@ fn bgp(c: &Config, errs: &mut Errors) {
     ) {
         return;
     }
-    let mut names: BTreeMap<&str, usize> = BTreeMap::new();
-    let mut addresses: BTreeMap<IpAddr, usize> = BTreeMap::new();
+    // Duplicates are found by a search of the neighbors before this one:
+    // at most MAX_NEIGHBORS (256), so at most ≈ 33,000 comparisons, and no
+    // B-tree compiled for `&str` and `IpAddr` keys just for this (issue 12).
     for (i, n) in b.neighbors.iter().enumerate() {
+        let before = b.neighbors.get(..i).unwrap_or_default();
         let p = format!("bgp.neighbors[{i}]");
         neighbor(c, n, &p, errs);
         if n.passive && b.listen_port == -1 {
@@ -510,18 +511,15 @@ fn bgp(c: &Config, errs: &mut Errors) {
         }
         // An accepted connection is matched to its neighbor by address.
         if let Some(a) = n.address {
-            match addresses.get(&a) {
-                Some(first) => errs.push_fmt(
+            if let Some(first) = before.iter().position(|m| m.address == Some(a)) {
+                errs.push_fmt(
                     join(&p, "address"),
                     format_args!("duplicate neighbor address {a} (also bgp.neighbors[{first}])"),
-                ),
-                None => {
-                    addresses.insert(a, i);
-                }
+                );
             }
         }
         if !n.name.is_empty() {
-            if let Some(first) = names.get(n.name.as_str()) {
+            if let Some(first) = before.iter().position(|m| m.name == n.name) {
                 errs.push_fmt(
                     join(&p, "name"),
                     format_args!(
@@ -529,8 +527,6 @@ fn bgp(c: &Config, errs: &mut Errors) {
                         Quote(&n.name)
                     ),
                 );
-            } else {
-                names.insert(&n.name, i);
             }
         }
     }
@@ -833,7 +829,9 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
     ) {
         return;
     }
-    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    // Names seen so far and the path of the check that has each: at most
+    // MAX_CHECKS_PER_VIP (64), searched in order (no map type for this).
+    let mut seen: Vec<(String, &String)> = Vec::new();
     let mut names_ok = true;
     for (cp, c) in &list {
         check(v, cp, c, errs);
@@ -864,7 +862,11 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
             names_ok = false;
             continue;
         }
-        match seen.get(&name) {
+        match seen
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, first)| first)
+        {
             Some(first) => {
                 errs.push_fmt(
                     &np,
@@ -872,9 +874,7 @@ fn vip(v: &Vip, p: &str, errs: &mut Errors) {
                 );
                 names_ok = false;
             }
-            None => {
-                seen.insert(name, cp.clone());
-            }
+            None => seen.push((name, cp)),
         }
     }
     let pp = join(p, "checks_policy");
