@@ -14,7 +14,7 @@
 
 use smol::{LocalExecutor, Task};
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -196,15 +196,66 @@ async fn window(earliest: Instant, latest: Instant, join: bool) {
 /// timeout of the park the thread does anyway.
 #[derive(Default)]
 struct Timers {
-    /// (deadline, id) -> the waiting task and the latest time it may wake.
-    queue: BTreeMap<(Instant, u64), (Waker, Instant)>,
-    /// (latest, id) of every wait: the thread parks until the first.
-    latest: BTreeSet<(Instant, u64)>,
+    /// key (deadline, id), `other` the latest time it may wake, and the
+    /// waiting task.
+    queue: Deadlines,
+    /// key (latest, id), `other` the deadline, of every wait (no waker):
+    /// the thread parks until the first.
+    latest: Deadlines,
     /// (id, deadline, latest) of the waits that join another
     /// ([`sleep_window`]): one per BGP session, so a `Vec` (a second map
     /// type cost its own code: ≈ 8 KB of x86_64 release, measured).
     joining: Vec<(u64, Instant, Instant)>,
     next_id: u64,
+}
+
+/// One wait in a [`Deadlines`].
+struct Entry {
+    key: (Instant, u64),
+    other: Instant,
+    waker: Option<Waker>,
+}
+
+/// Entries sorted by key, the earliest first.
+///
+/// Why not a `BTreeMap`: each B-tree instantiation is its own code (the
+/// two of [`Timers`] cost 17 KB of the stripped mips build, measured); one type
+/// for both sorted lists is one instantiation, a few hundred bytes. A
+/// binary search finds a place in O(log n); an insert or remove moves the
+/// entries of the shorter side (a `VecDeque`): a check's next tick is
+/// queued near the end and the due wait is taken from the front, so the
+/// common moves are short, and even 1,000 VIPs' waits are a few tens of KB
+/// moved by `memmove`, less than a B-tree's node allocations.
+#[derive(Default)]
+struct Deadlines(VecDeque<Entry>);
+
+impl Deadlines {
+    /// Where `key` is (`Ok`) or would go (`Err`).
+    fn find(&self, key: &(Instant, u64)) -> Result<usize, usize> {
+        self.0.binary_search_by(|e| e.key.cmp(key))
+    }
+
+    /// Adds `e`, replacing the entry with its key if there is one.
+    fn insert(&mut self, e: Entry) {
+        match self.find(&e.key) {
+            Ok(i) => {
+                if let Some(old) = self.0.get_mut(i) {
+                    *old = e;
+                }
+            }
+            Err(i) => self.0.insert(i, e),
+        }
+    }
+
+    fn remove(&mut self, key: &(Instant, u64)) -> Option<Entry> {
+        let i = self.find(key).ok()?;
+        self.0.remove(i)
+    }
+
+    fn get_mut(&mut self, key: &(Instant, u64)) -> Option<&mut Entry> {
+        let i = self.find(key).ok()?;
+        self.0.get_mut(i)
+    }
 }
 
 /// How far before a joining wait's deadline another wait's window may
@@ -220,8 +271,16 @@ const JOIN_SCAN: usize = 16;
 
 impl Timers {
     fn insert(&mut self, id: u64, at: Instant, latest: Instant, join: bool, waker: Waker) {
-        self.queue.insert((at, id), (waker, latest));
-        self.latest.insert((latest, id));
+        self.queue.insert(Entry {
+            key: (at, id),
+            other: latest,
+            waker: Some(waker),
+        });
+        self.latest.insert(Entry {
+            key: (latest, id),
+            other: at,
+            waker: None,
+        });
         if join {
             self.joining.push((id, at, latest));
         }
@@ -235,12 +294,15 @@ impl Timers {
 
     /// Removes and returns one wait due at `now`, if any.
     fn pop_due(&mut self, now: Instant) -> Option<(u64, Waker)> {
-        let e = self.queue.first_entry().filter(|e| e.key().0 <= now)?;
-        let id = e.key().1;
-        let (waker, latest) = e.remove();
-        self.latest.remove(&(latest, id));
+        if self.queue.0.front()?.key.0 > now {
+            return None;
+        }
+        let e = self.queue.0.pop_front()?;
+        let id = e.key.1;
+        self.latest.remove(&(e.other, id));
         self.joining.retain(|j| j.0 != id);
-        Some((id, waker))
+        // Every entry of `queue` has its waker (only `latest`'s have none).
+        Some((id, e.waker?))
     }
 
     /// When the thread's park must end: the earliest `latest` of all
@@ -248,7 +310,7 @@ impl Timers {
     /// at which another wait may end too, if that is earlier. At that
     /// instant both are due, so one wake-up runs both.
     fn park_deadline(&self) -> Option<Instant> {
-        let mut d = self.latest.first()?.0;
+        let mut d = self.latest.0.front()?.key.0;
         // Bounded: one joining wait per BGP session.
         for &(id, at, latest) in &self.joining {
             d = d.min(self.meet(id, at, latest));
@@ -267,12 +329,13 @@ impl Timers {
         // before this one are few unless many checks' ticks are, and then
         // one of them wakes the thread soon anyway.
         self.queue
+            .0
             .iter()
             .take(JOIN_SCAN)
-            .skip_while(|((a, _), _)| *a < from)
-            .take_while(|((a, _), _)| *a <= latest)
-            .find(|((_, other), (_, l))| *other != id && *l >= at)
-            .map_or(latest, |((a, _), _)| (*a).max(at))
+            .skip_while(|e| e.key.0 < from)
+            .take_while(|e| e.key.0 <= latest)
+            .find(|e| e.key.1 != id && e.other >= at)
+            .map_or(latest, |e| e.key.0.max(at))
     }
 }
 
@@ -314,8 +377,8 @@ impl Future for Sleep {
                 }
             };
             match t.queue.get_mut(&(at, id)) {
-                Some((w, _)) if w.will_wake(cx.waker()) => {}
-                Some((w, _)) => w.clone_from(cx.waker()),
+                Some(Entry { waker: Some(w), .. }) if w.will_wake(cx.waker()) => {}
+                Some(e) => e.waker = Some(cx.waker().clone()),
                 None => t.insert(id, at, latest, self.join, cx.waker().clone()),
             }
             id
@@ -413,7 +476,7 @@ mod tests {
             // A wait cancelled early (as a probe's timeout when the probe ends).
             let mut cancelled = Box::pin(sleep_until(t0 + Duration::from_millis(5)));
             assert!(smol::future::poll_once(&mut cancelled).await.is_none());
-            let queued = || TIMERS.with(|t| t.borrow().queue.len());
+            let queued = || TIMERS.with(|t| t.borrow().queue.0.len());
             let before = queued();
             drop(cancelled);
             assert_eq!(queued(), before - 1);
@@ -424,7 +487,7 @@ mod tests {
         });
         assert_eq!(*order.borrow(), [10, 10, 20, 30]);
         assert!(t0.elapsed() >= Duration::from_millis(30));
-        TIMERS.with(|t| assert!(t.borrow().queue.is_empty() && t.borrow().latest.is_empty()));
+        TIMERS.with(|t| assert!(t.borrow().queue.0.is_empty() && t.borrow().latest.0.is_empty()));
     }
 
     /// A window wait ends at the first wake-up of the thread inside its

@@ -219,7 +219,7 @@ impl GrpcProbe {
         };
         let inner = self.0.clone();
         match super::blocking::pool()
-            .run(move || inner.call(addr, deadline))
+            .run_check(move || inner.call(addr, deadline))
             .await
         {
             Ok(r) => r,
