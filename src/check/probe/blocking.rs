@@ -100,7 +100,9 @@ impl Pool {
     /// Runs `f` on a worker and awaits its result. Err (with the detail a
     /// probe shows) when the queue is full, no worker can be started, or
     /// `f` panicked. (The probes' own results take [`Pool::run_check`].)
-    #[cfg(any(feature = "tls", test))]
+    /// Generic, so a build that never calls it (without `tls`: only gRPC's
+    /// `run_check` uses the pool) has none of its code; it stays compiled
+    /// for every feature set because tests/check_blocking.rs drives it.
     pub async fn run<T: Send + 'static>(
         &self,
         f: impl FnOnce() -> T + Send + 'static,
