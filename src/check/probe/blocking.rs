@@ -74,6 +74,25 @@ impl Counts {
     }
 }
 
+/// The job that runs `f` on a worker and sends its result to `done`: one
+/// piece for [`Pool::run`] and [`Pool::run_check`]. A panic in `f` sends
+/// nothing, so the waiting side sees the channel closed.
+fn work<R: Send + 'static>(
+    done: smol::channel::Sender<R>,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> Work {
+    Box::new(move |begin: &dyn Fn()| {
+        // The probe timed out while this waited: nobody wants the result.
+        if done.is_closed() {
+            return;
+        }
+        begin();
+        if let Ok(r) = std::panic::catch_unwind(AssertUnwindSafe(f)) {
+            let _ = done.try_send(r);
+        }
+    })
+}
+
 /// A fixed-size pool of threads with a bounded queue.
 pub struct Pool {
     tx: SyncSender<Job>,
@@ -108,17 +127,7 @@ impl Pool {
         f: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, String> {
         let (done, result) = smol::channel::bounded(1);
-        let job: Work = Box::new(move |begin: &dyn Fn()| {
-            // The probe timed out while this waited: nobody wants the result.
-            if done.is_closed() {
-                return;
-            }
-            begin();
-            if let Ok(r) = std::panic::catch_unwind(AssertUnwindSafe(f)) {
-                let _ = done.try_send(r);
-            }
-        });
-        self.submit(job)?;
+        self.submit(work(done, f))?;
         result
             .recv()
             .await
@@ -136,21 +145,13 @@ impl Pool {
         f: impl FnOnce() -> CheckResult + Send + 'static,
     ) -> Result<CheckResult, String> {
         let (done, result) = smol::channel::bounded::<Msg>(1);
-        let job: Work = Box::new(move |begin: &dyn Fn()| {
-            // The probe timed out while this waited: nobody wants the result.
-            if done.is_closed() {
-                return;
-            }
-            begin();
-            if let Ok(r) = std::panic::catch_unwind(AssertUnwindSafe(f)) {
-                let _ = done.try_send(Msg::Result(CheckRun {
-                    check: CheckId(0),
-                    result: r,
-                    trigger: None,
-                }));
-            }
-        });
-        self.submit(job)?;
+        self.submit(work(done, move || {
+            Msg::Result(CheckRun {
+                check: CheckId(0),
+                result: f(),
+                trigger: None,
+            })
+        }))?;
         match result.recv().await {
             Ok(Msg::Result(run)) => Ok(run.result),
             // Only the job above sends, and only a result.
