@@ -38,14 +38,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/pathosd-hot.XXXXXX")
 trap 'cleanup_pids; rm -rf "$tmp"' EXIT
 net=127.168.0
 port=$((1179 + $$ % 800))
-cat >"$tmp/bird.conf" <<EOF
-router id $net.1;
-protocol device { }
-protocol bgp from_pathosd {
-  local $net.1 port $port as 65000; neighbor $net.2 port $port as 65001;
-  multihop; strict bind on; passive on; ipv4 { import all; export none; };
-}
-EOF
+router_bird_conf "$net" "$port" from_pathosd 2 65001 >"$tmp/bird.conf"
 bird -f -c "$tmp/bird.conf" -s "$tmp/bird.ctl" -P "$tmp/bird.pid" 2>"$tmp/bird.log" &
 pids+=("$!")
 wait_ctl "$tmp/bird.ctl"

@@ -1,8 +1,9 @@
 # shellcheck shell=bash
-# Sourced by the benches: process bookkeeping, BIRD helpers and the
-# one-neighbor pathosd config shared by convergence.sh, compare.sh, size.sh
-# and hot-text.sh. The sourcing script owns `pids` (every
-# process it started; `cleanup_pids` stops them by PID) and sets `birdc`.
+# Sourced by the benches: process bookkeeping, BIRD helpers, and the router
+# BIRD and one-neighbor pathosd configs shared by convergence.sh,
+# compare.sh, idle-parts.sh, size.sh and hot-text.sh. The sourcing script
+# owns `pids` (every process it started; `cleanup_pids` stops them by PID)
+# and may set `birdc`.
 
 pids=()
 
@@ -63,6 +64,26 @@ wait_ctl() {
   done
   echo "BIRD at $sock did not come up" >&2
   return 1
+}
+
+# The router BIRD of size.sh's RSS run and hot-text.sh's runs: router id
+# $1.1, and for each (NAME SUFFIX ASN) after the port $2 a passive
+# multihop session `protocol bgp NAME` from $1.SUFFIX (AS ASN) on that
+# port, AS 65000 here, importing all and exporting nothing. Printed on
+# stdout.
+router_bird_conf() {
+  local net=$1 port=$2
+  shift 2
+  printf 'router id %s.1;\nprotocol device { }\n' "$net"
+  while [ "$#" -ge 3 ]; do
+    cat <<EOF
+protocol bgp $1 {
+  local $net.1 port $port as 65000; neighbor $net.$2 port $port as $3;
+  multihop; strict bind on; passive on; ipv4 { import all; export none; };
+}
+EOF
+    shift 3
+  done
 }
 
 # The pathosd config of size.sh's RSS run and hot-text.sh's runs: router

@@ -161,18 +161,7 @@ mkdir -p "$tmp/router" "$tmp/pathosd" "$tmp/bird"
 # binary sits on squashfs or JFFS2/UBIFS, in 4 KiB pages.
 cp "$musl_bin" "$tmp/pathosd/pathosd"
 musl_run="$tmp/pathosd/pathosd"
-cat >"$tmp/router/bird.conf" <<EOF
-router id $net.1;
-protocol device { }
-protocol bgp from_pathosd {
-  local $net.1 port $port as 65000; neighbor $net.2 port $port as 65001;
-  multihop; strict bind on; passive on; ipv4 { import all; export none; };
-}
-protocol bgp from_bird {
-  local $net.1 port $port as 65000; neighbor $net.3 port $port as 65002;
-  multihop; strict bind on; passive on; ipv4 { import all; export none; };
-}
-EOF
+router_bird_conf "$net" "$port" from_pathosd 2 65001 from_bird 3 65002 >"$tmp/router/bird.conf"
 one_neighbor_config "$net" "$port" \
 	'{ "name": "v1", "prefix": "10.163.2.1/32", "always": true }' >"$tmp/pathosd/pathosd.json"
 cat >"$tmp/bird/bird.conf" <<EOF
