@@ -8,7 +8,7 @@
 #   http       pathosd with one HTTP-checked VIP at 1 s (the default check:
 #              a new connection per probe);
 #   keepalive  the same with `keep_alive: true` (one connection reused);
-# and two floors, C programs that run during the window:
+# and two floors, one C program (two modes) that runs during the window:
 #   floor      a loop that only sleeps, waking WAKES times a second
 #              (nanosleep): the cost of a thread waking up at all;
 #   HTTP floor the default check's exchange once a second with blocking
@@ -100,35 +100,13 @@ for _ in $(seq 1 50); do
 done
 [ -s "$tmp/backend.stamp" ] || { echo "idle-parts.sh: the HTTP backend did not start:" >&2; cat "$tmp/backend.err" >&2; exit 1; }
 
-# The floor program: WAKES nanosleeps a second for the window, then its
-# CPU per wake-up (process CPU clock, after a first sleep).
+# The floors, one C program. `floor sleep RATE SECS`: RATE nanosleeps a
+# second for SECS s, then its CPU per wake-up (µs) and per 60 s (ms).
+# `floor http ADDR PORT SECS`: the default check's exchange once a second
+# with blocking sockets (socket, connect, request, read the status line,
+# close, sleep), then its CPU per 60 s (ms) and the answers counted. The
+# CPU counts from after the first round (process CPU clock).
 cat >"$tmp/floor.c" <<'EOF'
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
-static double cpu_ns(void) {
-  struct timespec c;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
-  return c.tv_sec * 1e9 + c.tv_nsec;
-}
-int main(int argc, char **argv) {
-  long rate = argc > 2 ? atol(argv[1]) : 0, secs = argc > 2 ? atol(argv[2]) : 0;
-  if (rate < 1 || rate > 1000 || secs < 1 || secs > 3600) return 2;
-  struct timespec ts = {0, 1000000000L / rate};
-  if (rate == 1) { ts.tv_sec = 1; ts.tv_nsec = 0; }
-  nanosleep(&ts, 0);
-  double a = cpu_ns();
-  long n = rate * secs;
-  for (long i = 0; i < n; i++) nanosleep(&ts, 0);
-  printf("%.1f %.1f\n", (cpu_ns() - a) / 1e3 / n, (cpu_ns() - a) / 1e6 * 60 / secs);
-  return 0;
-}
-EOF
-cc -O2 -o "$tmp/floor" "$tmp/floor.c"
-# The HTTP floor: the default check's exchange once a second with blocking
-# sockets and nothing else (socket, connect, request, read the status line,
-# close, sleep): what any prober pays for a new connection per probe here.
-cat >"$tmp/floor_http.c" <<'EOF'
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -142,29 +120,41 @@ static double cpu_ns(void) {
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
   return c.tv_sec * 1e9 + c.tv_nsec;
 }
+/* One GET on a new connection: 1 if the status line says 200. */
+static int exchange(const struct sockaddr_in *sa, const char *req, int len) {
+  char buf[4096];
+  int ok = 0, s = socket(AF_INET, SOCK_STREAM, 0);
+  if (s >= 0 && connect(s, (const struct sockaddr *)sa, sizeof *sa) == 0 && write(s, req, len) == len &&
+      read(s, buf, sizeof buf) > 12 && memcmp(buf, "HTTP/1.1 200", 12) == 0)
+    ok = 1;
+  if (s >= 0) close(s);
+  return ok;
+}
 int main(int argc, char **argv) {
-  long secs = argc > 3 ? atol(argv[3]) : 0;
-  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(argc > 3 ? atoi(argv[2]) : 0)};
-  if (argc < 4 || inet_pton(AF_INET, argv[1], &sa.sin_addr) != 1 || secs < 1 || secs > 3600) return 2;
-  char req[256], buf[4096];
-  int len = snprintf(req, sizeof req, "GET / HTTP/1.1\r\nHost: %s:%s\r\nConnection: close\r\n\r\n", argv[1], argv[2]);
-  struct timespec ts = {1, 0};
-  double a = cpu_ns();
-  long ok = 0;
-  for (long i = 0; i <= secs; i++) {
+  int http = argc == 5 && strcmp(argv[1], "http") == 0;
+  long rate = http ? 1 : argc == 4 ? atol(argv[2]) : 0, secs = atol(argv[argc - 1]);
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(http ? atoi(argv[3]) : 0)};
+  if (rate < 1 || rate > 1000 || secs < 1 || secs > 3600 || (http && inet_pton(AF_INET, argv[2], &sa.sin_addr) != 1))
+    return 2;
+  char req[256];
+  int len = http ? snprintf(req, sizeof req, "GET / HTTP/1.1\r\nHost: %s:%s\r\nConnection: close\r\n\r\n", argv[2], argv[3]) : 0;
+  struct timespec ts = {rate == 1, rate == 1 ? 0 : 1000000000L / rate};
+  double a = 0;
+  long ok = 0, n = rate * secs;
+  for (long i = 0; i <= n; i++) {
     if (i == 1) a = cpu_ns();
-    int s = socket(AF_INET, SOCK_STREAM, 0);
-    if (s >= 0 && connect(s, (struct sockaddr *)&sa, sizeof sa) == 0 && write(s, req, len) == len &&
-        read(s, buf, sizeof buf) > 12 && memcmp(buf, "HTTP/1.1 200", 12) == 0)
-      ok++;
-    if (s >= 0) close(s);
+    if (http) ok += exchange(&sa, req, len);
     nanosleep(&ts, 0);
   }
-  printf("%.1f %ld\n", (cpu_ns() - a) / 1e6 * 60 / secs, ok);
+  double used = cpu_ns() - a;
+  if (http)
+    printf("%.1f %ld\n", used / 1e6 * 60 / secs, ok);
+  else
+    printf("%.1f %.1f\n", used / 1e3 / n, used / 1e6 * 60 / secs);
   return 0;
 }
 EOF
-cc -O2 -o "$tmp/floor_http" "$tmp/floor_http.c"
+cc -O2 -o "$tmp/floor" "$tmp/floor.c"
 
 declare -A pid
 i=0
@@ -236,10 +226,10 @@ snap() {
 }
 declare -A s0
 for i in $(seq 1 "$n"); do s0[$i]=$(snap "${pid[$i]}"); done
-"$tmp/floor" "$wakes" "$idle_secs" >"$tmp/floor.out" &
+"$tmp/floor" sleep "$wakes" "$idle_secs" >"$tmp/floor.out" &
 floor_pid=$!
 pids+=("$floor_pid")
-"$tmp/floor_http" "$backend" 8080 "$idle_secs" >"$tmp/floor_http.out" &
+"$tmp/floor" http "$backend" 8080 "$idle_secs" >"$tmp/floor_http.out" &
 floor_http_pid=$!
 pids+=("$floor_http_pid")
 sleep "$idle_secs"
