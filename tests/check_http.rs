@@ -341,7 +341,7 @@ impl Backend {
         use std::io::{Read, Write};
         use std::sync::atomic::Ordering;
         use std::sync::{Arc, Mutex};
-        let listener = std::net::TcpListener::bind((ip, port)).unwrap();
+        let listener = bind_again(ip, port);
         let port = listener.local_addr().unwrap().port();
         let accepts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let requests = Arc::new(Mutex::new(Vec::new()));
@@ -452,6 +452,26 @@ impl Backend {
             let _ = c.shutdown(std::net::Shutdown::Both);
         }
     }
+}
+
+/// Binds `ip:port`. A backend restarted on its fixed port (a restart test)
+/// may find the port still held for a moment by a socket of its previous
+/// run that the kernel is still closing (seen once in CI as AddrInUse,
+/// though std binds with SO_REUSEADDR); a restarted server process retries
+/// the same way. Bounded: 100 tries, 2 s.
+fn bind_again(ip: &str, port: u16) -> std::net::TcpListener {
+    let mut last = None;
+    for _ in 0..100 {
+        match std::net::TcpListener::bind((ip, port)) {
+            Ok(l) => return l,
+            Err(e) if port != 0 && e.kind() == std::io::ErrorKind::AddrInUse => {
+                last = Some(e);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("bind {ip}:{port}: {e}"),
+        }
+    }
+    panic!("bind {ip}:{port}: still in use after 2 s: {last:?}");
 }
 
 impl Drop for Backend {
