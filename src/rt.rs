@@ -583,22 +583,25 @@ mod tests {
         let mut t = Timers::default();
         ka(&mut t);
         assert_eq!(t.park_deadline(), Some(at(1050)));
-        // A tick whose window (875 ..= 1125 ms) is open at 1000 ms: the
-        // thread wakes at 1000 ms, both are due (before: 1050 ms).
-        let mut t = Timers::default();
-        ka(&mut t);
-        t.insert(2, at(875), at(1125), false, noop());
-        assert_eq!(t.park_deadline(), Some(at(1000)));
-        // A tick window opening inside the KEEPALIVE's (at 1030 ms): 1030.
-        let mut t = Timers::default();
-        ka(&mut t);
-        t.insert(2, at(1030), at(1280), false, noop());
-        assert_eq!(t.park_deadline(), Some(at(1030)));
-        // One opening after its window: not met, its latest as alone.
-        let mut t = Timers::default();
-        ka(&mut t);
-        t.insert(2, at(1060), at(1310), false, noop());
-        assert_eq!(t.park_deadline(), Some(at(1050)));
+        // Next to a tick's window (earliest, latest) => the park's end.
+        for (earliest, latest, park) in [
+            // Open at 1000 ms: the thread wakes at 1000 ms, both are due
+            // (before: 1050 ms).
+            (875, 1125, 1000),
+            // Opening inside the KEEPALIVE's window: when it opens.
+            (1030, 1280, 1030),
+            // Opening after its window: not met, its latest as alone.
+            (1060, 1310, 1050),
+        ] {
+            let mut t = Timers::default();
+            ka(&mut t);
+            t.insert(2, at(earliest), at(latest), false, noop());
+            assert_eq!(
+                t.park_deadline(),
+                Some(at(park)),
+                "tick {earliest}..={latest}"
+            );
+        }
         // A window that closed before 1000 ms ends the park itself first,
         // and is not a partner: once it is gone, the KEEPALIVE's latest.
         let mut t = Timers::default();
