@@ -315,8 +315,24 @@ impl Field for crate::bgp::types::Prefix {
                 errs.push(path, "required");
                 None
             }
-            Value::String(s) if s.contains('/') => match s.parse() {
-                Ok(p) => Some(p),
+            Value::String(s) if s.contains('/') => match s.parse::<Self>() {
+                // A VIP written with host bits (10.10.1.5/24) is almost always
+                // a typo for one of two things, and announcing the network
+                // while the file shows the address would hide which: ask.
+                Ok(p) => match s.split('/').next().and_then(|a| a.parse::<IpAddr>().ok()) {
+                    Some(written) if written != p.addr() => {
+                        errs.push_fmt(
+                            path,
+                            format_args!(
+                                "{} has host bits set: write {} for the address or {p} for the network",
+                                show(v),
+                                Self::host(written)
+                            ),
+                        );
+                        None
+                    }
+                    _ => Some(p),
+                },
                 Err(e) => type_error(v, path, errs, &format!("a valid prefix ({e})")),
             },
             _ => type_error(v, path, errs, "a prefix such as 192.0.2.1/32"),

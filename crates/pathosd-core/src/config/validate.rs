@@ -1898,10 +1898,25 @@ mod tests {
                 ),
                 (
                     "/vips/2",
-                    json!({"name": "net2", "prefix": "192.0.2.1/24", "always": true}),
+                    json!({"name": "net2", "prefix": "192.0.2.0/24", "always": true}),
                 ),
             ],
             "vips[2].prefix: duplicate prefix 192.0.2.0/24 (also vips[1].prefix)",
+        );
+        // Host bits name both readings instead of announcing the network.
+        one(
+            &[(
+                "/vips/1",
+                json!({"name": "net", "prefix": "10.10.1.5/24", "always": true}),
+            )],
+            "vips[1].prefix: \"10.10.1.5/24\" has host bits set: write 10.10.1.5/32 for the address or 10.10.1.0/24 for the network",
+        );
+        one(
+            &[(
+                "/vips/1",
+                json!({"name": "net", "prefix": "2001:db8::1/64", "always": true}),
+            )],
+            "vips[1].prefix: \"2001:db8::1/64\" has host bits set: write 2001:db8::1/128 for the address or 2001:db8::/64 for the network",
         );
         one(
             &[(&format!("{v}/prefix"), Value::Null)],
