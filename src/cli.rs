@@ -7,15 +7,17 @@ use std::path::PathBuf;
 
 const USAGE: &str = "\
 usage: pathosd run --config FILE [--format json|uci] [--debug]
-       pathosd validate --config FILE [--format json|uci]
-       pathosd convert --config FILE [--format json|uci]
+       pathosd validate --config FILE|- [--format json|uci]
+       pathosd convert --config FILE|- [--format json|uci]
        pathosd --version
 
   run       load and validate FILE, then run the daemon
   validate  check FILE and list every error
   convert   print FILE (for example /etc/config/pathosd) as v1 JSON
 
-FILE is JSON or UCI, told apart by its content unless --format says.
+FILE is JSON or UCI, told apart by its content unless --format says;
+- reads it from standard input, for example staged changes:
+  uci export pathosd | pathosd validate --config -
 Exit status: 0 ok, 1 invalid configuration, 2 usage error.";
 
 /// Exit statuses.
@@ -120,6 +122,10 @@ fn parse_flags(command: Command, args: &[String]) -> Result<Invocation, String> 
         Command::Convert => "convert",
     };
     let config = config.ok_or_else(|| format!("{name} needs --config FILE"))?;
+    // The daemon rereads its file on SIGHUP: standard input cannot be reread.
+    if command == Command::Run && config.as_os_str() == "-" {
+        return Err("run needs a file, not - (it rereads the file on reload)".into());
+    }
     Ok(Invocation::Config {
         command,
         config,
@@ -163,12 +169,21 @@ pub fn main(args: Vec<OsString>) -> i32 {
             // Before loading: the loader's large buffers are the first to
             // be freed.
             crate::sys::fix_mmap_threshold();
-            let mut cfg = match config::load_config(&path, format) {
+            let loaded = if path.as_os_str() == "-" {
+                read_stdin()
+                    .and_then(|text| config::load_str(&text, format, &config::env::process_env))
+            } else {
+                config::load_config(&path, format)
+            };
+            let mut cfg = match loaded {
                 Ok(c) => c,
                 Err(errs) => {
+                    let from = match path.to_str() {
+                        Some("-") => "standard input".into(),
+                        _ => path.display().to_string(),
+                    };
                     eprintln!(
-                        "pathosd: {}: invalid configuration ({} error{}):",
-                        path.display(),
+                        "pathosd: {from}: invalid configuration ({} error{}):",
                         errs.len(),
                         if errs.len() == 1 { "" } else { "s" }
                     );
@@ -204,6 +219,35 @@ pub fn main(args: Vec<OsString>) -> i32 {
                 }
             }
         }
+    }
+}
+
+/// The configuration from standard input, bounded as a file is.
+fn read_stdin() -> Result<String, Vec<config::ConfigError>> {
+    use std::io::Read;
+    let max = config::load::MAX_FILE_BYTES;
+    let mut buf = Vec::new();
+    let read = std::io::stdin()
+        .lock()
+        .take(u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1))
+        .read_to_end(&mut buf);
+    let fail = |message: String| {
+        vec![config::ConfigError {
+            path: String::new(),
+            message,
+        }]
+    };
+    match read {
+        Err(e) => Err(fail(format!("reading standard input: {e}"))),
+        Ok(_) if buf.len() > max => Err(fail(format!(
+            "standard input is larger than the limit of {max} bytes (4 MiB)"
+        ))),
+        Ok(_) => String::from_utf8(buf).map_err(|e| {
+            fail(format!(
+                "standard input is not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ))
+        }),
     }
 }
 
@@ -274,6 +318,14 @@ mod tests {
         assert_eq!(
             p(&["validate", "-c", "a", "extra"]),
             Err("unexpected argument \"extra\"".into())
+        );
+        assert_eq!(
+            p(&["run", "-c", "-"]),
+            Err("run needs a file, not - (it rereads the file on reload)".into())
+        );
+        assert_eq!(
+            p(&["validate", "-c", "-"]),
+            Ok(cfg(Command::Validate, "-", None, false))
         );
         assert_eq!(
             p(&["--version", "x"]),

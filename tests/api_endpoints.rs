@@ -804,3 +804,43 @@ fn api_token_guards_changes_not_reads() {
         assert_eq!(req(addr, "GET", p).status, 200, "{p}");
     }
 }
+
+/// `/status` with a query is one page of the VIPs with their counts (the
+/// same as ubus `status`); without one it stays the whole document.
+#[test]
+fn status_pages_and_filters() {
+    let (_owner, addr) = setup(19);
+    let r = req(addr, "GET", "/status?state=withdrawn&compact=1");
+    assert_eq!(r.status, 200, "{}", r.body);
+    let v = r.json();
+    assert_eq!(v["vips_matched"], 1);
+    assert_eq!(v["vips"][0]["name"], "db");
+    assert!(v["vips"][0].get("checks").is_none());
+    assert_eq!(v["vip_counts"]["total"], 3);
+    assert_eq!(v["router_id"], "10.0.0.1");
+    // Percent-encoded and '+' for a space, as a browser's form sends them.
+    let v = req(addr, "GET", "/status?search=%3Cb%3Eevil&limit=5").json();
+    assert_eq!(v["vips"][0]["prefix"], "2001:db8::1/128");
+    let v = req(addr, "GET", "/status?search=no+such+vip").json();
+    assert_eq!(v["vips"], Value::Array(Vec::new()));
+    let v = req(addr, "GET", "/status?offset=0&limit=2").json();
+    assert_eq!(v["vips"].as_array().unwrap().len(), 2);
+    assert_eq!(v["next_offset"], 2);
+    assert!(req(addr, "GET", "/status")
+        .json()
+        .get("vip_counts")
+        .is_none());
+    for bad in [
+        "/status?limit=5000",
+        "/status?state=up",
+        "/status?colour=red",
+        "/status?search=%zz",
+    ] {
+        let r = req(addr, "GET", bad);
+        assert_eq!(r.status, 400, "{bad}: {}", r.body);
+    }
+    assert_eq!(
+        req(addr, "GET", "/status?limit=x").json()["error"],
+        "limit: expected a number from 0 to 1000"
+    );
+}

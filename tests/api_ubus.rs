@@ -73,12 +73,76 @@ fn status_and_vip() {
             .await
             .unwrap()
             .unwrap();
-        // Through blobmsg and back, the document is the /status one.
-        assert_eq!(got, status_json(&snapshot()));
+        // Through blobmsg and back, the document is the /status one (every
+        // VIP fits the first page) with the page's counts.
+        let mut whole = status_json(&snapshot());
+        let m = whole.as_object_mut().unwrap();
+        m.insert(
+            "vip_counts".into(),
+            json!({"total": 3, "announced": 1, "pessimized": 1, "withdrawn": 1,
+                   "healthy": 2, "unhealthy": 1, "drained": 1}),
+        );
+        m.insert("vips_matched".into(), json!(3));
+        m.insert("offset".into(), json!(0));
+        m.insert("limit".into(), json!(100));
+        m.insert("next_offset".into(), json!(null));
+        assert_eq!(got, whole);
         assert_eq!(
             got["vips"][0]["checks"][0]["last_check_duration_ms"],
             12.345
         );
+        // Filters, a compact page and the counts alone.
+        let got = c
+            .call(
+                "pathosd",
+                "status",
+                json!({"state": "withdrawn", "compact": true}),
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got["vips_matched"], 1);
+        assert_eq!(got["vips"][0]["name"], "db");
+        assert!(got["vips"][0].get("checks").is_none());
+        let got = c
+            .call(
+                "pathosd",
+                "status",
+                json!({"search": "EVIL", "health": "healthy"}),
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got["vips"][0]["prefix"], "2001:db8::1/128");
+        let got = c
+            .call("pathosd", "status", json!({"limit": 0}))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got["vips"], json!([]));
+        assert_eq!(got["vip_counts"]["total"], 3);
+        assert_eq!(got["next_offset"], json!(null));
+        let got = c
+            .call("pathosd", "status", json!({"offset": 1, "limit": 1}))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got["vips"][0]["name"], "db");
+        assert_eq!(got["next_offset"], 2);
+        for bad in [
+            json!({"limit": 1001}),
+            json!({"state": "up"}),
+            json!({"health": 1}),
+            json!({"offset": "x"}),
+            json!({"colour": "red"}),
+            json!({"search": "x".repeat(129)}),
+        ] {
+            assert_eq!(
+                c.call("pathosd", "status", bad.clone()).await,
+                Err(INVALID_ARGUMENT),
+                "{bad}"
+            );
+        }
 
         let v = c
             .call("pathosd", "vip", json!({"name": "db"}))
@@ -108,6 +172,190 @@ fn status_and_vip() {
             c.call("pathosd", "frobnicate", json!({})).await,
             Err(METHOD_NOT_FOUND)
         );
+    });
+}
+
+/// 10,000 VIPs with three checks each: about 15 MB of status, fifteen times
+/// what ubusd carries in one message. Every method answers, and paging
+/// through `next_offset` returns every VIP once, in order.
+#[test]
+fn every_method_answers_at_10000_vips() {
+    let dir = TempDir::new("scale");
+    let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
+    pathosd::rt::block_on(async {
+        let r = start(&dir.sock(), Duration::from_millis(1)).await;
+        {
+            let mut s = r.owner.snapshot.lock().unwrap();
+            let model = s.vips[0].clone();
+            s.vips = (0..10_000u32)
+                .map(|i| {
+                    let mut v = model.clone();
+                    v.name = format!("vip{i:05}");
+                    v.prefix = format!("10.{}.{}.1/32", i / 256, i % 256);
+                    v.state = ["announced", "withdrawn"][(i % 2) as usize];
+                    v
+                })
+                .collect();
+        }
+        let mut c = Caller::connect(broker.path()).await;
+        let mut names = Vec::new();
+        let mut offset = 0u64;
+        let mut pages = 0;
+        let mut cut_early = false;
+        // Bounded: 10,000 VIPs at no fewer than 100 a page.
+        while pages < 100 {
+            let got = c
+                .call(
+                    "pathosd",
+                    "status",
+                    json!({"offset": offset, "limit": 1000}),
+                )
+                .await
+                .unwrap()
+                .unwrap();
+            pages += 1;
+            let vips = got["vips"].as_array().unwrap();
+            assert!(!vips.is_empty());
+            assert_eq!(got["vip_counts"]["total"], 10_000);
+            assert_eq!(got["vip_counts"]["withdrawn"], 5_000);
+            names.extend(vips.iter().map(|v| v["name"].as_str().unwrap().to_string()));
+            match got["next_offset"].as_u64() {
+                Some(next) => {
+                    assert_eq!(next, offset + vips.len() as u64);
+                    cut_early |= vips.len() < 1000;
+                    offset = next;
+                }
+                None => break,
+            }
+        }
+        assert_eq!(names.len(), 10_000, "after {pages} pages");
+        assert!(names
+            .iter()
+            .enumerate()
+            .all(|(i, n)| *n == format!("vip{i:05}")));
+        assert!(
+            cut_early,
+            "1000 VIPs with checks are over 1 MiB: the page ends early"
+        );
+        // The default page, the counts alone, and a filter over all of them.
+        let got = c
+            .call("pathosd", "status", json!({}))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got["vips"].as_array().unwrap().len(), 100);
+        assert_eq!(got["next_offset"], 100);
+        let got = c
+            .call(
+                "pathosd",
+                "status",
+                json!({"search": "vip0999", "compact": true}),
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got["vips_matched"], 10);
+        // One VIP, a check trigger and a drain on the last VIP.
+        let v = c
+            .call("pathosd", "vip", json!({"name": "vip09999"}))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(v["prefix"], "10.39.15.1/32");
+        let v = c
+            .call("pathosd", "check", json!({"vip": "vip09999"}))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(v["vip"], "vip09999");
+        let v = c
+            .call(
+                "pathosd",
+                "drain",
+                json!({"vip": "vip09999", "enable": true}),
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(v["drain"], true);
+    });
+}
+
+/// `validate` runs the daemon's loader on what it is given: rpcd's `uci get`
+/// values (LuCI's staged sections) or v1 JSON. Errors are the reply, named
+/// by section and option; what is not a configuration is INVALID_ARGUMENT.
+#[test]
+fn validate_checks_a_given_configuration() {
+    let dir = TempDir::new("validate");
+    let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
+    pathosd::rt::block_on(async {
+        let _r = start(&dir.sock(), Duration::from_millis(1)).await;
+        let mut c = Caller::connect(broker.path()).await;
+        let values = |prefix: &str| {
+            json!({
+                "main": {".type": "pathosd", ".name": "main", ".anonymous": false, ".index": 0,
+                         "asn": "65001", "router_id": "10.0.0.1", "listen_port": "-1"},
+                "bird": {".type": "neighbor", ".name": "bird", ".anonymous": false, ".index": 1,
+                         "address": "127.0.0.1", "peer_asn": "65000", "passive": "1"},
+                "web": {".type": "vip", ".name": "web", ".anonymous": false, ".index": 2,
+                        "prefix": prefix},
+                "web_tcp": {".type": "check", ".name": "web_tcp", ".anonymous": false, ".index": 3,
+                            "vip": "web", "type": "tcp", "port": "8081",
+                            "send": "PING", "expect": "PONG"}
+            })
+        };
+        let got = c
+            .call(
+                "pathosd",
+                "validate",
+                json!({"uci": values("10.10.1.5/24")}),
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got["valid"], false);
+        let errors: Vec<&str> = got["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            errors,
+            vec![
+                "vip 'web' option prefix: \"10.10.1.5/24\" has host bits set: write 10.10.1.5/32 for the address or 10.10.1.0/24 for the network",
+                "neighbor 'bird' option passive: a passive neighbor can never connect: bgp.listen_port is -1 (no listener)",
+            ]
+        );
+        let mut ok = values("10.10.1.5/32");
+        ok["bird"].as_object_mut().unwrap().remove("passive");
+        let got = c
+            .call("pathosd", "validate", json!({"uci": ok}))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got, json!({"valid": true, "errors": []}));
+        let got = c
+            .call(
+                "pathosd",
+                "validate",
+                json!({"config": {"router": {"asn": 65001, "router_id": "10.0.0.1"}}}),
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got["valid"], false);
+        for bad in [
+            json!({}),
+            json!({"uci": "x"}),
+            json!({"uci": {}, "config": {}}),
+        ] {
+            assert_eq!(
+                c.call("pathosd", "validate", bad.clone()).await,
+                Err(INVALID_ARGUMENT),
+                "{bad}"
+            );
+        }
     });
 }
 

@@ -326,3 +326,53 @@ config check 'web_tcp'
         ]
     );
 }
+
+/// `--config -` reads standard input, so that `uci export pathosd | pathosd
+/// validate --config -` checks staged changes before `uci commit`; `run`
+/// refuses it (it rereads its file on reload).
+#[test]
+fn validate_and_convert_read_standard_input() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let piped = |args: &[&str], input: &[u8]| {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .env_clear()
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let uci = std::fs::read_to_string(example("pathosd.uci")).unwrap();
+    let out = piped(&["validate", "--config", "-"], uci.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "configuration is valid\n");
+    let out = piped(&["convert", "-c", "-"], uci.as_bytes());
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains("\"router_id\""));
+
+    let bad = "config pathosd 'main'\n\toption asn '65001'\n\toption router_id '10.0.0.1'\n\
+               config neighbor 'n'\n\toption address '127.0.0.1'\n\toption peer_asn '65000'\n\
+               config vip 'web'\n\toption prefix '10.10.1.5/24'\n\toption always '1'\n";
+    let out = piped(&["validate", "--config", "-"], bad.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "pathosd: standard input: invalid configuration (1 error):\n\
+         vip 'web' option prefix (line 8): \"10.10.1.5/24\" has host bits set: \
+         write 10.10.1.5/32 for the address or 10.10.1.0/24 for the network\n"
+    );
+    let out = piped(
+        &["validate", "--config", "-"],
+        b"config pathosd 'main'\n\xff\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("standard input is not UTF-8 text (invalid byte at offset 22)")
+    );
+    let out = run(&["run", "--config", "-"]);
+    assert_eq!(out.status.code(), Some(2));
+}

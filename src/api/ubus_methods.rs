@@ -4,17 +4,22 @@
 //!
 //! | method | arguments | reply |
 //! |---|---|---|
-//! | `status` | — | the `/status` document |
+//! | `status` | `offset`, `limit`, `search`, `state`, `health`, `compact` (all optional) | the `/status` document with one page of the VIPs, their counts and `next_offset` |
 //! | `vip` | `name` | one VIP as in `/status` |
 //! | `check` | `vip`, `check` (optional) | the HTTP trigger's answer |
 //! | `drain` | `vip`, `enable` | `{vip, drain, state}` |
 //! | `reload` | — | `{reloaded: true}` |
+//! | `validate` | `uci` (rpcd's `uci get` values) or `config` (v1 JSON) | `{valid, errors}` |
 
 use super::control::{ApiError, ControlHandle, Quoted};
 use super::routes::DEFAULT_OWNER_TIMEOUT;
-use super::status::{self, Obj};
+use super::status::{self, Obj, StatusQuery};
+use crate::config::load::{load_str, load_uci_values, Format};
 use crate::logging::utc_timestamp;
+use crate::ubus::blob::encoded_len;
+use crate::ubus::msg::UBUS_MAX_MSGLEN;
 use crate::ubus::{Requests, UbusStatus};
+use pathosd_core::api::model::Snapshot;
 use serde_json::Value;
 use smol::future::FutureExt;
 use smol::lock::Semaphore;
@@ -79,11 +84,12 @@ pub async fn call(
     limit: Duration,
 ) -> Result<Value, UbusStatus> {
     match method {
-        "status" => ctl
-            .snapshot(limit)
-            .await
-            .map(|s| status::status_json(&s))
-            .map_err(|e| ubus_error(&e)),
+        "status" => {
+            let q = status_query(args)?;
+            let s = ctl.snapshot(limit).await.map_err(|e| ubus_error(&e))?;
+            Ok(status_page(&s, &q))
+        }
+        "validate" => validate(args),
         "vip" => {
             let name = str_arg(args, "name")?;
             let s = ctl.snapshot(limit).await.map_err(|e| ubus_error(&e))?;
@@ -154,6 +160,65 @@ pub async fn call(
         }
         _ => Err(UbusStatus::MethodNotFound),
     }
+}
+
+/// The arguments of `status`; an unknown one or a bad value is
+/// INVALID_ARGUMENT (logged at debug level: a caller's mistake).
+fn status_query(args: &Value) -> Result<StatusQuery, UbusStatus> {
+    let mut q = StatusQuery::default();
+    if let Value::Object(m) = args {
+        for (k, v) in m {
+            q.set(k, v).map_err(|e| {
+                log::debug!("ubus: status: {e}");
+                UbusStatus::InvalidArgument
+            })?;
+        }
+    }
+    Ok(q)
+}
+
+/// Room kept in a reply for the message header and its other attributes.
+const REPLY_MARGIN: usize = 16 * 1024;
+
+/// `status` with as many VIPs of the page as fit one ubus message: ubusd
+/// refuses messages over 1 MiB (about 700 VIPs with their checks), so the
+/// page ends early and `next_offset` says where the next one starts.
+fn status_page(s: &Snapshot, q: &StatusQuery) -> Value {
+    let empty = StatusQuery {
+        limit: 0,
+        ..q.clone()
+    };
+    let base = encoded_len(&status::status_page_json(s, &empty, &mut |_| true));
+    let mut room = UBUS_MAX_MSGLEN.saturating_sub(REPLY_MARGIN + base);
+    status::status_page_json(s, q, &mut |vip| {
+        let n = encoded_len(vip);
+        let fits = n <= room;
+        room = room.saturating_sub(n);
+        fits
+    })
+}
+
+/// `validate`: the daemon's own loading and validation, as a reload would
+/// run it, on a configuration the caller hands over instead of the file:
+/// LuCI's staged sections (`uci`, as rpcd's `uci get` returns them) or a v1
+/// JSON object (`config`). Either way the answer is a reply, not an error
+/// status, so that the errors reach the caller.
+fn validate(args: &Value) -> Result<Value, UbusStatus> {
+    let lookup = &pathosd_core::config::env::process_env;
+    let loaded = match (args.get("uci"), args.get("config")) {
+        (Some(v @ Value::Object(_)), None) => load_uci_values(v, lookup),
+        (None, Some(v @ Value::Object(_))) => load_str(&v.to_string(), Some(Format::Json), lookup),
+        _ => return Err(UbusStatus::InvalidArgument),
+    };
+    let errors: Vec<Value> = match loaded {
+        Ok(_) => Vec::new(),
+        Err(errs) => errs.iter().map(|e| e.to_string().into()).collect(),
+    };
+    log::debug!("ubus: validate: {} errors", errors.len());
+    Ok(Obj::default()
+        .put("valid", errors.is_empty().into())
+        .put("errors", errors.into())
+        .done())
 }
 
 /// Serves calls from [`crate::ubus::UbusClient`] until its request channel

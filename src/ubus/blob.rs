@@ -463,6 +463,16 @@ fn put_value(out: &mut Vec<u8>, v: &BlobValue) -> Result<(), BlobError> {
     Ok(())
 }
 
+/// Bytes `v` takes as an unnamed element of a blobmsg array, as the reply
+/// encodes it: a page of the status is cut to fit ubusd's message limit.
+pub(crate) fn encoded_len(v: &serde_json::Value) -> usize {
+    let mut out = Vec::new();
+    match put_blobmsg(&mut out, "", &BlobValue::from_json(v)) {
+        Ok(()) => out.len(),
+        Err(_) => usize::MAX,
+    }
+}
+
 /// Appends a table body: each entry as a named blobmsg attribute.
 pub(crate) fn put_table(out: &mut Vec<u8>, t: &Table) -> Result<(), BlobError> {
     for (name, v) in t {

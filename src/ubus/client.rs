@@ -40,11 +40,22 @@ pub const EVENT_PEER: &str = "pathosd.peer";
 pub fn pathosd_methods() -> Vec<MethodSig> {
     use BlobMsgType::*;
     vec![
-        MethodSig::new("status", &[]),
+        MethodSig::new(
+            "status",
+            &[
+                ("offset", Int32),
+                ("limit", Int32),
+                ("search", String),
+                ("state", String),
+                ("health", String),
+                ("compact", BlobMsgType::BOOL),
+            ],
+        ),
         MethodSig::new("vip", &[("name", String)]),
         MethodSig::new("check", &[("vip", String), ("check", String)]),
         MethodSig::new("drain", &[("vip", String), ("enable", BlobMsgType::BOOL)]),
         MethodSig::new("reload", &[]),
+        MethodSig::new("validate", &[("uci", Table), ("config", Table)]),
     ]
 }
 

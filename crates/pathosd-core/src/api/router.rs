@@ -158,7 +158,8 @@ pub enum View {
     Page,
     Healthz,
     Readyz,
-    Status,
+    /// The whole document, or (with a query) one page of the VIPs.
+    Status(Option<status::StatusQuery>),
     Metrics,
     /// One VIP, by its (percent-decoded) name.
     Vip(String),
@@ -305,7 +306,10 @@ pub fn plan(req: &Request, token: Option<&str>) -> Step {
         Route::Page => Step::Snapshot(View::Page),
         Route::Healthz => Step::Snapshot(View::Healthz),
         Route::Readyz => Step::Snapshot(View::Readyz),
-        Route::Status => Step::Snapshot(View::Status),
+        Route::Status => match status_query(req.query.as_deref()) {
+            Ok(q) => Step::Snapshot(View::Status(q)),
+            Err(e) => Step::Answer(Response::error(400, &e), None),
+        },
         Route::Metrics => Step::Snapshot(View::Metrics),
         Route::Vip(raw) => match pct_decode(raw) {
             Some(name) => Step::Snapshot(View::Vip(name)),
@@ -330,6 +334,23 @@ pub fn plan(req: &Request, token: Option<&str>) -> Step {
             None => bad_name(),
         },
     }
+}
+
+/// `/status?offset=…&limit=…&search=…&state=…&health=…&compact=1`: one page
+/// of the VIPs ([`status::StatusQuery`]); no query: the whole document, as
+/// the Go pathosd's consumers expect.
+fn status_query(query: Option<&str>) -> Result<Option<status::StatusQuery>, String> {
+    let Some(query) = query.filter(|q| !q.is_empty()) else {
+        return Ok(None);
+    };
+    let mut q = status::StatusQuery::default();
+    for kv in query.split('&').filter(|kv| !kv.is_empty()) {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        // A form sends a space as '+'.
+        let v = pct_decode(&v.replace('+', " ")).ok_or_else(|| format!("{k}: bad encoding"))?;
+        q.set(k, &Value::String(v))?;
+    }
+    Ok(Some(q))
 }
 
 /// The answer to `view` from the owner's snapshot (or its refusal).
@@ -360,7 +381,10 @@ pub fn answer_snapshot(view: &View, s: Result<&Snapshot, &ApiError>) -> Response
             let (ready, v) = status::ready_json(s);
             Response::json(if ready { 200 } else { 503 }, &v)
         }
-        View::Status => Response::json(200, &status::status_json(s)),
+        View::Status(None) => Response::json(200, &status::status_json(s)),
+        View::Status(Some(q)) => {
+            Response::json(200, &status::status_page_json(s, q, &mut |_| true))
+        }
         View::Metrics => Response::new(
             200,
             "text/plain; version=0.0.4; charset=utf-8",

@@ -206,8 +206,13 @@ pub fn vip_json(v: &VipView) -> Value {
         .done()
 }
 
-/// The whole `/status` document (also ubus `status`).
+/// The whole `/status` document.
 pub fn status_json(s: &Snapshot) -> Value {
+    status_json_with(s, s.vips.iter().map(vip_json).collect())
+}
+
+/// The document with `vips` given (all of them, or a page).
+fn status_json_with(s: &Snapshot, vips: Value) -> Value {
     Obj::default()
         .put("router_id", s.router_id.clone().into())
         .put("asn", s.asn.into())
@@ -215,13 +220,188 @@ pub fn status_json(s: &Snapshot) -> Value {
         .put("start_time", utc_timestamp(s.start_time).into())
         .put("uptime_seconds", s.uptime.as_secs().into())
         .put("peers", s.peers.iter().map(peer_json).collect())
-        .put("vips", s.vips.iter().map(vip_json).collect())
+        .put("vips", vips)
         .put(
             "last_reload",
             s.last_reload.as_ref().map(reload_json).into(),
         )
         .put("blocking_pool", pool_json(&s.blocking_pool))
         .done()
+}
+
+/// Most VIPs one page of the status holds (`limit`).
+pub const MAX_PAGE: usize = 1000;
+/// VIPs a page holds when the caller does not say (`limit`).
+pub const DEFAULT_PAGE: usize = 100;
+/// Longest `search` text, in bytes: VIP names are at most 64 characters and
+/// prefixes shorter.
+const MAX_SEARCH: usize = 128;
+
+/// A page of the VIPs, as the ubus `status` method's arguments and the
+/// query of `GET /status?…` ask for it: at 10,000 VIPs the whole document
+/// is about 15 MB, over ubusd's 1 MiB message limit and more than a
+/// browser page wants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusQuery {
+    pub offset: usize,
+    pub limit: usize,
+    /// Lower case; matches a VIP whose name or prefix contains it.
+    pub search: Option<String>,
+    /// withdrawn, announced or pessimized.
+    pub state: Option<&'static str>,
+    /// true: healthy only; false: unhealthy only.
+    pub healthy: Option<bool>,
+    /// VIPs without their `checks` list.
+    pub compact: bool,
+}
+
+impl Default for StatusQuery {
+    fn default() -> StatusQuery {
+        StatusQuery {
+            offset: 0,
+            limit: DEFAULT_PAGE,
+            search: None,
+            state: None,
+            healthy: None,
+            compact: false,
+        }
+    }
+}
+
+impl StatusQuery {
+    /// Sets one argument. Numbers and booleans may be JSON numbers and
+    /// booleans (ubus) or text (an HTTP query); anything else is an error
+    /// naming the argument and what it takes.
+    pub fn set(&mut self, key: &str, v: &Value) -> Result<(), String> {
+        let text = v.as_str();
+        let int = || {
+            v.as_u64()
+                .or_else(|| text.and_then(|t| t.parse().ok()))
+                .and_then(|n| usize::try_from(n).ok())
+        };
+        let bad = |what: &str| Err(format!("{key}: expected {what}"));
+        match key {
+            "offset" => match int() {
+                Some(n) => self.offset = n,
+                None => return bad("a number from 0"),
+            },
+            "limit" => match int() {
+                Some(n) if n <= MAX_PAGE => self.limit = n,
+                _ => return bad("a number from 0 to 1000"),
+            },
+            "search" => match text {
+                Some(t) if t.len() <= MAX_SEARCH => {
+                    self.search = (!t.is_empty()).then(|| t.to_lowercase())
+                }
+                _ => return bad("text of at most 128 bytes"),
+            },
+            "state" => match text {
+                Some(s @ ("withdrawn" | "announced" | "pessimized")) => {
+                    self.state = Some(match s {
+                        "withdrawn" => "withdrawn",
+                        "announced" => "announced",
+                        _ => "pessimized",
+                    })
+                }
+                _ => return bad("announced, pessimized or withdrawn"),
+            },
+            "health" => match text {
+                Some("healthy") => self.healthy = Some(true),
+                Some("unhealthy") => self.healthy = Some(false),
+                _ => return bad("healthy or unhealthy"),
+            },
+            // blobmsg has no real bool: `ubus call` sends one as INT8, other
+            // callers 0/1 as a wider integer, an HTTP query as text.
+            "compact" => match (v.as_bool(), v.as_u64(), text) {
+                (Some(b), _, _) => self.compact = b,
+                (_, Some(0), _) | (_, _, Some("0" | "false")) => self.compact = false,
+                (_, Some(1), _) | (_, _, Some("1" | "true")) => self.compact = true,
+                _ => return bad("true or false (or 1 or 0)"),
+            },
+            _ => {
+                return Err(format!(
+                    "unknown argument {} (offset, limit, search, state, health, compact)",
+                    crate::api::Quoted(key)
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    fn matches(&self, v: &VipView) -> bool {
+        self.state.is_none_or(|s| s == v.state)
+            && self.healthy.is_none_or(|h| h == v.healthy)
+            && self.search.as_deref().is_none_or(|t| {
+                v.name.to_lowercase().contains(t) || v.prefix.to_lowercase().contains(t)
+            })
+    }
+}
+
+/// The status with one page of the VIPs: the document's other members as
+/// in [`status_json`], `vips` the page (config order), and `vip_counts`
+/// (every VIP), `vips_matched`, `offset`, `limit`, `next_offset` (null at
+/// the end). `fits` is asked about each VIP in turn with the size so far:
+/// a transport with a message limit (ubus) ends the page early, and
+/// `next_offset` then says where the next one starts. The first VIP of a
+/// page is always taken, so paging always moves on.
+pub fn status_page_json(
+    s: &Snapshot,
+    q: &StatusQuery,
+    fits: &mut dyn FnMut(&Value) -> bool,
+) -> Value {
+    let mut counts = [0u32; 7];
+    for v in &s.vips {
+        counts[0] += 1;
+        counts[1 + usize::from(state_code(v.state))] += 1;
+        counts[if v.healthy { 4 } else { 5 }] += 1;
+        if v.drain_file || v.drain_api {
+            counts[6] += 1;
+        }
+    }
+    let [total, withdrawn, announced, pessimized, healthy, unhealthy, drained] = counts;
+    let mut page = Vec::new();
+    let mut matched = 0usize;
+    let mut next = None;
+    for v in s.vips.iter().filter(|v| q.matches(v)) {
+        matched += 1;
+        if matched <= q.offset || next.is_some() {
+            continue;
+        }
+        if page.len() == q.limit {
+            // `limit: 0` asks for the counts alone: there is no next page.
+            next = (q.limit > 0).then_some(matched - 1);
+            continue;
+        }
+        let mut j = vip_json(v);
+        if q.compact {
+            if let Value::Object(m) = &mut j {
+                m.remove("checks");
+            }
+        }
+        if !page.is_empty() && !fits(&j) {
+            next = Some(matched - 1);
+            continue;
+        }
+        page.push(j);
+    }
+    let mut doc = status_json_with(s, Value::Array(page));
+    if let Value::Object(m) = &mut doc {
+        let c = Obj::default()
+            .put("total", total.into())
+            .put("withdrawn", withdrawn.into())
+            .put("announced", announced.into())
+            .put("pessimized", pessimized.into())
+            .put("healthy", healthy.into())
+            .put("unhealthy", unhealthy.into())
+            .put("drained", drained.into())
+            .done();
+        m.insert("vip_counts".into(), c);
+        m.insert("vips_matched".into(), matched.into());
+        m.insert("offset".into(), q.offset.into());
+        m.insert("limit".into(), q.limit.into());
+        m.insert("next_offset".into(), next.into());
+    }
+    doc
 }
 
 /// `blocking_pool` of `/status`: the pool of https, proxied http and gRPC

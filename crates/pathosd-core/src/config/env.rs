@@ -110,7 +110,7 @@ fn placeholder(s: &str) -> Option<(&str, &str)> {
 }
 
 /// Looks variables up in the process environment.
-pub(crate) fn process_env(name: &str) -> Option<String> {
+pub fn process_env(name: &str) -> Option<String> {
     std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
 }
 

@@ -56,7 +56,7 @@ pub fn detect(text: &str) -> Format {
 /// A real router config is a few KiB (10,000 VIPs, the most allowed, take
 /// about 0.9 MiB of indented JSON); the cap keeps a wrong path such as /dev/zero or a
 /// runaway file from eating a 64 MiB router's memory.
-pub(crate) const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
+pub const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Reads, expands, parses, decodes and validates `path`. With `format` None
 /// the syntax is detected from the content.
@@ -229,12 +229,35 @@ fn strip_bom(raw: Cow<'_, str>) -> Cow<'_, str> {
 /// and line).
 fn load_uci(text: &str) -> Result<Config, Vec<ConfigError>> {
     let file = uci::parse(text).map_err(|e| vec![e.into()])?;
-    // The UCI place of each v1 path is needed only to report errors: map
-    // without it (and free the parsed file before decoding), and map again
-    // with it when there are errors.
+    load_uci_file(file, &|| uci::parse(text).map(|f| uci_map::map(&f)).ok())
+}
+
+/// UCI sections handed over as values (rpcd's `uci get`, LuCI's staged
+/// configuration) loaded and validated exactly as the file would be: the
+/// ubus `validate` method, so the page and a reload can never disagree.
+/// Errors name sections and options, without lines.
+pub fn load_uci_values(
+    values: &Value,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Resolved, Vec<ConfigError>> {
+    let expand = |t: &str| env::expand(t, lookup, MAX_FILE_BYTES).map(Cow::into_owned);
+    let file = uci::from_values(values, &expand).map_err(|e| vec![e])?;
+    let copy = file.clone();
+    load_uci_file(file, &|| Some(uci_map::map(&copy)))
+        .map(Resolved::validated)
+        .map_err(cap_errors)
+}
+
+/// A parsed UCI file mapped, decoded and validated. `located` maps it again
+/// with the UCI place of every v1 path, needed only to report errors.
+fn load_uci_file(
+    file: uci::UciFile,
+    located: &dyn Fn() -> Option<uci_map::Mapped>,
+) -> Result<Config, Vec<ConfigError>> {
+    // Mapped without places (and the parsed file freed before decoding);
+    // mapped again with them when there are errors.
     let mut mapped = uci_map::map_untracked(&file);
     drop(file);
-    let located = || uci::parse(text).map(|f| uci_map::map(&f)).ok();
     let mut errs = Errors::default();
     if counts_exceeded(&mapped.value, &mut errs) {
         let tracked = located();
@@ -615,6 +638,7 @@ pub fn to_json(c: &Config) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn detects_by_content() {
@@ -849,6 +873,92 @@ mod tests {
         }
         assert_eq!(load_str(&cases[0], None, &|_| None).unwrap().vips.len(), 2);
         assert!(load_str(&cases[1], None, &|_| None).unwrap_err().len() >= 3);
+    }
+
+    /// rpcd's `uci get` values of a file: what LuCI stages and the ubus
+    /// `validate` method is given.
+    fn values_of(text: &str) -> Value {
+        let f = uci::parse(text).unwrap();
+        let mut m = serde_json::Map::new();
+        for (i, s) in f.sections.iter().enumerate() {
+            let mut o = serde_json::Map::new();
+            let name = s.name.clone().unwrap_or_else(|| format!("cfg{i:06x}"));
+            o.insert(".type".into(), s.kind.clone().into());
+            o.insert(".name".into(), name.clone().into());
+            o.insert(".anonymous".into(), s.name.is_none().into());
+            o.insert(".index".into(), i.into());
+            for opt in &s.options {
+                let v = match &opt.value {
+                    uci::UciValue::Single(v) => Value::from(v.clone()),
+                    uci::UciValue::List(l) => {
+                        l.iter().map(|(v, _)| Value::from(v.clone())).collect()
+                    }
+                };
+                o.insert(opt.name.clone(), v);
+            }
+            m.insert(name, Value::Object(o));
+        }
+        Value::Object(m)
+    }
+
+    #[test]
+    fn uci_values_load_as_the_file_does_and_errors_have_no_lines() {
+        let text = "config pathosd 'main'\n\toption asn '65001'\n\toption router_id '10.0.0.1'\n\n\
+                    config neighbor 'n'\n\toption address '10.0.0.2'\n\toption peer_asn '65000'\n\n\
+                    config vip 'web'\n\toption prefix '10.0.0.9/32'\n\n\
+                    config check\n\toption vip 'web'\n\toption type 'tcp'\n\toption port '%{PORT}'\n\
+                    \tlist community '65001:1'\n\n\
+                    config vip 'b'\n\toption prefix '10.0.0.10/32'\n\toption always '1'\n";
+        let env = |k: &str| (k == "PORT").then(|| "8081".to_string());
+        // `community` is no check option: the file and the values say so alike.
+        let from_file = load_str(text, Some(Format::Uci), &env).unwrap_err();
+        let from_values = load_uci_values(&values_of(text), &env).unwrap_err();
+        assert_eq!(from_file.len(), 1);
+        assert!(from_file[0]
+            .path
+            .starts_with("@check[0] option community (line "));
+        assert_eq!(from_values[0].path, "@check[0] option community");
+        assert_eq!(from_values[0].message, from_file[0].message);
+
+        let ok = text.replace("\tlist community '65001:1'\n", "");
+        let a = load_str(&ok, Some(Format::Uci), &env).unwrap();
+        let b = load_uci_values(&values_of(&ok), &env).unwrap();
+        assert_eq!(*a, *b);
+        assert_eq!(&*b.vips[0].name, "web");
+
+        // The daemon's own rules, named by section and option.
+        let bad = ok.replace("10.0.0.9/32", "10.10.1.5/24");
+        assert_eq!(
+            load_uci_values(&values_of(&bad), &env).unwrap_err()[0].to_string(),
+            "vip 'web' option prefix: \"10.10.1.5/24\" has host bits set: \
+             write 10.10.1.5/32 for the address or 10.10.1.0/24 for the network"
+        );
+        // Order comes from .index, not from the object's key order.
+        let v = values_of(&ok);
+        let mut reversed = serde_json::Map::new();
+        for (k, s) in v.as_object().unwrap().iter().rev() {
+            reversed.insert(k.clone(), s.clone());
+        }
+        assert_eq!(
+            *load_uci_values(&Value::Object(reversed), &env).unwrap(),
+            *b
+        );
+        // Not sections: one error saying what was expected.
+        for junk in [
+            json!([]),
+            json!({"x": 1}),
+            json!({"x": {".name": "x"}}),
+            json!({"x": {".type": "vip", "prefix": 5}}),
+        ] {
+            let e = load_uci_values(&junk, &env).unwrap_err();
+            assert_eq!(e.len(), 1, "{junk}: {e:?}");
+        }
+        assert!(
+            load_uci_values(&json!({"m": {".type": "pathosd", "asn": "%{NOPE}"}}), &env)
+                .unwrap_err()[0]
+                .message
+                .contains("NOPE")
+        );
     }
 
     const MAX_VIPS_TEST: usize = super::super::validate::MAX_VIPS;

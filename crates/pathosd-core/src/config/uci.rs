@@ -39,6 +39,21 @@ impl From<UciError> for ConfigError {
     }
 }
 
+/// " (line N)" after a UCI place, or nothing for line 0: sections handed
+/// over as values (rpcd's `uci get`, for the ubus `validate` method) have
+/// no file and so no lines.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Line(pub usize);
+
+impl fmt::Display for Line {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            0 => Ok(()),
+            n => write!(f, " (line {n})"),
+        }
+    }
+}
+
 /// An option's value: `option` gives one string, `list` several (each with
 /// the line it came from).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -427,6 +442,108 @@ pub fn parse(text: &str) -> Result<UciFile, UciError> {
                 )))
             }
         }
+    }
+    Ok(file)
+}
+
+/// Sections handed over as values rather than text, as rpcd's
+/// `uci get {"config": "pathosd"}` returns them (LuCI's uci.js holds the
+/// same, staged changes included): `{NAME: {".type": T, ".name": NAME,
+/// ".anonymous": bool, ".index": N, OPTION: "value" or ["item", …]}}`.
+/// Sections come in `.index` order (a JSON object has none of its own);
+/// there are no lines. `expand` is applied to every value, as `%{VAR}`
+/// placeholders are expanded in a file's text. Names follow the same rules
+/// as in a file.
+pub fn from_values(
+    values: &serde_json::Value,
+    expand: &dyn Fn(&str) -> Result<String, ConfigError>,
+) -> Result<UciFile, ConfigError> {
+    use serde_json::Value;
+    let fail = |message: String| ConfigError {
+        path: String::new(),
+        message,
+    };
+    let Value::Object(sections) = values else {
+        return Err(fail(
+            "the sections must be an object of sections by name (rpcd's uci get values)".into(),
+        ));
+    };
+    let mut ordered: Vec<(u64, &String, &serde_json::Map<String, Value>)> = Vec::new();
+    for (key, v) in sections {
+        let Value::Object(sec) = v else {
+            return Err(fail(format!("section {}: not an object", shorten(key))));
+        };
+        let index = sec
+            .get(".index")
+            .and_then(Value::as_u64)
+            .unwrap_or(u64::MAX);
+        ordered.push((index, key, sec));
+    }
+    // Stable: sections without an index keep their key order, after the rest.
+    ordered.sort_by_key(|(i, _, _)| *i);
+    let mut file = UciFile::default();
+    let mut per_kind: HashMap<String, usize> = HashMap::new();
+    for (_, key, sec) in ordered {
+        let kind = match sec.get(".type") {
+            Some(Value::String(t)) if valid_type(t) && t.len() <= MAX_NAME_LEN => t.clone(),
+            _ => return Err(fail(format!("section {}: no valid .type", shorten(key)))),
+        };
+        let anonymous = matches!(sec.get(".anonymous"), Some(Value::Bool(true)));
+        let name = match sec.get(".name") {
+            Some(Value::String(n)) => n,
+            _ => key,
+        };
+        let named_well = valid_name(name) && name.len() <= MAX_NAME_LEN;
+        if !anonymous && !named_well {
+            return Err(fail(format!(
+                "section {}: invalid section name",
+                shorten(name)
+            )));
+        }
+        let counter = per_kind.entry(kind.clone()).or_insert(0);
+        let index = *counter;
+        *counter += 1;
+        let mut section = Section {
+            kind,
+            name: (!anonymous).then(|| name.clone()),
+            index,
+            line: 0,
+            options: Vec::new(),
+        };
+        for (opt, v) in sec.iter().filter(|(k, _)| !k.starts_with('.')) {
+            if !(valid_name(opt) && opt.len() <= MAX_NAME_LEN) {
+                return Err(fail(format!(
+                    "{} option {}: invalid option name",
+                    section.label(),
+                    shorten(opt)
+                )));
+            }
+            let not_text = || {
+                fail(format!(
+                    "{} option {opt}: not a string or a list of strings",
+                    section.label()
+                ))
+            };
+            let value = match v {
+                Value::String(t) => UciValue::Single(expand(t)?),
+                Value::Array(items) => UciValue::List(
+                    items
+                        .iter()
+                        .map(|i| match i {
+                            Value::String(t) => Ok((expand(t)?, 0)),
+                            _ => Err(not_text()),
+                        })
+                        .collect::<Result<_, _>>()?,
+                ),
+                _ => return Err(not_text()),
+            };
+            section.options.push(UciOption {
+                name: opt.clone(),
+                value,
+                line: 0,
+            });
+        }
+        file.sections.push(section);
     }
     Ok(file)
 }

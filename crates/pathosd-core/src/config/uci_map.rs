@@ -9,7 +9,7 @@
 
 use super::field::{quote, ConfigError};
 use super::schema::CheckType;
-use super::uci::{Section, UciFile, UciValue};
+use super::uci::{Line, Section, UciFile, UciValue};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 
@@ -308,15 +308,15 @@ impl Mapped {
         };
         let rest = path[p.len()..].trim_start_matches('.');
         match (&loc.option, rest) {
-            (Some(opt), "") => format!("{} {opt} (line {})", loc.section, loc.line),
-            (Some(opt), rest) => format!("{} {opt} (line {}) {rest}", loc.section, loc.line),
-            (None, "") => format!("{} (line {})", loc.section, loc.line),
+            (Some(opt), "") => format!("{} {opt}{}", loc.section, Line(loc.line)),
+            (Some(opt), rest) => format!("{} {opt}{} {rest}", loc.section, Line(loc.line)),
+            (None, "") => format!("{}{}", loc.section, Line(loc.line)),
             (None, rest) => match loc.rows.iter().find(|(_, j)| *j == rest) {
-                Some((u, _)) => format!("{} (line {}) option {u}", loc.section, loc.line),
+                Some((u, _)) => format!("{}{} option {u}", loc.section, Line(loc.line)),
                 // The global section covers every path; only its own
                 // options are worth naming it for.
                 None if p.is_empty() => fallback(path),
-                None => format!("{} (line {}) {rest}", loc.section, loc.line),
+                None => format!("{}{} {rest}", loc.section, Line(loc.line)),
             },
         }
     }
@@ -385,9 +385,9 @@ impl Mapper {
                 _ => {
                     self.error(
                         format!(
-                            "{} option enabled (line {})",
+                            "{} option enabled{}",
                             s.label(),
-                            s.get("enabled").map_or(s.line, |o| o.line)
+                            Line(s.get("enabled").map_or(s.line, |o| o.line))
                         ),
                         format!("{} is not a boolean ('0' or '1')", quote(v)),
                     );
@@ -437,7 +437,7 @@ impl Mapper {
             else {
                 if !quiet {
                     self.error(
-                        format!("{} option {} (line {})", s.label(), o.name, o.line),
+                        format!("{} option {}{}", s.label(), o.name, Line(o.line)),
                         format!("unknown option for a {} section", s.kind),
                     );
                 }
@@ -451,7 +451,7 @@ impl Mapper {
                     insert(obj, &rel, json!(v));
                 }
                 (Scalar, UciValue::List(_)) => self.error(
-                    format!("{} list {} (line {})", s.label(), o.name, o.line),
+                    format!("{} list {}{}", s.label(), o.name, Line(o.line)),
                     format!(
                         "{} takes one value: write option {}, not list",
                         o.name, o.name
@@ -489,7 +489,7 @@ impl Mapper {
                                 m.insert(k, json!(v.trim_start()));
                             }
                             _ => self.error(
-                                format!("{} list {} (line {line})", s.label(), o.name),
+                                format!("{} list {}{}", s.label(), o.name, Line(line)),
                                 format!("{} is not \"Name: value\"", quote(&item)),
                             ),
                         }
@@ -562,11 +562,11 @@ fn map_with(file: &UciFile, track: bool) -> Mapped {
             "pathosd" => {
                 if let Some(first) = global_seen {
                     m.error(
-                        format!("{} (line {})", s.label(), s.line),
+                        format!("{}{}", s.label(), Line(s.line)),
                         format!(
-                            "only one pathosd section is allowed (the first is {} on line {})",
+                            "only one pathosd section is allowed (the first is {}{})",
                             first.label(),
-                            first.line
+                            Line(first.line)
                         ),
                     );
                     continue;
@@ -605,7 +605,7 @@ fn map_with(file: &UciFile, track: bool) -> Mapped {
             }
             "check" => {}
             other => m.error(
-                format!("config {other} (line {})", s.line),
+                format!("config {other}{}", Line(s.line)),
                 format!(
                     "unknown section type {} (pathosd, neighbor, vip or check)",
                     quote(other)
@@ -631,14 +631,14 @@ fn map_with(file: &UciFile, track: bool) -> Mapped {
         }
         let Some(opt) = s.get("vip") else {
             m.error(
-                format!("{} (line {})", s.label(), s.line),
+                format!("{}{}", s.label(), Line(s.line)),
                 "option vip is required (the name of the vip section this check belongs to)".into(),
             );
             continue;
         };
         let UciValue::Single(target) = &opt.value else {
             m.error(
-                format!("{} list vip (line {})", s.label(), opt.line),
+                format!("{} list vip{}", s.label(), Line(opt.line)),
                 "a check belongs to one vip: write option vip, not list".into(),
             );
             continue;
@@ -647,7 +647,7 @@ fn map_with(file: &UciFile, track: bool) -> Mapped {
             Some(&i) => per_vip[i].push(s),
             None if disabled_vips.contains(target) => {}
             None => m.error(
-                format!("{} option vip (line {})", s.label(), opt.line),
+                format!("{} option vip{}", s.label(), Line(opt.line)),
                 format!("no vip section named {}", quote(target)),
             ),
         }
@@ -832,7 +832,7 @@ mod tests {
             got,
             vec![
                 "@pathosd[0] option colour (line 2): unknown option for a pathosd section",
-                "pathosd 'again' (line 3): only one pathosd section is allowed (the first is @pathosd[0] on line 1)",
+                "pathosd 'again' (line 3): only one pathosd section is allowed (the first is @pathosd[0] (line 1))",
                 "config vpn (line 4): unknown section type \"vpn\" (pathosd, neighbor, vip or check)",
                 "vip 'web' list prefix (line 6): prefix takes one value: write option prefix, not list",
                 "@check[0] (line 7): option vip is required (the name of the vip section this check belongs to)",
