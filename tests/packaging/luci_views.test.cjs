@@ -1,16 +1,23 @@
 'use strict';
-// The LuCI views run in node:vm with LuCI's globals stubbed (E, _, L, rpc,
-// view, poll, ui, dom, form, uci, cbi_update_table): status.js against a
-// canned `ubus call pathosd status` reply, config.js against the option
-// names of the daemon's UCI mapping (crates/pathosd-core/src/config/uci_map.rs), and every ubus
-// method the views declare against the rpcd ACL. The views run twice: as
-// written and after jsmin (LuCI minifies them at build time).
+// The LuCI views run in node:vm with LuCI's globals stubbed (E, _, N_, L,
+// rpc, view, poll, ui, dom, form, uci, cbi_update_table) by the stand-ins of
+// tests/packaging/shim/luci_client.cjs, which follow LuCI's own form.js,
+// uci.js, rpc.js and ui.js where the views depend on them: status.js against
+// canned and paged `ubus call pathosd status` replies, config.js against the
+// option names of the daemon's UCI mapping
+// (crates/pathosd-core/src/config/uci_map.rs) and its defaults, and every
+// ubus method the views declare against the rpcd ACL. The views run twice:
+// as written and after jsmin (LuCI minifies them at build time).
 //
 // Prints "ok - NAME" / "not ok - NAME" lines; exits 1 on any failure.
 //
 // `node luci_views.test.cjs --live STATUS.json` instead renders a /status
 // document captured from a running pathosd (tests/packaging/bird_recipe_test.sh)
 // and checks that every peer, VIP and check of it shows up.
+//
+// PATHOSD_LUCI_APP=DIR runs the tests against the views of another copy of
+// luci-app (for example the previous commit's, to see a new test fail
+// there); PATHOSD_TEST_GREP=TEXT runs only the tests whose name contains it.
 
 const fs = require('fs');
 const path = require('path');
@@ -19,28 +26,39 @@ const assert = require('assert');
 const { spawnSync } = require('child_process');
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const APP = path.join(ROOT, 'luci-app');
-const VIEWS = path.join(APP, 'htdocs/luci-static/resources/view/pathosd');
+const APP = process.env.PATHOSD_LUCI_APP ? path.resolve(process.env.PATHOSD_LUCI_APP) : path.join(ROOT, 'luci-app');
+const RESOURCES = path.join(APP, 'htdocs/luci-static/resources');
+const VIEWS = path.join(RESOURCES, 'view/pathosd');
 const ACL_FILE = path.join(APP, 'root/usr/share/rpcd/acl.d/luci-app-pathosd.json');
 const MENU_FILE = path.join(APP, 'root/usr/share/luci/menu.d/luci-app-pathosd.json');
 const UCI_MAP = process.env.PATHOSD_UCI_MAP || path.join(ROOT, 'crates/pathosd-core/src/config/uci_map.rs');
 const STATUS = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/status.json'), 'utf8'));
+const ACL = JSON.parse(fs.readFileSync(ACL_FILE, 'utf8'));
 
 let failures = 0;
 const tests = [];
-function test(name, fn) { tests.push({ name, fn }); }
+function test(name, fn) {
+	if (!process.env.PATHOSD_TEST_GREP || name.indexOf(process.env.PATHOSD_TEST_GREP) >= 0)
+		tests.push({ name, fn });
+}
 
 // ---------------------------------------------------------------- stubs
 
 // LuCI's client classes: no registry package carries them, so stand-ins
 // that follow their semantics (tests/packaging/shim/luci_client.cjs).
-const { E, text, findAll, hasClass, makeEnv } = require('./shim/luci_client.cjs');
+const { E, text, findAll, hasClass, makeEnv, ACCESS_DENIED } = require('./shim/luci_client.cjs');
+
+// luci.js N_(): the singular or plural form.
+const N_ = (n, s, p) => (n == 1 ? s : p);
 
 // Runs a view's source as LuCI's loader does: the body of a function whose
-// `return view.extend(...)` yields the view; 'require' lines are no-ops.
-function loadView(source, env) {
+// `return view.extend(...)` yields the view. 'require NAME as IDENT' of a
+// pathosd module (htdocs/luci-static/resources/NAME with dots as slashes)
+// loads that module the same way and binds its instance to IDENT; the other
+// requires are LuCI's classes, already in the context.
+function loadView(source, env, modules) {
 	const ctx = vm.createContext({
-		E, _: (s) => s, console,
+		E, _: (s) => s, N_, console,
 		L: env.L,
 		view: env.view,
 		baseclass: env.baseclass,
@@ -50,34 +68,49 @@ function loadView(source, env) {
 			table.rows = rows;
 			table.placeholder = placeholder;
 		},
-		Promise, JSON, Math, String, Array, Object, RegExp, Date, isNaN, parseFloat
+		Promise, JSON, Math, String, Array, Object, RegExp, Date, Error, isNaN, parseFloat, parseInt
+	});
+	requires(source).forEach(([ dep, as ]) => {
+		if (dep.indexOf('pathosd.') !== 0) return;
+		assert.ok(modules && modules[dep] != null, 'module ' + dep + ' exists (' + path.join(RESOURCES, dep.replace(/\./g, '/')) + '.js)');
+		ctx[as] = loadView(modules[dep], env, modules);
 	});
 	const wrapped = '(function() {\n' + source + '\n})';
 	return vm.runInContext(wrapped, ctx, { filename: env.filename })();
 }
 
+// luci.js compileClass(): the string statements at the start of the source
+// ('use strict', 'require NAME [as IDENT]', comments skipped, also when
+// minified onto one line), up to the first other string; IDENT defaults to
+// NAME with its non-word characters as _.
+function requires(source) {
+	const out = [];
+	const re = /\s*(?:\/\*[\s\S]*?\*\/|\/\/[^\n]*\n|(['"])(.*?)\1\s*;?)/y;
+	let m;
+	while ((m = re.exec(source))) {
+		if (m[1] == null) continue;
+		const r = /^require[ \t]+(\S+)(?:[ \t]+as[ \t]+([a-zA-Z_]\S*))?$/.exec(m[2]);
+		if (r) out.push([ r[1], r[2] || r[1].replace(/[^a-zA-Z0-9_]/g, '_') ]);
+		else if (!/^use[ \t]+strict$/.test(m[2])) break;
+	}
+	return out;
+}
+
 // /etc/config/pathosd of the status tests: enabled.
 const ENABLED_UCI = [ { '.type': 'pathosd', '.name': 'main', enabled: '1', asn: '65001' } ];
 
-function statusEnv(replies, uciSections) {
-	return makeEnv({
+const RUNNING = { pathosd: { instances: { instance1: { running: true, pid: 1234 } } } };
+
+function statusEnv(replies, uciSections, opts) {
+	return makeEnv(Object.assign({
 		uci: uciSections || ENABLED_UCI,
 		replies: Object.assign({
 			'pathosd.status': STATUS,
-			'service.list': { pathosd: { instances: { instance1: { running: true, pid: 1234 } } } },
+			'service.list': RUNNING,
 			'pathosd.check': (a) => ({ vip: a.vip, result: { success: false, detail: 'unexpected status 502' }, state: 'pessimized' }),
 			'pathosd.drain': (a) => ({ vip: a.vip, drain: a.enable, state: a.enable ? 'pessimized' : 'announced' })
 		}, replies || {})
-	});
-}
-
-async function renderStatus(source, replies, uciSections) {
-	const env = statusEnv(replies, uciSections);
-	env.filename = 'status.js';
-	const v = loadView(source, env);
-	const data = await v.load();
-	const root = v.render(data);
-	return { env, v, root };
+	}, opts || {}));
 }
 
 function tableByClass(root, cls) {
@@ -96,20 +129,31 @@ function plain(v) {
 	return v === undefined ? v : JSON.parse(JSON.stringify(v));
 }
 
+// The staged changes, sorted (rpcd's order does not matter here).
+function staged(env) {
+	return plain(env.uci.changes).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+}
+
 function cellTexts(rows) {
 	return Array.from(rows, (r) => Array.from(r, text));
 }
 
 function badgeState(cell) {
-	assert.ok(cell && cell.attrs && cell.attrs['data-state'] !== undefined, 'a state badge');
-	return cell.attrs['data-state'];
+	const b = findAll(cell, (n) => n.attrs && n.attrs['data-state'] !== undefined);
+	assert.ok(b.length >= 1, 'a state badge in ' + text(cell));
+	return b[0].attrs['data-state'];
 }
 
 function button(root, cls, attrs) {
 	const b = findAll(root, (n) => n.tag === 'button' && hasClass(n, cls) &&
-		Object.keys(attrs).every((k) => n.attrs[k] === attrs[k]));
+		Object.keys(attrs || {}).every((k) => n.attrs[k] === attrs[k]));
 	assert.strictEqual(b.length, 1, 'one button ' + cls + ' ' + JSON.stringify(attrs));
 	return b[0];
+}
+
+// What the user reads: the page, every notification and the dialog.
+function seen(env, root) {
+	return [ text(root) ].concat(env.ui.notes.map((n) => n.text), env.ui.modals.map((d) => d.title + ' ' + d.children.map(text).join(' '))).join('\n');
 }
 
 // -------------------------------------------------------- the UCI mapping
@@ -135,8 +179,6 @@ function uciRows() {
 	}
 	return tables;
 }
-
-// ------------------------------------------------------------------ tests
 
 // The daemon's defaults, from its JSON Schema (schema/pathosd-config-v1.schema.json),
 // reached through the UCI mapping: option -> JSON path -> schema default.
@@ -167,15 +209,17 @@ function schemaDefault(table, uciName, sectionType) {
 	return { has: Object.prototype.hasOwnProperty.call(node, 'default'), value: node.default };
 }
 
-// What the form shows for an unset option: a Flag its default ('0' unless
-// set), a select its default (else its first choice), a field its default
-// or placeholder.
-function formDefault(o) {
+// What the form shows for an unset option (of a check of `type`): a Flag
+// its default ('0' unless set), a select its default (else its first
+// choice), a field its default or placeholder (the type's, when it differs
+// by type).
+function formDefault(o, type) {
 	if (o.constructor.name === 'Flag') return o.default;
 	if (o.constructor.name === 'ListValue') {
 		if (o.default != null) return o.default;
 		return (o.keylist || [])[0] === '' ? null : (o.keylist || [])[0];
 	}
+	if (o.typePlaceholder) return o.typePlaceholder[type] != null ? o.typePlaceholder[type] : null;
 	return o.default != null ? o.default : (o.placeholder != null ? o.placeholder : null);
 }
 
@@ -207,7 +251,9 @@ function sameDefault(schemaValue, shown, has) {
 	return got === want;
 }
 
-// /etc/config/pathosd of the config tests: one neighbor, one VIP, one
+// ---------------------------------------------------------- fixtures
+
+// /etc/config/pathosd of most config tests: one neighbor, one VIP, one
 // anonymous check, nothing set that has a daemon default.
 const BASE_UCI = [
 	{ '.type': 'pathosd', '.name': 'main', enabled: '1', asn: '65001', router_id: '192.0.2.1' },
@@ -216,269 +262,97 @@ const BASE_UCI = [
 	{ '.type': 'check', '.name': 'cfg0a5f56', '.anonymous': true, vip: 'web', type: 'dns', query: [ 'web.lan.' ] }
 ];
 
-function viewTests(label, statusSrc, configSrc, overviewSrc) {
-	const REJECTED = {
-		time: '2026-11-29T11:01:30Z',
-		result: 'rejected',
-		errors: [
-			'config check (line 14) option timeout: 2s must be less than interval 1s',
-			'vip \'lonely\' (line 9): exactly one of check or checks is required (or always: true)'
-		]
-	};
-	const withReload = (r) => Object.assign(JSON.parse(JSON.stringify(STATUS)), { last_reload: r });
+// A file as a router owner has it after a while: every kind of option set,
+// some to their default, booleans spelled the ways the daemon takes, a list
+// written as `option`, and a check of every type (http with port 8081 and
+// method HEAD: the case that lost both).
+const FULL_UCI = [
+	{ '.type': 'pathosd', '.name': 'main', enabled: '1', asn: '65001', router_id: '192.0.2.1', local_address: '127.0.0.2',
+		listen_port: '179', hold_time: '9s', graceful_restart: '1', shutdown_drain: '2s', api_listen: '127.0.0.1:59179', log_level: 'info' },
+	{ '.type': 'neighbor', '.name': 'bird', enabled: '1', address: '127.0.0.1', peer_asn: '65000', port: '179', passive: '0',
+		required: '1', enable_multihop: '1', multihop_ttl: '4', hold_time: '30s', error_wait_min: '2s', graceful_restart: 'yes' },
+	{ '.type': 'neighbor', '.name': 'up_1', name: 'up-1', address: '192.0.2.254', peer_asn: '65010', passive: 'on', required: '0' },
+	{ '.type': 'vip', '.name': 'web', enabled: '1', prefix: '192.0.2.80/32', checks_policy: 'all', fail_action: 'drain_then_withdraw',
+		drain_time: '10s', community: [ '65001:100' ], large_community: '65001:1:1', require_local_address: 'true', local_interface: 'br-lan',
+		lower_priority_as_path_prepend: '4', lower_priority_file: '/tmp/web.drain' },
+	{ '.type': 'vip', '.name': 'dns_6', name: 'dns-6', prefix: '2001:db8::53/128', always: '1', fail_action: 'lower_priority' },
+	{ '.type': 'check', '.name': 'cfg010001', '.anonymous': true, vip: 'web', type: 'http', enabled: '1', url: '/healthz', port: '8081',
+		method: 'HEAD', header: [ 'Host: web.lan' ], response_code: [ '200-299' ], keep_alive: '1', interval: '2s', timeout: '500ms', rise: '2', fall: '3' },
+	{ '.type': 'check', '.name': 'web_https', vip: 'web', type: 'https', url: 'https://web.lan/', port: '8443', method: 'GET',
+		tls_server_name: 'web.lan', tls_insecure: '0' },
+	{ '.type': 'check', '.name': 'cfg010003', '.anonymous': true, vip: 'web', type: 'dns', query: [ 'web.lan.' ], port: '5353',
+		resolver: '127.0.0.1', query_type: 'AAAA', expected_rcode: 'NOERROR', expected_match: 'all' },
+	{ '.type': 'check', '.name': 'web_ping', vip: 'web', type: 'ping', count: '3', ping_interval: '50ms', max_loss_ratio: '0.5', privileged: '1', dst_ip: '192.0.2.80' },
+	{ '.type': 'check', '.name': 'web_tcp', vip: 'web', type: 'tcp', host: 'web.lan', port: '8081', send: 'PING', expect: 'PONG' },
+	{ '.type': 'check', '.name': 'web_udp', vip: 'web', type: 'udp', port: '5300', payload_hex: '00ff', expect: 'ok' },
+	{ '.type': 'check', '.name': 'web_grpc', vip: 'web', type: 'grpc', port: '50051', method: '/pkg.Health/Check', tls: '1', service: 'web', ok_code: [ 'OK' ] },
+	{ '.type': 'check', '.name': 'web_exec', vip: 'web', type: 'exec', command: '/usr/bin/true', arg: [ '-v' ] }
+];
 
-	async function renderOverview(reply) {
-		const env = statusEnv({ 'pathosd.status': reply });
+const REJECTED = {
+	time: '2026-11-29T11:01:30Z',
+	result: 'rejected',
+	errors: [
+		'config check (line 14) option timeout: 2s must be less than interval 1s',
+		'vip \'lonely\' (line 9): exactly one of check or checks is required (or always: true)'
+	]
+};
+const withReload = (r) => Object.assign(JSON.parse(JSON.stringify(STATUS)), { last_reload: r });
+
+// A pathosd with `n` VIPs answering the paged ubus status (offset, limit,
+// search, state, health) as the daemon does.
+function pagedDaemon(n, calls) {
+	const vips = [];
+	for (let i = 0; i < n; i++) {
+		const state = i % 50 === 7 ? 'withdrawn' : (i % 20 === 3 ? 'pessimized' : 'announced');
+		vips.push(Object.assign(JSON.parse(JSON.stringify(STATUS.vips[0])), {
+			name: 'web-' + i, prefix: '10.' + (i >> 8) + '.' + (i & 255) + '.1/32',
+			state_name: state, health_name: state === 'announced' ? 'healthy' : 'unhealthy', drain: false,
+			checks: [ Object.assign({}, STATUS.vips[0].checks[0], { name: 'http_' + i }) ]
+		}));
+	}
+	return (a) => {
+		if (calls) calls.push(a);
+		const offset = a.offset || 0, limit = a.limit != null ? a.limit : 100;
+		const needle = (a.search || '').toLowerCase();
+		const matched = vips.filter((v) => (!needle || v.name.toLowerCase().includes(needle) || v.prefix.includes(needle)) &&
+			(!a.state || v.state_name === a.state) && (!a.health || v.health_name === a.health));
+		const page = matched.slice(offset, offset + limit);
+		const counts = { total: n, announced: 0, pessimized: 0, withdrawn: 0, healthy: 0, unhealthy: 0, drained: 0 };
+		vips.forEach((v) => { counts[v.state_name]++; counts[v.health_name]++; });
+		return Object.assign({}, STATUS, {
+			vips: page, vip_counts: counts, vips_matched: matched.length, offset, limit,
+			next_offset: offset + page.length < matched.length ? offset + page.length : null
+		});
+	};
+}
+
+function viewTests(label, src) {
+	const modules = { 'pathosd.common': src.common };
+
+	async function renderOverview(reply, replies, uciSections) {
+		const env = statusEnv(Object.assign({ 'pathosd.status': reply }, replies || {}), uciSections);
 		env.filename = '70_pathosd.js';
-		const w = loadView(overviewSrc, env);
+		const w = loadView(src.overview, env, modules);
 		return { env, w, node: w.render(await w.load()) };
 	}
 
-	// ------------------------------------------------------- overview
+	async function renderStatus(replies, uciSections, opts) {
+		const env = statusEnv(replies, uciSections, opts);
+		env.filename = 'status.js';
+		const v = loadView(src.status, env, modules);
+		const data = await v.load();
+		const root = v.render(data);
+		return { env, v, root };
+	}
 
-	test(label + 'overview include: VIP states and established sessions counted', async () => {
-		const { env, node } = await renderOverview(STATUS);
-		assert.deepStrictEqual(Array.from(node.children, (tr) => Array.from(tr.children, text)), [
-			[ 'VIPs', '1 announced, 1 pessimized, 0 withdrawn' ],
-			[ 'BGP sessions', '1 of 2 established' ]
-		]);
-		const acl = JSON.parse(fs.readFileSync(ACL_FILE, 'utf8'))['luci-app-pathosd'];
-		env.rpc.declared.forEach((d) => assert.ok((acl.read.ubus[d.object] || []).indexOf(d.method) >= 0,
-			d.object + '.' + d.method + ' readable'));
-	});
-
-	test(label + 'overview include: hidden when pathosd is not on ubus (ubus NOT_FOUND or refused)', async () => {
-		assert.strictEqual((await renderOverview({ ubusStatus: 4 })).node, null);
-		assert.strictEqual((await renderOverview(new Error('Access denied'))).node, null);
-	});
-
-	test(label + 'overview include: a rejected reload is shown until one is applied', async () => {
-		let { node } = await renderOverview(withReload(REJECTED));
-		const row = byClass(node, 'pathosd-reload-rejected');
-		assert.strictEqual(row.length, 1, text(node));
-		assert.ok(/rejected.*2 errors.*previous configuration still runs/.test(text(row[0])), text(row[0]));
-		assert.ok(byClass(row[0], 'label').length === 1, 'a LuCI label');
-		node = (await renderOverview(withReload({ time: REJECTED.time, result: 'applied', errors: [] }))).node;
-		assert.strictEqual(byClass(node, 'pathosd-reload-rejected').length, 0);
-	});
-
-	// ------------------------------------------------------- status.js
-
-	test(label + 'status.js: peers table rows from ubus pathosd status', async () => {
-		const { root } = await renderStatus(statusSrc);
-		const rows = tableByClass(root, 'pathosd-peers').rows;
-		assert.deepStrictEqual(cellTexts(rows), [
-			[ 'bird', '127.0.0.1', '65000', 'established', 'yes', '1h 2m 3s', '1', '0', '-' ],
-			[ 'upstream', '192.0.2.254', '65010', 'active', 'no', '-', '0', '2', 'connect: connection refused' ]
-		]);
-		assert.strictEqual(badgeState(rows[0][3]), 'established');
-		assert.strictEqual(badgeState(rows[1][3]), 'active');
-	});
-
-	test(label + 'status.js: VIP rows with state and health badges, prepends, communities, drain source', async () => {
-		const { root } = await renderStatus(statusSrc);
-		const rows = tableByClass(root, 'pathosd-vips').rows;
-		assert.deepStrictEqual(cellTexts(rows).map((r) => r.slice(0, 9)), [
-			[ 'dns', '192.168.1.53/32', 'announced', 'healthy', 'all', '0', '65001:100', '-', 'dns_query: rise threshold reached' ],
-			[ 'web', '192.168.1.80/32', 'pessimized', 'unhealthy', 'web_http && tcp', '6', '65000:666 65001:1:666', 'API', 'web_http: fall threshold reached' ]
-		]);
-		assert.deepStrictEqual(rows.map((r) => [ badgeState(r[2]), badgeState(r[3]) ]),
-			[ [ 'announced', 'healthy' ], [ 'pessimized', 'unhealthy' ] ]);
-		// The drain toggle offers the opposite of the current API drain.
-		assert.strictEqual(text(button(root, 'pathosd-drain', { 'data-vip': 'dns' })), 'Drain');
-		assert.strictEqual(text(button(root, 'pathosd-drain', { 'data-vip': 'web' })), 'Undrain');
-	});
-
-	test(label + 'status.js: state badges are LuCI label classes (theme and dark mode colours), no inline colours', async () => {
-		const { root } = await renderStatus(statusSrc);
-		const badges = findAll(root, (n) => n.attrs && n.attrs['data-state'] !== undefined);
-		assert.ok(badges.length >= 6);
-		const cls = {};
-		badges.forEach((b) => {
-			assert.strictEqual(b.attrs.style, undefined, 'no inline style on ' + b.attrs['data-state']);
-			assert.ok(hasClass(b, 'label'), 'class label');
-			cls[b.attrs['data-state']] = b.attrs['class'].split(' ').filter((c) => c !== 'label' && c !== 'pathosd-badge').join(' ');
-		});
-		assert.deepStrictEqual(cls, {
-			established: 'success', active: '', announced: 'success', healthy: 'success',
-			pessimized: 'warning', unhealthy: 'important'
-		});
-	});
-
-	test(label + 'status.js: a VIP whose address is not local says so next to its health', async () => {
-		const st = JSON.parse(JSON.stringify(STATUS));
-		st.vips[0].local_address_assigned = false;
-		st.vips[0].health_name = 'unhealthy';
-		const { root } = await renderStatus(statusSrc, { 'pathosd.status': st });
-		const rows = tableByClass(root, 'pathosd-vips').rows;
-		assert.strictEqual(text(rows[0][3]), 'unhealthy address not local');
-		assert.strictEqual(text(rows[1][3]), 'unhealthy', 'local_address_assigned null: no note');
-	});
-
-	test(label + 'status.js: one row per check; "Last run" is relative to the router clock, local time as tooltip', async () => {
-		const { root } = await renderStatus(statusSrc);
-		const rows = tableByClass(root, 'pathosd-checks').rows;
-		// The router's now: start_time + uptime = 2026-11-29T11:02:05Z.
-		assert.deepStrictEqual(cellTexts(rows).map((r) => r.slice(0, 8)), [
-			[ 'dns', 'dns_query', 'dns', 'healthy', '12 / 0', 'pass (1.25 ms)', 'NOERROR, 1 answer', '3s ago' ],
-			[ 'web', 'web_http', 'http', 'unhealthy', '0 / 4', 'fail (3.5 ms)', 'unexpected status 502 (want [200-399])', '4s ago' ],
-			[ 'web', 'tcp', 'tcp', 'healthy', '30 / 0', '-', '-', '-' ]
-		]);
-		assert.strictEqual(rows[0][7].attrs.title, new Date('2026-11-29T11:02:02Z').toLocaleString());
-	});
-
-	test(label + 'status.js: summary line and 5 s poll that re-renders from a new status', async () => {
-		const { env, root } = await renderStatus(statusSrc);
-		assert.ok(/Router ID: 192\.168\.1\.1/.test(text(root)), text(root));
-		assert.ok(/Uptime: 1d 2h 3m 4s/.test(text(root)), 'uptime 93784 s');
-		assert.strictEqual(env.poll.added.length, 1);
-		assert.strictEqual(env.poll.added[0].interval, 5);
-		const next = JSON.parse(JSON.stringify(STATUS));
-		next.vips[0].state_name = 'withdrawn';
-		next.peers = [];
-		env.rpc.replies['pathosd.status'] = next;
-		await env.poll.added[0].fn();
-		assert.strictEqual(badgeState(tableByClass(root, 'pathosd-vips').rows[0][2]), 'withdrawn');
-		const peers = tableByClass(root, 'pathosd-peers');
-		assert.deepStrictEqual(plain(peers.rows), []);
-		assert.strictEqual(text(peers.placeholder), 'No BGP neighbors configured');
-	});
-
-	test(label + 'status.js: "Check now" calls ubus pathosd check {vip} and {vip, check}', async () => {
-		const { env, root } = await renderStatus(statusSrc);
-		const before = env.rpc.calls.length;
-		await button(root, 'pathosd-check', { 'data-vip': 'web' }).attrs.click({});
-		const calls = env.rpc.calls.slice(before);
-		assert.deepStrictEqual(calls[0], { object: 'pathosd', method: 'check', args: { vip: 'web' } });
-		// ...then refreshes at once.
-		assert.ok(calls.some((c) => c.method === 'status'), 'status re-read after the check');
-		const notes = byClass(root, 'pathosd-result');
-		assert.strictEqual(notes.length, 1);
-		assert.ok(hasClass(notes[0], 'info'));
-		assert.ok(/failed \(unexpected status 502\), VIP state pessimized/.test(text(notes[0])), text(notes[0]));
-
-		await button(root, 'pathosd-check-one', { 'data-vip': 'web', 'data-check': 'tcp' }).attrs.click({});
-		assert.deepStrictEqual(env.rpc.calls.filter((c) => c.method === 'check')[1],
-			{ object: 'pathosd', method: 'check', args: { vip: 'web', check: 'tcp' } });
-	});
-
-	test(label + 'status.js: drain toggle calls ubus pathosd drain {vip, enable}; results replace each other', async () => {
-		const { env, root } = await renderStatus(statusSrc);
-		await button(root, 'pathosd-drain', { 'data-vip': 'dns' }).attrs.click({});
-		await button(root, 'pathosd-drain', { 'data-vip': 'web' }).attrs.click({});
-		assert.deepStrictEqual(env.rpc.calls.filter((c) => c.method === 'drain'), [
-			{ object: 'pathosd', method: 'drain', args: { vip: 'dns', enable: true } },
-			{ object: 'pathosd', method: 'drain', args: { vip: 'web', enable: false } }
-		]);
-		// One result on the page, the last one: notices do not pile up.
-		const notes = byClass(root, 'pathosd-result');
-		assert.deepStrictEqual(notes.map(text), [ 'Undrain web: not draining, VIP state announced' ]);
-		assert.deepStrictEqual(env.ui.notes, [], 'no global notifications');
-	});
-
-	test(label + 'status.js: a ubus error status (Drain on a VIP that no longer exists) is an error, not "done"', async () => {
-		const st = JSON.parse(JSON.stringify(STATUS));
-		st.vips.push(Object.assign(JSON.parse(JSON.stringify(st.vips[0])), { name: 'lonely', checks: [] }));
-		const { env, root } = await renderStatus(statusSrc, {
-			'pathosd.status': st,
-			'pathosd.drain': (a) => (a.vip === 'lonely' ? { ubusStatus: 4 } : { vip: a.vip, drain: a.enable, state: 'pessimized' }),
-			'pathosd.check': { ubusStatus: 9 }
-		});
-		await button(root, 'pathosd-drain', { 'data-vip': 'lonely' }).attrs.click({});
-		// What the user sees, on the page or as a LuCI notification.
-		const seen = env.ui.notes.map((n) => [ n.text, n.cls ]).concat(byClass(root, 'pathosd-result').map((n) =>
-			[ text(n), [ 'info', 'danger' ].filter((c) => hasClass(n, c)).join() ]));
-		assert.deepStrictEqual(seen, [ [ 'Drain lonely: RPC call to pathosd/drain failed with ubus code 4: Resource not found', 'danger' ] ]);
-		let notes = byClass(root, 'pathosd-result');
-		await button(root, 'pathosd-check', { 'data-vip': 'web' }).attrs.click({});
-		notes = byClass(root, 'pathosd-result');
-		assert.ok(hasClass(notes[0], 'danger') && /ubus code 9/.test(text(notes[0])), text(notes[0]));
-		assert.ok(env.rpc.declared.every((d) => d.reject), 'every call rejects on a ubus error');
-	});
-
-	test(label + 'status.js: a refused call (e.g. ACL) is an error', async () => {
-		const { root } = await renderStatus(statusSrc, { 'pathosd.drain': new Error('Access denied') });
-		await button(root, 'pathosd-drain', { 'data-vip': 'dns' }).attrs.click({});
-		assert.deepStrictEqual(byClass(root, 'pathosd-result').map((n) => [ text(n), hasClass(n, 'danger') ]),
-			[ [ 'Drain dns: Access denied', true ] ]);
-	});
-
-	test(label + 'status.js: daemon not on ubus: says whether it is disabled, stopped, crashed or starting', async () => {
-		const down = (svc, uciSections) => renderStatus(statusSrc,
-			{ 'pathosd.status': { ubusStatus: 4 }, 'service.list': svc }, uciSections).then((r) => {
-			const d = byClass(r.root, 'pathosd-down');
-			assert.strictEqual(d.length, 1, text(r.root));
-			return { r, state: d[0].attrs['data-service'], text: text(d[0]) };
-		});
-		let d = await down({}, [ { '.type': 'pathosd', '.name': 'main', enabled: '0' } ]);
-		assert.strictEqual(d.state, 'disabled');
-		assert.ok(/disabled: tick Enabled under Configuration/.test(d.text), d.text);
-		const vips = tableByClass(d.r.root, 'pathosd-vips');
-		assert.deepStrictEqual(plain(vips.rows), []);
-		assert.strictEqual(text(vips.placeholder), 'No data');
-
-		d = await down({});
-		assert.strictEqual(d.state, 'stopped');
-		assert.ok(/enabled but procd runs no pathosd/.test(d.text) && !/Enable it/.test(d.text), d.text);
-
-		d = await down({ pathosd: { instances: { instance1: { running: false, exit_code: 1 } } } });
-		assert.strictEqual(d.state, 'crashed');
-		assert.ok(/exited with code 1 and procd stopped restarting it/.test(d.text), d.text);
-
-		d = await down({ pathosd: { instances: { instance1: { running: true, pid: 4242 } } } });
-		assert.strictEqual(d.state, 'running');
-		assert.ok(/runs \(PID 4242\) but is not \(yet\) registered on ubus/.test(d.text), d.text);
-	});
-
-	test(label + 'status.js: a rejected reload is shown prominently until a later one is applied', async () => {
-		const { env, root } = await renderStatus(statusSrc, { 'pathosd.status': withReload(REJECTED) });
-		let banner = byClass(root, 'pathosd-reload-rejected');
-		assert.strictEqual(banner.length, 1, text(root));
-		assert.ok(hasClass(banner[0], 'alert-message') && hasClass(banner[0], 'danger'));
-		assert.ok(/still runs the previous one/.test(text(banner[0])));
-		assert.deepStrictEqual(findAll(banner[0], (n) => n.tag === 'li').map(text), REJECTED.errors);
-		// The first thing on the page.
-		const order = findAll(root, (n) => hasClass(n, 'pathosd-reload') || hasClass(n, 'pathosd-summary-box'));
-		assert.ok(hasClass(order[0], 'pathosd-reload'));
-
-		env.rpc.replies['pathosd.status'] = withReload({ time: '2026-11-29T11:05:00Z', result: 'applied', errors: [] });
-		await env.poll.added[0].fn();
-		assert.strictEqual(byClass(root, 'pathosd-reload-rejected').length, 0);
-	});
-
-	test(label + 'status.js: read-only page (no Save/Apply/Reset)', async () => {
-		const { v } = await renderStatus(statusSrc);
-		assert.strictEqual(v.handleSave, null);
-		assert.strictEqual(v.handleSaveApply, null);
-		assert.strictEqual(v.handleReset, null);
-	});
-
-	test(label + 'views: every declared ubus method is granted by the rpcd ACL (reads in read, actions in write)', async () => {
-		const acl = JSON.parse(fs.readFileSync(ACL_FILE, 'utf8'))['luci-app-pathosd'];
-		const { env } = await renderStatus(statusSrc);
-		const cfg = await renderConfig(BASE_UCI);
-		const granted = (role, o, m) => ((acl[role].ubus || {})[o] || []).some((x) => x === m || x === '*');
-		const declared = env.rpc.declared.concat(cfg.env.rpc.declared);
-		assert.deepStrictEqual(Array.from(new Set(declared.map((d) => d.object + '.' + d.method))).sort(),
-			[ 'pathosd.check', 'pathosd.drain', 'pathosd.status', 'service.list' ]);
-		declared.forEach((d) => {
-			assert.ok(granted('read', d.object, d.method) || granted('write', d.object, d.method),
-				d.object + '.' + d.method + ' granted');
-		});
-		assert.ok(granted('read', 'pathosd', 'status') && granted('read', 'service', 'list'));
-		assert.ok(granted('write', 'pathosd', 'check') && granted('write', 'pathosd', 'drain'));
-		assert.ok(!granted('read', 'pathosd', 'check') && !granted('read', 'pathosd', 'drain'),
-			'a read-only user cannot trigger or drain');
-		assert.deepStrictEqual(acl.read.uci, [ 'pathosd' ]);
-		assert.deepStrictEqual(acl.write.uci, [ 'pathosd' ]);
-	});
-
-	// ---------------------------------------------------------- config.js
-
-	async function renderConfig(sections, replies) {
-		const env = makeEnv({ uci: sections, replies: Object.assign({ 'pathosd.status': STATUS }, replies || {}) });
+	async function renderConfig(sections, replies, opts) {
+		const env = makeEnv(Object.assign({ uci: sections, replies: Object.assign({
+			'pathosd.status': STATUS,
+			'pathosd.validate': { valid: true }
+		}, replies || {}) }, opts || {}));
 		env.filename = 'config.js';
-		const v = loadView(configSrc, env);
+		const v = loadView(src.config, env, modules);
 		const data = await v.load();
 		const node = await v.render(data);
 		const m = env.form.pageMaps[0];
@@ -506,24 +380,416 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 		return { title: r[0].title, cells };
 	}
 
-	// The edit dialog of a grid row (or of a new section), as a user sees it.
-	async function dialog(env, s, sid) {
-		const m = sid == null ? await s.handleAdd(null) : await s.renderMoreOptionsModal(sid);
-		const msid = m.children[0].section;
+	// The dialog open now, as a user sees and uses it.
+	function openDialog(env) {
+		const modal = env.ui.modal;
+		assert.ok(modal && modal.map, 'a dialog is open');
+		const m = modal.map;
+		const ns = m.children[0];
+		const sid = ns.section;
 		const w = (name) => {
-			const o = m.children[0].getOption(name);
+			const o = ns.getOption(name);
 			assert.ok(o, 'option ' + name + ' in the dialog');
-			const wd = o.widget(msid);
+			const wd = o.widget(sid);
 			assert.ok(wd, 'a widget for ' + name);
 			return wd;
 		};
+		const buttonOf = (label) => {
+			const b = findAll(E('div', modal.children), (n) => n.tag === 'button' && text(n) === label);
+			assert.strictEqual(b.length, 1, 'one ' + label + ' button');
+			return b[0];
+		};
 		return {
-			m, sid: msid, w,
+			m, sid, w, ns, title: modal.title, node: modal.children[0],
 			set(name, v) { w(name).set(v); return this; },
-			save() { return s.handleModalSave(m).then(() => env.ui.modal == null); },
-			error(name) { return m.children[0].getOption(name).validationError(msid); }
+			add(name, item) { return w(name).add(item); },
+			error(name) { return ns.getOption(name).validationError(sid); },
+			active(name) { return ns.getOption(name).isActive(sid); },
+			// The dialog's Save button; true when the dialog closed.
+			save() { return Promise.resolve(buttonOf('Save').attrs.click({})).then(() => env.ui.modal == null); },
+			cancel() { return Promise.resolve(buttonOf('Dismiss').attrs.click({})); }
 		};
 	}
+
+	// The edit dialog of a grid row, or Add of a named section.
+	async function dialog(env, s, sid) {
+		await s.renderMoreOptionsModal(sid);
+		return openDialog(env);
+	}
+
+	async function addDialog(env, s, name) {
+		await s.handleAdd(null, name);
+		return openDialog(env);
+	}
+
+	// Add of a check: the VIP and type chosen in the add row, then Add.
+	async function addCheck(env, m, vip, type) {
+		const checks = sectionOf(m, 'check');
+		const row = checks.renderSectionAdd();
+		const vipSel = findAll(row, (n) => hasClass(n, 'pathosd-add-vip'))[0];
+		const typeSel = findAll(row, (n) => hasClass(n, 'pathosd-add-type'))[0];
+		assert.ok(vipSel && typeSel, 'the add row has a VIP and a type select: ' + text(row));
+		vipSel.value = vip;
+		typeSel.value = type;
+		await button(row, 'pathosd-add-check').attrs.click({});
+		return openDialog(env);
+	}
+
+	// ------------------------------------------------------- overview
+
+	test(label + 'overview include: VIP states and established sessions counted', async () => {
+		const { env, node } = await renderOverview(STATUS);
+		const table = tableByClass(node, 'pathosd-overview');
+		assert.deepStrictEqual(Array.from(table.children, (tr) => Array.from(tr.children, text)), [
+			[ 'VIPs', '1 announced, 1 pessimized, 0 withdrawn' ],
+			[ 'BGP sessions', '1 of 2 established' ]
+		]);
+		env.rpc.declared.forEach((d) => assert.ok(((ACL['luci-app-pathosd'].read.ubus || {})[d.object] || []).indexOf(d.method) >= 0,
+			d.object + '.' + d.method + ' readable'));
+	});
+
+	test(label + 'overview include: asks pathosd for the counts only (limit 0), whatever the number of VIPs', async () => {
+		const calls = [];
+		const { node } = await renderOverview(pagedDaemon(1000, calls));
+		assert.deepStrictEqual(plain(calls), [ { limit: 0 } ]);
+		assert.ok(/VIPs930 announced, 50 pessimized, 20 withdrawn/.test(text(node)), text(node));
+	});
+
+	test(label + 'overview include: shows why pathosd is down (disabled, stopped, refused, crashed); nothing without access', async () => {
+		const down = async (svc, uciSections) => {
+			const { node } = await renderOverview({ ubusStatus: 4 }, { 'service.list': svc }, uciSections);
+			assert.ok(node, 'a box');
+			const row = byClass(node, 'pathosd-down');
+			assert.strictEqual(row.length, 1, text(node));
+			return { state: badgeState(row[0]), text: text(row[0]) };
+		};
+		let d = await down({}, [ { '.type': 'pathosd', '.name': 'main', enabled: '0' } ]);
+		assert.strictEqual(d.state, 'disabled');
+		d = await down({});
+		assert.ok(d.state === 'stopped' && /stopped/.test(d.text), d.text);
+		d = await down({ pathosd: { triggers: [] } });
+		assert.ok(d.state === 'refused' && /refused the configuration/.test(d.text), d.text);
+		d = await down({ pathosd: { instances: { instance1: { running: false, exit_code: 101 } } } });
+		assert.ok(d.state === 'crashed' && /exited with code 101/.test(d.text), d.text);
+		assert.strictEqual((await renderOverview(ACCESS_DENIED)).node, null, 'no ACL: no box');
+	});
+
+	test(label + 'overview include: a rejected reload is shown until one is applied, "1 error" / "2 errors"', async () => {
+		let { node } = await renderOverview(withReload(REJECTED));
+		const row = byClass(node, 'pathosd-reload-rejected');
+		assert.strictEqual(row.length, 1, text(node));
+		assert.ok(/rejected.*\(2 errors\).*previous configuration still runs/.test(text(row[0])), text(row[0]));
+		assert.ok(byClass(row[0], 'label').length === 1, 'a LuCI label');
+		node = (await renderOverview(withReload(Object.assign({}, REJECTED, { errors: [ REJECTED.errors[0] ] })))).node;
+		assert.ok(/\(1 error\)/.test(text(node)), text(node));
+		node = (await renderOverview(withReload({ time: REJECTED.time, result: 'applied', errors: [] }))).node;
+		assert.strictEqual(byClass(node, 'pathosd-reload-rejected').length, 0);
+	});
+
+	// ------------------------------------------------------- status.js
+
+	test(label + 'status.js: peers table rows from ubus pathosd status', async () => {
+		const { root } = await renderStatus();
+		const rows = tableByClass(root, 'pathosd-peers').rows;
+		assert.deepStrictEqual(cellTexts(rows), [
+			[ 'bird', '127.0.0.1', '65000', 'established', 'yes', '1h 2m 3s', '1', '0', '-' ],
+			[ 'upstream', '192.0.2.254', '65010', 'active', 'no', '-', '0', '2', 'connect: connection refused' ]
+		]);
+		assert.strictEqual(badgeState(rows[0][3]), 'established');
+		assert.strictEqual(badgeState(rows[1][3]), 'active');
+	});
+
+	test(label + 'status.js: VIP rows with state and health badges, prepends, communities, drain source', async () => {
+		const { root } = await renderStatus();
+		const rows = tableByClass(root, 'pathosd-vips').rows;
+		assert.deepStrictEqual(cellTexts(rows).map((r) => r.slice(0, 9)), [
+			[ 'dns', '192.168.1.53/32', 'announced', 'healthy', 'all', '0', '65001:100', '-', 'dns_query: rise threshold reached' ],
+			[ 'web', '192.168.1.80/32', 'pessimized', 'unhealthy', 'web_http && tcp', '6', '65000:666 65001:1:666', 'API', 'web_http: fall threshold reached' ]
+		]);
+		assert.deepStrictEqual(rows.map((r) => [ badgeState(r[2]), badgeState(r[3]) ]),
+			[ [ 'announced', 'healthy' ], [ 'pessimized', 'unhealthy' ] ]);
+		// The drain toggle offers the opposite of the current API drain.
+		assert.strictEqual(text(button(root, 'pathosd-drain', { 'data-vip': 'dns' })), 'Drain');
+		assert.strictEqual(text(button(root, 'pathosd-drain', { 'data-vip': 'web' })), 'Undrain');
+	});
+
+	// luci-theme-bootstrap (current, cascade.css): `.label.success` is its
+	// success colour (green), `.label.warning` its warn colour (orange), and
+	// `.label.important` and `.label.notice` its primary colour (blue): no
+	// label class is red. A bad state must not use `important`.
+	test(label + 'status.js: badges are green and orange from the theme\'s label classes, red from the theme\'s error colour, never `important` (blue)', async () => {
+		const st = JSON.parse(JSON.stringify(STATUS));
+		st.vips[0].state_name = 'withdrawn';
+		const { root } = await renderStatus({ 'pathosd.status': st });
+		const badges = findAll(root, (n) => n.attrs && n.attrs['data-state'] !== undefined);
+		assert.ok(badges.length >= 6);
+		const cls = {};
+		badges.forEach((b) => {
+			assert.strictEqual(b.attrs.style, undefined, 'no inline style on ' + b.attrs['data-state']);
+			assert.ok(hasClass(b, 'label'), 'class label');
+			assert.ok(!hasClass(b, 'important') && !hasClass(b, 'notice'), b.attrs['class'] + ': primary (blue) in the theme');
+			cls[b.attrs['data-state']] = b.attrs['class'].split(' ').filter((c) => c !== 'label' && c !== 'pathosd-badge').join(' ');
+		});
+		assert.deepStrictEqual(cls, {
+			established: 'success', active: '', withdrawn: 'pathosd-bad', healthy: 'success',
+			pessimized: 'warning', unhealthy: 'pathosd-bad'
+		});
+		// The red comes from the theme's own variable (dark mode included).
+		const style = findAll(root, (n) => n.tag === 'style').map(text).join('');
+		assert.ok(/\.label\.pathosd-bad\s*\{[^}]*background-color:\s*var\(--error-color-high, #[0-9a-f]{6}\)/.test(style), style);
+		assert.ok(/\.label\.pathosd-bad\s*\{[^}]*color:\s*var\(--on-error-color, #fff\)/.test(style), style);
+	});
+
+	test(label + 'status.js: a VIP whose address is not local says so next to its health', async () => {
+		const st = JSON.parse(JSON.stringify(STATUS));
+		st.vips[0].local_address_assigned = false;
+		st.vips[0].health_name = 'unhealthy';
+		const { root } = await renderStatus({ 'pathosd.status': st });
+		const rows = tableByClass(root, 'pathosd-vips').rows;
+		assert.strictEqual(text(rows[0][3]), 'unhealthy address not local');
+		assert.strictEqual(text(rows[1][3]), 'unhealthy', 'local_address_assigned null: no note');
+	});
+
+	test(label + 'status.js: a withdrawn VIP that was never healthy says so', async () => {
+		const st = JSON.parse(JSON.stringify(STATUS));
+		Object.assign(st.vips[0], { state_name: 'withdrawn', health_name: 'unhealthy', transitions: { withdrawn: 0, announced: 0, pessimized: 0 }, last_transition_reason: 'initial' });
+		Object.assign(st.vips[1], { state_name: 'withdrawn', transitions: { withdrawn: 1, announced: 1, pessimized: 0 } });
+		const { root } = await renderStatus({ 'pathosd.status': st });
+		const rows = tableByClass(root, 'pathosd-vips').rows;
+		assert.ok(/^withdrawn never healthy yet/.test(text(rows[0][2])), text(rows[0][2]));
+		assert.strictEqual(text(rows[1][2]), 'withdrawn', 'withdrawn after being announced: no note');
+	});
+
+	test(label + 'status.js: one row per check; "Last run" is relative to the router clock, local time as tooltip', async () => {
+		const { root } = await renderStatus();
+		const rows = tableByClass(root, 'pathosd-checks').rows;
+		// The router's now: start_time + uptime = 2026-11-29T11:02:05Z.
+		assert.deepStrictEqual(cellTexts(rows).map((r) => r.slice(0, 8)), [
+			[ 'dns', 'dns_query', 'dns', 'healthy', '12 / 0', 'pass (1.25 ms)', 'NOERROR, 1 answer', '3s ago' ],
+			[ 'web', 'web_http', 'http', 'unhealthy', '0 / 4', 'fail (3.5 ms)', 'unexpected status 502 (want [200-399])', '4s ago' ],
+			[ 'web', 'tcp', 'tcp', 'healthy', '30 / 0', '-', '-', '-' ]
+		]);
+		assert.strictEqual(rows[0][7].attrs.title, new Date('2026-11-29T11:02:02Z').toLocaleString());
+	});
+
+	test(label + 'status.js: summary line and 5 s poll that re-renders from a new status', async () => {
+		const { env, root } = await renderStatus();
+		assert.ok(/Router ID: 192\.168\.1\.1/.test(text(root)), text(root));
+		assert.ok(/Uptime: 1d 2h 3m 4s/.test(text(root)), 'uptime 93784 s');
+		assert.strictEqual(env.poll.added.length, 1);
+		assert.strictEqual(env.poll.added[0].interval, 5);
+		const next = JSON.parse(JSON.stringify(STATUS));
+		next.vips[0].state_name = 'withdrawn';
+		next.peers = [];
+		env.rpc.replies['pathosd.status'] = next;
+		await env.poll.added[0].fn();
+		assert.strictEqual(badgeState(tableByClass(root, 'pathosd-vips').rows[0][2]), 'withdrawn');
+		const peers = tableByClass(root, 'pathosd-peers');
+		assert.deepStrictEqual(plain(peers.rows), []);
+		assert.strictEqual(text(peers.placeholder), 'No BGP neighbors configured');
+	});
+
+	test(label + 'status.js: 1,000 VIPs: pages of 50 from the paged ubus status, counts over all, search and state filter', async () => {
+		const calls = [];
+		const { env, root } = await renderStatus({ 'pathosd.status': pagedDaemon(1000, calls) });
+		const vipNames = () => cellTexts(tableByClass(root, 'pathosd-vips').rows).map((r) => r[0]);
+		assert.deepStrictEqual(plain(calls[0]), { offset: 0, limit: 50 }, 'first page');
+		assert.strictEqual(vipNames().length, 50);
+		assert.strictEqual(vipNames()[0], 'web-0');
+		assert.strictEqual(tableByClass(root, 'pathosd-checks').rows.length, 50, 'the checks of this page');
+		assert.ok(/1000 VIPs: 930 announced, 50 pessimized, 20 withdrawn; 70 unhealthy, 0 drained/.test(text(root)), text(byClass(root, 'pathosd-counts')[0]));
+		assert.ok(/VIPs 1–50 of 1000/.test(text(root)), text(root));
+		await button(root, 'pathosd-next').attrs.click({});
+		assert.strictEqual(vipNames()[0], 'web-50');
+		assert.ok(/VIPs 51–100 of 1000/.test(text(root)));
+		await button(root, 'pathosd-prev').attrs.click({});
+		assert.strictEqual(vipNames()[0], 'web-0');
+		assert.strictEqual(button(root, 'pathosd-prev').attrs.disabled, '', 'no page before the first');
+		// Search: case-insensitive, name or prefix, from the first page.
+		await findAll(root, (n) => hasClass(n, 'pathosd-search'))[0].attrs.input({ target: { value: 'WEB-99' } });
+		assert.deepStrictEqual(vipNames(), [ 'web-99', 'web-990', 'web-991', 'web-992', 'web-993', 'web-994', 'web-995', 'web-996', 'web-997', 'web-998', 'web-999' ]);
+		assert.deepStrictEqual(plain(calls[calls.length - 1]), { offset: 0, limit: 50, search: 'WEB-99' });
+		assert.strictEqual(button(root, 'pathosd-next').attrs.disabled, '', 'one page');
+		await findAll(root, (n) => hasClass(n, 'pathosd-search'))[0].attrs.input({ target: { value: '' } });
+		await findAll(root, (n) => hasClass(n, 'pathosd-state'))[0].attrs.change({ target: { value: 'withdrawn' } });
+		assert.strictEqual(vipNames().length, 20);
+		assert.ok(/VIPs 1–20 of 20/.test(text(root)));
+		// The poll keeps the page and filter.
+		await env.poll.added[0].fn();
+		assert.deepStrictEqual(plain(calls[calls.length - 1]), { offset: 0, limit: 50, state: 'withdrawn' });
+		assert.ok(calls.every((c) => c.limit === 50), 'never all VIPs at once');
+	});
+
+	test(label + 'status.js: "Check now" calls ubus pathosd check {vip} and {vip, check}', async () => {
+		const { env, root } = await renderStatus();
+		const before = env.rpc.calls.length;
+		await button(root, 'pathosd-check', { 'data-vip': 'web' }).attrs.click({});
+		const calls = env.rpc.calls.slice(before);
+		assert.deepStrictEqual(calls[0], { object: 'pathosd', method: 'check', args: { vip: 'web' } });
+		// ...then refreshes at once.
+		assert.ok(calls.some((c) => c.method === 'status'), 'status re-read after the check');
+		const notes = byClass(root, 'pathosd-result');
+		assert.strictEqual(notes.length, 1);
+		assert.ok(hasClass(notes[0], 'info'));
+		assert.ok(/failed \(unexpected status 502\), VIP state pessimized/.test(text(notes[0])), text(notes[0]));
+
+		await button(root, 'pathosd-check-one', { 'data-vip': 'web', 'data-check': 'tcp' }).attrs.click({});
+		assert.deepStrictEqual(env.rpc.calls.filter((c) => c.method === 'check')[1],
+			{ object: 'pathosd', method: 'check', args: { vip: 'web', check: 'tcp' } });
+	});
+
+	test(label + 'status.js: drain toggle calls ubus pathosd drain {vip, enable}; results replace each other', async () => {
+		const { env, root } = await renderStatus();
+		await button(root, 'pathosd-drain', { 'data-vip': 'dns' }).attrs.click({});
+		await button(root, 'pathosd-drain', { 'data-vip': 'web' }).attrs.click({});
+		assert.deepStrictEqual(env.rpc.calls.filter((c) => c.method === 'drain'), [
+			{ object: 'pathosd', method: 'drain', args: { vip: 'dns', enable: true } },
+			{ object: 'pathosd', method: 'drain', args: { vip: 'web', enable: false } }
+		]);
+		// One result on the page, the last one: notices do not pile up.
+		const notes = byClass(root, 'pathosd-result');
+		assert.deepStrictEqual(notes.map(text), [ 'Undrain web: not draining, VIP state announced' ]);
+		assert.deepStrictEqual(env.ui.notes, [], 'no global notifications');
+	});
+
+	test(label + 'status.js: a failed call says what happened in words, with no JS stack frame; a VIP gone is said so and the table refreshed at once', async () => {
+		const st = JSON.parse(JSON.stringify(STATUS));
+		st.vips.push(Object.assign(JSON.parse(JSON.stringify(st.vips[0])), { name: 'lonely', checks: [] }));
+		const { env, root } = await renderStatus({
+			'pathosd.status': st,
+			'pathosd.drain': (a) => (a.vip === 'lonely' ? { ubusStatus: 4 } : { vip: a.vip, drain: a.enable, state: 'pessimized' }),
+			'pathosd.check': { ubusStatus: 9 }
+		});
+		// The VIP is gone from the daemon: the next status has no "lonely".
+		env.rpc.replies['pathosd.status'] = STATUS;
+		const statusCalls = () => env.rpc.calls.filter((c) => c.method === 'status').length;
+		const before = statusCalls();
+		await button(root, 'pathosd-drain', { 'data-vip': 'lonely' }).attrs.click({});
+		let note = byClass(root, 'pathosd-result');
+		assert.strictEqual(note.length, 1);
+		assert.ok(hasClass(note[0], 'danger'));
+		assert.ok(/^Drain lonely: VIP lonely is not in the running pathosd \(deleted or renamed/.test(text(note[0])), text(note[0]));
+		assert.ok(statusCalls() > before, 'the table is refreshed at once');
+		assert.deepStrictEqual(cellTexts(tableByClass(root, 'pathosd-vips').rows).map((r) => r[0]), [ 'dns', 'web' ]);
+		// Shown where the user is: a dialog.
+		assert.ok(env.ui.modal && /VIP lonely is not in the running pathosd/.test(env.ui.modal.children.map(text).join('')));
+		await button(root, 'pathosd-check', { 'data-vip': 'web' }).attrs.click({});
+		note = byClass(root, 'pathosd-result');
+		assert.ok(hasClass(note[0], 'danger') && /^Checks of web: pathosd is busy or refused it/.test(text(note[0])), text(note[0]));
+		const all = seen(env, root);
+		assert.ok(!/ at |rpc\.js|ClassConstructor|handleCallReply|RPC call to|ubus code/.test(all), 'no stack frame or rpc.js wording:\n' + all);
+		assert.ok(env.rpc.declared.every((d) => d.reject), 'every call rejects on a ubus error');
+	});
+
+	test(label + 'status.js: a call the ACL refuses says so in words', async () => {
+		const { env, root } = await renderStatus({}, null, { acl: ACL, role: 'read' });
+		await button(root, 'pathosd-drain', { 'data-vip': 'dns' }).attrs.click({});
+		const notes = byClass(root, 'pathosd-result');
+		assert.deepStrictEqual(notes.map((n) => [ text(n), hasClass(n, 'danger') ]),
+			[ [ 'Drain dns: access denied: this LuCI login may not do that (luci-app-pathosd write access is needed)', true ] ]);
+		assert.ok(!/ at |ClassConstructor|RPC call to/.test(seen(env, root)));
+	});
+
+	test(label + 'status.js: daemon not on ubus: says whether it is disabled, stopped, refused, crashed or starting', async () => {
+		const down = (svc, uciSections) => renderStatus({ 'pathosd.status': { ubusStatus: 4 }, 'service.list': svc }, uciSections).then((r) => {
+			const d = byClass(r.root, 'pathosd-down');
+			assert.strictEqual(d.length, 1, text(r.root));
+			return { r, state: d[0].attrs['data-service'], text: text(d[0]) };
+		});
+		let d = await down({}, [ { '.type': 'pathosd', '.name': 'main', enabled: '0' } ]);
+		assert.strictEqual(d.state, 'disabled');
+		assert.ok(/disabled: tick Enabled under Configuration/.test(d.text), d.text);
+		const vips = tableByClass(d.r.root, 'pathosd-vips');
+		assert.deepStrictEqual(plain(vips.rows), []);
+		assert.strictEqual(text(vips.placeholder), 'No data');
+
+		// Stopped by the user (procd has no such service): no guess at an
+		// invalid configuration.
+		d = await down({});
+		assert.strictEqual(d.state, 'stopped');
+		assert.ok(/its service is not running: it was stopped/.test(d.text) && !/invalid|refused/.test(d.text), d.text);
+
+		// The init script refused to start it: the service, no instance.
+		d = await down({ pathosd: { triggers: [ [ 'config.change', [] ] ], validate: [] } });
+		assert.strictEqual(d.state, 'refused');
+		assert.ok(/init script did not start it: it refused the configuration/.test(d.text), d.text);
+
+		d = await down({ pathosd: { instances: { instance1: { running: false, exit_code: 1 } } } });
+		assert.strictEqual(d.state, 'crashed');
+		assert.ok(/exited with code 1 and procd stopped restarting it/.test(d.text), d.text);
+
+		d = await down({ pathosd: { instances: { instance1: { running: true, pid: 4242 } } } });
+		assert.strictEqual(d.state, 'running');
+		assert.ok(/runs \(PID 4242\) but is not \(yet\) registered on ubus/.test(d.text), d.text);
+	});
+
+	test(label + 'status.js: a rejected reload is shown prominently until a later one is applied', async () => {
+		const { env, root } = await renderStatus({ 'pathosd.status': withReload(REJECTED) });
+		const banner = byClass(root, 'pathosd-reload-rejected');
+		assert.strictEqual(banner.length, 1, text(root));
+		assert.ok(hasClass(banner[0], 'alert-message') && hasClass(banner[0], 'danger'));
+		assert.ok(/still runs the previous one/.test(text(banner[0])));
+		assert.deepStrictEqual(findAll(banner[0], (n) => n.tag === 'li').map(text), REJECTED.errors);
+		// The first thing on the page.
+		const order = findAll(root, (n) => hasClass(n, 'pathosd-reload') || hasClass(n, 'pathosd-summary-box'));
+		assert.ok(hasClass(order[0], 'pathosd-reload'));
+
+		env.rpc.replies['pathosd.status'] = withReload({ time: '2026-11-29T11:05:00Z', result: 'applied', errors: [] });
+		await env.poll.added[0].fn();
+		assert.strictEqual(byClass(root, 'pathosd-reload-rejected').length, 0);
+	});
+
+	test(label + 'status.js: read-only page (no Save/Apply/Reset)', async () => {
+		const { v } = await renderStatus();
+		assert.strictEqual(v.handleSave, null);
+		assert.strictEqual(v.handleSaveApply, null);
+		assert.strictEqual(v.handleReset, null);
+	});
+
+	// ---------------------------------------------------------- the ACL
+
+	// rpcd's acl.d grants each role what it lists: the views' reads in
+	// `read`, their actions in `write`, and nothing no view calls.
+	test(label + 'views: the ACL grants exactly what the views call: reads to the read role, check and drain to write only', async () => {
+		const acl = ACL['luci-app-pathosd'];
+		const st = await renderStatus();
+		const cfg = await renderConfig(BASE_UCI);
+		const ov = await renderOverview(STATUS);
+		const declared = st.env.rpc.declared.concat(cfg.env.rpc.declared, ov.env.rpc.declared);
+		const WRITES = [ 'pathosd.check', 'pathosd.drain' ];
+		const want = { read: {}, write: {} };
+		declared.forEach((d) => {
+			const role = WRITES.indexOf(d.object + '.' + d.method) >= 0 ? 'write' : 'read';
+			want[role][d.object] = Array.from(new Set((want[role][d.object] || []).concat([ d.method ]))).sort();
+		});
+		const granted = (role) => {
+			const out = {};
+			Object.keys(acl[role].ubus || {}).forEach((o) => { out[o] = acl[role].ubus[o].slice().sort(); });
+			return out;
+		};
+		assert.deepStrictEqual(granted('read'), want.read, 'read grants = the reads the views make');
+		assert.deepStrictEqual(granted('write'), want.write, 'write grants = the actions the views make');
+		assert.deepStrictEqual(want.read, { pathosd: [ 'status', 'validate' ], service: [ 'list' ] });
+		assert.deepStrictEqual(acl.read.uci, [ 'pathosd' ]);
+		assert.deepStrictEqual(acl.write.uci, [ 'pathosd' ]);
+	});
+
+	test(label + 'views: a read-only login sees the pages (every read call granted), and cannot check or drain', async () => {
+		const { env, root } = await renderStatus({}, null, { acl: ACL, role: 'read' });
+		assert.ok(tableByClass(root, 'pathosd-vips').rows.length === 2, 'status read');
+		const cfg = await renderConfig(BASE_UCI, {}, { acl: ACL, role: 'read' });
+		await cfg.v.checkStaged().then((r) => assert.ok(r.daemon, 'validate granted to read: ' + JSON.stringify(r)));
+		const ov = await renderOverview(STATUS);
+		assert.ok(ov.node);
+		await button(root, 'pathosd-check', { 'data-vip': 'web' }).attrs.click({});
+		assert.ok(/access denied/.test(text(byClass(root, 'pathosd-result')[0])));
+		const w = await renderStatus({}, null, { acl: ACL, role: 'write' });
+		await button(w.root, 'pathosd-drain', { 'data-vip': 'dns' }).attrs.click({});
+		assert.ok(/^Drain dns: draining/.test(text(byClass(w.root, 'pathosd-result')[0])));
+		assert.ok(env);
+	});
+
+	// ---------------------------------------------------------- config.js
 
 	test(label + 'config.js: form.Map(pathosd) with NamedSection main and GridSections neighbor, vip, check', async () => {
 		const { env, m } = await renderConfig(BASE_UCI);
@@ -554,7 +820,7 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 		assert.strictEqual(opt(sectionOf(m, 'pathosd'), 'enabled').rmempty, false, 'enabled is always written');
 	});
 
-	test(label + 'config.js: every option is one the daemon reads, list-valued exactly where it takes `list`', async () => {
+	test(label + 'config.js: every option is one the daemon reads, list-valued exactly where it takes `list`, one form option per UCI option', async () => {
 		const rows = uciRows();
 		[ 'GLOBAL', 'NEIGHBOR', 'VIP', 'CHECK', 'HTTP', 'DNS', 'PING', 'TCP', 'UDP', 'GRPC', 'EXEC' ]
 			.forEach((t) => assert.ok(rows[t] && Object.keys(rows[t]).length > 0, 'table ' + t + ' in uci_map.rs'));
@@ -562,9 +828,14 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 		const problems = [];
 		const kindOk = (o, kind) => (o.constructor.name === 'DynamicList') === (kind === 'List' || kind === 'Pairs');
 		function against(sectionType, table, extra) {
+			const seenUci = {};
 			sectionOf(m, sectionType).children.forEach((o) => {
-				if (extra.indexOf(o.option) >= 0) return;
 				const uciName = o.ucioption || o.option;
+				// Two form options for one UCI option: form.js removes the
+				// value of the hidden one when saving.
+				if (seenUci[uciName]) problems.push(sectionType + ' option ' + uciName + ' has two form options');
+				seenUci[uciName] = true;
+				if (extra.indexOf(o.option) >= 0) return;
 				const types = typeDeps(o);
 				const tables = types.length ? types.map((t) => BY_TYPE[t]) : [ table ];
 				tables.forEach((tn) => {
@@ -579,10 +850,12 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 		against('vip', 'VIP', [ 'enabled' ]);
 		against('check', 'CHECK', [ 'vip', 'enabled' ]);
 		assert.deepStrictEqual(problems, []);
-		// Type options show only for their types; the common ones for all.
+		// Type options show for every type that has them, and only then.
 		sectionOf(m, 'check').children.forEach((o) => {
 			if (rows.CHECK[o.option] || o.option === 'vip' || o.option === 'enabled') return;
 			assert.ok(o.deps.length > 0 && o.deps.every((d) => Object.keys(d).join() === 'type'), o.option + ' depends on type');
+			const want = Object.keys(BY_TYPE).filter((t) => rows[BY_TYPE[t]][o.ucioption || o.option]);
+			assert.deepStrictEqual(typeDeps(o).slice().sort(), want.sort(), o.option + ' shown for the types that take it');
 		});
 	});
 
@@ -606,7 +879,7 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 			places.forEach(([ table, type ]) => {
 				const d = schemaDefault(table, uciName, s.sectiontype);
 				if (d.missing) { problems.push(s.sectiontype + ' ' + uciName + ': not in the schema'); return; }
-				const shown = formDefault(o);
+				const shown = formDefault(o, type);
 				compared++;
 				if (!sameDefault(d.value, shown, d.has))
 					problems.push(s.sectiontype + (type ? '[' + type + ']' : '') + ' option ' + uciName + ': form shows ' +
@@ -637,6 +910,189 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 		assert.deepStrictEqual(missing, []);
 	});
 
+	// ------------------------------------------- the dialog round trip
+
+	// Another valid value for each option of FULL_UCI's sections (the
+	// timeout stays below the interval).
+	const SAMPLE = {
+		asn: '65002', router_id: '192.0.2.9', local_address: '127.0.0.9', local_address_ipv6: '2001:db8::2', listen_address: '127.0.0.3',
+		listen_port: '1179', hold_time: '12s', keepalive_time: '3s', shutdown_drain: '1s', api_listen: '127.0.0.1:59180',
+		api_token: '0123456789abcdef0123', ubus_socket: '/tmp/ubus.sock', name: 'renamed', address: '127.0.0.5', peer_asn: '65020',
+		port: '1790', multihop_ttl: '8', error_wait_min: '3s', error_wait_max: '90s', auth_password: 'secret',
+		prefix: '192.0.2.81/32', checks_policy: 'any', local_interface: 'br-wan', drain_time: '20s', recovery_hold: '5s',
+		as_path_prepend: '2', community: '65001:200', large_community: '65001:2:2', lower_priority_as_path_prepend: '8',
+		lower_priority_community: '65001:666', lower_priority_large_community: '65001:6:6', lower_priority_file: '/tmp/x.drain',
+		interval: '3s', timeout: '700ms', rise: '4', fall: '5', url: '/ready', host: 'web2.lan', method: 'POST', header: 'X-A: 1',
+		response_code: '204', response_text: 'ok', response_regex: '^ok', response_jq: '.ok', proxy: 'http://127.0.0.1:3128',
+		tls_ca_cert: '/etc/ssl/ca.pem', tls_server_name: 'web2.lan', tls_client_cert: '/etc/ssl/c.pem', tls_client_key: '/etc/ssl/c.key',
+		query: 'dns.lan.', resolver: '127.0.0.53', expected_answer: '192.0.2.80', dst_ip: '192.0.2.81', src_ip: '192.0.2.1',
+		count: '5', ping_interval: '20ms', max_loss_ratio: '0.25', send: 'HELLO', expect: 'WORLD', payload: 'x', payload_hex: 'ff',
+		service: 'api', ok_code: 'NOT_FOUND', metadata: 'k: v', command: '/bin/false', arg: '-q'
+	};
+	// Options others depend on: their change also removes what they hide
+	// (tested on their own below).
+	const CONTROLS = [ 'type', 'enable_multihop', 'require_local_address', 'fail_action' ];
+
+	// Opens the section's editor: the page for main, a dialog for the rest.
+	async function editor(env, m, type, sid) {
+		if (type === 'pathosd') {
+			const s = sectionOf(m, 'pathosd');
+			return {
+				sid, ns: s,
+				w: (name) => opt(s, name).widget(sid),
+				save: () => Promise.all(env.form.pageMaps.map((p) => p.save())).then(() => true, () => false)
+			};
+		}
+		return dialog(env, sectionOf(m, type), sid);
+	}
+
+	// The one change an edit of option o should stage: set to the new
+	// value, or unset when the new value is the default LuCI removes.
+	function edit(d, o) {
+		const w = o.widget(d.sid);
+		const uciName = o.ucioption || o.option;
+		const cls = o.constructor.name;
+		let value;
+		if (cls === 'Flag') {
+			value = w.checked ? '0' : '1';
+			w.set(value === '1');
+			return (value == o.default && o.rmempty) ? [ 'unset', d.sid, uciName ] : [ 'set', d.sid, uciName, value ];
+		}
+		if (cls === 'ListValue') {
+			value = w.choices.filter((c) => c !== '' && c !== w.getValue())[0];
+			w.set(value);
+			return (value == o.default && o.rmempty) ? [ 'unset', d.sid, uciName ] : [ 'set', d.sid, uciName, value ];
+		}
+		if (cls === 'DynamicList') {
+			assert.ok(SAMPLE[o.option], 'a sample for ' + o.option);
+			assert.strictEqual(w.add(SAMPLE[o.option]), null, o.option + ' takes ' + SAMPLE[o.option]);
+			return [ 'set', d.sid, uciName, w.getValue() ];
+		}
+		assert.ok(SAMPLE[o.option], 'a sample for ' + o.option);
+		w.set(SAMPLE[o.option]);
+		return [ 'set', d.sid, uciName, SAMPLE[o.option] ];
+	}
+
+	const ROUND_TRIP = [ [ 'pathosd', 'main' ], [ 'neighbor', 'bird' ], [ 'neighbor', 'up_1' ], [ 'vip', 'web' ], [ 'vip', 'dns_6' ] ]
+		.concat(FULL_UCI.filter((s) => s['.type'] === 'check').map((s) => [ 'check', s['.name'], s.type ]));
+
+	test(label + 'config.js: dialog round trip: Save without edits stages nothing, for main, neighbors, VIPs and a check of every type', async () => {
+		const problems = [];
+		for (const [ type, sid, ctype ] of ROUND_TRIP) {
+			const { env, m } = await renderConfig(FULL_UCI);
+			const d = await editor(env, m, type, sid);
+			const saved = await d.save();
+			if (!saved) problems.push(type + ' ' + sid + ': not saved: ' + (d.m ? d.m.errors : env.ui.modal && text(E('div', env.ui.modal.children))));
+			if (env.uci.changes.length) problems.push(type + ' ' + sid + (ctype ? ' (' + ctype + ')' : '') + ' staged ' + JSON.stringify(plain(env.uci.changes)));
+		}
+		assert.deepStrictEqual(problems, []);
+		assert.deepStrictEqual(FULL_UCI.filter((s) => s['.type'] === 'check').map((s) => s.type).sort(),
+			[ 'dns', 'exec', 'grpc', 'http', 'https', 'ping', 'tcp', 'udp' ], 'every check type');
+	});
+
+	test(label + 'config.js: dialog round trip: changing one field stages exactly that option, for every field of every section and check type', async () => {
+		const problems = [];
+		let edits = 0;
+		for (const [ type, sid, ctype ] of ROUND_TRIP) {
+			const first = await renderConfig(FULL_UCI);
+			const d0 = await editor(first.env, first.m, type, sid);
+			const names = d0.ns.children.filter((o) => o.isActive(sid) && CONTROLS.indexOf(o.option) < 0 &&
+				!(type === 'check' && o.option === 'vip')).map((o) => o.option);
+			for (const name of names) {
+				const { env, m } = await renderConfig(FULL_UCI);
+				const d = await editor(env, m, type, sid);
+				const want = edit(d, d.ns.getOption(name));
+				edits++;
+				const saved = await d.save();
+				const got = plain(env.uci.changes);
+				if (!saved || JSON.stringify(got) !== JSON.stringify([ want ]))
+					problems.push(type + ' ' + sid + (ctype ? ' (' + ctype + ')' : '') + ' option ' + name + ': want ' +
+						JSON.stringify(want) + ', staged ' + JSON.stringify(got) + (saved ? '' : ' (not saved)'));
+			}
+		}
+		assert.deepStrictEqual(problems, []);
+		assert.ok(edits > 100, edits + ' one-field edits');
+	});
+
+	test(label + 'config.js: an http check keeps its port and method when another field changes (the outage case)', async () => {
+		const { env, m } = await renderConfig(FULL_UCI);
+		const d = await dialog(env, sectionOf(m, 'check'), 'cfg010001');
+		assert.deepStrictEqual([ d.w('port').getValue(), d.w('method').getValue() ], [ '8081', 'HEAD' ]);
+		d.set('interval', '5s');
+		assert.ok(await d.save());
+		assert.deepStrictEqual(plain(env.uci.changes), [ [ 'set', 'cfg010001', 'interval', '5s' ] ]);
+		assert.deepStrictEqual([ env.uci.rpcd.store.find((s) => s['.name'] === 'cfg010001').port,
+			env.uci.rpcd.store.find((s) => s['.name'] === 'cfg010001').method ], [ '8081', 'HEAD' ]);
+	});
+
+	test(label + 'config.js: tcp, udp and grpc checks get their port, and cannot be saved without one', async () => {
+		for (const t of [ 'tcp', 'udp', 'grpc' ]) {
+			const { env, m } = await renderConfig(BASE_UCI);
+			const d = await addCheck(env, m, 'web', t);
+			assert.ok(/port/.test(d.error('port')), t + ': a port is required: ' + d.error('port'));
+			assert.strictEqual(await d.save(), false, t + ': not saved without a port');
+			d.set('port', '8081');
+			assert.strictEqual(d.error('port'), null);
+			assert.ok(await d.save(), t + ' saved');
+			const sec = env.uci.rpcd.store.find((s) => s['.name'] === d.sid);
+			assert.strictEqual(sec.port, '8081', t + ' check written with its port: ' + JSON.stringify(sec));
+		}
+	});
+
+	test(label + 'config.js: a check\'s type change removes the old type\'s options, keeps the ones the new type takes', async () => {
+		const { env, m } = await renderConfig(FULL_UCI);
+		const d = await dialog(env, sectionOf(m, 'check'), 'cfg010001');
+		d.set('type', 'tcp');
+		assert.ok(await d.save(), d.m.errors.join());
+		assert.deepStrictEqual(staged(env), [
+			[ 'set', 'cfg010001', 'type', 'tcp' ],
+			[ 'unset', 'cfg010001', 'header' ],
+			[ 'unset', 'cfg010001', 'keep_alive' ],
+			[ 'unset', 'cfg010001', 'method' ],
+			[ 'unset', 'cfg010001', 'response_code' ],
+			[ 'unset', 'cfg010001', 'url' ]
+		], 'port stays: tcp takes it');
+	});
+
+	test(label + 'config.js: a switched-off control removes what it hid; unchanged, what it hides stays', async () => {
+		let { env, m } = await renderConfig(FULL_UCI);
+		let d = await dialog(env, sectionOf(m, 'neighbor'), 'bird');
+		d.set('enable_multihop', false);
+		assert.ok(await d.save());
+		assert.deepStrictEqual(staged(env), [ [ 'unset', 'bird', 'enable_multihop' ], [ 'unset', 'bird', 'multihop_ttl' ] ]);
+		// A value hidden in the file (drain_time without drain_then_withdraw)
+		// stays when the dialog is saved with other edits.
+		({ env, m } = await renderConfig(FULL_UCI.map((s) => (s['.name'] === 'web' ? Object.assign({}, s, { fail_action: 'withdraw' }) : s))));
+		d = await dialog(env, sectionOf(m, 'vip'), 'web');
+		assert.strictEqual(d.active('drain_time'), false);
+		d.set('checks_policy', 'any');
+		assert.ok(await d.save());
+		assert.deepStrictEqual(staged(env), [ [ 'set', 'web', 'checks_policy', 'any' ] ]);
+	});
+
+	test(label + 'config.js: Save with no edits stages nothing (main\'s enabled is not rewritten)', async () => {
+		const { env, v } = await renderConfig(BASE_UCI);
+		await v.handleSave();
+		assert.deepStrictEqual(plain(env.uci.changes), []);
+		await v.handleSaveApply(null, '0');
+		assert.deepStrictEqual(plain(env.uci.changes), []);
+		assert.deepStrictEqual(env.ui.applied, [ true ]);
+	});
+
+	test(label + 'config.js: booleans the daemon takes as words (yes, true, on) show ticked and stay as written', async () => {
+		const { env, m } = await renderConfig(FULL_UCI);
+		let d = await dialog(env, sectionOf(m, 'vip'), 'web');
+		assert.strictEqual(d.w('require_local_address').checked, true, 'true is ticked');
+		assert.ok(await d.save());
+		d = await dialog(env, sectionOf(m, 'neighbor'), 'up_1');
+		assert.strictEqual(d.w('passive').checked, true, 'on is ticked');
+		assert.ok(await d.save());
+		d = await dialog(env, sectionOf(m, 'neighbor'), 'bird');
+		assert.strictEqual(d.w('graceful_restart').getValue(), '1', 'yes is "on"');
+		assert.ok(await d.save());
+		assert.deepStrictEqual(plain(env.uci.changes), []);
+	});
+
 	test(label + 'config.js: a neighbor is required unless unticked, which writes required \'0\'', async () => {
 		const { env, m } = await renderConfig(BASE_UCI);
 		const nb = sectionOf(m, 'neighbor');
@@ -645,12 +1101,12 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 		assert.strictEqual(d.w('required').checked, true, 'the box is ticked');
 		d.set('required', false);
 		assert.ok(await d.save(), 'saved');
-		assert.deepStrictEqual(env.uci.changes, [ [ 'set', 'bird', 'required', '0' ] ]);
+		assert.deepStrictEqual(plain(env.uci.changes), [ [ 'set', 'bird', 'required', '0' ] ]);
 		assert.strictEqual(gridRow(nb, 'bird').cells.required, 'No');
 		d = await dialog(env, nb, 'bird');
 		d.set('required', true);
 		assert.ok(await d.save());
-		assert.deepStrictEqual(env.uci.changes.slice(1), [ [ 'unset', 'bird', 'required' ] ], 'back to the default');
+		assert.deepStrictEqual(plain(env.uci.changes).slice(1), [ [ 'unset', 'bird', 'required' ] ], 'back to the default');
 	});
 
 	test(label + 'config.js: the grids show the daemon\'s value of an unset option, and labels not raw keys', async () => {
@@ -666,29 +1122,124 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 			assert.notStrictEqual(cells[k], 'none', k + ' shows none')));
 	});
 
+	// ------------------------------------------- the check's VIP
+
 	test(label + 'config.js: the check dialog offers a VIP added on the same page, and saves it', async () => {
 		const { env, m } = await renderConfig(BASE_UCI);
 		const vips = sectionOf(m, 'vip');
-		const checks = sectionOf(m, 'check');
 		// Add VIP lonely...
-		let d = await dialog(env, { handleAdd: () => vips.handleAdd(null, 'lonely') }, null);
+		let d = await addDialog(env, vips, 'lonely');
 		d.set('prefix', '192.0.2.99/32');
-		assert.ok(await vips.handleModalSave(d.m).then(() => env.ui.modal == null), 'VIP saved');
+		assert.ok(await d.save(), 'VIP saved');
 		// ...then a check for it.
-		d = await dialog(env, checks, null);
+		d = await addCheck(env, m, 'lonely', 'tcp');
 		assert.deepStrictEqual(plain(d.w('vip').choices), [ 'web', 'lonely' ]);
-		d.set('vip', 'lonely').set('type', 'tcp').set('port', '80');
+		assert.strictEqual(d.w('vip').getValue(), 'lonely');
+		d.set('port', '80');
 		assert.ok(await d.save(), 'check saved: ' + d.m.errors);
-		const sets = env.uci.changes.filter((c) => c[0] === 'set' && c[1] === d.sid);
-		assert.deepStrictEqual(sets.filter((c) => c[2] === 'vip'), [ [ 'set', d.sid, 'vip', 'lonely' ] ]);
-		assert.deepStrictEqual(env.uci.changes.filter((c) => c[0] === 'add'), [ [ 'add', 'vip', 'lonely' ], [ 'add', 'check', d.sid ] ]);
+		assert.deepStrictEqual(plain(env.uci.changes.filter((c) => c[0] === 'add')), [ [ 'add', 'vip', 'lonely' ], [ 'add', 'check', 'lonely_tcp' ] ]);
+		assert.deepStrictEqual(plain(env.uci.changes.filter((c) => c[1] === 'lonely_tcp' && c[0] === 'set')),
+			[ [ 'set', 'lonely_tcp', 'vip', 'lonely' ], [ 'set', 'lonely_tcp', 'type', 'tcp' ], [ 'set', 'lonely_tcp', 'port', '80' ] ]);
 	});
 
-	test(label + 'config.js: a check\'s VIP is named by option name when set', async () => {
-		const { env, m } = await renderConfig(BASE_UCI.concat([ { '.type': 'vip', '.name': 'web_2', name: 'web-2', prefix: '192.0.2.2/32', always: '1' } ]));
-		const d = await dialog(env, sectionOf(m, 'check'), null);
-		assert.deepStrictEqual(plain(d.w('vip').choices), [ 'web', 'web-2' ]);
+	test(label + 'config.js: a check\'s VIP is named by option name when set, or by section name', async () => {
+		const { env, m } = await renderConfig(BASE_UCI.concat([
+			{ '.type': 'vip', '.name': 'web_2', name: 'web-2', prefix: '192.0.2.2/32', always: '1' },
+			{ '.type': 'check', '.name': 'by_section', vip: 'web_2', type: 'ping' }
+		]));
+		const d = await dialog(env, sectionOf(m, 'check'), 'by_section');
+		assert.deepStrictEqual(plain(d.w('vip').choices), [ 'web', 'web-2', 'web_2' ]);
+		assert.strictEqual(d.w('vip').getValue(), 'web_2');
+		assert.strictEqual(d.error('vip'), null, 'the section name is a valid VIP name');
+		assert.ok(await d.save());
+		assert.deepStrictEqual(plain(env.uci.changes), []);
 	});
+
+	test(label + 'config.js: a check whose VIP is gone shows that name, flags it, and Save never writes another VIP', async () => {
+		const { env, m } = await renderConfig(BASE_UCI.concat([
+			{ '.type': 'vip', '.name': 'dns', prefix: '192.0.2.53/32', always: '1' },
+			{ '.type': 'check', '.name': 'old_ping', vip: 'gone', type: 'ping', interval: '2s' }
+		]));
+		const d = await dialog(env, sectionOf(m, 'check'), 'old_ping');
+		assert.strictEqual(d.w('vip').getValue(), 'gone', 'the file\'s value, not the first VIP');
+		assert.ok(/No VIP is named gone/.test(d.error('vip')), String(d.error('vip')));
+		d.set('interval', '3s');
+		assert.strictEqual(await d.save(), false, 'not saved while its VIP does not exist');
+		assert.deepStrictEqual(plain(env.uci.changes), []);
+		// Disabled, it may keep the name (the daemon skips it).
+		d.set('enabled', false);
+		assert.ok(await d.save(), d.m.errors.join());
+		assert.deepStrictEqual(staged(env), [ [ 'set', 'old_ping', 'enabled', '0' ], [ 'set', 'old_ping', 'interval', '3s' ] ]);
+		assert.ok(env.uci.changes.every((c) => c[2] !== 'vip'), 'vip never written');
+	});
+
+	// ------------------------------------------- adding sections
+
+	test(label + 'config.js: Add with the name of an existing section is refused with a message', async () => {
+		for (const [ type, name ] of [ [ 'vip', 'web' ], [ 'neighbor', 'bird' ], [ 'vip', 'bird' ], [ 'neighbor', 'main' ] ]) {
+			const { env, m } = await renderConfig(BASE_UCI);
+			await sectionOf(m, type).handleAdd(null, name);
+			assert.ok(env.ui.modal && !env.ui.modal.map, type + ' ' + name + ': a message, not an editor');
+			assert.ok(/exists already|has a .* section named/.test(text(E('div', env.ui.modal.children))), text(E('div', env.ui.modal.children)));
+			assert.ok(new RegExp(name).test(text(E('div', env.ui.modal.children))));
+			await Promise.resolve(findAll(E('div', env.ui.modal.children), (n) => n.tag === 'button' && text(n) === 'Dismiss')[0].attrs.click());
+			assert.strictEqual(env.ui.modal, null);
+			await env.form.pageMaps[0].save(null, true);
+			assert.deepStrictEqual(plain(env.uci.changes), [], 'nothing staged');
+			assert.strictEqual(env.uci.rpcd.store.find((s) => s['.name'] === 'web').prefix, '192.0.2.80/32');
+		}
+	});
+
+	test(label + 'config.js: new checks are named sections (VIP_type), so dialogs and the daemon name what the page shows', async () => {
+		const { env, m } = await renderConfig(BASE_UCI.concat([ { '.type': 'vip', '.name': 'ns_1', name: '1-ns', prefix: '192.0.2.1/32', always: '1' } ]));
+		let d = await addCheck(env, m, 'web', 'http');
+		assert.strictEqual(d.sid, 'web_http');
+		assert.strictEqual(d.title, 'pathosd - web_http');
+		assert.ok(await d.save(), d.m.errors.join());
+		d = await addCheck(env, m, 'web', 'http');
+		assert.strictEqual(d.sid, 'web_http_2', 'unique');
+		await d.cancel();
+		d = await addCheck(env, m, '1-ns', 'dns');
+		assert.strictEqual(d.sid, '_1_ns_dns', 'a UCI name and a checks_policy identifier');
+		await d.cancel();
+		assert.deepStrictEqual(env.uci.rpcd.store.filter((s) => s['.type'] === 'check').map((s) => [ s['.name'], s['.anonymous'] ]),
+			[ [ 'cfg0a5f56', true ], [ 'web_http', false ] ], 'cancelled ones leave nothing');
+		assert.deepStrictEqual(sectionOf(m, 'check').rows().map((r) => r.title), [ 'dns', 'web_http' ]);
+	});
+
+	test(label + 'config.js: with no VIP, the check add row says to add one first', async () => {
+		const { m } = await renderConfig(BASE_UCI.filter((s) => s['.type'] !== 'vip' && s['.type'] !== 'check'));
+		const row = sectionOf(m, 'check').renderSectionAdd();
+		assert.ok(/Add a VIP first/.test(text(row)), text(row));
+		assert.strictEqual(findAll(row, (n) => n.tag === 'button').length, 0);
+	});
+
+	// ------------------------------------------- deleting a VIP
+
+	test(label + 'config.js: deleting a VIP with checks says so and offers to delete them with it', async () => {
+		const sections = BASE_UCI.concat([ { '.type': 'check', '.name': 'web_tcp', vip: 'web', type: 'tcp', port: '80' } ]);
+		let { env, m } = await renderConfig(sections);
+		await sectionOf(m, 'vip').handleRemove('web');
+		const body = text(E('div', env.ui.modal.children));
+		assert.ok(/VIP web has 2 checks: dns, web_tcp/.test(body), body);
+		assert.deepStrictEqual(plain(env.uci.changes), [], 'nothing deleted before the user chooses');
+		await button(E('div', env.ui.modal.children), 'pathosd-delete-all').attrs.click({});
+		assert.strictEqual(env.ui.modal, null);
+		assert.deepStrictEqual(staged(env), [ [ 'remove', 'cfg0a5f56' ], [ 'remove', 'web' ], [ 'remove', 'web_tcp' ] ]);
+
+		({ env, m } = await renderConfig(sections));
+		await sectionOf(m, 'vip').handleRemove('web');
+		await button(E('div', env.ui.modal.children), 'pathosd-delete-vip').attrs.click({});
+		assert.deepStrictEqual(staged(env), [ [ 'remove', 'web' ] ]);
+
+		// A VIP without checks goes at once.
+		({ env, m } = await renderConfig(sections.concat([ { '.type': 'vip', '.name': 'dns', prefix: '192.0.2.53/32', always: '1' } ])));
+		await sectionOf(m, 'vip').handleRemove('dns');
+		assert.strictEqual(env.ui.modal, null);
+		assert.deepStrictEqual(staged(env), [ [ 'remove', 'dns' ] ]);
+	});
+
+	// ------------------------------------------- validation in fields
 
 	test(label + 'config.js: the dialog refuses what the daemon would (timeout >= interval, 16-bit communities, names)', async () => {
 		const { env, m } = await renderConfig(BASE_UCI);
@@ -697,7 +1248,7 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 		assert.ok(/less than the interval/.test(d.error('timeout')), d.error('timeout'));
 		assert.ok(/less than the interval/.test(d.error('interval')));
 		assert.strictEqual(await d.save(), false, 'not saved');
-		assert.deepStrictEqual(env.uci.changes, []);
+		assert.deepStrictEqual(plain(env.uci.changes), []);
 		d.set('timeout', '');
 		d.set('interval', '50ms');
 		assert.ok(/less than the interval/.test(d.error('interval')), 'against the default timeout 100ms');
@@ -711,98 +1262,55 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 		d.set('name', 'dns_main');
 		assert.strictEqual(d.error('name'), null);
 		assert.ok(await d.save());
-		assert.deepStrictEqual(env.uci.changes, [
-			[ 'set', 'cfg0a5f56', 'name', 'dns_main' ],
-			[ 'set', 'cfg0a5f56', 'interval', '2s' ],
-			[ 'set', 'cfg0a5f56', 'timeout', '1500ms' ]
-		]);
+		assert.deepStrictEqual(plain(env.uci.changes), [ [ 'set', 'cfg0a5f56', 'name', 'dns_main' ], [ 'set', 'cfg0a5f56', 'interval', '2s' ], [ 'set', 'cfg0a5f56', 'timeout', '1500ms' ] ]);
 
 		d = await dialog(env, sectionOf(m, 'vip'), 'web');
-		const comm = (v) => { d.set('community', [ v ]); return d.error('community'); };
-		assert.strictEqual(comm('65535:65535'), null);
-		assert.ok(comm('65536:1'), '65536:1');
-		assert.ok(comm('1:65536'), '1:65536');
-		d.set('community', []);
-		d.set('large_community', [ '4294967295:1:2' ]);
-		assert.strictEqual(d.error('large_community'), null);
-		d.set('large_community', [ '4294967296:1:2' ]);
-		assert.ok(d.error('large_community'));
-		d.set('large_community', []);
+		assert.strictEqual(d.add('community', '65535:65535'), null);
+		assert.ok(d.add('community', '65536:1'), '65536:1 is refused as it is typed');
+		assert.ok(d.add('community', '1:65536'), '1:65536');
+		assert.strictEqual(d.add('large_community', '4294967295:1:2'), null);
+		assert.ok(d.add('large_community', '4294967296:1:2'));
 		d.set('name', 'web-1.lan');
 		assert.strictEqual(d.error('name'), null, 'VIP names take - and .');
 		d.set('name', 'web 1');
 		assert.ok(d.error('name'));
 	});
 
-	test(label + 'config.js: Save & Apply applies only what the daemon would take, and says why not', async () => {
-		const { env, v, node } = await renderConfig(BASE_UCI.concat([
-			{ '.type': 'vip', '.name': 'lonely', prefix: '192.0.2.99/32' },
-			{ '.type': 'vip', '.name': 'both', prefix: '192.0.2.98/32', always: '1' },
-			{ '.type': 'check', '.name': 'cfg1', '.anonymous': true, vip: 'both', type: 'ping' },
-			{ '.type': 'check', '.name': 'cfg2', '.anonymous': true, vip: 'gone', type: 'ping' },
-			{ '.type': 'check', '.name': 'cfg4', '.anonymous': true, vip: 'web', type: 'dns' },
-			{ '.type': 'check', '.name': 'cfg5', '.anonymous': true, vip: 'web', type: 'udp', enabled: '0' }
-		]));
-		await v.handleSaveApply(null, '0');
-		assert.deepStrictEqual(env.ui.applied, [], 'not applied');
-		const bad = byClass(node, 'pathosd-invalid');
-		assert.strictEqual(bad.length, 1, text(node));
-		assert.deepStrictEqual(findAll(bad[0], (n) => n.tag === 'li').map(text), [
-			'VIP web: two checks are named dns (set their name option)',
-			'VIP lonely: needs a check, or "Always announce"',
-			'VIP both: "Always announce" is set, so it must have no checks',
-			'Check ping: no VIP named gone'
-		]);
-
-		const ok = await renderConfig(BASE_UCI);
-		await ok.v.handleSaveApply(null, '0');
-		assert.deepStrictEqual(ok.env.ui.applied, [ true ], 'applied');
-		assert.strictEqual(byClass(ok.node, 'pathosd-invalid').length, 0);
-	});
-
-	test(label + 'config.js: a rejected reload is shown above the form until a later one is applied', async () => {
-		const { env, node } = await renderConfig(BASE_UCI, { 'pathosd.status': withReload(REJECTED) });
-		const banner = byClass(node, 'pathosd-reload-rejected');
-		assert.strictEqual(banner.length, 1, text(node));
-		assert.deepStrictEqual(findAll(banner[0], (n) => n.tag === 'li').map(text), REJECTED.errors);
-		assert.ok(hasClass(node.children[0], 'pathosd-reload'), 'first on the page');
-		assert.strictEqual(env.poll.added.length, 1);
-		env.rpc.replies['pathosd.status'] = withReload({ time: '2026-11-29T11:05:00Z', result: 'applied', errors: [] });
-		await env.poll.added[0].fn();
-		assert.strictEqual(byClass(node, 'pathosd-reload-rejected').length, 0);
-		// pathosd not on ubus: the form still works, no banner.
-		const down = await renderConfig(BASE_UCI, { 'pathosd.status': { ubusStatus: 4 } });
-		assert.strictEqual(byClass(down.node, 'pathosd-reload-rejected').length, 0);
-	});
-
-	test(label + 'config.js: rows carry the daemon\'s names: option name, section name, or the check\'s type', async () => {
-		const { env, m } = await renderConfig(BASE_UCI.concat([
-			{ '.type': 'check', '.name': 'cfg3', '.anonymous': true, vip: 'web', type: 'udp', name: 'udp_echo' },
-			{ '.type': 'neighbor', '.name': 'up_1', name: 'up-1', address: '192.0.2.254', peer_asn: '65010' }
-		]));
-		const checks = sectionOf(m, 'check');
-		assert.deepStrictEqual(checks.rows().map((r) => r.title), [ 'dns', 'udp_echo' ]);
-		assert.deepStrictEqual(sectionOf(m, 'neighbor').rows().map((r) => r.title), [ 'bird', 'up-1' ]);
-		assert.deepStrictEqual(sectionOf(m, 'vip').rows().map((r) => r.title), [ 'web' ]);
-		[ 'neighbor', 'vip', 'check' ].forEach((t) => assert.strictEqual(opt(sectionOf(m, t), 'name').constructor.name, 'Value', t + ' name'));
-		// The dialog shows what the daemon calls the section when unset.
-		let d = await dialog(env, checks, 'cfg0a5f56');
-		assert.strictEqual(d.w('name').placeholder, 'dns');
-		d = await dialog(env, checks, null);
-		assert.strictEqual(d.w('name').placeholder, 'the type', 'a new check has no type yet');
-		await checks.handleModalCancel(d.m);
-		assert.deepStrictEqual(env.uci.changes, [], 'a cancelled new check leaves nothing');
-		d = await dialog(env, sectionOf(m, 'neighbor'), 'bird');
-		d.set('name', 'bird-1');
+	test(label + 'config.js: invalid list items from the file are flagged in the dialog and not saved', async () => {
+		const { env, m } = await renderConfig(BASE_UCI.map((s) => (s['.name'] === 'web'
+			? Object.assign({}, s, { community: [ '65001:1', '65536:1' ], large_community: [ '1:2:3' ] }) : s)));
+		const d = await dialog(env, sectionOf(m, 'vip'), 'web');
+		const flagged = byClass(d.node, 'pathosd-bad-items');
+		assert.strictEqual(flagged.length, 1, 'one list flagged: ' + text(d.node));
+		assert.ok(/65536:1/.test(text(flagged[0])) && !/65001:1,/.test(text(flagged[0])), text(flagged[0]));
+		assert.ok(/65536:1/.test(d.error('community')), String(d.error('community')));
+		assert.strictEqual(d.error('large_community'), null);
+		d.set('checks_policy', 'any');
+		assert.strictEqual(await d.save(), false, 'not saved with 65536:1');
+		d.w('community').remove('65536:1');
 		assert.ok(await d.save());
-		assert.deepStrictEqual(env.uci.changes, [ [ 'set', 'bird', 'name', 'bird-1' ] ]);
+		assert.deepStrictEqual(staged(env), [ [ 'set', 'web', 'checks_policy', 'any' ], [ 'set', 'web', 'community', [ '65001:1' ] ] ]);
 	});
 
-	test(label + 'config.js: the drain-file example is per VIP', async () => {
-		const { env, m } = await renderConfig(BASE_UCI.concat([ { '.type': 'vip', '.name': 'dns', prefix: '192.0.2.53/32', always: '1' } ]));
-		const vips = sectionOf(m, 'vip');
-		assert.strictEqual((await dialog(env, vips, 'web')).w('lower_priority_file').placeholder, '/tmp/pathosd-web.drain');
-		assert.strictEqual((await dialog(env, vips, 'dns')).w('lower_priority_file').placeholder, '/tmp/pathosd-dns.drain');
+	test(label + 'config.js: a prefix with host bits is refused, naming both readings', async () => {
+		const { env, m } = await renderConfig(BASE_UCI);
+		const d = await dialog(env, sectionOf(m, 'vip'), 'web');
+		const err = (p) => { d.set('prefix', p); return d.error('prefix'); };
+		assert.strictEqual(err('10.10.1.0/24'), null);
+		assert.strictEqual(err('10.10.1.5/32'), null);
+		assert.strictEqual(err('0.0.0.0/0'), null);
+		const e = err('10.10.1.5/24');
+		assert.ok(/10\.10\.1\.5\/24 has host bits set/.test(e) && /10\.10\.1\.5\/32/.test(e) && /10\.10\.1\.0\/24/.test(e), e);
+		assert.ok(/2001:db8::5\/128.*2001:db8::\/64/.test(err('2001:db8::5/64')), err('2001:db8::5/64'));
+		assert.ok(/2001:db8:0:1::\/64/.test(err('2001:db8:0:1:ffff::1/64')), err('2001:db8:0:1:ffff::1/64'));
+		assert.strictEqual(err('2001:db8::/64'), null);
+		assert.strictEqual(err('2001:db8::53/128'), null);
+		assert.ok(err('10.10.1.5/33'));
+		assert.ok(err('web'));
+		assert.strictEqual(err('%{VIP_PREFIX}'), null, 'placeholders are the daemon\'s');
+		d.set('prefix', '10.10.1.5/24');
+		assert.strictEqual(await d.save(), false, 'not saved');
+		assert.deepStrictEqual(plain(env.uci.changes), []);
 	});
 
 	test(label + 'config.js: duration, community and placeholder validation', async () => {
@@ -819,21 +1327,242 @@ function viewTests(label, statusSrc, configSrc, overviewSrc) {
 		assert.strictEqual(large('web', '65001:1:666'), true);
 		assert.notStrictEqual(large('web', '65001:1'), true);
 	});
+
+	// ------------------------------------------- Save & Apply
+
+	// pathosd validate as the daemon answers it: the VALUES it was given,
+	// and its verdict.
+	function validator(verdict, got) {
+		return (a) => { got.push(a); return typeof verdict === 'function' ? verdict(a.uci) : verdict; };
+	}
+
+	test(label + 'config.js: Save & Apply has pathosd validate the staged configuration, and applies only what it accepts', async () => {
+		const got = [];
+		const errors = [ 'vip \'web2\' option name: duplicate VIP name "web" (also vip \'web\')', 'neighbor \'bird\' option passive: a passive neighbor can never connect: bgp.listen_port is -1 (no listener)' ];
+		const { env, v, m, node } = await renderConfig(BASE_UCI, {
+			'pathosd.validate': validator((values) => (values.web2 ? { valid: false, errors } : { valid: true }), got)
+		});
+		// What the page's own rules cannot see: a duplicate name set with
+		// the Name option.
+		const d = await addDialog(env, sectionOf(m, 'vip'), 'web2');
+		d.set('name', 'web').set('prefix', '192.0.2.81/32').set('always', true);
+		assert.ok(await d.save());
+		const before = plain(env.uci.changes);
+		await v.handleSaveApply(null, '0');
+		assert.deepStrictEqual(env.ui.applied, [], 'not applied');
+		// It checked the staged configuration, as rpcd's uci get has it.
+		assert.ok(got.length > 0, 'pathosd validate was called');
+		const values = got[got.length - 1].uci;
+		assert.deepStrictEqual(Object.keys(values).sort(), [ 'bird', 'cfg0a5f56', 'main', 'web', 'web2' ]);
+		assert.deepStrictEqual(plain(values.web2), { '.type': 'vip', '.name': 'web2', '.anonymous': false, '.index': 4, always: '1', name: 'web', prefix: '192.0.2.81/32' });
+		assert.deepStrictEqual(plain(values.cfg0a5f56.query), [ 'web.lan.' ]);
+		// The daemon's errors, on the page and in a dialog; still staged.
+		const bad = byClass(node, 'pathosd-invalid');
+		assert.strictEqual(bad.length, 1, text(node));
+		assert.deepStrictEqual(findAll(bad[0], (n) => n.tag === 'li').map(text), errors);
+		assert.ok(/saved, not applied/.test(text(bad[0])));
+		assert.deepStrictEqual(plain(env.uci.changes), before, 'the changes stay staged');
+
+		// Valid: applied.
+		const ok = await renderConfig(BASE_UCI, { 'pathosd.validate': validator({ valid: true }, got) });
+		await ok.v.handleSaveApply(null, '0');
+		assert.deepStrictEqual(ok.env.ui.applied, [ true ], 'applied');
+		assert.strictEqual(byClass(ok.node, 'pathosd-invalid').length + byClass(ok.node, 'pathosd-unchecked').length, 0);
+	});
+
+	test(label + 'config.js: a refused Save & Apply is shown where the user is (a dialog), not only at the top of the page', async () => {
+		const { env, v } = await renderConfig(BASE_UCI, { 'pathosd.validate': { valid: false, errors: [ 'vip \'web\' option prefix: nope' ] } });
+		await v.handleSaveApply(null, '0');
+		assert.ok(env.ui.modal, 'a dialog');
+		const body = text(E('div', env.ui.modal.children));
+		assert.ok(/Not applied/.test(env.ui.modal.title + body) && /vip 'web' option prefix: nope/.test(body), body);
+		await Promise.resolve(findAll(E('div', env.ui.modal.children), (n) => n.tag === 'button' && text(n) === 'Dismiss')[0].attrs.click());
+		assert.strictEqual(env.ui.modal, null);
+	});
+
+	test(label + 'config.js: pathosd not on ubus: Save & Apply falls back to the page\'s own checks, and says the daemon did not check', async () => {
+		const sections = BASE_UCI.concat([
+			{ '.type': 'vip', '.name': 'lonely', prefix: '192.0.2.99/32' },
+			{ '.type': 'vip', '.name': 'both', prefix: '192.0.2.98/32', always: '1' },
+			{ '.type': 'vip', '.name': 'web_2', name: 'web', prefix: '192.0.2.97/24', always: '1' },
+			{ '.type': 'neighbor', '.name': 'up', address: '192.0.2.254', peer_asn: '65010', passive: '1' },
+			{ '.type': 'check', '.name': 'cfg1', '.anonymous': true, vip: 'both', type: 'ping' },
+			{ '.type': 'check', '.name': 'cfg2', '.anonymous': true, vip: 'gone', type: 'ping' },
+			{ '.type': 'check', '.name': 'cfg4', '.anonymous': true, vip: 'web', type: 'dns' },
+			{ '.type': 'check', '.name': 'cfg5', '.anonymous': true, vip: 'web', type: 'udp', enabled: '0' },
+			{ '.type': 'check', '.name': 'web_tcp', vip: 'web', type: 'tcp' }
+		]).map((s) => (s['.name'] === 'main' ? Object.assign({}, s, { listen_port: '-1' }) : s));
+		for (const down of [ { ubusStatus: 4 }, { ubusStatus: 3 } ]) {
+			const { env, v, node } = await renderConfig(sections, { 'pathosd.validate': down });
+			await v.handleSaveApply(null, '0');
+			assert.deepStrictEqual(env.ui.applied, [], 'not applied');
+			const bad = byClass(node, 'pathosd-invalid');
+			assert.strictEqual(bad.length, 1, text(node));
+			assert.ok(down.ubusStatus === 4 ? /pathosd is not running/.test(text(bad[0])) : /older than this page/.test(text(bad[0])), text(bad[0]));
+			assert.deepStrictEqual(findAll(bad[0], (n) => n.tag === 'li').map(text), [
+				'Neighbor up is passive, but the listen port is -1 (pathosd does not listen): it can never connect',
+				'VIP web: two checks are named dns (set their name option)',
+				'VIP lonely: needs a check, or "Always announce"',
+				'VIP both: "Always announce" is set, so it must have no checks',
+				'VIP web: 192.0.2.97/24 has host bits set: write 192.0.2.97/32 for this address alone, or 192.0.2.0/24 for the network',
+				'Two VIPs are named web',
+				'Check ping: no VIP named gone',
+				'Check web_tcp: a tcp check needs a port'
+			]);
+			assert.ok(!/ at |ClassConstructor|RPC call to/.test(seen(env, node)), seen(env, node));
+		}
+		// Nothing the page can see: applied, with a note that pathosd did
+		// not check it.
+		const ok = await renderConfig(BASE_UCI, { 'pathosd.validate': { ubusStatus: 4 } });
+		await ok.v.handleSaveApply(null, '0');
+		assert.deepStrictEqual(ok.env.ui.applied, [ true ]);
+		assert.ok(/could not check the configuration/.test(text(byClass(ok.node, 'pathosd-unchecked')[0] || '')), text(ok.node));
+	});
+
+	test(label + 'config.js: a rejected reload is shown above the form until a later one is applied', async () => {
+		const { env, node } = await renderConfig(BASE_UCI, { 'pathosd.status': withReload(REJECTED) });
+		const banner = byClass(node, 'pathosd-reload-rejected');
+		assert.strictEqual(banner.length, 1, text(node));
+		assert.deepStrictEqual(findAll(banner[0], (n) => n.tag === 'li').map(text), REJECTED.errors);
+		assert.ok(hasClass(node.children[0], 'pathosd-reload'), 'first on the page');
+		assert.strictEqual(env.poll.added.length, 1);
+		assert.deepStrictEqual(plain(env.rpc.calls.filter((c) => c.method === 'status')), [ { object: 'pathosd', method: 'status', args: { limit: 0 } } ],
+			'no VIP list: only last_reload is needed');
+		env.rpc.replies['pathosd.status'] = withReload({ time: '2026-11-29T11:05:00Z', result: 'applied', errors: [] });
+		await env.poll.added[0].fn();
+		assert.strictEqual(byClass(node, 'pathosd-reload-rejected').length, 0);
+		// pathosd not on ubus: the form still works, no banner.
+		const down = await renderConfig(BASE_UCI, { 'pathosd.status': { ubusStatus: 4 } });
+		assert.strictEqual(byClass(down.node, 'pathosd-reload-rejected').length, 0);
+	});
+
+	test(label + 'config.js: rows carry the daemon\'s names: option name, section name, or the check\'s type', async () => {
+		const { env, m } = await renderConfig(BASE_UCI.concat([
+			{ '.type': 'check', '.name': 'cfg3', '.anonymous': true, vip: 'web', type: 'udp', name: 'udp_echo', port: '7' },
+			{ '.type': 'neighbor', '.name': 'up_1', name: 'up-1', address: '192.0.2.254', peer_asn: '65010' }
+		]));
+		const checks = sectionOf(m, 'check');
+		assert.deepStrictEqual(checks.rows().map((r) => r.title), [ 'dns', 'udp_echo' ]);
+		assert.deepStrictEqual(sectionOf(m, 'neighbor').rows().map((r) => r.title), [ 'bird', 'up-1' ]);
+		assert.deepStrictEqual(sectionOf(m, 'vip').rows().map((r) => r.title), [ 'web' ]);
+		[ 'neighbor', 'vip', 'check' ].forEach((t) => assert.strictEqual(opt(sectionOf(m, t), 'name').constructor.name, 'Value', t + ' name'));
+		// The dialog shows what the daemon calls the section when unset.
+		let d = await dialog(env, checks, 'cfg0a5f56');
+		assert.strictEqual(d.w('name').placeholder, 'dns');
+		assert.strictEqual(d.title, 'pathosd - dns');
+		await d.cancel();
+		d = await addCheck(env, m, 'web', 'ping');
+		assert.strictEqual(d.w('name').placeholder, 'web_ping');
+		await d.cancel();
+		assert.deepStrictEqual(plain(env.uci.changes), [], 'a cancelled new check leaves nothing');
+		d = await dialog(env, sectionOf(m, 'neighbor'), 'bird');
+		d.set('name', 'bird-1');
+		assert.ok(await d.save());
+		assert.deepStrictEqual(plain(env.uci.changes), [ [ 'set', 'bird', 'name', 'bird-1' ] ]);
+	});
+
+	test(label + 'config.js: the drain-file example is per VIP; the port example per check type', async () => {
+		const { env, m } = await renderConfig(BASE_UCI.concat([ { '.type': 'vip', '.name': 'dns', prefix: '192.0.2.53/32', always: '1' } ]));
+		const vips = sectionOf(m, 'vip');
+		assert.strictEqual((await dialog(env, vips, 'web')).w('lower_priority_file').placeholder, '/tmp/pathosd-web.drain');
+		assert.strictEqual((await dialog(env, vips, 'dns')).w('lower_priority_file').placeholder, '/tmp/pathosd-dns.drain');
+		assert.strictEqual((await dialog(env, sectionOf(m, 'check'), 'cfg0a5f56')).w('port').placeholder, '53');
+		const d = await addCheck(env, m, 'web', 'http');
+		assert.deepStrictEqual([ d.w('port').placeholder, d.w('method').placeholder ], [ '', 'GET' ]);
+	});
+}
+
+// ------------------------------------------------------ the stand-ins
+
+// The stand-ins themselves behave as LuCI does where the views failed: these
+// would pass against a stand-in that hides the defects.
+function shimTests() {
+	const { makeUci, makeRpc } = require('./shim/luci_client.cjs');
+
+	test('stand-in (form.js): an option whose depends are not met removes its UCI value on save; a twin option does not protect it', async () => {
+		const env = makeEnv({ uci: [ { '.type': 'check', '.name': 'c', type: 'http', port: '8081' } ] });
+		const m = new env.form.Map('pathosd');
+		const s = m.section(env.form.NamedSection, 'c', 'check');
+		const t = s.option(env.form.ListValue, 'type');
+		[ 'http', 'dns' ].forEach((v) => t.value(v));
+		s.option(env.form.Value, 'port').depends('type', 'http');
+		const dnsPort = s.option(env.form.Value, 'dns_port');
+		dnsPort.ucioption = 'port';
+		dnsPort.depends('type', 'dns');
+		await m.render();
+		await m.save(null, true);
+		assert.deepStrictEqual(plain(env.uci.changes), [ [ 'unset', 'c', 'port' ] ]);
+	});
+
+	test('stand-in (form.js): a ticked Flag is written on every save; a value equal to its default is removed', async () => {
+		const env = makeEnv({ uci: [ { '.type': 'pathosd', '.name': 'main', enabled: '1', log_level: 'info' } ] });
+		const m = new env.form.Map('pathosd');
+		const s = m.section(env.form.NamedSection, 'main', 'pathosd');
+		s.option(env.form.Flag, 'enabled').rmempty = false;
+		const l = s.option(env.form.ListValue, 'log_level');
+		[ 'info', 'debug' ].forEach((v) => l.value(v));
+		l.default = 'info';
+		await m.render();
+		await m.save(null, true);
+		assert.deepStrictEqual(staged(env), [ [ 'set', 'main', 'enabled', '1' ], [ 'unset', 'main', 'log_level' ] ]);
+	});
+
+	test('stand-in (ui.js): a select shows its first choice for a value it does not offer; a DynamicList does not validate its items', async () => {
+		const env = makeEnv({ uci: [ { '.type': 'check', '.name': 'c', vip: 'gone', community: [ 'bad' ] } ] });
+		const m = new env.form.Map('pathosd');
+		const s = m.section(env.form.NamedSection, 'c', 'check');
+		const v = s.option(env.form.ListValue, 'vip');
+		[ 'web', 'dns' ].forEach((x) => v.value(x));
+		const c = s.option(env.form.DynamicList, 'community');
+		c.validate = (sid, x) => (x === '' || x === 'good' ? true : 'bad item');
+		await m.render();
+		assert.strictEqual(v.formvalue('c'), 'web');
+		assert.ok(c.isValid('c'), 'items as loaded are not validated');
+		assert.strictEqual(c.widget('c').add('worse'), 'bad item', 'a typed item is');
+		await m.save(null, true);
+		assert.deepStrictEqual(plain(env.uci.changes), [ [ 'set', 'c', 'vip', 'web' ] ]);
+	});
+
+	test('stand-in (uci.js): set of an equal value is staged; unset of a missing option is not; add() with an existing name shadows it', async () => {
+		const uci = makeUci([ { '.type': 'vip', '.name': 'web', prefix: '192.0.2.1/32' } ]);
+		await uci.load('pathosd');
+		uci.set('pathosd', 'web', 'prefix', '192.0.2.1/32');
+		uci.unset('pathosd', 'web', 'always');
+		assert.strictEqual(uci.add('pathosd', 'vip', 'web'), 'web');
+		assert.deepStrictEqual(plain(uci.get('pathosd', 'web')), { '.type': 'vip', '.name': 'web', '.create': 'web', '.anonymous': false, '.index': 1000 });
+		assert.strictEqual(uci.sections('pathosd', 'vip').length, 2, 'listed twice');
+		uci.set('pathosd', 'web', 'prefix', '10.0.0.1/32');
+		await uci.save();
+		assert.deepStrictEqual(plain(uci.changes), [ [ 'add', 'vip', 'web' ], [ 'set', 'web', 'prefix', '10.0.0.1/32' ], [ 'set', 'web', 'prefix', '192.0.2.1/32' ] ]);
+		assert.strictEqual(uci.sections('pathosd', 'vip').length, 1);
+	});
+
+	test('stand-in (rpc.js): a ubus error rejects with rpc.js\'s text and a JS stack frame; Access denied rejects too', async () => {
+		const rpc = makeRpc({ 'pathosd.drain': { ubusStatus: 4 } }, { acl: ACL, role: 'read' });
+		const drain = rpc.declare({ object: 'pathosd', method: 'drain', params: [ 'vip' ], reject: true });
+		const status = rpc.declare({ object: 'pathosd', method: 'status', expect: { '': {} } });
+		const e = await drain('web').then(() => null, (x) => x);
+		assert.ok(/^RPC call to pathosd\/drain failed with error -32002: Access denied\n {2}at ClassConstructor\.handleCallReply \(.*rpc\.js/.test(e.message), e.message);
+		const w = makeRpc({ 'pathosd.drain': { ubusStatus: 4 }, 'pathosd.status': { ubusStatus: 4 } });
+		const e2 = await w.declare({ object: 'pathosd', method: 'drain', reject: true })().then(() => null, (x) => x);
+		assert.ok(/^RPC call to pathosd\/drain failed with ubus code 4: Resource not found\n {2}at /.test(e2.message), e2.message);
+		assert.deepStrictEqual(plain(await w.declare({ object: 'pathosd', method: 'status', expect: { '': {} } })()), {}, 'without reject: the expect default');
+		assert.ok(status);
+	});
 }
 
 // ------------------------------------------------------ static checks
 
-function staticTests() {
+function staticTests(files) {
 	test('menu.d and acl.d are valid JSON; the menu points at existing views, depends on the ACL and uci', () => {
 		const menu = JSON.parse(fs.readFileSync(MENU_FILE, 'utf8'));
-		const acl = JSON.parse(fs.readFileSync(ACL_FILE, 'utf8'));
 		const top = menu['admin/services/pathosd'];
 		assert.ok(top, 'Services → pathosd');
 		assert.deepStrictEqual(top.depends, { acl: [ 'luci-app-pathosd' ], uci: { pathosd: true } });
-		assert.ok(acl[top.depends.acl[0]], 'the ACL the menu depends on exists');
+		assert.ok(ACL[top.depends.acl[0]], 'the ACL the menu depends on exists');
 		const views = Object.keys(menu).map((k) => menu[k].action).filter((a) => a.type === 'view').map((a) => a.path);
 		assert.deepStrictEqual(views.sort(), [ 'pathosd/config', 'pathosd/status' ]);
-		views.forEach((p) => assert.ok(fs.existsSync(path.join(APP, 'htdocs/luci-static/resources/view', p + '.js')), p));
+		views.forEach((p) => assert.ok(fs.existsSync(path.join(RESOURCES, 'view', p + '.js')), p));
 		JSON.parse(fs.readFileSync(path.join(ROOT, 'files/pathosd.acl.json'), 'utf8'));
 	});
 
@@ -843,51 +1572,58 @@ function staticTests() {
 	});
 
 	test('views stay ES5-ish for jsmin and old browsers: no arrow functions, template literals, let/const, classes', () => {
-		[ path.join(VIEWS, 'status.js'), path.join(VIEWS, 'config.js'), OVERVIEW ].forEach((f) => {
-			const src = fs.readFileSync(f, 'utf8');
-			assert.ok(!/=>/.test(src), f + ': arrow function');
-			assert.ok(src.indexOf('`') < 0, f + ': template literal');
-			assert.ok(!/(^|[^\w.'])(let|const|class)\s/m.test(src), f + ': let/const/class');
-			assert.ok(/^'use strict';\n/.test(src), f + ': starts with \'use strict\'');
-			assert.ok(/\nreturn (view|baseclass)\.extend\(\{/.test(src), f + ': returns view.extend or baseclass.extend');
+		files.forEach((f) => {
+			const s = fs.readFileSync(f, 'utf8');
+			assert.ok(!/=>/.test(s), f + ': arrow function');
+			assert.ok(s.indexOf('`') < 0, f + ': template literal');
+			assert.ok(!/(^|[^\w.'])(let|const|class)\s/m.test(s), f + ': let/const/class');
+			assert.ok(/^'use strict';\n/.test(s), f + ': starts with \'use strict\'');
+			assert.ok(/\nreturn (view|baseclass)\.extend\(\{/.test(s), f + ': returns view.extend or baseclass.extend');
 		});
 	});
 }
 
 // PATHOSD_JSMIN=/path/to/jsmin uses another minifier (stdin to stdout), for
 // example LuCI's own luci-base/src/jsmin.c built on the side.
-function jsmin(src) {
+function jsmin(s) {
 	if (process.env.PATHOSD_JSMIN) {
-		const r = spawnSync(process.env.PATHOSD_JSMIN, [], { input: src, encoding: 'utf8' });
+		const r = spawnSync(process.env.PATHOSD_JSMIN, [], { input: s, encoding: 'utf8' });
 		return r.status === 0 ? r.stdout : null;
 	}
 	for (const py of [ '/usr/bin/python3', 'python3' ]) {
 		const r = spawnSync(py, [ '-c', 'import sys, jsmin; sys.stdout.write(jsmin.jsmin(sys.stdin.read()))' ],
-			{ input: src, encoding: 'utf8' });
+			{ input: s, encoding: 'utf8' });
 		if (r.status === 0) return r.stdout;
 	}
 	return null;
 }
 
-const statusSrc = fs.readFileSync(path.join(VIEWS, 'status.js'), 'utf8');
-const configSrc = fs.readFileSync(path.join(VIEWS, 'config.js'), 'utf8');
-const OVERVIEW = path.join(APP, 'htdocs/luci-static/resources/view/status/include/70_pathosd.js');
-const overviewSrc = fs.readFileSync(OVERVIEW, 'utf8');
+const FILES = {
+	status: path.join(VIEWS, 'status.js'),
+	config: path.join(VIEWS, 'config.js'),
+	overview: path.join(RESOURCES, 'view/status/include/70_pathosd.js'),
+	common: path.join(RESOURCES, 'pathosd/common.js')
+};
+const read = (f) => (fs.existsSync(f) ? fs.readFileSync(f, 'utf8') : null);
+const SRC = { status: read(FILES.status), config: read(FILES.config), overview: read(FILES.overview), common: read(FILES.common) };
 
 function liveTests(file) {
 	const live = JSON.parse(fs.readFileSync(file, 'utf8'));
 	test('status.js renders a live /status: every peer, VIP and check, with its state', async () => {
-		const { root } = await renderStatus(statusSrc, { 'pathosd.status': live });
+		const env = statusEnv({ 'pathosd.status': live });
+		env.filename = 'status.js';
+		const v = loadView(SRC.status, env, { 'pathosd.common': SRC.common });
+		const root = v.render(await v.load());
 		assert.ok(live.peers.length > 0 && live.vips.length > 0, 'the live status has peers and VIPs');
 		const peers = cellTexts(tableByClass(root, 'pathosd-peers').rows);
 		assert.deepStrictEqual(peers.map((r) => [ r[0], r[1], r[3] ]),
 			live.peers.map((p) => [ p.name, p.address, p.session_state ]));
 		const vips = cellTexts(tableByClass(root, 'pathosd-vips').rows);
-		assert.deepStrictEqual(vips.map((r) => [ r[0], r[1], r[2], r[3], r[5] ]),
-			live.vips.map((v) => [ v.name, v.prefix, v.state_name, v.health_name, String(v.as_path_prepend) ]));
+		assert.deepStrictEqual(vips.map((r) => [ r[0], r[1], r[2].split(' ')[0], r[3].split(' ')[0], r[5] ]),
+			live.vips.map((x) => [ x.name, x.prefix, x.state_name, x.health_name, String(x.as_path_prepend) ]));
 		const checks = cellTexts(tableByClass(root, 'pathosd-checks').rows);
 		const want = [];
-		live.vips.forEach((v) => v.checks.forEach((c) => want.push([ v.name, c.name, c.type, c.health_name ])));
+		live.vips.forEach((x) => x.checks.forEach((c) => want.push([ x.name, c.name, c.type, c.health_name ])));
 		assert.deepStrictEqual(checks.map((r) => r.slice(0, 4)), want);
 		assert.ok(!/undefined|NaN|\[object/.test(text(root)), 'no undefined, NaN or [object ...] in the page');
 	});
@@ -896,20 +1632,20 @@ function liveTests(file) {
 if (process.argv[2] === '--live') {
 	liveTests(process.argv[3]);
 } else {
-	staticTests();
-	viewTests('', statusSrc, configSrc, overviewSrc);
-}
-
-if (process.argv[2] !== '--live') {
-	const minStatus = jsmin(statusSrc);
-	const minConfig = jsmin(configSrc);
-	const minOverview = jsmin(overviewSrc);
-	test('jsmin (python3-jsmin) minifies both views', () => {
-		assert.ok(minStatus && minConfig, 'python3 -m jsmin failed: is python3-jsmin installed?');
-		assert.ok(minStatus.length < statusSrc.length && minConfig.length < configSrc.length);
+	staticTests(Object.keys(FILES).map((k) => FILES[k]).filter((f) => fs.existsSync(f)));
+	shimTests();
+	viewTests('', SRC);
+	const MIN = {};
+	Object.keys(SRC).forEach((k) => { MIN[k] = SRC[k] == null ? null : jsmin(SRC[k]); });
+	test('jsmin (python3-jsmin) minifies the views and pathosd/common.js', () => {
+		Object.keys(SRC).forEach((k) => {
+			assert.ok(SRC[k] != null, FILES[k] + ' exists');
+			assert.ok(MIN[k], 'python3 -m jsmin failed: is python3-jsmin installed?');
+			assert.ok(MIN[k].length < SRC[k].length, k + ' shrinks');
+		});
 	});
-	if (minStatus && minConfig && minOverview)
-		viewTests('jsmin: ', minStatus, minConfig, minOverview);
+	if (Object.keys(MIN).every((k) => MIN[k] || SRC[k] == null))
+		viewTests('jsmin: ', MIN);
 }
 
 (async () => {
@@ -920,7 +1656,7 @@ if (process.argv[2] !== '--live') {
 		} catch (e) {
 			failures++;
 			console.log('not ok - ' + t.name);
-			String(e && e.stack || e).split('\n').slice(0, 12).forEach((l) => console.log('#   ' + l));
+			String(e && e.stack || e).split('\n').slice(0, 14).forEach((l) => console.log('#   ' + l));
 		}
 	}
 	process.exit(failures ? 1 : 0);

@@ -1,24 +1,31 @@
 'use strict';
 // Stand-ins for LuCI's client classes, for running the pathosd views in
-// node:vm. No registry package carries luci.js/form.js/uci.js/rpc.js, so
-// these re-implement the behaviour the views depend on, after LuCI's own
-// semantics (openwrt/luci modules/luci-base/htdocs/luci-static/resources):
+// node:vm. CI cannot fetch LuCI, so this file re-implements, in our own code,
+// the behaviour of openwrt/luci modules/luci-base/htdocs/luci-static/resources
+// (form.js, uci.js, rpc.js, ui.js, validation.js, luci.js) where the views
+// depend on it. The function names in the comments are the real ones; where
+// the real behaviour is surprising, the comment says so, because the views
+// were wrong exactly there:
 //
-// * rpc.declare: a ubus error status resolves to the `expect` default unless
-//   the declaration has `reject: true`, which rejects with rpc.js's
-//   "RPC call to OBJ/METHOD failed with ubus code N: TEXT"; an HTTP/JSON-RPC
-//   refusal (e.g. "Access denied") always rejects.
-// * uci: load/get/set/unset/add/remove/sections over a staged copy, with the
-//   list of changes that Save & Apply would send (set '' or null unsets).
-// * form: Map/NamedSection/TypedSection/GridSection and
-//   Value/ListValue/DynamicList/Flag with LuCI's defaults and parse():
-//   rmempty true, Flag default '0' and "remove when equal to the default"
-//   (so a Flag with default '1' writes '0' when unticked), a Value that is
-//   empty is removed, a select cannot hold a value it does not offer (it
-//   shows its first choice), the GridSection shows textvalue() or "none",
-//   and its edit dialog (renderMoreOptionsModal) is a new Map whose options
-//   are new instances with the grid option's own properties copied.
-// * ui: notifications, modal, changes.apply; dom.content; poll.add; view.
+// * form.js AbstractValue.parse() REMOVES the UCI value of an option whose
+//   `depends` are not met (unless `retain`), and removes one whose form value
+//   equals its `default`; AbstractValue.remove() spares it only when another
+//   ACTIVE option with an explicit `ucioption` aliases the same UCI option.
+//   FlagValue.parse() writes on every save unless the value equals `default`.
+// * uci.js stages `set` even for a value equal to the current one, drops an
+//   `unset` of an option the section does not have, and add() with the name
+//   of an existing section creates a second, empty section of that name that
+//   get() returns instead of the old one; save() sends the changes to rpcd
+//   and reloads what rpcd then returns (the staged values).
+// * rpc.js rejects with "RPC call to OBJ/METHOD failed with ubus code N: TEXT"
+//   followed by the JS stack frames L.raise() appends; without `reject` a
+//   ubus error resolves to the `expect` default. LuCI's ubus endpoint
+//   (luci-base ucode controller admin/index.uc ubus_request) answers a call
+//   the session's ACL does not grant with JSON-RPC error -32002 "Access
+//   denied", which rpc.js rejects with whatever `reject` says.
+// * ui.js Select shows its first choice (the empty one when optional) for a
+//   value it does not offer; DynamicList validates only the text being added,
+//   never the items it was given.
 
 const assert = require('assert');
 
@@ -71,45 +78,79 @@ const UBUS_STATUS = {
 	10: 'Connection lost'
 };
 
+// The reply of LuCI's ubus endpoint for a call the session may not make.
+const ACCESS_DENIED = { jsonrpcError: { code: -32002, message: 'Access denied' } };
+
+// luci.js L.raise(): the message gets the JS stack frames appended, one per
+// line ("  at FUNCTION (URL:LINE:COL)"); in a browser the first is rpc.js's
+// handleCallReply. Views must not show this text as it is.
+function raise(message) {
+	const e = new Error(message +
+		'\n  at ClassConstructor.handleCallReply (http://192.168.1.1/luci-static/resources/rpc.js?v=26.001.00000~0000000:157:17)' +
+		'\n  at http://192.168.1.1/luci-static/resources/rpc.js?v=26.001.00000~0000000:117:60');
+	e.name = 'RPCError';
+	return e;
+}
+
 function kind(v) {
 	return Array.isArray(v) ? 'array' : (v === null ? 'null' : typeof v);
 }
 
-// replies[object.method]: the reply, { ubusStatus: N } for a ubus error
-// status, an Error (the HTTP/JSON-RPC layer refused the call), or a function
-// of the arguments returning one of those.
-function makeRpc(replies) {
+// replies[object.method]: the reply; { ubusStatus: N } for a ubus error
+// status; { jsonrpcError: { code, message } } for an error of the JSON-RPC
+// layer (ACCESS_DENIED); an Error for a failed HTTP request; or a function of
+// the arguments returning one of those.
+//
+// opts.acl (an acl.d object) and opts.role ('read' or 'write') make the calls
+// go through rpcd's session check: a role gets what `read` grants, `write`
+// adds what `write` grants; anything else is ACCESS_DENIED, as on a router.
+function makeRpc(replies, opts) {
+	opts = opts || {};
 	const declared = [];
 	const calls = [];
+	function granted(object, method) {
+		if (!opts.acl) return true;
+		const roles = opts.role === 'read' ? [ 'read' ] : [ 'read', 'write' ];
+		return Object.keys(opts.acl).some((name) => roles.some((r) => {
+			const g = ((opts.acl[name][r] || {}).ubus || {})[object] || [];
+			return g.indexOf(method) >= 0 || g.indexOf('*') >= 0;
+		}));
+	}
 	return {
 		declared,
 		calls,
 		replies,
-		declare(opts) {
-			declared.push({ object: opts.object, method: opts.method, reject: !!opts.reject });
+		// rpc.declare(): positional arguments become the named `params`.
+		declare(o) {
+			declared.push({ object: o.object, method: o.method, reject: !!o.reject, params: (o.params || []).slice() });
 			return function() {
 				const args = {};
-				(opts.params || []).forEach((p, i) => { args[p] = arguments[i]; });
+				(o.params || []).forEach((p, i) => { args[p] = arguments[i]; });
 				// What rpc.js sends: JSON, where undefined members vanish.
 				const sent = JSON.parse(JSON.stringify(args));
-				calls.push({ object: opts.object, method: opts.method, args: sent });
-				let r = replies[opts.object + '.' + opts.method];
+				calls.push({ object: o.object, method: o.method, args: sent });
+				let r = granted(o.object, o.method) ? replies[o.object + '.' + o.method] : ACCESS_DENIED;
 				if (typeof r === 'function') r = r(sent);
+				// parseCallReply: a failed request rejects with its error.
 				if (r instanceof Error) return Promise.reject(r);
+				// handleCallReply: a JSON-RPC error always rejects.
+				if (r && typeof r === 'object' && r.jsonrpcError)
+					return Promise.reject(raise('RPC call to ' + o.object + '/' + o.method + ' failed with error ' +
+						r.jsonrpcError.code + ': ' + r.jsonrpcError.message));
 				let ret = r;
 				if (r && typeof r === 'object' && r.ubusStatus != null) {
-					if (opts.reject)
-						return Promise.reject(new Error('RPC call to ' + opts.object + '/' + opts.method +
+					if (o.reject)
+						return Promise.reject(raise('RPC call to ' + o.object + '/' + o.method +
 							' failed with ubus code ' + r.ubusStatus + ': ' + UBUS_STATUS[r.ubusStatus]));
-					// rpc.js hands the bare status on, and `expect` then
-					// replaces it (a number is no object) with its default.
+					// The reply is [ code ]: the bare number goes on, and
+					// `expect` replaces it (a number is no object).
 					ret = r.ubusStatus;
 				}
-				if (opts.expect) {
-					for (const k in opts.expect) {
+				if (o.expect) {
+					for (const k in o.expect) {
 						if (ret != null && k !== '') ret = ret[k];
-						if (ret == null || kind(ret) !== kind(opts.expect[k]))
-							ret = JSON.parse(JSON.stringify(opts.expect[k]));
+						if (ret == null || kind(ret) !== kind(o.expect[k]))
+							ret = JSON.parse(JSON.stringify(o.expect[k]));
 						break;
 					}
 				}
@@ -121,61 +162,224 @@ function makeRpc(replies) {
 
 // ------------------------------------------------------------------ uci
 
-// sections: [ { '.type': 'vip', '.name': 'web', prefix: '...', ... } ] in
-// file order; '.anonymous' when the section has no name in the file.
-function makeUci(sections) {
-	const data = sections.map((s) => Object.assign({ '.anonymous': false }, JSON.parse(JSON.stringify(s))));
-	const changes = [];
-	const loaded = [];
-	let next = 0;
-	const find = (sid) => data.find((s) => s['.name'] === sid);
-	const uci = {
-		data, changes, loaded,
-		load(conf) { loaded.push(conf); return Promise.resolve([ conf ]); },
-		save() { return Promise.resolve(); },
-		get(conf, sid, opt) {
-			const s = find(sid);
-			if (!s) return null;
-			if (opt == null) return s;
-			const v = s[opt];
-			return v == null ? null : (Array.isArray(v) ? v.slice() : String(v));
+const clone = (v) => JSON.parse(JSON.stringify(v));
+
+// The rpcd side: /etc/config/pathosd with uci's staged changes applied (what
+// `ubus call uci get {"config":"pathosd"}` returns), and the list of calls
+// that staged something, as [ 'add', type, name ], [ 'set', sid, opt, val ],
+// [ 'unset', sid, opt ], [ 'remove', sid ].
+function makeRpcd(sections) {
+	const store = sections.map((s) => Object.assign({ '.anonymous': false }, clone(s)));
+	const log = [];
+	let nextCfg = 0x0a1b2c;
+	const find = (sid) => store.find((s) => s['.name'] === sid);
+	return {
+		store, log,
+		// uci get: { name: { '.type', '.name', '.anonymous', '.index', opt... } }
+		get() {
+			const values = {};
+			store.forEach((s, i) => { values[s['.name']] = Object.assign(clone(s), { '.index': i }); });
+			return values;
 		},
-		set(conf, sid, opt, val) {
-			const s = find(sid);
-			if (!s || opt == null || opt.charAt(0) === '.') return;
-			if (val == null || val === '') return uci.unset(conf, sid, opt);
-			val = Array.isArray(val) ? val.map(String) : String(val);
-			changes.push([ 'set', sid, opt, val ]);
-			s[opt] = val;
-		},
-		unset(conf, sid, opt) {
-			const s = find(sid);
-			if (!s || !(opt in s)) return;
-			changes.push([ 'unset', sid, opt ]);
-			delete s[opt];
-		},
-		add(conf, type, name) {
-			const sid = name || ('new' + (0x1a2b3c + next++).toString(16));
-			data.push({ '.type': type, '.name': sid, '.anonymous': !name });
-			changes.push([ 'add', type, sid ]);
+		// uci add: a name that exists already is libuci's uci_set() of that
+		// section: the old section stays and gets the new values.
+		add(type, name, values) {
+			let sid = name;
+			if (!sid) {
+				sid = 'cfg' + (nextCfg++).toString(16).padStart(6, '0');
+				store.push({ '.type': type, '.name': sid, '.anonymous': true });
+			}
+			else if (!find(sid)) {
+				store.push({ '.type': type, '.name': sid, '.anonymous': false });
+			}
+			log.push([ 'add', type, sid ]);
+			this.set(sid, values || {});
 			return sid;
 		},
-		remove(conf, sid) {
-			const i = data.findIndex((s) => s['.name'] === sid);
-			if (i < 0) return;
-			data.splice(i, 1);
-			// uci.js: removing a section added in this session drops it
-			// from the staged changes altogether.
-			const added = changes.findIndex((c) => c[0] === 'add' && c[2] === sid);
-			if (added >= 0) {
-				for (let k = changes.length - 1; k >= 0; k--)
-					if (changes[k][1] === sid || (changes[k][0] === 'add' && changes[k][2] === sid)) changes.splice(k, 1);
-				return;
-			}
-			changes.push([ 'remove', sid ]);
+		set(sid, values) {
+			const s = find(sid);
+			if (!s) return;
+			Object.keys(values).forEach((k) => {
+				const v = values[k];
+				if (v == null || v === '') { this.unset(sid, [ k ]); return; }
+				s[k] = Array.isArray(v) ? v.map(String) : String(v);
+				log.push([ 'set', sid, k, clone(s[k]) ]);
+			});
 		},
-		sections(conf, type) {
-			return data.filter((s) => type == null || s['.type'] === type);
+		unset(sid, opts) {
+			const s = find(sid);
+			if (!s) return;
+			opts.forEach((k) => {
+				if (!(k in s)) return;
+				delete s[k];
+				log.push([ 'unset', sid, k ]);
+			});
+		},
+		remove(sid) {
+			const i = store.findIndex((s) => s['.name'] === sid);
+			if (i < 0) return;
+			store.splice(i, 1);
+			log.push([ 'remove', sid ]);
+		}
+	};
+}
+
+// uci.js over one config: the loaded values, and the creates, changes and
+// deletes not yet saved, with uci.js's rules (see each function).
+function makeUci(sections) {
+	const rpcd = makeRpcd(sections);
+	const state = { values: {}, creates: {}, changes: {}, deletes: {}, newidx: 0 };
+	const loaded = [];
+	let sidCounter = 0x73483d;
+	const uci = {
+		rpcd,
+		// What the page has staged through rpcd so far (uci changes).
+		changes: rpcd.log,
+		loaded,
+		state,
+		// uci.js load(): once per config until unload().
+		load(conf) {
+			[].concat(conf).forEach((c) => {
+				loaded.push(c);
+				if (!state.values[c]) state.values[c] = rpcd.get();
+			});
+			return Promise.resolve([].concat(conf));
+		},
+		unload(conf) {
+			[].concat(conf).forEach((c) => {
+				delete state.values[c]; delete state.creates[c];
+				delete state.changes[c]; delete state.deletes[c];
+			});
+		},
+		// uci.js createSID(): "new" and six hex digits.
+		createSID() { return 'new' + (sidCounter++).toString(16).padStart(6, '0'); },
+		// uci.js add(): keyed by the name, whether or not one exists.
+		add(conf, type, name) {
+			const n = state.creates;
+			const sid = name || uci.createSID(conf);
+			n[conf] = n[conf] || {};
+			n[conf][sid] = { '.type': type, '.name': sid, '.create': name, '.anonymous': !name, '.index': 1000 + state.newidx++ };
+			return sid;
+		},
+		// uci.js remove(): a created section is forgotten; an existing one
+		// is deleted, dropping its pending changes.
+		remove(conf, sid) {
+			const v = state.values, n = state.creates, c = state.changes, d = state.deletes;
+			if (n[conf] && n[conf][sid]) {
+				delete n[conf][sid];
+			}
+			else if (v[conf] && v[conf][sid]) {
+				if (c[conf]) delete c[conf][sid];
+				d[conf] = d[conf] || {};
+				d[conf][sid] = true;
+			}
+		},
+		// uci.js sections(): loaded values (minus deleted, plus changes), then
+		// the created ones, by '.index', renumbered.
+		sections(conf, type, cb) {
+			const v = state.values[conf], n = state.creates[conf], c = state.changes[conf], d = state.deletes[conf];
+			const sa = [];
+			if (!v) return sa;
+			for (const s in v)
+				if (!d || d[s] !== true)
+					if (!type || v[s]['.type'] == type)
+						sa.push(Object.assign({}, v[s], c ? c[s] : null));
+			if (n)
+				for (const s in n)
+					if (!type || n[s]['.type'] == type)
+						sa.push(Object.assign({}, n[s]));
+			sa.sort((a, b) => a['.index'] - b['.index']);
+			sa.forEach((s, i) => { s['.index'] = i; });
+			if (typeof cb === 'function') sa.forEach((s) => cb.call(uci, s, s['.name']));
+			return sa;
+		},
+		// uci.js get(): a created section first; an option deleted, changed
+		// or as loaded; a whole section with changes merged (in place).
+		get(conf, sid, opt) {
+			const v = state.values, n = state.creates, c = state.changes, d = state.deletes;
+			if (sid == null) return null;
+			if (n[conf] && n[conf][sid]) return opt == null ? n[conf][sid] : n[conf][sid][opt];
+			if (opt != null) {
+				if (d[conf] && d[conf][sid] && (d[conf][sid] === true || d[conf][sid][opt])) return null;
+				if (c[conf] && c[conf][sid] && c[conf][sid][opt] != null) return c[conf][sid][opt];
+				if (v[conf] && v[conf][sid]) return v[conf][sid][opt];
+				return null;
+			}
+			if (v[conf]) {
+				if (d[conf] && d[conf][sid] === true) return null;
+				const s = v[conf][sid] || null;
+				if (s) {
+					if (c[conf] && c[conf][sid]) for (const o in c[conf][sid]) if (c[conf][sid][o] != null) s[o] = c[conf][sid][o];
+					if (d[conf] && d[conf][sid]) for (const o in d[conf][sid]) delete s[o];
+				}
+				return s;
+			}
+			return null;
+		},
+		// uci.js set(): into a created section as given; in a loaded one a
+		// value is staged even when it equals the current one; null or ''
+		// deletes, but only an option the loaded section has.
+		set(conf, sid, opt, val) {
+			const v = state.values, n = state.creates, c = state.changes, d = state.deletes;
+			if (sid == null || opt == null || opt.charAt(0) == '.') return;
+			if (n[conf] && n[conf][sid]) {
+				if (val != null) n[conf][sid][opt] = val;
+				else delete n[conf][sid][opt];
+			}
+			else if (val != null && val !== '') {
+				if (d[conf] && d[conf][sid] === true) return;
+				if (!v[conf] || !v[conf][sid]) return;
+				c[conf] = c[conf] || {};
+				c[conf][sid] = c[conf][sid] || {};
+				if (d[conf] && d[conf][sid]) {
+					delete d[conf][sid][opt];
+					if (!Object.keys(d[conf][sid]).length) delete d[conf][sid];
+				}
+				c[conf][sid][opt] = val;
+			}
+			else {
+				if (c[conf] && c[conf][sid]) delete c[conf][sid][opt];
+				if (v[conf] && v[conf][sid] && Object.prototype.hasOwnProperty.call(v[conf][sid], opt)) {
+					d[conf] = d[conf] || {};
+					d[conf][sid] = d[conf][sid] || {};
+					if (d[conf][sid] !== true) d[conf][sid][opt] = true;
+				}
+			}
+		},
+		unset(conf, sid, opt) { return uci.set(conf, sid, opt, null); },
+		// uci.js save(): deletes, then adds (with their values), then sets;
+		// then unload and load again, i.e. read back what rpcd staged.
+		save() {
+			const n = state.creates, c = state.changes, d = state.deletes;
+			const pkgs = {};
+			for (const conf in d) {
+				for (const sid in d[conf]) {
+					const o = d[conf][sid];
+					if (o === true) rpcd.remove(sid);
+					else rpcd.unset(sid, Object.keys(o));
+				}
+				pkgs[conf] = true;
+			}
+			for (const conf in n) {
+				for (const sid in n[conf]) {
+					const values = {};
+					let type = null, name = null;
+					for (const k in n[conf][sid]) {
+						if (k === '.type') type = n[conf][sid][k];
+						else if (k === '.create') name = n[conf][sid][k];
+						else if (k.charAt(0) !== '.') values[k] = n[conf][sid][k];
+					}
+					rpcd.add(type, name, values);
+				}
+				pkgs[conf] = true;
+			}
+			for (const conf in c) {
+				for (const sid in c[conf]) rpcd.set(sid, c[conf][sid]);
+				pkgs[conf] = true;
+			}
+			const confs = Object.keys(pkgs);
+			uci.unload(confs);
+			return uci.load(confs);
 		}
 	};
 	return uci;
@@ -188,12 +392,19 @@ function makeUi() {
 		notes: [],
 		applied: [],
 		modal: null,
+		modals: [],
+		// ui.addNotification(title, children, ...classes)
 		addNotification(title, body, cls) {
-			const n = { text: text(title) + text(body), cls };
+			const n = { text: text(title) + text(body), cls, node: E('div', body) };
 			ui.notes.push(n);
 			return n;
 		},
-		showModal(title, children, cls) { ui.modal = { title, children }; return ui.modal; },
+		// ui.showModal(title, children, ...classes): one dialog at a time.
+		showModal(title, children, cls) {
+			ui.modal = { title, children: [].concat(children || []), cls };
+			ui.modals.push(ui.modal);
+			return ui.modal;
+		},
 		hideModal() { ui.modal = null; },
 		changes: {
 			apply(checked) { ui.applied.push(checked); return Promise.resolve(); }
@@ -209,14 +420,91 @@ function makeUi() {
 	return ui;
 }
 
+// ----------------------------------------------------------- validation
+
+// A subset of validation.js's datatypes: the ones the views use. Unknown
+// types pass (they are not checked here, only on a router).
+function ip4(v) {
+	const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(v);
+	return !!m && m.slice(1).every((x) => +x <= 255);
+}
+function ip6(v) {
+	if (!/^[0-9a-fA-F:.]+$/.test(v) || v.indexOf(':') < 0) return false;
+	const dbl = v.split('::');
+	if (dbl.length > 2) return false;
+	const groups = (p) => (p === '' ? [] : p.split(':'));
+	let parts = groups(dbl[0]).concat(dbl.length === 2 ? groups(dbl[1]) : []);
+	let n = parts.length;
+	if (parts.length && parts[parts.length - 1].indexOf('.') >= 0) {
+		if (!ip4(parts[parts.length - 1])) return false;
+		n++;
+		parts = parts.slice(0, -1);
+	}
+	if (!parts.every((g) => /^[0-9a-fA-F]{1,4}$/.test(g))) return false;
+	return dbl.length === 2 ? n < 8 : n === 8;
+}
+function cidr(v, check, max) {
+	const m = /^(.+)\/(\d+)$/.exec(v);
+	return !!m && check(m[1]) && +m[2] <= max;
+}
+const hostname = (v) => v.length <= 253 && /^[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/.test(v);
+function datatypeOk(type, v) {
+	let m;
+	if (!type || type === 'string') return true;
+	if ((m = /^range\((-?[\d.]+),(-?[\d.]+)\)$/.exec(type))) return /^-?\d+(\.\d+)?$/.test(v) && +v >= +m[1] && +v <= +m[2];
+	if ((m = /^min\((-?[\d.]+)\)$/.exec(type))) return /^-?\d+(\.\d+)?$/.test(v) && +v >= +m[1];
+	switch (type) {
+	case 'port': return /^\d+$/.test(v) && +v <= 65535;
+	case 'uinteger': return /^\d+$/.test(v);
+	case 'integer': return /^-?\d+$/.test(v);
+	case 'ip4addr': return ip4(v) || cidr(v, ip4, 32);
+	case 'ip6addr': return ip6(v) || cidr(v, ip6, 128);
+	case 'ipaddr': return datatypeOk('ip4addr', v) || datatypeOk('ip6addr', v);
+	case 'cidr': return cidr(v, ip4, 32) || cidr(v, ip6, 128);
+	case 'hostname': return hostname(v);
+	case 'host': return hostname(v) || datatypeOk('ipaddr', v);
+	case 'uciname': return /^[A-Za-z0-9_]+$/.test(v);
+	default: return true;
+	}
+}
+
+// validation.js Validator.validate(): an empty value must be optional, a
+// non-empty one must match the datatype; then the option's validate()
+// function runs, for the empty value too. true or the error text.
+function validateValue(value, datatype, optional, vfunc) {
+	value = value == null ? '' : String(value);
+	if (value === '') {
+		if (!optional) return 'Expecting: non-empty value';
+	}
+	else if (!datatypeOk(datatype, value)) {
+		return 'Expecting: ' + datatype;
+	}
+	if (typeof vfunc === 'function') {
+		const r = vfunc(value);
+		if (r !== true) return typeof r === 'string' ? r : 'Invalid value';
+	}
+	return true;
+}
+
 // ----------------------------------------------------------------- form
 
-// form.js isEqual: strings, arrays of strings, null.
+// form.js isEqual: strings, arrays, objects, RegExp patterns, null.
 function isEqual(x, y) {
+	if (y instanceof RegExp) return x == null ? false : y.test(x);
 	if (x != null && y != null && typeof x !== typeof y) return false;
 	if ((x == null) !== (y == null)) return false;
 	if (Array.isArray(x)) return x.length === y.length && x.every((v, i) => isEqual(v, y[i]));
+	if (x !== null && typeof x === 'object') {
+		return Object.keys(x).every((k) => isEqual(x[k], y[k])) && Object.keys(y).every((k) => k in x);
+	}
 	return x == y;
+}
+
+function isContained(x, y) {
+	if (Array.isArray(x)) return x.some((v) => v == y);
+	if (x && typeof x === 'object') return x[y] != null;
+	if (typeof x === 'string') return x.indexOf(y) > -1;
+	return false;
 }
 
 function makeForm(uci, ui) {
@@ -225,8 +513,8 @@ function makeForm(uci, ui) {
 	class Map {
 		constructor(config, title, description) {
 			this.config = config;
-			this.title = title;
-			this.description = description;
+			this.title = title || '';
+			this.description = description || '';
 			this.children = [];
 			this.data = uci;
 			this.widgets = {};
@@ -239,6 +527,7 @@ function makeForm(uci, ui) {
 			return s;
 		}
 
+		// form.js Map.load(): the config, then every option's load().
 		load() {
 			return Promise.resolve(this.data.load(this.config))
 				.then(() => Promise.all(this.children.map((s) => s.load())));
@@ -248,40 +537,80 @@ function makeForm(uci, ui) {
 			return this.load().then(() => this.renderContents());
 		}
 
-		// Every widget is made afresh from cfgvalue() (or the default), as
-		// LuCI re-renders the map after load and save.
+		// form.js Map.renderContents(): every widget made afresh from
+		// cfgvalue() (or the default), then checkDepends(), which validates
+		// every active widget (AbstractSection.checkDepends ->
+		// triggerValidation): an invalid value loaded from the file is
+		// flagged at once, in fields and selects (not in DynamicLists).
 		renderContents() {
 			this.widgets = {};
-			this.children.forEach((s) => s.renderAll());
+			const nodes = [];
+			this.children.forEach((s) => nodes.push(s.renderAll()));
 			if (!this.parent && pageMaps.indexOf(this) < 0) pageMaps.push(this);
-			this.node = { tag: 'div', attrs: { 'class': 'cbi-map' }, children: [], map: this };
+			this.node = this.node || { tag: 'div', attrs: { 'class': 'cbi-map' }, children: [], map: this };
+			this.node.children = nodes;
+			this.checkDepends();
 			return Promise.resolve(this.node);
 		}
 
 		reset() { return this.renderContents(); }
 
-		isDependencySatisfied(deps, sid, section) {
+		checkDepends() {
+			this.children.forEach((s) => s.cfgsections().forEach((sid) => s.widgetOptions().forEach((o) => {
+				if (o.isActive(sid)) o.triggerValidation(sid);
+			})));
+		}
+
+		// form.js Map.lookupOption(): an option rendered in this map.
+		lookupOption(name, sid) {
+			for (const s of this.children) {
+				if (s.cfgsections().indexOf(sid) < 0) continue;
+				const o = s.widgetOptions().find((x) => x.option === name);
+				if (o && o.widget(sid)) return [ o, sid ];
+			}
+			return null;
+		}
+
+		// form.js Map.isDependencySatisfied() with !reverse, !contains and
+		// !default.
+		isDependencySatisfied(deps, sid) {
+			let def = false;
 			if (!deps.length) return true;
-			return deps.some((d) => Object.keys(d).every((k) => {
-				const o = section.getOption(k);
-				return !!o && o.isActive(sid) && isEqual(o.formvalue(sid), d[k]);
-			}));
+			for (const d of deps) {
+				let istat = true;
+				for (const k in d) {
+					if (k === '!reverse' || k === '!contains') continue;
+					if (k === '!default') { def = true; istat = false; continue; }
+					const res = this.lookupOption(k, sid);
+					const val = (res && res[0].isActive(res[1])) ? res[0].formvalue(res[1]) : null;
+					istat = istat && (d['!contains'] ? isContained(val, d[k]) : isEqual(val, d[k]));
+				}
+				if (istat ^ !!d['!reverse']) return true;
+			}
+			return def;
 		}
 
 		parse() {
 			return Promise.all(this.children.map((s) => s.parse()));
 		}
 
-		// form.js Map.save: parse (validation failures reject: "Cannot save
-		// due to invalid values"), save, load, render again.
-		save(cb) {
+		// form.js Map.save(cb, silent): validate, parse (an invalid value
+		// rejects; unless silent, a "Save error" dialog shows the message),
+		// uci.save(), load, render again (only when it worked).
+		save(cb, silent) {
 			this.errors = [];
+			this.checkDepends();
 			return this.parse()
 				.then(cb)
 				.then(() => this.data.save())
 				.then(() => this.load())
-				.catch((e) => { this.errors.push(String(e && e.message || e)); return Promise.reject(e); })
-				.finally(() => this.renderContents());
+				.catch((e) => {
+					this.errors.push(String(e && e.message || e));
+					if (!silent)
+						ui.showModal('Save error', [ E('p', [ 'An error occurred while saving the form:' ]), E('p', [ E('em', [ e.message ]) ]) ]);
+					return Promise.reject(e);
+				})
+				.then(() => this.renderContents());
 		}
 	}
 
@@ -290,8 +619,8 @@ function makeForm(uci, ui) {
 			this.map = map;
 			this.config = map.config;
 			this.sectiontype = sectiontype;
-			this.title = title;
-			this.description = description;
+			this.title = title || '';
+			this.description = description || '';
 			this.children = [];
 			this.optional = true;
 			this.addremove = false;
@@ -325,9 +654,16 @@ function makeForm(uci, ui) {
 
 		getOption(name) { return this.children.find((o) => o.option === name) || null; }
 
+		// form.js AbstractSection.formvalue(): the widget's value once the
+		// map is rendered.
 		formvalue(sid, name) {
 			const o = this.getOption(name);
 			return o ? o.formvalue(sid) : null;
+		}
+
+		cfgvalue(sid, name) {
+			const o = this.getOption(name);
+			return o ? o.cfgvalue(sid) : null;
 		}
 
 		load() {
@@ -340,9 +676,11 @@ function makeForm(uci, ui) {
 		widgetOptions() { return this.children; }
 
 		renderAll() {
+			const nodes = [];
 			this.cfgsections().forEach((sid) => this.widgetOptions().forEach((o, i) => {
-				o.renderWidget(sid, i, o.cfgvalue(sid));
+				nodes.push(o.renderWidget(sid, i, o.cfgvalue(sid)));
 			}));
+			return E('div', { 'class': 'cbi-section' }, nodes);
 		}
 
 		parse() {
@@ -363,6 +701,12 @@ function makeForm(uci, ui) {
 	class TypedSection extends AbstractSection {
 		cfgsections() {
 			return this.map.data.sections(this.config, this.sectiontype).map((s) => s['.name']).filter((sid) => this.filter(sid));
+		}
+
+		// form.js TypedSection.handleRemove(): remove, then save the map.
+		handleRemove(sid) {
+			this.map.data.remove(this.config, sid);
+			return this.map.save(null, true);
 		}
 	}
 
@@ -398,49 +742,79 @@ function makeForm(uci, ui) {
 			});
 		}
 
+		// form.js GridSection.handleAdd(): uci.add(), remembered on the map
+		// as addedSection, and the dialog opened on it.
 		handleAdd(ev, name) {
 			const sid = this.map.data.add(this.config, this.sectiontype, name);
-			this.addedSection = sid;
+			this.map.addedSection = sid;
 			return this.renderMoreOptionsModal(sid);
 		}
 
-		// The edit dialog: a new Map with a NamedSection, and each option a
-		// new instance of its class with the grid option's own properties.
-		renderMoreOptionsModal(sid) {
-			const m = new Map(this.config);
-			m.parent = this.map;
-			const s = m.section(NamedSection, sid, this.sectiontype);
-			s.tabs = this.tabs;
-			s.tab_names = this.tab_names;
-			this.children.forEach((o1) => {
-				if (o1.modalonly === false) return;
-				const o2 = s.option(o1.constructor, o1.option, o1.title, o1.description);
+		// form.js TableSection.cloneOptions(): a new instance of each
+		// option's class, with every own property copied (functions and the
+		// cfgvalue cache included).
+		cloneOptions(src, dest) {
+			src.children.forEach((o1) => {
+				if (o1.modalonly === false && src === this) return;
+				const o2 = dest.option(o1.constructor, o1.option, o1.title, o1.description);
 				Object.keys(o1).forEach((k) => {
-					if ([ 'map', 'section', 'option', 'title', 'description' ].indexOf(k) < 0) o2[k] = o1[k];
+					if ([ 'map', 'section', 'option', 'title', 'description', 'subsection' ].indexOf(k) < 0) o2[k] = o1[k];
 				});
-			});
-			return m.render().then(() => {
-				ui.showModal(this.title, [], 'cbi-modal');
-				ui.modal.map = m;
-				ui.modal.section = s;
-				ui.modal.owner = this;
-				return m;
 			});
 		}
 
+		addModalOptions() {}
+
+		// form.js TableSection.renderMoreOptionsModal(): a new Map with a
+		// NamedSection of the section uci.get() names; its title is
+		// modaltitle(), else "MAP TITLE - " + sectiontitle(), else (named
+		// sections) "MAP TITLE - " + the section id.
+		renderMoreOptionsModal(sid) {
+			const parent = this.map;
+			const sref = parent.data.get(parent.config, sid);
+			sid = sref['.name'];
+			const m = new Map(parent.config, null, null);
+			const s = m.section(NamedSection, sid, this.sectiontype);
+			m.parent = parent;
+			m.section = sid;
+			s.tabs = this.tabs;
+			s.tab_names = this.tab_names;
+			this.cloneOptions(this, s);
+			return Promise.resolve(this.addModalOptions(s, sid)).then(() => m.render()).then((nodes) => {
+				let title = parent.title, name;
+				if ((name = this.titleFn('modaltitle', sid)) != null) title = name;
+				else if ((name = this.titleFn('sectiontitle', sid)) != null) title = parent.title + ' - ' + name;
+				else if (!this.anonymous) title = parent.title + ' - ' + sid;
+				ui.showModal(title, [
+					nodes,
+					E('div', { 'class': 'right' }, [
+						E('button', { 'class': 'cbi-button', 'click': ui.createHandlerFn(this, 'handleModalCancel', m) }, [ 'Dismiss' ]),
+						E('button', { 'class': 'cbi-button cbi-button-positive important', 'click': ui.createHandlerFn(this, 'handleModalSave', m) }, [ 'Save' ])
+					])
+				], 'cbi-modal');
+				ui.modal.map = m;
+				ui.modal.owner = this;
+			});
+		}
+
+		// form.js TableSection.handleModalSave(): the dialog's map saved
+		// silently; the page map loaded and rendered again; the dialog
+		// closed. A failed save leaves the dialog open, with no message
+		// but the fields marked invalid.
 		handleModalSave(m) {
-			return m.save()
+			return m.save(null, true)
 				.then(() => this.map.load())
 				.then(() => this.map.reset())
-				.then(() => { ui.hideModal(); this.addedSection = null; })
+				.then(() => this.handleModalCancel(m, null, true))
 				.catch(() => {});
 		}
 
-		handleModalCancel() {
-			if (this.addedSection != null) {
-				this.map.data.remove(this.config, this.addedSection);
-				this.addedSection = null;
-			}
+		// form.js GridSection.handleModalCancel(): an added section that is
+		// not being saved is removed again.
+		handleModalCancel(m, ev, isSaving) {
+			if (this.map.addedSection != null && !isSaving)
+				this.map.data.remove(this.config, this.map.addedSection);
+			delete this.map.addedSection;
 			ui.hideModal();
 			return Promise.resolve();
 		}
@@ -451,13 +825,14 @@ function makeForm(uci, ui) {
 			this.map = map;
 			this.section = section;
 			this.option = option;
-			this.title = title;
-			this.description = description;
+			this.title = title || '';
+			this.description = description || '';
 			this.config = map.config;
 			this.deps = [];
 			this.rmempty = true;
 			this.default = null;
 			this.optional = false;
+			this.retain = false;
 		}
 
 		depends(field, value) {
@@ -468,6 +843,7 @@ function makeForm(uci, ui) {
 
 		cbid(sid) { return 'cbid.' + this.config + '.' + sid + '.' + this.option; }
 
+		// form.js AbstractValue.load(): uci.get of ucioption or option.
 		load(sid) { return this.map.data.get(this.config, sid, this.ucioption || this.option); }
 
 		cfgvalue(sid, set) {
@@ -485,53 +861,61 @@ function makeForm(uci, ui) {
 			return w ? w.getValue() : null;
 		}
 
+		// form.js AbstractValue.textvalue(): the value or the default.
 		textvalue(sid) {
 			let v = this.cfgvalue(sid);
 			if (v == null) v = this.default;
+			if (Array.isArray(v)) v = v.join(' ');
 			return v != null ? String(v) : null;
 		}
 
 		validate() { return true; }
 
-		// validation.js: an empty value must be optional; then the
-		// option's validate() runs, for an empty value too (each item of a
-		// list).
-		validationError(sid) {
-			const v = this.formvalue(sid);
-			const empty = v == null || v === '' || (Array.isArray(v) && !v.length);
-			if (empty && !(this.optional || this.rmempty)) return 'Non-empty value required';
-			const items = Array.isArray(v) ? v : [ v == null ? '' : v ];
-			for (const item of items) {
-				const r = this.validate(sid, item);
-				if (r !== true) return typeof r === 'string' ? r : 'Invalid value';
-			}
-			return null;
+		triggerValidation(sid) {
+			const w = this.widget(sid);
+			if (w && w.validate) w.validate();
 		}
 
-		isValid(sid) { return !this.widget(sid) || this.validationError(sid) == null; }
+		isValid(sid) {
+			const w = this.widget(sid);
+			return w ? w.validState !== false : true;
+		}
+
+		getValidationError(sid) {
+			const w = this.widget(sid);
+			return w ? (w.validationError || '') : '';
+		}
+
+		// What a user sees next to the field now (null when valid).
+		validationError(sid) {
+			this.triggerValidation(sid);
+			return this.isValid(sid) ? null : this.getValidationError(sid);
+		}
 
 		isActive(sid) {
-			return !!this.widget(sid) && this.map.isDependencySatisfied(this.deps, sid, this.section);
+			return !!this.widget(sid) && this.map.isDependencySatisfied(this.deps, sid);
 		}
 
-		invalid(sid) {
-			return Promise.reject(new Error(this.option + ': ' + this.validationError(sid)));
-		}
-
-		// form.js (master) AbstractValue.parse.
+		// form.js AbstractValue.parse() (master): an inactive option is
+		// removed (unless retain); an active one that is empty, or equals
+		// its default, is removed (unless !rmempty && !optional: an error);
+		// else written when it differs from cfgvalue().
 		parse(sid) {
 			const active = this.isActive(sid);
-			if (active && !this.isValid(sid)) return this.invalid(sid);
+			if (active && !this.isValid(sid))
+				return Promise.reject(new TypeError('Option "' + (this.title || this.option) + '" contains an invalid input value. ' + this.getValidationError(sid)));
 			if (active) {
 				const cval = this.cfgvalue(sid);
 				const fval = this.formvalue(sid);
-				if (fval == null || fval == '') {
+				if (fval == null || fval == '' || (fval == this.default && (this.optional || this.rmempty))) {
 					if (this.rmempty || this.optional) return Promise.resolve(this.remove(sid));
-					return Promise.reject(new Error('Option "' + this.option + '" must not be empty.'));
-				} else if (this.forcewrite || !isEqual(cval, fval)) {
+					return Promise.reject(new TypeError('Option "' + (this.title || this.option) + '" must not be empty.'));
+				}
+				else if (this.forcewrite || !isEqual(cval, fval)) {
 					return Promise.resolve(this.write(sid, fval));
 				}
-			} else if (!this.retain) {
+			}
+			else if (!this.retain) {
 				return Promise.resolve(this.remove(sid));
 			}
 			return Promise.resolve();
@@ -539,7 +923,41 @@ function makeForm(uci, ui) {
 
 		write(sid, v) { return this.map.data.set(this.config, sid, this.ucioption || this.option, v); }
 
-		remove(sid) { return this.map.data.unset(this.config, sid, this.ucioption || this.option); }
+		// form.js AbstractValue.remove(): kept only while another active
+		// option with an explicit ucioption aliases the same UCI option; an
+		// option without ucioption does not protect it.
+		remove(sid) {
+			const opt = this.ucioption || this.option;
+			for (const sib of this.section.children) {
+				if (sib === this || sib.ucioption == null) continue;
+				if ((sib.ucioption || sib.option) !== opt) continue;
+				if (!sib.isActive(sid)) continue;
+				return;
+			}
+			return this.map.data.unset(this.config, sid, opt);
+		}
+	}
+
+	// A widget: what the user sees and types. set() is a user's edit (then
+	// the field is validated, as on keyup/blur).
+	function widgetBase(o, sid, value, vfunc, optional) {
+		return {
+			option: o,
+			value,
+			placeholder: o.placeholder,
+			choices: (o.keylist || []).slice(),
+			labels: (o.vallist || []).slice(),
+			validState: undefined,
+			validationError: '',
+			getValue() { return this.value == null ? '' : String(this.value); },
+			validate() {
+				const r = validateValue(this.getValue(), o.datatype, optional, vfunc);
+				this.validState = r === true;
+				this.validationError = r === true ? '' : r;
+				return this.validState;
+			},
+			set(v) { this.value = v; this.validate(); return this; }
+		};
 	}
 
 	class Value extends AbstractValue {
@@ -550,29 +968,32 @@ function makeForm(uci, ui) {
 			this.vallist.push(String(val != null ? val : key));
 		}
 
-		// The widget holds what the user sees: the config value, else the
-		// default; the placeholder is whatever it is at render time.
+		// form.js Value.renderWidget(): a ui.Textfield (or ui.Combobox with
+		// choices) holding the config value, else the default; a list is
+		// joined with spaces; the placeholder is whatever it is now.
 		renderWidget(sid, index, cfgvalue) {
-			const w = {
-				option: this,
-				value: cfgvalue != null ? cfgvalue : this.default,
-				placeholder: this.placeholder,
-				choices: (this.keylist || []).slice(),
-				getValue() { return this.value == null ? '' : (Array.isArray(this.value) ? this.value.join(' ') : String(this.value)); },
-				set(v) { this.value = v; }
-			};
+			let value = cfgvalue != null ? cfgvalue : this.default;
+			if (Array.isArray(value)) value = value.join(' ');
+			const w = widgetBase(this, sid, value, (v) => this.validate(sid, v), this.optional || this.rmempty);
 			this.map.widgets[this.cbid(sid)] = w;
-			return E('input', { id: this.cbid(sid) });
+			return E('div', { 'id': this.cbid(sid), 'data-widget': 'Value' });
 		}
 	}
 
 	class ListValue extends Value {
-		// A <select>: it can only hold an offered value, and shows the
-		// first choice when the value is not among them (unless optional).
+		// ui.Select: a <select> holds one of its choices; for any other
+		// value the browser selects its first option (the empty one when
+		// optional). The validator runs on what it shows.
 		renderWidget(sid, index, cfgvalue) {
 			const n = super.renderWidget(sid, index, cfgvalue);
 			const w = this.widget(sid);
 			const optional = this.optional;
+			w.validate = function() {
+				const r = validateValue(this.getValue(), null, optional, (v) => w.option.validate(sid, v));
+				this.validState = r === true;
+				this.validationError = r === true ? '' : r;
+				return this.validState;
+			};
 			w.getValue = function() {
 				if (this.value != null && this.choices.indexOf(String(this.value)) >= 0) return String(this.value);
 				return optional ? '' : (this.choices.length ? this.choices[0] : '');
@@ -581,19 +1002,39 @@ function makeForm(uci, ui) {
 				assert.ok(this.choices.indexOf(String(v)) >= 0,
 					'the select offers ' + JSON.stringify(v) + ' (it offers ' + JSON.stringify(this.choices) + ')');
 				this.value = String(v);
+				this.validate();
+				return this;
 			};
 			return n;
 		}
 	}
 
 	class DynamicList extends Value {
+		// ui.DynamicList: the items as given (not validated: the validator
+		// sits on the text input for a new item, and on the list itself only
+		// with an empty value); add() is typing an item and pressing Enter,
+		// which the widget refuses while the text is invalid.
 		renderWidget(sid, index, cfgvalue) {
-			const n = super.renderWidget(sid, index, cfgvalue);
-			const w = this.widget(sid);
-			w.value = w.value == null ? [] : [].concat(w.value);
-			w.getValue = function() { return this.value.slice(); };
-			w.set = function(v) { this.value = [].concat(v); };
-			return n;
+			const value = cfgvalue != null ? cfgvalue : this.default;
+			const w = widgetBase(this, sid, null, (v) => this.validate(sid, v), true);
+			this.map.widgets[this.cbid(sid)] = w;
+			w.items = value == null ? [] : [].concat(value).map(String);
+			w.getValue = function() { return this.items.slice(); };
+			w.validate = function() {
+				const r = validateValue('', null, true, (v) => w.option.validate(sid, v));
+				this.validState = r === true;
+				this.validationError = r === true ? '' : r;
+				return this.validState;
+			};
+			w.add = function(item) {
+				const r = validateValue(item, w.option.datatype, true, (v) => w.option.validate(sid, v));
+				if (r !== true) return r;
+				if (this.items.indexOf(item) < 0) this.items.push(item);
+				return null;
+			};
+			w.remove = function(item) { this.items = this.items.filter((x) => x !== item); return this; };
+			w.set = function(items) { this.items = [].concat(items); return this; };
+			return E('div', { 'id': this.cbid(sid), 'data-widget': 'DynamicList' });
 		}
 	}
 
@@ -605,13 +1046,15 @@ function makeForm(uci, ui) {
 			this.default = this.disabled;
 		}
 
+		// ui.Checkbox: ticked when the value (or default) == enabled, so a
+		// file's 'yes' or 'true' shows unticked.
 		renderWidget(sid, index, cfgvalue) {
 			const n = super.renderWidget(sid, index, cfgvalue);
 			const w = this.widget(sid);
 			const self = this;
 			w.checked = (cfgvalue != null ? cfgvalue : this.default) == this.enabled;
 			w.getValue = function() { return this.checked ? self.enabled : self.disabled; };
-			w.set = function(v) { this.checked = (v === true || v == self.enabled); };
+			w.set = function(v) { this.checked = (v === true || v == self.enabled); return this; };
 			return n;
 		}
 
@@ -626,10 +1069,13 @@ function makeForm(uci, ui) {
 			return v == this.enabled ? 'Yes' : 'No';
 		}
 
+		// form.js FlagValue.parse(): removed when equal to the default
+		// (rmempty), else written on every save, changed or not.
 		parse(sid) {
 			if (this.isActive(sid)) {
 				const fval = this.formvalue(sid);
-				if (!this.isValid(sid)) return this.invalid(sid);
+				if (!this.isValid(sid))
+					return Promise.reject(new TypeError('Option "' + (this.title || this.option) + '" contains an invalid input value. ' + this.getValidationError(sid)));
 				if (fval == this.default && (this.optional || this.rmempty)) return Promise.resolve(this.remove(sid));
 				return Promise.resolve(this.write(sid, fval));
 			}
@@ -657,14 +1103,14 @@ function makeEnv(opts) {
 	const uci = makeUci(opts.uci || []);
 	const ui = makeUi();
 	const form = makeForm(uci, ui);
-	const rpc = makeRpc(opts.replies || {});
+	const rpc = makeRpc(opts.replies || {}, { acl: opts.acl, role: opts.role });
 	const poll = { added: [], add(fn, interval) { this.added.push({ fn, interval }); } };
 	const dom = {
 		content(node, children) { node.children = children == null ? [] : [].concat(children).filter((c) => c != null); return node; },
 		append(node, children) { node.children = node.children.concat(children == null ? [] : [].concat(children)); return node; }
 	};
-	// view.js: handleSave saves every map of the page, handleSaveApply
-	// then applies the staged changes.
+	// luci.js view: handleSave saves every map of the page (not silently),
+	// handleSaveApply then applies the staged changes.
 	const viewBase = {
 		handleSave() { return Promise.all(form.pageMaps.map((m) => m.save())); },
 		handleSaveApply(ev, mode) { return this.handleSave(ev).then(() => ui.changes.apply(mode == '0')); },
@@ -682,4 +1128,4 @@ function makeEnv(opts) {
 	};
 }
 
-module.exports = { E, text, findAll, hasClass, makeEnv, UBUS_STATUS };
+module.exports = { E, text, findAll, hasClass, makeEnv, makeRpc, makeUci, UBUS_STATUS, ACCESS_DENIED, datatypeOk };

@@ -6,28 +6,45 @@
 'require poll';
 'require ui';
 'require dom';
+'require pathosd.common as common';
 
 /*
  * Editor for /etc/config/pathosd. The option names are the daemon's UCI
- * names (crates/pathosd-core/src/config/uci_map.rs); Save & Apply commits through rpcd, whose
- * config.change event makes procd run "/etc/init.d/pathosd reload", which
- * sends pathosd SIGHUP. An invalid file is rejected by the daemon, which
- * keeps running with its previous configuration: the page therefore checks
- * what it can with the daemon's own rules before applying (durations,
- * timeout < interval, 16-bit community parts, names, a check or "always" per
- * VIP) and shows the daemon's last reload (ubus status last_reload) when it
- * was rejected.
+ * names (crates/pathosd-core/src/config/uci_map.rs); Save & Apply commits
+ * through rpcd, whose config.change event makes procd run
+ * "/etc/init.d/pathosd reload", which sends pathosd SIGHUP. An invalid file is
+ * rejected by the daemon, which keeps running with its previous
+ * configuration. So Save & Apply first stages the changes, then has the
+ * daemon check the staged configuration (ubus pathosd validate, its own
+ * rules, so the page and the daemon cannot disagree) and applies only what it
+ * accepts; the fields check what they can as they are typed. The daemon's
+ * last reload (ubus status last_reload) is shown when it was rejected.
+ *
+ * A dialog writes what the user changed and nothing else: LuCI's form.js
+ * would also write every ticked Flag, remove a value equal to its default,
+ * remove the value of every option whose "depends" are not met and replace
+ * a value its select does not offer with the first choice (guard() below).
  *
  * Defaults: every form default and placeholder is the daemon's default
  * (schema/pathosd-config-v1.schema.json), so what the form shows for an unset
  * option is what the daemon does; Flags whose daemon default is on have
- * default '1', so unticking writes '0' (LuCI removes an option that equals
- * its default).
+ * default '1', so unticking writes '0'.
  */
 
+/* Only last_reload is needed here: no VIPs (limit 0). */
 var callStatus = rpc.declare({
 	object: 'pathosd',
 	method: 'status',
+	params: [ 'limit' ],
+	expect: { '': {} },
+	reject: true
+});
+
+/* The daemon's own check of a configuration: { uci: what uci get returns }. */
+var callValidate = rpc.declare({
+	object: 'pathosd',
+	method: 'validate',
+	params: [ 'uci' ],
 	expect: { '': {} },
 	reject: true
 });
@@ -168,13 +185,123 @@ function validateCheckName(section_id, value) {
 	return true;
 }
 
-function isOff(v) {
-	return v === '0' || v === 'false' || v === 'no' || v === 'off' || v === 'disabled';
+/* A VIP prefix: an address and length (parsePrefix), its network, and
+ * whether the address has host bits set. null when it is no prefix. */
+function parseIp4(s) {
+	var p = s.split('.'), n = 0, i;
+
+	if (p.length != 4)
+		return null;
+	for (i = 0; i < 4; i++) {
+		if (!/^[0-9]{1,3}$/.test(p[i]) || +p[i] > 255)
+			return null;
+		n = n * 256 + (+p[i]);
+	}
+	return n;
 }
 
-function isOn(v) {
-	return v === '1' || v === 'true' || v === 'yes' || v === 'on' || v === 'enabled';
+function formatIp4(n) {
+	return [ n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255 ].join('.');
 }
+
+/* Eight 16-bit groups, or null. */
+function parseIp6(s) {
+	var halves = s.split('::'), head, tail, v4, groups, i;
+
+	if (!/^[0-9A-Fa-f:.]+$/.test(s) || halves.length > 2)
+		return null;
+	head = halves[0] === '' ? [] : halves[0].split(':');
+	tail = halves.length == 2 ? (halves[1] === '' ? [] : halves[1].split(':')) : [];
+	groups = head.concat(tail);
+	/* An IPv4 address in the last two groups (::ffff:192.0.2.1). */
+	if (groups.length && groups[groups.length - 1].indexOf('.') >= 0) {
+		v4 = parseIp4(groups[groups.length - 1]);
+		if (v4 == null)
+			return null;
+		if (tail.length) tail.splice(-1, 1, (v4 >>> 16).toString(16), (v4 & 65535).toString(16));
+		else head.splice(-1, 1, (v4 >>> 16).toString(16), (v4 & 65535).toString(16));
+	}
+	groups = head.concat(tail);
+	for (i = 0; i < groups.length; i++)
+		if (!/^[0-9A-Fa-f]{1,4}$/.test(groups[i]))
+			return null;
+	if (halves.length == 2 ? groups.length > 7 : groups.length != 8)
+		return null;
+	while (head.length + tail.length < 8)
+		head.push('0');
+	return head.concat(tail).map(function(g) { return parseInt(g, 16); });
+}
+
+/* RFC 5952: lower case, the longest run of two or more zero groups as ::. */
+function formatIp6(g) {
+	var best = -1, bestLen = 1, i, j, out;
+
+	for (i = 0; i < 8; i++) {
+		for (j = i; j < 8 && g[j] === 0; j++);
+		if (j - i > bestLen) {
+			best = i;
+			bestLen = j - i;
+		}
+	}
+	out = g.map(function(x) { return x.toString(16); });
+	if (best < 0)
+		return out.join(':');
+	return out.slice(0, best).join(':') + '::' + out.slice(best + bestLen).join(':');
+}
+
+function parsePrefix(value) {
+	var m = /^([^\/]+)\/([0-9]{1,3})$/.exec(value || ''), len, a, mask, net, g, i, bits;
+
+	if (!m)
+		return null;
+	len = +m[2];
+	a = parseIp4(m[1]);
+	if (a != null) {
+		if (len > 32)
+			return null;
+		mask = len ? (0xffffffff << (32 - len)) >>> 0 : 0;
+		net = (a & mask) >>> 0;
+		return { addr: m[1], len: len, max: 32, network: formatIp4(net), hostBits: net !== a };
+	}
+	g = parseIp6(m[1]);
+	if (g == null || len > 128)
+		return null;
+	net = g.map(function(x, k) {
+		bits = Math.max(0, Math.min(16, len - 16 * k));
+		return bits ? x & ((0xffff << (16 - bits)) & 0xffff) : 0;
+	});
+	for (i = 0; i < 8 && net[i] === g[i]; i++);
+	return { addr: m[1], len: len, max: 128, network: formatIp6(net), hostBits: i < 8 };
+}
+
+/* The daemon takes a VIP prefix only without host bits: 10.10.1.5/24 would
+ * be announced as 10.10.1.0/24 while meaning one address. */
+function validatePrefix(section_id, value) {
+	var p;
+
+	if (value == null || value === '' || placeholder(value))
+		return true;
+	p = parsePrefix(value);
+	if (!p)
+		return _('Expecting an IPv4 or IPv6 prefix, for example 192.0.2.10/32');
+	if (p.hostBits)
+		return _('%s has host bits set: write %s for this address alone, or %s for the network')
+			.replace('%s', value).replace('%s', p.addr + '/' + p.max).replace('%s', p.network + '/' + p.len);
+	return true;
+}
+
+/* A tcp, udp or grpc check needs a port; the others take it from the URL
+ * or their default. */
+function validateCheckPort(section_id, value) {
+	var t = this.section.formvalue(section_id, 'type');
+
+	if ((value == null || value === '') && (t == 'tcp' || t == 'udp' || t == 'grpc'))
+		return _('A %s check needs a port').replace('%s', t);
+	return true;
+}
+
+var isOn = common.isOn;
+var isOff = common.isOff;
 
 /* The name the daemon uses: option name, else the section name. */
 function objectName(s) {
@@ -188,20 +315,49 @@ function checkName(s) {
 	return s['.anonymous'] ? (s.type || s['.name']) : s['.name'];
 }
 
+/* The VIP sections a check's vip option names (by name or section name). */
+function vipsNamed(name) {
+	return uci.sections('pathosd', 'vip').filter(function(v) {
+		return name != null && (name === objectName(v) || name === v['.name']);
+	});
+}
+
 /*
- * What the daemon would reject across sections, which no single field can
- * tell: every enabled VIP needs a check or "always", not both; a check's vip
- * must be an enabled VIP; check names are unique within their VIP.
+ * What the daemon would reject, as far as the page can tell: the fallback
+ * when the daemon cannot check the configuration itself (not running). Each
+ * enabled VIP needs a check or "always", not both; a check's VIP must
+ * exist; names are unique; a passive neighbor needs a listener; tcp, udp and
+ * grpc checks need a port; prefixes have no host bits.
  */
 function configErrors() {
 	var errs = [];
 	var vips = uci.sections('pathosd', 'vip').filter(function(v) { return !isOff(v.enabled); });
 	var checks = uci.sections('pathosd', 'check').filter(function(c) { return !isOff(c.enabled); });
+	var neighbors = uci.sections('pathosd', 'neighbor').filter(function(n) { return !isOff(n.enabled); });
+	var seenVip = {}, seenNb = {};
+
+	neighbors.forEach(function(n) {
+		var name = objectName(n);
+		if (seenNb[name])
+			errs.push(_('Two neighbors are named %s').replace('%s', name));
+		seenNb[name] = true;
+		if (isOn(n.passive) && String(uci.get('pathosd', 'main', 'listen_port')) === '-1')
+			errs.push(_('Neighbor %s is passive, but the listen port is -1 (pathosd does not listen): it can never connect').replace('%s', name));
+	});
 
 	vips.forEach(function(v) {
 		var name = objectName(v);
 		var own = checks.filter(function(c) { return c.vip === name || c.vip === v['.name']; });
-		var seen = {};
+		var seen = {}, p = validatePrefix(null, v.prefix);
+
+		if (p !== true)
+			errs.push(_('VIP %s: %s').replace('%s', name).replace('%s', p));
+
+		if (seenVip[name]) {
+			errs.push(_('Two VIPs are named %s').replace('%s', name));
+			return;
+		}
+		seenVip[name] = true;
 
 		if (isOn(v.always) && own.length)
 			errs.push(_('VIP %s: "Always announce" is set, so it must have no checks').replace('%s', name));
@@ -217,14 +373,23 @@ function configErrors() {
 	});
 
 	checks.forEach(function(c) {
-		var known = uci.sections('pathosd', 'vip').some(function(v) {
-			return c.vip === objectName(v) || c.vip === v['.name'];
-		});
-		if (!known)
+		if (!vipsNamed(c.vip).length)
 			errs.push(_('Check %s: no VIP named %s').replace('%s', checkName(c)).replace('%s', c.vip == null ? '' : c.vip));
+		if ((c.type == 'tcp' || c.type == 'udp' || c.type == 'grpc') && (c.port == null || c.port === ''))
+			errs.push(_('Check %s: a %s check needs a port').replace('%s', checkName(c)).replace('%s', c.type));
 	});
 
 	return errs;
+}
+
+/* /etc/config/pathosd as it is staged now, in the shape of rpcd's uci get. */
+function stagedValues() {
+	var values = {};
+
+	uci.sections('pathosd').forEach(function(s) {
+		values[s['.name']] = s;
+	});
+	return values;
 }
 
 /* The grid shows the daemon's value of an unset option, not "none". */
@@ -264,24 +429,242 @@ function namePlaceholder(o, fallback) {
 	};
 }
 
+/* One UCI option used by several check types with different defaults: the
+ * placeholder of the check's type (one form option per UCI option, see
+ * guard()). */
+function typePlaceholder(o, byType) {
+	o.typePlaceholder = byType;
+	o.renderWidget = function(section_id) {
+		var t = uci.get('pathosd', section_id, 'type');
+		this.placeholder = byType[t] != null ? byType[t] : '';
+		return form.Value.prototype.renderWidget.apply(this, arguments);
+	};
+}
+
+/* A boolean the file spells 'yes', 'true', 'on' or 'enabled' (the daemon
+ * takes them) is shown as ticked, not as the '0' LuCI's checkbox would see. */
+function boolLoad(o) {
+	var load = o.load;
+	o.load = function(section_id) {
+		var v = load.apply(this, arguments);
+		return isOn(v) ? '1' : (isOff(v) ? '0' : v);
+	};
+}
+
+/* A select shows a value it does not offer as its first choice, and Save
+ * then writes that choice: offer the file's value, flagged, instead.
+ * missing: the label of an empty first choice when the option is unset. */
+function keepUnknown(o, missing) {
+	var keys = (o.keylist || []).slice(), vals = (o.vallist || []).slice();
+	var load = o.load, validate = o.validate;
+
+	o.load = function(section_id) {
+		var v = load.apply(this, arguments);
+
+		this.keylist = keys.slice();
+		this.vallist = vals.slice();
+		if (v == null && missing) {
+			this.keylist.unshift('');
+			this.vallist.unshift(missing);
+		}
+		else if (v != null && keys.indexOf(String(v)) < 0) {
+			this.value(v, _('%s (not a value pathosd takes)').replace('%s', v));
+		}
+		return v;
+	};
+	o.validate = function(section_id, value) {
+		if (value === '' && missing)
+			return missing;
+		if (value != null && value !== '' && keys.indexOf(String(value)) < 0)
+			return _('%s is not a value pathosd takes: choose one').replace('%s', value);
+		return validate.apply(this, arguments);
+	};
+}
+
+/* A DynamicList validates only the item being typed, not the items the file
+ * has: flag those in the dialog, and refuse to save them. */
+function flagItems(o) {
+	var render = o.renderWidget;
+
+	function bad(self, section_id, values) {
+		return L.toArray(values).filter(function(v) { return self.validate(section_id, v) !== true; });
+	}
+
+	o.isValid = function(section_id) {
+		return !bad(this, section_id, this.formvalue(section_id)).length &&
+			form.DynamicList.prototype.isValid.apply(this, arguments);
+	};
+	o.getValidationError = function(section_id) {
+		var b = bad(this, section_id, this.formvalue(section_id));
+		/* An older form.js may have no getValidationError(). */
+		if (!b.length)
+			return form.DynamicList.prototype.getValidationError ? form.DynamicList.prototype.getValidationError.apply(this, arguments) : '';
+		return _('%s: %s').replace('%s', b.join(', ')).replace('%s', this.validate(section_id, b[0]));
+	};
+	o.renderWidget = function(section_id, option_index, cfgvalue) {
+		var node = render.apply(this, arguments);
+		var b = bad(this, section_id, cfgvalue);
+
+		if (!b.length)
+			return node;
+		return E('div', {}, [
+			node,
+			E('div', { 'class': 'cbi-value-description pathosd-bad-items', 'style': 'color:var(--error-color-high, #c00)' }, [
+				_('Not valid, remove or correct: %s (%s)').replace('%s', b.join(', ')).replace('%s', this.validate(section_id, b[0]))
+			])
+		]);
+	};
+}
+
+/* The value in the file, as its widget shows it. */
+function fileValue(o, section_id) {
+	var c = o.cfgvalue(section_id);
+
+	if (o instanceof form.Flag)
+		return ((c != null ? c : o.default) == o.enabled) ? o.enabled : o.disabled;
+	if (o instanceof form.DynamicList)
+		return L.toArray(c).map(String);
+	if (c == null)
+		return '';
+	return Array.isArray(c) ? c.join(' ') : String(c);
+}
+
+function widgetValue(o, section_id) {
+	var f = o.formvalue(section_id);
+
+	if (o instanceof form.DynamicList)
+		return L.toArray(f).map(String);
+	return f == null ? '' : String(f);
+}
+
+function sameValue(a, b) {
+	if (Array.isArray(a) || Array.isArray(b))
+		return Array.isArray(a) && Array.isArray(b) && a.length == b.length &&
+			a.every(function(x, i) { return x === b[i]; });
+	return a === b;
+}
+
+/* Whether an option this one depends on was changed in this form. */
+function controlChanged(o, section_id) {
+	return o.deps.some(function(d) {
+		return Object.keys(d).some(function(k) {
+			var c = k.charAt(0) == '!' ? null : o.section.getOption(k);
+			return c != null && !sameValue(fileValue(c, section_id), widgetValue(c, section_id));
+		});
+	});
+}
+
+/*
+ * Save writes what the user changed, and only that. form.js's parse() would
+ * write a ticked Flag on every save (main's enabled: "set enabled 1"), remove
+ * a value equal to its default, and remove the value of every option whose
+ * "depends" are not met: with two form options for one UCI option (a port
+ * for some check types, another for others) the hidden one deleted what the
+ * shown one had. Here an option whose shown value is the file's does
+ * nothing, and a hidden option is removed only when what it depends on was
+ * changed in this form (a check's type changed: the old type's options go,
+ * as the daemon refuses options of another type).
+ */
+function guard(o) {
+	var parse = o.parse;
+
+	o.parse = function(section_id) {
+		var active = this.isActive(section_id);
+
+		if (active ? (this.isValid(section_id) && sameValue(fileValue(this, section_id), widgetValue(this, section_id)))
+		           : !controlChanged(this, section_id))
+			return Promise.resolve();
+		return parse.apply(this, arguments);
+	};
+}
+
+/* Every option of the form: booleans read as the daemon reads them, lists
+ * compared as lists, selects keep the file's value, and guard(). */
+function finish(m) {
+	m.children.forEach(function(s) {
+		s.children.forEach(function(o) {
+			if (o instanceof form.Flag)
+				boolLoad(o);
+			else if (o instanceof form.ListValue && !o.customLoad)
+				keepUnknown(o, o.missingChoice);
+			guard(o);
+		});
+	});
+}
+
+/* A message the user sees wherever the page is scrolled. */
+function showMessage(title, body, buttons) {
+	ui.showModal(title, [].concat(body, [
+		E('div', { 'class': 'right' }, (buttons || []).concat([
+			E('button', { 'class': 'cbi-button', 'click': ui.hideModal }, [ _('Dismiss') ])
+		]))
+	]));
+}
+
+/* Named sections cannot be added with the name of an existing section:
+ * uci.js would open that section as a new, empty one, and saving would
+ * overwrite its options. */
+function refuseTakenNames(s) {
+	s.handleAdd = function(ev, name) {
+		var taken = (name != null && name !== '') ? uci.get('pathosd', name) : null;
+
+		if (taken) {
+			showMessage(_('Not added'), [
+				E('p', { 'class': 'pathosd-name-taken' }, [
+					_('/etc/config/pathosd has a %s section named %s already; section names are unique in the file. Choose another name (the Name option in the dialog can then hold any name, with - or . too).')
+						.replace('%s', taken['.type']).replace('%s', name)
+				])
+			]);
+			return Promise.resolve();
+		}
+		return form.GridSection.prototype.handleAdd.apply(this, arguments);
+	};
+}
+
+/* A new check's section name: its VIP and type (web_http), unique, and a
+ * checks_policy identifier, so dialog titles and the daemon's errors name
+ * what the page shows. */
+function newCheckName(vip, type) {
+	var base = (String(vip) + '_' + type).replace(/[^A-Za-z0-9_]/g, '_');
+	var name, n = 2;
+
+	if (!/^[A-Za-z_]/.test(base))
+		base = '_' + base;
+	name = base;
+	while (uci.get('pathosd', name) != null || uci.sections('pathosd', 'check').some(function(c) {
+		return c.vip === vip && checkName(c) === name;
+	}))
+		name = base + '_' + n++;
+	return name;
+}
+
+/* The chosen value of a <select> (the first option until one is chosen). */
+function selectValue(sel) {
+	var first;
+
+	if (sel.value != null && sel.value !== '')
+		return sel.value;
+	first = (sel.children || sel.options || [])[0];
+	return first ? (first.value != null ? first.value : first.attrs.value) : null;
+}
+
 /* The check defaults of the daemon (schema/pathosd-config-v1.schema.json). */
 var CHECK_DEFAULTS = { interval: '1s', timeout: '100ms', rise: '1', fall: '3' };
 
 /*
  * Type-specific check options: [ option, widget, title, types, extra ].
- * One UCI option used by several check types with one meaning (host,
- * expect...) is one form option depending on each of those types; one whose
- * default differs by type (port, method) is one form option per default,
- * writing the same UCI option (extra.ucioption). Placeholders and defaults
- * are the daemon's.
+ * Exactly one form option per UCI option: one used by several check types
+ * depends on each of them, and a default that differs by type is the
+ * placeholder of the check's type (extra.typePlaceholder). Placeholders and
+ * defaults are the daemon's.
  */
 var CHECK_OPTIONS = [
 	[ 'url', 'Value', _('URL'), [ 'http', 'https' ], { placeholder: '/', description: _('A path (requested from the VIP address) or a full URL') } ],
 	[ 'host', 'Value', _('Host'), [ 'http', 'https', 'tcp', 'udp', 'grpc' ], { datatype: 'host', description: _('Empty: the VIP address') } ],
-	[ 'port', 'Value', _('Port'), [ 'http', 'https', 'tcp', 'udp', 'grpc' ], { datatype: 'port', description: _('HTTP: empty takes the port of the URL; required for tcp, udp and grpc') } ],
-	[ 'dns_port', 'Value', _('Port'), [ 'dns' ], { ucioption: 'port', datatype: 'port', placeholder: '53' } ],
-	[ 'method', 'Value', _('Method'), [ 'http', 'https' ], { placeholder: 'GET' } ],
-	[ 'grpc_method', 'Value', _('Method'), [ 'grpc' ], { ucioption: 'method', description: _('Empty: the gRPC health checking protocol (grpc.health.v1)') } ],
+	[ 'port', 'Value', _('Port'), [ 'http', 'https', 'dns', 'tcp', 'udp', 'grpc' ], { datatype: 'port', typePlaceholder: { dns: '53' }, validate: validateCheckPort,
+		description: _('Required for tcp, udp and grpc; http and https: empty takes the port of the URL (80 or 443); dns: empty is 53') } ],
+	[ 'method', 'Value', _('Method'), [ 'http', 'https', 'grpc' ], { typePlaceholder: { http: 'GET', https: 'GET' },
+		description: _('http and https: the request method, GET when empty; grpc: a unary method /package.Service/Method, empty: the gRPC health checking protocol (grpc.health.v1)') } ],
 	[ 'header', 'DynamicList', _('Request headers'), [ 'http', 'https' ], { description: _('Name: value, for example Host: www.example.com') } ],
 	[ 'response_code', 'DynamicList', _('Accepted status codes'), [ 'http', 'https' ], { placeholder: '200', description: _('Codes or ranges such as 200-299; empty: 200 only') } ],
 	[ 'response_text', 'Value', _('Response contains'), [ 'http', 'https' ] ],
@@ -334,10 +717,10 @@ function addCheckOption(s, spec) {
 		});
 	}
 
-	if (extra.ucioption) o.ucioption = extra.ucioption;
 	if (extra.default) defaultNotWritten(o, extra.default);
 	if (extra.datatype) o.datatype = extra.datatype;
 	if (extra.placeholder) o.placeholder = extra.placeholder;
+	if (extra.typePlaceholder) typePlaceholder(o, extra.typePlaceholder);
 	if (extra.description) o.description = extra.description;
 	if (extra.validate) o.validate = extra.validate;
 
@@ -366,31 +749,68 @@ function localTime(t) {
 	return isNaN(d.getTime()) ? String(t) : d.toLocaleString();
 }
 
+/* Why the page checked the configuration itself. */
+function uncheckedReason(e) {
+	if (e.ubus === 4)
+		return _('pathosd is not running (or not on ubus), so it could not check the configuration; the page checked what it can.');
+	if (e.ubus === 3)
+		return _('This pathosd cannot check a configuration it is given (it is older than this page); the page checked what it can.');
+	return _('pathosd could not check the configuration (%s); the page checked what it can.').replace('%s', e.text);
+}
+
 return view.extend({
 	load: function() {
 		return Promise.all([
 			uci.load('pathosd'),
-			L.resolveDefault(callStatus(), null)
+			L.resolveDefault(callStatus(0), null)
 		]);
 	},
 
-	/* Save & Apply: save into LuCI's staged changes, but apply only what the
-	 * daemon would take; else say why and leave the changes staged. */
+	/*
+	 * What the daemon says of the staged configuration, or, when it cannot
+	 * say (not running, older, no access), the page's own checks:
+	 * { errors: [ ... ], daemon: bool, reason: text when not the daemon }.
+	 */
+	checkStaged: function() {
+		return callValidate(stagedValues()).then(function(r) {
+			if (r && r.valid === true)
+				return { errors: [], daemon: true };
+			if (r && r.valid === false)
+				return { errors: L.toArray(r.errors).map(String), daemon: true };
+			throw new Error(_('unexpected reply'));
+		}).catch(function(err) {
+			return { errors: configErrors(), daemon: false, reason: uncheckedReason(common.callError(err)) };
+		});
+	},
+
+	/* The refusal: on the page, and as a dialog, wherever the user is. */
+	refusal: function(res) {
+		return E('div', { 'class': 'alert-message danger pathosd-invalid' }, [
+			E('h4', [ res.daemon ? _('Not applied: pathosd rejects this configuration')
+				: _('Not applied: pathosd would reject this configuration') ]),
+			res.daemon ? '' : E('p', [ res.reason ]),
+			E('ul', res.errors.map(function(e) { return E('li', [ e ]); })),
+			E('p', [ _('Your changes are saved, not applied. Correct them and Save & Apply again, or revert them under Unsaved Changes.') ])
+		]);
+	},
+
+	/* Save & Apply: stage the changes, have the daemon check the staged
+	 * configuration, and apply only what it takes; else say why, where the
+	 * user is, and leave the changes staged. */
 	handleSaveApply: function(ev, mode) {
 		var self = this;
 
 		return this.handleSave(ev).then(function() {
-			var errs = configErrors();
-
-			if (errs.length) {
-				dom.content(self.noticeNode, E('div', { 'class': 'alert-message danger pathosd-invalid' }, [
-					E('h4', [ _('Not applied: pathosd would reject this configuration') ]),
-					E('ul', errs.map(function(e) { return E('li', [ e ]); }))
-				]));
+			return self.checkStaged();
+		}).then(function(res) {
+			if (res.errors.length) {
+				dom.content(self.noticeNode, self.refusal(res));
+				showMessage(_('Not applied'), [ self.refusal(res) ]);
 				return;
 			}
 
-			dom.content(self.noticeNode, null);
+			dom.content(self.noticeNode, res.daemon ? null
+				: E('div', { 'class': 'alert-message warning pathosd-unchecked' }, [ res.reason ]));
 			return ui.changes.apply(mode == '0');
 		});
 	},
@@ -404,7 +824,7 @@ return view.extend({
 		var m, s, o;
 
 		m = new form.Map('pathosd', _('pathosd'),
-			_('Health-checked VIP announcements over BGP. Nothing runs until "Enabled" is set; a configuration the daemon rejects leaves the running one in place, and this page says so.'));
+			_('Health-checked VIP announcements over BGP. Nothing runs until "Enabled" is set; Save & Apply applies only a configuration pathosd takes, and a reload pathosd rejected is shown here.'));
 
 		/* config pathosd 'main' */
 		s = m.section(form.NamedSection, 'main', 'pathosd', _('General settings'));
@@ -436,7 +856,7 @@ return view.extend({
 		o.datatype = 'ipaddr';
 
 		o = s.taboption('bgp', form.Value, 'listen_port', _('Listen port'),
-			_('-1: never listen (pathosd dials every neighbor).'));
+			_('-1: never listen (pathosd dials every neighbor; passive neighbors then cannot connect).'));
 		o.datatype = 'range(-1,65535)';
 		o.placeholder = '179';
 
@@ -483,6 +903,7 @@ return view.extend({
 		s.sectiontitle = function(section_id) {
 			return objectName(uci.get('pathosd', section_id) || { '.name': section_id });
 		};
+		refuseTakenNames(s);
 
 		o = s.option(form.Flag, 'enabled', _('Enabled'));
 		o.default = '1';
@@ -506,7 +927,8 @@ return view.extend({
 		o.placeholder = '179';
 		showDefault(o);
 
-		o = s.option(form.Flag, 'passive', _('Passive'));
+		o = s.option(form.Flag, 'passive', _('Passive'),
+			_('Wait for the neighbor to connect (needs a listen port other than -1 under General settings).'));
 
 		/* The daemon: required unless the option is 0. */
 		o = s.option(form.Flag, 'required', _('Required'),
@@ -556,7 +978,10 @@ return view.extend({
 		o.value('', _('as in General settings'));
 		o.value('1', _('on'));
 		o.value('0', _('off'));
+		/* A select whose empty choice is not optional is invalid (ui.js). */
+		o.optional = true;
 		o.modalonly = true;
+		boolLoad(o);
 
 		/* config vip 'NAME' */
 		s = m.section(form.GridSection, 'vip', _('VIPs'));
@@ -568,6 +993,50 @@ return view.extend({
 		};
 		s.tab('general', _('General'));
 		s.tab('policy', _('Policy'));
+		refuseTakenNames(s);
+
+		/* A VIP's checks would be rejected without it: say so, and offer to
+		 * delete them with it. */
+		s.handleRemove = function(section_id, ev) {
+			var section = this;
+			var v = uci.get('pathosd', section_id) || { '.name': section_id };
+			var name = objectName(v);
+			var own = uci.sections('pathosd', 'check').filter(function(c) {
+				return c.vip === name || c.vip === section_id;
+			});
+
+			if (!own.length)
+				return form.GridSection.prototype.handleRemove.apply(this, arguments);
+
+			showMessage(_('Delete VIP %s').replace('%s', name), [
+				E('p', { 'class': 'pathosd-vip-checks' }, [
+					N_(own.length, 'VIP %s has a check: %s. pathosd rejects a check whose VIP is gone, so Save & Apply would fail until it is deleted or given another VIP.',
+						'VIP %s has %d checks: %s. pathosd rejects a check whose VIP is gone, so Save & Apply would fail until they are deleted or given another VIP.')
+						.replace('%s', name).replace('%d', own.length).replace('%s', own.map(checkName).join(', '))
+				])
+			], [
+				E('button', {
+					'class': 'cbi-button cbi-button-negative important pathosd-delete-all',
+					'click': function() {
+						own.forEach(function(c) { uci.remove('pathosd', c['.name']); });
+						uci.remove('pathosd', section_id);
+						ui.hideModal();
+						return section.map.save(null, true);
+					}
+				}, [ N_(own.length, 'Delete the VIP and its check', 'Delete the VIP and its %d checks').replace('%d', own.length) ]),
+				' ',
+				E('button', {
+					'class': 'cbi-button cbi-button-negative pathosd-delete-vip',
+					'click': function() {
+						uci.remove('pathosd', section_id);
+						ui.hideModal();
+						return section.map.save(null, true);
+					}
+				}, [ _('Delete the VIP only') ]),
+				' '
+			]);
+			return Promise.resolve();
+		};
 
 		o = s.taboption('general', form.Flag, 'enabled', _('Enabled'));
 		o.default = '1';
@@ -578,8 +1047,9 @@ return view.extend({
 		o.modalonly = true;
 		namePlaceholder(o, objectName);
 
-		o = s.taboption('general', form.Value, 'prefix', _('Prefix'));
-		o.datatype = 'cidr';
+		o = s.taboption('general', form.Value, 'prefix', _('Prefix'),
+			_('The address to announce with its length, usually /32 (IPv4) or /128 (IPv6); a network must be written without host bits.'));
+		o.validate = validatePrefix;
 		o.rmempty = false;
 
 		o = s.taboption('general', form.Value, 'checks_policy', _('Checks policy'),
@@ -626,10 +1096,12 @@ return view.extend({
 		o = s.taboption('policy', form.DynamicList, 'community', _('Communities'));
 		o.validate = validateCommunity;
 		o.modalonly = true;
+		flagItems(o);
 
 		o = s.taboption('policy', form.DynamicList, 'large_community', _('Large communities'));
 		o.validate = validateLargeCommunity;
 		o.modalonly = true;
+		flagItems(o);
 
 		o = s.taboption('policy', form.Value, 'lower_priority_as_path_prepend', _('Extra prepends while pessimized'));
 		o.datatype = 'range(0,16)';
@@ -639,10 +1111,12 @@ return view.extend({
 		o = s.taboption('policy', form.DynamicList, 'lower_priority_community', _('Communities while pessimized'));
 		o.validate = validateCommunity;
 		o.modalonly = true;
+		flagItems(o);
 
 		o = s.taboption('policy', form.DynamicList, 'lower_priority_large_community', _('Large communities while pessimized'));
 		o.validate = validateLargeCommunity;
 		o.modalonly = true;
+		flagItems(o);
 
 		o = s.taboption('policy', form.Value, 'lower_priority_file', _('Drain file'),
 			_('While this file exists the VIP is pessimized.'));
@@ -652,7 +1126,7 @@ return view.extend({
 			return '/tmp/pathosd-' + objectName(v) + '.drain';
 		});
 
-		/* config check ['NAME'] with option vip; usually anonymous */
+		/* config check 'VIP_TYPE' with option vip */
 		s = m.section(form.GridSection, 'check', _('Checks'));
 		s.anonymous = true;
 		s.addremove = true;
@@ -663,6 +1137,47 @@ return view.extend({
 		};
 		s.tab('general', _('General'));
 		s.tab('type', _('Type options'));
+
+		/* Add picks the VIP and the type first: the new section is named
+		 * after them (web_http), and the dialog opens with both set. */
+		s.renderSectionAdd = function(extra_class) {
+			var vips = uci.sections('pathosd', 'vip').map(objectName);
+			var vipSel, typeSel;
+
+			if (!vips.length)
+				return E('div', { 'class': 'cbi-section-create' }, [
+					E('em', [ _('Add a VIP first: a check belongs to a VIP.') ])
+				]);
+
+			vipSel = E('select', { 'class': 'cbi-input-select pathosd-add-vip' }, vips.map(function(n) {
+				return E('option', { 'value': n }, [ n ]);
+			}));
+			typeSel = E('select', { 'class': 'cbi-input-select pathosd-add-type' }, CHECK_TYPES.map(function(t) {
+				return E('option', { 'value': t }, [ t ]);
+			}));
+
+			return E('div', { 'class': 'cbi-section-create cbi-tblsection-create' }, [
+				E('label', {}, [ _('VIP') + ' ', vipSel ]),
+				E('label', {}, [ _('Type') + ' ', typeSel ]),
+				E('button', {
+					'class': 'cbi-button cbi-button-add pathosd-add-check',
+					'title': _('Add a check'),
+					'click': ui.createHandlerFn(this, 'handleAddCheck', vipSel, typeSel)
+				}, [ _('Add') ])
+			]);
+		};
+
+		/* form.js GridSection.handleAdd(), with a name and the VIP and type
+		 * set before the dialog renders. */
+		s.handleAddCheck = function(vipSel, typeSel, ev) {
+			var vip = selectValue(vipSel), type = selectValue(typeSel);
+			var sid = uci.add('pathosd', 'check', newCheckName(vip, type));
+
+			uci.set('pathosd', sid, 'vip', vip);
+			uci.set('pathosd', sid, 'type', type);
+			this.map.addedSection = sid;
+			return this.renderMoreOptionsModal(sid);
+		};
 
 		o = s.taboption('general', form.Flag, 'enabled', _('Enabled'));
 		o.default = '1';
@@ -675,19 +1190,35 @@ return view.extend({
 			return (c['.anonymous'] && !c.type) ? _('the type') : checkName(c);
 		});
 
-		/* The VIPs as they are now, including one added on this page. */
+		/* The VIPs as they are now, including one added on this page; a
+		 * VIP name no VIP has (deleted, renamed, mistyped) is shown as it is
+		 * and flagged, never replaced by the first VIP. */
 		o = s.taboption('general', form.ListValue, 'vip', _('VIP'));
 		o.rmempty = false;
+		o.customLoad = true;
 		o.load = function(section_id) {
 			var self = this;
+			var v = form.ListValue.prototype.load.apply(this, arguments);
 
 			this.keylist = [];
 			this.vallist = [];
-			uci.sections('pathosd', 'vip').forEach(function(v) {
-				self.value(objectName(v));
+			if (v == null)
+				this.value('', _('-- choose the VIP --'));
+			uci.sections('pathosd', 'vip').forEach(function(s) {
+				self.value(objectName(s));
+				if (v != null && v === s['.name'] && v !== objectName(s))
+					self.value(v, _('%s (the section of VIP %s)').replace('%s', v).replace('%s', objectName(s)));
 			});
-
-			return form.ListValue.prototype.load.apply(this, [ section_id ]);
+			if (v != null && this.keylist.indexOf(String(v)) < 0)
+				this.value(v, _('%s (no such VIP)').replace('%s', v));
+			return v;
+		};
+		o.validate = function(section_id, value) {
+			if (vipsNamed(value).length || isOff(this.section.formvalue(section_id, 'enabled')))
+				return true;
+			if (value == null || value === '')
+				return _('Choose the VIP of this check');
+			return _('No VIP is named %s (deleted or renamed?): choose its VIP, or untick Enabled').replace('%s', value);
 		};
 
 		o = s.taboption('general', form.ListValue, 'type', _('Type'));
@@ -695,6 +1226,7 @@ return view.extend({
 		CHECK_TYPES.forEach(function(t) {
 			o.value(t);
 		});
+		o.missingChoice = _('-- choose the type --');
 
 		o = s.taboption('general', form.Value, 'interval', _('Interval'));
 		o.validate = validateTiming;
@@ -724,6 +1256,8 @@ return view.extend({
 			addCheckOption(s, spec);
 		});
 
+		finish(m);
+
 		this.map = m;
 		this.reloadNode = E('div', { 'class': 'pathosd-reload' });
 		this.noticeNode = E('div', { 'class': 'pathosd-notice' });
@@ -731,7 +1265,7 @@ return view.extend({
 
 		/* The daemon reloads a second or so after Apply: keep watching. */
 		poll.add(function() {
-			return L.resolveDefault(callStatus(), null).then(function(st) {
+			return L.resolveDefault(callStatus(0), null).then(function(st) {
 				self.updateReload(st);
 			});
 		}, 5);

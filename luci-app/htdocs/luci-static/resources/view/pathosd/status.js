@@ -5,11 +5,15 @@
 'require ui';
 'require dom';
 'require uci';
+'require pathosd.common as common';
 
 /*
  * Live state of pathosd from ubus ("ubus call pathosd status"), refreshed
- * every 5 s: BGP peers, VIPs with their state, and every check of every VIP.
- * Drain and "check now" call the daemon's ubus methods; the rpcd ACL in
+ * every 5 s: BGP peers, one page of VIPs with their state, and the checks of
+ * those VIPs. A router may have thousands of VIPs, and a ubus reply is at
+ * most 1 MiB: the daemon answers one page of the VIPs that match a search
+ * and a state filter, with the counts over all of them (vip_counts). Drain
+ * and "check now" call the daemon's ubus methods; the rpcd ACL in
  * luci-app-pathosd.json grants them to the write role only.
  *
  * Every call has reject: true. Without it rpc.js resolves a ubus error
@@ -21,6 +25,7 @@
 var callStatus = rpc.declare({
 	object: 'pathosd',
 	method: 'status',
+	params: [ 'offset', 'limit', 'search', 'state', 'health' ],
 	expect: { '': {} },
 	reject: true
 });
@@ -50,26 +55,10 @@ var callServiceList = rpc.declare({
 });
 
 var POLL_INTERVAL = 5;
+/* VIPs per page: a page with its checks stays far below ubus's 1 MiB. */
+var PAGE_SIZE = 50;
 
-/* LuCI's own label classes (luci-theme-bootstrap and the other themes):
- * they follow the theme, dark mode included. */
-var STATE_CLASSES = {
-	announced: 'success',
-	established: 'success',
-	healthy: 'success',
-	pessimized: 'warning',
-	withdrawn: 'important',
-	unhealthy: 'important'
-};
-
-function badge(text) {
-	var cls = STATE_CLASSES[text];
-
-	return E('span', {
-		'class': 'label pathosd-badge' + (cls ? ' ' + cls : ''),
-		'data-state': text
-	}, [ text ]);
-}
+var badge = common.badge;
 
 function formatDuration(secs) {
 	var d, h, m, s, out = [];
@@ -97,38 +86,6 @@ function orDash(v) {
 
 function list(arr) {
 	return (Array.isArray(arr) && arr.length) ? arr.join(' ') : '-';
-}
-
-/*
- * Why pathosd is not on ubus, from the init switch (uci pathosd.main.enabled)
- * and procd's view of the service (ubus service list): disabled, enabled but
- * not started (the init script refused, e.g. an invalid file), crashed
- * (procd gave up respawning), or running but not (yet) registered.
- */
-function serviceState(enabled, svc) {
-	var inst = (svc && svc.pathosd && svc.pathosd.instances) ? svc.pathosd.instances : null;
-	var k, i;
-
-	if (!isOn(enabled))
-		return { state: 'disabled', text: _('pathosd is disabled: tick Enabled under Configuration and Save & Apply.') };
-
-	if (!inst || !Object.keys(inst).length)
-		return { state: 'stopped', text: _('pathosd is enabled but procd runs no pathosd: the init script did not start it (an invalid configuration?). Check logread -e pathosd, then /etc/init.d/pathosd start.') };
-
-	for (k in inst) {
-		i = inst[k] || {};
-		if (i.running)
-			return { state: 'running', text: _('pathosd runs (PID %d) but is not (yet) registered on ubus. Check logread -e pathosd.').replace('%d', i.pid != null ? i.pid : '?') };
-	}
-
-	for (k in inst) {
-		i = inst[k] || {};
-		return { state: 'crashed', text: _('pathosd is enabled but not running: it exited%s and procd stopped restarting it. Check logread -e pathosd, then /etc/init.d/pathosd restart.').replace('%s', i.exit_code != null ? ' ' + _('with code %d').replace('%d', i.exit_code) : '') };
-	}
-}
-
-function isOn(v) {
-	return v === '1' || v === 'true' || v === 'yes' || v === 'on' || v === 'enabled';
 }
 
 /* The router's clock now, from the status itself, so the browser's clock and
@@ -172,25 +129,88 @@ function renderReload(status) {
 	]);
 }
 
+/* A VIP that has never been announced is withdrawn whatever its
+ * fail_action: lower_priority pessimizes only a VIP that was healthy once. */
+function neverHealthy(v) {
+	var t = v.transitions;
+	return v.state_name === 'withdrawn' && t != null && !t.announced && !t.pessimized;
+}
+
+/* The page of a reply; an older pathosd answers every VIP at once, with no
+ * counts: filter and page them here. */
+function pageOf(status, q) {
+	var vips = (status && Array.isArray(status.vips)) ? status.vips : [];
+	var counts, matched, needle, page;
+
+	if (!status || status.vip_counts != null)
+		return status;
+
+	counts = { total: vips.length, announced: 0, pessimized: 0, withdrawn: 0, healthy: 0, unhealthy: 0, drained: 0 };
+	vips.forEach(function(v) {
+		if (counts[v.state_name] != null) counts[v.state_name]++;
+		if (counts[v.health_name] != null) counts[v.health_name]++;
+		if (v.drain) counts.drained++;
+	});
+	needle = (q.search || '').toLowerCase();
+	matched = vips.filter(function(v) {
+		return (!needle || String(v.name).toLowerCase().indexOf(needle) >= 0 || String(v.prefix).toLowerCase().indexOf(needle) >= 0) &&
+			(!q.state || v.state_name === q.state) && (!q.health || v.health_name === q.health);
+	});
+	page = matched.slice(q.offset, q.offset + q.limit);
+
+	return Object.assign({}, status, {
+		vips: page,
+		vip_counts: counts,
+		vips_matched: matched.length,
+		offset: q.offset,
+		limit: q.limit,
+		next_offset: q.offset + page.length < matched.length ? q.offset + page.length : null
+	});
+}
+
 return view.extend({
 	load: function() {
+		this.query = { offset: 0, limit: PAGE_SIZE, search: '', state: '', health: '' };
+		this.previous = [];
+		this.seq = 0;
+
 		return Promise.all([
-			L.resolveDefault(callStatus(), null),
+			L.resolveDefault(this.callPage(), null),
 			L.resolveDefault(callServiceList('pathosd'), {}),
 			L.resolveDefault(uci.load('pathosd'), null)
 		]);
 	},
 
+	callPage: function() {
+		var q = this.query;
+
+		return callStatus(q.offset, q.limit, q.search || undefined, q.state || undefined, q.health || undefined)
+			.then(function(st) { return pageOf(st, q); });
+	},
+
 	/* Runs a ubus call from a button, then refreshes the tables at once. The
-	 * result replaces the previous one instead of piling up notifications. */
-	handleAction: function(promise, what) {
+	 * result replaces the previous one instead of piling up notifications; a
+	 * failure is also shown as a dialog, wherever the page is scrolled. */
+	handleAction: function(promise, what, vip) {
 		var self = this;
 
 		return promise.then(function(reply) {
 			self.notice('info', what + ': ' + self.summarize(reply));
 			return self.refresh();
 		}).catch(function(err) {
-			self.notice('danger', what + ': ' + (err && err.message ? err.message : String(err)));
+			var e = common.callError(err);
+			var text = what + ': ' + (e.ubus === 4
+				? _('VIP %s is not in the running pathosd (deleted or renamed, or pathosd is not running); the table is refreshed now.').replace('%s', vip)
+				: e.text);
+
+			self.notice('danger', text);
+			ui.showModal(_('pathosd'), [
+				E('p', { 'class': 'pathosd-error' }, [ text ]),
+				E('div', { 'class': 'right' }, [
+					E('button', { 'class': 'cbi-button', 'click': ui.hideModal }, [ _('Dismiss') ])
+				])
+			]);
+			return self.refresh();
 		});
 	},
 
@@ -215,27 +235,63 @@ return view.extend({
 
 	handleCheck: function(vip, check) {
 		var label = check ? _('Check %s of %s').replace('%s', check).replace('%s', vip) : _('Checks of %s').replace('%s', vip);
-		return this.handleAction(check ? callCheck(vip, check) : callCheck(vip), label);
+		return this.handleAction(check ? callCheck(vip, check) : callCheck(vip), label, vip);
 	},
 
 	handleDrain: function(vip, enable) {
 		var label = (enable ? _('Drain %s') : _('Undrain %s')).replace('%s', vip);
-		return this.handleAction(callDrain(vip, enable), label);
+		return this.handleAction(callDrain(vip, enable), label, vip);
+	},
+
+	/* Search, filters and pages: a new query starts at the first page. */
+	setQuery: function(key, value) {
+		this.query[key] = value;
+		this.query.offset = 0;
+		this.previous = [];
+		return this.refresh();
+	},
+
+	handleNext: function() {
+		var next = this.status ? this.status.next_offset : null;
+
+		if (next == null)
+			return Promise.resolve();
+		this.previous.push(this.query.offset);
+		this.query.offset = next;
+		return this.refresh();
+	},
+
+	handlePrevious: function() {
+		if (!this.previous.length)
+			return Promise.resolve();
+		this.query.offset = this.previous.pop();
+		return this.refresh();
 	},
 
 	renderSummary: function(status, svc) {
-		if (!status) {
-			var st = serviceState(uci.get('pathosd', 'main', 'enabled'), svc);
+		var c, st;
 
-			return E('div', { 'class': 'alert-message warning pathosd-down', 'data-service': st.state }, [ st.text ]);
+		if (!status) {
+			st = common.serviceState(uci.get('pathosd', 'main', 'enabled'), svc);
+
+			return E('div', { 'class': 'alert-message warning pathosd-down', 'data-service': st.state }, [
+				badge(st.state), ' ', st.text
+			]);
 		}
 
+		c = status.vip_counts || {};
 		return E('div', { 'class': 'cbi-section pathosd-summary' }, [
 			E('p', [
 				_('Router ID') + ': ' + orDash(status.router_id) + ' \u00b7 ' +
 				_('AS') + ': ' + orDash(status.asn) + ' \u00b7 ' +
 				_('Version') + ': ' + orDash(status.version) + ' \u00b7 ' +
 				_('Uptime') + ': ' + formatDuration(status.uptime_seconds)
+			]),
+			E('p', { 'class': 'pathosd-counts' }, [
+				N_(c.total || 0, '%d VIP', '%d VIPs').replace('%d', c.total || 0) + ': ' +
+				_('%d announced, %d pessimized, %d withdrawn; %d unhealthy, %d drained')
+					.replace('%d', c.announced || 0).replace('%d', c.pessimized || 0).replace('%d', c.withdrawn || 0)
+					.replace('%d', c.unhealthy || 0).replace('%d', c.drained || 0)
 			])
 		]);
 	},
@@ -271,7 +327,9 @@ return view.extend({
 			return [
 				orDash(v.name),
 				orDash(v.prefix),
-				badge(orDash(v.state_name)),
+				neverHealthy(v)
+					? E('span', [ badge(orDash(v.state_name)), ' ', E('em', { 'class': 'pathosd-never-healthy' }, [ _('never healthy yet: a VIP is first announced once its checks pass') ]) ])
+					: badge(orDash(v.state_name)),
 				v.local_address_assigned === false
 					? E('span', [ badge(orDash(v.health_name)), ' ', E('em', { 'class': 'pathosd-no-address' }, [ _('address not local') ]) ])
 					: badge(orDash(v.health_name)),
@@ -330,6 +388,72 @@ return view.extend({
 		return rows;
 	},
 
+	/* "VIPs 51-100 of 1000 matching", Previous and Next. */
+	renderPager: function(status) {
+		var first, shown, matched;
+
+		if (!status)
+			return E([]);
+		shown = (status.vips || []).length;
+		first = status.offset || 0;
+		matched = status.vips_matched != null ? status.vips_matched : shown;
+
+		return E('div', { 'class': 'cbi-section-create pathosd-pager' }, [
+			E('span', { 'class': 'pathosd-range' }, [
+				shown ? _('VIPs %d\u2013%d of %d').replace('%d', first + 1).replace('%d', first + shown).replace('%d', matched)
+					: _('No VIP matches')
+			]),
+			' ',
+			E('button', {
+				'class': 'cbi-button pathosd-prev',
+				'disabled': this.previous.length ? null : '',
+				'click': ui.createHandlerFn(this, 'handlePrevious')
+			}, [ _('Previous') ]),
+			' ',
+			E('button', {
+				'class': 'cbi-button pathosd-next',
+				'disabled': status.next_offset != null ? null : '',
+				'click': ui.createHandlerFn(this, 'handleNext')
+			}, [ _('Next') ])
+		]);
+	},
+
+	renderFilters: function() {
+		var self = this;
+		var opt = function(v, label, cur) {
+			return E('option', { 'value': v, 'selected': v === cur ? '' : null }, [ label ]);
+		};
+
+		return E('div', { 'class': 'cbi-section-create pathosd-filters' }, [
+			E('input', {
+				'type': 'search',
+				'class': 'cbi-input-text pathosd-search',
+				'placeholder': _('Search a VIP name or prefix'),
+				'value': this.query.search,
+				'input': function(ev) { return self.setQuery('search', ev.target.value); }
+			}),
+			' ',
+			E('select', {
+				'class': 'cbi-input-select pathosd-state',
+				'change': function(ev) { return self.setQuery('state', ev.target.value); }
+			}, [
+				opt('', _('any state'), this.query.state),
+				opt('announced', _('announced'), this.query.state),
+				opt('pessimized', _('pessimized'), this.query.state),
+				opt('withdrawn', _('withdrawn'), this.query.state)
+			]),
+			' ',
+			E('select', {
+				'class': 'cbi-input-select pathosd-health',
+				'change': function(ev) { return self.setQuery('health', ev.target.value); }
+			}, [
+				opt('', _('any health'), this.query.health),
+				opt('healthy', _('healthy'), this.query.health),
+				opt('unhealthy', _('unhealthy'), this.query.health)
+			])
+		]);
+	},
+
 	table: function(cls, titles) {
 		return E('table', { 'class': 'table ' + cls }, [
 			E('tr', { 'class': 'tr table-titles' }, titles.map(function(t) {
@@ -339,24 +463,31 @@ return view.extend({
 	},
 
 	update: function(status, svc) {
+		var filtered = this.query.search || this.query.state || this.query.health;
+
+		this.status = status;
 		dom.content(this.reloadNode, renderReload(status));
 		dom.content(this.summaryNode, this.renderSummary(status, svc));
+		dom.content(this.pagerNode, this.renderPager(status));
 		cbi_update_table(this.peerTable, this.peerRows(status),
 			E('em', [ status ? _('No BGP neighbors configured') : _('No data') ]));
 		cbi_update_table(this.vipTable, this.vipRows(status),
-			E('em', [ status ? _('No VIPs configured') : _('No data') ]));
+			E('em', [ status ? (filtered ? _('No VIP matches') : _('No VIPs configured')) : _('No data') ]));
 		cbi_update_table(this.checkTable, this.checkRows(status),
-			E('em', [ status ? _('No checks configured') : _('No data') ]));
+			E('em', [ status ? _('No checks on this page') : _('No data') ]));
 	},
 
+	/* A reply that comes after a newer request was sent is dropped, so a
+	 * slow answer to an old search cannot replace a newer page. */
 	refresh: function() {
-		var self = this;
+		var self = this, seq = ++this.seq;
 
 		return Promise.all([
-			L.resolveDefault(callStatus(), null),
+			L.resolveDefault(this.callPage(), null),
 			L.resolveDefault(callServiceList('pathosd'), {})
 		]).then(function(res) {
-			self.update(res[0], res[1]);
+			if (seq === self.seq)
+				self.update(res[0], res[1]);
 		});
 	},
 
@@ -366,6 +497,7 @@ return view.extend({
 		this.summaryNode = E('div', { 'class': 'pathosd-summary-box' });
 		this.reloadNode = E('div', { 'class': 'pathosd-reload' });
 		this.noticeNode = E('div', { 'class': 'pathosd-notice' });
+		this.pagerNode = E('div', { 'class': 'pathosd-pager-box' });
 
 		this.peerTable = this.table('pathosd-peers', [
 			_('Name'), _('Address'), _('AS'), _('State'), _('Required'),
@@ -389,6 +521,7 @@ return view.extend({
 		}, POLL_INTERVAL);
 
 		return E('div', { 'class': 'cbi-map' }, [
+			common.style(),
 			E('h2', [ _('pathosd') ]),
 			E('div', { 'class': 'cbi-map-descr' }, [
 				_('Health-checked VIP announcements over BGP. Refreshed every 5 seconds.')
@@ -399,8 +532,10 @@ return view.extend({
 			E('h3', [ _('BGP neighbors') ]),
 			E('div', { 'class': 'cbi-section' }, [ this.peerTable ]),
 			E('h3', [ _('VIPs') ]),
+			this.renderFilters(),
 			E('div', { 'class': 'cbi-section' }, [ this.vipTable ]),
-			E('h3', [ _('Checks') ]),
+			this.pagerNode,
+			E('h3', [ _('Checks of the VIPs above') ]),
 			E('div', { 'class': 'cbi-section' }, [ this.checkTable ])
 		]);
 	},

@@ -1,77 +1,107 @@
 'use strict';
 'require baseclass';
 'require rpc';
+'require uci';
+'require pathosd.common as common';
 
 /*
  * A pathosd box on Status -> Overview: how many VIPs are announced,
- * pessimized or withdrawn, and how many BGP sessions are established.
- * Nothing is shown when pathosd is not on ubus (not installed, not
- * enabled, or no ACL for this user). A reload the daemon rejected is shown
- * until a later one is applied: the old configuration still runs.
+ * pessimized or withdrawn, and how many BGP sessions are established; while
+ * pathosd is not on ubus, why (disabled, stopped, refused or crashed), so a
+ * crash is seen here. A reload the daemon rejected is shown until a later one
+ * is applied: the old configuration still runs. Nothing is shown to a user
+ * whose ACL does not include pathosd.
  */
 
-/* reject: a ubus error (pathosd not registered) is no status, not {}. */
+/* limit 0: the counts over all VIPs (vip_counts), no VIP list, whatever
+ * the number of VIPs. reject: a ubus error is no status, not {}. */
 var callStatus = rpc.declare({
 	object: 'pathosd',
 	method: 'status',
+	params: [ 'limit' ],
 	expect: { '': {} },
 	reject: true
 });
+
+var callServiceList = rpc.declare({
+	object: 'service',
+	method: 'list',
+	params: [ 'name' ],
+	expect: { '': {} },
+	reject: true
+});
+
+function row(cls, title, content) {
+	return E('tr', { 'class': 'tr' + (cls ? ' ' + cls : '') }, [
+		E('td', { 'class': 'td left', 'width': '33%' }, [ title ]),
+		E('td', { 'class': 'td left' }, content)
+	]);
+}
 
 return baseclass.extend({
 	title: _('pathosd'),
 
 	load: function() {
-		return L.resolveDefault(callStatus(), null);
+		return Promise.all([
+			callStatus(0).then(function(st) { return { status: st }; },
+				function(err) { return { error: common.callError(err) }; }),
+			L.resolveDefault(callServiceList('pathosd'), {}),
+			L.resolveDefault(uci.load('pathosd'), null)
+		]);
 	},
 
-	render: function(status) {
-		var counts = { announced: 0, pessimized: 0, withdrawn: 0 };
+	render: function(data) {
+		var res = data[0], status = res.status, st;
 		var peers = (status && Array.isArray(status.peers)) ? status.peers : [];
-		var up = 0;
+		var counts = { announced: 0, pessimized: 0, withdrawn: 0 };
+		var up = 0, rows = [], r, n;
 
-		if (!status || !Array.isArray(status.vips))
-			return null;
+		if (!status) {
+			/* No access (or no such page for this user): no box. */
+			if (res.error && res.error.denied)
+				return null;
+			st = common.serviceState(uci.get('pathosd', 'main', 'enabled'), data[1]);
+			return E('div', {}, [
+				common.style(),
+				E('table', { 'class': 'table pathosd-overview' }, [
+					row('pathosd-down', _('Service'), [ common.badge(st.state), ' ', st.text ])
+				])
+			]);
+		}
 
-		status.vips.forEach(function(v) {
-			if (counts[v.state_name] != null)
-				counts[v.state_name]++;
-		});
+		if (status.vip_counts != null)
+			counts = status.vip_counts;
+		else
+			(Array.isArray(status.vips) ? status.vips : []).forEach(function(v) {
+				if (counts[v.state_name] != null)
+					counts[v.state_name]++;
+			});
 		peers.forEach(function(p) {
 			if (p.session_state === 'established')
 				up++;
 		});
 
-		var rows = [];
-		var r = status.last_reload;
-
+		r = status.last_reload;
 		if (r && r.result === 'rejected') {
-			rows.push(E('tr', { 'class': 'tr pathosd-reload-rejected' }, [
-				E('td', { 'class': 'td left', 'width': '33%' }, [ _('Configuration') ]),
-				E('td', { 'class': 'td left' }, [
-					E('span', { 'class': 'label important' }, [ _('rejected') ]), ' ',
-					_('the last reload failed (%d errors); the previous configuration still runs. See Services \u2192 pathosd.')
-						.replace('%d', Array.isArray(r.errors) ? r.errors.length : 0)
-				])
+			n = Array.isArray(r.errors) ? r.errors.length : 0;
+			rows.push(row('pathosd-reload-rejected', _('Configuration'), [
+				common.badge('rejected'), ' ',
+				N_(n, 'the last reload failed (%d error); the previous configuration still runs. See Services \u2192 pathosd.',
+					'the last reload failed (%d errors); the previous configuration still runs. See Services \u2192 pathosd.')
+					.replace('%d', n)
 			]));
 		}
 
-		return E('table', { 'class': 'table pathosd-overview' }, rows.concat([
-			E('tr', { 'class': 'tr' }, [
-				E('td', { 'class': 'td left', 'width': '33%' }, [ _('VIPs') ]),
-				E('td', { 'class': 'td left' }, [
-					_('%d announced, %d pessimized, %d withdrawn')
-						.replace('%d', counts.announced)
-						.replace('%d', counts.pessimized)
-						.replace('%d', counts.withdrawn)
-				])
+		return E('div', {}, [ common.style(), E('table', { 'class': 'table pathosd-overview' }, rows.concat([
+			row(null, _('VIPs'), [
+				_('%d announced, %d pessimized, %d withdrawn')
+					.replace('%d', counts.announced || 0)
+					.replace('%d', counts.pessimized || 0)
+					.replace('%d', counts.withdrawn || 0)
 			]),
-			E('tr', { 'class': 'tr' }, [
-				E('td', { 'class': 'td left', 'width': '33%' }, [ _('BGP sessions') ]),
-				E('td', { 'class': 'td left' }, [
-					_('%d of %d established').replace('%d', up).replace('%d', peers.length)
-				])
+			row(null, _('BGP sessions'), [
+				_('%d of %d established').replace('%d', up).replace('%d', peers.length)
 			])
-		]));
+		])) ]);
 	}
 });

@@ -1,0 +1,125 @@
+'use strict';
+'require baseclass';
+
+/*
+ * What the pathosd views share ('require pathosd.common as common'): the
+ * state badges, why the daemon is not on ubus, and the text of a failed
+ * ubus call.
+ */
+
+/*
+ * Badge colours from the theme. luci-theme-bootstrap (current, with its CSS
+ * variables) styles 'label success' green and 'label warning' orange, but
+ * 'label important' and 'label notice' in its primary colour (blue): no
+ * label style of the theme is red. A bad state gets our own CSS class,
+ * coloured with the theme's error colour (its variables, dark mode
+ * included), or the old bootstrap red where the theme has no such variable.
+ */
+var STATE_CLASSES = {
+	announced: 'success',
+	established: 'success',
+	healthy: 'success',
+	pessimized: 'warning',
+	withdrawn: 'pathosd-bad',
+	unhealthy: 'pathosd-bad',
+	stopped: 'pathosd-bad',
+	refused: 'pathosd-bad',
+	crashed: 'pathosd-bad',
+	running: 'warning',
+	rejected: 'pathosd-bad'
+};
+
+var CSS = '.label.pathosd-bad { background-color: var(--error-color-high, #c43c35); color: var(--on-error-color, #fff); }';
+
+function isOn(v) {
+	return v === '1' || v === 'true' || v === 'yes' || v === 'on' || v === 'enabled';
+}
+
+function isOff(v) {
+	return v === '0' || v === 'false' || v === 'no' || v === 'off' || v === 'disabled';
+}
+
+return baseclass.extend({
+	isOn: isOn,
+	isOff: isOff,
+
+	/* A LuCI label for a state word (data-state carries the word). */
+	badge: function(state, label) {
+		var cls = STATE_CLASSES[state];
+
+		return E('span', {
+			'class': 'label pathosd-badge' + (cls ? ' ' + cls : ''),
+			'data-state': state
+		}, [ label != null ? label : state ]);
+	},
+
+	/* The one rule the theme lacks, for the page that shows badges. */
+	style: function() {
+		return E('style', {}, [ CSS ]);
+	},
+
+	/*
+	 * Why pathosd is not on ubus, from the init switch (uci
+	 * pathosd.main.enabled) and procd (ubus service list). procd forgets a
+	 * service that /etc/init.d/pathosd stop deleted, or that was never
+	 * started since boot; a start the init script refused leaves the service
+	 * with its triggers but no instance; a crash leaves an instance that does
+	 * not run.
+	 */
+	serviceState: function(enabled, svc) {
+		var s = (svc && svc.pathosd) ? svc.pathosd : null;
+		var inst = (s && s.instances) ? s.instances : {};
+		var k, i;
+
+		if (!isOn(enabled))
+			return { state: 'disabled', text: _('pathosd is disabled: tick Enabled under Configuration and Save & Apply.') };
+
+		if (!s)
+			return { state: 'stopped', text: _('pathosd is enabled but its service is not running: it was stopped (/etc/init.d/pathosd stop) or has not been started since boot. Start it with /etc/init.d/pathosd start.') };
+
+		if (!Object.keys(inst).length)
+			return { state: 'refused', text: _('pathosd is enabled but the init script did not start it: it refused the configuration. See logread -e pathosd, fix it under Configuration and Save & Apply.') };
+
+		for (k in inst) {
+			i = inst[k] || {};
+			if (i.running)
+				return { state: 'running', text: _('pathosd runs (PID %d) but is not (yet) registered on ubus. Check logread -e pathosd.').replace('%d', i.pid != null ? i.pid : '?') };
+		}
+
+		for (k in inst) {
+			i = inst[k] || {};
+			return { state: 'crashed', text: _('pathosd is enabled but not running: it exited%s and procd stopped restarting it. Check logread -e pathosd, then /etc/init.d/pathosd restart.').replace('%s', i.exit_code != null ? ' ' + _('with code %d').replace('%d', i.exit_code) : '') };
+		}
+	},
+
+	/*
+	 * A failed rpc call in words. rpc.js rejects with "RPC call to OBJ/METHOD
+	 * failed with ubus code N: TEXT" or "... failed with error N: TEXT" (the
+	 * JSON-RPC layer: -32002 is the session's ACL), each followed by JS stack
+	 * frames; none of that is for the user. ubus is the ubus status (4: not
+	 * found, also when pathosd is not on ubus) or null.
+	 */
+	callError: function(err) {
+		var msg = String((err && err.message != null) ? err.message : err).split('\n')[0];
+		var m = /failed with ubus code (\d+)/.exec(msg);
+		var j = /failed with error (-?\d+)/.exec(msg);
+		var code = m ? +m[1] : null;
+		var texts = {
+			2: _('pathosd refused the request (invalid arguments)'),
+			3: _('this pathosd does not know the request (an older version?)'),
+			4: _('not found'),
+			6: _('permission denied'),
+			7: _('pathosd did not answer in time'),
+			9: _('pathosd is busy or refused it (a run of these checks is still going, or too many requests): try again'),
+			10: _('the connection to ubus was lost')
+		};
+
+		if (code != null)
+			return { ubus: code, text: texts[code] || _('ubus error %d').replace('%d', code) };
+
+		if (j && +j[1] === -32002)
+			return { ubus: null, denied: true, text: _('access denied: this LuCI login may not do that (luci-app-pathosd write access is needed)') };
+
+		return { ubus: null, text: msg.replace(/^RPC call to \S+ failed with /, '') || _('failed') };
+	}
+});
