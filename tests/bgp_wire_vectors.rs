@@ -810,6 +810,81 @@ fn update_rfc7606_treat_as_withdraw() {
     assert_eq!(first_error(&u).1, taw);
 }
 
+/// RFC 7606 §5.2: path attributes but no NLRI (neither the NLRI field nor
+/// MP_REACH_NLRI) leave treat-as-withdraw nothing to withdraw, so an error
+/// calling for it resets the session: ORIGIN 5, AS_PATH [65020], NEXT_HOP
+/// and no NLRI is a NOTIFICATION 3/6, as if RFC 7606 did not exist.
+#[test]
+fn update_rfc7606_no_nlri_makes_treat_as_withdraw_a_session_reset() {
+    let as_path: &[u8] = &[0x40, 2, 6, 2, 1, 0, 0, 0xfe, 0x1c];
+    let bad_origin: &[u8] = &[0x40, 1, 1, 5];
+    let body = update_body(&[], &attrs(&[bad_origin, as_path, NEXT_HOP]), &[]);
+    assert_eq!(err(&msg(2, &body), &EBGP4), (3, 6, bad_origin.to_vec()));
+    // The same with withdrawn routes beside the attributes.
+    let body = update_body(NLRI, &attrs(&[bad_origin, as_path, NEXT_HOP]), &[]);
+    assert_eq!(err(&msg(2, &body), &EBGP4).1, 6);
+    // With NLRI the UPDATE is treated as withdraw and the session stays.
+    let u = soft(&attrs(&[bad_origin, as_path, NEXT_HOP]), NLRI, &EBGP4);
+    assert!(u.treat_as_withdraw());
+    // An attribute that is only discarded keeps a no-NLRI UPDATE harmless.
+    let u = soft(&attrs(&[ORIGIN, as_path, &[0x80, 6, 1, 0]]), &[], &EBGP4);
+    assert_eq!(first_error(&u).1, AttrAction::Discard);
+}
+
+/// RFC 7606 §6: what is logged of an UPDATE treated as withdraw names its
+/// NLRI and shows the message, both bounded.
+#[test]
+fn treat_as_withdraw_report_names_the_nlri_and_the_update() {
+    let bad_origin: &[u8] = &[0x40, 1, 1, 3];
+    let one = msg(
+        2,
+        &update_body(&[], &attrs(&[bad_origin, AS_PATH4, NEXT_HOP]), NLRI),
+    );
+    let Message::Update(u) = decode(&one, &EBGP4).unwrap() else {
+        panic!()
+    };
+    let report = u.withdraw_report(&one).unwrap();
+    assert_eq!(
+        report,
+        format!(
+            "treated as withdraw: NLRI (1) 198.51.100.0/24; UPDATE ({} octets) {}",
+            one.len(),
+            one.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        )
+    );
+    // 300 prefixes: eight named, the UPDATE cut at 96 octets.
+    let many: Vec<u8> = (0..300u32)
+        .flat_map(|i| [32, 10, (i >> 8) as u8, i as u8, 1])
+        .collect();
+    let big = msg(
+        2,
+        &update_body(&[], &attrs(&[bad_origin, AS_PATH4, NEXT_HOP]), &many),
+    );
+    let Message::Update(u) = decode(&big, &EBGP4).unwrap() else {
+        panic!()
+    };
+    let report = u.withdraw_report(&big).unwrap();
+    assert!(
+        report.starts_with("treated as withdraw: NLRI (300) 10.0.0.1/32 10.0.1.1/32 "),
+        "{report}"
+    );
+    assert!(
+        report.contains(" … ; UPDATE (") || report.contains(" …; UPDATE ("),
+        "{report}"
+    );
+    assert!(report.len() < 400, "{}", report.len());
+    assert!(report.ends_with('…'));
+    // Nothing to report for a clean UPDATE.
+    let clean = msg(
+        2,
+        &update_body(&[], &attrs(&[ORIGIN, AS_PATH4, NEXT_HOP]), NLRI),
+    );
+    let Message::Update(u) = decode(&clean, &EBGP4).unwrap() else {
+        panic!()
+    };
+    assert_eq!(u.withdraw_report(&clean), None);
+}
+
 #[test]
 fn update_rfc7606_mp_reach_with_bad_flags_withdraws_its_nlri() {
     let mp = [

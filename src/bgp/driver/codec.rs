@@ -27,6 +27,9 @@ pub fn decode(msg: &[u8], ctx: &DecodeCtx, peer: &str) -> Option<Event> {
             for e in &u.errors {
                 log::warn!("bgp peer {peer}: received UPDATE error handled per RFC 7606: {e}");
             }
+            if let Some(report) = u.withdraw_report(msg) {
+                log::warn!("bgp peer {peer}: UPDATE {report}");
+            }
             Some(Event::UpdateMsg)
         }
         Ok(Message::Notification(n)) => {

@@ -533,6 +533,7 @@ impl PeerTask {
                 return;
             };
             let ctx = sess.ctx;
+            let established = sess.fsm.state() == State::Established;
             let Some(conn) = sess.conn.as_mut() else {
                 return;
             };
@@ -545,10 +546,21 @@ impl PeerTask {
                     return;
                 }
             };
-            if let Some(kind) = Kind::of(&msg) {
+            let kind = Kind::of(&msg);
+            if let Some(kind) = kind {
                 self.core().on_message_in(kind);
             }
-            let Some(event) = codec::decode(&msg, &ctx, &self.s.name) else {
+            // RFC 4271 §8.2.2: before Established an UPDATE (Event 27) or a
+            // malformed one (Event 28) is a Finite State Machine Error
+            // either way. It is not decoded: the session's 4-octet AS is not
+            // in force yet, and decoding would log errors of an UPDATE read
+            // with the wrong AS width before the FSM's 5/x.
+            let event = if kind == Some(Kind::Update) && !established {
+                Some(Event::UpdateMsg)
+            } else {
+                codec::decode(&msg, &ctx, &self.s.name)
+            };
+            let Some(event) = event else {
                 continue;
             };
             if let Event::NotifMsg(n) = &event {

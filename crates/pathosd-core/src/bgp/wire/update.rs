@@ -498,6 +498,12 @@ impl fmt::Display for AttrError {
     }
 }
 
+/// Prefixes named in a treat-as-withdraw report (see [`Update::withdraw_report`]).
+pub const REPORT_PREFIXES: usize = 8;
+/// Octets of the UPDATE shown in hex in that report: its header, the
+/// withdrawn routes and the start of its attributes.
+pub const REPORT_BYTES: usize = 96;
+
 /// An UPDATE message.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Update {
@@ -545,6 +551,34 @@ impl Update {
         self.errors
             .iter()
             .any(|e| e.action == AttrAction::TreatAsWithdraw)
+    }
+
+    /// What RFC 7606 §6 asks to be logged when an UPDATE is treated as a
+    /// withdrawal: the NLRI affected and the UPDATE itself, so the sender's
+    /// error can be found. Bounded for a router's small log: at most
+    /// [`REPORT_PREFIXES`] prefixes and [`REPORT_BYTES`] octets in hex, each
+    /// with the total. None when nothing was treated as withdrawn.
+    pub fn withdraw_report(&self, msg: &[u8]) -> Option<String> {
+        if !self.treat_as_withdraw() {
+            return None;
+        }
+        let nlri = self.announced_raw();
+        let mut out = format!("treated as withdraw: NLRI ({})", nlri.len());
+        for p in nlri.iter().take(REPORT_PREFIXES) {
+            out.push_str(&format!(" {p}"));
+        }
+        if nlri.len() > REPORT_PREFIXES {
+            out.push_str(" …");
+        }
+        out.push_str(&format!("; UPDATE ({} octets)", msg.len()));
+        out.push(' ');
+        for b in msg.iter().take(REPORT_BYTES) {
+            out.push_str(&format!("{b:02x}"));
+        }
+        if msg.len() > REPORT_BYTES {
+            out.push('…');
+        }
+        Some(out)
     }
 
     fn mp_reach(&self) -> Option<&MpReach> {
@@ -779,11 +813,25 @@ pub(crate) fn decode_body(body: &[u8], ctx: &super::DecodeCtx) -> Result<Update,
         }
     }
 
+    // RFC 7606 §5.2: an UPDATE with path attributes but no NLRI (neither
+    // the NLRI field nor MP_REACH_NLRI) has nothing to withdraw, so an
+    // error that calls for "treat-as-withdraw" cannot be handled that way:
+    // "session reset" MUST be used. The first such error is the one sent.
+    let announces_mp = seen[usize::from(at::MP_REACH_NLRI)];
+    if update.nlri.is_empty() && !announces_mp {
+        if let Some(e) = update
+            .errors
+            .iter_mut()
+            .find(|e| e.action == AttrAction::TreatAsWithdraw)
+        {
+            return Err(e.notification.take().unwrap_or_else(malformed_list));
+        }
+    }
+
     // RFC 7606 §3 d: "If any of the well-known mandatory attributes are not
     // present in an UPDATE message, then "treat-as-withdraw" MUST be used."
     // They are only mandatory when the UPDATE announces something; NEXT_HOP
     // only for IPv4 NLRI in the classic field (RFC 4760 §3).
-    let announces_mp = seen[usize::from(at::MP_REACH_NLRI)];
     if !update.nlri.is_empty() || announces_mp {
         let mut required = vec![at::ORIGIN, at::AS_PATH];
         if !update.nlri.is_empty() {
