@@ -517,8 +517,8 @@ mod tests {
     }
 
     /// A wait with a slack ends with another wait's wake-up when that is
-    /// within its slack, later (one wake-up for both) or earlier (issue 11:
-    /// a tick rides on a wake-up the thread has anyway), but never before
+    /// within its slack, later (one wake-up for both) or earlier (idle
+    /// CPU: a tick rides on a wake-up the thread has anyway), but never before
     /// `at - slack`; alone it ends at `at + slack`.
     #[test]
     fn slack_wait_shares_a_wake_up_before_or_after_it() {

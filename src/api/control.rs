@@ -36,7 +36,7 @@ pub enum Control {
 /// one-shot reply channel carries it as [`Msg::Answer`], the daemon's one
 /// channel message type: a channel type costs its own copy of
 /// async-channel's send, receive, close and drop code in the binary (≈ 3 KB
-/// each on mips, issue 12), and four answer types were four copies. The
+/// each on mips), and four answer types were four copies. The
 /// snapshot is boxed: inline it would make every slot of every `Msg`
 /// channel its size (three times the others).
 pub enum Answer {

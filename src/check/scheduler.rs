@@ -214,7 +214,7 @@ pub fn build(vip: &Vip, ids: &[CheckId]) -> Result<Vec<CheckLoop>, String> {
 /// ticks that may end later share more wake-ups; with 100 tcp checks at
 /// 1 s spread by the splay over 500 ms, about 5 wake-ups a second instead
 /// of 10 (1/16, at most 50 ms, the runtime's default): 18 % less CPU,
-/// measured. Early as well as late (issue 11): one HTTP check next to a
+/// measured. Early as well as late: one HTTP check next to a
 /// BGP session at hold time 3 s, whose KEEPALIVEs wake the thread about
 /// twice a second, shares about half of its ticks instead of a quarter
 /// (docs/performance.md, "The daemon thread waits for its own timers").

@@ -19,7 +19,7 @@ use engine::CheckRun;
 /// results), the sessions' reports, and the speaker's requests to each
 /// session. All these channels carry this one type: async-channel compiles
 /// its send, receive, close and drop code once per message type (≈ 3 KB
-/// each on mips, issue 12), and six types were six copies. The channels
+/// each on mips), and six types were six copies. The channels
 /// stay separate, each carrying one kind, so the owner still reads its own
 /// in its order (signals, requests, session events, check results).
 pub enum Msg {

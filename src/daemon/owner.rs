@@ -134,7 +134,7 @@ struct VipRuntime {
 
 /// The VIPs' running check loops by VIP name, sorted by it (VIPs with
 /// checks only). A sorted `Vec`, not a `BTreeMap`: the map's node code
-/// (insert, remove, rebalancing: ≈ 12 KB on mips, issue 12) would be
+/// (insert, remove, rebalancing: ≈ 12 KB on mips) would be
 /// compiled for this one key and value type, and the owner builds this in
 /// one go (at start and at each reload) and then only looks it up.
 #[derive(Default)]
@@ -220,7 +220,7 @@ fn spawn(
 ) -> Option<VipRuntime> {
     match checks {
         // No runtime for a VIP without checks (`always`): no map entry, no
-        // name copy (issue 11, 10,000 `always` VIPs). A trigger finds none
+        // name copy (10,000 `always` VIPs). A trigger finds none
         // and answers "no checks to run"; its drain file is polled each second
         // (`poll_drain_files`), there being no result to poll it on.
         Ok(loops) if loops.is_empty() => None,
@@ -269,7 +269,7 @@ async fn async_main(opts: Options, mut cfg: Resolved) -> i32 {
     let (peer_tx, peer_rx) = unbounded();
 
     // The engine keeps the VIPs' configs; the owner's config has none
-    // left (one copy of 10,000 VIPs, not two; issue 11).
+    // left (one copy of 10,000 VIPs, not two).
     let (engine, outputs) = Engine::start(cfg.take_vips(), now);
     let mut runtimes = Vec::new();
     // A plain VIP (`always`, no other setting) has no checks to start.
@@ -328,7 +328,7 @@ async fn async_main(opts: Options, mut cfg: Resolved) -> i32 {
         ctl,
     };
     // The start's routes come from the engine's slots, with no `Output`
-    // each (the start's peak; issue 11), before any End-of-RIB below.
+    // each (the start's peak), before any End-of-RIB below.
     owner
         .speaker
         .set_routes(owner.engine.routes().map(|(p, i)| (p, Some(i.clone()))));
@@ -669,7 +669,7 @@ impl Owner {
         // Logs and events first; then the route changes of the step go to the
         // speaker as one batch (one RIB update and one sync per peer, however
         // many VIPs moved) straight from `outputs`, with no second vector of
-        // them (10,000 at start with as many `always` VIPs; issue 11).
+        // them (10,000 at start with as many `always` VIPs).
         for o in &outputs {
             match o {
                 Output::Route { .. } | Output::InitialDone => {}

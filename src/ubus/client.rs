@@ -111,7 +111,7 @@ pub struct UbusRequest {
 
 /// The daemon's end of the calls, each a [`UbusRequest`]. Its channel
 /// carries [`Msg`], the daemon's one channel message type (async-channel's
-/// code is compiled once per type, issue 12); only `Msg::UbusCall` travels
+/// code is compiled once per type); only `Msg::UbusCall` travels
 /// on it.
 pub struct Requests(Receiver<Msg>);
 
@@ -308,7 +308,7 @@ enum Ev {
 /// The calls waiting for the daemon's answer, by call key, oldest first:
 /// at most `request_queue` (64) of them, so a `Vec` searched in order
 /// rather than a `HashMap`, whose table code (and SipHash of the keys)
-/// would be compiled for this one type (≈ 3 KB on mips, issue 12).
+/// would be compiled for this one type (≈ 3 KB on mips).
 #[derive(Default)]
 struct Calls(Vec<(u32, Pending)>);
 

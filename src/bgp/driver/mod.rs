@@ -7,14 +7,14 @@
 //!   routes ([`RibOut`]); [`SpeakerHandle::set_routes`] changes it, then
 //!   sends the routes that changed, as one shared [`RouteBatch`], to every
 //!   peer task, whose pure [`SessionCore`] plans from the table (no copy
-//!   per peer; issue 11), keeps its Adj-RIB-Out and sends the minimal
+//!   per peer), keeps its Adj-RIB-Out and sends the minimal
 //!   UPDATE set for the difference.
 //! * **Status comes back as messages.** Each peer task reports its state,
 //!   counters and errors to the handle ([`SpeakerHandle::reports`],
 //!   [`SpeakerHandle::apply`]); the handle keeps the peer summaries
 //!   [`SpeakerHandle::peers`] shows. The routes each peer has from us are
 //!   read from its session's core when asked (a `Weak` to it, on the same
-//!   thread), not copied: one 10,000-route table less per peer (issue 11).
+//!   thread), not copied: one 10,000-route table less per peer.
 //!   Nothing else is shared between the owner and the sessions.
 //! * **Active connects** bind the configured local address and carry the
 //!   TCP MD5 key and TTL options before the SYN. **Passive**: one listener on
@@ -528,7 +528,7 @@ impl SpeakerHandle {
         // Every route withdrawn at once: the sessions plan against the
         // emptied table, with no list of the prefixes (10,000 routes: the
         // list, each session's changed set and the batch were ≈ 0.8 MB at
-        // the stop; issue 11).
+        // the stop).
         self.owner.rib.borrow_mut().clear();
         let (done_tx, done_rx) = channel::unbounded();
         let mut waiting = 0u32;

@@ -107,7 +107,7 @@ pub(crate) struct PeerTask {
     id: u64,
     /// Everything beyond the FSM: routes, coalescing, status, jitter.
     /// Shared with the owner, which reads the Adj-RIB-Out for /metrics
-    /// instead of keeping a copy of it (issue 11: a 10,000-route table per
+    /// instead of keeping a copy of it (memory: a 10,000-route table per
     /// peer). Both run on the daemon's one thread; the task borrows it only
     /// within a statement, never across an `.await`.
     core: Rc<RefCell<SessionCore>>,

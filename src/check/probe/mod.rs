@@ -357,8 +357,8 @@ mod tests {
     // 127.203.11.0/24 is this module's: no other test uses it.
 
     /// The probe is the resolved target's: validation resolved one variant
-    /// per check type, and the build does not read `type` again (issue 11:
-    /// no unwrap of the raw `Option<CheckType>` downstream).
+    /// per check type, and the build does not read `type` again (no
+    /// unwrap of the raw `Option<CheckType>` downstream).
     #[test]
     fn the_probe_is_the_resolved_targets() {
         let vip: crate::bgp::types::Prefix = "10.0.0.1/32".parse().unwrap();

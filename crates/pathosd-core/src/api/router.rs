@@ -355,7 +355,7 @@ fn status_query(query: Option<&str>) -> Result<Option<status::StatusQuery>, Stri
 
 /// The answer to `view` from the owner's snapshot (or its refusal).
 /// `/healthz` when the owner answers (objects through [`Obj`], not `json!`:
-/// issue 12).
+/// flash).
 fn healthz_ok() -> Response {
     Response::json(200, &Obj::default().put("status", "ok".into()).done())
 }

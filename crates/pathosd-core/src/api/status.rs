@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime};
 /// A JSON object built member by member. The renderings below build their
 /// objects through this one routine rather than `json!`, which compiles a
 /// `to_value` with its error path and a map insert for every member (about
-/// 13 KB on mips for the /status renderings, issue 12). The values are the
+/// 13 KB on mips for the /status renderings). The values are the
 /// ones `to_value` gives: `Value::from` of the same number, string, bool or
 /// list.
 #[derive(Default)]

@@ -98,7 +98,7 @@ impl RibOut {
     /// after the other in prefix order are left about half full when they
     /// split, ≈ 53 bytes a route against ≈ 28 in full nodes (10,000 routes:
     /// 0.5 MB less anonymous memory for the owner's and the session's
-    /// tables, issue 11).
+    /// tables).
     pub fn set_desired_batch(
         &mut self,
         batch: impl IntoIterator<Item = (Prefix, Option<Arc<RouteIntent>>)>,
@@ -207,7 +207,7 @@ impl Changes {
 /// inserting into the middle one by one, so a batch of 10,000 costs
 /// n log n, not n². It replaces `BTreeSet<Prefix>`, whose node code
 /// (insertion, removal, rebalancing) was compiled for this one key type
-/// (issue 12); a `Vec` also takes less memory than B-tree nodes.
+///; a `Vec` also takes less memory than B-tree nodes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PrefixSet(Vec<Prefix>);
 
@@ -383,7 +383,7 @@ impl AdjRibOut {
         if self.sent.is_empty() {
             // A new session gets the whole table: room for it at once, not
             // grown by doubling (10,000 routes kept room for 16,384 at the
-            // daemon's peak; issue 11).
+            // daemon's peak).
             changes.announce.reserve_exact(desired.len());
         }
         for prefix in self.sent.keys() {
@@ -486,7 +486,7 @@ impl AdjRibOut {
     /// buffer in place. `BTreeMap`'s bulk build first collects its input
     /// into a `Vec`; from a borrowed list that was a second copy of the
     /// table's pairs (10,000 routes: 320 KB) beside the list and the new
-    /// table, at the daemon's peak (issue 11).
+    /// table, at the daemon's peak.
     pub fn commit_taking(&mut self, announce: Vec<(Prefix, Arc<PathAttrs>)>, withdraw: &[Prefix]) {
         if !self.established {
             return;

@@ -51,7 +51,7 @@ use super::wire::{self, MessageType, Skipped};
 /// are one `Arc` (the owner shares them), which the sessions' tables keep.
 /// An `Arc<Vec>`, not an `Arc<[_]>`: made from a `Vec` it takes the buffer
 /// as it is, where a slice would be a copy with the `Vec` alive (320 KB
-/// more at the start's peak at 10,000 `always` VIPs; issue 11).
+/// more at the start's peak at 10,000 `always` VIPs).
 pub type RouteBatch = Arc<Vec<(Prefix, Option<Arc<RouteIntent>>)>>;
 
 /// Message kinds, for the per-type counters in the peer status.
@@ -161,7 +161,7 @@ impl Summary {
 /// ([`SessionCore::adj_rib_out`]) when /metrics asks, instead of keeping a
 /// copy of each session's Adj-RIB-Out (10,000 routes, ≈ 280 KB, a peer at
 /// 10,000 `always` VIPs, and the change list that built it at the first
-/// pass; issue 11).
+/// pass).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StatusUpdate {
     Summary(Summary),
@@ -188,7 +188,7 @@ pub struct SessionCore {
     rib: RibOut,
     /// The owner's table of originated routes, which the daemon's sessions
     /// plan from instead of keeping a copy each (10,000 routes: ≈ 280 KB a
-    /// peer, and the list it was built from; issue 11). Its route batches
+    /// peer, and the list it was built from). Its route batches
     /// then only say which prefixes changed. The owner and the sessions run
     /// on one thread and borrow it only within a call.
     shared: Option<Rc<RefCell<RibOut>>>,
@@ -278,7 +278,7 @@ impl SessionCore {
     /// The owner's table, which this core plans from, was filled from
     /// empty or emptied (the shutdown's withdrawal): every route may have
     /// changed (a batch listing them all would be a 320 KB list, and the
-    /// changed set another 0.25 MB, at 10,000 routes; issue 11).
+    /// changed set another 0.25 MB, at 10,000 routes).
     pub fn on_table_replaced(&mut self) {
         if self.adj.is_established() {
             self.full = true;
@@ -424,7 +424,7 @@ impl SessionCore {
         }
         let updates = u32::try_from(messages.len()).unwrap_or(u32::MAX);
         // Gone before the Adj-RIB-Out is built: a new session's first pass
-        // is the daemon's peak (issue 11).
+        // is the daemon's peak.
         drop(messages);
         if record {
             let announce = std::mem::take(&mut changes.announce);

@@ -139,8 +139,7 @@ pub struct Combiner {
     expr: Expr,
     names: Vec<String>,
     /// Health of `names[i]` (false until it reports): a Vec beside the
-    /// names, not a map keyed by a copy of each name (per-VIP memory,
-    /// issue 11).
+    /// names, not a map keyed by a copy of each name (per-VIP memory).
     health: Vec<bool>,
     combined: bool,
 }

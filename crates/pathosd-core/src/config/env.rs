@@ -23,7 +23,7 @@ pub fn expand<'a>(
 ) -> Result<Cow<'a, str>, ConfigError> {
     // Without a placeholder (nor a `%%{`, which holds one) the text is its
     // own expansion: no copy of the file (0.7 MB at 10,000 VIPs, alive
-    // beside the text while it is parsed; issue 11).
+    // beside the text while it is parsed).
     if !raw.contains("%{") && raw.len() <= max_len {
         return Ok(Cow::Borrowed(raw));
     }

@@ -35,7 +35,7 @@ impl std::fmt::Display for ConfigError {
 /// of path to nothing (an empty `String`, which allocates nothing) of the
 /// type the configuration's `headers` and `metadata` already have, not a
 /// `BTreeSet<String>`: the B-tree's code is then compiled once for both
-/// (issue 12, ≈ 4 KB of mips code).
+/// (≈ 4 KB of mips code).
 #[derive(Debug, Default, Clone)]
 pub struct Errors(pub Vec<ConfigError>, BTreeMap<String, String>);
 
@@ -55,7 +55,7 @@ impl Errors {
 
     /// `push` of a formatted message, formatted here: the caller passes
     /// the arguments, not a `String` it made and must drop (a free and an
-    /// unwind cleanup at each of validation's error sites, issue 12).
+    /// unwind cleanup at each of validation's error sites).
     pub fn push_fmt(&mut self, path: impl Into<String>, message: std::fmt::Arguments<'_>) {
         self.push(path, message.to_string());
     }
@@ -115,7 +115,7 @@ pub fn quote(s: &str) -> String {
 /// `quote` as a `Display`, for a message that quotes a value: the quoted
 /// text is written into the message, not made as a `String` first and
 /// dropped (a call, a free and an unwind cleanup less at each of the many
-/// error sites of validation, issue 12).
+/// error sites of validation).
 pub struct Quote<'a>(pub &'a str);
 
 impl std::fmt::Display for Quote<'_> {
@@ -483,7 +483,7 @@ pub fn object<'a>(
 /// `keys`) at its own path, and a missing field that is `required` is an
 /// error there. One routine for every struct declared by `config_struct!`,
 /// which gives only the tables and the per-field store: the walk is not
-/// compiled once per struct (issue 12's flash budget). False when `v` is
+/// compiled once per struct (flash). False when `v` is
 /// not an object.
 #[inline(never)]
 pub fn decode_struct(

@@ -69,7 +69,7 @@ pub fn load_config(path: &Path, format: Option<Format>) -> Result<Resolved, Vec<
     })?;
     // The text moves in, so the loader can free it once the config is
     // decoded, before validation (0.68 MB at 10,000 VIPs, the daemon's
-    // peak; issue 11).
+    // peak).
     load_text(Cow::Owned(raw), format, &env::process_env)
 }
 

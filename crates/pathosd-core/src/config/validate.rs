@@ -258,7 +258,7 @@ impl Resolved {
     }
 
     /// Takes the VIPs out, leaving none: the daemon's engine keeps them from
-    /// then on (`daemon::engine::VipSlot::config`, the one copy; issue 11).
+    /// then on (`daemon::engine::VipSlot::config`, the one copy).
     /// What is left stays resolved: no other field comes from the VIPs.
     pub fn take_vips(&mut self) -> Vec<super::schema::Vip> {
         std::mem::take(&mut self.0.vips)
@@ -498,7 +498,7 @@ fn bgp(c: &Config, errs: &mut Errors) {
     }
     // Duplicates are found by a search of the neighbors before this one:
     // at most MAX_NEIGHBORS (256), so at most ≈ 33,000 comparisons, and no
-    // B-tree compiled for `&str` and `IpAddr` keys just for this (issue 12).
+    // B-tree compiled for `&str` and `IpAddr` keys just for this.
     for (i, n) in b.neighbors.iter().enumerate() {
         let before = b.neighbors.get(..i).unwrap_or_default();
         let p = format!("bgp.neighbors[{i}]");
@@ -723,7 +723,7 @@ fn vips(c: &Config, errs: &mut Errors) {
     }
     // The first VIP with each name and prefix, found through index lists
     // sorted by name and by prefix (4 bytes a VIP), not through maps (two
-    // BTreeMaps were 0.9 MB at 10,000 VIPs, at the start's peak; issue 11).
+    // BTreeMaps were 0.9 MB at 10,000 VIPs, at the start's peak).
     // A prefix that is missing or failed to decode (reported by the
     // decoder) holds a placeholder: it takes no part in this rule.
     let prefix_ok: Vec<bool> = (0..c.vips.len())
@@ -759,7 +759,7 @@ fn vips(c: &Config, errs: &mut Errors) {
 /// For each of `n` items whose key an earlier item has too, the index of
 /// the first such item (None for the first and for items without a key).
 /// `cmp` orders two items by key; `keyed` tells the items that have one.
-/// Not generic: one sort in the binary for both rules (flash, issue 12).
+/// Not generic: one sort in the binary for both rules (flash).
 fn first_of(
     n: usize,
     keyed: &dyn Fn(usize) -> bool,
@@ -1848,7 +1848,7 @@ mod tests {
 
     /// Duplicate names and prefixes name the first VIP that has them, in VIP
     /// order, however many repeat it; a prefix that failed to decode takes
-    /// no part (issue 11: found through sorted index lists, not maps).
+    /// no part (found through sorted index lists, not maps: memory).
     #[test]
     fn duplicates_name_the_first_vip() {
         let mut v = base();

@@ -114,7 +114,7 @@ pub struct CheckStatus {
 /// The last result of a check as the engine keeps it until the next: a
 /// [`CheckResult`] whose type-specific details are a boxed slice instead of
 /// a map (a BTreeMap's first node costs ≈ 0.6 KiB, and a check has one to
-/// three details; per-VIP memory, issue 11). /status gets a `CheckResult`
+/// three details; per-VIP memory). /status gets a `CheckResult`
 /// back ([`LastResult::to_result`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LastResult {
@@ -174,7 +174,7 @@ pub fn duration_buckets(timeout: Duration) -> [f64; BUCKETS] {
 
 /// A slot's checks: one pointer, and none at all for a VIP without checks.
 /// A boxed slice (16 bytes) was 8 more than this in each of 10,000 slots of
-/// `always` VIPs, which have no checks (issue 11); the slice is exactly
+/// `always` VIPs, which have no checks; the slice is exactly
 /// sized, as the boxed slice was. Reads and writes as a slice.
 #[derive(Debug, Clone, Default)]
 pub struct Checks(Option<Box<Box<[CheckStatus]>>>);
@@ -222,13 +222,13 @@ pub struct VipSlot {
 
 /// What a slot keeps of a VIP that is not plain, behind one pointer: two
 /// optional boxes were 8 bytes more in each of 10,000 `always` slots that
-/// have neither (issue 11).
+/// have neither.
 #[derive(Debug, Clone)]
 struct Full {
     /// The VIP's config, the old side of reload's diff and what the owner
     /// reads (check loops, /status, triggers, drain files): the engine keeps
     /// the one copy once it is built. 152 bytes of `Vip` a VIP were 1.5 MB at
-    /// 10,000 `always` VIPs, so a plain VIP keeps none (issue 11).
+    /// 10,000 `always` VIPs, so a plain VIP keeps none.
     config: Vip,
     /// The checks_policy over the checks' health; None for a VIP without
     /// checks, which has nothing to combine.
@@ -383,7 +383,7 @@ fn new_slot(
 
 /// A VIP on its way from the loaded list into a slot: the list's 152-byte
 /// entries are freed before the slots are made, so the two never take
-/// memory together (the start's peak, issue 11).
+/// memory together (the start's peak).
 enum Pending {
     Plain(Arc<str>, Prefix),
     Full(Box<Vip>),
@@ -458,13 +458,13 @@ impl Engine {
 
     /// [`Engine::new`] without the start's routes in the outputs: the
     /// caller reads them from [`Engine::routes`] (80 bytes an `Output`
-    /// were 0.8 MB at 10,000 `always` VIPs, at the start's peak; issue 11).
+    /// were 0.8 MB at 10,000 `always` VIPs, at the start's peak).
     pub fn start(vips: impl Into<Vec<Vip>>, now: Instant) -> (Engine, Vec<Output>) {
         let mut out = Vec::new();
         let pending = Pending::list(vips.into());
         // Exactly sized: grown by doubling, 10,000 slots would end in a
         // buffer for 16,384, with the old one alive during each copy (the
-        // daemon's peak at start; issue 11, per-VIP memory).
+        // daemon's peak at start).
         let mut slots = Vec::with_capacity(pending.len());
         let mut bound = Duration::ZERO;
         let mut next_check = 0;
@@ -514,7 +514,7 @@ impl Engine {
         // Each new VIP's old slot, found through the name index (binary
         // search) while the slots are still in place: a linear search and
         // `Vec::remove` per kept VIP were O(n²) (at 10,000 VIPs, about
-        // n²/2 slot moves of 176 bytes; issue 11). 4 bytes a VIP.
+        // n²/2 slot moves of 176 bytes). 4 bytes a VIP.
         let found: Vec<u32> = vips
             .iter()
             .map(|p| {

@@ -82,8 +82,7 @@ impl ReloadPlan {
     /// [`ReloadPlan::vip`] for the `i`-th VIP of the new config: the plan
     /// lists the new VIPs first, in the config's order
     /// ([`super::engine::Engine::diff`]), so its `i`-th entry is that VIP's
-    /// and the lookup is O(1) (a search per VIP was O(n²) at 10,000 VIPs;
-    /// issue 11). A plan in another order falls back to the search.
+    /// and the lookup is O(1) (a search per VIP was O(n²) at 10,000 VIPs). A plan in another order falls back to the search.
     pub fn vip_at(&self, i: usize, name: &str) -> &VipChange {
         match self.vips.get(i) {
             Some((n, c)) if n == name => c,

@@ -85,7 +85,7 @@ struct Bucket<R> {
 pub struct Triggers<R> {
     /// By VIP name, sorted by it: a sorted `Vec` instead of a `BTreeMap`,
     /// whose node code (insert, remove, rebalancing, iteration: ≈ 8 KB on
-    /// mips, issue 12) would be compiled for this one key and value type.
+    /// mips) would be compiled for this one key and value type.
     /// A bucket is boxed, so that adding a VIP's moves only (name, pointer)
     /// pairs: one entry per VIP ever triggered (until a reload prunes it).
     vips: Vec<(String, Box<Bucket<R>>)>,

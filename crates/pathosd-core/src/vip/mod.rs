@@ -40,7 +40,7 @@ pub struct Transition {
 /// The policy parts of a VIP's config that the machine needs. Machines hold
 /// it as an `Arc` shared by every VIP with the same policy
 /// ([`SharedIntents::share_policy`]): 56 bytes inline were a quarter of each
-/// of 10,000 `always` VIPs' slots (issue 11).
+/// of 10,000 `always` VIPs' slots.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct VipPolicy {
     pub always: bool,
@@ -48,7 +48,7 @@ pub struct VipPolicy {
     pub drain_time: Duration,
     pub recovery_hold: Duration,
     /// Shared ([`SharedIntents`]): nearly every VIP has the same two, and
-    /// two inline `RouteIntent`s were 112 of a VIP slot's bytes (issue 11,
+    /// two inline `RouteIntent`s were 112 of a VIP slot's bytes (at
     /// 10,000 `always` VIPs).
     pub healthy_intent: Arc<RouteIntent>,
     pub pessimized_intent: Arc<RouteIntent>,
@@ -144,18 +144,18 @@ pub struct VipMachine {
     state: VipState,
     /// HEALTHY, DRAIN_FILE, DRAIN_API and WITHDRAWN_AFTER_ANNOUNCE: one byte,
     /// not four `bool`s, which with a 24-byte reason made the machine 80
-    /// bytes instead of 64 in each of 10,000 slots (issue 11).
+    /// bytes instead of 64 in each of 10,000 slots.
     flags: u8,
     /// When `healthy` last changed: the time the VIP became healthy while
     /// it is (recovery_hold), or unhealthy while it is not (two-phase
     /// drain); None while unhealthy since start. One field, not one per
     /// side: only the current side's time is ever read, and 16 bytes a
-    /// slot were 160 KB at 10,000 `always` VIPs (issue 11).
+    /// slot were 160 KB at 10,000 `always` VIPs.
     health_since: Option<Instant>,
     flaps: u32,
     /// Its reason is borrowed when fixed ("always announced", ...): a
     /// `String` per VIP was 10,000 small allocations at 10,000 `always`
-    /// VIPs (issue 11).
+    /// VIPs.
     last_transition: Option<(Instant, Reason)>,
 }
 
@@ -171,7 +171,7 @@ const WITHDRAWN_AFTER_ANNOUNCE: u8 = 8;
 
 /// Why a VIP last changed state: fixed text, borrowed, or a check's own
 /// words, owned. One pointer each: a `Cow<'static, str>` was 24 bytes, 8
-/// more in each of 10,000 slots (issue 11).
+/// more in each of 10,000 slots.
 #[derive(Debug, Clone)]
 enum Reason {
     Fixed(&'static &'static str),
