@@ -1,10 +1,19 @@
 #!/bin/sh
-# Behaviour of files/pathosd.init with procd, uci_load_validate, logger and
-# the pathosd binary mocked; run by busybox ash (the shell of OpenWrt) from
-# scripts/test-packaging.sh. Prints one "ok - NAME" / "not ok - NAME" per case.
+# Behaviour of files/pathosd.init under the stand-ins of OpenWrt's rc.common,
+# procd and reload_config (tests/packaging/fakeroot/rc.common and
+# reload_config, which say what they keep of the real parts), with logger
+# and the pathosd binary mocked; run by busybox ash (the shell of OpenWrt)
+# from scripts/test-packaging.sh. Prints one "ok - NAME" / "not ok - NAME"
+# per case.
 #
-# The mocks record what the script asks procd for; the cases compare that
-# with the exact expected instance (command, file, reload_signal...).
+# Each command runs as on the router, `/etc/init.d/pathosd ACTION` being
+# `sh /etc/rc.common /etc/init.d/pathosd ACTION` in a fake root; the init
+# script is the shipped one with only PROG pointing at the mock. The cases
+# compare what the script declared (procd.log), what procd then did to the
+# daemon (procd.events), the exit status, the log and stderr.
+#
+# PATHOSD_INIT=FILE runs the cases against another init script, for example
+# the previous version (git show HEAD:files/pathosd.init).
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 INIT=${PATHOSD_INIT:-$ROOT/files/pathosd.init}
@@ -12,12 +21,6 @@ SHIPPED="$ROOT/files/pathosd.config"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pathosd-init.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
-
-RECORD="$TMP/procd.log"
-LOGGER="$TMP/logger.log"
-CALLS="$TMP/pathosd.calls"
-UCI_FILE=
-MOCK_RUNNING=1 # procd_running's exit status: 1 = not running
 
 failures=0
 
@@ -29,279 +32,332 @@ not_ok() {
 	failures=$((failures + 1))
 }
 
-# --- mocks ---------------------------------------------------------------
+# The init script as rc.common reads it (its shebang line is a comment).
+if out=$(
+	# shellcheck source=files/pathosd.init
+	. "$INIT"
+	echo "$PROG $CONFIG $START $STOP $USE_PROCD"
+) && [ "$out" = "/usr/sbin/pathosd /etc/config/pathosd 80 05 1" ]; then
+	ok "init: PROG, CONFIG, START=80, STOP=05, USE_PROCD=1"
+else
+	not_ok "init: PROG, CONFIG, START=80, STOP=05, USE_PROCD=1" "got: $out"
+fi
 
-# procd_open_instance takes an optional instance name; ours passes none.
-# shellcheck disable=SC2120
-procd_open_instance() { echo "open_instance${1:+ $1}" >>"$RECORD"; }
-procd_close_instance() { echo "close_instance" >>"$RECORD"; }
-procd_set_param() { echo "set_param $*" >>"$RECORD"; }
-procd_add_reload_trigger() { echo "reload_trigger $*" >>"$RECORD"; }
-procd_add_validation() { echo "validation $*" >>"$RECORD"; }
-procd_running() { echo "running? $*" >>"$RECORD"; return "$MOCK_RUNNING"; }
-procd_send_signal() { echo "signal $*" >>"$RECORD"; }
-# rc.common (procd): start is rc_procd start_service; reload runs
-# reload_service if the script has one, else start.
-start() { start_service; }
-reload() {
-	if type reload_service >/dev/null 2>&1; then
-		reload_service
-	else
-		start
-	fi
-}
-logger() { echo "logger $*" >>"$LOGGER"; }
+# The reload_config stand-in is linted here, beside the other stand-ins that
+# scripts/test-packaging.sh lints (a missing shellcheck fails the case).
+if out=$(shellcheck -s sh "$ROOT/tests/packaging/fakeroot/reload_config" 2>&1); then
+	ok "shellcheck -s sh tests/packaging/fakeroot/reload_config"
+else
+	not_ok "shellcheck -s sh tests/packaging/fakeroot/reload_config" "$out"
+fi
 
-# uci_load_validate PACKAGE TYPE NAME FUNCTION SPEC...: reads the option
-# values of `config TYPE 'NAME'` from $UCI_FILE (quoted or bare values, as
-# libuci writes them), applies each SPEC's default, checks `bool`, and calls
-# FUNCTION NAME RESULT like procd.sh does. A missing section gives defaults.
-uci_load_validate() {
-	_section_type=$2 _section_name=$3 _func=$4 _rc=0
-	shift 4
-	for _spec in "$@"; do
-		_opt=${_spec%%:*}
-		_rest=${_spec#*:}
-		_type=${_rest%%:*}
-		_def=${_rest#*:}
-		[ "$_def" = "$_rest" ] && _def=
-		_val=$(awk -v t="$_section_type" -v n="$_section_name" -v o="$_opt" '
-			function unq(s) { gsub(/^["\047]|["\047]$/, "", s); return s }
-			$1 == "config" { insec = ($2 == t && unq($3) == n); next }
-			insec && $1 == "option" && $2 == o { v = unq($3); found = 1 }
-			END { if (found) print v }' "$UCI_FILE")
-		[ -n "$_val" ] || _val=$_def
-		if [ "$_type" = bool ]; then
-			case "$_val" in
-				0|1|on|off|true|false|yes|no|enabled|disabled) ;;
-				*) _rc=1 ;;
-			esac
-		fi
-		eval "$_opt=\$_val"
-	done
-	"$_func" "$_section_name" "$_rc"
-}
+# --- the fake root -------------------------------------------------------
 
-# A fake pathosd: records its arguments; `validate` fails with two error
-# lines when $MOCK_INVALID is set, as the real one does (exit 1, stderr).
+FR="$TMP/root"
+mkdir -p "$FR/etc/config" "$FR/etc/init.d" "$FR/etc/rc.d" "$FR/tmp" "$FR/sbin" "$TMP/bin"
+printf "config system\n\toption hostname 'OpenWrt'\n" >"$FR/etc/config/system"
+cp "$ROOT/tests/packaging/fakeroot/rc.common" "$FR/etc/rc.common"
+cp "$ROOT/tests/packaging/fakeroot/reload_config" "$FR/sbin/reload_config"
+sed "s#^PROG=/usr/sbin/pathosd\$#PROG=$TMP/pathosd#" "$INIT" >"$FR/etc/init.d/pathosd"
+if ! grep -qx "PROG=$TMP/pathosd" "$FR/etc/init.d/pathosd"; then
+	not_ok "the init script sets PROG=/usr/sbin/pathosd on a line of its own"
+	exit 1
+fi
+# `sh` is busybox ash here, as on the router.
+ln -s "$(command -v busybox)" "$TMP/bin/sh"
+PATH="$TMP/bin:$PATH"
+export PATH
+
+LOG="$FR/tmp/procd.log"
+EVENTS="$FR/tmp/procd.events"
+STATE="$FR/tmp/procd.state"
+CALLS="$TMP/pathosd.calls"
+export CALLS FR
+
+# A fake pathosd: records its arguments. `validate` reads the file as the
+# real one does in what matters here: a quote left open is an error with its
+# line, `enabled` of 'main' is not looked at (it is the init script's
+# switch); $MOCK_INVALID adds the errors of an invalid value. Failures print
+# the real one's lines (exit 1, stderr).
 cat >"$TMP/pathosd" <<'EOF'
 #!/bin/sh
 echo "$*" >>"$CALLS"
-if [ "$1" = validate ] && [ -n "$MOCK_INVALID" ]; then
-	echo "pathosd: /etc/config/pathosd: invalid configuration (2 errors):" >&2
+[ "$1" = validate ] || exit 0
+line=$(awk '{ s = $0; gsub(/[^\047]/, "", s); if (length(s) % 2) { print NR; exit } }' "$FR$3")
+if [ -n "$line" ]; then
+	echo "pathosd: $3: invalid configuration (1 error):" >&2
+	echo "line $line: unterminated ' quote" >&2
+	exit 1
+fi
+if [ -n "$MOCK_INVALID" ]; then
+	echo "pathosd: $3: invalid configuration (2 errors):" >&2
 	echo "vip 'web' option prefix (line 3): not a prefix" >&2
 	echo "config neighbor: at least one neighbor is required" >&2
 	exit 1
 fi
-exit 0
+echo "configuration is valid"
 EOF
 chmod +x "$TMP/pathosd"
-export CALLS
 
-# The init script as rc.common sources it (its shebang line is a comment).
-# shellcheck source=files/pathosd.init
-. "$INIT"
-
-if [ "$PROG" = /usr/sbin/pathosd ] && [ "$CONFIG" = /etc/config/pathosd ] &&
-	[ "$START" = 80 ] && [ "$STOP" = 05 ] && [ "$USE_PROCD" = 1 ]; then
-	ok "init: PROG, CONFIG, START=80, STOP=05, USE_PROCD=1"
-else
-	not_ok "init: PROG, CONFIG, START=80, STOP=05, USE_PROCD=1" \
-		"PROG=$PROG CONFIG=$CONFIG START=$START STOP=$STOP USE_PROCD=$USE_PROCD"
-fi
-
-# Runs start_service against a UCI file; the records land in $RECORD etc.
-start_with() {
-	UCI_FILE=$1
-	PROG="$TMP/pathosd"
-	CONFIG=$UCI_FILE
-	: >"$RECORD"
-	: >"$LOGGER"
+# config LINE...: /etc/config/pathosd of the fake root.
+config() {
+	printf '%s\n' "$@" >"$FR/etc/config/pathosd"
+}
+# The daemon's state before a command: "running" (started from an earlier
+# version of the file, so a changed file means SIGHUP) or "stopped".
+daemon() {
+	if [ "$1" = running ]; then
+		echo "running 0123456789abcdef0123456789abcdef" >"$STATE"
+	else
+		rm -f "$STATE"
+	fi
+}
+# rc ACTION: /etc/init.d/pathosd ACTION; sets RC, logs in $LOG, $EVENTS,
+# $CALLS and $TMP/stderr.
+rc() {
+	: >"$LOG"
+	: >"$EVENTS"
 	: >"$CALLS"
-	start_service 2>"$TMP/stderr"
-	START_RC=$?
+	IPKG_INSTROOT="$FR" sh "$FR/etc/rc.common" "$FR/etc/init.d/pathosd" "$@" 2>"$TMP/stderr"
+	RC=$?
+}
+# reload_config, as after a commit; sets RC like rc.
+reload_config() {
+	: >"$LOG"
+	: >"$EVENTS"
+	: >"$CALLS"
+	IPKG_INSTROOT="$FR" sh "$FR/sbin/reload_config" 2>"$TMP/stderr"
+	RC=$?
+}
+running() { [ -s "$STATE" ]; }
+logged() { grep -F -- "$1" "$LOG" >/dev/null; }
+said() { grep -F -- "$1" "$TMP/stderr" >/dev/null; }
+event() { grep -Fx -- "$1" "$EVENTS" >/dev/null; }
+state() {
+	echo "exit $RC; running: $(running && echo yes || echo no)"
+	echo "procd.log: $(cat "$LOG")"
+	echo "procd events: $(cat "$EVENTS")"
+	echo "stderr: $(cat "$TMP/stderr")"
+}
+# expect STATUS NAME: the case NAME passed if the condition just tested
+# (its status) held.
+expect() {
+	if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2" "$(state)"; fi
 }
 
-expected_instance() {
-	cat <<EOF
-open_instance
-set_param command $TMP/pathosd run --config $1
-set_param file $1
+INSTANCE="open_instance
+set_param command $TMP/pathosd run --config /etc/config/pathosd
+set_param file /etc/config/pathosd
 set_param reload_signal HUP
 set_param respawn
 set_param stdout 1
 set_param stderr 1
 set_param term_timeout 5
-close_instance
-EOF
-}
+close_instance"
+declared() { [ "$(grep -v -e '^logger ' -e '^start ' -e '^reload ' -e '^stop ' "$LOG")" = "$INSTANCE" ]; }
+nothing_declared() { ! grep -F open_instance "$LOG" >/dev/null; }
 
-uci() {
-	f="$TMP/$1.uci"
-	shift
-	printf '%s\n' "$@" >"$f"
-	echo "$f"
-}
+ENABLED="config pathosd 'main'
+	option enabled '1'
+	option asn '65001'"
 
-# --- cases ---------------------------------------------------------------
+# --- start -----------------------------------------------------------------
 
-# The shipped config must be inert: the package's postinst runs `start`.
-start_with "$SHIPPED"
-if [ ! -s "$RECORD" ] && [ ! -s "$CALLS" ] && [ "$START_RC" = 0 ]; then
-	ok "shipped config: nothing started, pathosd not even run"
-else
-	not_ok "shipped config: nothing started, pathosd not even run" \
-		"rc=$START_RC" "procd: $(cat "$RECORD")" "pathosd: $(cat "$CALLS")"
-fi
+# The package's postinst runs `start` on the shipped config: it must be inert.
+cp "$SHIPPED" "$FR/etc/config/pathosd"
+daemon stopped
+rc start
+[ "$RC" = 0 ] && nothing_declared && [ ! -s "$CALLS" ] && ! running
+expect $? "start, shipped config: exit 0, no instance, pathosd not even run"
 
-ENABLED=$(uci enabled "config pathosd 'main'" "	option enabled '1'" "	option asn '65001'")
-start_with "$ENABLED"
-if [ "$(cat "$RECORD")" = "$(expected_instance "$ENABLED")" ] && [ "$START_RC" = 0 ]; then
-	ok "enabled, valid: one instance with command, file, reload_signal HUP, respawn, stdout, stderr, term_timeout 5"
-else
-	not_ok "enabled, valid: one instance with command, file, reload_signal HUP, respawn, stdout, stderr, term_timeout 5" \
-		"rc=$START_RC" "got: $(cat "$RECORD")" "want: $(expected_instance "$ENABLED")"
-fi
-if [ "$(cat "$CALLS")" = "validate --config $ENABLED" ]; then
-	ok "enabled, valid: pathosd validate --config FILE ran first"
-else
-	not_ok "enabled, valid: pathosd validate --config FILE ran first" "calls: $(cat "$CALLS")"
-fi
+config "$ENABLED"
+daemon stopped
+rc start
+[ "$RC" = 0 ] && declared && event "instance started" && [ "$(cat "$CALLS")" = "validate --config /etc/config/pathosd" ]
+expect $? "start, enabled and valid: pathosd validate first, then one instance (command, file, reload_signal HUP, respawn, stdout, stderr, term_timeout 5)"
 
-DISABLED=$(uci disabled "config pathosd 'main'" "	option enabled '0'")
-start_with "$DISABLED"
-if [ ! -s "$RECORD" ] && [ ! -s "$CALLS" ]; then
-	ok "enabled '0': nothing started"
-else
-	not_ok "enabled '0': nothing started" "procd: $(cat "$RECORD")"
-fi
+config "config pathosd 'main'" "	option enabled '0'"
+rc start
+[ "$RC" = 0 ] && nothing_declared && [ ! -s "$CALLS" ] && ! running
+expect $? "start, enabled '0': exit 0, nothing started"
 
-NOSWITCH=$(uci noswitch "config pathosd 'main'" "	option asn '65001'")
-start_with "$NOSWITCH"
-if [ ! -s "$RECORD" ]; then
-	ok "no enabled option: disabled by default"
-else
-	not_ok "no enabled option: disabled by default" "procd: $(cat "$RECORD")"
-fi
+config "config pathosd 'main'" "	option asn '65001'"
+rc start
+[ "$RC" = 0 ] && nothing_declared && [ ! -s "$CALLS" ] && ! running
+expect $? "start, no enabled option: disabled by default"
 
-NOMAIN=$(uci nomain "config neighbor 'bird'" "	option enabled '1'")
-start_with "$NOMAIN"
-if [ ! -s "$RECORD" ]; then
-	ok "no main section: nothing started"
-else
-	not_ok "no main section: nothing started" "procd: $(cat "$RECORD")"
-fi
+config "config neighbor 'bird'" "	option enabled '1'"
+rc start
+[ "$RC" = 0 ] && nothing_declared && [ ! -s "$CALLS" ] && ! running
+expect $? "start, no main section: validate_data's defaults, disabled"
 
-ON=$(uci on "config pathosd main" "	option enabled on")
-start_with "$ON"
-if [ "$(cat "$RECORD")" = "$(expected_instance "$ON")" ]; then
-	ok "enabled on (bare words): started, as the daemon reads it"
-else
-	not_ok "enabled on (bare words): started, as the daemon reads it" "got: $(cat "$RECORD")"
-fi
+config "config pathosd main" "	option enabled on"
+rc start
+[ "$RC" = 0 ] && declared && event "instance started"
+expect $? "start, enabled on (bare words): started, as the daemon reads it"
 
-BOGUS=$(uci bogus "config pathosd 'main'" "	option enabled 'maybe'")
-start_with "$BOGUS"
-if [ ! -s "$RECORD" ] && [ "$START_RC" != 0 ] && grep -F "not starting" "$LOGGER" >/dev/null; then
-	ok "enabled 'maybe': validation fails, nothing started, logged"
-else
-	not_ok "enabled 'maybe': validation fails, nothing started, logged" \
-		"rc=$START_RC" "procd: $(cat "$RECORD")" "logger: $(cat "$LOGGER")"
-fi
+# rc.common's start ignores start_service's status: a refused start must
+# still exit non-zero.
+config "config pathosd 'main'" "	option enabled 'maybe'"
+daemon stopped
+rc start
+[ "$RC" != 0 ] && nothing_declared && ! running && event "set: no instance" &&
+	logged "start refused: invalid configuration; pathosd is not running" &&
+	said "pathosd.main.enabled=maybe validates as bool with false"
+expect $? "start, enabled 'maybe', stopped: refused, exit non-zero, logged; the service registered without an instance (its reload trigger starts it once fixed)"
+
+daemon running
+rc start
+[ "$RC" != 0 ] && running && [ ! -s "$EVENTS" ] && logged "keeps its previous one"
+expect $? "start, enabled 'maybe', running: refused, exit non-zero, nothing sent to procd (no stop, no SIGHUP: the daemon would apply the file)"
 
 MOCK_INVALID=1
 export MOCK_INVALID
-MOCK_RUNNING=1
-start_with "$ENABLED"
-if [ "$START_RC" != 0 ] && ! grep -F open_instance "$RECORD" >/dev/null &&
-	grep -F "daemon.err vip 'web' option prefix (line 3): not a prefix" "$LOGGER" >/dev/null &&
-	grep -F "at least one neighbor is required" "$LOGGER" >/dev/null &&
-	grep -F "daemon.err /etc/config/pathosd: invalid configuration (2 errors):" "$LOGGER" >/dev/null &&
-	grep -F "invalid configuration; not starting" "$LOGGER" >/dev/null; then
-	ok "invalid config, not running: not started, every error line in the log"
-else
-	not_ok "invalid config, not running: not started, every error line in the log" \
-		"rc=$START_RC" "procd: $(cat "$RECORD")" "logger: $(cat "$LOGGER")"
-fi
+config "$ENABLED"
+daemon stopped
+rc start
+[ "$RC" != 0 ] && nothing_declared && ! running &&
+	logged "daemon.err vip 'web' option prefix (line 3): not a prefix" &&
+	logged "daemon.err config neighbor: at least one neighbor is required" &&
+	logged "daemon.err /etc/config/pathosd: invalid configuration (2 errors):" &&
+	logged "start refused: invalid configuration; pathosd is not running" &&
+	said "pathosd: vip 'web' option prefix (line 3): not a prefix"
+expect $? "start, invalid config, stopped: refused, exit non-zero, every error line in the log and on stderr"
 
-MOCK_RUNNING=0
-start_with "$ENABLED"
-got=$(grep -v '^running? ' "$RECORD")
-if [ "$got" = "$(expected_instance "$ENABLED")" ] && grep -F "running? pathosd" "$RECORD" >/dev/null &&
-	grep -F "keeps its previous one" "$LOGGER" >/dev/null; then
-	ok "invalid config, running: same instance kept (procd sends HUP, daemon keeps old config)"
-else
-	not_ok "invalid config, running: same instance kept (procd sends HUP, daemon keeps old config)" \
-		"procd: $(cat "$RECORD")" "logger: $(cat "$LOGGER")"
-fi
+config "$ENABLED" "config vip 'broken"
+rc start
+[ "$RC" != 0 ] && nothing_declared && ! running && logged "line 4: unterminated ' quote"
+expect $? "start, UCI syntax error, stopped: refused, exit non-zero, the parser's line in the log"
 
-# Runs rc.common's reload like start_with.
-reload_with() {
-	UCI_FILE=$1
-	PROG="$TMP/pathosd"
-	CONFIG=$UCI_FILE
-	: >"$RECORD"
-	: >"$LOGGER"
-	: >"$CALLS"
-	reload 2>"$TMP/stderr"
-	RELOAD_RC=$?
-}
-
-# Invalid, running: refused with every error in the log and on stderr, exit
-# 1, no new instance; the daemon still gets SIGHUP so its status records the
-# rejected reload (it keeps its configuration).
-MOCK_RUNNING=0
-reload_with "$ENABLED"
-if [ "$RELOAD_RC" = 1 ] && ! grep -F open_instance "$RECORD" >/dev/null &&
-	grep -Fx "signal pathosd" "$RECORD" >/dev/null &&
-	grep -F "daemon.err vip 'web' option prefix (line 3): not a prefix" "$LOGGER" >/dev/null &&
-	grep -F "daemon.err reload refused: invalid configuration; the running daemon keeps its previous one" "$LOGGER" >/dev/null &&
-	grep -F "pathosd: vip 'web' option prefix (line 3): not a prefix" "$TMP/stderr" >/dev/null &&
-	grep -F "reload refused" "$TMP/stderr" >/dev/null; then
-	ok "reload, invalid config, running: refused (exit 1), errors logged and on stderr, SIGHUP so the daemon records it"
-else
-	not_ok "reload, invalid config, running: refused (exit 1), errors logged and on stderr, SIGHUP so the daemon records it" \
-		"rc=$RELOAD_RC" "procd: $(cat "$RECORD")" "logger: $(cat "$LOGGER")" "stderr: $(cat "$TMP/stderr")"
-fi
-
-MOCK_RUNNING=1
-reload_with "$ENABLED"
-if [ "$RELOAD_RC" = 1 ] && ! grep -F open_instance "$RECORD" >/dev/null &&
-	! grep -F signal "$RECORD" >/dev/null && grep -F "reload refused" "$LOGGER" >/dev/null; then
-	ok "reload, invalid config, not running: refused (exit 1), nothing started or signalled"
-else
-	not_ok "reload, invalid config, not running: refused (exit 1), nothing started or signalled" \
-		"rc=$RELOAD_RC" "procd: $(cat "$RECORD")" "logger: $(cat "$LOGGER")"
-fi
+config "$ENABLED"
+daemon running
+rc start
+[ "$RC" != 0 ] && running && [ "$(cat "$EVENTS")" = "signal pathosd" ] && logged "keeps its previous one"
+expect $? "start, invalid config, running: refused, exit non-zero, nothing sent to procd but SIGHUP (the daemon rejects the file and records it)"
 MOCK_INVALID=
-MOCK_RUNNING=1
 
-reload_with "$ENABLED"
-if [ "$RELOAD_RC" = 0 ] && [ "$(cat "$RECORD")" = "$(expected_instance "$ENABLED")" ] &&
-	[ ! -s "$LOGGER" ]; then
-	ok "reload, valid config: the instance of start (procd sends SIGHUP when the file changed)"
-else
-	not_ok "reload, valid config: the instance of start (procd sends SIGHUP when the file changed)" \
-		"rc=$RELOAD_RC" "procd: $(cat "$RECORD")" "logger: $(cat "$LOGGER")"
-fi
+# --- reload ------------------------------------------------------------------
+
+config "$ENABLED"
+daemon running
+rc reload
+[ "$RC" = 0 ] && declared && running && event "instance signalled HUP (file changed)" &&
+	! event "instance stopped" && ! grep -F daemon.err "$LOG" >/dev/null
+expect $? "reload, valid, running: the same instance, procd sends SIGHUP, exit 0"
 
 MOCK_INVALID=1
-reload_with "$DISABLED"
-if [ "$RELOAD_RC" = 0 ] && [ ! -s "$RECORD" ] && [ ! -s "$CALLS" ]; then
-	ok "reload, disabled: no validation, no instance (procd stops a running one)"
-else
-	not_ok "reload, disabled: no validation, no instance (procd stops a running one)" \
-		"rc=$RELOAD_RC" "procd: $(cat "$RECORD")" "pathosd: $(cat "$CALLS")"
-fi
+daemon running
+rc reload
+[ "$RC" = 1 ] && nothing_declared && running && ! event "instance stopped" &&
+	event "signal pathosd" &&
+	logged "daemon.err vip 'web' option prefix (line 3): not a prefix" &&
+	logged "daemon.err reload refused: invalid configuration; the running daemon keeps its previous one" &&
+	said "pathosd: vip 'web' option prefix (line 3): not a prefix" && said "reload refused"
+expect $? "reload, invalid config, running: refused (exit 1), errors logged and on stderr, kept running, SIGHUP so it records the rejection"
+
+daemon stopped
+rc reload
+[ "$RC" = 1 ] && nothing_declared && ! running && ! event "signal pathosd" && logged "reload refused"
+expect $? "reload, invalid config, stopped: refused (exit 1), nothing started or signalled"
 MOCK_INVALID=
 
-: >"$RECORD"
-service_triggers
-if [ "$(cat "$RECORD")" = "reload_trigger pathosd
-validation validate_pathosd_main" ]; then
-	ok "service_triggers: reload trigger on config pathosd, validation published"
-else
-	not_ok "service_triggers: reload trigger on config pathosd, validation published" "got: $(cat "$RECORD")"
-fi
+# A reload must never stop a running daemon over a broken file.
+config "$ENABLED" "config vip 'broken"
+daemon running
+rc reload
+[ "$RC" != 0 ] && running && ! event "instance stopped" && ! event "set: no instance" &&
+	event "signal pathosd" &&
+	logged "line 4: unterminated ' quote" && logged "keeps its previous one" && said "keeps its previous one"
+expect $? "reload, UCI syntax error, running: kept running, refused (exit non-zero), the parser's line logged and on stderr, SIGHUP so it records the rejection"
+
+config "config pathosd 'main'" "	option enabled 'maybe'"
+daemon running
+rc reload
+[ "$RC" != 0 ] && running && ! event "instance stopped" && ! event "set: no instance" &&
+	! event "signal pathosd" && logged "keeps its previous one" && said "validates as bool with false"
+expect $? "reload, enabled 'maybe', running: kept running, refused (exit non-zero), logged, no SIGHUP (the daemon would apply the file)"
+
+config "config pathosd 'main'" "	option enabled '0'"
+daemon running
+MOCK_INVALID=1
+rc reload
+[ "$RC" = 0 ] && nothing_declared && ! running && event "instance stopped" && [ ! -s "$CALLS" ]
+expect $? "reload, enabled '0', running: stopped, as asked (no validation, exit 0)"
+MOCK_INVALID=
+
+config "$ENABLED"
+daemon stopped
+rc reload
+[ "$RC" = 0 ] && declared && running && event "instance started"
+expect $? "reload, valid, stopped: started"
+
+# --- reload_config: what `uci commit` + reload_config or LuCI's apply run -----
+
+config "$ENABLED"
+rm -f "$FR/tmp/config.md5"
+daemon stopped
+rc start
+# The boot's baseline was taken before the file existed.
+mv "$FR/etc/config/pathosd" "$TMP/pathosd.saved"
+IPKG_INSTROOT="$FR" sh "$FR/sbin/reload_config"
+mv "$TMP/pathosd.saved" "$FR/etc/config/pathosd"
+config "$ENABLED" "	option hold_time '9s'"
+reload_config
+[ ! -s "$LOG" ] && [ ! -s "$EVENTS" ]
+expect $? "reload_config, first run after the file appeared: nothing runs (the md5 list did not have it)"
+
+config "$ENABLED" "	option hold_time '6s'"
+reload_config
+logged "reload pathosd" && running && event "instance signalled HUP (file changed)"
+expect $? "reload_config after a change: procd's trigger runs reload, the daemon gets SIGHUP"
+
+config "$ENABLED" "config vip 'broken"
+daemon running
+reload_config
+logged "reload pathosd" && running && ! event "instance stopped" && logged "keeps its previous one"
+expect $? "reload_config after a UCI syntax error: reload refused, the daemon keeps running"
+
+config "config pathosd 'main'" "	option enabled 'maybe'"
+daemon running
+reload_config
+logged "reload pathosd" && running && ! event "instance stopped"
+expect $? "reload_config after enabled 'maybe': the daemon keeps running"
+
+config "config pathosd 'main'" "	option enabled '0'"
+daemon running
+reload_config
+logged "reload pathosd" && ! running && event "instance stopped"
+expect $? "reload_config after enabled '0': stopped, as asked"
+
+# --- restart, stop -----------------------------------------------------------
+
+config "$ENABLED"
+daemon running
+rc restart
+[ "$RC" = 0 ] && running && [ "$(cat "$EVENTS")" = "instance stopped
+instance started" ]
+expect $? "restart, valid, running: stopped, then started"
+
+MOCK_INVALID=1
+daemon running
+rc restart
+[ "$RC" != 0 ] && running && ! event "instance stopped" && logged "restart refused"
+expect $? "restart, invalid config, running: refused before anything is stopped, exit non-zero"
+MOCK_INVALID=
+
+daemon running
+rc stop
+[ "$RC" = 0 ] && ! running && event "instance stopped"
+expect $? "stop: the instance stopped, exit 0"
+
+# --- triggers ------------------------------------------------------------------
+
+config "$ENABLED"
+daemon stopped
+rc start
+[ "$(cat "$FR/tmp/procd.triggers")" = "pathosd $FR/etc/init.d/pathosd" ]
+expect $? "service_triggers: a config.change reload trigger on package pathosd"
+grep -x "	procd_add_validation validate_pathosd_main" "$INIT" >/dev/null
+expect $? "service_triggers: validate_pathosd_main published for LuCI (procd_add_validation)"
 
 [ "$failures" = 0 ]
