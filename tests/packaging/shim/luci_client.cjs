@@ -983,11 +983,13 @@ function makeForm(uci, ui) {
 	class ListValue extends Value {
 		// ui.Select: a <select> holds one of its choices; for any other
 		// value the browser selects its first option (the empty one when
-		// optional). The validator runs on what it shows.
+		// optional). It is optional when the option is, or when it offers
+		// '' (Select.__init__). The validator runs on what it shows, so an
+		// empty value of a select that is not optional is invalid.
 		renderWidget(sid, index, cfgvalue) {
 			const n = super.renderWidget(sid, index, cfgvalue);
 			const w = this.widget(sid);
-			const optional = this.optional;
+			const optional = this.optional || (this.keylist || []).indexOf('') >= 0;
 			w.validate = function() {
 				const r = validateValue(this.getValue(), null, optional, (v) => w.option.validate(sid, v));
 				this.validState = r === true;

@@ -978,8 +978,6 @@ return view.extend({
 		o.value('', _('as in General settings'));
 		o.value('1', _('on'));
 		o.value('0', _('off'));
-		/* A select whose empty choice is not optional is invalid (ui.js). */
-		o.optional = true;
 		o.modalonly = true;
 		boolLoad(o);
 
