@@ -300,7 +300,10 @@ const REJECTED = {
 const withReload = (r) => Object.assign(JSON.parse(JSON.stringify(STATUS)), { last_reload: r });
 
 // A pathosd with `n` VIPs answering the paged ubus status (offset, limit,
-// search, state, health) as the daemon does.
+// search, state, health) as the daemon does; any other argument is
+// INVALID_ARGUMENT, except the session LuCI's endpoint adds to every call.
+// `calls` gets the arguments without that session.
+const STATUS_ARGS = [ 'offset', 'limit', 'search', 'state', 'health', 'compact' ];
 function pagedDaemon(n, calls) {
 	const vips = [];
 	for (let i = 0; i < n; i++) {
@@ -311,7 +314,11 @@ function pagedDaemon(n, calls) {
 			checks: [ Object.assign({}, STATUS.vips[0].checks[0], { name: 'http_' + i }) ]
 		}));
 	}
-	return (a) => {
+	return (args) => {
+		assert.ok(args.ubus_rpc_session, 'LuCI\'s endpoint adds the session');
+		const a = Object.assign({}, args);
+		delete a.ubus_rpc_session;
+		if (Object.keys(a).some((k) => STATUS_ARGS.indexOf(k) < 0)) return { ubusStatus: 2 };
 		if (calls) calls.push(a);
 		const offset = a.offset || 0, limit = a.limit != null ? a.limit : 100;
 		const needle = (a.search || '').toLowerCase();
@@ -721,6 +728,15 @@ function viewTests(label, src) {
 		d = await down({ pathosd: { instances: { instance1: { running: true, pid: 4242 } } } });
 		assert.strictEqual(d.state, 'running');
 		assert.ok(/runs \(PID 4242\) but is not \(yet\) registered on ubus/.test(d.text), d.text);
+	});
+
+	test(label + 'status.js, overview: pathosd on ubus that refuses the status request is said so, not "not registered"', async () => {
+		const { root } = await renderStatus({ 'pathosd.status': { ubusStatus: 2 } });
+		const d = byClass(root, 'pathosd-down');
+		assert.strictEqual(d.length, 1, text(root));
+		assert.strictEqual(text(d[0]), 'pathosd did not answer the status request: pathosd refused the request (invalid arguments)');
+		const { node } = await renderOverview({ ubusStatus: 2 });
+		assert.ok(/Serviceerror pathosd did not answer the status request: pathosd refused the request/.test(text(node)), text(node));
 	});
 
 	test(label + 'status.js: a rejected reload is shown prominently until a later one is applied', async () => {

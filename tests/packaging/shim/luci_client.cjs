@@ -78,6 +78,9 @@ const UBUS_STATUS = {
 	10: 'Connection lost'
 };
 
+// The session id LuCI's endpoint adds to every call (ubus_rpc_session).
+const SESSION = '0123456789abcdef0123456789abcdef';
+
 // The reply of LuCI's ubus endpoint for a call the session may not make.
 const ACCESS_DENIED = { jsonrpcError: { code: -32002, message: 'Access denied' } };
 
@@ -130,7 +133,9 @@ function makeRpc(replies, opts) {
 				const sent = JSON.parse(JSON.stringify(args));
 				calls.push({ object: o.object, method: o.method, args: sent });
 				let r = granted(o.object, o.method) ? replies[o.object + '.' + o.method] : ACCESS_DENIED;
-				if (typeof r === 'function') r = r(sent);
+				// What the ubus object gets: LuCI's endpoint (ubus_request)
+				// adds the caller's session to every call's arguments.
+				if (typeof r === 'function') r = r(Object.assign({}, sent, { ubus_rpc_session: SESSION }));
 				// parseCallReply: a failed request rejects with its error.
 				if (r instanceof Error) return Promise.reject(r);
 				// handleCallReply: a JSON-RPC error always rejects.

@@ -26,6 +26,7 @@ var STATE_CLASSES = {
 	refused: 'pathosd-bad',
 	crashed: 'pathosd-bad',
 	running: 'warning',
+	error: 'pathosd-bad',
 	rejected: 'pathosd-bad'
 };
 

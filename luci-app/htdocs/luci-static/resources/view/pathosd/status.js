@@ -181,11 +181,18 @@ return view.extend({
 		]);
 	},
 
+	/* One page; null when the call failed, with why in this.statusError. */
 	callPage: function() {
-		var q = this.query;
+		var self = this, q = this.query;
 
 		return callStatus(q.offset, q.limit, q.search || undefined, q.state || undefined, q.health || undefined)
-			.then(function(st) { return pageOf(st, q); });
+			.then(function(st) {
+				self.statusError = null;
+				return pageOf(st, q);
+			}, function(err) {
+				self.statusError = common.callError(err);
+				return null;
+			});
 	},
 
 	/* Runs a ubus call from a button, then refreshes the tables at once. The
@@ -272,6 +279,12 @@ return view.extend({
 		var c, st;
 
 		if (!status) {
+			/* On ubus (or not allowed), but no answer: say so, not why it
+			 * would not be on ubus. */
+			if (this.statusError && this.statusError.ubus !== 4)
+				return E('div', { 'class': 'alert-message warning pathosd-down', 'data-service': 'error' }, [
+					_('pathosd did not answer the status request: %s').replace('%s', this.statusError.text)
+				]);
 			st = common.serviceState(uci.get('pathosd', 'main', 'enabled'), svc);
 
 			return E('div', { 'class': 'alert-message warning pathosd-down', 'data-service': st.state }, [

@@ -60,7 +60,10 @@ return baseclass.extend({
 			/* No access (or no such page for this user): no box. */
 			if (res.error && res.error.denied)
 				return null;
-			st = common.serviceState(uci.get('pathosd', 'main', 'enabled'), data[1]);
+			/* On ubus but no answer: say so, not why it would not be on ubus. */
+			st = (res.error && res.error.ubus !== 4)
+				? { state: 'error', text: _('pathosd did not answer the status request: %s').replace('%s', res.error.text) }
+				: common.serviceState(uci.get('pathosd', 'main', 'enabled'), data[1]);
 			return E('div', {}, [
 				common.style(),
 				E('table', { 'class': 'table pathosd-overview' }, [
