@@ -220,6 +220,7 @@ pub fn snapshot() -> Snapshot {
             wait_sum: 1.25,
             wait_count: 41,
         },
+        page: None,
     }
 }
 
@@ -267,13 +268,14 @@ pub fn start_owner(probe_time: Duration) -> FakeOwner {
             // The API sends only requests (`Msg::Control`).
             while let Ok(Msg::Control(m)) = rx.recv().await {
                 match m {
-                    Control::Snapshot { reply } => {
+                    Control::Snapshot { scope, reply } => {
                         let mut s = s2.lock().unwrap();
                         if let Some(h) = h2.lock().unwrap().as_mut() {
                             h(&mut s, served);
                         }
                         served += 1;
-                        let _ = reply.try_send(s.clone());
+                        // As the owner: views of the scope's VIPs only.
+                        let _ = reply.try_send(s.clone().scoped(&scope));
                     }
                     Control::Trigger { vip, check, reply } => {
                         let s = s2.lock().unwrap().clone();

@@ -2,7 +2,7 @@
 //! carries a one-shot reply channel; the owner answers from its own state, so
 //! the API never reads daemon state concurrently.
 
-use super::model::Snapshot;
+use super::model::{Scope, Snapshot};
 use crate::daemon::Msg;
 use smol::channel::{bounded, Receiver, Sender};
 use std::time::Duration;
@@ -11,7 +11,9 @@ pub use pathosd_core::api::router::ApiError;
 pub use pathosd_core::api::{Quoted, TriggerOutcome, LOGGED_NAME_CHARS};
 
 pub enum Control {
+    /// The daemon's state with views of the VIPs of `scope`.
     Snapshot {
+        scope: Scope,
         reply: Reply<Snapshot>,
     },
     /// Run the VIP's checks (or only `check`) now, through the hysteresis.
@@ -119,10 +121,13 @@ impl ControlHandle {
         .await
     }
 
-    /// The owner's snapshot, within `limit`.
-    pub async fn snapshot(&self, limit: Duration) -> Result<Snapshot, ApiError> {
+    /// The owner's snapshot of the VIPs of `scope`, within `limit`.
+    pub async fn snapshot(&self, scope: Scope, limit: Duration) -> Result<Snapshot, ApiError> {
         let (reply, rx) = reply(|s| Answer::Snapshot(Box::new(s)));
-        match self.ask(Control::Snapshot { reply }, rx, limit).await? {
+        match self
+            .ask(Control::Snapshot { scope, reply }, rx, limit)
+            .await?
+        {
             Answer::Snapshot(s) => Ok(*s),
             _ => Err(gone()),
         }

@@ -92,7 +92,7 @@ async fn route(ctl: &ControlHandle, opts: &Options, req: Request) -> Response {
     let (resp, line) = match router::plan(&req, opts.token.as_deref()) {
         Step::Answer(resp, line) => (resp, line),
         Step::Snapshot(view) => {
-            let s = ctl.snapshot(t).await;
+            let s = ctl.snapshot(view.scope(), t).await;
             (router::answer_snapshot(&view, s.as_ref()), None)
         }
         Step::Trigger { vip, check } => {

@@ -19,7 +19,7 @@ use crate::logging::utc_timestamp;
 use crate::ubus::blob::encoded_len;
 use crate::ubus::msg::UBUS_MAX_MSGLEN;
 use crate::ubus::{Requests, UbusStatus};
-use pathosd_core::api::model::Snapshot;
+use pathosd_core::api::model::{Scope, Snapshot};
 use serde_json::Value;
 use smol::future::FutureExt;
 use smol::lock::Semaphore;
@@ -86,13 +86,19 @@ pub async fn call(
     match method {
         "status" => {
             let q = status_query(args)?;
-            let s = ctl.snapshot(limit).await.map_err(|e| ubus_error(&e))?;
-            Ok(status_page(&s, &q))
+            let s = ctl
+                .snapshot(Scope::Page(q), limit)
+                .await
+                .map_err(|e| ubus_error(&e))?;
+            Ok(status_page(s))
         }
         "validate" => validate(args),
         "vip" => {
             let name = str_arg(args, "name")?;
-            let s = ctl.snapshot(limit).await.map_err(|e| ubus_error(&e))?;
+            let s = ctl
+                .snapshot(Scope::Vip(name.to_string()), limit)
+                .await
+                .map_err(|e| ubus_error(&e))?;
             s.vips
                 .iter()
                 .find(|v| v.name == name)
@@ -183,14 +189,13 @@ const REPLY_MARGIN: usize = 16 * 1024;
 /// `status` with as many VIPs of the page as fit one ubus message: ubusd
 /// refuses messages over 1 MiB (about 700 VIPs with their checks), so the
 /// page ends early and `next_offset` says where the next one starts.
-fn status_page(s: &Snapshot, q: &StatusQuery) -> Value {
-    let empty = StatusQuery {
-        limit: 0,
-        ..q.clone()
-    };
-    let base = encoded_len(&status::status_page_json(s, &empty, &mut |_| true));
+fn status_page(mut s: Snapshot) -> Value {
+    // The reply's size without the VIPs, then each VIP's as it is added.
+    let vips = std::mem::take(&mut s.vips);
+    let base = encoded_len(&status::status_page_json(&s, &mut |_| true));
+    s.vips = vips;
     let mut room = UBUS_MAX_MSGLEN.saturating_sub(REPLY_MARGIN + base);
-    status::status_page_json(s, q, &mut |vip| {
+    status::status_page_json(&s, &mut |vip| {
         let n = encoded_len(vip);
         let fits = n <= room;
         room = room.saturating_sub(n);

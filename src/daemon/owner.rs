@@ -5,7 +5,9 @@ use super::reload::{self, NeighborChange, ReloadPlan, VipChange};
 use super::triggers::{Admit, Done, Refusal, Triggers};
 use super::Msg;
 use crate::api::control::{ApiError, Control, ControlHandle, Quoted, Reply, TriggerOutcome};
-use crate::api::model::{CheckView, ReloadRecord, Snapshot, VipView};
+use crate::api::model::{
+    select, CheckView, PrefixOf, ReloadRecord, Scope, Snapshot, VipKey, VipView,
+};
 use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
 use crate::check::{policy, scheduler};
 use crate::config::load::{load_config, Format};
@@ -760,8 +762,8 @@ impl Owner {
 
     async fn control(&mut self, c: Control, now: Instant) {
         match c {
-            Control::Snapshot { reply } => {
-                let _ = reply.try_send(self.snapshot(now));
+            Control::Snapshot { scope, reply } => {
+                let _ = reply.try_send(self.snapshot(&scope, now));
             }
             Control::Drain { vip, enable, reply } => {
                 let r = if self.engine.vip(&vip).is_none() {
@@ -910,13 +912,25 @@ impl Owner {
         self.start_time + t.saturating_duration_since(self.start)
     }
 
-    fn snapshot(&mut self, now: Instant) -> Snapshot {
+    /// The state with views of the VIPs of `scope` only: at 10,000 VIPs
+    /// a view of each with its checks is most of a request's cost.
+    fn snapshot(&mut self, scope: &Scope, now: Instant) -> Snapshot {
         let to_sys = |t: Instant| self.wall_time(t);
+        let all = self.engine.vips();
+        let (picked, page) = select(
+            scope,
+            all.iter().map(|v| VipKey {
+                name: &v.name,
+                prefix: PrefixOf::Value(v.prefix),
+                state: v.machine.state().as_str(),
+                healthy: v.machine.healthy(),
+                drained: v.machine.drain_file() || v.machine.drain_api(),
+            }),
+        );
         // The engine keeps the VIPs' configs: the owner's has none.
-        let vips = self
-            .engine
-            .vips()
-            .iter()
+        let vips = picked
+            .into_iter()
+            .filter_map(|i| all.get(i))
             .map(|v| (v, v.config()))
             .map(|(v, config)| {
                 let intent = v.machine.intent();
@@ -995,6 +1009,7 @@ impl Owner {
             last_reload: self.last_reload.clone(),
             // Counted by the pool's threads; read here, on the owner's.
             blocking_pool: crate::check::probe::blocking::stats(),
+            page,
         }
     }
 

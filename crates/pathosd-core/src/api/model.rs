@@ -2,6 +2,7 @@
 //! rendered elsewhere (JSON, metrics, HTML, ubus) so rendering never holds up
 //! routing decisions.
 
+use super::status::StatusQuery;
 use crate::check::CheckResult;
 use std::net::IpAddr;
 use std::time::{Duration, SystemTime};
@@ -137,6 +138,131 @@ pub struct PoolView {
     pub wait_count: u64,
 }
 
+/// Which VIPs a snapshot holds views of. A view of every VIP with its
+/// checks is most of what a status request costs at scale (10,000 VIPs:
+/// hundreds of milliseconds on the daemon's one thread), so each request
+/// asks for what it shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Every VIP: /status, /metrics, the HTML page.
+    All,
+    /// No VIP, only the daemon's own state and the peers: /healthz, /readyz.
+    Summary,
+    /// The VIP of that name, if there is one: ubus `vip`, /api/v1/vips/NAME.
+    Vip(String),
+    /// One page of the VIPs that match, with the counts of all of them:
+    /// ubus `status`, /status with a query.
+    Page(StatusQuery),
+}
+
+/// How many VIPs there are in each state, over all of them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VipCounts {
+    pub total: u32,
+    pub withdrawn: u32,
+    pub announced: u32,
+    pub pessimized: u32,
+    pub healthy: u32,
+    pub unhealthy: u32,
+    pub drained: u32,
+}
+
+impl VipCounts {
+    fn add(&mut self, v: &VipKey) {
+        self.total += 1;
+        match v.state {
+            "announced" => self.announced += 1,
+            "pessimized" => self.pessimized += 1,
+            _ => self.withdrawn += 1,
+        }
+        if v.healthy {
+            self.healthy += 1;
+        } else {
+            self.unhealthy += 1;
+        }
+        if v.drained {
+            self.drained += 1;
+        }
+    }
+}
+
+/// A page's place among the VIPs (with [`Scope::Page`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageInfo {
+    pub query: StatusQuery,
+    pub counts: VipCounts,
+    /// VIPs that match the query's filters.
+    pub matched: usize,
+}
+
+/// What selecting VIPs for a scope looks at, per VIP: cheap to read from
+/// the daemon's state, unlike a whole view.
+pub struct VipKey<'a> {
+    pub name: &'a str,
+    /// Written out only when the query has a `search`.
+    pub prefix: PrefixOf<'a>,
+    pub state: &'static str,
+    pub healthy: bool,
+    pub drained: bool,
+}
+
+/// A VIP's prefix as the owner has it (a value) or a view has it (text).
+pub enum PrefixOf<'a> {
+    Value(crate::bgp::types::Prefix),
+    Text(&'a str),
+}
+
+impl PrefixOf<'_> {
+    pub(crate) fn text(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            PrefixOf::Value(p) => p.to_string().into(),
+            PrefixOf::Text(t) => (*t).into(),
+        }
+    }
+}
+
+/// The VIPs of `scope`, by their position in `vips` (config order), and
+/// for a page its counts: the one selection rule for the daemon's owner,
+/// which then builds views of those VIPs only, and for
+/// [`Snapshot::scoped`].
+pub fn select<'a>(
+    scope: &Scope,
+    vips: impl Iterator<Item = VipKey<'a>>,
+) -> (Vec<usize>, Option<PageInfo>) {
+    match scope {
+        Scope::All => (vips.enumerate().map(|(i, _)| i).collect(), None),
+        Scope::Summary => (Vec::new(), None),
+        Scope::Vip(name) => (
+            vips.enumerate()
+                .filter(|(_, v)| v.name == name)
+                .map(|(i, _)| i)
+                .take(1)
+                .collect(),
+            None,
+        ),
+        Scope::Page(q) => {
+            let mut counts = VipCounts::default();
+            let mut matched = 0usize;
+            let mut picked = Vec::new();
+            for (i, v) in vips.enumerate() {
+                counts.add(&v);
+                if q.matches(&v) {
+                    if matched >= q.offset && picked.len() < q.limit {
+                        picked.push(i);
+                    }
+                    matched += 1;
+                }
+            }
+            let page = PageInfo {
+                query: q.clone(),
+                counts,
+                matched,
+            };
+            (picked, Some(page))
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
     pub router_id: String,
@@ -149,14 +275,109 @@ pub struct Snapshot {
     /// None until the first reload attempt.
     pub last_reload: Option<ReloadRecord>,
     pub blocking_pool: PoolView,
+    /// With [`Scope::Page`]: where `vips` is among all of them.
+    pub page: Option<PageInfo>,
 }
 
 impl Snapshot {
+    /// This snapshot of every VIP cut down to `scope`, as the owner would
+    /// have built it (for test owners, which hold one snapshot).
+    pub fn scoped(mut self, scope: &Scope) -> Snapshot {
+        let (picked, page) = select(
+            scope,
+            self.vips.iter().map(|v| VipKey {
+                name: &v.name,
+                prefix: PrefixOf::Text(&v.prefix),
+                state: v.state,
+                healthy: v.healthy,
+                drained: v.drain_file || v.drain_api,
+            }),
+        );
+        let mut keep = picked.into_iter().peekable();
+        let mut i = 0;
+        self.vips.retain(|_| {
+            let k = keep.peek() == Some(&i);
+            if k {
+                keep.next();
+            }
+            i += 1;
+            k
+        });
+        self.page = page;
+        self
+    }
+
     /// Required peers that are not Established (for /readyz).
     pub(crate) fn unready_peers(&self) -> Vec<&PeerView> {
         self.peers
             .iter()
             .filter(|p| p.required && p.state != "established")
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(n: usize) -> Vec<(String, &'static str, bool)> {
+        (0..n)
+            .map(|i| {
+                let state = ["announced", "withdrawn", "pessimized"][i % 3];
+                (format!("vip{i}"), state, i % 3 != 1)
+            })
+            .collect()
+    }
+
+    fn pick(scope: &Scope, v: &[(String, &'static str, bool)]) -> (Vec<usize>, Option<PageInfo>) {
+        select(
+            scope,
+            v.iter().map(|(name, state, healthy)| VipKey {
+                name,
+                prefix: PrefixOf::Text("10.0.0.1/32"),
+                state,
+                healthy: *healthy,
+                drained: *state == "pessimized",
+            }),
+        )
+    }
+
+    /// A page counts every VIP, numbers the matching ones and takes
+    /// `limit` of them from `offset`; the other scopes pick all, none or one.
+    #[test]
+    fn select_pages_and_counts() {
+        let v = keys(10);
+        let q = StatusQuery {
+            offset: 1,
+            limit: 2,
+            state: Some("announced"),
+            ..StatusQuery::default()
+        };
+        let (picked, page) = pick(&Scope::Page(q), &v);
+        // announced: 0, 3, 6, 9; from the second, two.
+        assert_eq!(picked, vec![3, 6]);
+        let page = page.unwrap();
+        assert_eq!(page.matched, 4);
+        assert_eq!(
+            page.counts,
+            VipCounts {
+                total: 10,
+                announced: 4,
+                withdrawn: 3,
+                pessimized: 3,
+                healthy: 7,
+                unhealthy: 3,
+                drained: 3,
+            }
+        );
+        assert_eq!(pick(&Scope::All, &v).0.len(), 10);
+        assert!(pick(&Scope::Summary, &v).0.is_empty());
+        assert_eq!(pick(&Scope::Vip("vip7".into()), &v).0, vec![7]);
+        assert!(pick(&Scope::Vip("nope".into()), &v).0.is_empty());
+        let search = StatusQuery {
+            search: Some("0.0.1/".into()),
+            ..StatusQuery::default()
+        };
+        assert_eq!(pick(&Scope::Page(search), &v).0.len(), 10);
     }
 }

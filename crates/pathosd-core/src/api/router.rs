@@ -17,7 +17,7 @@
 //! HEAD is served wherever GET is. POST and DELETE must pass
 //! [`access::check`] (Host, Origin, a non-simple request, `api.token`).
 
-use super::model::Snapshot;
+use super::model::{Scope, Snapshot};
 use super::{access, metrics, page, status, Quoted, TriggerOutcome};
 use serde_json::Value;
 use status::Obj;
@@ -163,6 +163,18 @@ pub enum View {
     Metrics,
     /// One VIP, by its (percent-decoded) name.
     Vip(String),
+}
+
+impl View {
+    /// The VIPs the answer shows, and so the owner's snapshot holds.
+    pub fn scope(&self) -> Scope {
+        match self {
+            View::Page | View::Metrics | View::Status(None) => Scope::All,
+            View::Healthz | View::Readyz => Scope::Summary,
+            View::Status(Some(q)) => Scope::Page(q.clone()),
+            View::Vip(name) => Scope::Vip(name.clone()),
+        }
+    }
 }
 
 /// What the driver does with a request.
@@ -382,9 +394,7 @@ pub fn answer_snapshot(view: &View, s: Result<&Snapshot, &ApiError>) -> Response
             Response::json(if ready { 200 } else { 503 }, &v)
         }
         View::Status(None) => Response::json(200, &status::status_json(s)),
-        View::Status(Some(q)) => {
-            Response::json(200, &status::status_page_json(s, q, &mut |_| true))
-        }
+        View::Status(Some(_)) => Response::json(200, &status::status_page_json(s, &mut |_| true)),
         View::Metrics => Response::new(
             200,
             "text/plain; version=0.0.4; charset=utf-8",

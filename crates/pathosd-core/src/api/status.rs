@@ -5,7 +5,9 @@
 //! that is additive. Objects are serde_json maps, which are key-sorted in this
 //! build: sorted keys are the "stable order".
 
-use super::model::{CheckView, MsgCounts, PeerView, PoolView, ReloadRecord, Snapshot, VipView};
+use super::model::{
+    CheckView, MsgCounts, PeerView, PoolView, ReloadRecord, Snapshot, VipKey, VipView,
+};
 use super::TriggerOutcome;
 use crate::check::CheckResult;
 use crate::time::utc_timestamp;
@@ -245,7 +247,9 @@ const MAX_SEARCH: usize = 128;
 pub struct StatusQuery {
     pub offset: usize,
     pub limit: usize,
-    /// Lower case; matches a VIP whose name or prefix contains it.
+    /// Lower case; matches a VIP whose name or prefix contains it. ASCII
+    /// case only: VIP names and prefixes are ASCII, and `to_lowercase`
+    /// would bring Unicode's case tables into the binary.
     pub search: Option<String>,
     /// withdrawn, announced or pessimized.
     pub state: Option<&'static str>,
@@ -291,7 +295,7 @@ impl StatusQuery {
             },
             "search" => match text {
                 Some(t) if t.len() <= MAX_SEARCH => {
-                    self.search = (!t.is_empty()).then(|| t.to_lowercase())
+                    self.search = (!t.is_empty()).then(|| t.to_ascii_lowercase())
                 }
                 _ => return bad("text of at most 128 bytes"),
             },
@@ -328,11 +332,12 @@ impl StatusQuery {
         Ok(())
     }
 
-    fn matches(&self, v: &VipView) -> bool {
+    pub(crate) fn matches(&self, v: &VipKey) -> bool {
         self.state.is_none_or(|s| s == v.state)
             && self.healthy.is_none_or(|h| h == v.healthy)
             && self.search.as_deref().is_none_or(|t| {
-                v.name.to_lowercase().contains(t) || v.prefix.to_lowercase().contains(t)
+                v.name.to_ascii_lowercase().contains(t)
+                    || v.prefix.text().to_ascii_lowercase().contains(t)
             })
     }
 }
@@ -340,38 +345,18 @@ impl StatusQuery {
 /// The status with one page of the VIPs: the document's other members as
 /// in [`status_json`], `vips` the page (config order), and `vip_counts`
 /// (every VIP), `vips_matched`, `offset`, `limit`, `next_offset` (null at
-/// the end). `fits` is asked about each VIP in turn with the size so far:
-/// a transport with a message limit (ubus) ends the page early, and
-/// `next_offset` then says where the next one starts. The first VIP of a
-/// page is always taken, so paging always moves on.
-pub fn status_page_json(
-    s: &Snapshot,
-    q: &StatusQuery,
-    fits: &mut dyn FnMut(&Value) -> bool,
-) -> Value {
-    let mut counts = [0u32; 7];
-    for v in &s.vips {
-        counts[0] += 1;
-        counts[1 + usize::from(state_code(v.state))] += 1;
-        counts[if v.healthy { 4 } else { 5 }] += 1;
-        if v.drain_file || v.drain_api {
-            counts[6] += 1;
-        }
-    }
-    let [total, withdrawn, announced, pessimized, healthy, unhealthy, drained] = counts;
+/// the end). `s` is a snapshot of [`Scope::Page`](super::model::Scope::Page)
+/// (without its page information: the whole document). `fits` is asked
+/// about each VIP in turn: a transport with a message limit (ubus) ends the
+/// page early, and `next_offset` then says where the next one starts. The
+/// first VIP of a page is always taken, so paging always moves on.
+pub fn status_page_json(s: &Snapshot, fits: &mut dyn FnMut(&Value) -> bool) -> Value {
+    let Some(p) = &s.page else {
+        return status_json(s);
+    };
+    let q = &p.query;
     let mut page = Vec::new();
-    let mut matched = 0usize;
-    let mut next = None;
-    for v in s.vips.iter().filter(|v| q.matches(v)) {
-        matched += 1;
-        if matched <= q.offset || next.is_some() {
-            continue;
-        }
-        if page.len() == q.limit {
-            // `limit: 0` asks for the counts alone: there is no next page.
-            next = (q.limit > 0).then_some(matched - 1);
-            continue;
-        }
+    for v in &s.vips {
         let mut j = vip_json(v);
         if q.compact {
             if let Value::Object(m) = &mut j {
@@ -379,24 +364,26 @@ pub fn status_page_json(
             }
         }
         if !page.is_empty() && !fits(&j) {
-            next = Some(matched - 1);
-            continue;
+            break;
         }
         page.push(j);
     }
+    let shown = q.offset.saturating_add(page.len());
+    let next = (q.limit > 0 && shown < p.matched).then_some(shown);
+    let c = &p.counts;
+    let counts = Obj::default()
+        .put("total", c.total.into())
+        .put("withdrawn", c.withdrawn.into())
+        .put("announced", c.announced.into())
+        .put("pessimized", c.pessimized.into())
+        .put("healthy", c.healthy.into())
+        .put("unhealthy", c.unhealthy.into())
+        .put("drained", c.drained.into())
+        .done();
     let mut doc = status_json_with(s, Value::Array(page));
     if let Value::Object(m) = &mut doc {
-        let c = Obj::default()
-            .put("total", total.into())
-            .put("withdrawn", withdrawn.into())
-            .put("announced", announced.into())
-            .put("pessimized", pessimized.into())
-            .put("healthy", healthy.into())
-            .put("unhealthy", unhealthy.into())
-            .put("drained", drained.into())
-            .done();
-        m.insert("vip_counts".into(), c);
-        m.insert("vips_matched".into(), matched.into());
+        m.insert("vip_counts".into(), counts);
+        m.insert("vips_matched".into(), p.matched.into());
         m.insert("offset".into(), q.offset.into());
         m.insert("limit".into(), q.limit.into());
         m.insert("next_offset".into(), next.into());
