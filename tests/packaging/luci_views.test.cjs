@@ -1370,8 +1370,9 @@ function viewTests(label, src) {
 		assert.ok(got.length > 0, 'pathosd validate was called');
 		const values = got[got.length - 1].uci;
 		assert.deepStrictEqual(Object.keys(values).sort(), [ 'bird', 'cfg0a5f56', 'main', 'web', 'web2' ]);
-		assert.deepStrictEqual(plain(values.web2), { '.type': 'vip', '.name': 'web2', '.anonymous': false, '.index': 4, always: '1', name: 'web', prefix: '192.0.2.81/32' });
-		assert.deepStrictEqual(plain(values.cfg0a5f56.query), [ 'web.lan.' ]);
+		// The key is the name; .anonymous is said when true; .index orders.
+		assert.deepStrictEqual(plain(values.web2), { '.type': 'vip', '.index': 4, always: '1', name: 'web', prefix: '192.0.2.81/32' });
+		assert.deepStrictEqual(plain(values.cfg0a5f56), { '.type': 'check', '.index': 3, '.anonymous': true, vip: 'web', type: 'dns', query: [ 'web.lan.' ] });
 		// The daemon's errors, on the page and in a dialog; still staged.
 		const bad = byClass(node, 'pathosd-invalid');
 		assert.strictEqual(bad.length, 1, text(node));
@@ -1435,6 +1436,29 @@ function viewTests(label, src) {
 		assert.ok(/could not check the configuration/.test(text(byClass(ok.node, 'pathosd-unchecked')[0] || '')), text(ok.node));
 	});
 
+	// LuCI's ubus endpoint refuses a request over 100 kB: a large staged
+	// configuration cannot be handed to pathosd, and the page says so.
+	test(label + 'config.js: Save & Apply of a configuration too large for one LuCI request: the page checks it, and says why', async () => {
+		const sections = BASE_UCI.slice(0, 2);
+		for (let n = 0; n < 1000; n++) {
+			sections.push({ '.type': 'vip', '.name': 'v' + n, prefix: '10.20.' + (n >> 8) + '.' + (n & 255) + '/32', fail_action: 'withdraw' });
+			sections.push({ '.type': 'check', '.name': 'v' + n + '_tcp', vip: 'v' + n, type: 'tcp', host: '127.0.0.1', port: '8081' });
+		}
+		const got = [];
+		const { env, v, node } = await renderConfig(sections, { 'pathosd.validate': validator({ valid: true }, got) });
+		await v.handleSaveApply(null, '0');
+		assert.deepStrictEqual(env.ui.applied, [ true ], 'applied after the page\'s checks');
+		const note = byClass(node, 'pathosd-unchecked');
+		assert.strictEqual(note.length, 1, text(node));
+		assert.ok(/too large for LuCI to hand to pathosd in one request \(100 kB\)/.test(text(note[0])), text(note[0]));
+		assert.ok(!/No related RPC reply/.test(seen(env, node)));
+		// What still fits is checked by pathosd.
+		const small = await renderConfig(sections.slice(0, 600), { 'pathosd.validate': validator({ valid: true }, got) });
+		await small.v.handleSaveApply(null, '0');
+		assert.ok(got.length === 1 && Object.keys(got[0].uci).length === 600, 'pathosd checked 300 VIPs and their checks');
+		assert.strictEqual(byClass(small.node, 'pathosd-unchecked').length, 0);
+	});
+
 	test(label + 'config.js: a rejected reload is shown above the form until a later one is applied', async () => {
 		const { env, node } = await renderConfig(BASE_UCI, { 'pathosd.status': withReload(REJECTED) });
 		const banner = byClass(node, 'pathosd-reload-rejected');
@@ -1475,6 +1499,28 @@ function viewTests(label, src) {
 		d.set('name', 'bird-1');
 		assert.ok(await d.save());
 		assert.deepStrictEqual(plain(env.uci.changes), [ [ 'set', 'bird', 'name', 'bird-1' ] ]);
+	});
+
+	// form.js's checkDepends() looks each option of each section up in the
+	// page; in a browser that is a querySelector over the whole form, so a
+	// grid of 1,000 VIPs and 1,000 checks took minutes, not rendering at all.
+	test(label + 'config.js: 1,000 VIPs: the page does not look the grids\' options up row by row', async () => {
+		const sections = [ BASE_UCI[0] ];
+		for (let n = 0; n < 1000; n++) {
+			sections.push({ '.type': 'vip', '.name': 'v' + n, prefix: '10.20.' + (n >> 8) + '.' + (n & 255) + '/32' });
+			sections.push({ '.type': 'check', '.name': 'v' + n + '_tcp', vip: 'v' + n, type: 'tcp', port: '8081' });
+		}
+		const { env, m, v } = await renderConfig(sections);
+		assert.ok(m.lookups < 200, m.lookups + ' lookups to render the page');
+		m.lookups = 0;
+		await v.handleSave();
+		assert.ok(m.lookups < 200, m.lookups + ' lookups to save the page');
+		assert.deepStrictEqual(plain(env.uci.changes), []);
+		// A dialog still checks its own fields.
+		const d = await dialog(env, sectionOf(m, 'check'), 'v999_tcp');
+		d.set('port', '');
+		assert.strictEqual(await d.save(), false);
+		assert.deepStrictEqual(plain(d.w('vip').choices).length, 1000);
 	});
 
 	test(label + 'config.js: the drain-file example is per VIP; the port example per check type', async () => {

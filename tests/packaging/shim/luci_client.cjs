@@ -132,6 +132,10 @@ function makeRpc(replies, opts) {
 				// What rpc.js sends: JSON, where undefined members vanish.
 				const sent = JSON.parse(JSON.stringify(args));
 				calls.push({ object: o.object, method: o.method, args: sent });
+				// LuCI's endpoint (http.uc, HTTP_MAX_CONTENT) dies on a body
+				// over 100 kB; luci.js then rejects the batch's calls.
+				const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'call', params: [ SESSION, o.object, o.method, sent ] });
+				if (body.length > 100 * 1024) return Promise.reject(new Error('No related RPC reply'));
 				let r = granted(o.object, o.method) ? replies[o.object + '.' + o.method] : ACCESS_DENIED;
 				// What the ubus object gets: LuCI's endpoint (ubus_request)
 				// adds the caller's session to every call's arguments.
@@ -560,14 +564,17 @@ function makeForm(uci, ui) {
 
 		reset() { return this.renderContents(); }
 
+		// form.js Map.checkDepends(): every section's checkDepends().
 		checkDepends() {
-			this.children.forEach((s) => s.cfgsections().forEach((sid) => s.widgetOptions().forEach((o) => {
-				if (o.isActive(sid)) o.triggerValidation(sid);
-			})));
+			this.children.forEach((s) => s.checkDepends());
 		}
 
-		// form.js Map.lookupOption(): an option rendered in this map.
+		// form.js Map.lookupOption(): an option rendered in this map. In a
+		// browser each lookup is a querySelector over the whole map
+		// (findElement), counted in `lookups`: a grid of 1,000 rows makes
+		// that minutes.
 		lookupOption(name, sid) {
+			this.lookups = (this.lookups || 0) + 1;
 			for (const s of this.children) {
 				if (s.cfgsections().indexOf(sid) < 0) continue;
 				const o = s.widgetOptions().find((x) => x.option === name);
@@ -679,6 +686,18 @@ function makeForm(uci, ui) {
 		}
 
 		widgetOptions() { return this.children; }
+
+		// form.js AbstractSection.checkDepends(): for every section id and
+		// every option (shown in the page or not), isActive() and
+		// checkDepends() look it up, and an active one is validated.
+		checkDepends(ev, n) {
+			this.cfgsections().forEach((sid) => this.children.forEach((o) => {
+				const active = o.isActive(sid);
+				o.checkDepends(sid);
+				if (!n && active) o.triggerValidation(sid);
+			}));
+			return false;
+		}
 
 		renderAll() {
 			const nodes = [];
@@ -897,8 +916,15 @@ function makeForm(uci, ui) {
 			return this.isValid(sid) ? null : this.getValidationError(sid);
 		}
 
+		// form.js AbstractValue.isActive(): its field is in the page and
+		// not hidden (findElement, counted as a lookup).
 		isActive(sid) {
+			this.map.lookups = (this.map.lookups || 0) + 1;
 			return !!this.widget(sid) && this.map.isDependencySatisfied(this.deps, sid);
+		}
+
+		checkDepends(sid) {
+			return this.map.isDependencySatisfied(this.deps, sid);
 		}
 
 		// form.js AbstractValue.parse() (master): an inactive option is
