@@ -689,7 +689,10 @@ function viewTests(label, src) {
 	});
 
 	test(label + 'status.js: a call the ACL refuses says so in words', async () => {
-		const { env, root } = await renderStatus({}, null, { acl: ACL, role: 'read' });
+		// An ACL that grants no drain to a login the page takes as a writer.
+		const acl = JSON.parse(JSON.stringify(ACL));
+		acl['luci-app-pathosd'].write.ubus.pathosd = [ 'check' ];
+		const { env, root } = await renderStatus({}, null, { acl, role: 'write' });
 		await button(root, 'pathosd-drain', { 'data-vip': 'dns' }).attrs.click({});
 		const notes = byClass(root, 'pathosd-result');
 		assert.deepStrictEqual(notes.map((n) => [ text(n), hasClass(n, 'danger') ]),
@@ -797,9 +800,12 @@ function viewTests(label, src) {
 		await cfg.v.checkStaged().then((r) => assert.ok(r.daemon, 'validate granted to read: ' + JSON.stringify(r)));
 		const ov = await renderOverview(STATUS);
 		assert.ok(ov.node);
-		await button(root, 'pathosd-check', { 'data-vip': 'web' }).attrs.click({});
-		assert.ok(/access denied/.test(text(byClass(root, 'pathosd-result')[0])));
+		// Check now and Drain are disabled for it, as LuCI disables Save.
+		const actions = findAll(root, (n) => n.tag === 'button' && /pathosd-(check|drain)/.test(n.attrs['class']));
+		assert.ok(actions.length === 7 && actions.every((b) => b.attrs.disabled === '' && /write access/.test(b.attrs.title)),
+			JSON.stringify(actions.map((b) => [ b.attrs['class'], b.attrs.disabled ])));
 		const w = await renderStatus({}, null, { acl: ACL, role: 'write' });
+		assert.ok(findAll(w.root, (n) => n.tag === 'button' && /pathosd-drain/.test(n.attrs['class'])).every((b) => b.attrs.disabled == null));
 		await button(w.root, 'pathosd-drain', { 'data-vip': 'dns' }).attrs.click({});
 		assert.ok(/^Drain dns: draining/.test(text(byClass(w.root, 'pathosd-result')[0])));
 		assert.ok(env);

@@ -1150,6 +1150,9 @@ function makeEnv(opts) {
 		handleReset() { return Promise.all(form.pageMaps.map((m) => m.reset())); }
 	};
 	const L = {
+		// luci.js hasViewPermission(): false for a login that has the page's
+		// ACL with read access only.
+		hasViewPermission() { return opts.role === 'read' ? false : true; },
 		resolveDefault(p, d) { return Promise.resolve(p).catch(() => d); },
 		toArray(v) { return v == null ? [] : [].concat(v); },
 		isObject(v) { return v != null && typeof v === 'object' && !Array.isArray(v); }

@@ -60,6 +60,21 @@ var PAGE_SIZE = 50;
 
 var badge = common.badge;
 
+/* A login with read access only (the menu entry's ACL without write): its
+ * Check now and Drain would be refused by rpcd, so they are shown disabled,
+ * as LuCI disables Save for such a login. */
+function readOnly() {
+	return !!(L.hasViewPermission && L.hasViewPermission() === false);
+}
+
+function actionAttrs(attrs) {
+	if (readOnly()) {
+		attrs.disabled = '';
+		attrs.title = _('Needs write access to luci-app-pathosd');
+	}
+	return attrs;
+}
+
 function formatDuration(secs) {
 	var d, h, m, s, out = [];
 
@@ -352,18 +367,18 @@ return view.extend({
 				drains.length ? drains.join(', ') : '-',
 				orDash(v.last_transition_reason),
 				E('div', { 'class': 'pathosd-actions' }, [
-					E('button', {
+					E('button', actionAttrs({
 						'class': 'btn cbi-button cbi-button-action pathosd-check',
 						'data-vip': v.name,
 						'click': ui.createHandlerFn(self, 'handleCheck', v.name, null)
-					}, [ _('Check now') ]),
+					}), [ _('Check now') ]),
 					' ',
-					E('button', {
+					E('button', actionAttrs({
 						'class': 'btn cbi-button ' + (v.drain_api ? 'cbi-button-positive' : 'cbi-button-negative') + ' pathosd-drain',
 						'data-vip': v.name,
 						'data-enable': v.drain_api ? '0' : '1',
 						'click': ui.createHandlerFn(self, 'handleDrain', v.name, !v.drain_api)
-					}, [ v.drain_api ? _('Undrain') : _('Drain') ])
+					}), [ v.drain_api ? _('Undrain') : _('Drain') ])
 				])
 			];
 		});
@@ -388,12 +403,12 @@ return view.extend({
 					last + (c.last_check_duration_ms != null ? ' (' + c.last_check_duration_ms + ' ms)' : ''),
 					orDash(c.last_check_detail),
 					ago(c.last_check_time, now),
-					E('button', {
+					E('button', actionAttrs({
 						'class': 'btn cbi-button cbi-button-action pathosd-check-one',
 						'data-vip': v.name,
 						'data-check': c.name,
 						'click': ui.createHandlerFn(self, 'handleCheck', v.name, c.name)
-					}, [ _('Check now') ])
+					}), [ _('Check now') ])
 				]);
 			});
 		});
