@@ -134,6 +134,13 @@ fn parse_flags(command: Command, args: &[String]) -> Result<Invocation, String> 
     })
 }
 
+/// A loaded configuration: what the daemon runs on, or (`convert`) the
+/// file as it is written, once valid.
+enum Loaded {
+    Run(config::RunConfig),
+    AsWritten(config::Config),
+}
+
 /// Runs the CLI and returns the process exit code: 0 ok, 1 invalid config, 2 usage.
 pub fn main(args: Vec<OsString>) -> i32 {
     let args: Vec<String> = args
@@ -169,13 +176,12 @@ pub fn main(args: Vec<OsString>) -> i32 {
             // Before loading: the loader's large buffers are the first to
             // be freed.
             crate::sys::fix_mmap_threshold();
-            let loaded = if path.as_os_str() == "-" {
-                read_stdin()
-                    .and_then(|text| config::load_str(&text, format, &config::env::process_env))
-            } else {
-                config::load_config(&path, format)
+            // `convert` prints the file as it is, the others run on it.
+            let loaded = match command {
+                Command::Convert => crate::config_file::check(&path, format).map(Loaded::AsWritten),
+                _ => crate::config_file::load(&path, format).map(Loaded::Run),
             };
-            let mut cfg = match loaded {
+            let cfg = match loaded {
                 Ok(c) => c,
                 Err(errs) => {
                     let from = match path.to_str() {
@@ -193,18 +199,18 @@ pub fn main(args: Vec<OsString>) -> i32 {
                     return EXIT_INVALID;
                 }
             };
-            match command {
-                Command::Validate => {
+            match (command, cfg) {
+                (_, Loaded::AsWritten(raw)) => {
+                    print!("{}", config::load::to_json(&raw));
+                    EXIT_OK
+                }
+                (Command::Validate | Command::Convert, Loaded::Run(_)) => {
                     println!("configuration is valid");
                     EXIT_OK
                 }
-                Command::Convert => {
-                    print!("{}", config::load::to_json(&cfg));
-                    EXIT_OK
-                }
-                Command::Run => {
+                (Command::Run, Loaded::Run(mut cfg)) => {
                     if debug {
-                        cfg.logging_mut().level = LogLevel::Debug;
+                        cfg.set_log_level(LogLevel::Debug);
                     }
                     // What loading freed is not needed again.
                     crate::sys::trim_heap();
@@ -219,35 +225,6 @@ pub fn main(args: Vec<OsString>) -> i32 {
                 }
             }
         }
-    }
-}
-
-/// The configuration from standard input, bounded as a file is.
-fn read_stdin() -> Result<String, Vec<config::ConfigError>> {
-    use std::io::Read;
-    let max = config::load::MAX_FILE_BYTES;
-    let mut buf = Vec::new();
-    let read = std::io::stdin()
-        .lock()
-        .take(u64::try_from(max).unwrap_or(u64::MAX).saturating_add(1))
-        .read_to_end(&mut buf);
-    let fail = |message: String| {
-        vec![config::ConfigError {
-            path: String::new(),
-            message,
-        }]
-    };
-    match read {
-        Err(e) => Err(fail(format!("reading standard input: {e}"))),
-        Ok(_) if buf.len() > max => Err(fail(format!(
-            "standard input is larger than the limit of {max} bytes (4 MiB)"
-        ))),
-        Ok(_) => String::from_utf8(buf).map_err(|e| {
-            fail(format!(
-                "standard input is not UTF-8 text (invalid byte at offset {})",
-                e.utf8_error().valid_up_to()
-            ))
-        }),
     }
 }
 

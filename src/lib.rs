@@ -8,6 +8,7 @@ pub mod api;
 pub mod bgp;
 pub mod check;
 pub mod cli;
+pub mod config_file;
 pub mod daemon;
 pub mod logging;
 pub mod rt;

@@ -65,7 +65,6 @@ fn frr_md5_session_establishes() {
     let frr = Frr::start_with_password(a.peer, a.ours, Some("frr-md5-42"));
     let mut cfg = support::config_with_next_hop(a, Ipv4Addr::new(192, 0, 2, 42));
     cfg.bgp.neighbors[0].auth_password = Some("frr-md5-42".into());
-    pathosd::config::validate::resolve(&mut cfg);
     let (tx, _rx) = smol::channel::unbounded();
     let speaker = {
         let cfg = cfg.clone();

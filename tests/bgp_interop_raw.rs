@@ -58,7 +58,6 @@ fn passive_speaker(a: Addrs) -> support::TestSpeaker {
     support::init_log();
     let mut cfg = support::config(a);
     cfg.bgp.neighbors[0].passive = true;
-    pathosd::config::validate::resolve(&mut cfg);
     let (tx, _rx) = smol::channel::unbounded();
     {
         let cfg = cfg.clone();

@@ -39,7 +39,7 @@ fn inner_guard() {
     let ns = std::env::var(ENV).expect("runs only inside guard_in_namespace's namespace");
     assert!(ns.starts_with("pathosd-guard-"));
     let mut errs = Errors::default();
-    let mut vip = Vip::decode(
+    let vip = Vip::decode(
         &json!({
             "name": "web", "prefix": "10.77.0.1/32",
             "require_local_address": true, "local_interface": "vip0",
@@ -50,8 +50,7 @@ fn inner_guard() {
     )
     .unwrap();
     assert!(errs.is_empty(), "{errs:?}");
-    // As validation does.
-    pathosd::config::target::resolve_vip(&mut vip);
+    let vip = pathosd::config::run::vip_spec(vip).expect("a valid VIP");
     let vc = scheduler::build(&vip, &[CheckId(0)]).unwrap();
 
     let r = run(&vc);

@@ -9,7 +9,7 @@ mod support;
 use pathosd::check::scheduler::{self, run_check_loop, TriggerSlot};
 use pathosd::check::{Combiner, Hysteresis, Schedule};
 use pathosd::config::policy_expr::Expr;
-use pathosd::config::{Errors, Field, Vip};
+use pathosd::config::{Errors, Field, VipSpec as Vip};
 use pathosd::daemon::engine::{CheckId, CheckRun, Engine, Input, Output};
 use pathosd::daemon::Msg;
 use serde_json::json;
@@ -19,13 +19,12 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 use support::*;
 
+/// A VIP through the run config's own constructor.
 fn vip(v: serde_json::Value) -> Vip {
     let mut errs = Errors::default();
-    let mut v = Vip::decode(&v, "vip", &mut errs).expect("a VIP");
+    let v = pathosd::config::Vip::decode(&v, "vip", &mut errs).expect("a VIP");
     assert!(errs.is_empty(), "{:?}", errs.0);
-    // Each check's target, as validation resolves it.
-    pathosd::config::target::resolve_vip(&mut v);
-    v
+    pathosd::config::run::vip_spec(v).expect("a valid VIP")
 }
 
 /// An exec check that passes while `flag` exists and records overlapping
@@ -265,13 +264,13 @@ fn a_trigger_and_a_scheduled_run_of_one_check_are_serialized() {
 fn always_vip_has_no_checks_and_bad_checks_name_the_check() {
     let v = vip(json!({"name": "static", "prefix": "10.0.0.0/24", "always": true}));
     assert!(scheduler::build(&v, &[]).unwrap().is_empty());
-    let v = vip(json!({"name": "web", "prefix": "10.0.0.0/24",
-                       "check": {"type": "tcp", "tcp": {"port": 80}}}));
+    // A probe that cannot be built (validation rejects this one; what
+    // reaches the scheduler is e.g. an unreadable CA file) names the check.
+    let v = vip(json!({"name": "web", "prefix": "10.0.0.1/32",
+                       "check": {"type": "ping", "ping": {"src_ip": "::1"}}}));
     assert_eq!(
         scheduler::build(&v, &[CheckId(0)]).unwrap_err(),
-        // Validation rejects it (tcp.host is required); unvalidated, the
-        // loop still cannot start, and says which check.
-        "vip web check tcp: target not resolved: the check was not validated"
+        "vip web check ping: src_ip and dst_ip are of different families"
     );
 }
 

@@ -346,7 +346,9 @@ fn validate_and_convert_read_standard_input() {
         child.stdin.take().unwrap().write_all(input).unwrap();
         child.wait_with_output().unwrap()
     };
-    let uci = std::fs::read_to_string(example("pathosd.uci")).unwrap();
+    let uci = "config pathosd 'main'\n\toption asn '65001'\n\toption router_id '10.0.0.1'\n\
+               config neighbor 'n'\n\toption address '127.0.0.1'\n\toption peer_asn '65000'\n\
+               config vip 'web'\n\toption prefix '10.10.1.5/32'\n\toption always '1'\n";
     let out = piped(&["validate", "--config", "-"], uci.as_bytes());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "configuration is valid\n");
@@ -370,9 +372,8 @@ fn validate_and_convert_read_standard_input() {
         b"config pathosd 'main'\n\xff\n",
     );
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        text(&out.stderr).contains("standard input is not UTF-8 text (invalid byte at offset 22)")
-    );
+    assert!(text(&out.stderr)
+        .contains("reading standard input: not UTF-8 text (invalid byte at offset 22)"));
     let out = run(&["run", "--config", "-"]);
     assert_eq!(out.status.code(), Some(2));
 }

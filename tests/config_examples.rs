@@ -2,7 +2,8 @@
 //! same as their JSON conversion.
 
 use pathosd::config::load::{detect, to_json};
-use pathosd::config::{load_config, load_str, Format};
+use pathosd::config::{check_str, Format};
+use pathosd::config_file;
 use std::path::PathBuf;
 
 fn examples() -> Vec<PathBuf> {
@@ -30,7 +31,7 @@ fn every_example_validates() {
     let files = examples();
     assert!(files.len() >= 3, "examples/ has {files:?}");
     for f in &files {
-        if let Err(errs) = load_config(f, None) {
+        if let Err(errs) = config_file::load(f, None) {
             let lines: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
             if refused_only_for_tls(f, &lines) {
                 continue;
@@ -56,7 +57,7 @@ fn examples_are_detected_by_content() {
 #[test]
 fn converted_examples_load_back_equal() {
     for f in examples() {
-        let c = match load_config(&f, None) {
+        let c = match config_file::check(&f, None) {
             Ok(c) => c,
             Err(errs) => {
                 let lines: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
@@ -68,7 +69,7 @@ fn converted_examples_load_back_equal() {
                 continue;
             }
         };
-        let again = load_str(&to_json(&c), Some(Format::Json), &|_| None).unwrap();
+        let again = check_str(&to_json(&c), Some(Format::Json), &|_| None).unwrap();
         assert_eq!(again, c, "{}", f.display());
     }
 }

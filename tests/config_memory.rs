@@ -81,10 +81,9 @@ fn peak_kib(file: &Path) -> u64 {
 
 /// The child's part: load, check, report the process's peak RSS.
 fn child(file: &str) {
-    let c = pathosd_core::config::load_config(Path::new(file), None)
-        .unwrap_or_else(|e| panic!("{e:?}"));
+    let c = pathosd::config_file::load(Path::new(file), None).unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!(c.vips.len(), 10_000);
-    assert_eq!(c.bgp.neighbors[0].auth_password.as_deref(), Some(KEY));
+    assert_eq!(c.neighbors[0].settings.password.as_deref(), Some(KEY));
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let hwm = status
         .lines()

@@ -13,7 +13,7 @@
 use pathosd::bgp::rib_out::{AdjRibOut, Changes, PeerShape, RibOut};
 use pathosd::bgp::types::{Afi, PathAttrs};
 use pathosd::check::CheckResult;
-use pathosd::config::{policy_expr, Errors, Field, Vip};
+use pathosd::config::{Errors, Field, Vip};
 use pathosd::daemon::engine::{CheckRun, Engine, Input, Output};
 use std::time::{Duration, Instant};
 
@@ -221,16 +221,13 @@ fn run_file(path: &std::path::Path) {
                 let mut errs = Errors::default();
                 let vip = Vip::decode(&v, "vip", &mut errs).unwrap();
                 assert!(errs.is_empty(), "{errs:?}");
-                vips.push(vip);
+                // Through the run config's own constructor, as validation.
+                vips.push(pathosd::config::run::vip_spec(vip).unwrap());
             }
             other => panic!("unknown header line {other}"),
         }
     }
     let t0 = Instant::now();
-    // As validation leaves them: each VIP carries its compiled policy.
-    for v in &mut vips {
-        v.checks_expr = policy_expr::parse(&v.checks_policy).unwrap();
-    }
     let (engine, outs) = Engine::new(&*vips, t0);
     let mut h = Harness {
         engine,

@@ -209,7 +209,7 @@ fn status_page(mut s: Snapshot) -> Value {
 /// JSON object (`config`). Either way the answer is a reply, not an error
 /// status, so that the errors reach the caller.
 fn validate(args: &Value) -> Result<Value, UbusStatus> {
-    let lookup = &pathosd_core::config::env::process_env;
+    let lookup = &crate::config_file::env;
     let loaded = match (args.get("uci"), args.get("config")) {
         (Some(v @ Value::Object(_)), None) => load_uci_values(v, lookup),
         (None, Some(v @ Value::Object(_))) => load_str(&v.to_string(), Some(Format::Json), lookup),

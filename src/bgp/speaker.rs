@@ -2,6 +2,5 @@
 //! [`super::driver`] for how sessions are run).
 
 pub use super::driver::{
-    listen_addr, MessageCounters, PeerEvent, PeerSettings, PeerStatus, SessionReport, Speaker,
-    SpeakerHandle,
+    MessageCounters, PeerEvent, PeerSettings, PeerStatus, SessionReport, Speaker, SpeakerHandle,
 };

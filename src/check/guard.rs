@@ -17,13 +17,11 @@ pub(crate) struct LocalAddressGuard {
 
 impl LocalAddressGuard {
     /// The guard a VIP's config asks for, if any.
-    pub(crate) fn from_vip(vip: &crate::config::Vip) -> Option<LocalAddressGuard> {
-        if !vip.require_local_address {
-            return None;
-        }
+    pub(crate) fn from_vip(vip: &crate::config::VipSpec) -> Option<LocalAddressGuard> {
+        let wanted = vip.local_address.as_ref()?;
         Some(LocalAddressGuard {
             prefix: vip.prefix,
-            interface: vip.local_interface.clone(),
+            interface: wanted.interface.clone(),
         })
     }
 

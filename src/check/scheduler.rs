@@ -14,7 +14,7 @@
 
 use super::probe::Probe;
 use super::result::CheckResult;
-use crate::config::{Check, Vip};
+use crate::config::{CheckSpec, VipSpec};
 use crate::daemon::engine::{CheckId, CheckRun};
 use crate::daemon::Msg;
 use smol::channel::Sender;
@@ -106,16 +106,13 @@ pub struct CheckLoop {
 impl CheckLoop {
     /// The loop of `check` of `vip`, tagged with the engine's `id` for it.
     /// Errors name the VIP and the check.
-    pub fn new(id: CheckId, vip: &Vip, check: &Check) -> Result<CheckLoop, String> {
-        let err = |e: String| format!("vip {} check {}: {e}", vip.name, check.effective_name());
+    pub fn new(id: CheckId, vip: &VipSpec, check: &CheckSpec) -> Result<CheckLoop, String> {
+        let err = |e: String| format!("vip {} check {}: {e}", vip.name, check.name);
         Ok(CheckLoop {
             id,
             probe: Probe::new(check).map_err(err)?,
             guard: super::guard::LocalAddressGuard::from_vip(vip),
-            schedule: Schedule::new(
-                &format!("{}/{}", vip.name, check.effective_name()),
-                check.interval.get(),
-            ),
+            schedule: Schedule::new(&format!("{}/{}", vip.name, check.name), check.interval),
         })
     }
 
@@ -194,11 +191,8 @@ impl TriggerSlot {
 /// The checks of `vip` as loops, in config order, tagged with the engine's
 /// ids of its checks (`ids[i]` for the i-th check); an `always` VIP has
 /// none. Errors name the check.
-pub fn build(vip: &Vip, ids: &[CheckId]) -> Result<Vec<CheckLoop>, String> {
-    if vip.always {
-        return Ok(Vec::new());
-    }
-    vip.check_list()
+pub fn build(vip: &VipSpec, ids: &[CheckId]) -> Result<Vec<CheckLoop>, String> {
+    vip.checks
         .iter()
         .zip(ids)
         .map(|(c, id)| CheckLoop::new(*id, vip, c))

@@ -8,7 +8,10 @@
 
 pub use pathosd_core::daemon::{engine, reload, triggers};
 
+mod http;
 mod owner;
+mod signals;
+mod ubus;
 
 use crate::api::control::Control;
 use crate::bgp::speaker::{PeerEvent, SessionReport};

@@ -10,9 +10,9 @@ use crate::api::model::{
 };
 use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
 use crate::check::{policy, scheduler};
-use crate::config::load::{load_config, Format};
+use crate::config::load::Format;
 use crate::config::policy_expr::Expr;
-use crate::config::{Config, LogLevel, Resolved, Vip};
+use crate::config::{LogLevel, RunConfig, VipSpec as Vip};
 use crate::vip::VipState;
 use smol::channel::{unbounded, Receiver, Sender};
 use smol::future::FutureExt;
@@ -34,7 +34,7 @@ type TriggerReply = Reply<Result<TriggerOutcome, ApiError>>;
 
 /// Runs the daemon on a loaded, valid config until a signal stops it;
 /// returns the exit code.
-pub fn run(opts: Options, cfg: Resolved) -> i32 {
+pub fn run(opts: Options, cfg: RunConfig) -> i32 {
     let level = if opts.debug {
         log::LevelFilter::Debug
     } else {
@@ -181,7 +181,7 @@ struct CheckLoopHandle {
 
 struct Owner {
     opts: Options,
-    cfg: Resolved,
+    cfg: RunConfig,
     engine: Engine,
     speaker: SpeakerHandle,
     /// By VIP name, the config's `Arc` (no copy per VIP).
@@ -198,7 +198,7 @@ struct Owner {
     start_time: SystemTime,
     last_reload: Option<ReloadRecord>,
     /// The HTTP API server, replaced by a reload that changes `api.*`.
-    http: Option<Http>,
+    http: Option<super::http::Http>,
     ctl: ControlHandle,
 }
 
@@ -257,7 +257,7 @@ fn spawn(
     }
 }
 
-async fn async_main(opts: Options, mut cfg: Resolved) -> i32 {
+async fn async_main(opts: Options, mut cfg: RunConfig) -> i32 {
     let now = Instant::now();
     // exec checks reap their children through this task instead of the
     // thread smol::process would otherwise start for it ("async-process").
@@ -284,9 +284,9 @@ async fn async_main(opts: Options, mut cfg: Resolved) -> i32 {
 
     let (ctl_tx, ctl_rx) = unbounded();
     let ctl = ControlHandle::new(ctl_tx);
-    let http = start_http(&cfg, ctl.clone());
-    let ubus = start_ubus(&cfg, ctl.clone());
-    start_signals(events.clone());
+    let http = super::http::start(&cfg.api, ctl.clone());
+    let ubus = super::ubus::start(&cfg.api, ctl.clone());
+    super::signals::start(events.clone());
 
     // The sessions start once the first engine step has decided the
     // routes (applied right below): a session that comes up finds the
@@ -304,7 +304,7 @@ async fn async_main(opts: Options, mut cfg: Resolved) -> i32 {
         "pathosd {} started: {} VIPs, {} neighbors",
         env!("CARGO_PKG_VERSION"),
         engine.vips().len(),
-        cfg.bgp.neighbors.len()
+        cfg.neighbors.len()
     );
     let inbox = Inbox {
         events: event_rx,
@@ -398,146 +398,6 @@ impl Inbox {
             })
             .await
     }
-}
-
-/// The running HTTP API: its listener (kept so that a reload that changes
-/// only the timeouts or the token serves on the same socket) and its task.
-struct Http {
-    listen: String,
-    listener: smol::net::TcpListener,
-    task: smol::Task<()>,
-}
-
-/// Binds `api.listen` of `cfg` (None when it is empty or cannot be bound:
-/// the endpoint is for humans and monitoring, routing goes on without it).
-fn bind_http(cfg: &Config) -> Option<smol::net::TcpListener> {
-    let listen = cfg.api.listen_addr?;
-    match crate::api::http::listen(listen) {
-        Ok(l) => {
-            log::info!("api: listening on http://{listen}");
-            Some(l)
-        }
-        Err(e) => {
-            log::error!("api: cannot listen on {listen}: {e}");
-            None
-        }
-    }
-}
-
-/// Serves the API on `l` with the timeouts and token of `cfg`.
-fn serve_http(cfg: &Config, ctl: ControlHandle, l: smol::net::TcpListener) -> Http {
-    let limits = crate::api::http::Limits {
-        read_header_timeout: cfg.api.read_header_timeout.get(),
-        read_timeout: cfg.api.read_timeout.get(),
-        write_timeout: cfg.api.write_timeout.get(),
-        idle_timeout: cfg.api.idle_timeout.get(),
-    };
-    let token = cfg.api.token().map(std::sync::Arc::from);
-    if let Some(w) = l
-        .local_addr()
-        .ok()
-        .and_then(|a| crate::api::access::exposure_warning(a, token.is_some()))
-    {
-        log::warn!("{w}");
-    }
-    let opts = crate::api::routes::Options {
-        token,
-        ..crate::api::routes::Options::default()
-    };
-    let task = crate::rt::spawn(crate::api::http::serve(
-        l.clone(),
-        crate::api::routes::handler_with(ctl, opts),
-        limits,
-    ));
-    Http {
-        listen: cfg.api.listen.trim().to_string(),
-        listener: l,
-        task,
-    }
-}
-
-fn start_http(cfg: &Config, ctl: ControlHandle) -> Option<Http> {
-    bind_http(cfg).map(|l| serve_http(cfg, ctl, l))
-}
-
-/// A reload that changed an `api.*` setting other than `ubus_socket`: the
-/// server is replaced. A new address is bound before the old server goes,
-/// so a failed bind keeps the old one; the same address keeps its socket.
-/// Connections accepted before go on with the old settings until they close
-/// (at most `idle_timeout` between requests).
-fn restart_http(old: Option<Http>, cfg: &Config, ctl: ControlHandle) -> Option<Http> {
-    let listen = cfg.api.listen.trim();
-    match old {
-        Some(h) if h.listen == listen => {
-            drop(h.task);
-            Some(serve_http(cfg, ctl, h.listener))
-        }
-        Some(h) if !listen.is_empty() => match bind_http(cfg) {
-            Some(l) => {
-                drop(h.task);
-                Some(serve_http(cfg, ctl, l))
-            }
-            None => {
-                log::error!(
-                    "reload: the API stays on http://{} with its old settings",
-                    h.listen
-                );
-                Some(h)
-            }
-        },
-        Some(h) => {
-            drop(h.task);
-            log::info!("api: stopped listening on http://{}", h.listen);
-            None
-        }
-        None => start_http(cfg, ctl),
-    }
-}
-
-fn start_ubus(cfg: &Config, ctl: ControlHandle) -> Option<crate::ubus::UbusHandle> {
-    let path = cfg.api.ubus_socket.trim();
-    if path.is_empty() {
-        return None;
-    }
-    let ucfg = crate::ubus::UbusConfig {
-        socket_path: path.into(),
-        ..crate::ubus::UbusConfig::default()
-    };
-    let (client, handle, requests) = crate::ubus::UbusClient::new(ucfg);
-    crate::rt::spawn(client.run()).detach();
-    crate::rt::spawn(crate::api::ubus_methods::serve_ubus(requests, ctl)).detach();
-    Some(handle)
-}
-
-fn start_signals(events: Sender<Msg>) {
-    let fd = match crate::sys::signal_pipe() {
-        Ok(fd) => fd,
-        Err(e) => {
-            log::error!("signals: {e}");
-            return;
-        }
-    };
-    crate::rt::spawn(async move {
-        let Ok(pipe) = async_io::Async::new(std::fs::File::from(fd)) else {
-            return;
-        };
-        let mut pipe = pipe;
-        let mut b = [0u8; 16];
-        loop {
-            use smol::io::AsyncReadExt;
-            match pipe.read(&mut b).await {
-                Ok(0) | Err(_) => return,
-                Ok(n) => {
-                    for s in &b[..n] {
-                        if events.send(Msg::Signal(i32::from(*s))).await.is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
-        }
-    })
-    .detach();
 }
 
 impl Owner {
@@ -957,7 +817,7 @@ impl Owner {
                     transitions: v.transitions,
                     checks_policy: config.checks_policy.to_string(),
                     // From the newest guarded result; false until one arrives.
-                    local_address_assigned: config.require_local_address.then(|| {
+                    local_address_assigned: config.local_address.as_ref().map(|_| {
                         v.checks
                             .iter()
                             .filter_map(|c| Some((c.last_time?, c.last.as_ref()?)))
@@ -968,10 +828,10 @@ impl Owner {
                     checks: v
                         .checks
                         .iter()
-                        .zip(config.check_list())
+                        .zip(&config.checks)
                         .map(|(c, cfg)| CheckView {
                             name: c.name.clone(),
-                            kind: cfg.kind.map_or("", |k| k.as_str()).to_string(),
+                            kind: cfg.probe.kind().as_str().to_string(),
                             healthy: c.hysteresis.healthy(),
                             consecutive_ok: c.hysteresis.consecutive_ok(),
                             consecutive_fail: c.hysteresis.consecutive_fail(),
@@ -994,13 +854,8 @@ impl Owner {
             })
             .collect();
         Snapshot {
-            router_id: self
-                .cfg
-                .router
-                .router_id
-                .map(|r| r.to_string())
-                .unwrap_or_default(),
-            asn: self.cfg.router.asn,
+            router_id: self.cfg.router_id.to_string(),
+            asn: self.cfg.asn,
             version: env!("CARGO_PKG_VERSION"),
             start_time: self.start_time,
             uptime: now.saturating_duration_since(self.start),
@@ -1036,7 +891,7 @@ impl Owner {
     /// Loads the file and applies it as [`reload::diff`] plans it (the one
     /// rule for the engine, the check loops and the speaker).
     fn try_reload(&mut self, now: Instant) -> Result<ReloadPlan, Vec<String>> {
-        let mut new = load_config(&self.opts.config_path, self.opts.format)
+        let mut new = crate::config_file::load(&self.opts.config_path, self.opts.format)
             .map_err(|errs| errs.into_iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
         // The old side of the VIPs' diff is the engine's (the running
         // config keeps no VIPs).
@@ -1112,18 +967,12 @@ impl Owner {
                 }
             }
         }
-        let restart: Vec<&str> = plan
-            .neighbors
-            .iter()
-            .filter(|(_, c)| *c == NeighborChange::Restarted)
-            .map(|(n, _)| n.as_str())
-            .collect();
-        self.speaker.reconfigure(&new, &restart);
+        self.speaker.reconfigure(&new, &plan.neighbors);
         if plan.live.contains(&"logging.level") && !self.opts.debug {
             crate::logging::set_level(level_filter(new.logging.level));
         }
         if plan.live.iter().any(|k| reload::HTTP_KEYS.contains(k)) {
-            self.http = restart_http(self.http.take(), &new, self.ctl.clone());
+            self.http = super::http::restart(self.http.take(), &new.api, self.ctl.clone());
         }
         self.apply(outs);
         log::info!("reload: applied {}", self.opts.config_path.display());
@@ -1167,12 +1016,7 @@ impl Owner {
             }
         }
         let ubus = self.ubus.clone();
-        let drain = self
-            .cfg
-            .bgp
-            .shutdown_drain
-            .get()
-            .min(Duration::from_secs(4));
+        let drain = self.cfg.shutdown_drain.min(Duration::from_secs(4));
         let stop = self.speaker.shutdown("pathosd shutting down", drain);
         // Session changes of the shutdown become `pathosd.peer` events.
         let second_signal = async {

@@ -13,7 +13,7 @@ pub mod ubus_broker;
 
 use pathosd::bgp::types::Prefix;
 use pathosd::check::{CheckResult, Probe};
-use pathosd::config::{Check, Config, Dur, Errors, Field, Neighbor};
+use pathosd::config::{Check, CheckSpec, Config, Dur, Errors, Field, Neighbor};
 use std::io::{BufRead, BufReader};
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
@@ -165,16 +165,16 @@ pub fn probe(v: serde_json::Value, vip: &str) -> CheckResult {
     smol::block_on(p.run())
 }
 
-/// `c` with its target resolved for a VIP with prefix `vip`, as validation
-/// resolves it; panics for a check validation would reject.
-pub fn resolved(mut c: Check, vip: &str) -> Check {
-    pathosd::config::target::resolve_check(&mut c, &prefix(vip))
-        .unwrap_or_else(|| panic!("no target for {c:?} on {vip}: validation rejects it"));
-    c
+/// `c` as the daemon runs it on a VIP with prefix `vip`, through the run
+/// config's own constructor; panics for a check validation would reject.
+pub fn resolved(c: Check, vip: &str) -> CheckSpec {
+    let shown = format!("{c:?}");
+    pathosd::config::run::check_spec(c, &prefix(vip))
+        .unwrap_or_else(|e| panic!("{shown} on {vip}: {e}"))
 }
 
 /// The probe of check `c` on a VIP with prefix `vip`, built as the daemon
-/// builds it (after validation resolved its target).
+/// builds it.
 pub fn build_probe(c: Check, vip: &str) -> Result<Probe, String> {
     Probe::new(&resolved(c, vip))
 }
@@ -320,9 +320,8 @@ pub const OUR_AS: u32 = 65001;
 pub const PEER_AS: u32 = 65000;
 
 /// A pathosd config with one eBGP neighbor `peer` on loopback: router_id and
-/// local address `ours`, listening on ours:1179, short timers. Resolved as
-/// validation resolves it; a test that changes it must call
-/// `pathosd::config::validate::resolve` again.
+/// local address `ours`, listening on ours:1179, short timers. The speaker
+/// runs it through [`run_config`], as the daemon's config is made.
 pub fn config(a: Addrs) -> Config {
     let mut cfg = Config {
         schema: "v1".into(),
@@ -342,8 +341,13 @@ pub fn config(a: Addrs) -> Config {
         enable_multihop: true,
         ..Neighbor::default()
     }];
-    // As validation would: the speaker runs on the resolved session.
-    pathosd::config::validate::resolve(&mut cfg);
+    // Validation asks for a VIP; the speaker's routes are the tests' own.
+    cfg.vips = vec![pathosd::config::Vip {
+        name: "unused".into(),
+        prefix: prefix("10.255.255.1/32"),
+        always: true,
+        ..pathosd::config::Vip::default()
+    }];
     cfg
 }
 
@@ -356,8 +360,14 @@ pub fn config_with_next_hop(a: Addrs, next_hop: Ipv4Addr) -> Config {
     cfg.router.router_id = Some(IpAddr::V4(next_hop));
     cfg.router.local_address = None;
     cfg.bgp.neighbors[0].local_address = Some(IpAddr::V4(a.ours));
-    pathosd::config::validate::resolve(&mut cfg);
     cfg
+}
+
+/// `cfg` through the run config's constructor (it validates), as the
+/// daemon's config is made; panics with the errors of an invalid one.
+pub fn run_config(cfg: &Config) -> pathosd::config::RunConfig {
+    pathosd::config::RunConfig::new(cfg.clone())
+        .unwrap_or_else(|e| panic!("invalid test config: {e:?}"))
 }
 
 /// A fresh temporary directory, removed on drop.
@@ -609,12 +619,13 @@ impl<T: 'static> Drop for OnRt<T> {
 pub struct TestSpeaker(pub OnRt<pathosd::bgp::driver::SpeakerHandle>);
 
 impl TestSpeaker {
-    /// `Speaker::start` on the daemon thread, with `cfg` resolved.
+    /// `Speaker::start` on the daemon thread, with `cfg` made a run config
+    /// as the daemon's is.
     pub fn start(
         cfg: &Config,
         events: smol::channel::Sender<pathosd::daemon::Msg>,
     ) -> std::io::Result<TestSpeaker> {
-        let cfg = pathosd::config::Resolved::new(cfg.clone());
+        let cfg = run_config(cfg);
         OnRt::try_new(move || pathosd::bgp::driver::Speaker::start(&cfg, events)).map(TestSpeaker)
     }
 
@@ -634,15 +645,17 @@ impl TestSpeaker {
         self.0.with(move |s| s.set_routes(routes))
     }
 
-    /// `reconfigure(cfg, restart)` with `cfg` resolved (its new sessions
-    /// start on the daemon thread).
+    /// `reconfigure` with `cfg` as a run config and a plan that restarts
+    /// the neighbors named in `restart` (its new sessions start on the
+    /// daemon thread).
     pub fn reconfigure(&self, cfg: &Config, restart: &[&str]) {
-        let cfg = pathosd::config::Resolved::new(cfg.clone());
-        let restart: Vec<String> = restart.iter().map(|n| n.to_string()).collect();
-        self.0.with(move |s| {
-            let restart: Vec<&str> = restart.iter().map(String::as_str).collect();
-            s.reconfigure(&cfg, &restart)
-        })
+        use pathosd::daemon::reload::NeighborChange;
+        let cfg = run_config(cfg);
+        let plan: Vec<(String, NeighborChange)> = restart
+            .iter()
+            .map(|n| (n.to_string(), NeighborChange::Restarted))
+            .collect();
+        self.0.with(move |s| s.reconfigure(&cfg, &plan))
     }
 
     /// The graceful stop, waited for (bounded: `drain` plus 10 s).

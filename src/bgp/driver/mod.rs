@@ -40,7 +40,7 @@ mod peer;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io;
-use std::net::{IpAddr, Ipv6Addr, SocketAddr, TcpListener};
+use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -52,11 +52,11 @@ use super::fsm::State;
 use super::rib_out::RibOut;
 use super::session::{RouteBatch, SessionCore, StatusUpdate, Summary};
 use super::types::{PathAttrs, Prefix, RouteIntent};
-use crate::config::schema::Neighbor;
-use crate::config::Resolved;
+use crate::config::run::{NeighborRun, RunConfig};
+use crate::daemon::reload::NeighborChange;
 use crate::daemon::Msg;
 
-pub use super::settings::{listen_addr, PeerSettings};
+pub use super::settings::PeerSettings;
 
 /// Longest time one write to a peer may take before the connection is
 /// considered failed.
@@ -224,10 +224,9 @@ impl Speaker {
     /// neighbor's TCP MD5 key on it and starts one task per neighbor.
     /// Fails only when the listener cannot be opened; a neighbor whose MD5
     /// key cannot be set is reported in its status and does not run.
-    /// `cfg` is resolved (each neighbor's session settings).
     /// `events` gets each session change as [`Msg::Peer`].
-    pub fn start(cfg: &Resolved, events: Sender<Msg>) -> io::Result<SpeakerHandle> {
-        let listener = match listen_addr(cfg) {
+    pub fn start(cfg: &RunConfig, events: Sender<Msg>) -> io::Result<SpeakerHandle> {
+        let listener = match cfg.listen {
             Some(addr) => {
                 let l = net::listen(addr)
                     .map_err(|e| io::Error::new(e.kind(), format!("bgp listen on {addr}: {e}")))?;
@@ -246,7 +245,7 @@ impl Speaker {
             owner: OwnerSide::default(),
             reports: reports_rx,
         };
-        for n in &cfg.bgp.neighbors {
+        for n in &cfg.neighbors {
             handle.start_peer(n, None);
         }
         if let Some(l) = listener {
@@ -261,9 +260,9 @@ impl SpeakerHandle {
     /// Starts the task of neighbor `n` (after `gate` closes, when given: a
     /// reload's start), with the current originated routes as its first
     /// batch.
-    fn start_peer(&mut self, n: &Neighbor, gate: Option<Receiver<Msg>>) {
-        let address = n.address.unwrap_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED));
-        let s = PeerSettings::from_config(n);
+    fn start_peer(&mut self, n: &NeighborRun, gate: Option<Receiver<Msg>>) {
+        let s = n.settings.clone();
+        let address = s.address;
         let md5 = match (&self.listener, &s.password) {
             (Some(l), Some(key)) => net::listener_md5(l, s.address, key)
                 .map_err(|e| format!("cannot set the TCP MD5 key on the listener: {e}")),
@@ -280,7 +279,7 @@ impl SpeakerHandle {
         owner.next_id = owner.next_id.wrapping_add(1);
         let id = owner.next_id;
         let mut entry = PeerEntry {
-            name: n.name.clone(),
+            name: n.name().to_string(),
             address: net::canonical(address),
             settings: settings.as_ref().ok().cloned(),
             ctl: None,
@@ -318,22 +317,22 @@ impl SpeakerHandle {
                 entry.task = Some(crate::rt::spawn(task.run()));
             }
             Err(e) => {
-                log::error!("bgp peer {}: not started: {e}", n.name);
+                log::error!("bgp peer {}: not started: {e}", n.name());
                 summary.last_error = Some(e);
             }
         }
-        owner.views.retain(|v| v.name != n.name);
+        owner.views.retain(|v| v.name != n.name());
         owner.views.push(View {
             id,
-            name: n.name.clone(),
+            name: n.name().to_string(),
             address,
-            asn: n.peer_asn,
+            asn: n.settings.fsm.peer_as,
             required: n.required,
             summary,
             session,
         });
         let mut peers = self.peers.borrow_mut();
-        peers.retain(|p| p.name != n.name);
+        peers.retain(|p| p.name != n.name());
         peers.push(entry);
     }
 
@@ -440,26 +439,33 @@ impl SpeakerHandle {
             .collect()
     }
 
-    /// Applies a reloaded config: the neighbors named in `restart` (whose
-    /// session settings changed, as the daemon's reload plan decided)
-    /// restart (Cease / Administrative Shutdown "configuration changed",
-    /// then a new session), removed ones stop, new ones start, and a peer
-    /// that could not start before is tried again; the other sessions are
-    /// not touched, only their `required` is updated. The listener and its
-    /// address are kept (a changed listen address needs a daemon restart;
-    /// the reload says so).
-    pub fn reconfigure(&mut self, cfg: &Resolved, restart: &[&str]) {
+    /// Applies a reloaded config as the daemon's reload plan decided for
+    /// each neighbor (`plan`, by name): Restarted ones restart (Cease /
+    /// Administrative Shutdown "configuration changed", then a new
+    /// session), Removed ones stop, Added ones start, Required ones only
+    /// take their new `required`; a peer that could not start before (its
+    /// MD5 key) is tried again. The listener and its address are kept (a
+    /// changed listen address needs a daemon restart; the reload says so).
+    pub fn reconfigure(&mut self, cfg: &RunConfig, plan: &[(String, NeighborChange)]) {
+        let change = |name: &str| {
+            plan.iter()
+                .find(|(n, _)| n == name)
+                .map_or(NeighborChange::Unchanged, |(_, c)| *c)
+        };
         let mut stopping = Vec::new();
         {
             let mut peers = self.peers.borrow_mut();
             let mut keep = Vec::new();
             for p in peers.drain(..) {
-                let n = cfg.bgp.neighbors.iter().find(|n| n.name == p.name);
-                match n {
-                    Some(n) if p.settings.is_some() && !restart.contains(&n.name.as_str()) => {
-                        keep.push(p)
-                    }
-                    _ => stopping.push(p),
+                // A neighbor the new config lacks stops whatever a plan says.
+                let stays = matches!(
+                    change(&p.name),
+                    NeighborChange::Unchanged | NeighborChange::Required
+                ) && cfg.neighbor(&p.name).is_some();
+                if stays && p.settings.is_some() {
+                    keep.push(p)
+                } else {
+                    stopping.push(p)
                 }
             }
             *peers = keep;
@@ -468,19 +474,18 @@ impl SpeakerHandle {
         {
             let owner = &mut self.owner;
             owner.views.retain(|v| {
-                running.contains(&v.name) || cfg.bgp.neighbors.iter().any(|n| n.name == v.name)
+                running.contains(&v.name) || change(&v.name) != NeighborChange::Removed
             });
             for v in owner.views.iter_mut() {
-                if let Some(n) = cfg.bgp.neighbors.iter().find(|n| n.name == v.name) {
+                if let Some(n) = cfg.neighbor(&v.name) {
                     v.required = n.required;
                 }
             }
         }
-        let starting: Vec<&Neighbor> = cfg
-            .bgp
+        let starting: Vec<&NeighborRun> = cfg
             .neighbors
             .iter()
-            .filter(|n| !running.contains(&n.name))
+            .filter(|n| !running.iter().any(|r| r == n.name()))
             .collect();
         // The old sessions' Cease must reach the peer before the new
         // sessions connect: a peer that sees a new connection while the old
@@ -507,10 +512,9 @@ impl SpeakerHandle {
         }
         // Keep the configured order for /status.
         let pos = |name: &str| {
-            cfg.bgp
-                .neighbors
+            cfg.neighbors
                 .iter()
-                .position(|n| n.name == name)
+                .position(|n| n.name() == name)
                 .unwrap_or(usize::MAX)
         };
         self.owner.views.sort_by_key(|v| pos(&v.name));
@@ -694,7 +698,7 @@ async fn accept_loop(listener: Rc<Async<TcpListener>>, peers: Weak<RefCell<Vec<P
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
+    use crate::config::{Config, Neighbor};
 
     fn cfg(n: Neighbor) -> Config {
         let mut c = Config::default();
@@ -713,11 +717,20 @@ mod tests {
         }
     }
 
-    /// The settings of `c`'s first neighbor, resolved as validation does.
+    /// The settings of `c`'s first neighbor, as the run config has them
+    /// (with one `always` VIP, which validation asks for).
     fn settings(c: &Config) -> PeerSettings {
         let mut c = c.clone();
-        crate::config::validate::resolve(&mut c);
-        PeerSettings::from_config(&c.bgp.neighbors[0])
+        c.schema = "v1".into();
+        c.vips = vec![crate::config::Vip {
+            name: "v".into(),
+            prefix: "10.0.0.1/32".parse().unwrap(),
+            always: true,
+            ..crate::config::Vip::default()
+        }];
+        crate::config::RunConfig::new(c).unwrap().neighbors[0]
+            .settings
+            .clone()
     }
 
     #[test]

@@ -172,8 +172,16 @@ mod tests {
             peer_asn: 65000,
             ..Neighbor::default()
         }];
-        crate::config::validate::resolve(&mut c);
-        PeerSettings::from_config(&c.bgp.neighbors[0])
+        c.schema = "v1".into();
+        c.vips = vec![crate::config::Vip {
+            name: "v".into(),
+            prefix: "10.0.0.1/32".parse().unwrap(),
+            always: true,
+            ..crate::config::Vip::default()
+        }];
+        crate::config::RunConfig::new(c).unwrap().neighbors[0]
+            .settings
+            .clone()
     }
 
     /// To a peer on this host the connect is done when connect(2) returns:

@@ -759,7 +759,7 @@ mod tests {
     fn absolute_form_request() {
         let head = |url: &str, port: Option<u16>| {
             let vip: crate::bgp::types::Prefix = "10.0.0.0/8".parse().unwrap();
-            let mut c = crate::config::Check {
+            let c = crate::config::Check {
                 kind: Some(crate::config::CheckType::Http),
                 http: Some(Box::new(HttpCheck {
                     url: url.into(),
@@ -769,12 +769,14 @@ mod tests {
                 })),
                 ..crate::config::Check::default()
             };
-            crate::config::target::resolve_check(&mut c, &vip).expect("a valid check");
-            let crate::config::target::Target::Http(target) = &c.target else {
-                panic!("{:?}", c.target)
+            let spec = crate::config::run::check_spec(c, &vip).expect("a valid check");
+            let crate::config::ProbeSpec::Http {
+                options, target, ..
+            } = &spec.probe
+            else {
+                panic!("{:?}", spec.probe)
             };
-            let p = HttpProbe::new(c.http.as_deref().unwrap(), target, Duration::from_secs(1))
-                .expect("probe");
+            let p = HttpProbe::new(options, target, Duration::from_secs(1)).expect("probe");
             let plain = p.plain.as_ref().expect("the async path");
             assert_eq!(
                 plain.proxy.as_ref().map(|h| h.to_string()).as_deref(),
@@ -820,7 +822,7 @@ mod tests {
         let vip: crate::bgp::types::Prefix = "192.0.2.10/32".parse().unwrap();
         let t = Duration::from_secs(1);
         let build = |url: &str, kind| {
-            let mut c = crate::config::Check {
+            let c = crate::config::Check {
                 kind: Some(kind),
                 http: Some(Box::new(HttpCheck {
                     url: url.into(),
@@ -828,11 +830,14 @@ mod tests {
                 })),
                 ..crate::config::Check::default()
             };
-            crate::config::target::resolve_check(&mut c, &vip).expect("a valid check");
-            let crate::config::target::Target::Http(target) = &c.target else {
-                panic!("{:?}", c.target)
+            let spec = crate::config::run::check_spec(c, &vip).expect("a valid check");
+            let crate::config::ProbeSpec::Http {
+                options, target, ..
+            } = &spec.probe
+            else {
+                panic!("{:?}", spec.probe)
             };
-            HttpProbe::new(c.http.as_deref().unwrap(), target, t)
+            HttpProbe::new(options, target, t)
         };
         use crate::config::CheckType;
         assert!(build("http://web.example/healthz", CheckType::Http).is_ok());

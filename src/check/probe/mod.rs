@@ -18,8 +18,8 @@ pub mod tcp;
 pub mod udp;
 
 use super::result::CheckResult;
-use crate::config::target::{Host, HostPort, Target};
-use crate::config::Check;
+use crate::config::target::{Host, HostPort};
+use crate::config::{CheckSpec, ProbeSpec};
 use smol::future::FutureExt;
 use std::io;
 use std::net::SocketAddr;
@@ -43,65 +43,41 @@ enum Kind {
     Exec(exec::ExecProbe),
 }
 
-/// A check whose resolved target is of a type whose block it lacks: only a
-/// check changed by hand after it was resolved (validation fills or
-/// requires the block of the check's type).
-fn missing(block: &str) -> String {
-    format!("{block} options missing")
-}
-
 impl Probe {
-    /// Builds the probe from a validated check: the resolved target
-    /// (`Check::target`, one variant per check type, from the block and the
-    /// VIP prefix) says which probe and where it goes, used as it is; the
-    /// check's `type` is not read again. Errors are one-line problems of
-    /// what only the machine decides (a CA file that cannot be read), or of
-    /// a check that was not validated.
-    pub fn new(check: &Check) -> Result<Probe, String> {
-        let timeout = check.timeout.get();
+    /// Builds the probe of a check: its spec says which probe and where it
+    /// goes, every value already parsed by validation. Errors are one-line
+    /// problems only the machine decides (a CA file that cannot be read).
+    pub fn new(check: &CheckSpec) -> Result<Probe, String> {
+        let timeout = check.timeout;
         if timeout.is_zero() {
             return Err("timeout must be greater than 0".into());
         }
         // Runs of one check never overlap because a probe ends (at the
         // latest) at its timeout, before the next tick.
-        if timeout >= check.interval.get() {
+        if timeout >= check.interval {
             return Err(format!(
                 "timeout {:?} must be less than interval {:?}",
-                timeout,
-                check.interval.get()
+                timeout, check.interval
             ));
         }
-        let kind = match &check.target {
-            Target::Http(t) => {
-                let c = check.http.as_deref().ok_or_else(|| missing("http"))?;
-                Kind::Http(Box::new(http::HttpProbe::new(c, t, timeout)?))
-            }
-            Target::Dns(t) => Kind::Dns(dns::DnsProbe::new(
-                check.dns.as_ref().ok_or_else(|| missing("dns"))?,
-                t,
-            )),
-            Target::Ping(dst) => Kind::Ping(ping::PingProbe::new(
-                check.ping.as_deref().ok_or_else(|| missing("ping"))?,
-                *dst,
-            )?),
-            Target::Tcp(t) => Kind::Tcp(tcp::TcpProbe::new(
-                check.tcp.as_ref().ok_or_else(|| missing("tcp"))?,
-                t,
-            )),
-            Target::Udp(t) => Kind::Udp(udp::UdpProbe::new(
-                check.udp.as_ref().ok_or_else(|| missing("udp"))?,
-                t,
-            )),
-            Target::Grpc(t) => Kind::Grpc(Box::new(grpc::GrpcProbe::new(
-                check.grpc.as_ref().ok_or_else(|| missing("grpc"))?,
-                t,
-            )?)),
-            Target::Exec => Kind::Exec(exec::ExecProbe::new(
-                check.exec.as_ref().ok_or_else(|| missing("exec"))?,
-            )),
-            Target::Unresolved => {
-                return Err("target not resolved: the check was not validated".into())
-            }
+        let kind = match &check.probe {
+            ProbeSpec::Http {
+                options, target, ..
+            } => Kind::Http(Box::new(http::HttpProbe::new(options, target, timeout)?)),
+            ProbeSpec::Dns {
+                options,
+                target,
+                answers,
+            } => Kind::Dns(dns::DnsProbe::new(options, target, answers)),
+            ProbeSpec::Ping { options, dst } => Kind::Ping(ping::PingProbe::new(options, *dst)?),
+            ProbeSpec::Tcp { options, target } => Kind::Tcp(tcp::TcpProbe::new(options, target)),
+            ProbeSpec::Udp {
+                options,
+                target,
+                datagram,
+            } => Kind::Udp(udp::UdpProbe::new(options, target, datagram)),
+            ProbeSpec::Grpc(spec) => Kind::Grpc(Box::new(grpc::GrpcProbe::new(spec)?)),
+            ProbeSpec::Exec(options) => Kind::Exec(exec::ExecProbe::new(options)),
         };
         Ok(Probe { timeout, kind })
     }
@@ -356,41 +332,20 @@ mod tests {
 
     // 127.203.11.0/24 is this module's: no other test uses it.
 
-    /// The probe is the resolved target's: validation resolved one variant
-    /// per check type, and the build does not read `type` again (no
-    /// unwrap of the raw `Option<CheckType>` downstream).
+    /// The probe is its spec's: validation made one variant per check
+    /// type with the type's options inside, so there is no `type` to read
+    /// again and no missing block to report.
     #[test]
-    fn the_probe_is_the_resolved_targets() {
+    fn the_probe_is_its_specs() {
         let vip: crate::bgp::types::Prefix = "10.0.0.1/32".parse().unwrap();
-        let check = |kind, block: fn(&mut Check)| {
-            let mut c = Check {
-                kind: Some(kind),
-                ..Check::default()
-            };
-            block(&mut c);
-            crate::config::target::resolve_check(&mut c, &vip).expect("a valid check");
-            c
+        let spec = |v: serde_json::Value| {
+            let mut errs = crate::config::Errors::default();
+            let c = <crate::config::Check as crate::config::Field>::decode(&v, "c", &mut errs)
+                .expect("decodes");
+            crate::config::run::check_spec(c, &vip).expect("a valid check")
         };
-        use crate::config::{CheckType, DnsCheck, TcpCheck};
-        let mut tcp = check(CheckType::Tcp, |c| {
-            c.tcp = Some(Box::new(TcpCheck {
-                port: 80,
-                ..TcpCheck::default()
-            }))
-        });
-        let mut dns = check(CheckType::Dns, |c| {
-            c.dns = Some(Box::new(DnsCheck {
-                names: vec![r"a\.b.example.".into()],
-                ..DnsCheck::default()
-            }))
-        });
-        for c in [&mut tcp, &mut dns] {
-            let want = Probe::new(c).expect("probe").what();
-            c.kind = None;
-            assert_eq!(Probe::new(c).map(|p| p.what()), Ok(want.clone()));
-            c.kind = Some(CheckType::Udp);
-            assert_eq!(Probe::new(c).map(|p| p.what()), Ok(want));
-        }
+        let tcp = spec(serde_json::json!({"type": "tcp", "tcp": {"port": 80}}));
+        let dns = spec(serde_json::json!({"type": "dns", "dns": {"names": [r"a\.b.example."]}}));
         assert_eq!(
             Probe::new(&tcp).map(|p| p.what()).as_deref(),
             Ok("connect 10.0.0.1:80")
@@ -398,12 +353,6 @@ mod tests {
         assert_eq!(
             Probe::new(&dns).map(|p| p.what()).as_deref(),
             Ok("dns 10.0.0.1:53")
-        );
-        // A check never resolved builds no probe, whatever its type.
-        tcp.target = crate::config::target::Target::Unresolved;
-        assert_eq!(
-            Probe::new(&tcp).map(|p| p.what()),
-            Err("target not resolved: the check was not validated".into())
         );
     }
 

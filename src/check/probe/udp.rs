@@ -23,10 +23,10 @@ pub(crate) struct UdpProbe {
 impl UdpProbe {
     /// `target` and the datagram (`c.datagram`): `c`'s, as validation
     /// resolved them.
-    pub fn new(c: &UdpCheck, target: &HostPort) -> UdpProbe {
+    pub fn new(c: &UdpCheck, target: &HostPort, datagram: &[u8]) -> UdpProbe {
         UdpProbe {
             target: target.clone(),
-            payload: c.datagram.clone(),
+            payload: datagram.to_vec(),
             expect: c.expect.clone().filter(|e| !e.is_empty()),
         }
     }

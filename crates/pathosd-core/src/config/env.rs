@@ -109,11 +109,6 @@ fn placeholder(s: &str) -> Option<(&str, &str)> {
     super::policy_expr::is_identifier(name).then_some((name, after))
 }
 
-/// Looks variables up in the process environment.
-pub fn process_env(name: &str) -> Option<String> {
-    std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

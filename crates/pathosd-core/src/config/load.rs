@@ -4,14 +4,14 @@
 
 use super::env;
 use super::field::{quote, ConfigError, Errors, Field};
+use super::run::{build, RunConfig};
 use super::schema::{Config, Vip};
 use super::uci;
 use super::uci_map;
-use super::validate::{counts_exceeded, validate, Counts, Resolved};
+use super::validate::{counts_exceeded, validate, Counts};
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::borrow::Cow;
-use std::path::Path;
 use std::str::FromStr;
 
 /// The two input syntaxes.
@@ -58,51 +58,8 @@ pub fn detect(text: &str) -> Format {
 /// runaway file from eating a 64 MiB router's memory.
 pub const MAX_FILE_BYTES: usize = 4 * 1024 * 1024;
 
-/// Reads, expands, parses, decodes and validates `path`. With `format` None
-/// the syntax is detected from the content.
-pub fn load_config(path: &Path, format: Option<Format>) -> Result<Resolved, Vec<ConfigError>> {
-    let raw = read_bounded(path).map_err(|message| {
-        vec![ConfigError {
-            path: String::new(),
-            message: format!("reading {}: {message}", path.display()),
-        }]
-    })?;
-    // The text moves in, so the loader can free it once the config is
-    // decoded, before validation (0.68 MB at 10,000 VIPs, the daemon's
-    // peak).
-    load_text(Cow::Owned(raw), format, &env::process_env)
-}
-
-/// Reads at most MAX_FILE_BYTES + 1 bytes: one more tells a file that is too
-/// large, so a endless one (/dev/zero, a FIFO) fails at once instead of
-/// reading until memory runs out.
-fn read_bounded(path: &Path) -> Result<String, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    // Room for the file as it is now (plus the byte that tells it grew past
-    // the cap), not grown by doubling: a 0.77 MB file held 1 MB.
-    let size = file
-        .metadata()
-        .ok()
-        .and_then(|m| usize::try_from(m.len()).ok())
-        .unwrap_or(0);
-    let mut buf = Vec::with_capacity(size.min(MAX_FILE_BYTES).saturating_add(1));
-    let limit = u64::try_from(MAX_FILE_BYTES).unwrap_or(u64::MAX);
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut buf)
-        .map_err(|e| e.to_string())?;
-    if buf.len() > MAX_FILE_BYTES {
-        return Err(too_large());
-    }
-    String::from_utf8(buf).map_err(|e| {
-        format!(
-            "not UTF-8 text (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
-        )
-    })
-}
-
-fn too_large() -> String {
+/// The limit, as the error names it.
+pub fn too_large() -> String {
     format!("larger than the limit of {MAX_FILE_BYTES} bytes (4 MiB)")
 }
 
@@ -118,13 +75,36 @@ fn is_blank(text: &str) -> bool {
 /// terminal or, on reload, to the router's log.
 pub(crate) const MAX_ERRORS: usize = 100;
 
-/// `load_config` on text, with the environment given (for tests and fuzzing).
+/// Expands, parses, decodes and validates a configuration's text (JSON or
+/// UCI, detected unless `format` says) with `lookup` for `%{VAR}`
+/// placeholders, and builds the run config. The caller reads the file
+/// (`pathosd::config_file`): this crate does no I/O.
 pub fn load_str(
     raw: &str,
     format: Option<Format>,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<Resolved, Vec<ConfigError>> {
+) -> Result<RunConfig, Vec<ConfigError>> {
     load_text(Cow::Borrowed(raw), format, lookup)
+}
+
+/// [`load_str`] on text it owns: the text is freed as soon as it is
+/// decoded, before validation (0.68 MB at 10,000 VIPs, the start's peak).
+pub fn load_string(
+    raw: String,
+    format: Option<Format>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<RunConfig, Vec<ConfigError>> {
+    load_text(Cow::Owned(raw), format, lookup)
+}
+
+/// The decoded config of `raw` once every rule passed, as the file says it
+/// (`pathosd convert` prints it), not the run config.
+pub fn check_str(
+    raw: &str,
+    format: Option<Format>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<Config, Vec<ConfigError>> {
+    load_all(Cow::Borrowed(raw), format, lookup).map_err(cap_errors)
 }
 
 /// `load_str` on text the loader may own: owned text is freed as soon as
@@ -133,10 +113,9 @@ fn load_text(
     raw: Cow<'_, str>,
     format: Option<Format>,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<Resolved, Vec<ConfigError>> {
-    // load_all validates, which resolves.
+) -> Result<RunConfig, Vec<ConfigError>> {
     load_all(raw, format, lookup)
-        .map(Resolved::validated)
+        .and_then(|c| build(c).map_err(|e| vec![e]))
         .map_err(cap_errors)
 }
 
@@ -239,12 +218,12 @@ fn load_uci(text: &str) -> Result<Config, Vec<ConfigError>> {
 pub fn load_uci_values(
     values: &Value,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<Resolved, Vec<ConfigError>> {
+) -> Result<RunConfig, Vec<ConfigError>> {
     let expand = |t: &str| env::expand(t, lookup, MAX_FILE_BYTES).map(Cow::into_owned);
     let file = uci::from_values(values, &expand).map_err(|e| vec![e])?;
     let copy = file.clone();
     load_uci_file(file, &|| Some(uci_map::map(&copy)))
-        .map(Resolved::validated)
+        .and_then(|c| build(c).map_err(|e| vec![e]))
         .map_err(cap_errors)
 }
 
@@ -610,15 +589,45 @@ fn finish(mut cfg: Option<Config>, mut errs: Errors) -> Result<Config, Vec<Confi
     }
 }
 
+/// The http and ping blocks are optional (every option has a default): a
+/// check written without one is printed with the block's defaults, as
+/// every other default is.
+fn with_default_blocks(m: &mut serde_json::Map<String, Value>) {
+    use super::schema::{HttpCheck, PingCheck};
+    let Some(Value::Array(vips)) = m.get_mut("vips") else {
+        return;
+    };
+    for v in vips.iter_mut() {
+        if let Some(Value::Array(list)) = v.get_mut("checks") {
+            list.iter_mut().for_each(fill_block);
+        }
+        if let Some(c) = v.get_mut("check") {
+            fill_block(c);
+        }
+    }
+    fn fill_block(c: &mut Value) {
+        let Value::Object(o) = c else { return };
+        let (block, default) = match o.get("type").and_then(Value::as_str) {
+            Some("http" | "https") => ("http", HttpCheck::default().encode()),
+            Some("ping") => ("ping", PingCheck::default().encode()),
+            _ => return,
+        };
+        if o.get(block).is_none_or(Value::is_null) {
+            o.insert(block.to_string(), default);
+        }
+    }
+}
+
 /// The v1 JSON of a config, as `pathosd convert` prints it: every field,
 /// defaults included, top-level keys in the order of the docs. A literal `%{`
 /// in a value (written `%%{` in the source) is escaped again, so loading the
 /// output gives back the same config instead of expanding it.
 pub fn to_json(c: &Config) -> String {
     const ORDER: [&str; 6] = ["schema", "router", "bgp", "api", "logging", "vips"];
-    let Value::Object(m) = c.encode() else {
+    let Value::Object(mut m) = c.encode() else {
         return String::new();
     };
+    with_default_blocks(&mut m);
     let keys: Vec<&String> = ORDER
         .iter()
         .filter_map(|k| m.get_key_value(*k).map(|(k, _)| k))
@@ -667,7 +676,7 @@ mod tests {
             "vips": [{"name": "v", "prefix": "10.0.0.9/32", "check": {"type": "exec",
                       "exec": {"command": "/bin/echo", "args": ["%%{X}", "%%%{X}", "%{Y}"]}}}]}"#;
         let env = |n: &str| (n == "Y").then(|| "%{Z}".to_string());
-        let c = load_str(src, None, &env).unwrap();
+        let c = check_str(src, None, &env).unwrap();
         let args = &c.vips[0]
             .check
             .as_ref()
@@ -677,12 +686,12 @@ mod tests {
             .unwrap()
             .args;
         assert_eq!(args, &["%{X}", "%%{X}", "%{Z}"]);
-        assert_eq!(load_str(&to_json(&c), None, &|_| None).unwrap(), c);
+        assert_eq!(check_str(&to_json(&c), None, &|_| None).unwrap(), c);
     }
 
     #[test]
     fn converted_output_starts_with_the_schema() {
-        let c = load_str(
+        let c = check_str(
             r#"{"schema": "v1", "router": {"asn": 1, "router_id": "10.0.0.1"},
                 "bgp": {"neighbors": [{"name": "n", "address": "10.0.0.2", "peer_asn": 2}]},
                 "vips": [{"name": "v", "prefix": "10.0.0.9/32", "always": true}]}"#,
@@ -786,10 +795,10 @@ mod tests {
         for text in &cases {
             let short = &text[..text.len().min(120)];
             match (
-                load_str(text, Some(Format::Json), &|_| None),
+                check_str(text, Some(Format::Json), &|_| None),
                 whole_value(text),
             ) {
-                (Ok(a), Ok(b)) => assert_eq!(*a, b, "{short}"),
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{short}"),
                 (Err(a), Err(b)) => {
                     let b = cap_errors(b);
                     assert_eq!(a, b, "{short}");
@@ -863,10 +872,10 @@ mod tests {
             assert_eq!(tracked.value, untracked.value);
             assert_eq!(tracked.errors, untracked.errors);
             match (
-                load_str(text, Some(Format::Uci), &|_| None),
+                check_str(text, Some(Format::Uci), &|_| None),
                 whole_uci(text),
             ) {
-                (Ok(a), Ok(b)) => assert_eq!(*a, b, "{text}"),
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),
                 (Err(a), Err(b)) => assert_eq!(a, b, "{text}"),
                 (a, b) => panic!("{text}: {:?} vs {:?}", a.err(), b.err()),
             }
@@ -923,7 +932,7 @@ mod tests {
         let ok = text.replace("\tlist community '65001:1'\n", "");
         let a = load_str(&ok, Some(Format::Uci), &env).unwrap();
         let b = load_uci_values(&values_of(&ok), &env).unwrap();
-        assert_eq!(*a, *b);
+        assert_eq!(a, b);
         assert_eq!(&*b.vips[0].name, "web");
 
         // The daemon's own rules, named by section and option.
@@ -939,10 +948,7 @@ mod tests {
         for (k, s) in v.as_object().unwrap().iter().rev() {
             reversed.insert(k.clone(), s.clone());
         }
-        assert_eq!(
-            *load_uci_values(&Value::Object(reversed), &env).unwrap(),
-            *b
-        );
+        assert_eq!(load_uci_values(&Value::Object(reversed), &env).unwrap(), b);
         // Not sections: one error saying what was expected.
         for junk in [
             json!([]),

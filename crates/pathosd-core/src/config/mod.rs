@@ -16,6 +16,7 @@ pub mod json_schema;
 pub mod load;
 pub mod policy_expr;
 pub mod proxy;
+pub mod run;
 pub mod schema;
 pub mod target;
 pub mod uci;
@@ -24,6 +25,6 @@ pub mod validate;
 
 pub use duration::Dur;
 pub use field::{ConfigError, Errors, Field};
-pub use load::{load_config, load_str, Format};
+pub use load::{check_str, load_str, load_string, Format};
+pub use run::{CheckSpec, ProbeSpec, RunConfig, VipSpec};
 pub use schema::*;
-pub use validate::Resolved;

@@ -3,14 +3,12 @@
 
 use super::duration::Dur;
 use super::field::{show, Errors, Field};
-use super::policy_expr::Expr;
-use super::target::{Host, Target};
 use crate::bgp::types::{Community, LargeCommunity, Prefix};
 use crate::check::jsonmatch::JsonExpr;
 use crate::{config_enum, config_struct};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr};
 
 config_struct! {
     /// A pathosd configuration, schema v1.
@@ -100,77 +98,6 @@ config_struct! {
         /// Cap of the doubling wait; a session Established at least this long restarts at once when it goes down.
         error_wait_max: Dur = Dur::secs(60),
      }
-    resolved {
-        /// The session settings validation resolved from this neighbor,
-        /// `bgp` and `router` (overrides, defaults, TTL rules, next hops).
-        session: Session = Session::default(),
-    }
-}
-
-/// One neighbor's session settings, every default and override already
-/// applied: what the BGP speaker runs on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Session {
-    /// The peer's address (`address`).
-    pub address: IpAddr,
-    /// Source address of active connects: `local_address`, else
-    /// `router.local_address`.
-    pub local_address: Option<IpAddr>,
-    /// BGP identifier (`router.router_id`).
-    pub router_id: Ipv4Addr,
-    /// `router.asn`.
-    pub local_as: u32,
-    /// The peer's AS differs from ours.
-    pub ebgp: bool,
-    /// Hold time offered, seconds: `hold_time`, else `bgp.hold_time`.
-    pub hold_time: u16,
-    /// Keepalive, seconds (None: hold time / 3): `keepalive_time`, else
-    /// `bgp.keepalive_time`.
-    pub keepalive_time: Option<u16>,
-    /// `graceful_restart`, else `bgp.graceful_restart`.
-    pub graceful_restart: bool,
-    /// Offer IPv6 unicast: a VIP is IPv6 or `router.local_address_ipv6` is set.
-    pub mp_ipv6: bool,
-    /// TCP MD5 key (`auth_password`, empty meaning none).
-    pub md5_key: Option<String>,
-    /// IP TTL / hop limit sent (None: the system default, for iBGP).
-    pub ttl: Option<u8>,
-    /// GTSM minimum TTL accepted (RFC 5082).
-    pub min_ttl: Option<u8>,
-    /// NEXT_HOP of IPv4 routes: `router.local_address`, else router_id.
-    pub next_hop_v4: Ipv4Addr,
-    /// `router.local_address` is 0.0.0.0: the IPv4 next hop is the
-    /// session's local address.
-    pub next_hop_v4_from_session: bool,
-    /// Next hop of IPv6 routes (`router.local_address_ipv6`).
-    pub next_hop_v6: Option<Ipv6Addr>,
-    /// `router.local_address_ipv6` is `::`: the IPv6 next hop is the
-    /// session's local address.
-    pub next_hop_v6_from_session: bool,
-}
-
-/// Only a placeholder until validation resolves the neighbor.
-impl Default for Session {
-    fn default() -> Session {
-        Session {
-            address: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
-            local_address: None,
-            router_id: Ipv4Addr::UNSPECIFIED,
-            local_as: 0,
-            ebgp: false,
-            hold_time: 90,
-            keepalive_time: None,
-            graceful_restart: true,
-            mp_ipv6: false,
-            md5_key: None,
-            ttl: None,
-            min_ttl: None,
-            next_hop_v4: Ipv4Addr::UNSPECIFIED,
-            next_hop_v4_from_session: false,
-            next_hop_v6: None,
-            next_hop_v6_from_session: false,
-        }
-    }
 }
 
 config_struct! {
@@ -191,10 +118,6 @@ config_struct! {
         /// ubusd socket to register the `pathosd` object on; empty disables ubus.
         ubus_socket: String = "/var/run/ubus/ubus.sock".to_string(),
      }
-    resolved {
-        /// `listen` as an address (None: the endpoint is disabled).
-        listen_addr: Option<SocketAddr> = None,
-    }
 }
 
 config_enum! {
@@ -245,11 +168,6 @@ config_struct! {
         /// Narrow require_local_address to this interface.
         local_interface: Option<String> = None,
      }
-    resolved {
-        /// `checks_policy`, compiled against the check names (`all` for an
-        /// `always` VIP, which has no checks): what the engine evaluates.
-        checks_expr: Expr = Expr::All,
-    }
 }
 
 config_struct! {
@@ -339,11 +257,6 @@ config_struct! {
         grpc: Option<Box<GrpcCheck>> = None,
         /// Options for exec.
         exec: Option<Box<ExecCheck>> = None,
-    }
-    resolved {
-        /// Where the probe goes (host, port, request URL), from the type's
-        /// block and the VIP prefix: what the probe is built from.
-        target: Target = Target::Unresolved,
     }
 }
 
@@ -510,17 +423,6 @@ impl Field for PolicyText {
     #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value {
         String::schema()
-    }
-}
-
-impl Vip {
-    /// The VIP's checks, whichever of `check` or `checks` holds them.
-    pub fn check_list(&self) -> Vec<&Check> {
-        match (&self.check, &self.checks) {
-            (Some(c), _) => vec![c],
-            (None, Some(cs)) => cs.iter().collect(),
-            (None, None) => Vec::new(),
-        }
     }
 }
 
@@ -823,11 +725,6 @@ config_struct! {
         /// Whether any or all expected_answers must appear.
         expected_match: AnswerMatch = AnswerMatch::Any,
     }
-    resolved {
-        /// `expected_answers` as validation resolved them: each an address
-        /// or a name, so the probe compares without parsing.
-        answers: Vec<ExpectedAnswer> = Vec::new(),
-    }
 }
 
 /// One `expected_answers` entry, resolved.
@@ -895,11 +792,6 @@ config_struct! {
         /// Text the reply must contain; then silence fails.
         expect: Option<String> = None,
     }
-    resolved {
-        /// The datagram validation resolved: `payload`'s bytes, or
-        /// `payload_hex` decoded, or one zero byte.
-        datagram: Vec<u8> = Vec::new(),
-    }
 }
 
 config_struct! {
@@ -925,16 +817,6 @@ config_struct! {
         ok_codes: Vec<String> = vec!["OK".to_string()],
         /// Request metadata.
         metadata: BTreeMap<String, String> = BTreeMap::new(),
-    }
-    resolved {
-        /// The request path validation resolved: `method` with its leading
-        /// `/`, else [`GRPC_HEALTH_METHOD`].
-        path: String = String::new(),
-        /// `ok_codes` as status numbers (grpc/doc/statuscodes.md).
-        ok_code_numbers: Vec<u32> = Vec::new(),
-        /// The `:authority` and TLS name: `tls_server_name` (an address or
-        /// a name), else the target host.
-        server_name: Option<Host> = None,
     }
 }
 
@@ -989,7 +871,7 @@ mod tests {
         let c = c.unwrap();
         assert_eq!(c.bgp.hold_time, Dur::secs(90));
         assert_eq!(c.bgp.neighbors[0].peer_asn, 65000);
-        let chk = &c.vips[0].check_list()[0];
+        let chk = c.vips[0].check.as_deref().unwrap();
         assert_eq!(chk.kind, Some(CheckType::Tcp));
         assert_eq!(
             (chk.interval, chk.timeout, chk.rise, chk.fall),
@@ -998,9 +880,10 @@ mod tests {
         assert_eq!(c.vips[0].policy.lower_priority.as_path_prepend, 6);
     }
 
-    /// A VIP is held once per copy (config, engine, reload), 10,000 times
-    /// at most: the per-type blocks of a check must not be inline (a `Vip`
+    /// A decoded VIP is held while the file is loaded, 10,000 times at
+    /// most: the per-type blocks of a check must not be inline (a `Vip`
     /// was 1,216 bytes when they were, 920 of them an unused `Check`).
+    /// What the engine keeps is a `run::VipSpec` (its own test).
     #[test]
     fn a_vip_stays_small() {
         let vip = std::mem::size_of::<Vip>();

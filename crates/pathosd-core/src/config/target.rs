@@ -7,10 +7,8 @@
 
 use super::dns_name::DnsName;
 use super::proxy::Proxy;
-use super::schema::{
-    Check, CheckType, ExpectedAnswer, HttpCheck, PingCheck, Vip, GRPC_HEALTH_METHOD,
-};
-use super::validate::{grpc_code, hex_bytes, split_url};
+use super::schema::{Check, CheckType, HttpCheck, PingCheck};
+use super::validate::split_url;
 use crate::bgp::types::Prefix;
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
@@ -114,19 +112,13 @@ impl HttpTarget {
 }
 
 /// What a check's probe needs to know of where it goes, one variant per
-/// check type: the probe is built from the variant (`type` is not read again).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// check type: `run::check_spec` builds the probe's spec from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Target {
-    /// Not resolved: a `Check` decoded but not validated (the daemon only
-    /// runs validated configs; a test that builds one calls
-    /// [`resolve_check`]).
-    #[default]
-    Unresolved,
     /// http and https (`HttpTarget::https` says which the request is).
     Http(Box<HttpTarget>),
     /// dns: the resolver and the query names. Boxed, like every variant with
-    /// more than an address, so a `Check` stays small (schema's
-    /// `a_vip_stays_small`).
+    /// more than an address.
     Dns(Box<DnsTarget>),
     /// ping: the address the echo requests go to.
     Ping(IpAddr),
@@ -259,79 +251,6 @@ fn http(c: &HttpCheck, https_type: bool, vip: &Prefix) -> Option<HttpTarget> {
         authority,
         proxy,
     })
-}
-
-/// Fills the resolved target of each of `v`'s checks (see [`resolve_check`]).
-pub fn resolve_vip(v: &mut Vip) {
-    let prefix = v.prefix;
-    if let Some(k) = v.check.as_deref_mut() {
-        let _ = resolve_check(k, &prefix);
-    }
-    for k in v.checks.iter_mut().flatten() {
-        let _ = resolve_check(k, &prefix);
-    }
-}
-
-/// Fills `c`'s resolved target and its block's resolved values, as
-/// validation does, for a check built or decoded without them (tests; the
-/// daemon's configs are validated). `None` (the target left unresolved, so
-/// no probe is built from it) for a check validation would reject.
-pub fn resolve_check(c: &mut Check, vip: &Prefix) -> Option<()> {
-    let t = target(c, vip)?;
-    resolve_block(c)?;
-    if let (Some(g), Target::Grpc(hp)) = (c.grpc.as_deref_mut(), &t) {
-        g.server_name = Some(match &g.tls_server_name {
-            Some(n) if !n.is_empty() => Host::parse(n),
-            _ => hp.host.clone(),
-        });
-    }
-    c.target = t;
-    Some(())
-}
-
-/// The values the probes take from a check's block as they are: the http
-/// and ping blocks themselves (their defaults when the file has none: both
-/// blocks are optional), dns's expected answers as addresses or names,
-/// udp's datagram, grpc's request path and ok status numbers. `None` for a
-/// value validation rejects (a `payload_hex` that is not hex, an unknown
-/// status name).
-fn resolve_block(c: &mut Check) -> Option<()> {
-    match c.kind {
-        Some(CheckType::Http | CheckType::Https) if c.http.is_none() => {
-            c.http = Some(Box::default());
-        }
-        Some(CheckType::Ping) if c.ping.is_none() => c.ping = Some(Box::default()),
-        _ => {}
-    }
-    if let Some(d) = c.dns.as_deref_mut() {
-        d.answers = d
-            .expected_answers
-            .iter()
-            .map(|a| ExpectedAnswer::parse(a))
-            .collect();
-    }
-    if let Some(u) = c.udp.as_deref_mut() {
-        u.datagram = match (&u.payload, &u.payload_hex) {
-            (Some(_), Some(_)) => return None,
-            (Some(p), None) => p.as_bytes().to_vec(),
-            (None, Some(h)) => hex_bytes(h)?,
-            (None, None) => vec![0],
-        };
-    }
-    if let Some(g) = c.grpc.as_deref_mut() {
-        g.path = match g.method.as_deref() {
-            None => GRPC_HEALTH_METHOD.to_string(),
-            Some("") => return None,
-            Some(m) if m.starts_with('/') => m.to_string(),
-            Some(m) => format!("/{m}"),
-        };
-        g.ok_code_numbers = g
-            .ok_codes
-            .iter()
-            .map(|s| grpc_code(s))
-            .collect::<Option<Vec<u32>>>()?;
-    }
-    Some(())
 }
 
 #[cfg(test)]
@@ -474,58 +393,5 @@ mod tests {
             port: 53,
         };
         assert_eq!((hp.to_string(), hp.addr()), ("db.local:53".into(), None));
-    }
-
-    /// Validation leaves every value a probe takes parsed: dns's expected
-    /// answers as addresses or names, udp's datagram, grpc's path and status
-    /// numbers, and the http and ping blocks (their defaults when absent).
-    #[test]
-    fn a_resolved_check_carries_the_parsed_values() {
-        let cfg = |checks: serde_json::Value| {
-            serde_json::json!({
-                "schema": "v1",
-                "router": {"asn": 65001, "router_id": "10.0.0.1"},
-                "bgp": {"neighbors": [{"name": "r", "address": "10.0.0.2", "peer_asn": 65000}]},
-                "vips": [{"name": "v", "prefix": "10.1.0.1/32", "checks": checks}],
-            })
-            .to_string()
-        };
-        let text = cfg(serde_json::json!([
-            {"name": "d", "type": "dns", "dns": {"names": ["a.test"],
-                "expected_answers": [" 2001:db8:0::1 ", "Web.Example."]}},
-            {"name": "u", "type": "udp", "udp": {"port": 53, "payload_hex": "00fF1a"}},
-            {"name": "u0", "type": "udp", "udp": {"port": 53}},
-            {"name": "ut", "type": "udp", "udp": {"port": 53, "payload": "hi"}},
-            {"name": "g", "type": "grpc", "grpc": {"port": 1, "method": "pkg.S/M",
-                "ok_codes": ["OK", "not_found", "Canceled"]}},
-            {"name": "h", "type": "grpc", "grpc": {"port": 1}},
-            {"name": "w", "type": "http"},
-            {"name": "p", "type": "ping"},
-        ]));
-        let c = crate::config::load_str(&text, None, &|_| None).unwrap_or_else(|e| panic!("{e:?}"));
-        let k = c.vips[0].checks.as_ref().unwrap();
-        let answers = &k[0].dns.as_ref().unwrap().answers;
-        assert_eq!(answers[0].addr, Some("2001:db8::1".parse().unwrap()));
-        assert_eq!(answers[0].text, " 2001:db8:0::1 ");
-        assert_eq!(
-            (answers[1].addr, answers[1].text.as_str()),
-            (None, "Web.Example.")
-        );
-        assert_eq!(k[1].udp.as_ref().unwrap().datagram, vec![0, 0xff, 0x1a]);
-        assert_eq!(k[2].udp.as_ref().unwrap().datagram, vec![0]);
-        assert_eq!(k[3].udp.as_ref().unwrap().datagram, b"hi".to_vec());
-        let g = k[4].grpc.as_ref().unwrap();
-        assert_eq!(
-            (g.path.as_str(), &g.ok_code_numbers[..]),
-            ("/pkg.S/M", &[0, 5, 1][..])
-        );
-        assert_eq!(g.server_name, Some(Host::Ip("10.1.0.1".parse().unwrap())));
-        let h = k[5].grpc.as_ref().unwrap();
-        assert_eq!(
-            (h.path.as_str(), &h.ok_code_numbers[..]),
-            (GRPC_HEALTH_METHOD, &[0][..])
-        );
-        assert_eq!(k[6].http.as_deref(), Some(&HttpCheck::default()));
-        assert_eq!(k[7].ping.as_deref(), Some(&PingCheck::default()));
     }
 }

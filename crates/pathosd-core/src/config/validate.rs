@@ -216,157 +216,11 @@ pub(crate) fn split_url(url: &str) -> Option<UrlParts> {
     })
 }
 
-/// Checks every rule; errors go to `errs` next to any decode errors. When
-/// there are none, fills the config's resolved fields (`resolve`): a config
-/// that passed is one the daemon can run on without parsing or defaulting
-/// anything again.
+/// Checks every rule; errors go to `errs` next to any decode errors. A
+/// config that passes is one `run::build` can make a `RunConfig` of
+/// without failing.
 pub fn validate(c: &mut Config, errs: &mut Errors) {
     check_rules(c, errs);
-    if errs.is_empty() {
-        resolve(c);
-    }
-}
-
-/// A config whose resolved fields are filled. `load_config` and `load_str`
-/// return one (they validate, which resolves); a config built or changed
-/// by hand becomes one only through [`Resolved::new`], which resolves it.
-/// What reads resolved fields of a whole config (the speaker, the daemon)
-/// takes this type, so a hand-built `Config` cannot reach it unresolved.
-/// It derefs to the `Config`; changing one means `into_inner`, then `new`:
-///
-/// ```compile_fail
-/// let mut r = pathosd_core::config::Resolved::new(Default::default());
-/// r.vips.clear(); // no DerefMut: a resolved field could go stale
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct Resolved(Config);
-
-impl Resolved {
-    /// Resolves `c` (see [`resolve`]).
-    pub fn new(mut c: Config) -> Resolved {
-        resolve(&mut c);
-        Resolved(c)
-    }
-
-    /// A config `validate` passed (and so resolved).
-    pub(crate) fn validated(c: Config) -> Resolved {
-        Resolved(c)
-    }
-
-    pub fn into_inner(self) -> Config {
-        self.0
-    }
-
-    /// Takes the VIPs out, leaving none: the daemon's engine keeps them from
-    /// then on (`daemon::engine::VipSlot::config`, the one copy).
-    /// What is left stays resolved: no other field comes from the VIPs.
-    pub fn take_vips(&mut self) -> Vec<super::schema::Vip> {
-        std::mem::take(&mut self.0.vips)
-    }
-
-    /// The logging settings, which no resolved field comes from (so they
-    /// can change without resolving again: `run --debug`).
-    pub fn logging_mut(&mut self) -> &mut super::schema::Logging {
-        &mut self.0.logging
-    }
-}
-
-impl std::ops::Deref for Resolved {
-    type Target = Config;
-    fn deref(&self) -> &Config {
-        &self.0
-    }
-}
-
-/// Derives the typed values the daemon runs on from a config that passed
-/// every rule (so each derivation below succeeds; one that could not would
-/// leave the placeholder default, which no valid config reaches). Public
-/// for tests that build a `Config` by hand; the daemon's configs come from
-/// `load_config`, which validates and so resolves.
-pub fn resolve(c: &mut Config) {
-    for v in &mut c.vips {
-        super::target::resolve_vip(v);
-        if !v.always {
-            let names: Vec<String> = v.check_list().iter().map(|k| k.effective_name()).collect();
-            if let Ok(e) = policy_expr::compile(&v.checks_policy, &names) {
-                v.checks_expr = e;
-            }
-        }
-    }
-    c.api.listen_addr = listen_addr(c.api.listen.trim());
-    let sessions: Vec<Option<Session>> = c.bgp.neighbors.iter().map(|n| session(c, n)).collect();
-    for (n, s) in c.bgp.neighbors.iter_mut().zip(sessions) {
-        if let Some(s) = s {
-            n.session = s;
-        }
-    }
-}
-
-/// A neighbor's session settings; None only for a neighbor validation
-/// rejects (no address, no IPv4 router_id).
-fn session(c: &Config, n: &Neighbor) -> Option<Session> {
-    let router = &c.router;
-    let IpAddr::V4(router_id) = router.router_id? else {
-        return None;
-    };
-    let address = n.address?;
-    let local_as = router.asn;
-    let ebgp = n.peer_asn != local_as;
-    // RFC 4271 §4.2: the Hold Time is 16 bits of seconds (checked above).
-    let secs = |d: Dur| u16::try_from(d.get().as_secs()).ok();
-    let hold_time = secs(n.hold_time.unwrap_or(c.bgp.hold_time))?;
-    let keepalive = secs(n.keepalive_time.unwrap_or(c.bgp.keepalive_time))?;
-    let mp_ipv6 = c
-        .vips
-        .iter()
-        .any(|v| v.prefix.afi() == crate::bgp::types::Afi::Ipv6)
-        || router.local_address_ipv6.is_some();
-    // RFC 5082 §3: GTSM sends TTL 255 and accepts 255 - (hops - 1);
-    // otherwise eBGP is single hop (TTL 1) unless multihop, iBGP keeps the
-    // system default.
-    let hops = match (n.enable_multihop, n.multihop_ttl) {
-        (false, _) => 1,
-        (true, 0) => 255,
-        (true, t) => t,
-    };
-    let (ttl, min_ttl) = if n.ttl_security {
-        (
-            Some(255),
-            Some(255u8.saturating_sub(hops.saturating_sub(1))),
-        )
-    } else if ebgp {
-        (Some(hops), None)
-    } else {
-        (None, None)
-    };
-    let (next_hop_v4, next_hop_v4_from_session) = match router.local_address {
-        Some(IpAddr::V4(a)) if !a.is_unspecified() => (a, false),
-        Some(IpAddr::V4(_)) => (router_id, true),
-        _ => (router_id, false),
-    };
-    let (next_hop_v6, next_hop_v6_from_session) = match router.local_address_ipv6 {
-        Some(IpAddr::V6(a)) if !a.is_unspecified() => (Some(a), false),
-        Some(IpAddr::V6(_)) => (None, true),
-        _ => (None, false),
-    };
-    Some(Session {
-        address,
-        local_address: n.local_address.or(router.local_address),
-        router_id,
-        local_as,
-        ebgp,
-        hold_time,
-        keepalive_time: (keepalive > 0).then_some(keepalive),
-        graceful_restart: n.graceful_restart.unwrap_or(c.bgp.graceful_restart),
-        mp_ipv6,
-        md5_key: n.md5_key().map(str::to_string),
-        ttl,
-        min_ttl,
-        next_hop_v4,
-        next_hop_v4_from_session,
-        next_hop_v6,
-        next_hop_v6_from_session,
-    })
 }
 
 fn check_rules(c: &Config, errs: &mut Errors) {
@@ -706,7 +560,7 @@ fn api(a: &Api, errs: &mut Errors) {
 }
 
 /// Parses `ip:port`, `[v6]:port` or `:port` (every address).
-pub fn listen_addr(s: &str) -> Option<SocketAddr> {
+pub(crate) fn listen_addr(s: &str) -> Option<SocketAddr> {
     if let Some(port) = s.strip_prefix(':') {
         let port: u16 = port.parse().ok()?;
         return Some(SocketAddr::from(([0, 0, 0, 0], port)));
@@ -1367,6 +1221,7 @@ fn http(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bgp::settings::PeerSettings;
     use crate::config::field::Field;
     use serde_json::{json, Value};
 
@@ -1466,9 +1321,11 @@ mod tests {
     }
 
     fn loaded(v: Value) -> Config {
-        crate::config::load_str(&v.to_string(), None, &|_| None)
-            .unwrap()
-            .into_inner()
+        crate::config::load::check_str(&v.to_string(), None, &|_| None).unwrap()
+    }
+
+    fn run(v: Value) -> crate::config::RunConfig {
+        crate::config::RunConfig::new(loaded(v)).unwrap()
     }
 
     /// Validation hands the daemon the compiled checks_policy: the one
@@ -1489,7 +1346,7 @@ mod tests {
                              "checks_policy": "any"}),
             );
         }
-        let c = loaded(v);
+        let c = run(v);
         let names = ["web".to_string(), "ping".to_string()];
         let want = policy_expr::compile("web && !ping || at_least(2)", &names).unwrap();
         assert_eq!(c.vips[0].checks_expr, want);
@@ -1551,21 +1408,18 @@ mod tests {
     fn a_valid_config_carries_its_api_listen_address() {
         let mut v = base();
         assert_eq!(
-            loaded(v.clone()).api.listen_addr,
+            run(v.clone()).api.listen,
             Some("127.0.0.1:59179".parse().unwrap())
         );
         v["api"] = json!({"listen": ":8080"});
         assert_eq!(
-            loaded(v.clone()).api.listen_addr,
+            run(v.clone()).api.listen,
             Some("0.0.0.0:8080".parse().unwrap())
         );
         v["api"] = json!({"listen": "[::1]:1"});
-        assert_eq!(
-            loaded(v.clone()).api.listen_addr,
-            Some("[::1]:1".parse().unwrap())
-        );
+        assert_eq!(run(v.clone()).api.listen, Some("[::1]:1".parse().unwrap()));
         v["api"] = json!({"listen": ""});
-        assert_eq!(loaded(v).api.listen_addr, None);
+        assert_eq!(run(v).api.listen, None);
     }
 
     /// Every default and override of a neighbor is applied once, by
@@ -1585,37 +1439,37 @@ mod tests {
              "graceful_restart": true, "auth_password": "k", "local_address": "127.0.0.9"},
             {"name": "ibgp", "address": "127.0.0.4", "peer_asn": 65001, "passive": true}
         ]);
-        let c = loaded(v);
-        let s: Vec<&Session> = c.bgp.neighbors.iter().map(|n| &n.session).collect();
+        let c = run(v);
+        let s: Vec<&PeerSettings> = c.neighbors.iter().map(|n| &n.settings).collect();
         let id: std::net::Ipv4Addr = "10.0.0.1".parse().unwrap();
+        let ebgp = s[0];
+        assert_eq!(ebgp.address, "127.0.0.2".parse::<IpAddr>().unwrap());
+        assert_eq!(ebgp.local_address, Some("0.0.0.0".parse().unwrap()));
+        assert_eq!((ebgp.fsm.router_id, ebgp.fsm.local_as), (id, 65001));
+        assert!(ebgp.shape.ebgp);
         assert_eq!(
-            *s[0],
-            Session {
-                address: "127.0.0.2".parse().unwrap(),
-                local_address: Some("0.0.0.0".parse().unwrap()),
-                router_id: id,
-                local_as: 65001,
-                ebgp: true,
-                hold_time: 30,
-                keepalive_time: Some(10),
-                graceful_restart: false,
-                mp_ipv6: true,
-                md5_key: None,
-                ttl: Some(1),
-                min_ttl: None,
-                next_hop_v4: id,
-                next_hop_v4_from_session: true,
-                next_hop_v6: Some("2001:db8::1".parse().unwrap()),
-                next_hop_v6_from_session: false,
-            }
+            (ebgp.fsm.hold_time, ebgp.fsm.keepalive_time),
+            (30, Some(10))
         );
+        assert!(!ebgp.fsm.capabilities.graceful_restart);
+        assert!(ebgp.fsm.capabilities.mp_ipv6);
+        assert_eq!(ebgp.password, None);
+        assert_eq!((ebgp.ttl, ebgp.min_ttl), (Some(1), None));
+        assert_eq!(ebgp.shape.next_hop_v4, Some(id));
+        assert!(ebgp.next_hop_v4_from_session);
+        assert_eq!(ebgp.shape.next_hop_v6, Some("2001:db8::1".parse().unwrap()));
+        assert!(!ebgp.next_hop_v6_from_session);
         // RFC 5082 §3: 255 out, at least 255 - (5 - 1) in.
         assert_eq!((s[1].ttl, s[1].min_ttl), (Some(255), Some(251)));
-        assert_eq!((s[1].hold_time, s[1].keepalive_time), (9, None));
-        assert!(s[1].graceful_restart);
-        assert_eq!(s[1].md5_key.as_deref(), Some("k"));
+        assert_eq!((s[1].fsm.hold_time, s[1].fsm.keepalive_time), (9, None));
+        assert!(s[1].fsm.capabilities.graceful_restart);
+        assert_eq!(s[1].password.as_deref(), Some("k"));
         assert_eq!(s[1].local_address, Some("127.0.0.9".parse().unwrap()));
-        assert_eq!((s[2].ebgp, s[2].ttl, s[2].min_ttl), (false, None, None));
+        assert_eq!(
+            (s[2].shape.ebgp, s[2].ttl, s[2].min_ttl),
+            (false, None, None)
+        );
+        assert!(s[2].fsm.passive);
     }
 
     #[test]

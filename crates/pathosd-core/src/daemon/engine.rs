@@ -8,12 +8,12 @@
 //! with the [`CheckId`] the engine gave the check, and every counter lives
 //! here, owned by the owner task, with no lock around it.
 
-use super::reload::{vip_change, ReloadPlan, VipChange};
+use super::reload::{ReloadPlan, VipChange};
 use crate::bgp::types::{Prefix, RouteIntent};
 use crate::check::hysteresis::Hysteresis;
 use crate::check::policy::Combiner;
 use crate::check::CheckResult;
-use crate::config::Vip;
+use crate::config::VipSpec as Vip;
 use crate::vip::{SharedIntents, VipMachine, VipPolicy, VipState};
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -296,7 +296,7 @@ impl VipSlot {
     /// health; the counters clamp to the new rise and fall
     /// ([`Hysteresis::retune`]) and the next result decides with them.
     fn retune(&mut self, v: &Vip) {
-        for (c, cfg) in self.checks.iter_mut().zip(v.check_list()) {
+        for (c, cfg) in self.checks.iter_mut().zip(&v.checks) {
             c.hysteresis.retune(cfg.rise, cfg.fall);
         }
     }
@@ -322,13 +322,12 @@ pub struct Engine {
 /// Longest time a VIP needs for its first decision: its slowest check's
 /// rise × interval plus one timeout.
 pub(crate) fn first_evaluation_bound(vip: &Vip) -> Duration {
-    vip.check_list()
+    vip.checks
         .iter()
         .map(|c| {
             c.interval
-                .get()
                 .saturating_mul(c.rise.max(1))
-                .saturating_add(c.timeout.get())
+                .saturating_add(c.timeout)
         })
         .max()
         .unwrap_or(Duration::ZERO)
@@ -343,7 +342,7 @@ fn new_slot(
     now: Instant,
 ) -> (VipSlot, Option<Combiner>) {
     let prefix = v.prefix;
-    let names: Vec<String> = v.check_list().iter().map(|c| c.effective_name()).collect();
+    let names: Vec<String> = v.checks.iter().map(|c| c.name.clone()).collect();
     let mut id = || {
         let id = CheckId(*next_check);
         *next_check = next_check.wrapping_add(1);
@@ -354,13 +353,13 @@ fn new_slot(
         full: None,
         name: v.name.clone(),
         prefix,
-        initial_done: v.always || v.check_list().is_empty(),
+        initial_done: v.always || v.checks.is_empty(),
         checks: v
-            .check_list()
+            .checks
             .iter()
             .map(|c| CheckStatus {
                 id: id(),
-                name: c.effective_name(),
+                name: c.name.clone(),
                 hysteresis: Hysteresis::new(c.rise, c.fall),
                 runs: 0,
                 last: None,
@@ -369,7 +368,7 @@ fn new_slot(
                 total_ok: 0,
                 total_fail: 0,
                 timeouts: 0,
-                bucket_timeout: c.timeout.get(),
+                bucket_timeout: c.timeout,
                 buckets: [0; BUCKETS],
                 duration_sum: 0.0,
             })
@@ -630,22 +629,11 @@ impl Engine {
     /// configs are the old side. Every VIP of `new` in its order, then the
     /// removed ones in the engine's order.
     pub fn diff(&self, new: &[Vip]) -> Vec<(String, VipChange)> {
-        let mut out = Vec::with_capacity(new.len());
-        for v in new {
-            let c = match self.vip(&v.name) {
-                None => VipChange::Added,
-                Some(s) => vip_change(&s.config(), v),
-            };
-            out.push((v.name.to_string(), c));
-        }
-        let mut names: Vec<&str> = new.iter().map(|v| &*v.name).collect();
-        names.sort_unstable();
-        for s in &self.vips {
-            if names.binary_search(&&*s.name).is_err() {
-                out.push((s.name.to_string(), VipChange::Removed));
-            }
-        }
-        out
+        super::reload::walk_vips(
+            &|name| self.vip(name).map(VipSlot::config),
+            &mut self.vips.iter().map(|s| &*s.name),
+            new,
+        )
     }
 
     /// Rebuilds the lookup tables after `vips` changed.

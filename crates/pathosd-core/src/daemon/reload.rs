@@ -21,8 +21,8 @@
 //!   the rest (listeners, API limits and token, ubus socket, log sink) are
 //!   listed in [`ReloadPlan::needs_restart`].
 
-use crate::bgp::settings::{listen_addr, PeerSettings};
-use crate::config::{Check, Config, Vip};
+use crate::config::run::{CheckSpec, RunConfig, VipSpec};
+use std::borrow::Cow;
 
 /// What happens to one VIP.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,48 +120,49 @@ pub const HTTP_KEYS: [&str; 6] = [
     "api.token",
 ];
 
-/// The one diff of a reload.
-pub fn diff(old: &Config, new: &Config) -> ReloadPlan {
-    plan(old, new, diff_vips(&old.vips, &new.vips))
+/// The one diff of a reload: `old` and `new` with their VIPs.
+pub fn diff(old: &RunConfig, new: &RunConfig) -> ReloadPlan {
+    let mut sorted: Vec<&VipSpec> = old.vips.iter().collect();
+    sorted.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    let lookup = |name: &str| {
+        sorted
+            .binary_search_by(|v| (*v.name).cmp(name))
+            .ok()
+            .map(|i| Cow::Borrowed(sorted[i]))
+    };
+    let vips = walk_vips(&lookup, &mut old.vips.iter().map(|v| &*v.name), &new.vips);
+    plan(old, new, vips)
 }
 
-/// The plan with the VIP part already made: the daemon's running config
-/// keeps no VIPs (the engine does, [`super::engine::Engine::diff`]), so the
-/// owner diffs the VIPs against the engine and the rest here.
-pub fn plan(old: &Config, new: &Config, vips: Vec<(String, VipChange)>) -> ReloadPlan {
+/// The plan with the VIP part already made by [`walk_vips`]: the daemon's
+/// running config keeps no VIPs (the engine does, and walks them with
+/// [`walk_vips`] in [`super::engine::Engine::diff`]), so the owner plans
+/// the rest here.
+pub fn plan(old: &RunConfig, new: &RunConfig, vips: Vec<(String, VipChange)>) -> ReloadPlan {
     let mut plan = ReloadPlan {
         vips,
         ..ReloadPlan::default()
     };
-    for n in &new.bgp.neighbors {
-        let c = match old.bgp.neighbors.iter().find(|o| o.name == n.name) {
+    for n in &new.neighbors {
+        let c = match old.neighbor(n.name()) {
             None => NeighborChange::Added,
-            Some(o) => {
-                if PeerSettings::from_config(o) != PeerSettings::from_config(n) {
-                    NeighborChange::Restarted
-                } else if o.required != n.required {
-                    NeighborChange::Required
-                } else {
-                    NeighborChange::Unchanged
-                }
-            }
+            Some(o) if o.settings != n.settings => NeighborChange::Restarted,
+            Some(o) if o.required != n.required => NeighborChange::Required,
+            Some(_) => NeighborChange::Unchanged,
         };
-        plan.neighbors.push((n.name.clone(), c));
+        plan.neighbors.push((n.name().to_string(), c));
     }
-    for o in &old.bgp.neighbors {
-        if !new.bgp.neighbors.iter().any(|n| n.name == o.name) {
+    for o in &old.neighbors {
+        if new.neighbor(o.name()).is_none() {
             plan.neighbors
-                .push((o.name.clone(), NeighborChange::Removed));
+                .push((o.name().to_string(), NeighborChange::Removed));
         }
     }
     let (oa, na) = (&old.api, &new.api);
     let (ol, nl) = (&old.logging, &new.logging);
     let restart: [(&'static str, bool); 4] = [
-        ("bgp.listen_address", listen_addr(old) != listen_addr(new)),
-        (
-            "api.ubus_socket",
-            oa.ubus_socket.trim() != na.ubus_socket.trim(),
-        ),
+        ("bgp.listen_address", old.listen != new.listen),
+        ("api.ubus_socket", oa.ubus_socket != na.ubus_socket),
         ("logging.syslog", ol.syslog != nl.syslog),
         ("logging.timestamps", ol.timestamps != nl.timestamps),
     ];
@@ -174,10 +175,10 @@ pub fn plan(old: &Config, new: &Config, vips: Vec<(String, VipChange)>) -> Reloa
         ("logging.level", ol.level != nl.level),
         (
             "bgp.shutdown_drain",
-            old.bgp.shutdown_drain != new.bgp.shutdown_drain,
+            old.shutdown_drain != new.shutdown_drain,
         ),
         // The HTTP server is replaced with the new settings (HTTP_KEYS).
-        ("api.listen", oa.listen.trim() != na.listen.trim()),
+        ("api.listen", oa.listen != na.listen),
         (
             "api.read_header_timeout",
             oa.read_header_timeout != na.read_header_timeout,
@@ -185,7 +186,7 @@ pub fn plan(old: &Config, new: &Config, vips: Vec<(String, VipChange)>) -> Reloa
         ("api.read_timeout", oa.read_timeout != na.read_timeout),
         ("api.write_timeout", oa.write_timeout != na.write_timeout),
         ("api.idle_timeout", oa.idle_timeout != na.idle_timeout),
-        ("api.token", oa.token() != na.token()),
+        ("api.token", oa.token != na.token),
     ];
     plan.live = live
         .into_iter()
@@ -195,54 +196,55 @@ pub fn plan(old: &Config, new: &Config, vips: Vec<(String, VipChange)>) -> Reloa
     plan
 }
 
-/// The VIP part of [`diff`]: every VIP of `new` in its order, then the
-/// removed ones.
-pub(crate) fn diff_vips(old: &[Vip], new: &[Vip]) -> Vec<(String, VipChange)> {
-    let mut out = Vec::new();
+/// The one walk over the VIPs of a reload: every VIP of `new` in its order
+/// with what happens to it, then the removed ones. `old` finds a running
+/// VIP's config by name; `old_names` lists the running VIPs.
+pub fn walk_vips<'a>(
+    old: &dyn Fn(&str) -> Option<Cow<'a, VipSpec>>,
+    old_names: &mut dyn Iterator<Item = &str>,
+    new: &[VipSpec],
+) -> Vec<(String, VipChange)> {
+    let mut out = Vec::with_capacity(new.len());
     for v in new {
-        let c = match old.iter().find(|o| o.name == v.name) {
+        let c = match old(&v.name) {
             None => VipChange::Added,
-            Some(o) => vip_change(o, v),
+            Some(o) => vip_change(&o, v),
         };
         out.push((v.name.to_string(), c));
     }
-    for o in old {
-        if !new.iter().any(|v| v.name == o.name) {
-            out.push((o.name.to_string(), VipChange::Removed));
+    // Sorted names: the removed ones are found in n log n, not n².
+    let mut names: Vec<&str> = new.iter().map(|v| &*v.name).collect();
+    names.sort_unstable();
+    for o in old_names {
+        if names.binary_search(&o).is_err() {
+            out.push((o.to_string(), VipChange::Removed));
         }
     }
     out
 }
 
-/// A check with the settings that keep its identity set to fixed values:
-/// two checks are the same probe when these copies are equal.
-fn identity(c: &Check) -> Check {
-    Check {
-        interval: Default::default(),
-        timeout: Default::default(),
-        rise: 0,
-        fall: 0,
-        detailed_metrics: false,
-        ..c.clone()
-    }
+/// Two checks are the same probe: everything but their timing and
+/// `detailed_metrics` is equal.
+fn same_probe(a: &CheckSpec, b: &CheckSpec) -> bool {
+    a.name == b.name && a.probe == b.probe
 }
 
-pub(crate) fn vip_change(old: &Vip, new: &Vip) -> VipChange {
+pub(crate) fn vip_change(old: &VipSpec, new: &VipSpec) -> VipChange {
     if old == new {
         return VipChange::Unchanged;
     }
-    let (oc, nc) = (old.check_list(), new.check_list());
+    let (oc, nc) = (&old.checks, &new.checks);
     let restart = if old.prefix != new.prefix {
         Some("prefix")
     } else if old.always != new.always {
         Some("always")
     } else if old.checks_policy != new.checks_policy {
         Some("checks_policy")
-    } else if old.require_local_address != new.require_local_address {
+    } else if old.local_address.is_some() != new.local_address.is_some() {
         Some("require_local_address")
-    } else if old.local_interface != new.local_interface {
+    } else if old.local_address != new.local_address {
         Some("local_interface")
-    } else if oc.len() != nc.len() || oc.iter().zip(&nc).any(|(a, b)| identity(a) != identity(b)) {
+    } else if oc.len() != nc.len() || oc.iter().zip(nc).any(|(a, b)| !same_probe(a, b)) {
         Some("checks")
     } else {
         None
@@ -250,13 +252,13 @@ pub(crate) fn vip_change(old: &Vip, new: &Vip) -> VipChange {
     if let Some(what) = restart {
         return VipChange::Restarted(what);
     }
-    let timing = oc.iter().zip(&nc).any(|(a, b)| {
+    let timing = oc.iter().zip(nc).any(|(a, b)| {
         (a.interval, a.timeout, a.rise, a.fall) != (b.interval, b.timeout, b.rise, b.fall)
     });
     let attributes = old.policy != new.policy
         || oc
             .iter()
-            .zip(&nc)
+            .zip(nc)
             .any(|(a, b)| a.detailed_metrics != b.detailed_metrics);
     VipChange::Kept { attributes, timing }
 }
@@ -285,10 +287,8 @@ mod tests {
         })
     }
 
-    fn cfg(v: &Value) -> Config {
-        load_str(&v.to_string(), Some(Format::Json), &|_| None)
-            .unwrap_or_else(|e| panic!("{e:?}"))
-            .into_inner()
+    fn cfg(v: &Value) -> RunConfig {
+        load_str(&v.to_string(), Some(Format::Json), &|_| None).unwrap_or_else(|e| panic!("{e:?}"))
     }
 
     /// The plan of `base()` against `base()` edited by `edit`.

@@ -6,7 +6,7 @@
 //! other than the deadlines this machine names).
 
 use crate::bgp::types::RouteIntent;
-use crate::config::{FailAction, Vip};
+use crate::config::{FailAction, VipSpec as Vip};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::bgp::types::Community;
-use crate::config::{Dur, FailAction, Vip};
+use crate::config::{Dur, FailAction, VipSpec as Vip};
 
 enum Ev {
     Health(bool),

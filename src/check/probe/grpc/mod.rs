@@ -11,8 +11,8 @@ mod hpack;
 
 use super::{io_msg, resolve};
 use crate::check::result::CheckResult;
+use crate::config::run::GrpcSpec;
 use crate::config::target::{Host, HostPort};
-use crate::config::GrpcCheck;
 #[cfg(feature = "tls")]
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 #[cfg(feature = "tls")]
@@ -135,7 +135,7 @@ impl ServerCertVerifier for NoVerify {
 
 /// The rustls client config: ring provider, ALPN h2, CA file or system store.
 #[cfg(feature = "tls")]
-fn tls_config(c: &GrpcCheck) -> Result<Arc<ClientConfig>, String> {
+fn tls_config(c: &crate::config::GrpcCheck) -> Result<Arc<ClientConfig>, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -173,7 +173,8 @@ fn tls_config(c: &GrpcCheck) -> Result<Arc<ClientConfig>, String> {
 
 impl GrpcProbe {
     /// `target`: `c`'s, as validation resolved it.
-    pub fn new(c: &GrpcCheck, target: &HostPort) -> Result<GrpcProbe, String> {
+    pub fn new(spec: &GrpcSpec) -> Result<GrpcProbe, String> {
+        let (c, target) = (&spec.options, &spec.target);
         if !c.tls && (c.tls_insecure || c.tls_ca_cert.is_some() || c.tls_server_name.is_some()) {
             return Err("tls_insecure, tls_ca_cert and tls_server_name need tls: true".into());
         }
@@ -188,22 +189,19 @@ impl GrpcProbe {
         } else {
             None
         };
-        let (false, Some(server_name)) = (c.path.is_empty(), c.server_name.clone()) else {
-            return Err("grpc options not resolved: the check was not validated".into());
-        };
         let metadata = c
             .metadata
             .iter()
             .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
             .collect();
         Ok(GrpcProbe(Arc::new(Inner {
-            server_name,
+            server_name: spec.server_name.clone(),
             target: target.clone(),
             tls,
-            path: c.path.clone(),
+            path: spec.path.clone(),
             health: c.method.is_none(),
             service: c.service.clone(),
-            ok_codes: c.ok_code_numbers.clone(),
+            ok_codes: spec.ok_codes.clone(),
             metadata,
         })))
     }
@@ -453,24 +451,25 @@ mod tests {
             host: Host::Ip("192.0.2.10".parse().unwrap()),
             port: 50051,
         };
+        use crate::config::GrpcCheck;
+        let spec = |options: GrpcCheck| GrpcSpec {
+            options,
+            target: vip.clone(),
+            path: crate::config::GRPC_HEALTH_METHOD.into(),
+            ok_codes: vec![0],
+            server_name: vip.host.clone(),
+        };
         let h2c = GrpcCheck {
             port: 50051,
             ..GrpcCheck::default()
         };
-        // A block that was not validated has no resolved request path.
-        assert!(GrpcProbe::new(&h2c, &vip).is_err());
-        let h2c = GrpcCheck {
-            path: crate::config::GRPC_HEALTH_METHOD.into(),
-            server_name: Some(vip.host.clone()),
-            ..h2c
-        };
-        assert!(GrpcProbe::new(&h2c, &vip).is_ok());
+        assert!(GrpcProbe::new(&spec(h2c.clone())).is_ok());
         let tls = GrpcCheck {
             tls: true,
             tls_insecure: true,
             ..h2c
         };
-        let r = GrpcProbe::new(&tls, &vip);
+        let r = GrpcProbe::new(&spec(tls));
         assert_eq!(r.is_ok(), crate::TLS, "{:?}", r.as_ref().err());
         if let Err(e) = r {
             assert!(e.contains(crate::NEEDS_TLS), "{e}");

@@ -2,14 +2,26 @@
 
 use super::*;
 use crate::config::policy_expr::Expr;
-use crate::config::{FailAction, Field};
+use crate::config::{FailAction, Field, ProbeSpec};
 use serde_json::json;
 
+/// A VIP through the run config's own constructor (from its decoded form).
 fn vip(v: serde_json::Value) -> Vip {
     let mut errs = crate::config::Errors::default();
-    let vip = Vip::decode(&v, "vip", &mut errs).unwrap();
+    let raw = crate::config::Vip::decode(&v, "vip", &mut errs).unwrap();
     assert!(errs.is_empty(), "{errs:?}");
-    vip
+    crate::config::run::vip_spec(raw).unwrap()
+}
+
+/// Sets the port of `vip`'s tcp check `i` (the check identity).
+fn set_tcp_port(vip: &mut Vip, i: usize, port: u16) {
+    match &mut vip.checks[i].probe {
+        ProbeSpec::Tcp { options, target } => {
+            options.port = port;
+            target.port = port;
+        }
+        p => panic!("not tcp: {p:?}"),
+    }
 }
 
 fn two_checks(action: &str) -> Vip {
@@ -56,12 +68,6 @@ fn at(ms: u64) -> Instant {
     t0() + Duration::from_millis(ms)
 }
 
-thread_local! {
-    /// The config the engine of this test runs (each test has its thread),
-    /// for checking the engine's own diff against the config diff.
-    static RUNNING: std::cell::RefCell<Vec<Vip>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 /// The VIPs as validation leaves them: each carries its compiled policy.
 fn configs(vips: &[(Vip, Expr)]) -> Vec<Vip> {
     vips.iter()
@@ -76,20 +82,17 @@ fn configs(vips: &[(Vip, Expr)]) -> Vec<Vip> {
 /// Engine::new, remembering the config for [`reload`].
 fn new_engine(vips: &[(Vip, Expr)], now: Instant) -> (Engine, Vec<Output>) {
     let vips = configs(vips);
-    RUNNING.with(|r| *r.borrow_mut() = vips.clone());
     Engine::new(&*vips, now)
 }
 
 /// Reloads `e` with `vips` as the daemon plans it: the engine's slots are
-/// the old side of the diff, which must be the diff of the two configs.
+/// the old side of the diff.
 fn reload(e: &mut Engine, vips: &[(Vip, Expr)], now: Instant) -> Vec<Output> {
     let new = configs(vips);
-    let old = RUNNING.with(|r| r.replace(new.clone()));
     let plan = crate::daemon::reload::ReloadPlan {
         vips: e.diff(&new),
         ..Default::default()
     };
-    assert_eq!(plan.vips, crate::daemon::reload::diff_vips(&old, &new));
     e.reload(new, &plan, now)
 }
 
@@ -269,7 +272,7 @@ fn reload_keeps_unchanged_vips_and_withdraws_changed_and_removed_ones() {
     // web's check identity changed (a port), other removed, a new always
     // VIP added.
     let mut web2 = web.clone();
-    web2.checks.as_mut().unwrap()[1].tcp.as_mut().unwrap().port = 3;
+    set_tcp_port(&mut web2, 1, 3);
     let node = vip(json!({"name": "node", "prefix": "10.9.0.0/24", "always": true}));
     let out = reload(&mut e, &[(web2, Expr::Any), (node, Expr::All)], at(3));
     assert_eq!(
@@ -300,9 +303,9 @@ fn reload_keeps_the_state_of_a_vip_whose_checks_are_the_same() {
 
     // Interval, timeout, rise and fall: no output, state and counters kept.
     let mut v = web.clone();
-    for c in v.checks.as_mut().unwrap() {
-        c.interval = crate::config::Dur::secs(20);
-        c.timeout = crate::config::Dur::secs(2);
+    for c in &mut v.checks {
+        c.interval = Duration::from_secs(20);
+        c.timeout = Duration::from_secs(2);
         c.rise = 5;
         c.fall = 4;
     }
@@ -452,8 +455,8 @@ fn reload_retunes_the_hysteresis_keeping_clamped_counters() {
     // a: rise 2 (its 2 successes are kept); b: fall 1 (its 2 failures
     // clamp to 1, and b stays healthy until its next result).
     let mut v2 = v.clone();
-    v2.checks.as_mut().unwrap()[0].rise = 2;
-    v2.checks.as_mut().unwrap()[1].fall = 1;
+    v2.checks[0].rise = 2;
+    v2.checks[1].fall = 1;
     let out = reload(&mut e, &[(v2.clone(), Expr::Name("b".into()))], at(10));
     assert!(out.is_empty(), "{out:?}");
     let slot = e.vip("web").unwrap();
@@ -485,7 +488,7 @@ fn reload_retunes_the_hysteresis_keeping_clamped_counters() {
     // A check whose identity changed gets a new id: its old loop's last
     // result, still on the way, is ignored.
     let mut v3 = v2.clone();
-    v3.checks.as_mut().unwrap()[0].tcp.as_mut().unwrap().port = 9;
+    set_tcp_port(&mut v3, 0, 9);
     reload(&mut e, &[(v3, Expr::Name("b".into()))], at(20));
     assert!(e.check(ids[0]).is_none());
     let stale = CheckRun {
@@ -706,7 +709,7 @@ fn reload_diffs_against_the_engine() {
     let mut b2 = b.clone();
     b2.prefix = "10.0.0.9/32".parse().unwrap();
     let mut web_timing = web.clone();
-    web_timing.checks.as_mut().unwrap()[0].interval = crate::config::Dur::secs(5);
+    web_timing.checks[0].interval = Duration::from_secs(5);
     let new = [
         (a2.clone(), Expr::All),
         (b2.clone(), Expr::All),
@@ -760,7 +763,7 @@ fn reload_diffs_against_the_engine() {
         .all(|(_, c)| *c == VipChange::Unchanged));
     // A check whose identity changes restarts its VIP, withdrawn.
     let mut web_port = web_timing.clone();
-    web_port.checks.as_mut().unwrap()[1].name = Some("c".into());
+    web_port.checks[1].name = "c".into();
     let new2 = [(a2, Expr::All), (b2, Expr::All), (web_port, Expr::All)];
     assert_eq!(
         e.diff(&configs(&new2))[2],

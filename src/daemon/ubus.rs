@@ -1,0 +1,19 @@
+//! The ubus object `pathosd` as the daemon runs it: the client registered
+//! on ubusd's socket and the task answering its calls.
+
+use crate::api::control::ControlHandle;
+use crate::config::run::ApiRun;
+
+/// Registers on `api.ubus_socket` (None: ubus is off) and serves the
+/// methods through `ctl`.
+pub(super) fn start(api: &ApiRun, ctl: ControlHandle) -> Option<crate::ubus::UbusHandle> {
+    let path = api.ubus_socket.clone()?;
+    let ucfg = crate::ubus::UbusConfig {
+        socket_path: path,
+        ..crate::ubus::UbusConfig::default()
+    };
+    let (client, handle, requests) = crate::ubus::UbusClient::new(ucfg);
+    crate::rt::spawn(client.run()).detach();
+    crate::rt::spawn(crate::api::ubus_methods::serve_ubus(requests, ctl)).detach();
+    Some(handle)
+}
