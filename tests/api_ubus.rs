@@ -114,6 +114,18 @@ fn status_and_vip() {
             .unwrap()
             .unwrap();
         assert_eq!(got["vips"][0]["prefix"], "2001:db8::1/128");
+        // LuCI's calls come with the session rpcd added (uhttpd's ubus
+        // handler does the same): ignored, not an unknown argument.
+        let got = c
+            .call(
+                "pathosd",
+                "status",
+                json!({"limit": 5, "ubus_rpc_session": "0123456789abcdef"}),
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got["limit"], 5);
         let got = c
             .call("pathosd", "status", json!({"limit": 0}))
             .await
@@ -330,7 +342,11 @@ fn validate_checks_a_given_configuration() {
         let mut ok = values("10.10.1.5/32");
         ok["bird"].as_object_mut().unwrap().remove("passive");
         let got = c
-            .call("pathosd", "validate", json!({"uci": ok}))
+            .call(
+                "pathosd",
+                "validate",
+                json!({"uci": ok, "ubus_rpc_session": "0123456789abcdef"}),
+            )
             .await
             .unwrap()
             .unwrap();

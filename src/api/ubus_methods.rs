@@ -173,7 +173,9 @@ pub async fn call(
 fn status_query(args: &Value) -> Result<StatusQuery, UbusStatus> {
     let mut q = StatusQuery::default();
     if let Value::Object(m) = args {
-        for (k, v) in m {
+        // rpcd and uhttpd's ubus handler add the caller's session to every
+        // call they forward (LuCI's calls all have it): not an argument.
+        for (k, v) in m.iter().filter(|(k, _)| *k != "ubus_rpc_session") {
             q.set(k, v).map_err(|e| {
                 log::debug!("ubus: status: {e}");
                 UbusStatus::InvalidArgument
