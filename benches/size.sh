@@ -254,7 +254,7 @@ echo
 # Byte classes of each cross build (benches/size_classes.py: .text by the
 # crate owning each function, generics instantiated for pathosd's types
 # counted for pathosd; the unwind tables, .rodata and the rest), summing to
-# the stripped file; docs/performance.md says per class what is left and why.
+# the stripped file; docs/performance.md ("Byte classes") says what they mean.
 for ((i = 0; i < ${#classes[@]}; i += 2)); do
 	echo "byte classes, ${classes[i]}"
 	echo "${classes[i + 1]}"

@@ -248,8 +248,9 @@ fn setsockopt_raw(
 /// loader freed its buffers every later large block (the route tables'
 /// builds, a session's first plan) came from the heap, and freeing them left
 /// holes RSS kept: 10,000 `always` VIPs ran with 6.2 MB anonymous memory
-/// instead of 4.7 (docs/performance.md). Setting the threshold
-/// turns the adjustment off: large blocks are mapped and unmapped whole.
+/// instead of 4.7 (the history of docs/performance.md: `git show
+/// 792d6be:docs/performance.md`). Setting the threshold turns the
+/// adjustment off: large blocks are mapped and unmapped whole.
 /// musl, OpenWrt's libc, maps large blocks itself and has no mallopt.
 pub(crate) fn fix_mmap_threshold() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -261,9 +262,9 @@ pub(crate) fn fix_mmap_threshold() {
 }
 
 /// Gives the heap's free memory back to the system. glibc keeps what the
-/// config loader freed (≈ 10 MB after 10,000 VIPs in UCI, see
-/// docs/performance.md) as long as a later allocation sits above it; musl,
-/// OpenWrt's libc, unmaps freed memory itself and has no malloc_trim.
+/// config loader freed (≈ 10 MB after 10,000 VIPs in UCI, see `git show
+/// 792d6be:docs/performance.md`) as long as a later allocation sits above
+/// it; musl, OpenWrt's libc, unmaps freed memory itself and has no malloc_trim.
 pub(crate) fn trim_heap() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim takes no pointer and only releases free pages of

@@ -277,7 +277,8 @@ fn load_uci_file(
 /// config, is decoded one VIP at a time while the text is read: each VIP's
 /// JSON value is dropped as soon as its `Vip` is decoded. Holding the whole
 /// file as a `serde_json::Value` tree took 6.3 MB for 10,000 `always` VIPs
-/// on top of the decoded config (docs/performance.md). Nothing returned
+/// on top of the decoded config (at f3a56cb; `git show
+/// 792d6be:docs/performance.md`). Nothing returned
 /// borrows `text`, so the caller frees it before validation.
 fn decode_json(text: &str) -> Result<(Option<Config>, Errors), Vec<ConfigError>> {
     let invalid = |e: serde_json::Error| {

@@ -30,7 +30,8 @@ pub(crate) const ERROR_WAIT_MAX: Dur = Dur::secs(3600);
 pub(crate) const PREPEND_MAX: u8 = 16;
 
 /// Most VIPs in one config. benches/compare.sh announces 10,000 (about
-/// 29 MB of RSS, see docs/performance.md); more is not a router's job.
+/// 5 MB of peak RSS with musl, docs/performance.md, "Memory"); more is not
+/// a router's job.
 pub(crate) const MAX_VIPS: usize = 10_000;
 /// Most checks on one VIP (each is a task probing on its own schedule).
 pub(crate) const MAX_CHECKS_PER_VIP: usize = 64;
