@@ -1,7 +1,9 @@
 //! The daemon's pure parts: the engine the owner task holds, the ad-hoc
-//! trigger bookkeeping and the reload diff. The owner loop itself is in the
+//! trigger bookkeeping, the reload plan and what the owner answers from
+//! its state (`views`). The owner loop itself is in the
 //! pathosd crate (`pathosd::daemon`).
 
 pub mod engine;
 pub mod reload;
 pub mod triggers;
+pub mod views;

@@ -98,6 +98,71 @@ impl ReloadPlan {
             .map_or(NeighborChange::Unchanged, |(_, c)| *c)
     }
 
+    /// What the plan does, one line per class of VIP and neighbor that has
+    /// members and per live setting ("VIPs added: web, dns"), for the log.
+    /// The settings that wait for a restart are [`Self::needs_restart`].
+    pub fn report(&self) -> Vec<String> {
+        let vips = |f: &dyn Fn(&VipChange) -> Option<String>| -> Vec<String> {
+            self.vips
+                .iter()
+                .filter_map(|(n, c)| f(c).map(|w| format!("{n}{w}")))
+                .collect()
+        };
+        let is = |want: VipChange| move |c: &VipChange| (*c == want).then(String::new);
+        let classes: [(&str, Vec<String>); 6] = [
+            (
+                "VIPs restarted withdrawn (check identity changed)",
+                vips(&|c| match c {
+                    VipChange::Restarted(what) => Some(format!(" ({what})")),
+                    _ => None,
+                }),
+            ),
+            (
+                "VIPs kept, new timing",
+                vips(&|c| matches!(c, VipChange::Kept { timing: true, .. }).then(String::new)),
+            ),
+            (
+                "VIPs kept, new policy or attributes",
+                vips(&|c| {
+                    matches!(
+                        c,
+                        VipChange::Kept {
+                            attributes: true,
+                            ..
+                        }
+                    )
+                    .then(String::new)
+                }),
+            ),
+            ("VIPs added", vips(&is(VipChange::Added))),
+            ("VIPs removed", vips(&is(VipChange::Removed))),
+            ("VIPs unchanged", vips(&is(VipChange::Unchanged))),
+        ];
+        let mut out: Vec<String> = classes
+            .into_iter()
+            .filter(|(_, list)| !list.is_empty())
+            .map(|(what, list)| format!("{what}: {}", list.join(", ")))
+            .collect();
+        for (what, want) in [
+            ("neighbors restarted", NeighborChange::Restarted),
+            ("neighbors with a new `required`", NeighborChange::Required),
+            ("neighbors added", NeighborChange::Added),
+            ("neighbors removed", NeighborChange::Removed),
+        ] {
+            let list: Vec<&str> = self
+                .neighbors
+                .iter()
+                .filter(|(_, c)| *c == want)
+                .map(|(n, _)| n.as_str())
+                .collect();
+            if !list.is_empty() {
+                out.push(format!("{what}: {}", list.join(", ")));
+            }
+        }
+        out.extend(self.live.iter().map(|s| format!("{s} changed: applied")));
+        out
+    }
+
     /// Whether the plan changes nothing at all.
     pub fn is_empty(&self) -> bool {
         self.vips.iter().all(|(_, c)| *c == VipChange::Unchanged)
@@ -421,6 +486,35 @@ mod tests {
             };
             assert_eq!(p.vip(name), &VipChange::Restarted(what), "{p:?}");
         }
+    }
+
+    /// The log lines of a reload name each class once, with its members.
+    #[test]
+    fn the_report_names_each_class_once() {
+        let p = plan(|c| {
+            c["vips"][0]["name"] = json!("www");
+            c["vips"][1]["checks"][1]["interval"] = json!("5s");
+            c["bgp"]["neighbors"][0]["hold_time"] = json!("30s");
+            c["logging"]["level"] = json!("debug");
+        });
+        assert_eq!(
+            p.report(),
+            vec![
+                "VIPs kept, new timing: dns",
+                "VIPs added: www",
+                "VIPs removed: web",
+                "neighbors restarted: a",
+                "logging.level changed: applied",
+            ]
+        );
+        let p = plan(|c| c["vips"][1]["checks_policy"] = json!("any"));
+        assert_eq!(
+            p.report(),
+            vec![
+                "VIPs restarted withdrawn (check identity changed): dns (checks_policy)",
+                "VIPs unchanged: web",
+            ]
+        );
     }
 
     #[test]

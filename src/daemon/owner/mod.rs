@@ -1,0 +1,610 @@
+//! `pathosd run`: the owner task, the one holder of the daemon's state.
+//! Start-up and the event loop are here; the VIPs' check loops in
+//! `loops`, reload in `reloading`, the graceful stop in `shutdown`.
+
+mod loops;
+mod reloading;
+mod shutdown;
+
+use loops::{check_ids, drain_files, has_drain_files, spawn_checks, Runtimes};
+
+use super::engine::{CheckId, CheckRun, Engine, Input, Output};
+use super::reload::ReloadPlan;
+use super::triggers::{Admit, Done, Triggers};
+use super::views;
+use super::Msg;
+use crate::api::control::{ApiError, Control, ControlHandle, Quoted, Reply, TriggerOutcome};
+use crate::api::model::{ReloadRecord, Scope, Snapshot};
+use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
+use crate::config::load::Format;
+use crate::config::{LogLevel, RunConfig};
+use smol::channel::{unbounded, Receiver, Sender};
+use smol::future::FutureExt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How `pathosd run` was invoked.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub config_path: PathBuf,
+    pub format: Option<Format>,
+    pub debug: bool,
+}
+
+type TriggerReply = Reply<Result<TriggerOutcome, ApiError>>;
+
+/// Runs the daemon on a loaded, valid config until a signal stops it;
+/// returns the exit code.
+pub fn run(opts: Options, cfg: RunConfig) -> i32 {
+    let level = if opts.debug {
+        log::LevelFilter::Debug
+    } else {
+        level_filter(cfg.logging.level)
+    };
+    crate::logging::init(
+        level,
+        crate::logging::choose_sink(cfg.logging.syslog, cfg.logging.timestamps),
+    );
+    crate::rt::block_on(async_main(opts, cfg))
+}
+
+fn level_filter(l: LogLevel) -> log::LevelFilter {
+    match l {
+        LogLevel::Debug => log::LevelFilter::Debug,
+        LogLevel::Info => log::LevelFilter::Info,
+        LogLevel::Warn => log::LevelFilter::Warn,
+        LogLevel::Error => log::LevelFilter::Error,
+    }
+}
+
+/// The reload's changes, one line per class of VIP and neighbor
+/// (`ReloadPlan::report`), and one warning per setting that waits for a
+/// restart.
+fn log_plan(plan: &ReloadPlan) {
+    for line in plan.report() {
+        log::info!("reload: {line}");
+    }
+    for s in &plan.needs_restart {
+        log::warn!("reload: {s} changed: applies after a restart");
+    }
+}
+
+struct Owner {
+    opts: Options,
+    cfg: RunConfig,
+    engine: Engine,
+    speaker: SpeakerHandle,
+    /// By VIP name, the config's `Arc` (no copy per VIP).
+    runtimes: Runtimes,
+    /// Where the check loops send their results.
+    result_tx: Sender<Msg>,
+    ubus: Option<crate::ubus::UbusHandle>,
+    /// Ad-hoc triggers in flight (one per VIP) and each VIP's rate limit.
+    triggers: Triggers<TriggerReply>,
+    /// Whether some VIP has a lower_priority_file: only then does the
+    /// owner wake each second to poll them.
+    drain_any: bool,
+    start: Instant,
+    start_time: SystemTime,
+    last_reload: Option<ReloadRecord>,
+    /// The HTTP API server, replaced by a reload that changes `api.*`.
+    http: Option<super::http::Http>,
+    ctl: ControlHandle,
+}
+
+async fn async_main(opts: Options, mut cfg: RunConfig) -> i32 {
+    let now = Instant::now();
+    // exec checks reap their children through this task instead of the
+    // thread smol::process would otherwise start for it ("async-process").
+    crate::rt::spawn(smol::process::driver()).detach();
+    let (events, event_rx) = unbounded::<Msg>();
+
+    // Check results, session events and API requests have their own
+    // channels, which the owner reads directly (no forwarding task, no
+    // second hop per event), all of the one type `Msg`.
+    let (result_tx, result_rx) = unbounded();
+    let (peer_tx, peer_rx) = unbounded();
+
+    // The engine keeps the VIPs' configs; the owner's config has none
+    // left (one copy of 10,000 VIPs, not two).
+    let (engine, outputs) = Engine::start(cfg.take_vips(), now);
+    let mut runtimes = Vec::new();
+    // A plain VIP (`always`, no other setting) has no checks to start.
+    for v in engine.vips().iter().filter_map(|s| s.full_config()) {
+        if let Some(rt) = spawn_checks(v, &check_ids(&engine, &v.name), &result_tx) {
+            runtimes.push((v.name.clone(), rt));
+        }
+    }
+    let runtimes = Runtimes::new(runtimes);
+
+    let (ctl_tx, ctl_rx) = unbounded();
+    let ctl = ControlHandle::new(ctl_tx);
+    let http = super::http::start(&cfg.api, ctl.clone());
+    let ubus = super::ubus::start(&cfg.api, ctl.clone());
+    super::signals::start(events.clone());
+
+    // The sessions start once the first engine step has decided the
+    // routes (applied right below): a session that comes up finds the
+    // whole table waiting and sends it at once, instead of waiting
+    // Established for the engine's start-up with many VIPs.
+    let speaker = match Speaker::start(&cfg, peer_tx) {
+        Ok(s) => s,
+        Err(e) => {
+            log::error!("bgp: {e}");
+            return 1;
+        }
+    };
+
+    log::info!(
+        "pathosd {} started: {} VIPs, {} neighbors",
+        env!("CARGO_PKG_VERSION"),
+        engine.vips().len(),
+        cfg.neighbors.len()
+    );
+    let inbox = Inbox {
+        events: event_rx,
+        control: ctl_rx,
+        peers: peer_rx,
+        results: result_rx,
+    };
+    let drain_any = has_drain_files(&engine);
+    let mut owner = Owner {
+        opts,
+        cfg,
+        engine,
+        speaker,
+        runtimes,
+        result_tx,
+        ubus,
+        triggers: Triggers::default(),
+        drain_any,
+        start: now,
+        start_time: SystemTime::now(),
+        last_reload: None,
+        http,
+        ctl,
+    };
+    // The start's routes come from the engine's slots, with no `Output`
+    // each (the start's peak), before any End-of-RIB below.
+    owner
+        .speaker
+        .set_routes(owner.engine.routes().map(|(p, i)| (p, Some(i.clone()))));
+    owner.apply(outputs);
+    owner.run(&inbox).await
+}
+
+/// The channels the owner reads: signals (`events`), requests, session
+/// events and check results, each `Msg`s of one kind.
+struct Inbox {
+    events: Receiver<Msg>,
+    control: Receiver<Msg>,
+    peers: Receiver<Msg>,
+    results: Receiver<Msg>,
+}
+
+impl Inbox {
+    /// The next event already queued: signals and requests before session
+    /// events before check results, so a flood of reports never holds up
+    /// a request.
+    fn try_next(&self) -> Option<Msg> {
+        self.events
+            .try_recv()
+            .or_else(|_| self.control.try_recv())
+            .or_else(|_| self.peers.try_recv())
+            .or_else(|_| self.results.try_recv())
+            .ok()
+    }
+
+    /// The next event; None once every channel is closed (the owner holds
+    /// a sender of each but `peers`, so in practice never).
+    async fn next(&self) -> Option<Msg> {
+        if let Some(ev) = self.try_next() {
+            return Some(ev);
+        }
+        let closed = || std::future::pending::<Option<Msg>>();
+        async { self.events.recv().await.ok() }
+            .or(async { self.control.recv().await.ok() })
+            .or(async { self.peers.recv().await.ok() })
+            .or(async { self.results.recv().await.ok() })
+            .or(async {
+                // All four closed: nothing will come.
+                if self.events.is_closed()
+                    && self.control.is_closed()
+                    && self.peers.is_closed()
+                    && self.results.is_closed()
+                {
+                    return None;
+                }
+                closed().await
+            })
+            .await
+    }
+}
+
+impl Owner {
+    async fn run(&mut self, rx: &Inbox) -> i32 {
+        // The lower_priority_file is polled at least once a second.
+        let mut next_poll = Instant::now();
+        // The sessions' reports: the peer summaries live here, in the owner.
+        let sessions = self.speaker.reports();
+        loop {
+            let poll = self.drain_any.then_some(next_poll);
+            let deadline = match (self.engine.next_deadline(), poll) {
+                (Some(d), Some(p)) => Some(d.min(p)),
+                (d, p) => d.or(p),
+            };
+            // Only this future of the select uses the speaker; the borrow
+            // ends with the select.
+            let speaker = &mut self.speaker;
+            let ev = async { rx.next().await }
+                .or(async {
+                    // Session reports only update the peer summaries: they
+                    // are applied here, without a turn of the loop (whose
+                    // deadline scan costs O(VIPs); a KEEPALIVE each second
+                    // must not).
+                    while let Ok(ev) = sessions.recv().await {
+                        // Only reports come on this channel.
+                        if let Msg::Report(r) = ev {
+                            speaker.apply(*r);
+                        }
+                    }
+                    // The handle keeps a sender: never closed while it lives.
+                    std::future::pending::<Option<Msg>>().await
+                })
+                .or(async {
+                    match deadline {
+                        Some(d) => crate::rt::sleep_until(d).await,
+                        None => std::future::pending().await,
+                    }
+                    None
+                })
+                .await;
+            let now = Instant::now();
+            if self.drain_any && now >= next_poll {
+                self.poll_drain_files(now);
+                next_poll = now + Duration::from_secs(1);
+            }
+            let Some(ev) = ev else {
+                let outs = self.engine.handle(Input::Tick, now);
+                self.apply(outs);
+                continue;
+            };
+            match ev {
+                Msg::Result(r) => self.on_result(r, now),
+                Msg::Control(c) => self.control(c, now).await,
+                Msg::Peer(p) => self.peer_event(p),
+                // Reports come on the speaker's channel, read above;
+                // sessions' requests never reach the owner.
+                Msg::Report(r) => self.speaker.apply(*r),
+                Msg::Signal(s) if s == libc::SIGHUP => {
+                    if let Err(errs) = self.reload(now) {
+                        for e in errs {
+                            log::error!("reload: {e}");
+                        }
+                    }
+                }
+                Msg::Signal(_) => return self.shutdown(rx).await,
+                Msg::Session(_)
+                | Msg::UbusCall(_)
+                | Msg::UbusDone(..)
+                | Msg::Answer(_)
+                | Msg::Wake => {}
+            }
+        }
+    }
+
+    /// A check loop's result: through the engine (hysteresis, policy, VIP
+    /// state), then to the trigger run that asked for it, if any.
+    fn on_result(&mut self, r: CheckRun, now: Instant) {
+        let Some((slot, k)) = self.engine.check(r.check) else {
+            // The check is gone (a reload removed or restarted its VIP).
+            return;
+        };
+        let check = &slot.checks[k].name;
+        log::debug!(
+            "check {}: vip={} check={check} duration={:?} detail={}",
+            if r.result.ok { "passed" } else { "failed" },
+            slot.name,
+            r.result.duration,
+            r.result.detail
+        );
+        // Names are copied only for what needs them after the engine step:
+        // a trigger run, a drain file (most results need neither).
+        let tagged = r.trigger.map(|id| {
+            (
+                id,
+                r.check,
+                slot.name.clone(),
+                check.clone(),
+                r.result.clone(),
+            )
+        });
+        let drain = self
+            .runtimes
+            .get(&slot.name)
+            .and_then(|rt| rt.drain_file.clone())
+            .map(|f| (slot.name.to_string(), f));
+        let outs = self.engine.handle(Input::Result(r), now);
+        self.apply(outs);
+        if let Some((id, c, vip, check, result)) = tagged {
+            if let Some(done) = self.triggers.record(&vip, id, c, (k, &check), result) {
+                self.answer(&vip, done);
+            }
+        }
+        // The drain file is also checked on every check result.
+        if let Some((vip, path)) = drain {
+            self.poll_drain_file(vip, &path, now);
+        }
+    }
+
+    /// Answers every caller of a finished trigger run.
+    fn answer(&mut self, vip: &str, done: Done<TriggerReply>) {
+        let outcome = views::trigger_outcome(&self.engine, vip, done.results);
+        // Callers that gave up have closed their channel: the send fails quietly.
+        for w in done.waiters {
+            let _ = w.try_send(outcome.clone());
+        }
+        let engine = &self.engine;
+        self.triggers.retain(|v| engine.vip(v).is_some());
+    }
+
+    fn apply(&mut self, outputs: Vec<Output>) {
+        // Logs and events first; then the route changes of the step go to the
+        // speaker as one batch (one RIB update and one sync per peer, however
+        // many VIPs moved) straight from `outputs`, with no second vector of
+        // them (10,000 at start with as many `always` VIPs).
+        for o in &outputs {
+            match o {
+                Output::Route { .. } | Output::InitialDone => {}
+                Output::VipTransition {
+                    vip,
+                    prefix,
+                    from,
+                    to,
+                    reason,
+                } => {
+                    let prefix = prefix.to_string();
+                    log::info!(
+                        "vip {vip} {prefix}: {} -> {} ({reason})",
+                        from.as_str(),
+                        to.as_str()
+                    );
+                    if let Some(u) = &self.ubus {
+                        // The time /status shows as the VIP's last_transition_time.
+                        let at = self
+                            .engine
+                            .vip(vip)
+                            .and_then(|v| v.machine.last_transition())
+                            .map_or_else(SystemTime::now, |(t, _)| self.wall_time(*t));
+                        u.send_event(
+                            crate::ubus::EVENT_VIP,
+                            crate::api::ubus_methods::vip_event(
+                                vip,
+                                &prefix,
+                                from.as_str(),
+                                to.as_str(),
+                                reason,
+                                at,
+                            ),
+                        );
+                    }
+                }
+                Output::CheckTransitionOnly { vip, check, reason } => {
+                    log::info!(
+                        "vip {vip} check {check}: {reason} (check transition without VIP health change)"
+                    );
+                }
+                Output::LocalAddressMissing { vip, check, detail } => {
+                    log::warn!("vip {vip} check {check}: {detail}");
+                }
+            }
+        }
+        let initial_done = outputs.iter().any(|o| matches!(o, Output::InitialDone));
+        let route = |o: Output| match o {
+            Output::Route { prefix, intent } => Some((prefix, intent)),
+            _ => None,
+        };
+        let mut outputs = outputs.into_iter();
+        if initial_done {
+            // The routes decided before this go out before End-of-RIB.
+            let before = outputs
+                .by_ref()
+                .take_while(|o| !matches!(o, Output::InitialDone));
+            self.speaker.set_routes(before.filter_map(route));
+            log::info!("initial evaluation done: sending End-of-RIB");
+            self.speaker.mark_initial_done();
+        }
+        let mut routes = outputs.filter_map(route).peekable();
+        if routes.peek().is_some() {
+            self.speaker.set_routes(routes);
+        }
+    }
+
+    /// Polls the lower_priority_file of every VIP that has one.
+    fn poll_drain_files(&mut self, now: Instant) {
+        let files: Vec<(String, String)> = drain_files(&self.engine)
+            .map(|(v, f)| (v.name.to_string(), f.clone()))
+            .collect();
+        for (vip, path) in files {
+            self.poll_drain_file(vip, &path, now);
+        }
+    }
+
+    fn poll_drain_file(&mut self, vip: String, path: &str, now: Instant) {
+        // Any stat error counts as absent, as in pathosd.
+        let present = std::fs::metadata(PathBuf::from(path)).is_ok();
+        let outs = self.engine.handle(Input::DrainFile { vip, present }, now);
+        self.apply(outs);
+    }
+
+    fn peer_event(&mut self, p: PeerEvent) {
+        send_peer_event(self.ubus.as_ref(), &p);
+    }
+
+    async fn control(&mut self, c: Control, now: Instant) {
+        match c {
+            Control::Snapshot { scope, reply } => {
+                let _ = reply.try_send(self.snapshot(&scope, now));
+            }
+            Control::Drain { vip, enable, reply } => {
+                let r = if self.engine.vip(&vip).is_none() {
+                    Err(ApiError::NotFound(format!("VIP not found: {vip}")))
+                } else {
+                    let outs = self.engine.handle(
+                        Input::DrainApi {
+                            vip: vip.clone(),
+                            enable,
+                        },
+                        now,
+                    );
+                    self.apply(outs);
+                    Ok(self
+                        .engine
+                        .vip(&vip)
+                        .map_or("withdrawn", |v| v.machine.state().as_str()))
+                };
+                let _ = reply.try_send(r);
+            }
+            Control::Reload { reply } => {
+                let r = self.reload(now);
+                if let Err(errs) = &r {
+                    for e in errs {
+                        log::error!("reload: {e}");
+                    }
+                }
+                let _ = reply.try_send(r);
+            }
+            Control::Trigger { vip, check, reply } => self.trigger(vip, check, reply, now),
+        }
+    }
+
+    /// Asks the loops of the selected checks for one ad-hoc run each, at
+    /// most one trigger run per VIP at a time and within the VIP's rate
+    /// limit (see [`super::triggers`]); a loop runs it after the probe it is
+    /// running, if any, so the check's runs stay in order. The results come
+    /// back through the event channel like scheduled ones; the run answers
+    /// its callers once the engine has seen each of them. The owner never
+    /// waits on a trigger, so reads are answered while checks run.
+    fn trigger(&mut self, vip: String, check: Option<String>, reply: TriggerReply, now: Instant) {
+        let running = self.runtimes.get(&vip).is_some();
+        let selected = match views::trigger_checks(&self.engine, &vip, check.as_deref(), running) {
+            Ok(s) => s,
+            Err(e) => {
+                let _ = reply.try_send(Err(e));
+                return;
+            }
+        };
+        let id = match self
+            .triggers
+            .admit(&vip, check.as_deref(), &selected, reply.clone(), now)
+        {
+            Admit::Start(id) => id,
+            Admit::Joined => {
+                log::debug!("trigger of VIP {}: joined the running one", Quoted(&vip));
+                return;
+            }
+            Admit::Busy { retry_after, why } => {
+                log::debug!("trigger of VIP {} refused: {why:?}", Quoted(&vip));
+                let _ = reply.try_send(Err(views::trigger_refused(&vip, why, retry_after)));
+                return;
+            }
+        };
+        self.ask_loops(&vip, id, &selected);
+    }
+
+    /// Sends trigger run `id` to the loops of `checks` of `vip`. For a loop
+    /// that is not there (any more) the run records a failure, so it still
+    /// completes; the check's hysteresis does not see it (nothing ran).
+    fn ask_loops(&mut self, vip: &str, id: u64, checks: &[CheckId]) {
+        for c in checks {
+            let sent = self
+                .runtimes
+                .get(vip)
+                .and_then(|rt| rt.loops.iter().find(|l| l.id == *c))
+                .is_some_and(|l| l.trigger.request(id));
+            if sent {
+                continue;
+            }
+            let Some((slot, k)) = self.engine.check(*c) else {
+                continue;
+            };
+            let name = slot.checks[k].name.clone();
+            let failed = crate::check::CheckResult::fail("the check is not running");
+            if let Some(done) = self.triggers.record(vip, id, *c, (k, &name), failed) {
+                self.answer(vip, done);
+            }
+        }
+    }
+
+    /// The wall-clock time of `t`, as /status shows times.
+    fn wall_time(&self, t: Instant) -> SystemTime {
+        self.start_time + t.saturating_duration_since(self.start)
+    }
+
+    /// The state with views of the VIPs of `scope` only (`views::vip_views`).
+    fn snapshot(&mut self, scope: &Scope, now: Instant) -> Snapshot {
+        let (vips, page) = views::vip_views(&self.engine, scope, &|t| self.wall_time(t));
+        Snapshot {
+            router_id: self.cfg.router_id.to_string(),
+            asn: self.cfg.asn,
+            version: env!("CARGO_PKG_VERSION"),
+            start_time: self.start_time,
+            uptime: now.saturating_duration_since(self.start),
+            peers: self.speaker.peers().into_iter().map(peer_view).collect(),
+            vips,
+            last_reload: self.last_reload.clone(),
+            // Counted by the pool's threads; read here, on the owner's.
+            blocking_pool: crate::check::probe::blocking::stats(),
+            page,
+        }
+    }
+}
+
+/// How long the exit waits for the ubus client to send the last events.
+const UBUS_FLUSH_LIMIT: Duration = Duration::from_secs(2);
+
+fn send_peer_event(ubus: Option<&crate::ubus::UbusHandle>, p: &PeerEvent) {
+    if let Some(u) = ubus {
+        u.send_event(
+            crate::ubus::EVENT_PEER,
+            crate::api::ubus_methods::peer_event(
+                &p.peer,
+                p.address,
+                p.from.as_str(),
+                p.to.as_str(),
+                p.reason.as_deref().unwrap_or(""),
+                SystemTime::now(),
+            ),
+        );
+    }
+}
+
+fn counts(m: crate::bgp::speaker::MessageCounters) -> crate::api::model::MsgCounts {
+    crate::api::model::MsgCounts {
+        open: m.open,
+        update: m.update,
+        notification: m.notification,
+        keepalive: m.keepalive,
+        route_refresh: m.route_refresh,
+    }
+}
+
+fn peer_view(p: crate::bgp::speaker::PeerStatus) -> crate::api::model::PeerView {
+    let s = p.summary;
+    crate::api::model::PeerView {
+        name: p.name,
+        address: p.address,
+        peer_asn: p.asn,
+        required: p.required,
+        state: s.state.to_string(),
+        established_for: p.uptime,
+        last_error: s.last_error,
+        notification_sent: s.last_notification_sent,
+        notification_received: s.last_notification_received,
+        received: counts(s.messages_in),
+        sent: counts(s.messages_out),
+        advertised: s.advertised,
+        flaps: s.flaps,
+        routes: p.routes,
+    }
+}

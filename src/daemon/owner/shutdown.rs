@@ -1,0 +1,95 @@
+//! The graceful stop (SIGTERM, SIGINT): every VIP withdrawn, the drain
+//! waited, Cease sent, within procd's five seconds.
+
+use super::loops::Runtimes;
+use super::{send_peer_event, Inbox, Owner, UBUS_FLUSH_LIMIT};
+use crate::daemon::Msg;
+use crate::vip::VipState;
+use smol::future::FutureExt;
+use std::time::{Duration, SystemTime};
+
+impl Owner {
+    /// SIGTERM/SIGINT: withdraw every VIP, wait shutdown_drain, Cease, exit 0.
+    /// A second signal exits at once.
+    pub(super) async fn shutdown(&mut self, rx: &Inbox) -> i32 {
+        log::info!("shutting down: withdrawing every VIP");
+        self.runtimes = Runtimes::default();
+        // The speaker withdraws every route below; the events say so, as on
+        // every other VIP change.
+        let t = SystemTime::now();
+        for v in self.engine.vips() {
+            let from = v.machine.state();
+            if from == VipState::Withdrawn {
+                continue;
+            }
+            let prefix = v.prefix.to_string();
+            let reason = "pathosd shutting down";
+            log::info!(
+                "vip {} {prefix}: {} -> withdrawn ({reason})",
+                v.name,
+                from.as_str()
+            );
+            if let Some(u) = &self.ubus {
+                u.send_event(
+                    crate::ubus::EVENT_VIP,
+                    crate::api::ubus_methods::vip_event(
+                        &v.name,
+                        &prefix,
+                        from.as_str(),
+                        VipState::Withdrawn.as_str(),
+                        reason,
+                        t,
+                    ),
+                );
+            }
+        }
+        let ubus = self.ubus.clone();
+        let drain = self.cfg.shutdown_drain.min(Duration::from_secs(4));
+        let stop = self.speaker.shutdown("pathosd shutting down", drain);
+        // Session changes of the shutdown become `pathosd.peer` events.
+        let second_signal = async {
+            loop {
+                match rx.next().await {
+                    Some(Msg::Signal(s)) if s != libc::SIGHUP => return true,
+                    Some(Msg::Peer(p)) => send_peer_event(ubus.as_ref(), &p),
+                    Some(_) => continue,
+                    None => std::future::pending::<()>().await,
+                }
+            }
+        };
+        let bounded = async {
+            smol::Timer::after(drain + Duration::from_millis(800)).await;
+            log::warn!("shutdown: peers did not close in time");
+            false
+        };
+        let at_once = async {
+            stop.await;
+            false
+        }
+        .or(second_signal)
+        .or(bounded)
+        .await;
+        // The peers' last changes (to idle) were sent before their tasks
+        // acknowledged the stop.
+        while let Ok(ev) = rx.peers.try_recv() {
+            if let Msg::Peer(p) = ev {
+                send_peer_event(ubus.as_ref(), &p);
+            }
+        }
+        if let Some(u) = &ubus {
+            // Queued events go to ubusd before REMOVE_OBJECT (bounded: a
+            // wedged ubusd does not hold up the exit).
+            u.shutdown();
+            if !at_once {
+                u.stopped()
+                    .or(async {
+                        smol::Timer::after(UBUS_FLUSH_LIMIT).await;
+                        log::warn!("shutdown: ubus events not flushed in time");
+                    })
+                    .await;
+            }
+        }
+        log::info!("stopped");
+        0
+    }
+}
