@@ -77,11 +77,26 @@ fn pure_layers_do_not_log() {
     );
 }
 
-/// What the core must not call outside its tests: the clock. A pure layer
-/// takes `now` from its caller (the engine's `handle(input, now)`, the
-/// renderers' snapshot time), so its tests can pick the time and a run is
-/// repeatable (docs/architecture.md, "Pure layers").
-const CLOCK_READS: &[&str] = &["Instant::now", "SystemTime::now"];
+/// What the core must not call outside its tests: the clock and I/O. A
+/// pure layer takes `now` from its caller (the engine's `handle(input,
+/// now)`, the renderers' snapshot time), so its tests can pick the time
+/// and a run is repeatable; and it takes text, not a file, and a lookup
+/// function, not the environment (the loader: `pathosd::config_file` reads
+/// the file and the environment). No file system, environment, sockets or
+/// processes (docs/architecture.md, "Pure layers").
+const CLOCK_READS: &[&str] = &[
+    "Instant::now",
+    "SystemTime::now",
+    "std::fs",
+    "std::env",
+    "std::process",
+    "std::io::stdin",
+    "TcpStream",
+    "TcpListener",
+    "UdpSocket",
+    "UnixStream",
+    "UnixListener",
+];
 
 /// The shipped part of a core file: a `tests.rs` file is test code only,
 /// and the `#[cfg(test)] mod ... {` block (at the end of a file by the
@@ -131,7 +146,7 @@ fn core_does_not_read_the_clock() {
     }
     assert!(
         bad.is_empty(),
-        "pathosd-core reads the clock; take `now` from the caller:\n{}",
+        "pathosd-core reads the clock or does I/O; take `now`, text or a lookup from the caller:\n{}",
         bad.join("\n")
     );
 }
@@ -140,13 +155,14 @@ fn core_does_not_read_the_clock() {
 /// does not hide the code after it, and a read in shipped code is found.
 #[test]
 fn clock_scanner_skips_only_test_modules() {
-    let text = "fn a() { let t = Instant::now(); }\n#[cfg(test)]\nfn helper() {}\nfn b() { SystemTime::now(); }\n#[cfg(test)]\nmod tests {\n    fn c() { Instant::now(); }\n}\n";
+    let text = "fn a() { let t = Instant::now(); }\n#[cfg(test)]\nfn helper() {}\nfn b() { SystemTime::now(); }\nfn d() { std::fs::read(\"x\"); }\n#[cfg(test)]\nmod tests {\n    fn c() { Instant::now(); std::env::var(\"X\"); }\n}\n";
     let part = shipped_part(Path::new("x.rs"), text);
     assert_eq!(
         clock_reads("x.rs", part),
         vec![
             "x.rs:1: fn a() { let t = Instant::now(); }",
             "x.rs:4: fn b() { SystemTime::now(); }",
+            "x.rs:5: fn d() { std::fs::read(\"x\"); }",
         ]
     );
     assert_eq!(shipped_part(Path::new("src/vip/tests.rs"), text), "");
