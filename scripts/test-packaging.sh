@@ -68,7 +68,26 @@ check "shellcheck tests/packaging/*.sh" shellcheck -s sh -e SC3043 -x tests/pack
 check "shellcheck scripts/test-packaging.sh scripts/cross-build.sh" \
 	shellcheck -x scripts/test-packaging.sh scripts/cross-build.sh scripts/size-ceilings.sh
 check "shellcheck the package builder, scripts/test-cross.sh and their tests" \
-	shellcheck -x scripts/build-packages.sh scripts/test-cross.sh tests/packaging/ipk_test.sh tests/packaging/qemu_bgp_smoke.sh
+	shellcheck -x scripts/build-packages.sh scripts/test-cross.sh tests/packaging/ipk_test.sh \
+	tests/packaging/apk_test.sh tests/packaging/qemu_bgp_smoke.sh
+check "shellcheck -s sh tests/packaging/apk_functions.sh (the apk fake root's functions.sh)" \
+	shellcheck -s sh -e SC3043 tests/packaging/apk_functions.sh
+# The .apk writer and reader: Python's standard library only, so that they
+# run on any machine with python3 (CI has no apk-tools).
+py_stdlib_only() {
+	python3 - scripts/apk-mkpkg.py tests/packaging/apk_read.py <<'EOF'
+import ast, sys
+for path in sys.argv[1:]:
+    tree = ast.parse(open(path).read(), path)
+    for node in ast.walk(tree):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module] if isinstance(node, ast.ImportFrom) else []
+        for n in names:
+            if n.split(".")[0] not in sys.stdlib_module_names:
+                sys.exit("%s imports %s, which is not in the standard library" % (path, n))
+EOF
+}
+check "scripts/apk-mkpkg.py and tests/packaging/apk_read.py parse and import the standard library only" py_stdlib_only
 check "shellcheck -s sh tests/packaging/fakeroot (functions.sh, rc.common)" \
 	shellcheck -s sh -e SC3043 tests/packaging/fakeroot/functions.sh tests/packaging/fakeroot/rc.common
 
@@ -87,7 +106,8 @@ ceilings_for_ci_builds() {
 	# shellcheck source=scripts/size-ceilings.sh
 	. scripts/size-ceilings.sh
 	for tc in mips-unknown-linux-musl/default mips-unknown-linux-musl/nossl \
-		armv7-unknown-linux-musleabihf/default; do
+		armv7-unknown-linux-musleabihf/default aarch64-unknown-linux-musl/default \
+		x86_64-unknown-linux-musl/default; do
 		c=$(ceiling_of "${tc%/*}" "${tc#*/}")
 		[[ "$c" =~ ^[1-9][0-9]*$ ]] || { echo "no ceiling for $tc: '$c'"; return 1; }
 	done
