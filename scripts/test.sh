@@ -17,9 +17,9 @@ cargo test --locked --all-targets
 # and command-line tests, where the TLS options become errors, and the
 # checks through squid (plain http through a proxy, without ureq).
 cargo test --locked --no-default-features --lib --test cli_config --test config_examples --test config_uci --test check_http_proxy
-# Cross builds for mips (big-endian) and armv7, each run under qemu-user
-# against BIRD, and the .ipk packages built from them and installed in a
-# fake root. The size gate checks the ceilings (PATHOSD_SIZE_GATE=ceiling):
+# Cross builds for mips (big-endian), armv7, aarch64 and x86_64, each run
+# under qemu-user against BIRD, and the .ipk and .apk packages built from
+# them, read and installed in a fake root. The size gate checks the ceilings (PATHOSD_SIZE_GATE=ceiling):
 # a binary that grew past its measured size plus 1 % fails the run; while
 # issue 12's budgets do not hold, being over budget is reported, not failed.
 PATHOSD_SIZE_GATE="${PATHOSD_SIZE_GATE:-ceiling}" bash scripts/test-cross.sh
