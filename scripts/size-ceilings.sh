@@ -4,16 +4,12 @@
 #
 # Ceilings in stripped bytes, per target and feature set: the size measured
 # (scripts/cross-build.sh, llvm-strip) at the commit named, plus 1 %
-# rounded up to 4 KiB. docs/performance.md ("Byte classes and the size
-# ceiling", for f834df2 "nossl without ureq", for 4d9fb20 "Sizes after
-# the afternoon's merges", for 351dd36 "Own code on mips", for 2d39d6c
-# "Own code on mips: one channel message type", for 65047f9 "Own code on
-# mips: no B-tree types of their own for validation and prefix sets", for
-# c7b995e "Own code on mips: one sorted type for the runtime's timers, the
-# pool's results as `Msg`", for 57833e9 "The merged main after session 6")
-# has the measurement; for aarch64 and x86_64, their first one when CI
-# began to build them (docs/testing.md, "Cross builds, packages and the BGP
-# smoke under qemu");
+# rounded up to 4 KiB. docs/performance.md ("The size ceiling") has the
+# rule and "Binary size" the current sizes; the measurement behind each
+# line (its commit in the comment) is in that file's history up to
+# 792d6be (`git show 792d6be:docs/performance.md`); for aarch64 and
+# x86_64, their first one when CI began to build them (docs/testing.md,
+# "Cross builds, packages and the BGP smoke under qemu");
 # docs/openwrt.md repeats the figures.
 ceiling_of() { # TARGET FEATURESET
 	case "$1/$2" in
