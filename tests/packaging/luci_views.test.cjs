@@ -46,7 +46,7 @@ function test(name, fn) {
 
 // LuCI's client classes: no registry package carries them, so stand-ins
 // that follow their semantics (tests/packaging/shim/luci_client.cjs).
-const { E, text, findAll, hasClass, makeEnv, ACCESS_DENIED } = require('./shim/luci_client.cjs');
+const { E, text, findAll, hasClass, makeEnv, ACCESS_DENIED, NOT_ON_UBUS } = require('./shim/luci_client.cjs');
 
 // luci.js N_(): the singular or plural form.
 const N_ = (n, s, p) => (n == 1 ? s : p);
@@ -462,9 +462,13 @@ function viewTests(label, src) {
 		assert.ok(/VIPs930 announced, 50 pessimized, 20 withdrawn/.test(text(node)), text(node));
 	});
 
-	test(label + 'overview include: shows why pathosd is down (disabled, stopped, refused, crashed); nothing without access', async () => {
+	// Both endpoints' "not on ubus" replies (NOT_ON_UBUS): with uhttpd's, the
+	// box said "pathosd did not answer the status request: error -32000:
+	// Object not found" for a stopped, disabled or crashed daemon.
+	for (const absent of NOT_ON_UBUS)
+	test(label + 'overview include: shows why pathosd is down (disabled, stopped, refused, crashed); nothing without access; not on ubus as ' + JSON.stringify(absent), async () => {
 		const down = async (svc, uciSections) => {
-			const { node } = await renderOverview({ ubusStatus: 4 }, { 'service.list': svc }, uciSections);
+			const { node } = await renderOverview(absent, { 'service.list': svc }, uciSections);
 			assert.ok(node, 'a box');
 			const row = byClass(node, 'pathosd-down');
 			assert.strictEqual(row.length, 1, text(node));
@@ -683,6 +687,12 @@ function viewTests(label, src) {
 		await button(root, 'pathosd-check', { 'data-vip': 'web' }).attrs.click({});
 		note = byClass(root, 'pathosd-result');
 		assert.ok(hasClass(note[0], 'danger') && /^Checks of web: pathosd is busy or refused it/.test(text(note[0])), text(note[0]));
+		// pathosd gone from ubus since the page was drawn, as uhttpd's
+		// endpoint says it (JSON-RPC -32000): not running, not "error -32000".
+		env.rpc.replies['pathosd.drain'] = NOT_ON_UBUS[1];
+		await button(root, 'pathosd-drain', { 'data-vip': 'web' }).attrs.click({});
+		note = byClass(root, 'pathosd-result');
+		assert.ok(hasClass(note[0], 'danger') && /^Undrain web: pathosd is not running \(not on ubus\)/.test(text(note[0])), text(note[0]));
 		const all = seen(env, root);
 		assert.ok(!/ at |rpc\.js|ClassConstructor|handleCallReply|RPC call to|ubus code/.test(all), 'no stack frame or rpc.js wording:\n' + all);
 		assert.ok(env.rpc.declared.every((d) => d.reject), 'every call rejects on a ubus error');
@@ -700,8 +710,9 @@ function viewTests(label, src) {
 		assert.ok(!/ at |ClassConstructor|RPC call to/.test(seen(env, root)));
 	});
 
-	test(label + 'status.js: daemon not on ubus: says whether it is disabled, stopped, refused, crashed or starting', async () => {
-		const down = (svc, uciSections) => renderStatus({ 'pathosd.status': { ubusStatus: 4 }, 'service.list': svc }, uciSections).then((r) => {
+	for (const absent of NOT_ON_UBUS)
+	test(label + 'status.js: daemon not on ubus: says whether it is disabled, stopped, refused, crashed or starting; not on ubus as ' + JSON.stringify(absent), async () => {
+		const down = (svc, uciSections) => renderStatus({ 'pathosd.status': absent, 'service.list': svc }, uciSections).then((r) => {
 			const d = byClass(r.root, 'pathosd-down');
 			assert.strictEqual(d.length, 1, text(r.root));
 			return { r, state: d[0].attrs['data-service'], text: text(d[0]) };
@@ -1415,13 +1426,13 @@ function viewTests(label, src) {
 			{ '.type': 'check', '.name': 'cfg5', '.anonymous': true, vip: 'web', type: 'udp', enabled: '0' },
 			{ '.type': 'check', '.name': 'web_tcp', vip: 'web', type: 'tcp' }
 		]).map((s) => (s['.name'] === 'main' ? Object.assign({}, s, { listen_port: '-1' }) : s));
-		for (const down of [ { ubusStatus: 4 }, { ubusStatus: 3 } ]) {
+		for (const down of NOT_ON_UBUS.concat([ { ubusStatus: 3 } ])) {
 			const { env, v, node } = await renderConfig(sections, { 'pathosd.validate': down });
 			await v.handleSaveApply(null, '0');
 			assert.deepStrictEqual(env.ui.applied, [], 'not applied');
 			const bad = byClass(node, 'pathosd-invalid');
 			assert.strictEqual(bad.length, 1, text(node));
-			assert.ok(down.ubusStatus === 4 ? /pathosd is not running/.test(text(bad[0])) : /older than this page/.test(text(bad[0])), text(bad[0]));
+			assert.ok(down.ubusStatus !== 3 ? /pathosd is not running/.test(text(bad[0])) : /older than this page/.test(text(bad[0])), text(bad[0]));
 			assert.deepStrictEqual(findAll(bad[0], (n) => n.tag === 'li').map(text), [
 				'Neighbor up is passive, but the listen port is -1 (pathosd does not listen): it can never connect',
 				'VIP web: two checks are named dns (set their name option)',
@@ -1442,8 +1453,9 @@ function viewTests(label, src) {
 		assert.ok(/could not check the configuration/.test(text(byClass(ok.node, 'pathosd-unchecked')[0] || '')), text(ok.node));
 	});
 
-	// LuCI's ubus endpoint refuses a request over 100 kB: a large staged
-	// configuration cannot be handed to pathosd, and the page says so.
+	// uhttpd's ubus endpoint refuses a request over 64 KiB (LuCI's own over
+	// 100 kB): a large staged configuration cannot be handed to pathosd, and
+	// the page says so.
 	test(label + 'config.js: Save & Apply of a configuration too large for one LuCI request: the page checks it, and says why', async () => {
 		const sections = BASE_UCI.slice(0, 2);
 		for (let n = 0; n < 1000; n++) {
@@ -1456,13 +1468,34 @@ function viewTests(label, src) {
 		assert.deepStrictEqual(env.ui.applied, [ true ], 'applied after the page\'s checks');
 		const note = byClass(node, 'pathosd-unchecked');
 		assert.strictEqual(note.length, 1, text(node));
-		assert.ok(/too large for LuCI to hand to pathosd in one request \(100 kB\)/.test(text(note[0])), text(note[0]));
+		assert.ok(/too large for LuCI to hand to pathosd in one request \(uhttpd takes at most 64 kB\)/.test(text(note[0])), text(note[0]));
 		assert.ok(!/No related RPC reply/.test(seen(env, node)));
+		// Over uhttpd's 64 KiB but under LuCI's own 100 kB (400 VIPs here;
+		// about 300 to 450 on a router): uhttpd refused the request and
+		// the page said "pathosd could not check the configuration (No
+		// related RPC reply)". Also when only the UTF-8 size is over.
+		const euros = sections.slice(0, 402).concat([ { '.type': 'check', '.name': 'v0_exec', vip: 'v0', type: 'exec', command: '/bin/echo ' + '\u20ac'.repeat(9000) } ]);
+		for (const big of [ sections.slice(0, 802), euros ]) {
+			const mid = await renderConfig(big, { 'pathosd.validate': validator({ valid: true }, got) });
+			await mid.v.handleSaveApply(null, '0');
+			assert.deepStrictEqual(mid.env.ui.applied, [ true ], 'applied after the page\'s checks');
+			const midNote = byClass(mid.node, 'pathosd-unchecked');
+			assert.ok(midNote.length === 1 && /too large for LuCI to hand to pathosd in one request \(uhttpd takes at most 64 kB\)/.test(text(midNote[0])), text(mid.node));
+			assert.ok(!/No related RPC reply/.test(seen(mid.env, mid.node)), seen(mid.env, mid.node));
+		}
+		assert.strictEqual(got.length, 0, 'no request the endpoint refuses');
 		// What still fits is checked by pathosd.
 		const small = await renderConfig(sections.slice(0, 600), { 'pathosd.validate': validator({ valid: true }, got) });
 		await small.v.handleSaveApply(null, '0');
 		assert.ok(got.length === 1 && Object.keys(got[0].uci).length === 600, 'pathosd checked 300 VIPs and their checks');
 		assert.strictEqual(byClass(small.node, 'pathosd-unchecked').length, 0);
+		// A request the endpoint still refuses (batched with other calls,
+		// or a smaller limit in front of it) is said in words.
+		const refused = await renderConfig(BASE_UCI, { 'pathosd.validate': new Error('No related RPC reply') });
+		await refused.v.handleSaveApply(null, '0');
+		assert.deepStrictEqual(refused.env.ui.applied, [ true ]);
+		assert.ok(/ubus endpoint refused the request that hands the configuration to pathosd \(too large\?\)/.test(text(byClass(refused.node, 'pathosd-unchecked')[0] || '')), text(refused.node));
+		assert.ok(!/No related RPC reply/.test(seen(refused.env, refused.node)));
 	});
 
 	test(label + 'config.js: a rejected reload is shown above the form until a later one is applied', async () => {

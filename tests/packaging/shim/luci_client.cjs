@@ -84,6 +84,16 @@ const SESSION = '0123456789abcdef0123456789abcdef';
 // The reply of LuCI's ubus endpoint for a call the session may not make.
 const ACCESS_DENIED = { jsonrpcError: { code: -32002, message: 'Access denied' } };
 
+// A call to an object that is not on ubus (pathosd stopped, disabled,
+// crashed), as each endpoint answers it: LuCI's own (admin/ubus) with ubus
+// status 4, uhttpd's (/ubus, used by rpc.js wherever uhttpd-mod-ubus is
+// installed, as on a default OpenWrt) with the JSON-RPC error -32000, before
+// it checks the session's ACL.
+const NOT_ON_UBUS = [
+	{ ubusStatus: 4 },
+	{ jsonrpcError: { code: -32000, message: 'Object not found' } }
+];
+
 // luci.js L.raise(): the message gets the JS stack frames appended, one per
 // line ("  at FUNCTION (URL:LINE:COL)"); in a browser the first is rpc.js's
 // handleCallReply. Views must not show this text as it is.
@@ -132,10 +142,15 @@ function makeRpc(replies, opts) {
 				// What rpc.js sends: JSON, where undefined members vanish.
 				const sent = JSON.parse(JSON.stringify(args));
 				calls.push({ object: o.object, method: o.method, args: sent });
-				// LuCI's endpoint (http.uc, HTTP_MAX_CONTENT) dies on a body
-				// over 100 kB; luci.js then rejects the batch's calls.
-				const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'call', params: [ SESSION, o.object, o.method, sent ] });
-				if (body.length > 100 * 1024) return Promise.reject(new Error('No related RPC reply'));
+				// The request as luci.js sends it (a batch, in UTF-8).
+				// uhttpd's endpoint (/ubus, rpc.js's choice wherever
+				// uhttpd-mod-ubus is installed) answers a body over 64 KiB
+				// (UH_UBUS_MAX_POST_SIZE) with one JSON-RPC parse error,
+				// LuCI's own (admin/ubus, http.uc HTTP_MAX_CONTENT) fails
+				// over 100 kB; either way luci.js then rejects the batch's
+				// calls with "No related RPC reply".
+				const body = JSON.stringify([ { jsonrpc: '2.0', id: 1, method: 'call', params: [ SESSION, o.object, o.method, sent ] } ]);
+				if (Buffer.byteLength(body) > 65536) return Promise.reject(new Error('No related RPC reply'));
 				let r = granted(o.object, o.method) ? replies[o.object + '.' + o.method] : ACCESS_DENIED;
 				// What the ubus object gets: LuCI's endpoint (ubus_request)
 				// adds the caller's session to every call's arguments.
@@ -1164,4 +1179,4 @@ function makeEnv(opts) {
 	};
 }
 
-module.exports = { E, text, findAll, hasClass, makeEnv, makeRpc, makeUci, UBUS_STATUS, ACCESS_DENIED, datatypeOk };
+module.exports = { E, text, findAll, hasClass, makeEnv, makeRpc, makeUci, UBUS_STATUS, ACCESS_DENIED, NOT_ON_UBUS, datatypeOk };

@@ -99,6 +99,14 @@ return baseclass.extend({
 	 * JSON-RPC layer: -32002 is the session's ACL), each followed by JS stack
 	 * frames; none of that is for the user. ubus is the ubus status (4: not
 	 * found, also when pathosd is not on ubus) or null.
+	 *
+	 * Which reply says "pathosd is not on ubus" depends on the endpoint:
+	 * LuCI's own (admin/ubus) answers ubus status 4, but uhttpd's (/ubus,
+	 * which LuCI uses wherever uhttpd-mod-ubus is installed, as on a default
+	 * OpenWrt) answers the JSON-RPC error -32000 "Object not found", before
+	 * any ACL check. Both are taken as 4 with absent set, so the pages say
+	 * why pathosd is not there (stopped, disabled, crashed) instead of
+	 * showing the error code.
 	 */
 	callError: function(err) {
 		var msg = String((err && err.message != null) ? err.message : err).split('\n')[0];
@@ -117,6 +125,9 @@ return baseclass.extend({
 
 		if (code != null)
 			return { ubus: code, text: texts[code] || _('ubus error %d').replace('%d', code) };
+
+		if (j && +j[1] === -32000)
+			return { ubus: 4, absent: true, text: _('pathosd is not on ubus') };
 
 		if (j && +j[1] === -32002)
 			return { ubus: null, denied: true, text: _('access denied: this LuCI login may not do that (luci-app-pathosd write access is needed)') };

@@ -385,7 +385,7 @@ function configErrors() {
 /*
  * /etc/config/pathosd as it is staged now, in the shape of rpcd's uci get,
  * without what the daemon does not need: .name is the key, .anonymous is
- * false unless said (a request to LuCI takes at most 100 kB).
+ * false unless said (a request to LuCI takes at most 64 KiB, see MAX_VALIDATE_BYTES).
  */
 function stagedValues() {
 	var values = {};
@@ -401,9 +401,19 @@ function stagedValues() {
 	return values;
 }
 
-/* LuCI's ubus endpoint refuses a request over 100 kB (http.uc
- * HTTP_MAX_CONTENT); room is kept for the JSON-RPC envelope. */
-var MAX_VALIDATE_BYTES = 96 * 1024;
+/* The largest request LuCI's ubus endpoints take. rpc.js uses uhttpd's
+ * (/ubus) wherever uhttpd-mod-ubus is installed, as on a default OpenWrt;
+ * it answers a body over 64 KiB (UH_UBUS_MAX_POST_SIZE) with a JSON-RPC
+ * parse error, so the call gets no reply. LuCI's own (admin/ubus, http.uc
+ * HTTP_MAX_CONTENT) takes 100 kB. Room is kept for the JSON-RPC envelope
+ * and a call luci.js batches with it. */
+var MAX_VALIDATE_BYTES = 62 * 1024;
+
+/* The size of a string in UTF-8, as it is sent (at most 2 bytes more than
+ * that per character outside the BMP). */
+function utf8Length(s) {
+	return s.length + (s.match(/[\u0080-\u07ff]/g) || []).length + 2 * (s.match(/[\u0800-\uffff]/g) || []).length;
+}
 
 /* The grid shows the daemon's value of an unset option, not "none". */
 function showDefault(o, shown) {
@@ -776,6 +786,10 @@ function uncheckedReason(e) {
 		return _('pathosd is not running (or not on ubus), so it could not check the configuration; the page checked what it can.');
 	if (e.ubus === 3)
 		return _('This pathosd cannot check a configuration it is given (it is older than this page); the page checked what it can.');
+	/* The endpoint refused the request as a whole (uhttpd's parse error
+	 * for a body over its limit): luci.js has no reply for the call. */
+	if (/No related RPC reply|error -32700/.test(e.text))
+		return _('LuCI\'s ubus endpoint refused the request that hands the configuration to pathosd (too large?), so pathosd did not check it; the page checked what it can. pathosd checks the file again when it reloads.');
 	return _('pathosd could not check the configuration (%s); the page checked what it can.').replace('%s', e.text);
 }
 
@@ -794,11 +808,11 @@ return view.extend({
 	 */
 	checkStaged: function() {
 		var values = stagedValues();
-		var size = JSON.stringify(values).length;
+		var size = utf8Length(JSON.stringify(values));
 
 		if (size > MAX_VALIDATE_BYTES)
 			return Promise.resolve({ errors: configErrors(), daemon: false,
-				reason: _('The configuration (%d kB) is too large for LuCI to hand to pathosd in one request (100 kB), so pathosd did not check it; the page checked what it can. pathosd checks the file again when it reloads.')
+				reason: _('The configuration (%d kB) is too large for LuCI to hand to pathosd in one request (uhttpd takes at most 64 kB), so pathosd did not check it; the page checked what it can. pathosd checks the file again when it reloads.')
 					.replace('%d', Math.ceil(size / 1024)) });
 
 		return callValidate(values).then(function(r) {

@@ -221,7 +221,9 @@ return view.extend({
 			return self.refresh();
 		}).catch(function(err) {
 			var e = common.callError(err);
-			var text = what + ': ' + (e.ubus === 4
+			var text = what + ': ' + (e.absent
+				? _('pathosd is not running (not on ubus); the table is refreshed now.')
+				: e.ubus === 4
 				? _('VIP %s is not in the running pathosd (deleted or renamed, or pathosd is not running); the table is refreshed now.').replace('%s', vip)
 				: e.text);
 
