@@ -201,6 +201,16 @@ impl Changes {
     }
 }
 
+/// Which prefixes a planning pass looks at.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope<'a> {
+    /// The whole table: the session just came up, or the owner's table was
+    /// filled from empty or emptied.
+    All,
+    /// Only these: the prefixes route batches changed since the last pass.
+    Changed(&'a PrefixSet),
+}
+
 /// A set of prefixes: a sorted `Vec` without duplicates, searched by
 /// bisection (O(log n), as a B-tree). Sets are filled many prefixes at a
 /// time ([`PrefixSet::extend`]: appended, then sorted once), never by
@@ -364,84 +374,84 @@ impl AdjRibOut {
     /// table, not yet recorded: the caller encodes them and then
     /// [`AdjRibOut::commit`]s what it could send.
     pub fn plan_all(&mut self, desired: &RibOut) -> Changes {
-        self.plan_all_in(&desired.desired, desired.initial_done)
-    }
-
-    /// [`AdjRibOut::plan_all`] against a table and an End-of-RIB flag kept
-    /// apart: a session plans from the owner's table with the flag its own
-    /// messages set.
-    pub fn plan_all_in(
-        &mut self,
-        desired: &BTreeMap<Prefix, Arc<RouteIntent>>,
-        initial_done: bool,
-    ) -> Changes {
-        let mut changes = Changes::default();
-        if !self.established {
-            return changes;
-        }
-        let mut cache = ShapeCache::default();
-        if self.sent.is_empty() {
-            // A new session gets the whole table: room for it at once, not
-            // grown by doubling (10,000 routes kept room for 16,384 at the
-            // daemon's peak).
-            changes.announce.reserve_exact(desired.len());
-        }
-        for prefix in self.sent.keys() {
-            if !desired.contains_key(prefix) {
-                changes.withdraw.push(*prefix);
-            }
-        }
-        for (prefix, intent) in desired {
-            self.plan_one(*prefix, Some(&**intent), &mut cache, &mut changes);
-        }
-        self.reported.extend(cache.reported);
-        // Unsendable prefixes that left the desired table may be reported
-        // again if they come back.
-        self.reported.retain(|p| desired.contains_key(p));
-        self.plan_end_of_rib(initial_done, &mut changes);
-        changes
+        self.plan_in(&desired.desired, desired.initial_done, Scope::All)
     }
 
     /// Like [`AdjRibOut::plan_all`], but only for `prefixes` (the ones
     /// route batches changed since the last pass): a batch of one route
     /// costs one route, not the table.
     pub fn plan(&mut self, desired: &RibOut, prefixes: &PrefixSet) -> Changes {
-        self.plan_in(&desired.desired, desired.initial_done, prefixes)
+        self.plan_in(
+            &desired.desired,
+            desired.initial_done,
+            Scope::Changed(prefixes),
+        )
     }
 
-    /// [`AdjRibOut::plan`] against a table and an End-of-RIB flag kept
-    /// apart (see [`AdjRibOut::plan_all_in`]).
+    /// The changes that bring the peer to `desired` for the prefixes of
+    /// `scope`, not yet recorded. The table and the End-of-RIB flag are
+    /// apart: a session plans from the owner's table with the flag its own
+    /// messages set.
     pub fn plan_in(
         &mut self,
         desired: &BTreeMap<Prefix, Arc<RouteIntent>>,
         initial_done: bool,
-        prefixes: &PrefixSet,
+        scope: Scope<'_>,
     ) -> Changes {
         let mut changes = Changes::default();
         if !self.established {
             return changes;
         }
-        let mut cache = ShapeCache::default();
-        // The peer has nothing yet: at most one announcement per changed
-        // prefix, room at once instead of growth by doubling.
         if self.sent.is_empty() {
-            changes.announce.reserve_exact(prefixes.len());
+            // The peer has nothing yet: at most one announcement per
+            // planned prefix, room for them at once instead of growth by
+            // doubling (10,000 routes kept room for 16,384 at the daemon's
+            // peak).
+            let n = match scope {
+                Scope::All => desired.len(),
+                Scope::Changed(prefixes) => prefixes.len(),
+            };
+            changes.announce.reserve_exact(n);
         }
-        for prefix in prefixes.iter() {
-            let intent = desired.get(prefix).map(|i| &**i);
-            if intent.is_none() {
-                if self.reported.contains(prefix) {
-                    cache.unreported.push(*prefix);
+        let mut cache = ShapeCache::default();
+        match scope {
+            Scope::All => {
+                // What left the table goes first, then the table in order.
+                for prefix in self.sent.keys() {
+                    if !desired.contains_key(prefix) {
+                        changes.withdraw.push(*prefix);
+                    }
                 }
-                if self.sent.contains_key(prefix) {
-                    changes.withdraw.push(*prefix);
+                cache.unreported.extend(
+                    self.reported
+                        .iter()
+                        .filter(|p| !desired.contains_key(*p))
+                        .copied(),
+                );
+                for (prefix, intent) in desired {
+                    self.plan_one(*prefix, intent, &mut cache, &mut changes);
                 }
-                continue;
             }
-            self.plan_one(*prefix, intent, &mut cache, &mut changes);
+            Scope::Changed(prefixes) => {
+                for prefix in prefixes.iter() {
+                    match desired.get(prefix) {
+                        Some(intent) => self.plan_one(*prefix, intent, &mut cache, &mut changes),
+                        None => {
+                            if self.reported.contains(prefix) {
+                                cache.unreported.push(*prefix);
+                            }
+                            if self.sent.contains_key(prefix) {
+                                changes.withdraw.push(*prefix);
+                            }
+                        }
+                    }
+                }
+            }
         }
-        // Both lists are in ascending order (the prefixes are) and apart
-        // (a prefix is either gone or still desired).
+        // Unsendable prefixes that left the table may be reported again if
+        // they come back. `unreported` is in ascending order (the prefixes
+        // are) and apart from `reported` (a prefix is either gone or still
+        // desired).
         if !cache.unreported.is_empty() {
             let gone = &cache.unreported;
             self.reported.retain(|p| gone.binary_search(p).is_err());
@@ -451,14 +461,16 @@ impl AdjRibOut {
         changes
     }
 
+    /// One prefix still in the table: announced if the peer lacks it or
+    /// has other attributes, withdrawn if it cannot be sent now.
     fn plan_one(
         &mut self,
         prefix: Prefix,
-        intent: Option<&RouteIntent>,
+        intent: &RouteIntent,
         cache: &mut ShapeCache,
         changes: &mut Changes,
     ) {
-        let want = intent.and_then(|i| self.shape_cached(prefix, i, cache, &mut changes.warnings));
+        let want = self.shape_cached(prefix, intent, cache, &mut changes.warnings);
         match (want, self.sent.get(&prefix)) {
             (Some(w), Some(s)) if **s == *w => {}
             (Some(w), _) => changes.announce.push((prefix, w)),
@@ -1197,6 +1209,69 @@ mod tests {
                             prop_assert!(view.contains_key(prefix), "missing {}", prefix);
                         }
                     }
+                }
+            }
+
+            /// A pass over only the prefixes changed since the last one
+            /// (`Scope::Changed`, a session between batches) sends what a
+            /// pass over the whole table (`Scope::All`) sends, and leaves
+            /// the same Adj-RIB-Out and the same unsendable prefixes
+            /// reported.
+            #[test]
+            fn a_pass_over_the_changed_prefixes_equals_one_over_the_table(
+                ebgp in any::<bool>(),
+                ops in proptest::collection::vec(op(), 1..60),
+            ) {
+                let mut rib = RibOut::new();
+                let mut whole = AdjRibOut::new(shape(ebgp));
+                let mut changed = AdjRibOut::new(shape(ebgp));
+                let mut dirty = PrefixSet::new();
+                for op in ops {
+                    let (a, b) = match op {
+                        Op::Set(i, v) => {
+                            let intent = v.map(|prepend| RouteIntent {
+                                as_path_prepend: prepend,
+                                ..RouteIntent::default()
+                            });
+                            if rib.set_desired(p(PREFIXES[i]), intent) {
+                                dirty.extend([p(PREFIXES[i])]);
+                            }
+                            continue;
+                        }
+                        Op::InitialDone => {
+                            rib.mark_initial_done();
+                            continue;
+                        }
+                        Op::Down => {
+                            whole.on_session_down();
+                            changed.on_session_down();
+                            continue;
+                        }
+                        Op::Up(with_v6) => {
+                            let fams: &[Afi] = if with_v6 { &[Afi::Ipv4, Afi::Ipv6] } else { &[Afi::Ipv4] };
+                            // A session that comes up plans the whole table.
+                            whole.establish(fams);
+                            changed.establish(fams);
+                            dirty.clear();
+                            (whole.plan_all(&rib), changed.plan_all(&rib))
+                        }
+                        Op::Sync => {
+                            let a = whole.plan_all(&rib);
+                            let b = changed.plan(&rib, &dirty);
+                            dirty.clear();
+                            (a, b)
+                        }
+                    };
+                    whole.commit(&a);
+                    changed.commit(&b);
+                    let sorted = |c: &Changes| {
+                        let mut w = c.withdraw.clone();
+                        w.sort_unstable();
+                        (c.announce.clone(), w, c.end_of_rib.clone(), c.warnings.len())
+                    };
+                    prop_assert_eq!(sorted(&a), sorted(&b));
+                    prop_assert_eq!(whole.advertised(), changed.advertised());
+                    prop_assert_eq!(&whole.reported, &changed.reported);
                 }
             }
         }
