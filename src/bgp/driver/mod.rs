@@ -38,7 +38,6 @@ mod net;
 mod peer;
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::io;
 use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::rc::{Rc, Weak};
@@ -55,6 +54,7 @@ use super::types::{PathAttrs, Prefix, RouteIntent};
 use crate::config::run::{NeighborRun, RunConfig};
 use crate::daemon::reload::NeighborChange;
 use crate::daemon::Msg;
+use crate::intern::Interner;
 
 pub use super::settings::PeerSettings;
 
@@ -169,39 +169,11 @@ struct OwnerSide {
     /// within one call. It changes before the batch that names the changes
     /// is sent.
     rib: Rc<RefCell<RibOut>>,
-    intents: Intents,
+    /// The intents of the routes, one `Arc` each: the engine hands them
+    /// over by value.
+    intents: Interner<RouteIntent>,
     views: Vec<View>,
     next_id: u64,
-}
-
-/// One `Arc` per distinct route intent: nearly every VIP has one of a few
-/// (announced, pessimized, with the same communities), so the owner's table
-/// and the batches hold pointers to the same ones.
-#[derive(Default)]
-struct Intents {
-    shared: HashMap<RouteIntent, Arc<RouteIntent>>,
-    /// Size after the last prune: pruning waits until it doubled, so its
-    /// cost is amortized over the intents added.
-    kept: usize,
-}
-
-impl Intents {
-    fn share(&mut self, i: RouteIntent) -> Arc<RouteIntent> {
-        if let Some(a) = self.shared.get(&i) {
-            return a.clone();
-        }
-        let a = Arc::new(i.clone());
-        self.shared.insert(i, a.clone());
-        a
-    }
-
-    /// Forgets the intents no table holds any more.
-    fn prune(&mut self) {
-        if self.shared.len() > 64 && self.shared.len() > self.kept.saturating_mul(2) {
-            self.shared.retain(|_, a| Arc::strong_count(a) > 1);
-            self.kept = self.shared.len();
-        }
-    }
 }
 
 /// Builds the speaker.
@@ -371,7 +343,7 @@ impl SpeakerHandle {
             });
             let filled = first && !rib.desired().is_empty();
             drop(rib);
-            owner.intents.prune();
+            owner.intents.prune_when_doubled();
             (batch, filled)
         };
         if first {
@@ -885,23 +857,5 @@ mod tests {
         // The task is gone: nothing, and no panic.
         drop(core);
         assert!(advertised(&session).is_empty());
-    }
-
-    #[test]
-    fn equal_intents_are_one_arc_and_unused_ones_are_forgotten() {
-        let mut i = Intents::default();
-        let plain = i.share(RouteIntent::default());
-        let again = i.share(RouteIntent::default());
-        assert!(Arc::ptr_eq(&plain, &again));
-        // 100 intents nobody keeps: pruned once the table doubled.
-        for n in 0..100u8 {
-            drop(i.share(RouteIntent {
-                as_path_prepend: n,
-                ..RouteIntent::default()
-            }));
-        }
-        i.prune();
-        assert_eq!(i.shared.len(), 1, "only the intent still held is kept");
-        assert!(Arc::ptr_eq(&plain, &i.share(RouteIntent::default())));
     }
 }
