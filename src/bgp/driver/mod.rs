@@ -33,7 +33,6 @@
 //!   the ConnectRetryTimer, silent peers by the HoldTimer.
 
 mod codec;
-mod log_limit;
 mod net;
 mod peer;
 
@@ -55,6 +54,7 @@ use crate::config::run::{NeighborRun, RunConfig};
 use crate::daemon::reload::NeighborChange;
 use crate::daemon::Msg;
 use crate::intern::Interner;
+use crate::logging::LogLimit;
 
 pub use super::settings::PeerSettings;
 
@@ -602,7 +602,7 @@ async fn stop_peers(peers: Vec<PeerEntry>, message: Option<String>) {
 }
 
 async fn accept_loop(listener: Rc<Async<TcpListener>>, peers: Weak<RefCell<Vec<PeerEntry>>>) {
-    let mut strangers = log_limit::LogLimit::new(NON_NEIGHBOR_LOG_BURST, NON_NEIGHBOR_LOG_INTERVAL);
+    let strangers = LogLimit::summarized(NON_NEIGHBOR_LOG_BURST, NON_NEIGHBOR_LOG_INTERVAL);
     // The last address counted but not logged, for the summary line.
     let mut last_stranger: Option<SocketAddr> = None;
     loop {
