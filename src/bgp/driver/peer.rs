@@ -127,24 +127,6 @@ pub(crate) struct PeerTask {
     batching: bool,
 }
 
-fn timer_index(t: Timer) -> usize {
-    match t {
-        Timer::ConnectRetry => 0,
-        Timer::Hold => 1,
-        Timer::Keepalive => 2,
-        Timer::IdleHold => 3,
-    }
-}
-
-fn timer_event(t: Timer) -> Event {
-    match t {
-        Timer::ConnectRetry => Event::ConnectRetryTimerExpires,
-        Timer::Hold => Event::HoldTimerExpires,
-        Timer::Keepalive => Event::KeepaliveTimerExpires,
-        Timer::IdleHold => Event::IdleHoldTimerExpires,
-    }
-}
-
 /// Polls every future and returns the first value ready.
 async fn first<T>(mut futs: Vec<Pin<Box<dyn Future<Output = T> + Send + '_>>>) -> T {
     std::future::poll_fn(|cx| {
@@ -381,13 +363,13 @@ impl PeerTask {
                 let now = Instant::now();
                 let due = self
                     .session(which)
-                    .and_then(|s| s.deadlines[timer_index(t)])
+                    .and_then(|s| s.deadlines[t.index()])
                     .is_some_and(|(earliest, _)| earliest <= now);
                 if due {
                     if let Some(s) = self.session(which) {
-                        s.deadlines[timer_index(t)] = None;
+                        s.deadlines[t.index()] = None;
                     }
-                    self.feed(which, timer_event(t)).await;
+                    self.feed(which, t.expiry()).await;
                 }
             }
         }
@@ -757,12 +739,12 @@ impl PeerTask {
                     let now = Instant::now();
                     let at = now.checked_add(earliest).zip(now.checked_add(latest));
                     if let Some(s) = self.session(which) {
-                        s.deadlines[timer_index(t)] = at;
+                        s.deadlines[t.index()] = at;
                     }
                 }
                 Action::StopTimer(t) => {
                     if let Some(s) = self.session(which) {
-                        s.deadlines[timer_index(t)] = None;
+                        s.deadlines[t.index()] = None;
                     }
                 }
                 Action::SessionEstablished(n) => {

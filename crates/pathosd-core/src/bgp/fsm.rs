@@ -138,12 +138,24 @@ impl Timer {
         Timer::IdleHold,
     ];
 
-    fn index(self) -> usize {
+    /// The timer's place in a per-timer array (`[_; 4]`, in [`Timer::ALL`]'s
+    /// order): the FSM's running flags, the driver's deadlines.
+    pub fn index(self) -> usize {
         match self {
             Timer::ConnectRetry => 0,
             Timer::Hold => 1,
             Timer::Keepalive => 2,
             Timer::IdleHold => 3,
+        }
+    }
+
+    /// The event the driver feeds when this timer fires.
+    pub fn expiry(self) -> Event {
+        match self {
+            Timer::ConnectRetry => Event::ConnectRetryTimerExpires,
+            Timer::Hold => Event::HoldTimerExpires,
+            Timer::Keepalive => Event::KeepaliveTimerExpires,
+            Timer::IdleHold => Event::IdleHoldTimerExpires,
         }
     }
 }
