@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use super::update::{encode_prefix, mp_reach_head, prefix_wire_len, write_attr, FLAG_OPTIONAL};
+use super::update::{
+    encode_prefix, mp_reach_head, prefix_wire_len, update_body, write_attr, FLAG_OPTIONAL,
+};
 use super::{
     afi_code, attr_type, finish_header, header_start, AsPath, MessageType, MpNextHop, PathAttr,
     Update, HEADER_LEN, MAX_MESSAGE_LEN, SAFI_UNICAST,
@@ -240,17 +242,20 @@ fn prefix_bytes(ps: &[Prefix]) -> Vec<u8> {
     v
 }
 
-fn be16(n: usize) -> [u8; 2] {
-    u16::try_from(n).unwrap_or(u16::MAX).to_be_bytes()
+/// An MP_REACH_NLRI or MP_UNREACH_NLRI attribute holding `value`, always
+/// with the Extended Length bit (as BIRD sends them); None if too long.
+fn mp_attr(type_code: u8, value: &[u8]) -> Option<Vec<u8>> {
+    let mut attr = Vec::new();
+    write_attr(FLAG_OPTIONAL, type_code, value, true, &mut attr)?;
+    Some(attr)
 }
 
 fn pack_withdrawn_v4(ps: &[Prefix], out: &mut Updates) {
     for chunk in chunks(ps, MAX_MESSAGE_LEN - UPDATE_FIXED) {
-        let w = prefix_bytes(chunk);
-        let mut body = be16(w.len()).to_vec();
-        body.extend_from_slice(&w);
-        body.extend_from_slice(&[0, 0]);
-        push_message(&body, chunk, true, out);
+        match update_body(&prefix_bytes(chunk), &[], &[]) {
+            Some(body) => push_message(&body, chunk, true, out),
+            None => out.skip(chunk, true, SkipReason::Oversized),
+        }
     }
 }
 
@@ -261,23 +266,12 @@ fn pack_withdrawn_v6(ps: &[Prefix], out: &mut Updates) {
         let mut value = afi_code(Afi::Ipv6).to_be_bytes().to_vec();
         value.push(SAFI_UNICAST);
         value.extend_from_slice(&prefix_bytes(chunk));
-        let mut attr = Vec::new();
-        if write_attr(
-            FLAG_OPTIONAL,
-            attr_type::MP_UNREACH_NLRI,
-            &value,
-            true,
-            &mut attr,
-        )
-        .is_none()
-        {
-            out.skip(chunk, true, SkipReason::Oversized);
-            continue;
+        let body = mp_attr(attr_type::MP_UNREACH_NLRI, &value)
+            .and_then(|attr| update_body(&[], &attr, &[]));
+        match body {
+            Some(body) => push_message(&body, chunk, true, out),
+            None => out.skip(chunk, true, SkipReason::Oversized),
         }
-        let mut body = vec![0, 0];
-        body.extend_from_slice(&be16(attr.len()));
-        body.extend_from_slice(&attr);
-        push_message(&body, chunk, true, out);
     }
 }
 
@@ -306,11 +300,10 @@ fn pack_reach_v4(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mu
         return;
     };
     for chunk in chunks(ps, room) {
-        let mut body = vec![0, 0];
-        body.extend_from_slice(&be16(a.len()));
-        body.extend_from_slice(&a);
-        body.extend_from_slice(&prefix_bytes(chunk));
-        push_message(&body, chunk, false, out);
+        match update_body(&[], &a, &prefix_bytes(chunk)) {
+            Some(body) => push_message(&body, chunk, false, out),
+            None => out.skip(chunk, false, SkipReason::Oversized),
+        }
     }
 }
 
@@ -343,24 +336,14 @@ fn pack_reach_v6(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mu
         // attribute is malformed.
         let mut value = head.clone();
         value.extend_from_slice(&prefix_bytes(chunk));
-        let mut all = Vec::new();
-        if write_attr(
-            FLAG_OPTIONAL,
-            attr_type::MP_REACH_NLRI,
-            &value,
-            true,
-            &mut all,
-        )
-        .is_none()
-        {
-            out.skip(chunk, false, SkipReason::Oversized);
-            continue;
+        let body = mp_attr(attr_type::MP_REACH_NLRI, &value).and_then(|mut all| {
+            all.extend_from_slice(&a);
+            update_body(&[], &all, &[])
+        });
+        match body {
+            Some(body) => push_message(&body, chunk, false, out),
+            None => out.skip(chunk, false, SkipReason::Oversized),
         }
-        all.extend_from_slice(&a);
-        let mut body = vec![0, 0];
-        body.extend_from_slice(&be16(all.len()));
-        body.extend_from_slice(&all);
-        push_message(&body, chunk, false, out);
     }
 }
 
