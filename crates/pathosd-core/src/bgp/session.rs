@@ -112,9 +112,9 @@ impl MessageCounters {
     }
 }
 
-/// What a session reports about itself (the routes aside, see
-/// [`RoutesDelta`]); the owner adds the configured name, address, AS and
-/// `required`.
+/// What a session reports about itself (the routes aside: the owner reads
+/// them from the session, [`StatusUpdate`]); the owner adds the configured
+/// name, address, AS and `required`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
     /// RFC 4271 state, lower case (GoBGP's spelling).
