@@ -31,14 +31,20 @@
 //!   with the message, then close.
 //! * Every network wait is bounded: writes by [`WRITE_TIMEOUT`], connects by
 //!   the ConnectRetryTimer, silent peers by the HoldTimer.
+//!
+//! This file is the speaker's side the owner holds: the handle, the table
+//! of peer tasks and the owner's view of each. One peer's task is
+//! `peer.rs`, the listener's `listener.rs`; the sockets' options are set in
+//! `net.rs`, the codec is called in `codec.rs`.
 
 mod codec;
+mod listener;
 mod net;
 mod peer;
 
 use std::cell::RefCell;
 use std::io;
-use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::net::{IpAddr, TcpListener};
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -54,7 +60,6 @@ use crate::config::run::{NeighborRun, RunConfig};
 use crate::daemon::reload::NeighborChange;
 use crate::daemon::Msg;
 use crate::intern::Interner;
-use crate::logging::LogLimit;
 
 pub use super::settings::PeerSettings;
 
@@ -63,12 +68,7 @@ pub use super::settings::PeerSettings;
 pub(crate) const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Upper bound of [`SpeakerHandle::shutdown`]'s waits for peers (besides the drain).
 const STOP_TIMEOUT: Duration = Duration::from_secs(3);
-/// Connections from addresses that are no configured neighbor: this many are
-/// logged one by one, then one summary line per [`NON_NEIGHBOR_LOG_INTERVAL`]
-/// while they go on (anyone who reaches the port can make them; logd keeps
-/// only 16 KiB).
-pub const NON_NEIGHBOR_LOG_BURST: u32 = 5;
-pub(crate) const NON_NEIGHBOR_LOG_INTERVAL: Duration = Duration::from_secs(60);
+pub use listener::NON_NEIGHBOR_LOG_BURST;
 
 /// A session state change, for the daemon's logs and ubus events.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -222,7 +222,7 @@ impl Speaker {
         }
         if let Some(l) = listener {
             let weak = Rc::downgrade(&handle.peers);
-            handle.listener_task = Some(crate::rt::spawn(accept_loop(l, weak)));
+            handle.listener_task = Some(crate::rt::spawn(listener::accept_loop(l, weak)));
         }
         Ok(handle)
     }
@@ -601,142 +601,5 @@ async fn stop_peers(peers: Vec<PeerEntry>, message: Option<String>) {
     }
 }
 
-async fn accept_loop(listener: Rc<Async<TcpListener>>, peers: Weak<RefCell<Vec<PeerEntry>>>) {
-    let strangers = LogLimit::summarized(NON_NEIGHBOR_LOG_BURST, NON_NEIGHBOR_LOG_INTERVAL);
-    // The last address counted but not logged, for the summary line.
-    let mut last_stranger: Option<SocketAddr> = None;
-    loop {
-        // Wake for the summary too, so a burst that stops is still reported.
-        let accepted = match strangers.next_summary() {
-            Some(at) => {
-                smol::future::or(async { Some(listener.accept().await) }, async {
-                    smol::Timer::at(at).await;
-                    None
-                })
-                .await
-            }
-            None => Some(listener.accept().await),
-        };
-        if let Some(n) = strangers.summary(Instant::now()) {
-            log::info!(
-                "bgp: {n} more connections from addresses that are not configured neighbors closed in the last {}s (the last from {})",
-                strangers.interval().as_secs(),
-                last_stranger.map_or_else(|| "?".to_string(), |a| a.to_string())
-            );
-        }
-        let Some(accepted) = accepted else {
-            continue;
-        };
-        let (stream, from) = match accepted {
-            Ok(c) => c,
-            Err(e) => {
-                // E.g. out of file descriptors: back off instead of spinning.
-                log::warn!("bgp: accept failed: {e}");
-                smol::Timer::after(Duration::from_millis(200)).await;
-                continue;
-            }
-        };
-        let Some(peers) = peers.upgrade() else {
-            return;
-        };
-        let ip = net::canonical(from.ip());
-        // Borrowed only for the lookup, never across an await.
-        let tx = peers
-            .borrow()
-            .iter()
-            .find(|p| p.address == ip)
-            .map(|p| p.ctl.clone());
-        match tx {
-            Some(Some(tx)) => {
-                if tx.try_send(Msg::Session(Control::Inbound(stream))).is_err() {
-                    log::debug!("bgp: connection from {from} closed: peer stopped");
-                }
-            }
-            Some(None) => log::info!("bgp: connection from {from} closed: peer not running"),
-            None => {
-                if strangers.event(Instant::now()) {
-                    log::info!("bgp: connection from {from} closed: not a configured neighbor");
-                } else {
-                    last_stranger = Some(from);
-                }
-                // Closed after the line is written, so a test that saw the
-                // close finds the line.
-                drop(stream);
-            }
-        }
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reports_update_the_owners_summary_and_stale_tasks_are_ignored() {
-        let mut owner = OwnerSide::default();
-        owner.views.push(View {
-            id: 2,
-            name: "n".into(),
-            address: "192.0.2.2".parse().unwrap(),
-            asn: 65000,
-            required: true,
-            summary: Summary::idle(true),
-            session: Weak::new(),
-        });
-        let report = |id, update| SessionReport { id, update };
-        let mut up = Summary::idle(true);
-        up.state = "established";
-        up.advertised = 2;
-        apply_report(&mut owner, report(2, StatusUpdate::Summary(up.clone())));
-        // The task this one replaced (id 1) reports late: ignored.
-        apply_report(
-            &mut owner,
-            report(1, StatusUpdate::Summary(Summary::idle(false))),
-        );
-        assert_eq!(owner.views[0].summary, up);
-    }
-
-    /// Issue 11: the owner keeps no copy of a peer's Adj-RIB-Out; /metrics
-    /// reads the session's own, as it is now.
-    #[test]
-    fn the_peers_routes_are_read_from_its_session() {
-        use crate::bgp::rib_out::PeerShape;
-        use crate::bgp::types::Afi;
-        let p = |s: &str| -> Prefix { s.parse().unwrap() };
-        let shape = PeerShape {
-            ebgp: true,
-            local_as: 65001,
-            next_hop_v4: Some("192.0.2.1".parse().unwrap()),
-            next_hop_v6: None,
-            families: Vec::new(),
-        };
-        let core = Rc::new(RefCell::new(SessionCore::new(shape.clone(), 1)));
-        let session = Rc::downgrade(&core);
-        let intent = Some(Arc::new(RouteIntent::default()));
-        core.borrow_mut().on_routes(&[
-            (p("10.0.0.1/32"), intent.clone()),
-            (p("10.0.0.2/32"), intent.clone()),
-        ]);
-        // Not Established: the peer has nothing from us.
-        assert!(advertised(&session).is_empty());
-        core.borrow_mut()
-            .on_established(&[Afi::Ipv4], true, shape, Instant::now());
-        core.borrow_mut().next_pass().expect("the table");
-        core.borrow_mut().write_done();
-        core.borrow_mut()
-            .on_routes(&[(p("10.0.0.1/32"), None), (p("10.0.0.3/32"), intent)]);
-        core.borrow_mut().next_pass().expect("the change");
-        let routes = advertised(&session);
-        assert_eq!(
-            routes.iter().map(|(p, _)| *p).collect::<Vec<_>>(),
-            vec![p("10.0.0.2/32"), p("10.0.0.3/32")]
-        );
-        assert_eq!(routes[0].1.as_path, vec![65001]);
-        // Session down: the peer dropped everything.
-        core.borrow_mut().on_session_down();
-        assert!(advertised(&session).is_empty());
-        // The task is gone: nothing, and no panic.
-        drop(core);
-        assert!(advertised(&session).is_empty());
-    }
-}
+mod tests;
