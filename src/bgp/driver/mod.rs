@@ -110,7 +110,12 @@ pub struct SessionReport {
 }
 
 /// Requests from the handle (and the listener) to one peer task, sent as
-/// [`Msg::Session`] (public only for that: the driver's own type).
+/// [`Msg::Session`] (public only for that: the driver's own type). One
+/// message type on every channel, for bytes: −4.9 KB on mips against a
+/// channel of `Control` (with the report boxed in `Msg::Report`); the
+/// acknowledgements and a reload's start gate are channels of `Msg` too
+/// (`Msg::Wake`): the daemon's channels of `()`, these among them, were
+/// 4.5 KB more.
 pub enum Control {
     /// Route changes of one engine step, shared by every peer; `done` is
     /// told once the UPDATEs that carry them are written.

@@ -160,8 +160,9 @@ const DRAIN_API: u8 = 4;
 const WITHDRAWN_AFTER_ANNOUNCE: u8 = 8;
 
 /// Why a VIP last changed state: fixed text, borrowed, or a check's own
-/// words, owned. One pointer each: a `Cow<'static, str>` was 24 bytes, 8
-/// more in each of 10,000 slots.
+/// words, owned. A thin pointer each, hence `&&str` and `Box<Box<str>>`:
+/// 16 bytes with the tag where a `Cow<'static, str>` was 24, 80 KB less
+/// memory at 10,000 VIPs.
 #[derive(Debug, Clone)]
 enum Reason {
     Fixed(&'static &'static str),
