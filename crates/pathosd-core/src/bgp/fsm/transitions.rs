@@ -149,52 +149,57 @@ impl Fsm {
         }
     }
 
-    pub(super) fn open_sent(&mut self, event: Event, now: Timestamp, out: &mut Vec<Action>) {
+    /// The events OpenSent, OpenConfirm and Established answer alike (RFC
+    /// 4271 §8.2.2 gives each of the three the same reaction to them).
+    /// Returns any other event, for the state's own reactions.
+    fn on_connection(
+        &mut self,
+        event: Event,
+        now: Timestamp,
+        out: &mut Vec<Action>,
+    ) -> Option<Event> {
         match event {
             Event::ManualStart | Event::AutomaticStart => {}
-            // A second connection is the driver's (RFC 4271 §6.8).
+            // A second connection is the driver's: RFC 4271 §8.2.2, it "SHALL
+            // be tracked until it sends an OPEN message" (§6.8).
             Event::TcpCrAcked | Event::TcpConnectionConfirmed => {}
             Event::ManualStop { shutdown_message } => self.manual_stop(shutdown_message, now, out),
             Event::HoldTimerExpires => self.hold_timer_expired(now, out),
             Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
+            Event::BGPHeaderErr(n) | Event::BGPOpenMsgErr(n) | Event::UpdateMsgErr(n) => {
+                self.fail(DownReason::NotificationSent(n), now, out)
+            }
+            Event::OpenCollisionDump => self.collision_dump(now, out),
+            Event::NotifMsgVerErr => self.version_error_received(now, out),
+            Event::NotifMsg(n) => self.fail(DownReason::NotificationReceived(n), now, out),
+            other => return Some(other),
+        }
+        None
+    }
+
+    pub(super) fn open_sent(&mut self, event: Event, now: Timestamp, out: &mut Vec<Action>) {
+        let Some(event) = self.on_connection(event, now, out) else {
+            return;
+        };
+        match event {
             Event::BGPOpen(open) => match self.check_open(&open) {
                 Ok(negotiated) => self.open_accepted(open, negotiated, out),
                 Err(n) => self.fail(DownReason::NotificationSent(n), now, out),
             },
-            Event::BGPHeaderErr(n) | Event::BGPOpenMsgErr(n) | Event::UpdateMsgErr(n) => {
-                self.fail(DownReason::NotificationSent(n), now, out)
-            }
-            Event::OpenCollisionDump => self.collision_dump(now, out),
-            Event::NotifMsgVerErr => self.version_error_received(now, out),
-            Event::NotifMsg(n) => self.fail(DownReason::NotificationReceived(n), now, out),
             // RFC 4271 §8.2.2 OpenSent: "In response to any other event ...
             // sends the NOTIFICATION with the Error Code Finite State Machine
-            // Error"; RFC 6608 §3 gives the subcode.
-            Event::ConnectRetryTimerExpires
-            | Event::KeepaliveTimerExpires
-            | Event::IdleHoldTimerExpires
-            | Event::KeepAliveMsg
-            | Event::UpdateMsg
-            | Event::RouteRefreshMsg(_) => {
-                self.fsm_error(FsmError::UnexpectedMessageInOpenSent, now, out)
-            }
+            // Error" (a timer other than the HoldTimer, a KEEPALIVE, UPDATE or
+            // ROUTE-REFRESH); RFC 6608 §3 gives the subcode.
+            _ => self.fsm_error(FsmError::UnexpectedMessageInOpenSent, now, out),
         }
     }
 
     pub(super) fn open_confirm(&mut self, event: Event, now: Timestamp, out: &mut Vec<Action>) {
+        let Some(event) = self.on_connection(event, now, out) else {
+            return;
+        };
         match event {
-            Event::ManualStart | Event::AutomaticStart => {}
-            Event::TcpCrAcked | Event::TcpConnectionConfirmed => {}
-            Event::ManualStop { shutdown_message } => self.manual_stop(shutdown_message, now, out),
-            Event::HoldTimerExpires => self.hold_timer_expired(now, out),
             Event::KeepaliveTimerExpires => self.send_keepalive(out),
-            Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
-            Event::NotifMsgVerErr => self.version_error_received(now, out),
-            Event::NotifMsg(n) => self.fail(DownReason::NotificationReceived(n), now, out),
-            Event::BGPHeaderErr(n) | Event::BGPOpenMsgErr(n) | Event::UpdateMsgErr(n) => {
-                self.fail(DownReason::NotificationSent(n), now, out)
-            }
-            Event::OpenCollisionDump => self.collision_dump(now, out),
             Event::KeepAliveMsg => {
                 // RFC 4271 §8.2.2 OpenConfirm, Event 26: "restarts the
                 // HoldTimer and changes its state to Established."
@@ -205,26 +210,18 @@ impl Fsm {
                     out.push(Action::SessionEstablished(n.clone()));
                 }
             }
-            // A second OPEN on the same connection, or an UPDATE before the
-            // session is up: RFC 4271 §8.2.2 OpenConfirm "any other event".
-            Event::BGPOpen(_)
-            | Event::ConnectRetryTimerExpires
-            | Event::IdleHoldTimerExpires
-            | Event::UpdateMsg
-            | Event::RouteRefreshMsg(_) => {
-                self.fsm_error(FsmError::UnexpectedMessageInOpenConfirm, now, out)
-            }
+            // A second OPEN on the same connection, an UPDATE or ROUTE-REFRESH
+            // before the session is up, the ConnectRetryTimer or IdleHoldTimer:
+            // RFC 4271 §8.2.2 OpenConfirm "any other event".
+            _ => self.fsm_error(FsmError::UnexpectedMessageInOpenConfirm, now, out),
         }
     }
 
     pub(super) fn established(&mut self, event: Event, now: Timestamp, out: &mut Vec<Action>) {
+        let Some(event) = self.on_connection(event, now, out) else {
+            return;
+        };
         match event {
-            Event::ManualStart | Event::AutomaticStart => {}
-            // RFC 4271 §8.2.2 Established: a second connection "SHALL be
-            // tracked until it sends an OPEN message" (by the driver).
-            Event::TcpCrAcked | Event::TcpConnectionConfirmed => {}
-            Event::ManualStop { shutdown_message } => self.manual_stop(shutdown_message, now, out),
-            Event::HoldTimerExpires => self.hold_timer_expired(now, out),
             Event::KeepaliveTimerExpires => self.send_keepalive(out),
             // RFC 4271 §8.2.2 Established, Events 26 and 27: "restarts its
             // HoldTimer, if the negotiated HoldTime value is non-zero".
@@ -242,16 +239,9 @@ impl Fsm {
                     out.push(Action::ResendRoutes(afi));
                 }
             }
-            Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
-            Event::NotifMsgVerErr => self.version_error_received(now, out),
-            Event::NotifMsg(n) => self.fail(DownReason::NotificationReceived(n), now, out),
-            Event::BGPHeaderErr(n) | Event::BGPOpenMsgErr(n) | Event::UpdateMsgErr(n) => {
-                self.fail(DownReason::NotificationSent(n), now, out)
-            }
-            Event::OpenCollisionDump => self.collision_dump(now, out),
-            Event::BGPOpen(_) | Event::ConnectRetryTimerExpires | Event::IdleHoldTimerExpires => {
-                self.fsm_error(FsmError::UnexpectedMessageInEstablished, now, out)
-            }
+            // An OPEN, the ConnectRetryTimer or IdleHoldTimer: RFC 4271
+            // §8.2.2 Established "any other event".
+            _ => self.fsm_error(FsmError::UnexpectedMessageInEstablished, now, out),
         }
     }
 
