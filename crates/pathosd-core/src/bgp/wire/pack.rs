@@ -8,7 +8,7 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::update::{
-    encode_prefix, mp_reach_head, prefix_wire_len, update_body, write_attr, FLAG_OPTIONAL,
+    encode_prefix, mp_reach_head, prefix_wire_len, write_attr, write_update_body, FLAG_OPTIONAL,
 };
 use super::{
     afi_code, attr_type, finish_header, header_start, AsPath, MessageType, MpNextHop, PathAttr,
@@ -222,15 +222,24 @@ fn chunks(prefixes: &[Prefix], room: usize) -> Vec<&[Prefix]> {
     out
 }
 
-/// The UPDATE with `body`, carrying `ps`; if it cannot be framed, `ps` are
-/// reported skipped.
-fn push_message(body: &[u8], ps: &[Prefix], withdrawn: bool, out: &mut Updates) {
+/// The UPDATE of the encoded `withdrawn` routes, `attrs` and `nlri`,
+/// carrying `ps` (withdrawn ones if `withdrawal`); if it cannot be framed,
+/// `ps` are reported skipped.
+fn push_update(
+    withdrawn: &[u8],
+    attrs: &[u8],
+    nlri: &[u8],
+    ps: &[Prefix],
+    withdrawal: bool,
+    out: &mut Updates,
+) {
     let mut m = header_start();
-    m.extend_from_slice(body);
-    match finish_header(m, MessageType::Update) {
+    let framed = write_update_body(withdrawn, attrs, nlri, &mut m)
+        .and_then(|()| finish_header(m, MessageType::Update));
+    match framed {
         Some(m) => out.messages.push(m),
-        // Unreachable by construction: every body is sized to fit.
-        None => out.skip(ps, withdrawn, SkipReason::Oversized),
+        // Unreachable by construction: every message is sized to fit.
+        None => out.skip(ps, withdrawal, SkipReason::Oversized),
     }
 }
 
@@ -252,10 +261,7 @@ fn mp_attr(type_code: u8, value: &[u8]) -> Option<Vec<u8>> {
 
 fn pack_withdrawn_v4(ps: &[Prefix], out: &mut Updates) {
     for chunk in chunks(ps, MAX_MESSAGE_LEN - UPDATE_FIXED) {
-        match update_body(&prefix_bytes(chunk), &[], &[]) {
-            Some(body) => push_message(&body, chunk, true, out),
-            None => out.skip(chunk, true, SkipReason::Oversized),
-        }
+        push_update(&prefix_bytes(chunk), &[], &[], chunk, true, out);
     }
 }
 
@@ -266,10 +272,8 @@ fn pack_withdrawn_v6(ps: &[Prefix], out: &mut Updates) {
         let mut value = afi_code(Afi::Ipv6).to_be_bytes().to_vec();
         value.push(SAFI_UNICAST);
         value.extend_from_slice(&prefix_bytes(chunk));
-        let body = mp_attr(attr_type::MP_UNREACH_NLRI, &value)
-            .and_then(|attr| update_body(&[], &attr, &[]));
-        match body {
-            Some(body) => push_message(&body, chunk, true, out),
+        match mp_attr(attr_type::MP_UNREACH_NLRI, &value) {
+            Some(attr) => push_update(&[], &attr, &[], chunk, true, out),
             None => out.skip(chunk, true, SkipReason::Oversized),
         }
     }
@@ -300,10 +304,7 @@ fn pack_reach_v4(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mu
         return;
     };
     for chunk in chunks(ps, room) {
-        match update_body(&[], &a, &prefix_bytes(chunk)) {
-            Some(body) => push_message(&body, chunk, false, out),
-            None => out.skip(chunk, false, SkipReason::Oversized),
-        }
+        push_update(&[], &a, &prefix_bytes(chunk), chunk, false, out);
     }
 }
 
@@ -336,12 +337,11 @@ fn pack_reach_v6(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mu
         // attribute is malformed.
         let mut value = head.clone();
         value.extend_from_slice(&prefix_bytes(chunk));
-        let body = mp_attr(attr_type::MP_REACH_NLRI, &value).and_then(|mut all| {
-            all.extend_from_slice(&a);
-            update_body(&[], &all, &[])
-        });
-        match body {
-            Some(body) => push_message(&body, chunk, false, out),
+        match mp_attr(attr_type::MP_REACH_NLRI, &value) {
+            Some(mut all) => {
+                all.extend_from_slice(&a);
+                push_update(&[], &all, &[], chunk, false, out);
+            }
             None => out.skip(chunk, false, SkipReason::Oversized),
         }
     }

@@ -632,24 +632,28 @@ impl Update {
         for attr in &self.attrs {
             attr.encode(four_octet, &mut a)?;
         }
-        let mut n = Vec::new();
+        // The NLRI goes last: encoded straight after the attributes.
+        write_update_body(&w, &a, &[], out)?;
         for p in &self.nlri {
-            encode_prefix(p, &mut n);
+            encode_prefix(p, out);
         }
-        out.extend_from_slice(&update_body(&w, &a, &n)?);
         Some(())
     }
 }
 
-/// An UPDATE's body from its encoded parts (RFC 4271 §4.3): Withdrawn
-/// Routes Length, Withdrawn Routes, Total Path Attribute Length, Path
-/// Attributes, NLRI. None if a length does not fit its 2 octets.
-pub(crate) fn update_body(withdrawn: &[u8], attrs: &[u8], nlri: &[u8]) -> Option<Vec<u8>> {
-    let mut body = Vec::with_capacity(4 + withdrawn.len() + attrs.len() + nlri.len());
-    body.extend_from_slice(&u16::try_from(withdrawn.len()).ok()?.to_be_bytes());
-    body.extend_from_slice(withdrawn);
-    body.extend_from_slice(&u16::try_from(attrs.len()).ok()?.to_be_bytes());
-    body.extend_from_slice(attrs);
-    body.extend_from_slice(nlri);
-    Some(body)
+/// Appends an UPDATE's body from its encoded parts (RFC 4271 §4.3):
+/// Withdrawn Routes Length, Withdrawn Routes, Total Path Attribute Length,
+/// Path Attributes, NLRI. None if a length does not fit its 2 octets.
+pub(crate) fn write_update_body(
+    withdrawn: &[u8],
+    attrs: &[u8],
+    nlri: &[u8],
+    out: &mut Vec<u8>,
+) -> Option<()> {
+    out.extend_from_slice(&u16::try_from(withdrawn.len()).ok()?.to_be_bytes());
+    out.extend_from_slice(withdrawn);
+    out.extend_from_slice(&u16::try_from(attrs.len()).ok()?.to_be_bytes());
+    out.extend_from_slice(attrs);
+    out.extend_from_slice(nlri);
+    Some(())
 }
