@@ -1,5 +1,11 @@
 //! The `log` facade's backend: syslog on OpenWrt (logd keeps only 16 KiB, so
-//! pathosd is quiet by default: one line per transition), stderr elsewhere.
+//! pathosd is quiet by default: one line per transition), stderr elsewhere;
+//! and the rate limit of lines a client or a stranger can provoke
+//! ([`LogLimit`]).
+
+mod limit;
+
+pub(crate) use limit::LogLimit;
 
 use log::{Level, LevelFilter, Log, Metadata, Record};
 use std::io::Write;

@@ -11,7 +11,7 @@ use smol::channel::{Receiver, Sender};
 use smol::future::FutureExt;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::{TcpListener, TcpStream};
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::future::Future;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::pin::Pin;
@@ -64,43 +64,8 @@ pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 pub type Handler = Arc<dyn Fn(Request) -> BoxFuture<Response> + Send + Sync>;
 
 /// Log lines that a client can provoke at will: at most one per period, with
-/// the number left out since the last one. The server's tasks all run on
-/// the daemon's one thread, so each limiter is a thread-local `Cell` (read
-/// and written at once, never across an await), not a lock.
-pub(crate) struct LogLimit {
-    state: Cell<(Option<Instant>, u64)>,
-}
-
-impl LogLimit {
-    pub const fn new() -> LogLimit {
-        LogLimit {
-            state: Cell::new((None, 0)),
-        }
-    }
-
-    /// `Some(suppressed)` when a line may be logged now (`suppressed` lines
-    /// were left out since the last one), `None` when this one is left out.
-    pub fn allow(&self, every: Duration) -> Option<u64> {
-        let (last, left_out) = self.state.get();
-        let now = Instant::now();
-        match last {
-            Some(t) if now.saturating_duration_since(t) < every => {
-                self.state.set((last, left_out.saturating_add(1)));
-                None
-            }
-            _ => {
-                self.state.set((Some(now), 0));
-                Some(left_out)
-            }
-        }
-    }
-}
-
-impl Default for LogLimit {
-    fn default() -> LogLimit {
-        LogLimit::new()
-    }
-}
+/// the number left out since the last one (each limiter a thread-local).
+pub(crate) use crate::logging::LogLimit;
 
 /// ", N more since" for a rate-limited line, or nothing.
 pub(crate) fn more_since(n: u64) -> String {

@@ -11,6 +11,7 @@ pub mod bgp;
 pub mod check;
 pub mod config;
 pub mod daemon;
+pub mod intern;
 pub mod time;
 pub mod vip;
 

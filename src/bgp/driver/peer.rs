@@ -11,31 +11,36 @@
 //! which carries out the actions in order; failures found while doing so
 //! (a write that fails, a connect that cannot start) are queued as further
 //! events rather than handled recursively.
+//!
+//! This file is the task and its wait loop, the owner's requests and the
+//! route passes; feeding the FSM and carrying out its actions is
+//! `peer/actions.rs`, the connections' reads, writes, collisions and close
+//! `peer/connection.rs`.
 
 use std::cell::{RefCell, RefMut};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
-use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::pin::Pin;
 use std::rc::{Rc, Weak};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use smol::channel::{Receiver, Sender};
-use smol::io::{AsyncReadExt, AsyncWriteExt};
+use smol::io::AsyncReadExt;
 use smol::Async;
 
 use super::codec::{self, Kind};
-use super::net::{self, SetupError};
-use super::{Control, PeerEvent, PeerSettings, SessionReport, WRITE_TIMEOUT};
-use crate::bgp::fsm::{Action, ConnectionOrigin, DownReason, Event, Fsm, State, Timer, Timestamp};
+use super::{Control, PeerSettings, SessionReport};
+use crate::bgp::fsm::{ConnectionOrigin, DownReason, Event, Fsm, Timer};
 use crate::bgp::rib_out::RibOut;
-use crate::bgp::session::{
-    keepalive_window, on_candidate_open, on_inbound, Collision, Inbound, SessionCore,
-};
+use crate::bgp::session::SessionCore;
 use crate::bgp::types::Afi;
 use crate::daemon::Msg;
+
+mod actions;
+mod connection;
 
 /// Reads per wake-up; a message is at most 4096 octets (RFC 4271 §4.1).
 const READ_CHUNK: usize = 4096;
@@ -125,24 +130,6 @@ pub(crate) struct PeerTask {
     /// While the messages of one read are handled: writes go to the
     /// connection's `wbuf` and leave in one write afterwards.
     batching: bool,
-}
-
-fn timer_index(t: Timer) -> usize {
-    match t {
-        Timer::ConnectRetry => 0,
-        Timer::Hold => 1,
-        Timer::Keepalive => 2,
-        Timer::IdleHold => 3,
-    }
-}
-
-fn timer_event(t: Timer) -> Event {
-    match t {
-        Timer::ConnectRetry => Event::ConnectRetryTimerExpires,
-        Timer::Hold => Event::HoldTimerExpires,
-        Timer::Keepalive => Event::KeepaliveTimerExpires,
-        Timer::IdleHold => Event::IdleHoldTimerExpires,
-    }
 }
 
 /// Polls every future and returns the first value ready.
@@ -381,13 +368,13 @@ impl PeerTask {
                 let now = Instant::now();
                 let due = self
                     .session(which)
-                    .and_then(|s| s.deadlines[timer_index(t)])
+                    .and_then(|s| s.deadlines[t.index()])
                     .is_some_and(|(earliest, _)| earliest <= now);
                 if due {
                     if let Some(s) = self.session(which) {
-                        s.deadlines[timer_index(t)] = None;
+                        s.deadlines[t.index()] = None;
                     }
-                    self.feed(which, timer_event(t)).await;
+                    self.feed(which, t.expiry()).await;
                 }
             }
         }
@@ -456,432 +443,6 @@ impl PeerTask {
             self.core().write_done();
         }
     }
-
-    async fn inbound(&mut self, stream: Async<TcpStream>) {
-        let name = &self.s.name;
-        if let Err(e) = net::accepted(&stream, &self.s) {
-            log::warn!("bgp peer {name}: inbound connection closed: socket options: {e}");
-            return;
-        }
-        let conn = Conn::new(stream, ConnectionOrigin::Remote);
-        let decision = on_inbound(
-            self.main.fsm.state(),
-            self.main.fsm.accepts_connection(),
-            self.cand.is_some(),
-        );
-        match decision {
-            Inbound::Replace => {
-                self.connecting = None;
-                self.main.conn = Some(conn);
-                self.feed(Which::Main, Event::TcpConnectionConfirmed).await;
-            }
-            Inbound::Refuse => {
-                log::debug!("bgp peer {name}: inbound connection refused in Idle");
-            }
-            Inbound::AlreadyTracked => {
-                log::debug!(
-                    "bgp peer {name}: inbound connection closed: collision already tracked"
-                );
-            }
-            Inbound::Track { dump_now } => {
-                let (fsm, actions) =
-                    Fsm::collision_candidate(self.main.fsm.config().clone(), self.now());
-                let mut cand = Session::new(fsm);
-                cand.conn = Some(conn);
-                self.cand = Some(cand);
-                self.execute(Which::Cand, actions).await;
-                if dump_now {
-                    self.feed(Which::Cand, Event::OpenCollisionDump).await;
-                }
-                self.drain_queue().await;
-            }
-        }
-    }
-
-    /// Frames and handles every complete message buffered on `which`; what
-    /// they make us send leaves in one write per connection when all are
-    /// handled. Why: a peer whose OPEN and KEEPALIVE arrive together gets
-    /// our KEEPALIVE, the first UPDATEs and End-of-RIB in one segment — one
-    /// wake-up of the peer instead of two, and one write(2) here.
-    async fn input(&mut self, which: Which) {
-        self.batching = true;
-        self.input_messages(which).await;
-        self.batching = false;
-        for w in [Which::Main, Which::Cand] {
-            self.flush_out(w).await;
-        }
-        // A failed write queued TcpConnectionFails.
-        self.drain_queue().await;
-    }
-
-    /// Writes what the messages handled so far made us send on `which`.
-    async fn flush_out(&mut self, which: Which) {
-        let Some(conn) = self.session(which).and_then(|s| s.conn.as_mut()) else {
-            return;
-        };
-        if conn.wbuf.is_empty() {
-            return;
-        }
-        let bytes = std::mem::take(&mut conn.wbuf);
-        let counts = std::mem::take(&mut conn.wcount);
-        self.send(which, &bytes, &counts).await;
-    }
-
-    async fn input_messages(&mut self, mut which: Which) {
-        loop {
-            let Some(sess) = self.session(which) else {
-                return;
-            };
-            let ctx = sess.ctx;
-            let established = sess.fsm.state() == State::Established;
-            let Some(conn) = sess.conn.as_mut() else {
-                return;
-            };
-            let msg: Vec<u8> = match codec::frame(&conn.rbuf) {
-                Ok(None) => return,
-                Ok(Some(len)) => conn.rbuf.drain(..len).collect(),
-                Err(n) => {
-                    conn.rbuf.clear();
-                    self.feed(which, Event::BGPHeaderErr(n)).await;
-                    return;
-                }
-            };
-            let kind = Kind::of(&msg);
-            if let Some(kind) = kind {
-                self.core().on_message_in(kind);
-            }
-            // RFC 4271 §8.2.2: before Established an UPDATE (Event 27) or a
-            // malformed one (Event 28) is a Finite State Machine Error
-            // either way. It is not decoded: the session's 4-octet AS is not
-            // in force yet, and decoding would log errors of an UPDATE read
-            // with the wrong AS width before the FSM's 5/x.
-            let event = if kind == Some(Kind::Update) && !established {
-                Some(Event::UpdateMsg)
-            } else {
-                codec::decode(&msg, &ctx, &self.s.name)
-            };
-            let Some(event) = event else {
-                continue;
-            };
-            if let Event::NotifMsg(n) = &event {
-                let text = codec::describe(n);
-                log::warn!("bgp peer {}: received NOTIFICATION {text}", self.s.name);
-                self.core().on_notification_received(text);
-            }
-            match (which, event) {
-                (Which::Cand, Event::BGPOpen(open)) => {
-                    which = self.collide(open).await;
-                }
-                (w, e) => self.feed(w, e).await,
-            }
-        }
-    }
-
-    /// The candidate's OPEN arrived: RFC 4271 §6.8 decides which connection
-    /// stays. Returns which session now owns the candidate's connection.
-    async fn collide(&mut self, open: crate::bgp::fsm::OpenInfo) -> Which {
-        let cfg = self.main.fsm.config();
-        let existing = self.main.conn.as_ref().map(|c| c.origin);
-        let decision = on_candidate_open(
-            existing,
-            self.main.fsm.state(),
-            cfg.router_id,
-            cfg.local_as,
-            open.bgp_id,
-            open.asn,
-        );
-        let Collision::KeepCandidate { dump_existing } = decision else {
-            log::info!(
-                "bgp peer {}: connection collision: keeping the existing connection",
-                self.s.name
-            );
-            self.feed(Which::Cand, Event::OpenCollisionDump).await;
-            self.cand = None;
-            return Which::Cand;
-        };
-        log::info!(
-            "bgp peer {}: connection collision: keeping the peer's connection",
-            self.s.name
-        );
-        if dump_existing {
-            self.feed(Which::Main, Event::OpenCollisionDump).await;
-        }
-        let Some(cand) = self.cand.take() else {
-            return Which::Cand;
-        };
-        self.connecting = None;
-        self.main = cand;
-        self.feed(Which::Main, Event::BGPOpen(open)).await;
-        Which::Main
-    }
-
-    fn now(&self) -> Timestamp {
-        Timestamp::since(self.origin, Instant::now())
-    }
-
-    /// Feeds one event, carries out its actions, then any events those
-    /// produced.
-    async fn feed(&mut self, which: Which, event: Event) {
-        self.queue.push_back((which, event));
-        self.drain_queue().await;
-    }
-
-    async fn drain_queue(&mut self) {
-        // Bounded: each event yields at most a few follow-ups, and the FSM
-        // ends in Idle where failures are ignored.
-        let mut budget = 64u32;
-        while let Some((which, event)) = self.queue.pop_front() {
-            budget = budget.saturating_sub(1);
-            if budget == 0 {
-                log::error!("bgp peer {}: event loop budget exceeded", self.s.name);
-                self.queue.clear();
-                return;
-            }
-            let now = self.now();
-            let Some(sess) = self.session(which) else {
-                continue;
-            };
-            let before = sess.fsm.state();
-            let actions = sess.fsm.handle(event, now);
-            self.execute(which, actions).await;
-            match which {
-                Which::Main => self.transition(before),
-                Which::Cand => {
-                    if self
-                        .cand
-                        .as_ref()
-                        .is_some_and(|c| c.fsm.state() == State::Idle)
-                    {
-                        self.cand = None;
-                    }
-                }
-            }
-        }
-    }
-
-    fn transition(&mut self, before: State) {
-        let after = self.main.fsm.state();
-        if before == after {
-            return;
-        }
-        let reason = if after == State::Idle {
-            self.main.fsm.last_down_reason().map(describe_down)
-        } else {
-            None
-        };
-        let info = self.core().on_transition(before, after, reason.as_deref());
-        let level = if info {
-            log::Level::Info
-        } else {
-            log::Level::Debug
-        };
-        match &reason {
-            Some(r) => log::log!(
-                level,
-                "bgp peer {} ({}): {} -> {}: {r}",
-                self.s.name,
-                self.s.address,
-                before.as_str(),
-                after.as_str()
-            ),
-            None => log::log!(
-                level,
-                "bgp peer {} ({}): {} -> {}",
-                self.s.name,
-                self.s.address,
-                before.as_str(),
-                after.as_str()
-            ),
-        }
-        let _ = self.events.try_send(Msg::Peer(PeerEvent {
-            peer: self.s.name.clone(),
-            address: self.s.address,
-            from: before,
-            to: after,
-            reason,
-        }));
-    }
-
-    fn set_error(&mut self, e: String) {
-        log::debug!("bgp peer {}: {e}", self.s.name);
-        self.core().on_error(e);
-    }
-
-    async fn execute(&mut self, which: Which, actions: Vec<Action>) {
-        for a in actions {
-            match a {
-                Action::Connect => self.connect(),
-                Action::DropConnection => {
-                    // A NOTIFICATION written in this batch goes out first.
-                    self.flush_out(which).await;
-                    if which == Which::Main {
-                        self.connecting = None;
-                    }
-                    if let Some(conn) = self.session(which).and_then(|s| s.conn.take()) {
-                        close(conn.stream);
-                    }
-                }
-                Action::SendOpen(info) => {
-                    let bytes = codec::encode_open(&info);
-                    self.write(which, &bytes, Kind::Open, 1).await;
-                }
-                Action::SendKeepalive => {
-                    self.write(which, &codec::encode_keepalive(), Kind::Keepalive, 1)
-                        .await;
-                }
-                Action::SendNotification(n) => {
-                    let text = codec::describe(&n);
-                    if which == Which::Main {
-                        log::warn!("bgp peer {}: sending NOTIFICATION {text}", self.s.name);
-                        self.core().on_notification_sent(text);
-                    }
-                    self.write(
-                        which,
-                        &codec::encode_notification(&n),
-                        Kind::Notification,
-                        1,
-                    )
-                    .await;
-                }
-                Action::StartTimer(t, d) => {
-                    let (earliest, latest) = match t {
-                        Timer::ConnectRetry | Timer::IdleHold => {
-                            let d = self.core().jitter(d);
-                            (d, d)
-                        }
-                        Timer::Hold => (d, d),
-                        // RFC 4271 §10 jitter, taken where the thread is
-                        // awake anyway: see `keepalive_window`.
-                        Timer::Keepalive => keepalive_window(d),
-                    };
-                    let now = Instant::now();
-                    let at = now.checked_add(earliest).zip(now.checked_add(latest));
-                    if let Some(s) = self.session(which) {
-                        s.deadlines[timer_index(t)] = at;
-                    }
-                }
-                Action::StopTimer(t) => {
-                    if let Some(s) = self.session(which) {
-                        s.deadlines[timer_index(t)] = None;
-                    }
-                }
-                Action::SessionEstablished(n) => {
-                    self.main.ctx = codec::ctx(n.four_octet_as, n.ebgp);
-                    log::info!(
-                        "bgp peer {}: established: hold {}s, keepalive {}s, families {:?}, peer id {}",
-                        self.s.name,
-                        n.hold_time,
-                        n.keepalive,
-                        n.families,
-                        n.peer_id
-                    );
-                    let shape = self.session_shape();
-                    self.core()
-                        .on_established(&n.families, n.four_octet_as, shape, Instant::now());
-                    self.flush_routes().await;
-                }
-                Action::SessionDown(_) => self.core().on_session_down(),
-                Action::ResendRoutes(afi) => {
-                    let pass = self.core().on_route_refresh(afi);
-                    if !pass.bytes.is_empty() {
-                        self.write(Which::Main, &pass.bytes, Kind::Update, pass.updates)
-                            .await;
-                    }
-                }
-            }
-        }
-    }
-
-    /// `local_address: 0.0.0.0` / `::`: the next hop is this session's own
-    /// source address.
-    fn session_shape(&self) -> crate::bgp::rib_out::PeerShape {
-        let local = self
-            .main
-            .conn
-            .as_ref()
-            .and_then(|c| c.stream.get_ref().local_addr().ok())
-            .map(|a| net::canonical(a.ip()));
-        let mut shape = self.s.shape.clone();
-        match local {
-            Some(IpAddr::V4(a)) if self.s.next_hop_v4_from_session => shape.next_hop_v4 = Some(a),
-            Some(IpAddr::V6(a)) if self.s.next_hop_v6_from_session => shape.next_hop_v6 = Some(a),
-            _ => {}
-        }
-        shape
-    }
-
-    fn connect(&mut self) {
-        let peer = SocketAddr::new(self.s.address, self.s.port);
-        match net::active_socket(&self.s) {
-            Ok(sock) => self.connecting = Some(Box::pin(net::connect(sock, peer))),
-            Err(SetupError::Md5(e)) => {
-                // Never a silent unauthenticated session: this peer stops.
-                let msg = format!("cannot set the TCP MD5 key: {e}; peer stopped");
-                log::error!("bgp peer {}: {msg}", self.s.name);
-                self.core().on_stopped_for_good(msg);
-                self.queue.push_back((
-                    Which::Main,
-                    Event::ManualStop {
-                        shutdown_message: None,
-                    },
-                ));
-            }
-            Err(SetupError::Other(e)) => {
-                self.set_error(format!("connect: {e}"));
-                self.queue
-                    .push_back((Which::Main, Event::TcpConnectionFails));
-            }
-        }
-    }
-
-    /// Writes `bytes` (`n` messages of `kind`) in one go, or, while a
-    /// read's messages are handled, adds them to that batch.
-    async fn write(&mut self, which: Which, bytes: &[u8], kind: Kind, n: u32) {
-        if self.batching {
-            if let Some(conn) = self.session(which).and_then(|s| s.conn.as_mut()) {
-                conn.wbuf.extend_from_slice(bytes);
-                conn.wcount.push((kind, n));
-            }
-            return;
-        }
-        self.send(which, bytes, &[(kind, n)]).await;
-    }
-
-    /// Writes `bytes` (the messages `counts` counts) with one write.
-    async fn send(&mut self, which: Which, bytes: &[u8], counts: &[(Kind, u32)]) {
-        let Some(conn) = self.session(which).and_then(|s| s.conn.as_ref()) else {
-            return;
-        };
-        let stream = &conn.stream;
-        let r = smol::future::or(
-            async move {
-                let mut w = stream;
-                w.write_all(bytes).await?;
-                w.flush().await
-            },
-            async {
-                crate::rt::sleep_until(Instant::now() + WRITE_TIMEOUT).await;
-                Err(io::Error::new(io::ErrorKind::TimedOut, "write timed out"))
-            },
-        )
-        .await;
-        match r {
-            Ok(()) => {
-                if which == Which::Main {
-                    for &(kind, n) in counts {
-                        self.core().on_message_out(kind, n);
-                    }
-                }
-            }
-            Err(e) => {
-                self.set_error(format!("write: {e}"));
-                if let Some(s) = self.session(which) {
-                    s.conn = None;
-                }
-                self.queue.push_back((which, Event::TcpConnectionFails));
-            }
-        }
-    }
 }
 
 fn describe_warning(w: &crate::bgp::rib_out::Warning) -> String {
@@ -901,28 +462,4 @@ fn describe_warning(w: &crate::bgp::rib_out::Warning) -> String {
             format!("{prefix}: not sent: no local next hop of its family is configured")
         }
     }
-}
-
-/// Closes a connection gracefully: our side is shut down for writing (so a
-/// NOTIFICATION just written is followed by FIN rather than lost to a
-/// reset), and whatever the peer still sends is read and dropped for a
-/// bounded time.
-fn close(stream: Async<TcpStream>) {
-    let _ = stream.get_ref().shutdown(std::net::Shutdown::Write);
-    crate::rt::spawn(async move {
-        let drain = async {
-            let mut buf = [0u8; 512];
-            let mut r = &stream;
-            while let Ok(n) = r.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-            }
-        };
-        smol::future::or(drain, async {
-            smol::Timer::after(CLOSE_LINGER).await;
-        })
-        .await;
-    })
-    .detach();
 }

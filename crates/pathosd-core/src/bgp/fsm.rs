@@ -64,6 +64,11 @@
 //! outbound connect); HoldTimer 4 minutes in OpenSent, then the negotiated
 //! hold time; KeepaliveTimer the negotiated keepalive; IdleHoldTimer the
 //! back-off above (zero after a stable session).
+//!
+//! This file holds what crosses the FSM's boundary (events, actions, the
+//! peer's settings, the states) and [`Fsm::handle`]; `fsm/transitions.rs`
+//! what each state does with each event; `fsm/timers.rs` the timers and the
+//! back-off.
 
 use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
@@ -72,7 +77,9 @@ use super::types::Afi;
 /// The FSM speaks the codec's NOTIFICATION type: it is plain numbers and
 /// data, with no I/O behind it.
 pub use super::wire::Notification;
-use super::wire::{CeaseSubcode, FsmError, OpenError};
+
+mod timers;
+mod transitions;
 
 /// "A HoldTimer value of 4 minutes is suggested" for OpenSent (RFC 4271 §8.2.2).
 pub const OPEN_SENT_HOLD_TIME: Duration = Duration::from_secs(240);
@@ -138,12 +145,24 @@ impl Timer {
         Timer::IdleHold,
     ];
 
-    fn index(self) -> usize {
+    /// The timer's place in a per-timer array (`[_; 4]`, in [`Timer::ALL`]'s
+    /// order): the FSM's running flags, the driver's deadlines.
+    pub fn index(self) -> usize {
         match self {
             Timer::ConnectRetry => 0,
             Timer::Hold => 1,
             Timer::Keepalive => 2,
             Timer::IdleHold => 3,
+        }
+    }
+
+    /// The event the driver feeds when this timer fires.
+    pub fn expiry(self) -> Event {
+        match self {
+            Timer::ConnectRetry => Event::ConnectRetryTimerExpires,
+            Timer::Hold => Event::HoldTimerExpires,
+            Timer::Keepalive => Event::KeepaliveTimerExpires,
+            Timer::IdleHold => Event::IdleHoldTimerExpires,
         }
     }
 }
@@ -509,13 +528,10 @@ impl Fsm {
     /// Feeds one event; returns the actions to perform in order.
     pub fn handle(&mut self, event: Event, now: Timestamp) -> Vec<Action> {
         let mut out = Vec::new();
-        // A fired timer is no longer running; a stale fire (the driver raced
-        // a StopTimer) is dropped here so no state ever sees it.
-        if let Some(timer) = expired_timer(&event) {
-            if !self.running[timer.index()] {
-                return out;
-            }
-            self.running[timer.index()] = false;
+        // A stale fire (the driver raced a StopTimer) is dropped here, so no
+        // state ever sees it.
+        if !self.timer_fired(&event) {
+            return out;
         }
         match self.state {
             State::Idle => self.idle(event, &mut out),
@@ -526,442 +542,6 @@ impl Fsm {
             State::Established => self.established(event, now, &mut out),
         }
         out
-    }
-
-    fn start_timer(&mut self, timer: Timer, d: Duration, out: &mut Vec<Action>) {
-        self.running[timer.index()] = true;
-        out.push(Action::StartTimer(timer, d));
-    }
-
-    fn stop_timer(&mut self, timer: Timer, out: &mut Vec<Action>) {
-        if self.running[timer.index()] {
-            self.running[timer.index()] = false;
-            out.push(Action::StopTimer(timer));
-        }
-    }
-
-    fn stop_all_timers(&mut self, out: &mut Vec<Action>) {
-        for t in Timer::ALL {
-            self.stop_timer(t, out);
-        }
-    }
-
-    /// Leaves Idle towards the peer: Connect at once, or Active for a
-    /// passive peer.
-    fn start(&mut self, out: &mut Vec<Action>) {
-        self.stop_timer(Timer::IdleHold, out);
-        if self.config.passive {
-            // RFC 4271 §8.1.1 PassiveTcpEstablishment: "the BGP FSM will
-            // passively wait for the remote BGP peer to establish the BGP TCP
-            // connection"; no ConnectRetryTimer since it never dials.
-            self.state = State::Active;
-        } else {
-            // RFC 4271 §8.2.2 Idle, ManualStart/AutomaticStart: "starts the
-            // ConnectRetryTimer with the initial value, initiates a TCP
-            // connection to the other BGP peer, ... changes its state to
-            // Connect."
-            self.start_timer(Timer::ConnectRetry, self.config.connect_retry_time, out);
-            out.push(Action::Connect);
-            self.state = State::Connect;
-        }
-    }
-
-    /// The connection came up (RFC 4271 §8.2.2 Connect and Active, Event 16
-    /// or 17 without DelayOpen): "sends an OPEN message to its peer, sets the
-    /// HoldTimer to a large value, and changes its state to OpenSent."
-    fn connection_up(&mut self, out: &mut Vec<Action>) {
-        self.stop_timer(Timer::ConnectRetry, out);
-        out.push(Action::SendOpen(self.config.open()));
-        self.start_timer(Timer::Hold, OPEN_SENT_HOLD_TIME, out);
-        self.state = State::OpenSent;
-    }
-
-    /// Any error: drop the connection, go to Idle and restart after the
-    /// IdleHoldTimer (our peer oscillation damping), at once after a stable
-    /// session.
-    fn fail(&mut self, reason: DownReason, now: Timestamp, out: &mut Vec<Action>) {
-        if let DownReason::NotificationSent(n) = &reason {
-            out.push(Action::SendNotification(n.clone()));
-        }
-        let stable = self.enter_idle(reason, now, out);
-        let hold = if stable {
-            // The session had been up for a while: this is no oscillation.
-            // Reconnect now; the next error waits idle_hold_time again.
-            self.backoff = self.config.idle_hold_time;
-            Duration::ZERO
-        } else {
-            let hold = self.backoff;
-            self.backoff = hold
-                .saturating_mul(2)
-                .min(self.config.idle_hold_time_max)
-                .max(self.config.idle_hold_time);
-            hold
-        };
-        self.start_timer(Timer::IdleHold, hold, out);
-    }
-
-    /// Drops the connection and goes to Idle. Returns whether a stable
-    /// session (Established for at least `stable_time`) just ended.
-    fn enter_idle(&mut self, reason: DownReason, now: Timestamp, out: &mut Vec<Action>) -> bool {
-        self.stop_all_timers(out);
-        out.push(Action::DropConnection);
-        let mut stable = false;
-        if self.state == State::Established {
-            stable = self
-                .established_at
-                .is_some_and(|t| now.elapsed_since(t) >= self.config.stable_time);
-            out.push(Action::SessionDown(reason.clone()));
-        }
-        self.last_down = Some(reason);
-        self.established_at = None;
-        self.peer_open = None;
-        self.negotiated = None;
-        self.state = State::Idle;
-        stable
-    }
-
-    fn manual_stop(&mut self, message: Option<String>, now: Timestamp, out: &mut Vec<Action>) {
-        self.stopped = true;
-        if matches!(
-            self.state,
-            State::OpenSent | State::OpenConfirm | State::Established
-        ) {
-            // RFC 4271 §8.2.2 OpenSent/OpenConfirm/Established, ManualStop:
-            // "sends the NOTIFICATION message with a Cease"; RFC 4486 §4
-            // names the subcode Administrative Shutdown.
-            out.push(Action::SendNotification(
-                Notification::administrative_shutdown(message.as_deref().unwrap_or("")),
-            ));
-        }
-        // ManualStop never restarts, stable session or not.
-        let _ = self.enter_idle(DownReason::ManualStop, now, out);
-        // RFC 4271 §8.2.2: ManualStop "sets ConnectRetryCounter to zero".
-        self.backoff = self.config.idle_hold_time;
-    }
-
-    fn idle(&mut self, event: Event, out: &mut Vec<Action>) {
-        match event {
-            Event::ManualStart => {
-                self.stopped = false;
-                self.backoff = self.config.idle_hold_time;
-                self.start(out);
-            }
-            // While backing off the IdleHoldTimer decides when to restart;
-            // after ManualStop only ManualStart does.
-            Event::AutomaticStart if !self.stopped && !self.is_running(Timer::IdleHold) => {
-                self.start(out)
-            }
-            Event::IdleHoldTimerExpires if !self.stopped => self.start(out),
-            Event::ManualStop { .. } => {
-                self.stopped = true;
-                self.stop_timer(Timer::IdleHold, out);
-            }
-            // RFC 4271 §8.2.2 Idle: "Any other event ... received in the Idle
-            // state does not cause change in the state of the local system."
-            _ => {}
-        }
-    }
-
-    fn connect(&mut self, event: Event, now: Timestamp, out: &mut Vec<Action>) {
-        match event {
-            Event::ManualStart | Event::AutomaticStart => {}
-            Event::ManualStop { shutdown_message } => self.manual_stop(shutdown_message, now, out),
-            Event::ConnectRetryTimerExpires => {
-                // RFC 4271 §8.2.2 Connect, Event 9: "drops the TCP connection,
-                // restarts the ConnectRetryTimer, ... initiates a TCP
-                // connection to the other BGP peer, ... stays in the Connect
-                // state."
-                out.push(Action::DropConnection);
-                self.start_timer(Timer::ConnectRetry, self.config.connect_retry_time, out);
-                out.push(Action::Connect);
-            }
-            Event::TcpCrAcked | Event::TcpConnectionConfirmed => self.connection_up(out),
-            Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
-            // RFC 4271 §8.2.2 Connect: "In response to any other events ...
-            // drops the TCP connection, ... changes its state to Idle."
-            other => self.fail(unexpected_without_connection(other), now, out),
-        }
-    }
-
-    fn active(&mut self, event: Event, now: Timestamp, out: &mut Vec<Action>) {
-        match event {
-            Event::ManualStart | Event::AutomaticStart => {}
-            Event::ManualStop { shutdown_message } => self.manual_stop(shutdown_message, now, out),
-            Event::ConnectRetryTimerExpires => {
-                // RFC 4271 §8.2.2 Active, Event 9: "restarts the
-                // ConnectRetryTimer (with initial value), initiates a TCP
-                // connection ..., changes its state to Connect." Passive
-                // peers never run this timer.
-                self.start_timer(Timer::ConnectRetry, self.config.connect_retry_time, out);
-                out.push(Action::Connect);
-                self.state = State::Connect;
-            }
-            Event::TcpCrAcked | Event::TcpConnectionConfirmed => self.connection_up(out),
-            Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
-            other => self.fail(unexpected_without_connection(other), now, out),
-        }
-    }
-
-    fn open_sent(&mut self, event: Event, now: Timestamp, out: &mut Vec<Action>) {
-        match event {
-            Event::ManualStart | Event::AutomaticStart => {}
-            // A second connection is the driver's (RFC 4271 §6.8).
-            Event::TcpCrAcked | Event::TcpConnectionConfirmed => {}
-            Event::ManualStop { shutdown_message } => self.manual_stop(shutdown_message, now, out),
-            Event::HoldTimerExpires => self.hold_timer_expired(now, out),
-            Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
-            Event::BGPOpen(open) => match self.check_open(&open) {
-                Ok(negotiated) => self.open_accepted(open, negotiated, out),
-                Err(n) => self.fail(DownReason::NotificationSent(n), now, out),
-            },
-            Event::BGPHeaderErr(n) | Event::BGPOpenMsgErr(n) | Event::UpdateMsgErr(n) => {
-                self.fail(DownReason::NotificationSent(n), now, out)
-            }
-            Event::OpenCollisionDump => self.collision_dump(now, out),
-            Event::NotifMsgVerErr => self.version_error_received(now, out),
-            Event::NotifMsg(n) => self.fail(DownReason::NotificationReceived(n), now, out),
-            // RFC 4271 §8.2.2 OpenSent: "In response to any other event ...
-            // sends the NOTIFICATION with the Error Code Finite State Machine
-            // Error"; RFC 6608 §3 gives the subcode.
-            Event::ConnectRetryTimerExpires
-            | Event::KeepaliveTimerExpires
-            | Event::IdleHoldTimerExpires
-            | Event::KeepAliveMsg
-            | Event::UpdateMsg
-            | Event::RouteRefreshMsg(_) => {
-                self.fsm_error(FsmError::UnexpectedMessageInOpenSent, now, out)
-            }
-        }
-    }
-
-    fn open_confirm(&mut self, event: Event, now: Timestamp, out: &mut Vec<Action>) {
-        match event {
-            Event::ManualStart | Event::AutomaticStart => {}
-            Event::TcpCrAcked | Event::TcpConnectionConfirmed => {}
-            Event::ManualStop { shutdown_message } => self.manual_stop(shutdown_message, now, out),
-            Event::HoldTimerExpires => self.hold_timer_expired(now, out),
-            Event::KeepaliveTimerExpires => self.send_keepalive(out),
-            Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
-            Event::NotifMsgVerErr => self.version_error_received(now, out),
-            Event::NotifMsg(n) => self.fail(DownReason::NotificationReceived(n), now, out),
-            Event::BGPHeaderErr(n) | Event::BGPOpenMsgErr(n) | Event::UpdateMsgErr(n) => {
-                self.fail(DownReason::NotificationSent(n), now, out)
-            }
-            Event::OpenCollisionDump => self.collision_dump(now, out),
-            Event::KeepAliveMsg => {
-                // RFC 4271 §8.2.2 OpenConfirm, Event 26: "restarts the
-                // HoldTimer and changes its state to Established."
-                self.restart_hold_timer(out);
-                self.state = State::Established;
-                self.established_at = Some(now);
-                if let Some(n) = &self.negotiated {
-                    out.push(Action::SessionEstablished(n.clone()));
-                }
-            }
-            // A second OPEN on the same connection, or an UPDATE before the
-            // session is up: RFC 4271 §8.2.2 OpenConfirm "any other event".
-            Event::BGPOpen(_)
-            | Event::ConnectRetryTimerExpires
-            | Event::IdleHoldTimerExpires
-            | Event::UpdateMsg
-            | Event::RouteRefreshMsg(_) => {
-                self.fsm_error(FsmError::UnexpectedMessageInOpenConfirm, now, out)
-            }
-        }
-    }
-
-    fn established(&mut self, event: Event, now: Timestamp, out: &mut Vec<Action>) {
-        match event {
-            Event::ManualStart | Event::AutomaticStart => {}
-            // RFC 4271 §8.2.2 Established: a second connection "SHALL be
-            // tracked until it sends an OPEN message" (by the driver).
-            Event::TcpCrAcked | Event::TcpConnectionConfirmed => {}
-            Event::ManualStop { shutdown_message } => self.manual_stop(shutdown_message, now, out),
-            Event::HoldTimerExpires => self.hold_timer_expired(now, out),
-            Event::KeepaliveTimerExpires => self.send_keepalive(out),
-            // RFC 4271 §8.2.2 Established, Events 26 and 27: "restarts its
-            // HoldTimer, if the negotiated HoldTime value is non-zero".
-            Event::KeepAliveMsg | Event::UpdateMsg => self.restart_hold_timer(out),
-            Event::RouteRefreshMsg(afi) => {
-                self.restart_hold_timer(out);
-                // RFC 2918 §4: a ROUTE-REFRESH for a family "that the speaker
-                // didn't advertise to the peer at the session establishment
-                // time ... the speaker shall ignore such a message."
-                let known = self
-                    .negotiated
-                    .as_ref()
-                    .is_some_and(|n| n.families.contains(&afi));
-                if known && self.config.capabilities.route_refresh {
-                    out.push(Action::ResendRoutes(afi));
-                }
-            }
-            Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
-            Event::NotifMsgVerErr => self.version_error_received(now, out),
-            Event::NotifMsg(n) => self.fail(DownReason::NotificationReceived(n), now, out),
-            Event::BGPHeaderErr(n) | Event::BGPOpenMsgErr(n) | Event::UpdateMsgErr(n) => {
-                self.fail(DownReason::NotificationSent(n), now, out)
-            }
-            Event::OpenCollisionDump => self.collision_dump(now, out),
-            Event::BGPOpen(_) | Event::ConnectRetryTimerExpires | Event::IdleHoldTimerExpires => {
-                self.fsm_error(FsmError::UnexpectedMessageInEstablished, now, out)
-            }
-        }
-    }
-
-    fn hold_timer_expired(&mut self, now: Timestamp, out: &mut Vec<Action>) {
-        // RFC 4271 §8.2.2 (OpenSent, OpenConfirm, Established), Event 10:
-        // "sends a NOTIFICATION message with the Error Code Hold Timer Expired".
-        self.fail(
-            DownReason::NotificationSent(Notification::hold_timer_expired()),
-            now,
-            out,
-        );
-    }
-
-    /// Event 24: the peer's NOTIFICATION was OPEN Message Error / Unsupported
-    /// Version Number (the codec turns it into this event without its data).
-    fn version_error_received(&mut self, now: Timestamp, out: &mut Vec<Action>) {
-        let n = Notification::open(OpenError::UnsupportedVersionNumber, Vec::new());
-        self.fail(DownReason::NotificationReceived(n), now, out);
-    }
-
-    fn collision_dump(&mut self, now: Timestamp, out: &mut Vec<Action>) {
-        // RFC 4271 §8.2.2 OpenCollisionDump: "sends a NOTIFICATION with a
-        // Cease"; RFC 4486 §4 subcode Connection Collision Resolution.
-        out.push(Action::SendNotification(Notification::cease(
-            CeaseSubcode::ConnectionCollisionResolution,
-        )));
-        self.fail(DownReason::CollisionDump, now, out);
-    }
-
-    fn fsm_error(&mut self, sub: FsmError, now: Timestamp, out: &mut Vec<Action>) {
-        self.fail(
-            DownReason::NotificationSent(Notification::fsm(sub)),
-            now,
-            out,
-        );
-    }
-
-    fn send_keepalive(&mut self, out: &mut Vec<Action>) {
-        // RFC 4271 §8.2.2 (OpenConfirm, Established), Event 11: "sends a
-        // KEEPALIVE message, restarts the KeepaliveTimer".
-        out.push(Action::SendKeepalive);
-        let keepalive = self.negotiated.as_ref().map_or(0, |n| n.keepalive);
-        if keepalive > 0 {
-            self.start_timer(Timer::Keepalive, secs(keepalive), out);
-        }
-    }
-
-    fn restart_hold_timer(&mut self, out: &mut Vec<Action>) {
-        let hold = self.negotiated.as_ref().map_or(0, |n| n.hold_time);
-        if hold > 0 {
-            self.start_timer(Timer::Hold, secs(hold), out);
-        }
-    }
-
-    /// RFC 4271 §8.2.2 OpenSent, Event 19: "sends a KEEPALIVE message, and
-    /// sets a KeepaliveTimer ... sets the HoldTimer according to the
-    /// negotiated value ... changes its state to OpenConfirm." and "If the
-    /// negotiated hold time value is zero, then the HoldTimer and
-    /// KeepaliveTimer are not started."
-    fn open_accepted(&mut self, open: OpenInfo, negotiated: Negotiated, out: &mut Vec<Action>) {
-        self.stop_timer(Timer::ConnectRetry, out);
-        out.push(Action::SendKeepalive);
-        if negotiated.hold_time > 0 {
-            self.start_timer(Timer::Keepalive, secs(negotiated.keepalive), out);
-            self.start_timer(Timer::Hold, secs(negotiated.hold_time), out);
-        } else {
-            self.stop_timer(Timer::Hold, out);
-        }
-        self.peer_open = Some(open);
-        self.negotiated = Some(negotiated);
-        self.state = State::OpenConfirm;
-    }
-
-    /// The OPEN checks of RFC 4271 §6.2 that need configuration; the codec
-    /// has already checked version, lengths and capability syntax.
-    fn check_open(&self, open: &OpenInfo) -> Result<Negotiated, Notification> {
-        // RFC 4271 §6.2: "If the Autonomous System field of the OPEN message
-        // is unacceptable, then the Error Subcode MUST be set to Bad Peer AS."
-        if open.asn != self.config.peer_as {
-            return Err(Notification::open(OpenError::BadPeerAs, Vec::new()));
-        }
-        // RFC 6286 §2.2 (updating RFC 4271 §6.2): "If the BGP Identifier field
-        // of the OPEN message is zero, or if it is the same as the BGP
-        // Identifier of the local BGP speaker and the message is from an
-        // internal peer, then the Error Subcode is set to 'Bad BGP
-        // Identifier'." An eBGP peer may share our identifier.
-        let ebgp = self.config.is_ebgp();
-        if open.bgp_id.is_unspecified() || (!ebgp && open.bgp_id == self.config.router_id) {
-            return Err(Notification::open(OpenError::BadBgpIdentifier, Vec::new()));
-        }
-        // RFC 4271 §6.2: "An implementation MUST reject Hold Time values of
-        // one or two seconds."
-        if open.hold_time == 1 || open.hold_time == 2 {
-            return Err(Notification::open(
-                OpenError::UnacceptableHoldTime,
-                Vec::new(),
-            ));
-        }
-        // RFC 4271 §4.2: the speaker "MUST calculate the value of the Hold
-        // Timer by using the smaller of its configured Hold Time and the Hold
-        // Time received in the OPEN message."
-        let hold_time = self.config.effective_hold_time().min(open.hold_time);
-        let keepalive = if hold_time == 0 {
-            // RFC 4271 §4.4: "If the negotiated Hold Time interval is zero,
-            // then periodic KEEPALIVE messages MUST NOT be sent."
-            0
-        } else {
-            // RFC 4271 §4.4: one third of the Hold Time is "a reasonable
-            // maximum"; "KEEPALIVE messages MUST NOT be sent more frequently
-            // than one per second." hold_time >= 3 here, so third >= 1.
-            let third = hold_time / 3;
-            self.config
-                .keepalive_time
-                .filter(|k| *k > 0)
-                .map_or(third, |k| k.min(third))
-                .max(1)
-        };
-        let ours = &self.config.capabilities;
-        let theirs = &open.capabilities;
-        let families = [Afi::Ipv4, Afi::Ipv6]
-            .into_iter()
-            .filter(|afi| ours.carries(*afi) && theirs.carries(*afi))
-            .collect();
-        Ok(Negotiated {
-            hold_time,
-            keepalive,
-            four_octet_as: ours.four_octet_as && theirs.four_octet_as,
-            families,
-            route_refresh: ours.route_refresh && theirs.route_refresh,
-            peer_graceful_restart: theirs.graceful_restart,
-            peer_as: open.asn,
-            peer_id: open.bgp_id,
-            ebgp,
-        })
-    }
-}
-
-fn secs(s: u16) -> Duration {
-    Duration::from_secs(u64::from(s))
-}
-
-fn expired_timer(event: &Event) -> Option<Timer> {
-    match event {
-        Event::ConnectRetryTimerExpires => Some(Timer::ConnectRetry),
-        Event::HoldTimerExpires => Some(Timer::Hold),
-        Event::KeepaliveTimerExpires => Some(Timer::Keepalive),
-        Event::IdleHoldTimerExpires => Some(Timer::IdleHold),
-        _ => None,
-    }
-}
-
-/// A message event in Connect/Active (no connection the FSM knows of): the
-/// RFC drops to Idle without a NOTIFICATION.
-fn unexpected_without_connection(event: Event) -> DownReason {
-    match event {
-        Event::NotifMsg(n) => DownReason::NotificationReceived(n),
-        _ => DownReason::ConnectionFailed,
     }
 }
 

@@ -42,7 +42,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::fsm::{ConnectionOrigin, State};
-use super::rib_out::{AdjRibOut, Changes, PeerShape, PrefixSet, RibOut, Warning};
+use super::rib_out::{AdjRibOut, Changes, PeerShape, PrefixSet, RibOut, Scope, Warning};
 use super::types::{Afi, PathAttrs, Prefix, RouteIntent};
 use super::wire::{self, MessageType, Skipped};
 
@@ -112,9 +112,9 @@ impl MessageCounters {
     }
 }
 
-/// What a session reports about itself (the routes aside, see
-/// [`RoutesDelta`]); the owner adds the configured name, address, AS and
-/// `required`.
+/// What a session reports about itself (the routes aside: the owner reads
+/// them from the session, [`StatusUpdate`]); the owner adds the configured
+/// name, address, AS and `required`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
     /// RFC 4271 state, lower case (GoBGP's spelling).
@@ -339,10 +339,11 @@ impl SessionCore {
         let changes = if self.full {
             self.full = false;
             self.dirty.clear();
-            self.adj.plan_all_in(desired, self.initial_done)
+            self.adj.plan_in(desired, self.initial_done, Scope::All)
         } else if !self.dirty.is_empty() || self.eor_check {
             let dirty = std::mem::take(&mut self.dirty);
-            self.adj.plan_in(desired, self.initial_done, &dirty)
+            self.adj
+                .plan_in(desired, self.initial_done, Scope::Changed(&dirty))
         } else {
             return None;
         };

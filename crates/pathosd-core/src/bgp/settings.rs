@@ -119,3 +119,122 @@ impl PeerSettings {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn cfg(n: Neighbor) -> Config {
+        let mut c = Config::default();
+        c.router.asn = 65001;
+        c.router.router_id = Some("192.0.2.1".parse().unwrap());
+        c.bgp.neighbors = vec![n];
+        c
+    }
+
+    fn neighbor(peer_asn: u32) -> Neighbor {
+        Neighbor {
+            name: "n".into(),
+            address: Some("192.0.2.2".parse().unwrap()),
+            peer_asn,
+            ..Neighbor::default()
+        }
+    }
+
+    /// The settings of `c`'s first neighbor, as the run config has them
+    /// (with one `always` VIP, which validation asks for).
+    fn settings(c: &Config) -> PeerSettings {
+        let mut c = c.clone();
+        c.schema = "v1".into();
+        c.vips = vec![crate::config::Vip {
+            name: "v".into(),
+            prefix: "10.0.0.1/32".parse().unwrap(),
+            always: true,
+            ..crate::config::Vip::default()
+        }];
+        crate::config::RunConfig::new(c).unwrap().neighbors[0]
+            .settings
+            .clone()
+    }
+
+    #[test]
+    fn ttl_rules_for_ebgp_multihop_gtsm_and_ibgp() {
+        let s = settings(&cfg(neighbor(65000)));
+        assert_eq!((s.ttl, s.min_ttl), (Some(1), None));
+        let mut n = neighbor(65000);
+        n.enable_multihop = true;
+        assert_eq!(settings(&cfg(n.clone())).ttl, Some(255));
+        n.multihop_ttl = 5;
+        assert_eq!(settings(&cfg(n.clone())).ttl, Some(5));
+        // RFC 5082: 255 - (hops - 1).
+        n.ttl_security = true;
+        let s = settings(&cfg(n));
+        assert_eq!((s.ttl, s.min_ttl), (Some(255), Some(251)));
+        let mut n = neighbor(65000);
+        n.ttl_security = true;
+        assert_eq!(settings(&cfg(n)).min_ttl, Some(255));
+        let s = settings(&cfg(neighbor(65001)));
+        assert_eq!((s.ttl, s.min_ttl, s.shape.ebgp), (None, None, false));
+    }
+
+    #[test]
+    fn next_hops_and_families_from_router_settings() {
+        let mut c = cfg(neighbor(65000));
+        let s = settings(&c);
+        assert_eq!(s.shape.next_hop_v4, Some("192.0.2.1".parse().unwrap()));
+        assert_eq!(s.shape.next_hop_v6, None);
+        assert!(!s.fsm.capabilities.mp_ipv6);
+        c.router.local_address = Some("0.0.0.0".parse().unwrap());
+        c.router.local_address_ipv6 = Some("2001:db8::1".parse().unwrap());
+        let s = settings(&c);
+        assert!(s.next_hop_v4_from_session);
+        assert_eq!(s.shape.next_hop_v6, Some("2001:db8::1".parse().unwrap()));
+        assert!(s.fsm.capabilities.mp_ipv6);
+        c.router.local_address = Some("198.51.100.1".parse().unwrap());
+        let s = settings(&c);
+        assert_eq!(s.shape.next_hop_v4, Some("198.51.100.1".parse().unwrap()));
+        assert_eq!(s.local_address, c.router.local_address);
+    }
+
+    #[test]
+    fn timers_come_from_the_neighbor_then_bgp() {
+        let mut c = cfg(neighbor(65000));
+        c.bgp.hold_time = Dur::secs(30);
+        c.bgp.keepalive_time = Dur::secs(0);
+        let s = settings(&c);
+        assert_eq!((s.fsm.hold_time, s.fsm.keepalive_time), (30, None));
+        c.bgp.neighbors[0].hold_time = Some(Dur::secs(9));
+        c.bgp.neighbors[0].keepalive_time = Some(Dur::secs(2));
+        let s = settings(&c);
+        assert_eq!((s.fsm.hold_time, s.fsm.keepalive_time), (9, Some(2)));
+    }
+
+    #[test]
+    fn error_wait_bounds_drive_the_fsm_back_off() {
+        let ms = Duration::from_millis;
+        // (error_wait_min, error_wait_max) configured, or the defaults;
+        // the FSM's first IdleHoldTimer, its cap and the stable time.
+        let cases = [
+            (None, (ms(1_000), ms(60_000), ms(60_000))),
+            (
+                Some((Dur::ms(250), Dur::secs(5))),
+                (ms(250), ms(5_000), ms(5_000)),
+            ),
+        ];
+        for (waits, want) in cases {
+            let mut c = cfg(neighbor(65000));
+            if let Some((min, max)) = waits {
+                c.bgp.neighbors[0].error_wait_min = min;
+                c.bgp.neighbors[0].error_wait_max = max;
+            }
+            let s = settings(&c);
+            let got = (
+                s.fsm.idle_hold_time,
+                s.fsm.idle_hold_time_max,
+                s.fsm.stable_time,
+            );
+            assert_eq!(got, want, "{waits:?}");
+        }
+    }
+}

@@ -7,7 +7,7 @@
 
 use crate::bgp::types::RouteIntent;
 use crate::config::{FailAction, VipSpec as Vip};
-use std::collections::HashMap;
+use crate::intern::Interner;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -58,35 +58,25 @@ pub struct VipPolicy {
 /// per distinct policy.
 #[derive(Debug, Clone, Default)]
 pub struct SharedIntents {
-    shared: HashMap<RouteIntent, Arc<RouteIntent>>,
-    policies: HashMap<VipPolicy, Arc<VipPolicy>>,
+    intents: Interner<RouteIntent>,
+    policies: Interner<VipPolicy>,
 }
 
 impl SharedIntents {
     pub fn share(&mut self, i: RouteIntent) -> Arc<RouteIntent> {
-        if let Some(a) = self.shared.get(&i) {
-            return a.clone();
-        }
-        let a = Arc::new(i.clone());
-        self.shared.insert(i, a.clone());
-        a
+        self.intents.share(i)
     }
 
     /// The one `Arc` of policy `p`.
     pub fn share_policy(&mut self, p: VipPolicy) -> Arc<VipPolicy> {
-        if let Some(a) = self.policies.get(&p) {
-            return a.clone();
-        }
-        let a = Arc::new(p.clone());
-        self.policies.insert(p, a.clone());
-        a
+        self.policies.share(p)
     }
 
     /// Forgets the policies no machine holds and then the intents no policy
     /// holds any more (after a reload).
     pub fn prune(&mut self) {
-        self.policies.retain(|_, a| Arc::strong_count(a) > 1);
-        self.shared.retain(|_, a| Arc::strong_count(a) > 1);
+        self.policies.prune();
+        self.intents.prune();
     }
 }
 
@@ -170,8 +160,9 @@ const DRAIN_API: u8 = 4;
 const WITHDRAWN_AFTER_ANNOUNCE: u8 = 8;
 
 /// Why a VIP last changed state: fixed text, borrowed, or a check's own
-/// words, owned. One pointer each: a `Cow<'static, str>` was 24 bytes, 8
-/// more in each of 10,000 slots.
+/// words, owned. A thin pointer each, hence `&&str` and `Box<Box<str>>`:
+/// 16 bytes with the tag where a `Cow<'static, str>` was 24, 80 KB less
+/// memory at 10,000 VIPs.
 #[derive(Debug, Clone)]
 enum Reason {
     Fixed(&'static &'static str),

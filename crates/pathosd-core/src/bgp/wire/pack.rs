@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use super::update::{encode_prefix, mp_reach_head, prefix_wire_len, write_attr, FLAG_OPTIONAL};
+use super::update::{
+    encode_prefix, mp_reach_head, prefix_wire_len, write_attr, write_update_body, FLAG_OPTIONAL,
+};
 use super::{
     afi_code, attr_type, finish_header, header_start, AsPath, MessageType, MpNextHop, PathAttr,
     Update, HEADER_LEN, MAX_MESSAGE_LEN, SAFI_UNICAST,
@@ -220,15 +222,24 @@ fn chunks(prefixes: &[Prefix], room: usize) -> Vec<&[Prefix]> {
     out
 }
 
-/// The UPDATE with `body`, carrying `ps`; if it cannot be framed, `ps` are
-/// reported skipped.
-fn push_message(body: &[u8], ps: &[Prefix], withdrawn: bool, out: &mut Updates) {
+/// The UPDATE of the encoded `withdrawn` routes, `attrs` and `nlri`,
+/// carrying `ps` (withdrawn ones if `withdrawal`); if it cannot be framed,
+/// `ps` are reported skipped.
+fn push_update(
+    withdrawn: &[u8],
+    attrs: &[u8],
+    nlri: &[u8],
+    ps: &[Prefix],
+    withdrawal: bool,
+    out: &mut Updates,
+) {
     let mut m = header_start();
-    m.extend_from_slice(body);
-    match finish_header(m, MessageType::Update) {
+    let framed = write_update_body(withdrawn, attrs, nlri, &mut m)
+        .and_then(|()| finish_header(m, MessageType::Update));
+    match framed {
         Some(m) => out.messages.push(m),
-        // Unreachable by construction: every body is sized to fit.
-        None => out.skip(ps, withdrawn, SkipReason::Oversized),
+        // Unreachable by construction: every message is sized to fit.
+        None => out.skip(ps, withdrawal, SkipReason::Oversized),
     }
 }
 
@@ -240,17 +251,17 @@ fn prefix_bytes(ps: &[Prefix]) -> Vec<u8> {
     v
 }
 
-fn be16(n: usize) -> [u8; 2] {
-    u16::try_from(n).unwrap_or(u16::MAX).to_be_bytes()
+/// An MP_REACH_NLRI or MP_UNREACH_NLRI attribute holding `value`, always
+/// with the Extended Length bit (as BIRD sends them); None if too long.
+fn mp_attr(type_code: u8, value: &[u8]) -> Option<Vec<u8>> {
+    let mut attr = Vec::new();
+    write_attr(FLAG_OPTIONAL, type_code, value, true, &mut attr)?;
+    Some(attr)
 }
 
 fn pack_withdrawn_v4(ps: &[Prefix], out: &mut Updates) {
     for chunk in chunks(ps, MAX_MESSAGE_LEN - UPDATE_FIXED) {
-        let w = prefix_bytes(chunk);
-        let mut body = be16(w.len()).to_vec();
-        body.extend_from_slice(&w);
-        body.extend_from_slice(&[0, 0]);
-        push_message(&body, chunk, true, out);
+        push_update(&prefix_bytes(chunk), &[], &[], chunk, true, out);
     }
 }
 
@@ -261,23 +272,10 @@ fn pack_withdrawn_v6(ps: &[Prefix], out: &mut Updates) {
         let mut value = afi_code(Afi::Ipv6).to_be_bytes().to_vec();
         value.push(SAFI_UNICAST);
         value.extend_from_slice(&prefix_bytes(chunk));
-        let mut attr = Vec::new();
-        if write_attr(
-            FLAG_OPTIONAL,
-            attr_type::MP_UNREACH_NLRI,
-            &value,
-            true,
-            &mut attr,
-        )
-        .is_none()
-        {
-            out.skip(chunk, true, SkipReason::Oversized);
-            continue;
+        match mp_attr(attr_type::MP_UNREACH_NLRI, &value) {
+            Some(attr) => push_update(&[], &attr, &[], chunk, true, out),
+            None => out.skip(chunk, true, SkipReason::Oversized),
         }
-        let mut body = vec![0, 0];
-        body.extend_from_slice(&be16(attr.len()));
-        body.extend_from_slice(&attr);
-        push_message(&body, chunk, true, out);
     }
 }
 
@@ -306,11 +304,7 @@ fn pack_reach_v4(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mu
         return;
     };
     for chunk in chunks(ps, room) {
-        let mut body = vec![0, 0];
-        body.extend_from_slice(&be16(a.len()));
-        body.extend_from_slice(&a);
-        body.extend_from_slice(&prefix_bytes(chunk));
-        push_message(&body, chunk, false, out);
+        push_update(&[], &a, &prefix_bytes(chunk), chunk, false, out);
     }
 }
 
@@ -343,24 +337,13 @@ fn pack_reach_v6(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mu
         // attribute is malformed.
         let mut value = head.clone();
         value.extend_from_slice(&prefix_bytes(chunk));
-        let mut all = Vec::new();
-        if write_attr(
-            FLAG_OPTIONAL,
-            attr_type::MP_REACH_NLRI,
-            &value,
-            true,
-            &mut all,
-        )
-        .is_none()
-        {
-            out.skip(chunk, false, SkipReason::Oversized);
-            continue;
+        match mp_attr(attr_type::MP_REACH_NLRI, &value) {
+            Some(mut all) => {
+                all.extend_from_slice(&a);
+                push_update(&[], &all, &[], chunk, false, out);
+            }
+            None => out.skip(chunk, false, SkipReason::Oversized),
         }
-        all.extend_from_slice(&a);
-        let mut body = vec![0, 0];
-        body.extend_from_slice(&be16(all.len()));
-        body.extend_from_slice(&all);
-        push_message(&body, chunk, false, out);
     }
 }
 

@@ -1,0 +1,93 @@
+//! The state machine's timers: which run (a fire the FSM did not expect is
+//! dropped by [`Fsm::handle`]), their starts and stops as actions, the
+//! KEEPALIVE and HoldTimer restarts, and the IdleHoldTimer after an error,
+//! whose doubling back-off is pathosd's peer oscillation damping (RFC 4271
+//! §8.1.1 leaves the method open).
+
+use std::time::Duration;
+
+use super::*;
+
+impl Fsm {
+    /// A fired timer is no longer running. False when `event` is the
+    /// expiry of a timer that was not running: a stale fire.
+    pub(super) fn timer_fired(&mut self, event: &Event) -> bool {
+        match expired_timer(event) {
+            Some(timer) => std::mem::replace(&mut self.running[timer.index()], false),
+            None => true,
+        }
+    }
+
+    pub(super) fn start_timer(&mut self, timer: Timer, d: Duration, out: &mut Vec<Action>) {
+        self.running[timer.index()] = true;
+        out.push(Action::StartTimer(timer, d));
+    }
+
+    pub(super) fn stop_timer(&mut self, timer: Timer, out: &mut Vec<Action>) {
+        if self.running[timer.index()] {
+            self.running[timer.index()] = false;
+            out.push(Action::StopTimer(timer));
+        }
+    }
+
+    pub(super) fn stop_all_timers(&mut self, out: &mut Vec<Action>) {
+        for t in Timer::ALL {
+            self.stop_timer(t, out);
+        }
+    }
+
+    /// Any error: drop the connection, go to Idle and restart after the
+    /// IdleHoldTimer (our peer oscillation damping), at once after a stable
+    /// session.
+    pub(super) fn fail(&mut self, reason: DownReason, now: Timestamp, out: &mut Vec<Action>) {
+        if let DownReason::NotificationSent(n) = &reason {
+            out.push(Action::SendNotification(n.clone()));
+        }
+        let stable = self.enter_idle(reason, now, out);
+        let hold = if stable {
+            // The session had been up for a while: this is no oscillation.
+            // Reconnect now; the next error waits idle_hold_time again.
+            self.backoff = self.config.idle_hold_time;
+            Duration::ZERO
+        } else {
+            let hold = self.backoff;
+            self.backoff = hold
+                .saturating_mul(2)
+                .min(self.config.idle_hold_time_max)
+                .max(self.config.idle_hold_time);
+            hold
+        };
+        self.start_timer(Timer::IdleHold, hold, out);
+    }
+
+    pub(super) fn send_keepalive(&mut self, out: &mut Vec<Action>) {
+        // RFC 4271 §8.2.2 (OpenConfirm, Established), Event 11: "sends a
+        // KEEPALIVE message, restarts the KeepaliveTimer".
+        out.push(Action::SendKeepalive);
+        let keepalive = self.negotiated.as_ref().map_or(0, |n| n.keepalive);
+        if keepalive > 0 {
+            self.start_timer(Timer::Keepalive, secs(keepalive), out);
+        }
+    }
+
+    pub(super) fn restart_hold_timer(&mut self, out: &mut Vec<Action>) {
+        let hold = self.negotiated.as_ref().map_or(0, |n| n.hold_time);
+        if hold > 0 {
+            self.start_timer(Timer::Hold, secs(hold), out);
+        }
+    }
+}
+
+pub(super) fn secs(s: u16) -> Duration {
+    Duration::from_secs(u64::from(s))
+}
+
+fn expired_timer(event: &Event) -> Option<Timer> {
+    match event {
+        Event::ConnectRetryTimerExpires => Some(Timer::ConnectRetry),
+        Event::HoldTimerExpires => Some(Timer::Hold),
+        Event::KeepaliveTimerExpires => Some(Timer::Keepalive),
+        Event::IdleHoldTimerExpires => Some(Timer::IdleHold),
+        _ => None,
+    }
+}
