@@ -1,10 +1,17 @@
-//! One thread runs the daemon (issue 11): `pathosd run` with a BGP session
+//! One thread runs the daemon: `pathosd run` with a BGP session
 //! to BIRD, the HTTP API and tcp, plain http and exec checks every 200 ms
 //! has no thread but its main one, which runs every task, and async-io's
 //! reactor thread (which only polls I/O while the main thread does not).
 //! Before, smol's global executor ran the sessions and check loops on a
 //! thread of its own ("smol-0") and every http probe ran on a
 //! "blocking-N" thread of smol::unblock.
+//!
+//! The threads allowed are the ones docs/architecture.md names (its
+//! paragraph "Thread names:"): a thread the docs do not list fails the
+//! test, whatever its name. A check whose host is a name is among the
+//! checks, so its lookups run where the docs say (the bounded pool's
+//! `pathosd-block`), not on a thread of smol's `blocking` crate
+//! (`blocking-N`, before).
 
 mod support;
 
@@ -27,12 +34,44 @@ fn threads(pid: u32) -> BTreeMap<String, usize> {
     out
 }
 
+/// The thread names docs/architecture.md lists: the backticked words of
+/// its paragraph that starts with "Thread names:" (paths, which hold a
+/// `/`, left out).
+fn documented_threads() -> Vec<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/architecture.md");
+    let doc = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let para = doc
+        .split("\n\n")
+        .find(|p| p.trim_start().starts_with("Thread names:"))
+        .unwrap_or_else(|| panic!("{path} has no paragraph \"Thread names:\""));
+    let names: Vec<String> = para
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|w| !w.contains('/'))
+        .map(str::to_string)
+        .collect();
+    assert!(
+        names.iter().any(|n| n == "pathosd"),
+        "{path}: the main thread is not among {names:?}"
+    );
+    names
+}
+
 #[test]
 fn one_thread_runs_sessions_checks_and_api() {
     support::init_log();
     let n = 31;
+    let allowed = documented_threads();
     let http = support::py_server(&["http", &ip(n, 3).to_string()]);
     let tcp = std::net::TcpListener::bind((ip(n, 4), 0)).unwrap();
+    // A host that is a name: `localhost` is the one name every machine
+    // resolves without a DNS server (/etc/hosts), and it is 127.0.0.1 (or
+    // ::1), not this test's own block; the port is this test's (bound
+    // with port 0), on both, whichever the lookup returns first.
+    let named = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let named_port = named.local_addr().unwrap().port();
+    let _named6 = std::net::TcpListener::bind(("::1", named_port)).ok();
     let check = |kind: &str, opts: serde_json::Value| {
         let mut c = json!({"type": kind, "interval": "200ms", "timeout": "150ms"});
         c[kind] = opts;
@@ -45,11 +84,13 @@ fn one_thread_runs_sessions_checks_and_api() {
         {"name": "db", "prefix": "10.231.0.2/32", "check": check("tcp", json!({
             "host": ip(n, 4).to_string(), "port": tcp.local_addr().unwrap().port()}))},
         {"name": "job", "prefix": "10.231.0.3/32", "check": check("exec", json!({
-            "command": "/bin/true"}))}
+            "command": "/bin/true"}))},
+        {"name": "named", "prefix": "10.231.0.4/32", "check": check("tcp", json!({
+            "host": "localhost", "port": named_port}))}
     ]);
     let s = Setup::start(n, vips, |_| {});
     s.wait_established();
-    for v in ["web", "db", "job"] {
+    for v in ["web", "db", "job", "named"] {
         s.d.wait_vip_state(v, "announced", Duration::from_secs(10));
     }
     // Sample for a second: five rounds of probes, API requests between.
@@ -65,18 +106,23 @@ fn one_thread_runs_sessions_checks_and_api() {
     }
     let main = seen.get("pathosd").copied();
     assert_eq!(main, Some(1), "threads: {seen:?}");
-    let others: Vec<&String> = seen
-        .keys()
-        .filter(|k| *k != "pathosd" && *k != "async-io")
-        .collect();
+    let undocumented: Vec<&String> = seen.keys().filter(|k| !allowed.contains(k)).collect();
     assert!(
-        others.is_empty(),
-        "threads besides the main one and async-io's reactor: {seen:?}\n{}",
+        undocumented.is_empty(),
+        "threads docs/architecture.md does not list ({allowed:?}): {undocumented:?} in {seen:?}\n{}",
         s.d.log()
     );
+    // The lookups ran on the bounded pool, within its size.
+    let pool = seen.get("pathosd-block").copied().unwrap_or(0);
+    assert!(
+        (1..=pathosd::check::probe::blocking::WORKERS).contains(&pool),
+        "{pool} pool threads for the named host's lookups: {seen:?}"
+    );
     // The probes really ran (and passed) all along.
-    let v = s.d.vip("web");
-    assert!(v["checks"][0]["total_ok"].as_u64().unwrap_or(0) >= 5, "{v}");
+    for v in ["web", "named"] {
+        let v = s.d.vip(v);
+        assert!(v["checks"][0]["total_ok"].as_u64().unwrap_or(0) >= 5, "{v}");
+    }
 }
 
 /// The voluntary context switches of `pid`'s thread named `name` (the
@@ -99,7 +145,7 @@ fn sleeps_of(pid: u32, name: &str) -> u64 {
     panic!("pathosd {pid} has no thread {name:?}: {:?}", threads(pid));
 }
 
-/// The daemon thread waits for its own timers (issue 11, idle CPU): a
+/// The daemon thread waits for its own timers, for idle CPU: a
 /// check's tick is the main thread's park ending at its deadline, not a
 /// timer on async-io's reactor that async-io's thread sees expire and hands
 /// over. A loopback tcp probe never touches the reactor either, so with

@@ -1,5 +1,6 @@
 //! The bounded pool for probe work that can only block: ureq (https checks
-//! and checks through an https:// proxy) and the gRPC client. Plain
+//! and checks through an https:// proxy), the gRPC client and the lookups
+//! of hosts that are names (getaddrinfo, [`super::lookup`]). Plain
 //! `http://` checks, direct or through an http:// proxy, do not come here (they are async, see [`super::http`]), nor do exec
 //! checks (smol::process).
 //!
@@ -119,9 +120,9 @@ impl Pool {
     /// Runs `f` on a worker and awaits its result. Err (with the detail a
     /// probe shows) when the queue is full, no worker can be started, or
     /// `f` panicked. (The probes' own results take [`Pool::run_check`].)
-    /// Generic, so a build that never calls it (without `tls`: only gRPC's
-    /// `run_check` uses the pool) has none of its code; it stays compiled
-    /// for every feature set because tests/check_blocking.rs drives it.
+    /// Used for the name lookups (`super::lookup`) and, with `tls`, ureq's
+    /// requests; generic, so each result type has its own copy of the
+    /// channel's code.
     pub async fn run<T: Send + 'static>(
         &self,
         f: impl FnOnce() -> T + Send + 'static,

@@ -441,13 +441,12 @@ impl HttpProbe {
     /// The proxy's addresses, tried in order as ureq tried them (at most
     /// 16), looked up at each probe. Failures worded as ureq's were.
     async fn proxy_addrs(&self, via: &HostPort) -> Result<Vec<SocketAddr>, String> {
-        let mut addrs = match &via.host {
+        let addrs = match &via.host {
             Host::Ip(ip) => vec![SocketAddr::new(*ip, via.port)],
-            Host::Name(n) => smol::net::resolve((n.as_str(), via.port))
+            Host::Name(n) => super::lookup(n, via.port)
                 .await
-                .map_err(|e| format!("{}: {}", self.what(), io_msg(&e)))?,
+                .map_err(|e| format!("{}: {e}", self.what()))?,
         };
-        addrs.truncate(16);
         if addrs.is_empty() {
             return Err(format!("resolve {}: host not found", self.connect.host));
         }

@@ -2,9 +2,9 @@
 //!
 //! Probes run on the daemon's one thread ([`crate::rt`]) and never block
 //! it: socket probes (plain http included) are async, exec runs through
-//! smol::process, and the clients that can only block (ureq for https and
-//! https:// proxies, the HTTP/2 client for grpc) run on the bounded pool in
-//! [`blocking`]. [`Probe::run`] races every probe against the check
+//! smol::process, and what can only block (ureq for https and https://
+//! proxies, the HTTP/2 client for grpc, the lookup of a host that is a
+//! name) runs on the bounded pool in [`blocking`]. [`Probe::run`] races every probe against the check
 //! timeout, so the timeout is always honoured even if a probe misbehaves.
 
 pub mod blocking;
@@ -134,19 +134,48 @@ impl Probe {
 }
 
 /// The socket address of `t`: at once for an address, by a lookup for a
-/// name (at each probe, so a name that moves is followed).
+/// name (at each probe, so a name that moves is followed): the first of
+/// [`lookup`]'s.
 pub(crate) async fn resolve(t: &HostPort) -> Result<SocketAddr, String> {
     let name = match &t.host {
         Host::Ip(ip) => return Ok(SocketAddr::new(*ip, t.port)),
         Host::Name(n) => n,
     };
-    let addrs = smol::net::resolve((name.as_str(), t.port))
+    let addrs = lookup(name, t.port)
         .await
-        .map_err(|e| format!("resolve {name}: {}", io_msg(&e)))?;
+        .map_err(|e| format!("resolve {name}: {e}"))?;
     addrs
         .into_iter()
         .next()
         .ok_or_else(|| format!("resolve {name}: no addresses"))
+}
+
+/// The most addresses a lookup keeps, in the resolver's order (ureq's
+/// resolver kept as many).
+const MAX_ADDRS: usize = 16;
+
+/// The addresses of the name `name` with `port` (at most [`MAX_ADDRS`], in
+/// the system resolver's order), or why there are none.
+///
+/// getaddrinfo(3) can only block, so it runs on the daemon's bounded pool
+/// ([`blocking`]) like every other probe client that blocks: a lookup
+/// starts no thread the pool does not own (`smol::net::resolve` ran it on
+/// the `blocking` crate's own pool, up to 500 threads). The check's
+/// timeout bounds the wait ([`Probe::run`] races every probe against it):
+/// a lookup still queued then is dropped unrun, and one that is running
+/// keeps its worker until the resolver gives up (resolv.conf's timeout
+/// and attempts), as ureq's requests do.
+pub(crate) async fn lookup(name: &str, port: u16) -> Result<Vec<SocketAddr>, String> {
+    use std::net::ToSocketAddrs;
+    let name = name.to_owned();
+    blocking::pool()
+        .run(move || {
+            (name.as_str(), port)
+                .to_socket_addrs()
+                .map(|addrs| addrs.take(MAX_ADDRS).collect())
+                .map_err(|e| io_msg(&e))
+        })
+        .await?
 }
 
 /// An io::Error as a short lower-case phrase ("connection refused").
@@ -354,6 +383,30 @@ mod tests {
             Probe::new(&dns).map(|p| p.what()).as_deref(),
             Ok("dns 10.0.0.1:53")
         );
+    }
+
+    /// A host that is a name is looked up on the daemon's bounded pool (a
+    /// job the pool counts), not on a thread of its own; `localhost` is the
+    /// one name every machine resolves without a DNS server.
+    #[test]
+    fn a_name_is_looked_up_on_the_pool() {
+        use crate::config::target::{Host, HostPort};
+        let ip = HostPort {
+            host: Host::Ip("127.203.11.5".parse().expect("address")),
+            port: 7,
+        };
+        assert_eq!(
+            crate::rt::block_on(resolve(&ip)),
+            Ok("127.203.11.5:7".parse().expect("address"))
+        );
+        let before = blocking::stats().run;
+        let named = HostPort {
+            host: Host::Name("localhost".into()),
+            port: 7,
+        };
+        let a = crate::rt::block_on(resolve(&named)).expect("localhost resolves");
+        assert!(a.ip().is_loopback() && a.port() == 7, "{a}");
+        assert!(blocking::stats().run > before, "not run on the pool");
     }
 
     /// On loopback the handshake is done when connect(2) returns: the
