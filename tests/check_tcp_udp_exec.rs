@@ -71,6 +71,44 @@ fn tcp_connect_only_ends_with_reset_and_leaves_no_time_wait() {
     assert!(left.is_empty(), "the prober's socket is left: {left:?}");
 }
 
+/// A host that is a name is looked up at each probe, on the daemon's
+/// bounded pool (a job it counts), and the probe goes to its address.
+/// `localhost` is the one name every machine resolves without a DNS
+/// server: 127.0.0.1 (or ::1), not this file's block, so the ports are
+/// this test's own (bound with port 0, on both, whichever comes first).
+#[test]
+fn tcp_and_udp_to_a_host_that_is_a_name() {
+    use pathosd::check::probe::blocking;
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let tcp_port = tcp.local_addr().unwrap().port();
+    let _tcp6 = std::net::TcpListener::bind(("::1", tcp_port)).ok();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let udp_port = udp.local_addr().unwrap().port();
+    let _udp6 = std::net::UdpSocket::bind(("::1", udp_port)).ok();
+    let before = blocking::stats().run;
+    let r = probe(
+        json!({"type": "tcp", "timeout": "1s", "tcp": {"host": "localhost", "port": tcp_port}}),
+        "10.0.0.0/8",
+    );
+    assert!(r.ok, "{r:?}");
+    let loopback = |r: &pathosd::check::CheckResult| {
+        let a: std::net::SocketAddr = r.details["address"].as_str().unwrap().parse().unwrap();
+        a.ip().is_loopback()
+    };
+    assert!(loopback(&r), "{r:?}");
+    assert!(r.detail.ends_with(": connection accepted"), "{r:?}");
+    let r = probe(
+        json!({"type": "udp", "timeout": "1s", "udp": {"host": "localhost", "port": udp_port}}),
+        "10.0.0.0/8",
+    );
+    assert!(r.ok, "{r:?}");
+    assert!(loopback(&r), "{r:?}");
+    assert!(
+        blocking::stats().run >= before + 2,
+        "not looked up on the pool"
+    );
+}
+
 #[test]
 fn tcp_refused() {
     let ip = test_ip(2).to_string();

@@ -4,7 +4,7 @@
 //! expected rcode and, for NOERROR, at least one answer or the expected
 //! answers (any or all of them).
 
-use super::{io_msg, resolve, until};
+use super::{io_msg, on_addr, until};
 use crate::check::result::CheckResult;
 use crate::config::dns_name::DnsName;
 use crate::config::target::{DnsTarget, HostPort};
@@ -12,6 +12,7 @@ use crate::config::{AnswerMatch, DnsCheck, DnsQueryType, DnsRcode, ExpectedAnswe
 use simple_dns::rdata::RData;
 use simple_dns::{Label, Name, Packet, PacketFlag, Question, CLASS, RCODE, TYPE};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
+use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Instant;
 
@@ -162,11 +163,14 @@ impl DnsProbe {
         format!("dns {}", self.resolver)
     }
 
-    pub async fn run(&self, deadline: Instant) -> CheckResult {
-        let server = match resolve(&self.resolver).await {
-            Ok(a) => a,
-            Err(e) => return CheckResult::fail(e),
-        };
+    pub fn run(&self, deadline: Instant) -> impl Future<Output = CheckResult> + '_ {
+        on_addr(&self.resolver, move |server| {
+            self.query_all(server, deadline)
+        })
+    }
+
+    /// Each name's query to `server`, the resolver's address.
+    async fn query_all(&self, server: SocketAddr, deadline: Instant) -> CheckResult {
         let mut all_answers = Vec::new();
         let mut used_tcp = false;
         for name in &self.names {

@@ -133,6 +133,23 @@ impl Probe {
     }
 }
 
+/// Runs `probe` on the socket address of `target`: the start every probe
+/// that goes to one host and port shares (tcp, udp, dns, grpc). A target
+/// that is a name is looked up first ([`resolve`]); a lookup that fails is
+/// the probe's failure, with its detail.
+pub(crate) async fn on_addr<F>(
+    target: &HostPort,
+    probe: impl FnOnce(SocketAddr) -> F,
+) -> CheckResult
+where
+    F: std::future::Future<Output = CheckResult>,
+{
+    match resolve(target).await {
+        Ok(addr) => probe(addr).await,
+        Err(e) => CheckResult::fail(e),
+    }
+}
+
 /// The socket address of `t`: at once for an address, by a lookup for a
 /// name (at each probe, so a name that moves is followed): the first of
 /// [`lookup`]'s.

@@ -1,10 +1,12 @@
 //! tcp: connect within the timeout; optionally send text and expect a banner.
 
-use super::{io_msg, resolve, snippet, until};
+use super::{io_msg, on_addr, snippet, until};
 use crate::check::result::CheckResult;
 use crate::config::target::HostPort;
 use crate::config::TcpCheck;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
+use std::future::Future;
+use std::net::SocketAddr;
 use std::time::Instant;
 
 /// Largest banner read while looking for `expect`.
@@ -36,11 +38,12 @@ impl TcpProbe {
         format!("connect {}", self.target)
     }
 
-    pub async fn run(&self, deadline: Instant) -> CheckResult {
-        let addr = match resolve(&self.target).await {
-            Ok(a) => a,
-            Err(e) => return CheckResult::fail(e),
-        };
+    pub fn run(&self, deadline: Instant) -> impl Future<Output = CheckResult> + '_ {
+        on_addr(&self.target, move |addr| self.connect(addr, deadline))
+    }
+
+    /// The probe once the target's address is known.
+    async fn connect(&self, addr: SocketAddr, deadline: Instant) -> CheckResult {
         let conn = match super::connect_tcp(addr).await {
             Ok(c) => c,
             Err(e) => return CheckResult::fail(format!("connect {addr}: {}", io_msg(&e))),

@@ -2,10 +2,11 @@
 //! reply or silence passes, ICMP port unreachable (ECONNREFUSED) fails. With
 //! `expect`, only a reply containing it passes and silence fails.
 
-use super::{io_msg, resolve, snippet, until};
+use super::{io_msg, on_addr, snippet, until};
 use crate::check::result::CheckResult;
 use crate::config::target::HostPort;
 use crate::config::UdpCheck;
+use std::future::Future;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::{Duration, Instant};
@@ -35,18 +36,16 @@ impl UdpProbe {
         format!("udp {}", self.target)
     }
 
-    pub async fn run(&self, deadline: Instant) -> CheckResult {
-        let addr = match resolve(&self.target).await {
-            Ok(a) => a,
-            Err(e) => return CheckResult::fail(e),
-        };
-        match self.exchange(addr, deadline).await {
-            Ok(r) => r.with("address", addr.to_string()),
-            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
-                CheckResult::fail(format!("udp {addr}: ICMP port unreachable (port closed)"))
+    pub fn run(&self, deadline: Instant) -> impl Future<Output = CheckResult> + '_ {
+        on_addr(&self.target, move |addr| async move {
+            match self.exchange(addr, deadline).await {
+                Ok(r) => r.with("address", addr.to_string()),
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
+                    CheckResult::fail(format!("udp {addr}: ICMP port unreachable (port closed)"))
+                }
+                Err(e) => CheckResult::fail(format!("udp {addr}: {}", io_msg(&e))),
             }
-            Err(e) => CheckResult::fail(format!("udp {addr}: {}", io_msg(&e))),
-        }
+        })
     }
 
     async fn exchange(&self, addr: SocketAddr, deadline: Instant) -> io::Result<CheckResult> {

@@ -9,7 +9,7 @@
 mod h2;
 mod hpack;
 
-use super::{io_msg, resolve};
+use super::{io_msg, on_addr};
 use crate::check::result::CheckResult;
 use crate::config::run::GrpcSpec;
 use crate::config::target::{Host, HostPort};
@@ -210,19 +210,17 @@ impl GrpcProbe {
         format!("grpc {} {}", self.0.target, self.0.path)
     }
 
-    pub async fn run(&self, deadline: Instant) -> CheckResult {
-        let addr = match resolve(&self.0.target).await {
-            Ok(a) => a,
-            Err(e) => return CheckResult::fail(e),
-        };
-        let inner = self.0.clone();
-        match super::blocking::pool()
-            .run_check(move || inner.call(addr, deadline))
-            .await
-        {
-            Ok(r) => r,
-            Err(busy) => CheckResult::fail(format!("{}: {busy}", self.what())),
-        }
+    pub fn run(&self, deadline: Instant) -> impl std::future::Future<Output = CheckResult> + '_ {
+        on_addr(&self.0.target, move |addr| async move {
+            let inner = self.0.clone();
+            match super::blocking::pool()
+                .run_check(move || inner.call(addr, deadline))
+                .await
+            {
+                Ok(r) => r,
+                Err(busy) => CheckResult::fail(format!("{}: {busy}", self.what())),
+            }
+        })
     }
 }
 
