@@ -163,76 +163,78 @@ pub fn request<S: Read + Write>(
     let mut pending: Option<(Vec<u8>, bool)> = None;
     for _ in 0..MAX_FRAMES {
         let (ty, flags, stream, p) = read_frame(s)?;
-        if let Some((mut frag, end_stream)) = pending.take() {
-            // §6.10: CONTINUATION must follow until END_HEADERS.
-            if ty != CONTINUATION || stream != STREAM {
-                return Err("expected CONTINUATION".into());
+        // A header block (its fragments so far, and whether its HEADERS
+        // ended the stream): from a HEADERS frame, or the one pending
+        // with this CONTINUATION added.
+        let (frag, end_stream) = match pending.take() {
+            Some((mut frag, end_stream)) => {
+                // §6.10: CONTINUATION must follow until END_HEADERS.
+                if ty != CONTINUATION || stream != STREAM {
+                    return Err("expected CONTINUATION".into());
+                }
+                frag.extend_from_slice(&p);
+                if frag.len() > 4 * MAX_FRAME {
+                    return Err("header block too large".into());
+                }
+                (frag, end_stream)
             }
-            frag.extend_from_slice(&p);
-            if frag.len() > 4 * MAX_FRAME {
-                return Err("header block too large".into());
-            }
-            if flags & END_HEADERS == 0 {
-                pending = Some((frag, end_stream));
-                continue;
-            }
-            take_block(&mut dec, &frag, &mut resp, &mut got_headers)?;
-            if end_stream {
-                return Ok(resp);
-            }
-            continue;
-        }
-        match ty {
-            SETTINGS if flags & ACK == 0 => {
-                let mut ack = Vec::new();
-                frame(&mut ack, SETTINGS, ACK, 0, &[]);
-                s.write_all(&ack).map_err(io_err)?;
-            }
-            PING if flags & ACK == 0 => {
-                let mut pong = Vec::new();
-                frame(&mut pong, PING, ACK, 0, &p);
-                s.write_all(&pong).map_err(io_err)?;
-            }
-            GOAWAY => {
-                let code = error_code(&p, 4);
-                return Err(format!("server sent GOAWAY (error code {code})"));
-            }
-            RST_STREAM if stream == STREAM => {
-                let code = error_code(&p, 0);
-                return Err(format!("stream reset (error code {code})"));
-            }
-            PUSH_PROMISE => return Err("unexpected PUSH_PROMISE".into()),
-            HEADERS if stream == STREAM => {
-                let frag = header_fragment(flags, &p)?.to_vec();
-                let end_stream = flags & END_STREAM != 0;
-                if flags & END_HEADERS == 0 {
-                    pending = Some((frag, end_stream));
+            None => match ty {
+                HEADERS if stream == STREAM => (
+                    header_fragment(flags, &p)?.to_vec(),
+                    flags & END_STREAM != 0,
+                ),
+                SETTINGS if flags & ACK == 0 => {
+                    let mut ack = Vec::new();
+                    frame(&mut ack, SETTINGS, ACK, 0, &[]);
+                    s.write_all(&ack).map_err(io_err)?;
                     continue;
                 }
-                take_block(&mut dec, &frag, &mut resp, &mut got_headers)?;
-                if end_stream {
-                    return Ok(resp);
+                PING if flags & ACK == 0 => {
+                    let mut pong = Vec::new();
+                    frame(&mut pong, PING, ACK, 0, &p);
+                    s.write_all(&pong).map_err(io_err)?;
+                    continue;
                 }
-            }
-            DATA if stream == STREAM => {
-                let data = if flags & PADDED != 0 {
-                    let pad = usize::from(*p.first().ok_or("empty padded DATA")?);
-                    p.get(1..p.len().saturating_sub(pad))
-                        .ok_or("padding exceeds DATA")?
-                } else {
-                    &p[..]
-                };
-                if resp.data.len() + data.len() > MAX_BODY {
-                    return Err("response body too large".into());
+                GOAWAY => {
+                    let code = error_code(&p, 4);
+                    return Err(format!("server sent GOAWAY (error code {code})"));
                 }
-                resp.data.extend_from_slice(data);
-                if flags & END_STREAM != 0 {
-                    return Ok(resp);
+                RST_STREAM if stream == STREAM => {
+                    let code = error_code(&p, 0);
+                    return Err(format!("stream reset (error code {code})"));
                 }
-            }
-            // WINDOW_UPDATE, PRIORITY, acks, other streams, unknown types
-            // (§5.5: "MUST ignore and discard" unknown frame types).
-            _ => {}
+                PUSH_PROMISE => return Err("unexpected PUSH_PROMISE".into()),
+                DATA if stream == STREAM => {
+                    let data = if flags & PADDED != 0 {
+                        let pad = usize::from(*p.first().ok_or("empty padded DATA")?);
+                        p.get(1..p.len().saturating_sub(pad))
+                            .ok_or("padding exceeds DATA")?
+                    } else {
+                        &p[..]
+                    };
+                    if resp.data.len() + data.len() > MAX_BODY {
+                        return Err("response body too large".into());
+                    }
+                    resp.data.extend_from_slice(data);
+                    if flags & END_STREAM != 0 {
+                        return Ok(resp);
+                    }
+                    continue;
+                }
+                // WINDOW_UPDATE, PRIORITY, acks, other streams, unknown types
+                // (§5.5: "MUST ignore and discard" unknown frame types).
+                _ => continue,
+            },
+        };
+        // The block is whole with END_HEADERS, on its HEADERS or on its
+        // last CONTINUATION (§6.10); until then it waits for the next.
+        if flags & END_HEADERS == 0 {
+            pending = Some((frag, end_stream));
+            continue;
+        }
+        take_block(&mut dec, &frag, &mut resp, &mut got_headers)?;
+        if end_stream {
+            return Ok(resp);
         }
     }
     Err("too many frames".into())
@@ -317,6 +319,41 @@ mod tests {
         let w = &f.written;
         assert!(w.windows(5).any(|x| x == [0, 0, 0, SETTINGS, ACK]));
         assert!(w.windows(8).any(|x| x == [1, 2, 3, 4, 5, 6, 7, 8]));
+    }
+
+    /// A header block left open must go on with CONTINUATION on its
+    /// stream (§6.10), and all its fragments together stay under the cap;
+    /// one that ends with END_STREAM on its last CONTINUATION ends the
+    /// response there.
+    #[test]
+    fn header_blocks_across_continuation() {
+        let run = |input: Vec<u8>| {
+            let mut f = Fake {
+                input: Cursor::new(input),
+                written: Vec::new(),
+            };
+            request(&mut f, &[], b"")
+        };
+        let mut i = Vec::new();
+        frame(&mut i, HEADERS, 0, 1, &[0x88]);
+        frame(&mut i, DATA, 0, 1, b"x");
+        assert_eq!(run(i).err().as_deref(), Some("expected CONTINUATION"));
+        let mut i = Vec::new();
+        frame(&mut i, HEADERS, 0, 1, &[0x88]);
+        frame(&mut i, CONTINUATION, 0, 3, &[]);
+        assert_eq!(run(i).err().as_deref(), Some("expected CONTINUATION"));
+        let mut i = Vec::new();
+        frame(&mut i, HEADERS, 0, 1, &[0x88]);
+        for _ in 0..5 {
+            frame(&mut i, CONTINUATION, 0, 1, &[0; MAX_FRAME]);
+        }
+        assert_eq!(run(i).err().as_deref(), Some("header block too large"));
+        let mut i = Vec::new();
+        frame(&mut i, HEADERS, END_STREAM, 1, &[]);
+        frame(&mut i, CONTINUATION, 0, 1, &[0x88]);
+        frame(&mut i, CONTINUATION, END_HEADERS, 1, &[]);
+        let r = run(i).expect("a response");
+        assert_eq!(r.get(":status"), Some("200"));
     }
 
     #[test]
