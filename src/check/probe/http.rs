@@ -752,30 +752,41 @@ mod tests {
         }
     }
 
+    /// The probe of an http check of type `kind` with the options `http`
+    /// on the VIP `vip`, as validation resolves it.
+    fn probe_of(
+        vip: &str,
+        kind: crate::config::CheckType,
+        http: HttpCheck,
+    ) -> Result<HttpProbe, String> {
+        let vip: crate::bgp::types::Prefix = vip.parse().unwrap();
+        let c = crate::config::Check {
+            kind: Some(kind),
+            http: Some(Box::new(http)),
+            ..crate::config::Check::default()
+        };
+        let spec = crate::config::run::check_spec(c, &vip).expect("a valid check");
+        let crate::config::ProbeSpec::Http {
+            options, target, ..
+        } = &spec.probe
+        else {
+            panic!("{:?}", spec.probe)
+        };
+        HttpProbe::new(options, target, Duration::from_secs(1))
+    }
+
     /// Through an http:// proxy the head carries the absolute URL (RFC 9112
     /// §3.2.2), Host from the URL and the Basic credentials.
     #[test]
     fn absolute_form_request() {
         let head = |url: &str, port: Option<u16>| {
-            let vip: crate::bgp::types::Prefix = "10.0.0.0/8".parse().unwrap();
-            let c = crate::config::Check {
-                kind: Some(crate::config::CheckType::Http),
-                http: Some(Box::new(HttpCheck {
-                    url: url.into(),
-                    port,
-                    proxy: Some("http://probe:s%40cret@proxy.example:3128".into()),
-                    ..HttpCheck::default()
-                })),
-                ..crate::config::Check::default()
+            let http = HttpCheck {
+                url: url.into(),
+                port,
+                proxy: Some("http://probe:s%40cret@proxy.example:3128".into()),
+                ..HttpCheck::default()
             };
-            let spec = crate::config::run::check_spec(c, &vip).expect("a valid check");
-            let crate::config::ProbeSpec::Http {
-                options, target, ..
-            } = &spec.probe
-            else {
-                panic!("{:?}", spec.probe)
-            };
-            let p = HttpProbe::new(options, target, Duration::from_secs(1)).expect("probe");
+            let p = probe_of("10.0.0.0/8", crate::config::CheckType::Http, http).expect("probe");
             let plain = p.plain.as_ref().expect("the async path");
             assert_eq!(
                 plain.proxy.as_ref().map(|h| h.to_string()).as_deref(),
@@ -818,25 +829,12 @@ mod tests {
     /// validation names the option first; this is the probe's own guard).
     #[test]
     fn https_needs_the_tls_feature() {
-        let vip: crate::bgp::types::Prefix = "192.0.2.10/32".parse().unwrap();
-        let t = Duration::from_secs(1);
         let build = |url: &str, kind| {
-            let c = crate::config::Check {
-                kind: Some(kind),
-                http: Some(Box::new(HttpCheck {
-                    url: url.into(),
-                    ..HttpCheck::default()
-                })),
-                ..crate::config::Check::default()
+            let http = HttpCheck {
+                url: url.into(),
+                ..HttpCheck::default()
             };
-            let spec = crate::config::run::check_spec(c, &vip).expect("a valid check");
-            let crate::config::ProbeSpec::Http {
-                options, target, ..
-            } = &spec.probe
-            else {
-                panic!("{:?}", spec.probe)
-            };
-            HttpProbe::new(options, target, t)
+            probe_of("192.0.2.10/32", kind, http)
         };
         use crate::config::CheckType;
         assert!(build("http://web.example/healthz", CheckType::Http).is_ok());
