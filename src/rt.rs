@@ -8,9 +8,30 @@
 //! async-io's: its thread waits in epoll and wakes this one (see
 //! [`block_on`] for why not this thread itself).
 //!
-//! Work that can only block (ureq for https, the gRPC client)
-//! goes to the small fixed pool in [`crate::check::probe::blocking`], never
-//! onto this thread.
+//! Work that can only block (ureq for https, the gRPC client, name
+//! lookups) goes to the small fixed pool in
+//! [`crate::check::probe::blocking`], never onto this thread.
+//!
+//! # One timer API
+//!
+//! A task on the daemon's thread waits only through this module: [`sleep`],
+//! [`sleep_until`], [`sleep_around`] (a check's tick) and [`sleep_window`]
+//! (a BGP KEEPALIVE), never `smol::Timer` or `async_io::Timer`. Why: a wait
+//! here is an entry in this thread's own list ([`Timers`]) and the thread's
+//! park ends at the earliest of them, with slack, so waits that end close
+//! together (a tick, a KEEPALIVE, a probe's timeout) cost one wake-up of
+//! this thread and none of async-io's. An async-io timer is a timerfd on
+//! the reactor: each expiry wakes async-io's thread, which then wakes this
+//! one, and it joins no other wait.
+//!
+//! Off the daemon's thread (outside [`block_on`]: a test's own
+//! `smol::block_on`) the same calls fall back to an async-io timer of their
+//! own, so code that tests also drive calls them anywhere. The blocking
+//! pool's threads run no futures: they wait on their job channel, never on
+//! a timer. Tests may use `async_io::Timer` where they run off the daemon's
+//! thread, or want a reactor wake-up on purpose. `tests/lock_sites.rs`
+//! fails on a new `smol::Timer` or `async_io::Timer` in the daemon's code
+//! outside this file.
 
 use smol::{LocalExecutor, Task};
 use std::cell::{Cell, RefCell};
@@ -110,6 +131,16 @@ pub fn block_on<T>(fut: impl Future<Output = T>) -> T {
 /// wait meets another one ([`Timers::park_deadline`]).
 fn next_wake() -> Option<Instant> {
     TIMERS.with(|t| t.borrow().park_deadline())
+}
+
+/// Waits for `d` from now: [`sleep_until`], for the waits that count from
+/// the moment they start (a back-off, a grace period).
+pub async fn sleep(d: Duration) {
+    // A duration too long for the clock waits for ever, as it would.
+    match Instant::now().checked_add(d) {
+        Some(at) => sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Waits until `at`. On the daemon's thread (inside [`block_on`]) every
@@ -438,6 +469,8 @@ mod tests {
                 .map(|i| {
                     let shared = shared.clone();
                     spawn(async move {
+                        // A reactor timer on purpose: a task woken from
+                        // async-io's thread still runs here.
                         async_io::Timer::after(std::time::Duration::from_millis(1)).await;
                         shared.set(shared.get() + i);
                         std::thread::current().id()
@@ -689,6 +722,24 @@ mod tests {
         // wake-ups; the old rule needed about 1.75 a round.
         let per_ka = f64::from(wakes) / f64::from(kas);
         assert!(per_ka < 1.1, "{wakes} wake-ups for {kas} KEEPALIVEs");
+    }
+
+    /// `sleep` is a wait of this thread's list, for its duration; one too
+    /// long for the clock never ends (as an async-io timer's would not).
+    #[test]
+    fn sleep_waits_its_duration_on_the_threads_list() {
+        let ms = Duration::from_millis;
+        let t0 = Instant::now();
+        block_on(async {
+            let mut wait = Box::pin(sleep(ms(20)));
+            assert!(smol::future::poll_once(&mut wait).await.is_none());
+            assert_eq!(TIMERS.with(|t| t.borrow().queue.0.len()), 1);
+            wait.await;
+            let mut never = Box::pin(sleep(Duration::MAX));
+            assert!(smol::future::poll_once(&mut never).await.is_none());
+        });
+        assert!(t0.elapsed() >= ms(20));
+        TIMERS.with(|t| assert!(t.borrow().queue.0.is_empty()));
     }
 
     #[test]

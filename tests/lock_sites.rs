@@ -8,6 +8,15 @@
 //! Scans every .rs file of the daemon and of pathosd-core for lock and
 //! atomic types and fails naming each file and line outside the list (and
 //! each listed file that no longer has one, so the list stays true).
+//!
+//! The timer rule of the same section and of `src/rt.rs` too: a task on
+//! the daemon's thread waits only through `rt` (`rt::sleep`, `sleep_until`,
+//! `sleep_around`, `sleep_window`), whose waits share the thread's
+//! wake-ups, never through `smol::Timer` / `async_io::Timer`, a timerfd on
+//! async-io's reactor that wakes async-io's thread at each expiry and joins
+//! no other wait. An async-io timer outside `src/rt.rs` (its fallback off
+//! the daemon's thread) fails, naming file and line, beyond the places
+//! listed as not moved yet.
 
 use std::fs;
 use std::path::Path;
@@ -51,17 +60,39 @@ const LOCKS: &[&str] = &[
     "AtomicPtr",
 ];
 
+/// Files that still wait through an async-io timer on the daemon's
+/// thread, and how many such lines each may hold at most: the list only
+/// shrinks (each moves to `rt::sleep` / `rt::sleep_until` like for like).
+const TIMERS_NOT_MOVED_YET: &[(&str, usize)] = &[
+    ("src/api/http.rs", 3),
+    ("src/api/routes.rs", 1),
+    ("src/api/ubus_methods.rs", 1),
+    ("src/bgp/driver/mod.rs", 5),
+    ("src/bgp/driver/peer.rs", 1),
+    ("src/daemon/owner/shutdown.rs", 2),
+];
+
+/// How an async-io timer is written.
+const TIMERS: &[&str] = &[
+    "smol::Timer",
+    "async_io::Timer",
+    "Timer::after",
+    "Timer::at",
+    "Timer::interval",
+    "Timer::never",
+];
+
 const ROOTS: &[&str] = &["src", "crates/pathosd-core/src"];
 
 #[path = "support/source_tree.rs"]
 mod source_tree;
 use source_tree::rust_files;
 
-/// `file:line: text` for each lock or atomic in the code of `text` (the
-/// comment part of a line is not code), up to its unit tests (a
+/// `file:line: text` for each line whose code holds one of `needles` (the
+/// comment part of a line is not code), up to the file's unit tests (a
 /// `#[cfg(test)]` followed by `mod tests`): the tests run on threads of
 /// their own and are not in the binary.
-fn sites(file: &str, text: &str) -> Vec<String> {
+fn sites(file: &str, text: &str, needles: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     let lines: Vec<&str> = text.lines().collect();
     for (i, line) in lines.iter().enumerate() {
@@ -73,35 +104,44 @@ fn sites(file: &str, text: &str) -> Vec<String> {
             break;
         }
         let code = line.split("//").next().unwrap_or("");
-        if LOCKS.iter().any(|l| code.contains(l)) {
+        if needles.iter().any(|l| code.contains(l)) {
             out.push(format!("{file}:{}: {}", i + 1, line.trim()));
         }
     }
     out
 }
 
-#[test]
-fn locks_only_where_a_thread_crosses() {
+/// Each source file of the daemon and of pathosd-core, as its path in the
+/// crate and its text, without the unit tests in files of their own
+/// (`mod tests;` in `tests.rs`).
+fn sources() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     for r in ROOTS {
         rust_files(&root.join(r), &mut files);
     }
     assert!(files.len() > 50, "found only {} source files", files.len());
+    files
+        .iter()
+        .map(|f| {
+            let rel = f
+                .strip_prefix(root)
+                .expect("under the crate")
+                .to_string_lossy()
+                .into_owned();
+            let text = fs::read_to_string(f).unwrap_or_else(|e| panic!("{rel}: {e}"));
+            (rel, text)
+        })
+        .filter(|(rel, _)| !rel.ends_with("/tests.rs"))
+        .collect()
+}
+
+#[test]
+fn locks_only_where_a_thread_crosses() {
     let mut unexpected = Vec::new();
     let mut used = vec![false; ALLOWED.len()];
-    for f in &files {
-        let rel = f
-            .strip_prefix(root)
-            .expect("under the crate")
-            .to_string_lossy()
-            .into_owned();
-        // A module's unit tests in a file of their own (`mod tests;`).
-        if rel.ends_with("/tests.rs") {
-            continue;
-        }
-        let text = fs::read_to_string(f).unwrap_or_else(|e| panic!("{rel}: {e}"));
-        let found = sites(&rel, &text);
+    for (rel, text) in sources() {
+        let found = sites(&rel, &text, LOCKS);
         if found.is_empty() {
             continue;
         }
@@ -130,13 +170,50 @@ fn locks_only_where_a_thread_crosses() {
 }
 
 #[test]
+fn the_daemon_thread_waits_through_rt_only() {
+    let mut unexpected = Vec::new();
+    for (rel, text) in sources() {
+        // The runtime's own fallback off the daemon's thread.
+        if rel == "src/rt.rs" {
+            continue;
+        }
+        let found = sites(&rel, &text, TIMERS);
+        let allowed = TIMERS_NOT_MOVED_YET
+            .iter()
+            .find(|(a, _)| *a == rel)
+            .map_or(0, |(_, n)| *n);
+        if found.len() > allowed {
+            unexpected.extend(found);
+        }
+    }
+    assert!(
+        unexpected.is_empty(),
+        "an async-io timer on the daemon's thread (wait through crate::rt instead: \
+         rt::sleep(d) for Timer::after(d), rt::sleep_until(t) for Timer::at(t); see src/rt.rs):\n{}",
+        unexpected.join("\n")
+    );
+}
+
+#[test]
 fn scanner_finds_locks_and_skips_comments_and_bgp_names() {
     let text = "use std::sync::Mutex;\n// a Mutex in a comment\nlet a = AtomicU32::new(0); // x\nPathAttr::AtomicAggregate => {}\nlet c: RefCell<u8>;\n#[cfg(test)]\nmod tests {\n    static M: Mutex<u8> = Mutex::new(0);\n}\n";
     assert_eq!(
-        sites("x.rs", text),
+        sites("x.rs", text, LOCKS),
         vec![
             "x.rs:1: use std::sync::Mutex;",
             "x.rs:3: let a = AtomicU32::new(0); // x",
+        ]
+    );
+}
+
+#[test]
+fn scanner_finds_timers_and_skips_comments_and_tests() {
+    let text = "use smol::Timer;\n// smol::Timer::after in a comment\nsmol::Timer::after(d).await; // x\nrt::sleep(d).await;\n#[cfg(test)]\nmod tests {\n    async_io::Timer::after(d).await;\n}\n";
+    assert_eq!(
+        sites("x.rs", text, TIMERS),
+        vec![
+            "x.rs:1: use smol::Timer;",
+            "x.rs:3: smol::Timer::after(d).await; // x"
         ]
     );
 }

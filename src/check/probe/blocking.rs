@@ -331,7 +331,7 @@ mod tests {
                     std::time::Instant::now() < until,
                     "the worker never took the job"
                 );
-                async_io::Timer::after(Duration::from_millis(1)).await;
+                crate::rt::sleep(Duration::from_millis(1)).await;
             }
             let mut queued = Box::pin(pool.run(queued));
             assert!(smol::future::poll_once(&mut queued).await.is_none());
