@@ -355,10 +355,11 @@ impl Timers {
     fn meet(&self, id: u64, at: Instant, latest: Instant) -> Instant {
         let from = at.checked_sub(JOIN_LOOKBACK).unwrap_or(at);
         // In deadline order, so the first that qualifies is the earliest.
-        // From the first wait on (not a range search: its code costs
-        // bytes): the thread parks until the earliest latest, so the waits
-        // before this one are few unless many checks' ticks are, and then
-        // one of them wakes the thread soon anyway.
+        // From the first wait on, not from a binary search for `from`
+        // (32 bytes more on mips, measured, for no gain): the thread parks
+        // until the earliest latest, so the waits before this one are few
+        // unless many checks' ticks are, and then one of them wakes the
+        // thread soon anyway.
         self.queue
             .0
             .iter()

@@ -89,8 +89,8 @@ fn body_text_regex_and_jq() {
     assert_eq!(r.detail, "jq expression is not true: null");
 }
 
-/// A bad regex or jq expression is an error of the config itself (issue 11:
-/// the check holds them compiled, so no probe can fail to build on them).
+/// A bad regex or jq expression is an error of the config itself: the
+/// check holds them compiled, so no probe can fail to build on them.
 #[test]
 fn bad_regex_and_jq_are_config_errors() {
     use pathosd::config::{Check, Errors, Field};

@@ -339,7 +339,7 @@ fn reaction_time_replay() {
     assert_eq!(changes.len(), 1, "{changes:?}");
 }
 
-/// Issue 11: the first probe of every check runs at start; the splay only
+/// The first probe of every check runs at start; the splay only
 /// spreads the later runs. A check whose splay is near its 1 s bound
 /// reports well before that splay (the old loops waited for it first: a
 /// rise-1 check took 309 ms from start to route).
