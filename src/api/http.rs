@@ -302,7 +302,7 @@ pub async fn serve(listener: TcpListener, handler: Handler, limits: Limits) {
                 if let Some(n) = ACCEPT_LOG.with(|l| l.allow(LOG_EVERY)) {
                     log::warn!("api: accept: {e}{}", more_since(n));
                 }
-                smol::Timer::after(Duration::from_millis(100)).await;
+                crate::rt::sleep(Duration::from_millis(100)).await;
                 continue;
             }
         };
@@ -321,7 +321,7 @@ pub async fn serve(listener: TcpListener, handler: Handler, limits: Limits) {
                 crate::rt::spawn(async move {
                     let until = Instant::now() + ADMIT_RETRY_FOR;
                     while Instant::now() < until {
-                        smol::Timer::after(ADMIT_RETRY_EVERY).await;
+                        crate::rt::sleep(ADMIT_RETRY_EVERY).await;
                         let again = slots.borrow_mut().admit(&stream, peer, Instant::now());
                         if let Admission::In { id, evict, evicted } = again {
                             admitted(&slots, stream, peer, id, evict, evicted, &handler, limits);
@@ -399,7 +399,7 @@ async fn deadline<T>(
         Some(t) => {
             async { Some(f.await) }
                 .or(async {
-                    smol::Timer::at(t).await;
+                    crate::rt::sleep_until(t).await;
                     None
                 })
                 .await

@@ -57,7 +57,7 @@ pub async fn bounded<T>(
 /// The timeout side of [`bounded`], not generic: one copy of the timer and
 /// its message in the binary, not one per answer type.
 async fn expired(limit: Duration) -> ApiError {
-    smol::Timer::after(limit).await;
+    crate::rt::sleep(limit).await;
     ApiError::Unavailable(format!(
         "daemon did not answer within {} s",
         limit.as_secs_f64()

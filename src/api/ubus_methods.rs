@@ -149,7 +149,7 @@ pub async fn call(
             let r = ctl
                 .reload()
                 .or(async {
-                    smol::Timer::after(limit).await;
+                    crate::rt::sleep(limit).await;
                     Err(vec!["daemon did not answer".to_string()])
                 })
                 .await;

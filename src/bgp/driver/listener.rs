@@ -35,7 +35,7 @@ pub(super) async fn accept_loop(
         let accepted = match strangers.next_summary() {
             Some(at) => {
                 smol::future::or(async { Some(listener.accept().await) }, async {
-                    smol::Timer::at(at).await;
+                    crate::rt::sleep_until(at).await;
                     None
                 })
                 .await
@@ -57,7 +57,7 @@ pub(super) async fn accept_loop(
             Err(e) => {
                 // E.g. out of file descriptors: back off instead of spinning.
                 log::warn!("bgp: accept failed: {e}");
-                smol::Timer::after(Duration::from_millis(200)).await;
+                crate::rt::sleep(Duration::from_millis(200)).await;
                 continue;
             }
         };

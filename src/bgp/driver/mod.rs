@@ -525,7 +525,7 @@ impl SpeakerHandle {
         drop(done_tx);
         wait_n(&done_rx, waiting, STOP_TIMEOUT).await;
         if !drain.is_zero() {
-            smol::Timer::after(drain).await;
+            crate::rt::sleep(drain).await;
         }
         let peers = std::mem::take(&mut *self.peers.borrow_mut());
         stop_peers(peers, Some(message.to_string())).await;
@@ -570,7 +570,7 @@ async fn wait_n(rx: &Receiver<Msg>, n: u32, timeout: Duration) {
         }
     };
     smol::future::or(all, async {
-        smol::Timer::after(timeout).await;
+        crate::rt::sleep(timeout).await;
     })
     .await;
 }
@@ -599,7 +599,7 @@ async fn stop_peers(peers: Vec<PeerEntry>, message: Option<String>) {
         if let Some(t) = p.task.take() {
             // Finished tasks return at once; a stuck one is cancelled.
             let _ = smol::future::or(t, async {
-                smol::Timer::after(Duration::from_millis(200)).await;
+                crate::rt::sleep(Duration::from_millis(200)).await;
             })
             .await;
         }

@@ -58,7 +58,7 @@ impl Owner {
             }
         };
         let bounded = async {
-            smol::Timer::after(drain + Duration::from_millis(800)).await;
+            crate::rt::sleep(drain + Duration::from_millis(800)).await;
             log::warn!("shutdown: peers did not close in time");
             false
         };
@@ -83,7 +83,7 @@ impl Owner {
             if !at_once {
                 u.stopped()
                     .or(async {
-                        smol::Timer::after(UBUS_FLUSH_LIMIT).await;
+                        crate::rt::sleep(UBUS_FLUSH_LIMIT).await;
                         log::warn!("shutdown: ubus events not flushed in time");
                     })
                     .await;

@@ -236,7 +236,7 @@ pub(super) fn close(stream: Async<TcpStream>) {
             }
         };
         smol::future::or(drain, async {
-            smol::Timer::after(CLOSE_LINGER).await;
+            crate::rt::sleep(CLOSE_LINGER).await;
         })
         .await;
     })
