@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod bgp;
+pub mod chan;
 pub mod check;
 pub mod cli;
 pub mod config_file;

@@ -13,7 +13,6 @@ use support::promtool_check;
 use fixture::*;
 use pathosd::api::control::{ApiError, Control, ControlHandle};
 use pathosd::api::routes::Options;
-use pathosd::daemon::Msg;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -543,11 +542,11 @@ fn the_fake_owner_sees_overlap_when_triggers_bypass_the_gate() {
 /// running) is 429 with Retry-After in whole seconds, rounded up.
 #[test]
 fn a_busy_trigger_is_429_with_retry_after() {
-    let (tx, rx) = smol::channel::bounded(8);
+    let (tx, rx) = pathosd::chan::bounded(8);
     std::thread::spawn(move || {
         smol::block_on(async move {
             while let Ok(c) = rx.recv().await {
-                if let Msg::Control(Control::Trigger { reply, .. }) = c {
+                if let Control::Trigger { reply, .. } = c {
                     let _ = reply.try_send(Err(ApiError::Busy {
                         message: "too many triggers for VIP web".into(),
                         retry_after: Duration::from_millis(1200),
@@ -626,7 +625,7 @@ fn hostile_requests_get_errors_not_hangs() {
 
 #[test]
 fn stuck_owner_is_answered_503_in_bounded_time() {
-    let (tx, _rx) = smol::channel::bounded(1);
+    let (tx, _rx) = pathosd::chan::bounded(1);
     let ctl = ControlHandle::new(tx);
     let addr = start_http_with(
         test_ip(15),
@@ -656,7 +655,7 @@ fn stuck_owner_is_answered_503_in_bounded_time() {
     assert!(started.elapsed() < Duration::from_secs(4));
 
     // A daemon that has stopped (receiver gone) is 503 at once.
-    let (tx, rx) = smol::channel::bounded(1);
+    let (tx, rx) = pathosd::chan::bounded(1);
     drop(rx);
     let addr = start_http(test_ip(16), ControlHandle::new(tx), limits(5000));
     let r = req(addr, "GET", "/status");

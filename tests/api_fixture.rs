@@ -8,7 +8,6 @@ use pathosd::api::model::{
     CheckView, MsgCounts, PeerView, PoolView, ReloadRecord, Snapshot, VipView,
 };
 use pathosd::check::CheckResult;
-use pathosd::daemon::Msg;
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -250,7 +249,7 @@ pub type SnapshotHook = Box<dyn FnMut(&mut Snapshot, u32) + Send>;
 /// for `probe_time`, so two triggers for one VIP overlap unless the API
 /// serializes them; `max_in_flight` shows whether they did.
 pub fn start_owner(probe_time: Duration) -> FakeOwner {
-    let (tx, rx) = smol::channel::bounded::<Msg>(64);
+    let (tx, rx) = pathosd::chan::bounded::<Control>(64);
     let snapshot = Arc::new(Mutex::new(snapshot()));
     let log = Arc::new(OwnerLog::default());
     let reload_errors = Arc::new(Mutex::new(Vec::new()));
@@ -265,8 +264,7 @@ pub fn start_owner(probe_time: Duration) -> FakeOwner {
         // Parks like the daemon's thread (see api_abuse.rs).
         smol::future::block_on(async move {
             let mut served = 0u32;
-            // The API sends only requests (`Msg::Control`).
-            while let Ok(Msg::Control(m)) = rx.recv().await {
+            while let Ok(m) = rx.recv().await {
                 match m {
                     Control::Snapshot { scope, reply } => {
                         let mut s = s2.lock().unwrap();

@@ -9,9 +9,8 @@ use std::time::{Duration, Instant};
 
 use pathosd::bgp::driver::PeerEvent;
 use pathosd::bgp::types::{Community, LargeCommunity, Prefix, RouteIntent};
+use pathosd::chan::Rx;
 use pathosd::config::Config;
-use pathosd::daemon::Msg;
-use smol::channel::Receiver;
 use support::bird::{attr, Bird, BirdPeer};
 use support::{poll, Addrs};
 
@@ -20,8 +19,8 @@ struct Setup {
     // Lives on the daemon thread of support::on_rt, where its sessions run.
     speaker: support::TestSpeaker,
     addrs: Addrs,
-    /// The speaker's session changes (each an `Msg::Peer`).
-    events: Receiver<Msg>,
+    /// The speaker's session changes.
+    events: Rx<PeerEvent>,
     started: Instant,
 }
 
@@ -33,7 +32,7 @@ fn setup(block: u8, bird: impl FnOnce(&mut BirdPeer), ours: impl FnOnce(&mut Con
     let bird = Bird::start(peer);
     let mut cfg = support::config(addrs);
     ours(&mut cfg);
-    let (tx, rx) = smol::channel::unbounded();
+    let (tx, rx) = pathosd::chan::unbounded();
     let started = Instant::now();
     let speaker = {
         let cfg = cfg.clone();
@@ -85,12 +84,7 @@ impl Setup {
     /// is within microseconds of the transition).
     fn next_event(&self, limit: Duration) -> Option<(PeerEvent, Instant)> {
         smol::block_on(smol::future::or(
-            async {
-                match self.events.recv().await.ok()? {
-                    Msg::Peer(e) => Some(e),
-                    _ => panic!("the speaker sent something else than a PeerEvent"),
-                }
-            },
+            async { self.events.recv().await.ok() },
             async {
                 smol::Timer::after(limit).await;
                 None

@@ -28,7 +28,7 @@ fn frr_establishes_and_receives_a_route() {
     support::init_log();
     let a = Addrs::new(40);
     let frr = Frr::start(a.peer, a.ours);
-    let (tx, _rx) = smol::channel::unbounded();
+    let (tx, _rx) = pathosd::chan::unbounded();
     // FRR refuses a 127/8 NEXT_HOP: see support::config_with_next_hop.
     let cfg = support::config_with_next_hop(a, Ipv4Addr::new(192, 0, 2, 40));
     let speaker = {
@@ -65,7 +65,7 @@ fn frr_md5_session_establishes() {
     let frr = Frr::start_with_password(a.peer, a.ours, Some("frr-md5-42"));
     let mut cfg = support::config_with_next_hop(a, Ipv4Addr::new(192, 0, 2, 42));
     cfg.bgp.neighbors[0].auth_password = Some("frr-md5-42".into());
-    let (tx, _rx) = smol::channel::unbounded();
+    let (tx, _rx) = pathosd::chan::unbounded();
     let speaker = {
         let cfg = cfg.clone();
         support::TestSpeaker::start(&cfg, tx)

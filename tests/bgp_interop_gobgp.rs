@@ -15,7 +15,7 @@ fn gobgpd_establishes_and_receives_a_route() {
     support::init_log();
     let a = Addrs::new(41);
     let g = Gobgp::start(a.peer, a.ours);
-    let (tx, _rx) = smol::channel::unbounded();
+    let (tx, _rx) = pathosd::chan::unbounded();
     // GoBGP ignores a 127/8 NEXT_HOP: see support::config_with_next_hop.
     let cfg = support::config_with_next_hop(a, Ipv4Addr::new(192, 0, 2, 41));
     let speaker = {

@@ -58,7 +58,7 @@ fn passive_speaker(a: Addrs) -> support::TestSpeaker {
     support::init_log();
     let mut cfg = support::config(a);
     cfg.bgp.neighbors[0].passive = true;
-    let (tx, _rx) = smol::channel::unbounded();
+    let (tx, _rx) = pathosd::chan::unbounded();
     {
         let cfg = cfg.clone();
         support::TestSpeaker::start(&cfg, tx)
@@ -176,7 +176,7 @@ fn collision(block: u8, peer_id: std::net::Ipv4Addr, inbound_wins: bool) {
     support::init_log();
     let a = Addrs::new(block);
     let raw_listener = std::net::TcpListener::bind((a.peer, PORT)).unwrap();
-    let (tx, _rx) = smol::channel::unbounded();
+    let (tx, _rx) = pathosd::chan::unbounded();
     let speaker = {
         let cfg = support::config(a).clone();
         support::TestSpeaker::start(&cfg, tx)
@@ -255,7 +255,7 @@ fn keepalive_first_update_and_end_of_rib_leave_in_one_segment() {
     support::init_log();
     let a = Addrs::new(35);
     let raw_listener = std::net::TcpListener::bind((a.peer, PORT)).unwrap();
-    let (tx, _rx) = smol::channel::unbounded();
+    let (tx, _rx) = pathosd::chan::unbounded();
     let speaker = {
         let cfg = support::config(a);
         support::TestSpeaker::start(&cfg, tx)

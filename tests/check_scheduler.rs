@@ -6,14 +6,13 @@
 
 mod support;
 
+use pathosd::chan::{Rx, Tx};
 use pathosd::check::scheduler::{self, run_check_loop, TriggerSlot};
 use pathosd::check::{Combiner, Hysteresis, Schedule};
 use pathosd::config::policy_expr::Expr;
 use pathosd::config::{Errors, Field, VipSpec as Vip};
 use pathosd::daemon::engine::{CheckId, CheckRun, Engine, Input, Output};
-use pathosd::daemon::Msg;
 use serde_json::json;
-use smol::channel::{Receiver, Sender};
 use std::path::Path;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -46,7 +45,7 @@ fn flag_check(name: &str, flag: &Path, lock: &Path, interval: &str) -> serde_jso
 fn spawn_loops(
     engine: &Engine,
     v: &Vip,
-    tx: &Sender<Msg>,
+    tx: &Tx<CheckRun>,
 ) -> Vec<(OnRt<Rc<TriggerSlot>>, smol::Task<()>)> {
     let ids: Vec<CheckId> = engine
         .vip(&v.name)
@@ -68,18 +67,14 @@ fn spawn_loops(
         .collect()
 }
 
-/// The next check result (the loops send `Msg::Result`, as to the owner).
-fn recv(rx: &Receiver<Msg>) -> CheckRun {
+/// The next check result (the loops send them as to the owner).
+fn recv(rx: &Rx<CheckRun>) -> CheckRun {
     smol::block_on(async {
         smol::future::or(async { rx.recv().await.ok() }, async {
             async_io::Timer::after(Duration::from_secs(10)).await;
             None
         })
         .await
-    })
-    .map(|ev| match ev {
-        Msg::Result(r) => r,
-        _ => panic!("a check loop sent something else than a result"),
     })
     .expect("a result within 10 s")
 }
@@ -101,7 +96,7 @@ fn loops_feed_the_engine_and_run_triggers() {
         ]}),
     );
     let (mut e, _) = Engine::new(&[with_expr(&v, Expr::Any)], Instant::now());
-    let (tx, rx) = smol::channel::unbounded();
+    let (tx, rx) = pathosd::chan::unbounded();
     let loops = spawn_loops(&e, &v, &tx);
     let start = Instant::now();
     let mut firsts = std::collections::BTreeMap::new();
@@ -209,7 +204,7 @@ fn a_trigger_and_a_scheduled_run_of_one_check_are_serialized() {
         "name": "x", "type": "exec", "interval": "5s", "timeout": "3s", "rise": 2, "fall": 2,
         "exec": {"command": "/bin/sh", "args": ["-c", script]}}}));
     let (mut e, _) = Engine::new(&[with_expr(&v, Expr::All)], Instant::now());
-    let (tx, rx) = smol::channel::unbounded();
+    let (tx, rx) = pathosd::chan::unbounded();
     let loops = spawn_loops(&e, &v, &tx);
 
     // Blocking FIFO opens, off the test thread, each bounded by a timeout.
@@ -357,7 +352,7 @@ fn the_first_probe_runs_at_start_not_after_the_splay() {
         "name": name, "type": "exec", "interval": "60s", "timeout": "2s",
         "exec": {"command": "/bin/true"}}}));
     let (e, _) = Engine::new(&[with_expr(&v, Expr::All)], Instant::now());
-    let (tx, rx) = smol::channel::unbounded();
+    let (tx, rx) = pathosd::chan::unbounded();
     let start = Instant::now();
     let _loops = spawn_loops(&e, &v, &tx);
     let r = recv(&rx);

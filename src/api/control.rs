@@ -3,8 +3,7 @@
 //! the API never reads daemon state concurrently.
 
 use super::model::{Scope, Snapshot};
-use crate::daemon::Msg;
-use smol::channel::{bounded, Receiver, Sender};
+use crate::chan::{bounded, Rx, Tx};
 use std::time::Duration;
 
 pub use pathosd_core::api::router::ApiError;
@@ -34,13 +33,11 @@ pub enum Control {
     },
 }
 
-/// The owner's answer to one request, whichever it was. Every request's
-/// one-shot reply channel carries it as [`Msg::Answer`], the daemon's one
-/// channel message type: a channel type costs its own copy of
-/// async-channel's send, receive, close and drop code in the binary (≈ 3 KB
-/// each on mips), and four answer types were four copies. The
-/// snapshot is boxed: inline it would make every slot of every `Msg`
-/// channel its size (three times the others).
+/// The owner's answer to one request, whichever it was: every request's
+/// one-shot reply channel carries this one type, so there is one kind of
+/// reply channel, not four (each kind of channel costs a little code, see
+/// [`crate::chan`]). The snapshot is boxed: inline it would make every
+/// slot of every channel its size (three times the others).
 pub enum Answer {
     Snapshot(Box<Snapshot>),
     Trigger(Result<TriggerOutcome, ApiError>),
@@ -51,7 +48,7 @@ pub enum Answer {
 /// The owner's end of a request's reply channel: sends a `T` as its
 /// [`Answer`].
 pub struct Reply<T> {
-    tx: Sender<Msg>,
+    tx: Tx<Answer>,
     wrap: fn(T) -> Answer,
 }
 
@@ -67,23 +64,21 @@ impl<T> Clone for Reply<T> {
 impl<T> Reply<T> {
     /// Answers; false when the requester is gone (it timed out).
     pub fn try_send(&self, v: T) -> bool {
-        self.tx.try_send(Msg::Answer((self.wrap)(v))).is_ok()
+        self.tx.try_send((self.wrap)(v)).is_ok()
     }
 }
 
 /// A request's reply channel: the owner's end, answering with `wrap`, and
 /// the requester's.
-fn reply<T>(wrap: fn(T) -> Answer) -> (Reply<T>, Receiver<Msg>) {
+fn reply<T>(wrap: fn(T) -> Answer) -> (Reply<T>, Rx<Answer>) {
     let (tx, rx) = bounded(1);
     (Reply { tx, wrap }, rx)
 }
 
 /// The sending side, cloned into the HTTP handler and the ubus server.
-/// Requests go to the owner as [`Msg::Control`], the one message type of
-/// the owner's channels.
 #[derive(Clone)]
 pub struct ControlHandle {
-    tx: Sender<Msg>,
+    tx: Tx<Control>,
 }
 
 fn gone() -> ApiError {
@@ -91,30 +86,21 @@ fn gone() -> ApiError {
 }
 
 impl ControlHandle {
-    pub fn new(tx: Sender<Msg>) -> ControlHandle {
+    pub fn new(tx: Tx<Control>) -> ControlHandle {
         ControlHandle { tx }
     }
 
     /// Sends `c` and waits for its answer; None when the owner is gone
     /// (the daemon is stopping).
-    async fn ask_unbounded(&self, c: Control, rx: Receiver<Msg>) -> Option<Answer> {
-        self.tx.send(Msg::Control(c)).await.ok()?;
-        match rx.recv().await.ok()? {
-            Msg::Answer(a) => Some(a),
-            // The reply channel carries only answers.
-            _ => None,
-        }
+    async fn ask_unbounded(&self, c: Control, rx: Rx<Answer>) -> Option<Answer> {
+        self.tx.send(c).await.ok()?;
+        rx.recv().await.ok()
     }
 
     /// [`Self::ask_unbounded`] for at most `limit` (the owner not
     /// answering in time is 503, [`super::routes::bounded`]): one timed
     /// wait in the binary for every request, not one per answer type.
-    async fn ask(
-        &self,
-        c: Control,
-        rx: Receiver<Msg>,
-        limit: Duration,
-    ) -> Result<Answer, ApiError> {
+    async fn ask(&self, c: Control, rx: Rx<Answer>, limit: Duration) -> Result<Answer, ApiError> {
         super::routes::bounded(limit, async {
             self.ask_unbounded(c, rx).await.ok_or_else(gone)
         })

@@ -6,8 +6,7 @@
 //! that has been idle (or dribbling its request) the longest is closed to
 //! make room, and only connections whose request is being answered are safe.
 
-use crate::daemon::Msg;
-use smol::channel::{Receiver, Sender};
+use crate::chan::{Rx, Tx};
 use smol::future::FutureExt;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::{TcpListener, TcpStream};
@@ -101,7 +100,7 @@ struct Slot {
     /// arrived before closing it as idle.
     stream: TcpStream,
     /// Dropped to evict: the connection's task waits on the other end.
-    _evict: Sender<Msg>,
+    _evict: Tx<()>,
 }
 
 #[derive(Default)]
@@ -114,7 +113,7 @@ struct Slots {
 enum Admission {
     In {
         id: u64,
-        evict: Receiver<Msg>,
+        evict: Rx<()>,
         evicted: Option<SocketAddr>,
     },
     Refused,
@@ -203,7 +202,7 @@ impl Slots {
         }
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
-        let (tx, rx) = smol::channel::bounded(1);
+        let (tx, rx) = crate::chan::bounded(1);
         self.slots.push(Slot {
             id,
             source,
@@ -237,7 +236,7 @@ type SlotTable = Rc<RefCell<Slots>>;
 struct Conn {
     slots: SlotTable,
     id: u64,
-    evicted: Receiver<Msg>,
+    evicted: Rx<()>,
 }
 
 impl Conn {
@@ -346,7 +345,7 @@ fn admitted(
     stream: TcpStream,
     peer: SocketAddr,
     id: u64,
-    evict: Receiver<Msg>,
+    evict: Rx<()>,
     evicted: Option<SocketAddr>,
     handler: &Handler,
     limits: Limits,

@@ -14,10 +14,9 @@
 
 use super::probe::Probe;
 use super::result::CheckResult;
+use crate::chan::Tx;
 use crate::config::{CheckSpec, VipSpec};
 use crate::daemon::engine::{CheckId, CheckRun};
-use crate::daemon::Msg;
-use smol::channel::Sender;
 use smol::future::FutureExt;
 use std::cell::Cell;
 use std::rc::Rc;
@@ -233,7 +232,7 @@ const MAX_TICK_SLACK: Duration = Duration::from_millis(125);
 pub fn run_check_loop(
     mut c: CheckLoop,
     triggers: Rc<TriggerSlot>,
-    tx: Sender<Msg>,
+    tx: Tx<CheckRun>,
 ) -> impl std::future::Future<Output = ()> {
     // An `async fn` would hold its arguments twice (as passed, and moved
     // into its body); the block uses them in place (608 -> 392 bytes).
@@ -257,7 +256,7 @@ pub fn run_check_loop(
             // The owner's channel is unbounded: a send only fails once it is
             // closed (the daemon is stopping). No send future in the loop's
             // state either.
-            if tx.try_send(Msg::Result(run)).is_err() {
+            if tx.try_send(run).is_err() {
                 return;
             }
             // An ad-hoc run leaves the schedule as it was; a scheduled tick that

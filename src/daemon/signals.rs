@@ -1,13 +1,12 @@
 //! Signals as messages: the handler (`sys::signal_pipe`) writes each
 //! signal's number into a pipe, and this task turns them into
-//! [`Msg::Signal`]s for the owner (SIGHUP: reload; SIGTERM, SIGINT: stop).
+//! [`Signal`]s for the owner (SIGHUP: reload; SIGTERM, SIGINT: stop).
 
-use super::Msg;
-use smol::channel::Sender;
+use crate::chan::{Signal, Tx};
 
 /// Starts the task; a pipe that cannot be made is logged (the daemon then
 /// stops only by SIGKILL, which procd sends after its timeout).
-pub(super) fn start(events: Sender<Msg>) {
+pub(super) fn start(events: Tx<Signal>) {
     let fd = match crate::sys::signal_pipe() {
         Ok(fd) => fd,
         Err(e) => {
@@ -27,7 +26,7 @@ pub(super) fn start(events: Sender<Msg>) {
                 Ok(0) | Err(_) => return,
                 Ok(n) => {
                     for s in &b[..n] {
-                        if events.send(Msg::Signal(i32::from(*s))).await.is_err() {
+                        if events.send(Signal(i32::from(*s))).await.is_err() {
                             return;
                         }
                     }

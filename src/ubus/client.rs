@@ -19,7 +19,6 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use smol::channel::{self, Receiver, RecvError, Sender};
 use smol::future;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::unix::UnixStream;
@@ -28,7 +27,7 @@ use super::blob::{table_from_json, table_to_json, BlobMsgType, BlobValue, Table}
 use super::msg::{FrameBuf, Message, MethodSig, MsgType, UbusStatus, UBUS_UNIX_SOCKET};
 // The daemon thread's own timers (no timer on async-io's reactor, whose
 // thread re-arms its timerfd on every wake-up while one is pending).
-use crate::daemon::Msg;
+use crate::chan::{self, Closed, Rx, Tx, UbusDone};
 use crate::rt::sleep_until;
 
 /// Event sent when a VIP changes state (announced / pessimized / withdrawn).
@@ -109,19 +108,13 @@ pub struct UbusRequest {
     pub reply: UbusReply,
 }
 
-/// The daemon's end of the calls, each a [`UbusRequest`]. Its channel
-/// carries [`Msg`], the daemon's one channel message type (async-channel's
-/// code is compiled once per type); only `Msg::UbusCall` travels
-/// on it.
-pub struct Requests(Receiver<Msg>);
+/// The daemon's end of the calls, each a [`UbusRequest`].
+pub struct Requests(Rx<UbusRequest>);
 
 impl Requests {
     /// The next call; Err once the client is gone.
-    pub async fn recv(&self) -> Result<UbusRequest, RecvError> {
-        match self.0.recv().await? {
-            Msg::UbusCall(r) => Ok(r),
-            _ => Err(RecvError),
-        }
+    pub async fn recv(&self) -> Result<UbusRequest, Closed> {
+        self.0.recv().await
     }
 }
 
@@ -129,11 +122,11 @@ impl Requests {
 #[derive(Debug)]
 pub struct UbusReply {
     key: u32,
-    /// Gets the answer as `Msg::UbusDone`.
-    tx: Option<Sender<Msg>>,
+    /// Gets the answer, with `key`.
+    tx: Option<Tx<UbusDone>>,
     /// Closed (never written) once the client no longer waits for this
     /// answer: it answered TIMEOUT, or the connection to ubusd ended.
-    waiting: Receiver<Msg>,
+    waiting: Rx<()>,
 }
 
 impl UbusReply {
@@ -151,7 +144,7 @@ impl UbusReply {
     /// Never blocks; a reply after the connection dropped or timed out is discarded.
     pub fn send(mut self, result: Result<Value, UbusStatus>) {
         if let Some(tx) = self.tx.take() {
-            let _ = tx.try_send(Msg::UbusDone(self.key, result));
+            let _ = tx.try_send((self.key, result));
         }
     }
 }
@@ -159,7 +152,7 @@ impl UbusReply {
 impl Drop for UbusReply {
     fn drop(&mut self) {
         if let Some(tx) = self.tx.take() {
-            let _ = tx.try_send(Msg::UbusDone(self.key, Err(UbusStatus::UnknownError)));
+            let _ = tx.try_send((self.key, Err(UbusStatus::UnknownError)));
         }
     }
 }
@@ -231,8 +224,8 @@ const BUSY_LOG_EVERY: Duration = Duration::from_secs(10);
 #[derive(Clone)]
 pub struct UbusHandle {
     shared: Rc<Shared>,
-    wake: Sender<Msg>,
-    done: Receiver<Msg>,
+    wake: Tx<()>,
+    done: Rx<()>,
 }
 
 impl UbusHandle {
@@ -246,7 +239,7 @@ impl UbusHandle {
         }
         q.push_back((name.to_string(), data));
         drop(q);
-        let _ = self.wake.try_send(Msg::Wake);
+        let _ = self.wake.try_send(());
     }
 
     pub fn status(&self) -> LinkStatus {
@@ -263,7 +256,7 @@ impl UbusHandle {
     /// Queued events are sent first when connected.
     pub fn shutdown(&self) {
         self.shared.shutdown.set(true);
-        let _ = self.wake.try_send(Msg::Wake);
+        let _ = self.wake.try_send(());
     }
 
     /// Resolves once [`UbusClient::run`] has returned (after
@@ -286,10 +279,10 @@ pub struct UbusClient {
     /// Only this task touches them.
     busy_refused: Cell<u32>,
     busy_told: Cell<Option<Instant>>,
-    wake: Receiver<Msg>,
-    requests: Sender<Msg>,
+    wake: Rx<()>,
+    requests: Tx<UbusRequest>,
     /// Dropped with the client, which tells [`UbusHandle::stopped`].
-    _done: Sender<Msg>,
+    _done: Tx<()>,
 }
 
 enum End {
@@ -300,8 +293,8 @@ enum End {
 enum Ev {
     Read(std::io::Result<usize>),
     Wake(bool),
-    /// A handler's answer (`Msg::UbusDone`).
-    Done(Msg),
+    /// A handler's answer.
+    Done(UbusDone),
     Deadline,
 }
 
@@ -332,7 +325,7 @@ struct Pending {
     deadline: Instant,
     no_reply: bool,
     /// Dropped with the entry, which tells [`UbusReply::abandoned`].
-    _waiting: Option<Sender<Msg>>,
+    _waiting: Option<Tx<()>>,
 }
 
 /// `now + d`, without the panic `Instant + Duration` has for absurd configured values.
@@ -377,10 +370,10 @@ impl UbusClient {
             registrations: Cell::new(0),
             shutdown: Cell::new(false),
         });
-        let (wake_tx, wake_rx) = channel::bounded(1);
+        let (wake_tx, wake_rx) = chan::bounded(1);
         // Bounded by `request_queue` through the pending map (see on_message).
-        let (req_tx, req_rx) = channel::unbounded();
-        let (done_tx, done_rx) = channel::bounded(1);
+        let (req_tx, req_rx) = chan::unbounded();
+        let (done_tx, done_rx) = chan::bounded(1);
         (
             UbusClient {
                 config,
@@ -607,7 +600,7 @@ impl UbusClient {
         seq: &mut u16,
         objid: u32,
     ) -> Result<End, String> {
-        let (done_tx, done_rx) = channel::unbounded::<Msg>();
+        let (done_tx, done_rx) = chan::unbounded::<UbusDone>();
         let mut pending = Calls::default();
         let mut next_key: u32 = 0;
         let mut buf = vec![0u8; 4096];
@@ -669,15 +662,13 @@ impl UbusClient {
                     }
                     self.flush_events(stream, seq).await?;
                 }
-                Ev::Done(Msg::UbusDone(key, result)) => {
+                Ev::Done((key, result)) => {
                     if let Some(p) = pending.remove(key) {
                         if !p.no_reply {
                             self.reply(stream, &p, objid, result).await?;
                         }
                     }
                 }
-                // Only answers travel on `done_rx`.
-                Ev::Done(_) => {}
                 Ev::Deadline => {
                     let now = Instant::now();
                     let expired: Vec<u32> = pending
@@ -749,7 +740,7 @@ impl UbusClient {
         stream: &mut UnixStream,
         m: Message,
         objid: u32,
-        done_tx: &Sender<Msg>,
+        done_tx: &Tx<UbusDone>,
         pending: &mut Calls,
         next_key: &mut u32,
     ) -> Result<(), String> {
@@ -816,7 +807,7 @@ impl UbusClient {
         }
         *next_key = next_key.wrapping_add(1);
         let key = *next_key;
-        let (waiting_tx, waiting_rx) = channel::bounded(1);
+        let (waiting_tx, waiting_rx) = chan::bounded(1);
         p._waiting = Some(waiting_tx);
         pending.insert(key, p);
         let req = UbusRequest {
@@ -830,7 +821,7 @@ impl UbusClient {
         };
         // Unbounded, so never Full; Closed (the daemon stopped serving): the
         // dropped request's UbusReply answers UNKNOWN_ERROR through done_tx.
-        let _ = self.requests.try_send(Msg::UbusCall(req));
+        let _ = self.requests.try_send(req);
         Ok(())
     }
 }

@@ -623,7 +623,7 @@ impl TestSpeaker {
     /// as the daemon's is.
     pub fn start(
         cfg: &Config,
-        events: smol::channel::Sender<pathosd::daemon::Msg>,
+        events: pathosd::chan::Tx<pathosd::bgp::speaker::PeerEvent>,
     ) -> std::io::Result<TestSpeaker> {
         let cfg = run_config(cfg);
         OnRt::try_new(move || pathosd::bgp::driver::Speaker::start(&cfg, events)).map(TestSpeaker)

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use smol::Async;
 
 use super::{net, Control, PeerEntry};
-use crate::daemon::Msg;
 use crate::logging::LogLimit;
 
 /// Connections from addresses that are no configured neighbor: this many are
@@ -73,7 +72,7 @@ pub(super) async fn accept_loop(
             .map(|p| p.ctl.clone());
         match tx {
             Some(Some(tx)) => {
-                if tx.try_send(Msg::Session(Control::Inbound(stream))).is_err() {
+                if tx.try_send(Control::Inbound(stream)).is_err() {
                     log::debug!("bgp: connection from {from} closed: peer stopped");
                 }
             }

@@ -49,7 +49,7 @@ use std::rc::{Rc, Weak};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use smol::channel::{self, Receiver, Sender};
+use crate::chan::{self, Rx, Tx};
 use smol::{Async, Task};
 
 use super::fsm::State;
@@ -58,7 +58,6 @@ use super::session::{RouteBatch, SessionCore, StatusUpdate, Summary};
 use super::types::{PathAttrs, Prefix, RouteIntent};
 use crate::config::run::{NeighborRun, RunConfig};
 use crate::daemon::reload::NeighborChange;
-use crate::daemon::Msg;
 use crate::intern::Interner;
 
 pub use super::settings::PeerSettings;
@@ -109,27 +108,23 @@ pub struct SessionReport {
     update: StatusUpdate,
 }
 
-/// Requests from the handle (and the listener) to one peer task, sent as
-/// [`Msg::Session`] (public only for that: the driver's own type). One
-/// message type on every channel, for bytes: −4.9 KB on mips against a
-/// channel of `Control` (with the report boxed in `Msg::Report`); the
-/// acknowledgements and a reload's start gate are channels of `Msg` too
-/// (`Msg::Wake`): the daemon's channels of `()`, these among them, were
-/// 4.5 KB more.
+/// Requests from the handle (and the listener) to one peer task (public
+/// only for [`crate::chan`], which carries it). The acknowledgements
+/// (`done`) and a reload's start gate are channels of `()`.
 pub enum Control {
     /// Route changes of one engine step, shared by every peer; `done` is
     /// told once the UPDATEs that carry them are written.
-    Routes(RouteBatch, Option<Sender<Msg>>),
+    Routes(RouteBatch, Option<Tx<()>>),
     /// The originated routes were set into an empty table, or all
     /// withdrawn: every prefix may have changed (instead of a batch listing
     /// all of them); `done` as for `Routes`.
-    TableReplaced(Option<Sender<Msg>>),
+    TableReplaced(Option<Tx<()>>),
     /// The first evaluation of every VIP is in: End-of-RIB may go out.
     InitialDone,
     /// A connection from the peer's address, accepted by the listener.
     Inbound(Async<std::net::TcpStream>),
     /// ManualStop with the Shutdown Communication, then end the task.
-    Stop(Option<String>, Sender<Msg>),
+    Stop(Option<String>, Tx<()>),
 }
 
 /// A running (or unstartable) peer in the driver's table, which the
@@ -140,7 +135,7 @@ struct PeerEntry {
     /// What the peer runs with (None: the config was unusable).
     settings: Option<PeerSettings>,
     /// None when the peer does not run.
-    ctl: Option<Sender<Msg>>,
+    ctl: Option<Tx<Control>>,
     task: Option<Task<()>>,
 }
 
@@ -190,10 +185,10 @@ pub struct SpeakerHandle {
     peers: PeerTable,
     listener: Option<Rc<Async<TcpListener>>>,
     listener_task: Option<Task<()>>,
-    events: Sender<Msg>,
-    reports_tx: Sender<Msg>,
+    events: Tx<PeerEvent>,
+    reports_tx: Tx<Box<SessionReport>>,
     owner: OwnerSide,
-    reports: Receiver<Msg>,
+    reports: Rx<Box<SessionReport>>,
 }
 
 impl Speaker {
@@ -201,8 +196,8 @@ impl Speaker {
     /// neighbor's TCP MD5 key on it and starts one task per neighbor.
     /// Fails only when the listener cannot be opened; a neighbor whose MD5
     /// key cannot be set is reported in its status and does not run.
-    /// `events` gets each session change as [`Msg::Peer`].
-    pub fn start(cfg: &RunConfig, events: Sender<Msg>) -> io::Result<SpeakerHandle> {
+    /// `events` gets each session change.
+    pub fn start(cfg: &RunConfig, events: Tx<PeerEvent>) -> io::Result<SpeakerHandle> {
         let listener = match cfg.listen {
             Some(addr) => {
                 let l = net::listen(addr)
@@ -212,7 +207,7 @@ impl Speaker {
             }
             None => None,
         };
-        let (reports_tx, reports_rx) = channel::unbounded();
+        let (reports_tx, reports_rx) = chan::unbounded();
         let mut handle = SpeakerHandle {
             peers: Rc::new(RefCell::new(Vec::new())),
             listener: listener.clone(),
@@ -237,7 +232,7 @@ impl SpeakerHandle {
     /// Starts the task of neighbor `n` (after `gate` closes, when given: a
     /// reload's start), with the current originated routes as its first
     /// batch.
-    fn start_peer(&mut self, n: &NeighborRun, gate: Option<Receiver<Msg>>) {
+    fn start_peer(&mut self, n: &NeighborRun, gate: Option<Rx<()>>) {
         let s = n.settings.clone();
         let address = s.address;
         let md5 = match (&self.listener, &s.password) {
@@ -273,12 +268,12 @@ impl SpeakerHandle {
                     );
                 }
                 summary.running = true;
-                let (tx, rx) = channel::unbounded();
+                let (tx, rx) = chan::unbounded();
                 // The new session plans from the whole current table once
                 // it is Established; End-of-RIB is due at once if the first
                 // evaluation is in.
                 if owner.rib.borrow().initial_done() {
-                    let _ = tx.try_send(Msg::Session(Control::InitialDone));
+                    let _ = tx.try_send(Control::InitialDone);
                 }
                 let task = peer::PeerTask::new(
                     s,
@@ -316,7 +311,7 @@ impl SpeakerHandle {
     fn send_all(&self, make: impl Fn() -> Control) {
         for p in self.peers.borrow().iter() {
             if let Some(tx) = &p.ctl {
-                let _ = tx.try_send(Msg::Session(make()));
+                let _ = tx.try_send(make());
             }
         }
     }
@@ -373,9 +368,7 @@ impl SpeakerHandle {
     /// The peer tasks' reports, for the owner's event loop; hand each to
     /// [`SpeakerHandle::apply`]. [`SpeakerHandle::peers`] also applies the
     /// ones still queued.
-    /// Each is an [`Msg::Report`] (the owner's message type: one channel
-    /// type in the binary, not one per message).
-    pub fn reports(&self) -> Receiver<Msg> {
+    pub fn reports(&self) -> Rx<Box<SessionReport>> {
         self.reports.clone()
     }
 
@@ -393,8 +386,7 @@ impl SpeakerHandle {
         // reports per message they handle).
         for _ in 0..100_000 {
             match self.reports.try_recv() {
-                Ok(Msg::Report(r)) => apply_report(owner, *r),
-                Ok(_) => {}
+                Ok(r) => apply_report(owner, *r),
                 Err(_) => break,
             }
         }
@@ -472,7 +464,7 @@ impl SpeakerHandle {
         // HoldTimer expires, a routing outage of up to the hold time. The
         // new tasks exist at once (route batches queue for them) and start
         // once the old ones are closed.
-        let (open_tx, gate) = channel::bounded::<Msg>(1);
+        let (open_tx, gate) = chan::bounded::<()>(1);
         if stopping.is_empty() {
             drop(open_tx);
         } else {
@@ -511,12 +503,12 @@ impl SpeakerHandle {
         // list, each session's changed set and the batch were ≈ 0.8 MB at
         // the stop).
         self.owner.rib.borrow_mut().clear();
-        let (done_tx, done_rx) = channel::unbounded();
+        let (done_tx, done_rx) = chan::unbounded();
         let mut waiting = 0u32;
         for p in self.peers.borrow().iter() {
             let Some(tx) = &p.ctl else { continue };
             if tx
-                .try_send(Msg::Session(Control::TableReplaced(Some(done_tx.clone()))))
+                .try_send(Control::TableReplaced(Some(done_tx.clone())))
                 .is_ok()
             {
                 waiting = waiting.saturating_add(1);
@@ -561,7 +553,7 @@ fn advertised(session: &Weak<RefCell<SessionCore>>) -> Vec<(Prefix, PathAttrs)> 
 }
 
 /// Waits for `n` acknowledgements or `timeout`, whichever is first.
-async fn wait_n(rx: &Receiver<Msg>, n: u32, timeout: Duration) {
+async fn wait_n(rx: &Rx<()>, n: u32, timeout: Duration) {
     let all = async {
         for _ in 0..n {
             if rx.recv().await.is_err() {
@@ -578,15 +570,12 @@ async fn wait_n(rx: &Receiver<Msg>, n: u32, timeout: Duration) {
 /// ManualStop with `message` to each peer; waits (bounded) for their
 /// NOTIFICATIONs to be written, then drops the tasks.
 async fn stop_peers(peers: Vec<PeerEntry>, message: Option<String>) {
-    let (done_tx, done_rx) = channel::unbounded();
+    let (done_tx, done_rx) = chan::unbounded();
     let mut waiting = 0u32;
     for p in &peers {
         if let Some(tx) = &p.ctl {
             if tx
-                .try_send(Msg::Session(Control::Stop(
-                    message.clone(),
-                    done_tx.clone(),
-                )))
+                .try_send(Control::Stop(message.clone(), done_tx.clone()))
                 .is_ok()
             {
                 waiting = waiting.saturating_add(1);

@@ -27,17 +27,16 @@ use std::rc::{Rc, Weak};
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use smol::channel::{Receiver, Sender};
+use crate::chan::{Rx, Tx};
 use smol::io::AsyncReadExt;
 use smol::Async;
 
 use super::codec::{self, Kind};
-use super::{Control, PeerSettings, SessionReport};
+use super::{Control, PeerEvent, PeerSettings, SessionReport};
 use crate::bgp::fsm::{ConnectionOrigin, DownReason, Event, Fsm, Timer};
 use crate::bgp::rib_out::RibOut;
 use crate::bgp::session::SessionCore;
 use crate::bgp::types::Afi;
-use crate::daemon::Msg;
 
 mod actions;
 mod connection;
@@ -99,8 +98,8 @@ impl Session {
 type Connecting = Pin<Box<dyn Future<Output = io::Result<Async<TcpStream>>> + Send>>;
 
 enum Wake {
-    /// A request (always a `Msg::Session`); None: the handle is gone.
-    Ctl(Option<Msg>),
+    /// A request; None: the handle is gone.
+    Ctl(Option<Control>),
     Read(Which, io::Result<usize>),
     Connected(io::Result<Async<TcpStream>>),
     Timer,
@@ -116,12 +115,12 @@ pub(crate) struct PeerTask {
     /// peer). Both run on the daemon's one thread; the task borrows it only
     /// within a statement, never across an `.await`.
     core: Rc<RefCell<SessionCore>>,
-    events: Sender<Msg>,
-    reports: Sender<Msg>,
-    ctl: Receiver<Msg>,
+    events: Tx<PeerEvent>,
+    reports: Tx<Box<SessionReport>>,
+    ctl: Rx<Control>,
     /// Closed (its sender dropped) once the sessions this one replaces are
     /// closed; the task starts then.
-    gate: Option<Receiver<Msg>>,
+    gate: Option<Rx<()>>,
     main: Session,
     cand: Option<Session>,
     connecting: Option<Connecting>,
@@ -165,10 +164,10 @@ impl PeerTask {
         s: PeerSettings,
         id: u64,
         rib: Rc<RefCell<RibOut>>,
-        events: Sender<Msg>,
-        reports: Sender<Msg>,
-        ctl: Receiver<Msg>,
-        gate: Option<Receiver<Msg>>,
+        events: Tx<PeerEvent>,
+        reports: Tx<Box<SessionReport>>,
+        ctl: Rx<Control>,
+        gate: Option<Rx<()>>,
     ) -> PeerTask {
         let origin = Instant::now();
         // Jitter only needs to differ between peers and restarts.
@@ -289,7 +288,7 @@ impl PeerTask {
                         )
                         .await;
                         self.publish();
-                        let _ = done.try_send(Msg::Wake);
+                        let _ = done.try_send(());
                         return;
                     }
                 }
@@ -335,10 +334,10 @@ impl PeerTask {
     fn publish(&mut self) {
         let updates = self.core().take_updates();
         for update in updates {
-            let _ = self.reports.try_send(Msg::Report(Box::new(SessionReport {
+            let _ = self.reports.try_send(Box::new(SessionReport {
                 id: self.id,
                 update,
-            })));
+            }));
         }
     }
 
@@ -385,30 +384,28 @@ impl PeerTask {
     /// batches that arrived while the last pass was written wait in the
     /// channel and go out together now). Returns the stop request, if one
     /// came: it ends the task after the acknowledgements.
-    async fn control(&mut self, c: Msg) -> Option<(Option<String>, Sender<Msg>)> {
+    async fn control(&mut self, c: Control) -> Option<(Option<String>, Tx<()>)> {
         let mut dones = Vec::new();
         let mut stop = None;
         let mut next = Some(c);
         // Bounded: the queue holds what the owner sent so far.
         let mut budget = 100_000u32;
         while let Some(c) = next.take() {
-            // The session's channel carries only `Msg::Session`.
             match c {
-                Msg::Session(Control::Routes(batch, done)) => {
+                Control::Routes(batch, done) => {
                     self.core().on_routes(&batch);
                     dones.extend(done);
                 }
-                Msg::Session(Control::TableReplaced(done)) => {
+                Control::TableReplaced(done) => {
                     self.core().on_table_replaced();
                     dones.extend(done);
                 }
-                Msg::Session(Control::InitialDone) => self.core().on_initial_done(),
-                Msg::Session(Control::Inbound(stream)) => self.inbound(stream).await,
-                Msg::Session(Control::Stop(message, done)) => {
+                Control::InitialDone => self.core().on_initial_done(),
+                Control::Inbound(stream) => self.inbound(stream).await,
+                Control::Stop(message, done) => {
                     stop = Some((message, done));
                     break;
                 }
-                _ => {}
             }
             budget = budget.saturating_sub(1);
             if budget == 0 {
@@ -418,7 +415,7 @@ impl PeerTask {
         }
         self.flush_routes().await;
         for done in dones {
-            let _ = done.try_send(Msg::Wake);
+            let _ = done.try_send(());
         }
         stop
     }

@@ -19,9 +19,6 @@
 //! AtomicU64.
 
 use crate::api::model::{PoolView, POOL_WAIT_BOUNDS};
-use crate::check::CheckResult;
-use crate::daemon::engine::{CheckId, CheckRun};
-use crate::daemon::Msg;
 use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
@@ -76,7 +73,7 @@ impl Counts {
 }
 
 /// The job that runs `f` on a worker and sends its result to `done`: one
-/// piece for [`Pool::run`] and [`Pool::run_check`]. A panic in `f` sends
+/// piece for each [`Pool::run`]. A panic in `f` sends
 /// nothing, so the waiting side sees the channel closed.
 fn work<R: Send + 'static>(
     done: smol::channel::Sender<R>,
@@ -119,10 +116,10 @@ impl Pool {
 
     /// Runs `f` on a worker and awaits its result. Err (with the detail a
     /// probe shows) when the queue is full, no worker can be started, or
-    /// `f` panicked. (The probes' own results take [`Pool::run_check`].)
-    /// Used for the name lookups (`super::lookup`) and, with `tls`, ureq's
-    /// requests; generic, so each result type has its own copy of the
-    /// channel's code.
+    /// `f` panicked. Used for the name lookups (`super::lookup`), the gRPC
+    /// client and, with `tls`, ureq's requests; generic, so each result
+    /// type has its own copy of the channel's code (≈ 1.6 KB on mips; one
+    /// shared type saved that at the price of a made-up check id).
     pub async fn run<T: Send + 'static>(
         &self,
         f: impl FnOnce() -> T + Send + 'static,
@@ -133,31 +130,6 @@ impl Pool {
             .recv()
             .await
             .map_err(|_| "the probe panicked on the blocking pool".to_string())
-    }
-
-    /// [`Pool::run`] for a probe whose function gives its [`CheckResult`]
-    /// (gRPC): the result travels as a [`Msg`], the one type of the daemon's
-    /// other channels, so this channel's send, receive and drop code is
-    /// theirs and not a copy for `CheckResult` (a channel of its own type
-    /// cost ≈ 1.6 KB on mips). The `CheckRun`'s check id and trigger are
-    /// not read: only its result is.
-    pub async fn run_check(
-        &self,
-        f: impl FnOnce() -> CheckResult + Send + 'static,
-    ) -> Result<CheckResult, String> {
-        let (done, result) = smol::channel::bounded::<Msg>(1);
-        self.submit(work(done, move || {
-            Msg::Result(CheckRun {
-                check: CheckId(0),
-                result: f(),
-                trigger: None,
-            })
-        }))?;
-        match result.recv().await {
-            Ok(Msg::Result(run)) => Ok(run.result),
-            // Only the job above sends, and only a result.
-            _ => Err("the probe panicked on the blocking pool".to_string()),
-        }
     }
 
     /// Queues `job`, starting a worker if none is idle: the part of
@@ -303,6 +275,7 @@ pub fn stats() -> PoolView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::CheckResult;
     use std::time::Duration;
 
     /// Holds the pool's one worker until released.
@@ -362,21 +335,21 @@ mod tests {
         });
     }
 
-    /// A probe's result comes back whole through the `Msg` channel, and a
-    /// panic fails that probe alone, as with [`Pool::run`].
+    /// A probe's result comes back whole, and a panic fails that probe
+    /// alone.
     #[test]
-    fn run_check_returns_the_result_or_the_panic() {
+    fn a_probe_result_comes_back_or_its_panic() {
         let pool = Pool::new(1, 4);
         crate::rt::block_on(async {
-            let r = pool.run_check(|| CheckResult::fail("down")).await;
+            let r = pool.run(|| CheckResult::fail("down")).await;
             assert_eq!(r, Ok(CheckResult::fail("down")));
             let e = pool
-                .run_check(|| -> CheckResult { panic!("boom") })
+                .run(|| -> CheckResult { panic!("boom") })
                 .await
                 .unwrap_err();
             assert!(e.contains("panicked"), "{e}");
             assert_eq!(
-                pool.run_check(|| CheckResult::pass("up")).await,
+                pool.run(|| CheckResult::pass("up")).await,
                 Ok(CheckResult::pass("up"))
             );
         });

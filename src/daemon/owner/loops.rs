@@ -1,11 +1,10 @@
 //! The VIPs' running check loops, as the owner keeps them: started from
 //! the engine's configs and ids, asked for trigger runs, replaced on reload.
 
-use super::Msg;
+use crate::chan::Tx;
 use crate::check::scheduler;
 use crate::config::VipSpec as Vip;
-use crate::daemon::engine::{CheckId, Engine};
-use smol::channel::Sender;
+use crate::daemon::engine::{CheckId, CheckRun, Engine};
 use smol::Task;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -75,7 +74,7 @@ pub(super) fn check_ids(engine: &Engine, vip: &str) -> Vec<CheckId> {
 pub(super) fn spawn_checks(
     vip: &Vip,
     ids: &[CheckId],
-    result_tx: &Sender<Msg>,
+    result_tx: &Tx<CheckRun>,
 ) -> Option<VipRuntime> {
     spawn(scheduler::build(vip, ids), vip, result_tx)
 }
@@ -83,7 +82,7 @@ pub(super) fn spawn_checks(
 pub(super) fn spawn(
     checks: Result<Vec<scheduler::CheckLoop>, String>,
     vip: &Vip,
-    result_tx: &Sender<Msg>,
+    result_tx: &Tx<CheckRun>,
 ) -> Option<VipRuntime> {
     match checks {
         // No runtime for a VIP without checks (`always`): no map entry, no

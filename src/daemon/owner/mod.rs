@@ -12,13 +12,12 @@ use super::engine::{CheckId, CheckRun, Engine, Input, Output};
 use super::reload::ReloadPlan;
 use super::triggers::{Admit, Done, Triggers};
 use super::views;
-use super::Msg;
 use crate::api::control::{ApiError, Control, ControlHandle, Quoted, Reply, TriggerOutcome};
 use crate::api::model::{ReloadRecord, Scope, Snapshot};
 use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
+use crate::chan::{unbounded, Rx, Signal, Tx};
 use crate::config::load::Format;
 use crate::config::{LogLevel, RunConfig};
-use smol::channel::{unbounded, Receiver, Sender};
 use smol::future::FutureExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
@@ -77,7 +76,7 @@ struct Owner {
     /// By VIP name, the config's `Arc` (no copy per VIP).
     runtimes: Runtimes,
     /// Where the check loops send their results.
-    result_tx: Sender<Msg>,
+    result_tx: Tx<CheckRun>,
     ubus: Option<crate::ubus::UbusHandle>,
     /// Ad-hoc triggers in flight (one per VIP) and each VIP's rate limit.
     triggers: Triggers<TriggerReply>,
@@ -97,11 +96,11 @@ async fn async_main(opts: Options, mut cfg: RunConfig) -> i32 {
     // exec checks reap their children through this task instead of the
     // thread smol::process would otherwise start for it ("async-process").
     crate::rt::spawn(smol::process::driver()).detach();
-    let (events, event_rx) = unbounded::<Msg>();
+    let (signal_tx, signals) = unbounded();
 
     // Check results, session events and API requests have their own
     // channels, which the owner reads directly (no forwarding task, no
-    // second hop per event), all of the one type `Msg`.
+    // second hop per event).
     let (result_tx, result_rx) = unbounded();
     let (peer_tx, peer_rx) = unbounded();
 
@@ -121,7 +120,7 @@ async fn async_main(opts: Options, mut cfg: RunConfig) -> i32 {
     let ctl = ControlHandle::new(ctl_tx);
     let http = super::http::start(&cfg.api, ctl.clone());
     let ubus = super::ubus::start(&cfg.api, ctl.clone());
-    super::signals::start(events.clone());
+    super::signals::start(signal_tx);
 
     // The sessions start once the first engine step has decided the
     // routes (applied right below): a session that comes up finds the
@@ -142,7 +141,7 @@ async fn async_main(opts: Options, mut cfg: RunConfig) -> i32 {
         cfg.neighbors.len()
     );
     let inbox = Inbox {
-        events: event_rx,
+        signals,
         control: ctl_rx,
         peers: peer_rx,
         results: result_rx,
@@ -173,42 +172,51 @@ async fn async_main(opts: Options, mut cfg: RunConfig) -> i32 {
     owner.run(&inbox).await
 }
 
-/// The channels the owner reads: signals (`events`), requests, session
-/// events and check results, each `Msg`s of one kind.
+/// The channels the owner reads: signals, requests, session events and
+/// check results.
 struct Inbox {
-    events: Receiver<Msg>,
-    control: Receiver<Msg>,
-    peers: Receiver<Msg>,
-    results: Receiver<Msg>,
+    signals: Rx<Signal>,
+    control: Rx<Control>,
+    peers: Rx<PeerEvent>,
+    results: Rx<CheckRun>,
+}
+
+/// What the owner gets from its [`Inbox`]: one of its channels' messages.
+enum Event {
+    Signal(Signal),
+    Control(Control),
+    Peer(PeerEvent),
+    Result(CheckRun),
 }
 
 impl Inbox {
     /// The next event already queued: signals and requests before session
     /// events before check results, so a flood of reports never holds up
     /// a request.
-    fn try_next(&self) -> Option<Msg> {
-        self.events
+    fn try_next(&self) -> Option<Event> {
+        self.signals
             .try_recv()
-            .or_else(|_| self.control.try_recv())
-            .or_else(|_| self.peers.try_recv())
-            .or_else(|_| self.results.try_recv())
+            .map(Event::Signal)
+            .or_else(|_| self.control.try_recv().map(Event::Control))
+            .or_else(|_| self.peers.try_recv().map(Event::Peer))
+            .or_else(|_| self.results.try_recv().map(Event::Result))
             .ok()
     }
 
     /// The next event; None once every channel is closed (the owner holds
     /// a sender of each but `peers`, so in practice never).
-    async fn next(&self) -> Option<Msg> {
+    async fn next(&self) -> Option<Event> {
         if let Some(ev) = self.try_next() {
             return Some(ev);
         }
-        let closed = || std::future::pending::<Option<Msg>>();
-        async { self.events.recv().await.ok() }
-            .or(async { self.control.recv().await.ok() })
-            .or(async { self.peers.recv().await.ok() })
-            .or(async { self.results.recv().await.ok() })
+        let closed = || std::future::pending::<Option<Event>>();
+        async { self.signals.recv().await.ok().map(Event::Signal) }
+            .or(async { self.control.recv().await.ok().map(Event::Control) })
+            .or(async { self.peers.recv().await.ok().map(Event::Peer) })
+            .or(async { self.results.recv().await.ok().map(Event::Result) })
             .or(async {
                 // All four closed: nothing will come.
-                if self.events.is_closed()
+                if self.signals.is_closed()
                     && self.control.is_closed()
                     && self.peers.is_closed()
                     && self.results.is_closed()
@@ -242,14 +250,11 @@ impl Owner {
                     // are applied here, without a turn of the loop (whose
                     // deadline scan costs O(VIPs); a KEEPALIVE each second
                     // must not).
-                    while let Ok(ev) = sessions.recv().await {
-                        // Only reports come on this channel.
-                        if let Msg::Report(r) = ev {
-                            speaker.apply(*r);
-                        }
+                    while let Ok(r) = sessions.recv().await {
+                        speaker.apply(*r);
                     }
                     // The handle keeps a sender: never closed while it lives.
-                    std::future::pending::<Option<Msg>>().await
+                    std::future::pending::<Option<Event>>().await
                 })
                 .or(async {
                     match deadline {
@@ -270,25 +275,17 @@ impl Owner {
                 continue;
             };
             match ev {
-                Msg::Result(r) => self.on_result(r, now),
-                Msg::Control(c) => self.control(c, now).await,
-                Msg::Peer(p) => self.peer_event(p),
-                // Reports come on the speaker's channel, read above;
-                // sessions' requests never reach the owner.
-                Msg::Report(r) => self.speaker.apply(*r),
-                Msg::Signal(s) if s == libc::SIGHUP => {
+                Event::Result(r) => self.on_result(r, now),
+                Event::Control(c) => self.control(c, now).await,
+                Event::Peer(p) => self.peer_event(p),
+                Event::Signal(Signal(libc::SIGHUP)) => {
                     if let Err(errs) = self.reload(now) {
                         for e in errs {
                             log::error!("reload: {e}");
                         }
                     }
                 }
-                Msg::Signal(_) => return self.shutdown(rx).await,
-                Msg::Session(_)
-                | Msg::UbusCall(_)
-                | Msg::UbusDone(..)
-                | Msg::Answer(_)
-                | Msg::Wake => {}
+                Event::Signal(_) => return self.shutdown(rx).await,
             }
         }
     }

@@ -2,8 +2,8 @@
 //! waited, Cease sent, within procd's five seconds.
 
 use super::loops::Runtimes;
-use super::{send_peer_event, Inbox, Owner, UBUS_FLUSH_LIMIT};
-use crate::daemon::Msg;
+use super::{send_peer_event, Event, Inbox, Owner, UBUS_FLUSH_LIMIT};
+use crate::chan::Signal;
 use crate::vip::VipState;
 use smol::future::FutureExt;
 use std::time::{Duration, SystemTime};
@@ -50,8 +50,8 @@ impl Owner {
         let second_signal = async {
             loop {
                 match rx.next().await {
-                    Some(Msg::Signal(s)) if s != libc::SIGHUP => return true,
-                    Some(Msg::Peer(p)) => send_peer_event(ubus.as_ref(), &p),
+                    Some(Event::Signal(Signal(s))) if s != libc::SIGHUP => return true,
+                    Some(Event::Peer(p)) => send_peer_event(ubus.as_ref(), &p),
                     Some(_) => continue,
                     None => std::future::pending::<()>().await,
                 }
@@ -71,10 +71,8 @@ impl Owner {
         .await;
         // The peers' last changes (to idle) were sent before their tasks
         // acknowledged the stop.
-        while let Ok(ev) = rx.peers.try_recv() {
-            if let Msg::Peer(p) = ev {
-                send_peer_event(ubus.as_ref(), &p);
-            }
+        while let Ok(p) = rx.peers.try_recv() {
+            send_peer_event(ubus.as_ref(), &p);
         }
         if let Some(u) = &ubus {
             // Queued events go to ubusd before REMOVE_OBJECT (bounded: a

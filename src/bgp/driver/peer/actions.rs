@@ -91,13 +91,13 @@ impl PeerTask {
                 after.as_str()
             ),
         }
-        let _ = self.events.try_send(Msg::Peer(PeerEvent {
+        let _ = self.events.try_send(PeerEvent {
             peer: self.s.name.clone(),
             address: self.s.address,
             from: before,
             to: after,
             reason,
-        }));
+        });
     }
 
     pub(super) fn set_error(&mut self, e: String) {

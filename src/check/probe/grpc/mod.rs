@@ -214,7 +214,7 @@ impl GrpcProbe {
         on_addr(&self.0.target, move |addr| async move {
             let inner = self.0.clone();
             match super::blocking::pool()
-                .run_check(move || inner.call(addr, deadline))
+                .run(move || inner.call(addr, deadline))
                 .await
             {
                 Ok(r) => r,
