@@ -17,9 +17,11 @@
 //! * A neighbor whose session settings changed (its own options, or the
 //!   router and `bgp` settings its session is built from) restarts; only
 //!   `required` changes without a restart.
-//! * Global settings: `logging.level` and `bgp.shutdown_drain` apply live;
-//!   the rest (listeners, API limits and token, ubus socket, log sink) are
-//!   listed in [`ReloadPlan::needs_restart`].
+//! * Global settings: `logging.level`, `bgp.shutdown_drain` and the HTTP
+//!   API's settings ([`HTTP_KEYS`]: listen address, timeouts, token; the
+//!   server is replaced) apply live ([`ReloadPlan::live`]); the BGP listen
+//!   address, the ubus socket and the log sink (`logging.syslog`,
+//!   `logging.timestamps`) are listed in [`ReloadPlan::needs_restart`].
 
 use crate::config::run::{CheckSpec, RunConfig, VipSpec};
 use std::borrow::Cow;
