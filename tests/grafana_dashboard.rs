@@ -5,11 +5,14 @@
 //! be in the /metrics of a running pathosd whose config makes the families
 //! appear (exec, http and tcp checks, a BGP session to BIRD with routes in
 //! its Adj-RIB-Out, a VIP drained through the API, a VIP that stays down),
-//! and so must every label it matches on. The variables `instance` and `vip`
-//! must filter every panel, and every panel must query `${datasource}`.
-//! A missing promtool, a daemon that does not start or a failed fetch fails
-//! the test; the last part of the test doctors the dashboard to show that a
-//! bad expression, an unknown metric and an unknown label are reported.
+//! and so must every label it matches on; over that scrape, replayed in
+//! promtool, every query must evaluate and return something. The variables
+//! `instance` and `vip` must filter every panel, and every panel must query
+//! `${datasource}`. A missing promtool, a daemon that does not start or a
+//! failed fetch fails the test; the last part of the test doctors the
+//! dashboard to show that a bad expression, an unknown metric, an unknown
+//! label, a query that returns nothing and one that cannot be evaluated are
+//! reported.
 
 mod support;
 
@@ -424,6 +427,101 @@ fn promtool_parse(queries: &[(Query, String)], dir: &TempDir) -> Vec<String> {
     found
 }
 
+/// The minute of the replay at which each query is evaluated.
+const EVAL_AT: &str = "30m";
+
+/// `promtool test rules` replays the scrape as the series of two instances
+/// (`r1`, `r2`, job `pathosd`): gauges constant at the scraped value,
+/// counters and histogram parts growing by 1 a minute from it. Every query
+/// must evaluate without error (a vector match that is not one-to-one, say)
+/// and return at least one series: a label value that no series has (a
+/// misspelt `session_state`) leaves a panel empty, which parsing cannot see.
+/// Each query is a test expecting nothing, so promtool prints what each
+/// returned; one it does not print returned nothing.
+fn promtool_eval(queries: &[(Query, String)], metrics: &str, dir: &TempDir) -> Vec<String> {
+    let mut series = Vec::new();
+    for instance in ["r1", "r2"] {
+        for line in metrics.lines().map(str::trim) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let name_end = line
+                .find(|c: char| c == '{' || c.is_ascii_whitespace())
+                .unwrap_or(line.len());
+            let name = &line[..name_end];
+            let (labels, rest) = if line[name_end..].starts_with('{') {
+                match matchers_at(line, name_end) {
+                    Ok((_, end)) => (&line[name_end + 1..end - 1], &line[end..]),
+                    Err(e) => return vec![format!("/metrics: {e}")],
+                }
+            } else {
+                ("", &line[name_end..])
+            };
+            let Some(value) = rest.split_whitespace().next() else {
+                return vec![format!("no value in /metrics line {line:?}")];
+            };
+            let sep = if labels.is_empty() { "" } else { "," };
+            let growing = ["_total", "_bucket", "_count", "_sum"]
+                .iter()
+                .any(|s| name.ends_with(s));
+            let step = if growing { 1 } else { 0 };
+            series.push(json!({
+                "series": format!("{name}{{{labels}{sep}instance=\"{instance}\",job=\"pathosd\"}}"),
+                "values": format!("{value}+{step}x40"),
+            }));
+        }
+    }
+    let tests: Vec<Value> = queries
+        .iter()
+        .map(|(_, e)| json!({"expr": e, "eval_time": EVAL_AT, "exp_samples": []}))
+        .collect();
+    let file = dir.path("dashboard.test.json");
+    let doc = json!({
+        "rule_files": [],
+        "evaluation_interval": "1m",
+        "tests": [{"interval": "1m", "input_series": series, "promql_expr_test": tests}],
+    });
+    std::fs::write(&file, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let out = match run_bounded(
+        Command::new("/usr/bin/promtool")
+            .arg("test")
+            .arg("rules")
+            .arg(&file),
+        PROMTOOL_LIMIT,
+    ) {
+        Ok(out) => out,
+        Err(e) => return vec![format!("promtool (Debian package prometheus): {e}")],
+    };
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if !text.contains("expr: ") {
+        return vec![format!(
+            "promtool test rules printed no query ({}):\n{text}",
+            out.status
+        )];
+    }
+    let mut found = Vec::new();
+    for (q, e) in queries {
+        // promtool quotes the expression with Go's %q, which for ASCII text
+        // is what Rust's {:?} writes.
+        let head = format!("expr: {e:?}, time: {EVAL_AT},");
+        match text.lines().find(|l| l.trim_start().starts_with(&head)) {
+            None => found.push(format!(
+                "{}: returns nothing over the scrape replayed in promtool: {e}",
+                q.place
+            )),
+            Some(l) if l.contains(" err: ") => {
+                found.push(format!("{}: promtool: {}", q.place, l.trim()))
+            }
+            Some(_) => {}
+        }
+    }
+    found
+}
+
 /// Everything wrong with `dash` given the /metrics text `metrics` of a
 /// running daemon; empty when the dashboard is right.
 fn check_dashboard(dash: &Value, metrics: &str, dir: &TempDir) -> Vec<String> {
@@ -537,7 +635,12 @@ fn check_dashboard(dash: &Value, metrics: &str, dir: &TempDir) -> Vec<String> {
             ));
         }
     }
-    problems.extend(promtool_parse(&parsed, dir));
+    let parse = promtool_parse(&parsed, dir);
+    // Evaluating needs every query to parse; the parse errors say it all.
+    if parse.is_empty() {
+        problems.extend(promtool_eval(&parsed, metrics, dir));
+    }
+    problems.extend(parse);
     problems
 }
 
@@ -722,6 +825,14 @@ fn dashboard_queries_parse_and_name_only_what_a_running_daemon_exports() {
         (
             "sum(bgp_peer_up{instance=~\"$instance\"})".to_string(),
             "nothing in it is filtered by vip",
+        ),
+        (
+            format!("bgp_peer_up{{instance=~\"$instance\"}} and on(instance) pathosd_vip_state{{{f}, nlri=\"10.0.0.0/8\"}}"),
+            "panel \"doctored\" query \"A\": returns nothing",
+        ),
+        (
+            format!("bgp_peer_up{{instance=~\"$instance\"}} * on(instance) pathosd_vip_state{{{f}}}"),
+            "panel \"doctored\" query \"A\": promtool: expr: ",
         ),
         (
             format!("rate(pathosd_check_total{{{f}}}[$__rate_window])"),
