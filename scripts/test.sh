@@ -12,6 +12,9 @@ bash scripts/test-packaging.sh
 # The names docs/architecture.md, docs/testing.md and docs/config.md give
 # (files, modules) exist, and docs/testing.md names every tests/*.rs.
 python3 scripts/check-doc-names.py
+# Among them tests/grafana_dashboard.rs: every query of files/pathosd-grafana.json
+# parses (promtool check rules), names only metrics and labels in the
+# /metrics of a running pathosd and returns series over that scrape.
 cargo test --locked --all-targets
 # The build without TLS (package pathosd-nossl): the library and the config
 # and command-line tests, where the TLS options become errors, and the
