@@ -63,6 +63,14 @@ for doc in docs:
                     d = base
                     for i, p in enumerate(parts):
                         if os.path.isdir(os.path.join(d, p)):
+                            # `rt.rs` beside `rt/` (its child modules): the
+                            # rest may be items of the module file.
+                            mf = os.path.join(d, p + '.rs')
+                            rest = parts[i + 1:]
+                            if rest and os.path.isfile(mf):
+                                src = open(mf).read()
+                                if all(re.search(item % (r, r), src) for r in rest):
+                                    return True
                             d = os.path.join(d, p)
                             if i == len(parts) - 1:
                                 return True
