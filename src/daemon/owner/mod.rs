@@ -2,10 +2,12 @@
 //! Start-up and the event loop are here; the VIPs' check loops in
 //! `loops`, reload in `reloading`, the graceful stop in `shutdown`.
 
+mod inbox;
 mod loops;
 mod reloading;
 mod shutdown;
 
+use inbox::{Event, Inbox};
 use loops::{check_ids, drain_files, has_drain_files, spawn_checks, Runtimes};
 
 use super::engine::{CheckId, CheckRun, Engine, Input, Output};
@@ -15,7 +17,7 @@ use super::views;
 use crate::api::control::{ApiError, Control, ControlHandle, Quoted, Reply, TriggerOutcome};
 use crate::api::model::{ReloadRecord, Scope, Snapshot};
 use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
-use crate::chan::{unbounded, Rx, Signal, Tx};
+use crate::chan::{unbounded, Signal, Tx};
 use crate::config::load::Format;
 use crate::config::{LogLevel, RunConfig};
 use smol::future::FutureExt;
@@ -170,63 +172,6 @@ async fn async_main(opts: Options, mut cfg: RunConfig) -> i32 {
         .set_routes(owner.engine.routes().map(|(p, i)| (p, Some(i.clone()))));
     owner.apply(outputs);
     owner.run(&inbox).await
-}
-
-/// The channels the owner reads: signals, requests, session events and
-/// check results.
-struct Inbox {
-    signals: Rx<Signal>,
-    control: Rx<Control>,
-    peers: Rx<PeerEvent>,
-    results: Rx<CheckRun>,
-}
-
-/// What the owner gets from its [`Inbox`]: one of its channels' messages.
-enum Event {
-    Signal(Signal),
-    Control(Control),
-    Peer(PeerEvent),
-    Result(CheckRun),
-}
-
-impl Inbox {
-    /// The next event already queued: signals and requests before session
-    /// events before check results, so a flood of reports never holds up
-    /// a request.
-    fn try_next(&self) -> Option<Event> {
-        self.signals
-            .try_recv()
-            .map(Event::Signal)
-            .or_else(|_| self.control.try_recv().map(Event::Control))
-            .or_else(|_| self.peers.try_recv().map(Event::Peer))
-            .or_else(|_| self.results.try_recv().map(Event::Result))
-            .ok()
-    }
-
-    /// The next event; None once every channel is closed (the owner holds
-    /// a sender of each but `peers`, so in practice never).
-    async fn next(&self) -> Option<Event> {
-        if let Some(ev) = self.try_next() {
-            return Some(ev);
-        }
-        let closed = || std::future::pending::<Option<Event>>();
-        async { self.signals.recv().await.ok().map(Event::Signal) }
-            .or(async { self.control.recv().await.ok().map(Event::Control) })
-            .or(async { self.peers.recv().await.ok().map(Event::Peer) })
-            .or(async { self.results.recv().await.ok().map(Event::Result) })
-            .or(async {
-                // All four closed: nothing will come.
-                if self.signals.is_closed()
-                    && self.control.is_closed()
-                    && self.peers.is_closed()
-                    && self.results.is_closed()
-                {
-                    return None;
-                }
-                closed().await
-            })
-            .await
-    }
 }
 
 impl Owner {
