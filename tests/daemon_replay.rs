@@ -8,13 +8,18 @@
 //! exactly what that step must produce, in order (none: nothing).
 //! Events: `report VIP/CHECK ok|fail`, `drain-file VIP on|off`,
 //! `drain-api VIP on|off`, `tick`, `peer-up PEER [ipv4] [ipv6]`,
-//! `peer-down PEER`, `signal term` (withdraw everything, then Cease).
+//! `peer-down PEER`, `signal term` (withdraw everything, then Cease),
+//! `reload [VIP, ...]` (the rest of the line: a JSON array of the new
+//! config's VIPs; the plan's change of each VIP is printed as
+//! `reload VIP CHANGE` before what the engine then decides, exactly as the
+//! owner plans and applies a SIGHUP).
 
 use pathosd::bgp::rib_out::{AdjRibOut, Changes, PeerShape, RibOut};
 use pathosd::bgp::types::{Afi, PathAttrs};
 use pathosd::check::CheckResult;
 use pathosd::config::{Errors, Field, Vip};
 use pathosd::daemon::engine::{CheckRun, Engine, Input, Output};
+use pathosd::daemon::reload::{ReloadPlan, VipChange};
 use std::time::{Duration, Instant};
 
 struct Peer {
@@ -104,10 +109,51 @@ impl Harness {
         }
     }
 
-    fn step(&mut self, ms: u64, ev: &str, args: &[&str]) -> Vec<String> {
+    /// A reload to `vips`: planned by the engine's diff (the one walker the
+    /// owner uses) and applied by `Engine::reload`, whose outputs go to the
+    /// RIB-out as any other step's.
+    fn reload(&mut self, vips: Vec<pathosd::config::VipSpec>, now: Instant) -> Vec<String> {
+        let plan = ReloadPlan {
+            vips: self.engine.diff(&vips),
+            ..ReloadPlan::default()
+        };
+        let mut lines: Vec<String> = plan
+            .vips
+            .iter()
+            .map(|(name, c)| {
+                let c = match c {
+                    VipChange::Unchanged => "unchanged".to_string(),
+                    VipChange::Kept { attributes, timing } => format!(
+                        "kept{}{}",
+                        if *attributes { " attributes" } else { "" },
+                        if *timing { " timing" } else { "" }
+                    ),
+                    VipChange::Restarted(why) => format!("restarted ({why})"),
+                    VipChange::Added => "added".to_string(),
+                    VipChange::Removed => "removed".to_string(),
+                };
+                format!("reload {name} {c}")
+            })
+            .collect();
+        let outs = self.engine.reload(vips, &plan, now);
+        self.apply(outs, &mut lines);
+        lines
+    }
+
+    fn step(&mut self, ms: u64, ev: &str, args: &[&str], rest: &str) -> Vec<String> {
         let now = self.t0 + Duration::from_millis(ms);
         let mut lines = Vec::new();
         let input = match ev {
+            "reload" => {
+                let list: serde_json::Value = serde_json::from_str(rest).expect("a JSON array");
+                let vips = list
+                    .as_array()
+                    .expect("a JSON array")
+                    .iter()
+                    .map(vip_of)
+                    .collect();
+                return self.reload(vips, now);
+            }
             "report" => {
                 let (vip, check) = args[0].split_once('/').expect("VIP/CHECK");
                 let ok = args[1] == "ok";
@@ -193,6 +239,15 @@ fn kv<'a>(parts: &'a [&'a str], key: &str) -> Option<&'a str> {
         .find_map(|p| p.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
 }
 
+/// A VIP of the file, decoded and made a run VIP as the daemon's config is.
+fn vip_of(v: &serde_json::Value) -> pathosd::config::VipSpec {
+    let mut errs = Errors::default();
+    let vip = Vip::decode(v, "vip", &mut errs).unwrap();
+    assert!(errs.is_empty(), "{errs:?}");
+    // Through the run config's own constructor, as validation.
+    pathosd::config::run::vip_spec(vip).unwrap()
+}
+
 fn run_file(path: &std::path::Path) {
     let text = std::fs::read_to_string(path).unwrap();
     let (head, body) = text.split_once("\n---\n").expect("header --- steps");
@@ -218,11 +273,7 @@ fn run_file(path: &std::path::Path) {
             )),
             "vip" => {
                 let v: serde_json::Value = serde_json::from_str(&line[4..]).unwrap();
-                let mut errs = Errors::default();
-                let vip = Vip::decode(&v, "vip", &mut errs).unwrap();
-                assert!(errs.is_empty(), "{errs:?}");
-                // Through the run config's own constructor, as validation.
-                vips.push(pathosd::config::run::vip_spec(vip).unwrap());
+                vips.push(vip_of(&v));
             }
             other => panic!("unknown header line {other}"),
         }
@@ -272,7 +323,9 @@ fn run_file(path: &std::path::Path) {
     for (lineno, step, want) in steps {
         let parts: Vec<&str> = step.split_whitespace().collect();
         let ms: u64 = parts[0].strip_prefix('@').expect("@MS").parse().unwrap();
-        let got = h.step(ms, parts[1], &parts[2..]);
+        // The text after the event's name, for an argument with spaces.
+        let rest = step.split_once(parts[1]).map_or("", |(_, r)| r.trim());
+        let got = h.step(ms, parts[1], &parts[2..], rest);
         assert_eq!(
             got,
             want,
