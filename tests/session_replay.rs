@@ -11,7 +11,7 @@ use pathosd::bgp::fsm::{ConnectionOrigin, State};
 use pathosd::bgp::rib_out::PeerShape;
 use pathosd::bgp::session::{
     keepalive_window, on_candidate_open, on_inbound, Collision, Inbound, MessageKind, Pass,
-    SessionCore, StatusUpdate,
+    SessionCore,
 };
 use pathosd::bgp::types::{Afi, Community, Prefix, RouteIntent};
 use pathosd::bgp::wire::{self, DecodeCtx, Message, PathAttr, SkipReason};
@@ -283,9 +283,9 @@ fn status_reports_state_counters_and_adj_rib_out_changes() {
     let t0 = Instant::now();
     let mut c = SessionCore::new(shape(), 3);
     // The first report is the initial summary.
-    let first = c.take_updates();
-    assert!(matches!(&first[..], [StatusUpdate::Summary(s)] if s.state == "idle" && s.running));
-    assert!(c.take_updates().is_empty(), "nothing changed");
+    let first = c.take_summary();
+    assert!(matches!(&first, Some(s) if s.state == "idle" && s.running));
+    assert!(c.take_summary().is_none(), "nothing changed");
 
     // Retries that fail the same way are not worth an info line each.
     assert!(!c.on_transition(State::Idle, State::Connect, None));
@@ -314,15 +314,15 @@ fn status_reports_state_counters_and_adj_rib_out_changes() {
     assert_eq!(s.last_error, None, "cleared on Established");
     // The summary that counts the routes; the routes themselves stay in
     // the session, where the owner reads them.
-    let u = c.take_updates();
-    assert!(matches!(&u[..], [StatusUpdate::Summary(s)] if s.advertised == 1));
+    let u = c.take_summary();
+    assert!(matches!(&u, Some(s) if s.advertised == 1));
     assert_eq!(c.adj_rib_out().advertised().len(), 1);
 
     // Down: the owner drops the peer's routes, the flap is counted.
     assert!(c.on_transition(State::Established, State::Idle, Some("hold timer expired")));
     c.on_session_down();
-    let u = c.take_updates();
-    assert!(matches!(&u[..], [StatusUpdate::Summary(s)]
+    let u = c.take_summary();
+    assert!(matches!(&u, Some(s)
         if s.flaps == 1 && s.advertised == 0 && s.established_at.is_none()));
     assert!(c.adj_rib_out().advertised().is_empty());
     c.on_stopped_for_good("cannot set the TCP MD5 key".into());

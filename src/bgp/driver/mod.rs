@@ -54,7 +54,7 @@ use smol::{Async, Task};
 
 use super::fsm::State;
 use super::rib_out::RibOut;
-use super::session::{RouteBatch, SessionCore, StatusUpdate, Summary};
+use super::session::{RouteBatch, SessionCore, Summary};
 use super::types::{PathAttrs, Prefix, RouteIntent};
 use crate::config::run::{NeighborRun, RunConfig};
 use crate::daemon::reload::NeighborChange;
@@ -101,11 +101,11 @@ pub struct PeerStatus {
 }
 
 /// A peer task's report to the owner: which task (a restarted peer is a
-/// new task) and what changed.
+/// new task) and its new summary.
 #[derive(Debug, Clone)]
 pub struct SessionReport {
     id: u64,
-    update: StatusUpdate,
+    summary: Summary,
 }
 
 /// Requests from the handle (and the listener) to one peer task (public
@@ -529,9 +529,7 @@ fn apply_report(owner: &mut OwnerSide, r: SessionReport) {
     let Some(v) = owner.views.iter_mut().find(|v| v.id == r.id) else {
         return;
     };
-    match r.update {
-        StatusUpdate::Summary(s) => v.summary = s,
-    }
+    v.summary = r.summary;
 }
 
 /// What the peer has from us now: its session's Adj-RIB-Out. The peer

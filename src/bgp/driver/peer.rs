@@ -332,11 +332,10 @@ impl PeerTask {
 
     /// Hands what changed in the status and the Adj-RIB-Out to the owner.
     fn publish(&mut self) {
-        let updates = self.core().take_updates();
-        for update in updates {
+        if let Some(summary) = self.core().take_summary() {
             let _ = self.reports.try_send(Box::new(SessionReport {
                 id: self.id,
-                update,
+                summary,
             }));
         }
     }

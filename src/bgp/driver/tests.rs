@@ -15,16 +15,13 @@ fn reports_update_the_owners_summary_and_stale_tasks_are_ignored() {
         summary: Summary::idle(true),
         session: Weak::new(),
     });
-    let report = |id, update| SessionReport { id, update };
+    let report = |id, summary| SessionReport { id, summary };
     let mut up = Summary::idle(true);
     up.state = "established";
     up.advertised = 2;
-    apply_report(&mut owner, report(2, StatusUpdate::Summary(up.clone())));
+    apply_report(&mut owner, report(2, up.clone()));
     // The task this one replaced (id 1) reports late: ignored.
-    apply_report(
-        &mut owner,
-        report(1, StatusUpdate::Summary(Summary::idle(false))),
-    );
+    apply_report(&mut owner, report(1, Summary::idle(false)));
     assert_eq!(owner.views[0].summary, up);
 }
 

@@ -27,7 +27,8 @@
 //!   Adj-RIB-Out; if the peer held an older version of it, that one is
 //!   withdrawn, as it no longer says what pathosd means.
 //! * **Status bookkeeping.** State, uptime start, counters and errors are
-//!   kept here and handed to the owner as [`StatusUpdate`]s; the owner
+//!   kept here and handed to the owner as a [`Summary`] when it changed
+//!   ([`SessionCore::take_summary`]); the owner
 //!   keeps the summaries /status shows. The routes the peer has from us
 //!   (the Adj-RIB-Out) the owner reads from the core itself.
 //! * **Connection collisions** (RFC 4271 §6.8): [`on_inbound`] and
@@ -113,7 +114,7 @@ impl MessageCounters {
 }
 
 /// What a session reports about itself (the routes aside: the owner reads
-/// them from the session, [`StatusUpdate`]); the owner adds the configured
+/// them from the session, see [`SessionCore::take_summary`]); the owner adds the configured
 /// name, address, AS and `required`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Summary {
@@ -154,17 +155,6 @@ impl Summary {
             advertised: 0,
         }
     }
-}
-
-/// A session's report to the owner. The routes the peer has from us are
-/// not reported: the owner reads them from the session
-/// ([`SessionCore::adj_rib_out`]) when /metrics asks, instead of keeping a
-/// copy of each session's Adj-RIB-Out (10,000 routes, ≈ 280 KB, a peer at
-/// 10,000 `always` VIPs, and the change list that built it at the first
-/// pass).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StatusUpdate {
-    Summary(Summary),
 }
 
 /// UPDATEs to write in one go.
@@ -500,14 +490,18 @@ impl SessionCore {
         session || new_reason
     }
 
-    /// What changed since the last call, for the owner: the summary.
-    pub fn take_updates(&mut self) -> Vec<StatusUpdate> {
-        let mut out = Vec::new();
-        if self.summary_changed {
-            self.summary_changed = false;
-            out.push(StatusUpdate::Summary(self.summary.clone()));
+    /// The summary, if it changed since the last call: the session's
+    /// report to the owner. The routes the peer has from us are not
+    /// reported: the owner reads them from the session
+    /// ([`SessionCore::adj_rib_out`]) when /metrics asks, instead of keeping
+    /// a copy of each session's Adj-RIB-Out (10,000 routes, ≈ 280 KB, a
+    /// peer at 10,000 `always` VIPs).
+    pub fn take_summary(&mut self) -> Option<Summary> {
+        if !self.summary_changed {
+            return None;
         }
-        out
+        self.summary_changed = false;
+        Some(self.summary.clone())
     }
 
     // ---- timers -------------------------------------------------------
