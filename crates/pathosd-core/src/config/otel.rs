@@ -206,8 +206,28 @@ pub(crate) fn validate(c: &Config, errs: &mut Errors) {
         for (k, v) in s.headers {
             header(&join(&join(&p, "headers"), k), k, v, errs);
         }
-        if let Some(Ok(t)) = target(c, &s) {
-            any = true;
+        let Some(Ok(t)) = target(c, &s) else {
+            continue;
+        };
+        any = true;
+        // Only metrics are exported so far: the transports they cannot
+        // take yet are refused where the endpoint is written, not left to
+        // fail quietly at run time.
+        if s.name == "metrics" {
+            if let Transport::Http { tls: true } = t.transport {
+                let at = if s.endpoint.trim().is_empty() {
+                    "otel.endpoint".to_string()
+                } else {
+                    join(&p, "endpoint")
+                };
+                errs.push_fmt(
+                    at,
+                    format_args!(
+                        "{}: OTLP export over https:// is not implemented yet; use http://",
+                        Quote(&t.url)
+                    ),
+                );
+            }
             if let Transport::Grpc { .. } = t.transport {
                 let at = if s.endpoint.trim().is_empty() {
                     "otel.endpoint".to_string()
@@ -326,7 +346,10 @@ mod tests {
         );
         let https = errors(serde_json::json!({"endpoint": "https://c"}));
         if crate::TLS {
-            assert!(https.is_empty(), "{https:?}");
+            assert_eq!(
+                https,
+                ["otel.endpoint: \"https://c:443/v1/metrics\": OTLP export over https:// is not implemented yet; use http://"]
+            );
         } else {
             assert_eq!(
                 https,
