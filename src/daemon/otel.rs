@@ -60,7 +60,77 @@ fn count(f: impl FnOnce(&mut OtelView)) {
 pub(crate) struct Exporter {
     task: smol::Task<()>,
     target: OtlpTarget,
+    client: Client,
     service: String,
+}
+
+/// How requests go out: plain http:// on the daemon's thread, or https://
+/// with ureq on the bounded blocking pool (its agent built once, with the
+/// system's CA store read once).
+#[derive(Clone)]
+enum Client {
+    Plain,
+    #[cfg(feature = "tls")]
+    Tls(ureq::Agent),
+}
+
+#[cfg(feature = "tls")]
+fn tls_agent(t: &OtlpTarget) -> ureq::Agent {
+    use ureq::tls::{RootCerts, TlsConfig, TlsProvider};
+    let roots = if t.insecure {
+        Vec::new()
+    } else {
+        crate::check::probe::http::system_roots()
+    };
+    let tls = TlsConfig::builder()
+        .provider(TlsProvider::Rustls)
+        .root_certs(RootCerts::Specific(std::sync::Arc::new(roots)))
+        .disable_verification(t.insecure)
+        .unversioned_rustls_crypto_provider(std::sync::Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .build();
+    let config = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .timeout_global(Some(REQUEST_TIMEOUT))
+        .user_agent(concat!("pathosd/", env!("CARGO_PKG_VERSION")))
+        .max_idle_connections(0)
+        .tls_config(tls)
+        .build();
+    ureq::Agent::new_with_config(config)
+}
+
+/// One https:// request with ureq, on the blocking pool: the status and
+/// its Retry-After.
+#[cfg(feature = "tls")]
+async fn exchange_tls(
+    agent: &ureq::Agent,
+    t: &OtlpTarget,
+    body: Rc<[u8]>,
+) -> Result<(u16, Option<u64>), String> {
+    let agent = agent.clone();
+    let url = t.url.clone();
+    let headers = t.headers.clone();
+    let body: Vec<u8> = body.to_vec();
+    let r = crate::check::probe::blocking::pool()
+        .run(move || {
+            let mut req = agent
+                .post(&url)
+                .header("Content-Type", "application/x-protobuf");
+            for (k, v) in &headers {
+                req = req.header(k, v);
+            }
+            let resp = req.send(&body[..]).map_err(|e| e.to_string())?;
+            let retry_after = resp
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse().ok());
+            Ok((resp.status().as_u16(), retry_after))
+        })
+        .await?;
+    r
 }
 
 impl Exporter {
@@ -77,7 +147,9 @@ impl Exporter {
         let body =
             pathosd_core::api::metrics::otlp_request(snapshot, SystemTime::now(), &self.service);
         let deadline = Instant::now() + limit;
-        match crate::check::probe::until(deadline, send(&self.target, Rc::from(body))).await {
+        match crate::check::probe::until(deadline, send(&self.target, &self.client, Rc::from(body)))
+            .await
+        {
             Some(Outcome::Accepted) => log::debug!("otel: last metrics sent"),
             Some(Outcome::Retry(_, why) | Outcome::Refused(why)) => {
                 log::warn!("otel: last metrics not sent: {why}")
@@ -91,11 +163,17 @@ impl Exporter {
 pub(crate) fn start(cfg: &RunConfig, ctl: ControlHandle) -> Option<Exporter> {
     let o = &cfg.otel;
     let target = o.metrics.clone()?;
-    if target.transport != (Transport::Http { tls: false }) {
-        // Validation refuses these while they are not implemented.
-        log::error!("otel: {} is not supported for export", target.url);
-        return None;
-    }
+    let client = match target.transport {
+        Transport::Http { tls: false } => Client::Plain,
+        #[cfg(feature = "tls")]
+        Transport::Http { tls: true } => Client::Tls(tls_agent(&target)),
+        // Validation refuses these (gRPC is not implemented, https needs
+        // the TLS build).
+        _ => {
+            log::error!("otel: {} is not supported for export", target.url);
+            return None;
+        }
+    };
     log::info!(
         "otel: exporting metrics to {} every {:?}",
         target.url,
@@ -103,6 +181,7 @@ pub(crate) fn start(cfg: &RunConfig, ctl: ControlHandle) -> Option<Exporter> {
     );
     let task = crate::rt::spawn(run(
         target.clone(),
+        client.clone(),
         o.service_name.clone(),
         o.metrics_interval,
         ctl,
@@ -110,6 +189,7 @@ pub(crate) fn start(cfg: &RunConfig, ctl: ControlHandle) -> Option<Exporter> {
     Some(Exporter {
         task,
         target,
+        client,
         service: o.service_name.clone(),
     })
 }
@@ -164,7 +244,13 @@ async fn export(queue: &mut Queue, service: &str, ctl: &ControlHandle) {
     }
 }
 
-async fn run(target: OtlpTarget, service: String, interval: Duration, ctl: ControlHandle) {
+async fn run(
+    target: OtlpTarget,
+    client: Client,
+    service: String,
+    interval: Duration,
+    ctl: ControlHandle,
+) {
     let mut queue = Queue {
         items: VecDeque::with_capacity(QUEUE_MAX),
         next: 0,
@@ -198,7 +284,7 @@ async fn run(target: OtlpTarget, service: String, interval: Duration, ctl: Contr
         // The exports go on while a request is in flight (a collector
         // that never answers holds it for REQUEST_TIMEOUT), so the queue
         // bound is what limits memory, not the collector's speed.
-        let mut attempt = std::pin::pin!(send(&target, body));
+        let mut attempt = std::pin::pin!(send(&target, &client, body));
         let outcome = loop {
             let tick = async {
                 crate::rt::sleep_until(next_export).await;
@@ -273,31 +359,36 @@ fn request(t: &OtlpTarget, body: &[u8]) -> Vec<u8> {
     out
 }
 
-async fn send(t: &OtlpTarget, body: Rc<[u8]>) -> Outcome {
+async fn send(t: &OtlpTarget, client: &Client, body: Rc<[u8]>) -> Outcome {
     let deadline = Instant::now() + REQUEST_TIMEOUT;
     let attempt = async {
-        let addrs = match t.host.parse::<IpAddr>() {
-            Ok(ip) => vec![SocketAddr::new(ip, t.port)],
-            Err(_) => crate::check::probe::lookup(&t.host, t.port)
-                .await
-                .map_err(|e| Outcome::Retry(None, e))?,
-        };
-        let req = request(t, &body);
-        http1::exchange(&addrs, None, &req, Method::Post, false, false)
-            .await
-            .map_err(|f| Outcome::Retry(None, f.detail("request", &t.url)))
+        match client {
+            Client::Plain => {
+                let addrs = match t.host.parse::<IpAddr>() {
+                    Ok(ip) => vec![SocketAddr::new(ip, t.port)],
+                    Err(_) => crate::check::probe::lookup(&t.host, t.port).await?,
+                };
+                let req = request(t, &body);
+                http1::exchange(&addrs, None, &req, Method::Post, false, false)
+                    .await
+                    .map(|r| (r.status, r.retry_after))
+                    .map_err(|f| f.detail("request", &t.url))
+            }
+            #[cfg(feature = "tls")]
+            Client::Tls(agent) => exchange_tls(agent, t, body).await,
+        }
     };
-    let r = match crate::check::probe::until(deadline, attempt).await {
+    let (status, retry_after) = match crate::check::probe::until(deadline, attempt).await {
         None => return Outcome::Retry(None, format!("no answer in {REQUEST_TIMEOUT:?}")),
-        Some(Err(o)) => return o,
+        Some(Err(why)) => return Outcome::Retry(None, why),
         Some(Ok(r)) => r,
     };
-    match r.status {
+    match status {
         200..=299 => Outcome::Accepted,
         // OTLP/HTTP: the retryable responses.
         429 | 502 | 503 | 504 => Outcome::Retry(
-            r.retry_after.map(Duration::from_secs),
-            format!("HTTP {}", r.status),
+            retry_after.map(Duration::from_secs),
+            format!("HTTP {status}"),
         ),
         s => Outcome::Refused(format!("HTTP {s}")),
     }

@@ -2,7 +2,8 @@
 request with the official protobuf definitions (PyPI opentelemetry-proto)
 and prints it as one JSON line. A missing module is an error, never a skip.
 
-usage: otlp_receiver.py IP PORT MODE
+usage: otlp_receiver.py IP PORT MODE [CERT KEY]
+  (with CERT and KEY: https, TLS with that certificate)
   ok        answer 200 to everything
   503       answer 503 with Retry-After: 2 to the first request, then 200
   hang      accept and read, print {"status": "hang"}, never answer
@@ -106,5 +107,10 @@ class Server(HTTPServer):
 
 
 srv = Server((IP, PORT), Handler)
+if len(sys.argv) == 6:
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(sys.argv[4], sys.argv[5])
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 print("listening", flush=True)
 srv.serve_forever()

@@ -214,20 +214,6 @@ pub(crate) fn validate(c: &Config, errs: &mut Errors) {
         // take yet are refused where the endpoint is written, not left to
         // fail quietly at run time.
         if s.name == "metrics" {
-            if let Transport::Http { tls: true } = t.transport {
-                let at = if s.endpoint.trim().is_empty() {
-                    "otel.endpoint".to_string()
-                } else {
-                    join(&p, "endpoint")
-                };
-                errs.push_fmt(
-                    at,
-                    format_args!(
-                        "{}: OTLP export over https:// is not implemented yet; use http://",
-                        Quote(&t.url)
-                    ),
-                );
-            }
             if let Transport::Grpc { .. } = t.transport {
                 let at = if s.endpoint.trim().is_empty() {
                     "otel.endpoint".to_string()
@@ -346,10 +332,7 @@ mod tests {
         );
         let https = errors(serde_json::json!({"endpoint": "https://c"}));
         if crate::TLS {
-            assert_eq!(
-                https,
-                ["otel.endpoint: \"https://c:443/v1/metrics\": OTLP export over https:// is not implemented yet; use http://"]
-            );
+            assert_eq!(https, Vec::<String>::new());
         } else {
             assert_eq!(
                 https,
