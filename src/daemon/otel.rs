@@ -7,12 +7,13 @@
 //! It is a task of its own on the daemon's thread: the owner never waits
 //! for it, and it waits for the collector only in its own awaits, each
 //! bounded by [`REQUEST_TIMEOUT`]. A collector that is down, slow, refusing
-//! or answering garbage costs at most [`QUEUE_MAX`] encoded requests of
-//! memory (the oldest is dropped first, and counted) and one attempt per
-//! back-off step. Retries follow the OTLP/HTTP specification: 429, 502,
-//! 503 and 504 (and a failed connection or a reply that is not HTTP) are
-//! retried, after `Retry-After` when the collector sends one, else after an
-//! exponential back-off; any other status drops the request.
+//! or answering garbage costs at most [`QUEUE_MAX`] encoded requests and
+//! [`QUEUE_BYTES_MAX`] bytes of memory (the oldest is dropped first, and
+//! counted) and one attempt per back-off step. Retries follow the OTLP/HTTP
+//! specification: 429, 502, 503 and 504 (and a failed connection or a
+//! reply that is not HTTP) are retried, after `Retry-After` when the
+//! collector sends one, else after an exponential back-off; any other
+//! status drops the request.
 
 use crate::api::control::ControlHandle;
 use crate::check::probe::http1::{self, Method};
@@ -27,6 +28,9 @@ use std::time::{Duration, Instant, SystemTime};
 /// Encoded requests kept while the collector does not take them: at the
 /// default interval, eight minutes of metrics.
 const QUEUE_MAX: usize = 8;
+/// Bytes of encoded requests kept, at most (the newest is kept whatever
+/// its size): a router's memory, not the collector, sets the bound.
+const QUEUE_BYTES_MAX: usize = 4 << 20;
 /// One attempt: connect, send, and the response head.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// The first wait after a failure; it doubles up to [`BACKOFF_MAX`].
@@ -212,8 +216,15 @@ struct Queue {
 
 impl Queue {
     fn push(&mut self, body: Vec<u8>) {
-        if self.items.len() >= QUEUE_MAX {
-            self.items.pop_front();
+        // Bounded in count and in bytes (a request grows with the VIPs:
+        // at 10,000 of them it is megabytes); the newest always stays.
+        let mut bytes: usize = self.items.iter().map(|(_, b)| b.len()).sum();
+        while !self.items.is_empty()
+            && (self.items.len() >= QUEUE_MAX || bytes + body.len() > QUEUE_BYTES_MAX)
+        {
+            if let Some((_, b)) = self.items.pop_front() {
+                bytes -= b.len();
+            }
             count(|v| v.dropped = v.dropped.saturating_add(1));
         }
         self.items.push_back((self.next, Rc::from(body)));
