@@ -178,6 +178,9 @@ pub(crate) fn start(cfg: &RunConfig, ctl: ControlHandle) -> Option<Exporter> {
             return None;
         }
     };
+    // A new exporter (a reload) starts with an empty queue; the counters
+    // go on, cumulative since the daemon's start.
+    count(|v| v.queued = 0);
     log::info!(
         "otel: exporting metrics to {} every {:?}",
         target.url,
