@@ -14,6 +14,11 @@
 //! reply that is not HTTP) are retried, after `Retry-After` when the
 //! collector sends one, else after an exponential back-off; any other
 //! status drops the request.
+//!
+//! What the metric export costs in flash, all of it (the otel config block,
+//! the encoder, this task): 45.5 KB on mips without TLS (1,774,124 ->
+//! 1,819,664 stripped bytes, scripts/cross-build.sh --no-default-features
+//! mips-unknown-linux-musl).
 
 use crate::api::control::ControlHandle;
 use crate::check::probe::http1::{self, Method};
