@@ -412,3 +412,56 @@ async fn send(t: &OtlpTarget, client: &Client, body: Rc<[u8]>) -> Outcome {
         s => Outcome::Refused(format!("HTTP {s}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target() -> OtlpTarget {
+        OtlpTarget {
+            transport: Transport::Http { tls: false },
+            host: "::1".into(),
+            port: 4318,
+            path: "/v1/metrics".into(),
+            url: "http://[::1]:4318/v1/metrics".into(),
+            insecure: false,
+            headers: vec![("X-Key".into(), "k".into())],
+        }
+    }
+
+    #[test]
+    fn the_request_carries_the_body_its_length_and_the_headers() {
+        let r = request(&target(), b"\x0a\x00");
+        let text = String::from_utf8_lossy(&r);
+        assert!(text.starts_with("POST /v1/metrics HTTP/1.1\r\nHost: [::1]:4318\r\n"));
+        assert!(text.contains("\r\nContent-Type: application/x-protobuf\r\n"));
+        assert!(text.contains("\r\nContent-Length: 2\r\n"));
+        assert!(text.contains("\r\nX-Key: k\r\n\r\n"));
+        assert!(r.ends_with(b"\r\n\r\n\x0a\x00"));
+    }
+
+    #[test]
+    fn the_queue_drops_its_oldest_by_count_and_by_bytes() {
+        let before = stats().dropped;
+        let mut q = Queue {
+            items: VecDeque::new(),
+            next: 0,
+        };
+        for i in 0..QUEUE_MAX + 3 {
+            q.push(vec![i as u8]);
+        }
+        assert_eq!(q.items.len(), QUEUE_MAX);
+        assert_eq!(q.items.front().map(|(s, _)| *s), Some(3));
+        assert_eq!(stats().dropped - before, 3);
+        assert_eq!(stats().queued, QUEUE_MAX as u32);
+        // One request larger than the byte bound: it alone stays.
+        q.push(vec![0; QUEUE_BYTES_MAX + 1]);
+        assert_eq!(q.items.len(), 1);
+        assert_eq!(stats().dropped - before, 3 + QUEUE_MAX as u32);
+        // The one in flight may be gone already; removing it is harmless.
+        q.remove(3);
+        q.remove(QUEUE_MAX as u64 + 3);
+        assert!(q.items.is_empty());
+        assert_eq!(stats().queued, 0);
+    }
+}
