@@ -195,7 +195,6 @@ pub(crate) fn validate(c: &Config, errs: &mut Errors) {
     for (k, v) in &o.headers {
         header(&join("otel.headers", k), k, v, errs);
     }
-    let mut any = false;
     for s in signals(c) {
         let p = join("otel", s.name);
         if !s.endpoint.trim().is_empty() {
@@ -209,7 +208,6 @@ pub(crate) fn validate(c: &Config, errs: &mut Errors) {
         let Some(Ok(t)) = target(c, &s) else {
             continue;
         };
-        any = true;
         // Only metrics are exported so far: the transports they cannot
         // take yet are refused where the endpoint is written, not left to
         // fail quietly at run time.
@@ -230,6 +228,11 @@ pub(crate) fn validate(c: &Config, errs: &mut Errors) {
             }
         }
     }
+    // As the reference has it: any endpoint written, whether or not it is
+    // switched on, needs a service name (so switching it on cannot fail).
+    let any = std::iter::once(&o.endpoint)
+        .chain([&o.metrics.endpoint, &o.traces.endpoint, &o.logs.endpoint])
+        .any(|e| !e.trim().is_empty());
     if any && o.service_name.trim().is_empty() {
         errs.push(
             "otel.service_name",
@@ -318,13 +321,16 @@ mod tests {
             errors(serde_json::json!({"endpoint": "grpc://127.0.0.1:4317", "traces": {"enabled": false}, "logs": {"enabled": false}})),
             ["otel.endpoint: \"grpc://127.0.0.1:4317/\": OTLP/gRPC export is not implemented yet; use the collector's OTLP/HTTP port (http://host:4318)"]
         );
-        // An endpoint nobody uses is still checked; switched off, nothing
-        // else is required.
+        // An endpoint switched off is still checked, and still needs a name.
         assert_eq!(
             errors(
                 serde_json::json!({"enabled": false, "endpoint": "http://c", "service_name": ""})
             ),
-            Vec::<String>::new()
+            ["otel.service_name: must not be empty when an endpoint is set"]
+        );
+        assert_eq!(
+            errors(serde_json::json!({"enabled": false, "endpoint": "ftp://c"})),
+            ["otel.endpoint: \"ftp://c\": unsupported scheme \"ftp\" (http://, https://, grpc:// or grpcs://)"]
         );
         assert_eq!(
             errors(serde_json::json!({"metrics": {"headers": {"X-K": "a\nb"}}})),
