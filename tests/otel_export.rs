@@ -233,7 +233,7 @@ fn every_family_of_metrics_arrives_with_its_values() {
     // first as accepted before it sent the second.
     let next = rx.request(Duration::from_secs(5));
     let gap = next["t"].as_f64().unwrap_or(0.0) - req["t"].as_f64().unwrap_or(0.0);
-    assert!((0.5..3.0).contains(&gap), "{gap}");
+    assert!((0.5..5.0).contains(&gap), "{gap}");
     assert!(metric(&d, "pathosd_otel_export_requests_total{result=\"ok\"}").unwrap_or(0.0) >= 1.0);
 }
 
