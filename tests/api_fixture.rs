@@ -219,6 +219,7 @@ pub fn snapshot() -> Snapshot {
             wait_sum: 1.25,
             wait_count: 41,
         },
+        otel: None,
         page: None,
     }
 }

@@ -402,3 +402,106 @@ config check 'd'
         ]
     );
 }
+
+/// The `otel` block from UCI: every option of `config pathosd` that maps to
+/// it, a header whose value is an environment placeholder (an API key kept
+/// out of the file), and the run config each signal resolves to.
+#[test]
+fn otel_options_convert_to_the_otel_block() {
+    let src = "\
+config pathosd 'main'
+	option asn '65001'
+	option router_id '10.0.0.1'
+	option log_otel_level 'warn'
+	option otel_endpoint 'http://127.0.0.1:4318'
+	list otel_header 'X-Api-Key: %{OTEL_KEY}'
+	list otel_header 'X-Team: edge'
+	option otel_service_name 'edge-router'
+	option otel_metrics_interval '15s'
+	list otel_metrics_header 'X-Team: metrics'
+	option otel_traces_enabled '0'
+	option otel_logs_endpoint 'http://127.0.0.2:4318/custom/logs'
+	option otel_logs_insecure '1'
+config neighbor 'bird'
+	option address '127.0.0.1'
+	option peer_asn '65000'
+config vip 'web'
+	option prefix '10.0.0.1/32'
+	option always '1'
+";
+    let env = |n: &str| (n == "OTEL_KEY").then(|| "s3cret".to_string());
+    let twin = r#"{"schema": "v1",
+  "router": {"asn": 65001, "router_id": "10.0.0.1"},
+  "bgp": {"neighbors": [{"name": "bird", "address": "127.0.0.1", "peer_asn": 65000}]},
+  "logging": {"otel_level": "warn"},
+  "otel": {"endpoint": "http://127.0.0.1:4318", "service_name": "edge-router",
+           "headers": {"X-Api-Key": "s3cret", "X-Team": "edge"},
+           "metrics": {"interval": "15s", "headers": {"X-Team": "metrics"}},
+           "traces": {"enabled": false},
+           "logs": {"endpoint": "http://127.0.0.2:4318/custom/logs", "insecure": true}},
+  "vips": [{"name": "web", "prefix": "10.0.0.1/32", "always": true}]}"#;
+    let from_uci = load_str(src, None, &env).unwrap_or_else(|e| panic!("{e:?}"));
+    let from_json = load_str(twin, None, &no_env).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(from_uci, from_json);
+    // `convert`'s output loads back to the same config.
+    let json = to_json(&from_uci);
+    assert_eq!(
+        load_str(&json, Some(Format::Json), &no_env).unwrap(),
+        from_uci
+    );
+
+    let run = pathosd::config::load_str(src, None, &env).unwrap_or_else(|e| panic!("{e:?}"));
+    let o = &run.otel;
+    assert_eq!(o.service_name, "edge-router");
+    assert_eq!(o.metrics_interval, std::time::Duration::from_secs(15));
+    assert_eq!(o.log_level, Some(pathosd::config::LogLevel::Warn));
+    let m = o.metrics.as_ref().expect("metrics on");
+    assert_eq!(m.url, "http://127.0.0.1:4318/v1/metrics");
+    assert_eq!(
+        m.headers,
+        vec![
+            ("X-Api-Key".to_string(), "s3cret".to_string()),
+            ("X-Team".to_string(), "metrics".to_string()),
+        ],
+        "the signal's header wins"
+    );
+    assert!(!m.insecure);
+    assert_eq!(o.traces, None, "traces switched off");
+    let l = o.logs.as_ref().expect("logs on");
+    assert_eq!(l.url, "http://127.0.0.2:4318/custom/logs");
+    assert!(l.insecure);
+}
+
+#[test]
+fn otel_errors_name_the_option() {
+    let src = "\
+config pathosd 'main'
+	option asn '65001'
+	option router_id '10.0.0.1'
+	option otel_endpoint 'ftp://127.0.0.1:4318'
+	option otel_service_name ' '
+	option otel_metrics_endpoint 'http://127.0.0.1:4318'
+	option otel_metrics_interval '100ms'
+	list otel_header 'Bad Name: 1'
+config neighbor 'bird'
+	option address '127.0.0.1'
+	option peer_asn '65000'
+config vip 'web'
+	option prefix '10.0.0.1/32'
+	option always '1'
+";
+    let errs: Vec<String> = load_str(src, Some(Format::Uci), &no_env)
+        .unwrap_err()
+        .iter()
+        .map(|e| e.to_string())
+        .collect();
+    assert_eq!(
+        errs,
+        vec![
+            "pathosd 'main' option otel_endpoint (line 4): \"ftp://127.0.0.1:4318\": unsupported scheme \"ftp\" (http://, https://, grpc:// or grpcs://)",
+            "pathosd 'main' list otel_header (line 8): \"Bad Name\" is not a valid header name",
+            "pathosd 'main' option otel_service_name (line 5): must not be empty when an endpoint is set",
+            "pathosd 'main' option otel_metrics_interval (line 7): 100ms is shorter than 1s",
+        ]
+    );
+}

@@ -935,7 +935,9 @@ function viewTests(label, src) {
 		// log format are tuning a router owner does not meet in a form.
 		// Anything else the daemon reads must be offered.
 		const expert = new Set([ 'GLOBAL.api_read_header_timeout', 'GLOBAL.api_read_timeout',
-			'GLOBAL.api_write_timeout', 'GLOBAL.api_idle_timeout', 'GLOBAL.log_timestamps', 'GLOBAL.log_syslog' ]);
+			'GLOBAL.api_write_timeout', 'GLOBAL.api_idle_timeout', 'GLOBAL.log_timestamps', 'GLOBAL.log_syslog',
+			// A collector per signal is for a fleet's own pipeline, set in the file.
+			'GLOBAL.otel_metrics_enabled', 'GLOBAL.otel_metrics_endpoint', 'GLOBAL.otel_metrics_insecure', 'GLOBAL.otel_metrics_header', 'GLOBAL.otel_traces_enabled', 'GLOBAL.otel_traces_endpoint', 'GLOBAL.otel_traces_insecure', 'GLOBAL.otel_traces_header', 'GLOBAL.otel_logs_enabled', 'GLOBAL.otel_logs_endpoint', 'GLOBAL.otel_logs_insecure', 'GLOBAL.otel_logs_header' ]);
 		const missing = [];
 		for (const t of Object.keys(offered))
 			for (const name of Object.keys(rows[t] || {}))
@@ -960,7 +962,9 @@ function viewTests(label, src) {
 		tls_ca_cert: '/etc/ssl/ca.pem', tls_server_name: 'web2.lan', tls_client_cert: '/etc/ssl/c.pem', tls_client_key: '/etc/ssl/c.key',
 		query: 'dns.lan.', resolver: '127.0.0.53', expected_answer: '192.0.2.80', dst_ip: '192.0.2.81', src_ip: '192.0.2.1',
 		count: '5', ping_interval: '20ms', max_loss_ratio: '0.25', send: 'HELLO', expect: 'WORLD', payload: 'x', payload_hex: 'ff',
-		service: 'api', ok_code: 'NOT_FOUND', metadata: 'k: v', command: '/bin/false', arg: '-q'
+		service: 'api', ok_code: 'NOT_FOUND', metadata: 'k: v', command: '/bin/false', arg: '-q',
+		otel_endpoint: 'http://127.0.0.1:4318', otel_service_name: 'edge', otel_header: 'X-Key: k', otel_metrics_interval: '30s',
+		log_otel_level: 'warn'
 	};
 	// Options others depend on: their change also removes what they hide
 	// (tested on their own below).

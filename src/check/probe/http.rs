@@ -121,6 +121,14 @@ fn read_file(what: &str, path: &str) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("reading {what} {path}: {}", io_msg(&e)))
 }
 
+/// The system's CA certificates (none when the file is missing: every
+/// verified connection then fails with "unknown issuer"), for the OTLP
+/// exporter's https:// client.
+#[cfg(feature = "tls")]
+pub(crate) fn system_roots() -> Vec<Certificate<'static>> {
+    pem_certs("system CA file", SYSTEM_CA_FILE).unwrap_or_default()
+}
+
 /// Every certificate in a PEM file.
 #[cfg(feature = "tls")]
 fn pem_certs(what: &str, path: &str) -> Result<Vec<Certificate<'static>>, String> {

@@ -28,6 +28,9 @@ const MAX_LINE: usize = 4096;
 pub(crate) struct Response {
     pub status: u16,
     pub body: Vec<u8>,
+    /// `Retry-After` in delay-seconds (RFC 9110 §10.2.3), for the OTLP
+    /// exporter's back-off; an HTTP-date reads as none.
+    pub retry_after: Option<u64>,
     /// The connection, when it may carry the next request.
     pub reusable: Option<Async<TcpStream>>,
 }
@@ -177,6 +180,7 @@ struct Head {
     framing: Framing,
     /// Whether the connection may carry another request.
     persistent: bool,
+    retry_after: Option<u64>,
     /// Bytes of status line and headers.
     len: usize,
 }
@@ -194,9 +198,12 @@ fn parse_head(buf: &[u8], head_method: bool) -> Result<Option<Head>, String> {
     let mut chunked = false;
     let mut length = None;
     let mut close = r.version != Some(1);
+    let mut retry_after = None;
     for h in r.headers.iter() {
         let v = std::str::from_utf8(h.value).unwrap_or("").trim();
-        if h.name.eq_ignore_ascii_case("transfer-encoding") {
+        if h.name.eq_ignore_ascii_case("retry-after") {
+            retry_after = v.parse().ok();
+        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
             chunked = v
                 .rsplit(',')
                 .next()
@@ -232,6 +239,7 @@ fn parse_head(buf: &[u8], head_method: bool) -> Result<Option<Head>, String> {
         status,
         framing,
         persistent: !close && framing != Framing::UntilClose,
+        retry_after,
         len,
     }))
 }
@@ -279,6 +287,7 @@ async fn body(
     Ok(Response {
         status: head.status,
         body,
+        retry_after: head.retry_after,
         reusable: (keep && complete).then_some(c),
     })
 }

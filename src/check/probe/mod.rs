@@ -12,7 +12,7 @@ pub mod dns;
 pub mod exec;
 pub mod grpc;
 pub mod http;
-mod http1;
+pub(crate) mod http1;
 pub mod ping;
 pub mod tcp;
 pub mod udp;

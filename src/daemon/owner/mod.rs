@@ -90,6 +90,8 @@ struct Owner {
     last_reload: Option<ReloadRecord>,
     /// The HTTP API server, replaced by a reload that changes `api.*`.
     http: Option<super::http::Http>,
+    /// The OTLP metrics exporter, restarted by a reload that changes `otel`.
+    otel: Option<super::otel::Exporter>,
     ctl: ControlHandle,
 }
 
@@ -122,6 +124,7 @@ async fn async_main(opts: Options, mut cfg: RunConfig) -> i32 {
     let ctl = ControlHandle::new(ctl_tx);
     let http = super::http::start(&cfg.api, ctl.clone());
     let ubus = super::ubus::start(&cfg.api, ctl.clone());
+    let otel = super::otel::start(&cfg, ctl.clone());
     super::signals::start(signal_tx);
 
     // The sessions start once the first engine step has decided the
@@ -163,6 +166,7 @@ async fn async_main(opts: Options, mut cfg: RunConfig) -> i32 {
         start_time: SystemTime::now(),
         last_reload: None,
         http,
+        otel,
         ctl,
     };
     // The start's routes come from the engine's slots, with no `Output`
@@ -497,6 +501,7 @@ impl Owner {
             last_reload: self.last_reload.clone(),
             // Counted by the pool's threads; read here, on the owner's.
             blocking_pool: crate::check::probe::blocking::stats(),
+            otel: self.otel.as_ref().map(|_| crate::daemon::otel::stats()),
             page,
         }
     }

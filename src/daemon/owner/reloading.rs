@@ -116,6 +116,12 @@ impl Owner {
         if plan.live.iter().any(|k| reload::HTTP_KEYS.contains(k)) {
             self.http = crate::daemon::http::restart(self.http.take(), &new.api, self.ctl.clone());
         }
+        if plan.live.contains(&"otel") {
+            // The old exporter's task ends as it is dropped, mid-request
+            // or not: what it had queued is dropped with it.
+            self.otel = None;
+            self.otel = crate::daemon::otel::start(&new, self.ctl.clone());
+        }
         self.apply(outs);
         log::info!("reload: applied {}", self.opts.config_path.display());
         self.cfg = new;

@@ -8,6 +8,9 @@ use crate::vip::VipState;
 use smol::future::FutureExt;
 use std::time::{Duration, SystemTime};
 
+/// How long the exit waits for the last OTLP export.
+const OTEL_FLUSH_LIMIT: Duration = Duration::from_secs(1);
+
 impl Owner {
     /// SIGTERM/SIGINT: withdraw every VIP, wait shutdown_drain, Cease, exit 0.
     /// A second signal exits at once.
@@ -85,6 +88,14 @@ impl Owner {
                         log::warn!("shutdown: ubus events not flushed in time");
                     })
                     .await;
+            }
+        }
+        if let Some(o) = self.otel.take() {
+            // After the withdrawals and the Cease, never before: the last
+            // export shows every VIP withdrawn and the sessions closed.
+            if !at_once {
+                let s = self.snapshot(&crate::api::model::Scope::All, std::time::Instant::now());
+                o.flush(&s, OTEL_FLUSH_LIMIT).await;
             }
         }
         log::info!("stopped");

@@ -64,6 +64,33 @@ fn detail(c: &CheckView, key: &str) -> Option<f64> {
 
 pub fn render(s: &Snapshot) -> String {
     let mut e = Exposition::new();
+    families(&mut e, s);
+    e.finish()
+}
+
+/// Every family of [`render`] as an OTLP/HTTP metrics request body
+/// (protobuf `ExportMetricsServiceRequest`), stamped `now`; sums and
+/// histograms count from the daemon's start. The resource names the
+/// service and, as its instance, the router id.
+pub fn otlp_request(s: &Snapshot, now: SystemTime, service_name: &str) -> Vec<u8> {
+    let ns = |t: SystemTime| {
+        t.duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    };
+    let mut e = Exposition::otlp(ns(s.start_time), ns(now));
+    families(&mut e, s);
+    e.finish_otlp(
+        &[
+            ("service.name", service_name),
+            ("service.instance.id", &s.router_id),
+            ("service.version", s.version),
+        ],
+        ("pathosd", s.version),
+    )
+    .unwrap_or_default()
+}
+
+fn families(e: &mut Exposition, s: &Snapshot) {
     e.family(
         "pathosd_build_info",
         Kind::Gauge,
@@ -77,12 +104,39 @@ pub fn render(s: &Snapshot) -> String {
     )
     .sample(&[], unix(s.start_time));
 
-    vip_families(&mut e, s);
-    check_families(&mut e, s);
-    detail_families(&mut e, s);
-    peer_families(&mut e, &s.peers);
-    pool_families(&mut e, &s.blocking_pool);
-    e.finish()
+    vip_families(e, s);
+    check_families(e, s);
+    detail_families(e, s);
+    peer_families(e, &s.peers);
+    pool_families(e, &s.blocking_pool);
+    if let Some(o) = &s.otel {
+        otel_families(e, o);
+    }
+}
+
+/// The OTLP exporter's own health, when one runs.
+fn otel_families(e: &mut Exposition, o: &super::model::OtelView) {
+    {
+        let mut f = e.family(
+            "pathosd_otel_export_requests_total",
+            Kind::Counter,
+            "OTLP metric export attempts, by result: ok (accepted) or failed.",
+        );
+        f.sample(&[("result", "ok")], f64::from(o.exported));
+        f.sample(&[("result", "failed")], f64::from(o.failed));
+    }
+    e.family(
+        "pathosd_otel_export_dropped_total",
+        Kind::Counter,
+        "OTLP metric batches dropped: the oldest when the queue was full, or refused for good by the collector.",
+    )
+    .sample(&[], f64::from(o.dropped));
+    e.family(
+        "pathosd_otel_export_queued",
+        Kind::Gauge,
+        "OTLP metric batches waiting to be sent.",
+    )
+    .sample(&[], f64::from(o.queued));
 }
 
 /// The bounded pool of probes that can only block (https, proxied http,

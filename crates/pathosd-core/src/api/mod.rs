@@ -7,6 +7,7 @@
 pub mod access;
 pub mod metrics;
 pub mod model;
+pub mod otlp;
 pub mod page;
 pub mod prom;
 pub mod router;

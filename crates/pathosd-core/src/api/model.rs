@@ -275,6 +275,8 @@ pub struct Snapshot {
     /// None until the first reload attempt.
     pub last_reload: Option<ReloadRecord>,
     pub blocking_pool: PoolView,
+    /// The OTLP metrics exporter's counters; None while none runs.
+    pub otel: Option<OtelView>,
     /// With [`Scope::Page`]: where `vips` is among all of them.
     pub page: Option<PageInfo>,
 }
@@ -380,4 +382,19 @@ mod tests {
         };
         assert_eq!(pick(&Scope::Page(search), &v).0.len(), 10);
     }
+}
+
+/// The OTLP metrics exporter: requests by outcome since the daemon started
+/// (u32: one a second would take 136 years to wrap) and its queue now.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OtelView {
+    /// Requests the collector accepted (2xx).
+    pub exported: u32,
+    /// Attempts that failed (and were retried or, not retryable, dropped).
+    pub failed: u32,
+    /// Batches dropped: the oldest when the queue was full, or refused by
+    /// the collector with a status that is not retryable.
+    pub dropped: u32,
+    /// Batches waiting to be sent.
+    pub queued: u32,
 }

@@ -11,15 +11,18 @@ pub(crate) enum Kind {
     Histogram,
 }
 
-/// Collects one scrape's text.
+/// Collects one scrape's text, or (`otlp`) the same families as an OTLP
+/// request: one renderer writes both, so the two never differ.
 #[derive(Default)]
 pub(crate) struct Exposition {
     out: String,
+    otlp: Option<super::otlp::Metrics>,
 }
 
 /// A metric family being written.
 pub(crate) struct Family<'a> {
     out: &'a mut String,
+    otlp: Option<&'a mut super::otlp::Metrics>,
     name: &'a str,
 }
 
@@ -63,8 +66,33 @@ impl Exposition {
         Exposition::default()
     }
 
+    /// Writes OTLP instead of text (see `otlp::Metrics::new`).
+    pub(crate) fn otlp(start_ns: u64, now_ns: u64) -> Exposition {
+        Exposition {
+            out: String::new(),
+            otlp: Some(super::otlp::Metrics::new(start_ns, now_ns)),
+        }
+    }
+
+    /// The OTLP request, for an exposition made by [`Self::otlp`].
+    pub(crate) fn finish_otlp(
+        self,
+        resource: &[(&str, &str)],
+        scope: (&str, &str),
+    ) -> Option<Vec<u8>> {
+        Some(self.otlp?.finish(resource, scope))
+    }
+
     /// Starts a family; `help` is one line.
     pub(crate) fn family<'a>(&'a mut self, name: &'a str, kind: Kind, help: &str) -> Family<'a> {
+        if let Some(o) = self.otlp.as_mut() {
+            o.family(name, kind, help);
+            return Family {
+                out: &mut self.out,
+                otlp: Some(o),
+                name,
+            };
+        }
         let k = match kind {
             Kind::Counter => "counter",
             Kind::Gauge => "gauge",
@@ -75,6 +103,7 @@ impl Exposition {
         let _ = writeln!(self.out, "# TYPE {name} {k}");
         Family {
             out: &mut self.out,
+            otlp: None,
             name,
         }
     }
@@ -86,6 +115,10 @@ impl Exposition {
 
 impl Family<'_> {
     pub(crate) fn sample(&mut self, l: &[(&str, &str)], v: f64) -> &mut Self {
+        if let Some(o) = self.otlp.as_mut() {
+            o.number(l, v);
+            return self;
+        }
         let _ = writeln!(self.out, "{}{} {}", self.name, labels(l), num(v));
         self
     }
@@ -98,6 +131,10 @@ impl Family<'_> {
         sum: f64,
         count: u64,
     ) -> &mut Self {
+        if let Some(o) = self.otlp.as_mut() {
+            o.histogram(l, buckets, sum, count);
+            return self;
+        }
         for (le, c) in buckets {
             let le = num(*le);
             let mut ls: Vec<(&str, &str)> = l.to_vec();

@@ -624,7 +624,7 @@ fn with_default_blocks(m: &mut serde_json::Map<String, Value>) {
 /// in a value (written `%%{` in the source) is escaped again, so loading the
 /// output gives back the same config instead of expanding it.
 pub fn to_json(c: &Config) -> String {
-    const ORDER: [&str; 6] = ["schema", "router", "bgp", "api", "logging", "vips"];
+    const ORDER: [&str; 7] = ["schema", "router", "bgp", "api", "logging", "otel", "vips"];
     let Value::Object(mut m) = c.encode() else {
         return String::new();
     };

@@ -14,6 +14,7 @@ pub mod field;
 #[cfg(any(test, feature = "json-schema"))]
 pub mod json_schema;
 pub mod load;
+pub mod otel;
 pub mod policy_expr;
 pub mod proxy;
 pub mod run;

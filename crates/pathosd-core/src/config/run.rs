@@ -12,6 +12,7 @@
 
 use super::duration::Dur;
 use super::field::{ConfigError, Errors};
+pub use super::otel::{OtelRun, OtlpTarget, Transport};
 use super::policy_expr::{self, Expr};
 use super::schema::{
     Check, CheckType, Config, DnsCheck, ExecCheck, ExpectedAnswer, GrpcCheck, HttpCheck, LogLevel,
@@ -43,6 +44,8 @@ pub struct RunConfig {
     pub neighbors: Vec<NeighborRun>,
     pub api: ApiRun,
     pub logging: Logging,
+    /// OTLP export: each signal's collector, or off.
+    pub otel: OtelRun,
     pub vips: Vec<VipSpec>,
 }
 
@@ -280,6 +283,7 @@ pub(crate) fn build(c: Config) -> Result<RunConfig, ConfigError> {
             .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
         SocketAddr::new(ip, port)
     });
+    let otel = super::otel::build(&c);
     let Config {
         router,
         bgp,
@@ -299,6 +303,7 @@ pub(crate) fn build(c: Config) -> Result<RunConfig, ConfigError> {
         neighbors,
         api,
         logging,
+        otel,
         vips,
     })
 }

@@ -23,6 +23,8 @@ config_struct! {
         api: Api = Api::default(),
         /// Log level and destination.
         logging: Logging = Logging::default(),
+        /// OpenTelemetry (OTLP) export to a collector; off while no endpoint is set.
+        otel: Otel = Otel::default(),
         /// The VIP prefixes to announce, each with its health checks and policy.
         vips: Vec<Vip> = Vec::new(),
     }
@@ -134,6 +136,60 @@ config_struct! {
         timestamps: Option<bool> = None,
         /// Log to syslog (/dev/log); default: when /dev/log exists.
         syslog: Option<bool> = None,
+        /// Minimum level of the logs exported over OTLP; level when unset.
+        otel_level: Option<LogLevel> = None,
+    }
+}
+
+config_struct! {
+    /// OpenTelemetry (OTLP) export to a collector; off while no endpoint is set.
+    pub struct Otel {
+        /// Export at all; false turns every signal off.
+        enabled: bool = true,
+        /// Collector URL; the scheme picks the transport: http:// or https:// (OTLP/HTTP), grpc:// or grpcs:// (OTLP/gRPC). Empty: no export.
+        endpoint: String = String::new(),
+        /// Do not verify the collector's TLS certificate (https:// and grpcs:// only).
+        insecure: bool = false,
+        /// Headers sent with every export, such as an API key ("%{VAR}" reads it from the environment).
+        headers: BTreeMap<String, String> = BTreeMap::new(),
+        /// The service.name resource attribute; must not be empty when an endpoint is set.
+        service_name: String = "pathosd".to_string(),
+        /// Trace export; overrides the settings above.
+        traces: OtelSignal = OtelSignal::default(),
+        /// Metric export; overrides the settings above.
+        metrics: OtelMetrics = OtelMetrics::default(),
+        /// Log export; overrides the settings above.
+        logs: OtelSignal = OtelSignal::default(),
+    }
+}
+
+config_struct! {
+    /// One OTLP signal's settings; each unset one is otel's.
+    pub struct OtelSignal {
+        /// Export this signal (when otel.enabled and an endpoint is set).
+        enabled: bool = true,
+        /// This signal's collector URL; otel.endpoint when empty.
+        endpoint: String = String::new(),
+        /// Overrides otel.insecure.
+        insecure: Option<bool> = None,
+        /// Added to otel.headers; a name in both takes this value.
+        headers: BTreeMap<String, String> = BTreeMap::new(),
+    }
+}
+
+config_struct! {
+    /// The metric signal's settings; each unset one is otel's.
+    pub struct OtelMetrics {
+        /// Export metrics (when otel.enabled and an endpoint is set).
+        enabled: bool = true,
+        /// The metrics collector URL; otel.endpoint when empty.
+        endpoint: String = String::new(),
+        /// Overrides otel.insecure.
+        insecure: Option<bool> = None,
+        /// Added to otel.headers; a name in both takes this value.
+        headers: BTreeMap<String, String> = BTreeMap::new(),
+        /// Time between two exports of every /metrics family (at least 1s).
+        interval: Dur = Dur::secs(60),
     }
 }
 

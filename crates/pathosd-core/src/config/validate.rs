@@ -19,7 +19,7 @@ mod check;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use check::{grpc_code, hex_bytes, split_url};
+pub(crate) use check::{grpc_code, header, hex_bytes, split_url};
 
 /// Linux TCP_MD5SIG_MAXKEYLEN.
 pub(crate) const MD5_KEY_MAX: usize = 80;
@@ -147,6 +147,7 @@ fn check_rules(c: &Config, errs: &mut Errors) {
     bgp::router(c, errs);
     bgp::bgp(c, errs);
     api(&c.api, errs);
+    super::otel::validate(c, errs);
     vips(c, errs);
 }
 

@@ -238,8 +238,12 @@ pub fn plan(old: &RunConfig, new: &RunConfig, vips: Vec<(String, VipChange)>) ->
         .filter(|(_, changed)| *changed)
         .map(|(k, _)| k)
         .collect();
-    let live: [(&'static str, bool); 8] = [
+    let live: [(&'static str, bool); 9] = [
         ("logging.level", ol.level != nl.level),
+        // The exporter is stopped and started again with the new settings
+        // (logging.otel_level rides in them); a collector keeps no state of
+        // ours that a restart would lose, the counters being cumulative.
+        ("otel", old.otel != new.otel),
         (
             "bgp.shutdown_drain",
             old.shutdown_drain != new.shutdown_drain,

@@ -388,7 +388,7 @@ pub(super) fn port_required(path: &str, port: u16, errs: &mut Errors) {
 }
 
 /// RFC 9110 §5.1 field names are tokens; values must not smuggle a line break.
-pub(super) fn header(path: &str, name: &str, value: &str, errs: &mut Errors) {
+pub(crate) fn header(path: &str, name: &str, value: &str, errs: &mut Errors) {
     let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
     if name.is_empty() || !name.chars().all(tchar) {
         errs.push_fmt(

@@ -421,6 +421,125 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
             Live("logging.level"),
         ),
         (
+            "logging.otel_level",
+            |c| c["logging"]["otel_level"] = json!("warn"),
+            Live("otel"),
+        ),
+        // Off, as the base config (no endpoint) is: nothing changes.
+        (
+            "otel.enabled",
+            |c| c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "enabled": false}),
+            Live(""),
+        ),
+        (
+            "otel.endpoint",
+            |c| c["otel"]["endpoint"] = json!("http://127.0.0.1:4318"),
+            Live("otel"),
+        ),
+        (
+            "otel.insecure",
+            |c| c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "insecure": true}),
+            Live("otel"),
+        ),
+        (
+            "otel.headers",
+            |c| c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "headers": {"X-Key": "k"}}),
+            Live("otel"),
+        ),
+        (
+            "otel.service_name",
+            |c| c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "service_name": "edge"}),
+            Live("otel"),
+        ),
+        (
+            "otel.metrics.enabled",
+            |c| {
+                c["otel"] =
+                    json!({"endpoint": "http://127.0.0.1:4318", "metrics": {"enabled": false}})
+            },
+            Live("otel"),
+        ),
+        (
+            "otel.metrics.endpoint",
+            |c| c["otel"] = json!({"metrics": {"endpoint": "http://127.0.0.1:4318"}}),
+            Live("otel"),
+        ),
+        (
+            "otel.metrics.insecure",
+            |c| {
+                c["otel"] =
+                    json!({"endpoint": "http://127.0.0.1:4318", "metrics": {"insecure": true}})
+            },
+            Live("otel"),
+        ),
+        (
+            "otel.metrics.headers",
+            |c| c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "metrics": {"headers": {"X-Key": "k"}}}),
+            Live("otel"),
+        ),
+        (
+            "otel.traces.enabled",
+            |c| {
+                c["otel"] =
+                    json!({"endpoint": "http://127.0.0.1:4318", "traces": {"enabled": false}})
+            },
+            Live("otel"),
+        ),
+        (
+            "otel.traces.endpoint",
+            |c| c["otel"] = json!({"traces": {"endpoint": "http://127.0.0.1:4318"}}),
+            Live("otel"),
+        ),
+        (
+            "otel.traces.insecure",
+            |c| {
+                c["otel"] =
+                    json!({"endpoint": "http://127.0.0.1:4318", "traces": {"insecure": true}})
+            },
+            Live("otel"),
+        ),
+        (
+            "otel.traces.headers",
+            |c| {
+                c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "traces": {"headers": {"X-Key": "k"}}})
+            },
+            Live("otel"),
+        ),
+        (
+            "otel.logs.enabled",
+            |c| {
+                c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "logs": {"enabled": false}})
+            },
+            Live("otel"),
+        ),
+        (
+            "otel.logs.endpoint",
+            |c| c["otel"] = json!({"logs": {"endpoint": "http://127.0.0.1:4318"}}),
+            Live("otel"),
+        ),
+        (
+            "otel.logs.insecure",
+            |c| {
+                c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "logs": {"insecure": true}})
+            },
+            Live("otel"),
+        ),
+        (
+            "otel.logs.headers",
+            |c| {
+                c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "logs": {"headers": {"X-Key": "k"}}})
+            },
+            Live("otel"),
+        ),
+        (
+            "otel.metrics.interval",
+            |c| {
+                c["otel"] =
+                    json!({"endpoint": "http://127.0.0.1:4318", "metrics": {"interval": "10s"}})
+            },
+            Live("otel"),
+        ),
+        (
             "logging.syslog",
             |c| c["logging"]["syslog"] = json!(false),
             Restart("logging.syslog"),

@@ -876,6 +876,7 @@ return view.extend({
 		s.tab('general', _('General'));
 		s.tab('bgp', _('BGP'));
 		s.tab('api', _('API and logging'));
+		s.tab('otel', _('OpenTelemetry'));
 
 		o = s.taboption('general', form.Flag, 'enabled', _('Enabled'));
 		o.rmempty = false;
@@ -937,6 +938,33 @@ return view.extend({
 		o.value('info');
 		o.value('debug');
 		defaultNotWritten(o, 'info');
+
+		o = s.taboption('otel', form.Value, 'otel_endpoint', _('OTLP collector'),
+			_('For example http://192.168.1.10:4318 (OTLP/HTTP), or https://; empty: no export. Metrics are sent every interval.'));
+
+		o = s.taboption('otel', form.Flag, 'otel_enabled', _('Export'),
+			_('Off: nothing is exported, whatever the collector.'));
+		o.default = '1';
+
+		o = s.taboption('otel', form.Value, 'otel_service_name', _('Service name'));
+		o.placeholder = 'pathosd';
+
+		o = s.taboption('otel', form.DynamicList, 'otel_header', _('Headers'),
+			_('Name: value, for example an API key as X-Api-Key: %{OTEL_KEY}'));
+
+		o = s.taboption('otel', form.Flag, 'otel_insecure', _('Skip certificate verification'),
+			_('https:// only.'));
+
+		o = s.taboption('otel', form.Value, 'otel_metrics_interval', _('Metrics interval'));
+		o.validate = validateDuration;
+		o.placeholder = '60s';
+
+		o = s.taboption('otel', form.ListValue, 'log_otel_level', _('Exported log level'));
+		o.value('', _('as the log level'));
+		o.value('error');
+		o.value('warn');
+		o.value('info');
+		o.value('debug');
 
 		/* config neighbor 'NAME' */
 		s = m.section(form.GridSection, 'neighbor', _('BGP neighbors'));

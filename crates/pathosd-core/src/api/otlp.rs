@@ -1,0 +1,274 @@
+//! OTLP metrics as protobuf: an `ExportMetricsServiceRequest`
+//! (opentelemetry-proto, `collector/metrics/v1/metrics_service.proto` and
+//! `metrics/v1/metrics.proto`) written by hand. The renderer of /metrics
+//! feeds it family by family (`prom::Exposition::otlp`), so every family of
+//! /metrics is exported with the same names and labels, and a new family
+//! needs nothing here. A generated codec (prost) would cost far more flash
+//! than these few writers; `tests/otel_export.rs` decodes what they write
+//! with the official Python definitions.
+//!
+//! Nesting is fixed (request > resource metrics > scope metrics > metric >
+//! data > point > attribute > value), so each message is written into its
+//! own buffer and then framed into its parent with its length.
+
+use super::prom::Kind;
+
+// Protobuf wire types.
+const VARINT: u8 = 0;
+const I64: u8 = 1;
+const LEN: u8 = 2;
+
+/// AggregationTemporality.AGGREGATION_TEMPORALITY_CUMULATIVE.
+const CUMULATIVE: u64 = 2;
+
+fn key(out: &mut Vec<u8>, field: u32, wire: u8) {
+    varint(out, (u64::from(field) << 3) | u64::from(wire));
+}
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    // At most ten bytes: seven bits each.
+    for _ in 0..10 {
+        if v < 0x80 {
+            out.push(v as u8);
+            return;
+        }
+        out.push((v as u8 & 0x7f) | 0x80);
+        v >>= 7;
+    }
+}
+
+fn bytes(out: &mut Vec<u8>, field: u32, b: &[u8]) {
+    key(out, field, LEN);
+    varint(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+fn fixed64(out: &mut Vec<u8>, field: u32, v: u64) {
+    key(out, field, I64);
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn double(out: &mut Vec<u8>, field: u32, v: f64) {
+    fixed64(out, field, v.to_bits());
+}
+
+/// A `KeyValue` with a string `AnyValue`, as field `field` of its parent.
+fn attribute(out: &mut Vec<u8>, field: u32, k: &str, v: &str, scratch: &mut Vec<u8>) {
+    scratch.clear();
+    bytes(scratch, 1, k.as_bytes());
+    // AnyValue { string_value = 1 }, framed as KeyValue.value = 2.
+    let mut any = Vec::with_capacity(v.len() + 2);
+    bytes(&mut any, 1, v.as_bytes());
+    bytes(scratch, 2, &any);
+    bytes(out, field, scratch);
+}
+
+/// One request being written: the metrics so far and the one open.
+pub(crate) struct Metrics {
+    /// Every finished `Metric`, each framed as ScopeMetrics.metrics = 2.
+    done: Vec<u8>,
+    /// The open metric's name and description, and its kind.
+    head: Vec<u8>,
+    kind: Kind,
+    /// The open metric's data points, each framed in its data message.
+    points: Vec<u8>,
+    open: bool,
+    start_ns: u64,
+    now_ns: u64,
+    scratch: Vec<u8>,
+}
+
+impl Metrics {
+    /// Points are stamped `now_ns`; sums and histograms count from
+    /// `start_ns` (the daemon's start: their values are since then).
+    pub(crate) fn new(start_ns: u64, now_ns: u64) -> Metrics {
+        Metrics {
+            done: Vec::new(),
+            head: Vec::new(),
+            kind: Kind::Gauge,
+            points: Vec::new(),
+            open: false,
+            start_ns,
+            now_ns,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Starts a metric, closing the one before.
+    pub(crate) fn family(&mut self, name: &str, kind: Kind, help: &str) {
+        self.close();
+        self.head.clear();
+        bytes(&mut self.head, 1, name.as_bytes());
+        bytes(&mut self.head, 2, help.as_bytes());
+        self.kind = kind;
+        self.open = true;
+    }
+
+    fn attributes(&mut self, point: &mut Vec<u8>, field: u32, l: &[(&str, &str)]) {
+        for (k, v) in l {
+            attribute(point, field, k, v, &mut self.scratch);
+        }
+    }
+
+    /// A NumberDataPoint (a gauge's or a counter's value).
+    pub(crate) fn number(&mut self, l: &[(&str, &str)], v: f64) {
+        let mut p = Vec::with_capacity(64);
+        self.attributes(&mut p, 7, l);
+        if self.kind != Kind::Gauge {
+            fixed64(&mut p, 2, self.start_ns);
+        }
+        fixed64(&mut p, 3, self.now_ns);
+        double(&mut p, 4, v);
+        bytes(&mut self.points, 1, &p);
+    }
+
+    /// A HistogramDataPoint from Prometheus's cumulative buckets: OTLP
+    /// counts each bucket alone, with one more bucket above the last bound.
+    pub(crate) fn histogram(
+        &mut self,
+        l: &[(&str, &str)],
+        buckets: &[(f64, u64)],
+        sum: f64,
+        count: u64,
+    ) {
+        let mut p = Vec::with_capacity(128);
+        self.attributes(&mut p, 9, l);
+        fixed64(&mut p, 2, self.start_ns);
+        fixed64(&mut p, 3, self.now_ns);
+        fixed64(&mut p, 4, count);
+        double(&mut p, 5, sum);
+        // Packed repeated fixed64 and double: 8 bytes each.
+        let mut counts = Vec::with_capacity(8 * (buckets.len() + 1));
+        let mut below = 0u64;
+        for (_, c) in buckets {
+            counts.extend_from_slice(&c.saturating_sub(below).to_le_bytes());
+            below = below.max(*c);
+        }
+        counts.extend_from_slice(&count.saturating_sub(below).to_le_bytes());
+        bytes(&mut p, 6, &counts);
+        let bounds: Vec<u8> = buckets
+            .iter()
+            .flat_map(|(le, _)| le.to_bits().to_le_bytes())
+            .collect();
+        bytes(&mut p, 7, &bounds);
+        bytes(&mut self.points, 1, &p);
+    }
+
+    fn close(&mut self) {
+        if !self.open {
+            return;
+        }
+        self.open = false;
+        let mut data = std::mem::take(&mut self.points);
+        let field = match self.kind {
+            Kind::Gauge => 5,
+            Kind::Counter => {
+                // Sum: aggregation_temporality = 2, is_monotonic = 3.
+                key(&mut data, 2, VARINT);
+                varint(&mut data, CUMULATIVE);
+                key(&mut data, 3, VARINT);
+                varint(&mut data, 1);
+                7
+            }
+            Kind::Histogram => {
+                key(&mut data, 2, VARINT);
+                varint(&mut data, CUMULATIVE);
+                9
+            }
+        };
+        let mut metric = std::mem::take(&mut self.head);
+        bytes(&mut metric, field, &data);
+        bytes(&mut self.done, 2, &metric);
+    }
+
+    /// The request: one resource with `resource` attributes, one scope.
+    pub(crate) fn finish(mut self, resource: &[(&str, &str)], scope: (&str, &str)) -> Vec<u8> {
+        self.close();
+        let mut res = Vec::new();
+        let mut scratch = Vec::new();
+        for (k, v) in resource {
+            attribute(&mut res, 1, k, v, &mut scratch);
+        }
+        let mut sc = Vec::new();
+        bytes(&mut sc, 1, scope.0.as_bytes());
+        bytes(&mut sc, 2, scope.1.as_bytes());
+        let mut scope_metrics = Vec::with_capacity(self.done.len() + 32);
+        bytes(&mut scope_metrics, 1, &sc);
+        scope_metrics.extend_from_slice(&self.done);
+        drop(self.done);
+        let mut rm = Vec::with_capacity(scope_metrics.len() + res.len() + 16);
+        bytes(&mut rm, 1, &res);
+        bytes(&mut rm, 2, &scope_metrics);
+        drop(scope_metrics);
+        let mut req = Vec::with_capacity(rm.len() + 8);
+        bytes(&mut req, 1, &rm);
+        req
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_are_base_128_little_endian() {
+        let enc = |v| {
+            let mut o = Vec::new();
+            varint(&mut o, v);
+            o
+        };
+        assert_eq!(enc(0), [0]);
+        assert_eq!(enc(127), [127]);
+        assert_eq!(enc(300), [0xac, 0x02]);
+        assert_eq!(enc(u64::MAX).len(), 10);
+    }
+
+    /// The bytes of a small request, worked out by hand from the .proto
+    /// field numbers (the python decoder in tests/otel_export.rs checks the
+    /// real thing).
+    #[test]
+    fn a_gauge_request_has_the_fields_of_the_proto() {
+        let mut m = Metrics::new(1, 2);
+        m.family("g", Kind::Gauge, "h");
+        m.number(&[("k", "v")], 1.0);
+        let req = m.finish(&[], ("s", "1"));
+        let mut point = vec![0x3a, 8, 0x0a, 1, b'k', 0x12, 3, 0x0a, 1, b'v'];
+        point.extend([0x19, 2, 0, 0, 0, 0, 0, 0, 0]);
+        point.push(0x21);
+        point.extend(1.0f64.to_le_bytes());
+        let mut gauge = vec![0x0a, point.len() as u8];
+        gauge.extend(&point);
+        let mut metric = vec![0x0a, 1, b'g', 0x12, 1, b'h', 0x2a, gauge.len() as u8];
+        metric.extend(&gauge);
+        let mut sm = vec![
+            0x0a,
+            6,
+            0x0a,
+            1,
+            b's',
+            0x12,
+            1,
+            b'1',
+            0x12,
+            metric.len() as u8,
+        ];
+        sm.extend(&metric);
+        let mut rm = vec![0x0a, 0, 0x12, sm.len() as u8];
+        rm.extend(&sm);
+        let mut want = vec![0x0a, rm.len() as u8];
+        want.extend(&rm);
+        assert_eq!(req, want);
+    }
+
+    #[test]
+    fn histogram_buckets_are_counted_alone() {
+        let mut m = Metrics::new(1, 2);
+        m.family("h", Kind::Histogram, "");
+        m.histogram(&[], &[(0.1, 1), (1.0, 3)], 2.5, 4);
+        let req = m.finish(&[], ("s", ""));
+        let counts: Vec<u8> = [1u64, 2, 1].iter().flat_map(|c| c.to_le_bytes()).collect();
+        let mut field = vec![0x32, 24];
+        field.extend(&counts);
+        assert!(req.windows(field.len()).any(|w| w == field.as_slice()));
+    }
+}

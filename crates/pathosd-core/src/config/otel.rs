@@ -1,0 +1,349 @@
+//! The `otel` block: its rules and what it resolves to. Each signal's
+//! collector is decided here once (endpoint, transport, path, headers), so
+//! the exporter takes a [`OtlpTarget`] and parses no URL.
+
+use super::field::{join, Errors, Quote};
+use super::schema::{Config, LogLevel};
+use super::validate::{header, split_url};
+use std::time::Duration;
+
+/// Shortest metric export interval: a collector is not a scraper.
+pub(crate) const METRICS_INTERVAL_MIN: Duration = Duration::from_secs(1);
+
+/// How an export reaches the collector, from the endpoint's scheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// OTLP/HTTP with protobuf bodies: `http://` or (tls) `https://`.
+    Http { tls: bool },
+    /// OTLP/gRPC: `grpc://` or (tls) `grpcs://`.
+    Grpc { tls: bool },
+}
+
+/// One signal's collector, resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OtlpTarget {
+    pub transport: Transport,
+    /// Host without brackets (an IPv6 literal is bare); a name or an address.
+    pub host: String,
+    pub port: u16,
+    /// The request path: the URL's, or `/v1/<signal>` for an empty or `/`
+    /// path over OTLP/HTTP.
+    pub path: String,
+    /// The whole URL as it is requested (scheme, host, port, path), for the
+    /// TLS client and the logs.
+    pub url: String,
+    /// Skip certificate verification (TLS transports only).
+    pub insecure: bool,
+    /// otel.headers merged with the signal's, the signal's winning.
+    pub headers: Vec<(String, String)>,
+}
+
+/// The `otel` block as the daemon runs it: a signal that is off is None.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OtelRun {
+    pub service_name: String,
+    pub metrics: Option<OtlpTarget>,
+    pub metrics_interval: Duration,
+    pub traces: Option<OtlpTarget>,
+    pub logs: Option<OtlpTarget>,
+    /// `logging.otel_level`; None: the logs' level (`logging.level`).
+    pub log_level: Option<LogLevel>,
+}
+
+impl Default for OtelRun {
+    fn default() -> OtelRun {
+        OtelRun {
+            service_name: "pathosd".to_string(),
+            metrics: None,
+            metrics_interval: Duration::from_secs(60),
+            traces: None,
+            logs: None,
+            log_level: None,
+        }
+    }
+}
+
+/// An endpoint's parts, or why it is not one.
+fn parse(url: &str, signal: &str) -> Result<OtlpTarget, String> {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err(format!(
+            "{} is not a URL such as http://collector:4318 (http://, https://, grpc:// or grpcs://)",
+            Quote(url)
+        ));
+    };
+    let transport = match scheme {
+        "http" => Transport::Http { tls: false },
+        "https" => Transport::Http { tls: true },
+        "grpc" => Transport::Grpc { tls: false },
+        "grpcs" => Transport::Grpc { tls: true },
+        _ => {
+            return Err(format!(
+                "{}: unsupported scheme {} (http://, https://, grpc:// or grpcs://)",
+                Quote(url),
+                Quote(scheme)
+            ))
+        }
+    };
+    let tls = matches!(
+        transport,
+        Transport::Http { tls: true } | Transport::Grpc { tls: true }
+    );
+    if tls && !crate::TLS {
+        return Err(format!("{} {}", Quote(url), crate::NEEDS_TLS));
+    }
+    // The authority and path rules are the http checks' (no user info: it
+    // would reach the logs).
+    let parts = split_url(&format!("http://{rest}")).ok_or_else(|| {
+        format!(
+            "{} is not scheme://host[:port][/path] (user info is not supported)",
+            Quote(url)
+        )
+    })?;
+    let port = parts.port.unwrap_or(match transport {
+        Transport::Http { tls: false } => 80,
+        Transport::Http { tls: true } => 443,
+        // OTLP/gRPC's registered port.
+        Transport::Grpc { .. } => 4317,
+    });
+    let path = match transport {
+        Transport::Http { .. } if parts.path == "/" => format!("/v1/{signal}"),
+        _ => parts.path,
+    };
+    let host = if parts.host.contains(':') {
+        format!("[{}]", parts.host)
+    } else {
+        parts.host.clone()
+    };
+    let url = format!("{scheme}://{host}:{port}{path}");
+    Ok(OtlpTarget {
+        transport,
+        host: parts.host,
+        port,
+        path,
+        url,
+        insecure: false,
+        headers: Vec::new(),
+    })
+}
+
+/// One signal's settings as the file has them, by reference.
+struct Signal<'a> {
+    name: &'static str,
+    enabled: bool,
+    endpoint: &'a str,
+    insecure: Option<bool>,
+    headers: &'a std::collections::BTreeMap<String, String>,
+}
+
+fn signals(c: &Config) -> [Signal<'_>; 3] {
+    let o = &c.otel;
+    [
+        Signal {
+            name: "metrics",
+            enabled: o.metrics.enabled,
+            endpoint: &o.metrics.endpoint,
+            insecure: o.metrics.insecure,
+            headers: &o.metrics.headers,
+        },
+        Signal {
+            name: "traces",
+            enabled: o.traces.enabled,
+            endpoint: &o.traces.endpoint,
+            insecure: o.traces.insecure,
+            headers: &o.traces.headers,
+        },
+        Signal {
+            name: "logs",
+            enabled: o.logs.enabled,
+            endpoint: &o.logs.endpoint,
+            insecure: o.logs.insecure,
+            headers: &o.logs.headers,
+        },
+    ]
+}
+
+/// The collector of one signal, or None when it is off. Errors (for a
+/// config that did not validate) read as off.
+fn target(c: &Config, s: &Signal<'_>) -> Option<Result<OtlpTarget, String>> {
+    let o = &c.otel;
+    let endpoint = match s.endpoint.trim() {
+        "" => o.endpoint.trim(),
+        e => e,
+    };
+    if !o.enabled || !s.enabled || endpoint.is_empty() {
+        return None;
+    }
+    Some(parse(endpoint, s.name).map(|mut t| {
+        t.insecure = s.insecure.unwrap_or(o.insecure);
+        let mut h = o.headers.clone();
+        h.extend(s.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
+        t.headers = h.into_iter().collect();
+        t
+    }))
+}
+
+/// Every rule of `otel` and `logging.otel_level`.
+pub(crate) fn validate(c: &Config, errs: &mut Errors) {
+    let o = &c.otel;
+    // Each written endpoint is checked where it is written, whether or not
+    // a signal uses it, so a typo never waits for the day it is switched on.
+    if !o.endpoint.trim().is_empty() {
+        if let Err(e) = parse(o.endpoint.trim(), "metrics") {
+            errs.push("otel.endpoint", e);
+        }
+    }
+    for (k, v) in &o.headers {
+        header(&join("otel.headers", k), k, v, errs);
+    }
+    for s in signals(c) {
+        let p = join("otel", s.name);
+        if !s.endpoint.trim().is_empty() {
+            if let Err(e) = parse(s.endpoint.trim(), s.name) {
+                errs.push(join(&p, "endpoint"), e);
+            }
+        }
+        for (k, v) in s.headers {
+            header(&join(&join(&p, "headers"), k), k, v, errs);
+        }
+        let Some(Ok(t)) = target(c, &s) else {
+            continue;
+        };
+        // Only metrics are exported so far: the transports they cannot
+        // take yet are refused where the endpoint is written, not left to
+        // fail quietly at run time.
+        if s.name == "metrics" {
+            if let Transport::Grpc { .. } = t.transport {
+                let at = if s.endpoint.trim().is_empty() {
+                    "otel.endpoint".to_string()
+                } else {
+                    join(&p, "endpoint")
+                };
+                errs.push_fmt(
+                    at,
+                    format_args!(
+                        "{}: OTLP/gRPC export is not implemented yet; use the collector's OTLP/HTTP port (http://host:4318)",
+                        Quote(&t.url)
+                    ),
+                );
+            }
+        }
+    }
+    // As the reference has it: any endpoint written, whether or not it is
+    // switched on, needs a service name (so switching it on cannot fail).
+    let any = std::iter::once(&o.endpoint)
+        .chain([&o.metrics.endpoint, &o.traces.endpoint, &o.logs.endpoint])
+        .any(|e| !e.trim().is_empty());
+    if any && o.service_name.trim().is_empty() {
+        errs.push(
+            "otel.service_name",
+            "must not be empty when an endpoint is set",
+        );
+    }
+    if o.metrics.interval.get() < METRICS_INTERVAL_MIN {
+        errs.push_fmt(
+            "otel.metrics.interval",
+            format_args!("{} is shorter than 1s", o.metrics.interval),
+        );
+    }
+}
+
+/// The run form of a config that passed [`validate`].
+pub(crate) fn build(c: &Config) -> OtelRun {
+    let [metrics, traces, logs] = signals(c).map(|s| target(c, &s).and_then(Result::ok));
+    OtelRun {
+        service_name: c.otel.service_name.trim().to_string(),
+        metrics,
+        metrics_interval: c.otel.metrics.interval.get(),
+        traces,
+        logs,
+        log_level: c.logging.otel_level,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_resolve_their_transport_port_and_path() {
+        let t = parse("http://127.0.0.1:4318", "metrics").unwrap();
+        assert_eq!(t.transport, Transport::Http { tls: false });
+        assert_eq!((t.host.as_str(), t.port), ("127.0.0.1", 4318));
+        assert_eq!(t.path, "/v1/metrics");
+        assert_eq!(t.url, "http://127.0.0.1:4318/v1/metrics");
+        let t = parse("http://c.example/", "logs").unwrap();
+        assert_eq!((t.port, t.path.as_str()), (80, "/v1/logs"));
+        let t = parse("http://[::1]:9/otlp/v1/metrics", "metrics").unwrap();
+        assert_eq!(t.host, "::1");
+        assert_eq!(t.path, "/otlp/v1/metrics");
+        assert_eq!(t.url, "http://[::1]:9/otlp/v1/metrics");
+        let t = parse("grpc://c:4317", "traces").unwrap();
+        assert_eq!(t.transport, Transport::Grpc { tls: false });
+        assert_eq!(t.path, "/");
+        assert!(parse("ftp://c", "metrics")
+            .unwrap_err()
+            .contains("unsupported scheme \"ftp\""));
+        assert!(parse("c:4318", "metrics").is_err());
+        assert!(parse("http://u:p@c", "metrics").is_err());
+        assert!(parse("http://c:0", "metrics").is_err());
+        let tls = parse("https://c", "metrics");
+        if crate::TLS {
+            assert_eq!(tls.unwrap().port, 443);
+        } else {
+            assert!(tls.unwrap_err().contains(crate::NEEDS_TLS));
+        }
+    }
+
+    fn errors(otel: serde_json::Value) -> Vec<String> {
+        let v = serde_json::json!({"schema": "v1",
+            "router": {"asn": 65001, "router_id": "10.0.0.1"},
+            "bgp": {"neighbors": [{"name": "n", "address": "127.0.0.1", "peer_asn": 65000}]},
+            "otel": otel,
+            "vips": [{"name": "v", "prefix": "10.0.0.1/32", "always": true}]});
+        match crate::config::load_str(&v.to_string(), None, &|_| None) {
+            Ok(_) => Vec::new(),
+            Err(e) => e.iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn each_error_names_its_path_and_value() {
+        assert_eq!(errors(serde_json::json!({})), Vec::<String>::new());
+        assert_eq!(
+            errors(serde_json::json!({"endpoint": "udp://c:1"})),
+            ["otel.endpoint: \"udp://c:1\": unsupported scheme \"udp\" (http://, https://, grpc:// or grpcs://)"]
+        );
+        assert_eq!(
+            errors(serde_json::json!({"traces": {"endpoint": "collector:4318"}})),
+            ["otel.traces.endpoint: \"collector:4318\" is not a URL such as http://collector:4318 (http://, https://, grpc:// or grpcs://)"]
+        );
+        assert_eq!(
+            errors(serde_json::json!({"endpoint": "grpc://127.0.0.1:4317", "traces": {"enabled": false}, "logs": {"enabled": false}})),
+            ["otel.endpoint: \"grpc://127.0.0.1:4317/\": OTLP/gRPC export is not implemented yet; use the collector's OTLP/HTTP port (http://host:4318)"]
+        );
+        // An endpoint switched off is still checked, and still needs a name.
+        assert_eq!(
+            errors(
+                serde_json::json!({"enabled": false, "endpoint": "http://c", "service_name": ""})
+            ),
+            ["otel.service_name: must not be empty when an endpoint is set"]
+        );
+        assert_eq!(
+            errors(serde_json::json!({"enabled": false, "endpoint": "ftp://c"})),
+            ["otel.endpoint: \"ftp://c\": unsupported scheme \"ftp\" (http://, https://, grpc:// or grpcs://)"]
+        );
+        assert_eq!(
+            errors(serde_json::json!({"metrics": {"headers": {"X-K": "a\nb"}}})),
+            ["otel.metrics.headers.X-K: value contains a line break or NUL"]
+        );
+        let https = errors(serde_json::json!({"endpoint": "https://c"}));
+        if crate::TLS {
+            assert_eq!(https, Vec::<String>::new());
+        } else {
+            assert_eq!(
+                https,
+                [format!("otel.endpoint: \"https://c\" {}", crate::NEEDS_TLS)]
+            );
+        }
+    }
+}

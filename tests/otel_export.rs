@@ -1,0 +1,442 @@
+//! OTLP metric export, end to end: the real daemon exports to a receiver
+//! that decodes each request with the official protobuf definitions
+//! (tests/support/otlp_receiver.py, PyPI opentelemetry-proto), and the
+//! metrics it got are compared with /metrics. Then the collector's bad
+//! days: down then back, 503 with Retry-After, never answering, garbage;
+//! through all of them the API answers at once.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+use support::daemon::Pathosd;
+
+/// The receiver: its decoded requests arrive on `lines`; killed (by its
+/// PID, as a `Child`) when dropped.
+struct Receiver_ {
+    child: Child,
+    lines: Receiver<String>,
+}
+
+impl Drop for Receiver_ {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Receiver_ {
+    fn start(ip: Ipv4Addr, port: u16, mode: &str) -> Receiver_ {
+        Receiver_::start_with(ip, port, mode, &[])
+    }
+
+    /// `tls`: the server's certificate and key files, for https.
+    fn start_with(ip: Ipv4Addr, port: u16, mode: &str, tls: &[&str]) -> Receiver_ {
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/support/otlp_receiver.py"
+        );
+        let mut child = Command::new("python3")
+            .arg(script)
+            .arg(ip.to_string())
+            .arg(port.to_string())
+            .arg(mode)
+            .args(tls)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3");
+        let out = child.stdout.take().expect("stdout");
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            // Ends when the receiver's stdout closes (it was killed).
+            for l in BufReader::new(out).lines() {
+                let Ok(l) = l else { break };
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut r = Receiver_ { child, lines };
+        // A missing opentelemetry module ends the script before this line:
+        // the test fails here, it is not skipped.
+        let first = r.next(Duration::from_secs(20));
+        assert_eq!(
+            first.as_deref(),
+            Some("listening"),
+            "the receiver did not start (is opentelemetry-proto installed? scripts/install-test-deps.sh)"
+        );
+        r
+    }
+
+    fn next(&mut self, limit: Duration) -> Option<String> {
+        self.lines.recv_timeout(limit).ok()
+    }
+
+    /// The next decoded request.
+    fn request(&mut self, limit: Duration) -> Value {
+        let l = self
+            .next(limit)
+            .unwrap_or_else(|| panic!("no OTLP request within {limit:?}"));
+        serde_json::from_str(&l).unwrap_or_else(|e| panic!("{e}: {l}"))
+    }
+}
+
+fn start(n: u8, collector: SocketAddr, interval: &str) -> Pathosd {
+    let (d, _) = start_cfg(n, collector, interval);
+    d
+}
+
+/// The daemon and its config, to edit for a reload.
+fn start_cfg(n: u8, collector: SocketAddr, interval: &str) -> (Pathosd, Value) {
+    start_url(n, &format!("http://{collector}"), interval, false)
+}
+
+fn start_url(n: u8, url: &str, interval: &str, insecure: bool) -> (Pathosd, Value) {
+    let ours = support::test_ip(n);
+    let api = SocketAddr::from((ours, support::free_tcp_port(ours)));
+    let cfg = json!({
+        "schema": "v1",
+        "router": {"asn": 65001, "router_id": ours.to_string(), "local_address": ours.to_string()},
+        "bgp": {"listen_port": -1, "neighbors": [{
+            "name": "nobody", "address": support::test_ip(n + 1).to_string(),
+            "peer_asn": 65000, "port": support::free_tcp_port(support::test_ip(n + 1))}]},
+        "api": {"listen": api.to_string(), "ubus_socket": ""},
+        "logging": {"level": "debug", "syslog": false, "timestamps": true},
+        "otel": {"endpoint": url, "insecure": insecure, "service_name": "edge-1",
+                 "headers": {"X-Api-Key": "k1"},
+                 "metrics": {"interval": interval}},
+        "vips": [{"name": "web", "prefix": "10.9.9.1/32", "always": true}]
+    });
+    (Pathosd::start(&cfg, api), cfg)
+}
+
+/// /metrics as family name → TYPE, and the samples by line.
+fn scrape(d: &Pathosd) -> (BTreeMap<String, String>, Vec<String>) {
+    let body = d.get("/metrics").expect("/metrics").body;
+    let mut types = BTreeMap::new();
+    let mut samples = Vec::new();
+    for l in body.lines() {
+        if let Some(t) = l.strip_prefix("# TYPE ") {
+            let (n, k) = t.split_once(' ').expect("TYPE line");
+            types.insert(n.to_string(), k.to_string());
+        } else if !l.starts_with('#') {
+            samples.push(l.to_string());
+        }
+    }
+    (types, samples)
+}
+
+/// The value of the sample `line_start` (name and labels) in /metrics.
+fn metric(d: &Pathosd, line_start: &str) -> Option<f64> {
+    let (_, samples) = scrape(d);
+    samples
+        .iter()
+        .find_map(|l| l.strip_prefix(line_start)?.trim().parse().ok())
+}
+
+/// The API answers at once, whatever the collector does.
+fn api_is_prompt(d: &Pathosd) {
+    let t = Instant::now();
+    assert_eq!(d.get("/healthz").map(|r| r.code), Some(200));
+    assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+}
+
+#[test]
+fn every_family_of_metrics_arrives_with_its_values() {
+    let ip = support::test_ip(10);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "ok");
+    let d = start(11, SocketAddr::from((ip, port)), "1s");
+    let req = rx.request(Duration::from_secs(15));
+    assert_eq!(req["path"], "/v1/metrics");
+    assert_eq!(req["content_type"], "application/x-protobuf");
+    assert_eq!(req["headers"]["x-api-key"], "k1");
+    assert_eq!(req["resource"]["service.name"], "edge-1");
+    assert_eq!(
+        req["resource"]["service.instance.id"],
+        support::test_ip(11).to_string()
+    );
+    let (types, samples) = scrape(&d);
+    let got: BTreeMap<String, &Value> = req["metrics"]
+        .as_array()
+        .expect("metrics")
+        .iter()
+        .map(|m| (m["name"].as_str().unwrap_or_default().to_string(), m))
+        .collect();
+    // The same families, each of its kind.
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        types.keys().collect::<Vec<_>>()
+    );
+    for (name, kind) in &types {
+        let m = got[name];
+        match kind.as_str() {
+            "gauge" => assert_eq!(m["kind"], "gauge", "{name}"),
+            "counter" => {
+                assert_eq!(m["kind"], "sum", "{name}");
+                assert_eq!(m["monotonic"], true, "{name}");
+                assert_eq!(m["temporality"], 2, "{name}: cumulative");
+            }
+            "histogram" => {
+                assert_eq!(m["kind"], "histogram", "{name}");
+                assert_eq!(m["temporality"], 2, "{name}: cumulative");
+            }
+            k => panic!("{name}: kind {k}"),
+        }
+    }
+    // Values that do not move between the export and the scrape.
+    let point = |name: &str| got[name]["points"][0].clone();
+    assert_eq!(point("pathosd_build_info")["value"], 1.0);
+    assert_eq!(
+        point("pathosd_build_info")["attrs"]["version"],
+        env!("CARGO_PKG_VERSION")
+    );
+    let start: f64 = samples
+        .iter()
+        .find_map(|l| l.strip_prefix("pathosd_start_time_seconds ")?.parse().ok())
+        .expect("start time");
+    let exported = point("pathosd_start_time_seconds")["value"]
+        .as_f64()
+        .expect("number");
+    assert!((exported - start).abs() < 1e-3, "{exported} vs {start}");
+    let vip = got["pathosd_vip_state"]["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .find(|p| p["attrs"]["vip"] == "web")
+        .cloned()
+        .expect("web");
+    assert_eq!(vip["attrs"]["nlri"], "10.9.9.1/32");
+    assert_eq!(
+        vip["value"].as_f64(),
+        metric(&d, "pathosd_vip_state{vip=\"web\",nlri=\"10.9.9.1/32\"}")
+    );
+    // A histogram's buckets: one more count than bounds, summing to count.
+    let h = point("pathosd_blocking_pool_queue_wait_seconds");
+    let counts: Vec<u64> = serde_json::from_value(h["counts"].clone()).expect("counts");
+    let bounds = h["bounds"].as_array().expect("bounds");
+    assert_eq!(counts.len(), bounds.len() + 1);
+    assert_eq!(
+        Some(counts.iter().sum::<u64>()),
+        h["count"]
+            .as_str()
+            .and_then(|c| c.parse().ok())
+            .or(h["count"].as_u64())
+    );
+    // The next export comes an interval later; the exporter counted the
+    // first as accepted before it sent the second.
+    let next = rx.request(Duration::from_secs(5));
+    let gap = next["t"].as_f64().unwrap_or(0.0) - req["t"].as_f64().unwrap_or(0.0);
+    assert!((0.5..5.0).contains(&gap), "{gap}");
+    assert!(metric(&d, "pathosd_otel_export_requests_total{result=\"ok\"}").unwrap_or(0.0) >= 1.0);
+}
+
+#[test]
+fn a_collector_down_then_back_gets_the_metrics() {
+    let ip = support::test_ip(20);
+    let port = support::free_tcp_port(ip);
+    let d = start(21, SocketAddr::from((ip, port)), "1s");
+    let failed = "pathosd_otel_export_requests_total{result=\"failed\"}";
+    assert!(
+        support::poll(Duration::from_secs(10), || (metric(&d, failed)? >= 1.0)
+            .then_some(()))
+        .is_some(),
+        "no failed export counted"
+    );
+    api_is_prompt(&d);
+    let mut rx = Receiver_::start(ip, port, "ok");
+    // The back-off doubles from 1s: the next attempt is within 4s or so.
+    let req = rx.request(Duration::from_secs(15));
+    assert_eq!(req["resource"]["service.name"], "edge-1");
+    // Logged once the daemon has read the answer the receiver printed after.
+    assert!(
+        support::wait_for(Duration::from_secs(5), || d
+            .log()
+            .contains("accepts metrics again")),
+        "{}",
+        d.log()
+    );
+}
+
+#[test]
+fn a_503_with_retry_after_is_retried_after_it() {
+    let ip = support::test_ip(30);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "503");
+    let d = start(31, SocketAddr::from((ip, port)), "1s");
+    let first = rx.request(Duration::from_secs(15));
+    assert_eq!(first["status"], 503);
+    let retry = rx.request(Duration::from_secs(10));
+    assert_eq!(retry["status"], 200);
+    let gap = retry["t"].as_f64().unwrap_or(0.0) - first["t"].as_f64().unwrap_or(0.0);
+    assert!(gap >= 1.9, "retried after {gap}s, before Retry-After: 2");
+    assert!(metric(&d, "pathosd_otel_export_requests_total{result=\"failed\"}") >= Some(1.0));
+    api_is_prompt(&d);
+}
+
+#[test]
+fn a_collector_that_never_answers_costs_nothing_but_a_counted_failure() {
+    let ip = support::test_ip(40);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "hang");
+    let d = start(41, SocketAddr::from((ip, port)), "1s");
+    // The request arrives but is never answered; meanwhile the daemon
+    // answers at once.
+    assert_eq!(rx.request(Duration::from_secs(15))["status"], "hang");
+    api_is_prompt(&d);
+    // The attempt gives up after 10s and is counted; the exports made
+    // meanwhile (one a second) overflowed the queue of 8, oldest first.
+    let failed = "pathosd_otel_export_requests_total{result=\"failed\"}";
+    assert!(
+        support::poll(Duration::from_secs(20), || (metric(&d, failed)? >= 1.0)
+            .then_some(()))
+        .is_some(),
+        "{}",
+        d.log()
+    );
+    assert!(metric(&d, "pathosd_otel_export_dropped_total") >= Some(1.0));
+    assert!(metric(&d, "pathosd_otel_export_queued") <= Some(8.0));
+    api_is_prompt(&d);
+}
+
+#[test]
+fn a_collector_that_answers_garbage_is_a_counted_failure() {
+    let ip = support::test_ip(50);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "garbage");
+    let d = start(51, SocketAddr::from((ip, port)), "1s");
+    // The receiver decoded what it got, and answered garbage.
+    let req = rx.request(Duration::from_secs(15));
+    assert_eq!(req["status"], "garbage");
+    let failed = "pathosd_otel_export_requests_total{result=\"failed\"}";
+    assert!(
+        support::poll(Duration::from_secs(10), || (metric(&d, failed)? >= 1.0)
+            .then_some(()))
+        .is_some(),
+        "{}",
+        d.log()
+    );
+    api_is_prompt(&d);
+}
+
+/// The value of `name`'s point whose attributes include `vip` = `vip`.
+fn vip_point(req: &Value, name: &str, vip: &str) -> Option<f64> {
+    req["metrics"]
+        .as_array()?
+        .iter()
+        .find(|m| m["name"] == name)?["points"]
+        .as_array()?
+        .iter()
+        .find(|p| p["attrs"]["vip"] == vip)?["value"]
+        .as_f64()
+}
+
+#[test]
+fn shutdown_sends_the_last_metrics_after_the_withdrawals() {
+    let ip = support::test_ip(60);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "ok");
+    // An interval that never comes: the one request is the shutdown's.
+    let mut d = start(61, SocketAddr::from((ip, port)), "1h");
+    assert_eq!(
+        metric(&d, "pathosd_vip_state{vip=\"web\",nlri=\"10.9.9.1/32\"}"),
+        Some(1.0),
+        "announced"
+    );
+    d.signal("TERM");
+    let last = rx.request(Duration::from_secs(5));
+    assert!(vip_point(&last, "pathosd_vip_state", "web").is_some());
+    let st = d.wait_exit(Duration::from_secs(5)).expect("exit");
+    assert_eq!(st.code(), Some(0));
+    // Sent after the withdrawals and the sessions' stop, not before.
+    let log = d.log();
+    let at = |what: &str| log.find(what).unwrap_or_else(|| panic!("{what}: {log}"));
+    assert!(at("-> withdrawn (pathosd shutting down)") < at("otel: last metrics sent"));
+    assert!(at("otel: last metrics sent") < at("stopped"));
+}
+
+#[test]
+fn shutdown_does_not_wait_for_a_collector_that_never_answers() {
+    let ip = support::test_ip(70);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "hang");
+    let mut d = start(71, SocketAddr::from((ip, port)), "1h");
+    d.signal("TERM");
+    assert_eq!(rx.request(Duration::from_secs(5))["status"], "hang");
+    // The last export waits at most 1s.
+    let st = d.wait_exit(Duration::from_secs(4)).expect("exit in time");
+    assert_eq!(st.code(), Some(0));
+    assert!(
+        d.log().contains("otel: last metrics not sent"),
+        "{}",
+        d.log()
+    );
+}
+
+#[test]
+fn reload_restarts_the_exporter_and_a_bad_otel_block_keeps_it() {
+    let ip = support::test_ip(80);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "ok");
+    let (d, mut cfg) = start_cfg(81, SocketAddr::from((ip, port)), "1s");
+    assert_eq!(
+        rx.request(Duration::from_secs(15))["resource"]["service.name"],
+        "edge-1"
+    );
+    cfg["otel"]["service_name"] = json!("edge-2");
+    d.write_config(&cfg);
+    d.signal("HUP");
+    // Bounded: at one export a second, the new name comes within a few.
+    let renamed =
+        (0..10).any(|_| rx.request(Duration::from_secs(5))["resource"]["service.name"] == "edge-2");
+    assert!(renamed, "{}", d.log());
+    assert!(d.log().contains("otel changed: applied"), "{}", d.log());
+    cfg["otel"]["endpoint"] = json!("ftp://127.0.0.1:1");
+    d.write_config(&cfg);
+    d.signal("HUP");
+    assert!(
+        support::wait_for(Duration::from_secs(5), || d
+            .log()
+            .contains("unsupported scheme \"ftp\"")),
+        "{}",
+        d.log()
+    );
+    // The running exporter goes on with the old settings.
+    let after = rx.request(Duration::from_secs(5));
+    assert_eq!(after["resource"]["service.name"], "edge-2");
+}
+
+/// https:// goes through ureq on the blocking pool: with `insecure` the
+/// test CA's certificate is taken; without, it is refused (the CA is not in
+/// the system store) and counted as a failure.
+#[cfg(feature = "tls")]
+#[test]
+fn https_export_verifies_the_collector_unless_insecure() {
+    let ip = support::test_ip(90);
+    let port = support::free_tcp_port(ip);
+    let dir = support::temp_dir("otel-tls");
+    let pki = support::pki(&dir.path(""), &ip.to_string());
+    let mut rx = Receiver_::start_with(ip, port, "ok", &[&pki.cert, &pki.key]);
+    let url = format!("https://{ip}:{port}");
+    let (d, _) = start_url(91, &url, "1s", true);
+    let req = rx.request(Duration::from_secs(15));
+    assert_eq!(req["path"], "/v1/metrics");
+    assert_eq!(req["resource"]["service.name"], "edge-1");
+    drop(d);
+    let (d, _) = start_url(92, &url, "1s", false);
+    let failed = "pathosd_otel_export_requests_total{result=\"failed\"}";
+    assert!(
+        support::poll(Duration::from_secs(10), || (metric(&d, failed)? >= 1.0)
+            .then_some(()))
+        .is_some(),
+        "{}",
+        d.log()
+    );
+    assert!(d.log().contains("otel: export to"), "{}", d.log());
+}

@@ -1,0 +1,116 @@
+"""An OTLP/HTTP metrics receiver for tests/otel_export.rs: decodes each
+request with the official protobuf definitions (PyPI opentelemetry-proto)
+and prints it as one JSON line. A missing module is an error, never a skip.
+
+usage: otlp_receiver.py IP PORT MODE [CERT KEY]
+  (with CERT and KEY: https, TLS with that certificate)
+  ok        answer 200 to everything
+  503       answer 503 with Retry-After: 2 to the first request, then 200
+  hang      accept and read, print {"status": "hang"}, never answer
+  garbage   answer bytes that are not HTTP, then close
+Prints "listening" once bound, then one line per request:
+{"t": monotonic seconds, "path": ..., "headers": {...}, "status": answered,
+ "resource": {...}, "metrics": [{"name", "kind", "monotonic", "temporality",
+ "points": [{"attrs", "value" | "count", "sum", "bounds", "counts"}]}]}
+"""
+import json
+import socket
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+)
+
+IP, PORT, MODE = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+seen = 0
+
+
+def attrs(kvs):
+    out = {}
+    for kv in kvs:
+        which = kv.value.WhichOneof("value")
+        out[kv.key] = getattr(kv.value, which) if which else None
+    return out
+
+
+def decode(body):
+    req = ExportMetricsServiceRequest()
+    req.ParseFromString(body)
+    assert len(req.resource_metrics) == 1, "one resource"
+    rm = req.resource_metrics[0]
+    metrics = []
+    for sm in rm.scope_metrics:
+        for m in sm.metrics:
+            kind = m.WhichOneof("data")
+            d = {"name": m.name, "kind": kind, "help": m.description, "points": []}
+            data = getattr(m, kind)
+            if kind == "sum":
+                d["monotonic"] = data.is_monotonic
+            if kind in ("sum", "histogram"):
+                d["temporality"] = data.aggregation_temporality
+            for p in data.data_points:
+                q = {"attrs": attrs(p.attributes), "time": p.time_unix_nano,
+                     "start": p.start_time_unix_nano}
+                if kind == "histogram":
+                    q.update(count=p.count, sum=p.sum, bounds=list(p.explicit_bounds),
+                             counts=list(p.bucket_counts))
+                else:
+                    q["value"] = p.as_double
+                d["points"].append(q)
+            metrics.append(d)
+    return {"resource": attrs(rm.resource.attributes),
+            "scope": rm.scope_metrics[0].scope.name if rm.scope_metrics else None,
+            "metrics": metrics}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def do_POST(self):
+        global seen
+        seen += 1
+        n = int(self.headers.get("Content-Length", "0"))
+        body = self.rfile.read(n)
+        if MODE == "hang":
+            # Says it has the request, then never answers it.
+            print(json.dumps({"t": time.monotonic(), "status": "hang"}), flush=True)
+            time.sleep(3600)
+            return
+        if MODE == "garbage":
+            self.wfile.write(b"\x00\x01garbage that is not HTTP\r\n\r\n")
+            self.wfile.flush()
+            self.close_connection = True
+            status = "garbage"
+        else:
+            status = 503 if (MODE == "503" and seen == 1) else 200
+            self.send_response(status)
+            if status == 503:
+                self.send_header("Retry-After", "2")
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        line = {"t": time.monotonic(), "path": self.path, "status": status,
+                "content_type": self.headers.get("Content-Type"),
+                "headers": {k.lower(): v for k, v in self.headers.items()}}
+        line.update(decode(body))
+        print(json.dumps(line), flush=True)
+
+
+class Server(HTTPServer):
+    address_family = socket.AF_INET
+    allow_reuse_address = True
+
+
+srv = Server((IP, PORT), Handler)
+if len(sys.argv) == 6:
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(sys.argv[4], sys.argv[5])
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+print("listening", flush=True)
+srv.serve_forever()
