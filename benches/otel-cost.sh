@@ -19,7 +19,8 @@
 # route, then WARMUP s): CPU of each daemon (process CPU clock,
 # benches/compare_helper.py cpu), reported per 60 s; RSS and peak RSS
 # (VmRSS, VmHWM) at its end; the receiver's requests and bytes in it. The
-# CPU one export costs is derived: (CPU with - CPU without) / exports.
+# CPU one export costs is derived: (CPU with - CPU without) / exports,
+# for the process and for the daemon's main thread alone (its schedstat).
 #
 # Every process it starts is stopped by PID at exit (trap); every wait has a
 # deadline; a missing tool is a failure, not a skip.
@@ -109,8 +110,8 @@ for v in plain otel; do
 done
 
 # The collector: one line "t body_bytes head_bytes points" per request.
-receiver() {
-  "$py" - "${recv%:*}" "${recv#*:}" "$tmp/receiver.ready" <<'EOF'
+# Run from a file, not in a function: the PID recorded must be python's.
+cat >"$tmp/receiver.py" <<'EOF'
 import socket, sys, time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
@@ -141,8 +142,7 @@ with open(sys.argv[3], "w") as f:
     f.write("listening\n")
 srv.serve_forever()
 EOF
-}
-start_listener receiver receiver
+start_listener receiver "$py" "$tmp/receiver.py" "${recv%:*}" "${recv#*:}" "$tmp/receiver.ready"
 
 # --- the daemons -----------------------------------------------------------
 
@@ -187,11 +187,15 @@ router_ready() {
   return 1
 }
 
+# ns the daemon's own thread (the main one, where checks, BGP and the
+# exporter run) has been on a CPU: the first field of its schedstat.
+thread_ns() { awk '{ print $1 }' "/proc/$1/task/$1/schedstat"; }
+
 mean_col() { awk -v c="$2" '{ s += $c; k++ } END { if (k) printf "%.0f", s / k; else print "NA" }' "$1"; }
 
 one_run() {
   local n=$1 r=$2 v i ok order c1 w0 w1 lines0 lines1 reqs rss hwm
-  declare -A d=() c0=()
+  declare -A d=() c0=() m0=()
   for v in plain otel; do router_ready "$v"; done
   # Which daemon starts first alternates from run to run.
   order="plain otel"
@@ -214,10 +218,14 @@ one_run() {
   lines0=$(wc -l <"$tmp/receiver.out")
   [ "$lines0" -gt 0 ] || { echo "otel-cost: no export reached the receiver in the warm-up" >&2; return 1; }
   w0=$(now)
-  for v in plain otel; do c0[$v]=$("$py" "$helper" cpu "${d[$v]}"); done
+  for v in plain otel; do
+    c0[$v]=$("$py" "$helper" cpu "${d[$v]}")
+    m0[$v]=$(thread_ns "${d[$v]}")
+  done
   sleep "$window"
   for v in plain otel; do
     c1=$("$py" "$helper" cpu "${d[$v]}")
+    record thread "$v" "$n" "$(awk -v a="${m0[$v]}" -v b="$(thread_ns "${d[$v]}")" -v w="$window" 'BEGIN { printf "%.1f", (b - a) / 1e6 * 60 / w }')"
     record cpu "$v" "$n" "$(awk -v a="${c0[$v]}" -v b="$c1" -v w="$window" 'BEGIN { printf "%.1f", (b - a) / 1e6 * 60 / w }')"
     read -r rss hwm _ <<<"$("$py" "$helper" mem "${d[$v]}")"
     record rss "$v" "$n" "$rss"
@@ -258,24 +266,27 @@ echo
 echo "$("$pathosd" --version 2>/dev/null | paste -sd ' ' - || echo 'pathosd ?') ($(git rev-parse --short HEAD 2>/dev/null || echo '?')), $(nproc) CPUs, RUNS=$runs WINDOW=$window WARMUP=$warmup OTEL_INTERVAL=$interval"
 echo "medians of $runs runs; each run's value after the table"
 echo
-echo "| VIPs | CPU ms/60 s, no otel | with otel | ratio | RSS KiB, no otel | with otel | difference | peak RSS KiB, no otel | with otel | request bytes (body + head) | data points | requests per export | CPU per export, ms |"
+echo "| VIPs | CPU ms/60 s, no otel | with otel | ratio | RSS KiB, no otel | with otel | difference | peak RSS KiB, no otel | with otel | request bytes (body + head) | data points | requests per export | CPU per export, ms: process / daemon thread |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for n in "${counts[@]}"; do
   cp=$(value cpu plain "$n")
   co=$(value cpu otel "$n")
   rp=$(value rss plain "$n")
   ro=$(value rss otel "$n")
-  # CPU one export costs, per run (same window), then the median.
-  per=$(paste -d ' ' <(awk -v k="cpu|plain|$n" '$1 == k { print $2 }' "$results") \
-    <(awk -v k="cpu|otel|$n" '$1 == k { print $2 }' "$results") \
-    <(awk -v k="exports|otel|$n" '$1 == k { print $2 }' "$results") |
-    awk -v w="$window" '{ printf "%.2f\n", ($2 - $1) * w / 60 / $3 }' | median)
+  # CPU one export costs (the process; the daemon's thread), per run
+  # (same window), then the median.
+  per() {
+    paste -d ' ' <(awk -v k="$1|plain|$n" '$1 == k { print $2 }' "$results") \
+      <(awk -v k="$1|otel|$n" '$1 == k { print $2 }' "$results") \
+      <(awk -v k="exports|otel|$n" '$1 == k { print $2 }' "$results") |
+      awk -v w="$window" '{ printf "%.2f\n", ($2 - $1) * w / 60 / $3 }' | median
+  }
   printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s + %s | %s | %s | %s |\n' "$n" "$cp" "$co" \
     "$(awk -v a="$co" -v b="$cp" 'BEGIN { printf "%.2f", a / b }')" \
     "$rp" "$ro" "$((ro - rp))" "$(value hwm plain "$n")" "$(value hwm otel "$n")" \
-    "$(value body otel "$n")" "$(value head otel "$n")" "$(value points otel "$n")" "$(value reqs otel "$n")" "$per"
+    "$(value body otel "$n")" "$(value head otel "$n")" "$(value points otel "$n")" "$(value reqs otel "$n")" "$(per cpu) / $(per thread)"
 done
 echo
 for n in "${counts[@]}"; do
-  echo "$n VIPs per run: CPU no otel $(all cpu plain "$n"), with $(all cpu otel "$n"); RSS $(all rss plain "$n") / $(all rss otel "$n"); requests $(all exports otel "$n")"
+  echo "$n VIPs per run: CPU no otel $(all cpu plain "$n"), with $(all cpu otel "$n"); daemon thread $(all thread plain "$n") / $(all thread otel "$n"); RSS $(all rss plain "$n") / $(all rss otel "$n"); requests $(all exports otel "$n")"
 done
