@@ -26,8 +26,8 @@
 # deadline; a missing tool is a failure, not a skip.
 #
 # usage: benches/otel-cost.sh
-# env: COUNTS="1 1000" (VIPs per daemon), RUNS=2 (repeats; medians),
-#      WINDOW=60 (s measured), WARMUP=10 (s), OTEL_INTERVAL=5 (s between
+# env: COUNTS="1 1000" (VIPs per daemon), RUNS=3 (repeats; medians),
+#      WINDOW=45 (s measured; about 6 minutes in all), WARMUP=10 (s), OTEL_INTERVAL=5 (s between
 #      exports), DEADLINE=60 (s per wait), KEEP=1 (keep the temp dir),
 #      PATHOSD=FILE (measure this binary instead of building the worktree's
 #      release build).
@@ -38,8 +38,8 @@ cd "$(dirname "$0")/.."
 . benches/lib.sh
 
 read -r -a counts <<<"${COUNTS:-1 1000}"
-runs=${RUNS:-2}
-window=${WINDOW:-60}
+runs=${RUNS:-3}
+window=${WINDOW:-45}
 warmup=${WARMUP:-10}
 interval=${OTEL_INTERVAL:-5}
 deadline_s=${DEADLINE:-60}
@@ -194,7 +194,7 @@ thread_ns() { awk '{ print $1 }' "/proc/$1/task/$1/schedstat"; }
 mean_col() { awk -v c="$2" '{ s += $c; k++ } END { if (k) printf "%.0f", s / k; else print "NA" }' "$1"; }
 
 one_run() {
-  local n=$1 r=$2 v i ok order c1 w0 w1 lines0 lines1 reqs rss hwm
+  local n=$1 r=$2 v i ok order c1 lines0 lines1 reqs rss hwm
   declare -A d=() c0=() m0=()
   for v in plain otel; do router_ready "$v"; done
   # Which daemon starts first alternates from run to run.
@@ -217,7 +217,6 @@ one_run() {
   sleep "$warmup"
   lines0=$(wc -l <"$tmp/receiver.out")
   [ "$lines0" -gt 0 ] || { echo "otel-cost: no export reached the receiver in the warm-up" >&2; return 1; }
-  w0=$(now)
   for v in plain otel; do
     c0[$v]=$("$py" "$helper" cpu "${d[$v]}")
     m0[$v]=$(thread_ns "${d[$v]}")
@@ -231,12 +230,14 @@ one_run() {
     record rss "$v" "$n" "$rss"
     record hwm "$v" "$n" "$hwm"
   done
-  w1=$(now)
   lines1=$(wc -l <"$tmp/receiver.out")
   sed -n "$((lines0 + 1)),${lines1}p" "$tmp/receiver.out" >"$tmp/window-$n-$r"
   reqs=$((lines1 - lines0))
   [ "$reqs" -gt 0 ] || { echo "otel-cost: no export in the window" >&2; return 1; }
-  record reqs otel "$n" "$(awk -v k="$reqs" -v a="$w0" -v b="$w1" -v i="$interval" 'BEGIN { printf "%.2f", k / ((b - a) / i) }')"
+  # Requests per OTEL_INTERVAL, from the receiver's clock: (k - 1) gaps
+  # between the first and the last.
+  [ "$reqs" -ge 2 ] || { echo "otel-cost: fewer than 2 exports in the window: make WINDOW longer" >&2; return 1; }
+  record reqs otel "$n" "$(awk -v i="$interval" 'NR == 1 { a = $1 } { b = $1; k++ } END { printf "%.2f", (k - 1) * i / (b - a) }' "$tmp/window-$n-$r")"
   record exports otel "$n" "$reqs"
   record body otel "$n" "$(mean_col "$tmp/window-$n-$r" 2)"
   record head otel "$n" "$(mean_col "$tmp/window-$n-$r" 3)"
@@ -288,5 +289,5 @@ for n in "${counts[@]}"; do
 done
 echo
 for n in "${counts[@]}"; do
-  echo "$n VIPs per run: CPU no otel $(all cpu plain "$n"), with $(all cpu otel "$n"); daemon thread $(all thread plain "$n") / $(all thread otel "$n"); RSS $(all rss plain "$n") / $(all rss otel "$n"); requests $(all exports otel "$n")"
+  echo "$n VIPs per run: CPU no otel $(all cpu plain "$n"), with $(all cpu otel "$n"); daemon thread $(all thread plain "$n") / $(all thread otel "$n"); RSS $(all rss plain "$n") / $(all rss otel "$n"); peak RSS $(all hwm plain "$n") / $(all hwm otel "$n"); requests in the window $(all exports otel "$n")"
 done
