@@ -397,4 +397,7 @@ pub struct OtelView {
     pub dropped: u32,
     /// Batches waiting to be sent.
     pub queued: u32,
+    /// Spans dropped before they were encoded: the oldest when the span
+    /// buffer was full between two drains.
+    pub spans_dropped: u32,
 }
