@@ -7,7 +7,8 @@
 //! than these few writers; `tests/otel_export.rs` decodes what they write
 //! with the official Python definitions.
 //!
-//! Spans ([`traces_request`]) share the writers and the request's frame.
+//! Spans ([`traces_request`]) and log records ([`logs_request`]) share the
+//! writers and the request's frame.
 //!
 //! Nesting is fixed (request > resource metrics > scope metrics > metric >
 //! data > point > attribute > value), so each message is written into its
@@ -303,6 +304,41 @@ pub fn traces_request(spans: &[Span], resource: &[(&str, &str)], scope: (&str, &
     envelope(resource, scope, items)
 }
 
+/// One log record (`logs/v1/logs.proto`): its time, severity number (1
+/// to 24: 5 DEBUG, 9 INFO, 13 WARN, 17 ERROR) and text, and its body.
+pub struct LogRecord<'a> {
+    pub time_ns: u64,
+    pub severity: u8,
+    pub severity_text: &'a str,
+    pub body: &'a str,
+}
+
+/// An `ExportLogsServiceRequest` (`collector/logs/v1/logs_service.proto`)
+/// of `records`, with one resource and one scope.
+pub fn logs_request(
+    records: &[LogRecord<'_>],
+    resource: &[(&str, &str)],
+    scope: (&str, &str),
+) -> Vec<u8> {
+    let mut items = Vec::new();
+    let mut r = Vec::new();
+    let mut any = Vec::new();
+    for l in records {
+        r.clear();
+        fixed64(&mut r, 1, l.time_ns);
+        key(&mut r, 2, VARINT);
+        varint(&mut r, u64::from(l.severity));
+        bytes(&mut r, 3, l.severity_text.as_bytes());
+        any.clear();
+        bytes(&mut any, 1, l.body.as_bytes());
+        bytes(&mut r, 5, &any);
+        // observed_time_unix_nano: recorded when it happened.
+        fixed64(&mut r, 11, l.time_ns);
+        bytes(&mut items, 2, &r);
+    }
+    envelope(resource, scope, items)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -380,6 +416,21 @@ mod tests {
         want.extend([0xff; 9]);
         want.push(1);
         want.extend([0x7a, 2, 0x18, 2]);
+        assert!(req.windows(want.len()).any(|w| w == want.as_slice()));
+    }
+
+    #[test]
+    fn a_log_record_has_its_time_severity_and_body() {
+        let rec = LogRecord {
+            time_ns: 7,
+            severity: 13,
+            severity_text: "WARN",
+            body: "b",
+        };
+        let req = logs_request(&[rec], &[], ("p", ""));
+        let mut want = vec![0x09, 7, 0, 0, 0, 0, 0, 0, 0, 0x10, 13];
+        want.extend([0x1a, 4, b'W', b'A', b'R', b'N', 0x2a, 3, 0x0a, 1, b'b']);
+        want.extend([0x59, 7, 0, 0, 0, 0, 0, 0, 0]);
         assert!(req.windows(want.len()).any(|w| w == want.as_slice()));
     }
 
