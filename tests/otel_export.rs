@@ -491,7 +491,7 @@ fn traces_have_a_span_per_check_result_and_per_route_change() {
         "logging": {"level": "debug", "syslog": false, "timestamps": true},
         "otel": {"endpoint": format!("http://{ip}:{port}"), "service_name": "edge-1",
                  "metrics": {"enabled": false},
-                 "traces": {"sample_ratio": 1}},
+                 "traces": {"sample_ratio": 1}, "logs": {"enabled": false}},
         "vips": [{"name": "web", "prefix": "10.9.9.2/32",
                   "policy": {"fail_action": "drain_then_withdraw", "drain_time": "1s"},
                   "check": {"type": "tcp", "interval": "1s", "timeout": "500ms",
@@ -550,5 +550,66 @@ fn traces_have_a_span_per_check_result_and_per_route_change() {
         "bgp.operation",
         json!("withdraw")
     ));
+    api_is_prompt(&d);
+}
+
+#[test]
+fn log_records_at_or_above_otel_level_are_exported_and_none_below() {
+    let ip = support::test_ip(110);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "ok");
+    let ours = support::test_ip(111);
+    let api = SocketAddr::from((ours, support::free_tcp_port(ours)));
+    let cfg = json!({
+        "schema": "v1",
+        "router": {"asn": 65001, "router_id": ours.to_string(), "local_address": ours.to_string()},
+        "bgp": {"listen_port": -1, "neighbors": [{
+            "name": "nobody", "address": support::test_ip(112).to_string(),
+            "peer_asn": 65000, "port": support::free_tcp_port(support::test_ip(112))}]},
+        "api": {"listen": api.to_string(), "ubus_socket": ""},
+        "logging": {"level": "debug", "otel_level": "info", "syslog": false, "timestamps": true},
+        "otel": {"endpoint": format!("http://{ip}:{port}"), "service_name": "edge-1",
+                 "metrics": {"enabled": false}, "traces": {"enabled": false}},
+        "vips": [{"name": "web", "prefix": "10.9.9.3/32", "always": true}]
+    });
+    let d = Pathosd::start(&cfg, api);
+    let end = Instant::now() + Duration::from_secs(20);
+    let mut records: Vec<Value> = Vec::new();
+    while !records.iter().any(|r| {
+        r["body"]
+            .as_str()
+            .is_some_and(|b| b.contains("sending End-of-RIB"))
+    }) {
+        let left = end.saturating_duration_since(Instant::now());
+        let line = (!left.is_zero()).then(|| rx.next(left)).flatten();
+        let Some(line) = line else {
+            panic!("no End-of-RIB line: {records:#?}\n{}", d.log());
+        };
+        let req: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert_eq!(req["path"], "/v1/logs");
+        assert_eq!(req["resource"]["service.name"], "edge-1");
+        records.extend(req["records"].as_array().cloned().unwrap_or_default());
+    }
+    let eor = records
+        .iter()
+        .find(|r| {
+            r["body"]
+                .as_str()
+                .is_some_and(|b| b.contains("sending End-of-RIB"))
+        })
+        .expect("End-of-RIB");
+    assert_eq!(eor["severity"], 9);
+    assert_eq!(eor["severity_text"], "INFO");
+    assert!(eor["time"].as_u64() > Some(0));
+    // Debug lines were written to the console, none exported; nor the
+    // exporter's own lines.
+    assert!(d.log().contains("DEBUG"), "{}", d.log());
+    for r in &records {
+        assert!(r["severity"].as_u64() >= Some(9), "{r}");
+        assert!(
+            !r["body"].as_str().is_some_and(|b| b.starts_with("otel:")),
+            "{r}"
+        );
+    }
     api_is_prompt(&d);
 }

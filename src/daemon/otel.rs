@@ -63,7 +63,7 @@ const SPANS_MAX: usize = 1024;
 
 thread_local! {
     // The exporter and the owner run on the daemon's one thread.
-    static STATS: Cell<OtelView> = const { Cell::new(OtelView { exported: 0, failed: 0, dropped: 0, queued: 0, spans_dropped: 0 }) };
+    static STATS: Cell<OtelView> = const { Cell::new(OtelView { exported: 0, failed: 0, dropped: 0, queued: 0, spans_dropped: 0, logs_dropped: 0 }) };
     static SPANS: RefCell<Spans> = RefCell::new(Spans {
         buf: VecDeque::new(),
         on: false,
@@ -155,7 +155,9 @@ pub(crate) fn record(
 
 /// The exporter's counters, for /metrics.
 pub(crate) fn stats() -> OtelView {
-    STATS.with(Cell::get)
+    let mut v = STATS.with(Cell::get);
+    v.logs_dropped = crate::logging::otel_dropped();
+    v
 }
 
 fn count(f: impl FnOnce(&mut OtelView)) {
@@ -184,6 +186,7 @@ struct Sink {
 /// A request's signal: the index of its [`Sink`] in the task's.
 const METRICS: usize = 0;
 const TRACES: usize = 1;
+const LOGS: usize = 2;
 
 /// How requests go out: plain http:// on the daemon's thread, or https://
 /// with ureq on the bounded blocking pool (its agent built once, with the
@@ -298,11 +301,13 @@ fn sink(target: OtlpTarget) -> Option<Sink> {
     Some(Sink { target, client })
 }
 
-/// Starts the exporter when `otel` has a metrics or a traces collector.
+/// Starts the exporter when `otel` has a metrics, traces or logs collector.
 pub(crate) fn start(cfg: &RunConfig, ctl: ControlHandle) -> Option<Exporter> {
     let o = &cfg.otel;
     let metrics = o.metrics.clone().and_then(sink);
     let traces = o.traces.clone().and_then(sink);
+    let logs = o.logs.clone().and_then(sink);
+    crate::logging::set_otel(logs.is_some(), o.log_level.map(super::owner::level_filter));
     // The span buffer follows the new settings at once; what the old
     // exporter had not drained is dropped with its queue.
     SPANS.with(|s| {
@@ -311,7 +316,7 @@ pub(crate) fn start(cfg: &RunConfig, ctl: ControlHandle) -> Option<Exporter> {
         s.on = traces.is_some();
         s.sample = o.traces_sample;
     });
-    if metrics.is_none() && traces.is_none() {
+    if metrics.is_none() && traces.is_none() && logs.is_none() {
         return None;
     }
     // A new exporter (a reload) starts with an empty queue; the counters
@@ -327,8 +332,11 @@ pub(crate) fn start(cfg: &RunConfig, ctl: ControlHandle) -> Option<Exporter> {
     if let Some(t) = &traces {
         log::info!("otel: exporting traces to {}", t.target.url);
     }
+    if let Some(t) = &logs {
+        log::info!("otel: exporting logs to {}", t.target.url);
+    }
     let task = crate::rt::spawn(run(
-        [metrics.clone(), traces],
+        [metrics.clone(), traces, logs],
         o.service_name.clone(),
         o.metrics_interval,
         ctl,
@@ -386,7 +394,8 @@ impl Queue {
     }
 }
 
-/// When the next metrics export and the next span drain are due.
+/// When the next metrics export and the next drain of the span and log
+/// buffers are due.
 struct Ticks {
     metrics: Option<Instant>,
     spans: Option<Instant>,
@@ -411,15 +420,16 @@ impl Ticks {
         if self.spans.is_some_and(|t| now >= t) {
             self.spans = Some(now + SPAN_INTERVAL);
             let spans: Vec<Span> = SPANS.with(|s| s.borrow_mut().buf.drain(..).collect());
+            let scope = ("pathosd", env!("CARGO_PKG_VERSION"));
             if !spans.is_empty() {
                 queue.push(
                     TRACES,
-                    otlp::traces_request(
-                        &spans,
-                        &[("service.name", service)],
-                        ("pathosd", env!("CARGO_PKG_VERSION")),
-                    ),
+                    otlp::traces_request(&spans, &[("service.name", service)], scope),
                 );
+            }
+            let logs = crate::logging::take_otel();
+            if !logs.is_empty() {
+                queue.push(LOGS, logs_request(&logs, service, scope));
             }
         }
         if self.metrics.is_some_and(|t| now >= t) {
@@ -435,16 +445,49 @@ impl Ticks {
     }
 }
 
-async fn run(sinks: [Option<Sink>; 2], service: String, interval: Duration, ctl: ControlHandle) {
+/// The records as an OTLP request; severity numbers are the data model's
+/// (DEBUG 5, INFO 9, WARN 13, ERROR 17).
+fn logs_request(
+    logs: &[crate::logging::OtelRecord],
+    service: &str,
+    scope: (&str, &str),
+) -> Vec<u8> {
+    let records: Vec<otlp::LogRecord<'_>> = logs
+        .iter()
+        .map(|r| otlp::LogRecord {
+            time_ns: r
+                .time
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+            severity: match r.level {
+                log::Level::Error => 17,
+                log::Level::Warn => 13,
+                log::Level::Info => 9,
+                log::Level::Debug => 5,
+                log::Level::Trace => 1,
+            },
+            severity_text: match r.level {
+                log::Level::Error => "ERROR",
+                log::Level::Warn => "WARN",
+                log::Level::Info => "INFO",
+                log::Level::Debug => "DEBUG",
+                log::Level::Trace => "TRACE",
+            },
+            body: &r.body,
+        })
+        .collect();
+    otlp::logs_request(&records, &[("service.name", service)], scope)
+}
+
+async fn run(sinks: [Option<Sink>; 3], service: String, interval: Duration, ctl: ControlHandle) {
     let mut queue = Queue {
         items: VecDeque::with_capacity(QUEUE_MAX),
         next: 0,
     };
     let mut ticks = Ticks {
         metrics: sinks[METRICS].as_ref().map(|_| Instant::now() + interval),
-        spans: sinks[TRACES]
-            .as_ref()
-            .map(|_| Instant::now() + SPAN_INTERVAL),
+        spans: (sinks[TRACES].is_some() || sinks[LOGS].is_some())
+            .then(|| Instant::now() + SPAN_INTERVAL),
         interval,
     };
     let mut retry_at: Option<Instant> = None;

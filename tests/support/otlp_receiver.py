@@ -1,5 +1,5 @@
 """An OTLP/HTTP receiver for tests/otel_export.rs: decodes each request
-(metrics, or traces when the path ends in /v1/traces) with the official
+(metrics; traces or logs when the path ends in /v1/traces or /v1/logs) with the official
 protobuf definitions (PyPI opentelemetry-proto) and prints it as one JSON
 line. A missing module is an error, never a skip.
 
@@ -14,7 +14,8 @@ Prints "listening" once bound, then one line per request:
  "resource": {...}, "metrics": [{"name", "kind", "monotonic", "temporality",
  "points": [{"attrs", "value" | "count", "sum", "bounds", "counts"}]}]}
 or, for traces, "spans": [{"name", "trace_id", "span_id", "start", "end",
- "attrs", "status", "kind"}] in place of "metrics".
+ "attrs", "status", "kind"}] in place of "metrics"; for logs, "records":
+ [{"time", "severity", "severity_text", "body"}].
 """
 import json
 import socket
@@ -24,6 +25,9 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
+)
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+    ExportLogsServiceRequest,
 )
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -57,6 +61,20 @@ def decode_traces(body):
     return {"resource": attrs(rs.resource.attributes),
             "scope": rs.scope_spans[0].scope.name if rs.scope_spans else None,
             "spans": spans}
+
+
+def decode_logs(body):
+    req = ExportLogsServiceRequest()
+    req.ParseFromString(body)
+    assert len(req.resource_logs) == 1, "one resource"
+    rl = req.resource_logs[0]
+    records = []
+    for sl in rl.scope_logs:
+        for r in sl.log_records:
+            records.append({"time": r.time_unix_nano, "severity": r.severity_number,
+                            "severity_text": r.severity_text,
+                            "body": r.body.string_value})
+    return {"resource": attrs(rl.resource.attributes), "records": records}
 
 
 def decode(body):
@@ -121,7 +139,12 @@ class Handler(BaseHTTPRequestHandler):
         line = {"t": time.monotonic(), "path": self.path, "status": status,
                 "content_type": self.headers.get("Content-Type"),
                 "headers": {k.lower(): v for k, v in self.headers.items()}}
-        line.update(decode_traces(body) if self.path.endswith("/v1/traces") else decode(body))
+        if self.path.endswith("/v1/traces"):
+            line.update(decode_traces(body))
+        elif self.path.endswith("/v1/logs"):
+            line.update(decode_logs(body))
+        else:
+            line.update(decode(body))
         print(json.dumps(line), flush=True)
 
 

@@ -49,7 +49,7 @@ pub fn run(opts: Options, cfg: RunConfig) -> i32 {
     crate::rt::block_on(async_main(opts, cfg))
 }
 
-fn level_filter(l: LogLevel) -> log::LevelFilter {
+pub(super) fn level_filter(l: LogLevel) -> log::LevelFilter {
     match l {
         LogLevel::Debug => log::LevelFilter::Debug,
         LogLevel::Info => log::LevelFilter::Info,

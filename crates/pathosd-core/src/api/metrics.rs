@@ -143,6 +143,12 @@ fn otel_families(e: &mut Exposition, o: &super::model::OtelView) {
         "Spans dropped before export: the oldest when the span buffer was full.",
     )
     .sample(&[], f64::from(o.spans_dropped));
+    e.family(
+        "pathosd_otel_logs_dropped_total",
+        Kind::Counter,
+        "Log records dropped before export: the oldest when the log buffer was full.",
+    )
+    .sample(&[], f64::from(o.logs_dropped));
 }
 
 /// The bounded pool of probes that can only block (https, proxied http,

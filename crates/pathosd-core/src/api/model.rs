@@ -400,4 +400,7 @@ pub struct OtelView {
     /// Spans dropped before they were encoded: the oldest when the span
     /// buffer was full between two drains.
     pub spans_dropped: u32,
+    /// Log records dropped before they were encoded: the oldest when the
+    /// buffer was full, or one that found the buffer being drained.
+    pub logs_dropped: u32,
 }

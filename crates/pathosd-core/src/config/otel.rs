@@ -221,28 +221,26 @@ pub(crate) fn validate(c: &Config, errs: &mut Errors) {
         let Some(Ok(t)) = target(c, &s) else {
             continue;
         };
-        // Metrics and traces are exported over OTLP/HTTP only: the
-        // transport they cannot take yet is refused where the endpoint is
-        // written, not left to fail quietly at run time.
-        if s.name != "logs" {
-            if let Transport::Grpc { .. } = t.transport {
-                let at = if s.endpoint.trim().is_empty() {
-                    "otel.endpoint".to_string()
-                } else {
-                    join(&p, "endpoint")
-                };
-                if refused.contains(&at) {
-                    continue;
-                }
-                refused.push(at.clone());
-                errs.push_fmt(
+        // Every signal is exported over OTLP/HTTP only: the transport
+        // they cannot take yet is refused where the endpoint is written,
+        // not left to fail quietly at run time.
+        if let Transport::Grpc { .. } = t.transport {
+            let at = if s.endpoint.trim().is_empty() {
+                "otel.endpoint".to_string()
+            } else {
+                join(&p, "endpoint")
+            };
+            if refused.contains(&at) {
+                continue;
+            }
+            refused.push(at.clone());
+            errs.push_fmt(
                     at,
                     format_args!(
                         "{}: OTLP/gRPC export is not implemented yet; use the collector's OTLP/HTTP port (http://host:4318)",
                         Quote(&t.url)
                     ),
                 );
-            }
         }
     }
     // As the reference has it: any endpoint written, whether or not it is
@@ -343,7 +341,7 @@ mod tests {
             ["otel.traces.endpoint: \"collector:4318\" is not a URL such as http://collector:4318 (http://, https://, grpc:// or grpcs://)"]
         );
         assert_eq!(
-            errors(serde_json::json!({"endpoint": "grpc://127.0.0.1:4317", "logs": {"enabled": false}})),
+            errors(serde_json::json!({"endpoint": "grpc://127.0.0.1:4317"})),
             ["otel.endpoint: \"grpc://127.0.0.1:4317/\": OTLP/gRPC export is not implemented yet; use the collector's OTLP/HTTP port (http://host:4318)"]
         );
         assert_eq!(
