@@ -6,10 +6,13 @@
 //!
 //! Traces: the owner records its spans ([`record`]) into a bounded buffer
 //! on this thread and goes on; every [`SPAN_INTERVAL`] the task drains it
-//! into one `ExportTraceServiceRequest`. Metrics and spans share one queue
-//! of encoded requests, each tagged with its signal's collector, and one
-//! set of retry rules; a collector that is down holds up what is queued
-//! behind it (one collector usually takes every signal).
+//! into one `ExportTraceServiceRequest`, and the log records the log
+//! backend copied (`logging::take_otel`) into one
+//! `ExportLogsServiceRequest`. Every signal shares one queue of encoded
+//! requests, each tagged with its signal's collector, and one set of retry
+//! rules; a collector that is down holds up what is queued behind it (one
+//! collector usually takes every signal), and while it is down the spans'
+//! and logs' requests, one each per drain, push the oldest metrics out.
 //!
 //! It is a task of its own on the daemon's thread: the owner never waits
 //! for it, and it waits for the collector only in its own awaits, each
@@ -22,8 +25,9 @@
 //! collector sends one, else after an exponential back-off; any other
 //! status drops the request.
 //!
-//! What the metric export costs in flash, all of it (the otel config block,
-//! the encoder, this task): 45.5 KB on mips without TLS (1,774,124 ->
+//! What the metric export cost in flash when it came alone (the otel config
+//! block, the encoder, this task; traces and logs since are not measured
+//! here): 45.5 KB on mips without TLS (1,774,124 ->
 //! 1,819,664 stripped bytes, scripts/cross-build.sh --no-default-features
 //! mips-unknown-linux-musl).
 
