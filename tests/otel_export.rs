@@ -110,7 +110,10 @@ fn start_url(n: u8, url: &str, interval: &str, insecure: bool) -> (Pathosd, Valu
         "logging": {"level": "debug", "syslog": false, "timestamps": true},
         "otel": {"endpoint": url, "insecure": insecure, "service_name": "edge-1",
                  "headers": {"X-Api-Key": "k1"},
-                 "metrics": {"interval": interval}},
+                 "metrics": {"interval": interval},
+                 // The metric tests count requests: the other signals,
+                 // tested below, would add theirs.
+                 "traces": {"enabled": false}, "logs": {"enabled": false}},
         "vips": [{"name": "web", "prefix": "10.9.9.1/32", "always": true}]
     });
     (Pathosd::start(&cfg, api), cfg)
