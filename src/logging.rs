@@ -1,7 +1,8 @@
 //! The `log` facade's backend: syslog on OpenWrt (logd keeps only 16 KiB, so
 //! pathosd is quiet by default: one line per transition), stderr elsewhere;
 //! and the rate limit of lines a client or a stranger can provoke
-//! ([`LogLimit`]).
+//! ([`LogLimit`]); and the copy of the records exported over OTLP
+//! ([`set_otel`], [`take_otel`]).
 
 mod limit;
 
@@ -10,6 +11,7 @@ pub(crate) use limit::LogLimit;
 use log::{Level, LevelFilter, Log, Metadata, Record};
 use std::io::Write;
 use std::os::unix::net::UnixDatagram;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
@@ -44,18 +46,119 @@ pub use pathosd_core::time::utc_timestamp;
 
 /// The level a reload set (index into `LevelFilter::iter()`), usize::MAX
 /// while none did: then the logger's own level applies.
-static RELOADED_LEVEL: std::sync::atomic::AtomicUsize =
-    std::sync::atomic::AtomicUsize::new(usize::MAX);
+static RELOADED_LEVEL: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// The least level copied for OTLP (index into `LevelFilter::iter()`);
+/// [`OTEL_OFF`] while no logs collector is set, [`OTEL_CONSOLE`] to follow
+/// the console's level.
+static OTEL_LEVEL: AtomicUsize = AtomicUsize::new(OTEL_OFF);
+const OTEL_OFF: usize = usize::MAX;
+const OTEL_CONSOLE: usize = usize::MAX - 1;
+/// Records kept for the exporter between two drains: the oldest go first.
+const OTEL_MAX: usize = 512;
+
+/// One record copied for OTLP.
+pub(crate) struct OtelRecord {
+    pub time: SystemTime,
+    pub level: Level,
+    pub body: String,
+}
+
+/// The records waiting for the exporter. A logger that finds it locked
+/// (the exporter draining it) drops its record rather than wait: counted
+/// in [`OTEL_DROPPED`].
+static OTEL_BUF: Mutex<std::collections::VecDeque<OtelRecord>> =
+    Mutex::new(std::collections::VecDeque::new());
+static OTEL_DROPPED: AtomicU32 = AtomicU32::new(0);
+
+/// The exporter's own lines never go to the collector: a collector that
+/// is down would otherwise be told so in a loop.
+const OTEL_TARGET: &str = "pathosd::daemon::otel";
+
+fn console_level(own: LevelFilter) -> LevelFilter {
+    let reloaded = RELOADED_LEVEL.load(Ordering::Relaxed);
+    LevelFilter::iter().nth(reloaded).unwrap_or(own)
+}
+
+fn otel_level(console: LevelFilter) -> LevelFilter {
+    match OTEL_LEVEL.load(Ordering::Relaxed) {
+        OTEL_OFF => LevelFilter::Off,
+        OTEL_CONSOLE => console,
+        i => LevelFilter::iter().nth(i).unwrap_or(LevelFilter::Off),
+    }
+}
+
+/// Starts (Some: the level, None: the console's) or stops (`on` false)
+/// copying records for OTLP; what was kept is dropped either way.
+pub(crate) fn set_otel(on: bool, level: Option<LevelFilter>) {
+    let i = match (on, level) {
+        (false, _) => OTEL_OFF,
+        (true, None) => OTEL_CONSOLE,
+        (true, Some(l)) => LevelFilter::iter().position(|x| x == l).unwrap_or(OTEL_OFF),
+    };
+    OTEL_LEVEL.store(i, Ordering::Relaxed);
+    if let Ok(mut b) = OTEL_BUF.lock() {
+        b.clear();
+    }
+    let console = console_level(
+        LevelFilter::iter()
+            .nth(CONSOLE_AT_INIT.load(Ordering::Relaxed))
+            .unwrap_or(LevelFilter::Info),
+    );
+    log::set_max_level(console.max(otel_level(console)));
+}
+
+/// The records kept since the last call, oldest first.
+pub(crate) fn take_otel() -> Vec<OtelRecord> {
+    OTEL_BUF
+        .lock()
+        .map(|mut b| b.drain(..).collect())
+        .unwrap_or_default()
+}
+
+/// Records dropped from the OTLP copy since the daemon started.
+pub(crate) fn otel_dropped() -> u32 {
+    OTEL_DROPPED.load(Ordering::Relaxed)
+}
+
+/// The console level [`init`] was given (index into `LevelFilter::iter()`).
+static CONSOLE_AT_INIT: AtomicUsize = AtomicUsize::new(3);
+
+impl Logger {
+    fn copy(&self, r: &Record, console: LevelFilter) {
+        if r.level() > otel_level(console) || r.target().starts_with(OTEL_TARGET) {
+            return;
+        }
+        let rec = OtelRecord {
+            time: SystemTime::now(),
+            level: r.level(),
+            body: r.args().to_string(),
+        };
+        match OTEL_BUF.try_lock() {
+            Ok(mut b) => {
+                if b.len() >= OTEL_MAX {
+                    b.pop_front();
+                    OTEL_DROPPED.fetch_add(1, Ordering::Relaxed);
+                }
+                b.push_back(rec);
+            }
+            Err(_) => {
+                OTEL_DROPPED.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
 
 impl Log for Logger {
     fn enabled(&self, m: &Metadata) -> bool {
-        let reloaded = RELOADED_LEVEL.load(std::sync::atomic::Ordering::Relaxed);
-        let level = LevelFilter::iter().nth(reloaded).unwrap_or(self.level);
-        m.level() <= level
+        let console = console_level(self.level);
+        m.level() <= console || m.level() <= otel_level(console)
     }
 
     fn log(&self, r: &Record) {
-        if !self.enabled(r.metadata()) {
+        let console = console_level(self.level);
+        self.copy(r, console);
+        if r.level() > console {
             return;
         }
         let msg = r.args().to_string();
@@ -102,9 +205,9 @@ pub(crate) fn choose_sink(syslog: Option<bool>, timestamps: Option<bool>) -> Sin
 /// Changes the level at runtime (reload of `logging.level`).
 pub(crate) fn set_level(level: LevelFilter) {
     if let Some(i) = LevelFilter::iter().position(|l| l == level) {
-        RELOADED_LEVEL.store(i, std::sync::atomic::Ordering::Relaxed);
+        RELOADED_LEVEL.store(i, Ordering::Relaxed);
     }
-    log::set_max_level(level);
+    log::set_max_level(level.max(otel_level(level)));
 }
 
 /// Installs the logger once; later calls (tests, reload) are ignored.
@@ -114,6 +217,9 @@ pub fn init(level: LevelFilter, sink: Sink) {
         level,
     };
     if log::set_boxed_logger(Box::new(logger)).is_ok() {
+        if let Some(i) = LevelFilter::iter().position(|l| l == level) {
+            CONSOLE_AT_INIT.store(i, Ordering::Relaxed);
+        }
         log::set_max_level(level);
     }
 }
@@ -167,5 +273,31 @@ mod tests {
             "debug line must be filtered"
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn records_at_the_otel_level_are_copied_and_the_exporters_own_are_not() {
+        let logger = Logger {
+            sink: Mutex::new(Sink::Stderr { timestamps: false }),
+            level: LevelFilter::Error,
+        };
+        set_otel(true, Some(LevelFilter::Warn));
+        let rec = |level, target, msg| {
+            logger.log(
+                &Record::builder()
+                    .level(level)
+                    .target(target)
+                    .args(format_args!("{msg}"))
+                    .build(),
+            )
+        };
+        rec(Level::Info, "pathosd::daemon::owner", "below");
+        rec(Level::Warn, "pathosd::daemon::owner", "at");
+        rec(Level::Error, "pathosd::daemon::otel", "own");
+        let got: Vec<String> = take_otel().into_iter().map(|r| r.body).collect();
+        assert_eq!(got, ["at"]);
+        set_otel(false, None);
+        rec(Level::Error, "pathosd::daemon::owner", "off");
+        assert!(take_otel().is_empty());
     }
 }

@@ -110,7 +110,10 @@ fn start_url(n: u8, url: &str, interval: &str, insecure: bool) -> (Pathosd, Valu
         "logging": {"level": "debug", "syslog": false, "timestamps": true},
         "otel": {"endpoint": url, "insecure": insecure, "service_name": "edge-1",
                  "headers": {"X-Api-Key": "k1"},
-                 "metrics": {"interval": interval}},
+                 "metrics": {"interval": interval},
+                 // The metric tests count requests: the other signals,
+                 // tested below, would add theirs.
+                 "traces": {"enabled": false}, "logs": {"enabled": false}},
         "vips": [{"name": "web", "prefix": "10.9.9.1/32", "always": true}]
     });
     (Pathosd::start(&cfg, api), cfg)
@@ -258,7 +261,7 @@ fn a_collector_down_then_back_gets_the_metrics() {
     assert!(
         support::wait_for(Duration::from_secs(5), || d
             .log()
-            .contains("accepts metrics again")),
+            .contains("accepts exports again")),
         "{}",
         d.log()
     );
@@ -439,4 +442,177 @@ fn https_export_verifies_the_collector_unless_insecure() {
         d.log()
     );
     assert!(d.log().contains("otel: export to"), "{}", d.log());
+}
+
+/// The spans of the next requests, until `done` holds for what came so far
+/// or `limit` passes.
+fn spans_until(
+    rx: &mut Receiver_,
+    d: &Pathosd,
+    limit: Duration,
+    mut done: impl FnMut(&[Value]) -> bool,
+) -> Vec<Value> {
+    let end = Instant::now() + limit;
+    let mut spans = Vec::new();
+    while !done(&spans) {
+        let left = end.saturating_duration_since(Instant::now());
+        let line = (!left.is_zero()).then(|| rx.next(left)).flatten();
+        let Some(line) = line else {
+            panic!("not in {limit:?}: {spans:#?}\n{}", d.log());
+        };
+        let req: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert_eq!(req["path"], "/v1/traces");
+        assert_eq!(req["resource"]["service.name"], "edge-1");
+        spans.extend(req["spans"].as_array().cloned().unwrap_or_default());
+    }
+    spans
+}
+
+fn has(spans: &[Value], name: &str, key: &str, value: Value) -> bool {
+    spans
+        .iter()
+        .any(|s| s["name"] == name && s["attrs"][key] == value)
+}
+
+#[test]
+fn traces_have_a_span_per_check_result_and_per_route_change() {
+    let ip = support::test_ip(100);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "ok");
+    let backend = support::test_ip(103);
+    let listener = std::net::TcpListener::bind((backend, 0)).expect("bind");
+    let backend_port = listener.local_addr().expect("addr").port();
+    let ours = support::test_ip(101);
+    let api = SocketAddr::from((ours, support::free_tcp_port(ours)));
+    let cfg = json!({
+        "schema": "v1",
+        "router": {"asn": 65001, "router_id": ours.to_string(), "local_address": ours.to_string()},
+        "bgp": {"listen_port": -1, "neighbors": [{
+            "name": "nobody", "address": support::test_ip(102).to_string(),
+            "peer_asn": 65000, "port": support::free_tcp_port(support::test_ip(102))}]},
+        "api": {"listen": api.to_string(), "ubus_socket": ""},
+        "logging": {"level": "debug", "syslog": false, "timestamps": true},
+        "otel": {"endpoint": format!("http://{ip}:{port}"), "service_name": "edge-1",
+                 "metrics": {"enabled": false},
+                 "traces": {"sample_ratio": 1}, "logs": {"enabled": false}},
+        "vips": [{"name": "web", "prefix": "10.9.9.2/32",
+                  "policy": {"fail_action": "drain_then_withdraw", "drain_time": "1s"},
+                  "check": {"type": "tcp", "interval": "1s", "timeout": "500ms",
+                            "rise": 1, "fall": 1,
+                            "tcp": {"host": backend.to_string(), "port": backend_port}}}]
+    });
+    let d = Pathosd::start(&cfg, api);
+    // A passing check, then the announcement it leads to.
+    let spans = spans_until(&mut rx, &d, Duration::from_secs(20), |s| {
+        has(s, "health_check", "check.success", json!(true))
+            && has(s, "bgp.announce", "bgp.prefix", json!("10.9.9.2/32"))
+    });
+    let check = spans
+        .iter()
+        .find(|s| s["name"] == "health_check")
+        .expect("health_check");
+    assert_eq!(check["attrs"]["vip.name"], "web");
+    assert_eq!(check["attrs"]["check.type"], "tcp");
+    assert_eq!(check["attrs"]["check.timed_out"], false);
+    assert!(check["attrs"]["check.detail"]
+        .as_str()
+        .is_some_and(|d| d.contains("connection accepted")));
+    assert!(check["attrs"]["check.duration_ms"].is_u64());
+    assert!(check["end"].as_u64() >= check["start"].as_u64());
+    assert_eq!(check["trace_id"].as_str().map(str::len), Some(32));
+    assert_eq!(check["span_id"].as_str().map(str::len), Some(16));
+    let announce = spans
+        .iter()
+        .find(|s| s["name"] == "bgp.announce")
+        .expect("bgp.announce");
+    assert_eq!(announce["attrs"]["bgp.operation"], "announce");
+    assert_eq!(announce["attrs"]["bgp.prepend"], 0);
+    assert_ne!(announce["span_id"], check["span_id"]);
+    // The backend goes: a failing check (status ERROR), then the VIP's
+    // fail action: announced again, prepended, then withdrawn.
+    drop(listener);
+    let spans = spans_until(&mut rx, &d, Duration::from_secs(20), |s| {
+        has(s, "health_check", "check.success", json!(false))
+            && has(s, "bgp.pessimize", "bgp.prefix", json!("10.9.9.2/32"))
+            && has(s, "bgp.withdraw", "bgp.prefix", json!("10.9.9.2/32"))
+    });
+    let failed = spans
+        .iter()
+        .find(|s| s["name"] == "health_check" && s["attrs"]["check.success"] == false)
+        .expect("failed check");
+    assert_eq!(failed["status"], 2, "STATUS_CODE_ERROR");
+    let pessimize = spans
+        .iter()
+        .find(|s| s["name"] == "bgp.pessimize")
+        .expect("bgp.pessimize");
+    assert_eq!(pessimize["attrs"]["bgp.operation"], "pessimize");
+    assert!(pessimize["attrs"]["bgp.prepend"].as_u64() > Some(0));
+    assert!(has(
+        &spans,
+        "bgp.withdraw",
+        "bgp.operation",
+        json!("withdraw")
+    ));
+    api_is_prompt(&d);
+}
+
+#[test]
+fn log_records_at_or_above_otel_level_are_exported_and_none_below() {
+    let ip = support::test_ip(110);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "ok");
+    let ours = support::test_ip(111);
+    let api = SocketAddr::from((ours, support::free_tcp_port(ours)));
+    let cfg = json!({
+        "schema": "v1",
+        "router": {"asn": 65001, "router_id": ours.to_string(), "local_address": ours.to_string()},
+        "bgp": {"listen_port": -1, "neighbors": [{
+            "name": "nobody", "address": support::test_ip(112).to_string(),
+            "peer_asn": 65000, "port": support::free_tcp_port(support::test_ip(112))}]},
+        "api": {"listen": api.to_string(), "ubus_socket": ""},
+        "logging": {"level": "debug", "otel_level": "info", "syslog": false, "timestamps": true},
+        "otel": {"endpoint": format!("http://{ip}:{port}"), "service_name": "edge-1",
+                 "metrics": {"enabled": false}, "traces": {"enabled": false}},
+        "vips": [{"name": "web", "prefix": "10.9.9.3/32", "always": true}]
+    });
+    let d = Pathosd::start(&cfg, api);
+    let end = Instant::now() + Duration::from_secs(20);
+    let mut records: Vec<Value> = Vec::new();
+    while !records.iter().any(|r| {
+        r["body"]
+            .as_str()
+            .is_some_and(|b| b.contains("sending End-of-RIB"))
+    }) {
+        let left = end.saturating_duration_since(Instant::now());
+        let line = (!left.is_zero()).then(|| rx.next(left)).flatten();
+        let Some(line) = line else {
+            panic!("no End-of-RIB line: {records:#?}\n{}", d.log());
+        };
+        let req: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert_eq!(req["path"], "/v1/logs");
+        assert_eq!(req["resource"]["service.name"], "edge-1");
+        records.extend(req["records"].as_array().cloned().unwrap_or_default());
+    }
+    let eor = records
+        .iter()
+        .find(|r| {
+            r["body"]
+                .as_str()
+                .is_some_and(|b| b.contains("sending End-of-RIB"))
+        })
+        .expect("End-of-RIB");
+    assert_eq!(eor["severity"], 9);
+    assert_eq!(eor["severity_text"], "INFO");
+    assert!(eor["time"].as_u64() > Some(0));
+    // Debug lines were written to the console, none exported; nor the
+    // exporter's own lines.
+    assert!(d.log().contains("DEBUG"), "{}", d.log());
+    for r in &records {
+        assert!(r["severity"].as_u64() >= Some(9), "{r}");
+        assert!(
+            !r["body"].as_str().is_some_and(|b| b.starts_with("otel:")),
+            "{r}"
+        );
+    }
+    api_is_prompt(&d);
 }

@@ -1,8 +1,18 @@
-//! The OTLP metrics exporter: every `otel.metrics.interval` it takes the
+//! The OTLP exporter: every `otel.metrics.interval` it takes the
 //! snapshot /metrics is rendered from (through the control channel, as an
 //! HTTP request does), encodes every family as an OTLP/HTTP protobuf
 //! request (`pathosd_core::api::metrics::otlp_request`) and POSTs it with
 //! the probes' own HTTP/1.1 client.
+//!
+//! Traces: the owner records its spans ([`record`]) into a bounded buffer
+//! on this thread and goes on; every [`SPAN_INTERVAL`] the task drains it
+//! into one `ExportTraceServiceRequest`, and the log records the log
+//! backend copied (`logging::take_otel`) into one
+//! `ExportLogsServiceRequest`. Every signal shares one queue of encoded
+//! requests, each tagged with its signal's collector, and one set of retry
+//! rules; a collector that is down holds up what is queued behind it (one
+//! collector usually takes every signal), and while it is down the spans'
+//! and logs' requests, one each per drain, push the oldest metrics out.
 //!
 //! It is a task of its own on the daemon's thread: the owner never waits
 //! for it, and it waits for the collector only in its own awaits, each
@@ -15,8 +25,9 @@
 //! collector sends one, else after an exponential back-off; any other
 //! status drops the request.
 //!
-//! What the metric export costs in flash, all of it (the otel config block,
-//! the encoder, this task): 45.5 KB on mips without TLS (1,774,124 ->
+//! What the metric export cost in flash when it came alone (the otel config
+//! block, the encoder, this task; traces and logs since are not measured
+//! here): 45.5 KB on mips without TLS (1,774,124 ->
 //! 1,819,664 stripped bytes, scripts/cross-build.sh --no-default-features
 //! mips-unknown-linux-musl).
 
@@ -24,7 +35,8 @@ use crate::api::control::ControlHandle;
 use crate::check::probe::http1::{self, Method};
 use crate::config::run::{OtlpTarget, RunConfig, Transport};
 use pathosd_core::api::model::{OtelView, Scope};
-use std::cell::Cell;
+use pathosd_core::api::otlp::{self, Span};
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr};
 use std::rc::Rc;
@@ -46,15 +58,110 @@ const BACKOFF_MAX: Duration = Duration::from_secs(120);
 const RETRY_AFTER_MAX: Duration = Duration::from_secs(600);
 /// How long the exporter waits for the owner's snapshot.
 const SNAPSHOT_LIMIT: Duration = Duration::from_secs(10);
+/// Time between two drains of the span buffer: spans reach the collector
+/// within seconds, in requests of many spans each.
+const SPAN_INTERVAL: Duration = Duration::from_secs(5);
+/// Spans kept between two drains (the oldest is dropped first, and
+/// counted): 200 spans a second for a few hundred KB at most.
+const SPANS_MAX: usize = 1024;
 
 thread_local! {
     // The exporter and the owner run on the daemon's one thread.
-    static STATS: Cell<OtelView> = const { Cell::new(OtelView { exported: 0, failed: 0, dropped: 0, queued: 0 }) };
+    static STATS: Cell<OtelView> = const { Cell::new(OtelView { exported: 0, failed: 0, dropped: 0, queued: 0, spans_dropped: 0, logs_dropped: 0 }) };
+    static SPANS: RefCell<Spans> = RefCell::new(Spans {
+        buf: VecDeque::new(),
+        on: false,
+        sample: 0,
+        rng: seed(),
+    });
+}
+
+/// The span buffer and what decides which spans go in.
+struct Spans {
+    buf: VecDeque<Span>,
+    /// A traces collector is set.
+    on: bool,
+    /// `OtelRun::traces_sample`.
+    sample: u64,
+    /// xorshift64 state for ids and sampling: ids need to be unique, not
+    /// unguessable, so no crate and no entropy source beyond the seed.
+    rng: u64,
+}
+
+fn seed() -> u64 {
+    let t = SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    // Never zero: xorshift would stay there.
+    (t ^ (u64::from(std::process::id()) << 32)) | 1
+}
+
+impl Spans {
+    fn next(&mut self) -> u64 {
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        x
+    }
+}
+
+/// Whether spans are recorded at all (a traces collector is set).
+pub(crate) fn tracing() -> bool {
+    SPANS.with(|s| s.borrow().on)
+}
+
+/// Whether to record this health_check span: `otel.traces.sample_ratio`.
+pub(crate) fn sampled() -> bool {
+    SPANS.with(|s| {
+        let mut s = s.borrow_mut();
+        s.on && (s.next() >> 32) < s.sample
+    })
+}
+
+/// Records a finished span of `duration` that ended now, in a trace of its
+/// own; when the buffer is full the oldest span goes.
+pub(crate) fn record(
+    name: &'static str,
+    duration: Duration,
+    attributes: Vec<(&'static str, otlp::Value)>,
+    error: bool,
+) {
+    let end = SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+    let start = end.saturating_sub(u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX));
+    SPANS.with(|s| {
+        let mut s = s.borrow_mut();
+        if !s.on {
+            return;
+        }
+        let mut trace_id = [0; 16];
+        trace_id[..8].copy_from_slice(&s.next().to_le_bytes());
+        trace_id[8..].copy_from_slice(&s.next().to_le_bytes());
+        let span_id = s.next().to_le_bytes();
+        if s.buf.len() >= SPANS_MAX {
+            s.buf.pop_front();
+            count(|v| v.spans_dropped = v.spans_dropped.saturating_add(1));
+        }
+        s.buf.push_back(Span {
+            trace_id,
+            span_id,
+            name,
+            start_ns: start,
+            end_ns: end,
+            attributes,
+            error,
+        });
+    });
 }
 
 /// The exporter's counters, for /metrics.
 pub(crate) fn stats() -> OtelView {
-    STATS.with(Cell::get)
+    let mut v = STATS.with(Cell::get);
+    v.logs_dropped = crate::logging::otel_dropped();
+    v
 }
 
 fn count(f: impl FnOnce(&mut OtelView)) {
@@ -68,10 +175,22 @@ fn count(f: impl FnOnce(&mut OtelView)) {
 /// The running exporter; dropping it ends its task.
 pub(crate) struct Exporter {
     task: smol::Task<()>,
-    target: OtlpTarget,
-    client: Client,
+    /// The metrics collector, for the last export.
+    metrics: Option<Sink>,
     service: String,
 }
+
+/// One signal's collector and how to reach it.
+#[derive(Clone)]
+struct Sink {
+    target: OtlpTarget,
+    client: Client,
+}
+
+/// A request's signal: the index of its [`Sink`] in the task's.
+const METRICS: usize = 0;
+const TRACES: usize = 1;
+const LOGS: usize = 2;
 
 /// How requests go out: plain http:// on the daemon's thread, or https://
 /// with ureq on the bounded blocking pool (its agent built once, with the
@@ -153,10 +272,13 @@ impl Exporter {
         limit: Duration,
     ) {
         drop(self.task);
+        let Some(sink) = self.metrics else {
+            return;
+        };
         let body =
             pathosd_core::api::metrics::otlp_request(snapshot, SystemTime::now(), &self.service);
         let deadline = Instant::now() + limit;
-        match crate::check::probe::until(deadline, send(&self.target, &self.client, Rc::from(body)))
+        match crate::check::probe::until(deadline, send(&sink.target, &sink.client, Rc::from(body)))
             .await
         {
             Some(Outcome::Accepted) => log::debug!("otel: last metrics sent"),
@@ -168,40 +290,64 @@ impl Exporter {
     }
 }
 
-/// Starts the metrics exporter when `otel` has a metrics collector.
-pub(crate) fn start(cfg: &RunConfig, ctl: ControlHandle) -> Option<Exporter> {
-    let o = &cfg.otel;
-    let target = o.metrics.clone()?;
+/// The client for `target`, or None for a transport validation refuses
+/// (gRPC is not implemented, https needs the TLS build).
+fn sink(target: OtlpTarget) -> Option<Sink> {
     let client = match target.transport {
         Transport::Http { tls: false } => Client::Plain,
         #[cfg(feature = "tls")]
         Transport::Http { tls: true } => Client::Tls(tls_agent(&target)),
-        // Validation refuses these (gRPC is not implemented, https needs
-        // the TLS build).
         _ => {
             log::error!("otel: {} is not supported for export", target.url);
             return None;
         }
     };
+    Some(Sink { target, client })
+}
+
+/// Starts the exporter when `otel` has a metrics, traces or logs collector.
+pub(crate) fn start(cfg: &RunConfig, ctl: ControlHandle) -> Option<Exporter> {
+    let o = &cfg.otel;
+    let metrics = o.metrics.clone().and_then(sink);
+    let traces = o.traces.clone().and_then(sink);
+    let logs = o.logs.clone().and_then(sink);
+    crate::logging::set_otel(logs.is_some(), o.log_level.map(super::owner::level_filter));
+    // The span buffer follows the new settings at once; what the old
+    // exporter had not drained is dropped with its queue.
+    SPANS.with(|s| {
+        let mut s = s.borrow_mut();
+        s.buf.clear();
+        s.on = traces.is_some();
+        s.sample = o.traces_sample;
+    });
+    if metrics.is_none() && traces.is_none() && logs.is_none() {
+        return None;
+    }
     // A new exporter (a reload) starts with an empty queue; the counters
     // go on, cumulative since the daemon's start.
     count(|v| v.queued = 0);
-    log::info!(
-        "otel: exporting metrics to {} every {:?}",
-        target.url,
-        o.metrics_interval
-    );
+    if let Some(m) = &metrics {
+        log::info!(
+            "otel: exporting metrics to {} every {:?}",
+            m.target.url,
+            o.metrics_interval
+        );
+    }
+    if let Some(t) = &traces {
+        log::info!("otel: exporting traces to {}", t.target.url);
+    }
+    if let Some(t) = &logs {
+        log::info!("otel: exporting logs to {}", t.target.url);
+    }
     let task = crate::rt::spawn(run(
-        target.clone(),
-        client.clone(),
+        [metrics.clone(), traces, logs],
         o.service_name.clone(),
         o.metrics_interval,
         ctl,
     ));
     Some(Exporter {
         task,
-        target,
-        client,
+        metrics,
         service: o.service_name.clone(),
     })
 }
@@ -216,32 +362,33 @@ enum Outcome {
 }
 
 /// The queue: encoded requests, oldest first, each with its number (the
-/// one being sent may be dropped from the queue while it is in flight).
+/// one being sent may be dropped from the queue while it is in flight) and
+/// its signal.
 struct Queue {
-    items: VecDeque<(u64, Rc<[u8]>)>,
+    items: VecDeque<(u64, usize, Rc<[u8]>)>,
     next: u64,
 }
 
 impl Queue {
-    fn push(&mut self, body: Vec<u8>) {
+    fn push(&mut self, signal: usize, body: Vec<u8>) {
         // Bounded in count and in bytes (a request grows with the VIPs:
         // at 10,000 of them it is megabytes); the newest always stays.
-        let mut bytes: usize = self.items.iter().map(|(_, b)| b.len()).sum();
+        let mut bytes: usize = self.items.iter().map(|(_, _, b)| b.len()).sum();
         while !self.items.is_empty()
             && (self.items.len() >= QUEUE_MAX || bytes + body.len() > QUEUE_BYTES_MAX)
         {
-            if let Some((_, b)) = self.items.pop_front() {
+            if let Some((_, _, b)) = self.items.pop_front() {
                 bytes -= b.len();
             }
             count(|v| v.dropped = v.dropped.saturating_add(1));
         }
-        self.items.push_back((self.next, Rc::from(body)));
+        self.items.push_back((self.next, signal, Rc::from(body)));
         self.next += 1;
         self.counted();
     }
 
     fn remove(&mut self, seq: u64) {
-        self.items.retain(|(s, _)| *s != seq);
+        self.items.retain(|(s, _, _)| *s != seq);
         self.counted();
     }
 
@@ -251,30 +398,102 @@ impl Queue {
     }
 }
 
-/// One export: the owner's snapshot, encoded, queued.
-async fn export(queue: &mut Queue, service: &str, ctl: &ControlHandle) {
-    match ctl.snapshot(Scope::All, SNAPSHOT_LIMIT).await {
-        Ok(s) => queue.push(pathosd_core::api::metrics::otlp_request(
-            &s,
-            SystemTime::now(),
-            service,
-        )),
-        Err(e) => log::debug!("otel: no snapshot: {e:?}"),
+/// When the next metrics export and the next drain of the span and log
+/// buffers are due.
+struct Ticks {
+    metrics: Option<Instant>,
+    spans: Option<Instant>,
+    interval: Duration,
+}
+
+impl Ticks {
+    fn next(&self) -> Instant {
+        match (self.metrics, self.spans) {
+            (Some(m), Some(s)) => m.min(s),
+            (Some(t), None) | (None, Some(t)) => t,
+            // Not started without a signal; a day is as good as never.
+            (None, None) => Instant::now() + Duration::from_secs(86_400),
+        }
+    }
+
+    /// Whatever is due: the owner's snapshot or the span buffer, encoded
+    /// and queued. Each is counted from now, not from the missed tick:
+    /// after a stall the exporter does not catch up with a burst.
+    async fn run(&mut self, queue: &mut Queue, service: &str, ctl: &ControlHandle) {
+        let now = Instant::now();
+        if self.spans.is_some_and(|t| now >= t) {
+            self.spans = Some(now + SPAN_INTERVAL);
+            let spans: Vec<Span> = SPANS.with(|s| s.borrow_mut().buf.drain(..).collect());
+            let scope = ("pathosd", env!("CARGO_PKG_VERSION"));
+            if !spans.is_empty() {
+                queue.push(
+                    TRACES,
+                    otlp::traces_request(&spans, &[("service.name", service)], scope),
+                );
+            }
+            let logs = crate::logging::take_otel();
+            if !logs.is_empty() {
+                queue.push(LOGS, logs_request(&logs, service, scope));
+            }
+        }
+        if self.metrics.is_some_and(|t| now >= t) {
+            self.metrics = Some(now + self.interval);
+            match ctl.snapshot(Scope::All, SNAPSHOT_LIMIT).await {
+                Ok(s) => queue.push(
+                    METRICS,
+                    pathosd_core::api::metrics::otlp_request(&s, SystemTime::now(), service),
+                ),
+                Err(e) => log::debug!("otel: no snapshot: {e:?}"),
+            }
+        }
     }
 }
 
-async fn run(
-    target: OtlpTarget,
-    client: Client,
-    service: String,
-    interval: Duration,
-    ctl: ControlHandle,
-) {
+/// The records as an OTLP request; severity numbers are the data model's
+/// (DEBUG 5, INFO 9, WARN 13, ERROR 17).
+fn logs_request(
+    logs: &[crate::logging::OtelRecord],
+    service: &str,
+    scope: (&str, &str),
+) -> Vec<u8> {
+    let records: Vec<otlp::LogRecord<'_>> = logs
+        .iter()
+        .map(|r| otlp::LogRecord {
+            time_ns: r
+                .time
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+            severity: match r.level {
+                log::Level::Error => 17,
+                log::Level::Warn => 13,
+                log::Level::Info => 9,
+                log::Level::Debug => 5,
+                log::Level::Trace => 1,
+            },
+            severity_text: match r.level {
+                log::Level::Error => "ERROR",
+                log::Level::Warn => "WARN",
+                log::Level::Info => "INFO",
+                log::Level::Debug => "DEBUG",
+                log::Level::Trace => "TRACE",
+            },
+            body: &r.body,
+        })
+        .collect();
+    otlp::logs_request(&records, &[("service.name", service)], scope)
+}
+
+async fn run(sinks: [Option<Sink>; 3], service: String, interval: Duration, ctl: ControlHandle) {
     let mut queue = Queue {
         items: VecDeque::with_capacity(QUEUE_MAX),
         next: 0,
     };
-    let mut next_export = Instant::now() + interval;
+    let mut ticks = Ticks {
+        metrics: sinks[METRICS].as_ref().map(|_| Instant::now() + interval),
+        spans: (sinks[TRACES].is_some() || sinks[LOGS].is_some())
+            .then(|| Instant::now() + SPAN_INTERVAL),
+        interval,
+    };
     let mut retry_at: Option<Instant> = None;
     let mut backoff = BACKOFF_MIN;
     // Only the first failure of a run of them is logged at warn level,
@@ -282,39 +501,38 @@ async fn run(
     let mut failing = false;
     loop {
         let wake = match (queue.items.is_empty(), retry_at) {
-            (true, _) => next_export,
-            (false, Some(r)) => r.min(next_export),
+            (true, _) => ticks.next(),
+            (false, Some(r)) => r.min(ticks.next()),
             (false, None) => Instant::now(),
         };
         crate::rt::sleep_until(wake).await;
-        if Instant::now() >= next_export {
-            // Counted from now, not from the missed tick: after a stall
-            // the exporter does not catch up with a burst.
-            next_export = Instant::now() + interval;
-            export(&mut queue, &service, &ctl).await;
+        if Instant::now() >= ticks.next() {
+            ticks.run(&mut queue, &service, &ctl).await;
         }
         if retry_at.is_some_and(|r| Instant::now() < r) {
             continue;
         }
         retry_at = None;
-        let Some((seq, body)) = queue.items.front().cloned() else {
+        let Some((seq, signal, body)) = queue.items.front().cloned() else {
+            continue;
+        };
+        let Some(Sink { target, client }) = sinks.get(signal).and_then(Option::as_ref) else {
+            queue.remove(seq);
             continue;
         };
         // The exports go on while a request is in flight (a collector
         // that never answers holds it for REQUEST_TIMEOUT), so the queue
         // bound is what limits memory, not the collector's speed.
-        let mut attempt = std::pin::pin!(send(&target, &client, body));
+        let mut attempt = std::pin::pin!(send(target, client, body));
         let outcome = loop {
+            let due = ticks.next();
             let tick = async {
-                crate::rt::sleep_until(next_export).await;
+                crate::rt::sleep_until(due).await;
                 None
             };
             match smol::future::or(async { Some(attempt.as_mut().await) }, tick).await {
                 Some(o) => break o,
-                None => {
-                    next_export = Instant::now() + interval;
-                    export(&mut queue, &service, &ctl).await;
-                }
+                None => ticks.run(&mut queue, &service, &ctl).await,
             }
         };
         match outcome {
@@ -324,7 +542,7 @@ async fn run(
                 count(|v| v.exported = v.exported.saturating_add(1));
                 if failing {
                     failing = false;
-                    log::info!("otel: {} accepts metrics again", target.url);
+                    log::info!("otel: {} accepts exports again", target.url);
                 }
             }
             Outcome::Retry(after, why) => {
@@ -345,7 +563,7 @@ async fn run(
                     v.failed = v.failed.saturating_add(1);
                     v.dropped = v.dropped.saturating_add(1);
                 });
-                log::warn!("otel: {} refused metrics: {why}; dropped", target.url);
+                log::warn!("otel: {} refused an export: {why}; dropped", target.url);
             }
         }
     }
@@ -448,14 +666,14 @@ mod tests {
             next: 0,
         };
         for i in 0..QUEUE_MAX + 3 {
-            q.push(vec![i as u8]);
+            q.push(METRICS, vec![i as u8]);
         }
         assert_eq!(q.items.len(), QUEUE_MAX);
-        assert_eq!(q.items.front().map(|(s, _)| *s), Some(3));
+        assert_eq!(q.items.front().map(|(s, _, _)| *s), Some(3));
         assert_eq!(stats().dropped - before, 3);
         assert_eq!(stats().queued, QUEUE_MAX as u32);
         // One request larger than the byte bound: it alone stays.
-        q.push(vec![0; QUEUE_BYTES_MAX + 1]);
+        q.push(TRACES, vec![0; QUEUE_BYTES_MAX + 1]);
         assert_eq!(q.items.len(), 1);
         assert_eq!(stats().dropped - before, 3 + QUEUE_MAX as u32);
         // The one in flight may be gone already; removing it is harmless.
@@ -463,5 +681,32 @@ mod tests {
         q.remove(QUEUE_MAX as u64 + 3);
         assert!(q.items.is_empty());
         assert_eq!(stats().queued, 0);
+    }
+
+    #[test]
+    fn the_span_buffer_keeps_the_newest_and_counts_the_rest() {
+        SPANS.with(|s| {
+            let mut s = s.borrow_mut();
+            s.buf.clear();
+            s.on = true;
+            s.sample = 0;
+        });
+        let before = stats().spans_dropped;
+        assert!(!sampled(), "a ratio of 0 samples nothing");
+        for _ in 0..SPANS_MAX + 2 {
+            record("s", Duration::from_millis(5), Vec::new(), false);
+        }
+        let (len, first) = SPANS.with(|s| {
+            let s = s.borrow();
+            (s.buf.len(), s.buf.front().cloned())
+        });
+        assert_eq!(len, SPANS_MAX);
+        assert_eq!(stats().spans_dropped - before, 2);
+        let first = first.expect("a span");
+        assert_eq!(first.end_ns - first.start_ns, 5_000_000);
+        assert_ne!(first.trace_id, [0; 16]);
+        SPANS.with(|s| s.borrow_mut().on = false);
+        record("s", Duration::ZERO, Vec::new(), false);
+        assert_eq!(SPANS.with(|s| s.borrow().buf.len()), SPANS_MAX);
     }
 }

@@ -1,6 +1,7 @@
-"""An OTLP/HTTP metrics receiver for tests/otel_export.rs: decodes each
-request with the official protobuf definitions (PyPI opentelemetry-proto)
-and prints it as one JSON line. A missing module is an error, never a skip.
+"""An OTLP/HTTP receiver for tests/otel_export.rs: decodes each request
+(metrics; traces or logs when the path ends in /v1/traces or /v1/logs) with the official
+protobuf definitions (PyPI opentelemetry-proto) and prints it as one JSON
+line. A missing module is an error, never a skip.
 
 usage: otlp_receiver.py IP PORT MODE [CERT KEY]
   (with CERT and KEY: https, TLS with that certificate)
@@ -12,6 +13,9 @@ Prints "listening" once bound, then one line per request:
 {"t": monotonic seconds, "path": ..., "headers": {...}, "status": answered,
  "resource": {...}, "metrics": [{"name", "kind", "monotonic", "temporality",
  "points": [{"attrs", "value" | "count", "sum", "bounds", "counts"}]}]}
+or, for traces, "spans": [{"name", "trace_id", "span_id", "start", "end",
+ "attrs", "status", "kind"}] in place of "metrics"; for logs, "records":
+ [{"time", "severity", "severity_text", "body"}].
 """
 import json
 import socket
@@ -21,6 +25,12 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
     ExportMetricsServiceRequest,
+)
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+    ExportLogsServiceRequest,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
 )
 
 IP, PORT, MODE = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -33,6 +43,38 @@ def attrs(kvs):
         which = kv.value.WhichOneof("value")
         out[kv.key] = getattr(kv.value, which) if which else None
     return out
+
+
+def decode_traces(body):
+    req = ExportTraceServiceRequest()
+    req.ParseFromString(body)
+    assert len(req.resource_spans) == 1, "one resource"
+    rs = req.resource_spans[0]
+    spans = []
+    for ss in rs.scope_spans:
+        for s in ss.spans:
+            spans.append({"name": s.name, "trace_id": s.trace_id.hex(),
+                          "span_id": s.span_id.hex(), "kind": s.kind,
+                          "start": s.start_time_unix_nano,
+                          "end": s.end_time_unix_nano,
+                          "attrs": attrs(s.attributes), "status": s.status.code})
+    return {"resource": attrs(rs.resource.attributes),
+            "scope": rs.scope_spans[0].scope.name if rs.scope_spans else None,
+            "spans": spans}
+
+
+def decode_logs(body):
+    req = ExportLogsServiceRequest()
+    req.ParseFromString(body)
+    assert len(req.resource_logs) == 1, "one resource"
+    rl = req.resource_logs[0]
+    records = []
+    for sl in rl.scope_logs:
+        for r in sl.log_records:
+            records.append({"time": r.time_unix_nano, "severity": r.severity_number,
+                            "severity_text": r.severity_text,
+                            "body": r.body.string_value})
+    return {"resource": attrs(rl.resource.attributes), "records": records}
 
 
 def decode(body):
@@ -97,7 +139,12 @@ class Handler(BaseHTTPRequestHandler):
         line = {"t": time.monotonic(), "path": self.path, "status": status,
                 "content_type": self.headers.get("Content-Type"),
                 "headers": {k.lower(): v for k, v in self.headers.items()}}
-        line.update(decode(body))
+        if self.path.endswith("/v1/traces"):
+            line.update(decode_traces(body))
+        elif self.path.endswith("/v1/logs"):
+            line.update(decode_logs(body))
+        else:
+            line.update(decode(body))
         print(json.dumps(line), flush=True)
 
 

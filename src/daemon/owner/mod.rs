@@ -49,7 +49,7 @@ pub fn run(opts: Options, cfg: RunConfig) -> i32 {
     crate::rt::block_on(async_main(opts, cfg))
 }
 
-fn level_filter(l: LogLevel) -> log::LevelFilter {
+pub(super) fn level_filter(l: LogLevel) -> log::LevelFilter {
     match l {
         LogLevel::Debug => log::LevelFilter::Debug,
         LogLevel::Info => log::LevelFilter::Info,
@@ -254,6 +254,33 @@ impl Owner {
             r.result.duration,
             r.result.detail
         );
+        if super::otel::sampled() {
+            use pathosd_core::api::otlp::Value;
+            let kind = slot
+                .config()
+                .checks
+                .get(k)
+                .map_or("", |c| c.probe.kind().as_str());
+            super::otel::record(
+                "health_check",
+                r.result.duration,
+                vec![
+                    ("vip.name", Value::Str(slot.name.to_string())),
+                    ("check.name", Value::Str(check.clone())),
+                    ("check.type", Value::Str(kind.to_string())),
+                    ("check.success", Value::Bool(r.result.ok)),
+                    (
+                        "check.duration_ms",
+                        Value::Int(
+                            i64::try_from(r.result.duration.as_millis()).unwrap_or(i64::MAX),
+                        ),
+                    ),
+                    ("check.detail", Value::Str(r.result.detail.clone())),
+                    ("check.timed_out", Value::Bool(r.result.timed_out)),
+                ],
+                !r.result.ok,
+            );
+        }
         // Names are copied only for what needs them after the engine step:
         // a trigger run, a drain file (most results need neither).
         let tagged = r.trigger.map(|id| {
@@ -344,6 +371,9 @@ impl Owner {
                     log::warn!("vip {vip} check {check}: {detail}");
                 }
             }
+        }
+        if super::otel::tracing() {
+            route_spans(&outputs);
         }
         let initial_done = outputs.iter().any(|o| matches!(o, Output::InitialDone));
         let route = |o: Output| match o {
@@ -509,6 +539,38 @@ impl Owner {
 
 /// How long the exit waits for the ubus client to send the last events.
 const UBUS_FLUSH_LIMIT: Duration = Duration::from_secs(2);
+
+/// A `bgp.announce`, `bgp.withdraw` or `bgp.pessimize` span per route
+/// change of one engine step: a pessimize is an announce whose VIP moved
+/// to pessimized in the same step (its prepend says how much).
+fn route_spans(outputs: &[Output]) {
+    use pathosd_core::api::otlp::Value;
+    for o in outputs {
+        let Output::Route { prefix, intent } = o else {
+            continue;
+        };
+        let pessimized = outputs.iter().any(|t| {
+            matches!(t, Output::VipTransition { prefix: p, to, .. }
+                if p == prefix && *to == pathosd_core::vip::VipState::Pessimized)
+        });
+        let (name, op) = match intent {
+            None => ("bgp.withdraw", "withdraw"),
+            Some(_) if pessimized => ("bgp.pessimize", "pessimize"),
+            Some(_) => ("bgp.announce", "announce"),
+        };
+        let prepend = intent.as_ref().map_or(0, |i| i.as_path_prepend);
+        super::otel::record(
+            name,
+            Duration::ZERO,
+            vec![
+                ("bgp.prefix", Value::Str(prefix.to_string())),
+                ("bgp.operation", Value::Str(op.to_string())),
+                ("bgp.prepend", Value::Int(i64::from(prepend))),
+            ],
+            false,
+        );
+    }
+}
 
 fn send_peer_event(ubus: Option<&crate::ubus::UbusHandle>, p: &PeerEvent) {
     if let Some(u) = ubus {

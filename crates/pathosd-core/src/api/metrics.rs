@@ -120,7 +120,7 @@ fn otel_families(e: &mut Exposition, o: &super::model::OtelView) {
         let mut f = e.family(
             "pathosd_otel_export_requests_total",
             Kind::Counter,
-            "OTLP metric export attempts, by result: ok (accepted) or failed.",
+            "OTLP export attempts (every signal), by result: ok (accepted) or failed.",
         );
         f.sample(&[("result", "ok")], f64::from(o.exported));
         f.sample(&[("result", "failed")], f64::from(o.failed));
@@ -128,15 +128,27 @@ fn otel_families(e: &mut Exposition, o: &super::model::OtelView) {
     e.family(
         "pathosd_otel_export_dropped_total",
         Kind::Counter,
-        "OTLP metric batches dropped: the oldest when the queue was full, or refused for good by the collector.",
+        "OTLP batches (of any signal) dropped: the oldest when the queue was full, or refused for good by the collector.",
     )
     .sample(&[], f64::from(o.dropped));
     e.family(
         "pathosd_otel_export_queued",
         Kind::Gauge,
-        "OTLP metric batches waiting to be sent.",
+        "OTLP batches (of any signal) waiting to be sent.",
     )
     .sample(&[], f64::from(o.queued));
+    e.family(
+        "pathosd_otel_spans_dropped_total",
+        Kind::Counter,
+        "Spans dropped before export: the oldest when the span buffer was full.",
+    )
+    .sample(&[], f64::from(o.spans_dropped));
+    e.family(
+        "pathosd_otel_logs_dropped_total",
+        Kind::Counter,
+        "Log records dropped before export: the oldest when the log buffer was full.",
+    )
+    .sample(&[], f64::from(o.logs_dropped));
 }
 
 /// The bounded pool of probes that can only block (https, proxied http,

@@ -397,4 +397,10 @@ pub struct OtelView {
     pub dropped: u32,
     /// Batches waiting to be sent.
     pub queued: u32,
+    /// Spans dropped before they were encoded: the oldest when the span
+    /// buffer was full between two drains.
+    pub spans_dropped: u32,
+    /// Log records dropped before they were encoded: the oldest when the
+    /// buffer was full, or one that found the buffer being drained.
+    pub logs_dropped: u32,
 }

@@ -1,4 +1,4 @@
-//! OTLP metrics as protobuf: an `ExportMetricsServiceRequest`
+//! OTLP metrics and traces as protobuf: an `ExportMetricsServiceRequest`
 //! (opentelemetry-proto, `collector/metrics/v1/metrics_service.proto` and
 //! `metrics/v1/metrics.proto`) written by hand. The renderer of /metrics
 //! feeds it family by family (`prom::Exposition::otlp`), so every family of
@@ -6,6 +6,9 @@
 //! needs nothing here. A generated codec (prost) would cost far more flash
 //! than these few writers; `tests/otel_export.rs` decodes what they write
 //! with the official Python definitions.
+//!
+//! Spans ([`traces_request`]) and log records ([`logs_request`]) share the
+//! writers and the request's frame.
 //!
 //! Nesting is fixed (request > resource metrics > scope metrics > metric >
 //! data > point > attribute > value), so each message is written into its
@@ -184,26 +187,156 @@ impl Metrics {
     /// The request: one resource with `resource` attributes, one scope.
     pub(crate) fn finish(mut self, resource: &[(&str, &str)], scope: (&str, &str)) -> Vec<u8> {
         self.close();
-        let mut res = Vec::new();
-        let mut scratch = Vec::new();
-        for (k, v) in resource {
-            attribute(&mut res, 1, k, v, &mut scratch);
-        }
-        let mut sc = Vec::new();
-        bytes(&mut sc, 1, scope.0.as_bytes());
-        bytes(&mut sc, 2, scope.1.as_bytes());
-        let mut scope_metrics = Vec::with_capacity(self.done.len() + 32);
-        bytes(&mut scope_metrics, 1, &sc);
-        scope_metrics.extend_from_slice(&self.done);
-        drop(self.done);
-        let mut rm = Vec::with_capacity(scope_metrics.len() + res.len() + 16);
-        bytes(&mut rm, 1, &res);
-        bytes(&mut rm, 2, &scope_metrics);
-        drop(scope_metrics);
-        let mut req = Vec::with_capacity(rm.len() + 8);
-        bytes(&mut req, 1, &rm);
-        req
+        envelope(resource, scope, self.done)
     }
+}
+
+/// An export request of any signal: the three signals' requests have the
+/// same frame (request.resource_X = 1 > resource = 1, scope_X = 2 >
+/// scope = 1, then `items`, each already framed as field 2 of the scope).
+fn envelope(resource: &[(&str, &str)], scope: (&str, &str), items: Vec<u8>) -> Vec<u8> {
+    let mut res = Vec::new();
+    let mut scratch = Vec::new();
+    for (k, v) in resource {
+        attribute(&mut res, 1, k, v, &mut scratch);
+    }
+    let mut sc = Vec::new();
+    bytes(&mut sc, 1, scope.0.as_bytes());
+    bytes(&mut sc, 2, scope.1.as_bytes());
+    let mut scoped = Vec::with_capacity(items.len() + 32);
+    bytes(&mut scoped, 1, &sc);
+    scoped.extend_from_slice(&items);
+    drop(items);
+    let mut rm = Vec::with_capacity(scoped.len() + res.len() + 16);
+    bytes(&mut rm, 1, &res);
+    bytes(&mut rm, 2, &scoped);
+    drop(scoped);
+    let mut req = Vec::with_capacity(rm.len() + 8);
+    bytes(&mut req, 1, &rm);
+    req
+}
+
+/// A span attribute's value (`AnyValue`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Str(String),
+    Bool(bool),
+    Int(i64),
+    Double(f64),
+}
+
+/// One finished span, as the daemon records it (`trace/v1/trace.proto`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Span {
+    pub trace_id: [u8; 16],
+    pub span_id: [u8; 8],
+    pub name: &'static str,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub attributes: Vec<(&'static str, Value)>,
+    /// Status ERROR (a failed check) rather than unset.
+    pub error: bool,
+}
+
+impl Span {
+    /// Its size when encoded, roughly: what the span buffer counts.
+    pub fn weight(&self) -> usize {
+        64 + self
+            .attributes
+            .iter()
+            .map(|(k, v)| {
+                k.len()
+                    + 8
+                    + match v {
+                        Value::Str(s) => s.len(),
+                        _ => 8,
+                    }
+            })
+            .sum::<usize>()
+    }
+
+    fn encode(&self, out: &mut Vec<u8>, scratch: &mut Vec<u8>) {
+        let mut sp = Vec::with_capacity(self.weight());
+        bytes(&mut sp, 1, &self.trace_id);
+        bytes(&mut sp, 2, &self.span_id);
+        bytes(&mut sp, 5, self.name.as_bytes());
+        // SpanKind INTERNAL: the daemon's own work, no remote parent.
+        key(&mut sp, 6, VARINT);
+        varint(&mut sp, 1);
+        fixed64(&mut sp, 7, self.start_ns);
+        fixed64(&mut sp, 8, self.end_ns);
+        for (k, v) in &self.attributes {
+            let mut any = Vec::new();
+            match v {
+                Value::Str(s) => bytes(&mut any, 1, s.as_bytes()),
+                Value::Bool(b) => {
+                    key(&mut any, 2, VARINT);
+                    varint(&mut any, u64::from(*b));
+                }
+                Value::Int(i) => {
+                    key(&mut any, 3, VARINT);
+                    // int64: two's complement in ten bytes when negative.
+                    varint(&mut any, *i as u64);
+                }
+                Value::Double(d) => double(&mut any, 4, *d),
+            }
+            scratch.clear();
+            bytes(scratch, 1, k.as_bytes());
+            bytes(scratch, 2, &any);
+            bytes(&mut sp, 9, scratch);
+        }
+        if self.error {
+            // Status { code = 3: STATUS_CODE_ERROR (2) }.
+            bytes(&mut sp, 15, &[0x18, 2]);
+        }
+        bytes(out, 2, &sp);
+    }
+}
+
+/// An `ExportTraceServiceRequest` (`collector/trace/v1/trace_service.proto`)
+/// of `spans`, with one resource and one scope.
+pub fn traces_request(spans: &[Span], resource: &[(&str, &str)], scope: (&str, &str)) -> Vec<u8> {
+    let mut items = Vec::with_capacity(spans.iter().map(Span::weight).sum());
+    let mut scratch = Vec::new();
+    for s in spans {
+        s.encode(&mut items, &mut scratch);
+    }
+    envelope(resource, scope, items)
+}
+
+/// One log record (`logs/v1/logs.proto`): its time, severity number (1
+/// to 24: 5 DEBUG, 9 INFO, 13 WARN, 17 ERROR) and text, and its body.
+pub struct LogRecord<'a> {
+    pub time_ns: u64,
+    pub severity: u8,
+    pub severity_text: &'a str,
+    pub body: &'a str,
+}
+
+/// An `ExportLogsServiceRequest` (`collector/logs/v1/logs_service.proto`)
+/// of `records`, with one resource and one scope.
+pub fn logs_request(
+    records: &[LogRecord<'_>],
+    resource: &[(&str, &str)],
+    scope: (&str, &str),
+) -> Vec<u8> {
+    let mut items = Vec::new();
+    let mut r = Vec::new();
+    let mut any = Vec::new();
+    for l in records {
+        r.clear();
+        fixed64(&mut r, 1, l.time_ns);
+        key(&mut r, 2, VARINT);
+        varint(&mut r, u64::from(l.severity));
+        bytes(&mut r, 3, l.severity_text.as_bytes());
+        any.clear();
+        bytes(&mut any, 1, l.body.as_bytes());
+        bytes(&mut r, 5, &any);
+        // observed_time_unix_nano: recorded when it happened.
+        fixed64(&mut r, 11, l.time_ns);
+        bytes(&mut items, 2, &r);
+    }
+    envelope(resource, scope, items)
 }
 
 #[cfg(test)]
@@ -258,6 +391,47 @@ mod tests {
         let mut want = vec![0x0a, rm.len() as u8];
         want.extend(&rm);
         assert_eq!(req, want);
+    }
+
+    #[test]
+    fn a_span_has_its_ids_name_times_attributes_and_status() {
+        let span = Span {
+            trace_id: [1; 16],
+            span_id: [2; 8],
+            name: "s",
+            start_ns: 3,
+            end_ns: 4,
+            attributes: vec![("b", Value::Bool(true)), ("i", Value::Int(-1))],
+            error: true,
+        };
+        let req = traces_request(&[span], &[], ("p", ""));
+        let mut want = vec![0x0a, 16];
+        want.extend([1; 16]);
+        want.extend([0x12, 8]);
+        want.extend([2; 8]);
+        want.extend([0x2a, 1, b's', 0x30, 1, 0x39, 3, 0, 0, 0, 0, 0, 0, 0]);
+        want.extend([0x41, 4, 0, 0, 0, 0, 0, 0, 0]);
+        want.extend([0x4a, 7, 0x0a, 1, b'b', 0x12, 2, 0x10, 1]);
+        want.extend([0x4a, 16, 0x0a, 1, b'i', 0x12, 11, 0x18]);
+        want.extend([0xff; 9]);
+        want.push(1);
+        want.extend([0x7a, 2, 0x18, 2]);
+        assert!(req.windows(want.len()).any(|w| w == want.as_slice()));
+    }
+
+    #[test]
+    fn a_log_record_has_its_time_severity_and_body() {
+        let rec = LogRecord {
+            time_ns: 7,
+            severity: 13,
+            severity_text: "WARN",
+            body: "b",
+        };
+        let req = logs_request(&[rec], &[], ("p", ""));
+        let mut want = vec![0x09, 7, 0, 0, 0, 0, 0, 0, 0, 0x10, 13];
+        want.extend([0x1a, 4, b'W', b'A', b'R', b'N', 0x2a, 3, 0x0a, 1, b'b']);
+        want.extend([0x59, 7, 0, 0, 0, 0, 0, 0, 0]);
+        assert!(req.windows(want.len()).any(|w| w == want.as_slice()));
     }
 
     #[test]

@@ -45,6 +45,10 @@ pub struct OtelRun {
     pub metrics: Option<OtlpTarget>,
     pub metrics_interval: Duration,
     pub traces: Option<OtlpTarget>,
+    /// `otel.traces.sample_ratio` as a bound on a 32-bit random draw: a
+    /// health_check span is kept when the draw is below it (0: none;
+    /// 2^32: all). An integer, so the run type stays comparable.
+    pub traces_sample: u64,
     pub logs: Option<OtlpTarget>,
     /// `logging.otel_level`; None: the logs' level (`logging.level`).
     pub log_level: Option<LogLevel>,
@@ -57,10 +61,16 @@ impl Default for OtelRun {
             metrics: None,
             metrics_interval: Duration::from_secs(60),
             traces: None,
+            traces_sample: sample_bound(0.01),
             logs: None,
             log_level: None,
         }
     }
+}
+
+/// A ratio in [0, 1] as the bound of [`OtelRun::traces_sample`].
+fn sample_bound(ratio: f64) -> u64 {
+    (ratio.clamp(0.0, 1.0) * 4_294_967_296.0) as u64
 }
 
 /// An endpoint's parts, or why it is not one.
@@ -195,6 +205,9 @@ pub(crate) fn validate(c: &Config, errs: &mut Errors) {
     for (k, v) in &o.headers {
         header(&join("otel.headers", k), k, v, errs);
     }
+    // Where the gRPC refusal was written: metrics and traces share
+    // otel.endpoint, and one line says it.
+    let mut refused: Vec<String> = Vec::new();
     for s in signals(c) {
         let p = join("otel", s.name);
         if !s.endpoint.trim().is_empty() {
@@ -208,24 +221,26 @@ pub(crate) fn validate(c: &Config, errs: &mut Errors) {
         let Some(Ok(t)) = target(c, &s) else {
             continue;
         };
-        // Only metrics are exported so far: the transports they cannot
-        // take yet are refused where the endpoint is written, not left to
-        // fail quietly at run time.
-        if s.name == "metrics" {
-            if let Transport::Grpc { .. } = t.transport {
-                let at = if s.endpoint.trim().is_empty() {
-                    "otel.endpoint".to_string()
-                } else {
-                    join(&p, "endpoint")
-                };
-                errs.push_fmt(
+        // Every signal is exported over OTLP/HTTP only: the transport
+        // they cannot take yet is refused where the endpoint is written,
+        // not left to fail quietly at run time.
+        if let Transport::Grpc { .. } = t.transport {
+            let at = if s.endpoint.trim().is_empty() {
+                "otel.endpoint".to_string()
+            } else {
+                join(&p, "endpoint")
+            };
+            if refused.contains(&at) {
+                continue;
+            }
+            refused.push(at.clone());
+            errs.push_fmt(
                     at,
                     format_args!(
                         "{}: OTLP/gRPC export is not implemented yet; use the collector's OTLP/HTTP port (http://host:4318)",
                         Quote(&t.url)
                     ),
                 );
-            }
         }
     }
     // As the reference has it: any endpoint written, whether or not it is
@@ -237,6 +252,13 @@ pub(crate) fn validate(c: &Config, errs: &mut Errors) {
         errs.push(
             "otel.service_name",
             "must not be empty when an endpoint is set",
+        );
+    }
+    let ratio = o.traces.sample_ratio;
+    if !(0.0..=1.0).contains(&ratio) {
+        errs.push_fmt(
+            "otel.traces.sample_ratio",
+            format_args!("{ratio} is not in [0, 1]"),
         );
     }
     if o.metrics.interval.get() < METRICS_INTERVAL_MIN {
@@ -255,6 +277,7 @@ pub(crate) fn build(c: &Config) -> OtelRun {
         metrics,
         metrics_interval: c.otel.metrics.interval.get(),
         traces,
+        traces_sample: sample_bound(c.otel.traces.sample_ratio),
         logs,
         log_level: c.logging.otel_level,
     }
@@ -318,9 +341,15 @@ mod tests {
             ["otel.traces.endpoint: \"collector:4318\" is not a URL such as http://collector:4318 (http://, https://, grpc:// or grpcs://)"]
         );
         assert_eq!(
-            errors(serde_json::json!({"endpoint": "grpc://127.0.0.1:4317", "traces": {"enabled": false}, "logs": {"enabled": false}})),
+            errors(serde_json::json!({"endpoint": "grpc://127.0.0.1:4317"})),
             ["otel.endpoint: \"grpc://127.0.0.1:4317/\": OTLP/gRPC export is not implemented yet; use the collector's OTLP/HTTP port (http://host:4318)"]
         );
+        assert_eq!(
+            errors(serde_json::json!({"traces": {"sample_ratio": 1.5}})),
+            ["otel.traces.sample_ratio: 1.5 is not in [0, 1]"]
+        );
+        assert_eq!(sample_bound(1.0), 1 << 32);
+        assert_eq!(sample_bound(0.0), 0);
         // An endpoint switched off is still checked, and still needs a name.
         assert_eq!(
             errors(

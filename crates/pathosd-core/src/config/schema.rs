@@ -155,7 +155,7 @@ config_struct! {
         /// The service.name resource attribute; must not be empty when an endpoint is set.
         service_name: String = "pathosd".to_string(),
         /// Trace export; overrides the settings above.
-        traces: OtelSignal = OtelSignal::default(),
+        traces: OtelTraces = OtelTraces::default(),
         /// Metric export; overrides the settings above.
         metrics: OtelMetrics = OtelMetrics::default(),
         /// Log export; overrides the settings above.
@@ -174,6 +174,22 @@ config_struct! {
         insecure: Option<bool> = None,
         /// Added to otel.headers; a name in both takes this value.
         headers: BTreeMap<String, String> = BTreeMap::new(),
+    }
+}
+
+config_struct! {
+    /// The trace signal's settings; each unset one is otel's.
+    pub struct OtelTraces {
+        /// Export traces (when otel.enabled and an endpoint is set).
+        enabled: bool = true,
+        /// The traces collector URL; otel.endpoint when empty.
+        endpoint: String = String::new(),
+        /// Overrides otel.insecure.
+        insecure: Option<bool> = None,
+        /// Added to otel.headers; a name in both takes this value.
+        headers: BTreeMap<String, String> = BTreeMap::new(),
+        /// Share of health_check spans exported, 0 to 1 (bgp.* spans are all exported).
+        sample_ratio: f64 = 0.01,
     }
 }
 

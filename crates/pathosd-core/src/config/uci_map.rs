@@ -66,6 +66,11 @@ const GLOBAL: &[Row] = &[
     ("otel_traces_endpoint", "otel.traces.endpoint", Scalar),
     ("otel_traces_insecure", "otel.traces.insecure", Scalar),
     ("otel_traces_header", "otel.traces.headers", Pairs),
+    (
+        "otel_traces_sample_ratio",
+        "otel.traces.sample_ratio",
+        Scalar,
+    ),
     ("otel_logs_enabled", "otel.logs.enabled", Scalar),
     ("otel_logs_endpoint", "otel.logs.endpoint", Scalar),
     ("otel_logs_insecure", "otel.logs.insecure", Scalar),

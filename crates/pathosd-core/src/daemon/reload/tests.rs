@@ -506,6 +506,14 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
             Live("otel"),
         ),
         (
+            "otel.traces.sample_ratio",
+            |c| {
+                c["otel"] =
+                    json!({"endpoint": "http://127.0.0.1:4318", "traces": {"sample_ratio": 0.5}})
+            },
+            Live("otel"),
+        ),
+        (
             "otel.logs.enabled",
             |c| {
                 c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "logs": {"enabled": false}})

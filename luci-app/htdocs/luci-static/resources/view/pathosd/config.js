@@ -959,6 +959,11 @@ return view.extend({
 		o.validate = validateDuration;
 		o.placeholder = '60s';
 
+		o = s.taboption('otel', form.Value, 'otel_traces_sample_ratio', _('Health check span ratio'),
+			_('Share of health_check spans exported, 0 to 1; route change spans are always exported.'));
+		o.datatype = 'and(ufloat,max(1))';
+		o.placeholder = '0.01';
+
 		o = s.taboption('otel', form.ListValue, 'log_otel_level', _('Exported log level'));
 		o.value('', _('as the log level'));
 		o.value('error');
