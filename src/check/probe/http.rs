@@ -428,7 +428,7 @@ impl HttpProbe {
         let r = super::http1::exchange(
             addrs,
             kept,
-            &plain.request,
+            &[&plain.request],
             match self.method {
                 HttpMethod::Get => super::http1::Method::Get,
                 HttpMethod::Head => super::http1::Method::Head,

@@ -54,7 +54,8 @@ impl Failure {
     }
 }
 
-/// Sends `request` (a rendered head) on `conn` or a new connection to the
+/// Sends `request` (a rendered head, then any body: parts written in
+/// order, so a large body is not copied behind its head) on `conn` or a new connection to the
 /// first of `addrs` that accepts one (tried in order; the last error when
 /// none does), and reads the response.
 ///
@@ -69,7 +70,7 @@ impl Failure {
 pub(crate) async fn exchange(
     addrs: &[SocketAddr],
     conn: Option<Async<TcpStream>>,
-    request: &[u8],
+    request: &[&[u8]],
     method: Method,
     want_body: bool,
     keep_alive: bool,
@@ -122,16 +123,18 @@ fn idle_and_open(c: &Async<TcpStream>) -> bool {
 /// one), so a reused connection may be retried.
 async fn once(
     mut c: Async<TcpStream>,
-    request: &[u8],
+    request: &[&[u8]],
     method: Method,
     want_body: bool,
     keep_alive: bool,
 ) -> Result<Response, (Failure, bool)> {
     let head_method = method == Method::Head;
     let idempotent = method != Method::Post;
-    c.write_all(request)
-        .await
-        .map_err(|e| (Failure::Io(e), true))?;
+    for part in request {
+        c.write_all(part)
+            .await
+            .map_err(|e| (Failure::Io(e), true))?;
+    }
     let mut buf: Vec<u8> = Vec::with_capacity(1024);
     let mut chunk = [0u8; 4096];
     let mut received = false;
