@@ -963,7 +963,7 @@ function viewTests(label, src) {
 		query: 'dns.lan.', resolver: '127.0.0.53', expected_answer: '192.0.2.80', dst_ip: '192.0.2.81', src_ip: '192.0.2.1',
 		count: '5', ping_interval: '20ms', max_loss_ratio: '0.25', send: 'HELLO', expect: 'WORLD', payload: 'x', payload_hex: 'ff',
 		service: 'api', ok_code: 'NOT_FOUND', metadata: 'k: v', command: '/bin/false', arg: '-q',
-		otel_endpoint: 'http://127.0.0.1:4318', otel_service_name: 'edge', otel_header: 'X-Key: k', otel_metrics_interval: '30s',
+		otel_endpoint: 'http://127.0.0.1:4318', otel_service_name: 'edge', otel_header: 'X-Key: k', otel_metrics_interval: '30s', otel_traces_sample_ratio: '0.5',
 		log_otel_level: 'warn'
 	};
 	// Options others depend on: their change also removes what they hide
