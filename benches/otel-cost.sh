@@ -150,7 +150,9 @@ start_listener receiver "$py" "$tmp/receiver.py" "${recv%:*}" "${recv#*:}" "$tmp
 # otel variant exports to the receiver every OTEL_INTERVAL s.
 pathosd_conf() {
   local v=$1 n=$2 o=${octet[$1]} otel=""
-  [ "$v" = otel ] && otel="\"otel\": { \"endpoint\": \"http://$recv\", \"service_name\": \"bench\", \"metrics\": { \"interval\": \"${interval}s\" } },"
+  # Metrics only: the receiver decodes metrics requests, and traces and
+  # logs (on by default with an endpoint) are other costs.
+  [ "$v" = otel ] && otel="\"otel\": { \"endpoint\": \"http://$recv\", \"service_name\": \"bench\", \"metrics\": { \"interval\": \"${interval}s\" }, \"traces\": { \"enabled\": false }, \"logs\": { \"enabled\": false } },"
   cat <<EOF
 {
   "schema": "v1",
