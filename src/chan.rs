@@ -178,13 +178,6 @@ impl<T: Kind> Tx<T> {
     }
 }
 
-impl<T> Tx<T> {
-    /// Whether every receiver is gone.
-    pub fn is_closed(&self) -> bool {
-        self.inner.is_closed()
-    }
-}
-
 impl<T: Kind> Rx<T> {
     /// The next message, waiting for one; Err once the channel is closed
     /// and empty.
@@ -215,11 +208,6 @@ impl<T> Rx<T> {
     pub fn is_closed(&self) -> bool {
         self.inner.is_closed()
     }
-
-    /// Closes the channel: senders fail from now on.
-    pub fn close(&self) -> bool {
-        self.inner.close()
-    }
 }
 
 #[cfg(test)]
@@ -234,8 +222,7 @@ mod tests {
         assert_eq!(rx.try_recv(), Ok(Signal(1)));
         assert_eq!(rx.try_recv(), Err(Closed), "empty");
         drop(rx);
-        assert!(tx.is_closed());
-        assert_eq!(tx.try_send(Signal(3)), Err(Closed));
+        assert_eq!(tx.try_send(Signal(3)), Err(Closed), "no receiver");
     }
 
     #[test]
