@@ -234,6 +234,9 @@ fn a_trigger_and_a_scheduled_run_of_one_check_are_serialized() {
         !loops[0].0.with(|t| t.request(8)),
         "one request waits at a time"
     );
+    // Asking again for the run that waits (a reload asks a VIP's loops
+    // again) is granted, and it still runs once.
+    assert!(loops[0].0.with(|t| t.request(7)));
     fifo(release.clone(), true);
     // The triggered run starts only after the scheduled one ended.
     fifo(started.clone(), false);

@@ -1,26 +1,33 @@
-//! Replays of whole runs through the pure layers — raw check results through
-//! the engine (its hysteresis, checks policy, VIP state), then RIB-out —
-//! compared line by line with
-//! the expected state changes and UPDATE contents in tests/replay/daemon/.
+//! Replays of whole runs through the daemon's state ([`State::step`], the
+//! step the owner task loops over: the engine's hysteresis, checks policy
+//! and VIP state, the trigger runs, reloads, the shutdown), its route
+//! changes then through RIB-out — compared line by line with the expected
+//! effects and UPDATE contents in tests/replay/daemon/.
 //!
 //! File format: a header (`router`, `peer`, `vip` lines) up to `---`, then
 //! steps. A step is `@MS EVENT ARGS`; the lines starting with `=` after it are
 //! exactly what that step must produce, in order (none: nothing).
-//! Events: `report VIP/CHECK ok|fail`, `drain-file VIP on|off`,
-//! `drain-api VIP on|off`, `tick`, `peer-up PEER [ipv4] [ipv6]`,
-//! `peer-down PEER`, `signal term` (withdraw everything, then Cease),
-//! `reload [VIP, ...]` (the rest of the line: a JSON array of the new
-//! config's VIPs; the plan's change of each VIP is printed as
-//! `reload VIP CHANGE` before what the engine then decides, exactly as the
-//! owner plans and applies a SIGHUP).
+//! Events: `report VIP/CHECK ok|fail [run=ID]` (a check loop's result, of
+//! trigger run ID if given), `drain-file VIP on|off`, `drain-api VIP on|off`
+//! (answered `drain VIP STATE`), `trigger VIP[/CHECK] caller=N` (the run's
+//! requests to the loops print as `ask VIP run=ID CHECK...`, answers as
+//! `answer N ...`), `not-run VIP run=ID CHECK...` (loops that could not take
+//! the run), `tick`, `peer-up PEER [ipv4] [ipv6]`, `peer-down PEER`,
+//! `signal term` (every VIP withdrawn, then Cease), `reload [VIP, ...]`
+//! (the rest of the line: a JSON array of the new config's VIPs; the plan's
+//! change of each VIP is printed as `reload VIP CHANGE` before what the
+//! step then decides, exactly as the owner plans and applies a SIGHUP).
 
 use pathosd::bgp::rib_out::{AdjRibOut, Changes, PeerShape, RibOut};
 use pathosd::bgp::types::{Afi, PathAttrs};
 use pathosd::check::CheckResult;
-use pathosd::config::{Errors, Field, Vip};
-use pathosd::daemon::engine::{CheckRun, Engine, Input, Output};
-use pathosd::daemon::reload::{ReloadPlan, VipChange};
-use std::time::{Duration, Instant};
+use pathosd::config::load::{load_str, Format};
+use pathosd::config::RunConfig;
+use pathosd::daemon::engine::{CheckId, CheckRun, Output};
+use pathosd::daemon::reload::VipChange;
+use pathosd::daemon::state::{Effects, Event, State};
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::time::{Duration, Instant, SystemTime};
 
 struct Peer {
     name: String,
@@ -28,10 +35,13 @@ struct Peer {
 }
 
 struct Harness {
-    engine: Engine,
+    /// The daemon's state; a trigger's caller is a number.
+    state: State<u32>,
     rib: RibOut,
     peers: Vec<Peer>,
     t0: Instant,
+    /// The config's `router` and `bgp` objects, for each reload's config.
+    router: (serde_json::Value, serde_json::Value),
 }
 
 fn attrs_line(a: &PathAttrs) -> String {
@@ -67,6 +77,78 @@ fn changes_lines(peer: &str, c: &Changes, out: &mut Vec<String>) {
 }
 
 impl Harness {
+    /// A step's effects in the order the owner carries them out: the
+    /// reload's plan, the outputs, the answers, the trigger runs.
+    fn effects(&mut self, fx: Effects<u32>, lines: &mut Vec<String>) {
+        if let Some(r) = fx.reload {
+            let plan = r.expect("a valid reload");
+            for (name, c) in &plan.vips {
+                let c = match c {
+                    VipChange::Unchanged => "unchanged".to_string(),
+                    VipChange::Kept { attributes, timing } => format!(
+                        "kept{}{}",
+                        if *attributes { " attributes" } else { "" },
+                        if *timing { " timing" } else { "" }
+                    ),
+                    VipChange::Restarted(why) => format!("restarted ({why})"),
+                    VipChange::Added => "added".to_string(),
+                    VipChange::Removed => "removed".to_string(),
+                };
+                lines.push(format!("reload {name} {c}"));
+            }
+        }
+        self.apply(fx.outputs, lines);
+        if let Some(r) = fx.drain {
+            lines.push(match r {
+                Ok(state) => format!("drain {state}"),
+                Err(e) => format!("drain error {}", e.kind()),
+            });
+        }
+        for (callers, answer) in fx.answers {
+            let to: Vec<String> = callers.iter().map(|c| c.to_string()).collect();
+            let what = match answer {
+                Ok(o) => {
+                    let results: Vec<String> = o
+                        .results
+                        .iter()
+                        .map(|(n, r)| format!("{n}={}", if r.ok { "ok" } else { "fail" }))
+                        .collect();
+                    format!(
+                        "{} {} combined={} {}",
+                        o.vip,
+                        o.state,
+                        o.combined,
+                        results.join(" ")
+                    )
+                }
+                Err(e) => format!("error {}", e.kind()),
+            };
+            lines.push(format!("answer {} {what}", to.join(",")));
+        }
+        for a in fx.asks {
+            let names: Vec<String> = a.checks.iter().map(|c| self.check_name(*c)).collect();
+            lines.push(format!("ask {} run={} {}", a.vip, a.id, names.join(" ")));
+        }
+    }
+
+    fn check_name(&self, id: CheckId) -> String {
+        let (slot, k) = self
+            .state
+            .engine()
+            .check(id)
+            .expect("a check of the engine");
+        slot.checks[k].name.clone()
+    }
+
+    fn check_id(&self, vip: &str, check: &str) -> CheckId {
+        let slot = self.state.engine().vip(vip).expect("a VIP of the config");
+        slot.checks
+            .iter()
+            .find(|c| c.name == check)
+            .expect("a check of the VIP")
+            .id
+    }
+
     fn apply(&mut self, outs: Vec<Output>, lines: &mut Vec<String>) {
         // Like the speaker: each route change goes out when it is decided.
         for o in outs {
@@ -109,81 +191,63 @@ impl Harness {
         }
     }
 
-    /// A reload to `vips`: planned by the engine's diff (the one walker the
-    /// owner uses) and applied by `Engine::reload`, whose outputs go to the
-    /// RIB-out as any other step's.
-    fn reload(&mut self, vips: Vec<pathosd::config::VipSpec>, now: Instant) -> Vec<String> {
-        let plan = ReloadPlan {
-            vips: self.engine.diff(&vips),
-            ..ReloadPlan::default()
-        };
-        let mut lines: Vec<String> = plan
-            .vips
-            .iter()
-            .map(|(name, c)| {
-                let c = match c {
-                    VipChange::Unchanged => "unchanged".to_string(),
-                    VipChange::Kept { attributes, timing } => format!(
-                        "kept{}{}",
-                        if *attributes { " attributes" } else { "" },
-                        if *timing { " timing" } else { "" }
-                    ),
-                    VipChange::Restarted(why) => format!("restarted ({why})"),
-                    VipChange::Added => "added".to_string(),
-                    VipChange::Removed => "removed".to_string(),
-                };
-                format!("reload {name} {c}")
-            })
-            .collect();
-        let outs = self.engine.reload(vips, &plan, now);
-        self.apply(outs, &mut lines);
-        lines
-    }
-
     fn step(&mut self, ms: u64, ev: &str, args: &[&str], rest: &str) -> Vec<String> {
         let now = self.t0 + Duration::from_millis(ms);
         let mut lines = Vec::new();
-        let input = match ev {
+        let event = match ev {
             "reload" => {
-                let list: serde_json::Value = serde_json::from_str(rest).expect("a JSON array");
-                let vips = list
-                    .as_array()
-                    .expect("a JSON array")
-                    .iter()
-                    .map(vip_of)
-                    .collect();
-                return self.reload(vips, now);
+                let vips: serde_json::Value = serde_json::from_str(rest).expect("a JSON array");
+                Event::Reload(Ok(Box::new(config(&self.router, vips))))
             }
             "report" => {
                 let (vip, check) = args[0].split_once('/').expect("VIP/CHECK");
-                let ok = args[1] == "ok";
                 // The raw result, as the check's loop sends it: the engine
                 // applies the hysteresis.
-                let id = self
-                    .engine
-                    .vip(vip)
-                    .and_then(|v| v.checks.iter().find(|c| c.name == check))
-                    .expect("known check")
-                    .id;
-                Some(Input::Result(CheckRun {
-                    check: id,
-                    result: if ok {
+                Event::Result(CheckRun {
+                    check: self.check_id(vip, check),
+                    result: if args[1] == "ok" {
                         CheckResult::pass("ok")
                     } else {
                         CheckResult::fail("fail")
                     },
-                    trigger: None,
-                }))
+                    trigger: kv(args, "run").map(|id| id.parse().expect("run=ID")),
+                })
             }
-            "drain-file" => Some(Input::DrainFile {
+            "drain-file" => Event::DrainFile {
                 vip: args[0].into(),
                 present: args[1] == "on",
-            }),
-            "drain-api" => Some(Input::DrainApi {
+            },
+            "drain-api" => Event::Drain {
                 vip: args[0].into(),
                 enable: args[1] == "on",
-            }),
-            "tick" => Some(Input::Tick),
+            },
+            "trigger" => {
+                let (vip, check) = match args[0].split_once('/') {
+                    Some((v, c)) => (v, Some(c.to_string())),
+                    None => (args[0], None),
+                };
+                // The owner's loops run for every VIP with checks.
+                let running = self
+                    .state
+                    .engine()
+                    .vip(vip)
+                    .is_some_and(|v| !v.checks.is_empty());
+                Event::Trigger {
+                    vip: vip.into(),
+                    check,
+                    running,
+                    reply: kv(args, "caller").expect("caller=N").parse().unwrap(),
+                }
+            }
+            "not-run" => Event::NotRun {
+                vip: args[0].into(),
+                id: kv(args, "run").expect("run=ID").parse().unwrap(),
+                checks: args[2..]
+                    .iter()
+                    .map(|c| self.check_id(args[0], c))
+                    .collect(),
+            },
+            "tick" => Event::Tick,
             "peer-up" => {
                 let fams: Vec<Afi> = args[1..]
                     .iter()
@@ -196,7 +260,7 @@ impl Harness {
                     .expect("peer");
                 let c = p.adj.on_established(&fams, &self.rib);
                 changes_lines(&p.name, &c, &mut lines);
-                None
+                return lines;
             }
             "peer-down" => {
                 let p = self
@@ -205,9 +269,13 @@ impl Harness {
                     .find(|p| p.name == args[0])
                     .expect("peer");
                 p.adj.on_session_down();
-                None
+                return lines;
             }
             "signal" => {
+                // The state says which VIPs go; the speaker withdraws every
+                // route, then sends Cease.
+                let fx = self.state.step(Event::Shutdown, now);
+                self.effects(fx, &mut lines);
                 let prefixes: Vec<_> = self.rib.desired().keys().copied().collect();
                 for p in prefixes {
                     self.rib.set_desired(p, None);
@@ -221,14 +289,12 @@ impl Harness {
                         ));
                     }
                 }
-                None
+                return lines;
             }
             other => panic!("unknown event {other}"),
         };
-        if let Some(i) = input {
-            let outs = self.engine.handle(i, now);
-            self.apply(outs, &mut lines);
-        }
+        let fx = self.state.step(event, now);
+        self.effects(fx, &mut lines);
         lines
     }
 }
@@ -239,20 +305,27 @@ fn kv<'a>(parts: &'a [&'a str], key: &str) -> Option<&'a str> {
         .find_map(|p| p.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
 }
 
-/// A VIP of the file, decoded and made a run VIP as the daemon's config is.
-fn vip_of(v: &serde_json::Value) -> pathosd::config::VipSpec {
-    let mut errs = Errors::default();
-    let vip = Vip::decode(v, "vip", &mut errs).unwrap();
-    assert!(errs.is_empty(), "{errs:?}");
-    // Through the run config's own constructor, as validation.
-    pathosd::config::run::vip_spec(vip).unwrap()
+/// The run config of `router`, `bgp` and `vips`, through the loader the
+/// daemon uses (so every rule of validation holds).
+fn config(
+    (router, bgp): &(serde_json::Value, serde_json::Value),
+    vips: serde_json::Value,
+) -> RunConfig {
+    let text = serde_json::json!({
+        "schema": "v1",
+        "router": router,
+        "bgp": bgp,
+        "vips": vips,
+    })
+    .to_string();
+    load_str(&text, Some(Format::Json), &|_| None).unwrap_or_else(|e| panic!("{e:?}"))
 }
 
 fn run_file(path: &std::path::Path) {
     let text = std::fs::read_to_string(path).unwrap();
     let (head, body) = text.split_once("\n---\n").expect("header --- steps");
     let mut local_as = 0;
-    let (mut nh4, mut nh6) = (None, None);
+    let (mut nh4, mut nh6): (Option<Ipv4Addr>, Option<Ipv6Addr>) = (None, None);
     let mut peer_defs = Vec::new();
     let mut vips = Vec::new();
     for line in head
@@ -271,18 +344,41 @@ fn run_file(path: &std::path::Path) {
                 parts[1].to_string(),
                 kv(&parts, "asn").unwrap().parse::<u32>().unwrap(),
             )),
-            "vip" => {
-                let v: serde_json::Value = serde_json::from_str(&line[4..]).unwrap();
-                vips.push(vip_of(&v));
-            }
+            "vip" => vips.push(serde_json::from_str::<serde_json::Value>(&line[4..]).unwrap()),
             other => panic!("unknown header line {other}"),
         }
     }
     let t0 = Instant::now();
-    let (engine, outs) = Engine::new(&*vips, t0);
+    // The router's id and the neighbors' addresses are not in the files:
+    // nothing they replay shows them (the sessions are RIB-out's).
+    let neighbors: Vec<serde_json::Value> = (peer_defs.iter().enumerate())
+        .map(|(i, (name, asn))| {
+            serde_json::json!({"name": name, "address": format!("198.51.100.{}", i + 1), "peer_asn": asn})
+        })
+        .collect();
+    let mut r = serde_json::json!({"asn": local_as, "router_id": "192.0.2.254"});
+    // The next hops are the router's local addresses, as validation asks.
+    if let Some(a) = nh4 {
+        r["local_address"] = a.to_string().into();
+    }
+    if let Some(a) = nh6 {
+        r["local_address_ipv6"] = a.to_string().into();
+    }
+    let router = (
+        r,
+        serde_json::json!({"listen_port": -1, "neighbors": neighbors}),
+    );
+    let cfg = config(&router, serde_json::Value::Array(vips));
+    let (state, outs) = State::start(cfg, t0, SystemTime::UNIX_EPOCH);
+    // The start's routes from the engine's slots, as the owner sets them.
+    let mut rib = RibOut::new();
+    for (p, i) in state.engine().routes() {
+        rib.set_desired(p, Some(i.clone()));
+    }
     let mut h = Harness {
-        engine,
-        rib: RibOut::new(),
+        state,
+        router,
+        rib,
         peers: peer_defs
             .into_iter()
             .map(|(name, asn)| Peer {

@@ -161,12 +161,14 @@ impl std::fmt::Debug for TriggerSlot {
 
 impl TriggerSlot {
     /// Asks the loop for one run tagged with trigger `id`. False if a request
-    /// is still waiting (at most one trigger run per VIP is in flight, see
-    /// `daemon::triggers`, so that does not happen).
+    /// of another run is still waiting (at most one trigger run per VIP is
+    /// in flight, see `daemon::triggers`, so that does not happen); asking
+    /// again for the run that waits is granted (a reload asks the loops of
+    /// a VIP whose timing changed again, and they may be the old ones).
     pub fn request(&self, id: u64) -> bool {
         if let Some(old) = self.id.replace(Some(id)) {
             self.id.set(Some(old));
-            return false;
+            return old == id;
         }
         if let Some(w) = self.waker.take() {
             w.wake();

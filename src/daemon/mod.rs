@@ -6,7 +6,7 @@
 //! the same step that decided them. The engine, triggers and reload diff are
 //! pure (crate pathosd-core, re-exported at the same paths).
 
-pub use pathosd_core::daemon::{engine, reload, triggers, views};
+pub use pathosd_core::daemon::{engine, reload, state, triggers, views};
 
 mod http;
 mod otel;

@@ -13,8 +13,6 @@ use std::sync::Arc;
 #[derive(Default)]
 pub(super) struct VipRuntime {
     pub(super) loops: Vec<CheckLoopHandle>,
-    /// The VIP's lower_priority_file, polled on each of its results.
-    pub(super) drain_file: Option<String>,
 }
 
 /// The VIPs' running check loops by VIP name, sorted by it (VIPs with
@@ -107,10 +105,7 @@ pub(super) fn spawn(
                 });
             }
             let loops = handles;
-            Some(VipRuntime {
-                loops,
-                drain_file: vip.policy.lower_priority_file.clone(),
-            })
+            Some(VipRuntime { loops })
         }
         Err(e) => {
             // Validation passed, so this is e.g. an unreadable CA file: the
@@ -119,18 +114,4 @@ pub(super) fn spawn(
             None
         }
     }
-}
-
-/// Whether some VIP has a lower_priority_file.
-pub(super) fn has_drain_files(engine: &Engine) -> bool {
-    drain_files(engine).next().is_some()
-}
-
-/// The VIPs with a lower_priority_file and its path (a plain VIP has none).
-pub(super) fn drain_files(engine: &Engine) -> impl Iterator<Item = (&Vip, &String)> {
-    engine
-        .vips()
-        .iter()
-        .filter_map(|s| s.full_config())
-        .filter_map(|v| Some((v, v.policy.lower_priority_file.as_ref()?)))
 }

@@ -8,14 +8,13 @@ mod reloading;
 mod shutdown;
 
 use inbox::{Event, Inbox};
-use loops::{check_ids, drain_files, has_drain_files, spawn_checks, Runtimes};
+use loops::{check_ids, spawn_checks, Runtimes};
 
-use super::engine::{CheckId, CheckRun, Engine, Input, Output};
+use super::engine::{CheckId, CheckRun, Output};
 use super::reload::ReloadPlan;
-use super::triggers::{Admit, Done, Triggers};
-use super::views;
-use crate::api::control::{ApiError, Control, ControlHandle, Quoted, Reply, TriggerOutcome};
-use crate::api::model::{ReloadRecord, Scope, Snapshot};
+use super::state::{self, Ask, Effects, Live, State};
+use crate::api::control::{ApiError, Control, ControlHandle, Reply, TriggerOutcome};
+use crate::api::model::{Scope, Snapshot};
 use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
 use crate::chan::{unbounded, Signal, Tx};
 use crate::config::load::Format;
@@ -72,30 +71,26 @@ fn log_plan(plan: &ReloadPlan) {
 
 struct Owner {
     opts: Options,
-    cfg: RunConfig,
-    engine: Engine,
+    /// The daemon's state: every decision is its step's (`daemon::state`);
+    /// the rest of this struct carries the effects out.
+    state: State<TriggerReply>,
     speaker: SpeakerHandle,
-    /// By VIP name, the config's `Arc` (no copy per VIP).
+    /// By VIP name, the check loops of each VIP that has checks.
     runtimes: Runtimes,
     /// Where the check loops send their results.
     result_tx: Tx<CheckRun>,
     ubus: Option<crate::ubus::UbusHandle>,
-    /// Ad-hoc triggers in flight (one per VIP) and each VIP's rate limit.
-    triggers: Triggers<TriggerReply>,
     /// Whether some VIP has a lower_priority_file: only then does the
     /// owner wake each second to poll them.
     drain_any: bool,
-    start: Instant,
-    start_time: SystemTime,
-    last_reload: Option<ReloadRecord>,
     /// The HTTP API server, replaced by a reload that changes `api.*`.
     http: Option<super::http::Http>,
-    /// The OTLP metrics exporter, restarted by a reload that changes `otel`.
+    /// The OTLP exporter, restarted by a reload that changes `otel`.
     otel: Option<super::otel::Exporter>,
     ctl: ControlHandle,
 }
 
-async fn async_main(opts: Options, mut cfg: RunConfig) -> i32 {
+async fn async_main(opts: Options, cfg: RunConfig) -> i32 {
     let now = Instant::now();
     // exec checks reap their children through this task instead of the
     // thread smol::process would otherwise start for it ("async-process").
@@ -108,30 +103,30 @@ async fn async_main(opts: Options, mut cfg: RunConfig) -> i32 {
     let (result_tx, result_rx) = unbounded();
     let (peer_tx, peer_rx) = unbounded();
 
-    // The engine keeps the VIPs' configs; the owner's config has none
-    // left (one copy of 10,000 VIPs, not two).
-    let (engine, outputs) = Engine::start(cfg.take_vips(), now);
+    let (state, outputs) = State::start(cfg, now, SystemTime::now());
     let mut runtimes = Vec::new();
     // A plain VIP (`always`, no other setting) has no checks to start.
+    let engine = state.engine();
     for v in engine.vips().iter().filter_map(|s| s.full_config()) {
-        if let Some(rt) = spawn_checks(v, &check_ids(&engine, &v.name), &result_tx) {
+        if let Some(rt) = spawn_checks(v, &check_ids(engine, &v.name), &result_tx) {
             runtimes.push((v.name.clone(), rt));
         }
     }
     let runtimes = Runtimes::new(runtimes);
 
+    let cfg = state.config();
     let (ctl_tx, ctl_rx) = unbounded();
     let ctl = ControlHandle::new(ctl_tx);
     let http = super::http::start(&cfg.api, ctl.clone());
     let ubus = super::ubus::start(&cfg.api, ctl.clone());
-    let otel = super::otel::start(&cfg, ctl.clone());
+    let otel = super::otel::start(cfg, ctl.clone());
     super::signals::start(signal_tx);
 
     // The sessions start once the first engine step has decided the
     // routes (applied right below): a session that comes up finds the
     // whole table waiting and sends it at once, instead of waiting
     // Established for the engine's start-up with many VIPs.
-    let speaker = match Speaker::start(&cfg, peer_tx) {
+    let speaker = match Speaker::start(cfg, peer_tx) {
         Ok(s) => s,
         Err(e) => {
             log::error!("bgp: {e}");
@@ -142,7 +137,7 @@ async fn async_main(opts: Options, mut cfg: RunConfig) -> i32 {
     log::info!(
         "pathosd {} started: {} VIPs, {} neighbors",
         env!("CARGO_PKG_VERSION"),
-        engine.vips().len(),
+        state.engine().vips().len(),
         cfg.neighbors.len()
     );
     let inbox = Inbox {
@@ -151,29 +146,25 @@ async fn async_main(opts: Options, mut cfg: RunConfig) -> i32 {
         peers: peer_rx,
         results: result_rx,
     };
-    let drain_any = has_drain_files(&engine);
+    let drain_any = state.drain_files().next().is_some();
     let mut owner = Owner {
         opts,
-        cfg,
-        engine,
+        state,
         speaker,
         runtimes,
         result_tx,
         ubus,
-        triggers: Triggers::default(),
         drain_any,
-        start: now,
-        start_time: SystemTime::now(),
-        last_reload: None,
         http,
         otel,
         ctl,
     };
     // The start's routes come from the engine's slots, with no `Output`
     // each (the start's peak), before any End-of-RIB below.
+    let routes = owner.state.engine().routes();
     owner
         .speaker
-        .set_routes(owner.engine.routes().map(|(p, i)| (p, Some(i.clone()))));
+        .set_routes(routes.map(|(p, i)| (p, Some(i.clone()))));
     owner.apply(outputs);
     owner.run(&inbox).await
 }
@@ -186,7 +177,7 @@ impl Owner {
         let sessions = self.speaker.reports();
         loop {
             let poll = self.drain_any.then_some(next_poll);
-            let deadline = match (self.engine.next_deadline(), poll) {
+            let deadline = match (self.state.next_deadline(), poll) {
                 (Some(d), Some(p)) => Some(d.min(p)),
                 (d, p) => d.or(p),
             };
@@ -219,14 +210,13 @@ impl Owner {
                 next_poll = now + Duration::from_secs(1);
             }
             let Some(ev) = ev else {
-                let outs = self.engine.handle(Input::Tick, now);
-                self.apply(outs);
+                self.step(state::Event::Tick, now);
                 continue;
             };
             match ev {
                 Event::Result(r) => self.on_result(r, now),
-                Event::Control(c) => self.control(c, now).await,
-                Event::Peer(p) => self.peer_event(p),
+                Event::Control(c) => self.control(c, now),
+                Event::Peer(p) => send_peer_event(self.ubus.as_ref(), &p),
                 Event::Signal(Signal(libc::SIGHUP)) => {
                     if let Err(errs) = self.reload(now) {
                         for e in errs {
@@ -239,10 +229,31 @@ impl Owner {
         }
     }
 
-    /// A check loop's result: through the engine (hysteresis, policy, VIP
-    /// state), then to the trigger run that asked for it, if any.
+    /// One step of the state, its effects carried out.
+    fn step(&mut self, ev: state::Event<TriggerReply>, now: Instant) {
+        let fx = self.state.step(ev, now);
+        self.carry_out(fx, now);
+    }
+
+    /// A step's effects but a reload's (see [`Self::reload`]), in the
+    /// order [`Effects`] gives.
+    fn carry_out(&mut self, fx: Effects<TriggerReply>, now: Instant) {
+        self.apply(fx.outputs);
+        for (waiters, outcome) in fx.answers {
+            // Callers that gave up have closed their channel: the send fails quietly.
+            for w in waiters {
+                let _ = w.try_send(outcome.clone());
+            }
+        }
+        for ask in fx.asks {
+            self.ask_loops(ask, now);
+        }
+    }
+
+    /// A check loop's result: logged and traced, then a step; the VIP's
+    /// drain file is also checked on every result of its checks.
     fn on_result(&mut self, r: CheckRun, now: Instant) {
-        let Some((slot, k)) = self.engine.check(r.check) else {
+        let Some((slot, k)) = self.state.engine().check(r.check) else {
             // The check is gone (a reload removed or restarted its VIP).
             return;
         };
@@ -281,44 +292,15 @@ impl Owner {
                 !r.result.ok,
             );
         }
-        // Names are copied only for what needs them after the engine step:
-        // a trigger run, a drain file (most results need neither).
-        let tagged = r.trigger.map(|id| {
-            (
-                id,
-                r.check,
-                slot.name.clone(),
-                check.clone(),
-                r.result.clone(),
-            )
+        // Copied only for a VIP with a drain file (most have none).
+        let drain = slot.full_config().and_then(|v| {
+            let f = v.policy.lower_priority_file.clone()?;
+            Some((v.name.to_string(), f))
         });
-        let drain = self
-            .runtimes
-            .get(&slot.name)
-            .and_then(|rt| rt.drain_file.clone())
-            .map(|f| (slot.name.to_string(), f));
-        let outs = self.engine.handle(Input::Result(r), now);
-        self.apply(outs);
-        if let Some((id, c, vip, check, result)) = tagged {
-            if let Some(done) = self.triggers.record(&vip, id, c, (k, &check), result) {
-                self.answer(&vip, done);
-            }
-        }
-        // The drain file is also checked on every check result.
+        self.step(state::Event::Result(r), now);
         if let Some((vip, path)) = drain {
             self.poll_drain_file(vip, &path, now);
         }
-    }
-
-    /// Answers every caller of a finished trigger run.
-    fn answer(&mut self, vip: &str, done: Done<TriggerReply>) {
-        let outcome = views::trigger_outcome(&self.engine, vip, done.results);
-        // Callers that gave up have closed their channel: the send fails quietly.
-        for w in done.waiters {
-            let _ = w.try_send(outcome.clone());
-        }
-        let engine = &self.engine;
-        self.triggers.retain(|v| engine.vip(v).is_some());
     }
 
     fn apply(&mut self, outputs: Vec<Output>) {
@@ -345,10 +327,11 @@ impl Owner {
                     if let Some(u) = &self.ubus {
                         // The time /status shows as the VIP's last_transition_time.
                         let at = self
-                            .engine
+                            .state
+                            .engine()
                             .vip(vip)
                             .and_then(|v| v.machine.last_transition())
-                            .map_or_else(SystemTime::now, |(t, _)| self.wall_time(*t));
+                            .map_or_else(SystemTime::now, |(t, _)| self.state.wall_time(*t));
                         u.send_event(
                             crate::ubus::EVENT_VIP,
                             crate::api::ubus_methods::vip_event(
@@ -398,7 +381,7 @@ impl Owner {
 
     /// Polls the lower_priority_file of every VIP that has one.
     fn poll_drain_files(&mut self, now: Instant) {
-        let files: Vec<(String, String)> = drain_files(&self.engine)
+        let files: Vec<(String, String)> = (self.state.drain_files())
             .map(|(v, f)| (v.name.to_string(), f.clone()))
             .collect();
         for (vip, path) in files {
@@ -409,37 +392,21 @@ impl Owner {
     fn poll_drain_file(&mut self, vip: String, path: &str, now: Instant) {
         // Any stat error counts as absent, as in pathosd.
         let present = std::fs::metadata(PathBuf::from(path)).is_ok();
-        let outs = self.engine.handle(Input::DrainFile { vip, present }, now);
-        self.apply(outs);
+        self.step(state::Event::DrainFile { vip, present }, now);
     }
 
-    fn peer_event(&mut self, p: PeerEvent) {
-        send_peer_event(self.ubus.as_ref(), &p);
-    }
-
-    async fn control(&mut self, c: Control, now: Instant) {
+    fn control(&mut self, c: Control, now: Instant) {
         match c {
             Control::Snapshot { scope, reply } => {
                 let _ = reply.try_send(self.snapshot(&scope, now));
             }
             Control::Drain { vip, enable, reply } => {
-                let r = if self.engine.vip(&vip).is_none() {
-                    Err(ApiError::NotFound(format!("VIP not found: {vip}")))
-                } else {
-                    let outs = self.engine.handle(
-                        Input::DrainApi {
-                            vip: vip.clone(),
-                            enable,
-                        },
-                        now,
-                    );
-                    self.apply(outs);
-                    Ok(self
-                        .engine
-                        .vip(&vip)
-                        .map_or("withdrawn", |v| v.machine.state().as_str()))
-                };
-                let _ = reply.try_send(r);
+                let mut fx = self.state.step(state::Event::Drain { vip, enable }, now);
+                let r = fx.drain.take();
+                self.carry_out(fx, now);
+                if let Some(r) = r {
+                    let _ = reply.try_send(r);
+                }
             }
             Control::Reload { reply } => {
                 let r = self.reload(now);
@@ -450,90 +417,58 @@ impl Owner {
                 }
                 let _ = reply.try_send(r);
             }
-            Control::Trigger { vip, check, reply } => self.trigger(vip, check, reply, now),
+            Control::Trigger { vip, check, reply } => {
+                let running = self.runtimes.get(&vip).is_some();
+                let ev = state::Event::Trigger {
+                    vip,
+                    check,
+                    running,
+                    reply,
+                };
+                self.step(ev, now);
+            }
         }
     }
 
-    /// Asks the loops of the selected checks for one ad-hoc run each, at
-    /// most one trigger run per VIP at a time and within the VIP's rate
-    /// limit (see [`super::triggers`]); a loop runs it after the probe it is
-    /// running, if any, so the check's runs stay in order. The results come
-    /// back through the event channel like scheduled ones; the run answers
-    /// its callers once the engine has seen each of them. The owner never
-    /// waits on a trigger, so reads are answered while checks run.
-    fn trigger(&mut self, vip: String, check: Option<String>, reply: TriggerReply, now: Instant) {
-        let running = self.runtimes.get(&vip).is_some();
-        let selected = match views::trigger_checks(&self.engine, &vip, check.as_deref(), running) {
-            Ok(s) => s,
-            Err(e) => {
-                let _ = reply.try_send(Err(e));
-                return;
-            }
-        };
-        let id = match self
-            .triggers
-            .admit(&vip, check.as_deref(), &selected, reply.clone(), now)
-        {
-            Admit::Start(id) => id,
-            Admit::Joined => {
-                log::debug!("trigger of VIP {}: joined the running one", Quoted(&vip));
-                return;
-            }
-            Admit::Busy { retry_after, why } => {
-                log::debug!("trigger of VIP {} refused: {why:?}", Quoted(&vip));
-                let _ = reply.try_send(Err(views::trigger_refused(&vip, why, retry_after)));
-                return;
-            }
-        };
-        self.ask_loops(&vip, id, &selected);
-    }
-
-    /// Sends trigger run `id` to the loops of `checks` of `vip`. For a loop
-    /// that is not there (any more) the run records a failure, so it still
-    /// completes; the check's hysteresis does not see it (nothing ran).
-    fn ask_loops(&mut self, vip: &str, id: u64, checks: &[CheckId]) {
-        for c in checks {
-            let sent = self
-                .runtimes
-                .get(vip)
-                .and_then(|rt| rt.loops.iter().find(|l| l.id == *c))
-                .is_some_and(|l| l.trigger.request(id));
-            if sent {
-                continue;
-            }
-            let Some((slot, k)) = self.engine.check(*c) else {
-                continue;
+    /// Asks the loops of the run's checks for one ad-hoc run each; a loop
+    /// runs it after the probe it is running, if any, so the check's runs
+    /// stay in order. The results come back through the event channel like
+    /// scheduled ones. For a loop that is not there (any more) the run
+    /// records a failure, so it still completes; the check's hysteresis
+    /// does not see it (nothing ran).
+    fn ask_loops(&mut self, ask: Ask, now: Instant) {
+        let Ask { vip, id, checks } = ask;
+        let loops = self.runtimes.get(&vip).map_or(&[][..], |rt| &rt.loops[..]);
+        let not_run: Vec<CheckId> = checks
+            .into_iter()
+            .filter(|c| {
+                !loops
+                    .iter()
+                    .find(|l| l.id == *c)
+                    .is_some_and(|l| l.trigger.request(id))
+            })
+            .collect();
+        if !not_run.is_empty() {
+            // Its effects are answers only: no further asks.
+            let ev = state::Event::NotRun {
+                vip,
+                id,
+                checks: not_run,
             };
-            let name = slot.checks[k].name.clone();
-            let failed = crate::check::CheckResult::fail("the check is not running");
-            if let Some(done) = self.triggers.record(vip, id, *c, (k, &name), failed) {
-                self.answer(vip, done);
-            }
+            self.step(ev, now);
         }
-    }
-
-    /// The wall-clock time of `t`, as /status shows times.
-    fn wall_time(&self, t: Instant) -> SystemTime {
-        self.start_time + t.saturating_duration_since(self.start)
     }
 
     /// The state with views of the VIPs of `scope` only (`views::vip_views`).
     fn snapshot(&mut self, scope: &Scope, now: Instant) -> Snapshot {
-        let (vips, page) = views::vip_views(&self.engine, scope, &|t| self.wall_time(t));
-        Snapshot {
-            router_id: self.cfg.router_id.to_string(),
-            asn: self.cfg.asn,
+        let live = Live {
             version: env!("CARGO_PKG_VERSION"),
-            start_time: self.start_time,
-            uptime: now.saturating_duration_since(self.start),
             peers: self.speaker.peers().into_iter().map(peer_view).collect(),
-            vips,
-            last_reload: self.last_reload.clone(),
             // Counted by the pool's threads; read here, on the owner's.
             blocking_pool: crate::check::probe::blocking::stats(),
             otel: self.otel.as_ref().map(|_| crate::daemon::otel::stats()),
-            page,
-        }
+        };
+        self.state.snapshot(scope, now, live)
     }
 }
 

@@ -2,11 +2,10 @@
 //! waited, Cease sent, within procd's five seconds.
 
 use super::loops::Runtimes;
-use super::{send_peer_event, Event, Inbox, Owner, UBUS_FLUSH_LIMIT};
+use super::{send_peer_event, state, Event, Inbox, Output, Owner, UBUS_FLUSH_LIMIT};
 use crate::chan::Signal;
-use crate::vip::VipState;
 use smol::future::FutureExt;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant};
 
 /// How long the exit waits for the last OTLP export.
 const OTEL_FLUSH_LIMIT: Duration = Duration::from_secs(1);
@@ -18,36 +17,46 @@ impl Owner {
         log::info!("shutting down: withdrawing every VIP");
         self.runtimes = Runtimes::default();
         // The speaker withdraws every route below; the events say so, as on
-        // every other VIP change.
-        let t = SystemTime::now();
-        for v in self.engine.vips() {
-            let from = v.machine.state();
-            if from == VipState::Withdrawn {
+        // every other VIP change, with the time of the shutdown.
+        let now = Instant::now();
+        let t = self.state.wall_time(now);
+        for o in self.state.step(state::Event::Shutdown, now).outputs {
+            let Output::VipTransition {
+                vip,
+                prefix,
+                from,
+                to,
+                reason,
+            } = o
+            else {
                 continue;
-            }
-            let prefix = v.prefix.to_string();
-            let reason = "pathosd shutting down";
+            };
+            let prefix = prefix.to_string();
             log::info!(
-                "vip {} {prefix}: {} -> withdrawn ({reason})",
-                v.name,
-                from.as_str()
+                "vip {vip} {prefix}: {} -> {} ({reason})",
+                from.as_str(),
+                to.as_str()
             );
             if let Some(u) = &self.ubus {
                 u.send_event(
                     crate::ubus::EVENT_VIP,
                     crate::api::ubus_methods::vip_event(
-                        &v.name,
+                        &vip,
                         &prefix,
                         from.as_str(),
-                        VipState::Withdrawn.as_str(),
-                        reason,
+                        to.as_str(),
+                        &reason,
                         t,
                     ),
                 );
             }
         }
         let ubus = self.ubus.clone();
-        let drain = self.cfg.shutdown_drain.min(Duration::from_secs(4));
+        let drain = self
+            .state
+            .config()
+            .shutdown_drain
+            .min(Duration::from_secs(4));
         let stop = self.speaker.shutdown("pathosd shutting down", drain);
         // Session changes of the shutdown become `pathosd.peer` events.
         let second_signal = async {
@@ -94,7 +103,7 @@ impl Owner {
             // After the withdrawals and the Cease, never before: the last
             // export shows every VIP withdrawn and the sessions closed.
             if !at_once {
-                let s = self.snapshot(&crate::api::model::Scope::All, std::time::Instant::now());
+                let s = self.snapshot(&crate::api::model::Scope::All, Instant::now());
                 o.flush(&s, OTEL_FLUSH_LIMIT).await;
             }
         }

@@ -1,0 +1,451 @@
+//! The owner's state and its one transition: [`State::step`] takes an
+//! event and the time and returns what the step decided, as [`Effects`]
+//! for the driver to carry out: route changes and VIP transitions for the
+//! speaker, the log and ubus; answers to the callers of finished trigger
+//! runs; trigger runs for the check loops; a reload's plan for the loops,
+//! the speaker and the API to apply. Pure: no clock, no I/O, no tasks. The
+//! daemon's owner task (`pathosd::daemon`) is a loop over it, and
+//! tests/daemon_replay.rs drives the same steps from recorded events.
+//!
+//! The state is the engine (the VIPs, their checks and routes), the
+//! running configuration (without VIPs: the engine keeps those), the
+//! trigger runs in flight and the last reload's outcome. What the driver
+//! owns (the speaker's sessions, the check loops, the API servers) is
+//! not in it; a snapshot takes their parts as [`Live`].
+
+use super::engine::{CheckId, CheckRun, Engine, Input, Output};
+use super::reload::{self, ReloadPlan, VipChange};
+use super::triggers::{Admit, Done, Triggers};
+use super::views;
+use crate::api::model::{OtelView, PeerView, PoolView, ReloadRecord, Scope, Snapshot};
+use crate::api::router::ApiError;
+use crate::api::TriggerOutcome;
+use crate::check::CheckResult;
+use crate::config::{RunConfig, VipSpec};
+use crate::vip::VipState;
+use std::time::{Instant, SystemTime};
+
+/// What happens to the daemon, as the owner receives it.
+#[derive(Debug)]
+pub enum Event<R> {
+    /// A check loop's result (through the hysteresis, the checks policy
+    /// and the VIP's state machine; then to the trigger run it belongs
+    /// to, if any).
+    Result(CheckRun),
+    /// The engine's next deadline has passed.
+    Tick,
+    /// The VIP's lower_priority_file was looked at: there or not.
+    DrainFile { vip: String, present: bool },
+    /// An API request to drain the VIP, or to stop draining it; answered
+    /// in [`Effects::drain`].
+    Drain { vip: String, enable: bool },
+    /// An API request to run the VIP's checks (or only `check`) now;
+    /// `running` says whether the VIP's check loops run (the driver owns
+    /// them). `reply` is the caller's, answered in [`Effects::answers`].
+    Trigger {
+        vip: String,
+        check: Option<String>,
+        running: bool,
+        reply: R,
+    },
+    /// The loops of `checks` could not take trigger run `id` (they are
+    /// not running): the run records a failure for each, so it completes.
+    NotRun {
+        vip: String,
+        id: u64,
+        checks: Vec<CheckId>,
+    },
+    /// A reload: the new file as loaded and validated, or its errors
+    /// (boxed: the other events are a fraction of its size).
+    Reload(Result<Box<RunConfig>, Vec<String>>),
+    /// SIGTERM or SIGINT: every VIP that is not withdrawn becomes so (the
+    /// speaker withdraws the routes and sends Cease).
+    Shutdown,
+}
+
+/// One trigger run for the check loops: run `checks` of `vip` once,
+/// tagged with `id`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Ask {
+    pub vip: String,
+    pub id: u64,
+    pub checks: Vec<CheckId>,
+}
+
+/// A trigger run's answer to its callers.
+pub type TriggerAnswer = Result<TriggerOutcome, ApiError>;
+
+/// What one step decided, for the driver to carry out in this order: the
+/// reload's restarts, the outputs, the answers, the trigger runs.
+#[derive(Debug)]
+pub struct Effects<R> {
+    /// The engine's decisions, in order: route changes (to the speaker as
+    /// one batch), VIP and check transitions (the log, ubus), the end of
+    /// the first evaluation (End-of-RIB).
+    pub outputs: Vec<Output>,
+    /// Callers to answer, each group with its answer.
+    pub answers: Vec<(Vec<R>, TriggerAnswer)>,
+    /// Trigger runs the check loops are asked for.
+    pub asks: Vec<Ask>,
+    /// The answer to a [`Event::Drain`]: the VIP's state after it.
+    pub drain: Option<Result<&'static str, ApiError>>,
+    /// The outcome of a [`Event::Reload`]: the plan, which the driver
+    /// applies to the check loops, the speaker and the API (the engine
+    /// and the trigger runs have), or the file's errors (nothing changed).
+    pub reload: Option<Result<ReloadPlan, Vec<String>>>,
+}
+
+impl<R> Default for Effects<R> {
+    fn default() -> Self {
+        Effects {
+            outputs: Vec::new(),
+            answers: Vec::new(),
+            asks: Vec::new(),
+            drain: None,
+            reload: None,
+        }
+    }
+}
+
+/// What a snapshot needs from the driver: the sessions, the blocking pool
+/// and the exporter are theirs, not the state's.
+pub struct Live {
+    pub version: &'static str,
+    pub peers: Vec<PeerView>,
+    pub blocking_pool: PoolView,
+    pub otel: Option<OtelView>,
+}
+
+/// Why a VIP is withdrawn at the end.
+pub const SHUTDOWN_REASON: &str = "pathosd shutting down";
+
+/// The daemon's state; `R` is a trigger caller's reply channel.
+pub struct State<R> {
+    engine: Engine,
+    /// The running configuration; its VIPs are in the engine (one copy
+    /// of 10,000 VIPs, not two).
+    cfg: RunConfig,
+    triggers: Triggers<R>,
+    /// The start, on both clocks: the engine's instants become the
+    /// wall-clock times /status shows.
+    start: Instant,
+    start_time: SystemTime,
+    last_reload: Option<ReloadRecord>,
+}
+
+impl<R: Clone> State<R> {
+    /// The state at start from a valid config, at `now` (`start_time` on
+    /// the wall clock), with the engine's first outputs (the VIPs that
+    /// announce at once).
+    pub fn start(mut cfg: RunConfig, now: Instant, start_time: SystemTime) -> (Self, Vec<Output>) {
+        let (engine, outputs) = Engine::start(cfg.take_vips(), now);
+        let state = State {
+            engine,
+            cfg,
+            triggers: Triggers::default(),
+            start: now,
+            start_time,
+            last_reload: None,
+        };
+        (state, outputs)
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The running configuration, without its VIPs (see [`Self::engine`]).
+    pub fn config(&self) -> &RunConfig {
+        &self.cfg
+    }
+
+    /// The wall-clock time of `t`, as /status shows times.
+    pub fn wall_time(&self, t: Instant) -> SystemTime {
+        self.start_time + t.saturating_duration_since(self.start)
+    }
+
+    /// When the next step is due without an event (a VIP's first
+    /// evaluation bound or hold time).
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.engine.next_deadline()
+    }
+
+    /// The VIPs with a lower_priority_file and its path.
+    pub fn drain_files(&self) -> impl Iterator<Item = (&VipSpec, &String)> {
+        self.engine
+            .vips()
+            .iter()
+            .filter_map(|s| s.full_config())
+            .filter_map(|v| Some((v, v.policy.lower_priority_file.as_ref()?)))
+    }
+
+    /// The state with views of the VIPs of `scope` only, and the driver's
+    /// parts.
+    pub fn snapshot(&self, scope: &Scope, now: Instant, live: Live) -> Snapshot {
+        let (vips, page) = views::vip_views(&self.engine, scope, &|t| self.wall_time(t));
+        Snapshot {
+            router_id: self.cfg.router_id.to_string(),
+            asn: self.cfg.asn,
+            version: live.version,
+            start_time: self.start_time,
+            uptime: now.saturating_duration_since(self.start),
+            peers: live.peers,
+            vips,
+            last_reload: self.last_reload.clone(),
+            blocking_pool: live.blocking_pool,
+            otel: live.otel,
+            page,
+        }
+    }
+
+    /// The one transition.
+    pub fn step(&mut self, event: Event<R>, now: Instant) -> Effects<R> {
+        let mut fx = Effects::default();
+        match event {
+            Event::Result(r) => self.result(r, now, &mut fx),
+            Event::Tick => fx.outputs = self.engine.handle(Input::Tick, now),
+            Event::DrainFile { vip, present } => {
+                fx.outputs = self.engine.handle(Input::DrainFile { vip, present }, now);
+            }
+            Event::Drain { vip, enable } => {
+                if self.engine.vip(&vip).is_none() {
+                    fx.drain = Some(Err(ApiError::NotFound(format!("VIP not found: {vip}"))));
+                } else {
+                    let input = Input::DrainApi {
+                        vip: vip.clone(),
+                        enable,
+                    };
+                    fx.outputs = self.engine.handle(input, now);
+                    let state = self.engine.vip(&vip).map(|v| v.machine.state());
+                    fx.drain = Some(Ok(state.unwrap_or(VipState::Withdrawn).as_str()));
+                }
+            }
+            Event::Trigger {
+                vip,
+                check,
+                running,
+                reply,
+            } => self.trigger(vip, check, running, reply, now, &mut fx),
+            Event::NotRun { vip, id, checks } => {
+                for c in checks {
+                    let Some((slot, k)) = self.engine.check(c) else {
+                        continue;
+                    };
+                    let name = slot.checks[k].name.clone();
+                    let failed = CheckResult::fail("the check is not running");
+                    if let Some(done) = self.triggers.record(&vip, id, c, (k, &name), failed) {
+                        self.finish(&vip, done, &mut fx);
+                    }
+                }
+            }
+            Event::Reload(new) => self.reload(new, now, &mut fx),
+            Event::Shutdown => {
+                fx.outputs = self
+                    .engine
+                    .vips()
+                    .iter()
+                    .filter(|v| v.machine.state() != VipState::Withdrawn)
+                    .map(|v| Output::VipTransition {
+                        vip: v.name.to_string(),
+                        prefix: v.prefix,
+                        from: v.machine.state(),
+                        to: VipState::Withdrawn,
+                        reason: SHUTDOWN_REASON.to_string(),
+                    })
+                    .collect();
+            }
+        }
+        fx
+    }
+
+    fn result(&mut self, r: CheckRun, now: Instant, fx: &mut Effects<R>) {
+        let Some((slot, k)) = self.engine.check(r.check) else {
+            // The check is gone (a reload removed or restarted its VIP).
+            return;
+        };
+        // Names are copied only for a result of a trigger run (most are
+        // scheduled ones).
+        let tagged = r.trigger.map(|id| {
+            let names = (slot.name.to_string(), slot.checks[k].name.clone());
+            (id, r.check, names, r.result.clone())
+        });
+        fx.outputs = self.engine.handle(Input::Result(r), now);
+        if let Some((id, c, (vip, check), result)) = tagged {
+            if let Some(done) = self.triggers.record(&vip, id, c, (k, &check), result) {
+                self.finish(&vip, done, fx);
+            }
+        }
+    }
+
+    /// A trigger: at most one run per VIP at a time and within the VIP's
+    /// rate limit (see [`super::triggers`]). The run's results come back
+    /// as results tagged with its id; it answers its callers once the
+    /// engine has seen each of them.
+    fn trigger(
+        &mut self,
+        vip: String,
+        check: Option<String>,
+        running: bool,
+        reply: R,
+        now: Instant,
+        fx: &mut Effects<R>,
+    ) {
+        let selected = match views::trigger_checks(&self.engine, &vip, check.as_deref(), running) {
+            Ok(s) => s,
+            Err(e) => return fx.answers.push((vec![reply], Err(e))),
+        };
+        let admit = self
+            .triggers
+            .admit(&vip, check.as_deref(), &selected, reply.clone(), now);
+        match admit {
+            Admit::Start(id) => fx.asks.push(Ask {
+                vip,
+                id,
+                checks: selected,
+            }),
+            Admit::Joined => {}
+            Admit::Busy { retry_after, why } => {
+                let refused = views::trigger_refused(&vip, why, retry_after);
+                fx.answers.push((vec![reply], Err(refused)));
+            }
+        }
+    }
+
+    /// A finished trigger run: its callers get the outcome.
+    fn finish(&mut self, vip: &str, done: Done<R>, fx: &mut Effects<R>) {
+        let outcome = views::trigger_outcome(&self.engine, vip, done.results);
+        fx.answers.push((done.waiters, outcome));
+        let engine = &self.engine;
+        self.triggers.retain(|v| engine.vip(v).is_some());
+    }
+
+    /// A reload, planned once against the running state
+    /// ([`reload::plan`]: the one rule for the engine, the check loops
+    /// and the speaker). Invalid: the old config goes on. Valid: the
+    /// engine applies the plan (unchanged VIPs keep state and counters,
+    /// changed ones restart withdrawn, removed ones are withdrawn), and
+    /// trigger runs in flight end or are asked again.
+    fn reload(
+        &mut self,
+        new: Result<Box<RunConfig>, Vec<String>>,
+        now: Instant,
+        fx: &mut Effects<R>,
+    ) {
+        let r = new.map(|new| {
+            let mut new = *new;
+            // The old side of the VIPs' diff is the engine's (the running
+            // config keeps no VIPs).
+            let plan = reload::plan(&self.cfg, &new, self.engine.diff(&new.vips));
+            // The engine keeps each kept check's slot, id and hysteresis
+            // (retuned to the new rise / fall); restarted and new VIPs get
+            // new ids.
+            fx.outputs = self.engine.reload(new.take_vips(), &plan, now);
+            for vip in self.triggers.running() {
+                match plan.vip(&vip) {
+                    VipChange::Unchanged | VipChange::Kept { timing: false, .. } => {}
+                    // New loops with the new timing run the same checks: the
+                    // run asks them for what has not reported.
+                    VipChange::Kept { timing: true, .. } => {
+                        if let Some((id, pending)) = self.triggers.pending(&vip) {
+                            let checks = pending.to_vec();
+                            fx.asks.push(Ask { vip, id, checks });
+                        }
+                    }
+                    // Removed or restarted: the others never come.
+                    _ => {
+                        if let Some(done) = self.triggers.abandon(&vip) {
+                            self.finish(&vip, done, fx);
+                        }
+                    }
+                }
+            }
+            self.cfg = new;
+            plan
+        });
+        // Kept for /status and ubus `status`: a rejected file is otherwise
+        // only in the log, and LuCI's Save & Apply looks like it worked.
+        self.last_reload = Some(ReloadRecord {
+            time: self.wall_time(now),
+            applied: r.is_ok(),
+            errors: r.as_ref().err().cloned().unwrap_or_default(),
+            needs_restart: r
+                .as_ref()
+                .map(|p| p.needs_restart.iter().map(|s| s.to_string()).collect())
+                .unwrap_or_default(),
+        });
+        fx.reload = Some(r);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::load::{load_str, Format};
+
+    fn config(vip_prefix: &str) -> Box<RunConfig> {
+        let text = format!(
+            r#"{{"schema":"v1","router":{{"asn":65001,"router_id":"192.0.2.254","local_address":"192.0.2.1"}},
+            "bgp":{{"listen_port":-1,"neighbors":[{{"name":"p","address":"198.51.100.1","peer_asn":65000}}]}},
+            "vips":[{{"name":"dns","prefix":"{vip_prefix}","always":true}}]}}"#
+        );
+        Box::new(load_str(&text, Some(Format::Json), &|_| None).unwrap())
+    }
+
+    fn live() -> Live {
+        Live {
+            version: "test",
+            peers: Vec::new(),
+            blocking_pool: PoolView::default(),
+            otel: None,
+        }
+    }
+
+    /// A rejected file changes nothing but the record /status shows; an
+    /// accepted one after it replaces the record.
+    #[test]
+    fn reload_records_its_outcome() {
+        let t0 = Instant::now();
+        let (mut s, _) = State::<u32>::start(*config("10.0.0.53/32"), t0, SystemTime::UNIX_EPOCH);
+        assert!(s.snapshot(&Scope::All, t0, live()).last_reload.is_none());
+
+        let t1 = t0 + std::time::Duration::from_secs(5);
+        let fx = s.step(Event::Reload(Err(vec!["vips[0].prefix: bad".into()])), t1);
+        assert!(matches!(fx.reload, Some(Err(ref e)) if e.len() == 1));
+        assert!(fx.outputs.is_empty());
+        let r = s.snapshot(&Scope::All, t1, live()).last_reload.unwrap();
+        assert!(!r.applied);
+        assert_eq!(r.errors, ["vips[0].prefix: bad"]);
+        // The wall-clock time of the step, from the start's.
+        assert_eq!(
+            r.time,
+            SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(5)
+        );
+        assert_eq!(s.engine().vips()[0].prefix.to_string(), "10.0.0.53/32");
+
+        let fx = s.step(Event::Reload(Ok(config("10.0.0.54/32"))), t1);
+        let plan = fx.reload.unwrap().unwrap();
+        assert_eq!(plan.vips.len(), 1);
+        assert!(
+            s.snapshot(&Scope::All, t1, live())
+                .last_reload
+                .unwrap()
+                .applied
+        );
+        assert_eq!(s.engine().vips()[0].prefix.to_string(), "10.0.0.54/32");
+    }
+
+    /// The stop lists every VIP that is not withdrawn, once, and changes
+    /// nothing (the speaker withdraws the routes).
+    #[test]
+    fn shutdown_withdraws_what_is_up() {
+        let t0 = Instant::now();
+        let (mut s, _) = State::<u32>::start(*config("10.0.0.53/32"), t0, SystemTime::UNIX_EPOCH);
+        let fx = s.step(Event::Shutdown, t0);
+        assert_eq!(fx.outputs.len(), 1);
+        assert!(matches!(
+            &fx.outputs[0],
+            Output::VipTransition { vip, to: VipState::Withdrawn, reason, .. }
+                if vip == "dns" && reason == SHUTDOWN_REASON
+        ));
+    }
+}
