@@ -165,7 +165,7 @@ impl Harness {
                     to.as_str()
                 )),
                 Output::Route { prefix, intent } => {
-                    if self.rib.set_desired(prefix, intent) {
+                    if self.rib.set_desired_shared(prefix, intent) {
                         self.sync(lines);
                     }
                 }
@@ -373,7 +373,7 @@ fn run_file(path: &std::path::Path) {
     // The start's routes from the engine's slots, as the owner sets them.
     let mut rib = RibOut::new();
     for (p, i) in state.engine().routes() {
-        rib.set_desired(p, Some(i.clone()));
+        rib.set_desired_shared(p, Some(i.clone()));
     }
     let mut h = Harness {
         state,

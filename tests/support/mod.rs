@@ -642,6 +642,9 @@ impl TestSpeaker {
     }
 
     pub fn set_routes(&self, routes: Vec<(Prefix, Option<pathosd::bgp::types::RouteIntent>)>) {
+        let routes = routes
+            .into_iter()
+            .map(|(p, i)| (p, i.map(std::sync::Arc::new)));
         self.0.with(move |s| s.set_routes(routes))
     }
 

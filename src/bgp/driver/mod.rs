@@ -58,7 +58,6 @@ use super::session::{RouteBatch, SessionCore, Summary};
 use super::types::{PathAttrs, Prefix, RouteIntent};
 use crate::config::run::{NeighborRun, RunConfig};
 use crate::daemon::reload::NeighborChange;
-use crate::intern::Interner;
 
 pub use super::settings::PeerSettings;
 
@@ -169,9 +168,6 @@ struct OwnerSide {
     /// within one call. It changes before the batch that names the changes
     /// is sent.
     rib: Rc<RefCell<RibOut>>,
-    /// The intents of the routes, one `Arc` each: the engine hands them
-    /// over by value.
-    intents: Interner<RouteIntent>,
     views: Vec<View>,
     next_id: u64,
 }
@@ -320,19 +316,19 @@ impl SpeakerHandle {
     /// peer (the tests' shorthand; the owner sends each step's batch).
     #[cfg(any(test, feature = "test-support"))]
     pub fn set_route(&mut self, prefix: Prefix, intent: Option<RouteIntent>) {
-        self.set_routes(std::iter::once((prefix, intent)));
+        self.set_routes(std::iter::once((prefix, intent.map(Arc::new))));
     }
 
     /// Several route changes applied together: the ones that change the
     /// originated table go to every peer as one batch, and every peer sends
-    /// them as one minimal UPDATE set.
-    pub fn set_routes(&mut self, routes: impl IntoIterator<Item = (Prefix, Option<RouteIntent>)>) {
+    /// them as one minimal UPDATE set. The intents are the engine's shared
+    /// `Arc`s (one per distinct set of attributes), kept as they are.
+    pub fn set_routes(
+        &mut self,
+        routes: impl IntoIterator<Item = (Prefix, Option<Arc<RouteIntent>>)>,
+    ) {
         let (batch, first) = {
             let owner = &mut self.owner;
-            let intents = &mut owner.intents;
-            let routes = routes
-                .into_iter()
-                .map(|(prefix, intent)| (prefix, intent.map(|i| intents.share(i))));
             let mut batch = Vec::new();
             let mut rib = owner.rib.borrow_mut();
             let first = rib.desired().is_empty();
@@ -343,7 +339,6 @@ impl SpeakerHandle {
             });
             let filled = first && !rib.desired().is_empty();
             drop(rib);
-            owner.intents.prune_when_doubled();
             (batch, filled)
         };
         if first {

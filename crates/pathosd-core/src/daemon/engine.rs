@@ -62,7 +62,7 @@ pub enum Output {
     /// Announce with these attributes (Some) or withdraw (None), to every peer.
     Route {
         prefix: Prefix,
-        intent: Option<RouteIntent>,
+        intent: Option<Arc<RouteIntent>>,
     },
     /// A VIP changed state (one log line, a ubus event, metrics).
     VipTransition {
@@ -461,7 +461,7 @@ impl Engine {
     }
 
     /// The announced VIPs' routes, in the engine's order.
-    pub fn routes(&self) -> impl Iterator<Item = (Prefix, &RouteIntent)> {
+    pub fn routes(&self) -> impl Iterator<Item = (Prefix, &Arc<RouteIntent>)> {
         self.vips
             .iter()
             .filter_map(|s| Some((s.prefix, s.machine.intent()?)))

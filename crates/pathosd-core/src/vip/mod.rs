@@ -250,12 +250,14 @@ impl VipMachine {
         &self.policy
     }
 
-    /// What the route should carry now; None while withdrawn.
-    pub fn intent(&self) -> Option<&RouteIntent> {
+    /// What the route should carry now; None while withdrawn. The policy's
+    /// shared `Arc`: the engine's outputs, the speaker's table and every
+    /// VIP with the same attributes hold this one value.
+    pub fn intent(&self) -> Option<&Arc<RouteIntent>> {
         match self.state {
             VipState::Withdrawn => None,
-            VipState::Announced => Some(&*self.policy.healthy_intent),
-            VipState::Pessimized => Some(&*self.policy.pessimized_intent),
+            VipState::Announced => Some(&self.policy.healthy_intent),
+            VipState::Pessimized => Some(&self.policy.pessimized_intent),
         }
     }
 
