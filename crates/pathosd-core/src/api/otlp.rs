@@ -194,7 +194,10 @@ impl Metrics {
 /// An export request of any signal: the three signals' requests have the
 /// same frame (request.resource_X = 1 > resource = 1, scope_X = 2 >
 /// scope = 1, then `items`, each already framed as field 2 of the scope).
-fn envelope(resource: &[(&str, &str)], scope: (&str, &str), items: Vec<u8>) -> Vec<u8> {
+/// The frame is put in front of the items in their own buffer: the request
+/// is never copied whole (at 1,000 VIPs a metrics request is 1.75 MB, and a
+/// copy per level of nesting held two of them at once).
+fn envelope(resource: &[(&str, &str)], scope: (&str, &str), mut items: Vec<u8>) -> Vec<u8> {
     let mut res = Vec::new();
     let mut scratch = Vec::new();
     for (k, v) in resource {
@@ -203,17 +206,26 @@ fn envelope(resource: &[(&str, &str)], scope: (&str, &str), items: Vec<u8>) -> V
     let mut sc = Vec::new();
     bytes(&mut sc, 1, scope.0.as_bytes());
     bytes(&mut sc, 2, scope.1.as_bytes());
-    let mut scoped = Vec::with_capacity(items.len() + 32);
-    bytes(&mut scoped, 1, &sc);
-    scoped.extend_from_slice(&items);
-    drop(items);
-    let mut rm = Vec::with_capacity(scoped.len() + res.len() + 16);
-    bytes(&mut rm, 1, &res);
-    bytes(&mut rm, 2, &scoped);
-    drop(scoped);
-    let mut req = Vec::with_capacity(rm.len() + 8);
-    bytes(&mut req, 1, &rm);
-    req
+    // ScopeX: its scope, then the items.
+    let mut scoped_head = Vec::new();
+    bytes(&mut scoped_head, 1, &sc);
+    let scoped_len = scoped_head.len() + items.len();
+    // ResourceX: its resource, then the ScopeX's frame.
+    let mut rm_head = Vec::new();
+    bytes(&mut rm_head, 1, &res);
+    key(&mut rm_head, 2, LEN);
+    varint(&mut rm_head, scoped_len as u64);
+    let rm_len = rm_head.len() + scoped_len;
+    // The request: the ResourceX's frame.
+    let mut head = Vec::with_capacity(rm_head.len() + scoped_head.len() + 16);
+    key(&mut head, 1, LEN);
+    varint(&mut head, rm_len as u64);
+    head.extend_from_slice(&rm_head);
+    head.extend_from_slice(&scoped_head);
+    items.splice(0..0, head);
+    // A queued request keeps its buffer: no growth slack with it.
+    items.shrink_to_fit();
+    items
 }
 
 /// A span attribute's value (`AnyValue`).
@@ -342,6 +354,36 @@ pub fn logs_request(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The frame written in front of the items is the nesting written the
+    /// plain way, each level into its own buffer, for lengths whose varints
+    /// take one, two and three bytes.
+    #[test]
+    fn the_frame_in_front_is_the_nested_frame() {
+        let resource = [("service.name", "pathosd"), ("host.name", "r1")];
+        for n in [0usize, 100, 300, 20_000] {
+            let items = vec![0x5a; n];
+            let mut res = Vec::new();
+            let mut scratch = Vec::new();
+            for (k, v) in resource {
+                attribute(&mut res, 1, k, v, &mut scratch);
+            }
+            let mut sc = Vec::new();
+            bytes(&mut sc, 1, b"pathosd");
+            bytes(&mut sc, 2, b"0.1.0");
+            let mut scoped = Vec::new();
+            bytes(&mut scoped, 1, &sc);
+            scoped.extend_from_slice(&items);
+            let mut rm = Vec::new();
+            bytes(&mut rm, 1, &res);
+            bytes(&mut rm, 2, &scoped);
+            let mut want = Vec::new();
+            bytes(&mut want, 1, &rm);
+            let got = envelope(&resource, ("pathosd", "0.1.0"), items);
+            assert_eq!(got, want, "{n} bytes of items");
+            assert_eq!(got.capacity(), got.len());
+        }
+    }
 
     #[test]
     fn varints_are_base_128_little_endian() {
