@@ -616,3 +616,74 @@ fn log_records_at_or_above_otel_level_are_exported_and_none_below() {
     }
     api_is_prompt(&d);
 }
+
+/// A config with a tcp-checked VIP (checked every second against
+/// `backend`) and `otel` as given, its collector at `collector`.
+fn checked(n: u8, otel: Value, backend: SocketAddr) -> (Pathosd, Value) {
+    let ours = support::test_ip(n);
+    let api = SocketAddr::from((ours, support::free_tcp_port(ours)));
+    let cfg = json!({
+        "schema": "v1",
+        "router": {"asn": 65001, "router_id": ours.to_string(), "local_address": ours.to_string()},
+        "bgp": {"listen_port": -1, "neighbors": [{
+            "name": "nobody", "address": support::test_ip(n + 1).to_string(),
+            "peer_asn": 65000, "port": support::free_tcp_port(support::test_ip(n + 1))}]},
+        "api": {"listen": api.to_string(), "ubus_socket": ""},
+        "logging": {"level": "debug", "syslog": false, "timestamps": true},
+        "otel": otel,
+        "vips": [{"name": "web", "prefix": "10.9.9.4/32",
+                  "check": {"type": "tcp", "interval": "1s", "timeout": "500ms",
+                            "rise": 1, "fall": 1,
+                            "tcp": {"host": backend.ip().to_string(), "port": backend.port()}}}]
+    });
+    (Pathosd::start(&cfg, api), cfg)
+}
+
+#[test]
+fn a_collector_refusing_traces_does_not_hold_up_the_metrics() {
+    let ip = support::test_ip(120);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "503traces");
+    let listener = std::net::TcpListener::bind((support::test_ip(123), 0)).expect("bind");
+    let backend = listener.local_addr().expect("addr");
+    let otel = json!({"endpoint": format!("http://{ip}:{port}"), "service_name": "edge-1",
+                      "metrics": {"interval": "1s"},
+                      "traces": {"sample_ratio": 1}, "logs": {"enabled": false}});
+    let (d, _) = checked(121, otel, backend);
+    // The first traces request is refused (503, retryable, forever) ...
+    let end = Instant::now() + Duration::from_secs(20);
+    let mut refused = None;
+    while refused.is_none() {
+        let left = end.saturating_duration_since(Instant::now());
+        let req = rx.request(left.max(Duration::from_millis(1)));
+        if req["path"] == "/v1/traces" {
+            assert_eq!(req["status"], 503);
+            refused = req["t"].as_f64();
+        }
+    }
+    // ... and the metrics go on arriving, one a second, while the traces
+    // are retried on their own back-off. (Behind the traces in one queue,
+    // metrics would wait until eight of them pushed the traces out.)
+    let (mut metrics, mut retried) = (0, false);
+    let end = Instant::now() + Duration::from_secs(5);
+    while metrics < 3 || !retried {
+        let left = end.saturating_duration_since(Instant::now());
+        let Some(line) = (!left.is_zero()).then(|| rx.next(left)).flatten() else {
+            panic!(
+                "{metrics} metrics requests, retried: {retried}\n{}",
+                d.log()
+            );
+        };
+        let req: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        match req["path"].as_str() {
+            Some("/v1/metrics") => {
+                assert_eq!(req["status"], 200);
+                metrics += 1;
+            }
+            Some("/v1/traces") => retried = true,
+            p => panic!("{p:?}"),
+        }
+    }
+    assert!(d.log().contains("export to"), "{}", d.log());
+    api_is_prompt(&d);
+}

@@ -8,18 +8,20 @@
 //! on this thread and goes on; every [`SPAN_INTERVAL`] the task drains it
 //! into one `ExportTraceServiceRequest`, and the log records the log
 //! backend copied (`logging::take_otel`) into one
-//! `ExportLogsServiceRequest`. Every signal shares one queue of encoded
-//! requests, each tagged with its signal's collector, and one set of retry
-//! rules; a collector that is down holds up what is queued behind it (one
-//! collector usually takes every signal), and while it is down the spans'
-//! and logs' requests, one each per drain, push the oldest metrics out.
+//! `ExportLogsServiceRequest`.
+//!
+//! Each signal has its own queue of encoded requests, its own sender and
+//! its own back-off: a collector that is down, slow or refusing one signal
+//! holds up only that signal (metrics, traces and logs may each go to a
+//! collector of their own, or one collector may refuse one of them).
 //!
 //! It is a task of its own on the daemon's thread: the owner never waits
-//! for it, and it waits for the collector only in its own awaits, each
+//! for it, and it waits for the collectors only in its own awaits, each
 //! bounded by [`REQUEST_TIMEOUT`]. A collector that is down, slow, refusing
-//! or answering garbage costs at most [`QUEUE_MAX`] encoded requests and
-//! [`QUEUE_BYTES_MAX`] bytes of memory (the oldest is dropped first, and
-//! counted) and one attempt per back-off step. Retries follow the OTLP/HTTP
+//! or answering garbage costs at most [`QUEUE_MAX`] encoded requests per
+//! signal and [`QUEUE_BYTES`] of memory, 4 MiB for the three (the oldest is
+//! dropped first, and counted), plus the one request in flight per signal,
+//! and one attempt per back-off step. Retries follow the OTLP/HTTP
 //! specification: 429, 502, 503 and 504 (and a failed connection or a
 //! reply that is not HTTP) are retried, after `Retry-After` when the
 //! collector sends one, else after an exponential back-off; any other
@@ -32,6 +34,7 @@
 //! mips-unknown-linux-musl).
 
 use crate::api::control::ControlHandle;
+use crate::chan;
 use crate::check::probe::http1::{self, Method};
 use crate::config::run::{OtlpTarget, RunConfig, Transport};
 use pathosd_core::api::model::{OtelView, Scope};
@@ -42,12 +45,16 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-/// Encoded requests kept while the collector does not take them: at the
-/// default interval, eight minutes of metrics.
+/// Encoded requests kept per signal while its collector does not take
+/// them: at the default interval, eight minutes of metrics; forty seconds
+/// of spans or log records.
 const QUEUE_MAX: usize = 8;
-/// Bytes of encoded requests kept, at most (the newest is kept whatever
-/// its size): a router's memory, not the collector, sets the bound.
-const QUEUE_BYTES_MAX: usize = 4 << 20;
+/// Bytes of encoded requests kept per signal, at most (the newest is kept
+/// whatever its size): a router's memory, not the collector, sets the
+/// bound, 4 MiB for the three. Metrics' requests grow with the VIPs (1.75
+/// MB at 1,000); a drain of spans ([`SPANS_MAX`]) or log records (512) is a
+/// few hundred KB at most.
+const QUEUE_BYTES: [usize; 3] = [3 << 20, 768 << 10, 256 << 10];
 /// One attempt: connect, send, and the response head.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// The first wait after a failure; it doubles up to [`BACKOFF_MAX`].
@@ -360,40 +367,134 @@ enum Outcome {
     Refused(String),
 }
 
-/// The queue: encoded requests, oldest first, each with its number (the
-/// one being sent may be dropped from the queue while it is in flight) and
-/// its signal.
+/// One signal's queue: encoded requests, oldest first, each with its
+/// number (the one being sent may be dropped from the queue while it is in
+/// flight).
 struct Queue {
-    items: VecDeque<(u64, usize, Arc<Vec<u8>>)>,
+    items: VecDeque<(u64, Arc<Vec<u8>>)>,
     next: u64,
+    /// This signal's share of the bytes, [`QUEUE_BYTES`].
+    bytes_max: usize,
 }
 
 impl Queue {
-    fn push(&mut self, signal: usize, body: Vec<u8>) {
-        // Bounded in count and in bytes (a request grows with the VIPs:
-        // at 10,000 of them it is megabytes); the newest always stays.
-        let mut bytes: usize = self.items.iter().map(|(_, _, b)| b.len()).sum();
+    fn new(bytes_max: usize) -> Queue {
+        Queue {
+            items: VecDeque::with_capacity(QUEUE_MAX),
+            next: 0,
+            bytes_max,
+        }
+    }
+
+    fn push(&mut self, body: Vec<u8>) {
+        // Bounded in count and in bytes (a metrics request grows with the
+        // VIPs: at 10,000 of them it is megabytes); the newest always stays.
+        let mut bytes: usize = self.items.iter().map(|(_, b)| b.len()).sum();
         while !self.items.is_empty()
-            && (self.items.len() >= QUEUE_MAX || bytes + body.len() > QUEUE_BYTES_MAX)
+            && (self.items.len() >= QUEUE_MAX || bytes + body.len() > self.bytes_max)
         {
-            if let Some((_, _, b)) = self.items.pop_front() {
+            if let Some((_, b)) = self.items.pop_front() {
                 bytes -= b.len();
             }
-            count(|v| v.dropped = v.dropped.saturating_add(1));
+            count(|v| {
+                v.dropped = v.dropped.saturating_add(1);
+                v.queued = v.queued.saturating_sub(1);
+            });
         }
-        self.items.push_back((self.next, signal, Arc::new(body)));
+        self.items.push_back((self.next, Arc::new(body)));
         self.next += 1;
-        self.counted();
+        count(|v| v.queued = v.queued.saturating_add(1));
     }
 
     fn remove(&mut self, seq: u64) {
-        self.items.retain(|(s, _, _)| *s != seq);
-        self.counted();
+        let before = self.items.len();
+        self.items.retain(|(s, _)| *s != seq);
+        if self.items.len() < before {
+            count(|v| v.queued = v.queued.saturating_sub(1));
+        }
+    }
+}
+
+/// One signal's way out: its collector, its queue, and the wake-up its
+/// sender waits for while the queue is empty.
+struct Lane {
+    sink: Sink,
+    queue: RefCell<Queue>,
+    wake: (chan::Tx<()>, chan::Rx<()>),
+}
+
+impl Lane {
+    fn new(sink: Sink, bytes_max: usize) -> Lane {
+        Lane {
+            sink,
+            queue: RefCell::new(Queue::new(bytes_max)),
+            // One wake-up is as good as many: the sender looks at the
+            // queue, not at the count.
+            wake: chan::bounded(1),
+        }
     }
 
-    fn counted(&self) {
-        let n = self.items.len() as u32;
-        count(|v| v.queued = n);
+    fn push(&self, body: Vec<u8>) {
+        self.queue.borrow_mut().push(body);
+        let _ = self.wake.0.try_send(());
+    }
+
+    /// Sends the queue's oldest request until it is accepted or refused,
+    /// waiting its own back-off between tries, for as long as the exporter
+    /// runs. Every signal has one of these: a collector that is down or
+    /// refuses one signal holds up only that signal's requests.
+    async fn deliver(&self) {
+        let url = &self.sink.target.url;
+        let mut backoff = BACKOFF_MIN;
+        // Only the first failure of a run of them is logged at warn level,
+        // and the recovery once: a collector down for a day writes two lines.
+        let mut failing = false;
+        loop {
+            let front = self.queue.borrow().items.front().cloned();
+            let Some((seq, body)) = front else {
+                if self.wake.1.recv().await.is_err() {
+                    // Not while the exporter runs: it holds the sender.
+                    return;
+                }
+                continue;
+            };
+            // The exports go on while a request is in flight (a collector
+            // that never answers holds it for REQUEST_TIMEOUT), so the
+            // queue's bound is what limits memory, not the collector's speed.
+            match send(&self.sink.target, &self.sink.client, body).await {
+                Outcome::Accepted => {
+                    self.queue.borrow_mut().remove(seq);
+                    backoff = BACKOFF_MIN;
+                    count(|v| v.exported = v.exported.saturating_add(1));
+                    if failing {
+                        failing = false;
+                        log::info!("otel: {url} accepts exports again");
+                    }
+                }
+                Outcome::Retry(after, why) => {
+                    count(|v| v.failed = v.failed.saturating_add(1));
+                    let wait = after.map_or(backoff, |a| a.min(RETRY_AFTER_MAX));
+                    backoff = (backoff * 2).min(BACKOFF_MAX);
+                    if !failing {
+                        failing = true;
+                        log::warn!("otel: export to {url} failed: {why}; retrying");
+                    } else {
+                        log::debug!(
+                            "otel: export to {url} failed again: {why}; next try in {wait:?}"
+                        );
+                    }
+                    crate::rt::sleep(wait).await;
+                }
+                Outcome::Refused(why) => {
+                    self.queue.borrow_mut().remove(seq);
+                    count(|v| {
+                        v.failed = v.failed.saturating_add(1);
+                        v.dropped = v.dropped.saturating_add(1);
+                    });
+                    log::warn!("otel: {url} refused an export: {why}; dropped");
+                }
+            }
+        }
     }
 }
 
@@ -415,37 +516,55 @@ impl Ticks {
         }
     }
 
-    /// Whatever is due: the owner's snapshot or the span buffer, encoded
-    /// and queued. Each is counted from now, not from the missed tick:
-    /// after a stall the exporter does not catch up with a burst.
-    async fn run(&mut self, queue: &mut Queue, service: &str, ctl: &ControlHandle) {
+    /// Whatever is due: the owner's snapshot or the span and log buffers,
+    /// encoded and queued. Each is counted from now, not from the missed
+    /// tick: after a stall the exporter does not catch up with a burst.
+    async fn run(&mut self, lanes: &[Option<Lane>; 3], service: &str, ctl: &ControlHandle) {
         let now = Instant::now();
         if self.spans.is_some_and(|t| now >= t) {
             self.spans = Some(now + SPAN_INTERVAL);
-            let spans: Vec<Span> = SPANS.with(|s| s.borrow_mut().buf.drain(..).collect());
-            let scope = ("pathosd", env!("CARGO_PKG_VERSION"));
-            if !spans.is_empty() {
-                queue.push(
-                    TRACES,
-                    otlp::traces_request(&spans, &[("service.name", service)], scope),
-                );
+            if let Some(l) = &lanes[TRACES] {
+                if let Some(body) = drain_spans(service) {
+                    l.push(body);
+                }
             }
-            let logs = crate::logging::take_otel();
-            if !logs.is_empty() {
-                queue.push(LOGS, logs_request(&logs, service, scope));
+            if let Some(l) = &lanes[LOGS] {
+                if let Some(body) = drain_logs(service) {
+                    l.push(body);
+                }
             }
         }
         if self.metrics.is_some_and(|t| now >= t) {
             self.metrics = Some(now + self.interval);
             match ctl.snapshot(Scope::All, SNAPSHOT_LIMIT).await {
-                Ok(s) => queue.push(
-                    METRICS,
-                    pathosd_core::api::metrics::otlp_request(&s, SystemTime::now(), service),
-                ),
+                Ok(s) => {
+                    if let Some(l) = &lanes[METRICS] {
+                        l.push(pathosd_core::api::metrics::otlp_request(
+                            &s,
+                            SystemTime::now(),
+                            service,
+                        ));
+                    }
+                }
                 Err(e) => log::debug!("otel: no snapshot: {e:?}"),
             }
         }
     }
+}
+
+const SCOPE: (&str, &str) = ("pathosd", env!("CARGO_PKG_VERSION"));
+
+/// The span buffer as one request, emptied; None when it was empty.
+fn drain_spans(service: &str) -> Option<Vec<u8>> {
+    let spans: Vec<Span> = SPANS.with(|s| s.borrow_mut().buf.drain(..).collect());
+    (!spans.is_empty()).then(|| otlp::traces_request(&spans, &[("service.name", service)], SCOPE))
+}
+
+/// The log records copied since the last drain as one request; None when
+/// there were none.
+fn drain_logs(service: &str) -> Option<Vec<u8>> {
+    let logs = crate::logging::take_otel();
+    (!logs.is_empty()).then(|| logs_request(&logs, service, SCOPE))
 }
 
 /// The records as an OTLP request; severity numbers are the data model's
@@ -483,88 +602,39 @@ fn logs_request(
 }
 
 async fn run(sinks: [Option<Sink>; 3], service: String, interval: Duration, ctl: ControlHandle) {
-    let mut queue = Queue {
-        items: VecDeque::with_capacity(QUEUE_MAX),
-        next: 0,
-    };
+    let [m, t, l] = sinks;
+    let lane = |s: Option<Sink>, signal: usize| s.map(|s| Lane::new(s, QUEUE_BYTES[signal]));
+    let lanes = [lane(m, METRICS), lane(t, TRACES), lane(l, LOGS)];
     let mut ticks = Ticks {
-        metrics: sinks[METRICS].as_ref().map(|_| Instant::now() + interval),
-        spans: (sinks[TRACES].is_some() || sinks[LOGS].is_some())
+        metrics: lanes[METRICS].as_ref().map(|_| Instant::now() + interval),
+        spans: (lanes[TRACES].is_some() || lanes[LOGS].is_some())
             .then(|| Instant::now() + SPAN_INTERVAL),
         interval,
     };
-    let mut retry_at: Option<Instant> = None;
-    let mut backoff = BACKOFF_MIN;
-    // Only the first failure of a run of them is logged at warn level,
-    // and the recovery once: a collector down for a day writes two lines.
-    let mut failing = false;
-    loop {
-        let wake = match (queue.items.is_empty(), retry_at) {
-            (true, _) => ticks.next(),
-            (false, Some(r)) => r.min(ticks.next()),
-            (false, None) => Instant::now(),
-        };
-        crate::rt::sleep_until(wake).await;
-        if Instant::now() >= ticks.next() {
-            ticks.run(&mut queue, &service, &ctl).await;
+    let tick = async {
+        loop {
+            crate::rt::sleep_until(ticks.next()).await;
+            ticks.run(&lanes, &service, &ctl).await;
         }
-        if retry_at.is_some_and(|r| Instant::now() < r) {
-            continue;
-        }
-        retry_at = None;
-        let Some((seq, signal, body)) = queue.items.front().cloned() else {
-            continue;
-        };
-        let Some(Sink { target, client }) = sinks.get(signal).and_then(Option::as_ref) else {
-            queue.remove(seq);
-            continue;
-        };
-        // The exports go on while a request is in flight (a collector
-        // that never answers holds it for REQUEST_TIMEOUT), so the queue
-        // bound is what limits memory, not the collector's speed.
-        let mut attempt = std::pin::pin!(send(target, client, body));
-        let outcome = loop {
-            let due = ticks.next();
-            let tick = async {
-                crate::rt::sleep_until(due).await;
-                None
-            };
-            match smol::future::or(async { Some(attempt.as_mut().await) }, tick).await {
-                Some(o) => break o,
-                None => ticks.run(&mut queue, &service, &ctl).await,
-            }
-        };
-        match outcome {
-            Outcome::Accepted => {
-                queue.remove(seq);
-                backoff = BACKOFF_MIN;
-                count(|v| v.exported = v.exported.saturating_add(1));
-                if failing {
-                    failing = false;
-                    log::info!("otel: {} accepts exports again", target.url);
-                }
-            }
-            Outcome::Retry(after, why) => {
-                count(|v| v.failed = v.failed.saturating_add(1));
-                let wait = after.map_or(backoff, |a| a.min(RETRY_AFTER_MAX));
-                backoff = (backoff * 2).min(BACKOFF_MAX);
-                retry_at = Some(Instant::now() + wait);
-                if !failing {
-                    failing = true;
-                    log::warn!("otel: export to {} failed: {why}; retrying", target.url);
-                } else {
-                    log::debug!("otel: export failed again: {why}; next try in {wait:?}");
-                }
-            }
-            Outcome::Refused(why) => {
-                queue.remove(seq);
-                count(|v| {
-                    v.failed = v.failed.saturating_add(1);
-                    v.dropped = v.dropped.saturating_add(1);
-                });
-                log::warn!("otel: {} refused an export: {why}; dropped", target.url);
-            }
-        }
+    };
+    // The ticks and the three senders take turns on this task: none of
+    // them waits for another.
+    let [m, t, l] = &lanes;
+    smol::future::or(
+        tick,
+        smol::future::or(
+            deliver(m.as_ref()),
+            smol::future::or(deliver(t.as_ref()), deliver(l.as_ref())),
+        ),
+    )
+    .await;
+}
+
+/// A signal's sender, or nothing for a signal that is off.
+async fn deliver(lane: Option<&Lane>) {
+    match lane {
+        Some(l) => l.deliver().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -658,28 +728,25 @@ mod tests {
     }
 
     #[test]
-    fn the_queue_drops_its_oldest_by_count_and_by_bytes() {
-        let before = stats().dropped;
-        let mut q = Queue {
-            items: VecDeque::new(),
-            next: 0,
-        };
+    fn a_queue_drops_its_oldest_by_count_and_by_bytes() {
+        let before = stats();
+        let mut q = Queue::new(QUEUE_BYTES[TRACES]);
         for i in 0..QUEUE_MAX + 3 {
-            q.push(METRICS, vec![i as u8]);
+            q.push(vec![i as u8]);
         }
         assert_eq!(q.items.len(), QUEUE_MAX);
-        assert_eq!(q.items.front().map(|(s, _, _)| *s), Some(3));
-        assert_eq!(stats().dropped - before, 3);
-        assert_eq!(stats().queued, QUEUE_MAX as u32);
-        // One request larger than the byte bound: it alone stays.
-        q.push(TRACES, vec![0; QUEUE_BYTES_MAX + 1]);
+        assert_eq!(q.items.front().map(|(s, _)| *s), Some(3));
+        assert_eq!(stats().dropped - before.dropped, 3);
+        assert_eq!(stats().queued - before.queued, QUEUE_MAX as u32);
+        // One request larger than the signal's bytes: it alone stays.
+        q.push(vec![0; QUEUE_BYTES[TRACES] + 1]);
         assert_eq!(q.items.len(), 1);
-        assert_eq!(stats().dropped - before, 3 + QUEUE_MAX as u32);
+        assert_eq!(stats().dropped - before.dropped, 3 + QUEUE_MAX as u32);
         // The one in flight may be gone already; removing it is harmless.
         q.remove(3);
         q.remove(QUEUE_MAX as u64 + 3);
         assert!(q.items.is_empty());
-        assert_eq!(stats().queued, 0);
+        assert_eq!(stats().queued, before.queued);
     }
 
     #[test]

@@ -7,6 +7,8 @@ usage: otlp_receiver.py IP PORT MODE [CERT KEY]
   (with CERT and KEY: https, TLS with that certificate)
   ok        answer 200 to everything
   503       answer 503 with Retry-After: 2 to the first request, then 200
+  503traces answer 503 (no Retry-After) to every /v1/traces request, 200
+            to the others
   hang      accept and read, print {"status": "hang"}, never answer
   garbage   answer bytes that are not HTTP, then close
 Prints "listening" once bound, then one line per request:
@@ -130,8 +132,10 @@ class Handler(BaseHTTPRequestHandler):
             status = "garbage"
         else:
             status = 503 if (MODE == "503" and seen == 1) else 200
+            if MODE == "503traces" and self.path.endswith("/v1/traces"):
+                status = 503
             self.send_response(status)
-            if status == 503:
+            if status == 503 and MODE == "503":
                 self.send_header("Retry-After", "2")
             self.send_header("Content-Type", "application/x-protobuf")
             self.send_header("Content-Length", "0")
