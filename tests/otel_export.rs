@@ -687,3 +687,72 @@ fn a_collector_refusing_traces_does_not_hold_up_the_metrics() {
     assert!(d.log().contains("export to"), "{}", d.log());
     api_is_prompt(&d);
 }
+
+#[test]
+fn shutdown_sends_the_stops_spans_and_log_records_too() {
+    let ip = support::test_ip(130);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "ok");
+    let ours = support::test_ip(131);
+    let api = SocketAddr::from((ours, support::free_tcp_port(ours)));
+    // Every signal on, none due before the stop: metrics every hour, and
+    // the stop comes before the first drain of spans and logs (5 s).
+    let cfg = json!({
+        "schema": "v1",
+        "router": {"asn": 65001, "router_id": ours.to_string(), "local_address": ours.to_string()},
+        "bgp": {"listen_port": -1, "neighbors": [{
+            "name": "nobody", "address": support::test_ip(132).to_string(),
+            "peer_asn": 65000, "port": support::free_tcp_port(support::test_ip(132))}]},
+        "api": {"listen": api.to_string(), "ubus_socket": ""},
+        "logging": {"level": "debug", "otel_level": "info", "syslog": false, "timestamps": true},
+        "otel": {"endpoint": format!("http://{ip}:{port}"), "service_name": "edge-1",
+                 "metrics": {"interval": "1h"}, "traces": {"sample_ratio": 0}},
+        "vips": [{"name": "web", "prefix": "10.9.9.5/32", "always": true}]
+    });
+    let mut d = Pathosd::start(&cfg, api);
+    assert_eq!(
+        metric(&d, "pathosd_vip_state{vip=\"web\",nlri=\"10.9.9.5/32\"}"),
+        Some(1.0),
+        "announced"
+    );
+    d.signal("TERM");
+    let mut paths = Vec::new();
+    let (mut spans, mut records) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        let req = rx.request(Duration::from_secs(5));
+        paths.push(req["path"].as_str().unwrap_or_default().to_string());
+        spans.extend(req["spans"].as_array().cloned().unwrap_or_default());
+        records.extend(req["records"].as_array().cloned().unwrap_or_default());
+    }
+    paths.sort();
+    assert_eq!(paths, ["/v1/logs", "/v1/metrics", "/v1/traces"]);
+    assert!(
+        has(&spans, "bgp.withdraw", "bgp.prefix", json!("10.9.9.5/32")),
+        "{spans:#?}"
+    );
+    let logged = |what: &str| {
+        records
+            .iter()
+            .any(|r| r["body"].as_str().is_some_and(|b| b.contains(what)))
+    };
+    assert!(
+        logged("shutting down: withdrawing every VIP"),
+        "{records:#?}"
+    );
+    assert!(
+        logged("vip web 10.9.9.5/32: announced -> withdrawn (pathosd shutting down)"),
+        "{records:#?}"
+    );
+    assert_eq!(
+        d.wait_exit(Duration::from_secs(5)).map(|s| s.code()),
+        Some(Some(0))
+    );
+    // Sent by the stop's last export, not by a drain before it.
+    let log = d.log();
+    for what in ["metrics", "spans", "log records"] {
+        assert!(
+            log.contains(&format!("otel: last {what} sent")),
+            "{what}: {log}"
+        );
+    }
+}

@@ -27,6 +27,10 @@
 //! collector sends one, else after an exponential back-off; any other
 //! status drops the request.
 //!
+//! On the stop, [`Exporter::flush`] sends each signal's last request at
+//! once (the last snapshot, the spans and log records not yet drained),
+//! within the owner's bound.
+//!
 //! What the metric export cost in flash when it came alone (the otel config
 //! block, the encoder, this task; traces and logs since are not measured
 //! here): 45.5 KB on mips without TLS (1,774,124 ->
@@ -114,6 +118,22 @@ impl Spans {
     }
 }
 
+/// A `bgp.withdraw` span for a route the stop withdraws: the stop empties
+/// the speaker's table without an engine step, whose outputs are where the
+/// owner's route spans come from.
+pub(crate) fn withdrawn(prefix: &impl std::fmt::Display) {
+    record(
+        "bgp.withdraw",
+        Duration::ZERO,
+        vec![
+            ("bgp.prefix", otlp::Value::Str(prefix.to_string())),
+            ("bgp.operation", otlp::Value::Str("withdraw".to_string())),
+            ("bgp.prepend", otlp::Value::Int(0)),
+        ],
+        false,
+    );
+}
+
 /// Whether spans are recorded at all (a traces collector is set).
 pub(crate) fn tracing() -> bool {
     SPANS.with(|s| s.borrow().on)
@@ -182,8 +202,8 @@ fn count(f: impl FnOnce(&mut OtelView)) {
 /// The running exporter; dropping it ends its task.
 pub(crate) struct Exporter {
     task: smol::Task<()>,
-    /// The metrics collector, for the last export.
-    metrics: Option<Sink>,
+    /// Each signal's collector, for the last export.
+    sinks: [Option<Sink>; 3],
     service: String,
 }
 
@@ -269,30 +289,53 @@ async fn exchange_tls(
 
 impl Exporter {
     /// The last export, on the way out: the task stops (what it had queued
-    /// is dropped) and `snapshot`, the state after the withdrawals and the
-    /// Cease, is sent once, within `limit` (a collector that is down or
-    /// slow does not hold up the exit past it).
+    /// is dropped), and `snapshot`, the state after the withdrawals and the
+    /// Cease, goes to the metrics' collector while the spans and the log
+    /// records not yet drained (the stop's among them) go to theirs, all at
+    /// once and all within `limit` (a collector that is down or slow does
+    /// not hold up the exit past it).
     pub(crate) async fn flush(
         self,
         snapshot: &pathosd_core::api::model::Snapshot,
         limit: Duration,
     ) {
         drop(self.task);
-        let Some(sink) = self.metrics else {
-            return;
-        };
-        let body =
-            pathosd_core::api::metrics::otlp_request(snapshot, SystemTime::now(), &self.service);
         let deadline = Instant::now() + limit;
-        match crate::check::probe::until(deadline, send(&sink.target, &sink.client, Arc::new(body)))
-            .await
-        {
-            Some(Outcome::Accepted) => log::debug!("otel: last metrics sent"),
-            Some(Outcome::Retry(_, why) | Outcome::Refused(why)) => {
-                log::warn!("otel: last metrics not sent: {why}")
-            }
-            None => log::warn!("otel: last metrics not sent in {limit:?}"),
+        let [m, t, l] = self.sinks;
+        let service = &self.service;
+        let metrics = m.map(|s| {
+            let body =
+                pathosd_core::api::metrics::otlp_request(snapshot, SystemTime::now(), service);
+            (s, body)
+        });
+        let spans = t.and_then(|s| Some((s, drain_spans(service)?)));
+        let logs = l.and_then(|s| Some((s, drain_logs(service)?)));
+        // Boxed: three sends side by side are a large future, and this one
+        // would otherwise sit inside the owner's.
+        Box::pin(smol::future::zip(
+            last("metrics", metrics, deadline),
+            smol::future::zip(
+                last("spans", spans, deadline),
+                last("log records", logs, deadline),
+            ),
+        ))
+        .await;
+    }
+}
+
+/// One signal's last request, sent once by `deadline`.
+async fn last(what: &str, request: Option<(Sink, Vec<u8>)>, deadline: Instant) {
+    let Some((sink, body)) = request else {
+        return;
+    };
+    match crate::check::probe::until(deadline, send(&sink.target, &sink.client, Arc::new(body)))
+        .await
+    {
+        Some(Outcome::Accepted) => log::debug!("otel: last {what} sent"),
+        Some(Outcome::Retry(_, why) | Outcome::Refused(why)) => {
+            log::warn!("otel: last {what} not sent: {why}")
         }
+        None => log::warn!("otel: last {what} not sent in time"),
     }
 }
 
@@ -345,15 +388,16 @@ pub(crate) fn start(cfg: &RunConfig, ctl: ControlHandle) -> Option<Exporter> {
     if let Some(t) = &logs {
         log::info!("otel: exporting logs to {}", t.target.url);
     }
+    let sinks = [metrics, traces, logs];
     let task = crate::rt::spawn(run(
-        [metrics.clone(), traces, logs],
+        sinks.clone(),
         o.service_name.clone(),
         o.metrics_interval,
         ctl,
     ));
     Some(Exporter {
         task,
-        metrics,
+        sinks,
         service: o.service_name.clone(),
     })
 }
