@@ -1,8 +1,12 @@
 //! The OTLP exporter: every `otel.metrics.interval` it takes the
 //! snapshot /metrics is rendered from (through the control channel, as an
-//! HTTP request does), encodes every family as an OTLP/HTTP protobuf
-//! request (`pathosd_core::api::metrics::otlp_request`) and POSTs it with
-//! the probes' own HTTP/1.1 client.
+//! HTTP request does), encodes every family as an OTLP protobuf request
+//! (`pathosd_core::api::metrics::otlp_request`) and sends it: over
+//! OTLP/HTTP, POSTed with the probes' own HTTP/1.1 client (`http://`) or
+//! ureq (`https://`); over OTLP/gRPC, as a unary call of the signal's
+//! `Export` with the gRPC probe's own HTTP/2 client (`grpc::unary`, for
+//! `grpc://` and `grpcs://`). The blocking clients run on the probes'
+//! bounded pool, each call at most [`REQUEST_TIMEOUT`].
 //!
 //! Traces: the owner records its spans ([`record`]) into a bounded buffer
 //! on this thread and goes on; every [`SPAN_INTERVAL`] the task drains it
@@ -21,11 +25,12 @@
 //! or answering garbage costs at most [`QUEUE_MAX`] encoded requests per
 //! signal and [`QUEUE_BYTES`] of memory, 4 MiB for the three (the oldest is
 //! dropped first, and counted), plus the one request in flight per signal,
-//! and one attempt per back-off step. Retries follow the OTLP/HTTP
-//! specification: 429, 502, 503 and 504 (and a failed connection or a
-//! reply that is not HTTP) are retried, after `Retry-After` when the
-//! collector sends one, else after an exponential back-off; any other
-//! status drops the request.
+//! and one attempt per back-off step. Retries follow the OTLP
+//! specification: over HTTP 429, 502, 503 and 504, after `Retry-After` when
+//! the collector sends one, else after an exponential back-off; over gRPC
+//! the retryable status codes ([`grpc_outcome`]) after the back-off; a
+//! failed connection or a reply that is neither is retried too. Any other
+//! answer drops the request.
 //!
 //! On the stop, [`Exporter::flush`] sends each signal's last request at
 //! once (the last snapshot, the spans and log records not yet drained),
@@ -39,8 +44,10 @@
 
 use crate::api::control::ControlHandle;
 use crate::chan;
+use crate::check::probe::grpc;
 use crate::check::probe::http1::{self, Method};
 use crate::config::run::{OtlpTarget, RunConfig, Transport};
+use crate::config::target::Host;
 use pathosd_core::api::model::{OtelView, Scope};
 use pathosd_core::api::otlp::{self, Span};
 use std::cell::{Cell, RefCell};
@@ -59,6 +66,7 @@ const QUEUE_MAX: usize = 8;
 /// MB at 1,000); a drain of spans ([`SPANS_MAX`]) or log records (512) is a
 /// few hundred KB at most.
 const QUEUE_BYTES: [usize; 3] = [3 << 20, 768 << 10, 256 << 10];
+const USER_AGENT: &str = concat!("pathosd/", env!("CARGO_PKG_VERSION"));
 /// One attempt: connect, send, and the response head.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// The first wait after a failure; it doubles up to [`BACKOFF_MAX`].
@@ -219,14 +227,17 @@ const METRICS: usize = 0;
 const TRACES: usize = 1;
 const LOGS: usize = 2;
 
-/// How requests go out: plain http:// on the daemon's thread, or https://
+/// How requests go out: plain http:// on the daemon's thread; https://
 /// with ureq on the bounded blocking pool (its agent built once, with the
-/// system's CA store read once).
+/// system's CA store read once); grpc:// and grpcs:// with the gRPC
+/// probe's client (`grpc::unary`) on the same pool, with its TLS config
+/// built once.
 #[derive(Clone)]
 enum Client {
     Plain,
     #[cfg(feature = "tls")]
     Tls(ureq::Agent),
+    Grpc(Option<grpc::TlsConfig>),
 }
 
 #[cfg(feature = "tls")]
@@ -249,7 +260,7 @@ fn tls_agent(t: &OtlpTarget) -> ureq::Agent {
         .http_status_as_error(false)
         .max_redirects(0)
         .timeout_global(Some(REQUEST_TIMEOUT))
-        .user_agent(concat!("pathosd/", env!("CARGO_PKG_VERSION")))
+        .user_agent(USER_AGENT)
         .max_idle_connections(0)
         .tls_config(tls)
         .build();
@@ -339,19 +350,49 @@ async fn last(what: &str, request: Option<(Sink, Vec<u8>)>, deadline: Instant) {
     }
 }
 
-/// The client for `target`, or None for a transport validation refuses
-/// (gRPC is not implemented, https needs the TLS build).
-fn sink(target: OtlpTarget) -> Option<Sink> {
+/// The client for `target`, or None for a transport this build cannot
+/// take (validation refuses https:// and grpcs:// without TLS) or a TLS
+/// setup that failed.
+fn sink(mut target: OtlpTarget) -> Option<Sink> {
     let client = match target.transport {
         Transport::Http { tls: false } => Client::Plain,
         #[cfg(feature = "tls")]
         Transport::Http { tls: true } => Client::Tls(tls_agent(&target)),
-        _ => {
-            log::error!("otel: {} is not supported for export", target.url);
+        Transport::Grpc { tls } => {
+            // gRPC metadata names are lower-case (HTTP/2 header names).
+            for (k, _) in &mut target.headers {
+                k.make_ascii_lowercase();
+            }
+            match grpc_tls(&target, tls) {
+                Ok(c) => Client::Grpc(c),
+                Err(e) => {
+                    log::error!("otel: {}: {e}", target.url);
+                    return None;
+                }
+            }
+        }
+        #[cfg(not(feature = "tls"))]
+        Transport::Http { tls: true } => {
+            log::error!("otel: {} {}", target.url, crate::NEEDS_TLS);
             return None;
         }
     };
     Some(Sink { target, client })
+}
+
+/// grpcs://'s TLS config (the system's CA store, or none with
+/// `insecure`), built once.
+#[cfg(feature = "tls")]
+fn grpc_tls(t: &OtlpTarget, tls: bool) -> Result<Option<grpc::TlsConfig>, String> {
+    tls.then(|| grpc::tls_config(None, t.insecure)).transpose()
+}
+
+#[cfg(not(feature = "tls"))]
+fn grpc_tls(_: &OtlpTarget, tls: bool) -> Result<Option<grpc::TlsConfig>, String> {
+    match tls {
+        true => Err(crate::NEEDS_TLS.to_string()),
+        false => Ok(None),
+    }
 }
 
 /// Starts the exporter when `otel` has a metrics, traces or logs collector.
@@ -707,32 +748,48 @@ fn request_head(t: &OtlpTarget, body_len: usize) -> Vec<u8> {
     head.into_bytes()
 }
 
-async fn send(t: &OtlpTarget, client: &Client, body: Arc<Vec<u8>>) -> Outcome {
-    let deadline = Instant::now() + REQUEST_TIMEOUT;
-    let attempt = async {
-        match client {
-            Client::Plain => {
-                let addrs = match t.host.parse::<IpAddr>() {
-                    Ok(ip) => vec![SocketAddr::new(ip, t.port)],
-                    Err(_) => crate::check::probe::lookup(&t.host, t.port).await?,
-                };
-                // Head and body written one after the other: the body (up
-                // to megabytes at 10,000 VIPs) is not copied behind it.
-                let head = request_head(t, body.len());
-                http1::exchange(&addrs, None, &[&head, &body], Method::Post, false, false)
-                    .await
-                    .map(|r| (r.status, r.retry_after))
-                    .map_err(|f| f.detail("request", &t.url))
-            }
-            #[cfg(feature = "tls")]
-            Client::Tls(agent) => exchange_tls(agent, t, body).await,
-        }
-    };
-    let (status, retry_after) = match crate::check::probe::until(deadline, attempt).await {
-        None => return Outcome::Retry(None, format!("no answer in {REQUEST_TIMEOUT:?}")),
-        Some(Err(why)) => return Outcome::Retry(None, why),
-        Some(Ok(r)) => r,
-    };
+/// The collector's addresses: its IP, or what its name resolves to.
+async fn addrs(t: &OtlpTarget) -> Result<Vec<SocketAddr>, String> {
+    match t.host.parse::<IpAddr>() {
+        Ok(ip) => Ok(vec![SocketAddr::new(ip, t.port)]),
+        Err(_) => crate::check::probe::lookup(&t.host, t.port).await,
+    }
+}
+
+/// One OTLP/gRPC call (the signal's Export, `t.path`) with `grpc::unary`
+/// on the blocking pool, bounded by `deadline`: its grpc-status and
+/// grpc-message.
+async fn exchange_grpc(
+    t: &OtlpTarget,
+    tls: Option<&grpc::TlsConfig>,
+    body: Arc<Vec<u8>>,
+    deadline: Instant,
+) -> Result<(u32, String), String> {
+    let addrs = addrs(t).await?;
+    let tls = tls.cloned();
+    let host = Host::parse(&t.host);
+    let (port, path, metadata) = (t.port, t.path.clone(), t.headers.clone());
+    let r = crate::check::probe::blocking::pool()
+        .run(move || {
+            grpc::unary(&grpc::Call {
+                addrs: &addrs,
+                tls: tls.as_ref(),
+                server_name: &host,
+                port,
+                path: &path,
+                metadata: &metadata,
+                user_agent: USER_AGENT,
+                message: &body,
+                deadline,
+            })
+            .map(|r| (r.code, r.message))
+        })
+        .await?;
+    r
+}
+
+/// An OTLP/HTTP answer: accepted, retried or refused.
+fn http_outcome((status, retry_after): (u16, Option<u64>)) -> Outcome {
     match status {
         200..=299 => Outcome::Accepted,
         // OTLP/HTTP: the retryable responses.
@@ -741,6 +798,54 @@ async fn send(t: &OtlpTarget, client: &Client, body: Arc<Vec<u8>>) -> Outcome {
             format!("HTTP {status}"),
         ),
         s => Outcome::Refused(format!("HTTP {s}")),
+    }
+}
+
+/// An OTLP/gRPC answer. The specification's retryable codes are retried
+/// on the back-off: CANCELLED, DEADLINE_EXCEEDED, ABORTED, OUT_OF_RANGE,
+/// UNAVAILABLE, DATA_LOSS, and RESOURCE_EXHAUSTED, which it retries only
+/// when the server sends RetryInfo: its details (and any
+/// grpc-retry-pushback-ms) are not read, so it is always retried, after
+/// the back-off rather than the server's delay. Any other code drops the
+/// request.
+fn grpc_outcome((code, message): (u32, String)) -> Outcome {
+    let why = if message.is_empty() {
+        format!("gRPC {}", grpc::code_name(code))
+    } else {
+        format!("gRPC {}: {message}", grpc::code_name(code))
+    };
+    match code {
+        0 => Outcome::Accepted,
+        1 | 4 | 8 | 10 | 11 | 14 | 15 => Outcome::Retry(None, why),
+        _ => Outcome::Refused(why),
+    }
+}
+
+async fn send(t: &OtlpTarget, client: &Client, body: Arc<Vec<u8>>) -> Outcome {
+    let deadline = Instant::now() + REQUEST_TIMEOUT;
+    let attempt = async {
+        match client {
+            Client::Plain => {
+                let addrs = addrs(t).await?;
+                // Head and body written one after the other: the body (up
+                // to megabytes at 10,000 VIPs) is not copied behind it.
+                let head = request_head(t, body.len());
+                http1::exchange(&addrs, None, &[&head, &body], Method::Post, false, false)
+                    .await
+                    .map(|r| http_outcome((r.status, r.retry_after)))
+                    .map_err(|f| f.detail("request", &t.url))
+            }
+            #[cfg(feature = "tls")]
+            Client::Tls(agent) => exchange_tls(agent, t, body).await.map(http_outcome),
+            Client::Grpc(tls) => exchange_grpc(t, tls.as_ref(), body, deadline)
+                .await
+                .map(grpc_outcome),
+        }
+    };
+    match crate::check::probe::until(deadline, attempt).await {
+        None => Outcome::Retry(None, format!("no answer in {REQUEST_TIMEOUT:?}")),
+        Some(Err(why)) => Outcome::Retry(None, why),
+        Some(Ok(o)) => o,
     }
 }
 
@@ -769,6 +874,24 @@ mod tests {
         assert!(text.contains("\r\nContent-Length: 2\r\n"));
         assert!(text.contains("\r\nX-Key: k\r\n\r\n"));
         assert!(r.ends_with(b"\r\n\r\n"), "the head ends the head only");
+    }
+
+    /// OTLP's retryable gRPC codes are retried, the others dropped; the
+    /// reason names the code and carries the server's message.
+    #[test]
+    fn grpc_codes_are_retried_or_dropped_as_otlp_says() {
+        let o = |c: u32| grpc_outcome((c, String::new()));
+        assert!(matches!(o(0), Outcome::Accepted));
+        for c in [1, 4, 8, 10, 11, 14, 15] {
+            assert!(matches!(o(c), Outcome::Retry(None, _)), "{c}");
+        }
+        for c in [2, 3, 5, 6, 7, 9, 12, 13, 16, 99] {
+            assert!(matches!(o(c), Outcome::Refused(_)), "{c}");
+        }
+        let Outcome::Retry(_, why) = grpc_outcome((14, "down".into())) else {
+            panic!("retried");
+        };
+        assert_eq!(why, "gRPC UNAVAILABLE (14): down");
     }
 
     #[test]
