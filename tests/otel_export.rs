@@ -958,3 +958,46 @@ fn grpcs_export_arrives_over_tls() {
     assert_eq!(req["status"], "OK");
     assert_eq!(req["resource"]["service.name"], "edge-1");
 }
+
+/// Every API request is a server span (not sampled: `sample_ratio` 0
+/// here), named by its method and route template.
+#[test]
+fn api_requests_are_server_spans() {
+    let ip = support::test_ip(190);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "ok");
+    let otel = json!({"endpoint": format!("http://{ip}:{port}"), "service_name": "edge-1",
+                      "metrics": {"enabled": false}, "logs": {"enabled": false},
+                      "traces": {"sample_ratio": 0}});
+    let vips = json!([{"name": "web", "prefix": "10.9.9.6/32", "always": true}]);
+    let d = daemon_with(191, otel, vips);
+    assert_eq!(d.get("/status").map(|r| r.code), Some(200));
+    assert_eq!(d.get("/api/v1/vips/nope").map(|r| r.code), Some(404));
+    let spans = spans_until(&mut rx, &d, Duration::from_secs(15), |s| {
+        s.iter().any(|s| s["name"] == "GET /status")
+            && s.iter().any(|s| s["name"] == "GET /api/v1/vips/{name}")
+    });
+    let status = spans
+        .iter()
+        .find(|s| s["name"] == "GET /status")
+        .expect("GET /status");
+    assert_eq!(status["kind"], 2, "SPAN_KIND_SERVER");
+    assert_eq!(status["attrs"]["http.request.method"], "GET");
+    assert_eq!(status["attrs"]["url.path"], "/status");
+    assert_eq!(status["attrs"]["http.route"], "/status");
+    assert_eq!(status["attrs"]["http.response.status_code"], 200);
+    assert_eq!(status["status"], 0, "unset");
+    assert!(status["end"].as_u64() >= status["start"].as_u64());
+    let vip = spans
+        .iter()
+        .find(|s| s["name"] == "GET /api/v1/vips/{name}")
+        .expect("the VIP's route");
+    assert_eq!(vip["attrs"]["url.path"], "/api/v1/vips/nope");
+    assert_eq!(vip["attrs"]["http.response.status_code"], 404);
+    // The daemon's own spans stay INTERNAL; none is a health_check (0).
+    assert!(spans
+        .iter()
+        .filter(|s| s["name"] == "bgp.announce")
+        .all(|s| s["kind"] == 1));
+    assert!(!spans.iter().any(|s| s["name"] == "health_check"));
+}

@@ -8,7 +8,8 @@
 //! `grpc://` and `grpcs://`). The blocking clients run on the probes'
 //! bounded pool, each call at most [`REQUEST_TIMEOUT`].
 //!
-//! Traces: the owner records its spans ([`record`]) into a bounded buffer
+//! Traces: the owner records its spans ([`record`]), and the HTTP API a
+//! server span per request ([`served`]), into a bounded buffer
 //! on this thread and goes on; every [`SPAN_INTERVAL`] the task drains it
 //! into one `ExportTraceServiceRequest`, and the log records the log
 //! backend copied (`logging::take_otel`) into one
@@ -49,7 +50,7 @@ use crate::check::probe::http1::{self, Method};
 use crate::config::run::{OtlpTarget, RunConfig, Transport};
 use crate::config::target::Host;
 use pathosd_core::api::model::{OtelView, Scope};
-use pathosd_core::api::otlp::{self, Span};
+use pathosd_core::api::otlp::{self, Span, SpanKind};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr};
@@ -155,10 +156,72 @@ pub(crate) fn sampled() -> bool {
     })
 }
 
-/// Records a finished span of `duration` that ended now, in a trace of its
-/// own; when the buffer is full the oldest span goes.
+/// Records a finished span of the daemon's own work (kind INTERNAL) of
+/// `duration` that ended now, in a trace of its own; when the buffer is
+/// full the oldest span goes.
 pub(crate) fn record(
     name: &'static str,
+    duration: Duration,
+    attributes: Vec<(&'static str, otlp::Value)>,
+    error: bool,
+) {
+    record_span(name.into(), SpanKind::Internal, duration, attributes, error);
+}
+
+/// A request the HTTP API served, as a server span named as OpenTelemetry's
+/// HTTP conventions say ("GET /status": the method and the route's
+/// template; the method alone for a path no route takes; "HTTP" for a
+/// method they do not know), with the method, path, route and status;
+/// status ERROR for a 5xx. Every request is recorded while traces are on,
+/// not sampled as health_check spans are: API requests come from an
+/// operator or a scraper, a few a minute, and a trace of one that went
+/// wrong is worth more than the bytes.
+pub(crate) fn served(
+    method: &str,
+    path: &str,
+    route: Option<&'static str>,
+    status: u16,
+    duration: Duration,
+) {
+    if !tracing() {
+        return;
+    }
+    const KNOWN: [&str; 9] = [
+        "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH",
+    ];
+    let known = KNOWN.contains(&method);
+    let name = match (known, route) {
+        (true, Some(r)) => format!("{method} {r}"),
+        (true, None) => method.to_string(),
+        (false, Some(r)) => format!("HTTP {r}"),
+        (false, None) => "HTTP".to_string(),
+    };
+    let mut attributes = vec![
+        (
+            "http.request.method",
+            otlp::Value::Str(if known { method } else { "_OTHER" }.to_string()),
+        ),
+        ("url.path", otlp::Value::Str(path.to_string())),
+        (
+            "http.response.status_code",
+            otlp::Value::Int(i64::from(status)),
+        ),
+    ];
+    if let Some(r) = route {
+        attributes.push(("http.route", otlp::Value::Str(r.to_string())));
+    }
+    record_span(
+        name.into(),
+        SpanKind::Server,
+        duration,
+        attributes,
+        status >= 500,
+    );
+}
+
+fn record_span(
+    name: std::borrow::Cow<'static, str>,
+    kind: SpanKind,
     duration: Duration,
     attributes: Vec<(&'static str, otlp::Value)>,
     error: bool,
@@ -184,6 +247,7 @@ pub(crate) fn record(
             trace_id,
             span_id,
             name,
+            kind,
             start_ns: start,
             end_ns: end,
             attributes,
