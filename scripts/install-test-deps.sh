@@ -25,7 +25,8 @@ python3 -c 'import grpc, grpc_health' 2>/dev/null ||
   python3 -m pip install -q grpcio grpcio-health-checking 2>/dev/null ||
   python3 -m pip install -q --break-system-packages grpcio grpcio-health-checking
 # The OTLP receiver of tests/otel_export.rs decodes with the official
-# protobuf definitions.
+# protobuf definitions, and serves OTLP/gRPC with their service stubs on
+# grpcio (above).
 python3 -c 'import opentelemetry.proto.collector.metrics.v1.metrics_service_pb2' 2>/dev/null ||
   python3 -m pip install -q opentelemetry-proto 2>/dev/null ||
   python3 -m pip install -q --break-system-packages opentelemetry-proto

@@ -112,7 +112,8 @@ pub(crate) fn set_otel(on: bool, level: Option<LevelFilter>) {
 pub(crate) fn take_otel() -> Vec<OtelRecord> {
     OTEL_BUF
         .lock()
-        .map(|mut b| b.drain(..).collect())
+        // Taken whole, not drained: no draining iterator compiled for it.
+        .map(|mut b| Vec::from(std::mem::take(&mut *b)))
         .unwrap_or_default()
 }
 

@@ -616,3 +616,388 @@ fn log_records_at_or_above_otel_level_are_exported_and_none_below() {
     }
     api_is_prompt(&d);
 }
+
+/// A tcp-checked VIP, checked every second against `backend`.
+fn checked_vip(backend: SocketAddr) -> Value {
+    json!([{"name": "web", "prefix": "10.9.9.4/32",
+            "check": {"type": "tcp", "interval": "1s", "timeout": "500ms",
+                      "rise": 1, "fall": 1,
+                      "tcp": {"host": backend.ip().to_string(), "port": backend.port()}}}])
+}
+
+/// The daemon with `otel` and `vips` as given, logging at debug and
+/// exporting log records from info up.
+fn daemon_with(n: u8, otel: Value, vips: Value) -> Pathosd {
+    let ours = support::test_ip(n);
+    let api = SocketAddr::from((ours, support::free_tcp_port(ours)));
+    let cfg = json!({
+        "schema": "v1",
+        "router": {"asn": 65001, "router_id": ours.to_string(), "local_address": ours.to_string()},
+        "bgp": {"listen_port": -1, "neighbors": [{
+            "name": "nobody", "address": support::test_ip(n + 1).to_string(),
+            "peer_asn": 65000, "port": support::free_tcp_port(support::test_ip(n + 1))}]},
+        "api": {"listen": api.to_string(), "ubus_socket": ""},
+        "logging": {"level": "debug", "otel_level": "info", "syslog": false, "timestamps": true},
+        "otel": otel,
+        "vips": vips
+    });
+    Pathosd::start(&cfg, api)
+}
+
+#[test]
+fn a_collector_refusing_traces_does_not_hold_up_the_metrics() {
+    let ip = support::test_ip(120);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "503traces");
+    let listener = std::net::TcpListener::bind((support::test_ip(123), 0)).expect("bind");
+    let backend = listener.local_addr().expect("addr");
+    let otel = json!({"endpoint": format!("http://{ip}:{port}"), "service_name": "edge-1",
+                      "metrics": {"interval": "1s"},
+                      "traces": {"sample_ratio": 1}, "logs": {"enabled": false}});
+    let d = daemon_with(121, otel, checked_vip(backend));
+    // The first traces request is refused (503, retryable, forever) ...
+    let end = Instant::now() + Duration::from_secs(20);
+    let mut refused = None;
+    while refused.is_none() {
+        let left = end.saturating_duration_since(Instant::now());
+        let req = rx.request(left.max(Duration::from_millis(1)));
+        if req["path"] == "/v1/traces" {
+            assert_eq!(req["status"], 503);
+            refused = req["t"].as_f64();
+        }
+    }
+    // ... and the metrics go on arriving, one a second, while the traces
+    // are retried on their own back-off. (Behind the traces in one queue,
+    // metrics would wait until eight of them pushed the traces out.)
+    let (mut metrics, mut retried) = (0, false);
+    let end = Instant::now() + Duration::from_secs(5);
+    while metrics < 3 || !retried {
+        let left = end.saturating_duration_since(Instant::now());
+        let Some(line) = (!left.is_zero()).then(|| rx.next(left)).flatten() else {
+            panic!(
+                "{metrics} metrics requests, retried: {retried}\n{}",
+                d.log()
+            );
+        };
+        let req: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        match req["path"].as_str() {
+            Some("/v1/metrics") => {
+                assert_eq!(req["status"], 200);
+                metrics += 1;
+            }
+            Some("/v1/traces") => retried = true,
+            p => panic!("{p:?}"),
+        }
+    }
+    assert!(d.log().contains("export to"), "{}", d.log());
+    api_is_prompt(&d);
+}
+
+#[test]
+fn shutdown_sends_the_stops_spans_and_log_records_too() {
+    let ip = support::test_ip(130);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "ok");
+    let ours = support::test_ip(131);
+    let api = SocketAddr::from((ours, support::free_tcp_port(ours)));
+    // Every signal on, none due before the stop: metrics every hour, and
+    // the stop comes before the first drain of spans and logs (5 s).
+    let cfg = json!({
+        "schema": "v1",
+        "router": {"asn": 65001, "router_id": ours.to_string(), "local_address": ours.to_string()},
+        "bgp": {"listen_port": -1, "neighbors": [{
+            "name": "nobody", "address": support::test_ip(132).to_string(),
+            "peer_asn": 65000, "port": support::free_tcp_port(support::test_ip(132))}]},
+        "api": {"listen": api.to_string(), "ubus_socket": ""},
+        "logging": {"level": "debug", "otel_level": "info", "syslog": false, "timestamps": true},
+        "otel": {"endpoint": format!("http://{ip}:{port}"), "service_name": "edge-1",
+                 "metrics": {"interval": "1h"}, "traces": {"sample_ratio": 0}},
+        "vips": [{"name": "web", "prefix": "10.9.9.5/32", "always": true}]
+    });
+    let mut d = Pathosd::start(&cfg, api);
+    assert_eq!(
+        metric(&d, "pathosd_vip_state{vip=\"web\",nlri=\"10.9.9.5/32\"}"),
+        Some(1.0),
+        "announced"
+    );
+    d.signal("TERM");
+    let mut paths = Vec::new();
+    let (mut spans, mut records) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        let req = rx.request(Duration::from_secs(5));
+        paths.push(req["path"].as_str().unwrap_or_default().to_string());
+        spans.extend(req["spans"].as_array().cloned().unwrap_or_default());
+        records.extend(req["records"].as_array().cloned().unwrap_or_default());
+    }
+    paths.sort();
+    assert_eq!(paths, ["/v1/logs", "/v1/metrics", "/v1/traces"]);
+    assert!(
+        has(&spans, "bgp.withdraw", "bgp.prefix", json!("10.9.9.5/32")),
+        "{spans:#?}"
+    );
+    let logged = |what: &str| {
+        records
+            .iter()
+            .any(|r| r["body"].as_str().is_some_and(|b| b.contains(what)))
+    };
+    assert!(
+        logged("shutting down: withdrawing every VIP"),
+        "{records:#?}"
+    );
+    assert!(
+        logged("vip web 10.9.9.5/32: announced -> withdrawn (pathosd shutting down)"),
+        "{records:#?}"
+    );
+    assert_eq!(
+        d.wait_exit(Duration::from_secs(5)).map(|s| s.code()),
+        Some(Some(0))
+    );
+    // Sent by the stop's last export, not by a drain before it.
+    let log = d.log();
+    for what in ["metrics", "spans", "log records"] {
+        assert!(
+            log.contains(&format!("otel: last {what} sent")),
+            "{what}: {log}"
+        );
+    }
+}
+
+/// The next decoded requests until `done` holds for what came so far (or
+/// `limit` passes: a failure).
+fn requests_until(
+    rx: &mut Receiver_,
+    d: &Pathosd,
+    limit: Duration,
+    mut done: impl FnMut(&[Value]) -> bool,
+) -> Vec<Value> {
+    let end = Instant::now() + limit;
+    let mut got = Vec::new();
+    while !done(&got) {
+        let left = end.saturating_duration_since(Instant::now());
+        let line = (!left.is_zero()).then(|| rx.next(left)).flatten();
+        let Some(line) = line else {
+            panic!("not in {limit:?}: {got:#?}\n{}", d.log());
+        };
+        got.push(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
+    }
+    got
+}
+
+const GRPC_METRICS: &str = "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export";
+const GRPC_TRACES: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
+const GRPC_LOGS: &str = "/opentelemetry.proto.collector.logs.v1.LogsService/Export";
+
+/// Over grpc:// every signal arrives at its service's Export, decoded by
+/// grpcio with the official stubs, the configured header as metadata.
+#[test]
+fn grpc_export_carries_metrics_spans_and_logs() {
+    let ip = support::test_ip(140);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "grpc");
+    let listener = std::net::TcpListener::bind((support::test_ip(143), 0)).expect("bind");
+    let backend = listener.local_addr().expect("addr");
+    let otel = json!({"endpoint": format!("grpc://{ip}:{port}"), "service_name": "edge-1",
+                      "headers": {"X-Api-Key": "k1"},
+                      "metrics": {"interval": "1s"}, "traces": {"sample_ratio": 1}});
+    let d = daemon_with(141, otel, checked_vip(backend));
+    let got = requests_until(&mut rx, &d, Duration::from_secs(20), |g| {
+        [GRPC_METRICS, GRPC_TRACES, GRPC_LOGS]
+            .iter()
+            .all(|p| g.iter().any(|r| r["path"] == *p))
+    });
+    for r in &got {
+        assert_eq!(r["status"], "OK");
+        assert_eq!(r["headers"]["x-api-key"], "k1");
+        assert_eq!(
+            r["headers"]["user-agent"],
+            format!("pathosd/{}", env!("CARGO_PKG_VERSION"))
+        );
+        assert_eq!(r["resource"]["service.name"], "edge-1");
+    }
+    let m = got
+        .iter()
+        .find(|r| r["path"] == GRPC_METRICS)
+        .expect("metrics");
+    let (types, _) = scrape(&d);
+    let mut names: Vec<&str> = m["metrics"]
+        .as_array()
+        .expect("metrics")
+        .iter()
+        .filter_map(|m| m["name"].as_str())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, types.keys().map(String::as_str).collect::<Vec<_>>());
+    let build = m["metrics"]
+        .as_array()
+        .and_then(|a| a.iter().find(|m| m["name"] == "pathosd_build_info"))
+        .expect("build_info");
+    assert_eq!(build["points"][0]["value"], 1.0);
+    assert_eq!(
+        build["points"][0]["attrs"]["version"],
+        env!("CARGO_PKG_VERSION")
+    );
+    let start = m["metrics"]
+        .as_array()
+        .and_then(|a| a.iter().find(|m| m["name"] == "pathosd_start_time_seconds"))
+        .and_then(|m| m["points"][0]["value"].as_f64())
+        .expect("start time");
+    let scraped = metric(&d, "pathosd_start_time_seconds").expect("scraped start time");
+    assert!((start - scraped).abs() < 1e-3, "{start} vs {scraped}");
+    assert_eq!(
+        vip_point(m, "pathosd_vip_state", "web"),
+        metric(&d, "pathosd_vip_state{vip=\"web\",nlri=\"10.9.9.4/32\"}")
+    );
+    let spans: Vec<Value> = got
+        .iter()
+        .filter(|r| r["path"] == GRPC_TRACES)
+        .flat_map(|r| r["spans"].as_array().cloned().unwrap_or_default())
+        .collect();
+    assert!(
+        has(&spans, "health_check", "vip.name", json!("web")),
+        "{spans:#?}"
+    );
+    let records: Vec<Value> = got
+        .iter()
+        .filter(|r| r["path"] == GRPC_LOGS)
+        .flat_map(|r| r["records"].as_array().cloned().unwrap_or_default())
+        .collect();
+    assert!(
+        records.iter().any(|r| r["body"]
+            .as_str()
+            .is_some_and(|b| b.contains("sending End-of-RIB"))),
+        "{records:#?}"
+    );
+    api_is_prompt(&d);
+}
+
+/// A metrics request far above HTTP/2's initial 65,535-byte windows goes
+/// out as the collector's WINDOW_UPDATEs allow, and arrives whole.
+#[test]
+fn a_large_metrics_request_arrives_whole_over_grpc() {
+    let ip = support::test_ip(150);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "grpc");
+    let vips: Vec<Value> = (0..600)
+        .map(|i| json!({"name": format!("v{i}"), "prefix": format!("10.20.{}.{}/32", i / 250, i % 250), "always": true}))
+        .collect();
+    let otel = json!({"endpoint": format!("grpc://{ip}:{port}"), "service_name": "edge-1",
+                      "metrics": {"interval": "1s"},
+                      "traces": {"enabled": false}, "logs": {"enabled": false}});
+    let d = daemon_with(151, otel, Value::Array(vips));
+    let req = rx.request(Duration::from_secs(20));
+    assert_eq!(req["path"], GRPC_METRICS);
+    assert_eq!(req["status"], "OK");
+    assert!(req["bytes"].as_u64() > Some(200_000), "{}", req["bytes"]);
+    for i in [0, 299, 599] {
+        let v = format!("v{i}");
+        assert_eq!(vip_point(&req, "pathosd_vip_state", &v), Some(1.0), "{v}");
+    }
+    let states = req["metrics"]
+        .as_array()
+        .and_then(|a| a.iter().find(|m| m["name"] == "pathosd_vip_state"))
+        .and_then(|m| m["points"].as_array())
+        .map_or(0, Vec::len);
+    assert_eq!(states, 600);
+    api_is_prompt(&d);
+}
+
+/// The points' time stamps: the same in a retry of a request, later in
+/// the next export.
+fn stamp(req: &Value) -> Value {
+    req["metrics"][0]["points"][0]["time"].clone()
+}
+
+#[test]
+fn grpc_unavailable_is_retried_and_invalid_argument_is_dropped() {
+    let ip = support::test_ip(160);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "grpc-unavailable");
+    let (d, _) = start_url(161, &format!("grpc://{ip}:{port}"), "1s", false);
+    let first = rx.request(Duration::from_secs(15));
+    assert_eq!(first["status"], "UNAVAILABLE");
+    // The retry (after the 1 s back-off) is the same request.
+    let retry = rx.request(Duration::from_secs(10));
+    assert_eq!(retry["status"], "OK");
+    assert_eq!(stamp(&retry), stamp(&first));
+    assert!(metric(&d, "pathosd_otel_export_requests_total{result=\"failed\"}") >= Some(1.0));
+    assert!(d.log().contains("UNAVAILABLE (14)"), "{}", d.log());
+    drop((d, rx));
+
+    let ip = support::test_ip(170);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "grpc-invalid");
+    let (d, _) = start_url(171, &format!("grpc://{ip}:{port}"), "1s", false);
+    let first = rx.request(Duration::from_secs(15));
+    assert_eq!(first["status"], "INVALID_ARGUMENT");
+    // Dropped, not retried: the next request is the next export.
+    let next = rx.request(Duration::from_secs(10));
+    assert_ne!(stamp(&next), stamp(&first));
+    assert!(
+        support::wait_for(Duration::from_secs(5), || d
+            .log()
+            .contains("refused an export: gRPC INVALID_ARGUMENT (3)")),
+        "{}",
+        d.log()
+    );
+    assert!(metric(&d, "pathosd_otel_export_dropped_total") >= Some(1.0));
+}
+
+/// grpcs:// with the build's TLS: the receiver's test certificate is taken
+/// with `insecure`.
+#[cfg(feature = "tls")]
+#[test]
+fn grpcs_export_arrives_over_tls() {
+    let ip = support::test_ip(180);
+    let port = support::free_tcp_port(ip);
+    let dir = support::temp_dir("otel-grpcs");
+    let pki = support::pki(&dir.path(""), &ip.to_string());
+    let mut rx = Receiver_::start_with(ip, port, "grpc", &[&pki.cert, &pki.key]);
+    let (_d, _) = start_url(181, &format!("grpcs://{ip}:{port}"), "1s", true);
+    let req = rx.request(Duration::from_secs(15));
+    assert_eq!(req["path"], GRPC_METRICS);
+    assert_eq!(req["status"], "OK");
+    assert_eq!(req["resource"]["service.name"], "edge-1");
+}
+
+/// Every API request is a server span (not sampled: `sample_ratio` 0
+/// here), named by its method and route template.
+#[test]
+fn api_requests_are_server_spans() {
+    let ip = support::test_ip(190);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "ok");
+    let otel = json!({"endpoint": format!("http://{ip}:{port}"), "service_name": "edge-1",
+                      "metrics": {"enabled": false}, "logs": {"enabled": false},
+                      "traces": {"sample_ratio": 0}});
+    let vips = json!([{"name": "web", "prefix": "10.9.9.6/32", "always": true}]);
+    let d = daemon_with(191, otel, vips);
+    assert_eq!(d.get("/status").map(|r| r.code), Some(200));
+    assert_eq!(d.get("/api/v1/vips/nope").map(|r| r.code), Some(404));
+    let spans = spans_until(&mut rx, &d, Duration::from_secs(15), |s| {
+        s.iter().any(|s| s["name"] == "GET /status")
+            && s.iter().any(|s| s["name"] == "GET /api/v1/vips/{name}")
+    });
+    let status = spans
+        .iter()
+        .find(|s| s["name"] == "GET /status")
+        .expect("GET /status");
+    assert_eq!(status["kind"], 2, "SPAN_KIND_SERVER");
+    assert_eq!(status["attrs"]["http.request.method"], "GET");
+    assert_eq!(status["attrs"]["url.path"], "/status");
+    assert_eq!(status["attrs"]["http.route"], "/status");
+    assert_eq!(status["attrs"]["http.response.status_code"], 200);
+    assert_eq!(status["status"], 0, "unset");
+    assert!(status["end"].as_u64() >= status["start"].as_u64());
+    let vip = spans
+        .iter()
+        .find(|s| s["name"] == "GET /api/v1/vips/{name}")
+        .expect("the VIP's route");
+    assert_eq!(vip["attrs"]["url.path"], "/api/v1/vips/nope");
+    assert_eq!(vip["attrs"]["http.response.status_code"], 404);
+    // The daemon's own spans stay INTERNAL; none is a health_check (0).
+    assert!(spans
+        .iter()
+        .filter(|s| s["name"] == "bgp.announce")
+        .all(|s| s["kind"] == 1));
+    assert!(!spans.iter().any(|s| s["name"] == "health_check"));
+}

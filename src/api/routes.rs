@@ -88,8 +88,23 @@ fn log_line(l: LogLine) {
 }
 
 async fn route(ctl: &ControlHandle, opts: &Options, req: Request) -> Response {
+    // A server span per request while traces are exported: from the
+    // request read to the answer made (the write is the connection's).
+    let start = std::time::Instant::now();
+    let resp = answer(ctl, opts, &req).await;
+    crate::daemon::otel::served(
+        &req.method,
+        &req.path,
+        router::route_template(&req.path),
+        resp.status,
+        start.elapsed(),
+    );
+    resp
+}
+
+async fn answer(ctl: &ControlHandle, opts: &Options, req: &Request) -> Response {
     let t = opts.owner_timeout;
-    let (resp, line) = match router::plan(&req, opts.token.as_deref()) {
+    let (resp, line) = match router::plan(req, opts.token.as_deref()) {
         Step::Answer(resp, line) => (resp, line),
         Step::Snapshot(view) => {
             let s = ctl.snapshot(view.scope(), t).await;

@@ -9,7 +9,7 @@
 pub use pathosd_core::daemon::{engine, reload, state, triggers, views};
 
 mod http;
-mod otel;
+pub(crate) mod otel;
 mod owner;
 mod signals;
 mod ubus;

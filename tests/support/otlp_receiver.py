@@ -1,25 +1,34 @@
-"""An OTLP/HTTP receiver for tests/otel_export.rs: decodes each request
-(metrics; traces or logs when the path ends in /v1/traces or /v1/logs) with the official
-protobuf definitions (PyPI opentelemetry-proto) and prints it as one JSON
-line. A missing module is an error, never a skip.
+"""An OTLP/HTTP and OTLP/gRPC receiver for tests/otel_export.rs: decodes
+each request (metrics; traces or logs when the path ends in /v1/traces or
+/v1/logs, or by the gRPC service called) with the official protobuf
+definitions (PyPI opentelemetry-proto, its gRPC service stubs with grpcio)
+and prints it as one JSON line. A missing module is an error, never a skip.
 
 usage: otlp_receiver.py IP PORT MODE [CERT KEY]
-  (with CERT and KEY: https, TLS with that certificate)
+  (with CERT and KEY: https or grpcs, TLS with that certificate)
   ok        answer 200 to everything
   503       answer 503 with Retry-After: 2 to the first request, then 200
+  503traces answer 503 (no Retry-After) to every /v1/traces request, 200
+            to the others
   hang      accept and read, print {"status": "hang"}, never answer
   garbage   answer bytes that are not HTTP, then close
+  grpc      OTLP/gRPC: answer OK to every Export
+  grpc-unavailable  OTLP/gRPC: UNAVAILABLE to the first call, then OK
+  grpc-invalid      OTLP/gRPC: INVALID_ARGUMENT to every call
 Prints "listening" once bound, then one line per request:
 {"t": monotonic seconds, "path": ..., "headers": {...}, "status": answered,
  "resource": {...}, "metrics": [{"name", "kind", "monotonic", "temporality",
  "points": [{"attrs", "value" | "count", "sum", "bounds", "counts"}]}]}
 or, for traces, "spans": [{"name", "trace_id", "span_id", "start", "end",
  "attrs", "status", "kind"}] in place of "metrics"; for logs, "records":
- [{"time", "severity", "severity_text", "body"}].
+ [{"time", "severity", "severity_text", "body"}]. Over gRPC "path" is the
+method, "status" the status code's name, "headers" the metadata, and
+"bytes" the request's size.
 """
 import json
 import socket
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
@@ -130,8 +139,10 @@ class Handler(BaseHTTPRequestHandler):
             status = "garbage"
         else:
             status = 503 if (MODE == "503" and seen == 1) else 200
+            if MODE == "503traces" and self.path.endswith("/v1/traces"):
+                status = 503
             self.send_response(status)
-            if status == 503:
+            if status == 503 and MODE == "503":
                 self.send_header("Retry-After", "2")
             self.send_header("Content-Type", "application/x-protobuf")
             self.send_header("Content-Length", "0")
@@ -152,6 +163,77 @@ class Server(HTTPServer):
     address_family = socket.AF_INET
     allow_reuse_address = True
 
+
+def serve_grpc():
+    from concurrent import futures
+    import grpc
+    from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
+    from opentelemetry.proto.collector.metrics.v1 import (
+        metrics_service_pb2, metrics_service_pb2_grpc)
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+    lock = threading.Lock()
+
+    def handle(method, decoder, request, context, response):
+        global seen
+        with lock:
+            seen += 1
+            n = seen
+        status = "OK"
+        if MODE == "grpc-unavailable" and n == 1:
+            status = "UNAVAILABLE"
+        elif MODE == "grpc-invalid":
+            status = "INVALID_ARGUMENT"
+        body = request.SerializeToString()
+        md = {k: v for k, v in context.invocation_metadata()}
+        line = {"t": time.monotonic(), "path": method, "status": status,
+                "headers": md, "bytes": len(body)}
+        line.update(decoder(body))
+        # Calls run on several threads: one whole line at a time.
+        with lock:
+            sys.stdout.write(json.dumps(line) + "\n")
+            sys.stdout.flush()
+        if status != "OK":
+            context.abort(getattr(grpc.StatusCode, status), "the test says " + status)
+        return response
+
+    name = "/opentelemetry.proto.collector.%s/Export"
+
+    class Metrics(metrics_service_pb2_grpc.MetricsServiceServicer):
+        def Export(self, request, context):
+            return handle(name % "metrics.v1.MetricsService", decode, request, context,
+                          metrics_service_pb2.ExportMetricsServiceResponse())
+
+    class Traces(trace_service_pb2_grpc.TraceServiceServicer):
+        def Export(self, request, context):
+            return handle(name % "trace.v1.TraceService", decode_traces, request, context,
+                          trace_service_pb2.ExportTraceServiceResponse())
+
+    class Logs(logs_service_pb2_grpc.LogsServiceServicer):
+        def Export(self, request, context):
+            return handle(name % "logs.v1.LogsService", decode_logs, request, context,
+                          logs_service_pb2.ExportLogsServiceResponse())
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(Metrics(), server)
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), server)
+    logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Logs(), server)
+    addr = "%s:%d" % (IP, PORT)
+    if len(sys.argv) == 6:
+        with open(sys.argv[4], "rb") as c, open(sys.argv[5], "rb") as k:
+            creds = grpc.ssl_server_credentials([(k.read(), c.read())])
+        bound = server.add_secure_port(addr, creds)
+    else:
+        bound = server.add_insecure_port(addr)
+    assert bound == PORT, "cannot bind " + addr
+    server.start()
+    print("listening", flush=True)
+    server.wait_for_termination()
+
+
+if MODE.startswith("grpc"):
+    serve_grpc()
+    sys.exit(0)
 
 srv = Server((IP, PORT), Handler)
 if len(sys.argv) == 6:

@@ -1,6 +1,7 @@
 //! The bounded pool for probe work that can only block: ureq (https checks
-//! and checks through an https:// proxy), the gRPC client and the lookups
-//! of hosts that are names (getaddrinfo, [`super::lookup`]). Plain
+//! and checks through an https:// proxy, and the OTLP export to https://),
+//! the gRPC client (grpc checks and the OTLP export to grpc://) and the
+//! lookups of hosts that are names (getaddrinfo, [`super::lookup`]). Plain
 //! `http://` checks, direct or through an http:// proxy, do not come here (they are async, see [`super::http`]), nor do exec
 //! checks (smol::process).
 //!

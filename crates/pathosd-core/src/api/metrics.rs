@@ -128,7 +128,7 @@ fn otel_families(e: &mut Exposition, o: &super::model::OtelView) {
     e.family(
         "pathosd_otel_export_dropped_total",
         Kind::Counter,
-        "OTLP batches (of any signal) dropped: the oldest when the queue was full, or refused for good by the collector.",
+        "OTLP batches (of any signal) dropped: the oldest when its signal's queue was full, or refused for good by the collector.",
     )
     .sample(&[], f64::from(o.dropped));
     e.family(

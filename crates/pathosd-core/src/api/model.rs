@@ -392,10 +392,10 @@ pub struct OtelView {
     pub exported: u32,
     /// Attempts that failed (and were retried or, not retryable, dropped).
     pub failed: u32,
-    /// Batches dropped: the oldest when the queue was full, or refused by
+    /// Batches dropped: the oldest when its signal's queue was full, or refused by
     /// the collector with a status that is not retryable.
     pub dropped: u32,
-    /// Batches waiting to be sent.
+    /// Batches waiting to be sent, all signals together.
     pub queued: u32,
     /// Spans dropped before they were encoded: the oldest when the span
     /// buffer was full between two drains.

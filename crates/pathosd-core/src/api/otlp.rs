@@ -237,12 +237,23 @@ pub enum Value {
     Double(f64),
 }
 
+/// A span's kind (`Span.SpanKind`): the daemon's own work, or a request
+/// it served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpanKind {
+    Internal = 1,
+    Server = 2,
+}
+
 /// One finished span, as the daemon records it (`trace/v1/trace.proto`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Span {
     pub trace_id: [u8; 16],
     pub span_id: [u8; 8],
-    pub name: &'static str,
+    /// A fixed name (`health_check`), or one made per span (an HTTP
+    /// server span's `GET /status`).
+    pub name: std::borrow::Cow<'static, str>,
+    pub kind: SpanKind,
     pub start_ns: u64,
     pub end_ns: u64,
     pub attributes: Vec<(&'static str, Value)>,
@@ -272,9 +283,8 @@ impl Span {
         bytes(&mut sp, 1, &self.trace_id);
         bytes(&mut sp, 2, &self.span_id);
         bytes(&mut sp, 5, self.name.as_bytes());
-        // SpanKind INTERNAL: the daemon's own work, no remote parent.
         key(&mut sp, 6, VARINT);
-        varint(&mut sp, 1);
+        varint(&mut sp, self.kind as u64);
         fixed64(&mut sp, 7, self.start_ns);
         fixed64(&mut sp, 8, self.end_ns);
         for (k, v) in &self.attributes {
@@ -440,7 +450,8 @@ mod tests {
         let span = Span {
             trace_id: [1; 16],
             span_id: [2; 8],
-            name: "s",
+            name: "s".into(),
+            kind: SpanKind::Server,
             start_ns: 3,
             end_ns: 4,
             attributes: vec![("b", Value::Bool(true)), ("i", Value::Int(-1))],
@@ -451,7 +462,7 @@ mod tests {
         want.extend([1; 16]);
         want.extend([0x12, 8]);
         want.extend([2; 8]);
-        want.extend([0x2a, 1, b's', 0x30, 1, 0x39, 3, 0, 0, 0, 0, 0, 0, 0]);
+        want.extend([0x2a, 1, b's', 0x30, 2, 0x39, 3, 0, 0, 0, 0, 0, 0, 0]);
         want.extend([0x41, 4, 0, 0, 0, 0, 0, 0, 0]);
         want.extend([0x4a, 7, 0x0a, 1, b'b', 0x12, 2, 0x10, 1]);
         want.extend([0x4a, 16, 0x0a, 1, b'i', 0x12, 11, 0x18]);

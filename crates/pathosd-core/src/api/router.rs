@@ -273,6 +273,22 @@ fn parse(path: &str) -> Option<Route<'_>> {
     })
 }
 
+/// The route `path` takes as a template ("/api/v1/vips/{name}/drain"),
+/// what OpenTelemetry's `http.route` and a server span's name want; None
+/// for a path no route takes.
+pub fn route_template(path: &str) -> Option<&'static str> {
+    Some(match parse(path)? {
+        Route::Page => "/",
+        Route::Healthz => "/healthz",
+        Route::Readyz => "/readyz",
+        Route::Status => "/status",
+        Route::Metrics => "/metrics",
+        Route::Vip(_) => "/api/v1/vips/{name}",
+        Route::Check(_) => "/api/v1/vips/{name}/check",
+        Route::Drain(_) => "/api/v1/vips/{name}/drain",
+    })
+}
+
 fn bad_name() -> Step {
     Step::Answer(Response::error(400, "bad VIP name encoding"), None)
 }
@@ -521,6 +537,16 @@ mod tests {
 
     #[test]
     fn routing_table() {
+        assert_eq!(route_template("/status"), Some("/status"));
+        assert_eq!(
+            route_template("/api/v1/vips/w%2Fb/drain"),
+            Some("/api/v1/vips/{name}/drain")
+        );
+        assert_eq!(
+            route_template("/api/v1/vips/web"),
+            Some("/api/v1/vips/{name}")
+        );
+        assert_eq!(route_template("/nope"), None);
         assert_eq!(kind("/").as_deref(), Some("page"));
         assert_eq!(kind("/metrics").as_deref(), Some("metrics"));
         assert_eq!(kind("/api/v1/vips/web").as_deref(), Some("vip web"));

@@ -115,16 +115,39 @@ fn parse(url: &str, signal: &str) -> Result<OtlpTarget, String> {
         // OTLP/gRPC's registered port.
         Transport::Grpc { .. } => 4317,
     });
-    let path = match transport {
-        Transport::Http { .. } if parts.path == "/" => format!("/v1/{signal}"),
-        _ => parts.path,
-    };
     let host = if parts.host.contains(':') {
         format!("[{}]", parts.host)
     } else {
         parts.host.clone()
     };
-    let url = format!("{scheme}://{host}:{port}{path}");
+    let (path, url) = match transport {
+        Transport::Http { .. } => {
+            let path = if parts.path == "/" {
+                format!("/v1/{signal}")
+            } else {
+                parts.path
+            };
+            let url = format!("{scheme}://{host}:{port}{path}");
+            (path, url)
+        }
+        // OTLP/gRPC calls the signal's service, whatever the URL says
+        // beyond the authority: a path there is a mistake, not a prefix.
+        Transport::Grpc { .. } if parts.path == "/" => {
+            let service = match signal {
+                "traces" => "trace.v1.TraceService",
+                "logs" => "logs.v1.LogsService",
+                _ => "metrics.v1.MetricsService",
+            };
+            let path = format!("/opentelemetry.proto.collector.{service}/Export");
+            (path, format!("{scheme}://{host}:{port}"))
+        }
+        Transport::Grpc { .. } => {
+            return Err(format!(
+                "{}: an OTLP/gRPC endpoint takes no path (the method is the signal's Export)",
+                Quote(url)
+            ))
+        }
+    };
     Ok(OtlpTarget {
         transport,
         host: parts.host,
@@ -205,9 +228,6 @@ pub(crate) fn validate(c: &Config, errs: &mut Errors) {
     for (k, v) in &o.headers {
         header(&join("otel.headers", k), k, v, errs);
     }
-    // Where the gRPC refusal was written: metrics and traces share
-    // otel.endpoint, and one line says it.
-    let mut refused: Vec<String> = Vec::new();
     for s in signals(c) {
         let p = join("otel", s.name);
         if !s.endpoint.trim().is_empty() {
@@ -217,30 +237,6 @@ pub(crate) fn validate(c: &Config, errs: &mut Errors) {
         }
         for (k, v) in s.headers {
             header(&join(&join(&p, "headers"), k), k, v, errs);
-        }
-        let Some(Ok(t)) = target(c, &s) else {
-            continue;
-        };
-        // Every signal is exported over OTLP/HTTP only: the transport
-        // they cannot take yet is refused where the endpoint is written,
-        // not left to fail quietly at run time.
-        if let Transport::Grpc { .. } = t.transport {
-            let at = if s.endpoint.trim().is_empty() {
-                "otel.endpoint".to_string()
-            } else {
-                join(&p, "endpoint")
-            };
-            if refused.contains(&at) {
-                continue;
-            }
-            refused.push(at.clone());
-            errs.push_fmt(
-                    at,
-                    format_args!(
-                        "{}: OTLP/gRPC export is not implemented yet; use the collector's OTLP/HTTP port (http://host:4318)",
-                        Quote(&t.url)
-                    ),
-                );
         }
     }
     // As the reference has it: any endpoint written, whether or not it is
@@ -302,7 +298,25 @@ mod tests {
         assert_eq!(t.url, "http://[::1]:9/otlp/v1/metrics");
         let t = parse("grpc://c:4317", "traces").unwrap();
         assert_eq!(t.transport, Transport::Grpc { tls: false });
-        assert_eq!(t.path, "/");
+        assert_eq!(
+            t.path,
+            "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+        );
+        assert_eq!(t.url, "grpc://c:4317");
+        let t = parse("grpc://[::1]/", "logs").unwrap();
+        assert_eq!(t.port, 4317);
+        assert_eq!(
+            t.path,
+            "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
+        );
+        let t = parse("grpc://c", "metrics").unwrap();
+        assert_eq!(
+            t.path,
+            "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export"
+        );
+        assert!(parse("grpc://c/v1/metrics", "metrics")
+            .unwrap_err()
+            .contains("takes no path"));
         assert!(parse("ftp://c", "metrics")
             .unwrap_err()
             .contains("unsupported scheme \"ftp\""));
@@ -342,7 +356,11 @@ mod tests {
         );
         assert_eq!(
             errors(serde_json::json!({"endpoint": "grpc://127.0.0.1:4317"})),
-            ["otel.endpoint: \"grpc://127.0.0.1:4317/\": OTLP/gRPC export is not implemented yet; use the collector's OTLP/HTTP port (http://host:4318)"]
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            errors(serde_json::json!({"logs": {"endpoint": "grpc://c:4317/otlp"}})),
+            ["otel.logs.endpoint: \"grpc://c:4317/otlp\": an OTLP/gRPC endpoint takes no path (the method is the signal's Export)"]
         );
         assert_eq!(
             errors(serde_json::json!({"traces": {"sample_ratio": 1.5}})),

@@ -1,9 +1,12 @@
 //! A minimal HTTP/2 client (RFC 9113) for one request per connection, as
-//! the gRPC probe needs: connection preface, SETTINGS, one HEADERS + DATA
-//! stream, and reading headers, data and trailers back. It runs on a
-//! blocking `Read + Write` stream (TCP with prior knowledge, or rustls with
-//! ALPN h2) on the blocking pool, bounded by socket timeouts and the
-//! probe's hard timeout.
+//! a unary gRPC call needs (the gRPC probe's and the OTLP exporter's):
+//! connection preface, SETTINGS, one HEADERS + DATA stream, and reading
+//! headers, data and trailers back. The body goes out as the peer's flow
+//! control windows allow (§6.9: a request larger than the initial 65,535
+//! bytes waits for WINDOW_UPDATE), and what the peer sends is bounded in
+//! frames and bytes. It runs on a blocking `Read + Write` stream (TCP with
+//! prior knowledge, or rustls with ALPN h2) on the blocking pool, bounded
+//! in time by the stream (the caller's deadline).
 
 use super::hpack::{self, Decoder};
 use std::io::{Read, Write};
@@ -19,6 +22,7 @@ const SETTINGS: u8 = 0x4;
 const PUSH_PROMISE: u8 = 0x5;
 const PING: u8 = 0x6;
 const GOAWAY: u8 = 0x7;
+const WINDOW_UPDATE: u8 = 0x8;
 const CONTINUATION: u8 = 0x9;
 
 // Frame flags.
@@ -28,11 +32,21 @@ const END_HEADERS: u8 = 0x4;
 const PADDED: u8 = 0x8;
 const PRIORITY: u8 = 0x20;
 
-/// RFC 9113 §4.2: SETTINGS_MAX_FRAME_SIZE starts at 16384; we never raise it.
+/// RFC 9113 §4.2: SETTINGS_MAX_FRAME_SIZE starts at 16384; we never raise
+/// ours, and never send larger frames (a peer's setting can only be
+/// larger, so it always allows ours).
 const MAX_FRAME: usize = 16384;
+/// §6.9.2: every flow-control window starts at 65,535 bytes.
+const INITIAL_WINDOW: i64 = 65_535;
+/// §6.9.1: a window may not exceed 2^31 - 1.
+const MAX_WINDOW: i64 = (1 << 31) - 1;
+/// DATA frames gathered into one write, at most.
+const WRITE_CHUNK: usize = 64 * 1024;
 /// Largest response body kept; a health reply is a few bytes.
 const MAX_BODY: usize = 1 << 20;
-/// Frames read before giving up, so a chatty peer cannot keep us forever.
+/// Frames read before giving up, so a chatty peer cannot keep us forever;
+/// a large body allows one more per KiB of it, for the peer's
+/// WINDOW_UPDATEs.
 const MAX_FRAMES: usize = 1000;
 
 const STREAM: u32 = 1;
@@ -122,13 +136,113 @@ fn strings(fields: Vec<hpack::Field>) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Sends one request (`headers` include the pseudo-headers) with `body` and
-/// reads the whole response.
+/// The request body still to send, and the peer's windows for it.
+struct Body<'a> {
+    parts: &'a [&'a [u8]],
+    /// The part being sent and the bytes of it already sent.
+    part: usize,
+    at: usize,
+    /// Bytes not sent yet.
+    left: usize,
+    /// The connection's and the stream's send windows (§6.9), and the
+    /// peer's SETTINGS_INITIAL_WINDOW_SIZE the stream's started from.
+    conn: i64,
+    stream: i64,
+    initial: i64,
+}
+
+impl Body<'_> {
+    /// Sends DATA frames while the body lasts and both windows allow;
+    /// the last one ends the stream.
+    fn more<S: Write>(&mut self, s: &mut S) -> Result<(), String> {
+        let mut out = Vec::new();
+        while self.left > 0 {
+            let Some(part) = self.parts.get(self.part) else {
+                break;
+            };
+            let rest = part.get(self.at..).unwrap_or_default();
+            if rest.is_empty() {
+                self.part += 1;
+                self.at = 0;
+                continue;
+            }
+            let window = self.conn.min(self.stream);
+            let Ok(window) = usize::try_from(window) else {
+                break;
+            };
+            if window == 0 {
+                break;
+            }
+            let n = rest.len().min(MAX_FRAME).min(window);
+            self.at += n;
+            self.left -= n;
+            self.conn -= n as i64;
+            self.stream -= n as i64;
+            let f = if self.left == 0 { END_STREAM } else { 0 };
+            frame(&mut out, DATA, f, STREAM, &rest[..n]);
+            if out.len() >= WRITE_CHUNK {
+                s.write_all(&out).map_err(io_err)?;
+                out.clear();
+            }
+        }
+        if !out.is_empty() {
+            s.write_all(&out).map_err(io_err)?;
+            s.flush().map_err(io_err)?;
+        }
+        Ok(())
+    }
+
+    /// The peer's SETTINGS (§6.5.2): a new SETTINGS_INITIAL_WINDOW_SIZE
+    /// moves the stream's window by the difference (§6.9.2).
+    fn settings(&mut self, p: &[u8]) -> Result<(), String> {
+        if p.len() % 6 != 0 {
+            return Err("malformed SETTINGS".into());
+        }
+        for e in p.chunks_exact(6) {
+            let id = u16::from_be_bytes([e[0], e[1]]);
+            let v = i64::from(u32::from_be_bytes([e[2], e[3], e[4], e[5]]));
+            if id == 0x4 {
+                if v > MAX_WINDOW {
+                    return Err("SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1".into());
+                }
+                self.stream += v - self.initial;
+                self.initial = v;
+                if self.stream > MAX_WINDOW {
+                    return Err("stream window above 2^31-1".into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A WINDOW_UPDATE (§6.9) for the connection or our stream.
+    fn window_update(&mut self, stream: u32, p: &[u8]) -> Result<(), String> {
+        let inc = match p {
+            [a, b, c, d] => i64::from(u32::from_be_bytes([*a, *b, *c, *d]) & 0x7fff_ffff),
+            _ => return Err("malformed WINDOW_UPDATE".into()),
+        };
+        let w = match stream {
+            0 => &mut self.conn,
+            STREAM => &mut self.stream,
+            _ => return Ok(()),
+        };
+        *w += inc;
+        if *w > MAX_WINDOW {
+            return Err("flow-control window above 2^31-1".into());
+        }
+        Ok(())
+    }
+}
+
+/// Sends one request (`headers` include the pseudo-headers) with the body
+/// `body` (its parts one after the other, sent without copying them
+/// together) and reads the whole response.
 pub fn request<S: Read + Write>(
     s: &mut S,
     headers: &[(String, String)],
-    body: &[u8],
+    body: &[&[u8]],
 ) -> Result<Response, String> {
+    let total: usize = body.iter().map(|b| b.len()).sum();
     let mut out = PREFACE.to_vec();
     // SETTINGS_ENABLE_PUSH (0x2) = 0: we never accept pushes.
     frame(&mut out, SETTINGS, 0, 0, &[0, 2, 0, 0, 0, 0]);
@@ -139,29 +253,26 @@ pub fn request<S: Read + Write>(
     if block.len() > MAX_FRAME {
         return Err("request headers too large".into());
     }
-    let end = if body.is_empty() { END_STREAM } else { 0 };
+    let end = if total == 0 { END_STREAM } else { 0 };
     frame(&mut out, HEADERS, END_HEADERS | end, STREAM, &block);
-    // The peer's initial flow-control window is 65535 bytes (§6.9.2).
-    if body.len() > 65535 {
-        return Err("request body too large".into());
-    }
-    let mut chunks = body.chunks(MAX_FRAME).peekable();
-    while let Some(c) = chunks.next() {
-        let f = if chunks.peek().is_none() {
-            END_STREAM
-        } else {
-            0
-        };
-        frame(&mut out, DATA, f, STREAM, c);
-    }
     s.write_all(&out).map_err(io_err)?;
     s.flush().map_err(io_err)?;
+    let mut body = Body {
+        parts: body,
+        part: 0,
+        at: 0,
+        left: total,
+        conn: INITIAL_WINDOW,
+        stream: INITIAL_WINDOW,
+        initial: INITIAL_WINDOW,
+    };
+    body.more(s)?;
 
     let mut dec = Decoder::new(4096);
     let mut resp = Response::default();
     let mut got_headers = false;
     let mut pending: Option<(Vec<u8>, bool)> = None;
-    for _ in 0..MAX_FRAMES {
+    for _ in 0..MAX_FRAMES.saturating_add(total / 1024) {
         let (ty, flags, stream, p) = read_frame(s)?;
         // A header block (its fragments so far, and whether its HEADERS
         // ended the stream): from a HEADERS frame, or the one pending
@@ -184,9 +295,16 @@ pub fn request<S: Read + Write>(
                     flags & END_STREAM != 0,
                 ),
                 SETTINGS if flags & ACK == 0 => {
+                    body.settings(&p)?;
                     let mut ack = Vec::new();
                     frame(&mut ack, SETTINGS, ACK, 0, &[]);
                     s.write_all(&ack).map_err(io_err)?;
+                    body.more(s)?;
+                    continue;
+                }
+                WINDOW_UPDATE => {
+                    body.window_update(stream, &p)?;
+                    body.more(s)?;
                     continue;
                 }
                 PING if flags & ACK == 0 => {
@@ -219,10 +337,20 @@ pub fn request<S: Read + Write>(
                     if flags & END_STREAM != 0 {
                         return Ok(resp);
                     }
+                    // What we took goes back to the peer's windows, so a
+                    // reply larger than 65,535 bytes (up to MAX_BODY) is
+                    // not stuck.
+                    if !p.is_empty() {
+                        let inc = (p.len() as u32).to_be_bytes();
+                        let mut w = Vec::new();
+                        frame(&mut w, WINDOW_UPDATE, 0, 0, &inc);
+                        frame(&mut w, WINDOW_UPDATE, 0, STREAM, &inc);
+                        s.write_all(&w).map_err(io_err)?;
+                    }
                     continue;
                 }
-                // WINDOW_UPDATE, PRIORITY, acks, other streams, unknown types
-                // (§5.5: "MUST ignore and discard" unknown frame types).
+                // PRIORITY, acks, other streams, unknown types (§5.5: "MUST
+                // ignore and discard" unknown frame types).
                 _ => continue,
             },
         };
@@ -310,7 +438,7 @@ mod tests {
             input: Cursor::new(input),
             written: Vec::new(),
         };
-        let r = request(&mut f, &[(":method".into(), "POST".into())], b"hi").unwrap();
+        let r = request(&mut f, &[(":method".into(), "POST".into())], &[b"h", b"i"]).unwrap();
         assert_eq!(r.get(":status"), Some("200"));
         assert_eq!(r.get("grpc-status"), Some("0"));
         assert_eq!(r.data, [0xaa, 0xbb]);
@@ -332,7 +460,7 @@ mod tests {
                 input: Cursor::new(input),
                 written: Vec::new(),
             };
-            request(&mut f, &[], b"")
+            request(&mut f, &[], &[])
         };
         let mut i = Vec::new();
         frame(&mut i, HEADERS, 0, 1, &[0x88]);
@@ -377,7 +505,76 @@ mod tests {
                 input: Cursor::new(input),
                 written: Vec::new(),
             };
-            assert!(request(&mut f, &[], b"").is_err());
+            assert!(request(&mut f, &[], &[]).is_err());
         }
+    }
+
+    /// The DATA frames written: (flags, payload length) each.
+    fn data_frames(mut w: &[u8]) -> Vec<(u8, usize)> {
+        w = &w[PREFACE.len()..];
+        let mut out = Vec::new();
+        while w.len() >= 9 {
+            let len = usize::from(w[0]) << 16 | usize::from(w[1]) << 8 | usize::from(w[2]);
+            if w[3] == DATA {
+                out.push((w[4], len));
+            }
+            w = &w[9 + len..];
+        }
+        out
+    }
+
+    /// A body larger than the initial windows goes out as far as they
+    /// allow, the rest as WINDOW_UPDATEs and a larger
+    /// SETTINGS_INITIAL_WINDOW_SIZE open them; in frames of at most 16 KiB.
+    #[test]
+    fn a_large_body_waits_for_the_peers_windows() {
+        let big = vec![7u8; 100_000];
+        // No window opens: 65,535 bytes go, then the peer says nothing.
+        let mut f = Fake {
+            input: Cursor::new(Vec::new()),
+            written: Vec::new(),
+        };
+        assert!(request(&mut f, &[], &[b"12345", &big]).is_err());
+        let sent: usize = data_frames(&f.written).iter().map(|d| d.1).sum();
+        assert_eq!(sent, 65_535);
+        // The stream's window grows by SETTINGS (to 200,000: +134,465) and
+        // the connection's by WINDOW_UPDATE; then the response.
+        let mut input = Vec::new();
+        frame(
+            &mut input,
+            SETTINGS,
+            0,
+            0,
+            &[0, 4, 0, 3, 0x0d, 0x40, 0, 5, 0, 0, 0x40, 0],
+        );
+        frame(&mut input, WINDOW_UPDATE, 0, 0, &40_000u32.to_be_bytes());
+        let mut t = vec![0x88];
+        hpack::encode_literal(&mut t, b"grpc-status", b"0");
+        frame(&mut input, HEADERS, END_HEADERS | END_STREAM, 1, &t);
+        let mut f = Fake {
+            input: Cursor::new(input),
+            written: Vec::new(),
+        };
+        let r = request(&mut f, &[], &[b"12345", &big]).expect("a response");
+        assert_eq!(r.get("grpc-status"), Some("0"));
+        let frames = data_frames(&f.written);
+        assert_eq!(frames.iter().map(|d| d.1).sum::<usize>(), 100_005);
+        assert!(frames.iter().all(|d| d.1 <= MAX_FRAME));
+        assert_eq!(frames.last().map(|d| d.0), Some(END_STREAM));
+        assert!(frames[..frames.len() - 1].iter().all(|d| d.0 == 0));
+        // A window pushed past 2^31-1 is an error, not an overflow.
+        let mut input = Vec::new();
+        frame(
+            &mut input,
+            WINDOW_UPDATE,
+            0,
+            0,
+            &0x7fff_ffffu32.to_be_bytes(),
+        );
+        let mut f = Fake {
+            input: Cursor::new(input),
+            written: Vec::new(),
+        };
+        assert!(request(&mut f, &[], &[&big]).is_err());
     }
 }

@@ -1,8 +1,9 @@
 //! grpc: the standard grpc.health.v1.Health/Check (passes only on SERVING,
 //! with an optional service name) or any unary method with ok_codes, over
 //! h2c (prior knowledge) or TLS with ALPN h2. The HTTP/2 client is our own
-//! ([`h2`], [`hpack`], private to this probe, its only user): a gRPC stack
-//! would cost far more than the size budget allows. Each probe opens a fresh connection. Without the
+//! ([`h2`], [`hpack`]): a gRPC stack would cost far more than the size
+//! budget allows. [`unary`] makes one call on a fresh connection, for this
+//! probe and for the OTLP/gRPC exporter (`daemon::otel`). Without the
 //! `tls` feature only h2c is built in: `tls: true` is refused when the probe
 //! is built (validation already names the option, see config::validate).
 
@@ -23,6 +24,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 #[cfg(feature = "tls")]
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,7 +50,8 @@ const CODES: [&str; 17] = [
     "UNAUTHENTICATED",
 ];
 
-fn code_name(c: u32) -> String {
+/// A status code by its name: "UNAVAILABLE (14)".
+pub(crate) fn code_name(c: u32) -> String {
     match usize::try_from(c).ok().and_then(|i| CODES.get(i)) {
         Some(n) => format!("{n} ({c})"),
         None => format!("code {c}"),
@@ -57,9 +60,9 @@ fn code_name(c: u32) -> String {
 
 /// The TLS client config; a build without TLS can never hold one.
 #[cfg(feature = "tls")]
-type TlsConfig = Arc<ClientConfig>;
+pub(crate) type TlsConfig = Arc<ClientConfig>;
 #[cfg(not(feature = "tls"))]
-type TlsConfig = std::convert::Infallible;
+pub(crate) type TlsConfig = std::convert::Infallible;
 
 #[derive(Debug)]
 struct Inner {
@@ -133,33 +136,34 @@ impl ServerCertVerifier for NoVerify {
     }
 }
 
-/// The rustls client config: ring provider, ALPN h2, CA file or system store.
+/// The rustls client config: ring provider, ALPN h2, the CA file `ca`
+/// (else the system store), or no verification with `insecure`.
 #[cfg(feature = "tls")]
-fn tls_config(c: &crate::config::GrpcCheck) -> Result<Arc<ClientConfig>, String> {
+pub(crate) fn tls_config(ca: Option<&str>, insecure: bool) -> Result<Arc<ClientConfig>, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("tls: {e}"))?;
-    let mut cfg = if c.tls_insecure {
+    let mut cfg = if insecure {
         builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
             .with_no_client_auth()
     } else {
-        let (what, path) = match &c.tls_ca_cert {
-            Some(p) => ("tls_ca_cert", p.as_str()),
+        let (what, path) = match ca {
+            Some(p) => ("tls_ca_cert", p),
             None => ("system CA file", super::http::SYSTEM_CA_FILE),
         };
         let pem = std::fs::read(path).map_err(|e| format!("reading {what} {path}: {}", io_msg(&e)));
-        let certs: Vec<CertificateDer<'static>> = match (pem, &c.tls_ca_cert) {
+        let certs: Vec<CertificateDer<'static>> = match (pem, ca) {
             (Ok(p), _) => CertificateDer::pem_slice_iter(&p)
                 .filter_map(Result::ok)
                 .collect(),
             (Err(e), Some(_)) => return Err(e),
-            // No system store: every probe fails verification, visibly.
+            // No system store: every call fails verification, visibly.
             (Err(_), None) => Vec::new(),
         };
-        if certs.is_empty() && c.tls_ca_cert.is_some() {
+        if certs.is_empty() && ca.is_some() {
             return Err(format!("parsing tls_ca_cert {path}: no certificates found"));
         }
         let mut roots = RootCertStore::empty();
@@ -182,7 +186,11 @@ impl GrpcProbe {
             return Err("tls_insecure and tls_ca_cert are mutually exclusive".into());
         }
         #[cfg(feature = "tls")]
-        let tls = if c.tls { Some(tls_config(c)?) } else { None };
+        let tls = if c.tls {
+            Some(tls_config(c.tls_ca_cert.as_deref(), c.tls_insecure)?)
+        } else {
+            None
+        };
         #[cfg(not(feature = "tls"))]
         let tls = if c.tls {
             return Err(format!("tls: true {}", crate::NEEDS_TLS));
@@ -281,102 +289,190 @@ fn health_status(msg: &[u8]) -> Result<u64, String> {
 
 const SERVING_STATUS: [&str; 4] = ["UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN"];
 
+/// One unary call: where it goes, and what it sends.
+pub(crate) struct Call<'a> {
+    /// Tried in order until one accepts the connection.
+    pub addrs: &'a [SocketAddr],
+    pub tls: Option<&'a TlsConfig>,
+    /// The `:authority` (with `port`) and the TLS server name.
+    pub server_name: &'a Host,
+    pub port: u16,
+    /// The method, `/package.Service/Method`.
+    pub path: &'a str,
+    /// Lower-case names, sent as they are after the call's own headers.
+    pub metadata: &'a [(String, String)],
+    pub user_agent: &'a str,
+    /// The request message, unframed.
+    pub message: &'a [u8],
+    pub deadline: Instant,
+}
+
+/// A call's answer: its grpc-status and grpc-message, and the response
+/// body as it came (length-prefixed messages).
+pub(crate) struct Reply {
+    pub code: u32,
+    pub message: String,
+    pub data: Vec<u8>,
+}
+
+/// A TCP stream whose every read and write is bounded by what is left
+/// until the deadline: socket timeouts alone bound each read, and a peer
+/// that trickles a byte at a time could make many of them.
+struct Bounded {
+    tcp: TcpStream,
+    deadline: Instant,
+}
+
+impl Bounded {
+    fn left(&self) -> std::io::Result<Duration> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        Ok(left)
+    }
+}
+
+impl Read for Bounded {
+    fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+        self.tcp.set_read_timeout(Some(self.left()?))?;
+        self.tcp.read(b)
+    }
+}
+
+impl Write for Bounded {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.tcp.set_write_timeout(Some(self.left()?))?;
+        self.tcp.write(b)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.tcp.flush()
+    }
+}
+
+/// Makes the call `c` on a new connection, blocking (run it on the
+/// blocking pool), bounded by `c.deadline`. Errors name the address and,
+/// past the connection, the method.
+pub(crate) fn unary(c: &Call<'_>) -> Result<Reply, String> {
+    let left = || {
+        c.deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1))
+    };
+    let mut tcp = Err(String::from("no address"));
+    for addr in c.addrs {
+        tcp = TcpStream::connect_timeout(addr, left())
+            .map(|t| (t, *addr))
+            .map_err(|e| format!("connect {addr}: {}", io_msg(&e)));
+        if tcp.is_ok() {
+            break;
+        }
+    }
+    let (tcp, addr) = tcp?;
+    let _ = tcp.set_nodelay(true);
+    let tcp = Bounded {
+        tcp,
+        deadline: c.deadline,
+    };
+    let path = c.path;
+    // gRPC over HTTP/2: a 5-byte prefix (compressed flag, length).
+    let len = u32::try_from(c.message.len())
+        .map_err(|_| format!("grpc {addr} {path}: message too large"))?;
+    let mut prefix = [0u8; 5];
+    prefix[1..].copy_from_slice(&len.to_be_bytes());
+    let ms = left().as_millis().max(1);
+    let mut headers: Vec<(String, String)> = vec![
+        (":method".into(), "POST".into()),
+        (
+            ":scheme".into(),
+            if c.tls.is_some() { "https" } else { "http" }.into(),
+        ),
+        (":path".into(), path.to_string()),
+        (
+            ":authority".into(),
+            HostPort {
+                host: c.server_name.clone(),
+                port: c.port,
+            }
+            .to_string(),
+        ),
+        ("content-type".into(), "application/grpc".into()),
+        ("te".into(), "trailers".into()),
+        ("grpc-timeout".into(), format!("{ms}m")),
+        ("user-agent".into(), c.user_agent.to_string()),
+    ];
+    headers.extend(c.metadata.iter().cloned());
+    let body: [&[u8]; 2] = [&prefix, c.message];
+    let resp = match c.tls {
+        None => {
+            let mut s = tcp;
+            h2::request(&mut s, &headers, &body)
+        }
+        #[cfg(not(feature = "tls"))]
+        Some(never) => match *never {},
+        #[cfg(feature = "tls")]
+        Some(cfg) => {
+            let name = match c.server_name {
+                Host::Ip(ip) => ServerName::IpAddress((*ip).into()),
+                Host::Name(n) => ServerName::try_from(n.clone())
+                    .map_err(|_| format!("tls: invalid server name {n:?}"))?,
+            };
+            let conn = rustls::ClientConnection::new(cfg.clone(), name)
+                .map_err(|e| format!("tls {addr}: {e}"))?;
+            let mut s = rustls::StreamOwned::new(conn, tcp);
+            while s.conn.is_handshaking() {
+                s.conn
+                    .complete_io(&mut s.sock)
+                    .map_err(|e| format!("tls {addr}: {}", io_msg(&e)))?;
+            }
+            if s.conn.alpn_protocol() != Some(b"h2") {
+                return Err(format!("tls {addr}: server did not negotiate h2"));
+            }
+            h2::request(&mut s, &headers, &body)
+        }
+    };
+    let resp = resp.map_err(|e| format!("grpc {addr} {path}: {e}"))?;
+    let status = resp.get(":status").unwrap_or("");
+    if status != "200" {
+        return Err(format!("grpc {addr} {path}: http status {status}"));
+    }
+    let code = match resp.get("grpc-status").map(|c| c.trim().parse::<u32>()) {
+        Some(Ok(c)) => c,
+        _ => return Err(format!("grpc {addr} {path}: no grpc-status")),
+    };
+    Ok(Reply {
+        code,
+        message: resp.get("grpc-message").unwrap_or("").to_string(),
+        data: resp.data,
+    })
+}
+
 impl Inner {
     fn call(&self, addr: SocketAddr, deadline: Instant) -> CheckResult {
-        let left = || {
-            deadline
-                .saturating_duration_since(Instant::now())
-                .max(Duration::from_millis(1))
-        };
-        let tcp = match TcpStream::connect_timeout(&addr, left()) {
-            Ok(t) => t,
-            Err(e) => return CheckResult::fail(format!("connect {addr}: {}", io_msg(&e))),
-        };
-        let _ = tcp.set_nodelay(true);
-        if tcp.set_read_timeout(Some(left())).is_err()
-            || tcp.set_write_timeout(Some(left())).is_err()
-        {
-            return CheckResult::fail(format!("grpc {addr}: cannot set socket timeouts"));
-        }
-        let path = self.path.clone();
         let msg = if self.health {
             health_request(&self.service)
         } else {
             Vec::new()
         };
-        // gRPC over HTTP/2: a 5-byte prefix (compressed flag, length).
-        let mut body = vec![0u8];
-        body.extend_from_slice(&(msg.len() as u32).to_be_bytes());
-        body.extend_from_slice(&msg);
-        let ms = left().as_millis().max(1);
-        let mut headers: Vec<(String, String)> = vec![
-            (":method".into(), "POST".into()),
-            (
-                ":scheme".into(),
-                if self.tls.is_some() { "https" } else { "http" }.into(),
-            ),
-            (":path".into(), path.clone()),
-            (
-                ":authority".into(),
-                HostPort {
-                    host: self.server_name.clone(),
-                    port: self.target.port,
-                }
-                .to_string(),
-            ),
-            ("content-type".into(), "application/grpc".into()),
-            ("te".into(), "trailers".into()),
-            ("grpc-timeout".into(), format!("{ms}m")),
-            ("user-agent".into(), "pathosd-check/1.0".into()),
-        ];
-        headers.extend(self.metadata.iter().cloned());
-        let resp = match &self.tls {
-            None => {
-                let mut s = tcp;
-                h2::request(&mut s, &headers, &body)
-            }
-            #[cfg(not(feature = "tls"))]
-            Some(never) => match *never {},
-            #[cfg(feature = "tls")]
-            Some(cfg) => {
-                let name = match &self.server_name {
-                    Host::Ip(ip) => ServerName::IpAddress((*ip).into()),
-                    Host::Name(n) => match ServerName::try_from(n.clone()) {
-                        Ok(n) => n,
-                        Err(_) => {
-                            return CheckResult::fail(format!("tls: invalid server name {n:?}"))
-                        }
-                    },
-                };
-                let conn = match rustls::ClientConnection::new(cfg.clone(), name) {
-                    Ok(c) => c,
-                    Err(e) => return CheckResult::fail(format!("tls {addr}: {e}")),
-                };
-                let mut s = rustls::StreamOwned::new(conn, tcp);
-                while s.conn.is_handshaking() {
-                    if let Err(e) = s.conn.complete_io(&mut s.sock) {
-                        return CheckResult::fail(format!("tls {addr}: {}", io_msg(&e)));
-                    }
-                }
-                if s.conn.alpn_protocol() != Some(b"h2") {
-                    return CheckResult::fail(format!("tls {addr}: server did not negotiate h2"));
-                }
-                h2::request(&mut s, &headers, &body)
-            }
+        let call = Call {
+            addrs: &[addr],
+            tls: self.tls.as_ref(),
+            server_name: &self.server_name,
+            port: self.target.port,
+            path: &self.path,
+            metadata: &self.metadata,
+            user_agent: "pathosd-check/1.0",
+            message: &msg,
+            deadline,
         };
-        let resp = match resp {
+        let Reply {
+            code,
+            message,
+            data,
+        } = match unary(&call) {
             Ok(r) => r,
-            Err(e) => return CheckResult::fail(format!("grpc {addr} {path}: {e}")),
+            Err(e) => return CheckResult::fail(e),
         };
-        let status = resp.get(":status").unwrap_or("");
-        if status != "200" {
-            return CheckResult::fail(format!("grpc {addr} {path}: http status {status}"));
-        }
-        let code = match resp.get("grpc-status").map(|c| c.trim().parse::<u32>()) {
-            Some(Ok(c)) => c,
-            _ => return CheckResult::fail(format!("grpc {addr} {path}: no grpc-status")),
-        };
-        let message = resp.get("grpc-message").unwrap_or("").to_string();
         let with_msg = |s: String| {
             if message.is_empty() {
                 s
@@ -414,8 +510,8 @@ impl Inner {
                         ..r
                     };
                 }
-                let serving = match resp.data.get(5..).map(health_status) {
-                    Some(Ok(s)) if resp.data[0] == 0 => s,
+                let serving = match data.get(5..).map(health_status) {
+                    Some(Ok(s)) if data[0] == 0 => s,
                     _ => {
                         return CheckResult {
                             detail: "grpc health: malformed HealthCheckResponse".into(),
