@@ -942,6 +942,41 @@ fn grpc_unavailable_is_retried_and_invalid_argument_is_dropped() {
     assert!(metric(&d, "pathosd_otel_export_dropped_total") >= Some(1.0));
 }
 
+/// A gRPC collector that never answers any signal holds one worker of the
+/// blocking pool at a time, not one per signal: the exporter's calls on the
+/// pool take turns, and the checks keep the other workers.
+#[test]
+fn a_grpc_collector_that_never_answers_holds_one_pool_worker() {
+    let ip = support::test_ip(200);
+    let port = support::free_tcp_port(ip);
+    let mut rx = Receiver_::start(ip, port, "grpc-hang");
+    let listener = std::net::TcpListener::bind((support::test_ip(203), 0)).expect("bind");
+    let otel = json!({"endpoint": format!("grpc://{ip}:{port}"),
+                      "metrics": {"interval": "1s"}, "traces": {"sample_ratio": 1}});
+    let d = daemon_with(201, otel, checked_vip(listener.local_addr().expect("addr")));
+    assert_eq!(rx.request(Duration::from_secs(15))["status"], "hang");
+    // Spans and log records are drained every 5 s: sample past the first
+    // drain, while every signal has something to send.
+    let end = Instant::now() + Duration::from_secs(8);
+    let mut most = 0;
+    while Instant::now() < end {
+        let running = d.status()["blocking_pool"]["running"]
+            .as_u64()
+            .unwrap_or(99);
+        most = most.max(running);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        most,
+        1,
+        "pool workers the exporter held at once\n{}",
+        d.log()
+    );
+    // Only one call reached the collector: the others wait for its turn.
+    assert!(rx.next(Duration::from_millis(100)).is_none());
+    api_is_prompt(&d);
+}
+
 /// grpcs:// with the build's TLS: the receiver's test certificate is taken
 /// with `insecure`.
 #[cfg(feature = "tls")]

@@ -6,7 +6,8 @@
 //! ureq (`https://`); over OTLP/gRPC, as a unary call of the signal's
 //! `Export` with the gRPC probe's own HTTP/2 client (`grpc::unary`, for
 //! `grpc://` and `grpcs://`). The blocking clients run on the probes'
-//! bounded pool, each call at most [`REQUEST_TIMEOUT`].
+//! bounded pool, each call at most [`REQUEST_TIMEOUT`], one call at a time
+//! whichever signals send ([`POOL_TURN`]).
 //!
 //! Traces: the owner records its spans ([`record`]), and the HTTP API a
 //! server span per request ([`served`]), into a bounded buffer
@@ -131,17 +132,23 @@ impl Spans {
     }
 }
 
-/// A `bgp.withdraw` span for a route the stop withdraws: the stop empties
-/// the speaker's table without an engine step, whose outputs are where the
-/// owner's route spans come from.
-pub(crate) fn withdrawn(prefix: &impl std::fmt::Display) {
+/// The exporter's calls that run on the probes' blocking pool (https://
+/// with ureq, OTLP/gRPC) take turns, whichever signals are sending: a
+/// collector that never answers holds one of the pool's workers, not one
+/// per signal, and the checks keep the others.
+static POOL_TURN: smol::lock::Semaphore = smol::lock::Semaphore::new(1);
+
+/// A route change's span: `name` is `bgp.announce`, `bgp.withdraw` or
+/// `bgp.pessimize`, and its operation the word after `bgp.`.
+pub(crate) fn route(name: &'static str, prefix: &impl std::fmt::Display, prepend: u8) {
+    let op = name.trim_start_matches("bgp.");
     record(
-        "bgp.withdraw",
+        name,
         Duration::ZERO,
         vec![
             ("bgp.prefix", otlp::Value::Str(prefix.to_string())),
-            ("bgp.operation", otlp::Value::Str("withdraw".to_string())),
-            ("bgp.prepend", otlp::Value::Int(0)),
+            ("bgp.operation", otlp::Value::Str(op.to_string())),
+            ("bgp.prepend", otlp::Value::Int(i64::from(prepend))),
         ],
         false,
     );
@@ -885,6 +892,12 @@ fn grpc_outcome((code, message): (u32, String)) -> Outcome {
 }
 
 async fn send(t: &OtlpTarget, client: &Client, body: Arc<Vec<u8>>) -> Outcome {
+    // The calls on the pool take turns (`POOL_TURN`); waiting for the turn
+    // is not the call's time.
+    let _turn = match client {
+        Client::Plain => None,
+        _ => Some(POOL_TURN.acquire().await),
+    };
     let deadline = Instant::now() + REQUEST_TIMEOUT;
     let attempt = async {
         match client {

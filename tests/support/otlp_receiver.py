@@ -15,6 +15,7 @@ usage: otlp_receiver.py IP PORT MODE [CERT KEY]
   grpc      OTLP/gRPC: answer OK to every Export
   grpc-unavailable  OTLP/gRPC: UNAVAILABLE to the first call, then OK
   grpc-invalid      OTLP/gRPC: INVALID_ARGUMENT to every call
+  grpc-hang         OTLP/gRPC: print {"status": "hang"}, never answer
 Prints "listening" once bound, then one line per request:
 {"t": monotonic seconds, "path": ..., "headers": {...}, "status": answered,
  "resource": {...}, "metrics": [{"name", "kind", "monotonic", "temporality",
@@ -184,6 +185,8 @@ def serve_grpc():
             status = "UNAVAILABLE"
         elif MODE == "grpc-invalid":
             status = "INVALID_ARGUMENT"
+        elif MODE == "grpc-hang":
+            status = "hang"
         body = request.SerializeToString()
         md = {k: v for k, v in context.invocation_metadata()}
         line = {"t": time.monotonic(), "path": method, "status": status,
@@ -193,6 +196,10 @@ def serve_grpc():
         with lock:
             sys.stdout.write(json.dumps(line) + "\n")
             sys.stdout.flush()
+        if status == "hang":
+            # Holds the call (and its server thread) past any client's
+            # deadline; the test ends the process.
+            time.sleep(120)
         if status != "OK":
             context.abort(getattr(grpc.StatusCode, status), "the test says " + status)
         return response
@@ -214,7 +221,7 @@ def serve_grpc():
             return handle(name % "logs.v1.LogsService", decode_logs, request, context,
                           logs_service_pb2.ExportLogsServiceResponse())
 
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
     metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(Metrics(), server)
     trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), server)
     logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Logs(), server)

@@ -493,11 +493,6 @@ impl SpeakerHandle {
         if let Some(t) = self.listener_task.take() {
             drop(t);
         }
-        if crate::daemon::otel::tracing() {
-            for p in self.owner.rib.borrow().desired().keys() {
-                crate::daemon::otel::withdrawn(p);
-            }
-        }
         // Every route withdrawn at once: the sessions plan against the
         // emptied table, with no list of the prefixes (10,000 routes: the
         // list, each session's changed set and the batch were ≈ 0.8 MB at

@@ -484,7 +484,6 @@ const UBUS_FLUSH_LIMIT: Duration = Duration::from_secs(2);
 /// change of one engine step: a pessimize is an announce whose VIP moved
 /// to pessimized in the same step (its prepend says how much).
 fn route_spans(outputs: &[Output]) {
-    use pathosd_core::api::otlp::Value;
     for o in outputs {
         let Output::Route { prefix, intent } = o else {
             continue;
@@ -493,22 +492,13 @@ fn route_spans(outputs: &[Output]) {
             matches!(t, Output::VipTransition { prefix: p, to, .. }
                 if p == prefix && *to == pathosd_core::vip::VipState::Pessimized)
         });
-        let (name, op) = match intent {
-            None => ("bgp.withdraw", "withdraw"),
-            Some(_) if pessimized => ("bgp.pessimize", "pessimize"),
-            Some(_) => ("bgp.announce", "announce"),
+        let name = match intent {
+            None => "bgp.withdraw",
+            Some(_) if pessimized => "bgp.pessimize",
+            Some(_) => "bgp.announce",
         };
         let prepend = intent.as_ref().map_or(0, |i| i.as_path_prepend);
-        super::otel::record(
-            name,
-            Duration::ZERO,
-            vec![
-                ("bgp.prefix", Value::Str(prefix.to_string())),
-                ("bgp.operation", Value::Str(op.to_string())),
-                ("bgp.prepend", Value::Int(i64::from(prepend))),
-            ],
-            false,
-        );
+        super::otel::route(name, prefix, prepend);
     }
 }
 

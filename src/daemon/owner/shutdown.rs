@@ -31,6 +31,9 @@ impl Owner {
             else {
                 continue;
             };
+            if super::super::otel::tracing() {
+                super::super::otel::route("bgp.withdraw", &prefix, 0);
+            }
             let prefix = prefix.to_string();
             log::info!(
                 "vip {vip} {prefix}: {} -> {} ({reason})",
