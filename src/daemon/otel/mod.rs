@@ -1,0 +1,499 @@
+//! The OTLP exporter: every `otel.metrics.interval` it takes the
+//! snapshot /metrics is rendered from (through the control channel, as an
+//! HTTP request does), encodes every family as an OTLP protobuf request
+//! (`pathosd_core::api::metrics::otlp_request`) and sends it: over
+//! OTLP/HTTP, POSTed with the probes' own HTTP/1.1 client (`http://`) or
+//! ureq (`https://`); over OTLP/gRPC, as a unary call of the signal's
+//! `Export` with the gRPC probe's own HTTP/2 client (`grpc::unary`, for
+//! `grpc://` and `grpcs://`; `transport`). The blocking clients run on
+//! the probes' bounded pool, each call at most `transport::REQUEST_TIMEOUT`,
+//! one call at a time whichever signals send (`transport::POOL_TURN`).
+//!
+//! Traces: the owner records its spans ([`record`]), and the HTTP API a
+//! server span per request ([`served`]), into a bounded buffer
+//! on this thread (`spans`) and goes on; every [`SPAN_INTERVAL`] the task drains it
+//! into one `ExportTraceServiceRequest`, and the log records the log
+//! backend copied (`logging::take_otel`) into one
+//! `ExportLogsServiceRequest`.
+//!
+//! Each signal has its own queue of encoded requests, its own sender and
+//! its own back-off: a collector that is down, slow or refusing one signal
+//! holds up only that signal (metrics, traces and logs may each go to a
+//! collector of their own, or one collector may refuse one of them).
+//!
+//! It is a task of its own on the daemon's thread: the owner never waits
+//! for it, and it waits for the collectors only in its own awaits, each
+//! bounded by `transport::REQUEST_TIMEOUT`. A collector that is down, slow, refusing
+//! or answering garbage costs at most [`QUEUE_MAX`] encoded requests per
+//! signal and [`QUEUE_BYTES`] of memory, 4 MiB for the three (the oldest is
+//! dropped first, and counted), plus the one request in flight per signal,
+//! and one attempt per back-off step. Retries follow the OTLP
+//! specification: over HTTP 429, 502, 503 and 504, after `Retry-After` when
+//! the collector sends one, else after an exponential back-off; over gRPC
+//! the retryable status codes (`transport::grpc_outcome`) after the back-off; a
+//! failed connection or a reply that is neither is retried too. Any other
+//! answer drops the request.
+//!
+//! On the stop, [`Exporter::flush`] sends each signal's last request at
+//! once (the last snapshot, the spans and log records not yet drained),
+//! within the owner's bound.
+//!
+//! What the export costs in flash, on mips without TLS
+//! (scripts/cross-build.sh --no-default-features mips-unknown-linux-musl,
+//! stripped bytes): 82,984 in all (1,784,108 at e32dea6, before it ->
+//! 1,867,092), of which the per-signal queues, the last export of every
+//! signal, OTLP/gRPC and the HTTP server spans are 17,952 (1,849,140 at
+//! 3b30ecb).
+
+mod spans;
+mod transport;
+
+pub(crate) use spans::{record, route, sampled, served, tracing};
+use transport::{send, sink, Outcome, Sink};
+
+use crate::api::control::ControlHandle;
+use crate::chan;
+use crate::config::run::RunConfig;
+use pathosd_core::api::model::{OtelView, Scope};
+use pathosd_core::api::otlp;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Encoded requests kept per signal while its collector does not take
+/// them: at the default interval, eight minutes of metrics; forty seconds
+/// of spans or log records.
+const QUEUE_MAX: usize = 8;
+/// Bytes of encoded requests kept per signal, at most (the newest is kept
+/// whatever its size): a router's memory, not the collector, sets the
+/// bound, 4 MiB for the three. Metrics' requests grow with the VIPs (1.75
+/// MB at 1,000); a drain of spans (`spans::SPANS_MAX`) or log records (512) is a
+/// few hundred KB at most.
+const QUEUE_BYTES: [usize; 3] = [3 << 20, 768 << 10, 256 << 10];
+/// The first wait after a failure; it doubles up to [`BACKOFF_MAX`].
+const BACKOFF_MIN: Duration = Duration::from_secs(1);
+const BACKOFF_MAX: Duration = Duration::from_secs(120);
+/// The longest `Retry-After` honoured: a collector asking for more is
+/// asked again after this.
+const RETRY_AFTER_MAX: Duration = Duration::from_secs(600);
+/// How long the exporter waits for the owner's snapshot.
+const SNAPSHOT_LIMIT: Duration = Duration::from_secs(10);
+/// Time between two drains of the span buffer: spans reach the collector
+/// within seconds, in requests of many spans each.
+const SPAN_INTERVAL: Duration = Duration::from_secs(5);
+
+thread_local! {
+    // The exporter and the owner run on the daemon's one thread.
+    static STATS: Cell<OtelView> = const { Cell::new(OtelView { exported: 0, failed: 0, dropped: 0, queued: 0, spans_dropped: 0, logs_dropped: 0 }) };
+}
+
+/// The exporter's counters, for /metrics.
+pub(crate) fn stats() -> OtelView {
+    let mut v = STATS.with(Cell::get);
+    v.logs_dropped = crate::logging::otel_dropped();
+    v
+}
+
+fn count(f: impl FnOnce(&mut OtelView)) {
+    STATS.with(|s| {
+        let mut v = s.get();
+        f(&mut v);
+        s.set(v);
+    });
+}
+
+/// The running exporter; dropping it ends its task.
+pub(crate) struct Exporter {
+    task: smol::Task<()>,
+    /// Each signal's collector, for the last export.
+    sinks: [Option<Sink>; 3],
+    service: String,
+}
+
+/// A request's signal: the index of its [`Sink`] in the task's.
+const METRICS: usize = 0;
+const TRACES: usize = 1;
+const LOGS: usize = 2;
+
+impl Exporter {
+    /// The last export, on the way out: the task stops (what it had queued
+    /// is dropped), and `snapshot`, the state after the withdrawals and the
+    /// Cease, goes to the metrics' collector while the spans and the log
+    /// records not yet drained (the stop's among them) go to theirs, all at
+    /// once and all within `limit` (a collector that is down or slow does
+    /// not hold up the exit past it).
+    pub(crate) async fn flush(
+        self,
+        snapshot: &pathosd_core::api::model::Snapshot,
+        limit: Duration,
+    ) {
+        drop(self.task);
+        let deadline = Instant::now() + limit;
+        let [m, t, l] = self.sinks;
+        let service = &self.service;
+        let metrics = m.map(|s| {
+            let body =
+                pathosd_core::api::metrics::otlp_request(snapshot, SystemTime::now(), service);
+            (s, body)
+        });
+        let spans = t.and_then(|s| Some((s, drain_spans(service)?)));
+        let logs = l.and_then(|s| Some((s, drain_logs(service)?)));
+        // Each its own task, all at once: the owner waits for the three
+        // tasks, not for a future that polls three sends (less code, and
+        // not inlined into the owner's).
+        let tasks = [
+            crate::rt::spawn(last("metrics", metrics, deadline)),
+            crate::rt::spawn(last("spans", spans, deadline)),
+            crate::rt::spawn(last("log records", logs, deadline)),
+        ];
+        for t in tasks {
+            t.await;
+        }
+    }
+}
+
+/// One signal's last request, sent once by `deadline`.
+async fn last(what: &'static str, request: Option<(Sink, Vec<u8>)>, deadline: Instant) {
+    let Some((sink, body)) = request else {
+        return;
+    };
+    match crate::check::probe::until(deadline, send(&sink, Arc::new(body))).await {
+        Some(Outcome::Accepted) => log::debug!("otel: last {what} sent"),
+        Some(Outcome::Retry(_, why) | Outcome::Refused(why)) => {
+            log::warn!("otel: last {what} not sent: {why}")
+        }
+        None => log::warn!("otel: last {what} not sent in time"),
+    }
+}
+
+/// Starts the exporter when `otel` has a metrics, traces or logs collector.
+pub(crate) fn start(cfg: &RunConfig, ctl: ControlHandle) -> Option<Exporter> {
+    let o = &cfg.otel;
+    let metrics = o.metrics.clone().and_then(sink);
+    let traces = o.traces.clone().and_then(sink);
+    let logs = o.logs.clone().and_then(sink);
+    crate::logging::set_otel(logs.is_some(), o.log_level.map(super::owner::level_filter));
+    // The span buffer follows the new settings at once; what the old
+    // exporter had not drained is dropped with its queue.
+    spans::configure(traces.is_some(), o.traces_sample);
+    if metrics.is_none() && traces.is_none() && logs.is_none() {
+        return None;
+    }
+    // A new exporter (a reload) starts with an empty queue; the counters
+    // go on, cumulative since the daemon's start.
+    count(|v| v.queued = 0);
+    let sinks = [metrics, traces, logs];
+    // One line per signal, from one call site.
+    for (name, s) in ["metrics", "traces", "logs"].iter().zip(&sinks) {
+        if let Some(s) = s {
+            log::info!("otel: exporting {name} to {}", s.target.url);
+        }
+    }
+    let task = crate::rt::spawn(run(
+        sinks.clone(),
+        o.service_name.clone(),
+        o.metrics_interval,
+        ctl,
+    ));
+    Some(Exporter {
+        task,
+        sinks,
+        service: o.service_name.clone(),
+    })
+}
+
+/// One signal's queue: encoded requests, oldest first, each with its
+/// number (the one being sent may be dropped from the queue while it is in
+/// flight).
+struct Queue {
+    items: VecDeque<(u64, Arc<Vec<u8>>)>,
+    next: u64,
+    /// This signal's share of the bytes, [`QUEUE_BYTES`].
+    bytes_max: usize,
+}
+
+impl Queue {
+    fn new(bytes_max: usize) -> Queue {
+        Queue {
+            items: VecDeque::with_capacity(QUEUE_MAX),
+            next: 0,
+            bytes_max,
+        }
+    }
+
+    fn push(&mut self, body: Vec<u8>) {
+        // Bounded in count and in bytes (a metrics request grows with the
+        // VIPs: at 10,000 of them it is megabytes); the newest always stays.
+        let mut bytes: usize = self.items.iter().map(|(_, b)| b.len()).sum();
+        while !self.items.is_empty()
+            && (self.items.len() >= QUEUE_MAX || bytes + body.len() > self.bytes_max)
+        {
+            if let Some((_, b)) = self.items.pop_front() {
+                bytes -= b.len();
+            }
+            count(|v| {
+                v.dropped = v.dropped.saturating_add(1);
+                v.queued = v.queued.saturating_sub(1);
+            });
+        }
+        self.items.push_back((self.next, Arc::new(body)));
+        self.next += 1;
+        count(|v| v.queued = v.queued.saturating_add(1));
+    }
+
+    fn remove(&mut self, seq: u64) {
+        let before = self.items.len();
+        self.items.retain(|(s, _)| *s != seq);
+        if self.items.len() < before {
+            count(|v| v.queued = v.queued.saturating_sub(1));
+        }
+    }
+}
+
+/// One signal's way out: its collector, its queue, and the wake-up its
+/// sender waits for while the queue is empty.
+struct Lane {
+    sink: Sink,
+    queue: RefCell<Queue>,
+    wake: (chan::Tx<()>, chan::Rx<()>),
+}
+
+impl Lane {
+    fn new(sink: Sink, bytes_max: usize) -> Lane {
+        Lane {
+            sink,
+            queue: RefCell::new(Queue::new(bytes_max)),
+            // One wake-up is as good as many: the sender looks at the
+            // queue, not at the count.
+            wake: chan::bounded(1),
+        }
+    }
+
+    fn push(&self, body: Vec<u8>) {
+        self.queue.borrow_mut().push(body);
+        let _ = self.wake.0.try_send(());
+    }
+
+    /// Sends the queue's oldest request until it is accepted or refused,
+    /// waiting its own back-off between tries, for as long as the exporter
+    /// runs. Every signal has one of these: a collector that is down or
+    /// refuses one signal holds up only that signal's requests.
+    async fn deliver(&self) {
+        let url = &self.sink.target.url;
+        let mut backoff = BACKOFF_MIN;
+        // Only the first failure of a run of them is logged at warn level,
+        // and the recovery once: a collector down for a day writes two lines.
+        let mut failing = false;
+        loop {
+            let front = self.queue.borrow().items.front().cloned();
+            let Some((seq, body)) = front else {
+                if self.wake.1.recv().await.is_err() {
+                    // Not while the exporter runs: it holds the sender.
+                    return;
+                }
+                continue;
+            };
+            // The exports go on while a request is in flight (a collector
+            // that never answers holds it for REQUEST_TIMEOUT), so the
+            // queue's bound is what limits memory, not the collector's speed.
+            match send(&self.sink, body).await {
+                Outcome::Accepted => {
+                    self.queue.borrow_mut().remove(seq);
+                    backoff = BACKOFF_MIN;
+                    count(|v| v.exported = v.exported.saturating_add(1));
+                    if failing {
+                        failing = false;
+                        log::info!("otel: {url} accepts exports again");
+                    }
+                }
+                Outcome::Retry(after, why) => {
+                    count(|v| v.failed = v.failed.saturating_add(1));
+                    let wait = after.map_or(backoff, |a| a.min(RETRY_AFTER_MAX));
+                    backoff = (backoff * 2).min(BACKOFF_MAX);
+                    if !failing {
+                        failing = true;
+                        log::warn!("otel: export to {url} failed: {why}; retrying");
+                    } else {
+                        log::debug!(
+                            "otel: export to {url} failed again: {why}; next try in {wait:?}"
+                        );
+                    }
+                    crate::rt::sleep(wait).await;
+                }
+                Outcome::Refused(why) => {
+                    self.queue.borrow_mut().remove(seq);
+                    count(|v| {
+                        v.failed = v.failed.saturating_add(1);
+                        v.dropped = v.dropped.saturating_add(1);
+                    });
+                    log::warn!("otel: {url} refused an export: {why}; dropped");
+                }
+            }
+        }
+    }
+}
+
+/// When the next metrics export and the next drain of the span and log
+/// buffers are due.
+struct Ticks {
+    metrics: Option<Instant>,
+    spans: Option<Instant>,
+    interval: Duration,
+}
+
+impl Ticks {
+    fn next(&self) -> Instant {
+        match (self.metrics, self.spans) {
+            (Some(m), Some(s)) => m.min(s),
+            (Some(t), None) | (None, Some(t)) => t,
+            // Not started without a signal; a day is as good as never.
+            (None, None) => Instant::now() + Duration::from_secs(86_400),
+        }
+    }
+
+    /// Whatever is due: the owner's snapshot or the span and log buffers,
+    /// encoded and queued. Each is counted from now, not from the missed
+    /// tick: after a stall the exporter does not catch up with a burst.
+    async fn run(&mut self, lanes: &[Option<Lane>; 3], service: &str, ctl: &ControlHandle) {
+        let now = Instant::now();
+        if self.spans.is_some_and(|t| now >= t) {
+            self.spans = Some(now + SPAN_INTERVAL);
+            if let Some(l) = &lanes[TRACES] {
+                if let Some(body) = drain_spans(service) {
+                    l.push(body);
+                }
+            }
+            if let Some(l) = &lanes[LOGS] {
+                if let Some(body) = drain_logs(service) {
+                    l.push(body);
+                }
+            }
+        }
+        if self.metrics.is_some_and(|t| now >= t) {
+            self.metrics = Some(now + self.interval);
+            match ctl.snapshot(Scope::All, SNAPSHOT_LIMIT).await {
+                Ok(s) => {
+                    if let Some(l) = &lanes[METRICS] {
+                        l.push(pathosd_core::api::metrics::otlp_request(
+                            &s,
+                            SystemTime::now(),
+                            service,
+                        ));
+                    }
+                }
+                Err(e) => log::debug!("otel: no snapshot: {e:?}"),
+            }
+        }
+    }
+}
+
+const SCOPE: (&str, &str) = ("pathosd", env!("CARGO_PKG_VERSION"));
+
+/// The span buffer as one request, emptied; None when it was empty.
+fn drain_spans(service: &str) -> Option<Vec<u8>> {
+    let spans = spans::take();
+    (!spans.is_empty()).then(|| otlp::traces_request(&spans, &[("service.name", service)], SCOPE))
+}
+
+/// The log records copied since the last drain as one request; None when
+/// there were none.
+fn drain_logs(service: &str) -> Option<Vec<u8>> {
+    let logs = crate::logging::take_otel();
+    (!logs.is_empty()).then(|| logs_request(&logs, service, SCOPE))
+}
+
+/// Each `log::Level`'s (Error = 1 to Trace = 5) severity number in the
+/// OTLP data model, and its text.
+const SEVERITY: [(u8, &str); 5] = [
+    (17, "ERROR"),
+    (13, "WARN"),
+    (9, "INFO"),
+    (5, "DEBUG"),
+    (1, "TRACE"),
+];
+
+/// The records as an OTLP request.
+fn logs_request(
+    logs: &[crate::logging::OtelRecord],
+    service: &str,
+    scope: (&str, &str),
+) -> Vec<u8> {
+    let records: Vec<otlp::LogRecord<'_>> = logs
+        .iter()
+        .map(|r| otlp::LogRecord {
+            time_ns: r
+                .time
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+            severity: SEVERITY[r.level as usize - 1].0,
+            severity_text: SEVERITY[r.level as usize - 1].1,
+            body: &r.body,
+        })
+        .collect();
+    otlp::logs_request(&records, &[("service.name", service)], scope)
+}
+
+async fn run(sinks: [Option<Sink>; 3], service: String, interval: Duration, ctl: ControlHandle) {
+    let [m, t, l] = sinks;
+    let lane = |s: Option<Sink>, signal: usize| s.map(|s| Lane::new(s, QUEUE_BYTES[signal]));
+    let lanes = [lane(m, METRICS), lane(t, TRACES), lane(l, LOGS)];
+    let mut ticks = Ticks {
+        metrics: lanes[METRICS].as_ref().map(|_| Instant::now() + interval),
+        spans: (lanes[TRACES].is_some() || lanes[LOGS].is_some())
+            .then(|| Instant::now() + SPAN_INTERVAL),
+        interval,
+    };
+    let tick = async {
+        loop {
+            crate::rt::sleep_until(ticks.next()).await;
+            ticks.run(&lanes, &service, &ctl).await;
+        }
+    };
+    // The ticks and the three senders take turns on this task: none of
+    // them waits for another.
+    let [m, t, l] = &lanes;
+    smol::future::or(
+        tick,
+        smol::future::or(
+            deliver(m.as_ref()),
+            smol::future::or(deliver(t.as_ref()), deliver(l.as_ref())),
+        ),
+    )
+    .await;
+}
+
+/// A signal's sender, or nothing for a signal that is off.
+async fn deliver(lane: Option<&Lane>) {
+    match lane {
+        Some(l) => l.deliver().await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_queue_drops_its_oldest_by_count_and_by_bytes() {
+        let before = stats();
+        let mut q = Queue::new(QUEUE_BYTES[TRACES]);
+        for i in 0..QUEUE_MAX + 3 {
+            q.push(vec![i as u8]);
+        }
+        assert_eq!(q.items.len(), QUEUE_MAX);
+        assert_eq!(q.items.front().map(|(s, _)| *s), Some(3));
+        assert_eq!(stats().dropped - before.dropped, 3);
+        assert_eq!(stats().queued - before.queued, QUEUE_MAX as u32);
+        // One request larger than the signal's bytes: it alone stays.
+        q.push(vec![0; QUEUE_BYTES[TRACES] + 1]);
+        assert_eq!(q.items.len(), 1);
+        assert_eq!(stats().dropped - before.dropped, 3 + QUEUE_MAX as u32);
+        // The one in flight may be gone already; removing it is harmless.
+        q.remove(3);
+        q.remove(QUEUE_MAX as u64 + 3);
+        assert!(q.items.is_empty());
+        assert_eq!(stats().queued, before.queued);
+    }
+}
