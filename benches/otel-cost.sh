@@ -21,6 +21,9 @@
 # (VmRSS, VmHWM) at its end; the receiver's requests and bytes in it. The
 # CPU one export costs is derived: (CPU with - CPU without) / exports,
 # for the process and for the daemon's main thread alone (its schedstat).
+# Check timing: the probes each daemon's first and last VIP ran in the
+# window, per VIP per 60 s (60 when every check keeps its 1 s schedule),
+# with and without the export.
 #
 # Every process it starts is stopped by PID at exit (trap); every wait has a
 # deadline; a missing tool is a failure, not a skip.
@@ -47,7 +50,7 @@ birdc=birdc
 py=python3
 helper=$PWD/benches/compare_helper.py
 
-for t in bird "$birdc" "$py"; do
+for t in bird "$birdc" "$py" curl; do
   command -v "$t" >/dev/null || { echo "otel-cost: $t not found (scripts/install-test-deps.sh)" >&2; exit 1; }
 done
 "$py" -c 'import opentelemetry.proto.collector.metrics.v1.metrics_service_pb2' ||
@@ -161,7 +164,7 @@ pathosd_conf() {
     "listen_port": -1,
     "neighbors": [ { "name": "router", "address": "$net.1", "port": $port, "peer_asn": 65000, "enable_multihop": true } ]
   },
-  "api": { "listen": "" },
+  "api": { "listen": "$net.$o:59180" },
   "logging": { "level": "warn" },
   $otel
   "vips": [
@@ -193,11 +196,26 @@ router_ready() {
 # exporter run) has been on a CPU: the first field of its schedstat.
 thread_ns() { awk '{ print $1 }' "/proc/$1/task/$1/schedstat"; }
 
+# "time runs" of daemon $1 with $2 VIPs: now, and the probes its first
+# and last VIP have run (total_ok + total_fail), from /api/v1/vips/NAME:
+# two small answers, not /metrics (at 1,000 VIPs, rendering /metrics would
+# be the daemon's peak memory).
+check_counts() {
+  local v=$1 n=$2 t runs=0 name c
+  t=$EPOCHREALTIME
+  for name in v1 "v$n"; do
+    c=$(curl -sf --max-time 5 "http://$net.${octet[$v]}:59180/api/v1/vips/$name" |
+      "$py" -c 'import json, sys; c = json.load(sys.stdin)["checks"][0]; print(c["total_ok"] + c["total_fail"])')
+    runs=$((runs + c))
+  done
+  echo "$t $runs"
+}
+
 mean_col() { awk -v c="$2" '{ s += $c; k++ } END { if (k) printf "%.0f", s / k; else print "NA" }' "$1"; }
 
 one_run() {
-  local n=$1 r=$2 v i ok order c1 lines0 lines1 reqs rss hwm
-  declare -A d=() c0=() m0=()
+  local n=$1 r=$2 v i ok order c1 lines0 lines1 reqs rss hwm t0 a0 t1 a1
+  declare -A d=() c0=() m0=() k0=()
   for v in plain otel; do router_ready "$v"; done
   # Which daemon starts first alternates from run to run.
   order="plain otel"
@@ -222,6 +240,7 @@ one_run() {
   for v in plain otel; do
     c0[$v]=$("$py" "$helper" cpu "${d[$v]}")
     m0[$v]=$(thread_ns "${d[$v]}")
+    k0[$v]=$(check_counts "$v" "$n")
   done
   sleep "$window"
   for v in plain otel; do
@@ -231,6 +250,9 @@ one_run() {
     read -r rss hwm _ <<<"$("$py" "$helper" mem "${d[$v]}")"
     record rss "$v" "$n" "$rss"
     record hwm "$v" "$n" "$hwm"
+    read -r t0 a0 <<<"${k0[$v]}"
+    read -r t1 a1 <<<"$(check_counts "$v" "$n")"
+    record runs "$v" "$n" "$(awk -v a="$a0" -v b="$a1" -v s="$t0" -v e="$t1" 'BEGIN { printf "%.1f", (b - a) / 2 * 60 / (e - s) }')"
   done
   lines1=$(wc -l <"$tmp/receiver.out")
   sed -n "$((lines0 + 1)),${lines1}p" "$tmp/receiver.out" >"$tmp/window-$n-$r"
@@ -290,6 +312,13 @@ for n in "${counts[@]}"; do
     "$(value body otel "$n")" "$(value head otel "$n")" "$(value points otel "$n")" "$(value reqs otel "$n")" "$(per cpu) / $(per thread)"
 done
 echo
+echo "| VIPs | probes per VIP per 60 s, no otel | with otel |"
+echo "|---:|---:|---:|"
 for n in "${counts[@]}"; do
+  printf '| %s | %s | %s |\n' "$n" "$(value runs plain "$n")" "$(value runs otel "$n")"
+done
+echo
+for n in "${counts[@]}"; do
+  echo "$n VIPs per run: probes per VIP per 60 s $(all runs plain "$n") / $(all runs otel "$n")"
   echo "$n VIPs per run: CPU no otel $(all cpu plain "$n"), with $(all cpu otel "$n"); daemon thread $(all thread plain "$n") / $(all thread otel "$n"); RSS $(all rss plain "$n") / $(all rss otel "$n"); peak RSS $(all hwm plain "$n") / $(all hwm otel "$n"); requests in the window $(all exports otel "$n")"
 done
