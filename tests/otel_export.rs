@@ -561,21 +561,10 @@ fn log_records_at_or_above_otel_level_are_exported_and_none_below() {
     let ip = support::test_ip(110);
     let port = support::free_tcp_port(ip);
     let mut rx = Receiver_::start(ip, port, "ok");
-    let ours = support::test_ip(111);
-    let api = SocketAddr::from((ours, support::free_tcp_port(ours)));
-    let cfg = json!({
-        "schema": "v1",
-        "router": {"asn": 65001, "router_id": ours.to_string(), "local_address": ours.to_string()},
-        "bgp": {"listen_port": -1, "neighbors": [{
-            "name": "nobody", "address": support::test_ip(112).to_string(),
-            "peer_asn": 65000, "port": support::free_tcp_port(support::test_ip(112))}]},
-        "api": {"listen": api.to_string(), "ubus_socket": ""},
-        "logging": {"level": "debug", "otel_level": "info", "syslog": false, "timestamps": true},
-        "otel": {"endpoint": format!("http://{ip}:{port}"), "service_name": "edge-1",
-                 "metrics": {"enabled": false}, "traces": {"enabled": false}},
-        "vips": [{"name": "web", "prefix": "10.9.9.3/32", "always": true}]
-    });
-    let d = Pathosd::start(&cfg, api);
+    let otel = json!({"endpoint": format!("http://{ip}:{port}"), "service_name": "edge-1",
+                      "metrics": {"enabled": false}, "traces": {"enabled": false}});
+    let vips = json!([{"name": "web", "prefix": "10.9.9.3/32", "always": true}]);
+    let d = daemon_with(111, otel, vips);
     let end = Instant::now() + Duration::from_secs(20);
     let mut records: Vec<Value> = Vec::new();
     while !records.iter().any(|r| {
@@ -698,23 +687,12 @@ fn shutdown_sends_the_stops_spans_and_log_records_too() {
     let ip = support::test_ip(130);
     let port = support::free_tcp_port(ip);
     let mut rx = Receiver_::start(ip, port, "ok");
-    let ours = support::test_ip(131);
-    let api = SocketAddr::from((ours, support::free_tcp_port(ours)));
     // Every signal on, none due before the stop: metrics every hour, and
     // the stop comes before the first drain of spans and logs (5 s).
-    let cfg = json!({
-        "schema": "v1",
-        "router": {"asn": 65001, "router_id": ours.to_string(), "local_address": ours.to_string()},
-        "bgp": {"listen_port": -1, "neighbors": [{
-            "name": "nobody", "address": support::test_ip(132).to_string(),
-            "peer_asn": 65000, "port": support::free_tcp_port(support::test_ip(132))}]},
-        "api": {"listen": api.to_string(), "ubus_socket": ""},
-        "logging": {"level": "debug", "otel_level": "info", "syslog": false, "timestamps": true},
-        "otel": {"endpoint": format!("http://{ip}:{port}"), "service_name": "edge-1",
-                 "metrics": {"interval": "1h"}, "traces": {"sample_ratio": 0}},
-        "vips": [{"name": "web", "prefix": "10.9.9.5/32", "always": true}]
-    });
-    let mut d = Pathosd::start(&cfg, api);
+    let otel = json!({"endpoint": format!("http://{ip}:{port}"), "service_name": "edge-1",
+                      "metrics": {"interval": "1h"}, "traces": {"sample_ratio": 0}});
+    let vips = json!([{"name": "web", "prefix": "10.9.9.5/32", "always": true}]);
+    let mut d = daemon_with(131, otel, vips);
     assert_eq!(
         metric(&d, "pathosd_vip_state{vip=\"web\",nlri=\"10.9.9.5/32\"}"),
         Some(1.0),
