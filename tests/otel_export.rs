@@ -445,27 +445,24 @@ fn https_export_verifies_the_collector_unless_insecure() {
 }
 
 /// The spans of the next requests, until `done` holds for what came so far
-/// or `limit` passes.
+/// or `limit` passes; every request is a traces request of `edge-1`.
 fn spans_until(
     rx: &mut Receiver_,
     d: &Pathosd,
     limit: Duration,
     mut done: impl FnMut(&[Value]) -> bool,
 ) -> Vec<Value> {
-    let end = Instant::now() + limit;
-    let mut spans = Vec::new();
-    while !done(&spans) {
-        let left = end.saturating_duration_since(Instant::now());
-        let line = (!left.is_zero()).then(|| rx.next(left)).flatten();
-        let Some(line) = line else {
-            panic!("not in {limit:?}: {spans:#?}\n{}", d.log());
-        };
-        let req: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    let spans_of = |reqs: &[Value]| -> Vec<Value> {
+        reqs.iter()
+            .flat_map(|r| r["spans"].as_array().cloned().unwrap_or_default())
+            .collect()
+    };
+    let reqs = requests_until(rx, d, limit, |reqs| done(&spans_of(reqs)));
+    for req in &reqs {
         assert_eq!(req["path"], "/v1/traces");
         assert_eq!(req["resource"]["service.name"], "edge-1");
-        spans.extend(req["spans"].as_array().cloned().unwrap_or_default());
     }
-    spans
+    spans_of(&reqs)
 }
 
 fn has(spans: &[Value], name: &str, key: &str, value: Value) -> bool {
