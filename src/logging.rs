@@ -82,6 +82,7 @@ fn console_level(own: LevelFilter) -> LevelFilter {
 
 fn otel_level(console: LevelFilter) -> LevelFilter {
     match OTEL_LEVEL.load(Ordering::Relaxed) {
+        _ if !pathosd_core::OTEL => LevelFilter::Off,
         OTEL_OFF => LevelFilter::Off,
         OTEL_CONSOLE => console,
         i => LevelFilter::iter().nth(i).unwrap_or(LevelFilter::Off),

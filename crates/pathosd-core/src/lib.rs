@@ -19,6 +19,9 @@ pub mod vip;
 /// https checks and gRPC over TLS. The OpenWrt package pathosd has it,
 /// pathosd-nossl does not (docs/openwrt.md).
 pub const TLS: bool = cfg!(feature = "tls");
+/// Whether this build has the OpenTelemetry export (feature `without-otel`
+/// takes it away, for benches/otel-size.sh's measurement).
+pub const OTEL: bool = !cfg!(feature = "without-otel");
 
 /// The error a build without TLS gives for each config option that needs it,
 /// naming the package that has it.

@@ -74,15 +74,16 @@ pub(crate) fn route(name: &'static str, prefix: &impl std::fmt::Display, prepend
 
 /// Whether spans are recorded at all (a traces collector is set).
 pub(crate) fn tracing() -> bool {
-    SPANS.with(|s| s.borrow().on)
+    pathosd_core::OTEL && SPANS.with(|s| s.borrow().on)
 }
 
 /// Whether to record this health_check span: `otel.traces.sample_ratio`.
 pub(crate) fn sampled() -> bool {
-    SPANS.with(|s| {
-        let mut s = s.borrow_mut();
-        s.on && (s.next() >> 32) < s.sample
-    })
+    pathosd_core::OTEL
+        && SPANS.with(|s| {
+            let mut s = s.borrow_mut();
+            s.on && (s.next() >> 32) < s.sample
+        })
 }
 
 /// Records a finished span of the daemon's own work (kind INTERNAL) of

@@ -218,6 +218,22 @@ fn target(c: &Config, s: &Signal<'_>) -> Option<Result<OtlpTarget, String>> {
 /// Every rule of `otel` and `logging.otel_level`.
 pub(crate) fn validate(c: &Config, errs: &mut Errors) {
     let o = &c.otel;
+    if !crate::OTEL {
+        // A build without the export has nothing to send to them.
+        let written = [
+            ("otel.endpoint", &o.endpoint),
+            ("otel.metrics.endpoint", &o.metrics.endpoint),
+            ("otel.traces.endpoint", &o.traces.endpoint),
+            ("otel.logs.endpoint", &o.logs.endpoint),
+        ];
+        for (path, e) in written.into_iter().filter(|(_, e)| !e.trim().is_empty()) {
+            errs.push_fmt(
+                path,
+                format_args!("{}: this build has no OpenTelemetry export", Quote(e)),
+            );
+        }
+        return;
+    }
     // Each written endpoint is checked where it is written, whether or not
     // a signal uses it, so a typo never waits for the day it is switched on.
     if !o.endpoint.trim().is_empty() {
@@ -267,6 +283,9 @@ pub(crate) fn validate(c: &Config, errs: &mut Errors) {
 
 /// The run form of a config that passed [`validate`].
 pub(crate) fn build(c: &Config) -> OtelRun {
+    if !crate::OTEL {
+        return OtelRun::default();
+    }
     let [metrics, traces, logs] = signals(c).map(|s| target(c, &s).and_then(Result::ok));
     OtelRun {
         service_name: c.otel.service_name.trim().to_string(),
@@ -390,6 +409,26 @@ mod tests {
             assert_eq!(
                 https,
                 [format!("otel.endpoint: \"https://c\" {}", crate::NEEDS_TLS)]
+            );
+        }
+    }
+
+    /// The build without the export (feature without-otel, which
+    /// benches/otel-size.sh measures against) refuses each endpoint where it
+    /// is written, instead of running without the collector it names.
+    #[test]
+    fn a_build_without_the_export_refuses_each_endpoint() {
+        let e =
+            errors(serde_json::json!({"endpoint": "http://c", "logs": {"endpoint": "grpc://d"}}));
+        if crate::OTEL {
+            assert_eq!(e, Vec::<String>::new());
+        } else {
+            assert_eq!(
+                e,
+                [
+                    "otel.endpoint: \"http://c\": this build has no OpenTelemetry export",
+                    "otel.logs.endpoint: \"grpc://d\": this build has no OpenTelemetry export"
+                ]
             );
         }
     }
