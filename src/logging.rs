@@ -110,11 +110,12 @@ pub(crate) fn set_otel(on: bool, level: Option<LevelFilter>) {
 }
 
 /// The records kept since the last call, oldest first.
-pub(crate) fn take_otel() -> Vec<OtelRecord> {
+pub(crate) fn take_otel() -> std::collections::VecDeque<OtelRecord> {
     OTEL_BUF
         .lock()
-        // Taken whole, not drained: no draining iterator compiled for it.
-        .map(|mut b| Vec::from(std::mem::take(&mut *b)))
+        // Taken whole, not drained (no draining iterator compiled for it),
+        // and not made a Vec (no rotation compiled for it).
+        .map(|mut b| std::mem::take(&mut *b))
         .unwrap_or_default()
 }
 

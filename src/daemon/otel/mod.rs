@@ -178,9 +178,9 @@ pub(crate) fn start(cfg: &RunConfig, ctl: ControlHandle) -> Option<Exporter> {
         return None;
     }
     let o = &cfg.otel;
-    let metrics = o.metrics.clone().and_then(sink);
-    let traces = o.traces.clone().and_then(sink);
-    let logs = o.logs.clone().and_then(sink);
+    let metrics = o.metrics.as_ref().and_then(sink);
+    let traces = o.traces.as_ref().and_then(sink);
+    let logs = o.logs.as_ref().and_then(sink);
     crate::logging::set_otel(logs.is_some(), o.log_level.map(super::owner::level_filter));
     // The span buffer follows the new settings at once; what the old
     // exporter had not drained is dropped with its queue.
@@ -250,10 +250,12 @@ impl Queue {
         count(|v| v.queued = v.queued.saturating_add(1));
     }
 
+    /// Removes the request numbered `seq` if it is still queued: it was
+    /// the oldest when it was sent, and requests leave only from the
+    /// front, so it is the front or gone.
     fn remove(&mut self, seq: u64) {
-        let before = self.items.len();
-        self.items.retain(|(s, _)| *s != seq);
-        if self.items.len() < before {
+        if self.items.front().is_some_and(|(s, _)| *s == seq) {
+            self.items.pop_front();
             count(|v| v.queued = v.queued.saturating_sub(1));
         }
     }
@@ -401,7 +403,8 @@ const SCOPE: (&str, &str) = ("pathosd", env!("CARGO_PKG_VERSION"));
 /// The span buffer as one request, emptied; None when it was empty.
 fn drain_spans(service: &str) -> Option<Vec<u8>> {
     let spans = spans::take();
-    (!spans.is_empty()).then(|| otlp::traces_request(&spans, &[("service.name", service)], SCOPE))
+    (!spans.is_empty())
+        .then(|| otlp::traces_request(spans.iter(), &[("service.name", service)], SCOPE))
 }
 
 /// The log records copied since the last drain as one request; None when
@@ -423,7 +426,7 @@ const SEVERITY: [(u8, &str); 5] = [
 
 /// The records as an OTLP request.
 fn logs_request(
-    logs: &[crate::logging::OtelRecord],
+    logs: &VecDeque<crate::logging::OtelRecord>,
     service: &str,
     scope: (&str, &str),
 ) -> Vec<u8> {

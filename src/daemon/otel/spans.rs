@@ -59,7 +59,9 @@ impl Spans {
 /// A route change's span: `name` is `bgp.announce`, `bgp.withdraw` or
 /// `bgp.pessimize`, and its operation the word after `bgp.`.
 pub(crate) fn route(name: &'static str, prefix: &impl std::fmt::Display, prepend: u8) {
-    let op = name.trim_start_matches("bgp.");
+    // strip_prefix, not trim_start_matches: the same here, and a
+    // comparison instead of a searcher's loop (1.6 KB on mips).
+    let op = name.strip_prefix("bgp.").unwrap_or(name);
     record(
         name,
         Duration::ZERO,
@@ -202,9 +204,10 @@ pub(super) fn configure(on: bool, sample: u64) {
 }
 
 /// The spans recorded since the last take, oldest first.
-pub(super) fn take() -> Vec<Span> {
-    // Taken whole, not drained: no draining iterator compiled for it.
-    Vec::from(SPANS.with(|s| std::mem::take(&mut s.borrow_mut().buf)))
+pub(super) fn take() -> VecDeque<Span> {
+    // Taken whole, not drained (no draining iterator compiled for it), and
+    // not made a Vec (no rotation compiled for it).
+    SPANS.with(|s| std::mem::take(&mut s.borrow_mut().buf))
 }
 
 #[cfg(test)]

@@ -6,9 +6,8 @@
 
 use crate::check::probe::grpc;
 use crate::check::probe::http1::{self, Method};
+use crate::check::probe::resolve;
 use crate::config::run::{OtlpTarget, Transport};
-use crate::config::target::Host;
-use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,7 +24,8 @@ static POOL_TURN: smol::lock::Semaphore = smol::lock::Semaphore::new(1);
 /// One signal's collector and how to reach it.
 #[derive(Clone)]
 pub(super) struct Sink {
-    pub(super) target: OtlpTarget,
+    /// Shared with the calls on the blocking pool, which outlive a borrow.
+    pub(super) target: Arc<OtlpTarget>,
     client: Client,
 }
 
@@ -74,18 +74,17 @@ fn tls_agent(t: &OtlpTarget) -> ureq::Agent {
 #[cfg(feature = "tls")]
 async fn exchange_tls(
     agent: &ureq::Agent,
-    t: &OtlpTarget,
+    t: &Arc<OtlpTarget>,
     body: Arc<Vec<u8>>,
 ) -> Result<(u16, Option<u64>), String> {
     let agent = agent.clone();
-    let url = t.url.clone();
-    let headers = t.headers.clone();
+    let t = Arc::clone(t);
     let r = crate::check::probe::blocking::pool()
         .run(move || {
             let mut req = agent
-                .post(&url)
+                .post(&t.url)
                 .header("Content-Type", "application/x-protobuf");
-            for (k, v) in &headers {
+            for (k, v) in &t.headers {
                 req = req.header(k, v);
             }
             let resp = req.send(&body[..]).map_err(|e| e.to_string())?;
@@ -103,7 +102,8 @@ async fn exchange_tls(
 /// The client for `target`, or None for a transport this build cannot
 /// take (validation refuses https:// and grpcs:// without TLS) or a TLS
 /// setup that failed.
-pub(super) fn sink(mut target: OtlpTarget) -> Option<Sink> {
+pub(super) fn sink(target: &OtlpTarget) -> Option<Sink> {
+    let mut target = target.clone();
     let client = match target.transport {
         Transport::Http { tls: false } => Client::Plain,
         #[cfg(feature = "tls")]
@@ -127,7 +127,10 @@ pub(super) fn sink(mut target: OtlpTarget) -> Option<Sink> {
             return None;
         }
     };
-    Some(Sink { target, client })
+    Some(Sink {
+        target: Arc::new(target),
+        client,
+    })
 }
 
 /// grpcs://'s TLS config (the system's CA store, or none with
@@ -157,16 +160,10 @@ pub(super) enum Outcome {
 /// The request's head for a body of `body_len` bytes, on a new
 /// connection (one request a minute does not need a kept one).
 fn request_head(t: &OtlpTarget, body_len: usize) -> Vec<u8> {
-    let host = if t.host.contains(':') {
-        format!("[{}]", t.host)
-    } else {
-        t.host.clone()
-    };
     let mut head = format!(
-        "POST {} HTTP/1.1\r\nHost: {host}:{}\r\nUser-Agent: pathosd/{}\r\nContent-Type: application/x-protobuf\r\nContent-Length: {}\r\nConnection: close\r\n",
+        "POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: {USER_AGENT}\r\nContent-Type: application/x-protobuf\r\nContent-Length: {}\r\nConnection: close\r\n",
         t.path,
-        t.port,
-        env!("CARGO_PKG_VERSION"),
+        t.collector,
         body_len
     );
     for (k, v) in &t.headers {
@@ -179,36 +176,27 @@ fn request_head(t: &OtlpTarget, body_len: usize) -> Vec<u8> {
     head.into_bytes()
 }
 
-/// The collector's addresses: its IP, or what its name resolves to.
-async fn addrs(t: &OtlpTarget) -> Result<Vec<SocketAddr>, String> {
-    match t.host.parse::<IpAddr>() {
-        Ok(ip) => Ok(vec![SocketAddr::new(ip, t.port)]),
-        Err(_) => crate::check::probe::lookup(&t.host, t.port).await,
-    }
-}
-
 /// One OTLP/gRPC call (the signal's Export, `t.path`) with `grpc::unary`
 /// on the blocking pool, bounded by `deadline`: its grpc-status and
 /// grpc-message.
 async fn exchange_grpc(
-    t: &OtlpTarget,
+    addr: std::net::SocketAddr,
+    t: &Arc<OtlpTarget>,
     tls: Option<&grpc::TlsConfig>,
     body: Arc<Vec<u8>>,
     deadline: Instant,
 ) -> Result<(u32, String), String> {
-    let addrs = addrs(t).await?;
     let tls = tls.cloned();
-    let host = Host::parse(&t.host);
-    let (port, path, metadata) = (t.port, t.path.clone(), t.headers.clone());
+    let t = Arc::clone(t);
     let r = crate::check::probe::blocking::pool()
         .run(move || {
             grpc::unary(&grpc::Call {
-                addrs: &addrs,
+                addrs: &[addr],
                 tls: tls.as_ref(),
-                server_name: &host,
-                port,
-                path: &path,
-                metadata: &metadata,
+                server_name: &t.collector.host,
+                port: addr.port(),
+                path: &t.path,
+                metadata: &t.headers,
                 user_agent: USER_AGENT,
                 message: &body,
                 deadline,
@@ -264,22 +252,26 @@ pub(super) async fn send(sink: &Sink, body: Arc<Vec<u8>>) -> Outcome {
     };
     let deadline = Instant::now() + REQUEST_TIMEOUT;
     let attempt = async {
+        // ureq looks the name up itself; the project's own clients are
+        // given the address, looked up here for both (one lookup's code).
+        #[cfg(feature = "tls")]
+        if let Client::Tls(agent) = client {
+            return exchange_tls(agent, t, body).await.map(http_outcome);
+        }
+        let addr = resolve(&t.collector).await?;
         match client {
-            Client::Plain => {
-                let addrs = addrs(t).await?;
+            Client::Grpc(tls) => exchange_grpc(addr, t, tls.as_ref(), body, deadline)
+                .await
+                .map(grpc_outcome),
+            _ => {
                 // Head and body written one after the other: the body (up
                 // to megabytes at 10,000 VIPs) is not copied behind it.
                 let head = request_head(t, body.len());
-                http1::exchange(&addrs, None, &[&head, &body], Method::Post, false, false)
+                http1::exchange(&[addr], None, &[&head, &body], Method::Post, false, false)
                     .await
                     .map(|r| http_outcome((r.status, r.retry_after)))
                     .map_err(|f| f.detail("request", &t.url))
             }
-            #[cfg(feature = "tls")]
-            Client::Tls(agent) => exchange_tls(agent, t, body).await.map(http_outcome),
-            Client::Grpc(tls) => exchange_grpc(t, tls.as_ref(), body, deadline)
-                .await
-                .map(grpc_outcome),
         }
     };
     match crate::check::probe::until(deadline, attempt).await {
@@ -296,8 +288,10 @@ mod tests {
     fn target() -> OtlpTarget {
         OtlpTarget {
             transport: Transport::Http { tls: false },
-            host: "::1".into(),
-            port: 4318,
+            collector: crate::config::target::HostPort {
+                host: crate::config::target::Host::Ip(std::net::Ipv6Addr::LOCALHOST.into()),
+                port: 4318,
+            },
             path: "/v1/metrics".into(),
             url: "http://[::1]:4318/v1/metrics".into(),
             insecure: false,

@@ -317,8 +317,12 @@ impl Span {
 
 /// An `ExportTraceServiceRequest` (`collector/trace/v1/trace_service.proto`)
 /// of `spans`, with one resource and one scope.
-pub fn traces_request(spans: &[Span], resource: &[(&str, &str)], scope: (&str, &str)) -> Vec<u8> {
-    let mut items = Vec::with_capacity(spans.iter().map(Span::weight).sum());
+pub fn traces_request<'a>(
+    spans: impl Iterator<Item = &'a Span> + Clone,
+    resource: &[(&str, &str)],
+    scope: (&str, &str),
+) -> Vec<u8> {
+    let mut items = Vec::with_capacity(spans.clone().map(Span::weight).sum());
     let mut scratch = Vec::new();
     for s in spans {
         s.encode(&mut items, &mut scratch);
@@ -457,7 +461,7 @@ mod tests {
             attributes: vec![("b", Value::Bool(true)), ("i", Value::Int(-1))],
             error: true,
         };
-        let req = traces_request(&[span], &[], ("p", ""));
+        let req = traces_request([span].iter(), &[], ("p", ""));
         let mut want = vec![0x0a, 16];
         want.extend([1; 16]);
         want.extend([0x12, 8]);

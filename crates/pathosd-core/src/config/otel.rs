@@ -4,6 +4,7 @@
 
 use super::field::{join, Errors, Quote};
 use super::schema::{Config, LogLevel};
+use super::target::{Host, HostPort};
 use super::validate::{header, split_url};
 use std::time::Duration;
 
@@ -23,9 +24,9 @@ pub enum Transport {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OtlpTarget {
     pub transport: Transport,
-    /// Host without brackets (an IPv6 literal is bare); a name or an address.
-    pub host: String,
-    pub port: u16,
+    /// Where the exporter connects: an address, or a name looked up at each
+    /// send (as a check's host is).
+    pub collector: HostPort,
     /// The request path: the URL's, or `/v1/<signal>` for an empty or `/`
     /// path over OTLP/HTTP.
     pub path: String,
@@ -115,11 +116,11 @@ fn parse(url: &str, signal: &str) -> Result<OtlpTarget, String> {
         // OTLP/gRPC's registered port.
         Transport::Grpc { .. } => 4317,
     });
-    let host = if parts.host.contains(':') {
-        format!("[{}]", parts.host)
-    } else {
-        parts.host.clone()
+    let collector = HostPort {
+        host: Host::parse(&parts.host),
+        port,
     };
+    let host = collector.host.for_url();
     let (path, url) = match transport {
         Transport::Http { .. } => {
             let path = if parts.path == "/" {
@@ -150,8 +151,7 @@ fn parse(url: &str, signal: &str) -> Result<OtlpTarget, String> {
     };
     Ok(OtlpTarget {
         transport,
-        host: parts.host,
-        port,
+        collector,
         path,
         url,
         insecure: false,
@@ -306,13 +306,17 @@ mod tests {
     fn endpoints_resolve_their_transport_port_and_path() {
         let t = parse("http://127.0.0.1:4318", "metrics").unwrap();
         assert_eq!(t.transport, Transport::Http { tls: false });
-        assert_eq!((t.host.as_str(), t.port), ("127.0.0.1", 4318));
+        assert_eq!(t.collector.to_string(), "127.0.0.1:4318");
         assert_eq!(t.path, "/v1/metrics");
         assert_eq!(t.url, "http://127.0.0.1:4318/v1/metrics");
         let t = parse("http://c.example/", "logs").unwrap();
-        assert_eq!((t.port, t.path.as_str()), (80, "/v1/logs"));
+        assert_eq!(t.collector.host, Host::Name("c.example".into()));
+        assert_eq!((t.collector.port, t.path.as_str()), (80, "/v1/logs"));
         let t = parse("http://[::1]:9/otlp/v1/metrics", "metrics").unwrap();
-        assert_eq!(t.host, "::1");
+        assert_eq!(
+            t.collector.host,
+            Host::Ip(std::net::Ipv6Addr::LOCALHOST.into())
+        );
         assert_eq!(t.path, "/otlp/v1/metrics");
         assert_eq!(t.url, "http://[::1]:9/otlp/v1/metrics");
         let t = parse("grpc://c:4317", "traces").unwrap();
@@ -323,7 +327,7 @@ mod tests {
         );
         assert_eq!(t.url, "grpc://c:4317");
         let t = parse("grpc://[::1]/", "logs").unwrap();
-        assert_eq!(t.port, 4317);
+        assert_eq!(t.collector.port, 4317);
         assert_eq!(
             t.path,
             "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
@@ -344,7 +348,7 @@ mod tests {
         assert!(parse("http://c:0", "metrics").is_err());
         let tls = parse("https://c", "metrics");
         if crate::TLS {
-            assert_eq!(tls.unwrap().port, 443);
+            assert_eq!(tls.unwrap().collector.port, 443);
         } else {
             assert!(tls.unwrap_err().contains(crate::NEEDS_TLS));
         }
