@@ -167,6 +167,17 @@ pub(crate) async fn resolve(t: &HostPort) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("resolve {name}: no addresses"))
 }
 
+/// Every address of `t`, to be tried in turn: itself for an address, a
+/// lookup's (at each call) for a name.
+pub(crate) async fn addrs(t: &HostPort) -> Result<Vec<SocketAddr>, String> {
+    match &t.host {
+        Host::Ip(ip) => Ok(vec![SocketAddr::new(*ip, t.port)]),
+        Host::Name(n) => lookup(n, t.port)
+            .await
+            .map_err(|e| format!("resolve {n}: {e}")),
+    }
+}
+
 /// The most addresses a lookup keeps, in the resolver's order (ureq's
 /// resolver kept as many).
 const MAX_ADDRS: usize = 16;
@@ -424,6 +435,14 @@ mod tests {
         let a = crate::rt::block_on(resolve(&named)).expect("localhost resolves");
         assert!(a.ip().is_loopback() && a.port() == 7, "{a}");
         assert!(blocking::stats().run > before, "not run on the pool");
+        // Every address, for a client that tries them in turn.
+        assert_eq!(
+            crate::rt::block_on(addrs(&ip)),
+            Ok(vec!["127.203.11.5:7".parse().expect("address")])
+        );
+        let all = crate::rt::block_on(addrs(&named)).expect("localhost resolves");
+        assert!(all.contains(&a), "{all:?} has {a}");
+        assert!(all.iter().all(|x| x.ip().is_loopback() && x.port() == 7), "{all:?}");
     }
 
     /// On loopback the handshake is done when connect(2) returns: the

@@ -4,9 +4,9 @@
 //! probe's own HTTP/2 client (`grpc::unary`, for `grpc://` and
 //! `grpcs://`); and what the answer means for the request ([`Outcome`]).
 
+use crate::check::probe::addrs;
 use crate::check::probe::grpc;
 use crate::check::probe::http1::{self, Method};
-use crate::check::probe::resolve;
 use crate::config::run::{OtlpTarget, Transport};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -180,7 +180,7 @@ fn request_head(t: &OtlpTarget, body_len: usize) -> Vec<u8> {
 /// on the blocking pool, bounded by `deadline`: its grpc-status and
 /// grpc-message.
 async fn exchange_grpc(
-    addr: std::net::SocketAddr,
+    addrs: Vec<std::net::SocketAddr>,
     t: &Arc<OtlpTarget>,
     tls: Option<&grpc::TlsConfig>,
     body: Arc<Vec<u8>>,
@@ -191,10 +191,10 @@ async fn exchange_grpc(
     let r = crate::check::probe::blocking::pool()
         .run(move || {
             grpc::unary(&grpc::Call {
-                addrs: &[addr],
+                addrs: &addrs,
                 tls: tls.as_ref(),
                 server_name: &t.collector.host,
-                port: addr.port(),
+                port: t.collector.port,
                 path: &t.path,
                 metadata: &t.headers,
                 user_agent: USER_AGENT,
@@ -253,21 +253,22 @@ pub(super) async fn send(sink: &Sink, body: Arc<Vec<u8>>) -> Outcome {
     let deadline = Instant::now() + REQUEST_TIMEOUT;
     let attempt = async {
         // ureq looks the name up itself; the project's own clients are
-        // given the address, looked up here for both (one lookup's code).
+        // given the addresses (each tried in turn), looked up here for both
+        // (one lookup's code).
         #[cfg(feature = "tls")]
         if let Client::Tls(agent) = client {
             return exchange_tls(agent, t, body).await.map(http_outcome);
         }
-        let addr = resolve(&t.collector).await?;
+        let addrs = addrs(&t.collector).await?;
         match client {
-            Client::Grpc(tls) => exchange_grpc(addr, t, tls.as_ref(), body, deadline)
+            Client::Grpc(tls) => exchange_grpc(addrs, t, tls.as_ref(), body, deadline)
                 .await
                 .map(grpc_outcome),
             _ => {
                 // Head and body written one after the other: the body (up
                 // to megabytes at 10,000 VIPs) is not copied behind it.
                 let head = request_head(t, body.len());
-                http1::exchange(&[addr], None, &[&head, &body], Method::Post, false, false)
+                http1::exchange(&addrs, None, &[&head, &body], Method::Post, false, false)
                     .await
                     .map(|r| http_outcome((r.status, r.retry_after)))
                     .map_err(|f| f.detail("request", &t.url))
