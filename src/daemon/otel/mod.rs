@@ -38,12 +38,11 @@
 //! once (the last snapshot, the spans and log records not yet drained),
 //! within the owner's bound.
 //!
-//! What the export costs in flash, on mips without TLS
-//! (scripts/cross-build.sh --no-default-features mips-unknown-linux-musl,
-//! stripped bytes): 82,984 in all (1,784,108 at e32dea6, before it ->
-//! 1,867,092 at e7802da), of which the per-signal queues, the last export
-//! of every signal, OTLP/gRPC and the HTTP server spans are 17,952
-//! (1,849,140 at 3b30ecb).
+//! What the export costs in flash is measured by benches/otel-size.sh: the
+//! same tree built with and without it (feature `without-otel`, where
+//! `pathosd_core::OTEL` is false and the gates in [`start`],
+//! [`Exporter::flush`], `spans::tracing`, `spans::sampled` and the log
+//! backend leave the rest out); docs/performance.md has the figures.
 
 mod spans;
 mod transport;
