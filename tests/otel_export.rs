@@ -240,10 +240,27 @@ fn every_family_of_metrics_arrives_with_its_values() {
     assert!(metric(&d, "pathosd_otel_export_requests_total{result=\"ok\"}").unwrap_or(0.0) >= 1.0);
 }
 
+/// The daemon's resident memory, KiB.
+fn rss_kib(d: &Pathosd) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", d.pid())).expect("status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+/// A collector down for a minute, exported to every second: the queue
+/// keeps 8 requests and drops the oldest (counted), so memory stays
+/// bounded; the API answers at once throughout; when the collector is back
+/// the back-off's next try (1, 2, 4 ... 32 s after the first failure, so
+/// about 63 s after it) delivers, and the queue empties.
 #[test]
-fn a_collector_down_then_back_gets_the_metrics() {
+fn a_collector_down_for_a_minute_then_back_gets_the_queued_metrics() {
+    const DOWN: Duration = Duration::from_secs(60);
     let ip = support::test_ip(20);
     let port = support::free_tcp_port(ip);
+    let began = Instant::now();
     let d = start(21, SocketAddr::from((ip, port)), "1s");
     let failed = "pathosd_otel_export_requests_total{result=\"failed\"}";
     assert!(
@@ -252,11 +269,51 @@ fn a_collector_down_then_back_gets_the_metrics() {
         .is_some(),
         "no failed export counted"
     );
+    let rss_first_failure = rss_kib(&d);
     api_is_prompt(&d);
+    // The minute down is the case itself, not a wait for an event.
+    std::thread::sleep(DOWN.saturating_sub(began.elapsed()));
+    api_is_prompt(&d);
+    let queued = metric(&d, "pathosd_otel_export_queued").expect("queued");
+    assert!(queued <= 8.0, "{queued} requests queued");
+    // About 60 exports were made: all but the 8 kept were dropped.
+    let dropped = metric(&d, "pathosd_otel_export_dropped_total").expect("dropped");
+    assert!(dropped >= 40.0, "{dropped} dropped");
+    // Eight 7 KB requests: the memory of a minute down is the queue's.
+    let grown = rss_kib(&d).saturating_sub(rss_first_failure);
+    assert!(
+        grown < 2048,
+        "RSS grew by {grown} KiB while the collector was down"
+    );
     let mut rx = Receiver_::start(ip, port, "ok");
-    // The back-off doubles from 1s: the next attempt is within 4s or so.
-    let req = rx.request(Duration::from_secs(15));
+    let back = Instant::now();
+    // The next try is about 63 s after the first failure, so a few seconds
+    // from now; should the receiver have been late for it, the one after
+    // is 64 s later.
+    let req = rx.request(Duration::from_secs(90));
     assert_eq!(req["resource"]["service.name"], "edge-1");
+    assert_eq!(req["status"], 200);
+    let first = back.elapsed();
+    // What was queued follows at once, not at the export interval: the
+    // queue empties (the export made each second is then sent in turn).
+    assert!(
+        support::poll(Duration::from_secs(10), || (metric(
+            &d,
+            "pathosd_otel_export_queued"
+        )? <= 1.0)
+            .then_some(()))
+        .is_some(),
+        "the queue did not empty after the collector came back"
+    );
+    let mut delivered = 1;
+    while rx.next(Duration::from_millis(1)).is_some() && delivered < 100 {
+        delivered += 1;
+    }
+    assert!(
+        delivered >= 8,
+        "{delivered} requests within {:?} of the first after the return",
+        back.elapsed() - first
+    );
     // Logged once the daemon has read the answer the receiver printed after.
     assert!(
         support::wait_for(Duration::from_secs(5), || d

@@ -442,7 +442,10 @@ mod tests {
         );
         let all = crate::rt::block_on(addrs(&named)).expect("localhost resolves");
         assert!(all.contains(&a), "{all:?} has {a}");
-        assert!(all.iter().all(|x| x.ip().is_loopback() && x.port() == 7), "{all:?}");
+        assert!(
+            all.iter().all(|x| x.ip().is_loopback() && x.port() == 7),
+            "{all:?}"
+        );
     }
 
     /// On loopback the handshake is done when connect(2) returns: the
