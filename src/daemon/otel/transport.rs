@@ -264,6 +264,7 @@ pub(super) async fn send(sink: &Sink, body: Arc<Vec<u8>>) -> Outcome {
             Client::Grpc(tls) => exchange_grpc(addrs, t, tls.as_ref(), body, deadline)
                 .await
                 .map(grpc_outcome),
+            // Client::Plain (Client::Tls went to ureq above).
             _ => {
                 // Head and body written one after the other: the body (up
                 // to megabytes at 10,000 VIPs) is not copied behind it.
