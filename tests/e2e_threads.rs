@@ -127,18 +127,8 @@ fn one_thread_runs_sessions_checks_and_api() {
     // poll): the stop's large future is boxed, so the stack stays small
     // (this debug build: about 0.2 MB; with the stop inline, 2.5 MB, all of
     // it resident from start to end).
-    let stack = vm_kib(s.d.pid(), "VmStk");
+    let stack = support::vm_kib(s.d.pid(), "VmStk");
     assert!(stack < 1024, "main thread's stack: {stack} KiB");
-}
-
-/// A `Vm…` line of /proc/PID/status, in KiB.
-fn vm_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status
-        .lines()
-        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"));
-    line.trim().trim_end_matches("kB").trim().parse().unwrap()
 }
 
 /// The voluntary context switches of `pid`'s thread named `name` (the

@@ -240,16 +240,6 @@ fn every_family_of_metrics_arrives_with_its_values() {
     assert!(metric(&d, "pathosd_otel_export_requests_total{result=\"ok\"}").unwrap_or(0.0) >= 1.0);
 }
 
-/// The daemon's resident memory, KiB.
-fn rss_kib(d: &Pathosd) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", d.pid())).expect("status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS")
-}
-
 /// A collector down for a minute, exported to every second: the queue
 /// keeps 8 requests and drops the oldest (counted), so memory stays
 /// bounded; the API answers at once throughout; when the collector is back
@@ -269,7 +259,7 @@ fn a_collector_down_for_a_minute_then_back_gets_the_queued_metrics() {
         .is_some(),
         "no failed export counted"
     );
-    let rss_first_failure = rss_kib(&d);
+    let rss_first_failure = support::vm_kib(d.pid(), "VmRSS");
     api_is_prompt(&d);
     // The minute down is the case itself, not a wait for an event.
     std::thread::sleep(DOWN.saturating_sub(began.elapsed()));
@@ -280,7 +270,7 @@ fn a_collector_down_for_a_minute_then_back_gets_the_queued_metrics() {
     let dropped = metric(&d, "pathosd_otel_export_dropped_total").expect("dropped");
     assert!(dropped >= 40.0, "{dropped} dropped");
     // Eight 7 KB requests: the memory of a minute down is the queue's.
-    let grown = rss_kib(&d).saturating_sub(rss_first_failure);
+    let grown = support::vm_kib(d.pid(), "VmRSS").saturating_sub(rss_first_failure);
     assert!(
         grown < 2048,
         "RSS grew by {grown} KiB while the collector was down"

@@ -671,3 +671,18 @@ impl TestSpeaker {
             })
     }
 }
+
+/// A `Vm…` line of /proc/PID/status (`VmRSS`, `VmStk`), in KiB.
+pub fn vm_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_else(|e| panic!("/proc/{pid}/status: {e}"));
+    let line = status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"));
+    line.trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{field} of {pid}: {line}: {e}"))
+}
