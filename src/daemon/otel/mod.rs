@@ -432,10 +432,7 @@ fn logs_request(
     let records: Vec<otlp::LogRecord<'_>> = logs
         .iter()
         .map(|r| otlp::LogRecord {
-            time_ns: r
-                .time
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)),
+            time_ns: otlp::unix_nanos(r.time),
             severity: SEVERITY[r.level as usize - 1].0,
             severity_text: SEVERITY[r.level as usize - 1].1,
             body: &r.body,

@@ -1,5 +1,5 @@
-//! The span buffer: what the owner, the speaker's stop and the HTTP API
-//! record (`route`, `record`, `served`), kept on the daemon's thread until
+//! The span buffer: what the owner (its steps and its stop) and the HTTP
+//! API record (`route`, `record`, `served`), kept on the daemon's thread until
 //! the exporter drains it (`take`), and the sampling of health_check spans.
 
 use super::count;
@@ -33,7 +33,7 @@ struct Spans {
     sample: u64,
     /// xorshift64 state for ids and sampling: ids need to be unique, not
     /// unguessable, so no crate and no entropy source beyond the seed
-    /// (drawn by [`start`]; 0 until then, when nothing is recorded).
+    /// (drawn by [`configure`]; 0 until then, when nothing is recorded).
     rng: u64,
 }
 
@@ -158,9 +158,7 @@ fn record_span(
     attributes: Vec<(&'static str, otlp::Value)>,
     error: bool,
 ) {
-    let end = SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+    let end = otlp::unix_nanos(SystemTime::now());
     let start = end.saturating_sub(u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX));
     SPANS.with(|s| {
         let mut s = s.borrow_mut();

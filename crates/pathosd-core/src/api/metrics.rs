@@ -73,11 +73,8 @@ pub fn render(s: &Snapshot) -> String {
 /// histograms count from the daemon's start. The resource names the
 /// service and, as its instance, the router id.
 pub fn otlp_request(s: &Snapshot, now: SystemTime, service_name: &str) -> Vec<u8> {
-    let ns = |t: SystemTime| {
-        t.duration_since(UNIX_EPOCH)
-            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-    };
-    let mut e = Exposition::otlp(ns(s.start_time), ns(now));
+    use super::otlp::unix_nanos;
+    let mut e = Exposition::otlp(unix_nanos(s.start_time), unix_nanos(now));
     families(&mut e, s);
     e.finish_otlp(
         &[

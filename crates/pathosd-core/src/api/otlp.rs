@@ -228,6 +228,13 @@ fn envelope(resource: &[(&str, &str)], scope: (&str, &str), mut items: Vec<u8>) 
     items
 }
 
+/// `t` as OTLP's times are: nanoseconds since the Unix epoch (0 before it;
+/// the most a u64 holds after it).
+pub fn unix_nanos(t: std::time::SystemTime) -> u64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
 /// A span attribute's value (`AnyValue`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
