@@ -217,12 +217,9 @@ impl Owner {
                 Event::Result(r) => self.on_result(r, now),
                 Event::Control(c) => self.control(c, now),
                 Event::Peer(p) => send_peer_event(self.ubus.as_ref(), &p),
+                // Its errors are logged by the reload.
                 Event::Signal(Signal(libc::SIGHUP)) => {
-                    if let Err(errs) = self.reload(now) {
-                        for e in errs {
-                            log::error!("reload: {e}");
-                        }
-                    }
+                    let _ = self.reload(now);
                 }
                 // The stop's future is large (the sessions' drain, the ubus
                 // flush, the last OTLP export: about 80 KB) and runs once:
@@ -386,7 +383,9 @@ impl Owner {
 
     /// Polls the lower_priority_file of every VIP that has one.
     fn poll_drain_files(&mut self, now: Instant) {
-        let files: Vec<(String, String)> = (self.state.drain_files())
+        let files: Vec<(String, String)> = self
+            .state
+            .drain_files()
             .map(|(v, f)| (v.name.to_string(), f.clone()))
             .collect();
         for (vip, path) in files {
@@ -414,13 +413,7 @@ impl Owner {
                 }
             }
             Control::Reload { reply } => {
-                let r = self.reload(now);
-                if let Err(errs) = &r {
-                    for e in errs {
-                        log::error!("reload: {e}");
-                    }
-                }
-                let _ = reply.try_send(r);
+                let _ = reply.try_send(self.reload(now));
             }
             Control::Trigger { vip, check, reply } => {
                 let running = self.runtimes.get(&vip).is_some();

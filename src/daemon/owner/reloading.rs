@@ -11,7 +11,8 @@ use crate::daemon::reload::{self, ReloadPlan, VipChange};
 use std::time::Instant;
 
 impl Owner {
-    /// Re-reads the config. Invalid: keep running the old one. Valid: apply
+    /// Re-reads the config. Invalid: keep running the old one, its errors
+    /// logged (and returned to the API or ubus caller). Valid: apply
     /// the difference — unchanged VIPs keep state and counters (no UPDATE),
     /// changed ones restart withdrawn, removed ones are withdrawn, and only
     /// changed neighbors restart their sessions.
@@ -27,7 +28,13 @@ impl Owner {
                 log::info!("reload: applied {}", self.opts.config_path.display());
                 Ok(())
             }
-            Some(Err(errs)) => Err(errs),
+            Some(Err(errs)) => {
+                // The old config goes on; the log says why, whoever asked.
+                for e in &errs {
+                    log::error!("reload: {e}");
+                }
+                Err(errs)
+            }
             None => Ok(()),
         };
         // The routes go out after the speaker has the new neighbors; the
