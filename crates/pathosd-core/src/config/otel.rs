@@ -215,18 +215,27 @@ fn target(c: &Config, s: &Signal<'_>) -> Option<Result<OtlpTarget, String>> {
     }))
 }
 
+/// The endpoints written in the block, each with its path, whether or not
+/// a signal uses it.
+fn written_endpoints(c: &Config) -> impl Iterator<Item = (&'static str, &str)> {
+    let o = &c.otel;
+    [
+        ("otel.endpoint", &o.endpoint),
+        ("otel.metrics.endpoint", &o.metrics.endpoint),
+        ("otel.traces.endpoint", &o.traces.endpoint),
+        ("otel.logs.endpoint", &o.logs.endpoint),
+    ]
+    .into_iter()
+    .map(|(path, e)| (path, e.trim()))
+    .filter(|(_, e)| !e.is_empty())
+}
+
 /// Every rule of `otel` and `logging.otel_level`.
 pub(crate) fn validate(c: &Config, errs: &mut Errors) {
     let o = &c.otel;
     if !crate::OTEL {
         // A build without the export has nothing to send to them.
-        let written = [
-            ("otel.endpoint", &o.endpoint),
-            ("otel.metrics.endpoint", &o.metrics.endpoint),
-            ("otel.traces.endpoint", &o.traces.endpoint),
-            ("otel.logs.endpoint", &o.logs.endpoint),
-        ];
-        for (path, e) in written.into_iter().filter(|(_, e)| !e.trim().is_empty()) {
+        for (path, e) in written_endpoints(c) {
             errs.push_fmt(
                 path,
                 format_args!("{}: this build has no OpenTelemetry export", Quote(e)),
@@ -257,10 +266,7 @@ pub(crate) fn validate(c: &Config, errs: &mut Errors) {
     }
     // As the reference has it: any endpoint written, whether or not it is
     // switched on, needs a service name (so switching it on cannot fail).
-    let any = std::iter::once(&o.endpoint)
-        .chain([&o.metrics.endpoint, &o.traces.endpoint, &o.logs.endpoint])
-        .any(|e| !e.trim().is_empty());
-    if any && o.service_name.trim().is_empty() {
+    if written_endpoints(c).next().is_some() && o.service_name.trim().is_empty() {
         errs.push(
             "otel.service_name",
             "must not be empty when an endpoint is set",
