@@ -72,6 +72,9 @@ check "shellcheck the package builder, scripts/test-cross.sh and their tests" \
 	tests/packaging/apk_test.sh tests/packaging/qemu_bgp_smoke.sh
 check "shellcheck -s sh tests/packaging/apk_functions.sh (the apk fake root's functions.sh)" \
 	shellcheck -s sh -e SC3043 tests/packaging/apk_functions.sh
+# The scripts that build and boot OpenWrt's real parts and run the flows on
+# them (CI has no sources to run them with; docs/testing.md).
+check "shellcheck scripts/openwrt-real/*.sh" shellcheck -x scripts/openwrt-real/*.sh
 # The .apk writer and reader: Python's standard library only, so that they
 # run on any machine with python3 (CI has no apk-tools).
 py_stdlib_only() {
