@@ -121,8 +121,8 @@ make_root() {
 	if [ ! -x "$deb/bin/busybox" ]; then
 		rm -rf "$deb"
 		mkdir -p "$deb"
-		(cd "$OUT/.debian" && apt-get download busybox-static >/dev/null) ||
-			die "cannot download Debian's busybox-static (apt-get download)"
+		(cd "$OUT/.debian" && apt-get download busybox-static >"$OUT/.debian/download.log" 2>&1) ||
+			die "cannot download Debian's busybox-static (apt-get download): $(cat "$OUT/.debian/download.log")"
 		dpkg-deb -x "$OUT"/.debian/busybox-static_*.deb "$deb"
 	fi
 	file -b "$deb/bin/busybox" | grep -q 'statically linked' || die "$deb/bin/busybox is not static"
