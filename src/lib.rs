@@ -16,7 +16,7 @@ pub mod rt;
 pub mod sys;
 pub mod ubus;
 
-pub use pathosd_core::{config, intern, vip};
+pub use pathosd_core::{bfd, config, intern, vip};
 
 /// Whether this build links TLS (the cargo feature `tls`, forwarded to
 /// pathosd-core, whose config validation asks) and the error naming the

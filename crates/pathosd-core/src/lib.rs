@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod api;
+pub mod bfd;
 pub mod bgp;
 pub mod check;
 pub mod config;
