@@ -254,9 +254,55 @@ fn uci_syntax_errors_have_lines() {
     assert_eq!(e[0].to_string(), "line 2: unterminated ' quote");
 }
 
+/// The init script and LuCI read the switch as `pathosd.main.enabled`. A
+/// file the init script reads as having no switch (no `config pathosd
+/// 'main'`: removed with `uci delete pathosd.main`, renamed, anonymous) is
+/// one the daemon refuses too, so that the init script refuses it as
+/// invalid instead of reading it as disabled.
+#[test]
+fn only_config_pathosd_main_is_the_global_section() {
+    let main = LUCI_SAVED.replace("config pathosd 'main'", "config pathosd 'MAIN'");
+    let errors = |src: &str| -> Vec<String> {
+        match load_str(src, Some(Format::Uci), &no_env) {
+            Ok(_) => Vec::new(),
+            Err(e) => e.iter().map(|e| e.to_string()).collect(),
+        }
+    };
+    assert_eq!(errors(LUCI_SAVED), Vec::<String>::new());
+    let named = "the pathosd section must be named 'main' (config pathosd 'main'): \
+                 the init script and LuCI read its option enabled there";
+    assert_eq!(errors(&main), [format!("pathosd 'MAIN' (line 4): {named}")]);
+    let anonymous = LUCI_SAVED.replace("config pathosd 'main'", "config pathosd");
+    assert_eq!(
+        errors(&anonymous),
+        [format!("@pathosd[0] (line 4): {named}")]
+    );
+    // `uci delete pathosd.main`: the section and its options are gone.
+    let start = LUCI_SAVED.find("config pathosd").unwrap();
+    let end = LUCI_SAVED.find("config neighbor").unwrap();
+    let deleted = format!("{}{}", &LUCI_SAVED[..start], &LUCI_SAVED[end..]);
+    let got = errors(&deleted);
+    assert_eq!(
+        got.first().map(String::as_str),
+        Some(
+            "config pathosd 'main': missing (it holds asn, router_id and the other global \
+             settings, and the init script's option enabled)"
+        ),
+        "{got:?}"
+    );
+    assert_eq!(errors("package pathosd\n")[0], got[0]);
+    // An empty file, or one of comments only, as before.
+    for empty in ["", "# pathosd\n\n# nothing here\n"] {
+        assert_eq!(
+            errors(empty),
+            ["the config is empty (nothing but whitespace and comments)"]
+        );
+    }
+}
+
 #[test]
 fn placeholders_expand_in_uci_too() {
-    let src = "config pathosd\n\toption router_id '%{RID}'\n\toption asn '%%{ASN}'\n";
+    let src = "config pathosd 'main'\n\toption router_id '%{RID}'\n\toption asn '%%{ASN}'\n";
     let env = |n: &str| (n == "RID").then(|| "10.9.9.9".to_string());
     let errs: Vec<String> = load_str(src, None, &env)
         .unwrap_err()
@@ -265,7 +311,7 @@ fn placeholders_expand_in_uci_too() {
         .collect();
     assert_eq!(
         errs[0],
-        "@pathosd[0] option asn (line 3): \"%{ASN}\" is not an integer in 0..=4294967295"
+        "pathosd 'main' option asn (line 3): \"%{ASN}\" is not an integer in 0..=4294967295"
     );
     let missing = load_str(src, None, &|_| None).unwrap_err();
     assert_eq!(
@@ -280,7 +326,7 @@ fn placeholders_expand_in_uci_too() {
 /// block and its output loads back to the same config.
 #[test]
 fn checks_without_options_convert_with_their_blocks_defaults() {
-    let src = "config pathosd\n\toption asn '65001'\n\toption router_id '10.9.9.9'\n\
+    let src = "config pathosd 'main'\n\toption asn '65001'\n\toption router_id '10.9.9.9'\n\
         config neighbor 'r'\n\toption address '127.0.0.1'\n\toption peer_asn '65000'\n\
         config vip 'v'\n\toption prefix '10.9.9.80/32'\n\
         config check 'p'\n\toption vip 'v'\n\toption type 'ping'\n\

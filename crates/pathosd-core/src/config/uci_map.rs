@@ -29,6 +29,10 @@ use Kind::*;
 /// section's JSON object; dots nest), and its shape.
 type Row = (&'static str, &'static str, Kind);
 
+/// The name of the one `pathosd` section: `pathosd.main` to uci, the init
+/// script and LuCI.
+const MAIN: &str = "main";
+
 /// `config pathosd 'main'`: the global settings.
 const GLOBAL: &[Row] = &[
     ("asn", "router.asn", Scalar),
@@ -596,6 +600,18 @@ fn map_with(file: &UciFile, track: bool) -> Mapped {
                     continue;
                 }
                 global_seen = Some(s);
+                // The init script and LuCI read the switch as
+                // `pathosd.main.enabled`: under another name, or none, the
+                // file has no switch, and a daemon that accepted it would
+                // run a file its init script reads as disabled.
+                if s.name.as_deref() != Some(MAIN) {
+                    m.error(
+                        format!("{}{}", s.label(), Line(s.line)),
+                        "the pathosd section must be named 'main' (config pathosd 'main'): \
+                         the init script and LuCI read its option enabled there"
+                            .to_string(),
+                    );
+                }
                 // `enabled` is the init script's switch; the daemon reads the
                 // rest whatever it says, so `validate` works on a disabled config.
                 m.fill(s, &[GLOBAL], &["enabled"], false, "", &mut root);
@@ -636,6 +652,15 @@ fn map_with(file: &UciFile, track: bool) -> Mapped {
                 ),
             ),
         }
+    }
+
+    if global_seen.is_none() {
+        m.error(
+            format!("config pathosd '{MAIN}'"),
+            "missing (it holds asn, router_id and the other global settings, and the \
+             init script's option enabled)"
+                .to_string(),
+        );
     }
 
     // Checks attach to their VIP by name; each VIP's checks keep file order.
@@ -804,7 +829,8 @@ mod tests {
     #[test]
     fn checks_find_their_vip_by_name_or_section() {
         let m = mapped(
-            "config vip 'web_1'\n\toption name 'web-1'\n\toption prefix '192.0.2.1/32'\n\
+            "config pathosd 'main'\n\
+             config vip 'web_1'\n\toption name 'web-1'\n\toption prefix '192.0.2.1/32'\n\
              config check 'a'\n\toption vip 'web-1'\n\toption type 'ping'\n\
              config check 'b'\n\toption vip 'web_1'\n\toption type 'ping'\n",
         );
@@ -855,6 +881,7 @@ mod tests {
         assert_eq!(
             got,
             vec![
+                "@pathosd[0] (line 1): the pathosd section must be named 'main' (config pathosd 'main'): the init script and LuCI read its option enabled there",
                 "@pathosd[0] option colour (line 2): unknown option for a pathosd section",
                 "pathosd 'again' (line 3): only one pathosd section is allowed (the first is @pathosd[0] (line 1))",
                 "config vpn (line 4): unknown section type \"vpn\" (pathosd, neighbor, vip or check)",
@@ -863,6 +890,43 @@ mod tests {
                 "@check[1] option vip (line 10): no vip section named \"nope\"",
                 "@check[2] option url (line 14): unknown option for a check section",
                 "@check[2] option header (line 15): unknown option for a check section",
+            ]
+        );
+    }
+
+    /// The init script and LuCI read the switch as `pathosd.main.enabled`:
+    /// a file whose pathosd section has another name, or none, or that has
+    /// no pathosd section, is not one the daemon runs.
+    #[test]
+    fn the_pathosd_section_is_main() {
+        let rest =
+            "config neighbor 'bird'\n\toption address '127.0.0.1'\n\toption peer_asn '65000'\n";
+        let errors = |main: &str| -> Vec<String> {
+            mapped(&format!("{rest}{main}"))
+                .errors
+                .iter()
+                .map(|e| e.to_string())
+                .collect()
+        };
+        assert_eq!(
+            errors("config pathosd 'main'\n\toption enabled '1'\n"),
+            Vec::<String>::new()
+        );
+        let named = "the pathosd section must be named 'main' (config pathosd 'main'): \
+                     the init script and LuCI read its option enabled there";
+        assert_eq!(
+            errors("config pathosd 'global'\n\toption enabled '1'\n"),
+            [format!("pathosd 'global' (line 4): {named}")]
+        );
+        assert_eq!(
+            errors("config pathosd\n\toption enabled '1'\n"),
+            [format!("@pathosd[0] (line 4): {named}")]
+        );
+        assert_eq!(
+            errors(""),
+            [
+                "config pathosd 'main': missing (it holds asn, router_id and the other global \
+              settings, and the init script's option enabled)"
             ]
         );
     }
