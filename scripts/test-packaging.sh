@@ -91,8 +91,9 @@ for path in sys.argv[1:]:
 EOF
 }
 check "scripts/apk-mkpkg.py and tests/packaging/apk_read.py parse and import the standard library only" py_stdlib_only
-check "shellcheck -s sh tests/packaging/fakeroot (functions.sh, rc.common)" \
-	shellcheck -s sh -e SC3043 tests/packaging/fakeroot/functions.sh tests/packaging/fakeroot/rc.common
+check "shellcheck -s sh tests/packaging/fakeroot (functions.sh, rc.common, uci)" \
+	shellcheck -s sh -e SC3043 tests/packaging/fakeroot/functions.sh tests/packaging/fakeroot/rc.common \
+	tests/packaging/fakeroot/uci
 
 # The size gate of scripts/cross-build.sh: a PATHOSD_SIZE_GATE it does not
 # know is refused before any build (a typo must not turn the gate off), and

@@ -184,7 +184,7 @@ out=$("${READ[@]}" "$TMP/bad-adb.apk" 2>&1) && not_ok "the reader refuses a chan
 # --- the scripts, in a fake root -------------------------------------------
 
 FR="$TMP/root"
-mkdir -p "$FR/bin" "$FR/lib" "$FR/etc/rc.d" "$FR/tmp" "$FR/usr/bin" "$FR/lib/apk/db"
+mkdir -p "$FR/bin" "$FR/sbin" "$FR/lib" "$FR/etc/rc.d" "$FR/tmp" "$FR/usr/bin" "$FR/lib/apk/db"
 cp /bin/busybox "$FR/bin/busybox"
 # busybox's shared libraries (Debian's busybox is dynamic), at their paths.
 for lib in $(ldd /bin/busybox 2>/dev/null | grep -o '/[^ ]*'); do
@@ -198,6 +198,7 @@ if ! chroot "$FR" /bin/busybox --install -s /bin 2>"$TMP/chroot.err"; then
 fi
 cp "$ROOT/tests/packaging/apk_functions.sh" "$FR/lib/functions.sh"
 cp "$ROOT/tests/packaging/fakeroot/rc.common" "$FR/etc/rc.common"
+cp "$ROOT/tests/packaging/fakeroot/uci" "$FR/sbin/uci"
 [ -z "$RUNNER" ] || cp "$(command -v "$RUNNER")" "$FR/usr/bin/"
 
 # script PKG.apk TYPE: runs the package's script as apk does: from a file

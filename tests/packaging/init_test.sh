@@ -58,6 +58,8 @@ mkdir -p "$FR/etc/config" "$FR/etc/init.d" "$FR/etc/rc.d" "$FR/tmp" "$FR/sbin" "
 printf "config system\n\toption hostname 'OpenWrt'\n" >"$FR/etc/config/system"
 cp "$ROOT/tests/packaging/fakeroot/rc.common" "$FR/etc/rc.common"
 cp "$ROOT/tests/packaging/fakeroot/reload_config" "$FR/sbin/reload_config"
+# The uci command, found on PATH as on the router.
+cp "$ROOT/tests/packaging/fakeroot/uci" "$TMP/bin/uci"
 sed "s#^PROG=/usr/sbin/pathosd\$#PROG=$TMP/pathosd#" "$INIT" >"$FR/etc/init.d/pathosd"
 if ! grep -qx "PROG=$TMP/pathosd" "$FR/etc/init.d/pathosd"; then
 	not_ok "the init script sets PROG=/usr/sbin/pathosd on a line of its own"
@@ -76,9 +78,11 @@ export CALLS FR
 
 # A fake pathosd: records its arguments. `validate` reads the file as the
 # real one does in what matters here: a quote left open is an error with its
-# line, `enabled` of 'main' is not looked at (it is the init script's
-# switch); $MOCK_INVALID adds the errors of an invalid value. Failures print
-# the real one's lines (exit 1, stderr).
+# line, a file of blank and comment lines is empty, the global section must
+# be `config pathosd 'main'` (crates/pathosd-core/src/config/uci_map.rs),
+# `enabled` of 'main' is not looked at (it is the init script's switch);
+# $MOCK_INVALID adds the errors of an invalid value. Failures print the
+# real one's lines (exit 1, stderr).
 cat >"$TMP/pathosd" <<'EOF'
 #!/bin/sh
 echo "$*" >>"$CALLS"
@@ -89,6 +93,32 @@ if [ -n "$line" ]; then
 	echo "line $line: unterminated ' quote" >&2
 	exit 1
 fi
+if ! grep -qv -e '^[[:space:]]*$' -e '^[[:space:]]*#' "$FR$3"; then
+	echo "pathosd: $3: invalid configuration (1 error):" >&2
+	echo "the config is empty (nothing but whitespace and comments)" >&2
+	exit 1
+fi
+main=$(awk '
+	function unq(s) { gsub(/^["\047]|["\047]$/, "", s); return s }
+	$1 == "config" && unq($2) == "pathosd" {
+		if (unq($3) == "main") print "ok"
+		else if ($3 == "") print "@pathosd[0] (line " NR ")"
+		else print "pathosd \047" unq($3) "\047 (line " NR ")"
+		exit
+	}' "$FR$3")
+case "$main" in
+	ok) ;;
+	"")
+		echo "pathosd: $3: invalid configuration (1 error):" >&2
+		echo "config pathosd 'main': missing (it holds asn, router_id and the other global settings, and the init script's option enabled)" >&2
+		exit 1
+		;;
+	*)
+		echo "pathosd: $3: invalid configuration (1 error):" >&2
+		echo "$main: the pathosd section must be named 'main' (config pathosd 'main'): the init script and LuCI read its option enabled there" >&2
+		exit 1
+		;;
+esac
 if [ -n "$MOCK_INVALID" ]; then
 	echo "pathosd: $3: invalid configuration (2 errors):" >&2
 	echo "vip 'web' option prefix (line 3): not a prefix" >&2
@@ -183,13 +213,14 @@ expect $? "start, enabled '0': exit 0, nothing started"
 
 config "config pathosd 'main'" "	option asn '65001'"
 rc start
-[ "$RC" = 0 ] && nothing_declared && [ ! -s "$CALLS" ] && ! running
-expect $? "start, no enabled option: disabled by default"
+[ "$RC" = 0 ] && nothing_declared && ! running && logged "not set (disabled by default): not starting"
+expect $? "start, no enabled option: disabled by default, exit 0, said so"
 
 config "config neighbor 'bird'" "	option enabled '1'"
 rc start
-[ "$RC" = 0 ] && nothing_declared && [ ! -s "$CALLS" ] && ! running
-expect $? "start, no main section: validate_data's defaults, disabled"
+[ "$RC" != 0 ] && nothing_declared && ! running && said "config pathosd 'main': missing" &&
+	logged "start refused: invalid configuration; pathosd is not running"
+expect $? "start, no main section: refused as invalid (the daemon's reason), exit non-zero"
 
 config "config pathosd main" "	option enabled on"
 rc start
@@ -328,6 +359,71 @@ daemon running
 reload_config
 logged "reload pathosd" && ! running && event "instance stopped"
 expect $? "reload_config after enabled '0': stopped, as asked"
+
+# --- a file without `config pathosd 'main'`: invalid, not disabled ----------
+
+# Each shape with the daemon running, through each way a user or LuCI
+# reaches the init script: refused as invalid (the daemon's own reason
+# printed and logged), the daemon kept, never stopped.
+NOMAIN_REST="config neighbor 'bird'
+	option address '127.0.0.1'
+	option peer_asn '65000'
+config vip 'web'
+	option prefix '192.0.2.80/32'"
+for shape in empty comments deleted renamed anonymous vip_main; do
+	case "$shape" in
+		empty) config "" ; why="the config is empty" ;;
+		comments) config "# pathosd" "" "#config pathosd 'main'" "#	option enabled '1'" ; why="the config is empty" ;;
+		deleted) config "$NOMAIN_REST" ; why="config pathosd 'main': missing" ;;
+		renamed) config "config pathosd 'global'" "	option enabled '1'" "$NOMAIN_REST" ; why="pathosd 'global' (line 1): the pathosd section must be named 'main'" ;;
+		anonymous) config "config pathosd" "	option enabled '1'" "$NOMAIN_REST" ; why="@pathosd[0] (line 1): the pathosd section must be named 'main'" ;;
+		# validate_data finds 'main' whatever its type: a disabled VIP
+		# named main is not the switch.
+		vip_main) config "config vip 'main'" "	option enabled '0'" "$NOMAIN_REST" ; why="config pathosd 'main': missing" ;;
+	esac
+	for action in reload start restart reload_config; do
+		daemon running
+		what=$action
+		if [ "$action" = reload_config ]; then
+			# Its own status is 0; the reload it runs logs the refusal.
+			reload_config
+			RC=1
+			what=reload
+		else
+			rc "$action"
+		fi
+		[ "$RC" != 0 ] && running && ! event "instance stopped" && ! event "set: no instance" &&
+			logged "daemon.err $why" && logged "$what refused: invalid configuration; the running daemon keeps its previous one" &&
+			! logged "stopping the daemon"
+		expect $? "$action, $shape file, running: refused as invalid, the daemon kept (\"$why\")"
+	done
+done
+
+# `config pathosd 'main'` without `enabled`: disabled by default, so not
+# started (above), but not a reason to stop a running daemon either.
+for empty_switch in "" "	option enabled ''"; do
+	config "config pathosd 'main'" "	option asn '65001'" "$empty_switch"
+	for action in reload start restart; do
+		daemon running
+		rc "$action"
+		[ "$RC" != 0 ] && running && [ ! -s "$EVENTS" ] &&
+			logged "$action refused: config pathosd 'main' has no option enabled: set it to '1' to run pathosd, '0' to stop it; the running daemon keeps its previous one"
+		expect $? "$action, main without enabled${empty_switch:+ (empty)}, running: refused, kept, nothing sent to procd or the daemon"
+	done
+done
+
+# Only `enabled` off in `config pathosd 'main'` stops pathosd, in any of
+# the words the daemon takes for false.
+MOCK_INVALID=1
+for word in off false no disabled; do
+	config "config pathosd 'main'" "	option enabled '$word'"
+	daemon running
+	rc reload
+	[ "$RC" = 0 ] && ! running && event "instance stopped" && [ ! -s "$CALLS" ] &&
+		logged "pathosd.main.enabled is off; stopping the daemon"
+	expect $? "reload, enabled '$word' (and an invalid value), running: stopped, as asked"
+done
+MOCK_INVALID=
 
 # --- restart, stop -----------------------------------------------------------
 

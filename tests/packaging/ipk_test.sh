@@ -143,7 +143,7 @@ same "luci-app-pathosd: Architecture all" "$(sed -n 's/^Architecture: //p' "$Lp/
 # --- postinst / prerm in a fake root -------------------------------------
 
 FR="$TMP/root"
-mkdir -p "$FR/bin" "$FR/lib" "$FR/etc/rc.d" "$FR/tmp" "$FR/usr/lib/opkg/info" "$FR/usr/bin"
+mkdir -p "$FR/bin" "$FR/sbin" "$FR/lib" "$FR/etc/rc.d" "$FR/tmp" "$FR/usr/lib/opkg/info" "$FR/usr/bin"
 cp /bin/busybox "$FR/bin/busybox"
 # busybox's shared libraries (Debian's busybox is dynamic), at their paths.
 for lib in $(ldd /bin/busybox 2>/dev/null | grep -o '/[^ ]*'); do
@@ -157,6 +157,7 @@ if ! chroot "$FR" /bin/busybox --install -s /bin 2>"$TMP/chroot.err"; then
 fi
 cp "$ROOT/tests/packaging/fakeroot/functions.sh" "$FR/lib/functions.sh"
 cp "$ROOT/tests/packaging/fakeroot/rc.common" "$FR/etc/rc.common"
+cp "$ROOT/tests/packaging/fakeroot/uci" "$FR/sbin/uci"
 [ -z "$RUNNER" ] || cp "$(command -v "$RUNNER")" "$FR/usr/bin/"
 
 # What opkg does, with only the parts these packages use: unpack data (a
