@@ -5,7 +5,7 @@
 
 use pathosd::api::control::{ApiError, Control, ControlHandle, TriggerOutcome};
 use pathosd::api::model::{
-    CheckView, MsgCounts, PeerView, PoolView, ReloadRecord, Snapshot, VipView,
+    CheckView, MsgCounts, PeerView, PoolView, ReloadRecord, ReloadResult, Snapshot, VipView,
 };
 use pathosd::check::CheckResult;
 use std::collections::HashMap;
@@ -196,7 +196,7 @@ pub fn snapshot() -> Snapshot {
         ],
         last_reload: Some(ReloadRecord {
             time: at(1_790_003_000),
-            applied: false,
+            result: ReloadResult::Rejected,
             errors: vec![
                 "vip 'web' option prefix (line 3): \"10.10.1.1/33\" is not a prefix".into(),
                 "config check (line 9) option timeout: 2s must be less than interval 1s".into(),
@@ -238,8 +238,11 @@ pub struct FakeOwner {
     pub ctl: ControlHandle,
     pub snapshot: Arc<Mutex<Snapshot>>,
     pub log: Arc<OwnerLog>,
-    /// Reload answers these errors when non-empty.
+    /// Reload answers these errors when non-empty; else a record applied
+    /// at 1_790_004_000 whose errors (what was not applied) are
+    /// `reload_not_applied`.
     pub reload_errors: Arc<Mutex<Vec<String>>>,
+    pub reload_not_applied: Arc<Mutex<Vec<String>>>,
     /// Called before each snapshot is answered, with how many were answered before.
     pub on_snapshot: Arc<Mutex<Option<SnapshotHook>>>,
 }
@@ -254,12 +257,14 @@ pub fn start_owner(probe_time: Duration) -> FakeOwner {
     let snapshot = Arc::new(Mutex::new(snapshot()));
     let log = Arc::new(OwnerLog::default());
     let reload_errors = Arc::new(Mutex::new(Vec::new()));
+    let reload_not_applied = Arc::new(Mutex::new(Vec::new()));
     let on_snapshot: Arc<Mutex<Option<SnapshotHook>>> = Arc::new(Mutex::new(None));
-    let (s2, l2, r2, h2) = (
+    let (s2, l2, r2, h2, n2) = (
         snapshot.clone(),
         log.clone(),
         reload_errors.clone(),
         on_snapshot.clone(),
+        reload_not_applied.clone(),
     );
     std::thread::spawn(move || {
         // Parks like the daemon's thread (see api_abuse.rs).
@@ -304,7 +309,22 @@ pub fn start_owner(probe_time: Duration) -> FakeOwner {
                     Control::Reload { reply } => {
                         l2.reloads.fetch_add(1, Ordering::SeqCst);
                         let errs = r2.lock().unwrap().clone();
-                        let _ = reply.try_send(if errs.is_empty() { Ok(()) } else { Err(errs) });
+                        let not_applied = n2.lock().unwrap().clone();
+                        let record = ReloadRecord {
+                            time: at(1_790_004_000),
+                            result: if not_applied.is_empty() {
+                                ReloadResult::Applied
+                            } else {
+                                ReloadResult::PartiallyApplied
+                            },
+                            errors: not_applied,
+                            needs_restart: Vec::new(),
+                        };
+                        let _ = reply.try_send(if errs.is_empty() {
+                            Ok(record)
+                        } else {
+                            Err(errs)
+                        });
                     }
                 }
             }
@@ -315,6 +335,7 @@ pub fn start_owner(probe_time: Duration) -> FakeOwner {
         snapshot,
         log,
         reload_errors,
+        reload_not_applied,
         on_snapshot,
     }
 }

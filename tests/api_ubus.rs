@@ -449,7 +449,25 @@ fn check_drain_and_reload() {
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(v, json!({"reloaded": true}));
+        // The reload's record, as /status's last_reload, and `reloaded`.
+        assert_eq!(
+            v,
+            json!({"reloaded": true, "result": "applied", "time": "2026-09-21T15:20:00Z",
+                   "errors": [], "needs_restart": []})
+        );
+        // A valid file the daemon could apply only in part: still a reply,
+        // saying what was not applied.
+        let why = "api.listen 127.0.0.1:80: cannot listen (Address in use (os error 98)); \
+                   the API stays on http://127.0.0.1:59179 with its old settings";
+        *r.owner.reload_not_applied.lock().unwrap() = vec![why.into()];
+        let v = c
+            .call("pathosd", "reload", json!({}))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(v["reloaded"], true, "{v}");
+        assert_eq!(v["result"], "partially_applied", "{v}");
+        assert_eq!(v["errors"], json!([why]), "{v}");
         *r.owner.reload_errors.lock().unwrap() = vec!["vips[0].prefix: bad".into()];
         assert_eq!(
             c.call("pathosd", "reload", json!({})).await,
@@ -460,7 +478,7 @@ fn check_drain_and_reload() {
                 .log
                 .reloads
                 .load(std::sync::atomic::Ordering::SeqCst),
-            2
+            3
         );
     });
 }

@@ -351,3 +351,120 @@ fn triggers_logs_and_event_times_against_the_real_daemon() {
     assert_eq!(drains.len(), 1, "{drains:?}");
     assert!(drains[0].contains("VIP \"fast\": pessimized"), "{drains:?}");
 }
+
+/// `ubus call pathosd reload` answers with the reload's outcome, the init
+/// script's only way to learn it. A valid file that moves `api.listen` to
+/// an address another socket holds is applied but for the API, which stays
+/// on its old address with its old settings: the answer, `last_reload`
+/// (/status) and the log say "partially_applied" and why. Every later
+/// reload, by ubus or SIGHUP, tries the address again; once it is free the
+/// reload is applied and the API moves. Without BGP (nobody listens on the
+/// neighbor's address).
+#[test]
+fn a_reload_whose_api_address_is_taken_is_partly_applied_and_says_so() {
+    let dir = TempDir::new("e2e-ubus-api-taken");
+    let sock = dir.sock();
+    let _broker = Broker::start(&sock, BrokerConfig::default()).unwrap();
+    let a = support::Addrs {
+        ours: support::test_ip(1),
+        peer: support::test_ip(2),
+    };
+    let vips = json!([{"name": "one", "prefix": "10.251.0.1/32", "always": true}]);
+    let mut cfg = config(a, vips);
+    cfg["api"]["ubus_socket"] = json!(sock.display().to_string());
+    let old_api = SocketAddr::from((a.ours, API_PORT));
+    let mut d = Pathosd::start(&cfg, old_api);
+
+    // Another program holds the address the new file moves the API to.
+    let taken = std::net::TcpListener::bind((a.ours, 0)).unwrap();
+    let new_api = taken.local_addr().unwrap();
+    cfg["api"]["listen"] = json!(new_api.to_string());
+    cfg["api"]["token"] = json!("0123456789abcdef0123");
+    cfg["vips"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "two", "prefix": "10.251.0.2/32", "always": true}));
+    d.write_config(&cfg);
+    let stays = format!("the API stays on http://{old_api} with its old settings");
+    let not_applied = |v: &Value| {
+        assert_eq!(v["result"], "partially_applied", "{v}");
+        let errors = v["errors"].as_array().cloned().unwrap_or_default();
+        assert_eq!(errors.len(), 1, "{v}");
+        let e = errors[0].as_str().unwrap_or_default();
+        assert!(
+            e.starts_with(&format!("api.listen {new_api}: cannot listen (")) && e.ends_with(&stays),
+            "{v}"
+        );
+    };
+
+    let reload = |expect_applied: bool| {
+        smol::block_on(async {
+            let mut caller = Caller::connect(&sock).await;
+            let end = Instant::now() + STEP;
+            loop {
+                match caller.call("pathosd", "reload", json!({})).await {
+                    Ok(Some(v)) => {
+                        assert_eq!(v["reloaded"], true, "{v}");
+                        if expect_applied {
+                            assert_eq!(v["result"], "applied", "{v}");
+                            assert_eq!(v["errors"], json!([]), "{v}");
+                        }
+                        break v;
+                    }
+                    Err(4) if Instant::now() < end => {
+                        Timer::after(Duration::from_millis(50)).await;
+                    }
+                    r => panic!("reload: {r:?}\n{}", d.log()),
+                }
+            }
+        })
+    };
+    let v = reload(false);
+    not_applied(&v);
+    // The rest of the file is applied; the old API answers, without the
+    // new token (its old settings), and says the same.
+    let st = d.status();
+    not_applied(&st["last_reload"]);
+    assert_eq!(st["last_reload"]["time"], v["time"], "{st}");
+    assert_eq!(st["vips"][1]["name"], "two", "{st}");
+    assert_eq!(
+        support::daemon::http(old_api, "POST", "/api/v1/vips/nosuch/drain").map(|r| r.code),
+        Some(404)
+    );
+    let log = d.log();
+    assert!(log.contains("reload: VIPs added: two"), "{log}");
+    assert!(
+        log.contains("reload: partially applied") && !log.contains("reload: applied"),
+        "{log}"
+    );
+
+    // SIGHUP with the same file: tried again, still taken, said again.
+    let count = |log: &str| log.matches("reload: partially applied").count();
+    let before = count(&d.log());
+    d.signal("HUP");
+    let again = support::poll(Duration::from_secs(5), || {
+        (count(&d.log()) > before).then_some(())
+    });
+    assert!(again.is_some(), "{}", d.log());
+    not_applied(&d.status()["last_reload"]);
+
+    // Freed: the same file is applied, the API moves with its new token.
+    drop(taken);
+    reload(true);
+    d.api = new_api;
+    assert_eq!(d.get("/healthz").map(|r| r.code), Some(200));
+    assert_eq!(
+        support::daemon::http(new_api, "POST", "/api/v1/vips/nosuch/drain").map(|r| r.code),
+        Some(401)
+    );
+    let closed = support::poll(Duration::from_secs(3), || {
+        support::daemon::http(old_api, "GET", "/healthz")
+            .is_none()
+            .then_some(())
+    });
+    assert!(closed.is_some(), "the old API address still answers");
+    assert_eq!(d.status()["last_reload"]["result"], "applied");
+    d.signal("TERM");
+    let st = d.wait_exit(Duration::from_secs(10));
+    assert!(st.is_some_and(|st| st.success()), "{st:?}\n{}", d.log());
+}

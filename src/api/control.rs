@@ -2,7 +2,7 @@
 //! carries a one-shot reply channel; the owner answers from its own state, so
 //! the API never reads daemon state concurrently.
 
-use super::model::{Scope, Snapshot};
+use super::model::{ReloadRecord, Scope, Snapshot};
 use crate::chan::{bounded, Rx, Tx};
 use std::time::Duration;
 
@@ -27,9 +27,10 @@ pub enum Control {
         enable: bool,
         reply: Reply<Result<&'static str, ApiError>>,
     },
-    /// Re-read the config file; errors are the validation messages.
+    /// Re-read the config file: the reload's record (applied, or partly
+    /// applied), or the validation messages of a rejected file.
     Reload {
-        reply: Reply<Result<(), Vec<String>>>,
+        reply: Reply<Result<ReloadRecord, Vec<String>>>,
     },
 }
 
@@ -42,7 +43,7 @@ pub enum Answer {
     Snapshot(Box<Snapshot>),
     Trigger(Result<TriggerOutcome, ApiError>),
     Drain(Result<&'static str, ApiError>),
-    Reload(Result<(), Vec<String>>),
+    Reload(Result<ReloadRecord, Vec<String>>),
 }
 
 /// The owner's end of a request's reply channel: sends a `T` as its
@@ -158,7 +159,7 @@ impl ControlHandle {
         }
     }
 
-    pub async fn reload(&self) -> Result<(), Vec<String>> {
+    pub async fn reload(&self) -> Result<ReloadRecord, Vec<String>> {
         let (reply, rx) = reply(Answer::Reload);
         match self.ask_unbounded(Control::Reload { reply }, rx).await {
             Some(Answer::Reload(r)) => r,

@@ -8,7 +8,7 @@
 //! | `vip` | `name` | one VIP as in `/status` |
 //! | `check` | `vip`, `check` (optional) | the HTTP trigger's answer |
 //! | `drain` | `vip`, `enable` | `{vip, drain, state}` |
-//! | `reload` | — | `{reloaded: true}` |
+//! | `reload` | — | `{reloaded: true}` and the reload's record (`last_reload`'s members) |
 //! | `validate` | `uci` (rpcd's `uci get` values) or `config` (v1 JSON) | `{valid, errors}` |
 
 use super::control::{ApiError, ControlHandle, Quoted};
@@ -154,7 +154,15 @@ pub async fn call(
                 })
                 .await;
             match r {
-                Ok(()) => Ok(Obj::default().put("reloaded", true.into()).done()),
+                // The caller (the init script) learns the outcome here: a
+                // valid file applied in part says what was not applied.
+                Ok(record) => {
+                    let mut v = status::reload_json(&record);
+                    if let Value::Object(m) = &mut v {
+                        m.insert("reloaded".into(), true.into());
+                    }
+                    Ok(v)
+                }
                 Err(errors) => {
                     // A ubus error status carries no data: the reasons go to the log.
                     for e in &errors {

@@ -1,7 +1,8 @@
 //! The local HTTP endpoint as the daemon runs it: started from the run
 //! config, replaced by a reload that changes an `api.*` setting (but
 //! `ubus_socket`), and kept on its socket when only its limits or token
-//! change.
+//! change. A new address that cannot be bound keeps the old server with
+//! its old settings, and the reload says so.
 
 use crate::api::control::ControlHandle;
 use crate::api::http::Limits;
@@ -28,17 +29,17 @@ fn limits(api: &ApiRun) -> Limits {
     }
 }
 
-/// Binds `listen` (None when it cannot be bound: the endpoint is for
-/// humans and monitoring, routing goes on without it).
-fn bind(listen: SocketAddr) -> Option<smol::net::TcpListener> {
+/// Binds `listen`; an error says why it cannot be bound (logged: the
+/// endpoint is for humans and monitoring, routing goes on without it).
+fn bind(listen: SocketAddr) -> Result<smol::net::TcpListener, String> {
     match crate::api::http::listen(listen) {
         Ok(l) => {
             log::info!("api: listening on http://{listen}");
-            Some(l)
+            Ok(l)
         }
         Err(e) => {
             log::error!("api: cannot listen on {listen}: {e}");
-            None
+            Err(format!("cannot listen ({e})"))
         }
     }
 }
@@ -72,40 +73,60 @@ fn serve(api: &ApiRun, listen: SocketAddr, ctl: ControlHandle, l: smol::net::Tcp
 /// The endpoint of `api` (None: off, or the address cannot be bound).
 pub(super) fn start(api: &ApiRun, ctl: ControlHandle) -> Option<Http> {
     let listen = api.listen?;
-    bind(listen).map(|l| serve(api, listen, ctl, l))
+    bind(listen).ok().map(|l| serve(api, listen, ctl, l))
 }
 
-/// A reload that changed an `api.*` setting other than `ubus_socket`: the
-/// server is replaced. A new address is bound before the old server goes,
-/// so a failed bind keeps the old one; the same address keeps its socket.
+/// Where the running server listens (None: no server).
+pub(super) fn listening(h: Option<&Http>) -> Option<SocketAddr> {
+    h.map(|h| h.listen)
+}
+
+/// A reload that changed an `api.*` setting other than `ubus_socket`, or
+/// one that finds the server not where the config puts it (an earlier new
+/// address could not be bound): the server is replaced. A new address is
+/// bound before the old server goes, so a failed bind keeps the old one,
+/// with all its old settings (the new token or timeouts may have been
+/// meant for the new address only); the same address keeps its socket.
 /// Connections accepted before go on with the old settings until they close
-/// (at most `idle_timeout` between requests).
-pub(super) fn restart(old: Option<Http>, api: &ApiRun, ctl: ControlHandle) -> Option<Http> {
+/// (at most `idle_timeout` between requests). The second value says what
+/// was not applied, and why, for the reload's record.
+pub(super) fn restart(
+    old: Option<Http>,
+    api: &ApiRun,
+    ctl: ControlHandle,
+) -> (Option<Http>, Option<String>) {
     match (old, api.listen) {
         (Some(h), Some(listen)) if h.listen == listen => {
             let Http {
                 listener, _task, ..
             } = h;
             drop(_task);
-            Some(serve(api, listen, ctl, listener))
+            (Some(serve(api, listen, ctl, listener)), None)
         }
         (Some(h), Some(listen)) => match bind(listen) {
-            Some(l) => {
+            Ok(l) => {
                 drop(h);
-                Some(serve(api, listen, ctl, l))
+                (Some(serve(api, listen, ctl, l)), None)
             }
-            None => {
-                log::error!(
-                    "reload: the API stays on http://{} with its old settings",
+            Err(e) => {
+                let stays = format!(
+                    "api.listen {listen}: {e}; the API stays on http://{} with its old settings",
                     h.listen
                 );
-                Some(h)
+                (Some(h), Some(stays))
             }
         },
         (Some(h), None) => {
             log::info!("api: stopped listening on http://{}", h.listen);
-            None
+            (None, None)
         }
-        (None, _) => start(api, ctl),
+        (None, Some(listen)) => match bind(listen) {
+            Ok(l) => (Some(serve(api, listen, ctl, l)), None),
+            Err(e) => (
+                None,
+                Some(format!("api.listen {listen}: {e}; the API is off")),
+            ),
+        },
+        (None, None) => (None, None),
     }
 }

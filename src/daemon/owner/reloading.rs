@@ -6,7 +6,9 @@
 
 use super::loops::{check_ids, spawn, spawn_checks, Runtimes};
 use super::{level_filter, log_plan, state, Owner};
+use crate::api::model::ReloadRecord;
 use crate::check::scheduler;
+use crate::daemon::http;
 use crate::daemon::reload::{self, ReloadPlan, VipChange};
 use std::time::Instant;
 
@@ -15,8 +17,10 @@ impl Owner {
     /// logged (and returned to the API or ubus caller). Valid: apply
     /// the difference — unchanged VIPs keep state and counters (no UPDATE),
     /// changed ones restart withdrawn, removed ones are withdrawn, and only
-    /// changed neighbors restart their sessions.
-    pub(super) fn reload(&mut self, now: Instant) -> Result<(), Vec<String>> {
+    /// changed neighbors restart their sessions. The answer is the reload's
+    /// record: applied, or partly applied (what could not take its new
+    /// settings, and why).
+    pub(super) fn reload(&mut self, now: Instant) -> Result<ReloadRecord, Vec<String>> {
         let new = crate::config_file::load(&self.opts.config_path, self.opts.format)
             .map(Box::new)
             .map_err(|errs| errs.into_iter().map(|e| e.to_string()).collect());
@@ -24,9 +28,21 @@ impl Owner {
         let r = match fx.reload.take() {
             Some(Ok(plan)) => {
                 log_plan(&plan);
-                self.restart(&plan);
-                log::info!("reload: applied {}", self.opts.config_path.display());
-                Ok(())
+                let not_applied = self.restart(&plan);
+                let path = self.opts.config_path.display();
+                if not_applied.is_empty() {
+                    log::info!("reload: applied {path}");
+                } else {
+                    for what in &not_applied {
+                        log::error!("reload: not applied: {what}");
+                    }
+                    log::warn!(
+                        "reload: partially applied {path}: {} setting(s) not applied",
+                        not_applied.len()
+                    );
+                }
+                self.state.reload_not_applied(not_applied);
+                self.state.last_reload().cloned().ok_or_else(Vec::new)
             }
             Some(Err(errs)) => {
                 // The old config goes on; the log says why, whoever asked.
@@ -35,7 +51,8 @@ impl Owner {
                 }
                 Err(errs)
             }
-            None => Ok(()),
+            // A reload step always decides one or the other.
+            None => Err(Vec::new()),
         };
         // The routes go out after the speaker has the new neighbors; the
         // trigger runs asked again go to the new loops.
@@ -45,8 +62,10 @@ impl Owner {
 
     /// The plan applied to what the owner runs beside the state: the check
     /// loops, the speaker's sessions, the log level, the HTTP server and
-    /// the exporter.
-    fn restart(&mut self, plan: &ReloadPlan) {
+    /// the exporter. Returns what could not take its new settings, and why
+    /// (empty when everything did).
+    fn restart(&mut self, plan: &ReloadPlan) -> Vec<String> {
+        let mut not_applied = Vec::new();
         let engine = self.state.engine();
         // The new table of loops; what is left in `before` after the loop
         // (removed VIPs, replaced loops) ends with it.
@@ -68,10 +87,10 @@ impl Owner {
                     match scheduler::build(v, &ids) {
                         Ok(loops) => spawn(Ok(loops), v, &self.result_tx),
                         Err(e) => {
-                            log::error!(
+                            not_applied.push(format!(
                                 "vip {}: new check timing not applied, the old checks go on: {e}",
                                 v.name
-                            );
+                            ));
                             Some(rt)
                         }
                     }
@@ -91,8 +110,15 @@ impl Owner {
         if plan.live.contains(&"logging.level") && !self.opts.debug {
             crate::logging::set_level(level_filter(new.logging.level));
         }
-        if plan.live.iter().any(|k| reload::HTTP_KEYS.contains(k)) {
-            self.http = crate::daemon::http::restart(self.http.take(), &new.api, self.ctl.clone());
+        // Also when the server is not where the config puts it: an earlier
+        // new address could not be bound (or none at start), and every
+        // reload tries again and says whether it could.
+        if plan.live.iter().any(|k| reload::HTTP_KEYS.contains(k))
+            || http::listening(self.http.as_ref()) != new.api.listen
+        {
+            let (h, failed) = http::restart(self.http.take(), &new.api, self.ctl.clone());
+            self.http = h;
+            not_applied.extend(failed);
         }
         if plan.live.contains(&"otel") {
             // The old exporter's task ends as it is dropped, mid-request
@@ -101,5 +127,6 @@ impl Owner {
             self.otel = crate::daemon::otel::start(new, self.ctl.clone());
         }
         self.drain_any = self.state.drain_files().next().is_some();
+        not_applied
     }
 }

@@ -92,18 +92,45 @@ pub struct VipView {
 }
 
 /// The last reload attempt (SIGHUP or ubus `reload`) since
-/// start: a rejected one leaves the previous configuration running, which
-/// nothing else shows, so /status and ubus `status` carry it for LuCI.
+/// start: a rejected one leaves the previous configuration running, and a
+/// partly applied one leaves part of it running, which nothing else shows,
+/// so /status and ubus `status` carry it for LuCI.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReloadRecord {
     pub time: SystemTime,
-    /// false: rejected, the previous configuration still runs.
-    pub applied: bool,
-    /// Why it was rejected (each error names its place in the file).
+    pub result: ReloadResult,
+    /// Rejected: why (each error names its place in the file). Partly
+    /// applied: what did not take effect, and why.
     pub errors: Vec<String>,
     /// Settings that changed but apply only after a restart (config
     /// paths such as `api.listen`); empty when rejected.
     pub needs_restart: Vec<String>,
+}
+
+/// What became of a reload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReloadResult {
+    /// The file is valid and every change took effect (or waits for a
+    /// restart, as `needs_restart` says).
+    Applied,
+    /// The file is valid and applied, but something the owner runs beside
+    /// the state could not take its new settings (the API's new address
+    /// could not be bound): `errors` says what and why; that part runs on
+    /// with its old settings.
+    PartiallyApplied,
+    /// The file is invalid: the previous configuration still runs.
+    Rejected,
+}
+
+impl ReloadResult {
+    /// As `last_reload.result` says it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReloadResult::Applied => "applied",
+            ReloadResult::PartiallyApplied => "partially_applied",
+            ReloadResult::Rejected => "rejected",
+        }
+    }
 }
 
 /// Upper bounds (seconds) of the blocking pool's queue-wait histogram: a

@@ -410,15 +410,14 @@ pub(crate) fn pool_json(p: &PoolView) -> Value {
         .done()
 }
 
-/// `last_reload` of `/status`: `result` is "applied" or "rejected" (the
-/// daemon kept its previous configuration), `errors` every reason.
-pub(crate) fn reload_json(r: &ReloadRecord) -> Value {
+/// `last_reload` of `/status`: `result` is "applied", "partially_applied"
+/// (some settings could not take effect: `errors` says which) or
+/// "rejected" (the daemon kept its previous configuration), `errors`
+/// every reason.
+pub fn reload_json(r: &ReloadRecord) -> Value {
     Obj::default()
         .put("time", utc_timestamp(r.time).into())
-        .put(
-            "result",
-            if r.applied { "applied" } else { "rejected" }.into(),
-        )
+        .put("result", r.result.as_str().into())
         .put("errors", r.errors.clone().into())
         .put("needs_restart", r.needs_restart.clone().into())
         .done()

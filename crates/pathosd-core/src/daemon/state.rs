@@ -17,7 +17,9 @@ use super::engine::{CheckId, CheckRun, Engine, Input, Output};
 use super::reload::{self, ReloadPlan, VipChange};
 use super::triggers::{Admit, Done, Triggers};
 use super::views;
-use crate::api::model::{OtelView, PeerView, PoolView, ReloadRecord, Scope, Snapshot};
+use crate::api::model::{
+    OtelView, PeerView, PoolView, ReloadRecord, ReloadResult, Scope, Snapshot,
+};
 use crate::api::router::ApiError;
 use crate::api::TriggerOutcome;
 use crate::check::CheckResult;
@@ -168,6 +170,30 @@ impl<R: Clone> State<R> {
     /// evaluation bound or hold time).
     pub fn next_deadline(&self) -> Option<Instant> {
         self.engine.next_deadline()
+    }
+
+    /// The last reload's outcome (None before the first).
+    pub fn last_reload(&self) -> Option<&ReloadRecord> {
+        self.last_reload.as_ref()
+    }
+
+    /// The driver could not carry out part of the last reload's plan (what
+    /// it runs beside the state: the API's new address could not be bound,
+    /// a VIP's checks with the new timing could not start): the reload is
+    /// recorded as partly applied, with `what` (each part and why) as its
+    /// errors. Nothing else changes: the state took the new configuration.
+    pub fn reload_not_applied(&mut self, what: Vec<String>) {
+        if what.is_empty() {
+            return;
+        }
+        if let Some(r) = self
+            .last_reload
+            .as_mut()
+            .filter(|r| r.result != ReloadResult::Rejected)
+        {
+            r.result = ReloadResult::PartiallyApplied;
+            r.errors = what;
+        }
     }
 
     /// The VIPs with a lower_priority_file and its path.
@@ -366,7 +392,10 @@ impl<R: Clone> State<R> {
         // only in the log, and LuCI's Save & Apply looks like it worked.
         self.last_reload = Some(ReloadRecord {
             time: self.wall_time(now),
-            applied: r.is_ok(),
+            result: match r {
+                Ok(_) => ReloadResult::Applied,
+                Err(_) => ReloadResult::Rejected,
+            },
             errors: r.as_ref().err().cloned().unwrap_or_default(),
             needs_restart: r
                 .as_ref()
@@ -413,7 +442,7 @@ mod tests {
         assert!(matches!(fx.reload, Some(Err(ref e)) if e.len() == 1));
         assert!(fx.outputs.is_empty());
         let r = s.snapshot(&Scope::All, t1, live()).last_reload.unwrap();
-        assert!(!r.applied);
+        assert_eq!(r.result, ReloadResult::Rejected);
         assert_eq!(r.errors, ["vips[0].prefix: bad"]);
         // The wall-clock time of the step, from the start's.
         assert_eq!(
@@ -425,13 +454,57 @@ mod tests {
         let fx = s.step(Event::Reload(Ok(config("10.0.0.54/32"))), t1);
         let plan = fx.reload.unwrap().unwrap();
         assert_eq!(plan.vips.len(), 1);
-        assert!(
-            s.snapshot(&Scope::All, t1, live())
-                .last_reload
-                .unwrap()
-                .applied
-        );
+        let r = s.snapshot(&Scope::All, t1, live()).last_reload.unwrap();
+        assert_eq!((r.result, r.errors), (ReloadResult::Applied, Vec::new()));
         assert_eq!(s.engine().vips()[0].prefix.to_string(), "10.0.0.54/32");
+    }
+
+    /// A valid reload whose plan the driver could carry out only in part
+    /// (the API's new address was taken) is recorded as partly applied,
+    /// with what and why; the state keeps the new configuration; the next
+    /// reload's record replaces it; a rejected record is never turned into
+    /// a partly applied one.
+    #[test]
+    fn a_reload_applied_in_part_says_what_was_not_applied() {
+        let t0 = Instant::now();
+        let (mut s, _) = State::<u32>::start(*config("10.0.0.53/32"), t0, SystemTime::UNIX_EPOCH);
+        // Nothing to amend before the first reload.
+        s.reload_not_applied(vec!["api.listen: taken".into()]);
+        assert!(s.last_reload().is_none());
+
+        let t1 = t0 + std::time::Duration::from_secs(1);
+        let fx = s.step(Event::Reload(Ok(config("10.0.0.54/32"))), t1);
+        assert!(matches!(fx.reload, Some(Ok(_))));
+        s.reload_not_applied(Vec::new());
+        assert_eq!(s.last_reload().unwrap().result, ReloadResult::Applied);
+        let why = "api.listen 127.0.0.1:80: cannot listen (Address in use); the API stays on \
+                   http://127.0.0.1:59179 with its old settings";
+        s.reload_not_applied(vec![why.into()]);
+        let r = s.snapshot(&Scope::All, t1, live()).last_reload.unwrap();
+        assert_eq!(r.result, ReloadResult::PartiallyApplied);
+        assert_eq!(r.errors, [why]);
+        assert_eq!(
+            r.time,
+            SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1)
+        );
+        // What the state applies, it applied.
+        assert_eq!(s.engine().vips()[0].prefix.to_string(), "10.0.0.54/32");
+        let v = crate::api::status::reload_json(&r);
+        assert_eq!(v["result"], "partially_applied");
+        assert_eq!(v["errors"][0], why);
+
+        // The next reload's record replaces it.
+        let fx = s.step(Event::Reload(Ok(config("10.0.0.54/32"))), t1);
+        assert!(matches!(fx.reload, Some(Ok(_))));
+        let r = s.last_reload().unwrap();
+        assert_eq!((r.result, r.errors.len()), (ReloadResult::Applied, 0));
+
+        // A rejection stays one.
+        s.step(Event::Reload(Err(vec!["vips[0].prefix: bad".into()])), t1);
+        s.reload_not_applied(vec![why.into()]);
+        let r = s.last_reload().unwrap();
+        assert_eq!(r.result, ReloadResult::Rejected);
+        assert_eq!(r.errors, ["vips[0].prefix: bad"]);
     }
 
     /// The stop lists every VIP that is not withdrawn, once, and changes
