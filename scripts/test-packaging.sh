@@ -78,7 +78,7 @@ check "shellcheck scripts/openwrt-real/*.sh" shellcheck -x scripts/openwrt-real/
 # The .apk writer and reader: Python's standard library only, so that they
 # run on any machine with python3 (CI has no apk-tools).
 py_stdlib_only() {
-	python3 - scripts/apk-mkpkg.py tests/packaging/apk_read.py <<'EOF'
+	python3 - scripts/apk-mkpkg.py tests/packaging/apk_read.py tests/packaging/fakeroot/jsonfilter <<'EOF'
 import ast, sys
 for path in sys.argv[1:]:
     tree = ast.parse(open(path).read(), path)
@@ -90,7 +90,7 @@ for path in sys.argv[1:]:
                 sys.exit("%s imports %s, which is not in the standard library" % (path, n))
 EOF
 }
-check "scripts/apk-mkpkg.py and tests/packaging/apk_read.py parse and import the standard library only" py_stdlib_only
+check "scripts/apk-mkpkg.py, tests/packaging/apk_read.py and the jsonfilter stand-in parse and import the standard library only" py_stdlib_only
 check "shellcheck -s sh tests/packaging/fakeroot (functions.sh, rc.common, uci)" \
 	shellcheck -s sh -e SC3043 tests/packaging/fakeroot/functions.sh tests/packaging/fakeroot/rc.common \
 	tests/packaging/fakeroot/uci

@@ -290,7 +290,6 @@ same "upgrade: started with the kept config (enabled '1'): one instance of the p
 	"$(procd)" "start pathosd
 open_instance
 set_param command /usr/sbin/pathosd run --config /etc/config/pathosd
-set_param file /etc/config/pathosd
 set_param reload_signal HUP
 set_param respawn
 set_param stdout 1

@@ -1,16 +1,17 @@
 #!/bin/sh
 # Behaviour of files/pathosd.init under the stand-ins of OpenWrt's rc.common,
-# procd and reload_config (tests/packaging/fakeroot/rc.common and
-# reload_config, which say what they keep of the real parts), with logger
-# and the pathosd binary mocked; run by busybox ash (the shell of OpenWrt)
-# from scripts/test-packaging.sh. Prints one "ok - NAME" / "not ok - NAME"
-# per case.
+# procd, reload_config, uci and jsonfilter (tests/packaging/fakeroot/, each
+# saying what it keeps of the real parts), with logger, the pathosd binary,
+# the running daemon's reload and the ubus CLI with its object mocked here;
+# run by busybox ash (the shell of OpenWrt) from scripts/test-packaging.sh.
+# Prints one "ok - NAME" / "not ok - NAME" per case.
 #
 # Each command runs as on the router, `/etc/init.d/pathosd ACTION` being
 # `sh /etc/rc.common /etc/init.d/pathosd ACTION` in a fake root; the init
 # script is the shipped one with only PROG pointing at the mock. The cases
 # compare what the script declared (procd.log), what procd then did to the
-# daemon (procd.events), the exit status, the log and stderr.
+# daemon (procd.events), how the daemon was asked to reload and what it
+# recorded, the exit status, the log and stderr.
 #
 # PATHOSD_INIT=FILE runs the cases against another init script, for example
 # the previous version (git show HEAD:files/pathosd.init).
@@ -58,8 +59,9 @@ mkdir -p "$FR/etc/config" "$FR/etc/init.d" "$FR/etc/rc.d" "$FR/tmp" "$FR/sbin" "
 printf "config system\n\toption hostname 'OpenWrt'\n" >"$FR/etc/config/system"
 cp "$ROOT/tests/packaging/fakeroot/rc.common" "$FR/etc/rc.common"
 cp "$ROOT/tests/packaging/fakeroot/reload_config" "$FR/sbin/reload_config"
-# The uci command, found on PATH as on the router.
+# uci and jsonfilter, found on PATH as on the router.
 cp "$ROOT/tests/packaging/fakeroot/uci" "$TMP/bin/uci"
+cp "$ROOT/tests/packaging/fakeroot/jsonfilter" "$TMP/bin/jsonfilter"
 sed "s#^PROG=/usr/sbin/pathosd\$#PROG=$TMP/pathosd#" "$INIT" >"$FR/etc/init.d/pathosd"
 if ! grep -qx "PROG=$TMP/pathosd" "$FR/etc/init.d/pathosd"; then
 	not_ok "the init script sets PROG=/usr/sbin/pathosd on a line of its own"
@@ -74,7 +76,11 @@ LOG="$FR/tmp/procd.log"
 EVENTS="$FR/tmp/procd.events"
 STATE="$FR/tmp/procd.state"
 CALLS="$TMP/pathosd.calls"
-export CALLS FR
+# The running daemon's reloads: one line each, how it was asked ("SIGHUP"
+# or "ubus"), and the outcome of the last one, as its last_reload.result.
+RELOADS="$FR/tmp/daemon.reloads"
+LAST_RELOAD="$FR/tmp/daemon.last_reload"
+export CALLS FR RELOADS LAST_RELOAD
 
 # A fake pathosd: records its arguments. `validate` reads the file as the
 # real one does in what matters here: a quote left open is an error with its
@@ -129,37 +135,108 @@ echo "configuration is valid"
 EOF
 chmod +x "$TMP/pathosd"
 
+# The running daemon's reload (src/daemon/owner/reloading.rs), asked by VIA
+# (SIGHUP or ubus): the file loaded with the rules of `validate` above;
+# rejected, or applied, or, with $MOCK_API_TAKEN, applied but for the API's
+# new address; $MOCK_NEEDS_RESTART names a setting that waits for a
+# restart. Records it and prints ubus `reload`'s answer: the record's
+# members and `reloaded` (docs/api.md), or nothing and status 2 when the
+# file is rejected.
+cat >"$TMP/pathosd-reload" <<'EOF'
+#!/bin/sh
+# A signal has no answer.
+[ "$1" = HUP ] && { set -- SIGHUP; exec >/dev/null; }
+echo "$1" >>"$RELOADS"
+time='"time":"2026-12-04T10:00:00Z"'
+if ! CALLS=/dev/null "$(dirname "$0")/pathosd" validate --config /etc/config/pathosd >/dev/null 2>&1; then
+	echo rejected >"$LAST_RELOAD"
+	exit 2
+fi
+if [ -n "$MOCK_API_TAKEN" ]; then
+	echo partially_applied >"$LAST_RELOAD"
+	echo "{\"reloaded\":true,$time,\"result\":\"partially_applied\",\"errors\":[\"api.listen 127.0.0.1:80: cannot listen (Address in use (os error 98)); the API stays on http://127.0.0.1:59179 with its old settings\"],\"needs_restart\":[]}"
+	exit 0
+fi
+echo applied >"$LAST_RELOAD"
+needs=${MOCK_NEEDS_RESTART:+\"$MOCK_NEEDS_RESTART\"}
+echo "{\"reloaded\":true,$time,\"result\":\"applied\",\"errors\":[],\"needs_restart\":[$needs]}"
+EOF
+chmod +x "$TMP/pathosd-reload"
+# procd's signals reach it (the rc.common stand-in runs this).
+PROCD_INSTANCE_SIGNAL="$TMP/pathosd-reload"
+export PROCD_INSTANCE_SIGNAL
+
+# The ubus CLI with the daemon's object (openwrt/ubus cli.c): `call pathosd
+# reload` looks the object up (status 4, "Command failed: Not found", when
+# the daemon is not running or $MOCK_NO_UBUS says it has no object), then
+# invokes: the answer on stdout, or "Command failed: ubus call …" and 256
+# minus the status, stderr not being a terminal. $MOCK_UBUS_TIMEOUT: the
+# answer does not come (7), the request stays with the daemon.
+cat >"$TMP/bin/ubus" <<'EOF'
+#!/bin/sh
+echo "ubus $*" >>"$FR/tmp/ubus.calls"
+[ "$1" = -t ] && shift 2
+if [ "$1 $2 $3 $#" != "call pathosd reload 3" ]; then
+	echo "ubus stand-in: only call pathosd reload" >&2
+	exit 1
+fi
+if [ ! -s "$FR/tmp/procd.state" ] || [ -n "$MOCK_NO_UBUS" ]; then
+	echo "Command failed: Not found" >&2
+	exit 4
+fi
+if [ -n "$MOCK_UBUS_TIMEOUT" ]; then
+	echo "ubus" >>"$RELOADS"
+	echo "Command failed: ubus call pathosd reload (Request timed out)" >&2
+	exit 249
+fi
+if ! "$(dirname "$0")/../pathosd-reload" ubus; then
+	echo "Command failed: ubus call pathosd reload (Invalid argument)" >&2
+	exit 254
+fi
+EOF
+chmod +x "$TMP/bin/ubus"
+
 # config LINE...: /etc/config/pathosd of the fake root.
 config() {
 	printf '%s\n' "$@" >"$FR/etc/config/pathosd"
 }
-# The daemon's state before a command: "running" (started from an earlier
-# version of the file, so a changed file means SIGHUP) or "stopped".
+# The daemon's state before a command: "running" (started by the init
+# script under test from an earlier file: procd's instance has no `file`,
+# as this script declares it) or "stopped"; no reload yet either way.
 daemon() {
 	if [ "$1" = running ]; then
-		echo "running 0123456789abcdef0123456789abcdef" >"$STATE"
+		echo "running file=" >"$STATE"
 	else
 		rm -f "$STATE"
 	fi
+	rm -f "$LAST_RELOAD"
 }
-# rc ACTION: /etc/init.d/pathosd ACTION; sets RC, logs in $LOG, $EVENTS,
-# $CALLS and $TMP/stderr.
-rc() {
+# Empties the logs of one command.
+fresh() {
 	: >"$LOG"
 	: >"$EVENTS"
 	: >"$CALLS"
+	: >"$RELOADS"
+	: >"$FR/tmp/ubus.calls"
+}
+# rc ACTION: /etc/init.d/pathosd ACTION; sets RC, logs in $LOG, $EVENTS,
+# $CALLS, $RELOADS and $TMP/stderr.
+rc() {
+	fresh
 	IPKG_INSTROOT="$FR" sh "$FR/etc/rc.common" "$FR/etc/init.d/pathosd" "$@" 2>"$TMP/stderr"
 	RC=$?
 }
 # reload_config, as after a commit; sets RC like rc.
 reload_config() {
-	: >"$LOG"
-	: >"$EVENTS"
-	: >"$CALLS"
+	fresh
 	IPKG_INSTROOT="$FR" sh "$FR/sbin/reload_config" 2>"$TMP/stderr"
 	RC=$?
 }
 running() { [ -s "$STATE" ]; }
+# reloaded VIA...: the daemon was asked to reload exactly so (one line per
+# reload, e.g. `reloaded ubus`); `reloaded` alone: not at all.
+reloaded() { [ "$(cat "$RELOADS")" = "$(printf '%s\n' "$@" | sed '/^$/d')" ]; }
+last_reload() { [ "$(cat "$LAST_RELOAD" 2>/dev/null)" = "$1" ]; }
 logged() { grep -F -- "$1" "$LOG" >/dev/null; }
 said() { grep -F -- "$1" "$TMP/stderr" >/dev/null; }
 event() { grep -Fx -- "$1" "$EVENTS" >/dev/null; }
@@ -167,6 +244,7 @@ state() {
 	echo "exit $RC; running: $(running && echo yes || echo no)"
 	echo "procd.log: $(cat "$LOG")"
 	echo "procd events: $(cat "$EVENTS")"
+	echo "daemon reloads: $(cat "$RELOADS"); last_reload: $(cat "$LAST_RELOAD" 2>/dev/null)"
 	echo "stderr: $(cat "$TMP/stderr")"
 }
 # expect STATUS NAME: the case NAME passed if the condition just tested
@@ -177,7 +255,6 @@ expect() {
 
 INSTANCE="open_instance
 set_param command $TMP/pathosd run --config /etc/config/pathosd
-set_param file /etc/config/pathosd
 set_param reload_signal HUP
 set_param respawn
 set_param stdout 1
@@ -263,8 +340,9 @@ expect $? "start, UCI syntax error, stopped: refused, exit non-zero, the parser'
 config "$ENABLED"
 daemon running
 rc start
-[ "$RC" != 0 ] && running && [ "$(cat "$EVENTS")" = "signal pathosd" ] && logged "keeps its previous one"
-expect $? "start, invalid config, running: refused, exit non-zero, nothing sent to procd but SIGHUP (the daemon rejects the file and records it)"
+[ "$RC" != 0 ] && running && [ ! -s "$EVENTS" ] && reloaded ubus && last_reload rejected &&
+	logged "keeps its previous one"
+expect $? "start, invalid config, running: refused, exit non-zero, nothing sent to procd; the daemon asked to reload once (it rejects the file and records it)"
 MOCK_INVALID=
 
 # --- reload ------------------------------------------------------------------
@@ -272,23 +350,23 @@ MOCK_INVALID=
 config "$ENABLED"
 daemon running
 rc reload
-[ "$RC" = 0 ] && declared && running && event "instance signalled HUP (file changed)" &&
-	! event "instance stopped" && ! grep -F daemon.err "$LOG" >/dev/null
-expect $? "reload, valid, running: the same instance, procd sends SIGHUP, exit 0"
+[ "$RC" = 0 ] && declared && running && [ ! -s "$EVENTS" ] && reloaded ubus && last_reload applied &&
+	! grep -F daemon.err "$LOG" >/dev/null
+expect $? "reload, valid, running: the same instance, no signal from procd; the daemon asked once (ubus), applied, exit 0"
 
 MOCK_INVALID=1
 daemon running
 rc reload
-[ "$RC" = 1 ] && nothing_declared && running && ! event "instance stopped" &&
-	event "signal pathosd" &&
+[ "$RC" = 1 ] && nothing_declared && running && [ ! -s "$EVENTS" ] &&
+	reloaded ubus && last_reload rejected &&
 	logged "daemon.err vip 'web' option prefix (line 3): not a prefix" &&
 	logged "daemon.err reload refused: invalid configuration; the running daemon keeps its previous one" &&
 	said "pathosd: vip 'web' option prefix (line 3): not a prefix" && said "reload refused"
-expect $? "reload, invalid config, running: refused (exit 1), errors logged and on stderr, kept running, SIGHUP so it records the rejection"
+expect $? "reload, invalid config, running: refused (exit 1), errors logged and on stderr, kept running, asked to reload once so it records the rejection"
 
 daemon stopped
 rc reload
-[ "$RC" = 1 ] && nothing_declared && ! running && ! event "signal pathosd" && logged "reload refused"
+[ "$RC" = 1 ] && nothing_declared && ! running && [ ! -s "$EVENTS" ] && reloaded && logged "reload refused"
 expect $? "reload, invalid config, stopped: refused (exit 1), nothing started or signalled"
 MOCK_INVALID=
 
@@ -296,17 +374,16 @@ MOCK_INVALID=
 config "$ENABLED" "config vip 'broken"
 daemon running
 rc reload
-[ "$RC" != 0 ] && running && ! event "instance stopped" && ! event "set: no instance" &&
-	event "signal pathosd" &&
+[ "$RC" != 0 ] && running && [ ! -s "$EVENTS" ] && reloaded ubus && last_reload rejected &&
 	logged "line 4: unterminated ' quote" && logged "keeps its previous one" && said "keeps its previous one"
-expect $? "reload, UCI syntax error, running: kept running, refused (exit non-zero), the parser's line logged and on stderr, SIGHUP so it records the rejection"
+expect $? "reload, UCI syntax error, running: kept running, refused (exit non-zero), the parser's line logged and on stderr, asked to reload once so it records the rejection"
 
 config "config pathosd 'main'" "	option enabled 'maybe'"
 daemon running
 rc reload
-[ "$RC" != 0 ] && running && ! event "instance stopped" && ! event "set: no instance" &&
-	! event "signal pathosd" && logged "keeps its previous one" && said "validates as bool with false"
-expect $? "reload, enabled 'maybe', running: kept running, refused (exit non-zero), logged, no SIGHUP (the daemon would apply the file)"
+[ "$RC" != 0 ] && running && [ ! -s "$EVENTS" ] && reloaded &&
+	logged "keeps its previous one" && said "validates as bool with false"
+expect $? "reload, enabled 'maybe', running: kept running, refused (exit non-zero), logged, the daemon not asked to reload (it would apply the file)"
 
 config "config pathosd 'main'" "	option enabled '0'"
 daemon running
@@ -319,8 +396,8 @@ MOCK_INVALID=
 config "$ENABLED"
 daemon stopped
 rc reload
-[ "$RC" = 0 ] && declared && running && event "instance started"
-expect $? "reload, valid, stopped: started"
+[ "$RC" = 0 ] && declared && running && event "instance started" && reloaded
+expect $? "reload, valid, stopped: started (no reload asked of the new process)"
 
 # --- reload_config: what `uci commit` + reload_config or LuCI's apply run -----
 
@@ -339,8 +416,8 @@ expect $? "reload_config, first run after the file appeared: nothing runs (the m
 
 config "$ENABLED" "	option hold_time '6s'"
 reload_config
-logged "reload pathosd" && running && event "instance signalled HUP (file changed)"
-expect $? "reload_config after a change: procd's trigger runs reload, the daemon gets SIGHUP"
+logged "reload pathosd" && running && [ ! -s "$EVENTS" ] && reloaded ubus && last_reload applied
+expect $? "reload_config after a change: procd's trigger runs reload, the daemon is asked once (ubus) and applies it"
 
 config "$ENABLED" "config vip 'broken"
 daemon running
@@ -359,6 +436,100 @@ daemon running
 reload_config
 logged "reload pathosd" && ! running && event "instance stopped"
 expect $? "reload_config after enabled '0': stopped, as asked"
+
+# --- every valid reload reaches the daemon, once, and says how it went ------
+
+# A reload after a refused one, the file put back as the daemon started
+# with it: procd's md5 of the file is the one it took at the start, so
+# procd sends nothing; the daemon must still be asked, and its
+# last_reload (LuCI's red box) no longer says rejected.
+config "$ENABLED"
+daemon stopped
+rc start
+running && event "instance started" && reloaded
+expect $? "start, stopped: started, no reload asked"
+config "$ENABLED" "config vip 'broken"
+rc reload
+[ "$RC" = 1 ] && running && last_reload rejected
+expect $? "reload, a syntax error after the start: refused, last_reload rejected"
+config "$ENABLED"
+rc reload
+[ "$RC" = 0 ] && running && [ ! -s "$EVENTS" ] && reloaded ubus && last_reload applied
+expect $? "reload, the file put back as it was at the start: applied once, last_reload applied (no longer rejected)"
+
+# The same through reload_config, as `uci commit` + reload_config and
+# LuCI's Save & Apply run it.
+config "$ENABLED" "config vip 'broken"
+reload_config
+running && last_reload rejected
+expect $? "reload_config, a syntax error: refused, last_reload rejected"
+config "$ENABLED"
+reload_config
+running && reloaded ubus && last_reload applied
+expect $? "reload_config, the file put back: applied once, last_reload applied"
+
+# Nothing changed since the last reload: still applied, once.
+rc reload
+[ "$RC" = 0 ] && reloaded ubus && last_reload applied
+expect $? "reload, the same file again: applied once"
+
+rc start
+[ "$RC" = 0 ] && running && [ ! -s "$EVENTS" ] && reloaded ubus && last_reload applied
+expect $? "start, running, valid: the same instance, the daemon asked once (ubus), exit 0"
+
+rc restart
+[ "$RC" = 0 ] && running && [ "$(cat "$EVENTS")" = "instance stopped
+instance started" ] && reloaded
+expect $? "restart, running, valid: stopped and started, no reload asked"
+
+MOCK_NEEDS_RESTART=api.ubus_socket
+export MOCK_NEEDS_RESTART
+rc reload
+[ "$RC" = 0 ] && reloaded ubus && said "pathosd: reload: api.ubus_socket changed: applies after a restart"
+expect $? "reload, a setting that waits for a restart: applied (exit 0), the setting said"
+MOCK_NEEDS_RESTART=
+
+# The daemon without a ubus object (api.ubus_socket off, or not registered
+# yet): SIGHUP through procd, once.
+MOCK_NO_UBUS=1
+export MOCK_NO_UBUS
+rc reload
+[ "$RC" = 0 ] && [ "$(cat "$EVENTS")" = "signal pathosd" ] && reloaded SIGHUP && last_reload applied &&
+	said "reload: sent SIGHUP"
+expect $? "reload, valid, no ubus object: SIGHUP through procd, once, exit 0"
+MOCK_INVALID=1
+export MOCK_INVALID
+rc reload
+[ "$RC" = 1 ] && running && [ "$(cat "$EVENTS")" = "signal pathosd" ] && reloaded SIGHUP && last_reload rejected
+expect $? "reload, invalid, no ubus object: refused, SIGHUP once so that it records the rejection"
+MOCK_INVALID=
+MOCK_NO_UBUS=
+
+# A valid file the daemon can apply only in part (the API's new address is
+# taken): not reported as applied.
+MOCK_API_TAKEN=1
+export MOCK_API_TAKEN
+for action in reload start; do
+	rc "$action"
+	[ "$RC" = 1 ] && running && [ ! -s "$EVENTS" ] && reloaded ubus && last_reload partially_applied &&
+		said "pathosd: reload: not applied: api.listen 127.0.0.1:80: cannot listen (Address in use (os error 98)); the API stays on http://127.0.0.1:59179 with its old settings" &&
+		logged "daemon.err reload partially applied"
+	expect $? "$action, running, the API's new address taken: exit 1, what was not applied and why printed, last_reload partially_applied"
+done
+config "$ENABLED" "	option hold_time '7s'"
+reload_config
+running && reloaded ubus && last_reload partially_applied && logged "daemon.err reload partially applied"
+expect $? "reload_config, the API's new address taken: partially_applied, logged"
+MOCK_API_TAKEN=
+
+# No answer in time: the request stays with the daemon; no second reload.
+MOCK_UBUS_TIMEOUT=1
+export MOCK_UBUS_TIMEOUT
+rc reload
+[ "$RC" = 1 ] && running && [ ! -s "$EVENTS" ] && reloaded ubus && logged "did not answer within 55 s" &&
+	grep -Fx "ubus -t 55 call pathosd reload" "$FR/tmp/ubus.calls" >/dev/null
+expect $? "reload, no answer within 55 s: exit 1, said so, no SIGHUP on top"
+MOCK_UBUS_TIMEOUT=
 
 # --- a file without `config pathosd 'main'`: invalid, not disabled ----------
 

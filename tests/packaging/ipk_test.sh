@@ -232,7 +232,6 @@ same "upgrade: stopped, then started with the kept config (enabled '1'): one ins
 start pathosd
 open_instance
 set_param command /usr/sbin/pathosd run --config /etc/config/pathosd
-set_param file /etc/config/pathosd
 set_param reload_signal HUP
 set_param respawn
 set_param stdout 1
