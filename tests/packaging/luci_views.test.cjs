@@ -297,6 +297,14 @@ const REJECTED = {
 		'vip \'lonely\' (line 9): exactly one of check or checks is required (or always: true)'
 	]
 };
+const PARTIAL = {
+	time: '2026-11-29T11:03:00Z',
+	result: 'partially_applied',
+	errors: [
+		'api.listen 192.168.1.1:80: cannot listen (Address in use (os error 98)); the API stays on http://127.0.0.1:59179 with its old settings'
+	],
+	needs_restart: []
+};
 const withReload = (r) => Object.assign(JSON.parse(JSON.stringify(STATUS)), { last_reload: r });
 
 // A pathosd with `n` VIPs answering the paged ubus status (offset, limit,
@@ -495,6 +503,16 @@ function viewTests(label, src) {
 		assert.ok(/\(1 error\)/.test(text(node)), text(node));
 		node = (await renderOverview(withReload({ time: REJECTED.time, result: 'applied', errors: [] }))).node;
 		assert.strictEqual(byClass(node, 'pathosd-reload-rejected').length, 0);
+	});
+
+	test(label + 'overview include: a reload applied only in part is shown as not applied, not as fine', async () => {
+		let { node } = await renderOverview(withReload(PARTIAL));
+		const row = byClass(node, 'pathosd-reload-partial');
+		assert.strictEqual(row.length, 1, text(node));
+		assert.ok(/partially applied.*all but 1 setting;/.test(text(row[0])), text(row[0]));
+		assert.strictEqual(byClass(node, 'pathosd-reload-rejected').length, 0);
+		node = (await renderOverview(withReload({ time: PARTIAL.time, result: 'applied', errors: [] }))).node;
+		assert.strictEqual(byClass(node, 'pathosd-reload-partial').length, 0);
 	});
 
 	// ------------------------------------------------------- status.js
@@ -767,6 +785,19 @@ function viewTests(label, src) {
 		env.rpc.replies['pathosd.status'] = withReload({ time: '2026-11-29T11:05:00Z', result: 'applied', errors: [] });
 		await env.poll.added[0].fn();
 		assert.strictEqual(byClass(root, 'pathosd-reload-rejected').length, 0);
+	});
+
+	test(label + 'status.js: a reload applied only in part says what was not applied until a later one is applied', async () => {
+		const { env, root } = await renderStatus({ 'pathosd.status': withReload(PARTIAL) });
+		const banner = byClass(root, 'pathosd-reload-partial');
+		assert.strictEqual(banner.length, 1, text(root));
+		assert.ok(hasClass(banner[0], 'alert-message') && hasClass(banner[0], 'warning'));
+		assert.ok(/applied the configuration only in part/.test(text(banner[0])), text(banner[0]));
+		assert.deepStrictEqual(findAll(banner[0], (n) => n.tag === 'li').map(text), PARTIAL.errors);
+		assert.strictEqual(byClass(root, 'pathosd-reload-rejected').length, 0);
+		env.rpc.replies['pathosd.status'] = withReload({ time: '2026-11-29T11:05:00Z', result: 'applied', errors: [] });
+		await env.poll.added[0].fn();
+		assert.strictEqual(byClass(root, 'pathosd-reload-partial').length, 0);
 	});
 
 	test(label + 'status.js: read-only page (no Save/Apply/Reset)', async () => {
@@ -1517,6 +1548,17 @@ function viewTests(label, src) {
 		// pathosd not on ubus: the form still works, no banner.
 		const down = await renderConfig(BASE_UCI, { 'pathosd.status': { ubusStatus: 4 } });
 		assert.strictEqual(byClass(down.node, 'pathosd-reload-rejected').length, 0);
+	});
+
+	test(label + 'config.js: a reload applied only in part is shown above the form until a later one is applied', async () => {
+		const { env, node } = await renderConfig(BASE_UCI, { 'pathosd.status': withReload(PARTIAL) });
+		const banner = byClass(node, 'pathosd-reload-partial');
+		assert.strictEqual(banner.length, 1, text(node));
+		assert.ok(/applied the configuration only in part/.test(text(banner[0])), text(banner[0]));
+		assert.deepStrictEqual(findAll(banner[0], (n) => n.tag === 'li').map(text), PARTIAL.errors);
+		env.rpc.replies['pathosd.status'] = withReload({ time: '2026-11-29T11:05:00Z', result: 'applied', errors: [] });
+		await env.poll.added[0].fn();
+		assert.strictEqual(byClass(node, 'pathosd-reload-partial').length, 0);
 	});
 
 	test(label + 'config.js: rows carry the daemon\'s names: option name, section name, or the check\'s type', async () => {

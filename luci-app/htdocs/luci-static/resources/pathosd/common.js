@@ -27,7 +27,8 @@ var STATE_CLASSES = {
 	crashed: 'pathosd-bad',
 	running: 'warning',
 	error: 'pathosd-bad',
-	rejected: 'pathosd-bad'
+	rejected: 'pathosd-bad',
+	partially_applied: 'warning'
 };
 
 var CSS = '.label.pathosd-bad { background-color: var(--error-color-high, #c43c35); color: var(--on-error-color, #fff); }';

@@ -12,13 +12,14 @@
  * Editor for /etc/config/pathosd. The option names are the daemon's UCI
  * names (crates/pathosd-core/src/config/uci_map.rs); Save & Apply commits
  * through rpcd, whose config.change event makes procd run
- * "/etc/init.d/pathosd reload", which sends pathosd SIGHUP. An invalid file is
+ * "/etc/init.d/pathosd reload", which has pathosd reload. An invalid file is
  * rejected by the daemon, which keeps running with its previous
  * configuration. So Save & Apply first stages the changes, then has the
  * daemon check the staged configuration (ubus pathosd validate, its own
  * rules, so the page and the daemon cannot disagree) and applies only what it
  * accepts; the fields check what they can as they are typed. The daemon's
- * last reload (ubus status last_reload) is shown when it was rejected.
+ * last reload (ubus status last_reload) is shown when it was rejected or
+ * applied only in part.
  *
  * A dialog writes what the user changed and nothing else: LuCI's form.js
  * would also write every ticked Flag, remove a value equal to its default,
@@ -758,12 +759,24 @@ function addCheckOption(s, spec) {
 	return o;
 }
 
-/* A rejected reload, until a later one is applied (ubus status last_reload). */
+/* A rejected reload, or one applied only in part, until a later one is
+ * applied (ubus status last_reload). */
 function renderReload(status) {
 	var r = status ? status.last_reload : null;
+	var partial = r && r.result === 'partially_applied';
 
-	if (!r || r.result !== 'rejected')
+	if (!r || (r.result !== 'rejected' && !partial))
 		return E([]);
+
+	if (partial)
+		return E('div', { 'class': 'alert-message warning pathosd-reload-partial' }, [
+			E('h4', [ _('pathosd applied the configuration only in part') ]),
+			E('p', [ _('Reload at %s did not apply:').replace('%s', localTime(r.time)) ]),
+			E('ul', (Array.isArray(r.errors) ? r.errors : []).map(function(e) {
+				return E('li', [ String(e) ]);
+			})),
+			E('p', [ _('The rest of the configuration runs. Fix the settings below and apply again; see also logread -e pathosd.') ])
+		]);
 
 	return E('div', { 'class': 'alert-message danger pathosd-reload-rejected' }, [
 		E('h4', [ _('pathosd rejected the configuration: it still runs the previous one') ]),

@@ -127,12 +127,24 @@ function localTime(t) {
 	return isNaN(d.getTime()) ? String(t) : d.toLocaleString();
 }
 
-/* A rejected reload, until a later one is applied. */
+/* A rejected reload, or one applied only in part, until a later one is
+ * applied. */
 function renderReload(status) {
 	var r = status ? status.last_reload : null;
+	var partial = r && r.result === 'partially_applied';
 
-	if (!r || r.result !== 'rejected')
+	if (!r || (r.result !== 'rejected' && !partial))
 		return E('div');
+
+	if (partial)
+		return E('div', { 'class': 'alert-message warning pathosd-reload-partial' }, [
+			E('h4', [ _('pathosd applied the configuration only in part') ]),
+			E('p', [ _('Reload at %s did not apply:').replace('%s', localTime(r.time)) ]),
+			E('ul', (Array.isArray(r.errors) ? r.errors : []).map(function(e) {
+				return E('li', [ String(e) ]);
+			})),
+			E('p', [ _('The rest of the configuration runs. Fix it under Configuration and apply again.') ])
+		]);
 
 	return E('div', { 'class': 'alert-message danger pathosd-reload-rejected' }, [
 		E('h4', [ _('pathosd rejected the configuration: it still runs the previous one') ]),

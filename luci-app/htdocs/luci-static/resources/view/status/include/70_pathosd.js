@@ -8,8 +8,9 @@
  * A pathosd box on Status -> Overview: how many VIPs are announced,
  * pessimized or withdrawn, and how many BGP sessions are established; while
  * pathosd is not on ubus, why (disabled, stopped, refused or crashed), so a
- * crash is seen here. A reload the daemon rejected is shown until a later one
- * is applied: the old configuration still runs. Nothing is shown to a user
+ * crash is seen here. A reload the daemon rejected, or applied only in part,
+ * is shown until a later one is applied: the old configuration (or part of
+ * it) still runs. Nothing is shown to a user
  * whose ACL does not include pathosd.
  */
 
@@ -85,6 +86,15 @@ return baseclass.extend({
 		});
 
 		r = status.last_reload;
+		if (r && r.result === 'partially_applied') {
+			n = Array.isArray(r.errors) ? r.errors.length : 0;
+			rows.push(row('pathosd-reload-partial', _('Configuration'), [
+				common.badge('partially_applied', _('partially applied')), ' ',
+				N_(n, 'the last reload applied all but %d setting; see Services \u2192 pathosd.',
+					'the last reload applied all but %d settings; see Services \u2192 pathosd.')
+					.replace('%d', n)
+			]));
+		}
 		if (r && r.result === 'rejected') {
 			n = Array.isArray(r.errors) ? r.errors.length : 0;
 			rows.push(row('pathosd-reload-rejected', _('Configuration'), [
