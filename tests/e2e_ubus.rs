@@ -1,8 +1,9 @@
 //! The real daemon on the in-tree ubus broker (api.ubus_socket pointing at
 //! it): `ubus call pathosd status` answers from the running daemon, a VIP
 //! transition arrives as a `pathosd.vip` event at a listener, SIGTERM's
-//! withdrawals and session stops arrive as events before the object goes,
-//! and triggers are coalesced and rate-limited without holding up `status`.
+//! withdrawals and session stops arrive as events before the object goes
+//! (also on a slow broker, with calls in flight, which are answered), and
+//! triggers are coalesced and rate-limited without holding up `status`.
 //! The caller and listener are built from pathosd's own ubus codec.
 
 mod support;
@@ -467,4 +468,106 @@ fn a_reload_whose_api_address_is_taken_is_partly_applied_and_says_so() {
     d.signal("TERM");
     let st = d.wait_exit(Duration::from_secs(10));
     assert!(st.is_some_and(|st| st.success()), "{st:?}\n{}", d.log());
+}
+
+/// SIGTERM just after a burst of `check` calls on a slow check, with
+/// `pathosd.vip` listened to, on a broker slow to come to the daemon's socket
+/// (as a busy ubusd on a router's one CPU is): both withdrawals reach the
+/// listener before the object goes, and every call still in flight gets an
+/// answer instead of waiting out its timeout.
+#[test]
+fn sigterm_after_a_burst_of_calls_sends_every_withdrawal() {
+    let n = 6;
+    let dir = TempDir::new("e2e-ubus-stop");
+    let sock = dir.sock();
+    let broker = Broker::start(
+        &sock,
+        BrokerConfig {
+            latency: Duration::from_millis(50),
+            ..BrokerConfig::default()
+        },
+    )
+    .unwrap();
+    // The first run passes at once (the VIP comes up); a later one says it
+    // started, then takes 3 s: the burst's run is going at the SIGTERM.
+    let (ran, started) = (dir.path("ran"), dir.path("started"));
+    let script = format!(
+        "if [ -e '{r}' ]; then : > '{s}'; sleep 3; fi; : > '{r}'",
+        r = ran.display(),
+        s = started.display()
+    );
+    let check = json!({"type": "exec", "interval": "60s", "timeout": "5s", "rise": 1, "fall": 1,
+                       "exec": {"command": "/bin/sh", "args": ["-c", script]}});
+    let prefix = |i: u8| format!("10.{}.{i}.1/32", 200 + n);
+    let vips = json!([
+        {"name": "slow", "prefix": prefix(1), "check": check, "policy": policy("withdraw")},
+        {"name": "steady", "prefix": prefix(2), "always": true, "policy": policy("withdraw")}
+    ]);
+    let a = addrs(n);
+    let mut cfg = config(a, vips);
+    cfg["api"]["ubus_socket"] = json!(sock.display().to_string());
+    let mut d = Pathosd::start(&cfg, SocketAddr::from((a.ours, API_PORT)));
+    d.wait_vip_state("slow", "announced", Duration::from_secs(10));
+
+    smol::block_on(async {
+        let mut listener = Caller::connect(broker.path()).await;
+        listener.listen("pathosd.vip").await;
+        let end = Instant::now() + STEP;
+        while listener.lookup("pathosd").await.is_err() {
+            assert!(
+                Instant::now() < end,
+                "pathosd never registered\n{}",
+                d.log()
+            );
+            Timer::after(Duration::from_millis(50)).await;
+        }
+        let mut callers = Vec::new();
+        for _ in 0..12 {
+            callers.push(Caller::connect(broker.path()).await);
+        }
+        let calls: Vec<_> = callers
+            .into_iter()
+            .map(|mut c| {
+                smol::spawn(async move { c.call("pathosd", "check", json!({"vip": "slow"})).await })
+            })
+            .collect();
+        let going = support::poll(STEP, || started.exists().then_some(()));
+        assert!(
+            going.is_some(),
+            "the triggered run did not start\n{}",
+            d.log()
+        );
+
+        d.signal("TERM");
+        let mut withdrawn = Vec::new();
+        while withdrawn.len() < 2 {
+            let (id, mut ev) = listener.next_event().await;
+            assert_eq!(id, "pathosd.vip");
+            take_time(&mut ev);
+            assert_eq!(ev["to"], "withdrawn", "{ev}");
+            assert_eq!(ev["reason"], "pathosd shutting down", "{ev}");
+            withdrawn.push(ev["vip"].as_str().unwrap_or_default().to_string());
+        }
+        withdrawn.sort();
+        assert_eq!(withdrawn, ["slow", "steady"]);
+        // Each call is answered within the callers' bound on a wait: 9 when
+        // the stop cut it short (or it was refused as too many), 4 when it
+        // reached the broker after the object went.
+        let mut cut = 0;
+        for c in calls {
+            match c.await {
+                Err(9) => cut += 1,
+                Err(4) => {}
+                r => panic!("check: {r:?}\n{}", d.log()),
+            }
+        }
+        assert!(cut >= 1, "{}", d.log());
+    });
+    let st = d.wait_exit(Duration::from_secs(10));
+    assert!(st.is_some_and(|st| st.success()), "{st:?}\n{}", d.log());
+    assert!(
+        d.log().contains("calls in flight answered 9"),
+        "{}",
+        d.log()
+    );
 }

@@ -1,14 +1,17 @@
 //! The test broker replayed against recorded ubusd traffic: raw client bytes from the
 //! captures go in, and what comes out must be the bytes ubusd sent, once the random
 //! client/object ids of the recording are mapped to the ones this broker assigned.
+//! And the broker reads a client as ubusd does: nothing after a close it has seen.
 
 mod support;
 
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
-use pathosd::ubus::blob::BlobValue;
+use pathosd::ubus::blob::{table_from_json, BlobValue};
 use pathosd::ubus::msg::{Attr, Message, MsgType};
-use support::ubus::{captured, Caller};
+use serde_json::json;
+use support::ubus::{captured, Caller, STEP};
 use support::ubus_broker::{Broker, BrokerConfig};
 use support::TempDir;
 
@@ -263,5 +266,52 @@ fn event_register_send_and_delivery() {
             2,
             "both sends reached the broker"
         );
+    });
+}
+
+/// ubusd's `client_cb` reads nothing more from a client whose end it has seen
+/// closed: an event written just before the close is lost when the broker
+/// comes to the socket after the close, and delivered when the sender waited
+/// for ubusd's STATUS to it before closing.
+#[test]
+fn what_a_client_wrote_before_a_close_the_broker_saw_first_is_lost() {
+    let dir = TempDir::new("eof");
+    let broker = Broker::start(
+        &dir.sock(),
+        BrokerConfig {
+            latency: Duration::from_millis(50),
+            ..BrokerConfig::default()
+        },
+    )
+    .unwrap();
+    smol::block_on(async {
+        let mut listener = Caller::connect(broker.path()).await;
+        listener.listen("demo.*").await;
+        let mut lookup = Caller::connect(broker.path()).await;
+        for wait in [false, true] {
+            let mut sender = Caller::connect(broker.path()).await;
+            // Its object shows when the broker has let the client go.
+            let seq = sender.next_seq();
+            sender.send(&Message::add_object(seq, "sender", &[])).await;
+            assert_eq!(sender.collect(seq).await.1, 0);
+            let seq = sender.next_seq();
+            let data = table_from_json(&json!({ "wait": wait })).unwrap();
+            sender
+                .send(&Message::event_send(seq, "demo.event", data))
+                .await;
+            if wait {
+                assert_eq!(sender.collect(seq).await.1, 0);
+            }
+            drop(sender);
+            let end = Instant::now() + STEP;
+            while lookup.lookup("sender").await.is_ok() {
+                assert!(Instant::now() < end, "the closed client's object stays");
+            }
+        }
+        assert_eq!(
+            broker.sent_events(),
+            vec![("demo.event".to_string(), json!({ "wait": true }))]
+        );
+        assert_eq!(listener.next_event().await.1, json!({ "wait": true }));
     });
 }

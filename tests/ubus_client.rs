@@ -12,7 +12,7 @@ use pathosd::ubus::blob::{table_from_json, BlobMsgType, BlobValue};
 use pathosd::ubus::client::{pathosd_methods, serve, UbusClient, UbusConfig, UbusHandle};
 use pathosd::ubus::msg::{signature, Message, MsgType, UbusStatus};
 use serde_json::{json, Value};
-use smol::Timer;
+use smol::{future, Timer};
 use support::ubus::{captured_bytes, poll_until, within, Caller, Frames, STEP};
 use support::ubus_broker::{Broker, BrokerConfig};
 use support::TempDir;
@@ -490,20 +490,28 @@ fn unanswered_calls_are_bounded_by_request_queue() {
     });
 }
 
-/// Events queued just before `shutdown` are written to ubusd ahead of
-/// REMOVE_OBJECT (the daemon's last VIP and session changes), and `stopped`
-/// says when that is done.
+/// Events queued just before `shutdown` reach a listener, and `stopped`
+/// says when that is done: on a broker slow to come to the socket (a busy
+/// ubusd) they are read only if the client has not closed by then, since
+/// ubusd reads nothing from a connection it has seen closed.
 #[test]
 fn shutdown_sends_queued_events_first() {
     let dir = TempDir::new("shutdown-events");
-    let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
+    let broker = Broker::start(
+        &dir.sock(),
+        BrokerConfig {
+            latency: Duration::from_millis(50),
+            ..BrokerConfig::default()
+        },
+    )
+    .unwrap();
     pathosd::rt::block_on(async {
         let cfg = UbusConfig {
             socket_path: dir.sock(),
             ..UbusConfig::default()
         };
         let (client, handle, _requests) = UbusClient::new(cfg);
-        let _task = pathosd::rt::spawn(client.run());
+        let task = pathosd::rt::spawn(client.run());
         poll_until("registered", STEP, || handle.status().objid.is_some()).await;
         let mut l = Caller::connect(broker.path()).await;
         l.listen("pathosd.*").await;
@@ -512,11 +520,52 @@ fn shutdown_sends_queued_events_first() {
         }
         handle.shutdown();
         within("stopped() after shutdown", STEP, handle.stopped()).await;
-        // The broker relays them after the client is gone.
+        // The daemon exits here: its end of the connection closes.
+        within("run() returns", STEP, task).await;
         for i in 0..3 {
             assert_eq!(l.next_event().await.1, json!({ "n": i }));
         }
         assert_eq!(broker.sent_events().len(), 3);
+    });
+}
+
+/// A call the daemon has not answered when it stops is answered 9 before
+/// the object goes (after REMOVE_OBJECT ubusd would drop the answer and the
+/// caller would wait out its own timeout).
+#[test]
+fn a_call_in_flight_at_the_stop_is_answered() {
+    let dir = TempDir::new("stop-calls");
+    let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
+    pathosd::rt::block_on(async {
+        let cfg = UbusConfig {
+            socket_path: dir.sock(),
+            reply_timeout: Duration::from_secs(30),
+            ..UbusConfig::default()
+        };
+        let (client, handle, requests) = UbusClient::new(cfg);
+        let _client = pathosd::rt::spawn(client.run());
+        // A daemon that takes every call and answers none, as the owner
+        // does once it is stopping.
+        let (seen_tx, seen) = smol::channel::unbounded::<()>();
+        let _daemon = pathosd::rt::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok(req) = requests.recv().await {
+                held.push(req);
+                let _ = seen_tx.send(()).await;
+            }
+        });
+        poll_until("registered", STEP, || handle.status().objid.is_some()).await;
+        let mut c = Caller::connect(broker.path()).await;
+        let call =
+            pathosd::rt::spawn(
+                async move { c.call("pathosd", "check", json!({"vip": "web"})).await },
+            );
+        within("the daemon got the call", STEP, seen.recv())
+            .await
+            .unwrap();
+        handle.shutdown();
+        assert_eq!(within("the call's answer", STEP, call).await, Err(9));
+        within("stopped() after shutdown", STEP, handle.stopped()).await;
     });
 }
 
@@ -599,6 +648,33 @@ fn client_replays_recorded_ubusd_exchange_byte_for_byte() {
             d.recv().await,
             captured_bytes("10_error_method_not_found.hex", 7)
         );
+
+        // The stop: REMOVE_OBJECT {OBJID} as libubus writes it, and the
+        // client is done only once ubusd has answered it (DATA {OBJID,
+        // OBJTYPE} and STATUS 0 with its seq and peer, as
+        // ubusd_handle_remove_object and ubusd_proto_receive_message do).
+        r.handle.shutdown();
+        assert_eq!(
+            d.recv().await,
+            Message::remove_object(3, 0x8419a1ab).encode().unwrap()
+        );
+        assert!(
+            future::poll_once(r.handle.stopped()).await.is_none(),
+            "stopped before ubusd answered REMOVE_OBJECT"
+        );
+        let data = Message::new(
+            MsgType::Data,
+            3,
+            0,
+            vec![
+                pathosd::ubus::msg::Attr::ObjId(0x8419a1ab),
+                pathosd::ubus::msg::Attr::ObjType(0x143dd39b),
+            ],
+        );
+        d.send(&data.encode().unwrap()).await;
+        let st = Message::status_msg(3, 0, UbusStatus::Ok, None);
+        d.send(&st.encode().unwrap()).await;
+        within("stopped() once ubusd answered", STEP, r.handle.stopped()).await;
     });
 }
 

@@ -5,7 +5,9 @@
 //! STATUS 0, then answer every INVOKE with DATA {OBJID, DATA} (only when there is a
 //! reply table) followed by STATUS {status, OBJID}, echoing the INVOKE's seq and peer.
 //! When ubusd goes away the client reconnects with bounded exponential backoff and
-//! registers again.
+//! registers again. At the stop it sends the queued events, answers the calls in
+//! flight, sends REMOVE_OBJECT and closes only once ubusd has answered it: ubusd
+//! never reads what a client wrote before a close it has already seen.
 //!
 //! The daemon is never blocked by ubus: calls reach it as [`UbusRequest`]s, at most
 //! `request_queue` unanswered at a time (more are answered UNKNOWN_ERROR instead of
@@ -252,16 +254,18 @@ impl UbusHandle {
         }
     }
 
-    /// Asks the client to send REMOVE_OBJECT and return from `run`.
-    /// Queued events are sent first when connected.
+    /// Asks the client to send REMOVE_OBJECT and return from `run`. When
+    /// connected, the queued events are sent first and the calls still in
+    /// flight answered UNKNOWN_ERROR.
     pub fn shutdown(&self) {
         self.shared.shutdown.set(true);
         let _ = self.wake.try_send(());
     }
 
     /// Resolves once [`UbusClient::run`] has returned (after
-    /// [`UbusHandle::shutdown`]: the queued events and REMOVE_OBJECT were
-    /// written to ubusd), or at once if the client was dropped unrun.
+    /// [`UbusHandle::shutdown`]: ubusd has answered the REMOVE_OBJECT sent
+    /// after the queued events, so it has delivered them), or at once if
+    /// the client was dropped unrun.
     pub async fn stopped(&self) {
         // Nothing is ever sent: recv() ends when the client drops its sender.
         let _ = self.done.recv().await;
@@ -648,16 +652,7 @@ impl UbusClient {
                 Ev::Read(Err(e)) => return Err(e.to_string()),
                 Ev::Wake(alive) => {
                     if !alive || self.stopping() {
-                        // The last events (e.g. the withdrawals of a shutdown)
-                        // go out before the object is removed.
-                        if alive {
-                            self.flush_events(stream, seq).await?;
-                        }
-                        *seq = seq.wrapping_add(1);
-                        // Best effort: ubusd drops our object with the connection anyway.
-                        let _ = self
-                            .write(stream, &Message::remove_object(*seq, objid))
-                            .await;
+                        self.finish(stream, fb, seq, objid, &mut pending).await;
                         return Ok(End::Shutdown);
                     }
                     self.flush_events(stream, seq).await?;
@@ -688,6 +683,73 @@ impl UbusClient {
                     }
                 }
             }
+        }
+    }
+
+    /// The stop: the last events (the withdrawals of a shutdown), an answer
+    /// to every call still in flight, then REMOVE_OBJECT, and the return
+    /// only once ubusd has answered the REMOVE_OBJECT.
+    ///
+    /// Written is not enough: ubusd (`client_cb` in ubusd_main.c) reads
+    /// nothing more from a client once uloop has seen its end of the
+    /// connection (EPOLLRDHUP sets `sock->eof`), and frees it with whatever
+    /// it had not read yet. A daemon that exits right after writing loses
+    /// its last events whenever ubusd comes to the socket after the close,
+    /// which a busy ubusd on a loaded router does. ubusd handles one
+    /// client's messages in order and answers each (`ubusd_proto_receive_message`),
+    /// so its STATUS for the REMOVE_OBJECT means every event before it has
+    /// been handed to the listeners (`ubusd_send_event`). libubus waits for
+    /// that STATUS in every `ubus_send_event` and `ubus_remove_object`, so C
+    /// daemons never meet this. Bounded by `io_timeout` (the owner's wait is
+    /// shorter).
+    async fn finish(
+        &self,
+        stream: &mut UnixStream,
+        fb: &mut FrameBuf,
+        seq: &mut u16,
+        objid: u32,
+        pending: &mut Calls,
+    ) {
+        let done = async {
+            self.flush_events(stream, seq).await?;
+            // A caller waiting for an answer the daemon will not give gets
+            // one now, while the object still exists: after REMOVE_OBJECT
+            // ubusd drops our replies (`ubusd_handle_response` finds no
+            // object) and the caller would wait out its own timeout (30 s
+            // for `ubus call`). 9 is what a call gets when the daemon cannot
+            // answer it.
+            let cut = std::mem::take(&mut pending.0);
+            let mut answered = 0u32;
+            for (_, p) in cut.iter().filter(|(_, p)| !p.no_reply) {
+                self.reply(stream, p, objid, Err(UbusStatus::UnknownError))
+                    .await?;
+                answered += 1;
+            }
+            if answered > 0 {
+                log::info!("ubus: stopping: {answered} calls in flight answered 9");
+            }
+            *seq = seq.wrapping_add(1);
+            let remove = *seq;
+            self.write(stream, &Message::remove_object(remove, objid))
+                .await?;
+            // Calls ubusd forwarded before it removed the object arrive
+            // first; their answers would be dropped, so they get none.
+            loop {
+                let m = Self::read_msg(stream, fb).await?;
+                if m.header.ty == MsgType::Status && m.header.seq == remove {
+                    return Ok::<(), String>(());
+                }
+            }
+        };
+        let r = future::or(done, async {
+            sleep_until(after(self.config.io_timeout)).await;
+            Err("ubusd did not answer REMOVE_OBJECT in time".to_string())
+        })
+        .await;
+        if let Err(e) = r {
+            // ubusd drops our object with the connection anyway, but what
+            // it had not read is lost.
+            log::warn!("ubus: stopping: {e}; the last events may be lost");
         }
     }
 

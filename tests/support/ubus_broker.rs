@@ -11,23 +11,30 @@
 //!   ubusd does not check method names: the owner answers 3 itself.
 //! * Object 1 (events): `register` {object, pattern} and `send` {id, data}; delivery is
 //!   an INVOKE with peer 0 and ubusd's own event seq.
+//! * Reading a client (`client_cb` in ubusd_main.c): when the broker comes to a
+//!   readable socket it reads and handles every message there, in order, until none
+//!   is left; but once the client's end is closed it reads nothing more and frees
+//!   the client, with whatever it had not read (uloop sets `sock->eof` from
+//!   EPOLLRDHUP, and `client_cb` then skips the read). A client that writes and
+//!   closes before the broker came to its socket is not heard. How long the broker
+//!   takes to come is [`BrokerConfig::latency`].
 //!
 //! Every reply ubusd makes itself copies the request's seq and peer.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::io;
-use std::os::unix::net::UnixListener as StdUnixListener;
+use std::io::{self, Read};
+use std::os::unix::net::{UnixListener as StdUnixListener, UnixStream as StdUnixStream};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use serde_json::Value;
 use smol::channel::{self, Receiver, Sender};
-use smol::io::{AsyncReadExt, AsyncWriteExt};
-use smol::net::unix::{UnixListener, UnixStream};
-use smol::{future, LocalExecutor};
+use smol::io::AsyncWriteExt;
+use smol::{future, Async, LocalExecutor, Timer};
 
 use pathosd::ubus::blob::{table_to_json, BlobValue, Table};
 use pathosd::ubus::msg::{
@@ -45,6 +52,11 @@ pub struct BrokerConfig {
     /// What the forwarded INVOKE carries as UBUS_ATTR_USER / UBUS_ATTR_GROUP.
     pub user: String,
     pub group: String,
+    /// How long the broker takes to come to a client's socket once it is
+    /// readable: a ubusd busy with its other clients, or sharing a router's one
+    /// CPU with the writer, gets there after the writer went on (and maybe
+    /// closed). Zero: at once.
+    pub latency: Duration,
 }
 
 impl Default for BrokerConfig {
@@ -54,6 +66,7 @@ impl Default for BrokerConfig {
             deny_publish: Vec::new(),
             user: "root".to_string(),
             group: "root".to_string(),
+            latency: Duration::ZERO,
         }
     }
 }
@@ -80,13 +93,15 @@ impl Broker {
             .name("ubus-broker".into())
             .spawn(move || {
                 let ex = LocalExecutor::new();
+                let latency = config.latency;
                 let state = Rc::new(RefCell::new(State::new(config, ev2)));
                 let res = smol::block_on(ex.run(async {
-                    let listener = UnixListener::try_from(std_listener)?;
+                    let listener = Async::new(std_listener)?;
                     let accept = async {
                         loop {
                             let (s, _) = listener.accept().await?;
-                            ex.spawn(connection(state.clone(), s)).detach();
+                            ex.spawn(connection(state.clone(), Arc::new(s), latency))
+                                .detach();
                         }
                     };
                     future::or(accept, async {
@@ -462,7 +477,11 @@ impl State {
     }
 }
 
-async fn connection(state: Rc<RefCell<State>>, stream: UnixStream) {
+async fn connection(
+    state: Rc<RefCell<State>>,
+    stream: Arc<Async<StdUnixStream>>,
+    latency: Duration,
+) {
     let (tx, rx) = channel::unbounded::<Vec<u8>>();
     let id = {
         let mut st = state.borrow_mut();
@@ -471,25 +490,65 @@ async fn connection(state: Rc<RefCell<State>>, stream: UnixStream) {
         st.send(id, &Message::hello(id));
         id
     };
-    let reader = read_loop(state.clone(), id, stream.clone());
+    let reader = read_loop(state.clone(), id, stream.clone(), latency);
     let writer = write_loop(rx, stream);
     // Either side failing ends the client, as ubusd's ubusd_client_free does.
     future::or(reader, writer).await;
     state.borrow_mut().drop_client(id);
 }
 
-async fn write_loop(rx: Receiver<Vec<u8>>, mut stream: UnixStream) {
+async fn write_loop(rx: Receiver<Vec<u8>>, stream: Arc<Async<StdUnixStream>>) {
     while let Ok(b) = rx.recv().await {
-        if stream.write_all(&b).await.is_err() {
+        if (&*stream).write_all(&b).await.is_err() {
             return;
         }
     }
 }
 
-async fn read_loop(state: Rc<RefCell<State>>, id: u32, mut stream: UnixStream) {
+/// ubusd's `client_cb`: each time the socket is readable (and `latency` later),
+/// every message there is read and handled in order; a socket whose far end is
+/// already closed is not read at all, and the client ends. (ubusd would still
+/// finish a message whose header it had read before; the clients here write
+/// each message whole.)
+async fn read_loop(
+    state: Rc<RefCell<State>>,
+    id: u32,
+    stream: Arc<Async<StdUnixStream>>,
+    latency: Duration,
+) {
     let mut fb = FrameBuf::new();
     let mut buf = vec![0u8; 4096];
     loop {
+        if stream.readable().await.is_err() {
+            return;
+        }
+        if !latency.is_zero() {
+            Timer::after(latency).await;
+        }
+        // What the socket holds now, up to the close if there is one: the
+        // non-blocking reads stand in for the epoll_wait that tells ubusd
+        // both (EPOLLIN, EPOLLRDHUP) at once.
+        let mut batch = Vec::new();
+        let closed = loop {
+            match stream.get_ref().read(&mut buf) {
+                Ok(0) => break true,
+                Ok(n) => batch.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break false,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break true,
+            }
+        };
+        if closed {
+            // `sock->eof`: nothing of it is handled.
+            if !batch.is_empty() {
+                log::debug!(
+                    "ubus broker: client {id:#x} closed; {} bytes not read",
+                    batch.len()
+                );
+            }
+            return;
+        }
+        fb.push(&batch);
         loop {
             match fb.next_frame() {
                 Ok(Some(fr)) => match Message::decode(&fr) {
@@ -500,10 +559,6 @@ async fn read_loop(state: Rc<RefCell<State>>, id: u32, mut stream: UnixStream) {
                 // ubusd disconnects a client whose framing is broken.
                 Err(_) => return,
             }
-        }
-        match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => fb.push(&buf[..n]),
         }
     }
 }

@@ -470,7 +470,8 @@ impl Owner {
     }
 }
 
-/// How long the exit waits for the ubus client to send the last events.
+/// How long the exit waits for ubusd to take the last events (its answer to
+/// the REMOVE_OBJECT sent after them).
 const UBUS_FLUSH_LIMIT: Duration = Duration::from_secs(2);
 
 /// A `bgp.announce`, `bgp.withdraw` or `bgp.pessimize` span per route

@@ -90,14 +90,16 @@ impl Owner {
             send_peer_event(ubus.as_ref(), &p);
         }
         if let Some(u) = &ubus {
-            // Queued events go to ubusd before REMOVE_OBJECT (bounded: a
-            // wedged ubusd does not hold up the exit).
+            // The queued events, then REMOVE_OBJECT, and the exit only once
+            // ubusd has answered it: ubusd never reads what a client wrote
+            // before a close it has seen. Bounded: a wedged ubusd does not
+            // hold up the exit.
             u.shutdown();
             if !at_once {
                 u.stopped()
                     .or(async {
                         crate::rt::sleep(UBUS_FLUSH_LIMIT).await;
-                        log::warn!("shutdown: ubus events not flushed in time");
+                        log::warn!("shutdown: ubusd did not take the last events in time");
                     })
                     .await;
             }
