@@ -37,12 +37,29 @@ fn priority(level: Level) -> u8 {
     3 * 8 + severity
 }
 
-/// Formats one syslog datagram as busybox syslogd and logd accept it.
-pub(crate) fn syslog_line(level: Level, pid: u32, msg: &str) -> String {
-    format!("<{}>pathosd[{}]: {}", priority(level), pid, msg)
+/// One syslog datagram as musl's syslog() writes it, the one form both
+/// OpenWrt's logd and busybox syslogd read right:
+/// `<PRI>Mmm dd hh:mm:ss pathosd[PID]: msg`, the time `t` in UTC.
+///
+/// The timestamp is not optional. logd (`log_add` in ubox's log/syslog.c)
+/// drops the first 16 bytes of a message, after `<PRI>`, whose 16th byte is
+/// a space, taking them for this timestamp without looking further; without
+/// one, `pathosd[12345]: ` is exactly such 16 bytes, so with a five-digit
+/// PID every line lost its tag and `logread -e pathosd` missed it. busybox
+/// syslogd takes the 16 bytes for a timestamp only when they have its shape.
+/// UTC, as musl writes it (gmtime_r): every program on OpenWrt logs through
+/// musl, so the stamps agree; logd keeps its own time of arrival anyway.
+pub fn syslog_line(level: Level, pid: u32, msg: &str, t: SystemTime) -> String {
+    format!(
+        "<{}>{} pathosd[{}]: {}",
+        priority(level),
+        syslog_timestamp(t),
+        pid,
+        msg
+    )
 }
 
-pub use pathosd_core::time::utc_timestamp;
+pub use pathosd_core::time::{syslog_timestamp, utc_timestamp};
 
 /// The level a reload set (index into `LevelFilter::iter()`), usize::MAX
 /// while none did: then the logger's own level applies.
@@ -170,7 +187,7 @@ impl Log for Logger {
         };
         match &mut *sink {
             Sink::Syslog(sock) => {
-                let line = syslog_line(r.level(), std::process::id(), &msg);
+                let line = syslog_line(r.level(), std::process::id(), &msg, SystemTime::now());
                 if sock.send(line.as_bytes()).is_err() {
                     // logd restarted or gone: the line still reaches someone.
                     eprintln!("{} {msg}", r.level());
@@ -233,8 +250,15 @@ mod tests {
 
     #[test]
     fn syslog_priorities_use_the_daemon_facility() {
-        assert_eq!(syslog_line(Level::Error, 7, "x"), "<27>pathosd[7]: x");
-        assert_eq!(syslog_line(Level::Info, 7, "x"), "<30>pathosd[7]: x");
+        let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_796_800_000);
+        assert_eq!(
+            syslog_line(Level::Error, 7, "x", t),
+            "<27>Dec  9 07:06:40 pathosd[7]: x"
+        );
+        assert_eq!(
+            syslog_line(Level::Info, 7, "x", t),
+            "<30>Dec  9 07:06:40 pathosd[7]: x"
+        );
     }
 
     #[test]
@@ -268,8 +292,9 @@ mod tests {
             .unwrap();
         let n = server.recv(&mut buf).unwrap();
         let line = std::str::from_utf8(&buf[..n]).unwrap();
-        assert!(line.starts_with("<28>pathosd["), "{line}");
-        assert!(line.ends_with("]: vip web withdrawn"));
+        assert!(line.starts_with("<28>"), "{line}");
+        let pid = format!(" pathosd[{}]: vip web withdrawn", std::process::id());
+        assert_eq!(line.get(19..), Some(pid.as_str()), "{line}");
         server.set_nonblocking(true).unwrap();
         assert!(
             server.recv(&mut buf).is_err(),

@@ -7,6 +7,7 @@ pub mod bird;
 pub mod daemon;
 pub mod frr;
 pub mod gobgp;
+pub mod logd;
 pub mod netns;
 pub mod ubus;
 pub mod ubus_broker;
