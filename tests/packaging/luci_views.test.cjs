@@ -35,6 +35,15 @@ const UCI_MAP = process.env.PATHOSD_UCI_MAP || path.join(ROOT, 'crates/pathosd-c
 const STATUS = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/status.json'), 'utf8'));
 const ACL = JSON.parse(fs.readFileSync(ACL_FILE, 'utf8'));
 
+// What the app's read role and luci-base's give a reader, by ubus object.
+function readGrants() {
+	const out = {};
+	[ ACL['luci-app-pathosd'], LUCI_BASE_ACL['luci-base'] ].forEach((role) => Object.keys(role.read.ubus || {}).forEach((o) => {
+		out[o] = (out[o] || []).concat(role.read.ubus[o]);
+	}));
+	return out;
+}
+
 let failures = 0;
 const tests = [];
 function test(name, fn) {
@@ -46,7 +55,7 @@ function test(name, fn) {
 
 // LuCI's client classes: no registry package carries them, so stand-ins
 // that follow their semantics (tests/packaging/shim/luci_client.cjs).
-const { E, text, findAll, hasClass, makeEnv, ACCESS_DENIED, NOT_ON_UBUS } = require('./shim/luci_client.cjs');
+const { E, text, findAll, hasClass, makeEnv, ACCESS_DENIED, NOT_ON_UBUS, LUCI_BASE_ACL } = require('./shim/luci_client.cjs');
 
 // luci.js N_(): the singular or plural form.
 const N_ = (n, s, p) => (n == 1 ? s : p);
@@ -459,7 +468,7 @@ function viewTests(label, src) {
 			[ 'VIPs', '1 announced, 1 pessimized, 0 withdrawn' ],
 			[ 'BGP sessions', '1 of 2 established' ]
 		]);
-		env.rpc.declared.forEach((d) => assert.ok(((ACL['luci-app-pathosd'].read.ubus || {})[d.object] || []).indexOf(d.method) >= 0,
+		env.rpc.declared.forEach((d) => assert.ok(((readGrants()[d.object]) || []).indexOf(d.method) >= 0,
 			d.object + '.' + d.method + ' readable'));
 	});
 
@@ -816,7 +825,13 @@ function viewTests(label, src) {
 		const st = await renderStatus();
 		const cfg = await renderConfig(BASE_UCI);
 		const ov = await renderOverview(STATUS);
-		const declared = st.env.rpc.declared.concat(cfg.env.rpc.declared, ov.env.rpc.declared);
+		// uci.js's calls and the views' own uci get and changes are
+		// luci-base's (LUCI_BASE_ACL), which every LuCI login has.
+		const declared = st.env.rpc.declared.concat(cfg.env.rpc.declared, ov.env.rpc.declared).filter((d) => {
+			if (d.object !== 'uci') return true;
+			assert.ok(LUCI_BASE_ACL['luci-base'].read.ubus.uci.indexOf(d.method) >= 0, 'uci ' + d.method + ' is luci-base\'s');
+			return false;
+		});
 		const WRITES = [ 'pathosd.check', 'pathosd.drain' ];
 		const want = { read: {}, write: {} };
 		declared.forEach((d) => {
@@ -830,7 +845,7 @@ function viewTests(label, src) {
 		};
 		assert.deepStrictEqual(granted('read'), want.read, 'read grants = the reads the views make');
 		assert.deepStrictEqual(granted('write'), want.write, 'write grants = the actions the views make');
-		assert.deepStrictEqual(want.read, { pathosd: [ 'status', 'validate' ], service: [ 'list' ] });
+		assert.deepStrictEqual(want.read, { pathosd: [ 'status' ], 'pathosd-staged': [ 'validate' ], service: [ 'list' ] });
 		assert.deepStrictEqual(acl.read.uci, [ 'pathosd' ]);
 		assert.deepStrictEqual(acl.write.uci, [ 'pathosd' ]);
 	});
@@ -839,7 +854,9 @@ function viewTests(label, src) {
 		const { env, root } = await renderStatus({}, null, { acl: ACL, role: 'read' });
 		assert.ok(tableByClass(root, 'pathosd-vips').rows.length === 2, 'status read');
 		const cfg = await renderConfig(BASE_UCI, {}, { acl: ACL, role: 'read' });
-		await cfg.v.checkStaged().then((r) => assert.ok(r.daemon, 'validate granted to read: ' + JSON.stringify(r)));
+		assert.ok(cfg.node);
+		assert.deepStrictEqual(plain(await cfg.env.rpc.declare({ object: 'pathosd-staged', method: 'validate', reject: true })()),
+			{ staged: false }, 'the check granted to read');
 		const ov = await renderOverview(STATUS);
 		assert.ok(ov.node);
 		// Check now and Drain are disabled for it, as LuCI disables Save.
@@ -1398,139 +1415,162 @@ function viewTests(label, src) {
 
 	// ------------------------------------------- Save & Apply
 
-	// pathosd validate as the daemon answers it: the VALUES it was given,
-	// and its verdict.
-	function validator(verdict, got) {
-		return (a) => { got.push(a); return typeof verdict === 'function' ? verdict(a.uci) : verdict; };
+	// The staged configuration is checked by pathosd's rpcd plugin (the real
+	// files/pathosd-staged.rpcd and the real pathosd, see the shim), so the
+	// verdicts below are the daemon's own.
+
+	// The refusal on the page: its list items, or null.
+	function refused(node) {
+		const bad = byClass(node, 'pathosd-invalid');
+		assert.ok(bad.length <= 1, text(node));
+		return bad.length ? findAll(bad[0], (n) => n.tag === 'li').map(text).concat(findAll(bad[0], (n) => n.tag === 'p').map(text)) : null;
 	}
 
-	test(label + 'config.js: Save & Apply has pathosd validate the staged configuration, and applies only what it accepts', async () => {
-		const got = [];
-		const errors = [ 'vip \'web2\' option name: duplicate VIP name "web" (also vip \'web\')', 'neighbor \'bird\' option passive: a passive neighbor can never connect: bgp.listen_port is -1 (no listener)' ];
-		const { env, v, m, node } = await renderConfig(BASE_UCI, {
-			'pathosd.validate': validator((values) => (values.web2 ? { valid: false, errors } : { valid: true }), got)
-		});
-		// What the page's own rules cannot see: a duplicate name set with
-		// the Name option.
-		const d = await addDialog(env, sectionOf(m, 'vip'), 'web2');
+	// A change on the page (main's log level), then Save & Apply.
+	async function applyChange(r, mode) {
+		opt(sectionOf(r.m, 'pathosd'), 'log_level').widget('main').set('debug');
+		await r.v.handleSaveApply(null, mode == null ? '0' : mode);
+	}
+
+	test(label + 'config.js: Save & Apply applies only what pathosd\'s own rules accept; a refusal is listed on the page and in a dialog, the changes stay staged', async () => {
+		const r = await renderConfig(BASE_UCI);
+		// What the page's rules cannot see: a duplicate name set with the
+		// Name option.
+		const d = await addDialog(r.env, sectionOf(r.m, 'vip'), 'web2');
 		d.set('name', 'web').set('prefix', '192.0.2.81/32').set('always', true);
 		assert.ok(await d.save());
-		const before = plain(env.uci.changes);
-		await v.handleSaveApply(null, '0');
-		assert.deepStrictEqual(env.ui.applied, [], 'not applied');
-		// It checked the staged configuration, as rpcd's uci get has it.
-		assert.ok(got.length > 0, 'pathosd validate was called');
-		const values = got[got.length - 1].uci;
-		assert.deepStrictEqual(Object.keys(values).sort(), [ 'bird', 'cfg0a5f56', 'main', 'web', 'web2' ]);
-		// The key is the name; .anonymous is said when true; .index orders.
-		assert.deepStrictEqual(plain(values.web2), { '.type': 'vip', '.index': 4, always: '1', name: 'web', prefix: '192.0.2.81/32' });
-		assert.deepStrictEqual(plain(values.cfg0a5f56), { '.type': 'check', '.index': 3, '.anonymous': true, vip: 'web', type: 'dns', query: [ 'web.lan.' ] });
-		// The daemon's errors, on the page and in a dialog; still staged.
-		const bad = byClass(node, 'pathosd-invalid');
-		assert.strictEqual(bad.length, 1, text(node));
-		assert.deepStrictEqual(findAll(bad[0], (n) => n.tag === 'li').map(text), errors);
-		assert.ok(/saved, not applied/.test(text(bad[0])));
-		assert.deepStrictEqual(plain(env.uci.changes), before, 'the changes stay staged');
+		const before = plain(r.env.uci.changes);
+		await r.v.handleSaveApply(null, '0');
+		assert.deepStrictEqual(r.env.ui.applied, [], 'not applied');
+		assert.ok(/duplicate VIP name "web"/.test(refused(r.node).join('\n')), text(r.node));
+		assert.ok(/saved/.test(refused(r.node).join('\n')));
+		assert.deepStrictEqual(plain(r.env.uci.changes), before, 'the changes stay staged');
+		// Shown where the user is: a dialog.
+		assert.ok(/Not applied/.test(r.env.ui.modal.title) && /duplicate VIP name "web"/.test(text(E('div', r.env.ui.modal.children))));
+		await Promise.resolve(findAll(E('div', r.env.ui.modal.children), (n) => n.tag === 'button' && text(n) === 'Dismiss')[0].attrs.click());
+		assert.strictEqual(r.env.ui.modal, null);
 
 		// Valid: applied.
-		const ok = await renderConfig(BASE_UCI, { 'pathosd.validate': validator({ valid: true }, got) });
-		await ok.v.handleSaveApply(null, '0');
+		const ok = await renderConfig(BASE_UCI);
+		await applyChange(ok);
 		assert.deepStrictEqual(ok.env.ui.applied, [ true ], 'applied');
-		assert.strictEqual(byClass(ok.node, 'pathosd-invalid').length + byClass(ok.node, 'pathosd-unchecked').length, 0);
+		assert.strictEqual(refused(ok.node), null);
 	});
 
-	test(label + 'config.js: a refused Save & Apply is shown where the user is (a dialog), not only at the top of the page', async () => {
-		const { env, v } = await renderConfig(BASE_UCI, { 'pathosd.validate': { valid: false, errors: [ 'vip \'web\' option prefix: nope' ] } });
-		await v.handleSaveApply(null, '0');
-		assert.ok(env.ui.modal, 'a dialog');
-		const body = text(E('div', env.ui.modal.children));
-		assert.ok(/Not applied/.test(env.ui.modal.title + body) && /vip 'web' option prefix: nope/.test(body), body);
-		await Promise.resolve(findAll(E('div', env.ui.modal.children), (n) => n.tag === 'button' && text(n) === 'Dismiss')[0].attrs.click());
-		assert.strictEqual(env.ui.modal, null);
-	});
+	// With pathosd not running the page used its own rules, which missed
+	// these; now the daemon's rules decide whether or not it runs.
+	const RULES = [
+		[ 'no neighbor', BASE_UCI.filter((x) => x['.type'] !== 'neighbor'), /at least one neighbor is required/ ],
+		[ 'no VIP', BASE_UCI.filter((x) => x['.type'] === 'pathosd' || x['.type'] === 'neighbor'), /at least one VIP is required/ ],
+		[ 'unknown check in checks_policy', [ 'web', { checks_policy: 'dns && nope' } ], /unknown check "nope"/ ],
+		[ 'IPv6 VIP without local_address_ipv6', [ 'web', { prefix: '2001:db8::80/128' } ], /local_address_ipv6: required/ ],
+		[ 'two neighbors on one address', BASE_UCI.concat([ { '.type': 'neighbor', '.name': 'bird2', address: '127.0.0.1', peer_asn: '65000' } ]), /duplicate neighbor address 127\.0\.0\.1/ ],
+		[ 'timeout >= interval', [ 'cfg0a5f56', { timeout: '2s' } ], /2s must be less than interval 1s/ ],
+		[ 'community 65536:1', [ 'web', { community: [ '65536:1' ] } ], /"65536:1" is not a community/ ],
+		[ 'fail_action typo', [ 'web', { fail_action: 'withdraww' } ], /"withdraww" is not one of/ ],
+		[ 'neighbor without peer_asn', [ 'bird', { peer_asn: null } ], /peer_asn: required/ ],
+		[ 'VIP prefix 010.10.1.1/32', [ 'web', { prefix: '010.10.1.1/32' } ], /"010\.10\.1\.1\/32" is not a valid prefix/ ]
+	];
+	const variant = (spec) => (!Array.isArray(spec[1]) || spec[1][0]['.type'] ? spec[1] : BASE_UCI.map((x) => {
+		if (x['.name'] !== spec[1][0]) return x;
+		const y = Object.assign({}, x, spec[1][1]);
+		Object.keys(y).forEach((k) => { if (y[k] === null) delete y[k]; });
+		return y;
+	}));
 
-	test(label + 'config.js: pathosd not on ubus: Save & Apply falls back to the page\'s own checks, and says the daemon did not check', async () => {
-		const sections = BASE_UCI.concat([
-			{ '.type': 'vip', '.name': 'lonely', prefix: '192.0.2.99/32' },
-			{ '.type': 'vip', '.name': 'both', prefix: '192.0.2.98/32', always: '1' },
-			{ '.type': 'vip', '.name': 'web_2', name: 'web', prefix: '192.0.2.97/24', always: '1' },
-			{ '.type': 'neighbor', '.name': 'up', address: '192.0.2.254', peer_asn: '65010', passive: '1' },
-			{ '.type': 'check', '.name': 'cfg1', '.anonymous': true, vip: 'both', type: 'ping' },
-			{ '.type': 'check', '.name': 'cfg2', '.anonymous': true, vip: 'gone', type: 'ping' },
-			{ '.type': 'check', '.name': 'cfg4', '.anonymous': true, vip: 'web', type: 'dns' },
-			{ '.type': 'check', '.name': 'cfg5', '.anonymous': true, vip: 'web', type: 'udp', enabled: '0' },
-			{ '.type': 'check', '.name': 'web_tcp', vip: 'web', type: 'tcp' }
-		]).map((s) => (s['.name'] === 'main' ? Object.assign({}, s, { listen_port: '-1' }) : s));
-		for (const down of NOT_ON_UBUS.concat([ { ubusStatus: 3 } ])) {
-			const { env, v, node } = await renderConfig(sections, { 'pathosd.validate': down });
-			await v.handleSaveApply(null, '0');
-			assert.deepStrictEqual(env.ui.applied, [], 'not applied');
-			const bad = byClass(node, 'pathosd-invalid');
-			assert.strictEqual(bad.length, 1, text(node));
-			assert.ok(down.ubusStatus !== 3 ? /pathosd is not running/.test(text(bad[0])) : /older than this page/.test(text(bad[0])), text(bad[0]));
-			assert.deepStrictEqual(findAll(bad[0], (n) => n.tag === 'li').map(text), [
-				'Neighbor up is passive, but the listen port is -1 (pathosd does not listen): it can never connect',
-				'VIP web: two checks are named dns (set their name option)',
-				'VIP lonely: needs a check, or "Always announce"',
-				'VIP both: "Always announce" is set, so it must have no checks',
-				'VIP web: 192.0.2.97/24 has host bits set: write 192.0.2.97/32 for this address alone, or 192.0.2.0/24 for the network',
-				'Two VIPs are named web',
-				'Check ping: no VIP named gone',
-				'Check web_tcp: a tcp check needs a port'
-			]);
-			assert.ok(!/ at |ClassConstructor|RPC call to/.test(seen(env, node)), seen(env, node));
+	for (const absent of NOT_ON_UBUS)
+	test(label + 'config.js: pathosd not running: Save & Apply still refuses what pathosd refuses, by its own rules (' + RULES.length + ' of them); not on ubus as ' + JSON.stringify(absent), async () => {
+		const problems = [];
+		for (const spec of RULES) {
+			const r = await renderConfig(variant(spec), { 'pathosd.status': absent, 'pathosd.validate': absent });
+			await applyChange(r);
+			const why = refused(r.node);
+			if (r.env.ui.applied.length || !why || !spec[2].test(why.join('\n')))
+				problems.push(spec[0] + ': applied ' + JSON.stringify(r.env.ui.applied) + ', page: ' + (why ? why.join(' | ') : text(r.node)));
 		}
-		// Nothing the page can see: applied, with a note that pathosd did
-		// not check it.
-		const ok = await renderConfig(BASE_UCI, { 'pathosd.validate': { ubusStatus: 4 } });
-		await ok.v.handleSaveApply(null, '0');
-		assert.deepStrictEqual(ok.env.ui.applied, [ true ]);
-		assert.ok(/could not check the configuration/.test(text(byClass(ok.node, 'pathosd-unchecked')[0] || '')), text(ok.node));
+		assert.deepStrictEqual(problems, []);
 	});
 
-	// uhttpd's ubus endpoint refuses a request over 64 KiB (LuCI's own over
-	// 100 kB): a large staged configuration cannot be handed to pathosd, and
-	// the page says so.
-	test(label + 'config.js: Save & Apply of a configuration too large for one LuCI request: the page checks it, and says why', async () => {
+	test(label + 'config.js: a fresh install with Enabled ticked and no AS: no "Save error" and no uncaught error; pathosd\'s refusal is on the page', async () => {
+		const fresh = [ { '.type': 'pathosd', '.name': 'main', enabled: '0' } ];
+		const r = await renderConfig(fresh, { 'pathosd.status': NOT_ON_UBUS[1] });
+		opt(sectionOf(r.m, 'pathosd'), 'enabled').widget('main').set(true);
+		await r.v.handleSaveApply(null, '0');
+		assert.deepStrictEqual(r.env.ui.applied, []);
+		assert.ok(!r.env.ui.modals.some((d) => /Save error/.test(d.title)), 'no "Save error"');
+		const why = refused(r.node).join('\n');
+		assert.ok(/asn: required/.test(why) && /at least one neighbor/.test(why) && /at least one VIP/.test(why), why);
+		assert.deepStrictEqual(plain(r.env.uci.changes), [ [ 'set', 'main', 'enabled', '1' ] ]);
+		// A value the form cannot take is said in words, not thrown.
+		const bad = await renderConfig(BASE_UCI);
+		opt(sectionOf(bad.m, 'pathosd'), 'asn').widget('main').set('sixty');
+		await bad.v.handleSaveApply(null, '0');
+		assert.deepStrictEqual(bad.env.ui.applied, []);
+		assert.ok(/Not saved.*Local AS/.test(text(byClass(bad.node, 'pathosd-not-saved')[0] || '')), text(bad.node));
+		assert.deepStrictEqual(plain(bad.env.uci.changes), []);
+	});
+
+	// uhttpd takes at most 64 KiB in one request and a staged configuration
+	// of about 290 VIPs no longer fitted: the page then checked it itself.
+	// Now the plugin reads the staged file: no size matters.
+	test(label + 'config.js: 1,000 VIPs: Save & Apply has the whole staged configuration checked by pathosd (no request carries it)', async () => {
 		const sections = BASE_UCI.slice(0, 2);
 		for (let n = 0; n < 1000; n++) {
 			sections.push({ '.type': 'vip', '.name': 'v' + n, prefix: '10.20.' + (n >> 8) + '.' + (n & 255) + '/32', fail_action: 'withdraw' });
 			sections.push({ '.type': 'check', '.name': 'v' + n + '_tcp', vip: 'v' + n, type: 'tcp', host: '127.0.0.1', port: '8081' });
 		}
-		const got = [];
-		const { env, v, node } = await renderConfig(sections, { 'pathosd.validate': validator({ valid: true }, got) });
-		await v.handleSaveApply(null, '0');
-		assert.deepStrictEqual(env.ui.applied, [ true ], 'applied after the page\'s checks');
-		const note = byClass(node, 'pathosd-unchecked');
-		assert.strictEqual(note.length, 1, text(node));
-		assert.ok(/too large for LuCI to hand to pathosd in one request \(uhttpd takes at most 64 kB\)/.test(text(note[0])), text(note[0]));
-		assert.ok(!/No related RPC reply/.test(seen(env, node)));
-		// Over uhttpd's 64 KiB but under LuCI's own 100 kB (400 VIPs here;
-		// about 300 to 450 on a router): uhttpd refused the request and
-		// the page said "pathosd could not check the configuration (No
-		// related RPC reply)". Also when only the UTF-8 size is over.
-		const euros = sections.slice(0, 402).concat([ { '.type': 'check', '.name': 'v0_exec', vip: 'v0', type: 'exec', command: '/bin/echo ' + '\u20ac'.repeat(9000) } ]);
-		for (const big of [ sections.slice(0, 802), euros ]) {
-			const mid = await renderConfig(big, { 'pathosd.validate': validator({ valid: true }, got) });
-			await mid.v.handleSaveApply(null, '0');
-			assert.deepStrictEqual(mid.env.ui.applied, [ true ], 'applied after the page\'s checks');
-			const midNote = byClass(mid.node, 'pathosd-unchecked');
-			assert.ok(midNote.length === 1 && /too large for LuCI to hand to pathosd in one request \(uhttpd takes at most 64 kB\)/.test(text(midNote[0])), text(mid.node));
-			assert.ok(!/No related RPC reply/.test(seen(mid.env, mid.node)), seen(mid.env, mid.node));
+		const bad = sections.concat([ { '.type': 'vip', '.name': 'last', name: 'v999', prefix: '10.30.0.1/32', always: '1' } ]);
+		const r = await renderConfig(bad);
+		await applyChange(r);
+		assert.deepStrictEqual(r.env.ui.applied, []);
+		assert.ok(/vip 'last' option name .*duplicate VIP name "v999"/.test(refused(r.node).join('\n')), refused(r.node));
+		const ok = await renderConfig(sections);
+		await applyChange(ok);
+		assert.deepStrictEqual(ok.env.ui.applied, [ true ]);
+		assert.ok(ok.env.rpc.calls.every((c) => JSON.stringify(c.args).length < 1000), 'no call carries the configuration');
+	});
+
+	// pathosd's plugin not loaded by rpcd (rpcd not reloaded after the
+	// install), refused by the ACL, or without an answer.
+	test(label + 'config.js: the check cannot run: nothing is applied, and the page says why; with nothing of pathosd staged, applied', async () => {
+		const cases = [
+			[ NOT_ON_UBUS[1], /rpcd has not loaded pathosd's plugin.*\/etc\/init\.d\/rpcd reload/ ],
+			[ NOT_ON_UBUS[0], /rpcd has not loaded pathosd's plugin/ ],
+			[ ACCESS_DENIED, /may not run the check/ ],
+			[ { ubusStatus: 5 }, /pathosd validate gave no answer/ ],
+			[ { error: 'uci could not read the staged configuration: uci: Parse error' }, /the check failed: uci could not read/ ],
+			[ { valid: 'maybe' }, /unexpected answer/ ]
+		];
+		for (const [ reply, why ] of cases) {
+			const r = await renderConfig(BASE_UCI, { 'pathosd-staged.validate': reply });
+			await applyChange(r);
+			assert.deepStrictEqual(r.env.ui.applied, [], JSON.stringify(reply));
+			const said = (refused(r.node) || []).join('\n');
+			assert.ok(why.test(said) && /Nothing was applied/.test(said), JSON.stringify(reply) + ': ' + said);
+			assert.ok(!/ at |ClassConstructor|RPC call to/.test(seen(r.env, r.node)), seen(r.env, r.node));
 		}
-		assert.strictEqual(got.length, 0, 'no request the endpoint refuses');
-		// What still fits is checked by pathosd.
-		const small = await renderConfig(sections.slice(0, 600), { 'pathosd.validate': validator({ valid: true }, got) });
-		await small.v.handleSaveApply(null, '0');
-		assert.ok(got.length === 1 && Object.keys(got[0].uci).length === 600, 'pathosd checked 300 VIPs and their checks');
-		assert.strictEqual(byClass(small.node, 'pathosd-unchecked').length, 0);
-		// A request the endpoint still refuses (batched with other calls,
-		// or a smaller limit in front of it) is said in words.
-		const refused = await renderConfig(BASE_UCI, { 'pathosd.validate': new Error('No related RPC reply') });
-		await refused.v.handleSaveApply(null, '0');
-		assert.deepStrictEqual(refused.env.ui.applied, [ true ]);
-		assert.ok(/ubus endpoint refused the request that hands the configuration to pathosd \(too large\?\)/.test(text(byClass(refused.node, 'pathosd-unchecked')[0] || '')), text(refused.node));
-		assert.ok(!/No related RPC reply/.test(seen(refused.env, refused.node)));
+		const none = await renderConfig(BASE_UCI, { 'pathosd-staged.validate': NOT_ON_UBUS[1] });
+		await none.v.handleSaveApply(null, '0');
+		assert.deepStrictEqual(none.env.ui.applied, [ true ], 'no pathosd change: nothing of pathosd is committed');
+	});
+
+	// LuCI's header shows "Unsaved Changes: N"; its dialog's Save & Apply
+	// calls ui.changes.apply() as the page's does.
+	test(label + 'config.js, status.js: the header\'s Unsaved Changes → Save & Apply is checked the same way while a pathosd page is loaded', async () => {
+		const bad = variant(RULES[5]);
+		for (const page of [ 'config', 'status' ]) {
+			const r = page === 'config' ? await renderConfig(bad) : await renderStatus({}, bad);
+			r.env.uci.rpcd.set('main', { log_level: 'debug' });
+			r.env.ui.changes.displayChanges();
+			await findAll(E('div', r.env.ui.modal.children), (n) => n.tag === 'button' && text(n) === 'Save & Apply')[0].attrs.click({});
+			assert.deepStrictEqual(r.env.ui.applied, [], page + ': not applied');
+			assert.ok(/Not applied/.test(r.env.ui.modal.title) && /2s must be less than interval 1s/.test(text(E('div', r.env.ui.modal.children))),
+				page + ': ' + text(E('div', r.env.ui.modal.children)));
+			r.env.uci.rpcd.set('cfg0a5f56', { timeout: '500ms' });
+			r.env.ui.changes.displayChanges();
+			await findAll(E('div', r.env.ui.modal.children), (n) => n.tag === 'button' && text(n) === 'Save & Apply')[0].attrs.click({});
+			assert.deepStrictEqual(r.env.ui.applied, [ true ], page + ': applied once valid');
+		}
 	});
 
 	test(label + 'config.js: a rejected reload is shown above the form until a later one is applied', async () => {

@@ -14,12 +14,15 @@
  * through rpcd, whose config.change event makes procd run
  * "/etc/init.d/pathosd reload", which has pathosd reload. An invalid file is
  * rejected by the daemon, which keeps running with its previous
- * configuration. So Save & Apply first stages the changes, then has the
- * daemon check the staged configuration (ubus pathosd validate, its own
- * rules, so the page and the daemon cannot disagree) and applies only what it
- * accepts; the fields check what they can as they are typed. The daemon's
- * last reload (ubus status last_reload) is shown when it was rejected or
- * applied only in part.
+ * configuration, and refused by the init script at the next start. So every
+ * apply from this page (its Save & Apply, and the header's Unsaved Changes
+ * dialog) first has the staged configuration checked by the daemon's own
+ * rules (pathosd's rpcd plugin runs "pathosd validate" on what uci apply
+ * would commit, whether or not pathosd runs, whatever its size: the page and
+ * the daemon cannot disagree), and applies nothing it refuses or cannot
+ * check (common.guardApply). The fields check what they can as they are
+ * typed. The daemon's last reload (ubus status last_reload) is shown when it
+ * was rejected or applied only in part.
  *
  * A dialog writes what the user changed and nothing else: LuCI's form.js
  * would also write every ticked Flag, remove a value equal to its default,
@@ -37,15 +40,6 @@ var callStatus = rpc.declare({
 	object: 'pathosd',
 	method: 'status',
 	params: [ 'limit' ],
-	expect: { '': {} },
-	reject: true
-});
-
-/* The daemon's own check of a configuration: { uci: what uci get returns }. */
-var callValidate = rpc.declare({
-	object: 'pathosd',
-	method: 'validate',
-	params: [ 'uci' ],
 	expect: { '': {} },
 	reject: true
 });
@@ -321,99 +315,6 @@ function vipsNamed(name) {
 	return uci.sections('pathosd', 'vip').filter(function(v) {
 		return name != null && (name === objectName(v) || name === v['.name']);
 	});
-}
-
-/*
- * What the daemon would reject, as far as the page can tell: the fallback
- * when the daemon cannot check the configuration itself (not running). Each
- * enabled VIP needs a check or "always", not both; a check's VIP must
- * exist; names are unique; a passive neighbor needs a listener; tcp, udp and
- * grpc checks need a port; prefixes have no host bits.
- */
-function configErrors() {
-	var errs = [];
-	var vips = uci.sections('pathosd', 'vip').filter(function(v) { return !isOff(v.enabled); });
-	var checks = uci.sections('pathosd', 'check').filter(function(c) { return !isOff(c.enabled); });
-	var neighbors = uci.sections('pathosd', 'neighbor').filter(function(n) { return !isOff(n.enabled); });
-	var seenVip = {}, seenNb = {};
-
-	neighbors.forEach(function(n) {
-		var name = objectName(n);
-		if (seenNb[name])
-			errs.push(_('Two neighbors are named %s').replace('%s', name));
-		seenNb[name] = true;
-		if (isOn(n.passive) && String(uci.get('pathosd', 'main', 'listen_port')) === '-1')
-			errs.push(_('Neighbor %s is passive, but the listen port is -1 (pathosd does not listen): it can never connect').replace('%s', name));
-	});
-
-	vips.forEach(function(v) {
-		var name = objectName(v);
-		var own = checks.filter(function(c) { return c.vip === name || c.vip === v['.name']; });
-		var seen = {}, p = validatePrefix(null, v.prefix);
-
-		if (p !== true)
-			errs.push(_('VIP %s: %s').replace('%s', name).replace('%s', p));
-
-		if (seenVip[name]) {
-			errs.push(_('Two VIPs are named %s').replace('%s', name));
-			return;
-		}
-		seenVip[name] = true;
-
-		if (isOn(v.always) && own.length)
-			errs.push(_('VIP %s: "Always announce" is set, so it must have no checks').replace('%s', name));
-		else if (!isOn(v.always) && !own.length)
-			errs.push(_('VIP %s: needs a check, or "Always announce"').replace('%s', name));
-
-		own.forEach(function(c) {
-			var n = checkName(c);
-			if (seen[n])
-				errs.push(_('VIP %s: two checks are named %s (set their name option)').replace('%s', name).replace('%s', n));
-			seen[n] = true;
-		});
-	});
-
-	checks.forEach(function(c) {
-		if (!vipsNamed(c.vip).length)
-			errs.push(_('Check %s: no VIP named %s').replace('%s', checkName(c)).replace('%s', c.vip == null ? '' : c.vip));
-		if ((c.type == 'tcp' || c.type == 'udp' || c.type == 'grpc') && (c.port == null || c.port === ''))
-			errs.push(_('Check %s: a %s check needs a port').replace('%s', checkName(c)).replace('%s', c.type));
-	});
-
-	return errs;
-}
-
-/*
- * /etc/config/pathosd as it is staged now, in the shape of rpcd's uci get,
- * without what the daemon does not need: .name is the key, .anonymous is
- * false unless said (a request to LuCI takes at most 64 KiB, see MAX_VALIDATE_BYTES).
- */
-function stagedValues() {
-	var values = {};
-
-	uci.sections('pathosd').forEach(function(s) {
-		var v = {}, k;
-
-		for (k in s)
-			if (k.charAt(0) != '.' || k == '.type' || k == '.index' || (k == '.anonymous' && s[k]))
-				v[k] = s[k];
-		values[s['.name']] = v;
-	});
-	return values;
-}
-
-/* The largest request LuCI's ubus endpoints take. rpc.js uses uhttpd's
- * (/ubus) wherever uhttpd-mod-ubus is installed, as on a default OpenWrt;
- * it answers a body over 64 KiB (UH_UBUS_MAX_POST_SIZE) with a JSON-RPC
- * parse error, so the call gets no reply. LuCI's own (admin/ubus, http.uc
- * HTTP_MAX_CONTENT) takes 100 kB. Room is kept for the JSON-RPC envelope
- * and a call luci.js batches with it. */
-var MAX_VALIDATE_BYTES = 62 * 1024;
-
-/* The size of a string in UTF-8, as it is sent (at most 2 bytes more than
- * that per character outside the BMP). */
-function utf8Length(s) {
-	return s.length + (s.match(/[\u0080-\u07ff]/g) || []).length + 2 * (s.match(/[\u0800-\uffff]/g) || []).length;
 }
 
 /* The grid shows the daemon's value of an unset option, not "none". */
@@ -793,19 +694,6 @@ function localTime(t) {
 	return isNaN(d.getTime()) ? String(t) : d.toLocaleString();
 }
 
-/* Why the page checked the configuration itself. */
-function uncheckedReason(e) {
-	if (e.ubus === 4)
-		return _('pathosd is not running (or not on ubus), so it could not check the configuration; the page checked what it can.');
-	if (e.ubus === 3)
-		return _('This pathosd cannot check a configuration it is given (it is older than this page); the page checked what it can.');
-	/* The endpoint refused the request as a whole (uhttpd's parse error
-	 * for a body over its limit): luci.js has no reply for the call. */
-	if (/No related RPC reply|error -32700/.test(e.text))
-		return _('LuCI\'s ubus endpoint refused the request that hands the configuration to pathosd (too large?), so pathosd did not check it; the page checked what it can. pathosd checks the file again when it reloads.');
-	return _('pathosd could not check the configuration (%s); the page checked what it can.').replace('%s', e.text);
-}
-
 return view.extend({
 	load: function() {
 		return Promise.all([
@@ -814,59 +702,41 @@ return view.extend({
 		]);
 	},
 
+	/* The page's message: at the top of the page, and as a dialog. */
+	notice: function(node) {
+		dom.content(this.noticeNode, node);
+	},
+
 	/*
-	 * What the daemon says of the staged configuration, or, when it cannot
-	 * say (not running, older, no access), the page's own checks:
-	 * { errors: [ ... ], daemon: bool, reason: text when not the daemon }.
+	 * Save: the page's form (LuCI's would show "Save error" and leave an
+	 * uncaught error); a value the form cannot take is said on the page and
+	 * in a dialog. Resolves to whether it saved.
 	 */
-	checkStaged: function() {
-		var values = stagedValues();
-		var size = utf8Length(JSON.stringify(values));
+	handleSave: function(ev) {
+		var self = this;
 
-		if (size > MAX_VALIDATE_BYTES)
-			return Promise.resolve({ errors: configErrors(), daemon: false,
-				reason: _('The configuration (%d kB) is too large for LuCI to hand to pathosd in one request (uhttpd takes at most 64 kB), so pathosd did not check it; the page checked what it can. pathosd checks the file again when it reloads.')
-					.replace('%d', Math.ceil(size / 1024)) });
+		return this.map.save(null, true).then(function() {
+			return true;
+		}, function(err) {
+			var box = E('div', { 'class': 'alert-message danger pathosd-not-saved' }, [
+				E('h4', [ _('Not saved') ]),
+				E('p', [ String((err && err.message) || err) ])
+			]);
 
-		return callValidate(values).then(function(r) {
-			if (r && r.valid === true)
-				return { errors: [], daemon: true };
-			if (r && r.valid === false)
-				return { errors: L.toArray(r.errors).map(String), daemon: true };
-			throw new Error(_('unexpected reply'));
-		}).catch(function(err) {
-			return { errors: configErrors(), daemon: false, reason: uncheckedReason(common.callError(err)) };
+			self.notice(box);
+			showMessage(_('Not saved'), [ E('p', [ String((err && err.message) || err) ]) ]);
+			return false;
 		});
 	},
 
-	/* The refusal: on the page, and as a dialog, wherever the user is. */
-	refusal: function(res) {
-		return E('div', { 'class': 'alert-message danger pathosd-invalid' }, [
-			E('h4', [ res.daemon ? _('Not applied: pathosd rejects this configuration')
-				: _('Not applied: pathosd would reject this configuration') ]),
-			res.daemon ? '' : E('p', [ res.reason ]),
-			E('ul', res.errors.map(function(e) { return E('li', [ e ]); })),
-			E('p', [ _('Your changes are saved, not applied. Correct them and Save & Apply again, or revert them under Unsaved Changes.') ])
-		]);
-	},
-
-	/* Save & Apply: stage the changes, have the daemon check the staged
-	 * configuration, and apply only what it takes; else say why, where the
-	 * user is, and leave the changes staged. */
+	/* Save & Apply: save, then apply (checked by common.guardApply). */
 	handleSaveApply: function(ev, mode) {
 		var self = this;
 
-		return this.handleSave(ev).then(function() {
-			return self.checkStaged();
-		}).then(function(res) {
-			if (res.errors.length) {
-				dom.content(self.noticeNode, self.refusal(res));
-				showMessage(_('Not applied'), [ self.refusal(res) ]);
+		return this.handleSave(ev).then(function(saved) {
+			if (!saved)
 				return;
-			}
-
-			dom.content(self.noticeNode, res.daemon ? null
-				: E('div', { 'class': 'alert-message warning pathosd-unchecked' }, [ res.reason ]));
+			self.notice(null);
 			return ui.changes.apply(mode == '0');
 		});
 	},
@@ -894,9 +764,10 @@ return view.extend({
 		o = s.taboption('general', form.Flag, 'enabled', _('Enabled'));
 		o.rmempty = false;
 
-		o = s.taboption('general', form.Value, 'asn', _('Local AS'));
+		/* Required, but left to pathosd's check: an empty field is saved
+		 * (as no option) and Save & Apply then says what pathosd says. */
+		o = s.taboption('general', form.Value, 'asn', _('Local AS'), _('Required.'));
 		o.datatype = 'range(1,4294967295)';
-		o.rmempty = false;
 
 		o = s.taboption('general', form.Value, 'router_id', _('Router ID'));
 		o.datatype = 'ip4addr';
@@ -1354,6 +1225,9 @@ return view.extend({
 		this.reloadNode = E('div', { 'class': 'pathosd-reload' });
 		this.noticeNode = E('div', { 'class': 'pathosd-notice' });
 		this.updateReload(data ? data[1] : null);
+		common.guardApply(function(res) {
+			self.notice(common.refusal(res));
+		});
 
 		/* The daemon reloads a second or so after Apply: keep watching. */
 		poll.add(function() {

@@ -557,6 +557,8 @@ return view.extend({
 		]);
 
 		this.update(data[0], data[1]);
+		/* The header's Unsaved Changes dialog applies here too. */
+		common.guardApply(null);
 
 		poll.add(function() {
 			return self.refresh();
