@@ -1155,6 +1155,36 @@ function viewTests(label, src) {
 		assert.deepStrictEqual(staged(env), [ [ 'set', 'web', 'checks_policy', 'any' ] ]);
 	});
 
+	// form.js wrote the valid fields of a dialog whose Save was refused into
+	// uci.js's changes; dismissed, they went out with the next save.
+	test(label + 'config.js: a dialog (and the page\'s form) is all or nothing: refused for one invalid field, nothing of it is written later', async () => {
+		const { env, m, v } = await renderConfig(FULL_UCI.map((x) => (x['.name'] === 'web' ? Object.assign({}, x, { fail_action: 'withdraw' }) : x)));
+		let d = await dialog(env, sectionOf(m, 'vip'), 'web');
+		d.set('fail_action', 'lower_priority').set('checks_policy', 'any').set('prefix', 'nope');
+		assert.strictEqual(await d.save(), false, 'refused: the prefix');
+		await d.cancel();
+		d = await dialog(env, sectionOf(m, 'neighbor'), 'bird');
+		d.set('port', '1790');
+		assert.ok(await d.save());
+		assert.deepStrictEqual(plain(env.uci.changes), [ [ 'set', 'bird', 'port', '1790' ] ], 'the VIP stays withdraw');
+		// The page's own form: a valid log level beside an invalid AS.
+		opt(sectionOf(m, 'pathosd'), 'log_level').widget('main').set('debug');
+		opt(sectionOf(m, 'pathosd'), 'asn').widget('main').set('sixty');
+		await v.handleSave();
+		d = await dialog(env, sectionOf(m, 'neighbor'), 'up_1');
+		d.set('port', '1791');
+		assert.ok(await d.save());
+		assert.deepStrictEqual(plain(env.uci.changes).slice(1), [ [ 'set', 'up_1', 'port', '1791' ] ], 'no log level');
+		// Corrected, the dialog saves all of it.
+		d = await dialog(env, sectionOf(m, 'vip'), 'web');
+		d.set('checks_policy', 'any').set('prefix', 'nope');
+		assert.strictEqual(await d.save(), false);
+		d.set('prefix', '192.0.2.82/32');
+		assert.ok(await d.save());
+		assert.deepStrictEqual(staged(env).filter((c) => c[1] === 'web'),
+			[ [ 'set', 'web', 'checks_policy', 'any' ], [ 'set', 'web', 'prefix', '192.0.2.82/32' ] ]);
+	});
+
 	test(label + 'config.js: Save with no edits stages nothing (main\'s enabled is not rewritten)', async () => {
 		const { env, v } = await renderConfig(BASE_UCI);
 		await v.handleSave();

@@ -503,9 +503,47 @@ function guard(o) {
 	};
 }
 
+/*
+ * A save is all or nothing. form.js's Map.parse() runs every option's
+ * parse() at once: each valid one writes into uci.js's changes before an
+ * invalid one rejects, and a dismissed dialog leaves those writes for the
+ * next save of any form on the page (a VIP's fail_action changed with it).
+ * So a form is parsed only when every shown field can be: none is invalid,
+ * none that must be filled is empty; else nothing is written.
+ */
+function allOrNothing(m) {
+	var parse = m.parse;
+
+	m.parse = function() {
+		var bad = [];
+
+		this.children.forEach(function(s) {
+			/* A grid is text: form.js parses nothing of it. */
+			if (s instanceof form.GridSection)
+				return;
+			s.cfgsections().forEach(function(sid) {
+				s.children.forEach(function(o) {
+					var v;
+
+					if (!o.isActive(sid))
+						return;
+					v = o.formvalue(sid);
+					if (!o.isValid(sid) || (!o.rmempty && !o.optional && (v == null || v === '')))
+						bad.push(o.title || o.option);
+				});
+			});
+		});
+		if (bad.length)
+			return Promise.reject(new Error(_('Not saved, nothing of it was written: correct %s').replace('%s', bad.join(', '))));
+		return parse.apply(this, arguments);
+	};
+}
+
 /* Every option of the form: booleans read as the daemon reads them, lists
- * compared as lists, selects keep the file's value, and guard(). */
+ * compared as lists, selects keep the file's value, and guard(); the page
+ * and each dialog saved all or nothing. */
 function finish(m) {
+	allOrNothing(m);
 	m.children.forEach(function(s) {
 		s.children.forEach(function(o) {
 			if (o instanceof form.Flag)
@@ -514,6 +552,10 @@ function finish(m) {
 				keepUnknown(o, o.missingChoice);
 			guard(o);
 		});
+		if (s instanceof form.GridSection)
+			s.addModalOptions = function(dialog) {
+				allOrNothing(dialog.map);
+			};
 	});
 }
 
