@@ -1185,6 +1185,38 @@ function viewTests(label, src) {
 			[ [ 'set', 'web', 'checks_policy', 'any' ], [ 'set', 'web', 'prefix', '192.0.2.82/32' ] ]);
 	});
 
+	// form.js's handleModalSave reloads and redraws the page's form: what was
+	// typed there and not saved was gone (the API left without a token).
+	test(label + 'config.js: what is typed in General settings and not saved survives a dialog\'s Save (the Enabled tick, an API token), unsaved', async () => {
+		const r = await renderConfig(BASE_UCI.map((x) => (x['.name'] === 'main' ? Object.assign({}, x, { enabled: '0' }) : x)));
+		const main = sectionOf(r.m, 'pathosd');
+		const typed = () => [ 'enabled', 'api_token', 'otel_header', 'log_level', 'hold_time' ].map((n) => plain(opt(main, n).formvalue('main')));
+		opt(main, 'enabled').widget('main').set(true);
+		opt(main, 'api_token').widget('main').set('0123456789abcdef0123');
+		assert.strictEqual(opt(main, 'otel_header').widget('main').add('X-Key: k'), null);
+		opt(main, 'log_level').widget('main').set('debug');
+		opt(main, 'hold_time').widget('main').set('soon');
+		const want = [ '1', '0123456789abcdef0123', [ 'X-Key: k' ], 'debug', 'soon' ];
+		assert.deepStrictEqual(typed(), want);
+		let d = await dialog(r.env, sectionOf(r.m, 'vip'), 'web');
+		d.set('checks_policy', 'any');
+		assert.ok(await d.save());
+		assert.deepStrictEqual(typed(), want, 'still typed after the dialog\'s save');
+		assert.ok(/duration/.test(opt(main, 'hold_time').validationError('main')), 'and still flagged');
+		assert.deepStrictEqual(plain(r.env.uci.changes), [ [ 'set', 'web', 'checks_policy', 'any' ] ], 'not saved by it');
+		// Added and deleted rows redraw the page too.
+		d = await addDialog(r.env, sectionOf(r.m, 'vip'), 'web2');
+		d.set('prefix', '192.0.2.81/32').set('always', true);
+		assert.ok(await d.save());
+		assert.deepStrictEqual(typed(), want);
+		opt(main, 'hold_time').widget('main').set('9s');
+		await r.v.handleSave();
+		assert.deepStrictEqual(staged(r.env).filter((c) => c[1] === 'main'), [
+			[ 'set', 'main', 'api_token', '0123456789abcdef0123' ], [ 'set', 'main', 'enabled', '1' ],
+			[ 'set', 'main', 'hold_time', '9s' ], [ 'set', 'main', 'log_level', 'debug' ], [ 'set', 'main', 'otel_header', [ 'X-Key: k' ] ]
+		]);
+	});
+
 	test(label + 'config.js: Save with no edits stages nothing (main\'s enabled is not rewritten)', async () => {
 		const { env, v } = await renderConfig(BASE_UCI);
 		await v.handleSave();

@@ -539,9 +539,44 @@ function allOrNothing(m) {
 	};
 }
 
+/*
+ * Saving a dialog reloads and redraws the page's form (form.js
+ * handleModalSave: load, then reset), which drops what was typed in General
+ * settings and not saved yet: an Enabled tick, an API token. What was typed
+ * is put back, still unsaved, and checked again.
+ */
+function keepTyped(s) {
+	s.handleModalSave = function() {
+		var page = this.map, typed = [];
+
+		page.children.forEach(function(ps) {
+			if (ps instanceof form.GridSection)
+				return;
+			ps.cfgsections().forEach(function(sid) {
+				ps.children.forEach(function(o) {
+					if (o.getUIElement(sid) && !sameValue(fileValue(o, sid), widgetValue(o, sid)))
+						typed.push([ o, sid, o.formvalue(sid) ]);
+				});
+			});
+		});
+		return form.GridSection.prototype.handleModalSave.apply(this, arguments).then(function(r) {
+			typed.forEach(function(t) {
+				var el = t[0].getUIElement(t[1]);
+
+				if (el) {
+					el.setValue(t[2]);
+					t[0].triggerValidation(t[1]);
+				}
+			});
+			return r;
+		});
+	};
+}
+
 /* Every option of the form: booleans read as the daemon reads them, lists
  * compared as lists, selects keep the file's value, and guard(); the page
- * and each dialog saved all or nothing. */
+ * and each dialog saved all or nothing, and a dialog's save keeps what was
+ * typed on the page. */
 function finish(m) {
 	allOrNothing(m);
 	m.children.forEach(function(s) {
@@ -552,10 +587,12 @@ function finish(m) {
 				keepUnknown(o, o.missingChoice);
 			guard(o);
 		});
-		if (s instanceof form.GridSection)
+		if (s instanceof form.GridSection) {
 			s.addModalOptions = function(dialog) {
 				allOrNothing(dialog.map);
 			};
+			keepTyped(s);
+		}
 	});
 }
 
