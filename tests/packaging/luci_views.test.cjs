@@ -351,6 +351,20 @@ function pagedDaemon(n, calls) {
 	};
 }
 
+// main, a neighbor and N VIPs: with a tcp check each, or "always".
+function manyVips(n, checked) {
+	const sections = BASE_UCI.slice(0, 2);
+	for (let i = 0; i < n; i++) {
+		if (checked) {
+			sections.push({ '.type': 'vip', '.name': 'v' + i, prefix: '10.20.' + (i >> 8) + '.' + (i & 255) + '/32', fail_action: 'withdraw' });
+			sections.push({ '.type': 'check', '.name': 'v' + i + '_tcp', vip: 'v' + i, type: 'tcp', host: '127.0.0.1', port: '8081' });
+		}
+		else
+			sections.push({ '.type': 'vip', '.name': 'v' + i, prefix: '10.' + (i >> 16) + '.' + ((i >> 8) & 255) + '.' + (i & 255) + '/32', always: '1' });
+	}
+	return sections;
+}
+
 function viewTests(label, src) {
 	const modules = { 'pathosd.common': src.common };
 
@@ -371,17 +385,20 @@ function viewTests(label, src) {
 	}
 
 	async function renderConfig(sections, replies, opts) {
+		const r = await renderConfigPage(sections, replies, opts);
+		assert.ok(r.m, 'the page has a form.Map');
+		return r;
+	}
+
+	async function renderConfigPage(sections, replies, opts) {
 		const env = makeEnv(Object.assign({ uci: sections, replies: Object.assign({
-			'pathosd.status': STATUS,
-			'pathosd.validate': { valid: true }
+			'pathosd.status': STATUS
 		}, replies || {}) }, opts || {}));
 		env.filename = 'config.js';
 		const v = loadView(src.config, env, modules);
 		const data = await v.load();
 		const node = await v.render(data);
-		const m = env.form.pageMaps[0];
-		assert.ok(m, 'the page has a form.Map');
-		return { env, v, m, node };
+		return { env, v, m: env.form.pageMaps[0], node };
 	}
 
 	function sectionOf(m, type) {
@@ -845,7 +862,7 @@ function viewTests(label, src) {
 		};
 		assert.deepStrictEqual(granted('read'), want.read, 'read grants = the reads the views make');
 		assert.deepStrictEqual(granted('write'), want.write, 'write grants = the actions the views make');
-		assert.deepStrictEqual(want.read, { pathosd: [ 'status' ], 'pathosd-staged': [ 'validate' ], service: [ 'list' ] });
+		assert.deepStrictEqual(want.read, { pathosd: [ 'status' ], 'pathosd-staged': [ 'size', 'validate' ], service: [ 'list' ] });
 		assert.deepStrictEqual(acl.read.uci, [ 'pathosd' ]);
 		assert.deepStrictEqual(acl.write.uci, [ 'pathosd' ]);
 	});
@@ -1710,6 +1727,69 @@ function viewTests(label, src) {
 		assert.deepStrictEqual(plain(d.w('vip').choices).length, 1000);
 	});
 
+	// LuCI read main's enabled by loading the whole package through rpcd's
+	// uci get; past 1 MiB (about 2,500 checked or 7,500 "always" VIPs) rpcd
+	// exited and every LuCI session with it.
+	test(label + 'status.js, overview: 10,000 VIPs in the file: they read main\'s enabled alone, rpcd stays up', async () => {
+		for (const enabled of [ '1', '0' ]) {
+			const big = manyVips(10000, false).map((x) => (x['.name'] === 'main' ? Object.assign({}, x, { enabled }) : x));
+			for (const absent of [ null, NOT_ON_UBUS[1] ]) {
+				const replies = absent ? { 'pathosd.status': absent, 'service.list': {} } : { 'pathosd.status': pagedDaemon(10000) };
+				const st = await renderStatus(replies, big);
+				const ov = await renderOverview(replies['pathosd.status'], replies, big);
+				for (const env of [ st.env, ov.env ]) {
+					assert.strictEqual(env.uci.rpcd.dead, null);
+					assert.deepStrictEqual(plain(env.uci.loaded), [], 'no uci.load');
+					assert.ok(env.rpc.calls.filter((c) => c.object === 'uci').every((c) => c.args.section === 'main' && c.args.option === 'enabled'),
+						JSON.stringify(env.rpc.calls.filter((c) => c.object === 'uci')));
+				}
+				if (absent) {
+					const want = enabled === '1' ? 'stopped' : 'disabled';
+					assert.strictEqual(byClass(st.root, 'pathosd-down')[0].attrs['data-service'], want);
+					assert.strictEqual(badgeState(byClass(ov.node, 'pathosd-down')[0]), want);
+				}
+				else {
+					assert.strictEqual(tableByClass(st.root, 'pathosd-vips').rows.length, 50);
+					assert.ok(/VIPs10000 announced|VIPs9\d\d\d announced/.test(text(ov.node)), text(ov.node));
+				}
+			}
+		}
+	});
+
+	test(label + 'config.js: 10,000 VIPs: the page does not load the file (rpcd would stop) and says why and what to do; 1,000 VIPs with a check each load', async () => {
+		const r = await renderConfigPage(manyVips(10000, false));
+		assert.strictEqual(r.env.uci.rpcd.dead, null);
+		assert.deepStrictEqual(plain(r.env.uci.loaded), [], 'not loaded');
+		assert.strictEqual(r.m, undefined, 'no form');
+		const said = text(byClass(r.node, 'pathosd-unloaded')[0] || '');
+		assert.ok(/too large to edit here: 10002 sections, \d+ kB/.test(said) && /pathosd validate --config \/etc\/config\/pathosd/.test(said) &&
+			/\/etc\/init\.d\/pathosd reload/.test(said), said);
+		assert.deepStrictEqual([ r.v.handleSave, r.v.handleSaveApply, r.v.handleReset ], [ null, null, null ], 'no Save buttons');
+		// The header's apply is still checked here.
+		r.env.uci.rpcd.set('v1', { prefix: 'nope' });
+		r.env.ui.changes.displayChanges();
+		await findAll(E('div', r.env.ui.modal.children), (n) => n.tag === 'button' && text(n) === 'Save & Apply')[0].attrs.click({});
+		assert.deepStrictEqual(r.env.ui.applied, []);
+		const ok = await renderConfig(manyVips(1000, true));
+		assert.deepStrictEqual(plain(ok.env.uci.loaded).slice(0, 1), [ 'pathosd' ]);
+		assert.strictEqual(ok.env.uci.rpcd.dead, null);
+		// Not measured: not loaded either.
+		const miss = await renderConfigPage(BASE_UCI, { 'pathosd-staged.size': NOT_ON_UBUS[1] });
+		assert.deepStrictEqual(plain(miss.env.uci.loaded), []);
+		assert.ok(/could not measure .*rpcd has not loaded pathosd's plugin/.test(text(miss.node)), text(miss.node));
+	});
+
+	test(label + 'pathosd-staged size: its estimate of rpcd\'s uci get reply is never below the bytes rpcd sends, and within 10 %', async () => {
+		const odd = FULL_UCI.concat([ { '.type': 'check', '.name': 'cfg9', '.anonymous': true, vip: 'web', type: 'exec', command: '/bin/echo', arg: [ 'it\'s', 'x \\ y', '\u20ac\u20ac' ] } ]);
+		for (const sections of [ BASE_UCI, odd, manyVips(1000, true), manyVips(10000, false) ]) {
+			const env = makeEnv({ uci: sections });
+			const est = plain(await env.rpc.declare({ object: 'pathosd-staged', method: 'size', reject: true })());
+			const exact = env.uci.rpcd.replyBytes();
+			assert.strictEqual(est.sections, sections.length);
+			assert.ok(est.uci_get >= exact && est.uci_get <= exact * 1.1, sections.length + ' sections: estimate ' + est.uci_get + ', rpcd ' + exact);
+		}
+	});
+
 	test(label + 'config.js: the drain-file example is per VIP; the port example per check type', async () => {
 		const { env, m } = await renderConfig(BASE_UCI.concat([ { '.type': 'vip', '.name': 'dns', prefix: '192.0.2.53/32', always: '1' } ]));
 		const vips = sectionOf(m, 'vip');
@@ -1784,6 +1864,19 @@ function shimTests() {
 		await uci.save();
 		assert.deepStrictEqual(plain(uci.changes), [ [ 'add', 'vip', 'web' ], [ 'set', 'web', 'prefix', '10.0.0.1/32' ], [ 'set', 'web', 'prefix', '192.0.2.1/32' ] ]);
 		assert.strictEqual(uci.sections('pathosd', 'vip').length, 1);
+	});
+
+	test('stand-in (rpcd uci.c, ubusd): a uci get reply over 1 MiB stops rpcd, and every call after it is refused; one option is a small reply', async () => {
+		const sections = [ { '.type': 'pathosd', '.name': 'main', enabled: '1' } ];
+		for (let i = 0; i < 7500; i++) sections.push({ '.type': 'vip', '.name': 'v' + i, prefix: '10.0.' + (i >> 8) + '.' + (i & 255) + '/32', always: '1' });
+		const env = makeEnv({ uci: sections });
+		const get = env.rpc.declare({ object: 'uci', method: 'get', params: [ 'config', 'section', 'option' ], reject: true });
+		assert.deepStrictEqual(plain(await get('pathosd', 'main', 'enabled')), { value: '1' });
+		assert.ok(env.uci.rpcd.replyBytes() > 1048576, String(env.uci.rpcd.replyBytes()));
+		const e = await env.uci.load('pathosd').then(() => null, (x) => x);
+		assert.ok(e && /rpcd is not running/.test(e.message), String(e));
+		const after = await get('pathosd', 'main', 'enabled').then(() => null, (x) => x);
+		assert.ok(after && /Access denied/.test(after.message), String(after));
 	});
 
 	test('stand-in (rpc.js): a ubus error rejects with rpc.js\'s text and a JS stack frame; Access denied rejects too', async () => {

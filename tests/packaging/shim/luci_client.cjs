@@ -166,7 +166,10 @@ function makeRpc(replies, opts) {
 				// calls with "No related RPC reply".
 				const body = JSON.stringify([ { jsonrpc: '2.0', id: 1, method: 'call', params: [ SESSION, o.object, o.method, sent ] } ]);
 				if (Buffer.byteLength(body) > 65536) return Promise.reject(new Error('No related RPC reply'));
-				let r = granted(o.object, o.method) ? replies[o.object + '.' + o.method] : ACCESS_DENIED;
+				// uhttpd asks rpcd's session object before every call
+				// (uh_ubus_allowed): with rpcd gone every call is refused.
+				let r = (opts.rpcd && opts.rpcd.dead) ? ACCESS_DENIED
+					: granted(o.object, o.method) ? replies[o.object + '.' + o.method] : ACCESS_DENIED;
 				// What the ubus object gets: LuCI's endpoint (ubus_request)
 				// adds the caller's session to every call's arguments.
 				if (typeof r === 'function') {
@@ -1345,7 +1348,7 @@ function makeEnv(opts) {
 		'pathosd-staged.size': (a) => runPlugin(uci.rpcd, 'size', a)
 	};
 	const replies = Object.assign(rpcdReplies, opts.replies || {});
-	const rpc = makeRpc(replies, { acl: opts.acl, role: opts.role });
+	const rpc = makeRpc(replies, { acl: opts.acl, role: opts.role, rpcd: uci.rpcd });
 	const poll = { added: [], add(fn, interval) { this.added.push({ fn, interval }); } };
 	const dom = {
 		content(node, children) { node.children = children == null ? [] : [].concat(children).filter((c) => c != null); return node; },

@@ -45,6 +45,16 @@ var callStagedValidate = rpc.declare({
 	reject: true
 });
 
+/* main's enabled alone: the whole package (uci.load) can be over the 1 MiB
+ * of one ubus reply, past which rpcd exits and every LuCI session is lost. */
+var callEnabled = rpc.declare({
+	object: 'uci',
+	method: 'get',
+	params: [ 'config', 'section', 'option' ],
+	expect: { value: '' },
+	reject: true
+});
+
 /* Whether this session has staged pathosd changes (rpcd uci changes). */
 var callUciChanges = rpc.declare({
 	object: 'uci',
@@ -146,6 +156,12 @@ return baseclass.extend({
 	isOff: isOff,
 	callError: callError,
 	checkStaged: checkStaged,
+	pluginTrouble: pluginTrouble,
+
+	/* pathosd.main.enabled as staged, '' when unset or unreadable. */
+	enabled: function() {
+		return L.resolveDefault(callEnabled('pathosd', 'main', 'enabled'), '');
+	},
 
 	/* A LuCI label for a state word (data-state carries the word). */
 	badge: function(state, label) {

@@ -35,6 +35,22 @@
  * default '1', so unticking writes '0'.
  */
 
+/* The staged configuration's size, from pathosd's rpcd plugin: { bytes,
+ * sections, uci_get: the bytes of rpcd's reply to uci get of it all }. */
+var callStagedSize = rpc.declare({
+	object: 'pathosd-staged',
+	method: 'size',
+	expect: { '': {} },
+	reject: true
+});
+
+/* The largest uci get reply the page asks rpcd for (uci.load): ubusd carries
+ * at most 1 MiB in one message, and past it rpcd exits (every LuCI session
+ * is lost; after five exits procd stops respawning it). About 2,300 VIPs
+ * with a tcp check each, or 5,500 "always" ones; room is left for what is
+ * added while the page is open, as each save loads it again. */
+var MAX_UCI_GET = 768 * 1024;
+
 /* Only last_reload is needed here: no VIPs (limit 0). */
 var callStatus = rpc.declare({
 	object: 'pathosd',
@@ -774,11 +790,32 @@ function localTime(t) {
 }
 
 return view.extend({
+	/* [ loaded, status ]: the configuration is loaded only when rpcd's reply
+	 * to uci get of it is known to fit; else why not (this.unloaded). */
 	load: function() {
+		var self = this;
+
 		return Promise.all([
-			uci.load('pathosd'),
+			callStagedSize().then(function(r) { return r; }, function(err) { return { trouble: err }; }),
 			L.resolveDefault(callStatus(0), null)
-		]);
+		]).then(function(res) {
+			var size = res[0];
+
+			if (size.trouble)
+				self.unloaded = _('LuCI could not measure /etc/config/pathosd before loading it: %s Loading one over 1 MiB would stop rpcd, so the form is not shown.')
+					.replace('%s', common.pluginTrouble(size.trouble));
+			else if (size.error)
+				self.unloaded = _('/etc/config/pathosd cannot be read: %s').replace('%s', size.error);
+			else if (!(size.uci_get <= MAX_UCI_GET))
+				self.unloaded = _('/etc/config/pathosd is too large to edit here: %d sections, %d kB. LuCI loads the whole file through rpcd, in one ubus reply of about %d kB for this one; past 1 MiB rpcd stops and every LuCI session ends, so this page loads at most %d kB. Edit it on the router with uci or an editor: pathosd validate --config /etc/config/pathosd checks it (uci export pathosd | pathosd validate --config - with uncommitted changes), /etc/init.d/pathosd reload applies it. The Status page works at any size.')
+					.replace('%d', size.sections).replace('%d', Math.ceil(size.bytes / 1024))
+					.replace('%d', Math.ceil(size.uci_get / 1024)).replace('%d', MAX_UCI_GET / 1024);
+			if (self.unloaded)
+				return [ false, res[1] ];
+			return uci.load('pathosd').then(function() {
+				return [ true, res[1] ];
+			});
+		});
 	},
 
 	/* The page's message: at the top of the page, and as a dialog. */
@@ -827,6 +864,28 @@ return view.extend({
 	render: function(data) {
 		var self = this;
 		var m, s, o;
+
+		this.reloadNode = E('div', { 'class': 'pathosd-reload' });
+		this.noticeNode = E('div', { 'class': 'pathosd-notice' });
+		this.updateReload(data[1]);
+		common.guardApply(function(res) {
+			self.notice(common.refusal(res));
+		});
+		/* The daemon reloads a second or so after Apply: keep watching. */
+		poll.add(function() {
+			return L.resolveDefault(callStatus(0), null).then(function(st) {
+				self.updateReload(st);
+			});
+		}, 5);
+
+		if (!data[0]) {
+			this.handleSave = this.handleSaveApply = this.handleReset = null;
+			return E('div', { 'class': 'cbi-map' }, [
+				E('h2', [ _('pathosd') ]),
+				this.reloadNode,
+				E('div', { 'class': 'alert-message warning pathosd-unloaded' }, [ E('p', [ this.unloaded ]) ])
+			]);
+		}
 
 		m = new form.Map('pathosd', _('pathosd'),
 			_('Health-checked VIP announcements over BGP. Nothing runs until "Enabled" is set; Save & Apply applies only a configuration pathosd takes, and a reload pathosd rejected is shown here.'));
@@ -1301,19 +1360,6 @@ return view.extend({
 		finish(m);
 
 		this.map = m;
-		this.reloadNode = E('div', { 'class': 'pathosd-reload' });
-		this.noticeNode = E('div', { 'class': 'pathosd-notice' });
-		this.updateReload(data ? data[1] : null);
-		common.guardApply(function(res) {
-			self.notice(common.refusal(res));
-		});
-
-		/* The daemon reloads a second or so after Apply: keep watching. */
-		poll.add(function() {
-			return L.resolveDefault(callStatus(0), null).then(function(st) {
-				self.updateReload(st);
-			});
-		}, 5);
 
 		return m.render().then(function(mapEl) {
 			return E('div', {}, [ self.reloadNode, self.noticeNode, mapEl ]);

@@ -4,7 +4,6 @@
 'require poll';
 'require ui';
 'require dom';
-'require uci';
 'require pathosd.common as common';
 
 /*
@@ -204,7 +203,7 @@ return view.extend({
 		return Promise.all([
 			L.resolveDefault(this.callPage(), null),
 			L.resolveDefault(callServiceList('pathosd'), {}),
-			L.resolveDefault(uci.load('pathosd'), null)
+			common.enabled()
 		]);
 	},
 
@@ -314,7 +313,7 @@ return view.extend({
 				return E('div', { 'class': 'alert-message warning pathosd-down', 'data-service': 'error' }, [
 					_('pathosd did not answer the status request: %s').replace('%s', this.statusError.text)
 				]);
-			st = common.serviceState(uci.get('pathosd', 'main', 'enabled'), svc);
+			st = common.serviceState(this.enabled, svc);
 
 			return E('div', { 'class': 'alert-message warning pathosd-down', 'data-service': st.state }, [
 				badge(st.state), ' ', st.text
@@ -540,6 +539,7 @@ return view.extend({
 		this.reloadNode = E('div', { 'class': 'pathosd-reload' });
 		this.noticeNode = E('div', { 'class': 'pathosd-notice' });
 		this.pagerNode = E('div', { 'class': 'pathosd-pager-box' });
+		this.enabled = data[2];
 
 		this.peerTable = this.table('pathosd-peers', [
 			_('Name'), _('Address'), _('AS'), _('State'), _('Required'),
