@@ -1727,6 +1727,55 @@ function viewTests(label, src) {
 		assert.deepStrictEqual(plain(d.w('vip').choices).length, 1000);
 	});
 
+	// form.js drew every row: 1,000 VIPs made a page 97,000 px tall, and the
+	// check add row offered the 1,000 VIPs in one select.
+	test(label + 'config.js: 1,000 VIPs: the VIP and check grids have a search and pages of 50; Add check takes a typed VIP name', async () => {
+		const started = Date.now();
+		const { env, m, node } = await renderConfig(manyVips(1000, true));
+		const ms = Date.now() - started;
+		const vips = sectionOf(m, 'vip'), checks = sectionOf(m, 'check');
+		const titles = (sec) => sec.rows().map((r) => r.title);
+		const parts = findAll(node, (n) => hasClass(n, 'pathosd-grid'));
+		assert.strictEqual(parts.length, 2, 'two paged grids');
+		const [ vipPart, checkPart ] = parts;
+		assert.ok(/^VIPs/.test(text(vipPart)) && /^Checks/.test(text(checkPart)), 'titled');
+		assert.deepStrictEqual(titles(vips).slice(0, 3), [ 'v0', 'v1', 'v2' ]);
+		assert.strictEqual(titles(vips).length, 50);
+		assert.strictEqual(titles(checks).length, 50);
+		assert.ok(/VIPs 1–50 of 1000/.test(text(vipPart)) && /Checks 1–50 of 1000/.test(text(checkPart)), text(vipPart).slice(0, 80));
+		await button(vipPart, 'pathosd-next').attrs.click({});
+		assert.deepStrictEqual(titles(vips).slice(0, 1), [ 'v50' ]);
+		assert.ok(/VIPs 51–100 of 1000/.test(text(vipPart)));
+		await button(vipPart, 'pathosd-prev').attrs.click({});
+		assert.deepStrictEqual(titles(vips).slice(0, 1), [ 'v0' ]);
+		assert.strictEqual(button(vipPart, 'pathosd-prev').attrs.disabled, '');
+		// Search: name, section or prefix, any case; checks also by VIP and type.
+		await findAll(vipPart, (n) => hasClass(n, 'pathosd-find'))[0].attrs.input({ target: { value: 'V99' } });
+		assert.deepStrictEqual(titles(vips), [ 'v99', 'v990', 'v991', 'v992', 'v993', 'v994', 'v995', 'v996', 'v997', 'v998', 'v999' ]);
+		assert.ok(/VIPs 1–11 of 11/.test(text(vipPart)) && button(vipPart, 'pathosd-next').attrs.disabled === '');
+		await findAll(vipPart, (n) => hasClass(n, 'pathosd-find'))[0].attrs.input({ target: { value: '10.20.3.231/32' } });
+		assert.deepStrictEqual(titles(vips), [ 'v999' ]);
+		await findAll(checkPart, (n) => hasClass(n, 'pathosd-find'))[0].attrs.input({ target: { value: 'v12_' } });
+		assert.deepStrictEqual(titles(checks), [ 'v12_tcp' ]);
+		// A dialog's save keeps the search and page.
+		const d = await dialog(env, checks, 'v12_tcp');
+		d.set('port', '8082');
+		assert.ok(await d.save());
+		assert.deepStrictEqual(titles(checks), [ 'v12_tcp' ]);
+		// Add check: a text field with the VIPs as suggestions, not a select.
+		const add = checks.renderSectionAdd();
+		const vipField = findAll(add, (n) => hasClass(n, 'pathosd-add-vip'))[0];
+		assert.strictEqual(vipField.tag, 'input');
+		assert.strictEqual(findAll(add, (n) => n.tag === 'select' && n.children.length > 20).length, 0, 'no select of 1,000');
+		assert.strictEqual(findAll(add, (n) => n.tag === 'datalist')[0].children.length, 1000, 'suggestions');
+		const c = await addCheck(env, m, 'v999', 'ping');
+		assert.strictEqual(c.w('vip').getValue(), 'v999');
+		await c.cancel();
+		await addCheck(env, m, 'nope', 'ping').catch(() => null);
+		assert.ok(/No VIP is named "nope"/.test(text(E('div', env.ui.modal.children))), text(E('div', env.ui.modal.children)));
+		console.log('# config.js with 1,000 VIPs and checks rendered in ' + ms + ' ms (stand-in, node)');
+	});
+
 	// LuCI read main's enabled by loading the whole package through rpcd's
 	// uci get; past 1 MiB (about 2,500 checked or 7,500 "always" VIPs) rpcd
 	// exited and every LuCI session with it.

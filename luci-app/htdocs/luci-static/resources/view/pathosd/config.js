@@ -666,6 +666,96 @@ function newCheckName(vip, type) {
 	return name;
 }
 
+/* VIPs and checks per page of their grid. */
+var PAGE_ROWS = 50;
+
+/*
+ * A grid of many rows (1,000 VIPs drew a page 97,000 px tall) gets a search
+ * and pages, as the Status page has: cfgsections() gives form.js only the
+ * rows of this page that match (so only they are loaded and drawn), and
+ * the search and Previous/Next draw this grid again, not the page. text(s)
+ * is what the search looks in. The grid's title is drawn above the search.
+ */
+function pageable(s, what, text) {
+	var cfgsections = s.cfgsections, render = s.render;
+
+	s.query = { search: '', offset: 0 };
+	s.hidetitle = true;
+
+	s.cfgsections = function() {
+		var q = this.query, needle = q.search.toLowerCase();
+		var ids = cfgsections.apply(this, arguments).filter(function(sid) {
+			return !needle || text(uci.get('pathosd', sid) || { '.name': sid }).toLowerCase().indexOf(needle) >= 0;
+		});
+
+		this.matched = ids.length;
+		if (q.offset >= ids.length)
+			q.offset = Math.max(0, Math.floor((ids.length - 1) / PAGE_ROWS) * PAGE_ROWS);
+		return ids.slice(q.offset, q.offset + PAGE_ROWS);
+	};
+
+	s.renderPager = function() {
+		var q = this.query, self = this, n = Math.min(PAGE_ROWS, this.matched - q.offset);
+		var go = function(offset) {
+			return function() {
+				q.offset = offset;
+				return self.refreshGrid();
+			};
+		};
+
+		return [
+			E('span', { 'class': 'pathosd-range' }, [ n > 0
+				? _('%s %d\u2013%d of %d').replace('%s', what).replace('%d', q.offset + 1).replace('%d', q.offset + n).replace('%d', this.matched)
+				: _('No match') ]),
+			' ',
+			E('button', { 'class': 'cbi-button pathosd-prev', 'disabled': q.offset > 0 ? null : '',
+				'click': go(Math.max(0, q.offset - PAGE_ROWS)) }, [ _('Previous') ]),
+			' ',
+			E('button', { 'class': 'cbi-button pathosd-next', 'disabled': q.offset + PAGE_ROWS < this.matched ? null : '',
+				'click': go(q.offset + PAGE_ROWS) }, [ _('Next') ])
+		];
+	};
+
+	s.render = function() {
+		var self = this;
+
+		return render.apply(this, arguments).then(function(el) {
+			self.gridBody = E('div', { 'class': 'pathosd-grid-body' }, [ el ]);
+			self.pagerNode = E('span', { 'class': 'pathosd-pager' }, self.renderPager());
+			return E('div', { 'class': 'cbi-section pathosd-grid' }, [
+				E('h3', [ self.title ]),
+				E('div', { 'class': 'cbi-section-create pathosd-filters' }, [
+					E('input', {
+						'type': 'search',
+						'class': 'cbi-input-text pathosd-find',
+						'placeholder': _('Search'),
+						'value': self.query.search,
+						'input': function(ev) {
+							self.query.search = ev.target.value;
+							self.query.offset = 0;
+							return self.refreshGrid();
+						}
+					}),
+					' ',
+					self.pagerNode
+				]),
+				self.gridBody
+			]);
+		});
+	};
+
+	s.refreshGrid = function() {
+		var self = this;
+
+		return Promise.resolve(this.load()).then(function() {
+			return render.call(self);
+		}).then(function(el) {
+			dom.content(self.gridBody, el);
+			dom.content(self.pagerNode, self.renderPager());
+		});
+	};
+}
+
 /* The chosen value of a <select> (the first option until one is chosen). */
 function selectValue(sel) {
 	var first;
@@ -1092,6 +1182,9 @@ return view.extend({
 		s.tab('general', _('General'));
 		s.tab('policy', _('Policy'));
 		refuseTakenNames(s);
+		pageable(s, _('VIPs'), function(v) {
+			return [ objectName(v), v['.name'], v.prefix ].join(' ');
+		});
 
 		/* A VIP's checks would be rejected without it: say so, and offer to
 		 * delete them with it. */
@@ -1236,6 +1329,9 @@ return view.extend({
 		};
 		s.tab('general', _('General'));
 		s.tab('type', _('Type options'));
+		pageable(s, _('Checks'), function(c) {
+			return [ checkName(c), c['.name'], c.vip, c.type ].join(' ');
+		});
 
 		/* Add picks the VIP and the type first: the new section is named
 		 * after them (web_http), and the dialog opens with both set. */
@@ -1248,14 +1344,17 @@ return view.extend({
 					E('em', [ _('Add a VIP first: a check belongs to a VIP.') ])
 				]);
 
-			vipSel = E('select', { 'class': 'cbi-input-select pathosd-add-vip' }, vips.map(function(n) {
-				return E('option', { 'value': n }, [ n ]);
-			}));
+			/* Typed, with the VIPs as suggestions (the browser narrows them
+			 * as one types): not one select of 1,000 VIPs. */
+			vipSel = E('input', { 'class': 'cbi-input-text pathosd-add-vip', 'list': 'pathosd-vip-names', 'placeholder': _('its name') });
 			typeSel = E('select', { 'class': 'cbi-input-select pathosd-add-type' }, CHECK_TYPES.map(function(t) {
 				return E('option', { 'value': t }, [ t ]);
 			}));
 
 			return E('div', { 'class': 'cbi-section-create cbi-tblsection-create' }, [
+				E('datalist', { 'id': 'pathosd-vip-names' }, vips.map(function(n) {
+					return E('option', { 'value': n });
+				})),
 				E('label', {}, [ _('VIP') + ' ', vipSel ]),
 				E('label', {}, [ _('Type') + ' ', typeSel ]),
 				E('button', {
@@ -1269,8 +1368,15 @@ return view.extend({
 		/* form.js GridSection.handleAdd(), with a name and the VIP and type
 		 * set before the dialog renders. */
 		s.handleAddCheck = function(vipSel, typeSel, ev) {
-			var vip = selectValue(vipSel), type = selectValue(typeSel);
-			var sid = uci.add('pathosd', 'check', newCheckName(vip, type));
+			var vip = vipSel.value, type = selectValue(typeSel), sid;
+
+			if (!vipsNamed(vip).length) {
+				showMessage(_('Not added'), [ E('p', { 'class': 'pathosd-no-vip' }, [
+					_('No VIP is named "%s": type the name of one (the field suggests them).').replace('%s', vip || '')
+				]) ]);
+				return Promise.resolve();
+			}
+			sid = uci.add('pathosd', 'check', newCheckName(vip, type));
 
 			uci.set('pathosd', sid, 'vip', vip);
 			uci.set('pathosd', sid, 'type', type);
