@@ -586,13 +586,61 @@ function viewTests(label, src) {
 			cls[b.attrs['data-state']] = b.attrs['class'].split(' ').filter((c) => c !== 'label' && c !== 'pathosd-badge').join(' ');
 		});
 		assert.deepStrictEqual(cls, {
-			established: 'success', active: '', withdrawn: 'pathosd-bad', healthy: 'success',
+			established: 'success', active: 'pathosd-bad', withdrawn: 'pathosd-bad', healthy: 'success',
 			pessimized: 'warning', unhealthy: 'pathosd-bad'
 		});
-		// The red comes from the theme's own variable (dark mode included).
+		// Every BGP state has a colour: down red, being opened orange.
+		const peers = [ 'idle', 'connect', 'active', 'opensent', 'openconfirm', 'established' ];
+		const st2 = JSON.parse(JSON.stringify(STATUS));
+		st2.peers = peers.map((p, i) => Object.assign({}, STATUS.peers[0], { name: 'p' + i, session_state: p }));
+		const r2 = await renderStatus({ 'pathosd.status': st2 });
+		assert.deepStrictEqual(tableByClass(r2.root, 'pathosd-peers').rows.map((r) => findAll(r[3], (n) => n.attrs && n.attrs['data-state'] !== undefined)[0].attrs['class']),
+			[ 'pathosd-bad', 'pathosd-bad', 'pathosd-bad', 'warning', 'warning', 'success' ].map((c) => 'label pathosd-badge ' + c));
+	});
+
+	// The red badge's text against its background, WCAG AA for its 9.75px
+	// bold text (4.5:1), with luci-theme-bootstrap's colours (cascade.css:
+	// light and dark mode) and with a theme that has none of them.
+	test(label + 'status.js: the red badge has 4.5:1 contrast in the light and dark bootstrap theme and without the theme\'s variables', async () => {
+		const { root } = await renderStatus();
 		const style = findAll(root, (n) => n.tag === 'style').map(text).join('');
-		assert.ok(/\.label\.pathosd-bad\s*\{[^}]*background-color:\s*var\(--error-color-high, #[0-9a-f]{6}\)/.test(style), style);
-		assert.ok(/\.label\.pathosd-bad\s*\{[^}]*color:\s*var\(--on-error-color, #fff\)/.test(style), style);
+		const rule = /\.label\.pathosd-bad\s*\{([^}]*)\}/.exec(style);
+		assert.ok(rule, style);
+		const prop = (name) => (new RegExp('(?:^|;)\\s*' + name + ':\\s*([^;]+)').exec(rule[1]) || [])[1].trim();
+		const THEMES = {
+			light: { '--error-color-high': '#f62b12', '--error-color-medium': '#e8210d', '--error-color-low': '#d00000', '--on-error-color': '#ffffff', '--background-color-high': '#ffffff' },
+			dark: { '--error-color-high': '#d15653', '--error-color-medium': '#bf4e4c', '--error-color-low': '#b14946', '--on-error-color': '#222222', '--background-color-high': '#222222' },
+			none: {}
+		};
+		const resolve = (v, theme) => {
+			const m = /^var\((--[\w-]+)(?:,\s*(#[0-9a-f]{3,6}))?\)$/i.exec(v);
+			const c = m ? (theme[m[1]] || m[2]) : v;
+			return c.length === 4 ? '#' + c.slice(1).split('').map((x) => x + x).join('') : c;
+		};
+		const lum = (hex) => {
+			const c = hex.slice(1).match(/../g).map((x) => parseInt(x, 16) / 255).map((v) => (v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4)));
+			return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+		};
+		const contrast = (a, b) => (Math.max(lum(a), lum(b)) + 0.05) / (Math.min(lum(a), lum(b)) + 0.05);
+		const got = {};
+		Object.keys(THEMES).forEach((t) => {
+			got[t] = Math.round(contrast(resolve(prop('background-color'), THEMES[t]), resolve(prop('color'), THEMES[t])) * 100) / 100;
+		});
+		assert.ok(Object.keys(got).every((t) => got[t] >= 4.5), JSON.stringify(got));
+	});
+
+	// luci-theme-bootstrap's .cbi-section-create is an inline-flex row that
+	// does not wrap: at 390 px the state and health filters were cut off.
+	test(label + 'status.js, config.js: the search and filter rows wrap on a narrow screen (a wrapping flex row, items that may shrink)', async () => {
+		const { root } = await renderStatus();
+		const cfg = await renderConfig(BASE_UCI);
+		for (const node of [ root, cfg.node ]) {
+			const style = findAll(node, (n) => n.tag === 'style').map(text).join('');
+			assert.ok(/\.cbi-section-create\.pathosd-filters\s*\{[^}]*display:\s*flex;[^}]*flex-wrap:\s*wrap/.test(style), style);
+			assert.ok(/\.pathosd-filters > \*\s*\{[^}]*min-width:\s*0/.test(style), style);
+			const rows = byClass(node, 'pathosd-filters');
+			assert.ok(rows.length >= 1 && rows.every((r) => hasClass(r, 'cbi-section-create')), text(node).slice(0, 80));
+		}
 	});
 
 	test(label + 'status.js: a VIP whose address is not local says so next to its health', async () => {

@@ -13,9 +13,13 @@
  * Badge colours from the theme. luci-theme-bootstrap (current, with its CSS
  * variables) styles 'label success' green and 'label warning' orange, but
  * 'label important' and 'label notice' in its primary colour (blue): no
- * label style of the theme is red. A bad state gets our own CSS class,
- * coloured with the theme's error colour (its variables, dark mode
- * included), or the old bootstrap red where the theme has no such variable.
+ * label style of the theme is red. A bad state gets our own CSS class: the
+ * theme's darkest error colour (light and dark mode) with white text, which
+ * the 9.75px bold labels need at 4.5:1 (WCAG AA: 5.7:1 on #d00000, 5.4:1 on
+ * the dark mode's #b14946; the theme's brightest red, --error-color-high,
+ * gave 3.9:1 in dark mode and 4.0:1 in light), or the old bootstrap red
+ * (5.2:1) where the theme has no such variable. A BGP session that is not up
+ * is red, one that is being opened orange.
  */
 var STATE_CLASSES = {
 	announced: 'success',
@@ -24,6 +28,11 @@ var STATE_CLASSES = {
 	pessimized: 'warning',
 	withdrawn: 'pathosd-bad',
 	unhealthy: 'pathosd-bad',
+	idle: 'pathosd-bad',
+	connect: 'pathosd-bad',
+	active: 'pathosd-bad',
+	opensent: 'warning',
+	openconfirm: 'warning',
 	stopped: 'pathosd-bad',
 	refused: 'pathosd-bad',
 	crashed: 'pathosd-bad',
@@ -33,7 +42,11 @@ var STATE_CLASSES = {
 	partially_applied: 'warning'
 };
 
-var CSS = '.label.pathosd-bad { background-color: var(--error-color-high, #c43c35); color: var(--on-error-color, #fff); }';
+/* The red badge; filter rows that wrap on a narrow screen instead of being
+ * cut off (the theme's .cbi-section-create is an inline-flex row). */
+var CSS = '.label.pathosd-bad { background-color: var(--error-color-low, #c43c35); color: #fff; }\n' +
+	'.cbi-section-create.pathosd-filters { display: flex; flex-wrap: wrap; max-width: 100%; }\n' +
+	'.pathosd-filters > * { min-width: 0; max-width: 100%; }';
 
 /* The staged /etc/config/pathosd checked by the daemon's own rules: pathosd's
  * rpcd plugin (/usr/libexec/rpcd/pathosd-staged, in the pathosd package) runs
@@ -173,7 +186,7 @@ return baseclass.extend({
 		}, [ label != null ? label : state ]);
 	},
 
-	/* The one rule the theme lacks, for the page that shows badges. */
+	/* The rules the theme lacks, for the pages that use them. */
 	style: function() {
 		return E('style', {}, [ CSS ]);
 	},

@@ -1468,7 +1468,7 @@ return view.extend({
 		this.map = m;
 
 		return m.render().then(function(mapEl) {
-			return E('div', {}, [ self.reloadNode, self.noticeNode, mapEl ]);
+			return E('div', {}, [ self.reloadNode, self.noticeNode, mapEl, common.style() ]);
 		});
 	}
 });
