@@ -77,7 +77,9 @@ function loadView(source, env, modules) {
 			table.rows = rows;
 			table.placeholder = placeholder;
 		},
-		Promise, JSON, Math, String, Array, Object, RegExp, Date, Error, isNaN, parseFloat, parseInt
+		Promise, JSON, Math, String, Array, Object, RegExp, Error, isNaN, parseFloat, parseInt,
+		// The clock, which a test may move on (env.clockSkew, ms).
+		Date: class extends Date { static now() { return Date.now() + (env.clockSkew || 0); } }
 	});
 	requires(source).forEach(([ dep, as ]) => {
 		if (dep.indexOf('pathosd.') !== 0) return;
@@ -564,7 +566,7 @@ function viewTests(label, src) {
 		assert.deepStrictEqual(rows.map((r) => [ badgeState(r[2]), badgeState(r[3]) ]),
 			[ [ 'announced', 'healthy' ], [ 'pessimized', 'unhealthy' ] ]);
 		// The drain toggle offers the opposite of the current API drain.
-		assert.strictEqual(text(button(root, 'pathosd-drain', { 'data-vip': 'dns' })), 'Drain');
+		assert.strictEqual(text(button(root, 'pathosd-drain', { 'data-vip': 'dns' })), 'Drain (pessimize)');
 		assert.strictEqual(text(button(root, 'pathosd-drain', { 'data-vip': 'web' })), 'Undrain');
 	});
 
@@ -788,6 +790,44 @@ function viewTests(label, src) {
 		const all = seen(env, root);
 		assert.ok(!/ at |rpc\.js|ClassConstructor|handleCallReply|RPC call to|ubus code/.test(all), 'no stack frame or rpc.js wording:\n' + all);
 		assert.ok(env.rpc.declared.every((d) => d.reject), 'every call rejects on a ubus error');
+	});
+
+	// The daemon answers NOT_FOUND for a check it does not have (renamed in
+	// the file and reloaded): the page said the VIP was gone.
+	test(label + 'status.js: "Check now" on a check the running pathosd no longer has names the check, not its VIP', async () => {
+		const { env, root } = await renderStatus({
+			'pathosd.check': (a) => (a.check === 'tcp' ? { ubusStatus: 4 } : { vip: a.vip, result: { success: true, detail: 'ok' }, state: 'announced' })
+		});
+		await button(root, 'pathosd-check-one', { 'data-vip': 'web', 'data-check': 'tcp' }).attrs.click({});
+		const note = text(byClass(root, 'pathosd-result')[0]);
+		assert.ok(/^Check tcp of web: VIP web has no check tcp in the running pathosd \(renamed or deleted/.test(note), note);
+		assert.ok(/VIP web has no check tcp/.test(text(E('div', env.ui.modal.children))));
+		// A VIP gone is still said so.
+		env.rpc.replies['pathosd.check'] = { ubusStatus: 4 };
+		env.rpc.replies['pathosd.status'] = Object.assign(JSON.parse(JSON.stringify(STATUS)), { vips: [ STATUS.vips[0] ] });
+		await button(root, 'pathosd-check-one', { 'data-vip': 'web', 'data-check': 'tcp' }).attrs.click({});
+		assert.ok(/VIP web is not in the running pathosd/.test(text(byClass(root, 'pathosd-result')[0])), text(byClass(root, 'pathosd-result')[0]));
+	});
+
+	test(label + 'status.js: the result of an action goes after 30 s (at the next refresh), not at once and not never', async () => {
+		const { env, root } = await renderStatus();
+		await button(root, 'pathosd-drain', { 'data-vip': 'dns' }).attrs.click({});
+		assert.strictEqual(byClass(root, 'pathosd-result').length, 1);
+		await env.poll.added[0].fn();
+		env.clockSkew = 29000;
+		await env.poll.added[0].fn();
+		assert.strictEqual(byClass(root, 'pathosd-result').length, 1, 'still there at 29 s');
+		env.clockSkew = 30000;
+		await env.poll.added[0].fn();
+		assert.strictEqual(byClass(root, 'pathosd-result').length, 0, 'gone at 30 s');
+	});
+
+	test(label + 'status.js: Drain says it pessimizes (its label and title), Undrain what it ends', async () => {
+		const { root } = await renderStatus();
+		const drain = button(root, 'pathosd-drain', { 'data-vip': 'dns' });
+		assert.strictEqual(text(drain), 'Drain (pessimize)');
+		assert.ok(/Pessimize this VIP: it stays announced, with the AS-path prepends and communities of lower priority/.test(drain.attrs.title), drain.attrs.title);
+		assert.ok(/End the drain/.test(button(root, 'pathosd-drain', { 'data-vip': 'web' }).attrs.title));
 	});
 
 	test(label + 'status.js: a call the ACL refuses says so in words', async () => {
