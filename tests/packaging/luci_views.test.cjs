@@ -169,6 +169,11 @@ function seen(env, root) {
 
 // -------------------------------------------------------- the UCI mapping
 
+// Options announced for the daemon but made by another change, which the form
+// offers already: taken as the daemon's (shape and default) until its
+// uci_map.rs and schema have them, then checked against those.
+const ANNOUNCED = { 'VIP.allow_default_route': { kind: 'Scalar', path: 'allow_default_route', default: false } };
+
 // The option tables of crates/pathosd-core/src/config/uci_map.rs: const NAME: &[Row] = &[
 // ("uci_name", "json.path", Kind), ... ];
 function uciRows() {
@@ -188,6 +193,13 @@ function uciRows() {
 		}
 		tables[m[1]] = rows;
 	}
+	Object.keys(ANNOUNCED).forEach((k) => {
+		const [ t, name ] = k.split('.');
+		if (tables[t] && !tables[t][name]) {
+			tables[t][name] = ANNOUNCED[k].kind;
+			paths[k] = ANNOUNCED[k].path;
+		}
+	});
 	return tables;
 }
 
@@ -215,7 +227,10 @@ function schemaDefault(table, uciName, sectionType) {
 	let node = SCHEMA;
 	for (const part of base.concat(jsonPath.split('.'))) {
 		node = part === '[]' ? node.items : (node.properties || {})[part];
-		if (!node) return { missing: true };
+		if (!node) {
+			const a = ANNOUNCED[table + '.' + uciName];
+			return a ? { has: true, value: a.default } : { missing: true };
+		}
 	}
 	return { has: Object.prototype.hasOwnProperty.call(node, 'default'), value: node.default };
 }
@@ -1550,7 +1565,6 @@ function viewTests(label, src) {
 		const err = (p) => { d.set('prefix', p); return d.error('prefix'); };
 		assert.strictEqual(err('10.10.1.0/24'), null);
 		assert.strictEqual(err('10.10.1.5/32'), null);
-		assert.strictEqual(err('0.0.0.0/0'), null);
 		const e = err('10.10.1.5/24');
 		assert.ok(/10\.10\.1\.5\/24 has host bits set/.test(e) && /10\.10\.1\.5\/32/.test(e) && /10\.10\.1\.0\/24/.test(e), e);
 		assert.ok(/2001:db8::5\/128.*2001:db8::\/64/.test(err('2001:db8::5/64')), err('2001:db8::5/64'));
@@ -1563,6 +1577,59 @@ function viewTests(label, src) {
 		d.set('prefix', '10.10.1.5/24');
 		assert.strictEqual(await d.save(), false, 'not saved');
 		assert.deepStrictEqual(plain(env.uci.changes), []);
+	});
+
+	// The form took 010.10.1.1/32, which the daemon refuses (Rust's address
+	// parser: no leading zeros), and refused a bare address it takes. Each
+	// prefix here goes through the form and through the real pathosd.
+	test(label + 'config.js: a VIP prefix passes the form exactly when it passes pathosd', async () => {
+		const { env, m } = await renderConfig(BASE_UCI);
+		const d = await dialog(env, sectionOf(m, 'vip'), 'web');
+		// Each address once: pathosd refuses two VIPs with one prefix.
+		const PREFIXES = [ '010.10.1.1/32', '10.10.1.1/32', '10.10.1.2', '10.010.1.3/32', '0.0.0.0/32', '192.0.2.0/24', '198.51.100.0/024',
+			'203.0.113.0/+24', '192.0.2.1/256', '192.0.2.2/33', '192.0.2.3/', '192.0.2.256/32', '1.2.3/32', '1.2.3.4.5/32', ' 1.2.3.4/32',
+			'2001:db8::1/128', '2001:db8::2', '2001:DB8::3/128', '2001:db8:0:0:0:0:0:4/128', '2001:db8::00005/128', '2001:db8:1::/48',
+			'::ffff:192.0.2.1/128', '::ffff:192.0.2.02/128', '2001:db8::1::2/128', '2001:db8::6/129', 'fe80::1%eth0/128', 'web', '' ];
+		const uciText = [ "\nconfig pathosd 'main'\n\toption asn '65001'\n\toption router_id '192.0.2.1'\n\toption local_address_ipv6 '2001:db8::2'",
+			"config neighbor 'n'\n\toption address '127.0.0.1'\n\toption peer_asn '65000'" ]
+			.concat(PREFIXES.map((p, i) => "config vip 'v" + i + "'\n\toption prefix '" + p + "'\n\toption always '1'")).join('\n\n') + '\n';
+		const r = spawnSync(process.env.PATHOSD_BIN || path.join(ROOT, 'target/debug/pathosd'), [ 'validate', '--json', '--format', 'uci', '--config', '-' ],
+			{ input: uciText, encoding: 'utf8' });
+		const daemonBad = new Set(JSON.parse(r.stdout).errors.filter((e) => e.option === 'prefix').map((e) => +e.section.replace(/\D/g, '')));
+		const disagree = [];
+		PREFIXES.forEach((p, i) => {
+			d.set('prefix', p);
+			const formOk = d.error('prefix') == null;
+			if (p !== '' && formOk === daemonBad.has(i)) disagree.push(p + ': form ' + (formOk ? 'takes' : 'refuses') + ' it, pathosd ' + (daemonBad.has(i) ? 'refuses' : 'takes') + ' it');
+		});
+		assert.deepStrictEqual(disagree, []);
+		assert.ok(daemonBad.size > 10 && daemonBad.size < PREFIXES.length - 5, daemonBad.size + ' refused by pathosd');
+	});
+
+	// A default route as a VIP draws all traffic to the router: refused
+	// unless the VIP's allow_default_route is ticked.
+	test(label + 'config.js: a default route (0.0.0.0/0, ::/0) is refused unless "Allow a default route" is ticked', async () => {
+		const { env, m } = await renderConfig(BASE_UCI);
+		const vips = sectionOf(m, 'vip');
+		const o = opt(vips, 'allow_default_route');
+		assert.strictEqual(o.constructor.name, 'Flag');
+		assert.strictEqual(o.default, '0');
+		const d = await dialog(env, vips, 'web');
+		for (const p of [ '0.0.0.0/0', '::/0' ]) {
+			d.set('allow_default_route', false).set('prefix', p);
+			assert.ok(/is a default route.*Allow a default route/.test(d.error('prefix')), String(d.error('prefix')));
+			d.set('allow_default_route', true);
+			assert.strictEqual(d.error('prefix'), null, p + ' allowed');
+		}
+		d.set('allow_default_route', false);
+		assert.strictEqual(await d.save(), false, 'not saved unticked');
+		d.set('allow_default_route', true);
+		assert.ok(await d.save());
+		assert.deepStrictEqual(staged(env), [ [ 'set', 'web', 'allow_default_route', '1' ], [ 'set', 'web', 'prefix', '::/0' ] ]);
+		// A /0 with host bits is still refused for its host bits.
+		const d2 = await dialog(env, vips, 'web');
+		d2.set('prefix', '10.0.0.0/0');
+		assert.ok(/host bits/.test(d2.error('prefix')), d2.error('prefix'));
 	});
 
 	test(label + 'config.js: duration, community and placeholder validation', async () => {
@@ -1624,18 +1691,41 @@ function viewTests(label, src) {
 		assert.strictEqual(refused(ok.node), null);
 	});
 
+	// pathosd names sections as the file does (vip 'api', @check[1]); the
+	// page shows a VIP's Name and a check by its name and VIP.
+	test(label + 'config.js: a refusal names what the page shows: a VIP by its Name, a check by its name and VIP, a field by its title; the daemon\'s words as tooltip', async () => {
+		const sections = BASE_UCI.concat([
+			{ '.type': 'vip', '.name': 'api', name: 'api-v2', prefix: '192.0.2.90/32', fail_action: 'withdraww' },
+			{ '.type': 'check', '.name': 'cfg0b1', '.anonymous': true, vip: 'api', type: 'tcp' },
+			{ '.type': 'neighbor', '.name': 'up_1', name: 'up-1', address: '192.0.2.254' }
+		]).map((x) => (x['.name'] === 'main' ? { '.type': 'pathosd', '.name': 'main', enabled: '1', router_id: '192.0.2.1' } : x));
+		const r = await renderConfig(sections);
+		await applyChange(r);
+		const items = findAll(byClass(r.node, 'pathosd-invalid')[0], (n) => n.tag === 'li');
+		assert.deepStrictEqual(items.map(text).sort(), [
+			'Check tcp of VIP api › Port: required (1..65535)',
+			'General settings › Local AS: required and must be > 0',
+			'Neighbor up-1 › Peer AS: required and must be > 0',
+			'VIP api-v2 › When unhealthy: "withdraww" is not one of withdraw, lower_priority, drain_then_withdraw'
+		]);
+		assert.ok(items.some((li) => /^vip 'api' option fail_action \(line \d+\): "withdraww"/.test(li.attrs.title)), items.map((li) => li.attrs.title).join('\n'));
+		assert.ok(items.some((li) => /^@check\[1\] \(line \d+\) option port: required/.test(li.attrs.title)));
+		// The dialog says it the same way.
+		assert.ok(/VIP api-v2 › When unhealthy/.test(text(E('div', r.env.ui.modal.children))));
+	});
+
 	// With pathosd not running the page used its own rules, which missed
 	// these; now the daemon's rules decide whether or not it runs.
 	const RULES = [
 		[ 'no neighbor', BASE_UCI.filter((x) => x['.type'] !== 'neighbor'), /at least one neighbor is required/ ],
 		[ 'no VIP', BASE_UCI.filter((x) => x['.type'] === 'pathosd' || x['.type'] === 'neighbor'), /at least one VIP is required/ ],
 		[ 'unknown check in checks_policy', [ 'web', { checks_policy: 'dns && nope' } ], /unknown check "nope"/ ],
-		[ 'IPv6 VIP without local_address_ipv6', [ 'web', { prefix: '2001:db8::80/128' } ], /local_address_ipv6: required/ ],
+		[ 'IPv6 VIP without local_address_ipv6', [ 'web', { prefix: '2001:db8::80/128' } ], /Local IPv6 address: required/ ],
 		[ 'two neighbors on one address', BASE_UCI.concat([ { '.type': 'neighbor', '.name': 'bird2', address: '127.0.0.1', peer_asn: '65000' } ]), /duplicate neighbor address 127\.0\.0\.1/ ],
 		[ 'timeout >= interval', [ 'cfg0a5f56', { timeout: '2s' } ], /2s must be less than interval 1s/ ],
 		[ 'community 65536:1', [ 'web', { community: [ '65536:1' ] } ], /"65536:1" is not a community/ ],
 		[ 'fail_action typo', [ 'web', { fail_action: 'withdraww' } ], /"withdraww" is not one of/ ],
-		[ 'neighbor without peer_asn', [ 'bird', { peer_asn: null } ], /peer_asn: required/ ],
+		[ 'neighbor without peer_asn', [ 'bird', { peer_asn: null } ], /Peer AS: required/ ],
 		[ 'VIP prefix 010.10.1.1/32', [ 'web', { prefix: '010.10.1.1/32' } ], /"010\.10\.1\.1\/32" is not a valid prefix/ ]
 	];
 	const variant = (spec) => (!Array.isArray(spec[1]) || spec[1][0]['.type'] ? spec[1] : BASE_UCI.map((x) => {
@@ -1666,7 +1756,7 @@ function viewTests(label, src) {
 		assert.deepStrictEqual(r.env.ui.applied, []);
 		assert.ok(!r.env.ui.modals.some((d) => /Save error/.test(d.title)), 'no "Save error"');
 		const why = refused(r.node).join('\n');
-		assert.ok(/asn: required/.test(why) && /at least one neighbor/.test(why) && /at least one VIP/.test(why), why);
+		assert.ok(/Local AS: required/.test(why) && /at least one neighbor/.test(why) && /at least one VIP/.test(why), why);
 		assert.deepStrictEqual(plain(r.env.uci.changes), [ [ 'set', 'main', 'enabled', '1' ] ]);
 		// A value the form cannot take is said in words, not thrown.
 		const bad = await renderConfig(BASE_UCI);
@@ -1690,7 +1780,7 @@ function viewTests(label, src) {
 		const r = await renderConfig(bad);
 		await applyChange(r);
 		assert.deepStrictEqual(r.env.ui.applied, []);
-		assert.ok(/vip 'last' option name .*duplicate VIP name "v999"/.test(refused(r.node).join('\n')), refused(r.node));
+		assert.ok(/VIP v999 \(section last\) › Name: duplicate VIP name "v999"/.test(refused(r.node).join('\n')), refused(r.node));
 		const ok = await renderConfig(sections);
 		await applyChange(ok);
 		assert.deepStrictEqual(ok.env.ui.applied, [ true ]);
@@ -1925,6 +2015,32 @@ function viewTests(label, src) {
 			assert.strictEqual(est.sections, sections.length);
 			assert.ok(est.uci_get >= exact && est.uci_get <= exact * 1.1, sections.length + ' sections: estimate ' + est.uci_get + ', rpcd ' + exact);
 		}
+	});
+
+	test(label + 'config.js: a fresh page says what pathosd needs to start, that a VIP is pessimized, not withdrawn, by default, and each check type\'s own rule', async () => {
+		const fresh = await renderConfig([ { '.type': 'pathosd', '.name': 'main', enabled: '0' } ]);
+		const start = text(byClass(fresh.node, 'pathosd-start')[0] || '');
+		assert.ok(/at least one BGP neighbor and at least one VIP/.test(start) && /local AS and router ID/.test(start), start);
+		assert.ok(/needs at least one neighbor/.test(sectionOf(fresh.m, 'neighbor').description));
+		assert.ok(/needs at least one VIP/.test(sectionOf(fresh.m, 'vip').description) &&
+			/by default pessimized and stays announced/.test(sectionOf(fresh.m, 'vip').description));
+		assert.ok(/keeps an unhealthy VIP announced, only pessimized/.test(opt(sectionOf(fresh.m, 'vip'), 'fail_action').description));
+		const { env, m, node } = await renderConfig(BASE_UCI.concat([
+			{ '.type': 'check', '.name': 'web_grpc', vip: 'web', type: 'grpc', port: '50051' },
+			{ '.type': 'check', '.name': 'web_http', vip: 'web', type: 'http' }
+		]));
+		assert.strictEqual(byClass(node, 'pathosd-start').length, 0, 'not once there are a neighbor and a VIP');
+		const descs = {};
+		for (const sid of [ 'cfg0a5f56', 'web_grpc', 'web_http' ]) {
+			const d = await dialog(env, sectionOf(m, 'check'), sid);
+			descs[sid] = [ 'port', 'method' ].filter((n) => d.active(n)).map((n) => n + ': ' + d.ns.getOption(n).description);
+			await d.cancel();
+		}
+		assert.deepStrictEqual(descs, {
+			cfg0a5f56: [ 'port: Empty: 53' ],
+			web_grpc: [ 'port: Required', 'method: A unary method /package.Service/Method; empty: the gRPC health checking protocol (grpc.health.v1)' ],
+			web_http: [ 'port: Empty: the port of the URL (80 for http://)', 'method: The request method; empty: GET' ]
+		});
 	});
 
 	test(label + 'config.js: the drain-file example is per VIP; the port example per check type', async () => {

@@ -203,8 +203,10 @@ function parseIp4(s) {
 
 	if (p.length != 4)
 		return null;
+	/* As Rust's Ipv4Addr, the daemon's parser: no leading zeros (010 is
+	 * refused, not read as 10 or as octal 8). */
 	for (i = 0; i < 4; i++) {
-		if (!/^[0-9]{1,3}$/.test(p[i]) || +p[i] > 255)
+		if (!/^(0|[1-9][0-9]{0,2})$/.test(p[i]) || +p[i] > 255)
 			return null;
 		n = n * 256 + (+p[i]);
 	}
@@ -260,10 +262,13 @@ function formatIp6(g) {
 	return out.slice(0, best).join(':') + '::' + out.slice(best + bestLen).join(':');
 }
 
+/* As the daemon reads a VIP prefix (config field.rs, bgp/types.rs
+ * Prefix::from_str): ADDRESS/LENGTH, LENGTH a u8 (Rust's parser takes a +
+ * and leading zeros) of at most 32 or 128. */
 function parsePrefix(value) {
-	var m = /^([^\/]+)\/([0-9]{1,3})$/.exec(value || ''), len, a, mask, net, g, i, bits;
+	var m = /^([^\/]+)\/\+?([0-9]+)$/.exec(value || ''), len, a, mask, net, g, i, bits;
 
-	if (!m)
+	if (!m || +m[2] > 255)
 		return null;
 	len = +m[2];
 	a = parseIp4(m[1]);
@@ -286,9 +291,10 @@ function parsePrefix(value) {
 }
 
 /* The daemon takes a VIP prefix only without host bits: 10.10.1.5/24 would
- * be announced as 10.10.1.0/24 while meaning one address. */
+ * be announced as 10.10.1.0/24 while meaning one address; and a default
+ * route (0.0.0.0/0, ::/0) only with allow_default_route. */
 function validatePrefix(section_id, value) {
-	var p;
+	var p, allow;
 
 	if (value == null || value === '' || placeholder(value))
 		return true;
@@ -298,6 +304,11 @@ function validatePrefix(section_id, value) {
 	if (p.hostBits)
 		return _('%s has host bits set: write %s for this address alone, or %s for the network')
 			.replace('%s', value).replace('%s', p.addr + '/' + p.max).replace('%s', p.network + '/' + p.len);
+	if (p.len === 0) {
+		allow = (this && this.section) ? this.section.formvalue(section_id, 'allow_default_route') : null;
+		if (!isOn(allow != null ? allow : uci.get('pathosd', section_id, 'allow_default_route')))
+			return _('%s is a default route: announcing it draws all traffic to this router. Tick "Allow a default route" if that is meant.').replace('%s', value);
+	}
 	return true;
 }
 
@@ -373,11 +384,15 @@ function namePlaceholder(o, fallback) {
 /* One UCI option used by several check types with different defaults: the
  * placeholder of the check's type (one form option per UCI option, see
  * guard()). */
-function typePlaceholder(o, byType) {
+function typePlaceholder(o, byType, descByType) {
 	o.typePlaceholder = byType;
 	o.renderWidget = function(section_id) {
 		var t = uci.get('pathosd', section_id, 'type');
 		this.placeholder = byType[t] != null ? byType[t] : '';
+		/* The rule of this check's type, not of every type (form.js draws
+		 * the description after the widget). */
+		if (descByType)
+			this.description = descByType[t] || '';
 		return form.Value.prototype.renderWidget.apply(this, arguments);
 	};
 }
@@ -666,6 +681,49 @@ function newCheckName(vip, type) {
 	return name;
 }
 
+/*
+ * A daemon error in the page's words: its section as the page shows it (a
+ * VIP's or neighbor's Name, a check's name and VIP: vip 'api' is "VIP
+ * api-v2", @check[5] "Check tcp of VIP web"), its option by the field's
+ * title. The error's own text stays as the item's tooltip. @TYPE[N] counts
+ * the sections of that type in the file's order, which uci.js keeps.
+ */
+function describeError(m, e) {
+	var at = /^@(\w+)\[(\d+)\]$/.exec(e.section || ''), named = /^(\w+) '([^']*)'$/.exec(e.section || '');
+	var cfg = /^config (\w+)$/.exec(e.section || ''), type = (at || named || cfg || [])[1], s = null, where, o;
+	var WHOLE = { vip: _('VIPs'), neighbor: _('BGP neighbors'), check: _('Checks') };
+
+	if (!type)
+		return String(e.text);
+	if (at)
+		s = uci.sections('pathosd', type)[+at[2]] || null;
+	else if (named)
+		s = uci.get('pathosd', named[2]);
+	if (s && s['.type'] !== type)
+		s = null;
+	where = type === 'pathosd' ? _('General settings')
+		: !s ? (WHOLE[type] || e.section)
+		: type === 'check' ? _('Check %s of VIP %s').replace('%s', checkName(s)).replace('%s', s.vip)
+		: (type === 'vip' ? _('VIP %s') : _('Neighbor %s')).replace('%s', objectName(s) +
+			/* Two of one name (which is the error): which one. */
+			(uci.sections('pathosd', type).filter(function(x) { return objectName(x) === objectName(s); }).length > 1
+				? ' ' + _('(section %s)').replace('%s', s['.name']) : ''));
+	m.children.forEach(function(sec) {
+		if (sec.sectiontype === type && e.option)
+			o = sec.getOption(e.option);
+	});
+	return where + (e.option ? ' \u203a ' + (o ? o.title : e.option) : '') + ': ' + e.message;
+}
+
+/* What a fresh install lacks before pathosd can start, or nothing. */
+function start() {
+	if (uci.sections('pathosd', 'neighbor').length && uci.sections('pathosd', 'vip').length)
+		return E([]);
+	return E('div', { 'class': 'alert-message notice pathosd-start' }, [
+		E('p', [ _('To start, pathosd needs the local AS and router ID (General settings), at least one BGP neighbor and at least one VIP with a check or "Always announce". Then tick Enabled and Save & Apply: the settings are checked by pathosd before anything is applied.') ])
+	]);
+}
+
 /* VIPs and checks per page of their grid. */
 var PAGE_ROWS = 50;
 
@@ -773,16 +831,19 @@ var CHECK_DEFAULTS = { interval: '1s', timeout: '100ms', rise: '1', fall: '3' };
  * Type-specific check options: [ option, widget, title, types, extra ].
  * Exactly one form option per UCI option: one used by several check types
  * depends on each of them, and a default that differs by type is the
- * placeholder of the check's type (extra.typePlaceholder). Placeholders and
- * defaults are the daemon's.
+ * placeholder of the check's type (extra.typePlaceholder), and a rule that
+ * differs by type the description of that type (extra.typeDescription).
+ * Placeholders and defaults are the daemon's.
  */
 var CHECK_OPTIONS = [
 	[ 'url', 'Value', _('URL'), [ 'http', 'https' ], { placeholder: '/', description: _('A path (requested from the VIP address) or a full URL') } ],
 	[ 'host', 'Value', _('Host'), [ 'http', 'https', 'tcp', 'udp', 'grpc' ], { datatype: 'host', description: _('Empty: the VIP address') } ],
 	[ 'port', 'Value', _('Port'), [ 'http', 'https', 'dns', 'tcp', 'udp', 'grpc' ], { datatype: 'port', typePlaceholder: { dns: '53' }, validate: validateCheckPort,
-		description: _('Required for tcp, udp and grpc; http and https: empty takes the port of the URL (80 or 443); dns: empty is 53') } ],
+		typeDescription: { http: _('Empty: the port of the URL (80 for http://)'), https: _('Empty: the port of the URL (443 for https://)'),
+			dns: _('Empty: 53'), tcp: _('Required'), udp: _('Required'), grpc: _('Required') } } ],
 	[ 'method', 'Value', _('Method'), [ 'http', 'https', 'grpc' ], { typePlaceholder: { http: 'GET', https: 'GET' },
-		description: _('http and https: the request method, GET when empty; grpc: a unary method /package.Service/Method, empty: the gRPC health checking protocol (grpc.health.v1)') } ],
+		typeDescription: { http: _('The request method; empty: GET'), https: _('The request method; empty: GET'),
+			grpc: _('A unary method /package.Service/Method; empty: the gRPC health checking protocol (grpc.health.v1)') } } ],
 	[ 'header', 'DynamicList', _('Request headers'), [ 'http', 'https' ], { description: _('Name: value, for example Host: www.example.com') } ],
 	[ 'response_code', 'DynamicList', _('Accepted status codes'), [ 'http', 'https' ], { placeholder: '200', description: _('Codes or ranges such as 200-299; empty: 200 only') } ],
 	[ 'response_text', 'Value', _('Response contains'), [ 'http', 'https' ] ],
@@ -838,7 +899,7 @@ function addCheckOption(s, spec) {
 	if (extra.default) defaultNotWritten(o, extra.default);
 	if (extra.datatype) o.datatype = extra.datatype;
 	if (extra.placeholder) o.placeholder = extra.placeholder;
-	if (extra.typePlaceholder) typePlaceholder(o, extra.typePlaceholder);
+	if (extra.typePlaceholder) typePlaceholder(o, extra.typePlaceholder, extra.typeDescription);
 	if (extra.description) o.description = extra.description;
 	if (extra.validate) o.validate = extra.validate;
 
@@ -959,8 +1020,14 @@ return view.extend({
 		this.noticeNode = E('div', { 'class': 'pathosd-notice' });
 		this.updateReload(data[1]);
 		common.guardApply(function(res) {
-			self.notice(common.refusal(res));
+			self.notice(common.refusal(res, self.describe));
+		}, function(e) {
+			return self.describe(e);
 		});
+		/* Once the form is drawn, errors are told in its words. */
+		this.describe = function(e) {
+			return self.map ? describeError(self.map, e) : String(e.text);
+		};
 		/* The daemon reloads a second or so after Apply: keep watching. */
 		poll.add(function() {
 			return L.resolveDefault(callStatus(0), null).then(function(st) {
@@ -969,6 +1036,7 @@ return view.extend({
 		}, 5);
 
 		if (!data[0]) {
+			this.map = null;
 			this.handleSave = this.handleSaveApply = this.handleReset = null;
 			return E('div', { 'class': 'cbi-map' }, [
 				E('h2', [ _('pathosd') ]),
@@ -1084,7 +1152,8 @@ return view.extend({
 		o.value('debug');
 
 		/* config neighbor 'NAME' */
-		s = m.section(form.GridSection, 'neighbor', _('BGP neighbors'));
+		s = m.section(form.GridSection, 'neighbor', _('BGP neighbors'),
+			_('pathosd needs at least one neighbor, the router it announces the VIPs to (for example BIRD on this router).'));
 		s.checkDepends = noDepends;
 		s.anonymous = false;
 		s.addremove = true;
@@ -1171,7 +1240,8 @@ return view.extend({
 		boolLoad(o);
 
 		/* config vip 'NAME' */
-		s = m.section(form.GridSection, 'vip', _('VIPs'));
+		s = m.section(form.GridSection, 'vip', _('VIPs'),
+			_('pathosd needs at least one VIP, with a check (below) or "Always announce". When unhealthy, a VIP is by default pessimized and stays announced (lower priority); choose withdraw in its Policy tab to stop announcing it.'));
 		s.checkDepends = noDepends;
 		s.anonymous = false;
 		s.addremove = true;
@@ -1243,6 +1313,10 @@ return view.extend({
 		o.validate = validatePrefix;
 		o.rmempty = false;
 
+		o = s.taboption('general', form.Flag, 'allow_default_route', _('Allow a default route'),
+			_('Lets the prefix be 0.0.0.0/0 or ::/0, which draws all traffic to this router; pathosd refuses a default route otherwise.'));
+		o.modalonly = true;
+
 		o = s.taboption('general', form.Value, 'checks_policy', _('Checks policy'),
 			_('all, any, or an expression of check names such as web || (dns && ping).'));
 		o.placeholder = 'all';
@@ -1260,7 +1334,8 @@ return view.extend({
 		o.placeholder = _('any');
 		o.modalonly = true;
 
-		o = s.taboption('policy', form.ListValue, 'fail_action', _('When unhealthy'));
+		o = s.taboption('policy', form.ListValue, 'fail_action', _('When unhealthy'),
+			_('lower priority, the default, keeps an unhealthy VIP announced, only pessimized (AS-path prepends, communities): routers may still send it traffic. withdraw stops announcing it; drain, then withdraw pessimizes it for the drain time first.'));
 		o.value('lower_priority', _('lower priority (prepend, communities)'));
 		o.value('withdraw', _('withdraw'));
 		o.value('drain_then_withdraw', _('drain, then withdraw'));
@@ -1468,7 +1543,7 @@ return view.extend({
 		this.map = m;
 
 		return m.render().then(function(mapEl) {
-			return E('div', {}, [ self.reloadNode, self.noticeNode, mapEl, common.style() ]);
+			return E('div', {}, [ self.reloadNode, self.noticeNode, start(), mapEl, common.style() ]);
 		});
 	}
 });
