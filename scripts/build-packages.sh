@@ -134,9 +134,23 @@ PRERM='#!/bin/sh
 . ${IPKG_INSTROOT}/lib/functions.sh
 default_prerm $0 $@'
 
-# ipk NAME ARCH DATA_DIR CONTROL_TEXT [CONFFILES]: writes NAME_V-rR_ARCH.ipk.
+# luci.mk's Package/postinst, which every LuCI app built with the SDK gets
+# (package-pack.mk: postinst-pkg beside the .ipk's postinst, which
+# default_postinst runs; appended to the .apk's post-install): drop LuCI's
+# caches and reload rpcd, which reads its exec plugins (pathosd's
+# /usr/libexec/rpcd/pathosd-staged) only when it starts or is reloaded.
+# shellcheck disable=SC2016
+LUCI_POSTINST='[ -n "${IPKG_INSTROOT}" ] || {
+	rm -f /tmp/luci-indexcache.*
+	rm -rf /tmp/luci-modulecache/
+	/etc/init.d/rpcd reload 2>/dev/null
+	exit 0
+}'
+
+# ipk NAME ARCH DATA_DIR CONTROL_TEXT [CONFFILES [POSTINST_PKG]]: writes
+# NAME_V-rR_ARCH.ipk.
 ipk() {
-	local name=$1 arch=$2 data=$3 control=$4 conffiles=${5:-}
+	local name=$1 arch=$2 data=$3 control=$4 conffiles=${5:-} postinst_pkg=${6:-}
 	local dir="$WORK/$name" size
 	rm -rf "$dir"
 	mkdir -p "$dir/control"
@@ -156,6 +170,10 @@ ipk() {
 	chmod 0644 "$dir/control/control"
 	[ -z "$conffiles" ] || chmod 0644 "$dir/control/conffiles"
 	chmod 0755 "$dir/control/postinst" "$dir/control/prerm"
+	if [ -n "$postinst_pkg" ]; then
+		printf '%s\n' "$postinst_pkg" >"$dir/control/postinst-pkg"
+		chmod 0755 "$dir/control/postinst-pkg"
+	fi
 	echo "2.0" >"$dir/debian-binary"
 	"${TAR[@]}" -C "$data" -cf - . | gzip -9n >"$dir/data.tar.gz"
 	"${TAR[@]}" -C "$dir/control" -cf - . | gzip -9n >"$dir/control.tar.gz"
@@ -164,14 +182,15 @@ ipk() {
 	echo "$file: $(stat -c %s "$file") bytes, installed $size bytes"
 }
 
-# apk NAME ARCH DATA_DIR CONFFILES -- INFO...: writes ARCH/NAME-V-rR.apk
-# the way package-pack.mk does with CONFIG_USE_APK: the package's files
-# plus lib/apk/packages/NAME.{list,conffiles,conffiles_static}, OpenWrt's
-# three scripts, then `apk mkpkg` with INFO (name, version, description
-# and files added here).
+# apk NAME ARCH DATA_DIR CONFFILES POSTINST_PKG -- INFO...: writes
+# ARCH/NAME-V-rR.apk the way package-pack.mk does with CONFIG_USE_APK: the
+# package's files plus lib/apk/packages/NAME.{list,conffiles,conffiles_static},
+# OpenWrt's three scripts (POSTINST_PKG, if any, at the end of post-install),
+# then `apk mkpkg` with INFO (name, version, description and files added
+# here).
 apk() {
-	local name=$1 arch=$2 data=$3 conffiles=$4
-	shift 5
+	local name=$1 arch=$2 data=$3 conffiles=$4 postinst_pkg=$5
+	shift 6
 	local idir="$WORK/apk-$name" adir="$WORK/apk-scripts-$name" f csum
 	rm -rf "$idir" "$adir"
 	mkdir -p "$adir"
@@ -207,6 +226,7 @@ apk() {
 		"export pkgname=\"$name\"" \
 		'add_group_and_user' \
 		'default_postinst' >"$adir/post-install"
+	[ -z "$postinst_pkg" ] || printf '%s\n' "$postinst_pkg" | sed '/^[[:space:]]*#!/d' >>"$adir/post-install"
 	{
 		echo '#!/bin/sh'
 		echo 'export PKG_UPGRADE=1'
@@ -240,11 +260,12 @@ apk() {
 # --- pathosd / pathosd-nossl: what Package/pathosd/install lays out ----------
 
 D="$WORK/data-$NAME"
-install -d -m0755 "$D" "$D/usr/sbin" "$D/etc/init.d" "$D/etc/config" "$D/usr/share/acl.d"
+install -d -m0755 "$D" "$D/usr/sbin" "$D/etc/init.d" "$D/etc/config" "$D/usr/share/acl.d" "$D/usr/libexec/rpcd"
 install -m0755 "$BIN" "$D/usr/sbin/pathosd"
 install -m0755 files/pathosd.init "$D/etc/init.d/pathosd"
 install -m0600 files/pathosd.config "$D/etc/config/pathosd"
 install -m0644 files/pathosd.acl.json "$D/usr/share/acl.d/pathosd.json"
+install -m0755 files/pathosd-staged.rpcd "$D/usr/libexec/rpcd/pathosd-staged"
 
 # As the feed Makefile declares them: the wget-ssl/wget-nossl way, same
 # files and config; pathosd-nossl provides pathosd (LuCI's dependency is met
@@ -281,7 +302,7 @@ if [ "$NAME" = pathosd ]; then
 else
 	apk_variant=(--info "provides:pathosd=$VERSION-r$RELEASE pathosd-nossl-any")
 fi
-apk "$NAME" "$ARCH" "$D" /etc/config/pathosd -- \
+apk "$NAME" "$ARCH" "$D" /etc/config/pathosd "" -- \
 	--info "arch:$ARCH" \
 	--info "license:$LICENSE" \
 	--info "origin:feeds/pathosd/pathosd" \
@@ -308,10 +329,10 @@ Section: luci
 SourceDateEpoch: $EPOCH
 Maintainer: $MAINTAINER
 Architecture: all"
-ipk luci-app-pathosd all "$L" "$control"
+ipk luci-app-pathosd all "$L" "$control" "" "$LUCI_POSTINST"
 # PKGARCH all becomes "noarch" (apk refuses "all"); it goes beside the
 # pathosd package of this architecture.
-apk luci-app-pathosd "$ARCH" "$L" "" -- \
+apk luci-app-pathosd "$ARCH" "$L" "" "$LUCI_POSTINST" -- \
 	--info "arch:noarch" \
 	--info "license:$LICENSE" \
 	--info "origin:feeds/pathosd/luci-app-pathosd" \

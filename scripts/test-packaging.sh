@@ -4,8 +4,11 @@
 #   * shellcheck -s sh and busybox ash -n on the init script and test.sh
 #   * the init script's behaviour with procd/uci mocked (tests/packaging/init_test.sh)
 #   * the feed Makefiles against a stub build tree (tests/packaging/feed_test.sh)
+#   * the rpcd plugin that checks LuCI's staged configuration with the real
+#     pathosd (tests/packaging/staged_test.sh)
 #   * the LuCI views in node:vm, as written and after jsmin, and the rpcd ACL
-#     (tests/packaging/luci_views.test.cjs)
+#     (tests/packaging/luci_views.test.cjs), their Save & Apply checked by
+#     that plugin and the real pathosd
 #   * the shipped config is disabled; with its example uncommented, the real
 #     pathosd accepts it; test.sh accepts the real `pathosd --version`
 #   * the BIRD peering recipe of docs/openwrt.md end to end with the real
@@ -54,6 +57,11 @@ check "shellcheck -s sh files/pathosd.init (with the rc.common shim)" \
 	shellcheck -s sh -e SC3043 "$TMP/pathosd.init.sh"
 check "busybox ash -n files/pathosd.init" busybox ash -n files/pathosd.init
 check "shellcheck -s sh openwrt-feed/pathosd/test.sh" shellcheck -s sh openwrt-feed/pathosd/test.sh
+check "shellcheck -s sh files/pathosd-staged.rpcd (the rpcd plugin) and the uci stand-in of its test" \
+	shellcheck -s sh files/pathosd-staged.rpcd tests/packaging/shim/uci
+check "busybox ash -n files/pathosd-staged.rpcd" busybox ash -n files/pathosd-staged.rpcd
+rpcd_plugin_executable() { [ "$(head -n 1 files/pathosd-staged.rpcd)" = "#!/bin/sh" ] && [ -x files/pathosd-staged.rpcd ]; }
+check "files/pathosd-staged.rpcd starts with #!/bin/sh and is executable (rpcd runs only those)" rpcd_plugin_executable
 check "busybox ash -n openwrt-feed/pathosd/test.sh" busybox ash -n openwrt-feed/pathosd/test.sh
 rc_common_shebang() {
 	[ "$(head -n 1 files/pathosd.init)" = "#!/bin/sh /etc/rc.common" ] && [ -x files/pathosd.init ]
@@ -64,7 +72,8 @@ no_daemonizing() {
 	! grep -nE '(^|[^&])&[[:space:]]*$|pidfile|start-stop-daemon|nohup' files/pathosd.init
 }
 check "init script: no backgrounding, PID files or daemonizing" no_daemonizing
-check "shellcheck tests/packaging/*.sh" shellcheck -s sh -e SC3043 -x tests/packaging/init_test.sh tests/packaging/feed_test.sh
+check "shellcheck tests/packaging/*.sh" shellcheck -s sh -e SC3043 -x tests/packaging/init_test.sh tests/packaging/feed_test.sh \
+	tests/packaging/staged_test.sh
 check "shellcheck scripts/test-packaging.sh scripts/cross-build.sh" \
 	shellcheck -x scripts/test-packaging.sh scripts/cross-build.sh scripts/size-ceilings.sh
 check "shellcheck the package builder, scripts/test-cross.sh and their tests" \
@@ -159,7 +168,6 @@ fi
 
 run_suite "tests/packaging/init_test.sh" busybox ash tests/packaging/init_test.sh
 run_suite "tests/packaging/feed_test.sh" sh tests/packaging/feed_test.sh
-run_suite "tests/packaging/luci_views.test.cjs" node tests/packaging/luci_views.test.cjs
 
 # --- against the real binary -----------------------------------------------
 
@@ -198,6 +206,9 @@ if [ -n "$BIN" ] && [ -x "$BIN" ]; then
 		sed 's/^/#   /' "$TMP/validate.out"
 	fi
 
+	run_suite "tests/packaging/staged_test.sh" busybox ash tests/packaging/staged_test.sh "$BIN"
+	# The views' Save & Apply is checked by the rpcd plugin with this pathosd.
+	run_suite "tests/packaging/luci_views.test.cjs" env PATHOSD_BIN="$BIN" node tests/packaging/luci_views.test.cjs
 	run_suite "tests/packaging/bird_recipe_test.sh" bash tests/packaging/bird_recipe_test.sh "$BIN"
 else
 	# No binary to test is a failure, never a pass by not running.

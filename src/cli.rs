@@ -7,12 +7,13 @@ use std::path::PathBuf;
 
 const USAGE: &str = "\
 usage: pathosd run --config FILE [--format json|uci] [--debug]
-       pathosd validate --config FILE|- [--format json|uci]
+       pathosd validate --config FILE|- [--format json|uci] [--json]
        pathosd convert --config FILE|- [--format json|uci]
        pathosd --version
 
   run       load and validate FILE, then run the daemon
-  validate  check FILE and list every error
+  validate  check FILE and list every error (--json: as one JSON object
+            on standard output, for programs)
   convert   print FILE (for example /etc/config/pathosd) as v1 JSON
 
 FILE is JSON or UCI, told apart by its content unless --format says;
@@ -42,6 +43,8 @@ pub(crate) enum Invocation {
         config: PathBuf,
         format: Option<Format>,
         debug: bool,
+        /// `validate --json`: the verdict as JSON on standard output.
+        json: bool,
     },
 }
 
@@ -74,6 +77,7 @@ fn parse_flags(command: Command, args: &[String]) -> Result<Invocation, String> 
     let mut config: Option<PathBuf> = None;
     let mut format: Option<Format> = None;
     let mut debug = false;
+    let mut json = false;
     let mut i = 0;
     while i < args.len() {
         let arg = &args[i];
@@ -112,6 +116,9 @@ fn parse_flags(command: Command, args: &[String]) -> Result<Invocation, String> 
             }
             "--debug" if command == Command::Run && inline.is_none() => debug = true,
             "--debug" => return Err("--debug applies only to run".into()),
+            "--json" if inline.is_some() => return Err("--json takes no value".into()),
+            "--json" if command == Command::Validate => json = true,
+            "--json" => return Err("--json applies only to validate".into()),
             other if other.starts_with('-') => return Err(format!("unknown option {other:?}")),
             other => return Err(format!("unexpected argument {other:?}")),
         }
@@ -131,6 +138,7 @@ fn parse_flags(command: Command, args: &[String]) -> Result<Invocation, String> 
         config,
         format,
         debug,
+        json,
     })
 }
 
@@ -172,6 +180,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
             config: path,
             format,
             debug,
+            json,
         } => {
             // Before loading: the loader's large buffers are the first to
             // be freed.
@@ -181,6 +190,15 @@ pub fn main(args: Vec<OsString>) -> i32 {
                 Command::Convert => crate::config_file::check(&path, format).map(Loaded::AsWritten),
                 _ => crate::config_file::load(&path, format).map(Loaded::Run),
             };
+            if json {
+                let errs = loaded.err().unwrap_or_default();
+                println!("{}", verdict_json(&errs));
+                return if errs.is_empty() {
+                    EXIT_OK
+                } else {
+                    EXIT_INVALID
+                };
+            }
             let cfg = match loaded {
                 Ok(c) => c,
                 Err(errs) => {
@@ -228,6 +246,70 @@ pub fn main(args: Vec<OsString>) -> i32 {
     }
 }
 
+/// `validate --json`: `{"valid", "errors"}`, each error with its `text`
+/// (the line `validate` prints), `path` and `message`, and where the path
+/// is a UCI place also its `section` (`vip 'web'`, `@check[2]`,
+/// `config pathosd`), `option` and `line`. The loader lists at most 100
+/// errors and then one saying how many more there were, so the object
+/// stays small: its reader is rpcd, whose reply is one ubus message.
+fn verdict_json(errs: &[config::ConfigError]) -> serde_json::Value {
+    let list = errs
+        .iter()
+        .map(|e| {
+            let (section, option, line) = uci_place(&e.path);
+            let mut o = serde_json::Map::new();
+            o.insert("text".into(), e.to_string().into());
+            o.insert("path".into(), e.path.clone().into());
+            o.insert("message".into(), e.message.clone().into());
+            if let Some(s) = section {
+                o.insert("section".into(), s.into());
+            }
+            if let Some(op) = option {
+                o.insert("option".into(), op.into());
+            }
+            if let Some(n) = line {
+                o.insert("line".into(), n.into());
+            }
+            serde_json::Value::Object(o)
+        })
+        .collect::<Vec<_>>();
+    // Built by hand: json!() would serialize the list into a Value again,
+    // code the binary has no other use for.
+    let mut verdict = serde_json::Map::new();
+    verdict.insert("valid".into(), errs.is_empty().into());
+    verdict.insert("errors".into(), serde_json::Value::Array(list));
+    serde_json::Value::Object(verdict)
+}
+
+/// The section, option and line a UCI error path names, as
+/// crates/pathosd-core/src/config/uci_map.rs writes them:
+/// `vip 'web' option prefix (line 14)`, `@check[2] (line 7) option port`,
+/// `neighbor 'up' list x (line 3) rest`, `config pathosd option asn` (not
+/// written), `line 4` (the file does not parse). Nothing for a JSON path.
+fn uci_place(path: &str) -> (Option<String>, Option<String>, Option<u64>) {
+    let words: Vec<&str> = path.split(' ').collect();
+    let section = match words.as_slice() {
+        [s, ..] if s.starts_with('@') && s.ends_with(']') => Some(s.to_string()),
+        ["config", t, ..] => Some(format!("config {t}")),
+        [t, n, ..] if n.len() > 1 && n.starts_with('\'') && n.ends_with('\'') => {
+            Some(format!("{t} {n}"))
+        }
+        _ => None,
+    };
+    let line = path
+        .split_once("(line ")
+        .and_then(|(_, r)| r.split_once(')').and_then(|(n, _)| n.parse::<u64>().ok()));
+    let line = line.or_else(|| path.strip_prefix("line ").and_then(|n| n.parse().ok()));
+    if section.is_none() {
+        return (None, None, line);
+    }
+    let option = words
+        .windows(2)
+        .find(|w| w[0] == "option" || w[0] == "list")
+        .map(|w| w[1].to_string());
+    (section, option, line)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,6 +324,7 @@ mod tests {
             config: PathBuf::from(file),
             format,
             debug,
+            json: false,
         }
     }
 
@@ -265,6 +348,49 @@ mod tests {
             p(&["convert", "--format", "json", "-c", "f"]),
             Ok(cfg(Command::Convert, "f", Some(Format::Json), false))
         );
+        assert_eq!(
+            p(&["validate", "--json", "-c", "-"]),
+            Ok(Invocation::Config {
+                command: Command::Validate,
+                config: PathBuf::from("-"),
+                format: None,
+                debug: false,
+                json: true,
+            })
+        );
+    }
+
+    #[test]
+    fn uci_places_of_error_paths() {
+        let place = |p: &str| {
+            let (s, o, l) = uci_place(p);
+            (s.as_deref().map(str::to_string), o, l)
+        };
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(
+            place("vip 'api' option prefix (line 14)"),
+            (some("vip 'api'"), some("prefix"), Some(14))
+        );
+        assert_eq!(
+            place("@check[0] (line 17) option port"),
+            (some("@check[0]"), some("port"), Some(17))
+        );
+        assert_eq!(
+            place("vip 'web' list community (line 5) [1]"),
+            (some("vip 'web'"), some("community"), Some(5))
+        );
+        assert_eq!(
+            place("pathosd 'again' (line 3)"),
+            (some("pathosd 'again'"), None, Some(3))
+        );
+        assert_eq!(
+            place("config pathosd option asn"),
+            (some("config pathosd"), some("asn"), None)
+        );
+        assert_eq!(place("config vip"), (some("config vip"), None, None));
+        assert_eq!(place("line 4"), (None, None, Some(4)));
+        assert_eq!(place("vips[0].prefix"), (None, None, None));
+        assert_eq!(place(""), (None, None, None));
     }
 
     #[test]
@@ -283,6 +409,14 @@ mod tests {
         assert_eq!(
             p(&["validate", "-c", "a", "--debug"]),
             Err("--debug applies only to run".into())
+        );
+        assert_eq!(
+            p(&["run", "-c", "a", "--json"]),
+            Err("--json applies only to validate".into())
+        );
+        assert_eq!(
+            p(&["validate", "-c", "a", "--json=1"]),
+            Err("--json takes no value".into())
         );
         assert_eq!(
             p(&["validate", "-c", "a", "--format", "yaml"]),

@@ -377,3 +377,92 @@ fn validate_and_convert_read_standard_input() {
     let out = run(&["run", "--config", "-"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `validate --json`: the verdict for programs (LuCI's rpcd plugin reads it
+/// from `uci export`): one JSON object on standard output, every error with
+/// its text and the UCI section, option and line it names, at most 100 of
+/// them and a last one saying how many more; nothing on standard error.
+#[test]
+fn validate_json_names_uci_places() {
+    let cfg = "\
+config pathosd 'main'
+\toption asn '65001'
+\toption router_id '10.0.0.1'
+\toption listen_port '-1'
+
+config neighbor 'bird'
+\toption address '127.0.0.2'
+\toption peer_asn '65000'
+\toption passive '1'
+
+config vip 'api'
+\toption name 'api-v2'
+\toption prefix '010.10.1.1/32'
+\toption always '1'
+
+config check
+\toption vip 'api'
+\toption type 'tcp'
+";
+    let f = temp_file("json", "pathosd", cfg);
+    let out = run(&["validate", "--json", "--config", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stderr), "");
+    let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    assert_eq!(v["valid"], false);
+    let places: Vec<(&str, &str, u64)> = v["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let text = e["text"].as_str().unwrap();
+            assert!(text.ends_with(e["message"].as_str().unwrap()), "{e}");
+            assert!(text.starts_with(e["path"].as_str().unwrap()), "{e}");
+            (
+                e["section"].as_str().unwrap(),
+                e["option"].as_str().unwrap_or(""),
+                e["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        places,
+        vec![
+            ("vip 'api'", "prefix", 13),
+            ("neighbor 'bird'", "passive", 9),
+            ("@check[0]", "", 16),
+            ("@check[0]", "port", 16),
+        ]
+    );
+
+    // Valid: exit 0, an empty list.
+    let ok = temp_file(
+        "json",
+        "ok",
+        &cfg.replace("010.", "10.")
+            .replace("\toption passive '1'\n", "")
+            .replace(
+                "config check\n\toption vip 'api'\n\toption type 'tcp'\n",
+                "",
+            ),
+    );
+    let out = run(&["validate", "--json", "--config", ok.to_str().unwrap()]);
+    assert_eq!(text(&out.stdout), "{\"errors\":[],\"valid\":true}\n");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    // 300 mistakes: 100 listed, then how many more.
+    let mut many = String::from(cfg);
+    for i in 0..300 {
+        many.push_str(&format!("\toption bogus_{i} 'x'\n"));
+    }
+    let f = temp_file("json", "many", &many);
+    let out = run(&["validate", "--json", "--config", f.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(&text(&out.stdout)).unwrap();
+    let errors = v["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 101);
+    assert!(
+        errors[100]["text"].as_str().unwrap().starts_with("… and "),
+        "{}",
+        errors[100]
+    );
+}

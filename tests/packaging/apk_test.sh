@@ -134,7 +134,7 @@ if "${READ[@]}" "$APK" --extract "$P" 2>"$TMP/err"; then ok "$name: files extrac
 cmp -s "$BIN" "$P/usr/sbin/pathosd" && ok "/usr/sbin/pathosd is the given binary" ||
 	not_ok "/usr/sbin/pathosd is the given binary"
 for pair in "etc/config/pathosd files/pathosd.config" "etc/init.d/pathosd files/pathosd.init" \
-	"usr/share/acl.d/pathosd.json files/pathosd.acl.json"; do
+	"usr/share/acl.d/pathosd.json files/pathosd.acl.json" "usr/libexec/rpcd/pathosd-staged files/pathosd-staged.rpcd"; do
 	# shellcheck disable=SC2086 # two words: the packaged path and the source
 	set -- $pair
 	cmp -s "$P/$1" "$ROOT/$2" && ok "/$1 is $2" || not_ok "/$1 is $2"

@@ -241,14 +241,16 @@ tree=$(cd "$DEST" && find . -type f -exec stat -c '%a %n' {} + | sort)
 want_tree="600 ./etc/config/pathosd
 644 ./usr/share/acl.d/pathosd.json
 755 ./etc/init.d/pathosd
+755 ./usr/libexec/rpcd/pathosd-staged
 755 ./usr/sbin/pathosd"
 if [ "$tree" = "$want_tree" ]; then
-	ok "package files and modes: /usr/sbin/pathosd, init script, config, ubusd ACL (0644, as ubusd demands)"
+	ok "package files and modes: /usr/sbin/pathosd, init script, config, ubusd ACL (0644, as ubusd demands), rpcd plugin (0755, as rpcd demands)"
 else
 	not_ok "package files and modes" "got: $tree" "want: $want_tree"
 fi
 check "installed config is files/pathosd.config" cmp -s "$ROOT/files/pathosd.config" "$DEST/etc/config/pathosd"
 check "installed init script is files/pathosd.init" cmp -s "$ROOT/files/pathosd.init" "$DEST/etc/init.d/pathosd"
+check "installed rpcd plugin is files/pathosd-staged.rpcd" cmp -s "$ROOT/files/pathosd-staged.rpcd" "$DEST/usr/libexec/rpcd/pathosd-staged"
 
 # --- the pathosd-nossl variant (pathosd without TLS) --------------------
 

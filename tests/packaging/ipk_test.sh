@@ -87,6 +87,9 @@ drwxr-xr-x ./etc/config
 drwxr-xr-x ./etc/init.d
 -rwxr-xr-x ./etc/init.d/pathosd
 drwxr-xr-x ./usr
+drwxr-xr-x ./usr/libexec
+drwxr-xr-x ./usr/libexec/rpcd
+-rwxr-xr-x ./usr/libexec/rpcd/pathosd-staged
 drwxr-xr-x ./usr/sbin
 -rwxr-xr-x ./usr/sbin/pathosd
 drwxr-xr-x ./usr/share
@@ -99,7 +102,7 @@ case "$(file -b "$P/data/usr/sbin/pathosd")" in
 	*) not_ok "/usr/sbin/pathosd is stripped" "$(file -b "$P/data/usr/sbin/pathosd")" ;;
 esac
 for pair in "etc/config/pathosd files/pathosd.config" "etc/init.d/pathosd files/pathosd.init" \
-	"usr/share/acl.d/pathosd.json files/pathosd.acl.json"; do
+	"usr/share/acl.d/pathosd.json files/pathosd.acl.json" "usr/libexec/rpcd/pathosd-staged files/pathosd-staged.rpcd"; do
 	# shellcheck disable=SC2086 # two words: the packaged path and the source
 	set -- $pair
 	cmp -s "$P/data/$1" "$ROOT/$2" && ok "/$1 is $2" || not_ok "/$1 is $2"
@@ -139,6 +142,11 @@ same "luci-app-pathosd: all files 0644" "$(cd "$Lp/data" && find . -type f ! -pe
 same "luci-app-pathosd: Depends on pathosd (either variant provides it)" \
 	"$(sed -n 's/^Depends: //p' "$Lp/control/control")" "libc, luci-base, pathosd"
 same "luci-app-pathosd: Architecture all" "$(sed -n 's/^Architecture: //p' "$Lp/control/control")" "all"
+# luci.mk's postinst (postinst-pkg, run by default_postinst): rpcd reloads
+# and so loads pathosd's exec plugin (/usr/libexec/rpcd/pathosd-staged).
+same "luci-app-pathosd: control.tar.gz has luci.mk's postinst-pkg, which reloads rpcd" \
+	"$(cd "$Lp/control" && find . -type f -exec stat -c '%a %n' {} + | sort -k2 | tr '\n' ' ') $(grep -c '^	/etc/init.d/rpcd reload 2>/dev/null$' "$Lp/control/postinst-pkg")" \
+	"644 ./control 755 ./postinst 755 ./postinst-pkg 755 ./prerm  1"
 
 # --- postinst / prerm in a fake root -------------------------------------
 

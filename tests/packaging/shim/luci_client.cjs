@@ -28,6 +28,10 @@
 //   never the items it was given.
 
 const assert = require('assert');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { spawnSync } = require('child_process');
 
 // E(tag, [attrs], [children]) as LuCI's dom builder, into plain objects.
 function E(tag, attrs, children) {
@@ -109,6 +113,16 @@ function kind(v) {
 	return Array.isArray(v) ? 'array' : (v === null ? 'null' : typeof v);
 }
 
+// luci-base's own role (modules/luci-base/root/usr/share/rpcd/acl.d/
+// luci-base.json), which every login that sees a LuCI page has
+// (docs/openwrt.md): the ubus uci calls of uci.js, e.g. `uci get`.
+const LUCI_BASE_ACL = {
+	'luci-base': {
+		read: { ubus: { file: [ 'list' ], uci: [ 'changes', 'get' ] } },
+		write: { ubus: { file: [ 'remove' ], uci: [ 'add', 'apply', 'confirm', 'delete', 'order', 'rename', 'set' ] } }
+	}
+};
+
 // replies[object.method]: the reply; { ubusStatus: N } for a ubus error
 // status; { jsonrpcError: { code, message } } for an error of the JSON-RPC
 // layer (ACCESS_DENIED); an Error for a failed HTTP request; or a function of
@@ -121,11 +135,12 @@ function makeRpc(replies, opts) {
 	opts = opts || {};
 	const declared = [];
 	const calls = [];
+	const acl = opts.acl ? Object.assign({}, LUCI_BASE_ACL, opts.acl) : null;
 	function granted(object, method) {
-		if (!opts.acl) return true;
+		if (!acl) return true;
 		const roles = opts.role === 'read' ? [ 'read' ] : [ 'read', 'write' ];
-		return Object.keys(opts.acl).some((name) => roles.some((r) => {
-			const g = ((opts.acl[name][r] || {}).ubus || {})[object] || [];
+		return Object.keys(acl).some((name) => roles.some((r) => {
+			const g = ((acl[name][r] || {}).ubus || {})[object] || [];
 			return g.indexOf(method) >= 0 || g.indexOf('*') >= 0;
 		}));
 	}
@@ -151,10 +166,16 @@ function makeRpc(replies, opts) {
 				// calls with "No related RPC reply".
 				const body = JSON.stringify([ { jsonrpc: '2.0', id: 1, method: 'call', params: [ SESSION, o.object, o.method, sent ] } ]);
 				if (Buffer.byteLength(body) > 65536) return Promise.reject(new Error('No related RPC reply'));
-				let r = granted(o.object, o.method) ? replies[o.object + '.' + o.method] : ACCESS_DENIED;
+				// uhttpd asks rpcd's session object before every call
+				// (uh_ubus_allowed): with rpcd gone every call is refused.
+				let r = (opts.rpcd && opts.rpcd.dead) ? ACCESS_DENIED
+					: granted(o.object, o.method) ? replies[o.object + '.' + o.method] : ACCESS_DENIED;
 				// What the ubus object gets: LuCI's endpoint (ubus_request)
 				// adds the caller's session to every call's arguments.
-				if (typeof r === 'function') r = r(Object.assign({}, sent, { ubus_rpc_session: SESSION }));
+				if (typeof r === 'function') {
+					try { r = r(Object.assign({}, sent, { ubus_rpc_session: SESSION })); }
+					catch (e) { return Promise.reject(e); }
+				}
 				// parseCallReply: a failed request rejects with its error.
 				if (r instanceof Error) return Promise.reject(r);
 				// handleCallReply: a JSON-RPC error always rejects.
@@ -188,23 +209,90 @@ function makeRpc(replies, opts) {
 
 const clone = (v) => JSON.parse(JSON.stringify(v));
 
+// ubusd's limit on one message (ubusmsg.h UBUS_MAX_MSGLEN): a reply over it
+// is not delivered, ubusd drops the connection, and rpcd exits.
+const UBUS_MAX_MSGLEN = 1048576;
+
+// libubox blobmsg sizes, as rpcd builds a reply: per attribute a 4-byte
+// header, then (named) a 2-byte name length, the name and a NUL padded to 4,
+// then the value padded to 4.
+const pad4 = (n) => Math.ceil(n / 4) * 4;
+const blobStr = (name, value) => 4 + pad4(3 + Buffer.byteLength(name)) + pad4(Buffer.byteLength(value) + 1);
+
 // The rpcd side: /etc/config/pathosd with uci's staged changes applied (what
 // `ubus call uci get {"config":"pathosd"}` returns), and the list of calls
 // that staged something, as [ 'add', type, name ], [ 'set', sid, opt, val ],
-// [ 'unset', sid, opt ], [ 'remove', sid ].
+// [ 'unset', sid, opt ], [ 'remove', sid ]. `pending` counts the changes
+// staged since the last apply (rpcd's /var/run/rpcd/uci-SESSION/pathosd).
+// A reply too large for ubus kills it (`dead`): every later call fails.
 function makeRpcd(sections) {
 	const store = sections.map((s) => Object.assign({ '.anonymous': false }, clone(s)));
 	const log = [];
 	let nextCfg = 0x0a1b2c;
 	const find = (sid) => store.find((s) => s['.name'] === sid);
-	return {
-		store, log,
+	const rpcd = {
+		store, log, pending: 0, dead: null,
+		// The bytes of rpcd's reply to uci get of the whole package (uci.c
+		// rpc_uci_dump_package: a table "values", per section a table with
+		// .anonymous (u8), .type, .name, .index (u32), then the options,
+		// a list as an array of unnamed strings).
+		replyBytes() {
+			let b = 4 + 4 + pad4(3 + 6);
+			store.forEach((s) => {
+				b += 4 + pad4(3 + s['.name'].length) + (4 + pad4(3 + 10) + 4) + blobStr('.type', s['.type']) +
+					blobStr('.name', s['.name']) + (4 + pad4(3 + 6) + 4);
+				Object.keys(s).filter((k) => k.charAt(0) !== '.').forEach((k) => {
+					if (!Array.isArray(s[k])) { b += blobStr(k, s[k]); return; }
+					b += 4 + pad4(3 + k.length);
+					s[k].forEach((v) => { b += blobStr('', v); });
+				});
+			});
+			return b;
+		},
+		alive() {
+			if (rpcd.dead) throw new Error('rpcd is not running (' + rpcd.dead + ')');
+		},
 		// uci get: { name: { '.type', '.name', '.anonymous', '.index', opt... } }
 		get() {
+			rpcd.alive();
+			const size = rpcd.replyBytes();
+			if (size > UBUS_MAX_MSGLEN) {
+				rpcd.dead = 'its reply to uci get of ' + size + ' bytes was over ubus\'s 1 MiB; it exited';
+				rpcd.alive();
+			}
 			const values = {};
 			store.forEach((s, i) => { values[s['.name']] = Object.assign(clone(s), { '.index': i }); });
 			return values;
 		},
+		// uci get with section (and option), or with type: only that.
+		getPart(args) {
+			rpcd.alive();
+			if (args.section == null) {
+				const values = {};
+				store.forEach((s, i) => {
+					if (!args.type || s['.type'] === args.type) values[s['.name']] = Object.assign(clone(s), { '.index': i });
+				});
+				return { values };
+			}
+			const s = find(args.section);
+			if (!s || (args.option != null && s[args.option] == null)) return { ubusStatus: 4 };
+			return args.option != null ? { value: clone(s[args.option]) } : { values: clone(s) };
+		},
+		// uci export of the package, as libuci writes it (file.c
+		// uci_export_package, without naming anonymous sections).
+		exportText() {
+			const q = (v) => "'" + String(v).replace(/'/g, "'\\''") + "'";
+			let out = 'package pathosd\n';
+			store.forEach((s) => {
+				out += '\nconfig ' + s['.type'] + (s['.anonymous'] ? '' : ' ' + q(s['.name'])) + '\n';
+				Object.keys(s).filter((k) => k.charAt(0) !== '.').forEach((k) => {
+					[].concat(s[k]).forEach((v) => { out += '\t' + (Array.isArray(s[k]) ? 'list ' : 'option ') + k + ' ' + q(v) + '\n'; });
+				});
+			});
+			return out + '\n';
+		},
+		// uci apply: the staged changes committed (rpcd keeps none).
+		apply() { rpcd.pending = 0; },
 		// uci add: a name that exists already is libuci's uci_set() of that
 		// section: the old section stays and gets the new values.
 		add(type, name, values) {
@@ -217,6 +305,7 @@ function makeRpcd(sections) {
 				store.push({ '.type': type, '.name': sid, '.anonymous': false });
 			}
 			log.push([ 'add', type, sid ]);
+			rpcd.pending++;
 			this.set(sid, values || {});
 			return sid;
 		},
@@ -228,6 +317,7 @@ function makeRpcd(sections) {
 				if (v == null || v === '') { this.unset(sid, [ k ]); return; }
 				s[k] = Array.isArray(v) ? v.map(String) : String(v);
 				log.push([ 'set', sid, k, clone(s[k]) ]);
+				rpcd.pending++;
 			});
 		},
 		unset(sid, opts) {
@@ -237,6 +327,7 @@ function makeRpcd(sections) {
 				if (!(k in s)) return;
 				delete s[k];
 				log.push([ 'unset', sid, k ]);
+				rpcd.pending++;
 			});
 		},
 		remove(sid) {
@@ -244,8 +335,10 @@ function makeRpcd(sections) {
 			if (i < 0) return;
 			store.splice(i, 1);
 			log.push([ 'remove', sid ]);
+			rpcd.pending++;
 		}
 	};
+	return rpcd;
 }
 
 // uci.js over one config: the loaded values, and the creates, changes and
@@ -261,12 +354,18 @@ function makeUci(sections) {
 		changes: rpcd.log,
 		loaded,
 		state,
-		// uci.js load(): once per config until unload().
+		// uci.js load(): once per config until unload(), each through rpcd's
+		// uci get of the whole package, which fails when rpcd does.
 		load(conf) {
-			[].concat(conf).forEach((c) => {
-				loaded.push(c);
-				if (!state.values[c]) state.values[c] = rpcd.get();
-			});
+			try {
+				[].concat(conf).forEach((c) => {
+					loaded.push(c);
+					if (!state.values[c]) state.values[c] = rpcd.get();
+				});
+			}
+			catch (e) {
+				return Promise.reject(e);
+			}
 			return Promise.resolve([].concat(conf));
 		},
 		unload(conf) {
@@ -409,9 +508,68 @@ function makeUci(sections) {
 	return uci;
 }
 
+// ------------------------------------------------- rpcd's exec plugin
+
+// pathosd's rpcd plugin (files/pathosd-staged.rpcd, ubus object
+// pathosd-staged), run as rpcd runs it (rpcd plugin.c rpc_plugin_call: the
+// call's arguments as JSON on standard input, `call METHOD`; the answer is
+// the JSON object on standard output, nothing is NO_DATA, anything else
+// INVALID_ARGUMENT) by busybox ash, with the real pathosd (PATHOSD_BIN, else
+// target/debug/pathosd) and the uci stand-in (tests/packaging/shim/uci)
+// exporting what this rpcd has staged; /var/run/rpcd/uci-SESSION/pathosd
+// has content while changes are pending. Answers are cached per staged
+// configuration: many tests render the same one.
+const ROOT = path.resolve(__dirname, '..', '..', '..');
+const PLUGIN = path.join(ROOT, 'files/pathosd-staged.rpcd');
+let pluginDir = null;
+const pluginAnswers = new Map();
+
+function pluginSetup() {
+	if (pluginDir) return pluginDir;
+	const bin = process.env.PATHOSD_BIN || path.join(ROOT, 'target/debug/pathosd');
+	if (!fs.existsSync(bin)) throw new Error('no pathosd binary at ' + bin + ' (cargo build, or PATHOSD_BIN)');
+	pluginDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pathosd-luci-rpcd.'));
+	process.on('exit', () => fs.rmSync(pluginDir, { recursive: true, force: true }));
+	fs.mkdirSync(path.join(pluginDir, 'bin'));
+	fs.mkdirSync(path.join(pluginDir, 'uci'));
+	fs.copyFileSync(path.join(__dirname, 'uci'), path.join(pluginDir, 'bin/uci'));
+	fs.chmodSync(path.join(pluginDir, 'bin/uci'), 0o755);
+	fs.symlinkSync(path.resolve(bin), path.join(pluginDir, 'bin/pathosd'));
+	return pluginDir;
+}
+
+function runPlugin(rpcd, method, args) {
+	rpcd.alive();
+	const dir = pluginSetup();
+	const input = JSON.stringify(args);
+	const exported = rpcd.exportText();
+	const key = [ method, input, rpcd.pending > 0, exported ].join('\0');
+	if (pluginAnswers.has(key)) return clone(pluginAnswers.get(key));
+	const sid = String(args.ubus_rpc_session || '');
+	const session = path.join(dir, 'rpcd', 'uci-' + sid.replace(/[^0-9a-f]/g, ''));
+	fs.mkdirSync(session, { recursive: true });
+	if (rpcd.pending > 0) fs.writeFileSync(path.join(session, 'pathosd'), "pathosd.main.enabled='1'\n");
+	else fs.rmSync(path.join(session, 'pathosd'), { force: true });
+	fs.writeFileSync(path.join(dir, 'export'), exported);
+	const r = spawnSync('busybox', [ 'sh', PLUGIN, 'call', method ], {
+		input, encoding: 'utf8', timeout: 60000,
+		env: { PATH: path.join(dir, 'bin') + ':/usr/bin:/bin', PATHOSD_RPCD_SAVEDIR: path.join(dir, 'rpcd', 'uci-'),
+			PATHOSD_UCI_SAVEDIR: path.join(dir, 'uci'), STANDIN_UCI_EXPORT: path.join(dir, 'export') }
+	});
+	if (r.error) throw r.error;
+	let answer;
+	if (!r.stdout.trim()) answer = { ubusStatus: 5 };
+	else {
+		try { answer = JSON.parse(r.stdout); } catch (e) { answer = null; }
+		if (!answer || typeof answer !== 'object' || Array.isArray(answer)) answer = { ubusStatus: 2 };
+	}
+	pluginAnswers.set(key, answer);
+	return clone(answer);
+}
+
 // ------------------------------------------------------------------ ui
 
-function makeUi() {
+function makeUi(onApply) {
 	const ui = {
 		notes: [],
 		applied: [],
@@ -431,7 +589,22 @@ function makeUi() {
 		},
 		hideModal() { ui.modal = null; },
 		changes: {
-			apply(checked) { ui.applied.push(checked); return Promise.resolve(); }
+			// ui.js changes.apply(): the request to admin/uci/apply_rollback
+			// (or apply_unchecked), i.e. rpcd's uci apply, recorded.
+			apply(checked) {
+				ui.applied.push(checked);
+				if (onApply) onApply();
+				return Promise.resolve();
+			},
+			// ui.js changes.displayChanges(): the header's "Unsaved Changes"
+			// dialog, whose Save & Apply calls this.apply(mode == '0') on
+			// this object when clicked.
+			displayChanges() {
+				return ui.showModal('Configuration / Changes', [
+					E('button', { 'class': 'btn cbi-button cbi-button-positive important', 'click': () => this.apply(true) }, [ 'Save & Apply' ]),
+					E('button', { 'class': 'btn cbi-button', 'click': ui.hideModal }, [ 'Close' ])
+				]);
+			}
 		},
 		createHandlerFn(ctx, fn) {
 			const bound = Array.prototype.slice.call(arguments, 2);
@@ -512,6 +685,8 @@ function validateValue(value, datatype, optional, vfunc) {
 
 // ----------------------------------------------------------------- form
 
+const L_toArray = (v) => (v == null ? [] : [].concat(v));
+
 // form.js isEqual: strings, arrays, objects, RegExp patterns, null.
 function isEqual(x, y) {
 	if (y instanceof RegExp) return x == null ? false : y.test(x);
@@ -568,13 +743,13 @@ function makeForm(uci, ui) {
 		// flagged at once, in fields and selects (not in DynamicLists).
 		renderContents() {
 			this.widgets = {};
-			const nodes = [];
-			this.children.forEach((s) => nodes.push(s.renderAll()));
-			if (!this.parent && pageMaps.indexOf(this) < 0) pageMaps.push(this);
-			this.node = this.node || { tag: 'div', attrs: { 'class': 'cbi-map' }, children: [], map: this };
-			this.node.children = nodes;
-			this.checkDepends();
-			return Promise.resolve(this.node);
+			return Promise.all(this.children.map((s) => s.render())).then((nodes) => {
+				if (!this.parent && pageMaps.indexOf(this) < 0) pageMaps.push(this);
+				this.node = this.node || { tag: 'div', attrs: { 'class': 'cbi-map' }, children: [], map: this };
+				this.node.children = nodes;
+				this.checkDepends();
+				return this.node;
+			});
 		}
 
 		reset() { return this.renderContents(); }
@@ -712,6 +887,11 @@ function makeForm(uci, ui) {
 				if (!n && active) o.triggerValidation(sid);
 			}));
 			return false;
+		}
+
+		// form.js AbstractSection/TypedSection render(): the section's node.
+		render() {
+			return Promise.resolve(this.renderAll());
 		}
 
 		renderAll() {
@@ -895,6 +1075,10 @@ function makeForm(uci, ui) {
 
 		widget(sid) { return this.map.widgets[this.cbid(sid)] || null; }
 
+		// form.js AbstractValue.getUIElement(): the ui.js widget, whose
+		// setValue() puts a value in without validating it.
+		getUIElement(sid) { return this.widget(sid); }
+
 		formvalue(sid) {
 			const w = this.widget(sid);
 			return w ? w.getValue() : null;
@@ -996,6 +1180,7 @@ function makeForm(uci, ui) {
 			validState: undefined,
 			validationError: '',
 			getValue() { return this.value == null ? '' : String(this.value); },
+			setValue(v) { this.value = v; },
 			validate() {
 				const r = validateValue(this.getValue(), o.datatype, optional, vfunc);
 				this.validState = r === true;
@@ -1082,6 +1267,7 @@ function makeForm(uci, ui) {
 			};
 			w.remove = function(item) { this.items = this.items.filter((x) => x !== item); return this; };
 			w.set = function(items) { this.items = [].concat(items); return this; };
+			w.setValue = function(items) { this.items = L_toArray(items).map(String); };
 			return E('div', { 'id': this.cbid(sid), 'data-widget': 'DynamicList' });
 		}
 	}
@@ -1103,6 +1289,7 @@ function makeForm(uci, ui) {
 			w.checked = (cfgvalue != null ? cfgvalue : this.default) == this.enabled;
 			w.getValue = function() { return this.checked ? self.enabled : self.disabled; };
 			w.set = function(v) { this.checked = (v === true || v == self.enabled); return this; };
+			w.setValue = function(v) { this.checked = (v == self.enabled); };
 			return n;
 		}
 
@@ -1149,9 +1336,19 @@ function makeForm(uci, ui) {
 // Everything a view gets from LuCI, over one uci store and one rpc.
 function makeEnv(opts) {
 	const uci = makeUci(opts.uci || []);
-	const ui = makeUi();
+	const ui = makeUi(() => uci.rpcd.apply());
 	const form = makeForm(uci, ui);
-	const rpc = makeRpc(opts.replies || {}, { acl: opts.acl, role: opts.role });
+	// rpcd's own objects over this store: uci get (a section, an option or
+	// a type; without them the whole package, as uci.js loads it) and uci
+	// changes; and pathosd's plugin. A test's replies come first.
+	const rpcdReplies = {
+		'uci.get': (a) => (a.section == null && a.type == null ? { values: uci.rpcd.get() } : uci.rpcd.getPart(a)),
+		'uci.changes': (a) => (uci.rpcd.alive(), { changes: uci.rpcd.pending ? [ [ 'set', 'main', 'enabled', '1' ] ] : [] }),
+		'pathosd-staged.validate': (a) => runPlugin(uci.rpcd, 'validate', a),
+		'pathosd-staged.size': (a) => runPlugin(uci.rpcd, 'size', a)
+	};
+	const replies = Object.assign(rpcdReplies, opts.replies || {});
+	const rpc = makeRpc(replies, { acl: opts.acl, role: opts.role, rpcd: uci.rpcd });
 	const poll = { added: [], add(fn, interval) { this.added.push({ fn, interval }); } };
 	const dom = {
 		content(node, children) { node.children = children == null ? [] : [].concat(children).filter((c) => c != null); return node; },
@@ -1179,4 +1376,4 @@ function makeEnv(opts) {
 	};
 }
 
-module.exports = { E, text, findAll, hasClass, makeEnv, makeRpc, makeUci, UBUS_STATUS, ACCESS_DENIED, NOT_ON_UBUS, datatypeOk };
+module.exports = { E, text, findAll, hasClass, makeEnv, makeRpc, makeUci, UBUS_STATUS, ACCESS_DENIED, NOT_ON_UBUS, datatypeOk, LUCI_BASE_ACL, SESSION, UBUS_MAX_MSGLEN };

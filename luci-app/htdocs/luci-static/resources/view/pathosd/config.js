@@ -14,12 +14,15 @@
  * through rpcd, whose config.change event makes procd run
  * "/etc/init.d/pathosd reload", which has pathosd reload. An invalid file is
  * rejected by the daemon, which keeps running with its previous
- * configuration. So Save & Apply first stages the changes, then has the
- * daemon check the staged configuration (ubus pathosd validate, its own
- * rules, so the page and the daemon cannot disagree) and applies only what it
- * accepts; the fields check what they can as they are typed. The daemon's
- * last reload (ubus status last_reload) is shown when it was rejected or
- * applied only in part.
+ * configuration, and refused by the init script at the next start. So every
+ * apply from this page (its Save & Apply, and the header's Unsaved Changes
+ * dialog) first has the staged configuration checked by the daemon's own
+ * rules (pathosd's rpcd plugin runs "pathosd validate" on what uci apply
+ * would commit, whether or not pathosd runs, whatever its size: the page and
+ * the daemon cannot disagree), and applies nothing it refuses or cannot
+ * check (common.guardApply). The fields check what they can as they are
+ * typed. The daemon's last reload (ubus status last_reload) is shown when it
+ * was rejected or applied only in part.
  *
  * A dialog writes what the user changed and nothing else: LuCI's form.js
  * would also write every ticked Flag, remove a value equal to its default,
@@ -32,20 +35,27 @@
  * default '1', so unticking writes '0'.
  */
 
+/* The staged configuration's size, from pathosd's rpcd plugin: { bytes,
+ * sections, uci_get: the bytes of rpcd's reply to uci get of it all }. */
+var callStagedSize = rpc.declare({
+	object: 'pathosd-staged',
+	method: 'size',
+	expect: { '': {} },
+	reject: true
+});
+
+/* The largest uci get reply the page asks rpcd for (uci.load): ubusd carries
+ * at most 1 MiB in one message, and past it rpcd exits (every LuCI session
+ * is lost; after five exits procd stops respawning it). About 2,300 VIPs
+ * with a tcp check each, or 5,500 "always" ones; room is left for what is
+ * added while the page is open, as each save loads it again. */
+var MAX_UCI_GET = 768 * 1024;
+
 /* Only last_reload is needed here: no VIPs (limit 0). */
 var callStatus = rpc.declare({
 	object: 'pathosd',
 	method: 'status',
 	params: [ 'limit' ],
-	expect: { '': {} },
-	reject: true
-});
-
-/* The daemon's own check of a configuration: { uci: what uci get returns }. */
-var callValidate = rpc.declare({
-	object: 'pathosd',
-	method: 'validate',
-	params: [ 'uci' ],
 	expect: { '': {} },
 	reject: true
 });
@@ -193,8 +203,10 @@ function parseIp4(s) {
 
 	if (p.length != 4)
 		return null;
+	/* As Rust's Ipv4Addr, the daemon's parser: no leading zeros (010 is
+	 * refused, not read as 10 or as octal 8). */
 	for (i = 0; i < 4; i++) {
-		if (!/^[0-9]{1,3}$/.test(p[i]) || +p[i] > 255)
+		if (!/^(0|[1-9][0-9]{0,2})$/.test(p[i]) || +p[i] > 255)
 			return null;
 		n = n * 256 + (+p[i]);
 	}
@@ -250,10 +262,13 @@ function formatIp6(g) {
 	return out.slice(0, best).join(':') + '::' + out.slice(best + bestLen).join(':');
 }
 
+/* As the daemon reads a VIP prefix (config field.rs, bgp/types.rs
+ * Prefix::from_str): ADDRESS/LENGTH, LENGTH a u8 (Rust's parser takes a +
+ * and leading zeros) of at most 32 or 128. */
 function parsePrefix(value) {
-	var m = /^([^\/]+)\/([0-9]{1,3})$/.exec(value || ''), len, a, mask, net, g, i, bits;
+	var m = /^([^\/]+)\/\+?([0-9]+)$/.exec(value || ''), len, a, mask, net, g, i, bits;
 
-	if (!m)
+	if (!m || +m[2] > 255)
 		return null;
 	len = +m[2];
 	a = parseIp4(m[1]);
@@ -276,9 +291,10 @@ function parsePrefix(value) {
 }
 
 /* The daemon takes a VIP prefix only without host bits: 10.10.1.5/24 would
- * be announced as 10.10.1.0/24 while meaning one address. */
+ * be announced as 10.10.1.0/24 while meaning one address; and a default
+ * route (0.0.0.0/0, ::/0) only with allow_default_route. */
 function validatePrefix(section_id, value) {
-	var p;
+	var p, allow;
 
 	if (value == null || value === '' || placeholder(value))
 		return true;
@@ -288,6 +304,11 @@ function validatePrefix(section_id, value) {
 	if (p.hostBits)
 		return _('%s has host bits set: write %s for this address alone, or %s for the network')
 			.replace('%s', value).replace('%s', p.addr + '/' + p.max).replace('%s', p.network + '/' + p.len);
+	if (p.len === 0) {
+		allow = (this && this.section) ? this.section.formvalue(section_id, 'allow_default_route') : null;
+		if (!isOn(allow != null ? allow : uci.get('pathosd', section_id, 'allow_default_route')))
+			return _('%s is a default route: announcing it draws all traffic to this router. Tick "Allow a default route" if that is meant.').replace('%s', value);
+	}
 	return true;
 }
 
@@ -321,99 +342,6 @@ function vipsNamed(name) {
 	return uci.sections('pathosd', 'vip').filter(function(v) {
 		return name != null && (name === objectName(v) || name === v['.name']);
 	});
-}
-
-/*
- * What the daemon would reject, as far as the page can tell: the fallback
- * when the daemon cannot check the configuration itself (not running). Each
- * enabled VIP needs a check or "always", not both; a check's VIP must
- * exist; names are unique; a passive neighbor needs a listener; tcp, udp and
- * grpc checks need a port; prefixes have no host bits.
- */
-function configErrors() {
-	var errs = [];
-	var vips = uci.sections('pathosd', 'vip').filter(function(v) { return !isOff(v.enabled); });
-	var checks = uci.sections('pathosd', 'check').filter(function(c) { return !isOff(c.enabled); });
-	var neighbors = uci.sections('pathosd', 'neighbor').filter(function(n) { return !isOff(n.enabled); });
-	var seenVip = {}, seenNb = {};
-
-	neighbors.forEach(function(n) {
-		var name = objectName(n);
-		if (seenNb[name])
-			errs.push(_('Two neighbors are named %s').replace('%s', name));
-		seenNb[name] = true;
-		if (isOn(n.passive) && String(uci.get('pathosd', 'main', 'listen_port')) === '-1')
-			errs.push(_('Neighbor %s is passive, but the listen port is -1 (pathosd does not listen): it can never connect').replace('%s', name));
-	});
-
-	vips.forEach(function(v) {
-		var name = objectName(v);
-		var own = checks.filter(function(c) { return c.vip === name || c.vip === v['.name']; });
-		var seen = {}, p = validatePrefix(null, v.prefix);
-
-		if (p !== true)
-			errs.push(_('VIP %s: %s').replace('%s', name).replace('%s', p));
-
-		if (seenVip[name]) {
-			errs.push(_('Two VIPs are named %s').replace('%s', name));
-			return;
-		}
-		seenVip[name] = true;
-
-		if (isOn(v.always) && own.length)
-			errs.push(_('VIP %s: "Always announce" is set, so it must have no checks').replace('%s', name));
-		else if (!isOn(v.always) && !own.length)
-			errs.push(_('VIP %s: needs a check, or "Always announce"').replace('%s', name));
-
-		own.forEach(function(c) {
-			var n = checkName(c);
-			if (seen[n])
-				errs.push(_('VIP %s: two checks are named %s (set their name option)').replace('%s', name).replace('%s', n));
-			seen[n] = true;
-		});
-	});
-
-	checks.forEach(function(c) {
-		if (!vipsNamed(c.vip).length)
-			errs.push(_('Check %s: no VIP named %s').replace('%s', checkName(c)).replace('%s', c.vip == null ? '' : c.vip));
-		if ((c.type == 'tcp' || c.type == 'udp' || c.type == 'grpc') && (c.port == null || c.port === ''))
-			errs.push(_('Check %s: a %s check needs a port').replace('%s', checkName(c)).replace('%s', c.type));
-	});
-
-	return errs;
-}
-
-/*
- * /etc/config/pathosd as it is staged now, in the shape of rpcd's uci get,
- * without what the daemon does not need: .name is the key, .anonymous is
- * false unless said (a request to LuCI takes at most 64 KiB, see MAX_VALIDATE_BYTES).
- */
-function stagedValues() {
-	var values = {};
-
-	uci.sections('pathosd').forEach(function(s) {
-		var v = {}, k;
-
-		for (k in s)
-			if (k.charAt(0) != '.' || k == '.type' || k == '.index' || (k == '.anonymous' && s[k]))
-				v[k] = s[k];
-		values[s['.name']] = v;
-	});
-	return values;
-}
-
-/* The largest request LuCI's ubus endpoints take. rpc.js uses uhttpd's
- * (/ubus) wherever uhttpd-mod-ubus is installed, as on a default OpenWrt;
- * it answers a body over 64 KiB (UH_UBUS_MAX_POST_SIZE) with a JSON-RPC
- * parse error, so the call gets no reply. LuCI's own (admin/ubus, http.uc
- * HTTP_MAX_CONTENT) takes 100 kB. Room is kept for the JSON-RPC envelope
- * and a call luci.js batches with it. */
-var MAX_VALIDATE_BYTES = 62 * 1024;
-
-/* The size of a string in UTF-8, as it is sent (at most 2 bytes more than
- * that per character outside the BMP). */
-function utf8Length(s) {
-	return s.length + (s.match(/[\u0080-\u07ff]/g) || []).length + 2 * (s.match(/[\u0800-\uffff]/g) || []).length;
 }
 
 /* The grid shows the daemon's value of an unset option, not "none". */
@@ -456,11 +384,15 @@ function namePlaceholder(o, fallback) {
 /* One UCI option used by several check types with different defaults: the
  * placeholder of the check's type (one form option per UCI option, see
  * guard()). */
-function typePlaceholder(o, byType) {
+function typePlaceholder(o, byType, descByType) {
 	o.typePlaceholder = byType;
 	o.renderWidget = function(section_id) {
 		var t = uci.get('pathosd', section_id, 'type');
 		this.placeholder = byType[t] != null ? byType[t] : '';
+		/* The rule of this check's type, not of every type (form.js draws
+		 * the description after the widget). */
+		if (descByType)
+			this.description = descByType[t] || '';
 		return form.Value.prototype.renderWidget.apply(this, arguments);
 	};
 }
@@ -602,9 +534,82 @@ function guard(o) {
 	};
 }
 
+/*
+ * A save is all or nothing. form.js's Map.parse() runs every option's
+ * parse() at once: each valid one writes into uci.js's changes before an
+ * invalid one rejects, and a dismissed dialog leaves those writes for the
+ * next save of any form on the page (a VIP's fail_action changed with it).
+ * So a form is parsed only when every shown field can be: none is invalid,
+ * none that must be filled is empty; else nothing is written.
+ */
+function allOrNothing(m) {
+	var parse = m.parse;
+
+	m.parse = function() {
+		var bad = [];
+
+		this.children.forEach(function(s) {
+			/* A grid is text: form.js parses nothing of it. */
+			if (s instanceof form.GridSection)
+				return;
+			s.cfgsections().forEach(function(sid) {
+				s.children.forEach(function(o) {
+					var v;
+
+					if (!o.isActive(sid))
+						return;
+					v = o.formvalue(sid);
+					if (!o.isValid(sid) || (!o.rmempty && !o.optional && (v == null || v === '')))
+						bad.push(o.title || o.option);
+				});
+			});
+		});
+		if (bad.length)
+			return Promise.reject(new Error(_('Not saved, nothing of it was written: correct %s').replace('%s', bad.join(', '))));
+		return parse.apply(this, arguments);
+	};
+}
+
+/*
+ * Saving a dialog reloads and redraws the page's form (form.js
+ * handleModalSave: load, then reset), which drops what was typed in General
+ * settings and not saved yet: an Enabled tick, an API token. What was typed
+ * is put back, still unsaved, and checked again.
+ */
+function keepTyped(s) {
+	s.handleModalSave = function() {
+		var page = this.map, typed = [];
+
+		page.children.forEach(function(ps) {
+			if (ps instanceof form.GridSection)
+				return;
+			ps.cfgsections().forEach(function(sid) {
+				ps.children.forEach(function(o) {
+					if (o.getUIElement(sid) && !sameValue(fileValue(o, sid), widgetValue(o, sid)))
+						typed.push([ o, sid, o.formvalue(sid) ]);
+				});
+			});
+		});
+		return form.GridSection.prototype.handleModalSave.apply(this, arguments).then(function(r) {
+			typed.forEach(function(t) {
+				var el = t[0].getUIElement(t[1]);
+
+				if (el) {
+					el.setValue(t[2]);
+					t[0].triggerValidation(t[1]);
+				}
+			});
+			return r;
+		});
+	};
+}
+
 /* Every option of the form: booleans read as the daemon reads them, lists
- * compared as lists, selects keep the file's value, and guard(). */
+ * compared as lists, selects keep the file's value, and guard(); the page
+ * and each dialog saved all or nothing, and a dialog's save keeps what was
+ * typed on the page. */
 function finish(m) {
+	allOrNothing(m);
 	m.children.forEach(function(s) {
 		s.children.forEach(function(o) {
 			if (o instanceof form.Flag)
@@ -613,6 +618,12 @@ function finish(m) {
 				keepUnknown(o, o.missingChoice);
 			guard(o);
 		});
+		if (s instanceof form.GridSection) {
+			s.addModalOptions = function(dialog) {
+				allOrNothing(dialog.map);
+			};
+			keepTyped(s);
+		}
 	});
 }
 
@@ -670,6 +681,139 @@ function newCheckName(vip, type) {
 	return name;
 }
 
+/*
+ * A daemon error in the page's words: its section as the page shows it (a
+ * VIP's or neighbor's Name, a check's name and VIP: vip 'api' is "VIP
+ * api-v2", @check[5] "Check tcp of VIP web"), its option by the field's
+ * title. The error's own text stays as the item's tooltip. @TYPE[N] counts
+ * the sections of that type in the file's order, which uci.js keeps.
+ */
+function describeError(m, e) {
+	var at = /^@(\w+)\[(\d+)\]$/.exec(e.section || ''), named = /^(\w+) '([^']*)'$/.exec(e.section || '');
+	var cfg = /^config (\w+)$/.exec(e.section || ''), type = (at || named || cfg || [])[1], s = null, where, o;
+	var WHOLE = { vip: _('VIPs'), neighbor: _('BGP neighbors'), check: _('Checks') };
+
+	if (!type)
+		return String(e.text);
+	if (at)
+		s = uci.sections('pathosd', type)[+at[2]] || null;
+	else if (named)
+		s = uci.get('pathosd', named[2]);
+	if (s && s['.type'] !== type)
+		s = null;
+	where = type === 'pathosd' ? _('General settings')
+		: !s ? (WHOLE[type] || e.section)
+		: type === 'check' ? _('Check %s of VIP %s').replace('%s', checkName(s)).replace('%s', s.vip)
+		: (type === 'vip' ? _('VIP %s') : _('Neighbor %s')).replace('%s', objectName(s) +
+			/* Two of one name (which is the error): which one. */
+			(uci.sections('pathosd', type).filter(function(x) { return objectName(x) === objectName(s); }).length > 1
+				? ' ' + _('(section %s)').replace('%s', s['.name']) : ''));
+	m.children.forEach(function(sec) {
+		if (sec.sectiontype === type && e.option)
+			o = sec.getOption(e.option);
+	});
+	return where + (e.option ? ' \u203a ' + (o ? o.title : e.option) : '') + ': ' + e.message;
+}
+
+/* What a fresh install lacks before pathosd can start, or nothing. */
+function start() {
+	if (uci.sections('pathosd', 'neighbor').length && uci.sections('pathosd', 'vip').length)
+		return E([]);
+	return E('div', { 'class': 'alert-message notice pathosd-start' }, [
+		E('p', [ _('To start, pathosd needs the local AS and router ID (General settings), at least one BGP neighbor and at least one VIP with a check or "Always announce". Then tick Enabled and Save & Apply: the settings are checked by pathosd before anything is applied.') ])
+	]);
+}
+
+/* VIPs and checks per page of their grid. */
+var PAGE_ROWS = 50;
+
+/*
+ * A grid of many rows (1,000 VIPs drew a page 97,000 px tall) gets a search
+ * and pages, as the Status page has: cfgsections() gives form.js only the
+ * rows of this page that match (so only they are loaded and drawn), and
+ * the search and Previous/Next draw this grid again, not the page. text(s)
+ * is what the search looks in. The grid's title is drawn above the search.
+ */
+function pageable(s, what, text) {
+	var cfgsections = s.cfgsections, render = s.render;
+
+	s.query = { search: '', offset: 0 };
+	s.hidetitle = true;
+
+	s.cfgsections = function() {
+		var q = this.query, needle = q.search.toLowerCase();
+		var ids = cfgsections.apply(this, arguments).filter(function(sid) {
+			return !needle || text(uci.get('pathosd', sid) || { '.name': sid }).toLowerCase().indexOf(needle) >= 0;
+		});
+
+		this.matched = ids.length;
+		if (q.offset >= ids.length)
+			q.offset = Math.max(0, Math.floor((ids.length - 1) / PAGE_ROWS) * PAGE_ROWS);
+		return ids.slice(q.offset, q.offset + PAGE_ROWS);
+	};
+
+	s.renderPager = function() {
+		var q = this.query, self = this, n = Math.min(PAGE_ROWS, this.matched - q.offset);
+		var go = function(offset) {
+			return function() {
+				q.offset = offset;
+				return self.refreshGrid();
+			};
+		};
+
+		return [
+			E('span', { 'class': 'pathosd-range' }, [ n > 0
+				? _('%s %d\u2013%d of %d').replace('%s', what).replace('%d', q.offset + 1).replace('%d', q.offset + n).replace('%d', this.matched)
+				: _('No match') ]),
+			' ',
+			E('button', { 'class': 'cbi-button pathosd-prev', 'disabled': q.offset > 0 ? null : '',
+				'click': go(Math.max(0, q.offset - PAGE_ROWS)) }, [ _('Previous') ]),
+			' ',
+			E('button', { 'class': 'cbi-button pathosd-next', 'disabled': q.offset + PAGE_ROWS < this.matched ? null : '',
+				'click': go(q.offset + PAGE_ROWS) }, [ _('Next') ])
+		];
+	};
+
+	s.render = function() {
+		var self = this;
+
+		return render.apply(this, arguments).then(function(el) {
+			self.gridBody = E('div', { 'class': 'pathosd-grid-body' }, [ el ]);
+			self.pagerNode = E('span', { 'class': 'pathosd-pager' }, self.renderPager());
+			return E('div', { 'class': 'cbi-section pathosd-grid' }, [
+				E('h3', [ self.title ]),
+				E('div', { 'class': 'cbi-section-create pathosd-filters' }, [
+					E('input', {
+						'type': 'search',
+						'class': 'cbi-input-text pathosd-find',
+						'placeholder': _('Search'),
+						'value': self.query.search,
+						'input': function(ev) {
+							self.query.search = ev.target.value;
+							self.query.offset = 0;
+							return self.refreshGrid();
+						}
+					}),
+					' ',
+					self.pagerNode
+				]),
+				self.gridBody
+			]);
+		});
+	};
+
+	s.refreshGrid = function() {
+		var self = this;
+
+		return Promise.resolve(this.load()).then(function() {
+			return render.call(self);
+		}).then(function(el) {
+			dom.content(self.gridBody, el);
+			dom.content(self.pagerNode, self.renderPager());
+		});
+	};
+}
+
 /* The chosen value of a <select> (the first option until one is chosen). */
 function selectValue(sel) {
 	var first;
@@ -687,16 +831,19 @@ var CHECK_DEFAULTS = { interval: '1s', timeout: '100ms', rise: '1', fall: '3' };
  * Type-specific check options: [ option, widget, title, types, extra ].
  * Exactly one form option per UCI option: one used by several check types
  * depends on each of them, and a default that differs by type is the
- * placeholder of the check's type (extra.typePlaceholder). Placeholders and
- * defaults are the daemon's.
+ * placeholder of the check's type (extra.typePlaceholder), and a rule that
+ * differs by type the description of that type (extra.typeDescription).
+ * Placeholders and defaults are the daemon's.
  */
 var CHECK_OPTIONS = [
 	[ 'url', 'Value', _('URL'), [ 'http', 'https' ], { placeholder: '/', description: _('A path (requested from the VIP address) or a full URL') } ],
 	[ 'host', 'Value', _('Host'), [ 'http', 'https', 'tcp', 'udp', 'grpc' ], { datatype: 'host', description: _('Empty: the VIP address') } ],
 	[ 'port', 'Value', _('Port'), [ 'http', 'https', 'dns', 'tcp', 'udp', 'grpc' ], { datatype: 'port', typePlaceholder: { dns: '53' }, validate: validateCheckPort,
-		description: _('Required for tcp, udp and grpc; http and https: empty takes the port of the URL (80 or 443); dns: empty is 53') } ],
+		typeDescription: { http: _('Empty: the port of the URL (80 for http://)'), https: _('Empty: the port of the URL (443 for https://)'),
+			dns: _('Empty: 53'), tcp: _('Required'), udp: _('Required'), grpc: _('Required') } } ],
 	[ 'method', 'Value', _('Method'), [ 'http', 'https', 'grpc' ], { typePlaceholder: { http: 'GET', https: 'GET' },
-		description: _('http and https: the request method, GET when empty; grpc: a unary method /package.Service/Method, empty: the gRPC health checking protocol (grpc.health.v1)') } ],
+		typeDescription: { http: _('The request method; empty: GET'), https: _('The request method; empty: GET'),
+			grpc: _('A unary method /package.Service/Method; empty: the gRPC health checking protocol (grpc.health.v1)') } } ],
 	[ 'header', 'DynamicList', _('Request headers'), [ 'http', 'https' ], { description: _('Name: value, for example Host: www.example.com') } ],
 	[ 'response_code', 'DynamicList', _('Accepted status codes'), [ 'http', 'https' ], { placeholder: '200', description: _('Codes or ranges such as 200-299; empty: 200 only') } ],
 	[ 'response_text', 'Value', _('Response contains'), [ 'http', 'https' ] ],
@@ -752,7 +899,7 @@ function addCheckOption(s, spec) {
 	if (extra.default) defaultNotWritten(o, extra.default);
 	if (extra.datatype) o.datatype = extra.datatype;
 	if (extra.placeholder) o.placeholder = extra.placeholder;
-	if (extra.typePlaceholder) typePlaceholder(o, extra.typePlaceholder);
+	if (extra.typePlaceholder) typePlaceholder(o, extra.typePlaceholder, extra.typeDescription);
 	if (extra.description) o.description = extra.description;
 	if (extra.validate) o.validate = extra.validate;
 
@@ -793,80 +940,70 @@ function localTime(t) {
 	return isNaN(d.getTime()) ? String(t) : d.toLocaleString();
 }
 
-/* Why the page checked the configuration itself. */
-function uncheckedReason(e) {
-	if (e.ubus === 4)
-		return _('pathosd is not running (or not on ubus), so it could not check the configuration; the page checked what it can.');
-	if (e.ubus === 3)
-		return _('This pathosd cannot check a configuration it is given (it is older than this page); the page checked what it can.');
-	/* The endpoint refused the request as a whole (uhttpd's parse error
-	 * for a body over its limit): luci.js has no reply for the call. */
-	if (/No related RPC reply|error -32700/.test(e.text))
-		return _('LuCI\'s ubus endpoint refused the request that hands the configuration to pathosd (too large?), so pathosd did not check it; the page checked what it can. pathosd checks the file again when it reloads.');
-	return _('pathosd could not check the configuration (%s); the page checked what it can.').replace('%s', e.text);
-}
-
 return view.extend({
+	/* [ loaded, status ]: the configuration is loaded only when rpcd's reply
+	 * to uci get of it is known to fit; else why not (this.unloaded). */
 	load: function() {
+		var self = this;
+
 		return Promise.all([
-			uci.load('pathosd'),
+			callStagedSize().then(function(r) { return r; }, function(err) { return { trouble: err }; }),
 			L.resolveDefault(callStatus(0), null)
-		]);
-	},
+		]).then(function(res) {
+			var size = res[0];
 
-	/*
-	 * What the daemon says of the staged configuration, or, when it cannot
-	 * say (not running, older, no access), the page's own checks:
-	 * { errors: [ ... ], daemon: bool, reason: text when not the daemon }.
-	 */
-	checkStaged: function() {
-		var values = stagedValues();
-		var size = utf8Length(JSON.stringify(values));
-
-		if (size > MAX_VALIDATE_BYTES)
-			return Promise.resolve({ errors: configErrors(), daemon: false,
-				reason: _('The configuration (%d kB) is too large for LuCI to hand to pathosd in one request (uhttpd takes at most 64 kB), so pathosd did not check it; the page checked what it can. pathosd checks the file again when it reloads.')
-					.replace('%d', Math.ceil(size / 1024)) });
-
-		return callValidate(values).then(function(r) {
-			if (r && r.valid === true)
-				return { errors: [], daemon: true };
-			if (r && r.valid === false)
-				return { errors: L.toArray(r.errors).map(String), daemon: true };
-			throw new Error(_('unexpected reply'));
-		}).catch(function(err) {
-			return { errors: configErrors(), daemon: false, reason: uncheckedReason(common.callError(err)) };
+			if (size.trouble)
+				self.unloaded = _('LuCI could not measure /etc/config/pathosd before loading it: %s Loading one over 1 MiB would stop rpcd, so the form is not shown.')
+					.replace('%s', common.pluginTrouble(size.trouble));
+			else if (size.error)
+				self.unloaded = _('/etc/config/pathosd cannot be read: %s').replace('%s', size.error);
+			else if (!(size.uci_get <= MAX_UCI_GET))
+				self.unloaded = _('/etc/config/pathosd is too large to edit here: %d sections, %d kB. LuCI loads the whole file through rpcd, in one ubus reply of about %d kB for this one; past 1 MiB rpcd stops and every LuCI session ends, so this page loads at most %d kB. Edit it on the router with uci or an editor: pathosd validate --config /etc/config/pathosd checks it (uci export pathosd | pathosd validate --config - with uncommitted changes), /etc/init.d/pathosd reload applies it. The Status page works at any size.')
+					.replace('%d', size.sections).replace('%d', Math.ceil(size.bytes / 1024))
+					.replace('%d', Math.ceil(size.uci_get / 1024)).replace('%d', MAX_UCI_GET / 1024);
+			if (self.unloaded)
+				return [ false, res[1] ];
+			return uci.load('pathosd').then(function() {
+				return [ true, res[1] ];
+			});
 		});
 	},
 
-	/* The refusal: on the page, and as a dialog, wherever the user is. */
-	refusal: function(res) {
-		return E('div', { 'class': 'alert-message danger pathosd-invalid' }, [
-			E('h4', [ res.daemon ? _('Not applied: pathosd rejects this configuration')
-				: _('Not applied: pathosd would reject this configuration') ]),
-			res.daemon ? '' : E('p', [ res.reason ]),
-			E('ul', res.errors.map(function(e) { return E('li', [ e ]); })),
-			E('p', [ _('Your changes are saved, not applied. Correct them and Save & Apply again, or revert them under Unsaved Changes.') ])
-		]);
+	/* The page's message: at the top of the page, and as a dialog. */
+	notice: function(node) {
+		dom.content(this.noticeNode, node);
 	},
 
-	/* Save & Apply: stage the changes, have the daemon check the staged
-	 * configuration, and apply only what it takes; else say why, where the
-	 * user is, and leave the changes staged. */
+	/*
+	 * Save: the page's form (LuCI's would show "Save error" and leave an
+	 * uncaught error); a value the form cannot take is said on the page and
+	 * in a dialog. Resolves to whether it saved.
+	 */
+	handleSave: function(ev) {
+		var self = this;
+
+		return this.map.save(null, true).then(function() {
+			return true;
+		}, function(err) {
+			var box = E('div', { 'class': 'alert-message danger pathosd-not-saved' }, [
+				E('h4', [ _('Not saved') ]),
+				E('p', [ String((err && err.message) || err) ])
+			]);
+
+			self.notice(box);
+			showMessage(_('Not saved'), [ E('p', [ String((err && err.message) || err) ]) ]);
+			return false;
+		});
+	},
+
+	/* Save & Apply: save, then apply (checked by common.guardApply). */
 	handleSaveApply: function(ev, mode) {
 		var self = this;
 
-		return this.handleSave(ev).then(function() {
-			return self.checkStaged();
-		}).then(function(res) {
-			if (res.errors.length) {
-				dom.content(self.noticeNode, self.refusal(res));
-				showMessage(_('Not applied'), [ self.refusal(res) ]);
+		return this.handleSave(ev).then(function(saved) {
+			if (!saved)
 				return;
-			}
-
-			dom.content(self.noticeNode, res.daemon ? null
-				: E('div', { 'class': 'alert-message warning pathosd-unchecked' }, [ res.reason ]));
+			self.notice(null);
 			return ui.changes.apply(mode == '0');
 		});
 	},
@@ -878,6 +1015,35 @@ return view.extend({
 	render: function(data) {
 		var self = this;
 		var m, s, o;
+
+		this.reloadNode = E('div', { 'class': 'pathosd-reload' });
+		this.noticeNode = E('div', { 'class': 'pathosd-notice' });
+		this.updateReload(data[1]);
+		common.guardApply(function(res) {
+			self.notice(common.refusal(res, self.describe));
+		}, function(e) {
+			return self.describe(e);
+		});
+		/* Once the form is drawn, errors are told in its words. */
+		this.describe = function(e) {
+			return self.map ? describeError(self.map, e) : String(e.text);
+		};
+		/* The daemon reloads a second or so after Apply: keep watching. */
+		poll.add(function() {
+			return L.resolveDefault(callStatus(0), null).then(function(st) {
+				self.updateReload(st);
+			});
+		}, 5);
+
+		if (!data[0]) {
+			this.map = null;
+			this.handleSave = this.handleSaveApply = this.handleReset = null;
+			return E('div', { 'class': 'cbi-map' }, [
+				E('h2', [ _('pathosd') ]),
+				this.reloadNode,
+				E('div', { 'class': 'alert-message warning pathosd-unloaded' }, [ E('p', [ this.unloaded ]) ])
+			]);
+		}
 
 		m = new form.Map('pathosd', _('pathosd'),
 			_('Health-checked VIP announcements over BGP. Nothing runs until "Enabled" is set; Save & Apply applies only a configuration pathosd takes, and a reload pathosd rejected is shown here.'));
@@ -894,9 +1060,10 @@ return view.extend({
 		o = s.taboption('general', form.Flag, 'enabled', _('Enabled'));
 		o.rmempty = false;
 
-		o = s.taboption('general', form.Value, 'asn', _('Local AS'));
+		/* Required, but left to pathosd's check: an empty field is saved
+		 * (as no option) and Save & Apply then says what pathosd says. */
+		o = s.taboption('general', form.Value, 'asn', _('Local AS'), _('Required.'));
 		o.datatype = 'range(1,4294967295)';
-		o.rmempty = false;
 
 		o = s.taboption('general', form.Value, 'router_id', _('Router ID'));
 		o.datatype = 'ip4addr';
@@ -985,7 +1152,8 @@ return view.extend({
 		o.value('debug');
 
 		/* config neighbor 'NAME' */
-		s = m.section(form.GridSection, 'neighbor', _('BGP neighbors'));
+		s = m.section(form.GridSection, 'neighbor', _('BGP neighbors'),
+			_('pathosd needs at least one neighbor, the router it announces the VIPs to (for example BIRD on this router).'));
 		s.checkDepends = noDepends;
 		s.anonymous = false;
 		s.addremove = true;
@@ -1072,7 +1240,8 @@ return view.extend({
 		boolLoad(o);
 
 		/* config vip 'NAME' */
-		s = m.section(form.GridSection, 'vip', _('VIPs'));
+		s = m.section(form.GridSection, 'vip', _('VIPs'),
+			_('pathosd needs at least one VIP, with a check (below) or "Always announce". When unhealthy, a VIP is by default pessimized and stays announced (lower priority); choose withdraw in its Policy tab to stop announcing it.'));
 		s.checkDepends = noDepends;
 		s.anonymous = false;
 		s.addremove = true;
@@ -1083,6 +1252,9 @@ return view.extend({
 		s.tab('general', _('General'));
 		s.tab('policy', _('Policy'));
 		refuseTakenNames(s);
+		pageable(s, _('VIPs'), function(v) {
+			return [ objectName(v), v['.name'], v.prefix ].join(' ');
+		});
 
 		/* A VIP's checks would be rejected without it: say so, and offer to
 		 * delete them with it. */
@@ -1141,6 +1313,10 @@ return view.extend({
 		o.validate = validatePrefix;
 		o.rmempty = false;
 
+		o = s.taboption('general', form.Flag, 'allow_default_route', _('Allow a default route'),
+			_('Lets the prefix be 0.0.0.0/0 or ::/0, which draws all traffic to this router; pathosd refuses a default route otherwise.'));
+		o.modalonly = true;
+
 		o = s.taboption('general', form.Value, 'checks_policy', _('Checks policy'),
 			_('all, any, or an expression of check names such as web || (dns && ping).'));
 		o.placeholder = 'all';
@@ -1158,7 +1334,8 @@ return view.extend({
 		o.placeholder = _('any');
 		o.modalonly = true;
 
-		o = s.taboption('policy', form.ListValue, 'fail_action', _('When unhealthy'));
+		o = s.taboption('policy', form.ListValue, 'fail_action', _('When unhealthy'),
+			_('lower priority, the default, keeps an unhealthy VIP announced, only pessimized (AS-path prepends, communities): routers may still send it traffic. withdraw stops announcing it; drain, then withdraw pessimizes it for the drain time first.'));
 		o.value('lower_priority', _('lower priority (prepend, communities)'));
 		o.value('withdraw', _('withdraw'));
 		o.value('drain_then_withdraw', _('drain, then withdraw'));
@@ -1227,6 +1404,9 @@ return view.extend({
 		};
 		s.tab('general', _('General'));
 		s.tab('type', _('Type options'));
+		pageable(s, _('Checks'), function(c) {
+			return [ checkName(c), c['.name'], c.vip, c.type ].join(' ');
+		});
 
 		/* Add picks the VIP and the type first: the new section is named
 		 * after them (web_http), and the dialog opens with both set. */
@@ -1239,14 +1419,17 @@ return view.extend({
 					E('em', [ _('Add a VIP first: a check belongs to a VIP.') ])
 				]);
 
-			vipSel = E('select', { 'class': 'cbi-input-select pathosd-add-vip' }, vips.map(function(n) {
-				return E('option', { 'value': n }, [ n ]);
-			}));
+			/* Typed, with the VIPs as suggestions (the browser narrows them
+			 * as one types): not one select of 1,000 VIPs. */
+			vipSel = E('input', { 'class': 'cbi-input-text pathosd-add-vip', 'list': 'pathosd-vip-names', 'placeholder': _('its name') });
 			typeSel = E('select', { 'class': 'cbi-input-select pathosd-add-type' }, CHECK_TYPES.map(function(t) {
 				return E('option', { 'value': t }, [ t ]);
 			}));
 
 			return E('div', { 'class': 'cbi-section-create cbi-tblsection-create' }, [
+				E('datalist', { 'id': 'pathosd-vip-names' }, vips.map(function(n) {
+					return E('option', { 'value': n });
+				})),
 				E('label', {}, [ _('VIP') + ' ', vipSel ]),
 				E('label', {}, [ _('Type') + ' ', typeSel ]),
 				E('button', {
@@ -1260,8 +1443,15 @@ return view.extend({
 		/* form.js GridSection.handleAdd(), with a name and the VIP and type
 		 * set before the dialog renders. */
 		s.handleAddCheck = function(vipSel, typeSel, ev) {
-			var vip = selectValue(vipSel), type = selectValue(typeSel);
-			var sid = uci.add('pathosd', 'check', newCheckName(vip, type));
+			var vip = vipSel.value, type = selectValue(typeSel), sid;
+
+			if (!vipsNamed(vip).length) {
+				showMessage(_('Not added'), [ E('p', { 'class': 'pathosd-no-vip' }, [
+					_('No VIP is named "%s": type the name of one (the field suggests them).').replace('%s', vip || '')
+				]) ]);
+				return Promise.resolve();
+			}
+			sid = uci.add('pathosd', 'check', newCheckName(vip, type));
 
 			uci.set('pathosd', sid, 'vip', vip);
 			uci.set('pathosd', sid, 'type', type);
@@ -1351,19 +1541,9 @@ return view.extend({
 		finish(m);
 
 		this.map = m;
-		this.reloadNode = E('div', { 'class': 'pathosd-reload' });
-		this.noticeNode = E('div', { 'class': 'pathosd-notice' });
-		this.updateReload(data ? data[1] : null);
-
-		/* The daemon reloads a second or so after Apply: keep watching. */
-		poll.add(function() {
-			return L.resolveDefault(callStatus(0), null).then(function(st) {
-				self.updateReload(st);
-			});
-		}, 5);
 
 		return m.render().then(function(mapEl) {
-			return E('div', {}, [ self.reloadNode, self.noticeNode, mapEl ]);
+			return E('div', {}, [ self.reloadNode, self.noticeNode, start(), mapEl, common.style() ]);
 		});
 	}
 });

@@ -4,7 +4,6 @@
 'require poll';
 'require ui';
 'require dom';
-'require uci';
 'require pathosd.common as common';
 
 /*
@@ -55,6 +54,8 @@ var callServiceList = rpc.declare({
 });
 
 var POLL_INTERVAL = 5;
+/* How long the result of Check now or Drain stays on the page. */
+var NOTICE_MS = 30000;
 /* VIPs per page: a page with its checks stays far below ubus's 1 MiB. */
 var PAGE_SIZE = 50;
 
@@ -204,7 +205,7 @@ return view.extend({
 		return Promise.all([
 			L.resolveDefault(this.callPage(), null),
 			L.resolveDefault(callServiceList('pathosd'), {}),
-			L.resolveDefault(uci.load('pathosd'), null)
+			common.enabled()
 		]);
 	},
 
@@ -225,7 +226,7 @@ return view.extend({
 	/* Runs a ubus call from a button, then refreshes the tables at once. The
 	 * result replaces the previous one instead of piling up notifications; a
 	 * failure is also shown as a dialog, wherever the page is scrolled. */
-	handleAction: function(promise, what, vip) {
+	handleAction: function(promise, what, vip, check) {
 		var self = this;
 
 		return promise.then(function(reply) {
@@ -233,24 +234,33 @@ return view.extend({
 			return self.refresh();
 		}).catch(function(err) {
 			var e = common.callError(err);
-			var text = what + ': ' + (e.absent
-				? _('pathosd is not running (not on ubus); the table is refreshed now.')
-				: e.ubus === 4
-				? _('VIP %s is not in the running pathosd (deleted or renamed, or pathosd is not running); the table is refreshed now.').replace('%s', vip)
-				: e.text);
 
-			self.notice('danger', text);
-			ui.showModal(_('pathosd'), [
-				E('p', { 'class': 'pathosd-error' }, [ text ]),
-				E('div', { 'class': 'right' }, [
-					E('button', { 'class': 'cbi-button', 'click': ui.hideModal }, [ _('Dismiss') ])
-				])
-			]);
-			return self.refresh();
+			/* Not found: the VIP, or (a check of a VIP still there) the
+			 * check, as the refreshed page shows it. */
+			return self.refresh().then(function() {
+				var vipThere = self.status && (self.status.vips || []).some(function(v) { return v.name === vip; });
+				var text = what + ': ' + (e.absent
+					? _('pathosd is not running (not on ubus); the table is refreshed now.')
+					: (e.ubus === 4 && check && vipThere)
+					? _('VIP %s has no check %s in the running pathosd (renamed or deleted since the page was drawn?); the table is refreshed now.').replace('%s', vip).replace('%s', check)
+					: e.ubus === 4
+					? _('VIP %s is not in the running pathosd (deleted or renamed, or pathosd is not running); the table is refreshed now.').replace('%s', vip)
+					: e.text);
+
+				self.notice('danger', text);
+				ui.showModal(_('pathosd'), [
+					E('p', { 'class': 'pathosd-error' }, [ text ]),
+					E('div', { 'class': 'right' }, [
+						E('button', { 'class': 'cbi-button', 'click': ui.hideModal }, [ _('Dismiss') ])
+					])
+				]);
+			});
 		});
 	},
 
+	/* One result at a time, gone at the first refresh after NOTICE_MS. */
 	notice: function(cls, text) {
+		this.noticeAt = Date.now();
 		dom.content(this.noticeNode, E('div', { 'class': 'alert-message ' + cls + ' pathosd-result' }, [
 			E('p', [ text ])
 		]));
@@ -271,7 +281,7 @@ return view.extend({
 
 	handleCheck: function(vip, check) {
 		var label = check ? _('Check %s of %s').replace('%s', check).replace('%s', vip) : _('Checks of %s').replace('%s', vip);
-		return this.handleAction(check ? callCheck(vip, check) : callCheck(vip), label, vip);
+		return this.handleAction(check ? callCheck(vip, check) : callCheck(vip), label, vip, check);
 	},
 
 	handleDrain: function(vip, enable) {
@@ -314,7 +324,7 @@ return view.extend({
 				return E('div', { 'class': 'alert-message warning pathosd-down', 'data-service': 'error' }, [
 					_('pathosd did not answer the status request: %s').replace('%s', this.statusError.text)
 				]);
-			st = common.serviceState(uci.get('pathosd', 'main', 'enabled'), svc);
+			st = common.serviceState(this.enabled, svc);
 
 			return E('div', { 'class': 'alert-message warning pathosd-down', 'data-service': st.state }, [
 				badge(st.state), ' ', st.text
@@ -391,8 +401,10 @@ return view.extend({
 						'class': 'btn cbi-button ' + (v.drain_api ? 'cbi-button-positive' : 'cbi-button-negative') + ' pathosd-drain',
 						'data-vip': v.name,
 						'data-enable': v.drain_api ? '0' : '1',
+						'title': v.drain_api ? _('End the drain: the VIP is announced as its health says')
+							: _('Pessimize this VIP: it stays announced, with the AS-path prepends and communities of lower priority, until Undrain (a drain does not withdraw)'),
 						'click': ui.createHandlerFn(self, 'handleDrain', v.name, !v.drain_api)
-					}), [ v.drain_api ? _('Undrain') : _('Drain') ])
+					}), [ v.drain_api ? _('Undrain') : _('Drain (pessimize)') ])
 				])
 			];
 		});
@@ -508,6 +520,10 @@ return view.extend({
 		var filtered = this.query.search || this.query.state || this.query.health;
 
 		this.status = status;
+		if (this.noticeAt && Date.now() - this.noticeAt >= NOTICE_MS) {
+			this.noticeAt = null;
+			dom.content(this.noticeNode, null);
+		}
 		dom.content(this.reloadNode, renderReload(status));
 		dom.content(this.summaryNode, this.renderSummary(status, svc));
 		dom.content(this.pagerNode, this.renderPager(status));
@@ -540,6 +556,7 @@ return view.extend({
 		this.reloadNode = E('div', { 'class': 'pathosd-reload' });
 		this.noticeNode = E('div', { 'class': 'pathosd-notice' });
 		this.pagerNode = E('div', { 'class': 'pathosd-pager-box' });
+		this.enabled = data[2];
 
 		this.peerTable = this.table('pathosd-peers', [
 			_('Name'), _('Address'), _('AS'), _('State'), _('Required'),
@@ -557,6 +574,8 @@ return view.extend({
 		]);
 
 		this.update(data[0], data[1]);
+		/* The header's Unsaved Changes dialog applies here too. */
+		common.guardApply(null);
 
 		poll.add(function() {
 			return self.refresh();

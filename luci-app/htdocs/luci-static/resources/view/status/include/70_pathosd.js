@@ -1,7 +1,6 @@
 'use strict';
 'require baseclass';
 'require rpc';
-'require uci';
 'require pathosd.common as common';
 
 /*
@@ -47,7 +46,7 @@ return baseclass.extend({
 			callStatus(0).then(function(st) { return { status: st }; },
 				function(err) { return { error: common.callError(err) }; }),
 			L.resolveDefault(callServiceList('pathosd'), {}),
-			L.resolveDefault(uci.load('pathosd'), null)
+			common.enabled()
 		]);
 	},
 
@@ -64,7 +63,7 @@ return baseclass.extend({
 			/* On ubus but no answer: say so, not why it would not be on ubus. */
 			st = (res.error && res.error.ubus !== 4)
 				? { state: 'error', text: _('pathosd did not answer the status request: %s').replace('%s', res.error.text) }
-				: common.serviceState(uci.get('pathosd', 'main', 'enabled'), data[1]);
+				: common.serviceState(data[2], data[1]);
 			return E('div', {}, [
 				common.style(),
 				E('table', { 'class': 'table pathosd-overview' }, [
