@@ -29,10 +29,13 @@
 //! dropped first, and counted), plus the one request in flight per signal,
 //! and one attempt per back-off step. Retries follow the OTLP
 //! specification: over HTTP 429, 502, 503 and 504, after `Retry-After` when
-//! the collector sends one, else after an exponential back-off; over gRPC
-//! the retryable status codes (`transport::grpc_outcome`) after the back-off; a
-//! failed connection or a reply that is neither is retried too. Any other
-//! answer drops the request.
+//! the collector sends one, else after an exponential back-off with jitter;
+//! over gRPC the retryable status codes (`transport::grpc_outcome`) after
+//! the back-off; a failed connection or a reply that is neither is retried
+//! too. Any other answer drops the request. The back-off stops growing at
+//! [`BACKOFF_MAX`], and a request one signal's collector accepts ends the
+//! other signals' back-offs at once (they mostly share one collector), so
+//! the export resumes within seconds of a collector's return.
 //!
 //! On the stop, [`Exporter::flush`] sends each signal's last request at
 //! once (the last snapshot, the spans and log records not yet drained),
@@ -60,19 +63,34 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-/// Encoded requests kept per signal while its collector does not take
-/// them: at the default interval, eight minutes of metrics; forty seconds
-/// of spans or log records.
-const QUEUE_MAX: usize = 8;
+/// Encoded requests kept per signal (metrics, traces, logs) while its
+/// collector does not take them, at most; [`QUEUE_BYTES`] bounds them too,
+/// and whichever bound is reached first drops the oldest. Metrics: one
+/// request per `otel.metrics.interval`, whose counters are cumulative, so
+/// the newest request alone still carries every count; 8 are eight
+/// minutes at the default interval only while a request is small (a few
+/// hundred VIPs): one is 1.75 MB at 1,000 VIPs, and the bytes then keep
+/// one, the newest. Spans and log records: one request per
+/// [`SPAN_INTERVAL`], so 64 are 5 min 20 s of them, unless the bytes run
+/// out first (a request of a busy 5 s of route churn, or of the start's
+/// one line per VIP, is tens to hundreds of KB).
+const QUEUE_MAX: [usize; 3] = [8, 64, 64];
 /// Bytes of encoded requests kept per signal, at most (the newest is kept
 /// whatever its size): a router's memory, not the collector, sets the
-/// bound, 4 MiB for the three. Metrics' requests grow with the VIPs (1.75
-/// MB at 1,000); a drain of spans (`spans::SPANS_MAX`) or log records (512) is a
-/// few hundred KB at most.
-const QUEUE_BYTES: [usize; 3] = [3 << 20, 768 << 10, 256 << 10];
-/// The first wait after a failure; it doubles up to [`BACKOFF_MAX`].
+/// bound, 4 MiB for the three.
+const QUEUE_BYTES: [usize; 3] = [2 << 20, 1 << 20, 1 << 20];
+/// The first wait after a failure; it doubles up to [`BACKOFF_MAX`]. Each
+/// wait is drawn between half of it and all of it (the jitter OTLP asks
+/// for: routers that export to one collector do not all try again at the
+/// same instant when it comes back).
 const BACKOFF_MIN: Duration = Duration::from_secs(1);
-const BACKOFF_MAX: Duration = Duration::from_secs(120);
+/// The longest wait between two tries of a collector that does not answer
+/// or asks for a retry without a `Retry-After`: the export resumes at most
+/// this long after the collector is back (plus one attempt's time). A try
+/// of a collector that is down costs a refused connection, so 5 s costs
+/// nothing worth a longer wait (which left a 90 s outage unexported for
+/// 40 s more when the back-off doubled up to two minutes).
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
 /// The longest `Retry-After` honoured: a collector asking for more is
 /// asked again after this.
 const RETRY_AFTER_MAX: Duration = Duration::from_secs(600);
@@ -216,25 +234,27 @@ pub(crate) fn start(cfg: &RunConfig, ctl: ControlHandle) -> Option<Exporter> {
 struct Queue {
     items: VecDeque<(u64, Arc<Vec<u8>>)>,
     next: u64,
-    /// This signal's share of the bytes, [`QUEUE_BYTES`].
-    bytes_max: usize,
+    /// Its signal, the index of its bounds in [`QUEUE_MAX`] and
+    /// [`QUEUE_BYTES`].
+    signal: usize,
 }
 
 impl Queue {
-    fn new(bytes_max: usize) -> Queue {
+    fn new(signal: usize) -> Queue {
         Queue {
-            items: VecDeque::with_capacity(QUEUE_MAX),
+            items: VecDeque::new(),
             next: 0,
-            bytes_max,
+            signal,
         }
     }
 
     fn push(&mut self, body: Vec<u8>) {
         // Bounded in count and in bytes (a metrics request grows with the
         // VIPs: at 10,000 of them it is megabytes); the newest always stays.
+        let i = self.signal;
         let mut bytes: usize = self.items.iter().map(|(_, b)| b.len()).sum();
         while !self.items.is_empty()
-            && (self.items.len() >= QUEUE_MAX || bytes + body.len() > self.bytes_max)
+            && (self.items.len() >= QUEUE_MAX[i] || bytes + body.len() > QUEUE_BYTES[i])
         {
             if let Some((_, b)) = self.items.pop_front() {
                 bytes -= b.len();
@@ -260,22 +280,42 @@ impl Queue {
     }
 }
 
-/// One signal's way out: its collector, its queue, and the wake-up its
-/// sender waits for while the queue is empty.
+/// One signal's way out: its collector, its queue, the wake-up its
+/// sender waits for while the queue is empty, and the one that ends its
+/// back-off when another signal's collector accepted a request.
 struct Lane {
     sink: Sink,
     queue: RefCell<Queue>,
     wake: (chan::Tx<()>, chan::Rx<()>),
+    kick: (chan::Tx<()>, chan::Rx<()>),
 }
 
 impl Lane {
-    fn new(sink: Sink, bytes_max: usize) -> Lane {
+    fn new(sink: Sink, signal: usize) -> Lane {
         Lane {
             sink,
-            queue: RefCell::new(Queue::new(bytes_max)),
+            queue: RefCell::new(Queue::new(signal)),
             // One wake-up is as good as many: the sender looks at the
             // queue, not at the count.
             wake: chan::bounded(1),
+            kick: chan::bounded(1),
+        }
+    }
+
+    /// Waits `wait` before the next try; a back-off (`kickable`) ends
+    /// early when another signal's collector accepts a request, a
+    /// collector's `Retry-After` does not.
+    async fn pause(&self, wait: Duration, kickable: bool) {
+        // A kick from before this failure says nothing about the collector
+        // now.
+        while self.kick.1.try_recv().is_ok() {}
+        if kickable {
+            smol::future::or(crate::rt::sleep(wait), async {
+                let _ = self.kick.1.recv().await;
+            })
+            .await;
+        } else {
+            crate::rt::sleep(wait).await;
         }
     }
 
@@ -287,8 +327,9 @@ impl Lane {
     /// Sends the queue's oldest request until it is accepted or refused,
     /// waiting its own back-off between tries, for as long as the exporter
     /// runs. Every signal has one of these: a collector that is down or
-    /// refuses one signal holds up only that signal's requests.
-    async fn deliver(&self) {
+    /// refuses one signal holds up only that signal's requests; one that
+    /// accepts a request ends the back-off of the others (`lanes`).
+    async fn deliver(&self, lanes: &[Option<Lane>; 3]) {
         let url = &self.sink.target.url;
         let mut backoff = BACKOFF_MIN;
         // Only the first failure of a run of them is logged at warn level,
@@ -315,10 +356,15 @@ impl Lane {
                         failing = false;
                         log::info!("otel: {url} accepts exports again");
                     }
+                    // A collector answers: the signals that wait for one (the
+                    // same, mostly) try again now, not at their back-off's end.
+                    for l in lanes.iter().flatten() {
+                        let _ = l.kick.0.try_send(());
+                    }
                 }
                 Outcome::Retry(after, why) => {
                     count(|v| v.failed = v.failed.saturating_add(1));
-                    let wait = after.map_or(backoff, |a| a.min(RETRY_AFTER_MAX));
+                    let wait = after.map_or_else(|| jitter(backoff), |a| a.min(RETRY_AFTER_MAX));
                     backoff = (backoff * 2).min(BACKOFF_MAX);
                     if !failing {
                         failing = true;
@@ -328,7 +374,7 @@ impl Lane {
                             "otel: export to {url} failed again: {why}; next try in {wait:?}"
                         );
                     }
-                    crate::rt::sleep(wait).await;
+                    self.pause(wait, after.is_none()).await;
                 }
                 Outcome::Refused(why) => {
                     self.queue.borrow_mut().remove(seq);
@@ -341,6 +387,18 @@ impl Lane {
             }
         }
     }
+}
+
+/// A wait between half of `backoff` and all of it, to the millisecond,
+/// drawn from the clock's nanoseconds (spread over routers, not secret; in
+/// integers: no float code for it on soft-float CPUs).
+fn jitter(backoff: Duration) -> Duration {
+    let half = backoff / 2;
+    let nanos = SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let ms = u32::try_from(half.as_millis()).unwrap_or(u32::MAX);
+    half + Duration::from_millis(u64::from(nanos % ms.saturating_add(1)))
 }
 
 /// When the next metrics export and the next drain of the span and log
@@ -443,7 +501,7 @@ fn logs_request(
 
 async fn run(sinks: [Option<Sink>; 3], service: String, interval: Duration, ctl: ControlHandle) {
     let [m, t, l] = sinks;
-    let lane = |s: Option<Sink>, signal: usize| s.map(|s| Lane::new(s, QUEUE_BYTES[signal]));
+    let lane = |s: Option<Sink>, signal: usize| s.map(|s| Lane::new(s, signal));
     let lanes = [lane(m, METRICS), lane(t, TRACES), lane(l, LOGS)];
     let mut ticks = Ticks {
         metrics: lanes[METRICS].as_ref().map(|_| Instant::now() + interval),
@@ -463,17 +521,17 @@ async fn run(sinks: [Option<Sink>; 3], service: String, interval: Duration, ctl:
     smol::future::or(
         tick,
         smol::future::or(
-            deliver(m.as_ref()),
-            smol::future::or(deliver(t.as_ref()), deliver(l.as_ref())),
+            deliver(m.as_ref(), &lanes),
+            smol::future::or(deliver(t.as_ref(), &lanes), deliver(l.as_ref(), &lanes)),
         ),
     )
     .await;
 }
 
 /// A signal's sender, or nothing for a signal that is off.
-async fn deliver(lane: Option<&Lane>) {
+async fn deliver(lane: Option<&Lane>, lanes: &[Option<Lane>; 3]) {
     match lane {
-        Some(l) => l.deliver().await,
+        Some(l) => l.deliver(lanes).await,
         None => std::future::pending().await,
     }
 }
@@ -485,22 +543,76 @@ mod tests {
     #[test]
     fn a_queue_drops_its_oldest_by_count_and_by_bytes() {
         let before = stats();
-        let mut q = Queue::new(QUEUE_BYTES[TRACES]);
-        for i in 0..QUEUE_MAX + 3 {
+        let max = QUEUE_MAX[TRACES];
+        let mut q = Queue::new(TRACES);
+        for i in 0..max + 3 {
             q.push(vec![i as u8]);
         }
-        assert_eq!(q.items.len(), QUEUE_MAX);
+        assert_eq!(q.items.len(), max);
         assert_eq!(q.items.front().map(|(s, _)| *s), Some(3));
         assert_eq!(stats().dropped - before.dropped, 3);
-        assert_eq!(stats().queued - before.queued, QUEUE_MAX as u32);
+        assert_eq!(stats().queued - before.queued, max as u32);
         // One request larger than the signal's bytes: it alone stays.
         q.push(vec![0; QUEUE_BYTES[TRACES] + 1]);
         assert_eq!(q.items.len(), 1);
-        assert_eq!(stats().dropped - before.dropped, 3 + QUEUE_MAX as u32);
+        assert_eq!(stats().dropped - before.dropped, 3 + max as u32);
         // The one in flight may be gone already; removing it is harmless.
         q.remove(3);
-        q.remove(QUEUE_MAX as u64 + 3);
+        q.remove(max as u64 + 3);
         assert!(q.items.is_empty());
         assert_eq!(stats().queued, before.queued);
+    }
+
+    /// A back-off ends when another signal's collector accepts a request;
+    /// a kick from before the failure does not cut it short, nor does one
+    /// cut a collector's `Retry-After`.
+    #[test]
+    fn a_success_of_another_signal_ends_a_back_off() {
+        let target = pathosd_core::config::run::OtlpTarget {
+            transport: pathosd_core::config::run::Transport::Http { tls: false },
+            collector: crate::config::target::HostPort {
+                host: crate::config::target::Host::Ip(std::net::Ipv4Addr::LOCALHOST.into()),
+                port: 9,
+            },
+            path: "/v1/metrics".into(),
+            url: "http://127.0.0.1:9/v1/metrics".into(),
+            insecure: false,
+            headers: Vec::new(),
+        };
+        let lane = Lane::new(sink(&target).expect("a plain sink"), METRICS);
+        smol::block_on(async {
+            let _ = lane.kick.0.try_send(());
+            let t = Instant::now();
+            lane.pause(Duration::from_millis(300), true).await;
+            assert!(
+                t.elapsed() >= Duration::from_millis(290),
+                "a stale kick ended it"
+            );
+            let kicked = async {
+                async_io::Timer::after(Duration::from_millis(50)).await;
+                let _ = lane.kick.0.try_send(());
+            };
+            let t = Instant::now();
+            smol::future::zip(lane.pause(Duration::from_secs(30), true), kicked).await;
+            assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+            let kicked = async {
+                async_io::Timer::after(Duration::from_millis(50)).await;
+                let _ = lane.kick.0.try_send(());
+            };
+            let t = Instant::now();
+            smol::future::zip(lane.pause(Duration::from_millis(400), false), kicked).await;
+            assert!(
+                t.elapsed() >= Duration::from_millis(390),
+                "a Retry-After was cut short"
+            );
+        });
+    }
+
+    #[test]
+    fn the_jitter_stays_within_half_and_all_of_the_back_off() {
+        for _ in 0..100 {
+            let j = jitter(BACKOFF_MAX);
+            assert!((BACKOFF_MAX / 2..=BACKOFF_MAX).contains(&j), "{j:?}");
+        }
     }
 }
