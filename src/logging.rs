@@ -71,8 +71,16 @@ static RELOADED_LEVEL: AtomicUsize = AtomicUsize::new(usize::MAX);
 static OTEL_LEVEL: AtomicUsize = AtomicUsize::new(OTEL_OFF);
 const OTEL_OFF: usize = usize::MAX;
 const OTEL_CONSOLE: usize = usize::MAX - 1;
-/// Records kept for the exporter between two drains: the oldest go first.
-const OTEL_MAX: usize = 512;
+/// Records kept for the exporter between two drains, at the least: the
+/// oldest go first.
+const OTEL_MIN: usize = 512;
+/// Records kept between two drains now: [`OTEL_MIN`] and one per VIP and
+/// per check ([`otel_room`]). One step of the owner, which the exporter
+/// cannot drain in the middle of, logs up to a line per VIP or check (the
+/// start, or a backend every VIP shares going down): a fixed 512 lost a
+/// hundred of the start's lines at 1,000 VIPs. A record is its line and
+/// 48 bytes, and the buffer is emptied every 5 s.
+static OTEL_MAX: AtomicUsize = AtomicUsize::new(OTEL_MIN);
 
 /// One record copied for OTLP.
 pub(crate) struct OtelRecord {
@@ -126,6 +134,12 @@ pub(crate) fn set_otel(on: bool, level: Option<LevelFilter>) {
     log::set_max_level(console.max(otel_level(console)));
 }
 
+/// Sizes the OTLP copy for `lines` more lines than [`OTEL_MIN`]: the
+/// VIPs and checks of the configuration running.
+pub(crate) fn otel_room(lines: usize) {
+    OTEL_MAX.store(OTEL_MIN.saturating_add(lines), Ordering::Relaxed);
+}
+
 /// The records kept since the last call, oldest first.
 pub(crate) fn take_otel() -> std::collections::VecDeque<OtelRecord> {
     OTEL_BUF
@@ -156,7 +170,7 @@ impl Logger {
         };
         match OTEL_BUF.try_lock() {
             Ok(mut b) => {
-                if b.len() >= OTEL_MAX {
+                if b.len() >= OTEL_MAX.load(Ordering::Relaxed) {
                     b.pop_front();
                     OTEL_DROPPED.fetch_add(1, Ordering::Relaxed);
                 }
@@ -310,7 +324,7 @@ mod tests {
             level: LevelFilter::Error,
         };
         set_otel(true, Some(LevelFilter::Warn));
-        let rec = |level, target, msg| {
+        let rec = |level: Level, target: &str, msg: &str| {
             logger.log(
                 &Record::builder()
                     .level(level)
@@ -322,8 +336,30 @@ mod tests {
         rec(Level::Info, "pathosd::daemon::owner", "below");
         rec(Level::Warn, "pathosd::daemon::owner", "at");
         rec(Level::Error, "pathosd::daemon::otel", "own");
-        let got: Vec<String> = take_otel().into_iter().map(|r| r.body).collect();
+        // Other tests log through loggers of their own meanwhile, into the
+        // same buffer: only this test's records are looked at.
+        let ours = ["below", "at", "own"];
+        let got: Vec<String> = take_otel()
+            .into_iter()
+            .map(|r| r.body)
+            .filter(|b| ours.contains(&b.as_str()))
+            .collect();
         assert_eq!(got, ["at"]);
+        // Room for a line per VIP and check: a start's 1,000 lines are all
+        // kept until the drain; with none, the oldest go past 512.
+        let burst = |n: usize| {
+            for i in 0..n {
+                rec(Level::Warn, "pathosd::daemon::owner", &format!("burst {i}"));
+            }
+            take_otel()
+                .into_iter()
+                .filter(|r| r.body.starts_with("burst "))
+                .count()
+        };
+        otel_room(1000);
+        assert_eq!(burst(1000), 1000);
+        otel_room(0);
+        assert!(burst(1000) <= OTEL_MIN);
         set_otel(false, None);
         rec(Level::Error, "pathosd::daemon::owner", "off");
         assert!(take_otel().is_empty());

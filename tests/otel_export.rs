@@ -601,32 +601,74 @@ fn traces_have_a_span_per_check_result_and_per_route_change() {
     api_is_prompt(&d);
 }
 
+/// 600 tcp-checked VIPs come up within a second of the start, a line
+/// each, before the first drain (5 s after the start): every one of them
+/// arrives, none is dropped (a buffer of 512 records dropped the oldest
+/// hundred of them).
 #[test]
 fn log_records_at_or_above_otel_level_are_exported_and_none_below() {
+    const VIPS: usize = 600;
     let ip = support::test_ip(110);
     let port = support::free_tcp_port(ip);
     let mut rx = Receiver_::start(ip, port, "ok");
     let otel = json!({"endpoint": format!("http://{ip}:{port}"), "service_name": "edge-1",
                       "metrics": {"enabled": false}, "traces": {"enabled": false}});
-    let vips = json!([{"name": "web", "prefix": "10.9.9.3/32", "always": true}]);
-    let d = daemon_with(111, otel, vips);
+    // The backend: accepts and closes, until the test ends.
+    let backend = std::net::TcpListener::bind((support::test_ip(113), 0)).expect("bind");
+    let backend_addr = backend.local_addr().expect("address");
+    std::thread::spawn(move || {
+        for c in backend.incoming() {
+            drop(c);
+        }
+    });
+    let vips: Vec<Value> = (0..VIPS)
+        .map(|i| {
+            json!({"name": format!("v{i}"), "prefix": format!("10.111.{}.{}/32", i / 256, i % 256),
+                   "check": {"type": "tcp", "interval": "1s", "timeout": "900ms", "rise": 1,
+                             "tcp": {"host": backend_addr.ip().to_string(),
+                                     "port": backend_addr.port()}}})
+        })
+        .collect();
+    let d = daemon_with(111, otel, Value::Array(vips));
+    let announced = |records: &[Value]| {
+        records
+            .iter()
+            .filter(|r| {
+                r["body"]
+                    .as_str()
+                    .is_some_and(|b| b.starts_with("vip v") && b.contains("-> announced"))
+            })
+            .count()
+    };
     let end = Instant::now() + Duration::from_secs(20);
     let mut records: Vec<Value> = Vec::new();
     while !records.iter().any(|r| {
         r["body"]
             .as_str()
             .is_some_and(|b| b.contains("sending End-of-RIB"))
-    }) {
+    }) || announced(&records) < VIPS
+    {
         let left = end.saturating_duration_since(Instant::now());
         let line = (!left.is_zero()).then(|| rx.next(left)).flatten();
         let Some(line) = line else {
-            panic!("no End-of-RIB line: {records:#?}\n{}", d.log());
+            panic!(
+                "no End-of-RIB line or not every VIP's ({} of {VIPS}): {} records, {:?} dropped",
+                announced(&records),
+                records.len(),
+                metric(&d, "pathosd_otel_logs_dropped_total")
+            );
         };
         let req: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
         assert_eq!(req["path"], "/v1/logs");
         assert_eq!(req["resource"]["service.name"], "edge-1");
         records.extend(req["records"].as_array().cloned().unwrap_or_default());
     }
+    assert_eq!(announced(&records), VIPS);
+    assert_eq!(
+        metric(&d, "pathosd_otel_logs_dropped_total"),
+        Some(0.0),
+        "log records dropped"
+    );
     let eor = records
         .iter()
         .find(|r| {

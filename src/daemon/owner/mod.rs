@@ -147,6 +147,7 @@ async fn async_main(opts: Options, cfg: RunConfig) -> i32 {
         results: result_rx,
     };
     let drain_any = state.drain_files().next().is_some();
+    log_room(&state);
     let mut owner = Owner {
         opts,
         state,
@@ -468,6 +469,13 @@ impl Owner {
         };
         self.state.snapshot(scope, now, live)
     }
+}
+
+/// Room in the log records' copy for OTLP for a line per VIP and per check
+/// (`logging::otel_room`): what one step may log.
+fn log_room(state: &State<TriggerReply>) {
+    let vips = state.engine().vips();
+    crate::logging::otel_room(vips.iter().map(|s| 1 + s.checks.len()).sum());
 }
 
 /// How long the exit waits for ubusd to take the last events (its answer to

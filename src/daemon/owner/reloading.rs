@@ -127,6 +127,7 @@ impl Owner {
             self.otel = crate::daemon::otel::start(new, self.ctl.clone());
         }
         self.drain_any = self.state.drain_files().next().is_some();
+        super::log_room(&self.state);
         not_applied
     }
 }
