@@ -5,7 +5,8 @@
 
 use pathosd::api::control::{ApiError, Control, ControlHandle, TriggerOutcome};
 use pathosd::api::model::{
-    CheckView, MsgCounts, PeerView, PoolView, ReloadRecord, ReloadResult, Snapshot, VipView,
+    CheckView, MsgCounts, OtelSignal, OtelView, PeerView, PoolView, ReloadRecord, ReloadResult,
+    Snapshot, VipView,
 };
 use pathosd::check::CheckResult;
 use std::collections::HashMap;
@@ -219,7 +220,31 @@ pub fn snapshot() -> Snapshot {
             wait_sum: 1.25,
             wait_count: 41,
         },
-        otel: None,
+        // Metrics to a collector that is down (the next try in 2.5 s),
+        // traces accepted, logs not exported.
+        otel: Some(OtelView {
+            exported: 12,
+            failed: 3,
+            dropped: 1,
+            queued: 2,
+            spans_dropped: 0,
+            logs_dropped: 0,
+            signals: [
+                Some(OtelSignal {
+                    endpoint: "http://192.0.2.10:4318/v1/metrics".into(),
+                    queued: 2,
+                    last_error: Some("connect: connection refused".into()),
+                    next_try_in: Some(Duration::from_millis(2500)),
+                }),
+                Some(OtelSignal {
+                    endpoint: "http://192.0.2.10:4318/v1/traces".into(),
+                    queued: 0,
+                    last_error: None,
+                    next_try_in: None,
+                }),
+                None,
+            ],
+        }),
         page: None,
     }
 }

@@ -242,11 +242,13 @@ fn every_family_of_metrics_arrives_with_its_values() {
 
 /// A collector down for 35 s, exported to every second: the queue keeps 8
 /// requests and drops the oldest (counted), so memory stays bounded; the
-/// API answers at once throughout. When the collector is back, the first
-/// export arrives within 10 s: the back-off stops growing at 5 s. (It
-/// doubled up to two minutes: the tries 1, 3, 7, 15, 31 and 63 s after
-/// the first failure left 28 s between this return and the next try, and
-/// after the soak's 90 s outage, 41 s.) Then the queue empties.
+/// API answers at once throughout, and /status shows what the exporter is
+/// doing (the queue, the failure, the next try a few seconds away). When
+/// the collector is back, the first export arrives within 10 s: the
+/// back-off stops growing at 5 s. (It doubled up to two minutes: the tries
+/// 1, 3, 7, 15, 31 and 63 s after the first failure left 28 s between
+/// this return and the next try, and after the soak's 90 s outage, 41 s.)
+/// Then the queue empties.
 #[test]
 fn a_collector_down_then_back_gets_the_queued_metrics_within_seconds() {
     const DOWN: Duration = Duration::from_secs(35);
@@ -278,6 +280,36 @@ fn a_collector_down_then_back_gets_the_queued_metrics_within_seconds() {
         grown < 2048,
         "RSS grew by {grown} KiB while the collector was down"
     );
+    // Where the rest of the daemon's state is: /status (and ubus status,
+    // the same document).
+    let status: Value =
+        serde_json::from_str(&d.get("/status").expect("/status").body).expect("/status is JSON");
+    let o = &status["otel"];
+    let m = &o["metrics"];
+    assert_eq!(
+        m["endpoint"],
+        format!("http://{ip}:{port}/v1/metrics"),
+        "{o:#}"
+    );
+    assert!(
+        m["last_error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{o:#}"
+    );
+    assert!(
+        (1..=8).contains(&m["queued"].as_u64().unwrap_or(0)),
+        "{o:#}"
+    );
+    assert!(o["dropped"].as_u64() >= Some(20), "{o:#}");
+    assert!(o["failed"].as_u64() >= Some(5), "{o:#}");
+    assert!(o["traces"].is_null() && o["logs"].is_null(), "{o:#}");
+    // Between two tries the next one is a few seconds away (null while a
+    // try is under way).
+    let next = support::poll(Duration::from_secs(6), || {
+        let s: Value = serde_json::from_str(&d.get("/status")?.body).ok()?;
+        s["otel"]["metrics"]["next_try_in_ms"].as_u64()
+    })
+    .unwrap_or_else(|| panic!("no next try in /status: {o:#}"));
+    assert!(next <= 5000, "next try in {next} ms");
     let mut rx = Receiver_::start(ip, port, "ok");
     let back = Instant::now();
     let req = rx.request(RESUME);
@@ -313,6 +345,14 @@ fn a_collector_down_then_back_gets_the_queued_metrics_within_seconds() {
         "{}",
         d.log()
     );
+    let status: Value =
+        serde_json::from_str(&d.get("/status").expect("/status").body).expect("/status is JSON");
+    assert!(
+        status["otel"]["metrics"]["last_error"].is_null(),
+        "{:#}",
+        status["otel"]
+    );
+    assert!(status["otel"]["exported"].as_u64() >= Some(8));
 }
 
 #[test]

@@ -37,6 +37,10 @@
 //! other signals' back-offs at once (they mostly share one collector), so
 //! the export resumes within seconds of a collector's return.
 //!
+//! What each signal is doing (its queue, its last failure, its next try)
+//! is in [`stats`], for /status, ubus `status` and LuCI as well as
+//! /metrics.
+//!
 //! On the stop, [`Exporter::flush`] sends each signal's last request at
 //! once (the last snapshot, the spans and log records not yet drained),
 //! within the owner's bound.
@@ -56,7 +60,7 @@ use transport::{send, sink, Outcome, Sink};
 use crate::api::control::ControlHandle;
 use crate::chan;
 use crate::config::run::RunConfig;
-use pathosd_core::api::model::{OtelView, Scope};
+use pathosd_core::api::model::{OtelSignal, OtelView, Scope, OTEL_SIGNALS};
 use pathosd_core::api::otlp;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -102,21 +106,46 @@ const SPAN_INTERVAL: Duration = Duration::from_secs(5);
 
 thread_local! {
     // The exporter and the owner run on the daemon's one thread.
-    static STATS: Cell<OtelView> = const { Cell::new(OtelView { exported: 0, failed: 0, dropped: 0, queued: 0, spans_dropped: 0, logs_dropped: 0 }) };
+    static STATS: RefCell<OtelView> = const { RefCell::new(OtelView {
+        exported: 0, failed: 0, dropped: 0, queued: 0, spans_dropped: 0, logs_dropped: 0,
+        signals: [None, None, None],
+    }) };
+    /// When each signal tries again, while it waits to.
+    static NEXT_TRY: Cell<[Option<Instant>; 3]> = const { Cell::new([None; 3]) };
 }
 
-/// The exporter's counters, for /metrics.
+/// The exporter's counters and each signal's state, for /metrics and
+/// /status.
 pub(crate) fn stats() -> OtelView {
-    let mut v = STATS.with(Cell::get);
+    let mut v = STATS.with(|s| s.borrow().clone());
     v.logs_dropped = crate::logging::otel_dropped();
+    let now = Instant::now();
+    for (s, at) in v.signals.iter_mut().zip(NEXT_TRY.with(Cell::get)) {
+        if let Some(s) = s {
+            s.next_try_in = at.map(|at| at.saturating_duration_since(now));
+        }
+    }
     v
 }
 
 fn count(f: impl FnOnce(&mut OtelView)) {
-    STATS.with(|s| {
-        let mut v = s.get();
-        f(&mut v);
-        s.set(v);
+    STATS.with(|s| f(&mut s.borrow_mut()));
+}
+
+/// Changes what /status shows of one signal.
+fn set_signal(i: usize, f: impl FnOnce(&mut OtelSignal)) {
+    count(|v| {
+        if let Some(s) = &mut v.signals[i] {
+            f(s);
+        }
+    });
+}
+
+fn next_try(i: usize, at: Option<Instant>) {
+    NEXT_TRY.with(|n| {
+        let mut a = n.get();
+        a[i] = at;
+        n.set(a);
     });
 }
 
@@ -205,12 +234,21 @@ pub(crate) fn start(cfg: &RunConfig, ctl: ControlHandle) -> Option<Exporter> {
     if metrics.is_none() && traces.is_none() && logs.is_none() {
         return None;
     }
-    // A new exporter (a reload) starts with an empty queue; the counters
+    // A new exporter (a reload) starts with empty queues; the counters
     // go on, cumulative since the daemon's start.
-    count(|v| v.queued = 0);
     let sinks = [metrics, traces, logs];
+    count(|v| {
+        v.queued = 0;
+        v.signals = sinks.clone().map(|s| {
+            s.map(|s| OtelSignal {
+                endpoint: s.target.url.clone(),
+                ..OtelSignal::default()
+            })
+        });
+    });
+    NEXT_TRY.with(|n| n.set([None; 3]));
     // One line per signal, from one call site.
-    for (name, s) in ["metrics", "traces", "logs"].iter().zip(&sinks) {
+    for (name, s) in OTEL_SIGNALS.iter().zip(&sinks) {
         if let Some(s) = s {
             log::info!("otel: exporting {name} to {}", s.target.url);
         }
@@ -259,14 +297,11 @@ impl Queue {
             if let Some((_, b)) = self.items.pop_front() {
                 bytes -= b.len();
             }
-            count(|v| {
-                v.dropped = v.dropped.saturating_add(1);
-                v.queued = v.queued.saturating_sub(1);
-            });
+            count(|v| v.dropped = v.dropped.saturating_add(1));
         }
         self.items.push_back((self.next, Arc::new(body)));
         self.next += 1;
-        count(|v| v.queued = v.queued.saturating_add(1));
+        self.counted();
     }
 
     /// Removes the request numbered `seq` if it is still queued: it was
@@ -275,8 +310,18 @@ impl Queue {
     fn remove(&mut self, seq: u64) {
         if self.items.front().is_some_and(|(s, _)| *s == seq) {
             self.items.pop_front();
-            count(|v| v.queued = v.queued.saturating_sub(1));
+            self.counted();
         }
+    }
+
+    /// The queue's length, in its signal's state and in the total.
+    fn counted(&self) {
+        let n = u32::try_from(self.items.len()).unwrap_or(u32::MAX);
+        count(|v| {
+            let was = v.signals[self.signal].as_ref().map_or(0, |s| s.queued);
+            v.queued = v.queued.saturating_sub(was).saturating_add(n);
+        });
+        set_signal(self.signal, |s| s.queued = n);
     }
 }
 
@@ -309,6 +354,8 @@ impl Lane {
         // A kick from before this failure says nothing about the collector
         // now.
         while self.kick.1.try_recv().is_ok() {}
+        let signal = self.queue.borrow().signal;
+        next_try(signal, Some(Instant::now() + wait));
         if kickable {
             smol::future::or(crate::rt::sleep(wait), async {
                 let _ = self.kick.1.recv().await;
@@ -317,6 +364,7 @@ impl Lane {
         } else {
             crate::rt::sleep(wait).await;
         }
+        next_try(signal, None);
     }
 
     fn push(&self, body: Vec<u8>) {
@@ -331,6 +379,7 @@ impl Lane {
     /// accepts a request ends the back-off of the others (`lanes`).
     async fn deliver(&self, lanes: &[Option<Lane>; 3]) {
         let url = &self.sink.target.url;
+        let signal = self.queue.borrow().signal;
         let mut backoff = BACKOFF_MIN;
         // Only the first failure of a run of them is logged at warn level,
         // and the recovery once: a collector down for a day writes two lines.
@@ -352,6 +401,7 @@ impl Lane {
                     self.queue.borrow_mut().remove(seq);
                     backoff = BACKOFF_MIN;
                     count(|v| v.exported = v.exported.saturating_add(1));
+                    set_signal(signal, |s| s.last_error = None);
                     if failing {
                         failing = false;
                         log::info!("otel: {url} accepts exports again");
@@ -374,6 +424,7 @@ impl Lane {
                             "otel: export to {url} failed again: {why}; next try in {wait:?}"
                         );
                     }
+                    set_signal(signal, |s| s.last_error = Some(why));
                     self.pause(wait, after.is_none()).await;
                 }
                 Outcome::Refused(why) => {
@@ -383,6 +434,7 @@ impl Lane {
                         v.dropped = v.dropped.saturating_add(1);
                     });
                     log::warn!("otel: {url} refused an export: {why}; dropped");
+                    set_signal(signal, |s| s.last_error = Some(why));
                 }
             }
         }
@@ -542,6 +594,7 @@ mod tests {
 
     #[test]
     fn a_queue_drops_its_oldest_by_count_and_by_bytes() {
+        count(|v| v.signals[TRACES] = Some(OtelSignal::default()));
         let before = stats();
         let max = QUEUE_MAX[TRACES];
         let mut q = Queue::new(TRACES);
@@ -552,6 +605,10 @@ mod tests {
         assert_eq!(q.items.front().map(|(s, _)| *s), Some(3));
         assert_eq!(stats().dropped - before.dropped, 3);
         assert_eq!(stats().queued - before.queued, max as u32);
+        assert_eq!(
+            stats().signals[TRACES].as_ref().map(|s| s.queued),
+            Some(max as u32)
+        );
         // One request larger than the signal's bytes: it alone stays.
         q.push(vec![0; QUEUE_BYTES[TRACES] + 1]);
         assert_eq!(q.items.len(), 1);
@@ -561,6 +618,7 @@ mod tests {
         q.remove(max as u64 + 3);
         assert!(q.items.is_empty());
         assert_eq!(stats().queued, before.queued);
+        assert_eq!(stats().signals[TRACES].as_ref().map(|s| s.queued), Some(0));
     }
 
     /// A back-off ends when another signal's collector accepts a request;

@@ -411,9 +411,10 @@ mod tests {
     }
 }
 
-/// The OTLP metrics exporter: requests by outcome since the daemon started
-/// (u32: one a second would take 136 years to wrap) and its queue now.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// The OTLP exporter: requests by outcome since the daemon started
+/// (u32: one a second would take 136 years to wrap), its queues now, and
+/// each signal's collector.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OtelView {
     /// Requests the collector accepted (2xx).
     pub exported: u32,
@@ -430,4 +431,23 @@ pub struct OtelView {
     /// Log records dropped before they were encoded: the oldest when the
     /// buffer was full, or one that found the buffer being drained.
     pub logs_dropped: u32,
+    /// Metrics, traces and logs ([`OTEL_SIGNALS`]): None for a signal
+    /// that is not exported.
+    pub signals: [Option<OtelSignal>; 3],
+}
+
+/// The names of [`OtelView::signals`], in order.
+pub const OTEL_SIGNALS: [&str; 3] = ["metrics", "traces", "logs"];
+
+/// One signal's way to its collector, now.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OtelSignal {
+    /// The collector's URL.
+    pub endpoint: String,
+    /// Requests waiting to be sent.
+    pub queued: u32,
+    /// Why the last attempt failed; None once one is accepted again.
+    pub last_error: Option<String>,
+    /// While the signal waits to try again: how long until it does.
+    pub next_try_in: Option<Duration>,
 }

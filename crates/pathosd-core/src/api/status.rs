@@ -6,7 +6,8 @@
 //! build: sorted keys are the "stable order".
 
 use super::model::{
-    CheckView, MsgCounts, PeerView, PoolView, ReloadRecord, Snapshot, VipKey, VipView,
+    CheckView, MsgCounts, OtelView, PeerView, PoolView, ReloadRecord, Snapshot, VipKey, VipView,
+    OTEL_SIGNALS,
 };
 use super::TriggerOutcome;
 use crate::check::CheckResult;
@@ -228,6 +229,7 @@ fn status_json_with(s: &Snapshot, vips: Value) -> Value {
             s.last_reload.as_ref().map(reload_json).into(),
         )
         .put("blocking_pool", pool_json(&s.blocking_pool))
+        .put("otel", s.otel.as_ref().map(otel_json).into())
         .done()
 }
 
@@ -408,6 +410,37 @@ pub(crate) fn pool_json(p: &PoolView) -> Value {
         .put("expired", p.expired.into())
         .put("queue_wait_ms", queue_wait_ms.into())
         .done()
+}
+
+/// `otel` of `/status` (null while nothing is exported): the exporter's
+/// counters, as in /metrics, and per signal (null when it is off) its
+/// collector, its queue, why its last attempt failed (null once one is
+/// accepted again) and, while it waits to try again, in how long.
+pub(crate) fn otel_json(o: &OtelView) -> Value {
+    let mut j = Obj::default()
+        .put("exported", o.exported.into())
+        .put("failed", o.failed.into())
+        .put("dropped", o.dropped.into())
+        .put("queued", o.queued.into())
+        .put("spans_dropped", o.spans_dropped.into())
+        .put("logs_dropped", o.logs_dropped.into());
+    for (name, s) in OTEL_SIGNALS.iter().zip(&o.signals) {
+        let v = s.as_ref().map(|s| {
+            Obj::default()
+                .put("endpoint", s.endpoint.clone().into())
+                .put("queued", s.queued.into())
+                .put("last_error", s.last_error.clone().into())
+                .put(
+                    "next_try_in_ms",
+                    s.next_try_in
+                        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+                        .into(),
+                )
+                .done()
+        });
+        j = j.put(name, v.into());
+    }
+    j.done()
 }
 
 /// `last_reload` of `/status`: `result` is "applied", "partially_applied"
