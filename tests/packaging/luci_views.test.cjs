@@ -929,6 +929,34 @@ function viewTests(label, src) {
 		assert.strictEqual(byClass(root, 'pathosd-reload-partial').length, 0);
 	});
 
+	test(label + 'status.js: the OTLP exporter\'s state per signal under the summary, and nothing while nothing is exported', async () => {
+		const otel = {
+			exported: 12, failed: 3, dropped: 1, queued: 2, spans_dropped: 0, logs_dropped: 0,
+			metrics: { endpoint: 'http://192.0.2.10:4318/v1/metrics', queued: 2,
+				last_error: 'connect: connection refused', next_try_in_ms: 2500 },
+			traces: { endpoint: 'http://192.0.2.10:4318/v1/traces', queued: 0, last_error: null, next_try_in_ms: null },
+			logs: null
+		};
+		const doc = Object.assign(JSON.parse(JSON.stringify(STATUS)), { otel });
+		const { env, root } = await renderStatus({ 'pathosd.status': doc });
+		const box = byClass(root, 'pathosd-otel');
+		assert.strictEqual(box.length, 1, text(root));
+		assert.ok(/OTLP export: 12 exported, 3 failed attempts, 1 dropped/.test(text(box[0])), text(box[0]));
+		const items = findAll(box[0], (n) => n.tag === 'li');
+		assert.deepStrictEqual(items.map(text), [
+			'Metrics \u2192 http://192.0.2.10:4318/v1/metrics: failing (connect: connection refused), next try in 3s, 2 requests queued',
+			'Traces \u2192 http://192.0.2.10:4318/v1/traces: accepted, 0 requests queued'
+		]);
+		assert.ok(hasClass(items[0], 'pathosd-otel-failing') && hasClass(items[1], 'pathosd-otel-ok'));
+		// Right under the summary.
+		const order = findAll(root, (n) => hasClass(n, 'pathosd-summary-box') || hasClass(n, 'pathosd-otel-box'));
+		assert.ok(hasClass(order[0], 'pathosd-summary-box') && hasClass(order[1], 'pathosd-otel-box'));
+
+		env.rpc.replies['pathosd.status'] = Object.assign(JSON.parse(JSON.stringify(STATUS)), { otel: null });
+		await env.poll.added[0].fn();
+		assert.strictEqual(byClass(root, 'pathosd-otel').length, 0);
+	});
+
 	test(label + 'status.js: read-only page (no Save/Apply/Reset)', async () => {
 		const { v } = await renderStatus();
 		assert.strictEqual(v.handleSave, null);

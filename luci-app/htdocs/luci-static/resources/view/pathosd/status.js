@@ -157,6 +157,32 @@ function renderReload(status) {
 	]);
 }
 
+/* The OTLP exporter (status.otel, null while nothing is exported): per
+ * signal, its collector, whether it takes the exports, the next try and
+ * the queue, as /status has them. */
+function renderOtel(status) {
+	var o = status ? status.otel : null;
+	var names = { metrics: _('Metrics'), traces: _('Traces'), logs: _('Logs') };
+
+	if (!o)
+		return E('div');
+
+	return E('div', { 'class': 'cbi-section pathosd-otel' }, [
+		E('p', [ _('OTLP export') + ': ' + _('%d exported, %d failed attempts, %d dropped')
+			.replace('%d', o.exported || 0).replace('%d', o.failed || 0).replace('%d', o.dropped || 0) ]),
+		E('ul', Object.keys(names).filter(function(k) { return o[k]; }).map(function(k) {
+			var s = o[k];
+
+			return E('li', { 'data-signal': k, 'class': s.last_error ? 'pathosd-otel-failing' : 'pathosd-otel-ok' }, [
+				names[k] + ' \u2192 ' + orDash(s.endpoint) + ': ' +
+				(s.last_error ? _('failing (%s)').replace('%s', s.last_error) : _('accepted')) +
+				(s.next_try_in_ms != null ? ', ' + _('next try in %s').replace('%s', formatDuration(Math.ceil(s.next_try_in_ms / 1000))) : '') +
+				', ' + N_(s.queued || 0, '%d request queued', '%d requests queued').replace('%d', s.queued || 0)
+			]);
+		}))
+	]);
+}
+
 /* A VIP that has never been announced is withdrawn whatever its
  * fail_action: lower_priority pessimizes only a VIP that was healthy once. */
 function neverHealthy(v) {
@@ -526,6 +552,7 @@ return view.extend({
 		}
 		dom.content(this.reloadNode, renderReload(status));
 		dom.content(this.summaryNode, this.renderSummary(status, svc));
+		dom.content(this.otelNode, renderOtel(status));
 		dom.content(this.pagerNode, this.renderPager(status));
 		cbi_update_table(this.peerTable, this.peerRows(status),
 			E('em', [ status ? _('No BGP neighbors configured') : _('No data') ]));
@@ -557,6 +584,7 @@ return view.extend({
 		this.noticeNode = E('div', { 'class': 'pathosd-notice' });
 		this.pagerNode = E('div', { 'class': 'pathosd-pager-box' });
 		this.enabled = data[2];
+		this.otelNode = E('div', { 'class': 'pathosd-otel-box' });
 
 		this.peerTable = this.table('pathosd-peers', [
 			_('Name'), _('Address'), _('AS'), _('State'), _('Required'),
@@ -589,6 +617,7 @@ return view.extend({
 			]),
 			this.reloadNode,
 			this.summaryNode,
+			this.otelNode,
 			this.noticeNode,
 			E('h3', [ _('BGP neighbors') ]),
 			E('div', { 'class': 'cbi-section' }, [ this.peerTable ]),
