@@ -123,12 +123,16 @@ fn one_thread_runs_sessions_checks_and_api() {
         let v = s.d.vip(v);
         assert!(v["checks"][0]["total_ok"].as_u64().unwrap_or(0) >= 5, "{v}");
     }
-    // The main thread's stack holds the owner's future (and each task's
-    // poll): the stop's large future is boxed, so the stack stays small
-    // (this debug build: about 0.2 MB; with the stop inline, 2.5 MB, all of
-    // it resident from start to end).
+    // The main thread's stack holds each task's poll, and all it ever
+    // touched stays resident: the owner's future and the stop's are on
+    // the heap and polled through a pointer, the exporter's start builds
+    // nothing large (here, with the export off, it only returns), so the
+    // stack stays small. This debug build: 200 KiB; 296 with the owner's
+    // future in `block_on`'s frame, the stop polled inline and the
+    // exporter's start building its 84 KB task on the stack; 2.5 MB with
+    // the stop's future inline.
     let stack = support::vm_kib(s.d.pid(), "VmStk");
-    assert!(stack < 1024, "main thread's stack: {stack} KiB");
+    assert!(stack <= 256, "main thread's stack: {stack} KiB");
 }
 
 /// The voluntary context switches of `pid`'s thread named `name` (the

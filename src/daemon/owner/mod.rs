@@ -20,7 +20,9 @@ use crate::chan::{unbounded, Signal, Tx};
 use crate::config::load::Format;
 use crate::config::{LogLevel, RunConfig};
 use smol::future::FutureExt;
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::time::{Duration, Instant, SystemTime};
 
 /// How `pathosd run` was invoked.
@@ -45,7 +47,18 @@ pub fn run(opts: Options, cfg: RunConfig) -> i32 {
         level,
         crate::logging::choose_sink(cfg.logging.syslog, cfg.logging.timestamps),
     );
-    crate::rt::block_on(async_main(opts, cfg))
+    crate::rt::block_on(main_task(opts, cfg))
+}
+
+/// The owner's future, on the heap and behind a pointer: `block_on` then
+/// holds a pointer, not the future, in its frame on the main thread's
+/// stack, and the executor's poll of it is a call, not the owner's whole
+/// poll inlined into its own frame. What the main thread's stack ever
+/// holds stays resident all the daemon's life (measured in
+/// docs/performance.md, "RSS with one VIP"; `tests/e2e_threads.rs` bounds it).
+#[inline(never)]
+fn main_task(opts: Options, cfg: RunConfig) -> Pin<Box<dyn Future<Output = i32>>> {
+    Box::pin(async_main(opts, cfg))
 }
 
 pub(super) fn level_filter(l: LogLevel) -> log::LevelFilter {
@@ -222,14 +235,21 @@ impl Owner {
                 Event::Signal(Signal(libc::SIGHUP)) => {
                     let _ = self.reload(now);
                 }
-                // The stop's future is large (the sessions' drain, the ubus
-                // flush, the last OTLP export: about 80 KB) and runs once:
-                // on the heap it is not part of the owner's future, which
-                // `block_on` keeps on the main thread's stack (inline, it
-                // cost 0.8 MB of that stack from start to end).
-                Event::Signal(_) => return Box::pin(self.shutdown(rx)).await,
+                // The stop's future runs once: on the heap and behind a
+                // pointer (`stop`) it is no part of the owner's future nor
+                // of the frame of the owner's poll, both on the main
+                // thread's stack from start to end (inline, its future cost
+                // 0.8 MB of that stack; boxed but polled inline, its last
+                // export's sends put 85 KB in the poll's frame).
+                Event::Signal(_) => return self.stop(rx).await,
             }
         }
+    }
+
+    /// [`Self::shutdown`]'s future, on the heap, polled through a pointer.
+    #[inline(never)]
+    fn stop<'a>(&'a mut self, rx: &'a Inbox) -> Pin<Box<dyn Future<Output = i32> + 'a>> {
+        Box::pin(self.shutdown(rx))
     }
 
     /// One step of the state, its effects carried out.
