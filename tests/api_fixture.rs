@@ -437,3 +437,114 @@ pub fn limits(ms: u64) -> pathosd::api::http::Limits {
         idle_timeout: d,
     }
 }
+
+/// `n` VIPs of every kind the renderers distinguish, made from their index
+/// alone (no clock, no randomness): states, drains, none to four checks of
+/// each type with and without detailed metrics and results, names that need
+/// escaping in JSON, Prometheus text and HTML, local address guards, and
+/// the fixture's peers with a route per VIP on the first (some with
+/// attributes only a few have). Large enough that every streamed answer
+/// takes many pieces.
+pub fn large_snapshot(n: usize) -> Snapshot {
+    use pathosd::bgp::types::{Community, LargeCommunity, Origin, PathAttrs};
+    let mut s = snapshot();
+    let kinds = ["http", "dns", "ping", "tcp", "udp", "grpc", "exec"];
+    s.vips = (0..n)
+        .map(|i| {
+            let state = ["announced", "withdrawn", "pessimized"][i % 3];
+            let name = match i % 11 {
+                0 => format!("v{i} \"q\" \\ <&'>\né"),
+                _ => format!("vip-{i:05}"),
+            };
+            let checks = (0..i % 5)
+                .map(|k| {
+                    let kind = kinds[(i + k) % kinds.len()];
+                    let r = match kind {
+                        "http" => CheckResult::pass("HTTP 200 OK").with("status_code", 200 + k),
+                        "dns" => CheckResult::pass("DNS OK")
+                            .with("answers", vec![format!("192.0.2.{k}")])
+                            .with("tcp", i % 2 == 0),
+                        "ping" => CheckResult::pass("3/3")
+                            .with("rtt_min_ms", 0.25 * k as f64)
+                            .with("rtt_avg_ms", 1.5)
+                            .with("rtt_max_ms", 3.0)
+                            .with("loss_ratio", 0.0),
+                        "exec" => CheckResult::fail("exit 3").with("exit_code", 3),
+                        _ => CheckResult::fail(format!("connect: refused \"{k}\"\n")),
+                    };
+                    let mut c = check(&format!("c{k}"), kind, r, k % 2 == 0, (i + k) % 3 == 0);
+                    c.last_time = Some(at(1_790_000_000 + i as u64));
+                    if (i + k) % 7 == 0 {
+                        // A check that has not run yet.
+                        c.last = None;
+                        c.last_time = None;
+                        c.last_transition = None;
+                    }
+                    c.total_ok = (i * 7 + k) as u32;
+                    c.duration_sum = i as f64 / 8.0;
+                    c
+                })
+                .collect::<Vec<_>>();
+            VipView {
+                name,
+                prefix: if i % 13 == 0 {
+                    format!("2001:db8::{i:x}/128")
+                } else {
+                    format!("10.{}.{}.{}/32", i / 65536, (i / 256) % 256, i % 256)
+                },
+                state,
+                healthy: i % 4 != 1,
+                drain_file: i % 6 == 2,
+                drain_api: i % 10 == 5,
+                as_path_prepend_base: (i % 4) as u8,
+                as_path_prepend: if state == "pessimized" { 3 } else { 0 },
+                communities: (0..i % 3).map(|c| format!("65001:{c}")).collect(),
+                large_communities: (0..i % 2).map(|c| format!("65001:{c}:{i}")).collect(),
+                flaps: (i % 9) as u32,
+                last_transition: (i % 8 != 0)
+                    .then(|| (at(1_790_000_000 + 3 * i as u64), format!("c0: reason {i}"))),
+                transitions: [(i % 3) as u32, (i % 5) as u32, (i % 2) as u32],
+                checks_policy: if i % 5 == 4 {
+                    "c0 || c1".into()
+                } else {
+                    "all".into()
+                },
+                local_address_assigned: match i % 17 {
+                    3 => Some(true),
+                    9 => Some(false),
+                    _ => None,
+                },
+                checks,
+            }
+        })
+        .collect();
+    s.peers[0].routes = (0..n)
+        .map(|i| {
+            let prefix = format!("10.{}.{}.{}/32", i / 65536, (i / 256) % 256, i % 256);
+            let attrs = PathAttrs {
+                origin: Origin::Igp,
+                as_path: vec![65001; 1 + i % 3],
+                next_hop: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)),
+                med: (i % 4 == 0).then_some(i as u32),
+                local_pref: (i % 5 == 0).then_some(100),
+                communities: (0..i % 3)
+                    .map(|c| Community(65001, 100 + c as u16))
+                    .collect(),
+                large_communities: (0..i % 2)
+                    .map(|c| LargeCommunity(65001, c as u32, 2))
+                    .collect(),
+            };
+            (prefix.parse().unwrap(), attrs)
+        })
+        .collect();
+    s.peers[0].routes.sort_by(|a, b| a.0.cmp(&b.0));
+    s
+}
+
+/// FNV-1a, 64 bits: pins a large rendering in a test without a file of
+/// megabytes (a mismatch says so; the fixture's pinned files give diffs).
+pub fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
