@@ -257,6 +257,8 @@ pub struct OwnerLog {
     pub max_in_flight: AtomicU32,
     pub triggers: AtomicU32,
     pub reloads: AtomicU32,
+    /// Pieces of streamed answers rendered.
+    pub renders: AtomicU32,
 }
 
 pub struct FakeOwner {
@@ -268,7 +270,8 @@ pub struct FakeOwner {
     /// `reload_not_applied`.
     pub reload_errors: Arc<Mutex<Vec<String>>>,
     pub reload_not_applied: Arc<Mutex<Vec<String>>>,
-    /// Called before each snapshot is answered, with how many were answered before.
+    /// Called before each snapshot (or streamed answer) is answered, with
+    /// how many were answered before.
     pub on_snapshot: Arc<Mutex<Option<SnapshotHook>>>,
 }
 
@@ -305,6 +308,20 @@ pub fn start_owner(probe_time: Duration) -> FakeOwner {
                         served += 1;
                         // As the owner: views of the scope's VIPs only.
                         let _ = reply.try_send(s.clone().scoped(&scope));
+                    }
+                    Control::Render { mut job, reply } => {
+                        // As the owner: the next piece, from its state
+                        // (a new answer counts as a snapshot served).
+                        let mut s = s2.lock().unwrap();
+                        if job.head().is_none() {
+                            if let Some(h) = h2.lock().unwrap().as_mut() {
+                                h(&mut s, served);
+                            }
+                            served += 1;
+                        }
+                        job.step(&mut *s);
+                        l2.renders.fetch_add(1, Ordering::SeqCst);
+                        let _ = reply.try_send(job);
                     }
                     Control::Trigger { vip, check, reply } => {
                         let s = s2.lock().unwrap().clone();
@@ -537,7 +554,7 @@ pub fn large_snapshot(n: usize) -> Snapshot {
             (prefix.parse().unwrap(), attrs)
         })
         .collect();
-    s.peers[0].routes.sort_by(|a, b| a.0.cmp(&b.0));
+    s.peers[0].routes.sort_by_key(|r| r.0);
     s
 }
 

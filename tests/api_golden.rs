@@ -12,8 +12,9 @@
 #[path = "api_fixture.rs"]
 mod fixture;
 
-use pathosd::api::model::Scope;
+use pathosd::api::model::{Scope, Snapshot};
 use pathosd::api::status::{status_json, StatusQuery};
+use pathosd::api::stream::{self, What};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::{Duration, UNIX_EPOCH};
@@ -49,6 +50,26 @@ fn pretty(v: &Value) -> Vec<u8> {
     b
 }
 
+/// `what` streamed from `s` in pieces of `budget` bytes.
+fn streamed(what: What, budget: usize, s: &Snapshot) -> Vec<u8> {
+    stream::render(what, budget, &mut s.clone()).unwrap()
+}
+
+/// `what` streamed whole, in pieces of one VIP and in the daemon's
+/// pieces: the same bytes each time.
+fn both(what: What, s: &Snapshot) -> Vec<u8> {
+    let whole = streamed(what.clone(), usize::MAX, s);
+    assert!(
+        streamed(what.clone(), 1, s) == whole,
+        "{what:?} in pieces of one VIP differs from it whole"
+    );
+    assert!(
+        streamed(what.clone(), stream::PIECE, s) == whole,
+        "{what:?} in the daemon's pieces differs from it whole"
+    );
+    whole
+}
+
 fn query(args: &[(&str, &str)]) -> StatusQuery {
     let mut q = StatusQuery::default();
     for (k, v) in args {
@@ -79,46 +100,47 @@ fn queries() -> Vec<(&'static str, StatusQuery)> {
 fn status_rendering_is_byte_identical_to_the_pinned_one() {
     let got = pretty(&status_json(&fixture::snapshot()));
     pinned("status.json", &got);
+    pinned(
+        "status.json",
+        &both(What::Status(None), &fixture::snapshot()),
+    );
 }
 
 #[test]
 fn metrics_page_and_status_pages_are_byte_identical_to_the_pinned_ones() {
     let s = fixture::snapshot();
-    pinned("metrics.txt", pathosd::api::metrics::render(&s).as_bytes());
-    pinned("page.html", pathosd::api::page::render(&s).as_bytes());
+    pinned("metrics.txt", &both(What::Metrics, &s));
+    pinned("page.html", &both(What::Page, &s));
     let q = query(&[("search", "B"), ("limit", "1")]);
-    let page = s.clone().scoped(&Scope::Page(q));
+    let page = s.clone().scoped(&Scope::Page(q.clone()));
     pinned(
         "status-page.json",
         &pretty(&pathosd::api::status::status_page_json(&page, &mut |_| {
             true
         })),
     );
+    pinned("status-page.json", &both(What::Status(Some(q)), &s));
     let now = UNIX_EPOCH + Duration::from_secs(1_790_003_600);
-    pinned(
-        "metrics.otlp",
-        &pathosd::api::metrics::otlp_request(&s, now, "edge-1"),
-    );
+    let one = stream::otlp_requests(&mut s.clone(), now, "edge-1", usize::MAX).unwrap();
+    assert_eq!(one.len(), 1);
+    pinned("metrics.otlp", &one[0]);
 }
 
 /// (length, FNV-1a) of each rendering of 1,200 VIPs, as the renderers
-/// before streaming wrote them.
+/// before streaming wrote them; streamed in pieces of any size.
 #[test]
 fn a_large_snapshot_renders_as_pinned() {
     let s = fixture::large_snapshot(1200);
     let mut got = Vec::new();
     let mut put =
         |what: &str, b: &[u8]| got.push(format!("{what} {} {:016x}", b.len(), fixture::fnv(b)));
-    put("status", &pretty(&status_json(&s)));
-    put("metrics", pathosd::api::metrics::render(&s).as_bytes());
-    put("page", pathosd::api::page::render(&s).as_bytes());
+    put("status", &both(What::Status(None), &s));
+    put("metrics", &both(What::Metrics, &s));
+    put("page", &both(What::Page, &s));
     for (name, q) in queries() {
-        let page = s.clone().scoped(&Scope::Page(q));
         put(
             &format!("status-page-{name}"),
-            &pretty(&pathosd::api::status::status_page_json(&page, &mut |_| {
-                true
-            })),
+            &both(What::Status(Some(q)), &s),
         );
     }
     let got = got.join("\n") + "\n";

@@ -69,7 +69,7 @@ fn start_observed(
                 req.query,
                 req.body.len()
             );
-            Response::new(200, "text/plain", body)
+            Response::new(200, "text/plain", body).into()
         })
     });
     std::thread::spawn(move || pathosd::rt::block_on(serve(listener, handler, lim)));

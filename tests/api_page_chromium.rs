@@ -134,12 +134,14 @@ fn server_clicking(n: u8) -> (FakeOwner, SocketAddr) {
         let inner = inner.clone();
         Box::pin(async move {
             let mut r = inner(req).await;
+            // The fixture's page is one piece: written whole.
+            assert!(r.body.is_none(), "the page of three VIPs is streamed");
             if page {
-                let html = String::from_utf8(r.body).unwrap().replace(
+                let html = String::from_utf8(r.response.body).unwrap().replace(
                     "</body>",
                     "<script>addEventListener('load',()=>document.querySelector('form button').click())</script></body>",
                 );
-                r.body = html.into_bytes();
+                r.response.body = html.into_bytes();
             }
             r
         })
@@ -184,7 +186,7 @@ fn cross_site_page_cannot_drain_or_trigger() {
     );
     let handler: Handler = Arc::new(move |_req| {
         let page = evil_page.clone();
-        Box::pin(async move { Response::new(200, "text/html; charset=utf-8", page) })
+        Box::pin(async move { Response::new(200, "text/html; charset=utf-8", page).into() })
     });
     let listener = pathosd::api::http::listen(SocketAddr::from((test_ip(5), 0))).unwrap();
     let evil = listener.local_addr().unwrap();

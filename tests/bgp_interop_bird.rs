@@ -572,7 +572,8 @@ fn a_route_that_cannot_be_encoded_is_not_advertised_nor_withdrawn() {
     s.wait_route("10.127.1.1/32", |_| true);
     assert!(s.bird.route("10.127.9.9/32").is_none());
     let st = s.speaker.peers().remove(0);
-    let routes: Vec<String> = st.routes.iter().map(|(p, _)| p.to_string()).collect();
+    let routes = s.speaker.routes(0);
+    let routes: Vec<String> = routes.iter().map(|(p, _)| p.to_string()).collect();
     assert_eq!(
         (st.summary.advertised, routes),
         (1, vec!["10.127.1.1/32".to_string()])

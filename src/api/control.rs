@@ -3,6 +3,7 @@
 //! the API never reads daemon state concurrently.
 
 use super::model::{ReloadRecord, Scope, Snapshot};
+use super::stream::Job;
 use crate::chan::{bounded, Rx, Tx};
 use std::time::Duration;
 
@@ -14,6 +15,12 @@ pub enum Control {
     Snapshot {
         scope: Scope,
         reply: Reply<Snapshot>,
+    },
+    /// The next piece of a streamed answer (`api::stream`): the owner
+    /// renders it from its state and sends the job back.
+    Render {
+        job: Box<Job>,
+        reply: Reply<Box<Job>>,
     },
     /// Run the VIP's checks (or only `check`) now, through the hysteresis.
     Trigger {
@@ -41,6 +48,7 @@ pub enum Control {
 /// slot of every channel its size (three times the others).
 pub enum Answer {
     Snapshot(Box<Snapshot>),
+    Render(Box<Job>),
     Trigger(Result<TriggerOutcome, ApiError>),
     Drain(Result<&'static str, ApiError>),
     Reload(Result<ReloadRecord, Vec<String>>),
@@ -116,6 +124,15 @@ impl ControlHandle {
             .await?
         {
             Answer::Snapshot(s) => Ok(*s),
+            _ => Err(gone()),
+        }
+    }
+
+    /// The job with its next piece rendered by the owner, within `limit`.
+    pub async fn render(&self, job: Box<Job>, limit: Duration) -> Result<Box<Job>, ApiError> {
+        let (reply, rx) = reply(Answer::Render);
+        match self.ask(Control::Render { job, reply }, rx, limit).await? {
+            Answer::Render(j) => Ok(j),
             _ => Err(gone()),
         }
     }

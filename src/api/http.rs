@@ -1,10 +1,17 @@
 //! A minimal HTTP/1.1 server for the local endpoint. It is deliberately small:
-//! Content-Length bodies only, bounded header and body sizes, a cap on
-//! connections (in all and per source), and every read and write under a
+//! Content-Length request bodies only, bounded header and body sizes, a cap
+//! on connections (in all and per source), and every read and write under a
 //! deadline, so a slow or hostile client can never stall the daemon or its
 //! routing, nor keep other clients out: when a cap is reached the connection
 //! that has been idle (or dribbling its request) the longest is closed to
 //! make room, and only connections whose request is being answered are safe.
+//!
+//! An answer is written whole with its Content-Length, or (a [`Pieces`]
+//! body: `/status`, `/metrics` and the page at scale) a piece at a time as
+//! it is made, with chunked transfer coding (HTTP/1.0: until the connection
+//! closes), so a connection holds one piece whatever the answer's size; a
+//! body that cannot be finished ends with the connection, without its last
+//! chunk, so the client sees it incomplete.
 
 use crate::chan::{Rx, Tx};
 use smol::future::FutureExt;
@@ -60,7 +67,32 @@ pub struct Limits {
 pub use pathosd_core::api::router::{Request, Response};
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
-pub type Handler = Arc<dyn Fn(Request) -> BoxFuture<Response> + Send + Sync>;
+pub type Handler = Arc<dyn Fn(Request) -> BoxFuture<Reply> + Send + Sync>;
+
+/// A body made a piece at a time while it is written.
+pub trait Pieces: Send {
+    /// The piece to write now (none may be empty but the last).
+    fn piece(&self) -> &[u8];
+    /// Makes the next piece: true when there is one, false when the body
+    /// is complete, an error when it cannot be finished.
+    fn next(&mut self) -> Pin<Box<dyn Future<Output = Result<bool, String>> + Send + '_>>;
+}
+
+/// What a handler answers: the response, and for a streamed answer its
+/// body (the response's own body is then empty).
+pub struct Reply {
+    pub response: Response,
+    pub body: Option<Box<dyn Pieces>>,
+}
+
+impl From<Response> for Reply {
+    fn from(response: Response) -> Reply {
+        Reply {
+            response,
+            body: None,
+        }
+    }
+}
 
 /// Log lines that a client can provoke at will: at most one per period, with
 /// the number left out since the last one (each limiter a thread-local).
@@ -407,7 +439,9 @@ async fn deadline<T>(
 }
 
 enum ReadOutcome {
-    Request(Request, bool),
+    /// The request, whether to keep the connection, and whether it is
+    /// HTTP/1.0 (which has no chunked coding).
+    Request(Request, bool, bool),
     Reply(Response),
     Closed,
 }
@@ -458,18 +492,25 @@ async fn serve_conn(
     loop {
         let outcome = read_request(&mut stream, peer, local, &mut buf, &limits, first, &conn).await;
         first = false;
-        let (resp, keep, head) = match outcome {
+        let (reply, keep, head, http10) = match outcome {
             ReadOutcome::Closed => return,
-            ReadOutcome::Reply(r) => (r, false, false),
-            ReadOutcome::Request(req, keep) => {
+            ReadOutcome::Reply(r) => (r.into(), false, false, false),
+            ReadOutcome::Request(req, keep, http10) => {
                 if !conn.set(Phase::Busy) {
                     return;
                 }
                 let head = req.method == "HEAD";
-                (handler(req).await, keep, head)
+                (handler(req).await, keep, head, http10)
             }
         };
-        if !write_response(&mut stream, &resp, keep, head, &limits).await || !keep {
+        let Reply { response, body } = reply;
+        let kept = match body {
+            None => write_response(&mut stream, &response, keep, head, &limits).await && keep,
+            Some(body) => {
+                write_pieces(&mut stream, &response, body, keep, head, http10, &limits).await
+            }
+        };
+        if !kept {
             return;
         }
         let next = if buf.is_empty() {
@@ -625,6 +666,7 @@ async fn read_request(
                         local,
                     },
                     keep,
+                    version == 0,
                 );
             }
             Ok(httparse::Status::Partial) => {
@@ -681,6 +723,44 @@ fn reason(status: u16) -> &'static str {
     }
 }
 
+/// The status line and header block of `r`; `length` is its
+/// Content-Length, or None for a body in chunks (`chunked`) or until the
+/// connection closes.
+fn head_block(r: &Response, length: Option<usize>, chunked: bool, keep: bool) -> Vec<u8> {
+    let framing = match length {
+        Some(n) => format!("Content-Length: {n}\r\n"),
+        None if chunked => "Transfer-Encoding: chunked\r\n".to_string(),
+        None => String::new(),
+    };
+    let mut out = format!(
+        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\n{framing}Cache-Control: no-store\r\nConnection: {}\r\n",
+        r.status,
+        reason(r.status),
+        r.content_type,
+        if keep { "keep-alive" } else { "close" }
+    )
+    .into_bytes();
+    for (k, v) in &r.headers {
+        out.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+/// Writes `bytes` within the write timeout.
+async fn write_within(stream: &mut TcpStream, bytes: &[u8], limits: &Limits) -> bool {
+    matches!(
+        deadline(limits.write_timeout, None, stream.write_all(bytes)).await,
+        Some(Ok(()))
+    )
+}
+
+/// Ends a connection whose answer was written whole.
+async fn close(stream: &mut TcpStream) {
+    let _ = stream.flush().await;
+    let _ = stream.close().await;
+}
+
 /// Writes `r`; for HEAD (`head`), the headers of the GET answer and no body
 /// (RFC 9110 §9.3.2: Content-Length is the length GET would send).
 async fn write_response(
@@ -690,31 +770,85 @@ async fn write_response(
     head: bool,
     limits: &Limits,
 ) -> bool {
-    let mut out = format!(
-        "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: {}\r\n",
-        r.status,
-        reason(r.status),
-        r.content_type,
-        r.body.len(),
-        if keep { "keep-alive" } else { "close" }
-    )
-    .into_bytes();
-    for (k, v) in &r.headers {
-        out.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
-    }
-    out.extend_from_slice(b"\r\n");
+    let mut out = head_block(r, Some(r.body.len()), false, keep);
     if !head {
         out.extend_from_slice(&r.body);
     }
-    let ok = matches!(
-        deadline(limits.write_timeout, None, stream.write_all(&out)).await,
-        Some(Ok(()))
-    );
+    let ok = write_within(stream, &out, limits).await;
     if ok && !keep {
-        let _ = stream.flush().await;
-        let _ = stream.close().await;
+        close(stream).await;
     }
     ok
+}
+
+/// Writes `r` with `body` a piece at a time as it is made: in chunks
+/// (RFC 9112 §7.1), or for an HTTP/1.0 client (`http10`) as it comes until
+/// the connection closes. Each write has the write timeout, so a client
+/// that stops reading is closed within it, and the connection holds one
+/// piece at a time whatever the answer's size. HEAD gets the headers GET
+/// would (Transfer-Encoding: chunked) and no body. A body that cannot be
+/// finished closes the connection without the last chunk: the client sees
+/// it incomplete. True when the connection stays open.
+async fn write_pieces(
+    stream: &mut TcpStream,
+    r: &Response,
+    mut body: Box<dyn Pieces>,
+    keep: bool,
+    head: bool,
+    http10: bool,
+    limits: &Limits,
+) -> bool {
+    let chunked = !http10;
+    let keep = keep && chunked;
+    let mut out = head_block(r, None, chunked, keep);
+    if head {
+        let ok = write_within(stream, &out, limits).await;
+        if ok && !keep {
+            close(stream).await;
+        }
+        return ok && keep;
+    }
+    // Each chunk's size line carries the end of the chunk before it, so
+    // a piece is two writes: its frame and itself.
+    let mut first = true;
+    loop {
+        let piece = body.piece();
+        if !piece.is_empty() {
+            if chunked {
+                if !first {
+                    out.extend_from_slice(b"\r\n");
+                }
+                out.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+            }
+            first = false;
+            if !write_within(stream, &out, limits).await
+                || !write_within(stream, body.piece(), limits).await
+            {
+                return false;
+            }
+            out.clear();
+        }
+        match body.next().await {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(why) => {
+                log::debug!("api: an answer cut short: {why}");
+                return false;
+            }
+        }
+    }
+    if chunked {
+        out.extend_from_slice(if first {
+            b"0\r\n\r\n"
+        } else {
+            b"\r\n0\r\n\r\n"
+        });
+    }
+    let ok = write_within(stream, &out, limits).await;
+    if ok && !keep {
+        close(stream).await;
+    }
+    ok && keep
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! channel that HTTP and ubus both use. The model, the renderers and the
 //! access rules are pure (crate pathosd-core, re-exported at the same paths).
 
-pub use pathosd_core::api::{access, metrics, model, page, prom, status};
+pub use pathosd_core::api::{access, metrics, model, page, prom, status, stream};
 
 pub mod control;
 pub mod http;

@@ -6,8 +6,9 @@
 //! `owner_timeout`.
 
 use super::control::{ApiError, ControlHandle};
-use super::http::{Handler, Request, Response};
+use super::http::{Handler, Pieces, Reply, Request, Response};
 use pathosd_core::api::router::{self, Level, LogLine, Step};
+use pathosd_core::api::stream::{Job, PIECE};
 use smol::future::FutureExt;
 use std::future::Future;
 use std::sync::Arc;
@@ -87,25 +88,93 @@ fn log_line(l: LogLine) {
     }
 }
 
-async fn route(ctl: &ControlHandle, opts: &Options, req: Request) -> Response {
+async fn route(ctl: &ControlHandle, opts: &Options, req: Request) -> Reply {
     // A server span per request while traces are exported: from the
-    // request read to the answer made (the write is the connection's).
+    // request read to the answer made (the write is the connection's, and
+    // so is the rest of a streamed answer).
     let start = std::time::Instant::now();
-    let resp = answer(ctl, opts, &req).await;
+    let reply = answer(ctl, opts, &req).await;
     crate::daemon::otel::served(
         &req.method,
         &req.path,
         router::route_template(&req.path),
-        resp.status,
+        reply.response.status,
         start.elapsed(),
     );
-    resp
+    reply
 }
 
-async fn answer(ctl: &ControlHandle, opts: &Options, req: &Request) -> Response {
+/// A streamed answer's body: the job goes back to the owner for each
+/// piece, each time within the owner timeout.
+struct JobPieces {
+    ctl: ControlHandle,
+    job: Option<Box<Job>>,
+    limit: Duration,
+}
+
+impl Pieces for JobPieces {
+    fn piece(&self) -> &[u8] {
+        self.job.as_ref().map_or(&[], |j| j.piece())
+    }
+
+    fn next(
+        &mut self,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<bool, String>> + Send + '_>> {
+        Box::pin(async move {
+            let Some(job) = self.job.take() else {
+                return Ok(false);
+            };
+            if job.done() {
+                return Ok(false);
+            }
+            let job = self
+                .ctl
+                .render(job, self.limit)
+                .await
+                .map_err(|e| e.to_string())?;
+            if let Some(why) = job.failed() {
+                return Err(why.to_string());
+            }
+            self.job = Some(job);
+            Ok(true)
+        })
+    }
+}
+
+/// A streamed answer: its first piece decides the status (the owner not
+/// answering is 503); an answer of one piece is written whole.
+async fn stream(
+    ctl: &ControlHandle,
+    what: pathosd_core::api::stream::What,
+    limit: Duration,
+) -> Reply {
+    let content_type = what.content_type();
+    let job = match ctl.render(Box::new(Job::new(what, PIECE)), limit).await {
+        Ok(job) => job,
+        Err(e) => return router::answer_stream_error(Err(&e)).into(),
+    };
+    if let Some(why) = job.failed() {
+        return router::answer_stream_error(Ok(why)).into();
+    }
+    let mut job = job;
+    if job.done() {
+        return Response::new(200, content_type, job.take_piece()).into();
+    }
+    Reply {
+        response: Response::new(200, content_type, Vec::new()),
+        body: Some(Box::new(JobPieces {
+            ctl: ctl.clone(),
+            job: Some(job),
+            limit,
+        })),
+    }
+}
+
+async fn answer(ctl: &ControlHandle, opts: &Options, req: &Request) -> Reply {
     let t = opts.owner_timeout;
     let (resp, line) = match router::plan(req, opts.token.as_deref()) {
         Step::Answer(resp, line) => (resp, line),
+        Step::Stream(what) => return stream(ctl, what, t).await,
         Step::Snapshot(view) => {
             let s = ctl.snapshot(view.scope(), t).await;
             (router::answer_snapshot(&view, s.as_ref()), None)
@@ -124,7 +193,7 @@ async fn answer(ctl: &ControlHandle, opts: &Options, req: &Request) -> Response 
     if let Some(l) = line {
         log_line(l);
     }
-    resp
+    resp.into()
 }
 
 #[cfg(test)]

@@ -199,8 +199,8 @@ impl Drop for Pathosd {
     }
 }
 
-/// A minimal HTTP/1.1 client: no chunked bodies (pathosd sends
-/// Content-Length), Connection: close, every step bounded.
+/// A minimal HTTP/1.1 client: Connection: close, a chunked body decoded
+/// (pathosd streams its large answers), every step bounded.
 pub fn http(addr: SocketAddr, method: &str, path: &str) -> Option<Reply> {
     http_with(addr, method, path, "")
 }
@@ -222,13 +222,20 @@ pub fn http_with(addr: SocketAddr, method: &str, path: &str, headers: &str) -> O
     );
     s.write_all(req.as_bytes()).ok()?;
     let mut raw = Vec::new();
-    s.take(4 << 20).read_to_end(&mut raw).ok()?;
-    let text = String::from_utf8_lossy(&raw);
-    let (head, body) = text.split_once("\r\n\r\n")?;
+    s.take(64 << 20).read_to_end(&mut raw).ok()?;
+    let end = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = String::from_utf8_lossy(&raw[..end]).to_string();
+    let mut body = raw.split_off(end + 4);
     let code = head.split_whitespace().nth(1)?.parse().ok()?;
+    if head
+        .to_ascii_lowercase()
+        .contains("\r\ntransfer-encoding: chunked")
+    {
+        body = super::dechunk(&body)?;
+    }
     Some(Reply {
         code,
-        body: body.to_string(),
+        body: String::from_utf8_lossy(&body).to_string(),
     })
 }
 

@@ -638,6 +638,15 @@ impl TestSpeaker {
         self.0.with(|s| s.mark_initial_done())
     }
 
+    /// Every route peer `peer` has from us (its Adj-RIB-Out), in prefix order.
+    pub fn routes(&self, peer: usize) -> Vec<(Prefix, pathosd::bgp::types::PathAttrs)> {
+        self.0.with(move |s| {
+            let mut out = Vec::new();
+            s.routes(peer, None, usize::MAX, &mut out);
+            out
+        })
+    }
+
     pub fn set_route(&self, prefix: Prefix, intent: Option<pathosd::bgp::types::RouteIntent>) {
         self.0.with(move |s| s.set_route(prefix, intent))
     }
@@ -670,6 +679,23 @@ impl TestSpeaker {
                 s.shutdown(&message, drain).await;
                 (s, ())
             })
+    }
+}
+
+/// A chunked body (RFC 9112 §7.1) decoded; None unless it is whole: every
+/// chunk complete and the last (empty) one there.
+pub fn dechunk(mut b: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    // Bounded: each turn takes a size line off the body.
+    loop {
+        let line = b.windows(2).position(|w| w == b"\r\n")?;
+        let size = usize::from_str_radix(std::str::from_utf8(&b[..line]).ok()?.trim(), 16).ok()?;
+        b = &b[line + 2..];
+        if size == 0 {
+            return b.starts_with(b"\r\n").then_some(out);
+        }
+        out.extend_from_slice(b.get(..size)?);
+        b = b.get(size..)?.strip_prefix(b"\r\n")?;
     }
 }
 

@@ -95,8 +95,6 @@ pub struct PeerStatus {
     /// `summary.established_at`, at the snapshot).
     pub uptime: Option<Duration>,
     pub summary: Summary,
-    /// What the peer has from us (Adj-RIB-Out), for /metrics' route state.
-    pub routes: Vec<(Prefix, PathAttrs)>,
 }
 
 /// A peer task's report to the owner: which task (a restarted peer is a
@@ -398,9 +396,24 @@ impl SpeakerHandle {
                     .established_at
                     .map(|t| now.saturating_duration_since(t)),
                 summary: v.summary.clone(),
-                routes: advertised(&v.session),
             })
             .collect()
+    }
+
+    /// Up to `max` of the routes that peer `peer` (its position in
+    /// [`Self::peers`]) has from us, its Adj-RIB-Out as sent, in prefix
+    /// order from the first after `after`, appended to `out`: /metrics'
+    /// route state reads them a few at a time, never a copy of the table.
+    pub fn routes(
+        &self,
+        peer: usize,
+        after: Option<&Prefix>,
+        max: usize,
+        out: &mut Vec<(Prefix, PathAttrs)>,
+    ) {
+        if let Some(v) = self.owner.views.get(peer) {
+            advertised(&v.session, after, max, out);
+        }
     }
 
     /// Applies a reloaded config as the daemon's reload plan decided for
@@ -531,18 +544,27 @@ fn apply_report(owner: &mut OwnerSide, r: SessionReport) {
 /// tasks borrow their core only between `.await`s, and the owner runs on
 /// the same thread, so the borrow is free here; were it not, the peer
 /// shows no routes rather than the daemon stopping.
-fn advertised(session: &Weak<RefCell<SessionCore>>) -> Vec<(Prefix, PathAttrs)> {
+fn advertised(
+    session: &Weak<RefCell<SessionCore>>,
+    after: Option<&Prefix>,
+    max: usize,
+    out: &mut Vec<(Prefix, PathAttrs)>,
+) {
     let Some(core) = session.upgrade() else {
-        return Vec::new();
+        return;
     };
     let Ok(core) = core.try_borrow() else {
-        return Vec::new();
+        return;
     };
-    core.adj_rib_out()
-        .advertised()
-        .iter()
-        .map(|(p, a)| (*p, (**a).clone()))
-        .collect()
+    use std::ops::Bound;
+    let from = after.map_or(Bound::Unbounded, Bound::Excluded);
+    out.extend(
+        core.adj_rib_out()
+            .advertised()
+            .range((from, Bound::Unbounded))
+            .take(max)
+            .map(|(p, a)| (*p, (**a).clone())),
+    );
 }
 
 /// Waits for `n` acknowledgements or `timeout`, whichever is first.

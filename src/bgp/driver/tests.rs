@@ -26,9 +26,14 @@ fn reports_update_the_owners_summary_and_stale_tasks_are_ignored() {
 }
 
 /// The owner keeps no copy of a peer's Adj-RIB-Out; /metrics
-/// reads the session's own, as it is now.
+/// reads the session's own, as it is now, a few routes at a time.
 #[test]
 fn the_peers_routes_are_read_from_its_session() {
+    let advertised = |s: &Weak<RefCell<SessionCore>>| {
+        let mut out = Vec::new();
+        advertised(s, None, usize::MAX, &mut out);
+        out
+    };
     use crate::bgp::rib_out::PeerShape;
     use crate::bgp::types::Afi;
     let p = |s: &str| -> Prefix { s.parse().unwrap() };
@@ -61,6 +66,14 @@ fn the_peers_routes_are_read_from_its_session() {
         vec![p("10.0.0.2/32"), p("10.0.0.3/32")]
     );
     assert_eq!(routes[0].1.as_path, vec![65001]);
+    // From the first after a prefix, at most so many.
+    let mut some = Vec::new();
+    super::advertised(&session, Some(&p("10.0.0.2/32")), 1, &mut some);
+    assert_eq!(some.len(), 1);
+    assert_eq!(some[0].0, p("10.0.0.3/32"));
+    some.clear();
+    super::advertised(&session, None, 1, &mut some);
+    assert_eq!(some[0].0, p("10.0.0.2/32"));
     // Session down: the peer dropped everything.
     core.borrow_mut().on_session_down();
     assert!(advertised(&session).is_empty());

@@ -1,7 +1,9 @@
-//! The OTLP exporter: every `otel.metrics.interval` it takes the
-//! snapshot /metrics is rendered from (through the control channel, as an
-//! HTTP request does), encodes every family as an OTLP protobuf request
-//! (`pathosd_core::api::metrics::otlp_request`) and sends it: over
+//! The OTLP exporter: every `otel.metrics.interval` it has the owner
+//! render every family of /metrics as OTLP protobuf requests of at most
+//! about [`METRICS_PART`] bytes each (`pathosd_core::api::stream`, a piece
+//! at a time through the control channel, as a streamed HTTP answer is:
+//! the owner answers other requests and events between two pieces), and
+//! sends them: over
 //! OTLP/HTTP, POSTed with the probes' own HTTP/1.1 client (`http://`) or
 //! ureq (`https://`); over OTLP/gRPC, as a unary call of the signal's
 //! `Export` with the gRPC probe's own HTTP/2 client (`grpc::unary`, for
@@ -60,8 +62,10 @@ use transport::{send, sink, Outcome, Sink};
 use crate::api::control::ControlHandle;
 use crate::chan;
 use crate::config::run::RunConfig;
-use pathosd_core::api::model::{OtelSignal, OtelView, Scope, OTEL_SIGNALS};
+use pathosd_core::api::model::{OtelSignal, OtelView, OTEL_SIGNALS};
 use pathosd_core::api::otlp;
+use pathosd_core::api::stream::{Job, Source, What, PIECE};
+use smol::future::FutureExt;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -98,8 +102,14 @@ const BACKOFF_MAX: Duration = Duration::from_secs(5);
 /// The longest `Retry-After` honoured: a collector asking for more is
 /// asked again after this.
 const RETRY_AFTER_MAX: Duration = Duration::from_secs(600);
-/// How long the exporter waits for the owner's snapshot.
+/// How long the exporter waits for the owner to render a piece.
 const SNAPSHOT_LIMIT: Duration = Duration::from_secs(10);
+/// A metrics request's size, about: an export of more (a few hundred VIPs
+/// with checks) goes as several requests of the same resource, scope and
+/// time, each made once the one before was delivered, so the export holds
+/// two requests at most, whatever the number of VIPs (at 10,000 VIPs with
+/// a check each, one request was 17 MB).
+const METRICS_PART: usize = 256 * 1024;
 /// Time between two drains of the span buffer: spans reach the collector
 /// within seconds, in requests of many spans each.
 const SPAN_INTERVAL: Duration = Duration::from_secs(5);
@@ -164,16 +174,13 @@ const LOGS: usize = 2;
 
 impl Exporter {
     /// The last export, on the way out: the task stops (what it had queued
-    /// is dropped), and `snapshot`, the state after the withdrawals and the
-    /// Cease, goes to the metrics' collector while the spans and the log
-    /// records not yet drained (the stop's among them) go to theirs, all at
-    /// once and all within `limit` (a collector that is down or slow does
+    /// is dropped), and the state after the withdrawals and the Cease,
+    /// read from `state` (the owner's, which serves nothing else by then),
+    /// goes to the metrics' collector a request at a time while the spans
+    /// and the log records not yet drained (the stop's among them) go to
+    /// theirs, all within `limit` (a collector that is down or slow does
     /// not hold up the exit past it).
-    pub(crate) async fn flush(
-        self,
-        snapshot: &pathosd_core::api::model::Snapshot,
-        limit: Duration,
-    ) {
+    pub(crate) async fn flush(self, state: &mut dyn Source, limit: Duration) {
         drop(self.task);
         // Without the export no Exporter is ever made; said again here so
         // that the compiler leaves out everything the stop would send.
@@ -183,23 +190,88 @@ impl Exporter {
         let deadline = Instant::now() + limit;
         let [m, t, l] = self.sinks;
         let service = &self.service;
-        let metrics = m.map(|s| {
-            let body =
-                pathosd_core::api::metrics::otlp_request(snapshot, SystemTime::now(), service);
-            (s, body)
-        });
         let spans = t.and_then(|s| Some((s, drain_spans(service)?)));
         let logs = l.and_then(|s| Some((s, drain_logs(service)?)));
-        // Each its own task, all at once: the owner waits for the three
-        // tasks, not for a future that polls three sends (less code, and
-        // not inlined into the owner's).
+        // Each its own task, while the metrics go out here: the owner
+        // waits for two tasks, not for a future that polls three sends
+        // (less code, and not inlined into the owner's).
         let tasks = [
-            crate::rt::spawn(last("metrics", metrics, deadline)),
             crate::rt::spawn(last("spans", spans, deadline)),
             crate::rt::spawn(last("log records", logs, deadline)),
         ];
+        if let Some(sink) = m {
+            last_metrics(&sink, state, service, deadline).await;
+        }
         for t in tasks {
             t.await;
+        }
+    }
+}
+
+/// The last metrics, made and sent a request at a time by `deadline`.
+async fn last_metrics(sink: &Sink, state: &mut dyn Source, service: &str, deadline: Instant) {
+    let mut job = metrics_job(service);
+    let mut sent = 0u32;
+    loop {
+        if Instant::now() >= deadline {
+            return log::warn!("otel: last metrics not sent in time ({sent} requests sent)");
+        }
+        job.step(state);
+        if let Some(why) = job.failed() {
+            return log::warn!("otel: last metrics not sent: {why}");
+        }
+        if !job.piece().is_empty() {
+            let body = Arc::new(job.take_piece());
+            match crate::check::probe::until(deadline, send(sink, body)).await {
+                Some(Outcome::Accepted) => sent += 1,
+                Some(Outcome::Retry(_, why) | Outcome::Refused(why)) => {
+                    return log::warn!("otel: last metrics not sent: {why}");
+                }
+                None => {
+                    return log::warn!("otel: last metrics not sent in time ({sent} requests sent)")
+                }
+            }
+        }
+        if job.done() {
+            return log::debug!("otel: last metrics sent ({sent} requests)");
+        }
+    }
+}
+
+/// A metrics export of now, in requests of [`METRICS_PART`].
+fn metrics_job(service: &str) -> Box<Job> {
+    let what = What::Otlp {
+        now: SystemTime::now(),
+        service: service.to_string(),
+        part: METRICS_PART,
+    };
+    Box::new(Job::new(what, PIECE))
+}
+
+/// An export of the metrics into `lane`: the owner renders it a piece at
+/// a time; each request made goes into the queue, and the next is made
+/// once the queue is empty again (the collector took the one before), so
+/// an export holds a request in flight and the one being made; at the
+/// latest at `until` (the next export's time, the collector slow or down)
+/// the rest goes in as it is made, the queue dropping its oldest.
+async fn export_metrics(lane: &Lane, ctl: &ControlHandle, service: &str, until: Instant) {
+    let mut job = metrics_job(service);
+    loop {
+        job = match ctl.render(job, SNAPSHOT_LIMIT).await {
+            Ok(j) => j,
+            Err(e) => return log::debug!("otel: no metrics: {e}"),
+        };
+        if let Some(why) = job.failed() {
+            return log::debug!("otel: metrics export ended: {why}");
+        }
+        if !job.piece().is_empty() {
+            lane.push(job.take_piece());
+            if !job.done() {
+                lane.emptied(until).await;
+            }
+        }
+        if job.done() {
+            return;
         }
     }
 }
@@ -326,13 +398,15 @@ impl Queue {
 }
 
 /// One signal's way out: its collector, its queue, the wake-up its
-/// sender waits for while the queue is empty, and the one that ends its
-/// back-off when another signal's collector accepted a request.
+/// sender waits for while the queue is empty, the one a metrics export
+/// waits for while it is full, and the one that ends its back-off when
+/// another signal's collector accepted a request.
 struct Lane {
     sink: Sink,
     queue: RefCell<Queue>,
     wake: (chan::Tx<()>, chan::Rx<()>),
     kick: (chan::Tx<()>, chan::Rx<()>),
+    freed: (chan::Tx<()>, chan::Rx<()>),
 }
 
 impl Lane {
@@ -344,6 +418,7 @@ impl Lane {
             // queue, not at the count.
             wake: chan::bounded(1),
             kick: chan::bounded(1),
+            freed: chan::bounded(1),
         }
     }
 
@@ -365,6 +440,25 @@ impl Lane {
             crate::rt::sleep(wait).await;
         }
         next_try(signal, None);
+    }
+
+    /// Waits until the queue is empty (what it held was delivered or
+    /// dropped), or `until`.
+    async fn emptied(&self, until: Instant) {
+        while !self.queue.borrow().items.is_empty() && Instant::now() < until {
+            let freed = async {
+                let _ = self.freed.1.recv().await;
+            };
+            freed
+                .or(async { crate::rt::sleep_until(until).await })
+                .await;
+        }
+    }
+
+    /// The request numbered `seq` leaves the queue.
+    fn remove(&self, seq: u64) {
+        self.queue.borrow_mut().remove(seq);
+        let _ = self.freed.0.try_send(());
     }
 
     fn push(&self, body: Vec<u8>) {
@@ -398,7 +492,7 @@ impl Lane {
             // queue's bound is what limits memory, not the collector's speed.
             match send(&self.sink, body).await {
                 Outcome::Accepted => {
-                    self.queue.borrow_mut().remove(seq);
+                    self.remove(seq);
                     backoff = BACKOFF_MIN;
                     count(|v| v.exported = v.exported.saturating_add(1));
                     set_signal(signal, |s| s.last_error = None);
@@ -428,7 +522,7 @@ impl Lane {
                     self.pause(wait, after.is_none()).await;
                 }
                 Outcome::Refused(why) => {
-                    self.queue.borrow_mut().remove(seq);
+                    self.remove(seq);
                     count(|v| {
                         v.failed = v.failed.saturating_add(1);
                         v.dropped = v.dropped.saturating_add(1);
@@ -451,60 +545,6 @@ fn jitter(backoff: Duration) -> Duration {
         .map_or(0, |d| d.subsec_nanos());
     let ms = u32::try_from(half.as_millis()).unwrap_or(u32::MAX);
     half + Duration::from_millis(u64::from(nanos % ms.saturating_add(1)))
-}
-
-/// When the next metrics export and the next drain of the span and log
-/// buffers are due.
-struct Ticks {
-    metrics: Option<Instant>,
-    spans: Option<Instant>,
-    interval: Duration,
-}
-
-impl Ticks {
-    fn next(&self) -> Instant {
-        match (self.metrics, self.spans) {
-            (Some(m), Some(s)) => m.min(s),
-            (Some(t), None) | (None, Some(t)) => t,
-            // Not started without a signal; a day is as good as never.
-            (None, None) => Instant::now() + Duration::from_secs(86_400),
-        }
-    }
-
-    /// Whatever is due: the owner's snapshot or the span and log buffers,
-    /// encoded and queued. Each is counted from now, not from the missed
-    /// tick: after a stall the exporter does not catch up with a burst.
-    async fn run(&mut self, lanes: &[Option<Lane>; 3], service: &str, ctl: &ControlHandle) {
-        let now = Instant::now();
-        if self.spans.is_some_and(|t| now >= t) {
-            self.spans = Some(now + SPAN_INTERVAL);
-            if let Some(l) = &lanes[TRACES] {
-                if let Some(body) = drain_spans(service) {
-                    l.push(body);
-                }
-            }
-            if let Some(l) = &lanes[LOGS] {
-                if let Some(body) = drain_logs(service) {
-                    l.push(body);
-                }
-            }
-        }
-        if self.metrics.is_some_and(|t| now >= t) {
-            self.metrics = Some(now + self.interval);
-            match ctl.snapshot(Scope::All, SNAPSHOT_LIMIT).await {
-                Ok(s) => {
-                    if let Some(l) = &lanes[METRICS] {
-                        l.push(pathosd_core::api::metrics::otlp_request(
-                            &s,
-                            SystemTime::now(),
-                            service,
-                        ));
-                    }
-                }
-                Err(e) => log::debug!("otel: no snapshot: {e:?}"),
-            }
-        }
-    }
 }
 
 const SCOPE: (&str, &str) = ("pathosd", env!("CARGO_PKG_VERSION"));
@@ -555,23 +595,42 @@ async fn run(sinks: [Option<Sink>; 3], service: String, interval: Duration, ctl:
     let [m, t, l] = sinks;
     let lane = |s: Option<Sink>, signal: usize| s.map(|s| Lane::new(s, signal));
     let lanes = [lane(m, METRICS), lane(t, TRACES), lane(l, LOGS)];
-    let mut ticks = Ticks {
-        metrics: lanes[METRICS].as_ref().map(|_| Instant::now() + interval),
-        spans: (lanes[TRACES].is_some() || lanes[LOGS].is_some())
-            .then(|| Instant::now() + SPAN_INTERVAL),
-        interval,
-    };
-    let tick = async {
+    // Each tick is counted from when it ran, not from the one missed:
+    // after a stall the exporter does not catch up with a burst.
+    let metrics = async {
+        let Some(lane) = &lanes[METRICS] else {
+            return std::future::pending().await;
+        };
+        let mut next = Instant::now() + interval;
         loop {
-            crate::rt::sleep_until(ticks.next()).await;
-            ticks.run(&lanes, &service, &ctl).await;
+            crate::rt::sleep_until(next).await;
+            next = Instant::now() + interval;
+            export_metrics(lane, &ctl, &service, next).await;
         }
     };
-    // The ticks and the three senders take turns on this task: none of
-    // them waits for another.
+    let buffers = async {
+        if lanes[TRACES].is_none() && lanes[LOGS].is_none() {
+            return std::future::pending().await;
+        }
+        loop {
+            crate::rt::sleep(SPAN_INTERVAL).await;
+            if let Some(l) = &lanes[TRACES] {
+                if let Some(body) = drain_spans(&service) {
+                    l.push(body);
+                }
+            }
+            if let Some(l) = &lanes[LOGS] {
+                if let Some(body) = drain_logs(&service) {
+                    l.push(body);
+                }
+            }
+        }
+    };
+    // The exports, the drains and the three senders take turns on this
+    // task: none of them waits for another.
     let [m, t, l] = &lanes;
     smol::future::or(
-        tick,
+        smol::future::or(metrics, buffers),
         smol::future::or(
             deliver(m.as_ref(), &lanes),
             smol::future::or(deliver(t.as_ref(), &lanes), deliver(l.as_ref(), &lanes)),

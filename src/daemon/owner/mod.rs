@@ -13,9 +13,12 @@ use loops::{check_ids, spawn_checks, Runtimes};
 use super::engine::{CheckId, CheckRun, Output};
 use super::reload::ReloadPlan;
 use super::state::{self, Ask, Effects, Live, State};
+use super::views;
 use crate::api::control::{ApiError, Control, ControlHandle, Reply, TriggerOutcome};
-use crate::api::model::{Scope, Snapshot};
+use crate::api::model::{PageInfo, Scope, Snapshot, VipView, Want};
+use crate::api::stream::Source;
 use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
+use crate::bgp::types::{PathAttrs, Prefix};
 use crate::chan::{unbounded, Signal, Tx};
 use crate::config::load::Format;
 use crate::config::{LogLevel, RunConfig};
@@ -425,6 +428,10 @@ impl Owner {
             Control::Snapshot { scope, reply } => {
                 let _ = reply.try_send(self.snapshot(&scope, now));
             }
+            Control::Render { mut job, reply } => {
+                job.step(&mut Reading { owner: self, now });
+                let _ = reply.try_send(job);
+            }
             Control::Drain { vip, enable, reply } => {
                 let mut fx = self.state.step(state::Event::Drain { vip, enable }, now);
                 let r = fx.drain.take();
@@ -498,6 +505,47 @@ fn log_room(state: &State<TriggerReply>) {
     crate::logging::otel_room(vips.iter().map(|s| 1 + s.checks.len()).sum());
 }
 
+/// The owner's state as a streamed answer reads it: a view of one VIP at
+/// a time, a few of a peer's routes at a time (`api::stream`).
+struct Reading<'a> {
+    owner: &'a mut Owner,
+    now: Instant,
+}
+
+impl Source for Reading<'_> {
+    fn head(&mut self) -> Snapshot {
+        self.owner.snapshot(&Scope::Summary, self.now)
+    }
+
+    fn vip_count(&self) -> usize {
+        self.owner.state.engine().vips().len()
+    }
+
+    fn select(&self, scope: &Scope) -> (Vec<usize>, Option<PageInfo>) {
+        views::select_vips(self.owner.state.engine(), scope)
+    }
+
+    fn vip(&self, i: usize, want: Want) -> Option<VipView> {
+        let state = &self.owner.state;
+        let slot = state.engine().vips().get(i)?;
+        Some(views::vip_view(slot, want, &|t| state.wall_time(t)))
+    }
+
+    fn routes(
+        &self,
+        peer: usize,
+        after: Option<&Prefix>,
+        max: usize,
+        out: &mut Vec<(Prefix, PathAttrs)>,
+    ) {
+        self.owner.speaker.routes(peer, after, max, out);
+    }
+
+    fn generation(&self) -> u64 {
+        self.owner.state.generation()
+    }
+}
+
 /// How long the exit waits for ubusd to take the last events (its answer to
 /// the REMOVE_OBJECT sent after them).
 const UBUS_FLUSH_LIMIT: Duration = Duration::from_secs(2);
@@ -566,6 +614,7 @@ fn peer_view(p: crate::bgp::speaker::PeerStatus) -> crate::api::model::PeerView 
         sent: counts(s.messages_out),
         advertised: s.advertised,
         flaps: s.flaps,
-        routes: p.routes,
+        // Read a few at a time by /metrics (`Reading::routes`), never copied whole.
+        routes: Vec::new(),
     }
 }

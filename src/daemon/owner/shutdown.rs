@@ -108,8 +108,9 @@ impl Owner {
             // After the withdrawals and the Cease, never before: the last
             // export shows every VIP withdrawn and the sessions closed.
             if !at_once {
-                let s = self.snapshot(&crate::api::model::Scope::All, Instant::now());
-                o.flush(&s, OTEL_FLUSH_LIMIT).await;
+                let now = Instant::now();
+                let mut state = super::Reading { owner: self, now };
+                o.flush(&mut state, OTEL_FLUSH_LIMIT).await;
             }
         }
         log::info!("stopped");

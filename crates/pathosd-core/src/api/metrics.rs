@@ -1,12 +1,17 @@
 //! `/metrics`: the Go pathosd's `pathosd_*` families (with the `check` label
 //! its multi-check successor added), BGP session families in the spirit of
-//! GoBGP's collectors, and the opt-in per-check-type details. Every family is
-//! rendered from one [`Snapshot`], so a scrape is consistent and never touches
-//! routing state.
+//! GoBGP's collectors, and the opt-in per-check-type details. The families
+//! are written in this order: the daemon's own ([`head_families`]), those
+//! over the VIPs ([`PER_VIP`], each over every VIP), the peers'
+//! ([`peer_families`]), the routes each peer has ([`ROUTE_STATE`]), the
+//! blocking pool's and the exporter's ([`tail_families`]). `api::stream`
+//! writes them a piece at a time, from views of one VIP at a time, into
+//! the text of a scrape or an OTLP request.
 
-use super::model::{CheckView, PeerView, PoolView, Snapshot, VipView, POOL_WAIT_BOUNDS};
-use super::prom::{Exposition, Kind};
+use super::model::{CheckView, PeerView, PoolView, Snapshot, VipView, Want, POOL_WAIT_BOUNDS};
+use super::prom::{Exposition, Family, Kind};
 use super::status::state_code;
+use crate::bgp::types::{PathAttrs, Prefix};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// RFC 4271 §8.2.2 session states, the values of `bgp_peer_state`'s label.
@@ -48,12 +53,6 @@ fn check_labels<'a>(v: &'a VipView, c: &'a CheckView) -> [(&'a str, &'a str); 4]
     ]
 }
 
-fn each_check(s: &Snapshot) -> impl Iterator<Item = (&VipView, &CheckView)> {
-    s.vips
-        .iter()
-        .flat_map(|v| v.checks.iter().map(move |c| (v, c)))
-}
-
 /// A numeric detail of a check's last result, for checks with detailed_metrics.
 fn detail(c: &CheckView, key: &str) -> Option<f64> {
     if !c.detailed_metrics {
@@ -62,32 +61,8 @@ fn detail(c: &CheckView, key: &str) -> Option<f64> {
     c.last.as_ref()?.details.get(key)?.as_f64()
 }
 
-pub fn render(s: &Snapshot) -> String {
-    let mut e = Exposition::new();
-    families(&mut e, s);
-    e.finish()
-}
-
-/// Every family of [`render`] as an OTLP/HTTP metrics request body
-/// (protobuf `ExportMetricsServiceRequest`), stamped `now`; sums and
-/// histograms count from the daemon's start. The resource names the
-/// service and, as its instance, the router id.
-pub fn otlp_request(s: &Snapshot, now: SystemTime, service_name: &str) -> Vec<u8> {
-    use super::otlp::unix_nanos;
-    let mut e = Exposition::otlp(unix_nanos(s.start_time), unix_nanos(now));
-    families(&mut e, s);
-    e.finish_otlp(
-        &[
-            ("service.name", service_name),
-            ("service.instance.id", &s.router_id),
-            ("service.version", s.version),
-        ],
-        ("pathosd", s.version),
-    )
-    .unwrap_or_default()
-}
-
-fn families(e: &mut Exposition, s: &Snapshot) {
+/// The families written before the VIPs': what the daemon is.
+pub(crate) fn head_families(e: &mut Exposition, s: &Snapshot) {
     e.family(
         "pathosd_build_info",
         Kind::Gauge,
@@ -100,16 +75,285 @@ fn families(e: &mut Exposition, s: &Snapshot) {
         "Unix time the daemon started.",
     )
     .sample(&[], unix(s.start_time));
+}
 
-    vip_families(e, s);
-    check_families(e, s);
-    detail_families(e, s);
-    peer_families(e, &s.peers);
+/// The families written after the routes: the blocking pool's and the
+/// exporter's.
+pub(crate) fn tail_families(e: &mut Exposition, s: &Snapshot) {
     pool_families(e, &s.blocking_pool);
     if let Some(o) = &s.otel {
         otel_families(e, o);
     }
 }
+
+/// A family with samples of each VIP: /metrics is written one such family
+/// at a time, each over every VIP in config order, so that a view of one
+/// VIP at a time is all a scrape holds (`api::stream`).
+pub(crate) struct PerVip {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub help: &'static str,
+    /// Written only when some VIP has a sample (else the family is left
+    /// out, header and all).
+    pub lazy: bool,
+    /// How much of each VIP the samples need.
+    pub want: Want,
+    pub write: fn(&VipView, &mut Family<'_>),
+}
+
+const fn vip_family(
+    name: &'static str,
+    kind: Kind,
+    help: &'static str,
+    write: fn(&VipView, &mut Family<'_>),
+) -> PerVip {
+    PerVip {
+        name,
+        kind,
+        help,
+        lazy: false,
+        want: Want::Vip,
+        write,
+    }
+}
+
+const fn check_family(
+    name: &'static str,
+    kind: Kind,
+    help: &'static str,
+    write: fn(&VipView, &mut Family<'_>),
+) -> PerVip {
+    PerVip {
+        name,
+        kind,
+        help,
+        lazy: false,
+        want: Want::Checks,
+        write,
+    }
+}
+
+/// A family of `detailed_metrics`, written only when some check has it.
+const fn detail_family(
+    name: &'static str,
+    help: &'static str,
+    write: fn(&VipView, &mut Family<'_>),
+) -> PerVip {
+    PerVip {
+        name,
+        kind: Kind::Gauge,
+        help,
+        lazy: true,
+        want: Want::Detailed,
+        write,
+    }
+}
+
+/// A detail family's samples of one VIP: `key` of each check that has it,
+/// times `scale`.
+fn simple_detail(v: &VipView, f: &mut Family<'_>, key: &str, scale: f64) {
+    for c in &v.checks {
+        if let Some(x) = detail(c, key) {
+            f.sample(&check_labels(v, c), x * scale);
+        }
+    }
+}
+
+/// Every family over the VIPs, in the order /metrics writes them.
+pub(crate) static PER_VIP: [PerVip; 18] = [
+    vip_family(
+        "pathosd_vip_state",
+        Kind::Gauge,
+        "VIP state: 0 withdrawn, 1 announced, 2 pessimized.",
+        |v, f| {
+            f.sample(&vip_labels(v), f64::from(state_code(v.state)));
+        },
+    ),
+    vip_family(
+        "pathosd_vip_transitions_total",
+        Kind::Counter,
+        "VIP state changes, by the state entered.",
+        |v, f| {
+            for (to, n) in VIP_STATES.iter().zip(v.transitions.iter()) {
+                f.sample(
+                    &[("vip", &v.name), ("nlri", &v.prefix), ("to", to)],
+                    f64::from(*n),
+                );
+            }
+        },
+    ),
+    vip_family(
+        "pathosd_vip_last_transition_timestamp_seconds",
+        Kind::Gauge,
+        "Unix time of the VIP's last state change.",
+        |v, f| {
+            if let Some((t, _)) = &v.last_transition {
+                f.sample(&vip_labels(v), unix(*t));
+            }
+        },
+    ),
+    vip_family(
+        "pathosd_vip_priority_status",
+        Kind::Gauge,
+        "AS-path prepends applied to the VIP's route now (0 while withdrawn).",
+        |v, f| {
+            f.sample(&vip_labels(v), f64::from(v.as_path_prepend));
+        },
+    ),
+    vip_family(
+        "pathosd_vip_healthy",
+        Kind::Gauge,
+        "1 while the VIP's checks_policy holds.",
+        |v, f| {
+            f.sample(&vip_labels(v), b(v.healthy));
+        },
+    ),
+    vip_family(
+        "pathosd_vip_drained",
+        Kind::Gauge,
+        "1 while the VIP is drained, by source (file or api).",
+        |v, f| {
+            for (source, on) in [("file", v.drain_file), ("api", v.drain_api)] {
+                f.sample(
+                    &[("vip", &v.name), ("nlri", &v.prefix), ("source", source)],
+                    b(on),
+                );
+            }
+        },
+    ),
+    vip_family(
+        "pathosd_vip_flaps_total",
+        Kind::Counter,
+        "Times the VIP left the announced state.",
+        |v, f| {
+            f.sample(&vip_labels(v), f64::from(v.flaps));
+        },
+    ),
+    // Only VIPs with require_local_address have it: absent when none has.
+    PerVip {
+        lazy: true,
+        ..vip_family(
+            "pathosd_vip_local_address_assigned",
+            Kind::Gauge,
+            "1 while the VIP address is configured on the host (require_local_address).",
+            |v, f| {
+                if let Some(a) = v.local_address_assigned {
+                    f.sample(&vip_labels(v), b(a));
+                }
+            },
+        )
+    },
+    check_family(
+        "pathosd_check_total",
+        Kind::Counter,
+        "Check runs, by result (success or fail).",
+        |v, f| {
+            for c in &v.checks {
+                let l = check_labels(v, c);
+                for (result, n) in [("success", c.total_ok), ("fail", c.total_fail)] {
+                    let mut ls = l.to_vec();
+                    ls.push(("result", result));
+                    f.sample(&ls, f64::from(n));
+                }
+            }
+        },
+    ),
+    check_family(
+        "pathosd_check_duration_seconds",
+        Kind::Histogram,
+        "Check run time.",
+        |v, f| {
+            for c in &v.checks {
+                let count = u64::from(c.total_ok).saturating_add(u64::from(c.total_fail));
+                let buckets: Vec<(f64, u64)> = c
+                    .bucket_bounds
+                    .iter()
+                    .copied()
+                    .zip(c.buckets.iter().copied())
+                    .collect();
+                f.histogram(&check_labels(v, c), &buckets, c.duration_sum, count);
+            }
+        },
+    ),
+    check_family(
+        "pathosd_check_last_result",
+        Kind::Gauge,
+        "Result of the check's last run: 1 success, 0 fail.",
+        |v, f| {
+            for c in &v.checks {
+                if let Some(r) = &c.last {
+                    f.sample(&check_labels(v, c), b(r.ok));
+                }
+            }
+        },
+    ),
+    check_family(
+        "pathosd_check_timeout_exceeded_total",
+        Kind::Counter,
+        "Check runs cut short by the check timeout.",
+        |v, f| {
+            for c in &v.checks {
+                f.sample(&check_labels(v, c), f64::from(c.timeouts));
+            }
+        },
+    ),
+    check_family(
+        "pathosd_check_healthy",
+        Kind::Gauge,
+        "1 while the check is healthy after rise/fall hysteresis.",
+        |v, f| {
+            for c in &v.checks {
+                f.sample(&check_labels(v, c), b(c.healthy));
+            }
+        },
+    ),
+    detail_family(
+        "pathosd_check_http_status_code",
+        "HTTP status code of the last http check (detailed_metrics).",
+        |v, f| simple_detail(v, f, "status_code", 1.0),
+    ),
+    detail_family(
+        "pathosd_check_ping_rtt_seconds",
+        "Round-trip times of the last ping check, by stat (detailed_metrics).",
+        |v, f| {
+            for c in &v.checks {
+                for (stat, key) in [
+                    ("min", "rtt_min_ms"),
+                    ("avg", "rtt_avg_ms"),
+                    ("max", "rtt_max_ms"),
+                ] {
+                    if let Some(x) = detail(c, key) {
+                        let mut l = check_labels(v, c).to_vec();
+                        l.push(("stat", stat));
+                        f.sample(&l, x / 1e3);
+                    }
+                }
+            }
+        },
+    ),
+    detail_family(
+        "pathosd_check_ping_loss_ratio",
+        "Share of echo requests of the last ping check left unanswered (detailed_metrics).",
+        |v, f| simple_detail(v, f, "loss_ratio", 1.0),
+    ),
+    detail_family(
+        "pathosd_check_dns_answers",
+        "Answer records of the last dns check (detailed_metrics).",
+        |v, f| {
+            for c in v.checks.iter().filter(|c| c.detailed_metrics) {
+                let answers = c.last.as_ref().and_then(|r| r.details.get("answers"));
+                if let Some(a) = answers.and_then(|a| a.as_array()) {
+                    f.sample(&check_labels(v, c), a.len() as f64);
+                }
+            }
+        },
+    ),
+    detail_family(
+        "pathosd_check_exec_exit_code",
+        "Exit code of the last exec check (detailed_metrics).",
+        |v, f| simple_detail(v, f, "exit_code", 1.0),
+    ),
+];
 
 /// The OTLP exporter's own health, when one runs.
 fn otel_families(e: &mut Exposition, o: &super::model::OtelView) {
@@ -208,253 +452,8 @@ fn pool_families(e: &mut Exposition, p: &PoolView) {
     .histogram(&[], &buckets, p.wait_sum, p.wait_count);
 }
 
-fn vip_families(e: &mut Exposition, s: &Snapshot) {
-    {
-        let mut f = e.family(
-            "pathosd_vip_state",
-            Kind::Gauge,
-            "VIP state: 0 withdrawn, 1 announced, 2 pessimized.",
-        );
-        for v in &s.vips {
-            f.sample(&vip_labels(v), f64::from(state_code(v.state)));
-        }
-    }
-    {
-        let mut f = e.family(
-            "pathosd_vip_transitions_total",
-            Kind::Counter,
-            "VIP state changes, by the state entered.",
-        );
-        for v in &s.vips {
-            for (to, n) in VIP_STATES.iter().zip(v.transitions.iter()) {
-                f.sample(
-                    &[("vip", &v.name), ("nlri", &v.prefix), ("to", to)],
-                    f64::from(*n),
-                );
-            }
-        }
-    }
-    {
-        let mut f = e.family(
-            "pathosd_vip_last_transition_timestamp_seconds",
-            Kind::Gauge,
-            "Unix time of the VIP's last state change.",
-        );
-        for v in &s.vips {
-            if let Some((t, _)) = &v.last_transition {
-                f.sample(&vip_labels(v), unix(*t));
-            }
-        }
-    }
-    {
-        let mut f = e.family(
-            "pathosd_vip_priority_status",
-            Kind::Gauge,
-            "AS-path prepends applied to the VIP's route now (0 while withdrawn).",
-        );
-        for v in &s.vips {
-            f.sample(&vip_labels(v), f64::from(v.as_path_prepend));
-        }
-    }
-    {
-        let mut f = e.family(
-            "pathosd_vip_healthy",
-            Kind::Gauge,
-            "1 while the VIP's checks_policy holds.",
-        );
-        for v in &s.vips {
-            f.sample(&vip_labels(v), b(v.healthy));
-        }
-    }
-    {
-        let mut f = e.family(
-            "pathosd_vip_drained",
-            Kind::Gauge,
-            "1 while the VIP is drained, by source (file or api).",
-        );
-        for v in &s.vips {
-            for (source, on) in [("file", v.drain_file), ("api", v.drain_api)] {
-                f.sample(
-                    &[("vip", &v.name), ("nlri", &v.prefix), ("source", source)],
-                    b(on),
-                );
-            }
-        }
-    }
-    {
-        let mut f = e.family(
-            "pathosd_vip_flaps_total",
-            Kind::Counter,
-            "Times the VIP left the announced state.",
-        );
-        for v in &s.vips {
-            f.sample(&vip_labels(v), f64::from(v.flaps));
-        }
-    }
-    if s.vips.iter().any(|v| v.local_address_assigned.is_some()) {
-        let mut f = e.family(
-            "pathosd_vip_local_address_assigned",
-            Kind::Gauge,
-            "1 while the VIP address is configured on the host (require_local_address).",
-        );
-        for v in &s.vips {
-            if let Some(a) = v.local_address_assigned {
-                f.sample(&vip_labels(v), b(a));
-            }
-        }
-    }
-}
-
-fn check_families(e: &mut Exposition, s: &Snapshot) {
-    {
-        let mut f = e.family(
-            "pathosd_check_total",
-            Kind::Counter,
-            "Check runs, by result (success or fail).",
-        );
-        for (v, c) in each_check(s) {
-            let l = check_labels(v, c);
-            for (result, n) in [("success", c.total_ok), ("fail", c.total_fail)] {
-                let mut ls = l.to_vec();
-                ls.push(("result", result));
-                f.sample(&ls, f64::from(n));
-            }
-        }
-    }
-    {
-        let mut f = e.family(
-            "pathosd_check_duration_seconds",
-            Kind::Histogram,
-            "Check run time.",
-        );
-        for (v, c) in each_check(s) {
-            let count = u64::from(c.total_ok).saturating_add(u64::from(c.total_fail));
-            let buckets: Vec<(f64, u64)> = c
-                .bucket_bounds
-                .iter()
-                .copied()
-                .zip(c.buckets.iter().copied())
-                .collect();
-            f.histogram(&check_labels(v, c), &buckets, c.duration_sum, count);
-        }
-    }
-    {
-        let mut f = e.family(
-            "pathosd_check_last_result",
-            Kind::Gauge,
-            "Result of the check's last run: 1 success, 0 fail.",
-        );
-        for (v, c) in each_check(s) {
-            if let Some(r) = &c.last {
-                f.sample(&check_labels(v, c), b(r.ok));
-            }
-        }
-    }
-    {
-        let mut f = e.family(
-            "pathosd_check_timeout_exceeded_total",
-            Kind::Counter,
-            "Check runs cut short by the check timeout.",
-        );
-        for (v, c) in each_check(s) {
-            f.sample(&check_labels(v, c), f64::from(c.timeouts));
-        }
-    }
-    {
-        let mut f = e.family(
-            "pathosd_check_healthy",
-            Kind::Gauge,
-            "1 while the check is healthy after rise/fall hysteresis.",
-        );
-        for (v, c) in each_check(s) {
-            f.sample(&check_labels(v, c), b(c.healthy));
-        }
-    }
-}
-
-/// A detail family written only when at least one check has a value for it,
-/// so scrapes of daemons without detailed_metrics stay short.
-fn simple_detail(e: &mut Exposition, s: &Snapshot, name: &str, help: &str, key: &str, scale: f64) {
-    let rows: Vec<_> = each_check(s)
-        .filter_map(|(v, c)| detail(c, key).map(|x| (v, c, x * scale)))
-        .collect();
-    if rows.is_empty() {
-        return;
-    }
-    let mut f = e.family(name, Kind::Gauge, help);
-    for (v, c, x) in rows {
-        f.sample(&check_labels(v, c), x);
-    }
-}
-
-fn detail_families(e: &mut Exposition, s: &Snapshot) {
-    simple_detail(
-        e,
-        s,
-        "pathosd_check_http_status_code",
-        "HTTP status code of the last http check (detailed_metrics).",
-        "status_code",
-        1.0,
-    );
-    let rtts: Vec<_> = each_check(s)
-        .flat_map(|(v, c)| {
-            [
-                ("min", "rtt_min_ms"),
-                ("avg", "rtt_avg_ms"),
-                ("max", "rtt_max_ms"),
-            ]
-            .into_iter()
-            .filter_map(move |(stat, key)| detail(c, key).map(|x| (v, c, stat, x / 1e3)))
-        })
-        .collect();
-    if !rtts.is_empty() {
-        let mut f = e.family(
-            "pathosd_check_ping_rtt_seconds",
-            Kind::Gauge,
-            "Round-trip times of the last ping check, by stat (detailed_metrics).",
-        );
-        for (v, c, stat, x) in rtts {
-            let mut l = check_labels(v, c).to_vec();
-            l.push(("stat", stat));
-            f.sample(&l, x);
-        }
-    }
-    simple_detail(
-        e,
-        s,
-        "pathosd_check_ping_loss_ratio",
-        "Share of echo requests of the last ping check left unanswered (detailed_metrics).",
-        "loss_ratio",
-        1.0,
-    );
-    let answers: Vec<_> = each_check(s)
-        .filter(|(_, c)| c.detailed_metrics)
-        .filter_map(|(v, c)| {
-            let a = c.last.as_ref()?.details.get("answers")?.as_array()?;
-            Some((v, c, a.len()))
-        })
-        .collect();
-    if !answers.is_empty() {
-        let mut f = e.family(
-            "pathosd_check_dns_answers",
-            Kind::Gauge,
-            "Answer records of the last dns check (detailed_metrics).",
-        );
-        for (v, c, n) in answers {
-            f.sample(&check_labels(v, c), n as f64);
-        }
-    }
-    simple_detail(
-        e,
-        s,
-        "pathosd_check_exec_exit_code",
-        "Exit code of the last exec check (detailed_metrics).",
-        "exit_code",
-        1.0,
-    );
-}
-
-fn peer_families(e: &mut Exposition, peers: &[PeerView]) {
+/// The BGP families but the routes': a few series per peer.
+pub(crate) fn peer_families(e: &mut Exposition, peers: &[PeerView]) {
     {
         let mut f = e.family(
             "bgp_peer_info",
@@ -558,43 +557,43 @@ fn peer_families(e: &mut Exposition, peers: &[PeerView]) {
             f.sample(&[("peer", &p.name)], f64::from(p.advertised));
         }
     }
-    {
-        // One series per route a peer has from us, labelled as pathosd's
-        // route_state; a route that is withdrawn simply disappears.
-        let mut f = e.family(
-            "pathosd_route_state",
-            Kind::Gauge,
-            "Routes in each peer's Adj-RIB-Out (1 = advertised), with their attributes.",
-        );
-        for p in peers {
-            let peer_ip = p.address.to_string();
-            let peer_asn = p.peer_asn.to_string();
-            for (prefix, a) in &p.routes {
-                let nlri = prefix.to_string();
-                let as_path: Vec<String> = a.as_path.iter().map(u32::to_string).collect();
-                let mut comms: Vec<String> = a.communities.iter().map(|c| c.to_string()).collect();
-                comms.sort();
-                let lp = a.local_pref.map(|x| x.to_string()).unwrap_or_default();
-                let med = a.med.map(|x| x.to_string()).unwrap_or_default();
-                let family = match prefix.afi() {
-                    crate::bgp::types::Afi::Ipv4 => "ipv4-unicast",
-                    crate::bgp::types::Afi::Ipv6 => "ipv6-unicast",
-                };
-                f.sample(
-                    &[
-                        ("nlri", &nlri),
-                        ("peer", &p.name),
-                        ("peer_ip", &peer_ip),
-                        ("peer_asn", &peer_asn),
-                        ("as_path", &as_path.join(" ")),
-                        ("communities", &comms.join(",")),
-                        ("local_preference", &lp),
-                        ("med", &med),
-                        ("family", family),
-                    ],
-                    1.0,
-                );
-            }
-        }
-    }
+}
+
+/// `pathosd_route_state`: one series per route a peer has from us, labelled
+/// as pathosd's route_state; a route that is withdrawn simply disappears.
+/// Its samples are written a peer's routes at a time ([`route_sample`]).
+pub(crate) const ROUTE_STATE: (&str, Kind, &str) = (
+    "pathosd_route_state",
+    Kind::Gauge,
+    "Routes in each peer's Adj-RIB-Out (1 = advertised), with their attributes.",
+);
+
+/// The series of one route that peer `p` has from us.
+pub(crate) fn route_sample(f: &mut Family<'_>, p: &PeerView, prefix: &Prefix, a: &PathAttrs) {
+    let peer_ip = p.address.to_string();
+    let peer_asn = p.peer_asn.to_string();
+    let nlri = prefix.to_string();
+    let as_path: Vec<String> = a.as_path.iter().map(u32::to_string).collect();
+    let mut comms: Vec<String> = a.communities.iter().map(|c| c.to_string()).collect();
+    comms.sort();
+    let lp = a.local_pref.map(|x| x.to_string()).unwrap_or_default();
+    let med = a.med.map(|x| x.to_string()).unwrap_or_default();
+    let family = match prefix.afi() {
+        crate::bgp::types::Afi::Ipv4 => "ipv4-unicast",
+        crate::bgp::types::Afi::Ipv6 => "ipv6-unicast",
+    };
+    f.sample(
+        &[
+            ("nlri", &nlri),
+            ("peer", &p.name),
+            ("peer_ip", &peer_ip),
+            ("peer_asn", &peer_asn),
+            ("as_path", &as_path.join(" ")),
+            ("communities", &comms.join(",")),
+            ("local_preference", &lp),
+            ("med", &med),
+            ("family", family),
+        ],
+        1.0,
+    );
 }

@@ -12,6 +12,7 @@ pub mod page;
 pub mod prom;
 pub mod router;
 pub mod status;
+pub mod stream;
 
 use crate::check::CheckResult;
 

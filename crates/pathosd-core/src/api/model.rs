@@ -182,6 +182,19 @@ pub enum Scope {
     Page(StatusQuery),
 }
 
+/// How much of a VIP a view holds: a streamed answer asks for a view per
+/// VIP and per family of /metrics, and most families show nothing of the
+/// checks, whose views are most of a view's cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// The VIP without its checks (`checks` empty).
+    Vip,
+    /// The VIP and its checks.
+    Checks,
+    /// The checks only when one of them has `detailed_metrics` (else none).
+    Detailed,
+}
+
 /// How many VIPs there are in each state, over all of them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct VipCounts {
@@ -245,6 +258,17 @@ impl PrefixOf<'_> {
             PrefixOf::Value(p) => p.to_string().into(),
             PrefixOf::Text(t) => (*t).into(),
         }
+    }
+}
+
+/// What selecting looks at of a view.
+pub(crate) fn key_of(v: &VipView) -> VipKey<'_> {
+    VipKey {
+        name: &v.name,
+        prefix: PrefixOf::Text(&v.prefix),
+        state: v.state,
+        healthy: v.healthy,
+        drained: v.drain_file || v.drain_api,
     }
 }
 
@@ -312,16 +336,7 @@ impl Snapshot {
     /// This snapshot of every VIP cut down to `scope`, as the owner would
     /// have built it (for test owners, which hold one snapshot).
     pub fn scoped(mut self, scope: &Scope) -> Snapshot {
-        let (picked, page) = select(
-            scope,
-            self.vips.iter().map(|v| VipKey {
-                name: &v.name,
-                prefix: PrefixOf::Text(&v.prefix),
-                state: v.state,
-                healthy: v.healthy,
-                drained: v.drain_file || v.drain_api,
-            }),
-        );
+        let (picked, page) = select(scope, self.vips.iter().map(key_of));
         let mut keep = picked.into_iter().peekable();
         let mut i = 0;
         self.vips.retain(|_| {

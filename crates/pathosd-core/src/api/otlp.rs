@@ -189,6 +189,31 @@ impl Metrics {
         self.close();
         envelope(resource, scope, self.done)
     }
+
+    /// Bytes written so far, about the size of the request [`Self::split`]
+    /// would make.
+    pub(crate) fn len(&self) -> usize {
+        self.done.len() + self.head.len() + self.points.len()
+    }
+
+    /// The request so far, as [`Self::finish`] makes it; the writing goes
+    /// on into a new request, in which the metric open now is opened again
+    /// (its points so far stay in this one). A metric in two requests is
+    /// one metric to the collector: the same name, resource and scope.
+    pub(crate) fn split(&mut self, resource: &[(&str, &str)], scope: (&str, &str)) -> Vec<u8> {
+        // A metric with no point yet goes on in the next request whole.
+        let reopen = (self.open && !self.points.is_empty()).then(|| (self.head.clone(), self.kind));
+        if reopen.is_some() {
+            self.close();
+        }
+        let part = envelope(resource, scope, std::mem::take(&mut self.done));
+        if let Some((head, kind)) = reopen {
+            self.head = head;
+            self.kind = kind;
+            self.open = true;
+        }
+        part
+    }
 }
 
 /// An export request of any signal: the three signals' requests have the

@@ -81,7 +81,7 @@ fn check_row(o: &mut String, c: &CheckView) {
     );
 }
 
-fn vip_row(o: &mut String, v: &VipView) {
+pub(crate) fn vip_row(o: &mut String, v: &VipView) {
     let _ = write!(
         o,
         "<tr><td>{}</td><td>{}</td><td>",
@@ -147,8 +147,9 @@ fn peer_row(o: &mut String, p: &PeerView) {
     );
 }
 
-pub fn render(s: &Snapshot) -> String {
-    let mut o = String::with_capacity(4096);
+/// The page up to the VIPs' rows: `api::stream` writes the rows a few at
+/// a time, then [`tail`].
+pub(crate) fn head(o: &mut String, s: &Snapshot) {
     let _ = write!(
         o,
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
@@ -161,15 +162,16 @@ pub fn render(s: &Snapshot) -> String {
         ver = esc(s.version),
         up = s.uptime.as_secs(),
     );
-    for v in &s.vips {
-        vip_row(&mut o, v);
-    }
+}
+
+/// The page after the VIPs' rows: the peers and the script.
+pub(crate) fn tail(o: &mut String, s: &Snapshot) {
     o.push_str(
         "</tbody></table><h2>BGP peers</h2><table><thead><tr><th>name</th><th>address</th><th>AS</th>\
 <th>state</th><th>uptime (s)</th><th>advertised</th><th>last error</th></tr></thead><tbody id=\"peers\">",
     );
     for p in &s.peers {
-        peer_row(&mut o, p);
+        peer_row(o, p);
     }
     let _ = writeln!(
         o,
@@ -177,5 +179,4 @@ pub fn render(s: &Snapshot) -> String {
 <a href=\"/metrics\">/metrics</a> <a href=\"/readyz\">/readyz</a></small></p>\
 <script>{SCRIPT}</script></body></html>"
     );
-    o
 }

@@ -18,7 +18,8 @@
 //! [`access::check`] (Host, Origin, a non-simple request, `api.token`).
 
 use super::model::{Scope, Snapshot};
-use super::{access, metrics, page, status, Quoted, TriggerOutcome};
+use super::stream::What;
+use super::{access, status, Quoted, TriggerOutcome};
 use serde_json::Value;
 use status::Obj;
 use std::net::SocketAddr;
@@ -152,15 +153,12 @@ impl LogLine {
     }
 }
 
-/// A read-only endpoint, answered from a [`Snapshot`].
+/// A small read-only endpoint, answered from a [`Snapshot`] (the large
+/// ones are streamed: [`Step::Stream`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum View {
-    Page,
     Healthz,
     Readyz,
-    /// The whole document, or (with a query) one page of the VIPs.
-    Status(Option<status::StatusQuery>),
-    Metrics,
     /// One VIP, by its (percent-decoded) name.
     Vip(String),
 }
@@ -169,9 +167,7 @@ impl View {
     /// The VIPs the answer shows, and so the owner's snapshot holds.
     pub fn scope(&self) -> Scope {
         match self {
-            View::Page | View::Metrics | View::Status(None) => Scope::All,
             View::Healthz | View::Readyz => Scope::Summary,
-            View::Status(Some(q)) => Scope::Page(q.clone()),
             View::Vip(name) => Scope::Vip(name.clone()),
         }
     }
@@ -185,6 +181,9 @@ pub enum Step {
     Answer(Response, Option<LogLine>),
     /// Ask the owner for a snapshot, then [`answer_snapshot`].
     Snapshot(View),
+    /// Ask the owner for the answer a piece at a time (`api::stream`):
+    /// `/`, `/status`, `/metrics`, whose size grows with the VIPs.
+    Stream(What),
     /// Ask the owner to run the VIP's checks (or only `check`), then
     /// [`answer_trigger`].
     Trigger { vip: String, check: Option<String> },
@@ -331,14 +330,14 @@ pub fn plan(req: &Request, token: Option<&str>) -> Step {
         }
     }
     match r {
-        Route::Page => Step::Snapshot(View::Page),
+        Route::Page => Step::Stream(What::Page),
         Route::Healthz => Step::Snapshot(View::Healthz),
         Route::Readyz => Step::Snapshot(View::Readyz),
         Route::Status => match status_query(req.query.as_deref()) {
-            Ok(q) => Step::Snapshot(View::Status(q)),
+            Ok(q) => Step::Stream(What::Status(q)),
             Err(e) => Step::Answer(Response::error(400, &e), None),
         },
-        Route::Metrics => Step::Snapshot(View::Metrics),
+        Route::Metrics => Step::Stream(What::Metrics),
         Route::Vip(raw) => match pct_decode(raw) {
             Some(name) => Step::Snapshot(View::Vip(name)),
             None => bad_name(),
@@ -403,23 +402,24 @@ pub fn answer_snapshot(view: &View, s: Result<&Snapshot, &ApiError>) -> Response
         (_, Ok(s)) => s,
     };
     match view {
-        View::Page => Response::new(200, "text/html; charset=utf-8", page::render(s)),
         View::Healthz => healthz_ok(),
         View::Readyz => {
             let (ready, v) = status::ready_json(s);
             Response::json(if ready { 200 } else { 503 }, &v)
         }
-        View::Status(None) => Response::json(200, &status::status_json(s)),
-        View::Status(Some(_)) => Response::json(200, &status::status_page_json(s, &mut |_| true)),
-        View::Metrics => Response::new(
-            200,
-            "text/plain; version=0.0.4; charset=utf-8",
-            metrics::render(s),
-        ),
         View::Vip(name) => match s.vips.iter().find(|v| &v.name == name) {
             Some(v) => Response::json(200, &status::vip_json(v)),
             None => Response::error(404, &format!("VIP not found: {name}")),
         },
+    }
+}
+
+/// The answer to a streamed request whose first piece the owner could not
+/// render: the owner's refusal, or the reason the job gave.
+pub fn answer_stream_error(e: Result<&'static str, &ApiError>) -> Response {
+    match e {
+        Ok(why) => Response::error(503, why),
+        Err(e) => api_error(e),
     }
 }
 

@@ -6,8 +6,8 @@
 //! build: sorted keys are the "stable order".
 
 use super::model::{
-    CheckView, MsgCounts, OtelView, PeerView, PoolView, ReloadRecord, Snapshot, VipKey, VipView,
-    OTEL_SIGNALS,
+    CheckView, MsgCounts, OtelView, PageInfo, PeerView, PoolView, ReloadRecord, Snapshot, VipKey,
+    VipView, OTEL_SIGNALS,
 };
 use super::TriggerOutcome;
 use crate::check::CheckResult;
@@ -215,7 +215,7 @@ pub fn status_json(s: &Snapshot) -> Value {
 }
 
 /// The document with `vips` given (all of them, or a page).
-fn status_json_with(s: &Snapshot, vips: Value) -> Value {
+pub fn status_json_with(s: &Snapshot, vips: Value) -> Value {
     Obj::default()
         .put("router_id", s.router_id.clone().into())
         .put("asn", s.asn.into())
@@ -356,21 +356,34 @@ pub fn status_page_json(s: &Snapshot, fits: &mut dyn FnMut(&Value) -> bool) -> V
     let Some(p) = &s.page else {
         return status_json(s);
     };
-    let q = &p.query;
     let mut page = Vec::new();
     for v in &s.vips {
-        let mut j = vip_json(v);
-        if q.compact {
-            if let Value::Object(m) = &mut j {
-                m.remove("checks");
-            }
-        }
+        let j = page_vip_json(v, &p.query);
         if !page.is_empty() && !fits(&j) {
             break;
         }
         page.push(j);
     }
-    let shown = q.offset.saturating_add(page.len());
+    let shown = page.len();
+    page_json(s, p, Value::Array(page), shown)
+}
+
+/// A VIP as a page shows it: without its checks when the query is compact.
+pub fn page_vip_json(v: &VipView, q: &StatusQuery) -> Value {
+    let mut j = vip_json(v);
+    if q.compact {
+        if let Value::Object(m) = &mut j {
+            m.remove("checks");
+        }
+    }
+    j
+}
+
+/// The document of a page of `shown` VIPs (`vips`) among those `p`
+/// counts: the whole document's members and the page's.
+pub fn page_json(s: &Snapshot, p: &PageInfo, vips: Value, shown: usize) -> Value {
+    let q = &p.query;
+    let shown = q.offset.saturating_add(shown);
     let next = (q.limit > 0 && shown < p.matched).then_some(shown);
     let c = &p.counts;
     let counts = Obj::default()
@@ -382,7 +395,7 @@ pub fn status_page_json(s: &Snapshot, fits: &mut dyn FnMut(&Value) -> bool) -> V
         .put("unhealthy", c.unhealthy.into())
         .put("drained", c.drained.into())
         .done();
-    let mut doc = status_json_with(s, Value::Array(page));
+    let mut doc = status_json_with(s, vips);
     if let Value::Object(m) = &mut doc {
         m.insert("vip_counts".into(), counts);
         m.insert("vips_matched".into(), p.matched.into());

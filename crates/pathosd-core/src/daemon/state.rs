@@ -133,6 +133,9 @@ pub struct State<R> {
     start: Instant,
     start_time: SystemTime,
     last_reload: Option<ReloadRecord>,
+    /// Applied reloads: a streamed answer's positions among the VIPs and
+    /// the peers hold only while it does not change.
+    generation: u64,
 }
 
 impl<R: Clone> State<R> {
@@ -148,6 +151,7 @@ impl<R: Clone> State<R> {
             start: now,
             start_time,
             last_reload: None,
+            generation: 0,
         };
         (state, outputs)
     }
@@ -159,6 +163,11 @@ impl<R: Clone> State<R> {
     /// The running configuration, without its VIPs (see [`Self::engine`]).
     pub fn config(&self) -> &RunConfig {
         &self.cfg
+    }
+
+    /// Changes with each applied reload (see `api::stream::Source`).
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// The wall-clock time of `t`, as /status shows times.
@@ -386,6 +395,7 @@ impl<R: Clone> State<R> {
                 }
             }
             self.cfg = new;
+            self.generation = self.generation.wrapping_add(1);
             plan
         });
         // Kept for /status and ubus `status`: a rejected file is otherwise

@@ -5,7 +5,7 @@
 
 use super::engine::{duration_buckets, CheckId, Engine, VipSlot};
 use super::triggers::{Refusal, BURST, REFILL};
-use crate::api::model::{select, CheckView, PageInfo, PrefixOf, Scope, VipKey, VipView};
+use crate::api::model::{select, CheckView, PageInfo, PrefixOf, Scope, VipKey, VipView, Want};
 use crate::api::router::ApiError;
 use crate::api::TriggerOutcome;
 use crate::check::policy;
@@ -23,25 +23,32 @@ pub fn vip_views(
     to_sys: &dyn Fn(Instant) -> SystemTime,
 ) -> (Vec<VipView>, Option<PageInfo>) {
     let all = engine.vips();
-    let (picked, page) = select(
+    let (picked, page) = select_vips(engine, scope);
+    let views = picked
+        .into_iter()
+        .filter_map(|i| all.get(i))
+        .map(|v| vip_view(v, Want::Checks, to_sys))
+        .collect();
+    (views, page)
+}
+
+/// The positions of the VIPs of `scope` in the engine's list, and for a
+/// page its counts (`api::model::select` over the engine's VIPs).
+pub fn select_vips(engine: &Engine, scope: &Scope) -> (Vec<usize>, Option<PageInfo>) {
+    select(
         scope,
-        all.iter().map(|v| VipKey {
+        engine.vips().iter().map(|v| VipKey {
             name: &v.name,
             prefix: PrefixOf::Value(v.prefix),
             state: v.machine.state().as_str(),
             healthy: v.machine.healthy(),
             drained: v.machine.drain_file() || v.machine.drain_api(),
         }),
-    );
-    let views = picked
-        .into_iter()
-        .filter_map(|i| all.get(i))
-        .map(|v| vip_view(v, to_sys))
-        .collect();
-    (views, page)
+    )
 }
 
-fn vip_view(v: &VipSlot, to_sys: &dyn Fn(Instant) -> SystemTime) -> VipView {
+/// A view of one VIP, with as much of its checks as `want` says.
+pub fn vip_view(v: &VipSlot, want: Want, to_sys: &dyn Fn(Instant) -> SystemTime) -> VipView {
     // The engine keeps the VIPs' configs (a plain one's is rebuilt).
     let config = v.config();
     let intent = v.machine.intent();
@@ -80,6 +87,11 @@ fn vip_view(v: &VipSlot, to_sys: &dyn Fn(Instant) -> SystemTime) -> VipView {
             .checks
             .iter()
             .zip(&config.checks)
+            .take(match want {
+                Want::Checks => usize::MAX,
+                Want::Detailed if config.checks.iter().any(|c| c.detailed_metrics) => usize::MAX,
+                Want::Vip | Want::Detailed => 0,
+            })
             .map(|(c, cfg)| CheckView {
                 name: c.name.clone(),
                 kind: cfg.probe.kind().as_str().to_string(),
