@@ -46,7 +46,7 @@ pub struct Signal(pub i32);
 
 /// A ubus call's answer, keyed by the client's call key, back to the ubus
 /// client.
-pub type UbusDone = (u32, Result<serde_json::Value, UbusStatus>);
+pub type UbusDone = (u32, Result<crate::ubus::client::ReplyData, UbusStatus>);
 
 /// A message kind that travels on a channel: how it goes into the shared
 /// representation and comes out of it.

@@ -16,10 +16,12 @@ use super::routes::DEFAULT_OWNER_TIMEOUT;
 use super::status::{self, Obj, StatusQuery};
 use crate::config::load::{load_str, load_uci_values, Format};
 use crate::logging::utc_timestamp;
-use crate::ubus::blob::encoded_len;
-use crate::ubus::msg::UBUS_MAX_MSGLEN;
+use crate::ubus::blob::{put_blobmsg, BlobMsgType, BlobValue, Open};
+use crate::ubus::client::ReplyData;
+use crate::ubus::msg::TableBody;
 use crate::ubus::{Requests, UbusStatus};
-use pathosd_core::api::model::{Scope, Snapshot};
+use pathosd_core::api::model::Scope;
+use pathosd_core::api::stream::{Job, What};
 use serde_json::Value;
 use smol::future::FutureExt;
 use smol::lock::Semaphore;
@@ -82,16 +84,24 @@ pub async fn call(
     method: &str,
     args: &Value,
     limit: Duration,
-) -> Result<Value, UbusStatus> {
+) -> Result<ReplyData, UbusStatus> {
     match method {
         "status" => {
             let q = status_query(args)?;
-            let s = ctl
-                .snapshot(Scope::Page(q), limit)
-                .await
-                .map_err(|e| ubus_error(&e))?;
-            Ok(status_page(s))
+            status_page(ctl, q, limit).await.map(ReplyData::Encoded)
         }
+        _ => answer(ctl, method, args, limit).await.map(ReplyData::Json),
+    }
+}
+
+/// The methods but `status`, answered with a JSON object.
+async fn answer(
+    ctl: &ControlHandle,
+    method: &str,
+    args: &Value,
+    limit: Duration,
+) -> Result<Value, UbusStatus> {
+    match method {
         "validate" => validate(args),
         "vip" => {
             let name = str_arg(args, "name")?;
@@ -193,24 +203,90 @@ fn status_query(args: &Value) -> Result<StatusQuery, UbusStatus> {
     Ok(q)
 }
 
+/// The most a `status` reply holds, about: a page ends early when its next
+/// VIP would take it over, and `next_offset` says where the next one
+/// starts. ubusd carries up to 1 MiB (about 700 VIPs with their checks),
+/// but the reply is the daemon's memory while it is made and written: a
+/// page of 100 VIPs with a few checks each fits, one of 1,000 is cut.
+pub(crate) const STATUS_REPLY_BYTES: usize = 384 * 1024;
 /// Room kept in a reply for the message header and its other attributes.
 const REPLY_MARGIN: usize = 16 * 1024;
+/// Views of VIPs the owner gives at a time.
+const VIEWS_AT_ONCE: usize = 16;
 
-/// `status` with as many VIPs of the page as fit one ubus message: ubusd
-/// refuses messages over 1 MiB (about 700 VIPs with their checks), so the
-/// page ends early and `next_offset` says where the next one starts.
-fn status_page(mut s: Snapshot) -> Value {
-    // The reply's size without the VIPs, then each VIP's as it is added.
-    let vips = std::mem::take(&mut s.vips);
-    let base = encoded_len(&status::status_page_json(&s, &mut |_| true));
-    s.vips = vips;
-    let mut room = UBUS_MAX_MSGLEN.saturating_sub(REPLY_MARGIN + base);
-    status::status_page_json(&s, &mut |vip| {
-        let n = encoded_len(vip);
-        let fits = n <= room;
-        room = room.saturating_sub(n);
-        fits
-    })
+/// `status`: the `/status` document with as many VIPs of the page as fit
+/// [`STATUS_REPLY_BYTES`], encoded as blobmsg while the owner gives their
+/// views a few at a time (`api::stream`), so that neither the page's views
+/// nor its values are ever held together: a reply costs the reply.
+async fn status_page(
+    ctl: &ControlHandle,
+    q: StatusQuery,
+    limit: Duration,
+) -> Result<TableBody, UbusStatus> {
+    let job = Box::new(Job::new(What::Views(q.clone()), VIEWS_AT_ONCE));
+    let mut job = ctl.render(job, limit).await.map_err(|e| ubus_error(&e))?;
+    let (Some(head), Some(page)) = (job.head().cloned(), job.page().cloned()) else {
+        return Err(UbusStatus::UnknownError);
+    };
+    // The document's members but the VIPs, as the blobmsg table encodes
+    // them (serde_json's maps are key-sorted: those before `vips` go
+    // first); their size is about what the page will add to the VIPs'.
+    let members = |shown: usize| -> Vec<(String, BlobValue)> {
+        match status::page_json(&head, &page, Value::Array(Vec::new()), shown) {
+            Value::Object(m) => m
+                .iter()
+                .filter(|(k, _)| *k != "vips")
+                .map(|(k, v)| (k.clone(), BlobValue::from_json(v)))
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let mut base = Vec::new();
+    for (k, v) in members(0) {
+        put_blobmsg(&mut base, &k, &v).map_err(|_| UbusStatus::UnknownError)?;
+    }
+    let room = STATUS_REPLY_BYTES.saturating_sub(REPLY_MARGIN + base.len());
+    drop(base);
+    let mut body = TableBody::with_capacity(STATUS_REPLY_BYTES);
+    let open =
+        Open::new(body.buf(), "vips", BlobMsgType::Array).map_err(|_| UbusStatus::UnknownError)?;
+    let start = body.len();
+    let mut shown = 0usize;
+    'page: loop {
+        for v in job.take_views() {
+            let before = body.len();
+            let j = status::page_vip_json(&v, &q);
+            put_blobmsg(body.buf(), "", &BlobValue::from_json(&j))
+                .map_err(|_| UbusStatus::UnknownError)?;
+            // The first VIP of a page is always taken, so paging moves on.
+            if shown > 0 && body.len() - start > room {
+                body.truncate(before);
+                break 'page;
+            }
+            shown += 1;
+        }
+        if job.done() {
+            break;
+        }
+        job = ctl.render(job, limit).await.map_err(|e| ubus_error(&e))?;
+        if job.failed().is_some() {
+            return Err(UbusStatus::UnknownError);
+        }
+    }
+    open.close(body.buf())
+        .map_err(|_| UbusStatus::UnknownError)?;
+    let (mut before, mut after) = (Vec::new(), Vec::new());
+    for (k, v) in members(shown) {
+        let to = if k.as_str() < "vips" {
+            &mut before
+        } else {
+            &mut after
+        };
+        put_blobmsg(to, &k, &v).map_err(|_| UbusStatus::UnknownError)?;
+    }
+    body.prepend(&before);
+    body.buf().extend_from_slice(&after);
+    Ok(body)
 }
 
 /// `validate`: the daemon's own loading and validation, as a reload would
@@ -275,7 +351,7 @@ pub(crate) async fn serve_ubus_with(requests: Requests, ctl: ControlHandle, limi
                 })
                 .await;
             drop(permit);
-            req.reply.send(r);
+            req.reply.answer(r);
         })
         .detach();
     }

@@ -432,13 +432,53 @@ where
 pub(crate) fn put_blobmsg(out: &mut Vec<u8>, name: &str, v: &BlobValue) -> Result<(), BlobError> {
     let namelen = u16::try_from(name.len()).map_err(|_| BlobError::TooLong)?;
     put_attr(out, true, v.msg_type() as u8, |out| {
-        let name_start = out.len();
-        out.extend_from_slice(&namelen.to_be_bytes());
-        out.extend_from_slice(name.as_bytes());
-        out.push(0);
-        out.resize(name_start + blobmsg_hdrlen(name.len()), 0);
+        put_name(out, namelen, name);
         put_value(out, v)
     })
+}
+
+fn put_name(out: &mut Vec<u8>, namelen: u16, name: &str) {
+    let name_start = out.len();
+    out.extend_from_slice(&namelen.to_be_bytes());
+    out.extend_from_slice(name.as_bytes());
+    out.push(0);
+    out.resize(name_start + blobmsg_hdrlen(name.len()), 0);
+}
+
+/// A named blobmsg array or table being written a member at a time
+/// (`blobmsg_open_array`): its header is patched by [`Open::close`], so
+/// the members need not be held as values until the end.
+pub(crate) struct Open {
+    start: usize,
+    ty: BlobMsgType,
+}
+
+impl Open {
+    pub(crate) fn new(out: &mut Vec<u8>, name: &str, ty: BlobMsgType) -> Result<Open, BlobError> {
+        let namelen = u16::try_from(name.len()).map_err(|_| BlobError::TooLong)?;
+        let start = out.len();
+        out.extend_from_slice(&[0; BLOB_HDR_LEN]);
+        put_name(out, namelen, name);
+        Ok(Open { start, ty })
+    }
+
+    /// Ends it after what was appended since [`Open::new`], as
+    /// [`put_blobmsg`] would have written it whole.
+    pub(crate) fn close(self, out: &mut Vec<u8>) -> Result<(), BlobError> {
+        let len = out.len() - self.start;
+        if len > BLOB_ATTR_LEN_MASK as usize {
+            return Err(BlobError::TooLong);
+        }
+        let hdr = AttrHdr {
+            extended: true,
+            id: self.ty as u8,
+            len,
+        }
+        .to_bytes();
+        out[self.start..self.start + BLOB_HDR_LEN].copy_from_slice(&hdr);
+        out.resize(self.start + pad4(len), 0);
+        Ok(())
+    }
 }
 
 fn put_value(out: &mut Vec<u8>, v: &BlobValue) -> Result<(), BlobError> {
@@ -463,16 +503,6 @@ fn put_value(out: &mut Vec<u8>, v: &BlobValue) -> Result<(), BlobError> {
     Ok(())
 }
 
-/// Bytes `v` takes as an unnamed element of a blobmsg array, as the reply
-/// encodes it: a page of the status is cut to fit ubusd's message limit.
-pub(crate) fn encoded_len(v: &serde_json::Value) -> usize {
-    let mut out = Vec::new();
-    match put_blobmsg(&mut out, "", &BlobValue::from_json(v)) {
-        Ok(()) => out.len(),
-        Err(_) => usize::MAX,
-    }
-}
-
 /// Appends a table body: each entry as a named blobmsg attribute.
 pub(crate) fn put_table(out: &mut Vec<u8>, t: &Table) -> Result<(), BlobError> {
     for (name, v) in t {
@@ -494,6 +524,27 @@ pub(crate) fn encode_table(t: &Table) -> Result<Vec<u8>, BlobError> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// An array written a member at a time is the array written whole.
+    #[test]
+    fn an_open_array_closes_as_the_whole_one() {
+        let items = [
+            json!({"a": 1, "b": "xyz"}),
+            json!("s"),
+            json!(null),
+            json!([1.5]),
+        ];
+        let whole = BlobValue::from_json(&json!(items));
+        let mut want = Vec::new();
+        put_blobmsg(&mut want, "vips", &whole).unwrap();
+        let mut got = vec![7u8; 4];
+        let open = Open::new(&mut got, "vips", BlobMsgType::Array).unwrap();
+        for i in &items {
+            put_blobmsg(&mut got, "", &BlobValue::from_json(i)).unwrap();
+        }
+        open.close(&mut got).unwrap();
+        assert_eq!(&got[4..], &want[..]);
+    }
 
     fn hex(s: &str) -> Vec<u8> {
         let s: String = s.split_whitespace().collect();

@@ -26,7 +26,7 @@ use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::unix::UnixStream;
 
 use super::blob::{table_from_json, table_to_json, BlobMsgType, BlobValue, Table};
-use super::msg::{FrameBuf, Message, MethodSig, MsgType, UbusStatus, UBUS_UNIX_SOCKET};
+use super::msg::{FrameBuf, Message, MethodSig, MsgType, TableBody, UbusStatus, UBUS_UNIX_SOCKET};
 // The daemon thread's own timers (no timer on async-io's reactor, whose
 // thread re-arms its timerfd on every wake-up while one is pending).
 use crate::chan::{self, Closed, Rx, Tx, UbusDone};
@@ -120,6 +120,14 @@ impl Requests {
     }
 }
 
+/// What a call is answered with: a JSON object, or a table encoded ahead
+/// (a large reply, encoded as it was made: `status`).
+#[derive(Debug)]
+pub enum ReplyData {
+    Json(Value),
+    Encoded(TableBody),
+}
+
 /// Answers one request. Dropping it unanswered answers UNKNOWN_ERROR.
 #[derive(Debug)]
 pub struct UbusReply {
@@ -144,7 +152,12 @@ impl UbusReply {
     /// `Ok(object)` becomes DATA + STATUS 0, `Ok(Null)` STATUS 0 alone, any other
     /// `Ok` value is sent as `{"value": v}`; `Err(s)` becomes STATUS s without DATA.
     /// Never blocks; a reply after the connection dropped or timed out is discarded.
-    pub fn send(mut self, result: Result<Value, UbusStatus>) {
+    pub fn send(self, result: Result<Value, UbusStatus>) {
+        self.answer(result.map(ReplyData::Json));
+    }
+
+    /// [`Self::send`] of a reply whose table is encoded already.
+    pub fn answer(mut self, result: Result<ReplyData, UbusStatus>) {
         if let Some(tx) = self.tx.take() {
             let _ = tx.try_send((self.key, result));
         }
@@ -574,8 +587,13 @@ impl UbusClient {
                 return Ok(());
             }
         };
+        self.write_bytes(stream, &bytes).await
+    }
+
+    /// Writes an encoded message within the I/O timeout.
+    async fn write_bytes(&self, stream: &mut UnixStream, bytes: &[u8]) -> Result<(), String> {
         future::or(
-            async { stream.write_all(&bytes).await.map_err(|e| e.to_string()) },
+            async { stream.write_all(bytes).await.map_err(|e| e.to_string()) },
             async {
                 sleep_until(after(self.config.io_timeout)).await;
                 Err("write to ubusd timed out".to_string())
@@ -771,14 +789,21 @@ impl UbusClient {
         stream: &mut UnixStream,
         p: &Pending,
         objid: u32,
-        result: Result<Value, UbusStatus>,
+        result: Result<ReplyData, UbusStatus>,
     ) -> Result<(), String> {
         let status = match result {
-            Ok(Value::Null) => UbusStatus::Ok,
-            Ok(v) => {
-                let data = Message::data_reply(p.seq, p.peer, objid, wrap_object(v));
-                if data.encode().is_ok() {
-                    self.write(stream, &data).await?;
+            Ok(ReplyData::Json(Value::Null)) => UbusStatus::Ok,
+            Ok(data) => {
+                let bytes = match data {
+                    ReplyData::Json(v) => {
+                        Message::data_reply(p.seq, p.peer, objid, wrap_object(v)).encode()
+                    }
+                    ReplyData::Encoded(body) => {
+                        Message::data_reply_encoded(p.seq, p.peer, objid, body)
+                    }
+                };
+                if let Ok(bytes) = bytes {
+                    self.write_bytes(stream, &bytes).await?;
                     UbusStatus::Ok
                 } else {
                     // Over ubusd's 1 MiB limit: say so rather than succeed without data.

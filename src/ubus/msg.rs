@@ -9,7 +9,7 @@ use std::fmt;
 
 use super::blob::{
     decode_cstring, decode_table, put_attr, put_table, AttrHdr, AttrIter, BlobError, BlobMsgType,
-    BlobValue, Table, BLOB_HDR_LEN,
+    BlobValue, Table, BLOB_ATTR_LEN_MASK, BLOB_HDR_LEN,
 };
 
 /// `ubus_msghdr` size.
@@ -389,6 +389,51 @@ pub(crate) fn frame_len(prefix: &[u8]) -> Result<usize, MsgError> {
     Ok(HDR_LEN + hdr.len)
 }
 
+/// Bytes of a DATA reply before its table body: the header, the
+/// container's header, OBJID, DATA's header.
+const REPLY_PREFIX: usize = HDR_LEN + BLOB_HDR_LEN + 8 + BLOB_HDR_LEN;
+
+/// A reply's table body encoded ahead (each member a named blobmsg
+/// attribute), with room in front for the message around it
+/// ([`Message::data_reply_encoded`]).
+#[derive(Debug, PartialEq)]
+pub struct TableBody(Vec<u8>);
+
+impl TableBody {
+    /// An empty body that may grow to `capacity` bytes without moving.
+    pub fn with_capacity(capacity: usize) -> TableBody {
+        let mut v = Vec::with_capacity(REPLY_PREFIX + capacity);
+        v.resize(REPLY_PREFIX, 0);
+        TableBody(v)
+    }
+
+    /// The body's length.
+    pub fn len(&self) -> usize {
+        self.0.len() - REPLY_PREFIX
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The buffer members are appended to (what is before the body is
+    /// the message's, written last).
+    pub(crate) fn buf(&mut self) -> &mut Vec<u8> {
+        &mut self.0
+    }
+
+    /// Drops what the body has beyond `len` bytes.
+    pub fn truncate(&mut self, len: usize) {
+        self.0.truncate(REPLY_PREFIX + len);
+    }
+
+    /// Puts `members` at the body's start.
+    pub(crate) fn prepend(&mut self, members: &[u8]) {
+        self.0
+            .splice(REPLY_PREFIX..REPLY_PREFIX, members.iter().copied());
+    }
+}
+
 /// A whole ubus message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
@@ -532,6 +577,36 @@ impl Message {
         )
     }
 
+    /// [`Message::data_reply`] with its DATA encoded already: the
+    /// message is written around `body` in place (the reply is not encoded
+    /// a second time, nor held as values while it is).
+    pub fn data_reply_encoded(
+        seq: u16,
+        peer: u32,
+        objid: u32,
+        body: TableBody,
+    ) -> Result<Vec<u8>, MsgError> {
+        let mut out = body.0;
+        let data_len = out.len() - REPLY_PREFIX + BLOB_HDR_LEN;
+        // Container: OBJID (header and u32), then DATA's header and body.
+        let container_len = BLOB_HDR_LEN + 8 + data_len;
+        if container_len > UBUS_MAX_MSGLEN || data_len > BLOB_ATTR_LEN_MASK as usize {
+            return Err(MsgError::TooLong);
+        }
+        let hdr = |extended, id, len| AttrHdr { extended, id, len }.to_bytes();
+        let mut prefix = [0u8; REPLY_PREFIX];
+        prefix[0] = UBUS_MSG_VERSION;
+        prefix[1] = MsgType::Data.to_u8();
+        prefix[2..4].copy_from_slice(&seq.to_be_bytes());
+        prefix[4..8].copy_from_slice(&peer.to_be_bytes());
+        prefix[8..12].copy_from_slice(&hdr(false, 0, container_len));
+        prefix[12..16].copy_from_slice(&hdr(false, attr_id::OBJID, 8));
+        prefix[16..20].copy_from_slice(&objid.to_be_bytes());
+        prefix[20..24].copy_from_slice(&hdr(false, attr_id::DATA, data_len));
+        out[..REPLY_PREFIX].copy_from_slice(&prefix);
+        Ok(out)
+    }
+
     /// ADD_OBJECT as libubus `ubus_add_object` sends it: OBJPATH then SIGNATURE.
     pub fn add_object(seq: u16, path: &str, methods: &[MethodSig]) -> Message {
         Message::new(
@@ -673,6 +748,23 @@ impl FrameBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reply whose body was encoded ahead is the reply encoded whole.
+    #[test]
+    fn an_encoded_reply_is_the_whole_one() {
+        let v = serde_json::json!({"a": [1, {"b": "c"}], "d": null, "e": 2.5});
+        let t = super::super::blob::table_from_json(&v).unwrap();
+        let want = Message::data_reply(5, 0x1234, 77, t.clone())
+            .encode()
+            .unwrap();
+        let mut body = TableBody::with_capacity(0);
+        put_table(body.buf(), &t).unwrap();
+        assert_eq!(
+            Message::data_reply_encoded(5, 0x1234, 77, body).unwrap(),
+            want
+        );
+        assert_eq!(Message::decode(&want).unwrap().data(), Some(&t));
+    }
 
     #[test]
     fn frame_reassembly() {
