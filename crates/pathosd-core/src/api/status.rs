@@ -490,7 +490,8 @@ pub(crate) fn ready_json(s: &Snapshot) -> (bool, Value) {
 /// The ad-hoc trigger's answer. `results` holds every check that ran by name;
 /// `result` keeps the Go pathosd's field: the single check's result when one
 /// check ran, else the combination under checks_policy with the longest
-/// duration and `details` keyed by check name.
+/// duration and `details` keyed by check name (a VIP without checks: none
+/// ran, `success` is its health, and the detail says why).
 pub fn trigger_json(o: &TriggerOutcome) -> Value {
     let results: Map<String, Value> = o
         .results
@@ -511,10 +512,18 @@ pub fn trigger_json(o: &TriggerOutcome) -> Value {
             v
         }
         rs => {
-            let detail: Vec<String> = rs
-                .iter()
-                .map(|(n, r)| format!("{n}: {}", r.detail))
-                .collect();
+            let detail: Vec<String> = match rs {
+                // A VIP without checks (`always`) has none to run: the
+                // answer says so instead of an empty detail.
+                [] => vec![format!(
+                    "VIP {} has no checks to run: it is always announced",
+                    o.vip
+                )],
+                rs => rs
+                    .iter()
+                    .map(|(n, r)| format!("{n}: {}", r.detail))
+                    .collect(),
+            };
             let longest = rs.iter().map(|(_, r)| r.duration).max().unwrap_or_default();
             let details: Map<String, Value> = rs
                 .iter()

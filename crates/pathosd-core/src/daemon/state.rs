@@ -333,6 +333,15 @@ impl<R: Clone> State<R> {
             .triggers
             .admit(&vip, check.as_deref(), &selected, reply.clone(), now);
         match admit {
+            // A VIP without checks (`always`): nothing to run, and the run
+            // is over at once; its answer says so, with the VIP's state.
+            // It went through the rate limit all the same (a flood of
+            // them is answered and logged as any other).
+            Admit::Start(_) if selected.is_empty() => {
+                if let Some(done) = self.triggers.abandon(&vip) {
+                    self.finish(&vip, done, fx);
+                }
+            }
             Admit::Start(id) => fx.asks.push(Ask {
                 vip,
                 id,
@@ -515,6 +524,58 @@ mod tests {
         let r = s.last_reload().unwrap();
         assert_eq!(r.result, ReloadResult::Rejected);
         assert_eq!(r.errors, ["vips[0].prefix: bad"]);
+    }
+
+    /// `check` on an `always` VIP: the VIP is there and has no checks to
+    /// run, which is the answer (its state, no results), not "not found";
+    /// within the trigger rate limit as any other. A check of it by name
+    /// is not found (it has none), nor is a VIP that is not there.
+    #[test]
+    fn a_trigger_of_a_vip_without_checks_answers_that_it_has_none() {
+        let t0 = Instant::now();
+        let (mut s, _) = State::<u32>::start(*config("10.0.0.53/32"), t0, SystemTime::UNIX_EPOCH);
+        let trigger = |s: &mut State<u32>, vip: &str, check: Option<&str>| {
+            let ev = Event::Trigger {
+                vip: vip.into(),
+                check: check.map(str::to_string),
+                running: false,
+                reply: 7,
+            };
+            let fx = s.step(ev, t0);
+            assert!(fx.asks.is_empty(), "nothing to run");
+            let [(waiters, answer)] = <[_; 1]>::try_from(fx.answers).unwrap();
+            assert_eq!(waiters, [7]);
+            answer
+        };
+        let o = trigger(&mut s, "dns", None).unwrap();
+        assert_eq!(
+            (o.vip.as_str(), o.state, o.combined),
+            ("dns", "announced", true)
+        );
+        assert!(o.results.is_empty());
+        let j = crate::api::status::trigger_json(&o);
+        assert_eq!(
+            j["result"]["detail"],
+            "VIP dns has no checks to run: it is always announced"
+        );
+        assert_eq!(j["result"]["success"], true);
+        assert_eq!(j["results"], serde_json::json!({}));
+        assert_eq!(
+            trigger(&mut s, "dns", Some("web")),
+            Err(ApiError::NotFound("check not found: web".into()))
+        );
+        assert_eq!(
+            trigger(&mut s, "nope", None),
+            Err(ApiError::NotFound("VIP not found: nope".into()))
+        );
+        // Five at once in all (the burst), then refused as any trigger.
+        for _ in 0..4 {
+            assert!(trigger(&mut s, "dns", None).is_ok());
+        }
+        assert!(matches!(
+            trigger(&mut s, "dns", None),
+            Err(ApiError::Busy { .. })
+        ));
     }
 
     /// The stop lists every VIP that is not withdrawn, once, and changes

@@ -115,8 +115,9 @@ pub fn vip_view(v: &VipSlot, want: Want, to_sys: &dyn Fn(Instant) -> SystemTime)
 
 /// The checks a trigger of `vip` (only `check`, when given) runs; `running`
 /// says whether the VIP's check loops run (not when they could not start).
-/// None to run is an error naming why: no such VIP or check, or nothing
-/// to run.
+/// A VIP without checks (`always`) runs none, which is its answer (see
+/// [`trigger_outcome`]); else none to run is an error naming why: no such
+/// VIP or check, or checks that are not running.
 pub fn trigger_checks(
     engine: &Engine,
     vip: &str,
@@ -126,20 +127,28 @@ pub fn trigger_checks(
     let Some(slot) = engine.vip(vip) else {
         return Err(ApiError::NotFound(format!("VIP not found: {vip}")));
     };
+    let not_found = |c: &str| ApiError::NotFound(format!("check not found: {c}"));
+    if slot.checks.is_empty() {
+        return match check {
+            Some(c) => Err(not_found(c)),
+            None => Ok(Vec::new()),
+        };
+    }
+    if !running {
+        return Err(ApiError::Unavailable(format!(
+            "the checks of VIP {vip} are not running"
+        )));
+    }
     let selected: Vec<CheckId> = slot
         .checks
         .iter()
-        .filter(|c| running && check.is_none_or(|n| c.name == n))
+        .filter(|c| check.is_none_or(|n| c.name == n))
         .map(|c| c.id)
         .collect();
-    if !selected.is_empty() {
-        return Ok(selected);
+    match check {
+        Some(c) if selected.is_empty() => Err(not_found(c)),
+        _ => Ok(selected),
     }
-    Err(ApiError::NotFound(match check {
-        Some(c) if running => format!("check not found: {c}"),
-        // An `always` VIP, or one whose checks could not start.
-        _ => format!("VIP {vip} has no checks to run"),
-    }))
 }
 
 /// The answer to a trigger the rate limit or a running one refused.
@@ -172,9 +181,14 @@ pub fn trigger_outcome(
     let names: Vec<String> = slot.checks.iter().map(|c| c.name.clone()).collect();
     let all = Expr::All;
     let expr = slot.full_config().map_or(&all, |v| &v.checks_expr);
-    let combined = policy::eval(expr, &names, &|n| {
-        results.iter().any(|(c, r)| c == n && r.ok)
-    });
+    // A VIP without checks: its health (an `always` VIP's is good).
+    let combined = if names.is_empty() {
+        slot.machine.healthy()
+    } else {
+        policy::eval(expr, &names, &|n| {
+            results.iter().any(|(c, r)| c == n && r.ok)
+        })
+    };
     Ok(TriggerOutcome {
         vip: vip.to_string(),
         results,
