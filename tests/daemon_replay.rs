@@ -123,7 +123,9 @@ impl Harness {
                 }
                 Err(e) => format!("error {}", e.kind()),
             };
-            lines.push(format!("answer {} {what}", to.join(",")));
+            // An answer without results (a VIP with no checks) ends at
+            // `combined=…`, as the file's lines are read trimmed.
+            lines.push(format!("answer {} {}", to.join(","), what.trim_end()));
         }
         for a in fx.asks {
             let names: Vec<String> = a.checks.iter().map(|c| self.check_name(*c)).collect();
