@@ -12,7 +12,8 @@
 # from DIR instead (pathosd_*-r1_x86_64.ipk, pathosd_*-r2_x86_64.ipk,
 # x86_64/pathosd-*-r1.apk, x86_64/pathosd-*-r2.apk, as build-packages.sh
 # names them). --only runs the flows whose name matches REGEX (their
-# preconditions are set up by each flow).
+# preconditions are set up by each flow). With PATHOSD_CROSS_LOCK set to a
+# file, the cross build runs under `flock` on it.
 #
 # Prints one line per flow, `PASS name` or `FAIL name: why`, then
 # "N passed, N failed"; the status is 1 if any failed. The flows:
@@ -101,7 +102,12 @@ trap 'exit 130' INT TERM
 if [ -z "$PKGS" ]; then
 	PKGS="$WORK/pkgs"
 	echo "# building the packages (scripts/cross-build.sh x86_64, scripts/build-packages.sh r1 and r2)"
-	PATHOSD_SIZE_GATE=0 PATHOSD_CROSS_DIR="$WORK/cross" bash "$REPO/scripts/cross-build.sh" \
+	# PATHOSD_CROSS_LOCK names a lock file that cross builds sharing the
+	# machine hold while they run (flock), so that two do not compete for
+	# the same cores.
+	lock=()
+	if [ -n "${PATHOSD_CROSS_LOCK:-}" ]; then lock=(flock "$PATHOSD_CROSS_LOCK"); fi
+	PATHOSD_SIZE_GATE=0 PATHOSD_CROSS_DIR="$WORK/cross" "${lock[@]}" bash "$REPO/scripts/cross-build.sh" \
 		x86_64-unknown-linux-musl >"$WORK/cross-build.log" 2>&1 ||
 		die "cross-build failed: $WORK/cross-build.log"
 	bin="$WORK/cross/out/x86_64-unknown-linux-musl/default/pathosd"
