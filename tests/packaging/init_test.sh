@@ -83,8 +83,10 @@ LAST_RELOAD="$FR/tmp/daemon.last_reload"
 export CALLS FR RELOADS LAST_RELOAD
 
 # A fake pathosd: records its arguments. `validate` reads the file as the
-# real one does in what matters here: a quote left open is an error with its
-# line, a file of blank and comment lines is empty, the global section must
+# real one does in what matters here: a quote left open is an error at the
+# line libuci reports for it (the file's last: libuci reads to the end
+# looking for the closing quote), a file of blank and comment lines is
+# empty, the global section must
 # be `config pathosd 'main'` (crates/pathosd-core/src/config/uci_map.rs),
 # `enabled` of 'main' is not looked at (it is the init script's switch);
 # $MOCK_INVALID adds the errors of an invalid value. Failures print the
@@ -93,8 +95,9 @@ cat >"$TMP/pathosd" <<'EOF'
 #!/bin/sh
 echo "$*" >>"$CALLS"
 [ "$1" = validate ] || exit 0
-line=$(awk '{ s = $0; gsub(/[^\047]/, "", s); if (length(s) % 2) { print NR; exit } }' "$FR$3")
-if [ -n "$line" ]; then
+open=$(awk '{ s = $0; gsub(/[^\047]/, "", s); if (length(s) % 2) { print NR; exit } }' "$FR$3")
+if [ -n "$open" ]; then
+	line=$(wc -l <"$FR$3" | tr -d ' ')
 	echo "pathosd: $3: invalid configuration (1 error):" >&2
 	echo "line $line: unterminated ' quote" >&2
 	exit 1

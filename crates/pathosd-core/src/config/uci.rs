@@ -14,6 +14,7 @@
 //!   option replaces its value; `list` appends.
 
 use super::field::{quote as shorten, ConfigError};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -127,166 +128,473 @@ fn name_too_long(what: &str, s: &str) -> Option<String> {
         .then(|| format!("{what} {} is longer than {MAX_NAME_LEN} bytes", shorten(s)))
 }
 
-struct Lexer<'a> {
-    chars: std::iter::Peekable<std::str::Chars<'a>>,
+/// The line libuci reports for a problem found at byte `pos`: the lines it
+/// has read so far. libuci reads whole lines (fgets) and counts one per line
+/// that ends with a newline, so this is the number of newlines up to the end
+/// of the line holding `pos` — one less on a last line without a newline (0
+/// for a one-line file without one), and for an unterminated quote the
+/// newlines of the whole file (libuci reads to the end looking for the
+/// closing quote). `newlines_before` is the count before `pos`; `last_nl`
+/// the offset of the text's last newline.
+fn uci_line(newlines_before: usize, last_nl: Option<usize>, pos: usize) -> usize {
+    newlines_before + usize::from(last_nl.is_some_and(|l| l >= pos))
+}
+
+fn inline_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c')
+}
+
+/// One word of a statement: its text (borrowed from the file when it is one
+/// piece without escapes, as nearly every value is) and the line libuci
+/// would report for a problem found at its end.
+pub(crate) struct Word<'a> {
+    pub text: Cow<'a, str>,
+    pub line: usize,
+}
+
+/// A word being read: the file's text while it is one piece, a copy once
+/// pieces are joined.
+struct WordBuf<'a> {
+    one: Option<&'a str>,
+    joined: Option<String>,
+}
+
+impl<'a> WordBuf<'a> {
+    fn push(&mut self, piece: &'a str) {
+        match (&mut self.joined, self.one) {
+            (Some(j), _) => j.push_str(piece),
+            (None, None) => self.one = Some(piece),
+            (None, Some(first)) => {
+                let mut j = String::with_capacity(first.len() + piece.len());
+                j.push_str(first);
+                j.push_str(piece);
+                self.joined = Some(j);
+            }
+        }
+    }
+
+    fn finish(self) -> Cow<'a, str> {
+        match (self.joined, self.one) {
+            (Some(j), _) => Cow::Owned(j),
+            (None, Some(one)) => Cow::Borrowed(one),
+            (None, None) => Cow::Borrowed(""),
+        }
+    }
+}
+
+/// A statement's words, the line it starts on (for the places errors
+/// name) and the line libuci would report for a problem found at its end.
+pub(crate) struct Statement<'a> {
+    pub start_line: usize,
+    pub words: Vec<Word<'a>>,
+    pub end_line: usize,
+}
+
+/// Reads statements from UCI text, from any statement boundary on.
+#[derive(Clone)]
+pub(crate) struct Lexer<'a> {
+    text: &'a str,
+    pos: usize,
+    /// 1-based line of `pos`.
     line: usize,
+    last_nl: Option<usize>,
 }
 
-fn inline_space(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\r' | '\x0b' | '\x0c')
-}
-
-impl Lexer<'_> {
-    fn bump(&mut self) -> Option<char> {
-        let c = self.chars.next();
-        if c == Some('\n') {
-            self.line += 1;
-        }
-        c
+impl<'a> Lexer<'a> {
+    pub(crate) fn new(text: &'a str) -> Lexer<'a> {
+        Lexer::at(text, 0, 1)
     }
 
-    /// Consumes `\` + line break (also `\r\n`) if that is what follows the
-    /// backslash; returns whether it did.
-    fn continuation(&mut self) -> bool {
-        match self.chars.peek() {
-            Some('\n') => {
-                self.bump();
-                true
-            }
-            Some('\r') => {
-                let mut ahead = self.chars.clone();
-                ahead.next();
-                if ahead.peek() == Some(&'\n') {
-                    self.bump();
-                    self.bump();
-                    true
-                } else {
-                    false
-                }
-            }
-            _ => false,
+    /// A lexer that starts at byte `pos`, on line `line` (a place an
+    /// earlier lexer of the same text reported with [`Lexer::place`]).
+    pub(crate) fn at(text: &'a str, pos: usize, line: usize) -> Lexer<'a> {
+        Lexer {
+            text,
+            pos: pos.min(text.len()),
+            line,
+            last_nl: text.rfind('\n'),
         }
     }
 
-    /// The next statement's words and the line it starts on; None at the end.
-    fn statement(&mut self) -> Result<Option<(usize, Vec<String>)>, UciError> {
-        let mut words: Vec<String> = Vec::new();
-        let mut start = self.line;
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.pos).copied()
+    }
+
+    fn peek_at(&self, ahead: usize) -> Option<u8> {
+        self.text.as_bytes().get(self.pos + ahead).copied()
+    }
+
+    /// The line libuci would report for a problem found here.
+    fn uci_line(&self) -> usize {
+        uci_line(self.line - 1, self.last_nl, self.pos)
+    }
+
+    /// Moves past `n` bytes (not splitting a character), counting lines.
+    fn advance(&mut self, n: usize) -> &'a str {
+        let end = (self.pos + n).min(self.text.len());
+        let s = &self.text[self.pos..end];
+        self.line += s.bytes().filter(|b| *b == b'\n').count();
+        self.pos = end;
+        s
+    }
+
+    /// The length of a line break at `pos + ahead` (`\n` or `\r\n`), if any.
+    fn line_break_at(&self, ahead: usize) -> Option<usize> {
+        match (self.peek_at(ahead), self.peek_at(ahead + 1)) {
+            (Some(b'\n'), _) => Some(1),
+            (Some(b'\r'), Some(b'\n')) => Some(2),
+            _ => None,
+        }
+    }
+
+    /// The byte length of the character at `pos`.
+    fn char_len(&self) -> usize {
+        self.text[self.pos..]
+            .chars()
+            .next()
+            .map_or(0, char::len_utf8)
+    }
+
+    /// The next statement; None at the end of the text.
+    pub(crate) fn statement(&mut self) -> Result<Option<Statement<'a>>, UciError> {
+        let mut words: Vec<Word<'a>> = Vec::new();
+        let mut start_line = self.line;
         loop {
-            match self.chars.peek().copied() {
+            match self.peek() {
                 None => {
-                    return Ok((!words.is_empty()).then_some((start, words)));
+                    let end_line = self.uci_line();
+                    return Ok((!words.is_empty()).then_some(Statement {
+                        start_line,
+                        words,
+                        end_line,
+                    }));
                 }
-                Some('\n') | Some(';') => {
-                    self.bump();
+                Some(b'\n') | Some(b';') => {
+                    let end_line = self.uci_line();
+                    self.advance(1);
                     if !words.is_empty() {
-                        return Ok(Some((start, words)));
+                        return Ok(Some(Statement {
+                            start_line,
+                            words,
+                            end_line,
+                        }));
                     }
                 }
-                Some('#') => {
-                    while self.chars.peek().is_some_and(|c| *c != '\n') {
-                        self.bump();
-                    }
+                Some(b'#') => {
+                    let n = self.text[self.pos..]
+                        .find('\n')
+                        .unwrap_or(self.text.len() - self.pos);
+                    self.advance(n);
                 }
                 Some(c) if inline_space(c) => {
-                    self.bump();
+                    self.advance(1);
                 }
-                Some('\\') => {
-                    // A continuation between words is just space.
-                    let mut ahead = self.chars.clone();
-                    ahead.next();
-                    if matches!(ahead.peek(), Some('\n') | Some('\r')) {
-                        self.bump();
-                        if self.continuation() {
-                            continue;
-                        }
-                        // A lone `\` before `\r` that is not a line break:
-                        // it escapes the `\r`.
-                        let mut w = String::new();
-                        if let Some(c) = self.bump() {
-                            w.push(c);
-                        }
-                        self.word_into(&mut w)?;
-                        if words.is_empty() {
-                            start = self.line;
-                        }
-                        words.push(w);
-                    } else {
-                        if words.is_empty() {
-                            start = self.line;
-                        }
-                        let mut w = String::new();
-                        self.word_into(&mut w)?;
-                        words.push(w);
-                    }
+                Some(b'\\') if words.is_empty() && self.line_break_at(1).is_some() => {
+                    // libuci reads the command up to a space or tab, so a
+                    // line that starts with a continuation is a command
+                    // named "\" and a newline.
+                    return Err(UciError {
+                        line: self.uci_line(),
+                        message:
+                            "invalid command \"\\\" (expected package, config, option or list)"
+                                .into(),
+                    });
                 }
                 Some(_) => {
                     if words.is_empty() {
-                        start = self.line;
+                        start_line = self.line;
                     }
-                    let mut w = String::new();
-                    self.word_into(&mut w)?;
-                    words.push(w);
+                    let text = self.word()?;
+                    words.push(Word {
+                        text,
+                        line: self.uci_line(),
+                    });
                 }
             }
         }
     }
 
-    /// Reads adjacent pieces into `w` until space, `;`, `#` or the line ends.
-    fn word_into(&mut self, w: &mut String) -> Result<(), UciError> {
-        loop {
-            match self.chars.peek().copied() {
-                None | Some('\n') | Some(';') | Some('#') => return Ok(()),
-                Some(c) if inline_space(c) => return Ok(()),
-                Some(q @ ('\'' | '"')) => self.quoted_into(q, w)?,
-                Some('\\') => {
-                    self.bump();
-                    if self.continuation() {
-                        continue;
-                    }
-                    if let Some(c) = self.bump() {
-                        w.push(c);
-                    }
-                }
-                Some(c) => {
-                    self.bump();
-                    w.push(c);
-                }
-            }
-        }
-    }
-
-    /// Reads one quoted piece, from the opening quote `q` to its match, into
-    /// `w`. Single quotes take everything literally; inside double quotes a
-    /// backslash escapes the next character or joins a continued line.
-    fn quoted_into(&mut self, q: char, w: &mut String) -> Result<(), UciError> {
-        let open = self.line;
-        let unterminated = || UciError {
-            line: open,
-            message: format!("unterminated {q} quote"),
+    /// Reads adjacent pieces until space, `;`, `#` or the line ends. A
+    /// backslash and a line break are dropped, and the word goes on only if
+    /// no space follows (libuci's parse_str): so a continuation before a
+    /// word gives an empty word, as in libuci.
+    fn word(&mut self) -> Result<Cow<'a, str>, UciError> {
+        let mut w = WordBuf {
+            one: None,
+            joined: None,
         };
-        self.bump();
         loop {
-            match self.bump().ok_or_else(unterminated)? {
-                c if c == q => return Ok(()),
-                '\\' if q == '"' => {
-                    if self.continuation() {
+            match self.peek() {
+                None | Some(b'\n') | Some(b';') | Some(b'#') => break,
+                Some(c) if inline_space(c) => break,
+                Some(b'\'') => self.single_quoted(&mut w)?,
+                Some(b'"') => self.double_quoted(&mut w)?,
+                Some(b'\\') => {
+                    self.advance(1);
+                    if let Some(n) = self.line_break_at(0) {
+                        self.advance(n);
                         continue;
                     }
-                    w.push(self.bump().ok_or_else(unterminated)?);
+                    let n = self.char_len();
+                    w.push(self.advance(n));
                 }
-                c => w.push(c),
+                Some(_) => {
+                    let rest = &self.text.as_bytes()[self.pos..];
+                    let n = rest
+                        .iter()
+                        .position(|&c| {
+                            matches!(c, b'\n' | b';' | b'#' | b'\'' | b'"' | b'\\')
+                                || inline_space(c)
+                        })
+                        .unwrap_or(rest.len());
+                    w.push(self.advance(n));
+                }
             }
+        }
+        Ok(w.finish())
+    }
+
+    /// libuci reads to the end of the file looking for the closing quote.
+    fn unterminated(&mut self, q: char) -> UciError {
+        self.advance(self.text.len() - self.pos);
+        UciError {
+            line: self.uci_line(),
+            message: format!("unterminated {q} quote"),
+        }
+    }
+
+    /// A single-quoted piece: everything up to the next `'`, literally.
+    fn single_quoted(&mut self, w: &mut WordBuf<'a>) -> Result<(), UciError> {
+        self.advance(1);
+        match self.text[self.pos..].find('\'') {
+            Some(n) => {
+                w.push(self.advance(n));
+                self.advance(1);
+                Ok(())
+            }
+            None => Err(self.unterminated('\'')),
+        }
+    }
+
+    /// A double-quoted piece: a backslash takes the next character
+    /// literally or, before a line break, joins the lines.
+    fn double_quoted(&mut self, w: &mut WordBuf<'a>) -> Result<(), UciError> {
+        self.advance(1);
+        loop {
+            let rest = &self.text.as_bytes()[self.pos..];
+            let Some(n) = rest.iter().position(|&c| c == b'"' || c == b'\\') else {
+                return Err(self.unterminated('"'));
+            };
+            if n > 0 {
+                w.push(self.advance(n));
+            }
+            if self.peek() == Some(b'"') {
+                self.advance(1);
+                return Ok(());
+            }
+            self.advance(1);
+            if let Some(n) = self.line_break_at(0) {
+                self.advance(n);
+                continue;
+            }
+            let n = self.char_len();
+            if n == 0 {
+                return Err(self.unterminated('"'));
+            }
+            w.push(self.advance(n));
         }
     }
 }
 
-/// Parses a UCI file.
-pub fn parse(text: &str) -> Result<UciFile, UciError> {
-    let mut lx = Lexer {
-        chars: text.chars().peekable(),
-        line: 1,
+/// A statement read and checked: what it does, and the lines of its start
+/// and of its command word (where libuci finds an option outside a section).
+pub(crate) enum Cmd<'a> {
+    Package(Cow<'a, str>),
+    Config {
+        kind: Cow<'a, str>,
+        name: Option<Cow<'a, str>>,
+    },
+    Option {
+        list: bool,
+        name: Cow<'a, str>,
+        value: Cow<'a, str>,
+    },
+}
+
+pub(crate) struct Command<'a> {
+    pub cmd: Cmd<'a>,
+    /// The line the statement starts on: where the file shows it.
+    pub line: usize,
+    /// The line libuci reports for a problem with the command word, and
+    /// for one with the whole statement.
+    pub word_line: usize,
+    pub end_line: usize,
+}
+
+/// The next statement of `lx`, checked as libuci checks it: the command,
+/// its arguments and the names (at most MAX_NAME_LEN bytes here).
+pub(crate) fn command<'a>(lx: &mut Lexer<'a>) -> Result<Option<Command<'a>>, UciError> {
+    let Some(st) = lx.statement()? else {
+        return Ok(None);
     };
+    let Statement {
+        start_line,
+        words,
+        end_line,
+    } = st;
+    let word_line = words[0].line;
+    // A problem with the arguments is found at the last one read.
+    let last_line = words.last().map_or(end_line, |w| w.line);
+    let mut words = words.into_iter();
+    let Some(first) = words.next() else {
+        return Ok(None);
+    };
+    let args: Vec<Word<'a>> = words.collect();
+    let arity = |min: usize, max: usize, usage: &str| {
+        if args.len() < min {
+            Err(UciError {
+                line: end_line,
+                message: format!("missing arguments; expected {usage}"),
+            })
+        } else if args.len() > max {
+            Err(UciError {
+                line: last_line,
+                message: format!("too many arguments; expected {usage}"),
+            })
+        } else {
+            Ok(())
+        }
+    };
+    let name_err = |w: &Word<'_>, what: &str, valid: bool, rule: &str| -> Result<(), UciError> {
+        let message = match name_too_long(what, &w.text) {
+            Some(m) => m,
+            None if valid => return Ok(()),
+            None => format!("invalid {what} {}{rule}", shorten(&w.text)),
+        };
+        Err(UciError {
+            line: w.line,
+            message,
+        })
+    };
+    let cmd = match first.text.as_ref() {
+        "package" | "p" => {
+            arity(1, 1, "package NAME")?;
+            // libuci's package names may also hold '-'.
+            name_err(&args[0], "package name", valid_type(&args[0].text), "")?;
+            Cmd::Package(
+                args.into_iter()
+                    .next()
+                    .map_or(Cow::Borrowed(""), |w| w.text),
+            )
+        }
+        "config" | "c" => {
+            arity(1, 2, "config TYPE ['NAME']")?;
+            let mut args = args.into_iter();
+            let (Some(kind), name) = (args.next(), args.next()) else {
+                return Ok(None);
+            };
+            name_err(
+                &kind,
+                "section type",
+                valid_type(&kind.text),
+                " (letters, digits, '_' and '-' only)",
+            )?;
+            let name = name.filter(|n| !n.text.is_empty());
+            if let Some(n) = &name {
+                name_err(
+                    n,
+                    "section name",
+                    valid_name(&n.text),
+                    " (letters, digits and '_' only)",
+                )?;
+            }
+            Cmd::Config {
+                kind: kind.text,
+                name: name.map(|n| n.text),
+            }
+        }
+        w @ ("option" | "o" | "list" | "l") => {
+            let list = w.starts_with('l');
+            arity(
+                1,
+                2,
+                if list {
+                    "list NAME VALUE"
+                } else {
+                    "option NAME VALUE"
+                },
+            )?;
+            let mut args = args.into_iter();
+            let (Some(name), value) = (args.next(), args.next()) else {
+                return Ok(None);
+            };
+            name_err(
+                &name,
+                "option name",
+                valid_name(&name.text),
+                " (letters, digits and '_' only)",
+            )?;
+            Cmd::Option {
+                list,
+                name: name.text,
+                value: value.map_or(Cow::Borrowed(""), |v| v.text),
+            }
+        }
+        other => {
+            return Err(UciError {
+                line: word_line,
+                message: format!(
+                    "invalid command {} (expected package, config, option or list)",
+                    shorten(other)
+                ),
+            })
+        }
+    };
+    Ok(Some(Command {
+        cmd,
+        line: start_line,
+        word_line,
+        end_line: last_line,
+    }))
+}
+
+/// The error of an option or list before the first section.
+pub(crate) fn outside_section(c: &Command<'_>) -> UciError {
+    let list = matches!(c.cmd, Cmd::Option { list: true, .. });
+    UciError {
+        line: c.word_line,
+        message: format!(
+            "{} before the first config section",
+            if list { "list" } else { "option" }
+        ),
+    }
+}
+
+/// The error of a named section whose type differs from an earlier one of
+/// the same name.
+pub(crate) fn overwrites(
+    c: &Command<'_>,
+    name: &str,
+    kind: &str,
+    earlier: &str,
+    line: usize,
+) -> UciError {
+    UciError {
+        line: c.end_line,
+        message: format!(
+            "section {} of type {} overwrites the earlier {} section of the same name (line {line})",
+            shorten(name),
+            shorten(kind),
+            shorten(earlier),
+        ),
+    }
+}
+
+/// Parses a UCI file into sections and options (the whole file as values:
+/// for tests, fuzzing and `uci export`-style writing; the loader reads the
+/// text section by section instead, `uci_map`).
+pub fn parse(text: &str) -> Result<UciFile, UciError> {
+    let mut lx = Lexer::new(text);
     let mut file = UciFile::default();
     // Index into file.sections of the section options go to.
     let mut current: Option<usize> = None;
@@ -296,114 +604,46 @@ pub fn parse(text: &str) -> Result<UciFile, UciError> {
     let mut by_name: HashMap<String, usize> = HashMap::new();
     let mut per_kind: HashMap<String, usize> = HashMap::new();
     let mut options: HashMap<(usize, String), usize> = HashMap::new();
-    while let Some((line, words)) = lx.statement()? {
-        let err = |message: String| UciError { line, message };
-        let args = &words[1..];
-        let arity = |min: usize, max: usize, usage: &str| {
-            if args.len() < min || args.len() > max {
-                Err(err(format!(
-                    "{} arguments; expected {usage}",
-                    if args.len() < min {
-                        "missing"
-                    } else {
-                        "too many"
-                    }
-                )))
-            } else {
-                Ok(())
-            }
-        };
-        match words[0].as_str() {
-            "package" | "p" => {
-                arity(1, 1, "package NAME")?;
-                if let Some(m) = name_too_long("package name", &args[0]) {
-                    return Err(err(m));
-                }
-                if !valid_name(&args[0]) {
-                    return Err(err(format!("invalid package name {}", shorten(&args[0]))));
-                }
-                file.package.get_or_insert_with(|| args[0].clone());
+    while let Some(c) = command(&mut lx)? {
+        let line = c.line;
+        match &c.cmd {
+            Cmd::Package(p) => {
+                file.package.get_or_insert_with(|| p.to_string());
                 current = None;
             }
-            "config" | "c" => {
-                arity(1, 2, "config TYPE ['NAME']")?;
-                let kind = &args[0];
-                if let Some(m) = name_too_long("section type", kind) {
-                    return Err(err(m));
-                }
-                if !valid_type(kind) {
-                    return Err(err(format!(
-                        "invalid section type {} (letters, digits, '_' and '-' only)",
-                        shorten(kind)
-                    )));
-                }
-                let name = args.get(1).filter(|n| !n.is_empty()).cloned();
-                if let Some(n) = &name {
-                    if let Some(m) = name_too_long("section name", n) {
-                        return Err(err(m));
-                    }
-                    if !valid_name(n) {
-                        return Err(err(format!(
-                            "invalid section name {} (letters, digits and '_' only)",
-                            shorten(n)
-                        )));
-                    }
-                    if let Some(&i) = by_name.get(n) {
-                        if file.sections[i].kind != *kind {
-                            return Err(err(format!(
-                                "section {} of type {} overwrites the earlier {} section of the same name (line {})",
-                                shorten(n), shorten(kind), shorten(&file.sections[i].kind), file.sections[i].line
-                            )));
+            Cmd::Config { kind, name } => {
+                if let Some(n) = name {
+                    if let Some(&i) = by_name.get(n.as_ref()) {
+                        let earlier = &file.sections[i];
+                        if earlier.kind != *kind {
+                            return Err(overwrites(&c, n, kind, &earlier.kind, earlier.line));
                         }
                         current = Some(i);
                         continue;
                     }
                 }
-                let count = per_kind.entry(kind.clone()).or_insert(0);
+                let count = per_kind.entry(kind.to_string()).or_insert(0);
                 let index = *count;
                 *count += 1;
-                if let Some(n) = &name {
-                    by_name.insert(n.clone(), file.sections.len());
+                if let Some(n) = name {
+                    by_name.insert(n.to_string(), file.sections.len());
                 }
                 file.sections.push(Section {
-                    kind: kind.clone(),
-                    name,
+                    kind: kind.to_string(),
+                    name: name.as_ref().map(|n| n.to_string()),
                     index,
                     line,
                     options: Vec::new(),
                 });
                 current = Some(file.sections.len() - 1);
             }
-            w @ ("option" | "o" | "list" | "l") => {
-                let is_list = w.starts_with('l');
-                arity(
-                    1,
-                    2,
-                    if is_list {
-                        "list NAME VALUE"
-                    } else {
-                        "option NAME VALUE"
-                    },
-                )?;
+            Cmd::Option { list, name, value } => {
                 let Some((sec_i, sec)) = current.and_then(|i| Some((i, file.sections.get_mut(i)?)))
                 else {
-                    return Err(err(format!(
-                        "{} before the first config section",
-                        if is_list { "list" } else { "option" }
-                    )));
+                    return Err(outside_section(&c));
                 };
-                let name = &args[0];
-                if let Some(m) = name_too_long("option name", name) {
-                    return Err(err(m));
-                }
-                if !valid_name(name) {
-                    return Err(err(format!(
-                        "invalid option name {} (letters, digits and '_' only)",
-                        shorten(name)
-                    )));
-                }
-                let value = args.get(1).cloned().unwrap_or_default();
-                let key = (sec_i, name.clone());
+                let (is_list, value) = (*list, value.to_string());
+                let key = (sec_i, name.to_string());
                 match options.get(&key).and_then(|&k| sec.options.get_mut(k)) {
                     Some(o) => {
                         let old_line = std::mem::replace(&mut o.line, line);
@@ -424,7 +664,7 @@ pub fn parse(text: &str) -> Result<UciFile, UciError> {
                     None => {
                         options.insert(key, sec.options.len());
                         sec.options.push(UciOption {
-                            name: name.clone(),
+                            name: name.to_string(),
                             value: if is_list {
                                 UciValue::List(vec![(value, line)])
                             } else {
@@ -434,12 +674,6 @@ pub fn parse(text: &str) -> Result<UciFile, UciError> {
                         });
                     }
                 }
-            }
-            other => {
-                return Err(err(format!(
-                    "invalid command {} (expected package, config, option or list)",
-                    shorten(other)
-                )))
             }
         }
     }
@@ -645,6 +879,8 @@ mod tests {
         assert_eq!(f.sections[2].get("vip").unwrap().line, 17);
     }
 
+    /// As `uci show` of the real libuci (openwrt/uci 66127cd) reads them:
+    /// a continuation joins the lines inside a word.
     #[test]
     fn multi_line_values_and_continuations() {
         let f = parse(
@@ -653,17 +889,23 @@ mod tests {
              line two'\n\
              \toption dq \"a\\\n\
              b\"\n\
-             \toption cont \\\n\
-             \t'continued'\n\
+             \toption c1 a\\\n\
+             b\n\
+             \toption c2 'a'\\\n\
+             'b'\n\
+             \toption c3 \\\n\
+             b\n\
              \toption crlf 'v'\r\n\
              \toption after 'ok'\n",
         )
         .unwrap();
         assert_eq!(single(&f, 0, "script"), "line one\nline two");
         assert_eq!(single(&f, 0, "dq"), "ab");
-        assert_eq!(single(&f, 0, "cont"), "continued");
+        assert_eq!(single(&f, 0, "c1"), "ab");
+        assert_eq!(single(&f, 0, "c2"), "ab");
+        assert_eq!(single(&f, 0, "c3"), "b");
         assert_eq!(single(&f, 0, "crlf"), "v");
-        assert_eq!(f.sections[0].get("after").unwrap().line, 9);
+        assert_eq!(f.sections[0].get("after").unwrap().line, 13);
     }
 
     #[test]
@@ -685,43 +927,76 @@ mod tests {
         assert_eq!(list(&f, 0, "y"), vec!["2"]);
     }
 
+    /// Each file's error is at the line the real `uci` (libuci at openwrt/uci
+    /// 66127cd, `uci -c DIR show FILE`) reports for it, shown after each
+    /// case: the lines libuci has read when it finds the problem. That is
+    /// the end of a statement spanning lines, the end of the file for an
+    /// unterminated quote, and one less on a last line without a newline.
+    /// The wording is pathosd's.
     #[test]
-    fn errors_have_lines() {
-        let e = |s: &str| parse(s).unwrap_err().to_string();
+    fn errors_are_at_the_lines_uci_reports() {
+        let cases: &[(&str, &str)] = &[
+            // (invalid command) at line 2
+            ("config vip 'a'\nopshun x 1\n", "line 2: invalid command \"opshun\" (expected package, config, option or list)"),
+            // (invalid command) at line 1: no newline at the end
+            ("config vip 'a'\nopshun x 1", "line 1: invalid command \"opshun\" (expected package, config, option or list)"),
+            // (invalid command) at line 0
+            ("opshun", "line 0: invalid command \"opshun\" (expected package, config, option or list)"),
+            // (EOF with unterminated ') at line 4
+            ("config vip 'a'\n\toption x 'open\n\nmore\n", "line 4: unterminated ' quote"),
+            // (EOF with unterminated ') at line 3
+            ("config vip 'a'\n\toption x 'open\n\nmore", "line 3: unterminated ' quote"),
+            // (EOF with unterminated ") at line 2
+            ("config vip 'a'\n\toption x \"open\n", "line 2: unterminated \" quote"),
+            // (too many arguments) at line 2
+            ("config vip 'a'\noption x 1 2\n", "line 2: too many arguments; expected option NAME VALUE"),
+            // (too many arguments) at line 3
+            ("config vip 'a'\noption x 'a\nb' 2\n", "line 3: too many arguments; expected option NAME VALUE"),
+            // (too many arguments) at line 4
+            ("config vip 'a'\n\toption x 'a\nb\nc' 'd'\n", "line 4: too many arguments; expected option NAME VALUE"),
+            // (invalid command) at line 4
+            ("config vip 'a'\noption x 'a\nb'\nopshun\n", "line 4: invalid command \"opshun\" (expected package, config, option or list)"),
+            // (too many arguments) at line 1
+            ("config vip 'a'; option x 1 2; option y 2\n", "line 1: too many arguments; expected option NAME VALUE"),
+            // (too many arguments) at line 3: the continuation ends the
+            // value, so 'continued' is one argument too many
+            ("config vip 'a'\n\toption cont \\\n\t'continued'\n", "line 3: too many arguments; expected option NAME VALUE"),
+            // (invalid command) at line 2
+            ("config vip 'a'\n\\\n\toption x 1\n", "line 2: invalid command \"\\\" (expected package, config, option or list)"),
+            // (invalid command) at line 1: libuci's command word is
+            // "config\n"; pathosd names the missing argument
+            ("config\n", "line 1: missing arguments; expected config TYPE ['NAME']"),
+            // (invalid character in name field) at line 1
+            ("config vip 'web-1'\n", "line 1: invalid section name \"web-1\" (letters, digits and '_' only)"),
+            // (invalid character in name field) at line 2
+            ("config vip 'a'\noption 'x-y' 1\n", "line 2: invalid option name \"x-y\" (letters, digits and '_' only)"),
+            // (invalid character in type field) at line 1
+            ("config 'vi p' 'a'\n", "line 1: invalid section type \"vi p\" (letters, digits, '_' and '-' only)"),
+            // (too many arguments) at line 1
+            ("config vip 'a' 'b'\n", "line 1: too many arguments; expected config TYPE ['NAME']"),
+            // (section of different type overwrites prior section with
+            // same name) at line 2
+            ("config vip 'a'\nconfig check 'a'\n", "line 2: section \"a\" of type \"check\" overwrites the earlier \"vip\" section of the same name (line 1)"),
+            // (option/list command found before the first section) at line 1
+            ("option x 1\n", "line 1: option before the first config section"),
+            // (option/list command found before the first section) at line 3
+            ("\n\noption x 1\n", "line 3: option before the first config section"),
+            // (invalid command) at line 3
+            ("config vip 'a'\noption x 1 # c\nopt x\n", "line 3: invalid command \"opt\" (expected package, config, option or list)"),
+            // (invalid command) at line 2
+            ("config vip 'a'\r\nopshun x 1\r\n", "line 2: invalid command \"opshun\" (expected package, config, option or list)"),
+            // (too many arguments) at line 2: the comment ends line 1
+            ("config vip a#b\noption x 1 2\n", "line 2: too many arguments; expected option NAME VALUE"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(&parse(text).unwrap_err().to_string(), want, "{text:?}");
+        }
+        // What libuci accepts reads as it does: a package name may hold '-'
+        // (the real uci shows nothing for `package 'a-b'`).
         assert_eq!(
-            e("option x 1\n"),
-            "line 1: option before the first config section"
+            parse("package 'a-b'\n").unwrap().package.as_deref(),
+            Some("a-b")
         );
-        assert_eq!(
-            e("config vip 'a'\n\noption x 'open\n\n"),
-            "line 3: unterminated ' quote"
-        );
-        assert_eq!(
-            e("config vip 'a'\noption x \"open\n"),
-            "line 2: unterminated \" quote"
-        );
-        assert_eq!(
-            e("config vip 'a'\nopshun x 1\n"),
-            "line 2: invalid command \"opshun\" (expected package, config, option or list)"
-        );
-        assert_eq!(
-            e("config vip 'a'\noption x 1 2\n"),
-            "line 2: too many arguments; expected option NAME VALUE"
-        );
-        assert_eq!(
-            e("config\n"),
-            "line 1: missing arguments; expected config TYPE ['NAME']"
-        );
-        assert_eq!(
-            e("config vip 'web-1'\n"),
-            "line 1: invalid section name \"web-1\" (letters, digits and '_' only)"
-        );
-        assert_eq!(
-            e("config vip 'a'\noption 'x-y' 1\n"),
-            "line 2: invalid option name \"x-y\" (letters, digits and '_' only)"
-        );
-        assert_eq!(e("config vip 'a'\nconfig check 'a'\n"),
-            "line 2: section \"a\" of type \"check\" overwrites the earlier \"vip\" section of the same name (line 1)");
     }
 
     #[test]
