@@ -261,10 +261,11 @@ pub(crate) fn fix_mmap_threshold() {
     }
 }
 
-/// Gives the heap's free memory back to the system. glibc keeps what the
-/// config loader freed (≈ 10 MB after 10,000 VIPs in UCI, see `git show
-/// 792d6be:docs/performance.md`) as long as a later allocation sits above
-/// it; musl, OpenWrt's libc, unmaps freed memory itself and has no malloc_trim.
+/// Gives the heap's free memory back to the system, after the start's load
+/// and after each reload. glibc keeps what the config loader freed as long
+/// as a later allocation sits above it (a refused reload of a 4 MiB file
+/// left 1.5 MB); musl, OpenWrt's libc, unmaps freed memory itself and has
+/// no malloc_trim.
 pub(crate) fn trim_heap() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim takes no pointer and only releases free pages of

@@ -57,6 +57,10 @@ impl Owner {
         // The routes go out after the speaker has the new neighbors; the
         // trigger runs asked again go to the new loops.
         self.carry_out(fx, now);
+        // What the load freed (the file's text, a VIP's value at a time,
+        // the errors' paths) goes back to the system, applied or not: a
+        // refused 4 MiB file must not leave the daemon larger.
+        crate::sys::trim_heap();
         r
     }
 
