@@ -216,6 +216,11 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// Where the lexer is: byte offset and line.
+    pub(crate) fn place(&self) -> (usize, usize) {
+        (self.pos, self.line)
+    }
+
     fn peek(&self) -> Option<u8> {
         self.text.as_bytes().get(self.pos).copied()
     }
