@@ -143,7 +143,7 @@ impl ReloadPlan {
         let mut out: Vec<String> = classes
             .into_iter()
             .filter(|(_, list)| !list.is_empty())
-            .map(|(what, list)| format!("{what}: {}", list.join(", ")))
+            .map(|(what, list)| report_line(what, &list))
             .collect();
         for (what, want) in [
             ("neighbors restarted", NeighborChange::Restarted),
@@ -158,7 +158,7 @@ impl ReloadPlan {
                 .map(|(n, _)| n.as_str())
                 .collect();
             if !list.is_empty() {
-                out.push(format!("{what}: {}", list.join(", ")));
+                out.push(report_line(what, &list));
             }
         }
         out.extend(self.live.iter().map(|s| format!("{s} changed: applied")));
@@ -175,6 +175,42 @@ impl ReloadPlan {
             && self.live.is_empty()
             && self.needs_restart.is_empty()
     }
+}
+
+/// Most bytes of one line of [`ReloadPlan::report`]. logd keeps at most
+/// 1 KiB of a syslog line, its header ("<30>pathosd[PID]: ", a timestamp)
+/// and the owner's "reload: " included, and cuts the rest wherever it
+/// falls, mid-name.
+pub const REPORT_LINE_MAX: usize = 900;
+
+/// "WHAT: a, b, c": as many names as fit in [`REPORT_LINE_MAX`], whole,
+/// then how many more there are.
+fn report_line<S: AsRef<str>>(what: &str, names: &[S]) -> String {
+    let mut line = format!("{what}: ");
+    for (i, n) in names.iter().enumerate() {
+        let n = n.as_ref();
+        let left = names.len() - i;
+        // Room for this name and, if more follow, the count of the rest.
+        let tail = if left > 1 {
+            format!(", … and {} more", left - 1).len()
+        } else {
+            0
+        };
+        let sep = if i == 0 { 0 } else { 2 };
+        if line.len() + sep + n.len() + tail > REPORT_LINE_MAX {
+            if i == 0 {
+                line.push_str(&format!("… {left} in all"));
+            } else {
+                line.push_str(&format!(", … and {left} more"));
+            }
+            return line;
+        }
+        if i > 0 {
+            line.push_str(", ");
+        }
+        line.push_str(n);
+    }
+    line
 }
 
 /// The settings of the HTTP API server: a change to any replaces the server.

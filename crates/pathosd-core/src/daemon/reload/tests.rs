@@ -185,6 +185,51 @@ fn the_report_names_each_class_once() {
     );
 }
 
+/// A class with many members is cut at a name, within what logd keeps
+/// of a line, and says how many more there are: 1,000 added VIPs made a
+/// line that logd cut mid-name at 1 KiB.
+#[test]
+fn a_long_report_line_ends_at_a_name_and_counts_the_rest() {
+    let p = plan(|c| {
+        for i in 0..1_000 {
+            c["vips"].as_array_mut().unwrap().push(json!({
+                "name": format!("vip-number-{i:04}"),
+                "prefix": format!("10.2.{}.{}/32", i / 256, i % 256),
+                "always": true
+            }));
+        }
+    });
+    let lines = p.report();
+    let added = lines
+        .iter()
+        .find(|l| l.starts_with("VIPs added: "))
+        .unwrap();
+    assert!(added.len() <= REPORT_LINE_MAX, "{}", added.len());
+    let (names, more) = added["VIPs added: ".len()..]
+        .rsplit_once(", … and ")
+        .unwrap();
+    let names: Vec<&str> = names.split(", ").collect();
+    assert!(
+        names.iter().all(|n| n.len() == "vip-number-0000".len()),
+        "{added}"
+    );
+    assert_eq!(names[0], "vip-number-0000");
+    assert_eq!(more, format!("{} more", 1_000 - names.len()));
+    // The next name would not have fitted with the count after it.
+    let longer = format!(
+        "VIPs added: {}, vip-number-{:04}, … and {} more",
+        names.join(", "),
+        names.len(),
+        1_000 - names.len() - 1
+    );
+    assert!(longer.len() > REPORT_LINE_MAX, "{longer}");
+    // A short class is whole.
+    assert_eq!(
+        report_line("VIPs removed", &["a", "b"]),
+        "VIPs removed: a, b"
+    );
+}
+
 #[test]
 fn vips_added_and_removed() {
     let p = plan(|c| {
