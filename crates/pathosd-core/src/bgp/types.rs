@@ -153,9 +153,7 @@ impl FromStr for Prefix {
             Some((a, l)) => (a, Some(l)),
             None => (s, None),
         };
-        let addr: IpAddr = a
-            .parse()
-            .map_err(|_| PrefixError(format!("{a:?} is not an IP address")))?;
+        let addr: IpAddr = a.parse().map_err(|_| not_an_address(a))?;
         let len = match l {
             Some(l) => l
                 .parse::<u8>()
@@ -167,6 +165,34 @@ impl FromStr for Prefix {
         };
         Prefix::new(addr, len)
     }
+}
+
+/// Why `a` is not an address; an IPv4 address with a leading zero in an
+/// octet (`010.10.1.1`) says so: some tools read such an octet as octal
+/// (010 is 8), others as decimal, so it is refused rather than guessed.
+fn not_an_address(a: &str) -> PrefixError {
+    let octets: Vec<&str> = a.split('.').collect();
+    let decimal = |o: &&str| !o.is_empty() && o.len() <= 3 && o.bytes().all(|b| b.is_ascii_digit());
+    if octets.len() == 4 && octets.iter().all(decimal) {
+        if let Some(o) = octets.iter().find(|o| o.len() > 1 && o.starts_with('0')) {
+            let plain: Vec<String> = octets
+                .iter()
+                .map(|o| o.trim_start_matches('0'))
+                .map(|o| {
+                    if o.is_empty() {
+                        "0".into()
+                    } else {
+                        o.to_string()
+                    }
+                })
+                .collect();
+            return PrefixError(format!(
+                "{a:?} has a leading zero in {o:?}, which some tools read as octal: write {}",
+                plain.join(".")
+            ));
+        }
+    }
+    PrefixError(format!("{a:?} is not an IP address"))
 }
 
 impl fmt::Display for Prefix {
@@ -239,6 +265,26 @@ pub struct PathAttrs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_leading_zero_in_an_octet_is_named() {
+        assert_eq!(
+            "010.10.1.1/32".parse::<Prefix>().unwrap_err().to_string(),
+            "\"010.10.1.1\" has a leading zero in \"010\", which some tools read as octal: write 10.10.1.1"
+        );
+        assert_eq!(
+            "10.0.00.1".parse::<Prefix>().unwrap_err().to_string(),
+            "\"10.0.00.1\" has a leading zero in \"00\", which some tools read as octal: write 10.0.0.1"
+        );
+        assert_eq!(
+            "10.0.1/32".parse::<Prefix>().unwrap_err().to_string(),
+            "\"10.0.1\" is not an IP address"
+        );
+        assert_eq!(
+            "10.0.0.0/8".parse::<Prefix>().unwrap().to_string(),
+            "10.0.0.0/8"
+        );
+    }
 
     proptest::proptest! {
         /// The integer comparison orders like the (address, length) pair.
