@@ -340,7 +340,7 @@ fn validate_checks_a_given_configuration() {
             errors,
             vec![
                 "vip 'web' option prefix: \"10.10.1.5/24\" has host bits set: write 10.10.1.5/32 for the address or 10.10.1.0/24 for the network",
-                "neighbor 'bird' option passive: a passive neighbor can never connect: bgp.listen_port is -1 (no listener)",
+                "neighbor 'bird' option passive: a passive neighbor can never connect: option listen_port of the pathosd section is '-1' (no listener)",
             ]
         );
         let mut ok = values("10.10.1.5/32");

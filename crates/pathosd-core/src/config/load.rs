@@ -871,6 +871,53 @@ mod tests {
         );
     }
 
+    /// Errors about a UCI file say what the file writes (`option always
+    /// '1'`), not the JSON it is mapped to (`always: true`); a default
+    /// route is refused unless the VIP allows it, and an octet with a
+    /// leading zero is named.
+    #[test]
+    fn uci_errors_are_in_uci_words() {
+        let text = "package pathosd\n\nconfig pathosd 'main'\n\toption asn '65001'\n\
+                    \toption router_id '10.0.0.1'\n\toption local_address_ipv6 '2001:db8::1'\n\n\
+                    config neighbor 'n'\n\toption address '10.0.0.2'\n\toption peer_asn '65000'\n\
+                    \toption multihop_ttl '5'\n\n\
+                    config vip 'nocheck'\n\toption prefix '10.0.0.9/32'\n\n\
+                    config vip 'both'\n\toption prefix '10.0.0.10/32'\n\toption always '1'\n\n\
+                    config check\n\toption vip 'both'\n\toption type 'tcp'\n\toption port '80'\n\n\
+                    config vip 'default'\n\toption prefix '0.0.0.0/0'\n\toption always '1'\n\n\
+                    config vip 'default6'\n\toption prefix '::/0'\n\toption always '1'\n\
+                    \toption allow_default_route '1'\n\n\
+                    config vip 'octal'\n\toption prefix '010.10.1.1/32'\n\toption always '1'\n";
+        let errs: Vec<String> = check_str(text, Some(Format::Uci), &|_| None)
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            errs,
+            [
+                "vip 'octal' option prefix (line 35): \"010.10.1.1/32\" is not a valid prefix (\"010.10.1.1\" has a leading zero in \"010\", which some tools read as octal: write 10.10.1.1)",
+                "neighbor 'n' option multihop_ttl (line 11): 5 has no effect when option enable_multihop is '0'",
+                "vip 'nocheck' (line 13): a check section with option vip naming this vip is required (or option always '1')",
+                "@check[0] (line 20): not allowed with option always '1' (the VIP is announced without checks)",
+                "vip 'default' option prefix (line 26): 0.0.0.0/0 is a default route: announced, it draws all of the peers' traffic to this router (set option allow_default_route '1' if that is meant)",
+            ]
+        );
+        // JSON keeps its own words.
+        let json = r#"{"schema": "v1", "router": {"asn": 65001, "router_id": "10.0.0.1"},
+            "bgp": {"neighbors": [{"name": "n", "address": "10.0.0.2", "peer_asn": 65000}]},
+            "vips": [{"name": "d", "prefix": "0.0.0.0/0", "always": true}]}"#;
+        assert_eq!(
+            check_str(json, Some(Format::Json), &|_| None).unwrap_err()[0].to_string(),
+            "vips[0].prefix: 0.0.0.0/0 is a default route: announced, it draws all of the peers' traffic to this router (set allow_default_route: true if that is meant)"
+        );
+        let allowed = json.replace(
+            r#""always": true"#,
+            r#""always": true, "allow_default_route": true"#,
+        );
+        assert!(check_str(&allowed, Some(Format::Json), &|_| None).is_ok());
+    }
+
     /// A UCI file loads as the same config written in JSON does, one VIP
     /// at a time, and its errors name sections, options and lines, also
     /// inside messages ("also …").

@@ -223,8 +223,10 @@ config_struct! {
     pub struct Vip {
         /// Unique name; used in the API path, metrics and ubus.
         name: std::sync::Arc<str> = std::sync::Arc::from(""),
-        /// The prefix announced, IPv4 or IPv6, any length.
+        /// The prefix announced, IPv4 or IPv6, any length (a default route, length 0, only with allow_default_route).
         prefix: Prefix = Prefix::host(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
+        /// Allow a prefix of length 0 (0.0.0.0/0, ::/0): a default route draws all of the peers' traffic to this router.
+        allow_default_route: bool = false,
         /// Announce for as long as the daemon lives, with no checks.
         always: bool = false,
         /// The single check (exactly one of check and checks, unless always).

@@ -105,6 +105,7 @@ const NEIGHBOR: &[Row] = &[
 const VIP: &[Row] = &[
     ("name", "name", Scalar),
     ("prefix", "prefix", Scalar),
+    ("allow_default_route", "allow_default_route", Scalar),
     ("always", "always", Scalar),
     ("checks_policy", "checks_policy", Scalar),
     ("require_local_address", "require_local_address", Scalar),
@@ -1188,6 +1189,11 @@ impl Locator<'_, '_> {
                 i += path.len();
                 continue;
             }
+            if let Some((json, uci)) = UCI_WORDS.iter().find(|(j, _)| rest.starts_with(j)) {
+                out.push_str(uci);
+                i += json.len();
+                continue;
+            }
             if c == '"' {
                 in_quote = true;
             }
@@ -1235,6 +1241,33 @@ impl Locator<'_, '_> {
         }
     }
 }
+
+/// The validator's words for JSON values and keys, and what a UCI file
+/// writes instead: an error about a UCI file says `option always '1'`,
+/// not `always: true`. Longest first where one begins another.
+const UCI_WORDS: &[(&str, &str)] = &[
+    (
+        "exactly one of check or checks is required (or always: true)",
+        "a check section with option vip naming this vip is required (or option always '1')",
+    ),
+    ("always: true", "option always '1'"),
+    (
+        "allow_default_route: true",
+        "option allow_default_route '1'",
+    ),
+    (
+        "require_local_address is true",
+        "option require_local_address is '1'",
+    ),
+    ("enable_multihop is false", "option enable_multihop is '0'"),
+    ("unless tls is true", "unless option tls is '1'"),
+    ("true needs pathosd built", "'1' needs pathosd built"),
+    (
+        "bgp.listen_port is -1",
+        "option listen_port of the pathosd section is '-1'",
+    ),
+    ("(count - 1) x interval", "(count - 1) x ping_interval"),
+];
 
 /// Names a place that no section covers: a missing section or global option.
 fn fallback(path: &str) -> String {

@@ -294,6 +294,18 @@ fn first_of(
 }
 
 fn vip(v: &Vip, p: &str, errs: &mut Errors) {
+    // A VIP written as 0.0.0.0/0 is far more often a slip (a form's empty
+    // address, a copied route) than a wish to draw every peer's traffic
+    // here, and announcing it takes the peers' default route.
+    if v.prefix.is_empty() && !v.allow_default_route {
+        errs.push_fmt(
+            join(p, "prefix"),
+            format_args!(
+                "{} is a default route: announced, it draws all of the peers' traffic to this router (set allow_default_route: true if that is meant)",
+                v.prefix
+            ),
+        );
+    }
     if v.always {
         for (key, set) in [("check", v.check.is_some()), ("checks", v.checks.is_some())] {
             if set {

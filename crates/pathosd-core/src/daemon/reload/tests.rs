@@ -622,6 +622,12 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
             |c| c["router"]["router_id"] = json!("10.0.0.2"),
             AllNeighbors,
         ),
+        // Only what validation accepts: the VIP runs the same either way.
+        (
+            "vips[].allow_default_route",
+            |c| web(c)["allow_default_route"] = json!(true),
+            Live(""),
+        ),
         (
             "vips[].always",
             |c| {
