@@ -275,6 +275,24 @@ pub(crate) fn trim_heap() {
     }
 }
 
+/// Waits until `fd` can be read (data or its end) for at most `limit`:
+/// false when the time ran out. poll(2) of the one descriptor.
+pub(crate) fn wait_readable(fd: &impl AsRawFd, limit: std::time::Duration) -> io::Result<bool> {
+    let mut p = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = libc::c_int::try_from(limit.as_millis()).unwrap_or(libc::c_int::MAX);
+    // SAFETY: `p` is one valid pollfd, and the count passed is 1.
+    let n = unsafe { libc::poll(&mut p, 1, ms) };
+    match n {
+        n if n < 0 => Err(io::Error::last_os_error()),
+        0 => Ok(false),
+        _ => Ok(true),
+    }
+}
+
 /// Dissolves a TCP socket's connection: connect(2) with an `AF_UNSPEC`
 /// address. An established connection is reset (one RST, as a close with
 /// `SO_LINGER` {on, 0}); the socket is CLOSED again, its port released,

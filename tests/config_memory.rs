@@ -30,6 +30,10 @@ const MIB4: usize = 4 * 1024 * 1024;
 /// at its peak, KiB.
 const PEAK_ABOVE_KIB: u64 = 16 * 1024;
 
+/// The daemon's own peak above its RSS on a refused reload of a large file,
+/// which a child checks: the errors it keeps and logs, not the file.
+const CHILD_CHECKED_PEAK_KIB: u64 = 4 * 1024;
+
 /// A JSON config of `n` `always` VIPs whose neighbor's `auth_password` is
 /// `password` (a placeholder or its value).
 fn config(n: usize, password: &str) -> String {
@@ -446,8 +450,9 @@ impl Drop for Daemon {
 }
 
 /// A running daemon with two VIPs refuses a reload of each 4 MiB file of
-/// `four_mib_files` (its own peak at most 16 MiB above its RSS before) and
-/// is back within 1 MiB of that RSS afterwards. One such reload took a
+/// `four_mib_files` (its own peak at most 4 MiB above its RSS before: a
+/// child decodes the file, well within the 16 MiB of the target) and is
+/// back within 1 MiB of that RSS afterwards. One such reload took a
 /// daemon from 2.5 to 272 MB, where it stayed.
 #[test]
 fn a_refused_reload_of_4_mib_leaves_the_daemon_as_it_was() {
@@ -472,7 +477,9 @@ fn a_refused_reload_of_4_mib_leaves_the_daemon_as_it_was() {
         let after = d.steady_rss();
         let peak = d.kib("VmHWM");
         eprintln!("{what}: base {base} KiB, peak {peak} KiB, after {after} KiB");
-        if peak > base + PEAK_ABOVE_KIB || after > base + 1024 {
+        // The file is checked by a child `pathosd validate`: the daemon
+        // never decodes it (decoding it here peaked 5 to 11 MB higher).
+        if peak > base + CHILD_CHECKED_PEAK_KIB || after > base + 1024 {
             worst.push(format!(
                 "{what}: base {base}, peak {peak}, after {after} KiB"
             ));

@@ -2,6 +2,7 @@
 //! Start-up and the event loop are here; the VIPs' check loops in
 //! `loops`, reload in `reloading`, the graceful stop in `shutdown`.
 
+mod child_check;
 mod inbox;
 mod loops;
 mod reloading;

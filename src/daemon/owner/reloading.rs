@@ -21,9 +21,13 @@ impl Owner {
     /// record: applied, or partly applied (what could not take its new
     /// settings, and why).
     pub(super) fn reload(&mut self, now: Instant) -> Result<ReloadRecord, Vec<String>> {
-        let new = crate::config_file::load(&self.opts.config_path, self.opts.format)
-            .map(Box::new)
-            .map_err(|errs| errs.into_iter().map(|e| e.to_string()).collect());
+        let (path, format) = (&self.opts.config_path, self.opts.format);
+        let new = match super::child_check::refused(path, format) {
+            Some(errs) => Err(errs),
+            None => crate::config_file::load(path, format)
+                .map(Box::new)
+                .map_err(|errs| errs.into_iter().map(|e| e.to_string()).collect()),
+        };
         let mut fx = self.state.step(state::Event::Reload(new), now);
         let r = match fx.reload.take() {
             Some(Ok(plan)) => {
