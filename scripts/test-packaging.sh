@@ -83,7 +83,8 @@ check "shellcheck -s sh tests/packaging/apk_functions.sh (the apk fake root's fu
 	shellcheck -s sh -e SC3043 tests/packaging/apk_functions.sh
 # The scripts that build and boot OpenWrt's real parts and run the flows on
 # them (CI has no sources to run them with; docs/testing.md).
-check "shellcheck scripts/openwrt-real/*.sh" shellcheck -x scripts/openwrt-real/*.sh
+check "shellcheck scripts/openwrt-real/*.sh and luci/*.sh" shellcheck -x scripts/openwrt-real/*.sh scripts/openwrt-real/luci/*.sh
+check "node --check scripts/openwrt-real/luci/flows.cjs (the real-client LuCI flows CI cannot run)" node --check scripts/openwrt-real/luci/flows.cjs
 # The .apk writer and reader: Python's standard library only, so that they
 # run on any machine with python3 (CI has no apk-tools).
 py_stdlib_only() {
