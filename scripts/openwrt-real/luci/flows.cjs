@@ -5,10 +5,10 @@
  * does what a router owner does in the pathosd pages, and prints `PASS name
  * …` or `FAIL name: why`.
  *
- * The flows a–j are docs/testing.md's table (its "main" column, the
- * behaviour the views had when the table was made); the d flows are issue
- * 28's LuCI defects, asserted as the issue states the fixed behaviour (its
- * words, not a guess at how the views will do it). Where this file had to
+ * The flows a–j are the table of docs/testing.md's real-client LuCI
+ * section; the d flows are issue 28's LuCI defects, asserted as the issue
+ * states the fixed behaviour (its words, not a guess at how the views do
+ * it). Where this file had to
  * choose (a threshold, which rules, a wording), the flow's comment says so.
  *
  * Selectors are the user's: headings, row titles, button and field labels,
