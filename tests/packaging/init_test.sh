@@ -608,6 +608,22 @@ rc restart
 instance started" ]
 expect $? "restart, valid, running: stopped, then started"
 
+# procd lists the stopping instance until the daemon has ended: the start
+# waits for that, and starts a new one instead of asking the ending daemon
+# to reload (at 10,000 VIPs that reload was refused, "daemon is stopping",
+# and restart exited 1).
+MOCK_STOP_LINGER=3
+export MOCK_STOP_LINGER
+daemon running
+rm -f "$STATE.linger"
+rc restart
+[ "$RC" = 0 ] && running && reloaded && [ "$(cat "$EVENTS")" = "instance stopping
+instance stopped
+instance started" ]
+expect $? "restart, running, the daemon a moment to end: waited for, then a new instance started, no reload asked, exit 0"
+MOCK_STOP_LINGER=
+rm -f "$STATE.linger"
+
 MOCK_INVALID=1
 daemon running
 rc restart
