@@ -25,6 +25,8 @@
 #   d3       a reload moving api_listen to a port in use: not reported applied;
 #   d4       withdrawal events of every VIP reach `ubus listen pathosd.vip`
 #            at SIGTERM right after a burst of 12 `check` calls (8 runs);
+#   d17      `restart` of a daemon announcing 10,000 VIPs: exit 0, a new
+#            daemon, every VIP back in BIRD;
 #   d9-…     `logread -e pathosd` finds the daemon's own lines with 3-, 4-,
 #            5- and 7-digit PIDs (the namespace's ns_last_pid set before the
 #            start; for 7 digits kernel.pid_max is raised for the flow and
@@ -148,7 +150,7 @@ protocol bgp pathosd {
 	multihop;
 	ipv4 {
 		import filter {
-			if net ~ [ 10.88.0.0/24{32,32} ] then { bgp_next_hop = net.ip; accept; }
+			if net ~ [ 10.88.0.0/16{32,32} ] then { bgp_next_hop = net.ip; accept; }
 			reject;
 		};
 		export none;
@@ -729,6 +731,41 @@ d4() {
 	fi
 }
 
+# The good file and 10,000 `always` VIPs (10.88.1.0 to 10.88.40.15).
+MANY=10003
+conf_many() {
+	local i
+	conf_good
+	for ((i = 0; i < 10000; i++)); do
+		printf "config vip 'm%d'\n\toption prefix '10.88.%d.%d/32'\n\toption always '1'\n\n" \
+			"$i" $((i / 256 + 1)) $((i % 256))
+	done >>"$CONF"
+}
+route_count() { birdc -s "$BIRD_SOCK" show route protocol pathosd count 2>/dev/null | awk '/routes? for/ { print $1; exit }'; }
+route_count_is() { [ "$(route_count)" = "$1" ]; }
+d17() {
+	ensure_running || { fail d17 "precondition: not running"; return; }
+	conf_many
+	X '/etc/init.d/pathosd reload'
+	if [ "$RC" != 0 ] || ! wait_for 90 route_count_is "$MANY"; then
+		fail d17 "precondition: reload exit $RC, BIRD has $(route_count) routes $(one_line "$O")"
+		conf_good
+		X '/etc/init.d/pathosd restart'
+		return
+	fi
+	local p n why=''
+	p=$(daemon_pid)
+	X '/etc/init.d/pathosd restart'
+	[ "$RC" = 0 ] || why="$why exit $RC;"
+	wait_for 90 route_count_is "$MANY" || why="$why BIRD has $(route_count) routes;"
+	n=$(daemon_pid)
+	[ -n "$n" ] && [ "$n" != "$p" ] || why="$why PID $p -> '$n' (want a new one);"
+	conf_good
+	X '/etc/init.d/pathosd reload'
+	wait_for 90 routes_are "$ALL_ROUTES" || why="$why the good file's reload left BIRD '$(routes)';"
+	[ -z "$why" ] && pass "d17 restart at 10,000 VIPs: exit 0, new PID, every VIP back" ||
+		fail d17 "$why $(one_line "$O")"
+}
 d9_width() {
 	local w=$1 name="d9-pid-$1-digits" last p
 	last=$((10 ** (w - 1) - 1))
@@ -805,6 +842,7 @@ want d2 && d2
 want d3 && d3
 want d4 && d4
 for w in 3 4 5 7; do want "d9-pid-$w-digits" && d9_width "$w"; done
+want d17 && d17
 want t23 && t23
 want t24 && t24
 bash "$BOOT" stop "$ROOT_OPKG" >/dev/null
