@@ -142,25 +142,37 @@ check "files/pathosd.config: no uncommented neighbor, vip or check section" ship
 
 # --- BIRD configuration in the docs ------------------------------------------
 
-# Every ```bird block of docs/openwrt.md must parse with the real BIRD
-# (Debian's 2.0.12; OpenWrt ships 2.18+, a superset for these statements).
+# Every ```bird block of the docs and every BIRD config in examples/ must
+# parse with the real BIRD (Debian's 2.0.12; OpenWrt ships 2.18+, a superset
+# for these statements). A block that is a fragment gets a router id.
+# tests/packaging/bird_recipe_test.sh runs the peering ones against pathosd.
 bird_blocks() {
 	awk -v dir="$TMP" '
-		/^```bird[[:space:]]*$/ { n++; f = dir "/bird-" n ".conf"; inb = 1; next }
+		FNR == 1 { doc = FILENAME; sub(/.*\//, "", doc); sub(/\.md$/, "", doc); n = 0 }
+		/^```bird[[:space:]]*$/ { n++; total++; f = dir "/bird-" doc "-" n ".conf"; inb = 1; next }
 		/^```/ && inb { inb = 0; close(f); next }
 		inb { print > f }
-		END { print n + 0 }' docs/openwrt.md
+		END { print total + 0 }' docs/*.md
 }
 if command -v bird >/dev/null; then
 	n=$(bird_blocks)
-	if [ "$n" -lt 2 ]; then
-		not_ok "docs/openwrt.md has the two BIRD peering configs (found $n)"
+	if ! ls "$TMP"/bird-openwrt-2.conf >/dev/null 2>&1; then
+		not_ok "docs/openwrt.md has the two BIRD peering configs (found $n blocks in docs/)"
 	fi
-	for i in $(seq 1 "$n"); do
-		f="$TMP/bird-$i.conf"
+	for f in "$TMP"/bird-*-*.conf; do
+		[ -e "$f" ] || continue
+		name=${f#"$TMP"/bird-}
+		name=${name%.conf}
 		grep -q '^router id' "$f" || sed -i '1i router id 192.0.2.1;' "$f"
-		check "docs/openwrt.md BIRD block $i parses (bird -p)" bird -p -c "$f"
+		check "docs/${name%-*}.md BIRD block ${name##*-} parses (bird -p)" bird -p -c "$f"
 	done
+	n_ex=0
+	for f in examples/*bird*.conf; do
+		[ -e "$f" ] || continue
+		n_ex=$((n_ex + 1))
+		check "$f parses (bird -p)" bird -p -c "$f"
+	done
+	[ "$n_ex" -gt 0 ] || not_ok "examples/ has the router's BIRD config (examples/openwrt-bird.conf)"
 else
 	not_ok "bird is installed (scripts/install-test-deps.sh)"
 fi

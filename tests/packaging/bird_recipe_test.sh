@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The BIRD peering recipes of docs/openwrt.md, layouts (a) and (b), run for real:
-# Debian's BIRD with the first ```bird block of the docs and pathosd with the
-# matching UCI file, on loopback addresses of its own. Checks that:
+# Debian's BIRD with the first ```bird block of the docs (which is
+# examples/openwrt-bird.conf) and pathosd with the matching UCI file, on
+# loopback addresses of its own. Checks that:
 #   * the session establishes;
 #   * the import filter accepts the listed VIPs with preference 250 and the
 #     next hop rewritten to the VIP, and rejects a VIP outside the set;
 #   * a drained VIP arrives pessimized (AS path 65001 x 7) through BIRD;
+#   * a pathosd stalled by SIGSTOP loses its routes at BIRD's hold time, and
+#     is taken back within 2 s of SIGCONT (the recipe's error wait time);
 #   * SIGTERM makes pathosd withdraw, close the session and exit within procd's
 #     5 s term_timeout;
 #   * layout (b), the docs' second block: BIRD dials a passive pathosd on its
@@ -69,6 +72,11 @@ if ! grep -q 'protocol bgp pathosd' "$TMP/doc.conf"; then
 	not_ok "docs/openwrt.md's first BIRD block is the pathosd session"
 	exit 1
 fi
+if out=$(diff -u "$ROOT/examples/openwrt-bird.conf" "$TMP/doc.conf"); then
+	ok "docs/openwrt.md's first BIRD block is examples/openwrt-bird.conf"
+else
+	not_ok "docs/openwrt.md's first BIRD block is examples/openwrt-bird.conf" "$out"
+fi
 awk -v bird="$BIRD_IP" -v pd="$PD_IP" -v port="$PORT" -v dns="$VIP_DNS" -v web="$VIP_WEB" -v logf="$TMP/bird.log" '
 	/^protocol kernel/ { skip = 1 }
 	skip { if ($0 ~ /^}/) skip = 0; next }
@@ -76,7 +84,7 @@ awk -v bird="$BIRD_IP" -v pd="$PD_IP" -v port="$PORT" -v dns="$VIP_DNS" -v web="
 	{
 		gsub(/127\.0\.0\.1 as/, bird " port " port " as")
 		gsub(/127\.0\.0\.2/, pd)
-		gsub(/192\.168\.1\.53\/32, 10\.10\.0\.1\/32/, dns "/32, " web "/32")
+		gsub(/192\.168\.1\.53\/32, 192\.168\.1\.80\/32/, dns "/32, " web "/32")
 		print
 	}' "$TMP/doc.conf" >"$TMP/bird.conf"
 bird -p -c "$TMP/bird.conf" || { not_ok "adapted BIRD config parses" "$(cat "$TMP/bird.conf")"; exit 1; }
@@ -84,6 +92,16 @@ bird -f -c "$TMP/bird.conf" -s "$TMP/bird.ctl" -P "$TMP/bird.pid" >"$TMP/bird.ou
 BIRD_PID=$!
 
 birdc_() { birdc -s "$TMP/bird.ctl" "$@" 2>&1; }
+
+# shellcheck source=tests/packaging/wait.sh
+. "$(dirname "$0")/wait.sh"
+
+# pathosd dials once BIRD listens: a refused first dial would double its
+# back-off, and the stall below measures the back-off of a clean start.
+if ! wait_for 20 'pathosd +BGP .*(Passive|Established)' birdc_ show protocols pathosd; then
+	not_ok "BIRD runs the pathosd protocol" "$(cat "$TMP/last.out")" "$(cat "$TMP/bird.out")"
+	exit 1
+fi
 
 # --- pathosd: layout (a) plus VIPs -------------------------------------------
 touch "$TMP/web.drain"
@@ -95,6 +113,7 @@ config pathosd 'main'
 	option local_address '$PD_IP'
 	option listen_port '-1'
 	option hold_time '9s'
+	option graceful_restart '0'
 	option api_listen '$PD_IP:$API_PORT'
 	option ubus_socket '$TMP/no-ubusd.sock'
 	option log_syslog '0'
@@ -132,9 +151,6 @@ else
 fi
 "$BIN" run --config "$TMP/pathosd.uci" >"$TMP/pathosd.log" 2>&1 &
 PD_PID=$!
-
-# shellcheck source=tests/packaging/wait.sh
-. "$(dirname "$0")/wait.sh"
 
 if wait_for 20 'BGP state: +Established' birdc_ show protocols all pathosd; then
 	ok "session pathosd (AS 65001, active) <-> BIRD (AS 65000, passive, strict bind, multihop) established"
@@ -175,6 +191,45 @@ else
 	not_ok "GET /status on the API" "$(tail -n 20 "$TMP/pathosd.log")"
 fi
 
+# --- a stalled pathosd: gone at the hold time, back at once after SIGCONT -----
+now_ms() { date +%s%3N; }
+# Polls BIRD every 10 ms until the dns VIP is (want 1) or is not (want 0)
+# there, for at most $2 ms; prints the milliseconds waited.
+route_wait() {
+	local want=$1 limit=$2 start t
+	start=$(now_ms)
+	while :; do
+		t=$(($(now_ms) - start))
+		if birdc_ show route protocol pathosd | grep -q "^$VIP_DNS/32"; then
+			[ "$want" = 1 ] && { echo "$t"; return 0; }
+		else
+			[ "$want" = 0 ] && { echo "$t"; return 0; }
+		fi
+		[ "$t" -gt "$limit" ] && { echo "$t"; return 1; }
+		sleep 0.01
+	done
+}
+kill -STOP "$PD_PID"
+# hold time 9 plus a second for the poll on a loaded machine.
+if gone=$(route_wait 0 10000); then
+	ok "SIGSTOP: BIRD drops the stalled pathosd's routes at its hold time ($gone ms)"
+else
+	not_ok "SIGSTOP: BIRD drops the stalled pathosd's routes within hold time 9 s" "$(birdc_ show protocols all pathosd)"
+fi
+# SIGCONT as soon as the routes are gone: BIRD's error wait time, which
+# starts at the hold timer's expiry, would still be running.
+kill -CONT "$PD_PID"
+if back=$(route_wait 1 2000); then
+	ok "SIGCONT: BIRD takes pathosd back within 2 s ($back ms)"
+else
+	not_ok "SIGCONT: BIRD takes pathosd back within 2 s (not after $back ms)" \
+		"$(birdc_ show protocols all pathosd)" "pathosd: $(tail -n 20 "$TMP/pathosd.log")"
+fi
+grep -q 'pathosd: Error: Hold timer expired' "$TMP/bird.log" ||
+	not_ok "BIRD logged its hold timer expiring" "$(tail -n 20 "$TMP/bird.log")"
+wait_for 20 "$VIP_WEB/32" birdc_ show route protocol pathosd ||
+	not_ok "both VIPs back at BIRD after the stall" "$(cat "$TMP/last.out")"
+
 # --- SIGTERM: withdraw and Cease within procd's term_timeout ------------------
 start=$SECONDS
 kill -TERM "$PD_PID"
@@ -203,6 +258,8 @@ else
 fi
 
 # --- layout (b): BIRD dials a passive pathosd on its own port -----------------
+# BIRD listens on a port of its own too: port 179 on every address may be
+# another test's.
 PORT_B=$((PORT + 2000))
 awk '/^```bird[[:space:]]*$/ { n++; next } /^```/ { if (n == 2) exit } n == 2' "$ROOT/docs/openwrt.md" >"$TMP/doc-b.conf"
 if ! grep -q 'neighbor 127.0.0.2 port 1179 as 65001' "$TMP/doc-b.conf"; then
@@ -213,7 +270,7 @@ fi
 	echo "log \"$TMP/bird-b.log\" all;"
 	echo 'router id 192.168.1.1;'
 	echo 'protocol device { }'
-	sed -e "s/local 127\.0\.0\.1 as/local $BIRD_IP as/" \
+	sed -e "s/local 127\.0\.0\.1 as/local $BIRD_IP port $((PORT_B + 1)) as/" \
 		-e "s/127\.0\.0\.2 port 1179/$PD_IP port $PORT_B/" \
 		-e "s#192\.168\.1\.53/32#$VIP_DNS/32#" "$TMP/doc-b.conf"
 } >"$TMP/bird-b.conf"
@@ -239,11 +296,15 @@ config vip 'dns'
 	option prefix '$VIP_DNS/32'
 	option always '1'
 UCI
-# pathosd listens before BIRD's first connect: BIRD would retry only after
-# its connect retry time (minutes).
+# pathosd listens before BIRD's first connect, so that BIRD's first dial
+# succeeds. "started" is logged once the listener is bound; a loaded machine
+# can take a while to get there.
 "$BIN" run --config "$TMP/pathosd-b.uci" >"$TMP/pathosd-b.log" 2>&1 &
 PD_B_PID=$!
-wait_for 10 'started' cat "$TMP/pathosd-b.log" || true
+if ! wait_for 60 'started' cat "$TMP/pathosd-b.log"; then
+	not_ok "layout (b): pathosd started within 60 s" "$(tail -n 20 "$TMP/pathosd-b.log")"
+	exit 1
+fi
 bird -f -c "$TMP/bird-b.conf" -s "$TMP/bird-b.ctl" -P "$TMP/bird-b.pid" >"$TMP/bird-b.out" 2>&1 &
 BIRD_B_PID=$!
 birdc_b() { birdc -s "$TMP/bird-b.ctl" "$@" 2>&1; }
