@@ -13,5 +13,6 @@ pub(crate) mod otel;
 mod owner;
 mod signals;
 mod ubus;
+mod watchdog;
 
 pub use owner::{run, Options};

@@ -9,6 +9,12 @@
 //! flight, sends REMOVE_OBJECT and closes only once ubusd has answered it: ubusd
 //! never reads what a client wrote before a close it has already seen.
 //!
+//! The client also carries the daemon's pings of procd's instance watchdog
+//! ([`UbusHandle::ping_procd`]): LOOKUP `service` once per connection, then
+//! an INVOKE `service watchdog {name, instance}` per ping. The pings come
+//! from the owner task's loop; the client only sends them, so a stalled
+//! owner stops them.
+//!
 //! The daemon is never blocked by ubus: calls reach it as [`UbusRequest`]s, at most
 //! `request_queue` unanswered at a time (more are answered UNKNOWN_ERROR instead of
 //! waiting), and [`UbusHandle::send_event`] only pushes into a bounded queue that drops
@@ -65,7 +71,8 @@ pub fn pathosd_methods() -> Vec<MethodSig> {
 pub struct UbusConfig {
     /// ubusd's socket (default `/var/run/ubus/ubus.sock`).
     pub socket_path: PathBuf,
-    /// Object path to register (default `pathosd`).
+    /// Object path to register (default `pathosd`); empty: none (a client
+    /// that only pings procd's watchdog, when `api.ubus_socket` is off).
     pub object: String,
     pub methods: Vec<MethodSig>,
     /// First reconnect delay; doubles up to `backoff_max` and resets once registered.
@@ -222,6 +229,9 @@ struct Shared {
     objid: Cell<Option<u32>>,
     registrations: Cell<u32>,
     shutdown: Cell<bool>,
+    /// A watchdog ping the owner asked for and the client has not sent
+    /// yet: procd's service and instance names.
+    ping: RefCell<Option<(String, String)>>,
 }
 
 /// `c += 1`, saturating.
@@ -254,6 +264,19 @@ impl UbusHandle {
         }
         q.push_back((name.to_string(), data));
         drop(q);
+        let _ = self.wake.try_send(());
+    }
+
+    /// Asks the client to send `ubus call service watchdog {"name":
+    /// service, "instance": instance}`, which re-arms procd's watchdog
+    /// timer of the instance. Never blocks: a ping asked for while ubusd is
+    /// unreachable is sent once the client is connected again; asked for
+    /// twice before it went out, it is sent once. Only `name` and
+    /// `instance`: with `mode` or `timeout` procd would take the watchdog
+    /// as the daemon's own (`self_managed`) and no longer apply the init
+    /// script's.
+    pub fn ping_procd(&self, service: &str, instance: &str) {
+        *self.shared.ping.borrow_mut() = Some((service.to_string(), instance.to_string()));
         let _ = self.wake.try_send(());
     }
 
@@ -296,6 +319,9 @@ pub struct UbusClient {
     /// Only this task touches them.
     busy_refused: Cell<u32>,
     busy_told: Cell<Option<Instant>>,
+    /// A failed watchdog ping (no `service` object, an unknown instance) is
+    /// warned about once until a ping succeeds.
+    ping_warned: Cell<bool>,
     wake: Rx<()>,
     requests: Tx<UbusRequest>,
     /// Dropped with the client, which tells [`UbusHandle::stopped`].
@@ -345,6 +371,16 @@ struct Pending {
     _waiting: Option<Tx<()>>,
 }
 
+/// Where the watchdog pings of one connection stand: procd's `service`
+/// object once looked up, and the seqs of the LOOKUP in flight and of the
+/// last INVOKE.
+#[derive(Default)]
+struct Procd {
+    service: Option<u32>,
+    lookup: Option<u16>,
+    invoke: Option<u16>,
+}
+
 /// `now + d`, without the panic `Instant + Duration` has for absurd configured values.
 fn after(d: Duration) -> Instant {
     let now = Instant::now();
@@ -386,6 +422,7 @@ impl UbusClient {
             objid: Cell::new(None),
             registrations: Cell::new(0),
             shutdown: Cell::new(false),
+            ping: RefCell::new(None),
         });
         let (wake_tx, wake_rx) = chan::bounded(1);
         // Bounded by `request_queue` through the pending map (see on_message).
@@ -398,6 +435,7 @@ impl UbusClient {
                 refusal_warned: Cell::new(false),
                 busy_refused: Cell::new(0),
                 busy_told: Cell::new(None),
+                ping_warned: Cell::new(false),
                 wake: wake_rx,
                 requests: req_tx,
                 _done: done_tx,
@@ -497,13 +535,23 @@ impl UbusClient {
             Ok(id) => id,
             Err(e) => return End::Lost(e),
         };
-        self.set_link(true, Some(objid));
-        bump(&self.shared.registrations);
-        self.refusal_warned.set(false);
-        log::info!(
-            "ubus: registered object {} as {objid:#010x}",
-            self.config.object
-        );
+        self.set_link(true, objid);
+        // No object of our own: nothing can call us, so no INVOKE names 0.
+        let objid = match objid {
+            Some(id) => {
+                bump(&self.shared.registrations);
+                self.refusal_warned.set(false);
+                log::info!(
+                    "ubus: registered object {} as {id:#010x}",
+                    self.config.object
+                );
+                id
+            }
+            None => {
+                log::info!("ubus: connected to ubusd (no object: watchdog pings only)");
+                0
+            }
+        };
         *backoff = self.config.backoff_min;
         *was_up = true;
         *told_down = false;
@@ -538,10 +586,13 @@ impl UbusClient {
         stream: &mut UnixStream,
         fb: &mut FrameBuf,
         seq: &mut u16,
-    ) -> Result<u32, String> {
+    ) -> Result<Option<u32>, String> {
         let hello = Self::read_msg(stream, fb).await?;
         if hello.header.ty != MsgType::Hello {
             return Err(format!("expected HELLO, got {:?}", hello.header.ty));
+        }
+        if self.config.object.is_empty() {
+            return Ok(None);
         }
         *seq = seq.wrapping_add(1);
         let add = Message::add_object(*seq, &self.config.object, &self.config.methods);
@@ -558,7 +609,7 @@ impl UbusClient {
                 MsgType::Status => {
                     let st = UbusStatus::from_u32(m.status().unwrap_or(u32::MAX));
                     return match (st, objid) {
-                        (UbusStatus::Ok, Some(id)) => Ok(id),
+                        (UbusStatus::Ok, Some(id)) => Ok(Some(id)),
                         (UbusStatus::Ok, None) => Err("ADD_OBJECT: no object id".into()),
                         // 2 is also what ubusd says for a duplicate path or an ACL
                         // without `publish` (ubusd_create_object returns NULL).
@@ -625,15 +676,19 @@ impl UbusClient {
         let (done_tx, done_rx) = chan::unbounded::<UbusDone>();
         let mut pending = Calls::default();
         let mut next_key: u32 = 0;
+        let mut procd = Procd::default();
         let mut buf = vec![0u8; 4096];
         self.flush_events(stream, seq).await?;
+        self.ping(stream, seq, &mut procd).await?;
         loop {
             // Messages already buffered first.
             while let Some(fr) = fb.next_frame().map_err(|e| e.to_string())? {
                 match Message::decode(&fr) {
                     Ok(m) => {
-                        self.on_message(stream, m, objid, &done_tx, &mut pending, &mut next_key)
-                            .await?
+                        if !self.on_answer(stream, &m, seq, &mut procd).await? {
+                            self.on_message(stream, m, objid, &done_tx, &mut pending, &mut next_key)
+                                .await?
+                        }
                     }
                     Err(e) => log::warn!("ubus: ignoring undecodable message: {e}"),
                 }
@@ -674,6 +729,7 @@ impl UbusClient {
                         return Ok(End::Shutdown);
                     }
                     self.flush_events(stream, seq).await?;
+                    self.ping(stream, seq, &mut procd).await?;
                 }
                 Ev::Done((key, result)) => {
                     if let Some(p) = pending.remove(key) {
@@ -746,6 +802,11 @@ impl UbusClient {
             if answered > 0 {
                 log::info!("ubus: stopping: {answered} calls in flight answered 9");
             }
+            // A client without an object (watchdog pings only) has
+            // nothing to remove; the close is all.
+            if self.config.object.is_empty() {
+                return Ok(());
+            }
             *seq = seq.wrapping_add(1);
             let remove = *seq;
             self.write(stream, &Message::remove_object(remove, objid))
@@ -769,6 +830,98 @@ impl UbusClient {
             // it had not read is lost.
             log::warn!("ubus: stopping: {e}; the last events may be lost");
         }
+    }
+
+    /// Sends the watchdog ping the owner asked for, if any: the INVOKE when
+    /// procd's `service` object is known, else its LOOKUP first (the ping
+    /// stays asked for until the LOOKUP is answered, one LOOKUP at a time).
+    /// A ping does not wait for procd's answer to the one before: only the
+    /// last one's answer is looked at.
+    async fn ping(
+        &self,
+        stream: &mut UnixStream,
+        seq: &mut u16,
+        procd: &mut Procd,
+    ) -> Result<(), String> {
+        if procd.lookup.is_some() || self.shared.ping.borrow().is_none() {
+            return Ok(());
+        }
+        *seq = seq.wrapping_add(1);
+        let Some(service) = procd.service else {
+            procd.lookup = Some(*seq);
+            return self
+                .write(stream, &Message::lookup(*seq, Some("service")))
+                .await;
+        };
+        let Some((name, instance)) = self.shared.ping.borrow_mut().take() else {
+            return Ok(());
+        };
+        let args = vec![
+            ("name".to_string(), BlobValue::String(name)),
+            ("instance".to_string(), BlobValue::String(instance)),
+        ];
+        procd.invoke = Some(*seq);
+        self.write(stream, &Message::invoke(*seq, service, "watchdog", args))
+            .await
+    }
+
+    /// ubusd's answers to the watchdog's LOOKUP and INVOKE (matched by
+    /// seq; true when `m` was one of them). A failure is warned about once
+    /// until a ping gets through: under procd without the watchdog, or
+    /// with another instance name, every ping fails the same way.
+    async fn on_answer(
+        &self,
+        stream: &mut UnixStream,
+        m: &Message,
+        seq: &mut u16,
+        procd: &mut Procd,
+    ) -> Result<bool, String> {
+        let s = Some(m.header.seq);
+        let lookup = s == procd.lookup;
+        if !lookup && s != procd.invoke {
+            return Ok(false);
+        }
+        match m.header.ty {
+            // The one object of that path.
+            MsgType::Data if lookup => {
+                procd.service = m.objid();
+                return Ok(true);
+            }
+            MsgType::Status => {}
+            // procd's reply to the ping (name, instance, mode, timeout).
+            _ => return Ok(true),
+        }
+        let st = UbusStatus::from_u32(m.status().unwrap_or(u32::MAX));
+        if lookup {
+            procd.lookup = None;
+        } else {
+            procd.invoke = None;
+        }
+        if st == UbusStatus::Ok && procd.service.is_some() {
+            if !lookup {
+                self.ping_warned.set(false);
+            }
+            // The ping that waited for the LOOKUP, or one asked for meanwhile.
+            self.ping(stream, seq, procd).await?;
+            return Ok(true);
+        }
+        // Looked up again at the next ping: procd may register `service`
+        // later, or (re-executed) under another id.
+        procd.service = None;
+        let what = if lookup {
+            "no object `service` on ubus"
+        } else {
+            "`ubus call service watchdog` failed"
+        };
+        if !self.ping_warned.replace(true) {
+            log::warn!(
+                "procd watchdog: {what} ({st}); procd restarts pathosd when its watchdog time passes without a ping"
+            );
+        }
+        // The ping asked for is dropped with the failure: the next one
+        // comes from the owner's next turn.
+        self.shared.ping.borrow_mut().take();
+        Ok(true)
     }
 
     fn tell_busy(&self) {

@@ -46,6 +46,17 @@ impl Pathosd {
     /// As [`Pathosd::start`], inside network namespace `netns` when given
     /// (`ip netns exec` execs the binary, so the child's pid is pathosd's).
     pub fn start_in(cfg: &Value, api: SocketAddr, netns: Option<&str>) -> Pathosd {
+        Pathosd::start_with(cfg, api, netns, &[])
+    }
+
+    /// As [`Pathosd::start_in`], with `env` added to the daemon's
+    /// environment (what an init script gives it through procd).
+    pub fn start_with(
+        cfg: &Value,
+        api: SocketAddr,
+        netns: Option<&str>,
+        env: &[(&str, &str)],
+    ) -> Pathosd {
         let dir = TempDir::new("e2e-pathosd");
         let mut d = Pathosd {
             dir,
@@ -62,7 +73,8 @@ impl Pathosd {
             }
             None => Command::new(PATHOSD),
         };
-        cmd.arg("run")
+        cmd.envs(env.iter().copied())
+            .arg("run")
             .arg("--config")
             .arg(d.config_path())
             .stdin(Stdio::null())

@@ -105,6 +105,8 @@ struct Owner {
     /// The OTLP exporter, restarted by a reload that changes `otel`.
     otel: Option<super::otel::Exporter>,
     ctl: ControlHandle,
+    /// procd's watchdog, pinged from this task's loop (see `run`).
+    watchdog: Option<super::watchdog::Pinger>,
 }
 
 async fn async_main(opts: Options, cfg: RunConfig) -> i32 {
@@ -163,6 +165,7 @@ async fn async_main(opts: Options, cfg: RunConfig) -> i32 {
         peers: peer_rx,
         results: result_rx,
     };
+    let watchdog = procd_watchdog(ubus.as_ref());
     let drain_any = state.drain_files().next().is_some();
     log_room(&state);
     let mut owner = Owner {
@@ -176,6 +179,7 @@ async fn async_main(opts: Options, cfg: RunConfig) -> i32 {
         http,
         otel,
         ctl,
+        watchdog,
     };
     // The start's routes come from the engine's slots, with no `Output`
     // each (the start's peak), before any End-of-RIB below.
@@ -198,6 +202,10 @@ impl Owner {
             let deadline = match (self.state.next_deadline(), poll) {
                 (Some(d), Some(p)) => Some(d.min(p)),
                 (d, p) => d.or(p),
+            };
+            let deadline = match (deadline, self.watchdog.as_ref().map(|w| w.next)) {
+                (Some(d), Some(w)) => Some(d.min(w)),
+                (d, w) => d.or(w),
             };
             // Only this future of the select uses the speaker; the borrow
             // ends with the select.
@@ -223,6 +231,12 @@ impl Owner {
                 })
                 .await;
             let now = Instant::now();
+            // Here, on every turn of the owner's own loop, and nowhere
+            // else: the pings stop when this loop stops turning, which is
+            // what procd's watchdog is there to see.
+            if let Some(w) = &mut self.watchdog {
+                w.tick(now);
+            }
             if self.drain_any && now >= next_poll {
                 self.poll_drain_files(now);
                 next_poll = now + Duration::from_secs(1);
@@ -497,6 +511,36 @@ impl Owner {
         };
         self.state.snapshot(scope, now, live)
     }
+}
+
+/// procd's watchdog when the init script armed it (`watchdog::ENV`): its
+/// pings go through the daemon's ubus client, or through a client of its
+/// own when `api.ubus_socket` is off. Logged once.
+fn procd_watchdog(ubus: Option<&crate::ubus::UbusHandle>) -> Option<super::watchdog::Pinger> {
+    let dog = match super::watchdog::Watchdog::from_env() {
+        Ok(Some(d)) => d,
+        Ok(None) => return None,
+        Err(e) => {
+            log::warn!("procd watchdog: {e}; not pinging it");
+            return None;
+        }
+    };
+    let link = match ubus {
+        Some(u) => u.clone(),
+        None => super::ubus::start_watchdog_only(),
+    };
+    log::info!(
+        "procd watchdog on: pinging service {} instance {} every {} ms; procd restarts pathosd after {} s without a ping",
+        dog.service,
+        dog.instance,
+        dog.every.as_millis(),
+        dog.timeout.as_secs()
+    );
+    Some(super::watchdog::Pinger {
+        dog,
+        link,
+        next: Instant::now(),
+    })
 }
 
 /// Room in the log records' copy for OTLP for a line per VIP and per check
