@@ -288,9 +288,10 @@ cmp -s "$ROOT/files/pathosd.config" "$FR/etc/config/pathosd.apk-new" && ok "upgr
 same "upgrade: boot links kept" "$(links)" "K05pathosd S80pathosd "
 same "upgrade: started with the kept config (enabled '1'): one instance of the packaged binary, after its validate passed" \
 	"$(procd)" "start pathosd
-open_instance
+open_instance instance1
 set_param command /usr/sbin/pathosd run --config /etc/config/pathosd
-set_param reload_signal HUP
+set_param watchdog 1 30
+set_param env PATHOSD_PROCD_WATCHDOG=pathosd instance1 30
 set_param respawn
 set_param stdout 1
 set_param stderr 1

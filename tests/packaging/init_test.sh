@@ -256,9 +256,10 @@ expect() {
 	if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2" "$(state)"; fi
 }
 
-INSTANCE="open_instance
+INSTANCE="open_instance instance1
 set_param command $TMP/pathosd run --config /etc/config/pathosd
-set_param reload_signal HUP
+set_param watchdog 1 30
+set_param env PATHOSD_PROCD_WATCHDOG=pathosd instance1 30
 set_param respawn
 set_param stdout 1
 set_param stderr 1
@@ -284,7 +285,17 @@ config "$ENABLED"
 daemon stopped
 rc start
 [ "$RC" = 0 ] && declared && event "instance started" && [ "$(cat "$CALLS")" = "validate --config /etc/config/pathosd" ]
-expect $? "start, enabled and valid: pathosd validate first, then one instance (command, file, reload_signal HUP, respawn, stdout, stderr, term_timeout 5)"
+expect $? "start, enabled and valid: pathosd validate first, then one instance (command, watchdog and its env, respawn, stdout, stderr, term_timeout 5)"
+
+# procd's watchdog: armed (mode 1) for at least 10 s, and the daemon told
+# the service, the instance procd has and the same time; no reload_signal,
+# which procd's watchdog expiry would send instead of restarting the daemon.
+wd="$(sed -n 's/^set_param watchdog 1 //p' "$LOG")"
+inst="$(sed -n 's/^open_instance //p' "$LOG")"
+[ -n "$wd" ] && [ -n "$inst" ] && [ "$wd" -ge 10 ] &&
+	grep -Fx "set_param env PATHOSD_PROCD_WATCHDOG=pathosd $inst $wd" "$LOG" >/dev/null &&
+	! grep -F reload_signal "$LOG" >/dev/null
+expect $? "start: procd's watchdog armed ($wd s) for instance '$inst', which the daemon's PATHOSD_PROCD_WATCHDOG names with the same time; no reload_signal"
 
 config "config pathosd 'main'" "	option enabled '0'"
 rc start
