@@ -31,6 +31,11 @@
 #            5- and 7-digit PIDs (the namespace's ns_last_pid set before the
 #            start; for 7 digits kernel.pid_max is raised for the flow and
 #            put back);
+#   w1       procd's watchdog: pathosd stopped (SIGSTOP) is killed and
+#            respawned by procd within the watchdog time plus term_timeout,
+#            and every VIP comes back in BIRD (both times printed);
+#   w2       with api.ubus_socket off the daemon still pings procd: the same
+#            daemon runs past the watchdog time;
 #   a1…a7    the .apk with the real apk-tools (apk root): database, an
 #            unsigned package refused, install, start, upgrade keeping the
 #            modified config, audit, removal.
@@ -796,6 +801,75 @@ d9_width() {
 	ensure_running >/dev/null
 }
 
+# Milliseconds since the epoch, for the watchdog flows' timings.
+now_ms() { date +%s%3N; }
+# new_daemon PID: procd runs a daemon other than PID.
+new_daemon() {
+	local n
+	n=$(daemon_pid)
+	[ -n "$n" ] && [ "$n" != "$1" ]
+}
+W_TIMEOUT=30 # the init script's PATHOSD_WATCHDOG
+W_TERM=5     # its term_timeout: a stopped daemon dies at procd's SIGKILL
+# w1: a stalled daemon (SIGSTOP) is killed and respawned by procd's
+# watchdog, and its routes come back in BIRD. Timed from the SIGSTOP.
+w1() {
+	ensure_running || { fail w1 "precondition: not running"; return; }
+	local p t0 t_new t_back why='' wd mode
+	p=$(daemon_pid)
+	wd=$(Q 'ubus -t 5 call service list "{\"name\":\"pathosd\"}" | jsonfilter -e "@.pathosd.instances.instance1.watchdog.timeout"')
+	mode=$(Q 'ubus -t 5 call service list "{\"name\":\"pathosd\"}" | jsonfilter -e "@.pathosd.instances.instance1.watchdog.mode"')
+	[ "$wd" = "$W_TIMEOUT" ] && [ "$mode" = 1 ] || why="$why procd's watchdog of instance1: mode '$mode', timeout '$wd';"
+	Q '/sbin/logread -e pathosd' | grep -qF "procd watchdog on: pinging service pathosd instance instance1" ||
+		why="$why no 'procd watchdog on' in the log;"
+	# Pinged: the same daemon runs past the watchdog time.
+	wait_for $((W_TIMEOUT + 5)) new_daemon "$p" && why="$why replaced while running (PID $p -> $(daemon_pid));"
+	p=$(daemon_pid)
+	mark w1
+	t0=$(now_ms)
+	Q "kill -STOP $p" >/dev/null
+	if wait_for $((W_TIMEOUT + W_TERM + 10)) new_daemon "$p"; then
+		t_new=$(($(now_ms) - t0))
+	else
+		Q "kill -CONT $p" >/dev/null
+		fail w1 "$why no new daemon $((W_TIMEOUT + W_TERM + 10)) s after SIGSTOP of $p"
+		return
+	fi
+	alive "$p" && why="$why the stopped daemon $p still exists;"
+	[ "$t_new" -ge $((W_TIMEOUT * 1000 - 1000)) ] || why="$why replaced after $t_new ms, before the watchdog time;"
+	[ "$t_new" -le $(((W_TIMEOUT + W_TERM + 3) * 1000)) ] || why="$why replaced after $t_new ms;"
+	if wait_for 120 routes_are "$ALL_ROUTES"; then
+		t_back=$(($(now_ms) - t0))
+	else
+		why="$why routes not back: BIRD '$(routes)';"
+	fi
+	[ -z "$why" ] && pass "w1 SIGSTOP: procd replaced pathosd after $t_new ms (watchdog $W_TIMEOUT s + term_timeout $W_TERM s), every VIP back in BIRD after ${t_back} ms; not replaced while running" ||
+		fail w1 "$why"
+}
+# w2: with api.ubus_socket off the daemon still pings procd (through a
+# client of ubusd's default socket with no object): the same daemon runs
+# past the watchdog time.
+w2() {
+	ensure_stopped || { fail w2 "precondition: could not stop"; return; }
+	conf_sed "/option log_level/a\\	option ubus_socket ''"
+	mark w2
+	X '/etc/init.d/pathosd start'
+	local p why=''
+	if ! wait_for 30 routes_are "$ALL_ROUTES"; then
+		conf_good
+		fail w2 "not started: exit $RC, BIRD '$(routes)': $(one_line "$O")"
+		return
+	fi
+	p=$(daemon_pid)
+	wait_for $((W_TIMEOUT + 10)) new_daemon "$p" && why="$why replaced (PID $p -> $(daemon_pid));"
+	log_has w2 "ubus: connected to ubusd (no object: watchdog pings only)" || why="$why no 'watchdog pings only' line;"
+	Q 'ubus list pathosd' 2>/dev/null | grep -q pathosd && why="$why object pathosd registered;"
+	conf_good
+	X '/etc/init.d/pathosd restart'
+	[ -z "$why" ] && pass "w2 api.ubus_socket off: still pinging, the same daemon $((W_TIMEOUT + 10)) s later, no ubus object" ||
+		fail w2 "$why"
+}
+
 t23() {
 	ensure_running || { fail t23 "precondition: not running"; return; }
 	local p why=''
@@ -844,6 +918,8 @@ want d3 && d3
 want d4 && d4
 for w in 3 4 5 7; do want "d9-pid-$w-digits" && d9_width "$w"; done
 want d17 && d17
+want w1 && w1
+want w2 && w2
 want t23 && t23
 want t24 && t24
 bash "$BOOT" stop "$ROOT_OPKG" >/dev/null
