@@ -153,6 +153,10 @@ protocol bgp pathosd {
 	# speakers may hold port 179 on their own addresses).
 	strict bind on;
 	multihop;
+	# The router recipe's (docs/openwrt.md, examples/openwrt-bird.conf):
+	# without it BIRD delays every session after a hold timer expired (w1's
+	# stall) by up to its default 60 s, and later flows wait on that.
+	error wait time 0, 0;
 	ipv4 {
 		import filter {
 			if net ~ [ 10.88.0.0/16{32,32} ] then { bgp_next_hop = net.ip; accept; }
