@@ -149,9 +149,20 @@ fn proxy_failures() {
     // Nothing listens at the backend: squid answers 503 itself.
     let port = free_tcp_port(ip.as_str());
     let url = format!("http://{ip}:{port}/text");
-    let r = proxied(&url, &format!("http://{proxy_ip}:{pport}"), json!({}));
-    assert!(!r.ok, "{r:?}");
-    assert_eq!(r.detail, "status 503 not in [200]");
+    // On a loaded machine squid now and then resets the connection of
+    // such a request instead of answering (seen once in a full CI run, a
+    // failure the check reports as "connection reset"): up to three tries,
+    // one of which must get squid's 503.
+    let mut tries = Vec::new();
+    let r = loop {
+        let r = proxied(&url, &format!("http://{proxy_ip}:{pport}"), json!({}));
+        assert!(!r.ok, "{r:?}");
+        if r.detail != format!("GET {url}: connection reset") || tries.len() == 2 {
+            break r;
+        }
+        tries.push(r.detail);
+    };
+    assert_eq!(r.detail, "status 503 not in [200]", "after {tries:?}");
     assert_eq!(r.details["status_code"], json!(503));
     // No proxy listening: the words of the ureq path (its target named).
     let closed = free_tcp_port(proxy_ip.as_str());
