@@ -63,6 +63,9 @@ esac
 
 for ex in "$ROOT"/examples/*; do
 	name=$(basename "$ex")
+	# BIRD's side of the recipe (examples/openwrt-bird.conf), which
+	# scripts/test-packaging.sh has BIRD parse: not a pathosd file.
+	case "$name" in *.conf) continue ;; esac
 	out=$(pd validate --config "$ex" 2>&1)
 	rc=$?
 	if [ "$tls" = 1 ] || ! grep -Eq "\"?https|type 'https'" "$ex"; then
