@@ -199,6 +199,100 @@ pub(crate) fn set_min_ttl(sock: &impl AsRawFd, ipv6: bool, min: u8) -> io::Resul
     )
 }
 
+/// Asks the kernel to hand over each datagram's received TTL (IPv4,
+/// IP_RECVTTL) or Hop Limit (IPv6, IPV6_RECVHOPLIMIT) with it, which BFD
+/// must check (RFC 5881 §5). socket2 has no wrapper.
+pub(crate) fn set_recv_ttl(sock: &impl AsRawFd, ipv6: bool) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    let (level, name) = if ipv6 {
+        (libc::IPPROTO_IPV6, libc::IPV6_RECVHOPLIMIT)
+    } else {
+        (libc::IPPROTO_IP, libc::IP_RECVTTL)
+    };
+    setsockopt_raw(
+        sock,
+        level,
+        name,
+        (&on as *const libc::c_int).cast(),
+        std::mem::size_of::<libc::c_int>(),
+    )
+}
+
+/// One datagram received without waiting (`WouldBlock` when none is
+/// queued): its length in `buf`, its source, and the TTL or Hop Limit it
+/// arrived with when the socket asked for it ([`set_recv_ttl`]). std and
+/// socket2 give the source but not the ancillary data.
+pub(crate) fn recv_with_ttl(
+    sock: &impl AsRawFd,
+    buf: &mut [u8],
+) -> io::Result<(usize, std::net::SocketAddr, Option<u8>)> {
+    // SAFETY: all-zero is a valid sockaddr_storage (family AF_UNSPEC).
+    let mut from: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    // Room for one IP_TTL or IPV6_HOPLIMIT message (an int each) and then
+    // some, aligned as cmsghdr requires.
+    let mut control = [0u64; 16];
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: all-zero is a valid msghdr (no name, no buffers, no control).
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_name = (&mut from as *mut libc::sockaddr_storage).cast();
+    msg.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: every pointer in `msg` points at a live buffer of the length
+    // given beside it (`buf` through `iov`, `from`, `control`), all
+    // outliving the call; the kernel writes at most those lengths.
+    let n = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_DONTWAIT) };
+    let Ok(n) = usize::try_from(n) else {
+        return Err(io::Error::last_os_error());
+    };
+    let mut ttl = None;
+    // SAFETY: the CMSG macros walk the control buffer the kernel filled,
+    // within `msg.msg_controllen`, which it set; each header they return
+    // lies inside `control`, and the data of the two types read here is
+    // one int (ip(7), ipv6(7)), read unaligned.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            let (level, kind) = ((*c).cmsg_level, (*c).cmsg_type);
+            if (level == libc::IPPROTO_IP && kind == libc::IP_TTL)
+                || (level == libc::IPPROTO_IPV6 && kind == libc::IPV6_HOPLIMIT)
+            {
+                let v = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::c_int>());
+                ttl = u8::try_from(v).ok();
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    let from = match libc::c_int::from(from.ss_family) {
+        libc::AF_INET => {
+            // SAFETY: the family says the storage holds a sockaddr_in,
+            // which it is large enough and aligned for.
+            let sin =
+                unsafe { &*(&from as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
+            std::net::SocketAddr::new(
+                IpAddr::V4(Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr))),
+                u16::from_be(sin.sin_port),
+            )
+        }
+        libc::AF_INET6 => {
+            // SAFETY: as above, for sockaddr_in6.
+            let sin6 =
+                unsafe { &*(&from as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>() };
+            std::net::SocketAddr::new(
+                IpAddr::V6(Ipv6Addr::from(sin6.sin6_addr.s6_addr)),
+                u16::from_be(sin6.sin6_port),
+            )
+        }
+        _ => return Err(io::Error::from(io::ErrorKind::InvalidData)),
+    };
+    Ok((n, from, ttl))
+}
+
 /// Raises the soft RLIMIT_NOFILE to `want` (at most the hard limit) and
 /// returns the soft limit now in force. Used by tests that hold more than the
 /// usual 1,024 sockets open (the HTTP abuse test).

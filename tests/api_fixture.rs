@@ -69,6 +69,7 @@ pub fn snapshot() -> Snapshot {
         version: "0.1.0-test",
         start_time: at(1_790_000_000),
         uptime: Duration::from_secs(3600),
+        bfd_unmatched: 3,
         peers: vec![
             PeerView {
                 name: "frr".into(),
@@ -111,6 +112,26 @@ pub fn snapshot() -> Snapshot {
                         large_communities: vec![],
                     },
                 )],
+                bfd: Some(pathosd::api::model::BfdView {
+                    state: "up",
+                    remote_state: "up",
+                    diag: "no diagnostic",
+                    multihop: true,
+                    local_discriminator: 7,
+                    remote_discriminator: 9,
+                    up_for: Some(Duration::from_secs(118)),
+                    downs: 1,
+                    dropped: pathosd::bfd::DropReason::ALL
+                        .iter()
+                        .filter(|r| **r != pathosd::bfd::DropReason::NoSession)
+                        .map(|r| {
+                            (
+                                r.as_str(),
+                                u64::from(*r == pathosd::bfd::DropReason::WrongTtl),
+                            )
+                        })
+                        .collect(),
+                }),
             },
             PeerView {
                 name: "bird".into(),
@@ -127,6 +148,7 @@ pub fn snapshot() -> Snapshot {
                 advertised: 0,
                 flaps: 2,
                 routes: vec![],
+                bfd: None,
             },
         ],
         vips: vec![

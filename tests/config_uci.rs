@@ -551,3 +551,59 @@ config vip 'web'
         ]
     );
 }
+
+/// A neighbor's BFD block as options of its section: `bfd` turns it on,
+/// the `bfd_*` options are the block's fields, and an error names the
+/// option and its line.
+#[test]
+fn uci_bfd_options_are_the_neighbors_bfd_block() {
+    let src = "\
+config pathosd 'main'
+	option asn '65001'
+	option router_id '10.0.0.1'
+	option local_address '127.0.0.2'
+config neighbor 'bird'
+	option address '127.0.0.1'
+	option peer_asn '65000'
+	option bfd '1'
+	option bfd_desired_minimum_tx_interval '100ms'
+	option bfd_required_minimum_receive '150ms'
+	option bfd_detection_multiplier '4'
+	option bfd_multihop '1'
+config vip 'web'
+	option prefix '10.0.0.1/32'
+	option always '1'
+";
+    let checked = load_str(src, Some(Format::Uci), &no_env).unwrap_or_else(|e| panic!("{e:?}"));
+    let json: serde_json::Value = serde_json::from_str(&to_json(&checked)).unwrap();
+    assert_eq!(
+        json["bgp"]["neighbors"][0]["bfd"],
+        serde_json::json!({
+            "enabled": true,
+            "desired_minimum_tx_interval": "100ms",
+            "required_minimum_receive": "150ms",
+            "detection_multiplier": 4,
+            "multihop": true
+        })
+    );
+    let run = pathosd::config::load_str(src, Some(Format::Uci), &no_env)
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let bfd = run.neighbors[0].bfd.unwrap();
+    assert_eq!(bfd.timers.desired_min_tx.get(), 100_000);
+    assert_eq!(bfd.timers.required_min_rx, 150_000);
+    assert_eq!(bfd.timers.detect_mult.get(), 4);
+
+    let bad = src.replace(
+        "bfd_detection_multiplier '4'",
+        "bfd_detection_multiplier '1'",
+    );
+    let errs: Vec<String> = load_str(&bad, Some(Format::Uci), &no_env)
+        .unwrap_err()
+        .iter()
+        .map(|e| e.to_string())
+        .collect();
+    assert_eq!(
+        errs,
+        vec!["neighbor 'bird' option bfd_detection_multiplier (line 11): 1 must be at least 2 (one lost packet must not take the session down)"]
+    );
+}

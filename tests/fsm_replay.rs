@@ -1355,3 +1355,37 @@ mod random {
         }
     }
 }
+
+/// RFC 5882 §4.2.1 with RFC 9384's subcode: a BFD session that goes down
+/// ends an Established session with Cease / BFD Down (6/10), as an error
+/// that the back-off counts; with no connection up it changes nothing.
+#[test]
+fn bfd_down_ends_an_established_session_with_cease_10() {
+    let cfg = config();
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut steps = establish_steps(&cfg, 0);
+    steps.push(step(
+        5_000,
+        Event::BfdDown,
+        vec![
+            Action::SendNotification(notif(6, 10)),
+            Action::StopTimer(Timer::Hold),
+            Action::StopTimer(Timer::Keepalive),
+            Action::DropConnection,
+            Action::SessionDown(DownReason::NotificationSent(notif(6, 10))),
+            // Up for 5 s, less than stable_time: the back-off's first wait.
+            Action::StartTimer(Timer::IdleHold, cfg.idle_hold_time),
+        ],
+        State::Idle,
+    ));
+    replay(&mut fsm, steps);
+    // Idle: no connection for BFD to take down.
+    assert_eq!(fsm.handle(Event::BfdDown, Timestamp(5_001)), vec![]);
+    assert_eq!(fsm.state(), State::Idle);
+
+    let mut connecting = Fsm::new(cfg.clone());
+    connecting.handle(Event::ManualStart, Timestamp(0));
+    assert_eq!(connecting.state(), State::Connect);
+    assert_eq!(connecting.handle(Event::BfdDown, Timestamp(1)), vec![]);
+    assert_eq!(connecting.state(), State::Connect);
+}

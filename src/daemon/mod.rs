@@ -8,6 +8,7 @@
 
 pub use pathosd_core::daemon::{engine, reload, state, triggers, views};
 
+mod bfd;
 mod http;
 pub(crate) mod otel;
 mod owner;

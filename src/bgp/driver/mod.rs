@@ -122,6 +122,9 @@ pub enum Control {
     Inbound(Async<std::net::TcpStream>),
     /// ManualStop with the Shutdown Communication, then end the task.
     Stop(Option<String>, Tx<()>),
+    /// The neighbor's BFD session went down (RFC 5882): a session that is
+    /// up ends with Cease / BFD Down; the task goes on.
+    BfdDown,
 }
 
 /// A running (or unstartable) peer in the driver's table, which the
@@ -352,6 +355,20 @@ impl SpeakerHandle {
         self.send_all(|| Control::Routes(batch.clone(), None));
     }
 
+    /// The BFD session of neighbor `name` went from Up to Down: its BGP
+    /// session goes down (RFC 5882 §4.2.1), and dials or waits again as
+    /// after any error.
+    pub fn bfd_down(&self, name: &str) {
+        let table = self.peers.borrow();
+        if let Some(ctl) = table
+            .iter()
+            .find(|p| p.name == name)
+            .and_then(|p| p.ctl.as_ref())
+        {
+            let _ = ctl.try_send(Control::BfdDown);
+        }
+    }
+
     /// The first evaluation of every VIP is in: End-of-RIB may go out.
     pub fn mark_initial_done(&mut self) {
         self.owner.rib.borrow_mut().mark_initial_done();
@@ -437,7 +454,7 @@ impl SpeakerHandle {
                 // A neighbor the new config lacks stops whatever a plan says.
                 let stays = matches!(
                     change(&p.name),
-                    NeighborChange::Unchanged | NeighborChange::Required
+                    NeighborChange::Unchanged | NeighborChange::Required | NeighborChange::Bfd
                 ) && cfg.neighbor(&p.name).is_some();
                 if stays && p.settings.is_some() {
                     keep.push(p)

@@ -400,6 +400,7 @@ impl PeerTask {
                     dones.extend(done);
                 }
                 Control::InitialDone => self.core().on_initial_done(),
+                Control::BfdDown => self.feed(Which::Main, Event::BfdDown).await,
                 Control::Inbound(stream) => self.inbound(stream).await,
                 Control::Stop(message, done) => {
                     stop = Some((message, done));

@@ -107,6 +107,8 @@ struct Owner {
     ctl: ControlHandle,
     /// procd's watchdog, pinged from this task's loop (see `run`).
     watchdog: Option<super::watchdog::Pinger>,
+    /// The neighbors' BFD sessions, run from this task's loop (see `run`).
+    bfd: super::bfd::Bfd,
 }
 
 async fn async_main(opts: Options, cfg: RunConfig) -> i32 {
@@ -166,6 +168,7 @@ async fn async_main(opts: Options, cfg: RunConfig) -> i32 {
         results: result_rx,
     };
     let watchdog = procd_watchdog(ubus.as_ref());
+    let bfd = super::bfd::Bfd::new(cfg, Instant::now());
     let drain_any = state.drain_files().next().is_some();
     log_room(&state);
     let mut owner = Owner {
@@ -180,6 +183,7 @@ async fn async_main(opts: Options, cfg: RunConfig) -> i32 {
         otel,
         ctl,
         watchdog,
+        bfd,
     };
     // The start's routes come from the engine's slots, with no `Output`
     // each (the start's peak), before any End-of-RIB below.
@@ -189,6 +193,14 @@ async fn async_main(opts: Options, cfg: RunConfig) -> i32 {
         .set_routes(routes.map(|(p, i)| (p, Some(i.clone()))));
     owner.apply(outputs);
     owner.run(&inbox).await
+}
+
+/// What ended a wait of the owner's loop.
+enum Woke {
+    /// A BFD socket is readable or a BFD deadline came.
+    Bfd,
+    /// An event of the inbox; None: the state's deadline came.
+    Event(Option<Event>),
 }
 
 impl Owner {
@@ -210,26 +222,33 @@ impl Owner {
             // Only this future of the select uses the speaker; the borrow
             // ends with the select.
             let speaker = &mut self.speaker;
-            let ev = async { rx.next().await }
-                .or(async {
-                    // Session reports only update the peer summaries: they
-                    // are applied here, without a turn of the loop (whose
-                    // deadline scan costs O(VIPs); a KEEPALIVE each second
-                    // must not).
-                    while let Ok(r) = sessions.recv().await {
-                        speaker.apply(*r);
-                    }
-                    // The handle keeps a sender: never closed while it lives.
-                    std::future::pending::<Option<Event>>().await
-                })
-                .or(async {
-                    match deadline {
-                        Some(d) => crate::rt::sleep_until(d).await,
-                        None => std::future::pending().await,
-                    }
-                    None
-                })
-                .await;
+            let bfd = &self.bfd;
+            // BFD first: the select polls in order, and a flood of events
+            // must not delay its packets past the peer's Detection Time.
+            let woke = async {
+                bfd.ready().await;
+                Woke::Bfd
+            }
+            .or(async { Woke::Event(rx.next().await) })
+            .or(async {
+                // Session reports only update the peer summaries: they
+                // are applied here, without a turn of the loop (whose
+                // deadline scan costs O(VIPs); a KEEPALIVE each second
+                // must not).
+                while let Ok(r) = sessions.recv().await {
+                    speaker.apply(*r);
+                }
+                // The handle keeps a sender: never closed while it lives.
+                std::future::pending::<Woke>().await
+            })
+            .or(async {
+                match deadline {
+                    Some(d) => crate::rt::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+                Woke::Event(None)
+            })
+            .await;
             let now = Instant::now();
             // Here, on every turn of the owner's own loop, and nowhere
             // else: the pings stop when this loop stops turning, which is
@@ -241,6 +260,14 @@ impl Owner {
                 self.poll_drain_files(now);
                 next_poll = now + Duration::from_secs(1);
             }
+            // BFD's own wake-ups need no step of the state.
+            let ev = match woke {
+                Woke::Bfd => {
+                    self.bfd_turn(now);
+                    continue;
+                }
+                Woke::Event(ev) => ev,
+            };
             let Some(ev) = ev else {
                 self.step(state::Event::Tick, now);
                 continue;
@@ -261,6 +288,14 @@ impl Owner {
                 // export's sends put 85 KB in the poll's frame).
                 Event::Signal(_) => return self.stop(rx).await,
             }
+        }
+    }
+
+    /// The BFD sessions' turn; a session that failed takes its BGP
+    /// session down.
+    fn bfd_turn(&mut self, now: Instant) {
+        for name in self.bfd.turn(now) {
+            self.speaker.bfd_down(&name);
         }
     }
 
@@ -504,7 +539,17 @@ impl Owner {
     fn snapshot(&mut self, scope: &Scope, now: Instant) -> Snapshot {
         let live = Live {
             version: env!("CARGO_PKG_VERSION"),
-            peers: self.speaker.peers().into_iter().map(peer_view).collect(),
+            peers: self
+                .speaker
+                .peers()
+                .into_iter()
+                .map(|p| {
+                    let mut v = peer_view(p);
+                    v.bfd = self.bfd.view(&v.name, now);
+                    v
+                })
+                .collect(),
+            bfd_unmatched: self.bfd.unmatched(),
             // Counted by the pool's threads; read here, on the owner's.
             blocking_pool: crate::check::probe::blocking::stats(),
             otel: self.otel.as_ref().map(|_| crate::daemon::otel::stats()),
@@ -661,5 +706,7 @@ fn peer_view(p: crate::bgp::speaker::PeerStatus) -> crate::api::model::PeerView 
         flaps: s.flaps,
         // Read a few at a time by /metrics (`Reading::routes`), never copied whole.
         routes: Vec::new(),
+        // The owner's BFD driver fills it in.
+        bfd: None,
     }
 }

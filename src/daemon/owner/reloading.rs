@@ -115,6 +115,7 @@ impl Owner {
         drop(before);
         let new = self.state.config();
         self.speaker.reconfigure(new, &plan.neighbors);
+        self.bfd.reconfigure(new, Instant::now());
         if plan.live.contains(&"logging.level") && !self.opts.debug {
             crate::logging::set_level(level_filter(new.logging.level));
         }

@@ -452,8 +452,8 @@ fn pool_families(e: &mut Exposition, p: &PoolView) {
     .histogram(&[], &buckets, p.wait_sum, p.wait_count);
 }
 
-/// The BGP families but the routes': a few series per peer.
-pub(crate) fn peer_families(e: &mut Exposition, peers: &[PeerView]) {
+/// The BGP families but the routes': a few series per peer, then BFD's.
+pub(crate) fn peer_families(e: &mut Exposition, peers: &[PeerView], bfd_unmatched: u64) {
     {
         let mut f = e.family(
             "bgp_peer_info",
@@ -557,6 +557,60 @@ pub(crate) fn peer_families(e: &mut Exposition, peers: &[PeerView]) {
             f.sample(&[("peer", &p.name)], f64::from(p.advertised));
         }
     }
+    bfd_families(e, peers, bfd_unmatched);
+}
+
+/// BFD's state names, as `BfdView::state` gives them.
+const BFD_STATES: [&str; 4] = ["admin_down", "down", "init", "up"];
+
+/// The BFD sessions of the peers that run one, and the datagrams that
+/// matched none.
+fn bfd_families(e: &mut Exposition, peers: &[PeerView], unmatched: u64) {
+    let bfd = || {
+        peers
+            .iter()
+            .filter_map(|p| Some((p.name.as_str(), p.bfd.as_ref()?)))
+    };
+    {
+        let mut f = e.family(
+            "pathosd_bfd_session_state",
+            Kind::Gauge,
+            "BFD session state (RFC 5880), one series per state: 1 for the current one.",
+        );
+        for (peer, v) in bfd() {
+            for st in BFD_STATES {
+                f.sample(&[("peer", peer), ("bfd_state", st)], b(v.state == st));
+            }
+        }
+    }
+    {
+        let mut f = e.family(
+            "pathosd_bfd_session_downs_total",
+            Kind::Counter,
+            "Times the BFD session went from Up to Down and took the BGP session down.",
+        );
+        for (peer, v) in bfd() {
+            f.sample(&[("peer", peer)], f64::from(v.downs));
+        }
+    }
+    {
+        let mut f = e.family(
+            "pathosd_bfd_dropped_packets_total",
+            Kind::Counter,
+            "BFD datagrams from the peer's address dropped, by reason.",
+        );
+        for (peer, v) in bfd() {
+            for (reason, n) in &v.dropped {
+                f.sample(&[("peer", peer), ("reason", reason)], *n as f64);
+            }
+        }
+    }
+    e.family(
+        "pathosd_bfd_unmatched_packets_total",
+        Kind::Counter,
+        "BFD datagrams that matched no session (unknown source or discriminator), dropped.",
+    )
+    .sample(&[], unmatched as f64);
 }
 
 /// `pathosd_route_state`: one series per route a peer has from us, labelled

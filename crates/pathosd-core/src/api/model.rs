@@ -46,6 +46,32 @@ pub struct PeerView {
     pub flaps: u32,
     /// What the peer has from us now (its Adj-RIB-Out), as sent.
     pub routes: Vec<(crate::bgp::types::Prefix, crate::bgp::types::PathAttrs)>,
+    /// Its BFD session, when the neighbor has `bfd.enabled`.
+    pub bfd: Option<BfdView>,
+}
+
+/// A neighbor's BFD session (RFC 5880) as the owner's BFD driver holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BfdView {
+    /// bfd.SessionState: admin_down, down, init or up.
+    pub state: &'static str,
+    /// bfd.RemoteSessionState, as the peer last said.
+    pub remote_state: &'static str,
+    /// bfd.LocalDiag: why the session last changed state (RFC 5880 §4.1's
+    /// names, lower case with underscores).
+    pub diag: &'static str,
+    /// RFC 5883 multihop (port 4784) rather than RFC 5881 single hop.
+    pub multihop: bool,
+    pub local_discriminator: u32,
+    /// 0 until the peer is heard.
+    pub remote_discriminator: u32,
+    /// Since when the session is Up.
+    pub up_for: Option<Duration>,
+    /// Up → Down transitions that took the BGP session down (RFC 5882).
+    pub downs: u32,
+    /// Datagrams from the peer's address dropped, by reason, every reason
+    /// listed (`bfd::DropReason::as_str`).
+    pub dropped: Vec<(&'static str, u64)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -328,6 +354,9 @@ pub struct Snapshot {
     pub blocking_pool: PoolView,
     /// The OTLP metrics exporter's counters; None while none runs.
     pub otel: Option<OtelView>,
+    /// BFD datagrams that matched no session (an unknown source address or
+    /// discriminator), dropped.
+    pub bfd_unmatched: u64,
     /// With [`Scope::Page`]: where `vips` is among all of them.
     pub page: Option<PageInfo>,
 }

@@ -116,6 +116,25 @@ pub(crate) fn peer_json(p: &PeerView) -> Value {
         .put("messages_sent", counts(&p.sent))
         .put("advertised", p.advertised.into())
         .put("flaps", p.flaps.into())
+        .put("bfd", p.bfd.as_ref().map_or(Value::Null, bfd_json))
+        .done()
+}
+
+fn bfd_json(b: &super::model::BfdView) -> Value {
+    let dropped = b
+        .dropped
+        .iter()
+        .fold(Obj::default(), |o, (reason, n)| o.put(reason, (*n).into()));
+    Obj::default()
+        .put("state", b.state.into())
+        .put("remote_state", b.remote_state.into())
+        .put("diagnostic", b.diag.into())
+        .put("multihop", b.multihop.into())
+        .put("local_discriminator", b.local_discriminator.into())
+        .put("remote_discriminator", b.remote_discriminator.into())
+        .put("uptime_seconds", b.up_for.map(|d| d.as_secs()).into())
+        .put("downs", b.downs.into())
+        .put("dropped", dropped.done())
         .done()
 }
 

@@ -95,6 +95,7 @@ impl Source for Snapshot {
             last_reload: self.last_reload.clone(),
             blocking_pool: self.blocking_pool.clone(),
             otel: self.otel.clone(),
+            bfd_unmatched: self.bfd_unmatched,
             page: None,
         }
     }
@@ -492,7 +493,7 @@ impl Job {
                     self.at = 0;
                 }
             } else if f.section == ROUTES - 1 {
-                metrics::peer_families(&mut f.e, &head.peers);
+                metrics::peer_families(&mut f.e, &head.peers, head.bfd_unmatched);
                 f.section += 1;
             } else {
                 let (name, kind, help) = metrics::ROUTE_STATE;
@@ -697,11 +698,13 @@ mod tests {
                         (p, a)
                     })
                     .collect(),
+                bfd: None,
             }],
             vips: (0..n).map(view).collect(),
             last_reload: None,
             blocking_pool: PoolView::default(),
             otel: None,
+            bfd_unmatched: 0,
             page: None,
         }
     }

@@ -250,6 +250,11 @@ pub enum Event {
     UpdateMsgErr(Notification),
     /// RFC 2918 ROUTE-REFRESH for a family.
     RouteRefreshMsg(Afi),
+    /// The neighbor's BFD session went from Up to Down (RFC 5882 §4.2.1:
+    /// "action SHOULD be taken in the control protocol"). Not one of RFC
+    /// 4271's events: it ends a connection that is up as a detected error
+    /// does, and does nothing without one.
+    BfdDown,
 }
 
 /// Why a session left Established (or why the last attempt failed).

@@ -55,6 +55,60 @@ pub struct RunConfig {
 pub struct NeighborRun {
     pub settings: PeerSettings,
     pub required: bool,
+    /// Its BFD session, when `bfd.enabled`: apart from `settings`, so that
+    /// a change of BFD alone does not restart the BGP session.
+    pub bfd: Option<BfdRun>,
+}
+
+/// A neighbor's BFD session as it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BfdRun {
+    /// The neighbor's address: where packets go and the only source
+    /// trusted.
+    pub peer: IpAddr,
+    /// This router's address on the session (the neighbor's
+    /// `local_address`, else `router.local_address`).
+    pub local: IpAddr,
+    pub hops: crate::bfd::Hops,
+    pub timers: crate::bfd::session::Timers,
+}
+
+impl BfdRun {
+    /// The session of neighbor `n` (validated), or None when BFD is off.
+    fn new(c: &Config, n: &super::schema::Neighbor) -> Option<BfdRun> {
+        use std::num::{NonZeroU32, NonZeroU8};
+        let b = &n.bfd;
+        if !b.enabled {
+            return None;
+        }
+        let peer = n.address?;
+        let local = n.local_address.or(c.router.local_address)?;
+        // BFD intervals are microseconds (RFC 5880 §4.1); validation keeps
+        // them within 10 ms..60 s.
+        let us = |d: Dur| u32::try_from(d.get().as_micros()).ok();
+        // BIRD runs a `multihop` neighbor's BFD session as multihop, and a
+        // neighbor on this router's loopback needs `multihop` at BIRD. A
+        // multihop peer's packets may have crossed routers (BIRD sends them
+        // with its default TTL, 64): any TTL is taken, the source address
+        // must still be the peer's.
+        let multihop = b
+            .multihop
+            .unwrap_or(n.enable_multihop || peer.is_loopback());
+        Some(BfdRun {
+            peer,
+            local,
+            hops: if multihop {
+                crate::bfd::Hops::Multi { min_ttl: 1 }
+            } else {
+                crate::bfd::Hops::Single
+            },
+            timers: crate::bfd::session::Timers {
+                desired_min_tx: NonZeroU32::new(us(b.desired_minimum_tx_interval)?)?,
+                required_min_rx: us(b.required_minimum_receive)?,
+                detect_mult: NonZeroU8::new(b.detection_multiplier)?,
+            },
+        })
+    }
 }
 
 impl NeighborRun {
@@ -258,6 +312,11 @@ pub(crate) fn build(c: Config) -> Result<RunConfig, ConfigError> {
                 settings: PeerSettings::new(&c, n, router_id, mp_ipv6)
                     .ok_or_else(|| unbuildable("a neighbor"))?,
                 required: n.required,
+                bfd: if n.bfd.enabled {
+                    Some(BfdRun::new(&c, n).ok_or_else(|| unbuildable("a neighbor's bfd"))?)
+                } else {
+                    None
+                },
             })
         })
         .collect::<Result<Vec<_>, ConfigError>>()?;

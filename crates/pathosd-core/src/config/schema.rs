@@ -99,7 +99,25 @@ config_struct! {
         error_wait_min: Dur = Dur::secs(1),
         /// Cap of the doubling wait; a session Established at least this long restarts at once when it goes down.
         error_wait_max: Dur = Dur::secs(60),
+        /// BFD (RFC 5880) beside this session: when it goes down, so does the session (RFC 5882).
+        bfd: Bfd = Bfd::default(),
      }
+}
+
+config_struct! {
+    /// BFD (RFC 5880, asynchronous mode) beside a neighbor's BGP session.
+    pub struct Bfd {
+        /// Run a BFD session with the neighbor; its Up to Down takes the BGP session down.
+        enabled: bool = false,
+        /// Fastest this router sends once Up (bfd.DesiredMinTxInterval), 10ms..60s; at least 1s until Up.
+        desired_minimum_tx_interval: Dur = Dur::ms(300),
+        /// Fastest the neighbor may send (bfd.RequiredMinRxInterval), 10ms..60s.
+        required_minimum_receive: Dur = Dur::ms(300),
+        /// Intervals without a packet before the neighbor is declared down (Detect Mult), 2..255.
+        detection_multiplier: u8 = 3,
+        /// RFC 5883 multihop (UDP port 4784) instead of RFC 5881 single hop (3784); default: on with enable_multihop or a loopback address.
+        multihop: Option<bool> = None,
+    }
 }
 
 config_struct! {

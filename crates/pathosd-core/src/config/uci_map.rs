@@ -100,6 +100,23 @@ const NEIGHBOR: &[Row] = &[
     ("graceful_restart", "graceful_restart", Scalar),
     ("error_wait_min", "error_wait_min", Scalar),
     ("error_wait_max", "error_wait_max", Scalar),
+    ("bfd", "bfd.enabled", Scalar),
+    (
+        "bfd_desired_minimum_tx_interval",
+        "bfd.desired_minimum_tx_interval",
+        Scalar,
+    ),
+    (
+        "bfd_required_minimum_receive",
+        "bfd.required_minimum_receive",
+        Scalar,
+    ),
+    (
+        "bfd_detection_multiplier",
+        "bfd.detection_multiplier",
+        Scalar,
+    ),
+    ("bfd_multihop", "bfd.multihop", Scalar),
 ];
 
 const VIP: &[Row] = &[

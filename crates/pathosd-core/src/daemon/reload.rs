@@ -53,6 +53,9 @@ pub enum NeighborChange {
     Unchanged,
     /// Only `required` changed: applied to the running session.
     Required,
+    /// `bfd` changed (and perhaps `required`): the BFD session takes it,
+    /// the BGP session goes on.
+    Bfd,
     /// A session setting changed: Cease, then a new session.
     Restarted,
     Added,
@@ -148,6 +151,7 @@ impl ReloadPlan {
         for (what, want) in [
             ("neighbors restarted", NeighborChange::Restarted),
             ("neighbors with a new `required`", NeighborChange::Required),
+            ("neighbors with a new `bfd`", NeighborChange::Bfd),
             ("neighbors added", NeighborChange::Added),
             ("neighbors removed", NeighborChange::Removed),
         ] {
@@ -250,6 +254,7 @@ pub fn plan(old: &RunConfig, new: &RunConfig, vips: Vec<(String, VipChange)>) ->
         let c = match old.neighbor(n.name()) {
             None => NeighborChange::Added,
             Some(o) if o.settings != n.settings => NeighborChange::Restarted,
+            Some(o) if o.bfd != n.bfd => NeighborChange::Bfd,
             Some(o) if o.required != n.required => NeighborChange::Required,
             Some(_) => NeighborChange::Unchanged,
         };

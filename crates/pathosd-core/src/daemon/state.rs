@@ -116,6 +116,8 @@ pub struct Live {
     pub peers: Vec<PeerView>,
     pub blocking_pool: PoolView,
     pub otel: Option<OtelView>,
+    /// BFD datagrams that matched no session.
+    pub bfd_unmatched: u64,
 }
 
 /// Why a VIP is withdrawn at the end.
@@ -229,6 +231,7 @@ impl<R: Clone> State<R> {
             last_reload: self.last_reload.clone(),
             blocking_pool: live.blocking_pool,
             otel: live.otel,
+            bfd_unmatched: live.bfd_unmatched,
             page,
         }
     }
@@ -444,6 +447,7 @@ mod tests {
             version: "test",
             peers: Vec::new(),
             blocking_pool: PoolView::default(),
+            bfd_unmatched: 0,
             otel: None,
         }
     }

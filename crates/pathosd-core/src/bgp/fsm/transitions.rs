@@ -124,6 +124,8 @@ impl Fsm {
             }
             Event::TcpCrAcked | Event::TcpConnectionConfirmed => self.connection_up(out),
             Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
+            // No connection is up for BFD to take down.
+            Event::BfdDown => {}
             // RFC 4271 §8.2.2 Connect: "In response to any other events ...
             // drops the TCP connection, ... changes its state to Idle."
             other => self.fail(unexpected_without_connection(other), now, out),
@@ -145,6 +147,7 @@ impl Fsm {
             }
             Event::TcpCrAcked | Event::TcpConnectionConfirmed => self.connection_up(out),
             Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
+            Event::BfdDown => {}
             other => self.fail(unexpected_without_connection(other), now, out),
         }
     }
@@ -165,6 +168,14 @@ impl Fsm {
             Event::TcpCrAcked | Event::TcpConnectionConfirmed => {}
             Event::ManualStop { shutdown_message } => self.manual_stop(shutdown_message, now, out),
             Event::HoldTimerExpires => self.hold_timer_expired(now, out),
+            // RFC 9384 assigns Cease subcode 10, BFD Down, to a connection
+            // closed because its BFD session went down; RFC 5882 §4.2.1:
+            // "action SHOULD be taken in the control protocol".
+            Event::BfdDown => self.fail(
+                DownReason::NotificationSent(Notification::cease(CeaseSubcode::BfdDown)),
+                now,
+                out,
+            ),
             Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
             Event::BGPHeaderErr(n) | Event::BGPOpenMsgErr(n) | Event::UpdateMsgErr(n) => {
                 self.fail(DownReason::NotificationSent(n), now, out)

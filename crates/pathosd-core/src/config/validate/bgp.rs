@@ -224,6 +224,53 @@ pub(super) fn neighbor(c: &Config, n: &Neighbor, p: &str, errs: &mut Errors) {
         keepalive(&join(p, "keepalive_time"), ka, hold, errs);
     }
     error_wait(n, p, errs);
+    bfd(c, n, &join(p, "bfd"), errs);
+}
+
+/// Shortest BFD interval accepted: a router's CPU answers a peer every
+/// 10 ms without strain; faster rates are for hardware.
+const BFD_INTERVAL_MIN: Dur = Dur::ms(10);
+/// Longest: detection beyond minutes is the hold timer's job.
+const BFD_INTERVAL_MAX: Dur = Dur::secs(60);
+
+/// A neighbor's `bfd` block: its intervals and multiplier always (one rule
+/// each, used or not), and a source address once enabled.
+fn bfd(c: &Config, n: &Neighbor, p: &str, errs: &mut Errors) {
+    let b = &n.bfd;
+    for (name, d) in [
+        ("desired_minimum_tx_interval", b.desired_minimum_tx_interval),
+        ("required_minimum_receive", b.required_minimum_receive),
+    ] {
+        if d < BFD_INTERVAL_MIN || d > BFD_INTERVAL_MAX {
+            errs.push_fmt(
+                join(p, name),
+                format_args!("{d} is not within {BFD_INTERVAL_MIN}..{BFD_INTERVAL_MAX}"),
+            );
+        }
+    }
+    // RFC 5880 §6.8.1: bfd.DetectMult "MUST be a nonzero integer"; 1 would
+    // declare the peer down on a single lost packet.
+    if b.detection_multiplier < 2 {
+        errs.push_fmt(
+            join(p, "detection_multiplier"),
+            format_args!(
+                "{} must be at least 2 (one lost packet must not take the session down)",
+                b.detection_multiplier
+            ),
+        );
+    }
+    if !b.enabled {
+        return;
+    }
+    // The packets' source and the address the peer's arrive on: a wildcard
+    // socket on BFD's port would take the port from a BIRD on this router.
+    match n.local_address.or(c.router.local_address) {
+        Some(l) if !l.is_unspecified() => {}
+        _ => errs.push(
+            join(p, "enabled"),
+            "BFD needs a source address: set this neighbor's local_address or router.local_address",
+        ),
+    }
 }
 
 /// The damping bounds: each within ERROR_WAIT_MIN..=ERROR_WAIT_MAX, and the

@@ -480,6 +480,60 @@ fn neighbor_rules() {
         ],
         "bgp.neighbors[0].error_wait_min: 5s must not be more than error_wait_max 2s",
     );
+    let bfd = |b: Value| [(format!("{n}/bfd"), b)];
+    for (b, want) in [
+        (
+            json!({"desired_minimum_tx_interval": "5ms"}),
+            "bgp.neighbors[0].bfd.desired_minimum_tx_interval: 5ms is not within 10ms..1m",
+        ),
+        (
+            json!({"required_minimum_receive": "2m"}),
+            "bgp.neighbors[0].bfd.required_minimum_receive: 2m is not within 10ms..1m",
+        ),
+        (
+            json!({"detection_multiplier": 1}),
+            "bgp.neighbors[0].bfd.detection_multiplier: 1 must be at least 2 (one lost packet must not take the session down)",
+        ),
+        (
+            json!({"detection_multiplier": 256}),
+            "bgp.neighbors[0].bfd.detection_multiplier: 256 is not an integer in 0..=255",
+        ),
+    ] {
+        let p = bfd(b);
+        one(&[(&p[0].0, p[0].1.clone())], want);
+    }
+    // A source address is needed once BFD is on: the router's is unset.
+    one(
+        &[
+            ("/router/local_address", Value::Null),
+            (&format!("{n}/bfd"), json!({"enabled": true})),
+        ],
+        "bgp.neighbors[0].bfd.enabled: BFD needs a source address: set this neighbor's local_address or router.local_address",
+    );
+}
+
+/// BFD off by default; once on, the run config has the session: multihop
+/// for a loopback neighbor, the intervals in microseconds.
+#[test]
+fn bfd_run_settings() {
+    use crate::bfd::Hops;
+    let mut v = base();
+    let run = |v: &Value| {
+        let mut errs = Errors::default();
+        let c = Config::decode(v, "", &mut errs).unwrap();
+        crate::config::RunConfig::new(c).unwrap().neighbors[0].bfd
+    };
+    assert_eq!(run(&v), None);
+    v["bgp"]["neighbors"][0]["bfd"] =
+        json!({"enabled": true, "desired_minimum_tx_interval": "100ms"});
+    let b = run(&v).unwrap();
+    assert_eq!(b.hops, Hops::Multi { min_ttl: 1 });
+    assert_eq!(b.local, "127.0.0.1".parse::<std::net::IpAddr>().unwrap());
+    assert_eq!(b.timers.desired_min_tx.get(), 100_000);
+    assert_eq!(b.timers.required_min_rx, 300_000);
+    assert_eq!(b.timers.detect_mult.get(), 3);
+    v["bgp"]["neighbors"][0]["bfd"]["multihop"] = json!(false);
+    assert_eq!(run(&v).unwrap().hops, Hops::Single);
 }
 
 /// Duplicate names and prefixes name the first VIP that has them, in VIP

@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 fn base() -> Value {
     json!({
         "schema": "v1",
-        "router": {"asn": 65001, "router_id": "10.0.0.1"},
+        "router": {"asn": 65001, "router_id": "10.0.0.1", "local_address": "127.0.0.1"},
         "bgp": {"neighbors": [
             {"name": "a", "address": "127.0.0.2", "peer_asn": 65000},
             {"name": "b", "address": "127.0.0.3", "peer_asn": 65000}
@@ -449,6 +449,31 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
             "bgp.neighbors[].port",
             |c| nb(c)["port"] = json!(1179),
             Neighbor("a", NeighborChange::Restarted),
+        ),
+        (
+            "bgp.neighbors[].bfd.enabled",
+            |c| nb(c)["bfd"] = json!({"enabled": true}),
+            Neighbor("a", NeighborChange::Bfd),
+        ),
+        (
+            "bgp.neighbors[].bfd.desired_minimum_tx_interval",
+            |c| nb(c)["bfd"] = json!({"enabled": true, "desired_minimum_tx_interval": "1s"}),
+            Neighbor("a", NeighborChange::Bfd),
+        ),
+        (
+            "bgp.neighbors[].bfd.required_minimum_receive",
+            |c| nb(c)["bfd"] = json!({"enabled": true, "required_minimum_receive": "1s"}),
+            Neighbor("a", NeighborChange::Bfd),
+        ),
+        (
+            "bgp.neighbors[].bfd.detection_multiplier",
+            |c| nb(c)["bfd"] = json!({"enabled": true, "detection_multiplier": 5}),
+            Neighbor("a", NeighborChange::Bfd),
+        ),
+        (
+            "bgp.neighbors[].bfd.multihop",
+            |c| nb(c)["bfd"] = json!({"enabled": true, "multihop": false}),
+            Neighbor("a", NeighborChange::Bfd),
         ),
         (
             "bgp.neighbors[].required",
