@@ -25,6 +25,9 @@ pub struct BirdPeer {
     pub ttl_security: bool,
     /// BIRD's `error wait time MIN,MAX` in seconds.
     pub error_wait: (u32, u32),
+    /// BFD with pathosd (`bfd on`, and a `protocol bfd` whose multihop
+    /// sessions run at this interval in ms, multiplier 3).
+    pub bfd_ms: Option<u32>,
 }
 
 impl BirdPeer {
@@ -40,6 +43,7 @@ impl BirdPeer {
             hold_time: 3,
             ttl_security: false,
             error_wait: (1, 2),
+            bfd_ms: None,
         }
     }
 
@@ -59,6 +63,15 @@ impl BirdPeer {
         if self.passive {
             extra.push_str("  passive on;\n");
         }
+        let mut bfd = String::new();
+        if let Some(ms) = self.bfd_ms {
+            extra.push_str("  bfd on;\n");
+            bfd = format!(
+                "protocol bfd {{\n\
+                 \x20 multihop {{ min rx interval {ms} ms; min tx interval {ms} ms; multiplier 3; }};\n\
+                 }}\n"
+            );
+        }
         format!(
             "log stderr all;\n\
              router id {rid};\n\
@@ -75,7 +88,8 @@ impl BirdPeer {
              {extra}\
              \x20 ipv4 {{ import all; export none; }};\n\
              \x20 ipv6 {{ import all; export none; }};\n\
-             }}\n",
+             }}\n\
+             {bfd}",
             rid = self.router_id,
             local = self.local,
             lport = self.local_port,

@@ -1,0 +1,266 @@
+//! BFD beside the BGP session, against a real BIRD 2 (`protocol bfd`,
+//! `bfd on` in the BGP protocol, multihop as on a router's loopback) and
+//! against a test socket that sends what a peer must not:
+//!
+//! * the session comes Up at both ends and shows in /status and /metrics;
+//! * pathosd stalled (SIGSTOP): BIRD's BFD declares it down within its
+//!   Detection Time and BIRD drops its routes, long before the hold time;
+//! * BIRD stalled: pathosd's BFD declares it down and ends the BGP session
+//!   with Cease / BFD Down (RFC 9384), counted; both come back after;
+//! * a packet with the wrong TTL (RFC 5881 §5), from the wrong source, with
+//!   a wrong discriminator or malformed is dropped and counted, never
+//!   trusted.
+//!
+//! BIRD's BFD binds the wildcard address on ports 3784 and 4784, so two
+//! BIRDs with BFD on one host would take each other's packets: this file
+//! runs its BIRD scenarios one after the other in one test.
+
+mod support;
+
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+use pathosd::bfd::wire::{Diag, Packet, State};
+use serde_json::{json, Value};
+use support::bird::{Bird, BirdPeer};
+use support::daemon::{config, Pathosd, API_PORT};
+use support::{poll, Addrs};
+
+const BFD_MS: u32 = 100;
+
+fn bfd_block(multihop: Option<bool>) -> Value {
+    let mut b = json!({
+        "enabled": true,
+        "desired_minimum_tx_interval": format!("{BFD_MS}ms"),
+        "required_minimum_receive": format!("{BFD_MS}ms"),
+        "detection_multiplier": 3
+    });
+    if let Some(m) = multihop {
+        b["multihop"] = json!(m);
+    }
+    b
+}
+
+fn bird_bfd_state(bird: &Bird) -> Option<String> {
+    let out = bird.birdc(&["show", "bfd", "sessions"])?;
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(&bird.peer.neighbor.to_string()))?;
+    line.split_whitespace().nth(2).map(str::to_string)
+}
+
+fn our_bfd(d: &Pathosd) -> Value {
+    d.peer()["bfd"].clone()
+}
+
+#[test]
+fn bfd_with_bird_stalls_on_either_side() {
+    let a = Addrs::new(44);
+    let mut peer = BirdPeer::new(a.peer, a.ours);
+    peer.bfd_ms = Some(BFD_MS);
+    // Hold time 9 s as the router recipe: without BFD a stall would keep
+    // the routes 6 s or more.
+    peer.hold_time = 9;
+    peer.error_wait = (0, 0);
+    let bird = Bird::start(peer);
+    let prefix = format!("10.44.{}.1/32", a.ours.octets()[2]);
+    let mut cfg = config(
+        a,
+        json!([{"name": "always", "prefix": prefix, "always": true}]),
+    );
+    cfg["bgp"]["hold_time"] = json!("9s");
+    cfg["bgp"]["neighbors"][0]["bfd"] = bfd_block(None);
+    let d = Pathosd::start(&cfg, SocketAddr::from((a.ours, API_PORT)));
+
+    let up = poll(Duration::from_secs(10), || {
+        (bird.established()
+            && bird.route(&prefix).is_some()
+            && bird_bfd_state(&bird).as_deref() == Some("Up")
+            && our_bfd(&d)["state"] == "up")
+            .then_some(())
+    });
+    assert!(
+        up.is_some(),
+        "not up: BIRD bfd {:?}, ours {}\n{}\n{}",
+        bird_bfd_state(&bird),
+        our_bfd(&d),
+        bird.log(),
+        d.log()
+    );
+    let b = our_bfd(&d);
+    assert_eq!(b["multihop"], true, "{b}");
+    assert_eq!(b["remote_state"], "up", "{b}");
+    assert_ne!(b["remote_discriminator"], 0, "{b}");
+    let metrics = d.get("/metrics").unwrap().body;
+    assert!(
+        metrics.contains("pathosd_bfd_session_state{peer=\"bird\",bfd_state=\"up\"} 1"),
+        "{metrics}"
+    );
+
+    // pathosd stalled: BIRD's BFD (100 ms × 3) takes the session down and
+    // the route with it, within a second even on a loaded machine (the
+    // figure is benches/bfd-stall.sh's); the hold time is 9 s.
+    d.signal("STOP");
+    let t0 = Instant::now();
+    let gone = poll(Duration::from_secs(5), || {
+        bird.route(&prefix).is_none().then(|| t0.elapsed())
+    });
+    let why = bird.birdc(&["show", "protocols", "all", "pathosd"]);
+    d.signal("CONT");
+    let gone = gone.unwrap_or_else(|| panic!("route kept at BIRD\n{}", bird.log()));
+    assert!(gone < Duration::from_secs(1), "route gone after {gone:?}");
+    let why = why.unwrap_or_default();
+    assert!(why.contains("BFD session down"), "{why}");
+    let back = poll(Duration::from_secs(10), || {
+        (bird.route(&prefix).is_some() && our_bfd(&d)["state"] == "up").then_some(())
+    });
+    assert!(back.is_some(), "not back\n{}\n{}", bird.log(), d.log());
+
+    // BIRD stalled: pathosd's BFD says Down after 300 ms and its BGP
+    // session ends with Cease / BFD Down; BIRD resumed, both come back.
+    // Downs so far: pathosd's resume counts one (BIRD's BFD said Down, its
+    // BGP session had ended already), and BIRD renewing its session while
+    // its BGP restarts may count another.
+    let before = our_bfd(&d)["downs"].as_u64().unwrap();
+    bird.signal("STOP");
+    let down = poll(Duration::from_secs(5), || {
+        let p = d.peer();
+        (p["session_state"] != "established").then_some(p)
+    });
+    bird.signal("CONT");
+    let p = down.unwrap_or_else(|| panic!("BGP session stayed up\n{}", d.log()));
+    assert_eq!(p["notification_sent"], "Cease / BFD Down", "{p}");
+    assert!(p["bfd"]["downs"].as_u64().unwrap() > before, "{p}");
+    assert!(
+        d.log()
+            .contains("bfd bird: session up -> down (control detection time expired (1))"),
+        "{}",
+        d.log()
+    );
+    let back = poll(Duration::from_secs(10), || {
+        (bird.established() && bird.route(&prefix).is_some() && our_bfd(&d)["state"] == "up")
+            .then_some(())
+    });
+    assert!(back.is_some(), "not back\n{}\n{}", bird.log(), d.log());
+    let metrics = d.get("/metrics").unwrap().body;
+    let downs = format!(
+        "pathosd_bfd_session_downs_total{{peer=\"bird\"}} {}",
+        our_bfd(&d)["downs"]
+    );
+    assert!(metrics.contains(&downs), "{downs}\n{metrics}");
+}
+
+/// A control packet as a peer in `state` sends it.
+fn packet(state: State, my: u32, your: u32) -> [u8; 24] {
+    Packet {
+        diag: Diag::NONE,
+        state,
+        poll: false,
+        final_: false,
+        control_plane_independent: false,
+        demand: false,
+        detect_mult: 3,
+        my_discriminator: my,
+        your_discriminator: your,
+        desired_min_tx: 1_000_000,
+        required_min_rx: 1_000_000,
+        required_min_echo_rx: 0,
+    }
+    .encode()
+}
+
+/// A UDP socket on `ip` with a source port of RFC 5881 §4's range, sending
+/// with `ttl`.
+fn sender(ip: Ipv4Addr, ttl: u32) -> UdpSocket {
+    let s = (49152..=65535)
+        .find_map(|p| UdpSocket::bind((ip, p)).ok())
+        .unwrap();
+    s.set_ttl(ttl).unwrap();
+    s
+}
+
+/// A single-hop session with a peer that is this test: what it must drop.
+#[test]
+fn wrong_ttl_source_discriminator_and_garbage_are_dropped_and_counted() {
+    let a = Addrs::new(45);
+    let fake = Ipv4Addr::new(127, 45, a.ours.octets()[2], 3);
+    let stranger = Ipv4Addr::new(127, 45, a.ours.octets()[2], 9);
+    let mut cfg = config(
+        a,
+        json!([{"name": "v", "prefix": "10.45.0.1/32", "always": true}]),
+    );
+    cfg["bgp"]["neighbors"][0]["address"] = json!(fake.to_string());
+    cfg["bgp"]["neighbors"][0]["passive"] = json!(true);
+    cfg["bgp"]["neighbors"][0]["bfd"] = bfd_block(Some(false));
+    let d = Pathosd::start(&cfg, SocketAddr::from((a.ours, API_PORT)));
+    let to = SocketAddr::from((a.ours, 3784));
+    // The session exists once its discriminator shows.
+    let ours = poll(Duration::from_secs(5), || {
+        our_bfd(&d)["local_discriminator"].as_u64()
+    })
+    .unwrap_or_else(|| panic!("no BFD session\n{}", d.log())) as u32;
+    let dropped = |reason: &str| our_bfd(&d)["dropped"][reason].as_u64().unwrap_or(0);
+    let unmatched = || {
+        let m = d.get("/metrics").unwrap().body;
+        m.lines()
+            .find_map(|l| l.strip_prefix("pathosd_bfd_unmatched_packets_total "))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let wait = |what: &str, f: &dyn Fn() -> bool| {
+        assert!(
+            poll(Duration::from_secs(5), || f().then_some(())).is_some(),
+            "{what}: {}\n{}",
+            our_bfd(&d),
+            d.log()
+        );
+    };
+
+    // From the peer's address with TTL 64: RFC 5881 §5 says discard.
+    sender(fake, 64)
+        .send_to(&packet(State::Down, 77, 0), to)
+        .unwrap();
+    wait("wrong_ttl", &|| dropped("wrong_ttl") == 1);
+    assert_eq!(
+        our_bfd(&d)["remote_discriminator"],
+        0,
+        "untrusted packet used"
+    );
+
+    // Our discriminator from another address: the session is found, the
+    // source is wrong.
+    sender(stranger, 255)
+        .send_to(&packet(State::Down, 77, ours), to)
+        .unwrap();
+    wait("wrong_source", &|| dropped("wrong_source") == 1);
+
+    // A discriminator that is no session's, and a stranger without one.
+    sender(fake, 255)
+        .send_to(&packet(State::Down, 77, ours.wrapping_add(1)), to)
+        .unwrap();
+    sender(stranger, 255)
+        .send_to(&packet(State::Down, 77, 0), to)
+        .unwrap();
+    wait("unmatched", &|| unmatched() == 2);
+
+    // Garbage from the peer's address: too short, and version 2.
+    let s = sender(fake, 255);
+    s.send_to(&[0x20, 0x40, 3], to).unwrap();
+    let mut v2 = packet(State::Down, 77, 0);
+    v2[0] = 0x40;
+    s.send_to(&v2, to).unwrap();
+    wait("malformed", &|| {
+        dropped("short") == 1 && dropped("version") == 1
+    });
+    assert_eq!(our_bfd(&d)["state"], "down");
+
+    // And the one packet that is right moves the session: Down → Init.
+    s.send_to(&packet(State::Down, 77, 0), to).unwrap();
+    wait("init", &|| our_bfd(&d)["state"] == "init");
+    assert_eq!(our_bfd(&d)["remote_discriminator"], 77);
+    let m = d.get("/metrics").unwrap().body;
+    assert!(
+        m.contains("pathosd_bfd_dropped_packets_total{peer=\"bird\",reason=\"wrong_ttl\"} 1"),
+        "{m}"
+    );
+}
