@@ -11,9 +11,13 @@
 //!   a wrong discriminator or malformed is dropped and counted, never
 //!   trusted.
 //!
-//! BIRD's BFD binds the wildcard address on ports 3784 and 4784, so two
-//! BIRDs with BFD on one host would take each other's packets: this file
-//! runs its BIRD scenarios one after the other in one test.
+//!
+//! And against FRR's bfdd (multihop, its minimum TTL 254): Up at both ends,
+//! each side's stall seen by the other.
+//!
+//! BIRD's and bfdd's BFD bind the wildcard address on ports 3784 and 4784,
+//! so two of them on one host would take each other's packets: the tests
+//! that run one hold [`WILDCARD`].
 
 mod support;
 
@@ -27,6 +31,9 @@ use support::daemon::{config, Pathosd, API_PORT};
 use support::{poll, Addrs};
 
 const BFD_MS: u32 = 100;
+
+/// Held by each test that runs a BFD speaker bound to the wildcard address.
+static WILDCARD: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn bfd_block(multihop: Option<bool>) -> Value {
     let mut b = json!({
@@ -55,6 +62,7 @@ fn our_bfd(d: &Pathosd) -> Value {
 
 #[test]
 fn bfd_with_bird_stalls_on_either_side() {
+    let _one = WILDCARD.lock().unwrap_or_else(|e| e.into_inner());
     let a = Addrs::new(44);
     let mut peer = BirdPeer::new(a.peer, a.ours);
     peer.bfd_ms = Some(BFD_MS);
@@ -263,4 +271,115 @@ fn wrong_ttl_source_discriminator_and_garbage_are_dropped_and_counted() {
         m.contains("pathosd_bfd_dropped_packets_total{peer=\"bird\",reason=\"wrong_ttl\"} 1"),
         "{m}"
     );
+}
+
+/// FRR's bfdd alone (no zebra), with a multihop peer: pathosd's session
+/// comes Up with it, and each side sees the other's stall.
+#[test]
+fn bfd_with_frr_bfdd() {
+    use std::os::unix::fs::PermissionsExt;
+    let _one = WILDCARD.lock().unwrap_or_else(|e| e.into_inner());
+    let a = Addrs::new(46);
+    let dir = support::TempDir::new("bfdd");
+    // bfdd drops to user frr: its files must be writable for it.
+    std::fs::create_dir_all(dir.path("vty")).unwrap();
+    for p in [dir.path(""), dir.path("vty")] {
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let conf = format!(
+        "bfd\n peer {ours} multihop local-address {peer}\n  receive-interval {BFD_MS}\n  transmit-interval {BFD_MS}\n  detect-multiplier 3\n !\n!\n",
+        ours = a.ours,
+        peer = a.peer
+    );
+    std::fs::write(dir.path("bfdd.conf"), conf).unwrap();
+    let log = std::fs::File::create(dir.path("bfdd.log")).unwrap();
+    let child = std::process::Command::new("/usr/lib/frr/bfdd")
+        .arg("-f")
+        .arg(dir.path("bfdd.conf"))
+        .arg("-i")
+        .arg(dir.path("bfdd.pid"))
+        .arg("-z")
+        .arg(dir.path("zserv"))
+        .arg("--vty_socket")
+        .arg(dir.path("vty"))
+        .arg("--bfdctl")
+        .arg(dir.path("bfdctl"))
+        .args(["-P", "0", "--log", "stdout"])
+        .stdout(log)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("FRR bfdd (Debian package frr) must be installed");
+    let bfdd = support::Daemon(child);
+    let vtysh = |cmd: &str| {
+        support::run(
+            std::process::Command::new("vtysh")
+                .arg("--vty_socket")
+                .arg(dir.path("vty"))
+                .args(["-d", "bfdd", "-c", cmd]),
+            Duration::from_secs(3),
+        )
+    };
+    let frr_state = || {
+        let v: Value = serde_json::from_str(&vtysh("show bfd peers json")?).ok()?;
+        v.as_array()?
+            .iter()
+            .find(|p| p["peer"] == a.ours.to_string())?["status"]
+            .as_str()
+            .map(str::to_string)
+    };
+    let mut cfg = config(
+        a,
+        json!([{"name": "v", "prefix": "10.46.0.1/32", "always": true}]),
+    );
+    cfg["bgp"]["neighbors"][0]["passive"] = json!(true);
+    cfg["bgp"]["neighbors"][0]["name"] = json!("frr");
+    cfg["bgp"]["neighbors"][0]["bfd"] = bfd_block(None);
+    let d = Pathosd::start(&cfg, SocketAddr::from((a.ours, API_PORT)));
+    let log = || std::fs::read_to_string(dir.path("bfdd.log")).unwrap_or_default();
+
+    let up = poll(Duration::from_secs(10), || {
+        (frr_state().as_deref() == Some("up") && our_bfd(&d)["state"] == "up").then_some(())
+    });
+    assert!(
+        up.is_some(),
+        "not up: FRR {:?}, ours {}\n{}\n{}",
+        frr_state(),
+        our_bfd(&d),
+        log(),
+        d.log()
+    );
+
+    // pathosd stalled: bfdd's detection expires.
+    d.signal("STOP");
+    let down = poll(Duration::from_secs(5), || {
+        (frr_state().as_deref() == Some("down")).then_some(())
+    });
+    d.signal("CONT");
+    assert!(down.is_some(), "bfdd never saw pathosd stop\n{}", log());
+    let back = poll(Duration::from_secs(10), || {
+        (frr_state().as_deref() == Some("up") && our_bfd(&d)["state"] == "up").then_some(())
+    });
+    assert!(back.is_some(), "not back\n{}\n{}", log(), d.log());
+
+    // bfdd stalled: ours expires, with its diagnostic.
+    let pid = bfdd.0.id().to_string();
+    let kill = |sig: &str| {
+        let st = std::process::Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(&pid)
+            .status();
+        assert!(st.is_ok_and(|s| s.success()), "kill -{sig} {pid}");
+    };
+    kill("STOP");
+    let ours = poll(Duration::from_secs(5), || {
+        let b = our_bfd(&d);
+        (b["state"] == "down").then_some(b)
+    });
+    kill("CONT");
+    let b = ours.unwrap_or_else(|| panic!("pathosd never saw bfdd stop\n{}", d.log()));
+    assert_eq!(b["diagnostic"], "control detection time expired", "{b}");
+    let back = poll(Duration::from_secs(10), || {
+        (frr_state().as_deref() == Some("up") && our_bfd(&d)["state"] == "up").then_some(())
+    });
+    assert!(back.is_some(), "not back\n{}\n{}", log(), d.log());
 }
