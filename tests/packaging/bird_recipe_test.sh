@@ -7,8 +7,11 @@
 #   * the import filter accepts the listed VIPs with preference 250 and the
 #     next hop rewritten to the VIP, and rejects a VIP outside the set;
 #   * a drained VIP arrives pessimized (AS path 65001 x 7) through BIRD;
-#   * a pathosd stalled by SIGSTOP loses its routes at BIRD's hold time, and
-#     is taken back within 2 s of SIGCONT (the recipe's error wait time);
+#   * BFD comes up at both ends (the recipe's protocol bfd and the
+#     neighbor's bfd options);
+#   * a pathosd stalled by SIGSTOP loses its routes when BIRD's BFD stops
+#     hearing it (within 1 s, long before the hold time), and is taken back
+#     within 2 s of SIGCONT (the recipe's error wait time);
 #   * SIGTERM makes pathosd withdraw, close the session and exit within procd's
 #     5 s term_timeout;
 #   * layout (b), the docs' second block: BIRD dials a passive pathosd on its
@@ -123,6 +126,10 @@ config neighbor 'bird'
 	option port '$PORT'
 	option peer_asn '65000'
 	option required '1'
+	option bfd '1'
+	option bfd_desired_minimum_tx_interval '100ms'
+	option bfd_required_minimum_receive '100ms'
+	option bfd_detection_multiplier '3'
 
 config vip 'dns'
 	option prefix '$VIP_DNS/32'
@@ -191,7 +198,15 @@ else
 	not_ok "GET /status on the API" "$(tail -n 20 "$TMP/pathosd.log")"
 fi
 
-# --- a stalled pathosd: gone at the hold time, back at once after SIGCONT -----
+if wait_for 20 "^$PD_IP +--- +Up " birdc_ show bfd sessions &&
+	wait_for 10 '"up"' sh -c "curl -sf --max-time 5 'http://$PD_IP:$API_PORT/status' |
+		node -e 'let s = \"\"; process.stdin.on(\"data\", d => s += d).on(\"end\", () => console.log(JSON.stringify(JSON.parse(s).peers[0].bfd.state)))'"; then
+	ok "BFD session Up at BIRD and at pathosd"
+else
+	not_ok "BFD session Up at BIRD and at pathosd" "$(cat "$TMP/last.out")" "$(curl -s --max-time 5 "http://$PD_IP:$API_PORT/status")"
+fi
+
+# --- a stalled pathosd: gone after BFD's detection time, back at once after SIGCONT
 now_ms() { date +%s%3N; }
 # Polls BIRD every 10 ms until the dns VIP is (want 1) or is not (want 0)
 # there, for at most $2 ms; prints the milliseconds waited.
@@ -210,12 +225,13 @@ route_wait() {
 	done
 }
 kill -STOP "$PD_PID"
-# hold time 9 plus a second for the poll on a loaded machine.
-if gone=$(route_wait 0 10000); then
-	ok "SIGSTOP: BIRD drops the stalled pathosd's routes at its hold time ($gone ms)"
+# BFD's 300 ms plus the poll on a loaded machine; the hold time is 9 s.
+if gone=$(route_wait 0 1000); then
+	ok "SIGSTOP: BIRD drops the stalled pathosd's routes when BFD stops hearing it ($gone ms)"
 else
-	not_ok "SIGSTOP: BIRD drops the stalled pathosd's routes within hold time 9 s" "$(birdc_ show protocols all pathosd)"
+	not_ok "SIGSTOP: BIRD drops the stalled pathosd's routes within 1 s (BFD)" "$(birdc_ show protocols all pathosd)"
 fi
+why=$(birdc_ show protocols all pathosd)
 # SIGCONT as soon as the routes are gone: BIRD's error wait time, which
 # starts at the hold timer's expiry, would still be running.
 kill -CONT "$PD_PID"
@@ -225,8 +241,8 @@ else
 	not_ok "SIGCONT: BIRD takes pathosd back within 2 s (not after $back ms)" \
 		"$(birdc_ show protocols all pathosd)" "pathosd: $(tail -n 20 "$TMP/pathosd.log")"
 fi
-grep -q 'pathosd: Error: Hold timer expired' "$TMP/bird.log" ||
-	not_ok "BIRD logged its hold timer expiring" "$(tail -n 20 "$TMP/bird.log")"
+grep -q 'Last error: .*BFD session down' <<<"$why" ||
+	not_ok "BIRD ended the session because BFD went down" "$why"
 wait_for 20 "$VIP_WEB/32" birdc_ show route protocol pathosd ||
 	not_ok "both VIPs back at BIRD after the stall" "$(cat "$TMP/last.out")"
 
