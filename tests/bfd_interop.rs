@@ -77,8 +77,9 @@ fn bfd_with_bird_stalls_on_either_side() {
         json!([{"name": "always", "prefix": prefix, "always": true}]),
     );
     cfg["bgp"]["hold_time"] = json!("9s");
+    cfg["bgp"]["shutdown_drain"] = json!("1s");
     cfg["bgp"]["neighbors"][0]["bfd"] = bfd_block(None);
-    let d = Pathosd::start(&cfg, SocketAddr::from((a.ours, API_PORT)));
+    let mut d = Pathosd::start(&cfg, SocketAddr::from((a.ours, API_PORT)));
 
     let up = poll(Duration::from_secs(10), || {
         (bird.established()
@@ -156,6 +157,17 @@ fn bfd_with_bird_stalls_on_either_side() {
         our_bfd(&d)["downs"]
     );
     assert!(metrics.contains(&downs), "{downs}\n{metrics}");
+
+    // The stop's drain (1 s here) keeps BFD going: BIRD sees the Cease,
+    // not a BFD session gone quiet that would end the session first.
+    d.signal("TERM");
+    let exit = d.wait_exit(Duration::from_secs(5));
+    assert!(exit.is_some_and(|e| e.success()), "{exit:?}\n{}", d.log());
+    let why = bird
+        .birdc(&["show", "protocols", "all", "pathosd"])
+        .unwrap_or_default();
+    assert!(why.contains("Administrative shutdown"), "{why}");
+    assert!(!why.contains("BFD session down"), "{why}");
 }
 
 /// A control packet as a peer in `state` sends it.

@@ -77,12 +77,24 @@ impl Owner {
             log::warn!("shutdown: peers did not close in time");
             false
         };
+        // BFD goes on until the sessions close: a BFD session that went
+        // quiet now would make the peer drop the session at once, before
+        // the drain (RFC 5882: the peer's client acts on the Down).
+        let bfd = &mut self.bfd;
+        let keep_bfd = async {
+            loop {
+                bfd.ready().await;
+                // The sessions are stopping: a BFD down changes nothing.
+                let _ = bfd.turn(Instant::now());
+            }
+        };
         let at_once = async {
             stop.await;
             false
         }
         .or(second_signal)
         .or(bounded)
+        .or(keep_bfd)
         .await;
         // The peers' last changes (to idle) were sent before their tasks
         // acknowledged the stop.
