@@ -158,6 +158,38 @@ fn bfd_with_bird_stalls_on_either_side() {
     );
     assert!(metrics.contains(&downs), "{downs}\n{metrics}");
 
+    // A reload with new BFD intervals: a Poll Sequence tells BIRD (its
+    // Timeout, the detection time, becomes 3 x 150 ms), the BFD and BGP
+    // sessions stay up.
+    let bgp_since = |b: &Bird| {
+        b.birdc(&["show", "protocols", "pathosd"]).and_then(|o| {
+            o.lines()
+                .find(|l| l.starts_with("pathosd"))
+                .map(str::to_string)
+        })
+    };
+    let since = bgp_since(&bird);
+    let downs_before = our_bfd(&d)["downs"].clone();
+    cfg["bgp"]["neighbors"][0]["bfd"]["desired_minimum_tx_interval"] = json!("150ms");
+    d.write_config(&cfg);
+    d.signal("HUP");
+    let slower = poll(Duration::from_secs(5), || {
+        let out = bird.birdc(&["show", "bfd", "sessions"])?;
+        out.lines()
+            .any(|l| {
+                l.starts_with(&a.ours.to_string()) && l.contains(" Up ") && l.ends_with("0.450")
+            })
+            .then_some(())
+    });
+    assert!(
+        slower.is_some(),
+        "{:?}\n{}",
+        bird.birdc(&["show", "bfd", "sessions"]),
+        d.log()
+    );
+    assert_eq!(bgp_since(&bird), since, "the BGP session restarted");
+    assert_eq!(our_bfd(&d)["downs"], downs_before);
+
     // The stop's drain (1 s here) keeps BFD going: BIRD sees the Cease,
     // not a BFD session gone quiet that would end the session first.
     d.signal("TERM");

@@ -51,6 +51,9 @@ struct Peer {
     deadline: Option<Instant>,
     up_since: Option<Instant>,
     downs: u32,
+    /// Removed from the config: it says AdminDown for a Detection Time
+    /// (RFC 5882 §8, the session's own schedule), then goes.
+    retiring: bool,
 }
 
 struct Rx {
@@ -116,6 +119,11 @@ impl Bfd {
             };
             if let Some(i) = old.iter().position(same) {
                 let mut p = old.swap_remove(i);
+                if p.retiring {
+                    p.retiring = false;
+                    let out = p.session.handle(Event::AdminUp, t);
+                    carry_out(self.origin, &mut p, out, now);
+                }
                 if p.run.timers != run.timers {
                     p.run = run;
                     let out = p.session.handle(Event::SetTimers(run.timers), t);
@@ -128,9 +136,13 @@ impl Bfd {
             }
         }
         for mut p in old {
-            let out = p.session.handle(Event::AdminDown, t);
-            carry_out(self.origin, &mut p, out, now);
-            log::info!("bfd {}: session removed", p.name);
+            if !p.retiring {
+                p.retiring = true;
+                let out = p.session.handle(Event::AdminDown, t);
+                carry_out(self.origin, &mut p, out, now);
+                log::info!("bfd {}: session removed", p.name);
+            }
+            self.peers.push(p);
         }
         self.open_rx();
     }
@@ -186,6 +198,7 @@ impl Bfd {
             deadline: Some(now),
             up_since: None,
             downs: 0,
+            retiring: false,
         }
     }
 
@@ -303,10 +316,17 @@ impl Bfd {
             if self.peers[i].deadline.is_some_and(|d| d <= now) {
                 let out = self.peers[i].session.handle(Event::Timer, t);
                 let p = &mut self.peers[i];
-                if carry_out(self.origin, p, out, now) {
+                if carry_out(self.origin, p, out, now) && !p.retiring {
                     failed.push(p.name.clone());
                 }
             }
+        }
+        // A retired session has said AdminDown long enough.
+        let before = self.peers.len();
+        self.peers
+            .retain(|p| !(p.retiring && p.session.next_tx().is_none()));
+        if self.peers.len() < before {
+            self.open_rx();
         }
         failed
     }
@@ -354,14 +374,14 @@ impl Bfd {
         let t = self.time(now);
         let out = self.peers[i].session.handle(event, t);
         let p = &mut self.peers[i];
-        if carry_out(self.origin, p, out, now) {
+        if carry_out(self.origin, p, out, now) && !p.retiring {
             failed.push(p.name.clone());
         }
     }
 
     /// The view of neighbor `name`'s session, if it runs one.
     pub(super) fn view(&self, name: &str, now: Instant) -> Option<BfdView> {
-        let p = self.peers.iter().find(|p| p.name == name)?;
+        let p = self.peers.iter().find(|p| p.name == name && !p.retiring)?;
         let s = &p.session;
         Some(BfdView {
             state: s.state().as_str(),
