@@ -340,6 +340,49 @@ fn graceful_shutdown_withdraws_then_ceases_with_the_message() {
     assert_eq!(s.speaker.peers()[0].summary.messages_out.notification, 1);
 }
 
+/// The start of a stop with `bgp.graceful_shutdown`: every route gets
+/// GRACEFUL_SHUTDOWN (65535:0) after its own communities, in place: one
+/// UPDATE per distinct attribute set, no withdraw; the stop then withdraws
+/// them.
+#[test]
+fn graceful_shutdown_community_is_added_to_every_route_in_place() {
+    let s = setup(50, |_| {}, |_| {});
+    s.wait_established(Duration::from_secs(3));
+    let (a, b, c) = ("10.150.1.1/32", "10.150.1.2/32", "10.150.1.3/32");
+    s.speaker.set_routes(vec![
+        (p(a), Some(intent(0, 100))),
+        (p(b), Some(intent(0, 100))),
+        (p(c), Some(intent(3, 666))),
+    ]);
+    for x in [a, b, c] {
+        s.wait_route(x, |_| true);
+    }
+    let before = s.updates_out();
+    s.speaker.announce_graceful_shutdown();
+    for (x, own) in [(a, 100), (b, 100), (c, 666)] {
+        let block = s.wait_route(x, |bl| {
+            attr(bl, "community").is_some_and(|c| c.contains("(65535,0)"))
+        });
+        assert_eq!(
+            attr(&block, "community"),
+            Some(format!("(65001,{own}) (65535,0)")),
+            "{block}"
+        );
+        assert_eq!(
+            attr(&block, "large_community"),
+            Some(format!("(65001, 1, {own})")),
+            "{block}"
+        );
+    }
+    // a and b share their attributes, so one UPDATE; c one more.
+    assert_eq!(s.updates_out(), before + 2);
+    assert_eq!(s.speaker.peers()[0].summary.advertised, 3);
+    s.speaker.shutdown("pathosd test shutdown", Duration::ZERO);
+    for x in [a, b, c] {
+        s.wait_gone(x);
+    }
+}
+
 #[test]
 fn passive_md5_peer_accepts_birds_connection() {
     // We never dial: BIRD's SYN must pass the MD5 key set on our listener.

@@ -607,3 +607,52 @@ config vip 'web'
         vec!["neighbor 'bird' option bfd_detection_multiplier (line 11): 1 must be at least 2 (one lost packet must not take the session down)"]
     );
 }
+
+/// `option graceful_shutdown` is `bgp.graceful_shutdown` (off unless set);
+/// a value that is no boolean is an error naming the option, its line and
+/// the value.
+#[test]
+fn graceful_shutdown_option_converts_and_bad_values_name_the_option() {
+    let src = |v: &str| {
+        format!(
+            "\
+config pathosd 'main'
+	option asn '65001'
+	option router_id '10.0.0.1'
+{v}config neighbor 'bird'
+	option address '127.0.0.1'
+	option peer_asn '65000'
+config vip 'web'
+	option prefix '10.0.0.1/32'
+	option always '1'
+"
+        )
+    };
+    let off = load_str(&src(""), Some(Format::Uci), &no_env).unwrap();
+    assert!(!off.bgp.graceful_shutdown);
+    let on = load_str(
+        &src("\toption graceful_shutdown '1'\n"),
+        Some(Format::Uci),
+        &no_env,
+    )
+    .unwrap();
+    assert!(on.bgp.graceful_shutdown);
+    // `pathosd convert` writes it in the bgp block.
+    let json: serde_json::Value = serde_json::from_str(&to_json(&on)).unwrap();
+    assert_eq!(json["bgp"]["graceful_shutdown"], serde_json::json!(true));
+    let errs: Vec<String> = load_str(
+        &src("\toption graceful_shutdown 'maybe'\n"),
+        Some(Format::Uci),
+        &no_env,
+    )
+    .unwrap_err()
+    .iter()
+    .map(|e| e.to_string())
+    .collect();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].starts_with("pathosd 'main' option graceful_shutdown (line 4): ")
+            && errs[0].contains("maybe"),
+        "{errs:?}"
+    );
+}

@@ -1224,3 +1224,95 @@ fn sighup_with_new_timing_or_attributes_never_withdraws_a_healthy_vip() {
         "{web}"
     );
 }
+
+/// `bgp.graceful_shutdown` against BIRD: a drained VIP's route carries
+/// GRACEFUL_SHUTDOWN (65535:0, RFC 8326) next to its own communities, an
+/// announced one does not; at SIGTERM with shutdown_drain every route is
+/// first re-announced with it, in place, and only after the drain
+/// withdrawn, then the Cease.
+#[test]
+fn graceful_shutdown_community_on_pessimized_routes_and_before_the_stop() {
+    let n = 3;
+    let (web, always) = (prefix(n, 1), prefix(n, 2));
+    let vips = json!([
+        {"name": "web", "prefix": web, "always": true, "policy": policy("lower_priority")},
+        {"name": "always", "prefix": always, "always": true,
+         "policy": {"announce": {"communities": ["65001:7"]}}}
+    ]);
+    let mut s = Setup::start(n, vips, |c| {
+        c["bgp"]["graceful_shutdown"] = json!(true);
+        c["bgp"]["shutdown_drain"] = json!("2s");
+    });
+    s.wait_established();
+    s.wait_route(&web, "announced", is_announced);
+    let communities = |b: &str| attr(b, "community").unwrap_or_default();
+    let has_gshut = |b: &str| communities(b).contains("(65535,0)");
+
+    let r = s.d.request("POST", "/api/v1/vips/web/drain").unwrap();
+    assert_eq!(r.code, 200, "{}", r.body);
+    let b = s.wait_route(&web, "drained, with GRACEFUL_SHUTDOWN", has_gshut);
+    assert_eq!(attr(&b, "as_path"), Some(as_path(8)), "{b}");
+    assert_eq!(
+        communities(&b),
+        "(65001,100) (65001,666) (65535,0)",
+        "pessimized communities plus GRACEFUL_SHUTDOWN: {b}"
+    );
+    let b = s.bird.route(&always).expect("always VIP at BIRD");
+    assert_eq!(communities(&b), "(65001,7)", "announced: {b}");
+
+    let t0 = Instant::now();
+    s.d.signal("TERM");
+    // Both routes tagged while still there, then both gone, then the session.
+    let (mut tagged, mut gone, mut down) = ([None; 2], [None; 2], None);
+    while t0.elapsed() < Duration::from_secs(6) && (gone.contains(&None) || down.is_none()) {
+        for (k, p) in [&web, &always].into_iter().enumerate() {
+            match s.bird.route(p) {
+                Some(b) if has_gshut(&b) && tagged[k].is_none() => tagged[k] = Some(t0.elapsed()),
+                Some(_) => {}
+                None if gone[k].is_none() => gone[k] = Some(t0.elapsed()),
+                None => {}
+            }
+        }
+        if down.is_none() && s.bird.bgp_state().as_deref() != Some("Established") {
+            down = Some(t0.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let log = s.d.log();
+    for k in 0..2 {
+        let (t, g) = (tagged[k], gone[k]);
+        let t = t.unwrap_or_else(|| panic!("route {k} never tagged: gone {g:?}\n{log}"));
+        let g = g.unwrap_or_else(|| panic!("route {k} never withdrawn\n{log}"));
+        assert!(t < Duration::from_millis(700), "route {k} tagged at {t:?}");
+        // Withdrawn after the drain (2 s) from the tagging, not before.
+        assert!(
+            g >= t + Duration::from_millis(1800) && g < Duration::from_millis(3500),
+            "route {k} tagged at {t:?}, withdrawn at {g:?}\n{log}"
+        );
+    }
+    // The session lives through the drain; the withdrawals and the Cease
+    // follow each other within milliseconds, closer than birdc can poll.
+    let down = down.expect("session never closed");
+    assert!(
+        down >= Duration::from_millis(1800),
+        "session down at {down:?}, during the drain"
+    );
+    let st =
+        s.d.wait_exit(Duration::from_secs(3))
+            .expect("pathosd did not exit");
+    assert!(st.success(), "{st}\n{}", s.d.log());
+    assert!(
+        s.d.log()
+            .contains("every route tagged GRACEFUL_SHUTDOWN (65535:0)"),
+        "{}",
+        s.d.log()
+    );
+    let proto = s
+        .bird
+        .birdc(&["show", "protocols", "all", "pathosd"])
+        .unwrap();
+    assert!(
+        proto.contains("Administrative shutdown"),
+        "BIRD did not get a Cease/Administrative Shutdown:\n{proto}"
+    );
+}

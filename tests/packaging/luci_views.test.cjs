@@ -294,7 +294,7 @@ const BASE_UCI = [
 // method HEAD: the case that lost both).
 const FULL_UCI = [
 	{ '.type': 'pathosd', '.name': 'main', enabled: '1', asn: '65001', router_id: '192.0.2.1', local_address: '127.0.0.2',
-		listen_port: '179', hold_time: '9s', graceful_restart: '1', shutdown_drain: '2s', api_listen: '127.0.0.1:59179', log_level: 'info' },
+		listen_port: '179', hold_time: '9s', graceful_restart: '1', shutdown_drain: '2s', graceful_shutdown: '1', api_listen: '127.0.0.1:59179', log_level: 'info' },
 	{ '.type': 'neighbor', '.name': 'bird', enabled: '1', address: '127.0.0.1', peer_asn: '65000', port: '179', passive: '0',
 		required: '1', enable_multihop: '1', multihop_ttl: '4', hold_time: '30s', error_wait_min: '2s', graceful_restart: 'yes' },
 	{ '.type': 'neighbor', '.name': 'up_1', name: 'up-1', address: '192.0.2.254', peer_asn: '65010', passive: 'on', required: '0' },

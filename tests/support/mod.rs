@@ -671,6 +671,11 @@ impl TestSpeaker {
         self.0.with(move |s| s.reconfigure(&cfg, &plan))
     }
 
+    /// Every route re-announced with GRACEFUL_SHUTDOWN.
+    pub fn announce_graceful_shutdown(&self) {
+        self.0.with(|s| s.announce_graceful_shutdown())
+    }
+
     /// The graceful stop, waited for (bounded: `drain` plus 10 s).
     pub fn shutdown(&self, message: &str, drain: Duration) {
         let message = message.to_string();

@@ -548,6 +548,21 @@ impl SpeakerHandle {
         stop_peers(peers, Some(message.to_string())).await;
         // The final statuses stay visible in the summaries.
     }
+
+    /// The start of a planned stop with `bgp.graceful_shutdown`: every
+    /// originated route re-announced in place with the GRACEFUL_SHUTDOWN
+    /// community (RFC 8326), so peers that honour it move the traffic away
+    /// before [`SpeakerHandle::shutdown`] withdraws the routes. The
+    /// sessions send it as soon as the owner waits (the drain), and a
+    /// session that cannot write keeps its own bounds.
+    pub fn announce_graceful_shutdown(&mut self) {
+        self.owner
+            .rib
+            .borrow_mut()
+            .add_community(super::types::GRACEFUL_SHUTDOWN);
+        // Every route changed: the sessions plan from the whole table.
+        self.send_all(|| Control::TableReplaced(None));
+    }
 }
 
 fn apply_report(owner: &mut OwnerSide, r: SessionReport) {

@@ -60,7 +60,26 @@ impl Owner {
             .config()
             .shutdown_drain
             .min(Duration::from_secs(4));
-        let stop = self.speaker.shutdown("pathosd shutting down", drain);
+        // bgp.graceful_shutdown: the drain runs with every route still
+        // announced, tagged GRACEFUL_SHUTDOWN (RFC 8326), so peers that
+        // honour it move the traffic first; the withdrawals and the Cease
+        // follow at once. Without a drain there is no time for that.
+        let gshut = self.state.config().graceful_shutdown && !drain.is_zero();
+        if gshut {
+            log::info!(
+                "shutting down: every route tagged GRACEFUL_SHUTDOWN (65535:0) for shutdown_drain {drain:?}, then withdrawn"
+            );
+        }
+        let speaker = &mut self.speaker;
+        let stop = async move {
+            let mut last = drain;
+            if gshut {
+                speaker.announce_graceful_shutdown();
+                crate::rt::sleep(drain).await;
+                last = Duration::ZERO;
+            }
+            speaker.shutdown("pathosd shutting down", last).await;
+        };
         // Session changes of the shutdown become `pathosd.peer` events.
         let second_signal = async {
             loop {

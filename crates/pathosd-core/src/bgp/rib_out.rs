@@ -139,6 +139,30 @@ impl RibOut {
         self.desired.clear();
     }
 
+    /// Adds community `c` to every route that lacks it, in place (the
+    /// stop's GRACEFUL_SHUTDOWN, RFC 8326). Equal intents stay one `Arc`
+    /// while there are at most [`SHAPE_CACHE`] distinct ones (beyond, each
+    /// route gets its own), so the routes still share UPDATEs as before.
+    pub fn add_community(&mut self, c: super::types::Community) {
+        let mut done: Vec<(Arc<RouteIntent>, Arc<RouteIntent>)> = Vec::new();
+        for intent in self.desired.values_mut() {
+            if intent.communities.contains(&c) {
+                continue;
+            }
+            if let Some((_, new)) = done.iter().find(|(old, _)| **old == **intent) {
+                *intent = new.clone();
+                continue;
+            }
+            let mut i = (**intent).clone();
+            i.communities.push(c);
+            let new = Arc::new(i);
+            if done.len() < SHAPE_CACHE {
+                done.push((intent.clone(), new.clone()));
+            }
+            *intent = new;
+        }
+    }
+
     pub fn desired(&self) -> &BTreeMap<Prefix, Arc<RouteIntent>> {
         &self.desired
     }

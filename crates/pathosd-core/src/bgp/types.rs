@@ -214,6 +214,12 @@ pub enum Origin {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Community(pub u16, pub u16);
 
+/// The well-known community GRACEFUL_SHUTDOWN, 65535:0 (RFC 8326 §4): a
+/// path about to go away; a receiver that honours it lowers its
+/// preference (LOCAL_PREF 0) at once, so traffic moves before the route
+/// is withdrawn.
+pub const GRACEFUL_SHUTDOWN: Community = Community(0xFFFF, 0);
+
 impl Community {
     pub(crate) fn as_u32(self) -> u32 {
         (u32::from(self.0) << 16) | u32::from(self.1)

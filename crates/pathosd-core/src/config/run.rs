@@ -40,6 +40,9 @@ pub struct RunConfig {
     pub listen: Option<SocketAddr>,
     /// `bgp.shutdown_drain`.
     pub shutdown_drain: Duration,
+    /// `bgp.graceful_shutdown`: GRACEFUL_SHUTDOWN (65535:0) on pessimized
+    /// routes, and on every route during the stop's drain.
+    pub graceful_shutdown: bool,
     /// The BGP neighbors, each as its session runs.
     pub neighbors: Vec<NeighborRun>,
     pub api: ApiRun,
@@ -359,6 +362,7 @@ pub(crate) fn build(c: Config) -> Result<RunConfig, ConfigError> {
         router_id,
         listen,
         shutdown_drain: bgp.shutdown_drain.get(),
+        graceful_shutdown: bgp.graceful_shutdown,
         neighbors,
         api,
         logging,

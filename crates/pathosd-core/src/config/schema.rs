@@ -59,6 +59,8 @@ config_struct! {
         graceful_restart: bool = true,
         /// Delay between the withdraw of every VIP and the Cease on shutdown (at most 4s).
         shutdown_drain: Dur = Dur::ZERO,
+        /// Add the GRACEFUL_SHUTDOWN community 65535:0 (RFC 8326) to pessimized routes, and to every route during shutdown_drain at a stop.
+        graceful_shutdown: bool = false,
         /// BGP peers; at least one.
         neighbors: Vec<Neighbor> = Vec::new(),
     }

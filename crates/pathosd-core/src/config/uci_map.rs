@@ -47,6 +47,7 @@ const GLOBAL: &[Row] = &[
     ("keepalive_time", "bgp.keepalive_time", Scalar),
     ("graceful_restart", "bgp.graceful_restart", Scalar),
     ("shutdown_drain", "bgp.shutdown_drain", Scalar),
+    ("graceful_shutdown", "bgp.graceful_shutdown", Scalar),
     ("api_listen", "api.listen", Scalar),
     ("api_read_header_timeout", "api.read_header_timeout", Scalar),
     ("api_read_timeout", "api.read_timeout", Scalar),

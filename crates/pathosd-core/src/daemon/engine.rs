@@ -104,6 +104,8 @@ pub struct Engine {
     next_check: u32,
     /// The route intents of the VIPs' policies, one `Arc` each.
     intents: SharedIntents,
+    /// `bgp.graceful_shutdown`: pessimized routes carry GRACEFUL_SHUTDOWN.
+    graceful_shutdown: bool,
     /// EoR goes out at the latest then, even if a probe hangs.
     initial_deadline: Instant,
     initial_done: bool,
@@ -129,6 +131,7 @@ fn new_slot(
     v: &Vip,
     next_check: &mut u32,
     intents: &mut SharedIntents,
+    graceful_shutdown: bool,
     now: Instant,
 ) -> (VipSlot, Option<Combiner>) {
     let prefix = v.prefix;
@@ -165,7 +168,7 @@ fn new_slot(
             .collect::<Vec<_>>()
             .into(),
         transitions: [0; 3],
-        machine: VipMachine::new(VipPolicy::shared(v, intents), now),
+        machine: VipMachine::new(VipPolicy::shared(v, graceful_shutdown, intents), now),
     };
     (slot, combiner)
 }
@@ -208,14 +211,21 @@ impl Pending {
     }
 
     /// The slot for this VIP, keeping its config.
-    fn into_slot(self, next_check: &mut u32, intents: &mut SharedIntents, now: Instant) -> VipSlot {
+    fn into_slot(
+        self,
+        next_check: &mut u32,
+        intents: &mut SharedIntents,
+        graceful_shutdown: bool,
+        now: Instant,
+    ) -> VipSlot {
         match self {
             // A plain VIP has no checks: no combiner.
             Pending::Plain(name, prefix) => {
-                new_slot(&plain(&name, prefix), next_check, intents, now).0
+                let v = plain(&name, prefix);
+                new_slot(&v, next_check, intents, graceful_shutdown, now).0
             }
             Pending::Full(v) => {
-                let (mut s, combiner) = new_slot(&v, next_check, intents, now);
+                let (mut s, combiner) = new_slot(&v, next_check, intents, graceful_shutdown, now);
                 s.full = Some(Box::new(Full {
                     config: *v,
                     combiner,
@@ -249,6 +259,16 @@ impl Engine {
     /// caller reads them from [`Engine::routes`] (80 bytes an `Output`
     /// were 0.8 MB at 10,000 `always` VIPs, at the start's peak).
     pub fn start(vips: impl Into<Vec<Vip>>, now: Instant) -> (Engine, Vec<Output>) {
+        Engine::start_with(vips, false, now)
+    }
+
+    /// [`Engine::start`] with `bgp.graceful_shutdown`: pessimized routes
+    /// carry the GRACEFUL_SHUTDOWN community when it is on.
+    pub fn start_with(
+        vips: impl Into<Vec<Vip>>,
+        graceful_shutdown: bool,
+        now: Instant,
+    ) -> (Engine, Vec<Output>) {
         let mut out = Vec::new();
         let pending = Pending::list(vips.into());
         // Exactly sized: grown by doubling, 10,000 slots would end in a
@@ -259,7 +279,7 @@ impl Engine {
         let mut next_check = 0;
         let mut intents = SharedIntents::default();
         for p in pending {
-            let slot = p.into_slot(&mut next_check, &mut intents, now);
+            let slot = p.into_slot(&mut next_check, &mut intents, graceful_shutdown, now);
             // A plain VIP has no checks: nothing to wait for.
             if let Some(v) = slot.full_config() {
                 bound = bound.max(first_evaluation_bound(v));
@@ -276,6 +296,7 @@ impl Engine {
             by_check: Vec::new(),
             next_check,
             intents,
+            graceful_shutdown,
             initial_deadline: deadline,
             initial_done: false,
         };
@@ -361,9 +382,10 @@ impl Engine {
                     let i = self.vips.len();
                     let before = slot.machine.intent().cloned();
                     slot.retune(v);
-                    let t = slot
-                        .machine
-                        .set_policy(VipPolicy::shared(v, &mut self.intents), now);
+                    let t = slot.machine.set_policy(
+                        VipPolicy::shared(v, self.graceful_shutdown, &mut self.intents),
+                        now,
+                    );
                     // The drain file is polled from the new config only: one
                     // no longer configured no longer drains.
                     let t = match t {
@@ -395,7 +417,12 @@ impl Engine {
                 (_, Some(slot)) => retire(slot, "config changed", &mut withdraws),
                 (_, None) => {}
             }
-            let mut slot = p.into_slot(&mut self.next_check, &mut self.intents, now);
+            let mut slot = p.into_slot(
+                &mut self.next_check,
+                &mut self.intents,
+                self.graceful_shutdown,
+                now,
+            );
             // End-of-RIB went out long ago; a new VIP does not hold it back.
             slot.initial_done = true;
             if let Some(intent) = slot.machine.intent() {
@@ -413,6 +440,34 @@ impl Engine {
         self.reindex();
         withdraws.extend(announces);
         withdraws
+    }
+
+    /// `bgp.graceful_shutdown` changed (a reload): every VIP takes its
+    /// policy again with the new value, keeping its state, health and
+    /// timers, and a pessimized route is re-announced in place with its
+    /// new communities (no withdraw). Nothing when the value is the same.
+    pub fn set_graceful_shutdown(&mut self, on: bool, now: Instant) -> Vec<Output> {
+        let mut out = Vec::new();
+        if on == self.graceful_shutdown {
+            return out;
+        }
+        self.graceful_shutdown = on;
+        for i in 0..self.vips.len() {
+            let slot = &self.vips[i];
+            let policy = VipPolicy::shared(&slot.config(), on, &mut self.intents);
+            let before = slot.machine.intent().cloned();
+            let t = self.vips[i].machine.set_policy(policy, now);
+            if t.is_some() {
+                self.emit(i, t, &mut out);
+            } else if self.vips[i].machine.intent() != before.as_ref() {
+                out.push(Output::Route {
+                    prefix: self.vips[i].prefix,
+                    intent: self.vips[i].machine.intent().cloned(),
+                });
+            }
+        }
+        self.intents.prune();
+        out
     }
 
     /// The VIP part of reload's plan ([`super::reload::plan`]): the slots'

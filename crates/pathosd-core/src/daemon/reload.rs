@@ -17,7 +17,8 @@
 //! * A neighbor whose session settings changed (its own options, or the
 //!   router and `bgp` settings its session is built from) restarts; only
 //!   `required` changes without a restart.
-//! * Global settings: `logging.level`, `bgp.shutdown_drain` and the HTTP
+//! * Global settings: `logging.level`, `bgp.shutdown_drain`,
+//!   `bgp.graceful_shutdown` (pessimized routes re-announced in place) and the HTTP
 //!   API's settings ([`HTTP_KEYS`]: listen address, timeouts, token; the
 //!   server is replaced) apply live ([`ReloadPlan::live`]); the BGP listen
 //!   address, the ubus socket and the log sink (`logging.syslog`,
@@ -279,7 +280,7 @@ pub fn plan(old: &RunConfig, new: &RunConfig, vips: Vec<(String, VipChange)>) ->
         .filter(|(_, changed)| *changed)
         .map(|(k, _)| k)
         .collect();
-    let live: [(&'static str, bool); 9] = [
+    let live: [(&'static str, bool); 10] = [
         ("logging.level", ol.level != nl.level),
         // The exporter is stopped and started again with the new settings
         // (logging.otel_level rides in them); a collector keeps no state of
@@ -288,6 +289,12 @@ pub fn plan(old: &RunConfig, new: &RunConfig, vips: Vec<(String, VipChange)>) ->
         (
             "bgp.shutdown_drain",
             old.shutdown_drain != new.shutdown_drain,
+        ),
+        // The engine re-derives every VIP's pessimized attributes; a
+        // pessimized route is re-announced in place (State::reload).
+        (
+            "bgp.graceful_shutdown",
+            old.graceful_shutdown != new.graceful_shutdown,
         ),
         // The HTTP server is replaced with the new settings (HTTP_KEYS).
         ("api.listen", oa.listen != na.listen),

@@ -145,7 +145,8 @@ impl<R: Clone> State<R> {
     /// the wall clock), with the engine's first outputs (the VIPs that
     /// announce at once).
     pub fn start(mut cfg: RunConfig, now: Instant, start_time: SystemTime) -> (Self, Vec<Output>) {
-        let (engine, outputs) = Engine::start(cfg.take_vips(), now);
+        let gshut = cfg.graceful_shutdown;
+        let (engine, outputs) = Engine::start_with(cfg.take_vips(), gshut, now);
         let state = State {
             engine,
             cfg,
@@ -387,6 +388,11 @@ impl<R: Clone> State<R> {
             // (retuned to the new rise / fall); restarted and new VIPs get
             // new ids.
             fx.outputs = self.engine.reload(new.take_vips(), &plan, now);
+            // After the VIPs' own changes: only announcements in place.
+            let gshut = self
+                .engine
+                .set_graceful_shutdown(new.graceful_shutdown, now);
+            fx.outputs.extend(gshut);
             for vip in self.triggers.running() {
                 match plan.vip(&vip) {
                     VipChange::Unchanged | VipChange::Kept { timing: false, .. } => {}
@@ -580,6 +586,70 @@ mod tests {
             trigger(&mut s, "dns", None),
             Err(ApiError::Busy { .. })
         ));
+    }
+
+    /// `bgp.graceful_shutdown` at start and toggled by reloads: a
+    /// pessimized route carries GRACEFUL_SHUTDOWN while it is on and is
+    /// re-announced in place (no transition, no withdraw) when it changes;
+    /// an announced route is never touched.
+    #[test]
+    fn graceful_shutdown_marks_pessimized_routes_and_a_reload_toggles_it_in_place() {
+        use crate::bgp::types::GRACEFUL_SHUTDOWN;
+        let t0 = Instant::now();
+        let with = |on: bool| {
+            let mut c = config("10.0.0.53/32");
+            c.graceful_shutdown = on;
+            let mut up = c.vips[0].clone();
+            up.name = "up".into();
+            up.prefix = "10.0.0.54/32".parse().unwrap();
+            c.vips.push(up);
+            c
+        };
+        let routes = |fx: &Effects<u32>| -> Vec<(String, Option<bool>)> {
+            fx.outputs
+                .iter()
+                .filter_map(|o| match o {
+                    Output::Route { prefix, intent } => Some((
+                        prefix.to_string(),
+                        intent
+                            .as_ref()
+                            .map(|i| i.communities.contains(&GRACEFUL_SHUTDOWN)),
+                    )),
+                    Output::VipTransition { .. } => None,
+                    o => panic!("unexpected {o:?}"),
+                })
+                .collect()
+        };
+        let (mut s, _) = State::<u32>::start(*with(true), t0, SystemTime::UNIX_EPOCH);
+        let fx = s.step(
+            Event::Drain {
+                vip: "dns".into(),
+                enable: true,
+            },
+            t0,
+        );
+        assert_eq!(routes(&fx), [("10.0.0.53/32".to_string(), Some(true))]);
+        // Off: the pessimized route is re-announced without it, in place.
+        let fx = s.step(Event::Reload(Ok(with(false))), t0);
+        assert_eq!(routes(&fx), [("10.0.0.53/32".to_string(), Some(false))]);
+        assert!(fx.outputs.iter().all(|o| matches!(o, Output::Route { .. })));
+        let plan = fx.reload.unwrap().unwrap();
+        assert_eq!(plan.live, ["bgp.graceful_shutdown"]);
+        // Unchanged: nothing sent.
+        let fx = s.step(Event::Reload(Ok(with(false))), t0);
+        assert!(fx.outputs.is_empty(), "{:?}", fx.outputs);
+        // On again: with it.
+        let fx = s.step(Event::Reload(Ok(with(true))), t0);
+        assert_eq!(routes(&fx), [("10.0.0.53/32".to_string(), Some(true))]);
+        assert!(fx.outputs.iter().all(|o| matches!(o, Output::Route { .. })));
+        // The announced VIP never carries it.
+        let up = s.engine().vip("up").unwrap();
+        assert!(!up
+            .machine
+            .intent()
+            .unwrap()
+            .communities
+            .contains(&GRACEFUL_SHUTDOWN));
     }
 
     /// The stop lists every VIP that is not withdrawn, once, and changes

@@ -5,7 +5,7 @@
 //! for a transition in the same call that produced it (no VIP-level timer
 //! other than the deadlines this machine names).
 
-use crate::bgp::types::RouteIntent;
+use crate::bgp::types::{RouteIntent, GRACEFUL_SHUTDOWN};
 use crate::config::{FailAction, VipSpec as Vip};
 use crate::intern::Interner;
 use std::sync::Arc;
@@ -82,12 +82,21 @@ impl SharedIntents {
 
 impl VipPolicy {
     /// The VIP's policy, shared with every other VIP that has the same.
-    pub(crate) fn shared(vip: &Vip, intents: &mut SharedIntents) -> Arc<VipPolicy> {
-        let p = VipPolicy::from_config(vip, intents);
+    /// `graceful_shutdown`: `bgp.graceful_shutdown`.
+    pub(crate) fn shared(
+        vip: &Vip,
+        graceful_shutdown: bool,
+        intents: &mut SharedIntents,
+    ) -> Arc<VipPolicy> {
+        let p = VipPolicy::from_config(vip, graceful_shutdown, intents);
         intents.share_policy(p)
     }
 
-    pub(crate) fn from_config(vip: &Vip, intents: &mut SharedIntents) -> VipPolicy {
+    pub(crate) fn from_config(
+        vip: &Vip,
+        graceful_shutdown: bool,
+        intents: &mut SharedIntents,
+    ) -> VipPolicy {
         let p = &vip.policy;
         let healthy_intent = RouteIntent {
             as_path_prepend: p.announce.as_path_prepend,
@@ -101,6 +110,12 @@ impl VipPolicy {
             if !communities.contains(c) {
                 communities.push(*c);
             }
+        }
+        // A pessimized route is one the service wants traffic moved away
+        // from: RFC 8326's GRACEFUL_SHUTDOWN asks the peers that honour it
+        // to lower its preference at once, not only to weigh the prepends.
+        if graceful_shutdown && !communities.contains(&GRACEFUL_SHUTDOWN) {
+            communities.push(GRACEFUL_SHUTDOWN);
         }
         let mut large = p.announce.large_communities.clone();
         for c in &p.lower_priority.large_communities {

@@ -20,7 +20,7 @@ fn vip(action: FailAction, f: impl FnOnce(&mut Vip)) -> VipMachine {
     v.policy.lower_priority.communities = vec![Community(65001, 666)];
     f(&mut v);
     VipMachine::new(
-        VipPolicy::from_config(&v, &mut SharedIntents::default()),
+        VipPolicy::from_config(&v, false, &mut SharedIntents::default()),
         base(),
     )
 }
@@ -227,4 +227,89 @@ fn repeated_inputs_are_no_ops() {
     );
     assert_eq!(ts.len(), 1);
     assert_eq!(m.flaps(), 0);
+}
+
+fn gshut_vip(action: FailAction, f: impl FnOnce(&mut Vip)) -> VipMachine {
+    let mut v = Vip::default();
+    v.policy.fail_action = action;
+    v.policy.announce.communities = vec![Community(65001, 200)];
+    v.policy.lower_priority.communities = vec![Community(65001, 666)];
+    f(&mut v);
+    VipMachine::new(
+        VipPolicy::from_config(&v, true, &mut SharedIntents::default()),
+        base(),
+    )
+}
+
+#[test]
+fn graceful_shutdown_marks_every_pessimized_route_and_no_announced_one() {
+    let c = |n| Community(65001, n);
+    let gshut = crate::bgp::types::GRACEFUL_SHUTDOWN;
+    assert_eq!(gshut, Community(65535, 0));
+    let pessimized = vec![c(200), c(666), gshut];
+    // lower_priority: unhealthy; the drain file; the API's drain.
+    let mut m = gshut_vip(FailAction::LowerPriority, |_| {});
+    replay(&mut m, &[(0, Health(true), Announced)]);
+    assert_eq!(m.intent().unwrap().communities, vec![c(200)]);
+    replay(&mut m, &[(1, Health(false), Pessimized)]);
+    assert_eq!(m.intent().unwrap().communities, pessimized);
+    replay(
+        &mut m,
+        &[
+            (2, Health(true), Announced),
+            (3, DrainFile(true), Pessimized),
+        ],
+    );
+    assert_eq!(m.intent().unwrap().communities, pessimized);
+    replay(
+        &mut m,
+        &[
+            (4, DrainFile(false), Announced),
+            (5, DrainApi(true), Pessimized),
+        ],
+    );
+    assert_eq!(m.intent().unwrap().communities, pessimized);
+    // drain_then_withdraw: its drain phase carries it, until the withdraw.
+    let mut m = gshut_vip(FailAction::DrainThenWithdraw, |v| {
+        v.policy.drain_time = Dur::secs(30)
+    });
+    replay(
+        &mut m,
+        &[
+            (0, Health(true), Announced),
+            (1_000, Health(false), Pessimized),
+        ],
+    );
+    assert_eq!(m.intent().unwrap().communities, pessimized);
+    replay(&mut m, &[(31_000, Tick, Withdrawn)]);
+    assert!(m.intent().is_none());
+    // An always VIP drained through the API.
+    let mut m = gshut_vip(FailAction::Withdraw, |v| v.always = true);
+    assert_eq!(m.intent().unwrap().communities, vec![c(200)]);
+    replay(&mut m, &[(1, DrainApi(true), Pessimized)]);
+    assert_eq!(m.intent().unwrap().communities, pessimized);
+}
+
+#[test]
+fn graceful_shutdown_is_not_added_twice_nor_without_the_option() {
+    let gshut = crate::bgp::types::GRACEFUL_SHUTDOWN;
+    // Configured by hand as well: once.
+    let mut m = gshut_vip(FailAction::LowerPriority, |v| {
+        v.policy.lower_priority.communities = vec![gshut, Community(65001, 666)]
+    });
+    replay(
+        &mut m,
+        &[(0, Health(true), Announced), (1, Health(false), Pessimized)],
+    );
+    assert_eq!(
+        m.intent().unwrap().communities,
+        vec![Community(65001, 200), gshut, Community(65001, 666)]
+    );
+    // Off (the default): the configured communities only.
+    let mut m = vip(FailAction::LowerPriority, |_| {});
+    replay(
+        &mut m,
+        &[(0, Health(true), Announced), (1, Health(false), Pessimized)],
+    );
+    assert!(!m.intent().unwrap().communities.contains(&gshut));
 }

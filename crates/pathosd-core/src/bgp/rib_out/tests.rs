@@ -664,3 +664,45 @@ mod random {
         }
     }
 }
+
+/// The stop's GRACEFUL_SHUTDOWN: every route re-announced in place with
+/// the community added (once), nothing withdrawn, equal routes sharing
+/// their attributes (so their UPDATEs) as before.
+#[test]
+fn a_community_added_to_every_route_is_one_replacing_announcement_each() {
+    let gshut = crate::bgp::types::GRACEFUL_SHUTDOWN;
+    let mut rib = rib(&[
+        ("10.0.0.1/32", announced()),
+        ("10.0.0.2/32", announced()),
+        ("10.0.0.3/32", pessimized()),
+    ]);
+    let mut peer = AdjRibOut::new(shape(true));
+    peer.on_established(&[Afi::Ipv4], &rib);
+    rib.add_community(gshut);
+    let marked = |mut i: RouteIntent| {
+        i.communities.push(gshut);
+        i
+    };
+    let c = peer.sync(&rib);
+    assert_eq!(
+        c,
+        Changes {
+            announce: vec![
+                (p("10.0.0.1/32"), ebgp_attrs(1, &marked(announced()), v4())),
+                (p("10.0.0.2/32"), ebgp_attrs(1, &marked(announced()), v4())),
+                (p("10.0.0.3/32"), ebgp_attrs(7, &marked(pessimized()), v4())),
+            ],
+            ..Changes::default()
+        }
+    );
+    assert!(Arc::ptr_eq(&c.announce[0].1, &c.announce[1].1));
+    let d = rib.desired();
+    assert!(Arc::ptr_eq(&d[&p("10.0.0.1/32")], &d[&p("10.0.0.2/32")]));
+    // Already there: nothing changes.
+    rib.add_community(gshut);
+    assert!(peer.sync(&rib).is_empty());
+    assert_eq!(
+        rib.desired()[&p("10.0.0.3/32")].communities,
+        vec![Community(65001, 666), gshut]
+    );
+}

@@ -378,6 +378,11 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
             Live("bgp.shutdown_drain"),
         ),
         (
+            "bgp.graceful_shutdown",
+            |c| c["bgp"]["graceful_shutdown"] = json!(true),
+            Live("bgp.graceful_shutdown"),
+        ),
+        (
             "bgp.neighbors[].address",
             |c| nb(c)["address"] = json!("127.0.0.4"),
             Neighbor("a", NeighborChange::Restarted),

@@ -1100,6 +1100,9 @@ return view.extend({
 		o.validate = validateDuration;
 		o.placeholder = '0s';
 
+		o = s.taboption('bgp', form.Flag, 'graceful_shutdown', _('Graceful shutdown community'),
+			_('Pessimized routes, and on stop every route during the shutdown drain, carry GRACEFUL_SHUTDOWN (65535:0, RFC 8326): peers that honour it lower the preference at once. At stop only with a shutdown drain.'));
+
 		o = s.taboption('api', form.Value, 'api_listen', _('HTTP API listen address'),
 			_('Reads are open to anyone who can reach it; beyond loopback, set an API token for drain and trigger.'));
 		o.placeholder = '127.0.0.1:59179';
