@@ -564,11 +564,44 @@ function viewTests(label, src) {
 		const { root } = await renderStatus();
 		const rows = tableByClass(root, 'pathosd-peers').rows;
 		assert.deepStrictEqual(cellTexts(rows), [
-			[ 'bird', '127.0.0.1', '65000', 'established', 'yes', '1h 2m 3s', '1', '0', '-' ],
-			[ 'upstream', '192.0.2.254', '65010', 'active', 'no', '-', '0', '2', 'connect: connection refused' ]
+			[ 'bird', '127.0.0.1', '65000', 'established', 'up neighbor: up, 1 down', 'yes', '1h 2m 3s', '1', '0', '-' ],
+			[ 'upstream', '192.0.2.254', '65010', 'active', '-', 'no', '-', '0', '2', 'connect: connection refused' ]
 		]);
 		assert.strictEqual(badgeState(rows[0][3]), 'established');
 		assert.strictEqual(badgeState(rows[1][3]), 'active');
+		assert.strictEqual(badgeState(rows[0][4]), 'up');
+	});
+
+	// /status peers[].bfd: null without BFD, else the session's state.
+	test(label + 'status.js: the BFD column: state badge, the neighbor\'s state, downs, the diagnostic while not up, details as tooltip; "-" without BFD', async () => {
+		const st = JSON.parse(JSON.stringify(STATUS));
+		const b = st.peers[0].bfd;
+		st.peers = [
+			Object.assign({}, st.peers[0], { name: 'up' }),
+			Object.assign({}, st.peers[0], { name: 'down', bfd: Object.assign({}, b, { state: 'down', remote_state: 'down', diagnostic: 'control detection time expired', uptime_seconds: null, downs: 2 }) }),
+			Object.assign({}, st.peers[0], { name: 'init', bfd: Object.assign({}, b, { state: 'init', remote_state: 'down', diagnostic: 'no diagnostic', uptime_seconds: null, downs: 0, dropped: {} }) }),
+			Object.assign({}, st.peers[0], { name: 'admin', bfd: Object.assign({}, b, { state: 'down', remote_state: 'admin_down', diagnostic: 'neighbor signaled session down', multihop: false }) }),
+			Object.assign({}, st.peers[0], { name: 'off', bfd: null })
+		];
+		const { root } = await renderStatus({ 'pathosd.status': st });
+		const rows = tableByClass(root, 'pathosd-peers').rows;
+		assert.deepStrictEqual(cellTexts(rows).map((r) => [ r[0], r[4] ]), [
+			[ 'up', 'up neighbor: up, 1 down' ],
+			[ 'down', 'down neighbor: down, 2 downs, control detection time expired' ],
+			[ 'init', 'init neighbor: down, 0 downs' ],
+			[ 'admin', 'down neighbor: admin_down, 1 down, neighbor signaled session down' ],
+			[ 'off', '-' ]
+		]);
+		assert.deepStrictEqual(rows.slice(0, 4).map((r) => badgeState(r[4])), [ 'up', 'down', 'init', 'down' ]);
+		assert.strictEqual(rows[4][4], '-', 'no badge without BFD');
+		const tip = (r) => findAll(r[4], (n) => hasClass(n, 'pathosd-bfd'))[0].attrs.title;
+		assert.strictEqual(tip(rows[0]), 'multihop; up for 1m 58s; discriminators 7 / 9; dropped: wrong_ttl 1');
+		assert.strictEqual(tip(rows[3]), 'single hop; discriminators 7 / 9; dropped: wrong_ttl 1');
+		// No BFD member at all (a pathosd of before BFD): "-" too.
+		delete st.peers[0].bfd;
+		const r2 = await renderStatus({ 'pathosd.status': st });
+		assert.strictEqual(cellTexts(tableByClass(r2.root, 'pathosd-peers').rows)[0][4], '-');
+		assert.ok(!/undefined|NaN|\[object/.test(text(r2.root)));
 	});
 
 	test(label + 'status.js: VIP rows with state and health badges, prepends, communities, drain source', async () => {
@@ -604,7 +637,7 @@ function viewTests(label, src) {
 		});
 		assert.deepStrictEqual(cls, {
 			established: 'success', active: 'pathosd-bad', withdrawn: 'pathosd-bad', healthy: 'success',
-			pessimized: 'warning', unhealthy: 'pathosd-bad'
+			pessimized: 'warning', unhealthy: 'pathosd-bad', up: 'success'
 		});
 		// Every BGP state has a colour: down red, being opened orange.
 		const peers = [ 'idle', 'connect', 'active', 'opensent', 'openconfirm', 'established' ];
@@ -613,6 +646,14 @@ function viewTests(label, src) {
 		const r2 = await renderStatus({ 'pathosd.status': st2 });
 		assert.deepStrictEqual(tableByClass(r2.root, 'pathosd-peers').rows.map((r) => findAll(r[3], (n) => n.attrs && n.attrs['data-state'] !== undefined)[0].attrs['class']),
 			[ 'pathosd-bad', 'pathosd-bad', 'pathosd-bad', 'warning', 'warning', 'success' ].map((c) => 'label pathosd-badge ' + c));
+		// Every BFD state too: down red, coming up orange, held down on
+		// purpose orange.
+		const bfd = [ 'admin_down', 'down', 'init', 'up' ];
+		const st3 = JSON.parse(JSON.stringify(STATUS));
+		st3.peers = bfd.map((b, i) => Object.assign({}, STATUS.peers[0], { name: 'b' + i, bfd: Object.assign({}, STATUS.peers[0].bfd, { state: b }) }));
+		const r3 = await renderStatus({ 'pathosd.status': st3 });
+		assert.deepStrictEqual(tableByClass(r3.root, 'pathosd-peers').rows.map((r) => findAll(r[4], (n) => n.attrs && n.attrs['data-state'] !== undefined)[0].attrs['class']),
+			[ 'warning', 'pathosd-bad', 'warning', 'success' ].map((c) => 'label pathosd-badge ' + c));
 	});
 
 	// The red badge's text against its background, WCAG AA for its 9.75px
@@ -2239,8 +2280,8 @@ function liveTests(file) {
 		const root = v.render(await v.load());
 		assert.ok(live.peers.length > 0 && live.vips.length > 0, 'the live status has peers and VIPs');
 		const peers = cellTexts(tableByClass(root, 'pathosd-peers').rows);
-		assert.deepStrictEqual(peers.map((r) => [ r[0], r[1], r[3] ]),
-			live.peers.map((p) => [ p.name, p.address, p.session_state ]));
+		assert.deepStrictEqual(peers.map((r) => [ r[0], r[1], r[3], r[4].split(' ')[0] ]),
+			live.peers.map((p) => [ p.name, p.address, p.session_state, p.bfd ? p.bfd.state : '-' ]));
 		const vips = cellTexts(tableByClass(root, 'pathosd-vips').rows);
 		assert.deepStrictEqual(vips.map((r) => [ r[0], r[1], r[2].split(' ')[0], r[3].split(' ')[0], r[5] ]),
 			live.vips.map((x) => [ x.name, x.prefix, x.state_name, x.health_name, String(x.as_path_prepend) ]));
