@@ -91,6 +91,15 @@ fn status_and_vip() {
             got["vips"][0]["checks"][0]["last_check_duration_ms"],
             12.345
         );
+        // Each peer's BFD session, which LuCI's status page shows: an
+        // object while the neighbor runs BFD, null (blobmsg UNSPEC) without.
+        assert_eq!(got["peers"][0]["bfd"]["state"], "up");
+        assert_eq!(got["peers"][0]["bfd"]["downs"], 1);
+        assert_eq!(got["peers"][0]["bfd"]["dropped"]["wrong_ttl"], 1);
+        assert!(got["peers"][1]
+            .as_object()
+            .is_some_and(|p| p.contains_key("bfd")));
+        assert!(got["peers"][1]["bfd"].is_null());
         // Filters, a compact page and the counts alone.
         let got = c
             .call(

@@ -296,7 +296,8 @@ const FULL_UCI = [
 	{ '.type': 'pathosd', '.name': 'main', enabled: '1', asn: '65001', router_id: '192.0.2.1', local_address: '127.0.0.2',
 		listen_port: '179', hold_time: '9s', graceful_restart: '1', shutdown_drain: '2s', graceful_shutdown: '1', api_listen: '127.0.0.1:59179', log_level: 'info' },
 	{ '.type': 'neighbor', '.name': 'bird', enabled: '1', address: '127.0.0.1', peer_asn: '65000', port: '179', passive: '0',
-		required: '1', enable_multihop: '1', multihop_ttl: '4', hold_time: '30s', error_wait_min: '2s', graceful_restart: 'yes' },
+		required: '1', enable_multihop: '1', multihop_ttl: '4', hold_time: '30s', error_wait_min: '2s', graceful_restart: 'yes',
+		bfd: '1', bfd_desired_minimum_tx_interval: '100ms', bfd_detection_multiplier: '5' },
 	{ '.type': 'neighbor', '.name': 'up_1', name: 'up-1', address: '192.0.2.254', peer_asn: '65010', passive: 'on', required: '0' },
 	{ '.type': 'vip', '.name': 'web', enabled: '1', prefix: '192.0.2.80/32', checks_policy: 'all', fail_action: 'drain_then_withdraw',
 		drain_time: '10s', community: [ '65001:100' ], large_community: '65001:1:1', require_local_address: 'true', local_interface: 'br-lan',
@@ -564,11 +565,44 @@ function viewTests(label, src) {
 		const { root } = await renderStatus();
 		const rows = tableByClass(root, 'pathosd-peers').rows;
 		assert.deepStrictEqual(cellTexts(rows), [
-			[ 'bird', '127.0.0.1', '65000', 'established', 'yes', '1h 2m 3s', '1', '0', '-' ],
-			[ 'upstream', '192.0.2.254', '65010', 'active', 'no', '-', '0', '2', 'connect: connection refused' ]
+			[ 'bird', '127.0.0.1', '65000', 'established', 'up neighbor: up, 1 down', 'yes', '1h 2m 3s', '1', '0', '-' ],
+			[ 'upstream', '192.0.2.254', '65010', 'active', '-', 'no', '-', '0', '2', 'connect: connection refused' ]
 		]);
 		assert.strictEqual(badgeState(rows[0][3]), 'established');
 		assert.strictEqual(badgeState(rows[1][3]), 'active');
+		assert.strictEqual(badgeState(rows[0][4]), 'up');
+	});
+
+	// /status peers[].bfd: null without BFD, else the session's state.
+	test(label + 'status.js: the BFD column: state badge, the neighbor\'s state, downs, the diagnostic while not up, details as tooltip; "-" without BFD', async () => {
+		const st = JSON.parse(JSON.stringify(STATUS));
+		const b = st.peers[0].bfd;
+		st.peers = [
+			Object.assign({}, st.peers[0], { name: 'up' }),
+			Object.assign({}, st.peers[0], { name: 'down', bfd: Object.assign({}, b, { state: 'down', remote_state: 'down', diagnostic: 'control detection time expired', uptime_seconds: null, downs: 2 }) }),
+			Object.assign({}, st.peers[0], { name: 'init', bfd: Object.assign({}, b, { state: 'init', remote_state: 'down', diagnostic: 'no diagnostic', uptime_seconds: null, downs: 0, dropped: {} }) }),
+			Object.assign({}, st.peers[0], { name: 'admin', bfd: Object.assign({}, b, { state: 'down', remote_state: 'admin_down', diagnostic: 'neighbor signaled session down', multihop: false }) }),
+			Object.assign({}, st.peers[0], { name: 'off', bfd: null })
+		];
+		const { root } = await renderStatus({ 'pathosd.status': st });
+		const rows = tableByClass(root, 'pathosd-peers').rows;
+		assert.deepStrictEqual(cellTexts(rows).map((r) => [ r[0], r[4] ]), [
+			[ 'up', 'up neighbor: up, 1 down' ],
+			[ 'down', 'down neighbor: down, 2 downs, control detection time expired' ],
+			[ 'init', 'init neighbor: down, 0 downs' ],
+			[ 'admin', 'down neighbor: admin_down, 1 down, neighbor signaled session down' ],
+			[ 'off', '-' ]
+		]);
+		assert.deepStrictEqual(rows.slice(0, 4).map((r) => badgeState(r[4])), [ 'up', 'down', 'init', 'down' ]);
+		assert.strictEqual(rows[4][4], '-', 'no badge without BFD');
+		const tip = (r) => findAll(r[4], (n) => hasClass(n, 'pathosd-bfd'))[0].attrs.title;
+		assert.strictEqual(tip(rows[0]), 'multihop; up for 1m 58s; discriminators 7 / 9; dropped: wrong_ttl 1');
+		assert.strictEqual(tip(rows[3]), 'single hop; discriminators 7 / 9; dropped: wrong_ttl 1');
+		// No BFD member at all (a pathosd of before BFD): "-" too.
+		delete st.peers[0].bfd;
+		const r2 = await renderStatus({ 'pathosd.status': st });
+		assert.strictEqual(cellTexts(tableByClass(r2.root, 'pathosd-peers').rows)[0][4], '-');
+		assert.ok(!/undefined|NaN|\[object/.test(text(r2.root)));
 	});
 
 	test(label + 'status.js: VIP rows with state and health badges, prepends, communities, drain source', async () => {
@@ -604,7 +638,7 @@ function viewTests(label, src) {
 		});
 		assert.deepStrictEqual(cls, {
 			established: 'success', active: 'pathosd-bad', withdrawn: 'pathosd-bad', healthy: 'success',
-			pessimized: 'warning', unhealthy: 'pathosd-bad'
+			pessimized: 'warning', unhealthy: 'pathosd-bad', up: 'success'
 		});
 		// Every BGP state has a colour: down red, being opened orange.
 		const peers = [ 'idle', 'connect', 'active', 'opensent', 'openconfirm', 'established' ];
@@ -613,6 +647,14 @@ function viewTests(label, src) {
 		const r2 = await renderStatus({ 'pathosd.status': st2 });
 		assert.deepStrictEqual(tableByClass(r2.root, 'pathosd-peers').rows.map((r) => findAll(r[3], (n) => n.attrs && n.attrs['data-state'] !== undefined)[0].attrs['class']),
 			[ 'pathosd-bad', 'pathosd-bad', 'pathosd-bad', 'warning', 'warning', 'success' ].map((c) => 'label pathosd-badge ' + c));
+		// Every BFD state too: down red, coming up orange, held down on
+		// purpose orange.
+		const bfd = [ 'admin_down', 'down', 'init', 'up' ];
+		const st3 = JSON.parse(JSON.stringify(STATUS));
+		st3.peers = bfd.map((b, i) => Object.assign({}, STATUS.peers[0], { name: 'b' + i, bfd: Object.assign({}, STATUS.peers[0].bfd, { state: b }) }));
+		const r3 = await renderStatus({ 'pathosd.status': st3 });
+		assert.deepStrictEqual(tableByClass(r3.root, 'pathosd-peers').rows.map((r) => findAll(r[4], (n) => n.attrs && n.attrs['data-state'] !== undefined)[0].attrs['class']),
+			[ 'warning', 'pathosd-bad', 'warning', 'success' ].map((c) => 'label pathosd-badge ' + c));
 	});
 
 	// The red badge's text against its background, WCAG AA for its 9.75px
@@ -1160,11 +1202,11 @@ function viewTests(label, src) {
 		count: '5', ping_interval: '20ms', max_loss_ratio: '0.25', send: 'HELLO', expect: 'WORLD', payload: 'x', payload_hex: 'ff',
 		service: 'api', ok_code: 'NOT_FOUND', metadata: 'k: v', command: '/bin/false', arg: '-q',
 		otel_endpoint: 'http://127.0.0.1:4318', otel_service_name: 'edge', otel_header: 'X-Key: k', otel_metrics_interval: '30s', otel_traces_sample_ratio: '0.5',
-		log_otel_level: 'warn'
+		log_otel_level: 'warn', bfd_desired_minimum_tx_interval: '50ms', bfd_required_minimum_receive: '200ms', bfd_detection_multiplier: '4'
 	};
 	// Options others depend on: their change also removes what they hide
 	// (tested on their own below).
-	const CONTROLS = [ 'type', 'enable_multihop', 'require_local_address', 'fail_action' ];
+	const CONTROLS = [ 'type', 'enable_multihop', 'require_local_address', 'fail_action', 'bfd' ];
 
 	// Opens the section's editor: the page for main, a dialog for the rest.
 	async function editor(env, m, type, sid) {
@@ -1293,6 +1335,12 @@ function viewTests(label, src) {
 		d.set('enable_multihop', false);
 		assert.ok(await d.save());
 		assert.deepStrictEqual(staged(env), [ [ 'unset', 'bird', 'enable_multihop' ], [ 'unset', 'bird', 'multihop_ttl' ] ]);
+		// BFD unticked: its timers go with it.
+		({ env, m } = await renderConfig(FULL_UCI));
+		d = await dialog(env, sectionOf(m, 'neighbor'), 'bird');
+		d.set('bfd', false);
+		assert.ok(await d.save());
+		assert.deepStrictEqual(staged(env), [ [ 'unset', 'bird', 'bfd' ], [ 'unset', 'bird', 'bfd_desired_minimum_tx_interval' ], [ 'unset', 'bird', 'bfd_detection_multiplier' ] ]);
 		// A value hidden in the file (drain_time without drain_then_withdraw)
 		// stays when the dialog is saved with other edits.
 		({ env, m } = await renderConfig(FULL_UCI.map((s) => (s['.name'] === 'web' ? Object.assign({}, s, { fail_action: 'withdraw' }) : s))));
@@ -1634,6 +1682,81 @@ function viewTests(label, src) {
 		assert.ok(daemonBad.size > 10 && daemonBad.size < PREFIXES.length - 5, daemonBad.size + ' refused by pathosd');
 	});
 
+	// A neighbor's BFD (uci_map.rs bfd_*): its own tab, the timers shown
+	// once BFD is ticked, checked as pathosd checks them.
+	test(label + 'config.js: BFD tab of a neighbor: ticking BFD shows its timers, Save writes them; a bad interval is refused, naming the field', async () => {
+		const { env, m } = await renderConfig(BASE_UCI);
+		const s = sectionOf(m, 'neighbor');
+		const timers = [ 'bfd_desired_minimum_tx_interval', 'bfd_required_minimum_receive', 'bfd_detection_multiplier', 'bfd_multihop' ];
+		[ 'bfd' ].concat(timers).forEach((n) => assert.strictEqual(opt(s, n).tab, 'bfd', n + ' in the BFD tab'));
+		assert.deepStrictEqual(plain(opt(s, 'bfd_multihop').keylist), [ '', '1', '0' ]);
+		const d = await dialog(env, s, 'bird');
+		assert.deepStrictEqual(timers.map((n) => d.active(n)), [ false, false, false, false ], 'hidden while BFD is off');
+		d.set('bfd', true);
+		assert.deepStrictEqual(timers.map((n) => d.active(n)), [ true, true, true, true ], 'shown once ticked');
+		const bad = [ [ 'bfd_desired_minimum_tx_interval', '5ms', /10ms to 60s/ ], [ 'bfd_required_minimum_receive', '2m', /10ms to 60s/ ],
+			[ 'bfd_desired_minimum_tx_interval', '0', /10ms to 60s/ ], [ 'bfd_required_minimum_receive', '100', /duration/ ],
+			[ 'bfd_detection_multiplier', '1', /./ ], [ 'bfd_detection_multiplier', '256', /./ ] ];
+		for (const [ name, v, re ] of bad) {
+			d.set(name, v);
+			assert.ok(re.test(String(d.error(name))), name + ' ' + v + ': ' + d.error(name));
+			assert.strictEqual(await d.save(), false, name + ' ' + v + ': not saved');
+			assert.ok(d.m.errors.some((e) => e.indexOf(opt(s, name).title) >= 0), name + ': the refusal names the field: ' + d.m.errors.join(' | '));
+			assert.deepStrictEqual(plain(env.uci.changes), [], 'nothing written');
+			d.set(name, '');
+		}
+		d.set('bfd_desired_minimum_tx_interval', '100ms').set('bfd_required_minimum_receive', '0.5s')
+			.set('bfd_detection_multiplier', '4').set('bfd_multihop', '0');
+		[ 'bfd_desired_minimum_tx_interval', 'bfd_required_minimum_receive', 'bfd_detection_multiplier' ]
+			.forEach((n) => assert.strictEqual(d.error(n), null, n));
+		assert.ok(await d.save(), d.m.errors.join());
+		assert.deepStrictEqual(staged(env), [
+			[ 'set', 'bird', 'bfd', '1' ],
+			[ 'set', 'bird', 'bfd_desired_minimum_tx_interval', '100ms' ],
+			[ 'set', 'bird', 'bfd_detection_multiplier', '4' ],
+			[ 'set', 'bird', 'bfd_multihop', '0' ],
+			[ 'set', 'bird', 'bfd_required_minimum_receive', '0.5s' ]
+		]);
+		// Written as the daemon reads it: 'on' and 'no' show as ticked and single hop.
+		const r2 = await renderConfig(BASE_UCI.map((x) => (x['.name'] === 'bird' ? Object.assign({}, x, { bfd: 'on', bfd_multihop: 'no' }) : x)));
+		const d2 = await dialog(r2.env, sectionOf(r2.m, 'neighbor'), 'bird');
+		assert.strictEqual(d2.w('bfd').checked, true);
+		assert.strictEqual(d2.w('bfd_multihop').getValue(), '0');
+		assert.ok(await d2.save());
+		assert.deepStrictEqual(plain(r2.env.uci.changes), [], 'kept as written');
+	});
+
+	// Each interval goes through the form and through the real pathosd.
+	test(label + 'config.js: a BFD interval passes the form exactly when it passes pathosd', async () => {
+		const { env, m } = await renderConfig(BASE_UCI);
+		const d = await dialog(env, sectionOf(m, 'neighbor'), 'bird');
+		d.set('bfd', true);
+		const VALUES = [ '0', '9ms', '9999us', '9999999ns', '10ms', '10000us', '0.01s', '10.5ms', '300ms', '1s', '59.999s', '60s', '1m',
+			'60.001s', '1m1s', '2m', '1h', '100', 'ms', '5 ms', '1.5.5s', '-10ms', '%{BFD_TX}' ];
+		const uciText = [ "\nconfig pathosd 'main'\n\toption asn '65001'\n\toption router_id '192.0.2.1'\n\toption local_address '127.0.0.2'",
+			"config vip 'web'\n\toption prefix '192.0.2.80/32'\n\toption always '1'" ]
+			.concat(VALUES.filter((v) => v.indexOf('%') < 0).map((v, i) => "config neighbor 'n" + i + "'\n\toption address '127.0.1." + (i + 1) +
+				"'\n\toption peer_asn '65000'\n\toption bfd '1'\n\toption bfd_desired_minimum_tx_interval '" + v + "'")).join('\n\n') + '\n';
+		const r = spawnSync(process.env.PATHOSD_BIN || path.join(ROOT, 'target/debug/pathosd'), [ 'validate', '--json', '--format', 'uci', '--config', '-' ],
+			{ input: uciText, encoding: 'utf8' });
+		assert.ok(r.stdout, 'pathosd validate answered: ' + r.stderr);
+		const errs = JSON.parse(r.stdout).errors;
+		assert.ok(errs.every((e) => e.option === 'bfd_desired_minimum_tx_interval'), JSON.stringify(errs.filter((e) => e.option !== 'bfd_desired_minimum_tx_interval')));
+		const daemonBad = new Set(errs.map((e) => +e.section.replace(/\D/g, '')));
+		const disagree = [];
+		VALUES.forEach((v, i) => {
+			d.set('bfd_desired_minimum_tx_interval', v);
+			const formOk = d.error('bfd_desired_minimum_tx_interval') == null;
+			if (v.indexOf('%') >= 0) {
+				if (!formOk) disagree.push(v + ': a placeholder is the daemon\'s to expand');
+			}
+			else if (formOk === daemonBad.has(i))
+				disagree.push(v + ': form ' + (formOk ? 'takes' : 'refuses') + ' it, pathosd ' + (daemonBad.has(i) ? 'refuses' : 'takes') + ' it');
+		});
+		assert.deepStrictEqual(disagree, []);
+		assert.ok(daemonBad.size > 8 && daemonBad.size < VALUES.length - 5, daemonBad.size + ' refused by pathosd');
+	});
+
 	// A default route as a VIP draws all traffic to the router: refused
 	// unless the VIP's allow_default_route is ticked.
 	test(label + 'config.js: a default route (0.0.0.0/0, ::/0) is refused unless "Allow a default route" is ticked', async () => {
@@ -1754,7 +1877,9 @@ function viewTests(label, src) {
 		[ 'community 65536:1', [ 'web', { community: [ '65536:1' ] } ], /"65536:1" is not a community/ ],
 		[ 'fail_action typo', [ 'web', { fail_action: 'withdraww' } ], /"withdraww" is not one of/ ],
 		[ 'neighbor without peer_asn', [ 'bird', { peer_asn: null } ], /Peer AS: required/ ],
-		[ 'VIP prefix 010.10.1.1/32', [ 'web', { prefix: '010.10.1.1/32' } ], /"010\.10\.1\.1\/32" is not a valid prefix/ ]
+		[ 'VIP prefix 010.10.1.1/32', [ 'web', { prefix: '010.10.1.1/32' } ], /"010\.10\.1\.1\/32" is not a valid prefix/ ],
+		[ 'BFD without a source address', [ 'bird', { bfd: '1' } ], /Neighbor bird › BFD: BFD needs a source address/ ],
+		[ 'BFD interval 5ms', [ 'bird', { bfd_required_minimum_receive: '5ms' } ], /Neighbor bird › BFD receive interval: 5ms is not within 10ms\.\.1m/ ]
 	];
 	const variant = (spec) => (!Array.isArray(spec[1]) || spec[1][0]['.type'] ? spec[1] : BASE_UCI.map((x) => {
 		if (x['.name'] !== spec[1][0]) return x;
@@ -2239,8 +2364,8 @@ function liveTests(file) {
 		const root = v.render(await v.load());
 		assert.ok(live.peers.length > 0 && live.vips.length > 0, 'the live status has peers and VIPs');
 		const peers = cellTexts(tableByClass(root, 'pathosd-peers').rows);
-		assert.deepStrictEqual(peers.map((r) => [ r[0], r[1], r[3] ]),
-			live.peers.map((p) => [ p.name, p.address, p.session_state ]));
+		assert.deepStrictEqual(peers.map((r) => [ r[0], r[1], r[3], r[4].split(' ')[0] ]),
+			live.peers.map((p) => [ p.name, p.address, p.session_state, p.bfd ? p.bfd.state : '-' ]));
 		const vips = cellTexts(tableByClass(root, 'pathosd-vips').rows);
 		assert.deepStrictEqual(vips.map((r) => [ r[0], r[1], r[2].split(' ')[0], r[3].split(' ')[0], r[5] ]),
 			live.vips.map((x) => [ x.name, x.prefix, x.state_name, x.health_name, String(x.as_path_prepend) ]));

@@ -1119,6 +1119,55 @@ config neighbor 'down'
 			'nothing says that fail_action lower_priority (the default) keeps announcing an unhealthy VIP');
 	});
 
+	/* k: a neighbor's BFD: in the dialog's BFD tab the timers show only
+	 * once BFD is ticked; a 5ms interval is refused in its field, with
+	 * nothing staged; valid values are staged as typed and applied; pathosd
+	 * then runs the BFD session (not up: the flows' BIRD runs no BFD) and
+	 * the status page shows it in the neighbor's BFD cell. */
+	await flow('k-bfd', async (why, L) => {
+		await useConfig(BASE, 'running');
+		const s = await L();
+		await open(s, 'config');
+		const { modal } = await openEdit(s, 'BGP neighbors', 'bird');
+		await tab(modal, 'BFD');
+		const tx = 'BFD transmit interval';
+		has(why, !await field(modal, tx).isVisible(), 'the transmit interval shows while BFD is off');
+		await setFlag(modal, 'BFD', true);
+		await field(modal, tx).waitFor({ state: 'visible', timeout: 10000 });
+		await setText(modal, tx, '5ms');
+		const err = await fieldError(modal, tx);
+		has(why, /10ms to 60s/.test(err), `the field says '${err}'`);
+		has(why, !await modalSave(s, modal), 'Save with 5ms was not refused');
+		has(why, !staged(s.sid).length, `5ms: staged ${changesText(staged(s.sid))}`);
+		await setText(modal, tx, '100ms');
+		await setText(modal, 'BFD receive interval', '100ms');
+		await setText(modal, 'BFD detection multiplier', '4');
+		has(why, await modalSave(s, modal), 'the dialog did not close on Save');
+		const sorted = ch => ch.map(c => JSON.stringify(c)).sort().join();
+		const want = [ [ 'set', 'bird', 'bfd', '1' ], [ 'set', 'bird', 'bfd_desired_minimum_tx_interval', '100ms' ],
+			[ 'set', 'bird', 'bfd_detection_multiplier', '4' ], [ 'set', 'bird', 'bfd_required_minimum_receive', '100ms' ] ];
+		has(why, sorted(staged(s.sid)) === sorted(want), `staged ${changesText(staged(s.sid))}`);
+		const res = await saveApply(s);
+		has(why, res.outcome === 'applied', `Save & Apply: ${res.outcome}: ${res.text.slice(0, 300)}`);
+		has(why, /option bfd '1'/.test(readConf()) && /option bfd_required_minimum_receive '100ms'/.test(readConf()), 'the file has no bfd options');
+		const bfd = await until(() => {
+			const st = status(0);
+			const p = st && (st.peers || []).find(x => x.name === 'bird');
+			return p && p.bfd;
+		}, 30000, 1000);
+		has(why, bfd && bfd.multihop === true, `pathosd status: bird's bfd is ${JSON.stringify(bfd)}`);
+		await open(s, 'status');
+		const r = row(s.page.locator('body'), 'bird');
+		await r.first().waitFor({ timeout: T });
+		const cell = await r.first().evaluate(tr => {
+			const c = tr.querySelector('.pathosd-bfd');
+			const b = c && c.querySelector('[data-state]');
+			return c ? { text: c.innerText, state: b ? b.getAttribute('data-state') : null } : null;
+		});
+		has(why, cell && /neighbor: /.test(cell.text) && bfd && cell.state === bfd.state, `the BFD cell is ${JSON.stringify(cell)}, pathosd says ${JSON.stringify(bfd)}`);
+		return `BFD ${bfd && bfd.state}: ${cell && cell.text.replace(/\s+/g, ' ')}`;
+	});
+
 	fs.writeFileSync(CONF, BASE);
 	console.log(`${passed} passed, ${failed} failed`);
 	process.exitCode = failed ? 1 : 0;

@@ -33,6 +33,12 @@ var STATE_CLASSES = {
 	active: 'pathosd-bad',
 	opensent: 'warning',
 	openconfirm: 'warning',
+	/* BFD (RFC 5880): up green, coming up orange, down red; AdminDown is
+	 * a session held down on purpose, which takes no BGP session down. */
+	up: 'success',
+	init: 'warning',
+	down: 'pathosd-bad',
+	admin_down: 'warning',
 	stopped: 'pathosd-bad',
 	refused: 'pathosd-bad',
 	crashed: 'pathosd-bad',

@@ -130,6 +130,19 @@ function validateErrorWait(section_id, value) {
 	return (lo != null && hi != null && lo > hi) ? _('The minimum must not be more than the maximum') : true;
 }
 
+/* A neighbor's BFD intervals (validate/bgp.rs): 10ms to 60s; 0 is not
+ * "off" there. */
+function validateBfdInterval(section_id, value) {
+	var ok = validateDuration(section_id, value), ns;
+
+	if (ok !== true || value == null || value === '')
+		return ok;
+	ns = durationNs(value);
+	if (ns == null)
+		return true;
+	return (ns < 10e6 || ns > 60e9) ? _('Expecting 10ms to 60s') : true;
+}
+
 /* The check's timeout must be strictly less than its interval (validate.rs). */
 function validateTiming(section_id, value) {
 	var ok = validateDuration(section_id, value), sec = this.section;
@@ -1164,81 +1177,118 @@ return view.extend({
 		s.sectiontitle = function(section_id) {
 			return objectName(uci.get('pathosd', section_id) || { '.name': section_id });
 		};
+		s.tab('general', _('General'));
+		s.tab('bfd', _('BFD'));
 		refuseTakenNames(s);
 
-		o = s.option(form.Flag, 'enabled', _('Enabled'));
+		o = s.taboption('general', form.Flag, 'enabled', _('Enabled'));
 		o.default = '1';
 
-		o = s.option(form.Value, 'name', _('Name'),
+		o = s.taboption('general', form.Value, 'name', _('Name'),
 			_('Empty: the section name. Needed for names with - or . (not allowed in UCI section names).'));
 		o.validate = validateObjectName;
 		o.modalonly = true;
 		namePlaceholder(o, objectName);
 
-		o = s.option(form.Value, 'address', _('Address'));
+		o = s.taboption('general', form.Value, 'address', _('Address'));
 		o.datatype = 'ipaddr';
 		o.rmempty = false;
 
-		o = s.option(form.Value, 'peer_asn', _('Peer AS'));
+		o = s.taboption('general', form.Value, 'peer_asn', _('Peer AS'));
 		o.datatype = 'range(1,4294967295)';
 		o.rmempty = false;
 
-		o = s.option(form.Value, 'port', _('Port'));
+		o = s.taboption('general', form.Value, 'port', _('Port'));
 		o.datatype = 'port';
 		o.placeholder = '179';
 		showDefault(o);
 
-		o = s.option(form.Flag, 'passive', _('Passive'),
+		o = s.taboption('general', form.Flag, 'passive', _('Passive'),
 			_('Wait for the neighbor to connect (needs a listen port other than -1 under General settings).'));
 
 		/* The daemon: required unless the option is 0. */
-		o = s.option(form.Flag, 'required', _('Required'),
+		o = s.taboption('general', form.Flag, 'required', _('Required'),
 			_('/readyz fails while this session is down.'));
 		o.default = '1';
 
-		o = s.option(form.Value, 'local_address', _('Local address'));
+		o = s.taboption('general', form.Value, 'local_address', _('Local address'));
 		o.datatype = 'ipaddr';
 		o.modalonly = true;
 
-		o = s.option(form.Value, 'auth_password', _('TCP MD5 password'));
+		o = s.taboption('general', form.Value, 'auth_password', _('TCP MD5 password'));
 		o.password = true;
 		o.modalonly = true;
 
-		o = s.option(form.Flag, 'enable_multihop', _('eBGP multihop'));
+		o = s.taboption('general', form.Flag, 'enable_multihop', _('eBGP multihop'));
 		o.modalonly = true;
 
-		o = s.option(form.Value, 'multihop_ttl', _('Multihop TTL'), _('Empty: 255.'));
+		o = s.taboption('general', form.Value, 'multihop_ttl', _('Multihop TTL'), _('Empty: 255.'));
 		o.datatype = 'range(2,255)';
 		o.depends('enable_multihop', '1');
 		o.modalonly = true;
 
-		o = s.option(form.Flag, 'ttl_security', _('TTL security (GTSM)'));
+		o = s.taboption('general', form.Flag, 'ttl_security', _('TTL security (GTSM)'));
 		o.modalonly = true;
 
-		o = s.option(form.Value, 'hold_time', _('Hold time'), _('Empty: as in General settings.'));
+		o = s.taboption('general', form.Value, 'hold_time', _('Hold time'), _('Empty: as in General settings.'));
 		o.validate = validateDuration;
 		o.modalonly = true;
 
-		o = s.option(form.Value, 'keepalive_time', _('Keepalive time'), _('Empty: as in General settings.'));
+		o = s.taboption('general', form.Value, 'keepalive_time', _('Keepalive time'), _('Empty: as in General settings.'));
 		o.validate = validateDuration;
 		o.modalonly = true;
 
-		o = s.option(form.Value, 'error_wait_min', _('Error wait (min)'),
+		o = s.taboption('general', form.Value, 'error_wait_min', _('Error wait (min)'),
 			_('Idle time before reconnecting after a first error; it doubles on each further error.'));
 		o.validate = validateErrorWait;
 		o.placeholder = '1s';
 		o.modalonly = true;
 
-		o = s.option(form.Value, 'error_wait_max', _('Error wait (max)'),
+		o = s.taboption('general', form.Value, 'error_wait_max', _('Error wait (max)'),
 			_('Cap of the doubling; a session that stayed up this long is redialled at once.'));
 		o.validate = validateErrorWait;
 		o.placeholder = '60s';
 		o.modalonly = true;
 
-		o = s.option(form.ListValue, 'graceful_restart', _('Graceful restart'));
+		o = s.taboption('general', form.ListValue, 'graceful_restart', _('Graceful restart'));
 		o.value('', _('as in General settings'));
 		o.value('1', _('on'));
 		o.value('0', _('off'));
+		o.modalonly = true;
+		boolLoad(o);
+
+		/* BFD (RFC 5880) beside the session: uci_map.rs bfd_*, validate/bgp.rs. */
+		o = s.taboption('bfd', form.Flag, 'bfd', _('BFD'),
+			_('Run a BFD session with this neighbor: when it goes down, pathosd ends the BGP session at once (Cease, BFD Down) instead of waiting for the hold time. The neighbor must run BFD too (BIRD: a protocol bfd, and bfd on in its protocol bgp). Needs a source address: Local address here or under General settings.'));
+		o.modalonly = true;
+
+		o = s.taboption('bfd', form.Value, 'bfd_desired_minimum_tx_interval', _('BFD transmit interval'),
+			_('Fastest this router sends once the BFD session is up, 10ms to 60s (1s until it is up).'));
+		o.validate = validateBfdInterval;
+		o.placeholder = '300ms';
+		o.depends('bfd', '1');
+		o.modalonly = true;
+
+		o = s.taboption('bfd', form.Value, 'bfd_required_minimum_receive', _('BFD receive interval'),
+			_('Fastest the neighbor may send, 10ms to 60s.'));
+		o.validate = validateBfdInterval;
+		o.placeholder = '300ms';
+		o.depends('bfd', '1');
+		o.modalonly = true;
+
+		o = s.taboption('bfd', form.Value, 'bfd_detection_multiplier', _('BFD detection multiplier'),
+			_('Intervals without a packet before the neighbor is declared down, 2 to 255.'));
+		o.datatype = 'range(2,255)';
+		o.placeholder = '3';
+		o.depends('bfd', '1');
+		o.modalonly = true;
+
+		o = s.taboption('bfd', form.ListValue, 'bfd_multihop', _('BFD multihop'),
+			_('Multihop BFD (RFC 5883, UDP port 4784) or single hop (RFC 5881, port 3784); the neighbor must use the same.'));
+		o.value('', _('automatic: multihop with eBGP multihop or a loopback address'));
+		o.value('1', _('multihop'));
+		o.value('0', _('single hop'));
+		o.depends('bfd', '1');
 		o.modalonly = true;
 		boolLoad(o);
 

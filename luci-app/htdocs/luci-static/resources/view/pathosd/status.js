@@ -374,7 +374,35 @@ return view.extend({
 		]);
 	},
 
+	/* A peer's BFD session (/status peers[].bfd; null while the neighbor
+	 * has no BFD): its state as a badge, the neighbor's, the times it went
+	 * down, and why it is not up (the RFC 5880 diagnostic); the rest as the
+	 * tooltip. */
+	bfdCell: function(b) {
+		var out, tip = [], dropped = [];
+
+		if (b == null || typeof b !== 'object')
+			return '-';
+		out = [ badge(orDash(b.state)), ' ', _('neighbor: %s').replace('%s', orDash(b.remote_state)), ', ',
+			N_(b.downs || 0, '%d down', '%d downs').replace('%d', b.downs || 0) ];
+		if (b.state !== 'up' && b.diagnostic && b.diagnostic !== 'no diagnostic')
+			out.push(', ', E('em', { 'class': 'pathosd-bfd-diag' }, [ b.diagnostic ]));
+		tip.push(b.multihop ? _('multihop') : _('single hop'));
+		if (b.state === 'up')
+			tip.push(_('up for %s').replace('%s', formatDuration(b.uptime_seconds)));
+		tip.push(_('discriminators %s / %s').replace('%s', orDash(b.local_discriminator)).replace('%s', orDash(b.remote_discriminator)));
+		Object.keys(b.dropped || {}).forEach(function(k) {
+			if (b.dropped[k])
+				dropped.push(k + ' ' + b.dropped[k]);
+		});
+		if (dropped.length)
+			tip.push(_('dropped: %s').replace('%s', dropped.join(', ')));
+		return E('span', { 'class': 'pathosd-bfd', 'title': tip.join('; ') }, out);
+	},
+
 	peerRows: function(status) {
+		var self = this;
+
 		var peers = (status && Array.isArray(status.peers)) ? status.peers : [];
 
 		return peers.map(function(p) {
@@ -383,6 +411,7 @@ return view.extend({
 				orDash(p.address),
 				orDash(p.peer_asn),
 				badge(orDash(p.session_state)),
+				self.bfdCell(p.bfd),
 				p.required ? _('yes') : _('no'),
 				p.session_state === 'established' ? formatDuration(p.uptime_seconds) : '-',
 				orDash(p.advertised),
@@ -587,7 +616,7 @@ return view.extend({
 		this.otelNode = E('div', { 'class': 'pathosd-otel-box' });
 
 		this.peerTable = this.table('pathosd-peers', [
-			_('Name'), _('Address'), _('AS'), _('State'), _('Required'),
+			_('Name'), _('Address'), _('AS'), _('State'), _('BFD'), _('Required'),
 			_('Up for'), _('Advertised'), _('Flaps'), _('Last error')
 		]);
 
