@@ -427,3 +427,148 @@ fn bfd_with_frr_bfdd() {
     });
     assert!(back.is_some(), "not back\n{}\n{}", log(), d.log());
 }
+
+/// RFC 5881 single hop, as with a BIRD on the other end of a link: pathosd
+/// and BIRD in two network namespaces this test makes, joined by a veth
+/// pair (10.251.x.0/30), BIRD's neighbor directly connected (no
+/// `multihop`), its BFD on the interface (TTL 255 both ways).
+#[test]
+fn single_hop_bfd_with_bird_over_a_link() {
+    use support::netns::{sh, Netns};
+    let pid = std::process::id();
+    let x = (pid % 250) as u8;
+    let (na, nb) = (
+        Netns(format!("pd-bfd-a-{pid}")),
+        Netns(format!("pd-bfd-b-{pid}")),
+    );
+    for ns in [&na.0, &nb.0] {
+        let _ = std::process::Command::new("ip")
+            .args(["netns", "del", ns])
+            .status();
+        sh(&["ip", "netns", "add", ns]);
+        sh(&["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"]);
+    }
+    let (la, lb) = (
+        format!("pdbfa{}", pid % 100_000),
+        format!("pdbfb{}", pid % 100_000),
+    );
+    sh(&[
+        "ip", "link", "add", &la, "type", "veth", "peer", "name", &lb,
+    ]);
+    sh(&["ip", "link", "set", &la, "netns", &na.0]);
+    sh(&["ip", "link", "set", &lb, "netns", &nb.0]);
+    let (ours, theirs) = (format!("10.251.{x}.1"), format!("10.251.{x}.2"));
+    for (ns, link, addr) in [(&na.0, &la, &ours), (&nb.0, &lb, &theirs)] {
+        sh(&[
+            "ip",
+            "netns",
+            "exec",
+            ns,
+            "ip",
+            "addr",
+            "add",
+            &format!("{addr}/30"),
+            "dev",
+            link,
+        ]);
+        sh(&["ip", "netns", "exec", ns, "ip", "link", "set", link, "up"]);
+    }
+    let dir = support::TempDir::new("bfd-single-hop");
+    let ctl = dir.path("bird.ctl").display().to_string();
+    std::fs::write(
+        dir.path("bird.conf"),
+        format!(
+            "log stderr all;\nrouter id {theirs};\nprotocol device {{ }}\n\
+             protocol bfd {{ interface \"*\" {{ min rx interval {BFD_MS} ms; min tx interval {BFD_MS} ms; multiplier 3; }}; }}\n\
+             protocol bgp pathosd {{\n  local {theirs} as 65000;\n  neighbor {ours} as 65001;\n  bfd on;\n  hold time 9;\n  error wait time 0,0;\n  ipv4 {{ import all; export none; }};\n}}\n"
+        ),
+    )
+    .unwrap();
+    let log = std::fs::File::create(dir.path("bird.log")).unwrap();
+    let bird = std::process::Command::new("ip")
+        .args(["netns", "exec", &nb.0, "bird", "-f", "-c"])
+        .arg(dir.path("bird.conf"))
+        .args(["-s", &ctl, "-P"])
+        .arg(dir.path("bird.pid"))
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("bird (Debian package bird2) must be installed");
+    let _bird = support::Daemon(bird);
+    let birdc = |args: &[&str]| {
+        support::run(
+            std::process::Command::new("birdc")
+                .arg("-s")
+                .arg(&ctl)
+                .args(args),
+            Duration::from_secs(3),
+        )
+    };
+    let prefix = format!("10.251.{x}.100/32");
+    let cfg = json!({
+        "schema": "v1",
+        "router": {"asn": 65001, "router_id": ours, "local_address": ours},
+        "bgp": {"listen_port": -1, "hold_time": "9s", "neighbors": [{
+            "name": "bird", "address": theirs, "peer_asn": 65000, "bfd": bfd_block(None)
+        }]},
+        "api": {"listen": format!("{ours}:{API_PORT}"), "ubus_socket": ""},
+        "logging": {"level": "debug", "syslog": false, "timestamps": true},
+        "vips": [{"name": "v", "prefix": prefix, "always": true}]
+    });
+    let d = Pathosd::start_in(&cfg, SocketAddr::from(([127, 0, 0, 1], 9)), Some(&na.0));
+    let status = || -> Value {
+        support::run(
+            std::process::Command::new("ip").args([
+                "netns",
+                "exec",
+                &na.0,
+                "curl",
+                "-sf",
+                "--max-time",
+                "2",
+                &format!("http://{ours}:{API_PORT}/status"),
+            ]),
+            Duration::from_secs(3),
+        )
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null)
+    };
+    let route = || birdc(&["show", "route", &prefix]).is_some_and(|o| o.contains(&prefix));
+    let bird_bfd = || {
+        birdc(&["show", "bfd", "sessions"])
+            .and_then(|o| o.lines().find(|l| l.starts_with(&ours)).map(str::to_string))
+    };
+    let up = poll(Duration::from_secs(15), || {
+        (route()
+            && bird_bfd().is_some_and(|l| l.contains(" Up "))
+            && status()["peers"][0]["bfd"]["state"] == "up")
+            .then_some(())
+    });
+    let bird_log = || std::fs::read_to_string(dir.path("bird.log")).unwrap_or_default();
+    assert!(
+        up.is_some(),
+        "not up: {:?} {}\n{}\n{}",
+        bird_bfd(),
+        status()["peers"][0],
+        bird_log(),
+        d.log()
+    );
+    // Single hop at both ends: BIRD names the interface, ours says so.
+    assert!(
+        bird_bfd().is_some_and(|l| l.contains(&lb)),
+        "{:?}",
+        bird_bfd()
+    );
+    assert_eq!(status()["peers"][0]["bfd"]["multihop"], false);
+
+    d.signal("STOP");
+    let t0 = Instant::now();
+    let gone = poll(Duration::from_secs(5), || (!route()).then(|| t0.elapsed()));
+    d.signal("CONT");
+    let gone = gone.unwrap_or_else(|| panic!("route kept\n{}", bird_log()));
+    assert!(gone < Duration::from_secs(1), "route gone after {gone:?}");
+    let back = poll(Duration::from_secs(10), || {
+        (route() && status()["peers"][0]["bfd"]["state"] == "up").then_some(())
+    });
+    assert!(back.is_some(), "not back\n{}\n{}", bird_log(), d.log());
+}
