@@ -101,7 +101,9 @@ pub(crate) struct PerVip {
     pub write: fn(&VipView, &mut Family<'_>),
 }
 
-const fn vip_family(
+/// A family over every VIP, reading what `want` asks of each.
+const fn family(
+    want: Want,
     name: &'static str,
     kind: Kind,
     help: &'static str,
@@ -112,23 +114,7 @@ const fn vip_family(
         kind,
         help,
         lazy: false,
-        want: Want::Vip,
-        write,
-    }
-}
-
-const fn check_family(
-    name: &'static str,
-    kind: Kind,
-    help: &'static str,
-    write: fn(&VipView, &mut Family<'_>),
-) -> PerVip {
-    PerVip {
-        name,
-        kind,
-        help,
-        lazy: false,
-        want: Want::Checks,
+        want,
         write,
     }
 }
@@ -161,7 +147,8 @@ fn simple_detail(v: &VipView, f: &mut Family<'_>, key: &str, scale: f64) {
 
 /// Every family over the VIPs, in the order /metrics writes them.
 pub(crate) static PER_VIP: [PerVip; 18] = [
-    vip_family(
+    family(
+        Want::Vip,
         "pathosd_vip_state",
         Kind::Gauge,
         "VIP state: 0 withdrawn, 1 announced, 2 pessimized.",
@@ -169,7 +156,8 @@ pub(crate) static PER_VIP: [PerVip; 18] = [
             f.sample(&vip_labels(v), f64::from(state_code(v.state)));
         },
     ),
-    vip_family(
+    family(
+        Want::Vip,
         "pathosd_vip_transitions_total",
         Kind::Counter,
         "VIP state changes, by the state entered.",
@@ -182,7 +170,8 @@ pub(crate) static PER_VIP: [PerVip; 18] = [
             }
         },
     ),
-    vip_family(
+    family(
+        Want::Vip,
         "pathosd_vip_last_transition_timestamp_seconds",
         Kind::Gauge,
         "Unix time of the VIP's last state change.",
@@ -192,7 +181,8 @@ pub(crate) static PER_VIP: [PerVip; 18] = [
             }
         },
     ),
-    vip_family(
+    family(
+        Want::Vip,
         "pathosd_vip_priority_status",
         Kind::Gauge,
         "AS-path prepends applied to the VIP's route now (0 while withdrawn).",
@@ -200,7 +190,8 @@ pub(crate) static PER_VIP: [PerVip; 18] = [
             f.sample(&vip_labels(v), f64::from(v.as_path_prepend));
         },
     ),
-    vip_family(
+    family(
+        Want::Vip,
         "pathosd_vip_healthy",
         Kind::Gauge,
         "1 while the VIP's checks_policy holds.",
@@ -208,7 +199,8 @@ pub(crate) static PER_VIP: [PerVip; 18] = [
             f.sample(&vip_labels(v), b(v.healthy));
         },
     ),
-    vip_family(
+    family(
+        Want::Vip,
         "pathosd_vip_drained",
         Kind::Gauge,
         "1 while the VIP is drained, by source (file or api).",
@@ -221,7 +213,8 @@ pub(crate) static PER_VIP: [PerVip; 18] = [
             }
         },
     ),
-    vip_family(
+    family(
+        Want::Vip,
         "pathosd_vip_flaps_total",
         Kind::Counter,
         "Times the VIP left the announced state.",
@@ -232,7 +225,8 @@ pub(crate) static PER_VIP: [PerVip; 18] = [
     // Only VIPs with require_local_address have it: absent when none has.
     PerVip {
         lazy: true,
-        ..vip_family(
+        ..family(
+            Want::Vip,
             "pathosd_vip_local_address_assigned",
             Kind::Gauge,
             "1 while the VIP address is configured on the host (require_local_address).",
@@ -243,7 +237,8 @@ pub(crate) static PER_VIP: [PerVip; 18] = [
             },
         )
     },
-    check_family(
+    family(
+        Want::Checks,
         "pathosd_check_total",
         Kind::Counter,
         "Check runs, by result (success or fail).",
@@ -258,7 +253,8 @@ pub(crate) static PER_VIP: [PerVip; 18] = [
             }
         },
     ),
-    check_family(
+    family(
+        Want::Checks,
         "pathosd_check_duration_seconds",
         Kind::Histogram,
         "Check run time.",
@@ -275,7 +271,8 @@ pub(crate) static PER_VIP: [PerVip; 18] = [
             }
         },
     ),
-    check_family(
+    family(
+        Want::Checks,
         "pathosd_check_last_result",
         Kind::Gauge,
         "Result of the check's last run: 1 success, 0 fail.",
@@ -287,7 +284,8 @@ pub(crate) static PER_VIP: [PerVip; 18] = [
             }
         },
     ),
-    check_family(
+    family(
+        Want::Checks,
         "pathosd_check_timeout_exceeded_total",
         Kind::Counter,
         "Check runs cut short by the check timeout.",
@@ -297,7 +295,8 @@ pub(crate) static PER_VIP: [PerVip; 18] = [
             }
         },
     ),
-    check_family(
+    family(
+        Want::Checks,
         "pathosd_check_healthy",
         Kind::Gauge,
         "1 while the check is healthy after rise/fall hysteresis.",
