@@ -1019,8 +1019,9 @@ fn scenarios(opts: Opts, check: bool) -> Vec<Outcome> {
     let stall = f.stall();
     if check {
         // Measured, bounded only by what ends the session: BFD's 300 ms
-        // detection or, without BFD, the hold time.
-        let bound = if opts.bfd { 1.0 } else { HOLD_S + 1.0 };
+        // detection, or without BFD the hold time (plus the way to the
+        // upstream's kernel on a loaded machine).
+        let bound = if opts.bfd { 1.0 } else { HOLD_S + 2.0 };
         assert!(stall.window <= bound, "{stall:?}");
     }
     out.push(stall);
