@@ -10,7 +10,9 @@
 #
 # The scenarios are the test's, in a row on one fabric per announcer:
 # steady, backend crash, SIGTERM + restart and a stalled announcer (SIGSTOP,
-# its backend killed, no BFD) for both; the drains (API, ubus, drain file)
+# its backend killed) for all; `pathosd-bfd` is pathosd with the recipe's
+# BFD (the edge BIRD's protocol bfd, the neighbor's bfd options), `pathosd`
+# and ExaBGP run without; the drains (API, ubus, drain file)
 # and the reload only for pathosd, ExaBGP having no equivalent. Per
 # scenario it prints the failed requests and their window (last failure −
 # first failure) side by side. docs/performance.md has a measured table.
@@ -23,7 +25,7 @@
 #
 # usage: benches/fabric.sh
 # env: RUNS=1 (fabrics per announcer; each figure then lists every run),
-#      ANNOUNCERS="pathosd exabgp".
+#      ANNOUNCERS="pathosd-bfd pathosd exabgp".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=benches/lib.sh
@@ -32,7 +34,7 @@ cd "$(dirname "$0")/.."
 . scripts/apt.sh
 
 runs=${RUNS:-1}
-read -r -a announcers <<<"${ANNOUNCERS:-pathosd exabgp}"
+read -r -a announcers <<<"${ANNOUNCERS:-pathosd-bfd pathosd exabgp}"
 
 [ "$(id -u)" = 0 ] || { echo "benches/fabric.sh builds network namespaces: run it as root" >&2; exit 1; }
 # Everything comes from Debian; a missing tool is a failure, not a skip.
@@ -57,7 +59,9 @@ t0=$(now)
 for a in "${announcers[@]}"; do
   for r in $(seq 1 "$runs"); do
     echo "fabric: $a, run $r" >&2
-    FABRIC_ANNOUNCER=$a "$bin" --exact fabric_bench --ignored --nocapture --test-threads=1 >"$tmp/out" 2>"$tmp/err" &
+    bfd=
+    [ "$a" = pathosd-bfd ] && bfd=1
+    FABRIC_ANNOUNCER=${a%-bfd} FABRIC_BFD=$bfd "$bin" --exact fabric_bench --ignored --nocapture --test-threads=1 >"$tmp/out" 2>"$tmp/err" &
     pids+=("$!")
     if ! wait "$!"; then
       echo "fabric_bench failed for $a:" >&2
@@ -78,7 +82,7 @@ for a in "${announcers[@]}"; do
   done
 done
 
-label() { case $1 in pathosd) echo pathosd ;; exabgp) echo "ExaBGP + healthcheck" ;; *) echo "$1" ;; esac; }
+label() { case $1 in pathosd) echo pathosd ;; pathosd-bfd) echo "pathosd with BFD" ;; exabgp) echo "ExaBGP + healthcheck" ;; *) echo "$1" ;; esac; }
 # A markdown table, as docs/performance.md carries it.
 printf '\n| scenario |'
 for a in "${announcers[@]}"; do printf ' %s: failed requests | window, s |' "$(label "$a")"; done

@@ -1033,10 +1033,11 @@ fn scenarios(opts: Opts, check: bool) -> Vec<Outcome> {
 fn fabric_pathosd() {
     support::init_log();
     let t0 = Instant::now();
+    // The router recipe as documented: BFD on the loopback session.
     let out = scenarios(
         Opts {
             announcer: Announcer::Pathosd,
-            bfd: false,
+            bfd: true,
         },
         true,
     );
@@ -1044,7 +1045,8 @@ fn fabric_pathosd() {
 }
 
 /// benches/fabric.sh: the scenarios for the announcer in FABRIC_ANNOUNCER
-/// (pathosd or exabgp), bounds reported, not asserted; one
+/// (pathosd or exabgp; FABRIC_BFD=1 runs pathosd's session with BFD),
+/// bounds reported, not asserted; one
 /// `FABRIC-ROW announcer|scenario|requests|failures|window` line each.
 #[test]
 #[ignore = "run by benches/fabric.sh"]
@@ -1054,13 +1056,9 @@ fn fabric_bench() {
         Ok("exabgp") => Announcer::Exabgp,
         other => panic!("FABRIC_ANNOUNCER must be pathosd or exabgp, not {other:?}"),
     };
-    let out = scenarios(
-        Opts {
-            announcer,
-            bfd: false,
-        },
-        false,
-    );
+    let bfd =
+        announcer == Announcer::Pathosd && std::env::var("FABRIC_BFD").is_ok_and(|v| v == "1");
+    let out = scenarios(Opts { announcer, bfd }, false);
     for o in out {
         println!(
             "FABRIC-ROW {:?}|{}|{}|{}|{:.3}",
