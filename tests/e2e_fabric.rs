@@ -997,8 +997,19 @@ fn scenarios(opts: Opts, check: bool) -> Vec<Outcome> {
         for (i, how) in [(0, "API"), (1, "ubus"), (0, "drain file")] {
             let (d, u) = f.drain(i, how);
             if check {
-                assert_eq!(d.failures, 0, "{d:?}");
-                assert_eq!(u.failures, 0, "{u:?}");
+                // The route moves, every new connection is answered. One
+                // request may still fail: a connection whose handshake was
+                // under way when the upstream's ECMP set changed is hashed
+                // to the other edge with the set (Linux's hash-threshold
+                // multipath), which answers its next segment with a reset.
+                // No announcer avoids that; a refused connection (a route
+                // to an edge that does not answer) never happens.
+                for o in [&d, &u] {
+                    assert!(
+                        o.failures <= 1 && o.first_errors.iter().all(|e| !e.contains("connect:")),
+                        "{o:?}"
+                    );
+                }
             }
             out.push(d);
             out.push(u);
