@@ -291,9 +291,32 @@ fn sigterm_without_drain_removes_the_route_and_exits() {
     let mut s = Setup::start(n, vips, |_| {});
     s.wait_established();
     s.wait_route(&p, "announced", |_| true);
+    // The session negotiated Graceful Restart (pathosd's default, BIRD's
+    // `aware` default): the Cease must still take the route at once.
+    let proto = s
+        .bird
+        .birdc(&["show", "protocols", "all", "pathosd"])
+        .unwrap();
+    let caps = &proto[proto.find("Neighbor capabilities").unwrap_or(0)..];
+    assert!(caps.contains("Graceful restart"), "{proto}");
+    // BIRD logs the messages it gets from here on.
+    s.bird.birdc(&["debug", "pathosd", "{ packets }"]).unwrap();
     let (t0, gone, down) = watch_shutdown(&s, &p, Duration::from_secs(4));
     assert!(gone.expect("route never removed") < Duration::from_secs(1));
     assert!(down.expect("session never closed") < Duration::from_secs(1));
+    // With no shutdown_drain the Cease alone ends the session and takes
+    // the route (RFC 4271 §8.2.2): no withdrawing UPDATE before it.
+    // (BIRD's `debug { packets }` logs "Got UPDATE", not a NOTIFICATION:
+    // that is its "Received: ...".)
+    let log = s.bird.log();
+    assert!(
+        log.contains("Received: Administrative shutdown"),
+        "BIRD got no Cease:\n{log}"
+    );
+    assert!(
+        !log.contains("Got UPDATE"),
+        "BIRD got an UPDATE before the Cease:\n{log}"
+    );
     let st =
         s.d.wait_exit(Duration::from_secs(2))
             .expect("pathosd did not exit");
