@@ -32,9 +32,10 @@ impl Owner {
             let finished = smol::future::poll_once(stop.as_mut()).await.is_some();
             smol::future::yield_now().await;
             if drain.is_zero() {
-                // The Cease is out: nothing left here is as urgent as the
-                // router's flush of our routes.
-                crate::sys::lowest_priority();
+                // The Cease is out (or queued behind a write under way):
+                // nothing left here is as urgent as the router's flush of
+                // our routes.
+                crate::sys::lower_thread_priority();
             }
             self.runtimes = Runtimes::default();
             // The speaker withdraws every route; the events say so, as on
