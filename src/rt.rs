@@ -143,6 +143,28 @@ pub async fn sleep(d: Duration) {
     }
 }
 
+/// Waits for `d` from now and ends then, not within the slack [`sleep`]
+/// allows (up to [`MAX_SLACK`] late when nothing else wakes the thread):
+/// for a wait whose length is itself the point, the shutdown drain an
+/// operator configured, where a 2 s drain must not last 2.05 s.
+pub async fn sleep_exact(d: Duration) {
+    match Instant::now().checked_add(d) {
+        Some(at) if is_running() => {
+            Sleep {
+                at,
+                latest: at,
+                key: None,
+                join: false,
+            }
+            .await
+        }
+        Some(at) => {
+            async_io::Timer::at(at).await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
 /// Waits until `at`. On the daemon's thread (inside [`block_on`]) every
 /// such wait is an entry of [`Timers`], which the thread's park waits for
 /// (no reactor timer); elsewhere it is an async-io timer of its own.

@@ -369,6 +369,20 @@ pub(crate) fn trim_heap() {
     }
 }
 
+/// Lowers this thread's CPU priority to nice 10 (on Linux nice is a
+/// thread's own): for the stop's bookkeeping once the Cease is out, so
+/// that a router on the same CPU flushes our routes before it. Not 19: on
+/// a CPU kept busy at nice 0 a thread at 19 gets about 1.5 % of it, and
+/// the bookkeeping of 10,000 VIPs (85 ms at log level info) would then
+/// outlast procd's 5 s; at 10 it gets about 10 %. Failure changes nothing
+/// worth reporting.
+pub(crate) fn lower_thread_priority() {
+    // SAFETY: setpriority takes no pointer; who 0 is the calling thread.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+    }
+}
+
 /// Waits until `fd` can be read (data or its end) for at most `limit`:
 /// false when the time ran out. poll(2) of the one descriptor.
 pub(crate) fn wait_readable(fd: &impl AsRawFd, limit: std::time::Duration) -> io::Result<bool> {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use pathosd::bgp::fsm::{
     resolve_collision, Action, Capabilities, ConnectionOrigin, DownReason, Event, Fsm, Negotiated,
-    Notification, OpenInfo, PeerConfig, State, Timer, Timestamp, OPEN_SENT_HOLD_TIME,
+    Notification, OpenInfo, PeerConfig, State, Timer, Timestamp, OPEN_SENT_HOLD_TIME, OWN_STALL,
 };
 use pathosd::bgp::types::Afi;
 use pathosd::bgp::wire::{CeaseSubcode, ErrorCode, OpenError};
@@ -723,6 +723,9 @@ fn backoff_resets_only_after_a_stable_established_period() {
         fsm.handle(s.event, Timestamp(400_000));
     }
     assert_eq!(fsm.state(), State::Established);
+    // Our KEEPALIVE leaves on time (keepalive 30 s): the failure is the
+    // peer's, not a stall of ours.
+    fsm.handle(Event::KeepaliveTimerExpires, Timestamp(430_000));
     let a = fsm.handle(Event::TcpConnectionFails, Timestamp(459_000));
     assert_eq!(idle_hold(&a), Some(secs(8)));
     fsm.handle(Event::IdleHoldTimerExpires, Timestamp(467_000));
@@ -963,6 +966,119 @@ fn route_refresh_asks_for_a_resend_of_negotiated_families_only() {
     );
 }
 
+/// A young session with the router recipe's timers (hold 9 s, keepalive
+/// 3 s), Established at 6 ms; our KEEPALIVE leaves on time at 3,005 ms
+/// (next due 6,005 ms) and the peer's arrives at 3,006 ms (our HoldTimer
+/// due 12,006 ms).
+fn young_recipe_session() -> Fsm {
+    let mut cfg = config();
+    cfg.hold_time = 9;
+    let mut fsm = Fsm::new(cfg.clone());
+    fsm.handle(Event::ManualStart, Timestamp(0));
+    fsm.handle(Event::TcpCrAcked, Timestamp(3));
+    let a = fsm.handle(Event::BGPOpen(peer_open(9)), Timestamp(5));
+    assert!(a.contains(&Action::StartTimer(Timer::Keepalive, secs(3))));
+    fsm.handle(Event::KeepAliveMsg, Timestamp(6));
+    assert_eq!(fsm.state(), State::Established);
+    let a = fsm.handle(Event::KeepaliveTimerExpires, Timestamp(3_005));
+    assert_eq!(
+        a,
+        vec![
+            Action::SendKeepalive,
+            Action::StartTimer(Timer::Keepalive, secs(3))
+        ]
+    );
+    fsm.handle(Event::KeepAliveMsg, Timestamp(3_006));
+    fsm
+}
+
+/// pathosd frozen (SIGSTOP) from 4 s on: the router's HoldTimer drops the
+/// session at 12,005 ms and its NOTIFICATION is the first thing pathosd
+/// reads after SIGCONT at 12,100 ms, when our KEEPALIVE is 6 s overdue.
+/// The failure is our stall, not the peer's: redial at once (no
+/// error_wait_min), and the back-off stays where it was.
+#[test]
+fn after_a_stall_of_our_own_the_session_redials_at_once() {
+    let mut fsm = young_recipe_session();
+    let hold_expired = notif(4, 0);
+    let steps = vec![
+        step(
+            12_100,
+            Event::NotifMsg(hold_expired.clone()),
+            vec![
+                Action::StopTimer(Timer::Hold),
+                Action::StopTimer(Timer::Keepalive),
+                Action::DropConnection,
+                Action::SessionDown(DownReason::NotificationReceived(hold_expired)),
+                Action::StartTimer(Timer::IdleHold, Duration::ZERO),
+            ],
+            State::Idle,
+        ),
+        step(
+            12_100,
+            Event::IdleHoldTimerExpires,
+            vec![
+                Action::StartTimer(Timer::ConnectRetry, secs(30)),
+                Action::Connect,
+            ],
+            State::Connect,
+        ),
+    ];
+    let mut probe = fsm.clone();
+    probe.handle(Event::KeepAliveMsg, Timestamp(12_100));
+    assert_eq!(probe.stalled(), Some(Duration::from_millis(6_095)));
+    replay(&mut fsm, steps);
+    assert_eq!(fsm.next_idle_hold(), secs(1), "back-off unchanged");
+
+    // The same when our own HoldTimer fires first after SIGCONT (it was
+    // due at 12,006 ms): NOTIFICATION 4/0 to the peer, then at once.
+    let mut fsm = young_recipe_session();
+    let a = fsm.handle(Event::HoldTimerExpires, Timestamp(12_100));
+    assert_eq!(
+        a,
+        vec![
+            Action::SendNotification(notif(4, 0)),
+            Action::StopTimer(Timer::Keepalive),
+            Action::DropConnection,
+            Action::SessionDown(DownReason::NotificationSent(notif(4, 0))),
+            Action::StartTimer(Timer::IdleHold, Duration::ZERO),
+        ]
+    );
+    // Or the connection's end is read first: at once too.
+    let mut fsm = young_recipe_session();
+    let a = fsm.handle(Event::TcpConnectionFails, Timestamp(12_100));
+    assert_eq!(idle_hold(&a), Some(Duration::ZERO));
+}
+
+/// The same NOTIFICATION from a peer while pathosd ran and sent its
+/// KEEPALIVEs on time is the peer's doing: error_wait_min, doubling.
+#[test]
+fn a_peer_error_while_we_ran_keeps_the_back_off() {
+    let mut fsm = young_recipe_session();
+    for t in [6_005, 9_005] {
+        fsm.handle(Event::KeepaliveTimerExpires, Timestamp(t));
+    }
+    fsm.handle(Event::KeepAliveMsg, Timestamp(9_006));
+    let a = fsm.handle(Event::NotifMsg(notif(4, 0)), Timestamp(12_100));
+    assert_eq!(fsm.stalled(), None);
+    assert_eq!(idle_hold(&a), Some(secs(1)));
+    assert_eq!(fsm.next_idle_hold(), secs(2));
+}
+
+/// OWN_STALL is the line: a KEEPALIVE 999 ms late is a slow wake-up, 1 s
+/// late a stall.
+#[test]
+fn own_stall_starts_at_one_second_late() {
+    assert_eq!(OWN_STALL, secs(1));
+    // Our KEEPALIVE was due at 6,005 ms.
+    let mut fsm = young_recipe_session();
+    let a = fsm.handle(Event::TcpConnectionFails, Timestamp(7_004));
+    assert_eq!(idle_hold(&a), Some(secs(1)));
+    let mut fsm = young_recipe_session();
+    let a = fsm.handle(Event::TcpConnectionFails, Timestamp(7_005));
+    assert_eq!(idle_hold(&a), Some(Duration::ZERO));
+}
+
 #[test]
 fn stale_timer_events_are_ignored() {
     let cfg = config();
@@ -1096,6 +1212,8 @@ mod random {
     #[derive(Default)]
     struct Model {
         running: [Option<Duration>; 4],
+        /// When each running timer is due (ms).
+        due: [Option<u64>; 4],
         connected: bool,
         sent_open: bool,
         got_open: bool,
@@ -1120,6 +1238,12 @@ mod random {
         now: u64,
     ) -> Result<(), TestCaseError> {
         let after = fsm.state();
+        // This process stood still: the KeepaliveTimer or HoldTimer was
+        // overdue by OWN_STALL or more when the event came.
+        let own_stall = [Timer::Keepalive, Timer::Hold]
+            .iter()
+            .any(|t| m.due[ix(*t)].is_some_and(|due| now >= due + OWN_STALL.as_millis() as u64));
+        prop_assert_eq!(fsm.stalled().is_some(), own_stall);
         // A timer event for a running timer consumes it.
         let fired = match event {
             Event::ConnectRetryTimerExpires => Some(Timer::ConnectRetry),
@@ -1134,6 +1258,7 @@ mod random {
                 prop_assert_eq!(before, after);
             }
             m.running[ix(t)] = None;
+            m.due[ix(t)] = None;
         }
         if matches!(before, State::Connect | State::Active)
             && matches!(event, Event::TcpConnectionConfirmed | Event::TcpCrAcked)
@@ -1172,24 +1297,28 @@ mod random {
                     sent_notification = true;
                 }
                 Action::StartTimer(t, d) => {
-                    // Zero only for the restart right after a stable session.
+                    // Zero only for the restart right after a stable session
+                    // or a stall of our own.
                     let stable_down =
                         m.established_at.is_some_and(|at| {
                             now.saturating_sub(at) >= cfg.stable_time.as_millis() as u64
                         }) && actions.iter().any(|a| matches!(a, Action::SessionDown(_)));
-                    if *t == Timer::IdleHold && stable_down {
-                        prop_assert_eq!(*d, Duration::ZERO, "stable session not restarted at once");
+                    let at_once = stable_down || own_stall;
+                    if *t == Timer::IdleHold && at_once {
+                        prop_assert_eq!(*d, Duration::ZERO, "not restarted at once");
                     } else {
                         prop_assert!(*d > Duration::ZERO, "zero-length {t:?}");
                     }
-                    if *t == Timer::IdleHold && !stable_down {
+                    if *t == Timer::IdleHold && !at_once {
                         prop_assert!(*d >= cfg.idle_hold_time && *d <= cfg.idle_hold_time_max);
                     }
                     m.running[ix(*t)] = Some(*d);
+                    m.due[ix(*t)] = Some(now + d.as_millis() as u64);
                 }
                 Action::StopTimer(t) => {
                     prop_assert!(m.running[ix(*t)].is_some(), "stopping idle {t:?}");
                     m.running[ix(*t)] = None;
+                    m.due[ix(*t)] = None;
                 }
                 Action::SessionEstablished(n) => {
                     prop_assert!(!m.established);

@@ -291,3 +291,25 @@ fn sleep_outside_the_runtime_uses_its_own_timer() {
     async_io::block_on(sleep_until(t0 + std::time::Duration::from_millis(5)));
     assert!(t0.elapsed() >= std::time::Duration::from_millis(5));
 }
+
+/// `sleep_exact` ends at its deadline, not within `sleep`'s slack: alone
+/// on the thread an 800 ms `sleep` ends 50 ms late (its slack, so that
+/// waits close together share a wake-up), a `sleep_exact` on time. The
+/// shutdown drain is one: 2 s were 2.05 s.
+#[test]
+fn sleep_exact_ends_at_its_deadline_without_the_slack() {
+    let ms = Duration::from_millis;
+    block_on(async {
+        let t0 = Instant::now();
+        sleep(ms(800)).await;
+        let loose = t0.elapsed();
+        let t1 = Instant::now();
+        sleep_exact(ms(800)).await;
+        let exact = t1.elapsed();
+        assert!(loose >= ms(849), "sleep ended after {loose:?}");
+        assert!(
+            exact >= ms(800) && exact < ms(820),
+            "sleep_exact ended after {exact:?}"
+        );
+    });
+}

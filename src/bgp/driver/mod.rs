@@ -26,9 +26,10 @@
 //!   IdleHoldTimer get RFC 4271 §10 jitter; the KeepaliveTimer a window
 //!   in the same 0.75–1.0 range whose end is the first wake-up of the
 //!   thread in it (`bgp::session::keepalive_window`).
-//! * **Graceful stop** ([`SpeakerHandle::shutdown`]): withdraw every route,
-//!   wait the drain time, then NOTIFICATION Cease / Administrative Shutdown
-//!   with the message, then close.
+//! * **Graceful stop** ([`SpeakerHandle::shutdown`]): with a drain time,
+//!   withdraw every route, wait the drain time, then NOTIFICATION Cease /
+//!   Administrative Shutdown with the message, then close; without one,
+//!   the Cease alone (the peer drops the session's routes).
 //! * Every network wait is bounded: writes by [`WRITE_TIMEOUT`], connects by
 //!   the ConnectRetryTimer, silent peers by the HoldTimer.
 //!
@@ -515,10 +516,21 @@ impl SpeakerHandle {
         self.peers.borrow_mut().sort_by_key(|p| pos(&p.name));
     }
 
-    /// Graceful stop: withdraw every route from every peer, wait `drain`
-    /// (so traffic moves away before the sessions drop), then send Cease /
-    /// Administrative Shutdown with `message` and close. Bounded: at most
-    /// `drain` plus a few seconds.
+    /// Graceful stop. With a `drain`: withdraw every route from every
+    /// peer, wait `drain` from the moment those UPDATEs are written (so
+    /// traffic moves away before the sessions drop), then send Cease /
+    /// Administrative Shutdown with `message` and close. Without one: the
+    /// Cease alone, at once. Bounded: at most `drain` plus a few seconds.
+    ///
+    /// Why no withdrawals without a drain: a NOTIFICATION ends the session
+    /// and the peer deletes every route it learnt on it (RFC 4271 §8.2.2,
+    /// Established, NotifMsg), so UPDATEs withdrawing them first only
+    /// delay the end (10,000 routes: 13 UPDATEs to encode and the router
+    /// to process, then the Cease). Graceful Restart does not keep them:
+    /// pathosd never sets the RFC 8538 N bit, so a NOTIFICATION is no
+    /// restart for the peer (RFC 4724 applies to a connection lost without
+    /// one), and its capability says Restart Time 0 with no forwarding
+    /// state, so even a lost connection leaves nothing stale.
     pub async fn shutdown(&mut self, message: &str, drain: Duration) {
         if let Some(t) = self.listener_task.take() {
             drop(t);
@@ -528,21 +540,23 @@ impl SpeakerHandle {
         // list, each session's changed set and the batch were ≈ 0.8 MB at
         // the stop).
         self.owner.rib.borrow_mut().clear();
-        let (done_tx, done_rx) = chan::unbounded();
-        let mut waiting = 0u32;
-        for p in self.peers.borrow().iter() {
-            let Some(tx) = &p.ctl else { continue };
-            if tx
-                .try_send(Control::TableReplaced(Some(done_tx.clone())))
-                .is_ok()
-            {
-                waiting = waiting.saturating_add(1);
-            }
-        }
-        drop(done_tx);
-        wait_n(&done_rx, waiting, STOP_TIMEOUT).await;
         if !drain.is_zero() {
-            crate::rt::sleep(drain).await;
+            let (done_tx, done_rx) = chan::unbounded();
+            let mut waiting = 0u32;
+            for p in self.peers.borrow().iter() {
+                let Some(tx) = &p.ctl else { continue };
+                if tx
+                    .try_send(Control::TableReplaced(Some(done_tx.clone())))
+                    .is_ok()
+                {
+                    waiting = waiting.saturating_add(1);
+                }
+            }
+            drop(done_tx);
+            wait_n(&done_rx, waiting, STOP_TIMEOUT).await;
+            // Exact, not the runtime's usual slack: the drain is the
+            // operator's figure, from the withdrawals to the Cease.
+            crate::rt::sleep_exact(drain).await;
         }
         let peers = std::mem::take(&mut *self.peers.borrow_mut());
         stop_peers(peers, Some(message.to_string())).await;

@@ -50,6 +50,12 @@
 //!   its session back without waiting. The driver sets `stable_time` to the
 //!   back-off cap: a peer that goes down after every such period is then
 //!   redialled at most once per cap, the rate the capped back-off allows.
+//! * **After a stall of our own, at once.** When an error comes while our
+//!   KeepaliveTimer or HoldTimer is overdue by [`OWN_STALL`] or more, this
+//!   process had not run (SIGSTOP, a blocked loop): the peer most likely
+//!   dropped the session for our silence, and it is no peer oscillation.
+//!   The IdleHoldTimer is started with zero and the back-off is left as
+//!   it was.
 //! * A TCP failure in OpenSent goes to Idle with back-off rather than to
 //!   Active (RFC 4271 §8.2.2), so that a peer which closes the connection
 //!   right after our OPEN is retried with growing delays.
@@ -83,6 +89,20 @@ mod transitions;
 
 /// "A HoldTimer value of 4 minutes is suggested" for OpenSent (RFC 4271 §8.2.2).
 pub const OPEN_SENT_HOLD_TIME: Duration = Duration::from_secs(240);
+
+/// How late our own KeepaliveTimer or HoldTimer must be for the FSM to
+/// take it that this process did not run (SIGSTOP, a frozen router, a
+/// blocked loop) rather than that the peer failed.
+///
+/// Why 1 s: the driver fires these timers at most 50 ms late (the
+/// runtime's slack), so 1 s late means the whole process stood still. And
+/// every stall that costs the session is caught: the peer's HoldTimer
+/// only expires after a hold time without our messages, and our
+/// KEEPALIVE, due at most a keepalive (≤ hold time / 3) after the last
+/// one, is then at least 2/3 of the hold time (≥ 2 s, the hold time being
+/// 0 or ≥ 3 s) overdue. Such a failure is ours, not the peer's: the session
+/// restarts at once, without the IdleHoldTimer back-off.
+pub const OWN_STALL: Duration = Duration::from_secs(1);
 
 /// Milliseconds since an origin the driver picks (e.g. daemon start). Only
 /// differences are used, so any monotonic origin works.
@@ -444,7 +464,14 @@ pub fn resolve_collision(
 pub struct Fsm {
     config: PeerConfig,
     state: State,
-    running: [bool; 4],
+    /// Per timer: when it is due, while it runs.
+    running: [Option<Timestamp>; 4],
+    /// The time of the event being handled (timers started by it count
+    /// from it).
+    clock: Timestamp,
+    /// How late our own timers were when the event being handled came,
+    /// if that shows this process did not run (see [`OWN_STALL`]).
+    stalled: Option<Duration>,
     /// ManualStop was the last start/stop event: no automatic restart.
     stopped: bool,
     /// IdleHoldTimer duration for the next error.
@@ -462,7 +489,9 @@ impl Fsm {
         Fsm {
             config,
             state: State::Idle,
-            running: [false; 4],
+            running: [None; 4],
+            clock: Timestamp(0),
+            stalled: None,
             stopped: false,
             backoff,
             established_at: None,
@@ -513,7 +542,14 @@ impl Fsm {
     }
 
     pub fn is_running(&self, timer: Timer) -> bool {
-        self.running[timer.index()]
+        self.running[timer.index()].is_some()
+    }
+
+    /// How long this process had not run when the last event came, if its
+    /// KeepaliveTimer or HoldTimer was overdue by at least [`OWN_STALL`]
+    /// then (the driver logs it when the session went down).
+    pub fn stalled(&self) -> Option<Duration> {
+        self.stalled
     }
 
     /// The IdleHoldTimer the next error would start (for the replay tests).
@@ -533,6 +569,8 @@ impl Fsm {
     /// Feeds one event; returns the actions to perform in order.
     pub fn handle(&mut self, event: Event, now: Timestamp) -> Vec<Action> {
         let mut out = Vec::new();
+        self.clock = now;
+        self.stalled = self.overdue(now).filter(|late| *late >= OWN_STALL);
         // A stale fire (the driver raced a StopTimer) is dropped here, so no
         // state ever sees it.
         if !self.timer_fired(&event) {

@@ -67,6 +67,17 @@ impl PeerTask {
         } else {
             None
         };
+        if after == State::Idle {
+            if let Some(late) = self.main.fsm.stalled() {
+                // Why this restart skips error_wait_min: the FSM's own
+                // timers show that this process stood still.
+                log::warn!(
+                    "bgp peer {}: its KEEPALIVE was {:.1}s overdue, so this daemon had stood still: redialling at once",
+                    self.s.name,
+                    late.as_secs_f64()
+                );
+            }
+        }
         let info = self.core().on_transition(before, after, reason.as_deref());
         let level = if info {
             log::Level::Info

@@ -13,21 +13,32 @@ impl Fsm {
     /// expiry of a timer that was not running: a stale fire.
     pub(super) fn timer_fired(&mut self, event: &Event) -> bool {
         match expired_timer(event) {
-            Some(timer) => std::mem::replace(&mut self.running[timer.index()], false),
+            Some(timer) => self.running[timer.index()].take().is_some(),
             None => true,
         }
     }
 
     pub(super) fn start_timer(&mut self, timer: Timer, d: Duration, out: &mut Vec<Action>) {
-        self.running[timer.index()] = true;
+        let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        self.running[timer.index()] = Some(Timestamp(self.clock.0.saturating_add(ms)));
         out.push(Action::StartTimer(timer, d));
     }
 
     pub(super) fn stop_timer(&mut self, timer: Timer, out: &mut Vec<Action>) {
-        if self.running[timer.index()] {
-            self.running[timer.index()] = false;
+        if self.running[timer.index()].take().is_some() {
             out.push(Action::StopTimer(timer));
         }
+    }
+
+    /// How far past due the KeepaliveTimer or HoldTimer is at `now`, if
+    /// either runs. Only these two: the driver fires them on time whatever
+    /// the peer does, so their lateness is this process's own.
+    pub(super) fn overdue(&self, now: Timestamp) -> Option<Duration> {
+        [Timer::Keepalive, Timer::Hold]
+            .iter()
+            .filter_map(|t| self.running[t.index()])
+            .map(|due| now.elapsed_since(due))
+            .max()
     }
 
     pub(super) fn stop_all_timers(&mut self, out: &mut Vec<Action>) {
@@ -38,7 +49,7 @@ impl Fsm {
 
     /// Any error: drop the connection, go to Idle and restart after the
     /// IdleHoldTimer (our peer oscillation damping), at once after a stable
-    /// session.
+    /// session or a stall of our own.
     pub(super) fn fail(&mut self, reason: DownReason, now: Timestamp, out: &mut Vec<Action>) {
         if let DownReason::NotificationSent(n) = &reason {
             out.push(Action::SendNotification(n.clone()));
@@ -48,6 +59,11 @@ impl Fsm {
             // The session had been up for a while: this is no oscillation.
             // Reconnect now; the next error waits idle_hold_time again.
             self.backoff = self.config.idle_hold_time;
+            Duration::ZERO
+        } else if self.stalled.is_some() {
+            // This process stood still (see OWN_STALL): the peer did
+            // nothing to be damped for. Reconnect now; the back-off stays
+            // what the peer's own record earned.
             Duration::ZERO
         } else {
             let hold = self.backoff;
