@@ -7,11 +7,13 @@ set -euo pipefail
 . "$(dirname "$0")/apt.sh"
 # Packaging tests (scripts/test-packaging.sh): node runs the LuCI views in
 # node:vm, python3-jsmin minifies them as LuCI's build does, make reads the
-# feed Makefiles, curl fetches /status in the BIRD recipe test. Debian's nodejs
-# only if no node is installed already.
+# feed Makefiles, curl fetches /status in the BIRD recipe test.
+# Debian's nodejs only if no node is installed already. nftables:
+# tests/e2e_drain_flows.rs adds the `ct state` rule without which the kernel
+# tracks no connection in its namespace.
 node_pkg=()
 command -v node >/dev/null || node_pkg=(nodejs)
-apt_ensure bird2 frr gobgpd dnsmasq squid iproute2 tcpdump prometheus chromium shellcheck \
+apt_ensure bird2 frr gobgpd dnsmasq squid iproute2 nftables tcpdump prometheus chromium shellcheck \
   busybox procps openssl python3 python3-pip python3-jsmin make curl "${node_pkg[@]}"
 # The distribution services must not hold ports or addresses the tests use:
 # they are stopped through their own service manager. Nothing is killed by

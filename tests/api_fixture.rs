@@ -168,6 +168,7 @@ pub fn snapshot() -> Snapshot {
                 transitions: [1, 2, 0],
                 checks_policy: "all".into(),
                 local_address_assigned: Some(true),
+                flows: None,
                 checks: vec![
                     check("web", "http", http, true, true),
                     check("dns", "dns", dns, true, true),
@@ -190,6 +191,7 @@ pub fn snapshot() -> Snapshot {
                 transitions: [1, 0, 0],
                 checks_policy: "all".into(),
                 local_address_assigned: None,
+                flows: None,
                 checks: vec![check("tcp", "tcp", tcp, false, false)],
             },
             VipView {
@@ -208,6 +210,7 @@ pub fn snapshot() -> Snapshot {
                 transitions: [0, 0, 1],
                 checks_policy: "any".into(),
                 local_address_assigned: None,
+                flows: None,
                 checks: vec![check(
                     "exec",
                     "exec",
@@ -553,6 +556,7 @@ pub fn large_snapshot(n: usize) -> Snapshot {
                     9 => Some(false),
                     _ => None,
                 },
+                flows: None,
                 checks,
             }
         })

@@ -9,6 +9,7 @@
 pub use pathosd_core::daemon::{engine, reload, state, triggers, views};
 
 mod bfd;
+mod flows;
 mod http;
 pub(crate) mod otel;
 mod owner;

@@ -100,6 +100,12 @@ struct Owner {
     /// Whether some VIP has a lower_priority_file: only then does the
     /// owner wake each second to poll them.
     drain_any: bool,
+    /// Whether some VIP's drain waits for its flows
+    /// (`drain_until_flows_below`): only then are drains scanned for VIPs
+    /// whose flows to count.
+    flows_any: bool,
+    /// The counts of those flows, read off the owner's thread.
+    flows: super::flows::FlowReader,
     /// The HTTP API server, replaced by a reload that changes `api.*`.
     http: Option<super::http::Http>,
     /// The OTLP exporter, restarted by a reload that changes `otel`.
@@ -170,6 +176,7 @@ async fn async_main(opts: Options, cfg: RunConfig) -> i32 {
     let watchdog = procd_watchdog(ubus.as_ref());
     let bfd = super::bfd::Bfd::new(cfg, Instant::now());
     let drain_any = state.drain_files().next().is_some();
+    let flows_any = flows_any(&state);
     log_room(&state);
     let mut owner = Owner {
         opts,
@@ -179,6 +186,8 @@ async fn async_main(opts: Options, cfg: RunConfig) -> i32 {
         result_tx,
         ubus,
         drain_any,
+        flows_any,
+        flows: super::flows::FlowReader::new(Instant::now()),
         http,
         otel,
         ctl,
@@ -201,6 +210,18 @@ enum Woke {
     Bfd,
     /// An event of the inbox; None: the state's deadline came.
     Event(Option<Event>),
+    /// The read of the draining VIPs' flows ended.
+    Flows(Result<Vec<u32>, String>),
+}
+
+/// Whether some VIP's drain waits for its flows.
+fn flows_any(state: &State<TriggerReply>) -> bool {
+    state
+        .engine()
+        .vips()
+        .iter()
+        .filter_map(|s| s.full_config())
+        .any(|v| v.policy.drain_until_flows_below > 0)
 }
 
 impl Owner {
@@ -210,7 +231,12 @@ impl Owner {
         // The sessions' reports: the peer summaries live here, in the owner.
         let sessions = self.speaker.reports();
         loop {
+            let flows_due = self.count_flows(Instant::now());
             let poll = self.drain_any.then_some(next_poll);
+            let poll = match (poll, flows_due) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             let deadline = match (self.state.next_deadline(), poll) {
                 (Some(d), Some(p)) => Some(d.min(p)),
                 (d, p) => d.or(p),
@@ -223,6 +249,7 @@ impl Owner {
             // ends with the select.
             let speaker = &mut self.speaker;
             let bfd = &self.bfd;
+            let flows = &mut self.flows;
             // BFD first: the select polls in order, and a flood of events
             // must not delay its packets past the peer's Detection Time.
             let woke = async {
@@ -230,6 +257,7 @@ impl Owner {
                 Woke::Bfd
             }
             .or(async { Woke::Event(rx.next().await) })
+            .or(async { Woke::Flows(flows.done().await) })
             .or(async {
                 // Session reports only update the peer summaries: they
                 // are applied here, without a turn of the loop (whose
@@ -266,6 +294,12 @@ impl Owner {
                     self.bfd_turn(now);
                     continue;
                 }
+                Woke::Flows(r) => {
+                    if let Some(counts) = self.flows.finish(r) {
+                        self.step(state::Event::Flows(counts), now);
+                    }
+                    continue;
+                }
                 Woke::Event(ev) => ev,
             };
             let Some(ev) = ev else {
@@ -289,6 +323,26 @@ impl Owner {
                 Event::Signal(_) => return self.stop(rx).await,
             }
         }
+    }
+
+    /// Starts a count of the flows of the VIPs that wait for theirs, if
+    /// one is due; returns when the next is, while some VIP waits.
+    fn count_flows(&mut self, now: Instant) -> Option<Instant> {
+        if !self.flows_any {
+            return None;
+        }
+        let engine = self.state.engine();
+        engine.flow_waits().next()?;
+        // The names and prefixes are copied only when a read starts, not on
+        // every turn of the loop.
+        if self.flows.due().is_some_and(|d| d <= now) {
+            let vips = engine
+                .flow_waits()
+                .map(|s| (s.name.to_string(), s.prefix))
+                .collect();
+            self.flows.start(vips, now);
+        }
+        self.flows.due()
     }
 
     /// The BFD sessions' turn; a session that failed takes its BGP
@@ -618,7 +672,9 @@ impl Source for Reading<'_> {
     fn vip(&self, i: usize, want: Want) -> Option<VipView> {
         let state = &self.owner.state;
         let slot = state.engine().vips().get(i)?;
-        Some(views::vip_view(slot, want, &|t| state.wall_time(t)))
+        let mut view = views::vip_view(slot, want, &|t| state.wall_time(t));
+        view.flows = state.engine().flows(&slot.name);
+        Some(view)
     }
 
     fn routes(

@@ -136,6 +136,7 @@ impl Owner {
             self.otel = crate::daemon::otel::start(new, self.ctl.clone());
         }
         self.drain_any = self.state.drain_files().next().is_some();
+        self.flows_any = super::flows_any(&self.state);
         super::log_room(&self.state);
         not_applied
     }

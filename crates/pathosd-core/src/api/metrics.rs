@@ -146,7 +146,7 @@ fn simple_detail(v: &VipView, f: &mut Family<'_>, key: &str, scale: f64) {
 }
 
 /// Every family over the VIPs, in the order /metrics writes them.
-pub(crate) static PER_VIP: [PerVip; 18] = [
+pub(crate) static PER_VIP: [PerVip; 19] = [
     family(
         Want::Vip,
         "pathosd_vip_state",
@@ -233,6 +233,21 @@ pub(crate) static PER_VIP: [PerVip; 18] = [
             |v, f| {
                 if let Some(a) = v.local_address_assigned {
                     f.sample(&vip_labels(v), b(a));
+                }
+            },
+        )
+    },
+    // Only VIPs whose drain waits for their flows have it.
+    PerVip {
+        lazy: true,
+        ..family(
+            Want::Vip,
+            "pathosd_vip_flows",
+            Kind::Gauge,
+            "Active flows (conntrack entries) to the VIP's prefix, while its drain waits for them to fall below drain_until_flows_below.",
+            |v, f| {
+                if let Some(n) = v.flows {
+                    f.sample(&vip_labels(v), f64::from(n));
                 }
             },
         )

@@ -114,6 +114,9 @@ pub struct VipView {
     pub checks_policy: String,
     /// Some while require_local_address is set: whether the address is local.
     pub local_address_assigned: Option<bool>,
+    /// Some while the VIP's drain waits for its flows
+    /// (`drain_until_flows_below`): the last count of them.
+    pub flows: Option<u32>,
     pub checks: Vec<CheckView>,
 }
 

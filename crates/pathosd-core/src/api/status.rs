@@ -32,6 +32,14 @@ impl Obj {
         self
     }
 
+    /// `key` only when there is a value (a field most objects lack).
+    pub fn put_some(self, key: &str, v: Option<Value>) -> Obj {
+        match v {
+            Some(v) => self.put(key, v),
+            None => self,
+        }
+    }
+
     /// `last_transition_time` and `last_transition_reason`, written the
     /// same way for a check and for a VIP (both null before the first
     /// transition).
@@ -212,6 +220,7 @@ pub fn vip_json(v: &VipView) -> Value {
         .transition(&v.last_transition)
         .put("checks_policy", v.checks_policy.clone().into())
         .put("local_address_assigned", v.local_address_assigned.into())
+        .put_some("flows", v.flows.map(Into::into))
         .put(
             "consecutive_ok",
             first.map_or(0, |c| c.consecutive_ok).into(),

@@ -640,6 +640,7 @@ mod tests {
             transitions: [1, 2, 3],
             checks_policy: "all".into(),
             local_address_assigned: (i % 4 == 0).then_some(true),
+            flows: None,
             checks: (0..i % 3)
                 .map(|k| CheckView {
                     name: format!("c{k}"),

@@ -277,6 +277,8 @@ config_struct! {
         lower_priority_file: Option<String> = None,
         /// drain_then_withdraw: time pessimized before the withdraw.
         drain_time: Dur = Dur::secs(30),
+        /// Withdraw a draining VIP as soon as fewer flows than this (conntrack entries to its prefix) remain, drain_time at the latest; 0: off.
+        drain_until_flows_below: u32 = 0,
         /// A withdrawn VIP is re-announced only after being healthy this long.
         recovery_hold: Dur = Dur::ZERO,
     }
@@ -413,6 +415,7 @@ static DEFAULT_POLICY: Policy = Policy {
     },
     lower_priority_file: None,
     drain_time: Dur::secs(30),
+    drain_until_flows_below: 0,
     recovery_hold: Dur::ZERO,
 };
 

@@ -131,6 +131,11 @@ const VIP: &[Row] = &[
     ("fail_action", "policy.fail_action", Scalar),
     ("lower_priority_file", "policy.lower_priority_file", Scalar),
     ("drain_time", "policy.drain_time", Scalar),
+    (
+        "drain_until_flows_below",
+        "policy.drain_until_flows_below",
+        Scalar,
+    ),
     ("recovery_hold", "policy.recovery_hold", Scalar),
     ("as_path_prepend", "policy.announce.as_path_prepend", Scalar),
     ("community", "policy.announce.communities", List),

@@ -452,6 +452,13 @@ fn policy(pol: &Policy, p: &str, errs: &mut Errors) {
             join(p, "drain_time"),
             "0s must be greater than 0 for fail_action drain_then_withdraw",
         );
+    } else if pol.drain_until_flows_below > 0 && pol.drain_time.is_zero() {
+        // drain_time bounds the wait for the flows: without it a drain
+        // could wait for ever.
+        errs.push(
+            join(p, "drain_time"),
+            "0s must be greater than 0 with drain_until_flows_below",
+        );
     }
     if let Some(f) = &pol.lower_priority_file {
         if !f.starts_with('/') {

@@ -54,6 +54,9 @@ pub enum Input {
     DrainApi { vip: String, enable: bool },
     /// Time passed (deadlines, the initial-evaluation bound).
     Tick,
+    /// The active flows of the VIPs that wait for them
+    /// ([`Engine::flow_waits`]), by VIP name, as the driver counted them.
+    Flows(Vec<(String, u32)>),
 }
 
 /// What the engine asks the shell to do or to tell.
@@ -109,6 +112,14 @@ pub struct Engine {
     /// EoR goes out at the latest then, even if a probe hangs.
     initial_deadline: Instant,
     initial_done: bool,
+    /// The last flow count of each VIP that waits for its flows, for
+    /// /status and /metrics; empty when none does (the usual case).
+    flows: Vec<(Arc<str>, u32)>,
+    /// When each drain (file or API) that withdraws began
+    /// (`drain_until_flows_below`): its drain_time runs from then. Here,
+    /// not in each VIP's machine, which would grow every slot by 16 bytes
+    /// for what few VIPs ever have.
+    drains: Vec<(Arc<str>, Instant)>,
 }
 
 /// Longest time a VIP needs for its first decision: its slowest check's
@@ -299,6 +310,8 @@ impl Engine {
             graceful_shutdown,
             initial_deadline: deadline,
             initial_done: false,
+            flows: Vec::new(),
+            drains: Vec::new(),
         };
         e.reindex();
         e.check_initial(now, &mut out);
@@ -438,6 +451,8 @@ impl Engine {
         }
         self.intents.prune();
         self.reindex();
+        self.forget_flows();
+        self.sync_drains(now);
         withdraws.extend(announces);
         withdraws
     }
@@ -522,6 +537,21 @@ impl Engine {
             .filter_map(|s| Some((s.prefix, s.machine.intent()?)))
     }
 
+    /// The VIPs whose drain waits for their active flows to fall below
+    /// `drain_until_flows_below`: the driver counts their flows while there
+    /// are any.
+    pub fn flow_waits(&self) -> impl Iterator<Item = &VipSlot> {
+        self.vips.iter().filter(|s| s.machine.waits_for_flows())
+    }
+
+    /// The last flow count of `vip`, while it waits for its flows.
+    pub fn flows(&self, vip: &str) -> Option<u32> {
+        self.flows
+            .iter()
+            .find(|(n, _)| &**n == vip)
+            .map(|(_, c)| *c)
+    }
+
     pub fn vips(&self) -> &[VipSlot] {
         &self.vips
     }
@@ -545,7 +575,55 @@ impl Engine {
         if !self.initial_done {
             d = Some(d.map_or(self.initial_deadline, |x| x.min(self.initial_deadline)));
         }
+        for at in self.drain_deadlines().map(|(_, at)| at) {
+            d = Some(d.map_or(at, |x| x.min(at)));
+        }
         d
+    }
+
+    /// The drain_time deadline of each drain that withdraws and still
+    /// waits for it, with the VIP's index.
+    fn drain_deadlines(&self) -> impl Iterator<Item = (usize, Instant)> + '_ {
+        self.drains.iter().filter_map(|(n, since)| {
+            let i = self.index(n)?;
+            let m = &self.vips[i].machine;
+            if !m.drain_time_pending() {
+                return None;
+            }
+            Some((i, since.checked_add(m.policy().drain_time)?))
+        })
+    }
+
+    /// Notes when VIP `i`'s drain that withdraws began, or forgets it once
+    /// the drain ended.
+    fn track_drain(&mut self, i: usize, now: Instant) {
+        let on = self.vips[i].machine.drain_withdraws();
+        let name = &self.vips[i].name;
+        let pos = self.drains.iter().position(|(n, _)| n == name);
+        match (on, pos) {
+            (true, None) => self.drains.push((name.clone(), now)),
+            (false, Some(p)) => {
+                self.drains.swap_remove(p);
+            }
+            _ => {}
+        }
+    }
+
+    /// After a reload: forgets the drains of VIPs gone or no longer
+    /// withdrawing, and notes those that withdraw from now on (a policy
+    /// that gained `drain_until_flows_below` while drained).
+    fn sync_drains(&mut self, now: Instant) {
+        let mut d = std::mem::take(&mut self.drains);
+        d.retain(|(n, _)| {
+            self.index(n)
+                .is_some_and(|i| self.vips[i].machine.drain_withdraws())
+        });
+        self.drains = d;
+        for i in 0..self.vips.len() {
+            if self.vips[i].machine.drain_withdraws() {
+                self.track_drain(i, now);
+            }
+        }
     }
 
     pub fn handle(&mut self, input: Input, now: Instant) -> Vec<Output> {
@@ -555,14 +633,27 @@ impl Engine {
             Input::DrainFile { vip, present } => {
                 if let Some(i) = self.index(&vip) {
                     let t = self.vips[i].machine.set_drain_file(present, now);
+                    self.track_drain(i, now);
                     self.emit(i, t, &mut out);
                 }
             }
             Input::DrainApi { vip, enable } => {
                 if let Some(i) = self.index(&vip) {
                     let t = self.vips[i].machine.set_drain_api(enable, now);
+                    self.track_drain(i, now);
                     self.emit(i, t, &mut out);
                 }
+            }
+            Input::Flows(counts) => {
+                let mut kept = Vec::new();
+                for (vip, count) in counts {
+                    if let Some(i) = self.index(&vip) {
+                        let t = self.vips[i].machine.set_flows(count, now);
+                        self.emit(i, t, &mut out);
+                        kept.push((self.vips[i].name.clone(), count));
+                    }
+                }
+                self.flows = kept;
             }
             Input::Tick => {
                 for i in 0..self.vips.len() {
@@ -575,10 +666,33 @@ impl Engine {
                         self.emit(i, t, &mut out);
                     }
                 }
+                let due: Vec<usize> = self
+                    .drain_deadlines()
+                    .filter(|(_, at)| *at <= now)
+                    .map(|(i, _)| i)
+                    .collect();
+                for i in due {
+                    let t = self.vips[i].machine.drain_expired(now);
+                    self.emit(i, t, &mut out);
+                }
             }
         }
         self.check_initial(now, &mut out);
+        self.forget_flows();
         out
+    }
+
+    /// Forgets the counts of the VIPs that no longer wait for their flows.
+    fn forget_flows(&mut self) {
+        if self.flows.is_empty() {
+            return;
+        }
+        let mut f = std::mem::take(&mut self.flows);
+        f.retain(|(n, _)| {
+            self.index(n)
+                .is_some_and(|i| self.vips[i].machine.waits_for_flows())
+        });
+        self.flows = f;
     }
 
     fn index(&self, vip: &str) -> Option<usize> {

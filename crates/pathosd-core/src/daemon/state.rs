@@ -38,6 +38,9 @@ pub enum Event<R> {
     Tick,
     /// The VIP's lower_priority_file was looked at: there or not.
     DrainFile { vip: String, present: bool },
+    /// The active flows of the VIPs that wait for them, counted by the
+    /// driver (`Engine::flow_waits`).
+    Flows(Vec<(String, u32)>),
     /// An API request to drain the VIP, or to stop draining it; answered
     /// in [`Effects::drain`].
     Drain { vip: String, enable: bool },
@@ -243,6 +246,7 @@ impl<R: Clone> State<R> {
         match event {
             Event::Result(r) => self.result(r, now, &mut fx),
             Event::Tick => fx.outputs = self.engine.handle(Input::Tick, now),
+            Event::Flows(counts) => fx.outputs = self.engine.handle(Input::Flows(counts), now),
             Event::DrainFile { vip, present } => {
                 fx.outputs = self.engine.handle(Input::DrainFile { vip, present }, now);
             }

@@ -27,7 +27,11 @@ pub fn vip_views(
     let views = picked
         .into_iter()
         .filter_map(|i| all.get(i))
-        .map(|v| vip_view(v, Want::Checks, to_sys))
+        .map(|v| {
+            let mut view = vip_view(v, Want::Checks, to_sys);
+            view.flows = engine.flows(&v.name);
+            view
+        })
         .collect();
     (views, page)
 }
@@ -83,6 +87,8 @@ pub fn vip_view(v: &VipSlot, want: Want, to_sys: &dyn Fn(Instant) -> SystemTime)
                 .and_then(|(_, r)| r.get("local_address_assigned")?.as_bool())
                 .unwrap_or(false)
         }),
+        // The engine's, set by the caller that has it.
+        flows: None,
         checks: v
             .checks
             .iter()

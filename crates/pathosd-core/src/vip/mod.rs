@@ -1,9 +1,12 @@
 //! The VIP state machine: withdrawn / announced / pessimized, as in the seed's
-//! diagram, plus the two-phase drain (`drain_then_withdraw`), `recovery_hold`
-//! and `always` VIPs. Pure: health, drain and time come in as inputs, a
+//! diagram, plus the two-phase drain (`drain_then_withdraw`), `recovery_hold`,
+//! `always` VIPs and a drain that waits for the traffic
+//! (`drain_until_flows_below`: the count of the VIP's flows is an input). Pure: health, drain and time come in as inputs, a
 //! transition and the route intent come out. The caller sends the BGP update
 //! for a transition in the same call that produced it (no VIP-level timer
 //! other than the deadlines this machine names).
+
+pub mod flows;
 
 use crate::bgp::types::{RouteIntent, GRACEFUL_SHUTDOWN};
 use crate::config::{FailAction, VipSpec as Vip};
@@ -46,6 +49,9 @@ pub struct VipPolicy {
     pub always: bool,
     pub fail_action: FailAction,
     pub drain_time: Duration,
+    /// `drain_until_flows_below`: a drain withdraws once fewer flows than
+    /// this remain (or at drain_time); 0: off.
+    pub flows_below: u32,
     pub recovery_hold: Duration,
     /// Shared ([`SharedIntents`]): nearly every VIP has the same two, and
     /// two inline `RouteIntent`s were 112 of a VIP slot's bytes (at
@@ -135,6 +141,7 @@ impl VipPolicy {
             always: vip.always,
             fail_action: p.fail_action,
             drain_time: p.drain_time.get(),
+            flows_below: p.drain_until_flows_below,
             recovery_hold: p.recovery_hold.get(),
             healthy_intent: intents.share(healthy_intent),
             pessimized_intent: intents.share(pessimized_intent),
@@ -173,6 +180,15 @@ const DRAIN_API: u8 = 4;
 /// Set once the VIP was announced and later withdrawn: recovery_hold
 /// applies to re-announcements, not to the first one after start.
 const WITHDRAWN_AFTER_ANNOUNCE: u8 = 8;
+/// The last flow count read during this drain was below the policy's
+/// `flows_below`. Cleared when a drain begins, so that only a count read
+/// during it can end it.
+const FLOWS_LOW: u8 = 16;
+/// drain_time has passed since the drain (file or API) began: the engine
+/// keeps that time (`Engine::drains`), not each machine (16 bytes more
+/// in each of 10,000 slots for a field that nearly every VIP leaves
+/// empty).
+const DRAIN_EXPIRED: u8 = 32;
 
 /// Why a VIP last changed state: fixed text, borrowed, or a check's own
 /// words, owned. A thin pointer each, hence `&&str` and `Box<Box<str>>`:
@@ -289,6 +305,10 @@ impl VipMachine {
         if healthy != self.healthy() {
             self.set_flag(HEALTHY, healthy);
             self.health_since = Some(now);
+            if !healthy {
+                // drain_then_withdraw begins: it waits for a count of its own.
+                self.set_flag(FLOWS_LOW, false);
+            }
         }
         self.evaluate(now, Reason::Owned(Box::new(Box::from(reason))))
     }
@@ -298,7 +318,9 @@ impl VipMachine {
         if present == self.drain_file() {
             return None;
         }
+        let was = self.draining();
         self.set_flag(DRAIN_FILE, present);
+        self.drain_changed(was);
         let reason = if present {
             &"lower_priority_file created"
         } else {
@@ -312,13 +334,69 @@ impl VipMachine {
         if enable == self.drain_api() {
             return None;
         }
+        let was = self.draining();
         self.set_flag(DRAIN_API, enable);
+        self.drain_changed(was);
         let reason = if enable {
             &"drain enabled via API"
         } else {
             &"drain disabled via API"
         };
         self.evaluate(now, Reason::Fixed(reason))
+    }
+
+    /// A drain that begins waits for a count and a drain_time of its own;
+    /// a drain by the other source while one runs changes neither.
+    fn drain_changed(&mut self, was: bool) {
+        if was != self.draining() {
+            self.set_flag(FLOWS_LOW | DRAIN_EXPIRED, false);
+        }
+    }
+
+    /// drain_time has passed since the drain (file or API) began: a drain
+    /// that waits for the flows withdraws now. The engine keeps when each
+    /// drain began and calls this at its deadline.
+    pub(crate) fn drain_expired(&mut self, now: Instant) -> Option<Transition> {
+        if !self.draining() || self.flag(DRAIN_EXPIRED) {
+            return None;
+        }
+        self.set_flag(DRAIN_EXPIRED, true);
+        self.evaluate(now, Reason::Fixed(&"drain_time elapsed"))
+    }
+
+    /// The VIP's active flows were counted: `count` below the policy's
+    /// `flows_below` lets a drain that waits for them withdraw now.
+    pub(crate) fn set_flows(&mut self, count: u32, now: Instant) -> Option<Transition> {
+        let low = count < self.policy.flows_below;
+        if low == self.flag(FLOWS_LOW) {
+            return None;
+        }
+        self.set_flag(FLOWS_LOW, low);
+        self.evaluate(
+            now,
+            Reason::Fixed(&"active flows below drain_until_flows_below"),
+        )
+    }
+
+    /// Whether the VIP is pessimized in a drain that withdraws once its
+    /// flows fall below `flows_below`: only then are its flows counted.
+    pub fn waits_for_flows(&self) -> bool {
+        self.state == VipState::Pessimized
+            && self.policy.flows_below > 0
+            && (self.draining()
+                || (!self.healthy() && self.policy.fail_action == FailAction::DrainThenWithdraw))
+    }
+
+    /// Whether the drain's drain_time, which the engine keeps, still has
+    /// to be told ([`Self::drain_expired`]).
+    pub(crate) fn drain_time_pending(&self) -> bool {
+        self.state == VipState::Pessimized && self.drain_withdraws() && !self.flag(DRAIN_EXPIRED)
+    }
+
+    /// A drain (file or API) with `flows_below` set withdraws; without it
+    /// the VIP stays pessimized while drained.
+    pub(crate) fn drain_withdraws(&self) -> bool {
+        self.draining() && self.policy.flows_below > 0
     }
 
     /// A reload changed the VIP's policy (its identity did not change): the
@@ -344,10 +422,18 @@ impl VipMachine {
         self.evaluate(now, Reason::Fixed(reason))
     }
 
-    /// When `tick` must be called next, if some timed step is pending.
+    /// When `tick` must be called next, if some timed step is pending (the
+    /// drain's own drain_time is the engine's, see [`Self::drain_expired`]).
     pub(crate) fn next_deadline(&self) -> Option<Instant> {
         match self.state {
-            VipState::Withdrawn if self.flag(HEALTHY) && self.flag(WITHDRAWN_AFTER_ANNOUNCE) => {
+            // A drain that withdraws keeps the VIP withdrawn while it lasts:
+            // no recovery_hold deadline (one in the past would be due for
+            // ever).
+            VipState::Withdrawn
+                if self.flag(HEALTHY)
+                    && self.flag(WITHDRAWN_AFTER_ANNOUNCE)
+                    && !self.drain_withdraws() =>
+            {
                 self.health_since
                     .and_then(|t| t.checked_add(self.policy.recovery_hold))
             }
@@ -362,6 +448,23 @@ impl VipMachine {
     }
 
     fn desired(&self, now: Instant) -> VipState {
+        let base = self.desired_by_health(now);
+        if base == VipState::Withdrawn || !self.drain_withdraws() {
+            return base;
+        }
+        // A drain that withdraws: pessimized while flows remain, withdrawn
+        // once they fall below the threshold or at drain_time, and never
+        // announced again while the drain lasts.
+        if self.state == VipState::Withdrawn || self.flag(FLOWS_LOW | DRAIN_EXPIRED) {
+            VipState::Withdrawn
+        } else {
+            VipState::Pessimized
+        }
+    }
+
+    /// What health, the drain and the fail_action ask for, without a drain's
+    /// withdraw.
+    fn desired_by_health(&self, now: Instant) -> VipState {
         let up = if self.draining() {
             VipState::Pessimized
         } else {
@@ -394,7 +497,8 @@ impl VipMachine {
                     .health_since
                     .map(|t| now.saturating_duration_since(t) >= self.policy.drain_time)
                     .unwrap_or(true);
-                if expired {
+                let flows_low = self.policy.flows_below > 0 && self.flag(FLOWS_LOW);
+                if expired || flows_low {
                     VipState::Withdrawn
                 } else {
                     VipState::Pessimized

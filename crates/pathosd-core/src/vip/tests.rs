@@ -9,6 +9,9 @@ enum Ev {
     Health(bool),
     DrainFile(bool),
     DrainApi(bool),
+    Flows(u32),
+    /// The engine's drain_time of the drain (file or API) came.
+    DrainExpired,
     Tick,
 }
 
@@ -40,6 +43,8 @@ fn replay(m: &mut VipMachine, steps: &[(u64, Ev, VipState)]) -> Vec<Transition> 
             Ev::Health(h) => m.set_health(*h, now, if *h { "rise" } else { "fall" }),
             Ev::DrainFile(p) => m.set_drain_file(*p, now),
             Ev::DrainApi(p) => m.set_drain_api(*p, now),
+            Ev::Flows(n) => m.set_flows(*n, now),
+            Ev::DrainExpired => m.drain_expired(now),
             Ev::Tick => m.tick(now),
         };
         out.extend(t);
@@ -312,4 +317,145 @@ fn graceful_shutdown_is_not_added_twice_nor_without_the_option() {
         &[(0, Health(true), Announced), (1, Health(false), Pessimized)],
     );
     assert!(!m.intent().unwrap().communities.contains(&gshut));
+}
+
+/// `drain_until_flows_below` 1, drain_time 20 s: an API drain pessimizes,
+/// and withdraws at the first count of no flows, long before drain_time.
+#[test]
+fn a_drain_that_waits_for_the_flows_withdraws_when_they_end() {
+    let mut m = vip(FailAction::LowerPriority, |v| {
+        v.policy.drain_time = Dur::secs(20);
+        v.policy.drain_until_flows_below = 1;
+    });
+    let ts = replay(
+        &mut m,
+        &[
+            (0, Health(true), Announced),
+            (1_000, DrainApi(true), Pessimized),
+            (2_000, Flows(3), Pessimized),
+            (3_000, Flows(1), Pessimized),
+            (3_500, Tick, Pessimized),
+            (4_000, Flows(0), Withdrawn),
+            // Withdrawn for the rest of the drain, whatever is counted.
+            (5_000, Flows(7), Withdrawn),
+            (30_000, Tick, Withdrawn),
+        ],
+    );
+    assert_eq!(
+        ts.last().unwrap().reason,
+        "active flows below drain_until_flows_below"
+    );
+    assert!(!m.waits_for_flows());
+    assert_eq!(m.next_deadline(), None);
+    // The drain ends: announced again at once.
+    replay(&mut m, &[(31_000, DrainApi(false), Announced)]);
+}
+
+/// Flows that never end: the withdraw comes at drain_time (the engine
+/// keeps the drain's start and says when, `DrainExpired`).
+#[test]
+fn a_drain_that_waits_for_the_flows_withdraws_at_drain_time_at_the_latest() {
+    let mut m = vip(FailAction::Withdraw, |v| {
+        v.policy.drain_time = Dur::secs(3);
+        v.policy.drain_until_flows_below = 1;
+    });
+    replay(
+        &mut m,
+        &[
+            (0, Health(true), Announced),
+            (1_000, DrainFile(true), Pessimized),
+            (1_500, Flows(2), Pessimized),
+            (2_000, DrainApi(true), Pessimized),
+            (3_000, Flows(2), Pessimized),
+        ],
+    );
+    assert!(m.waits_for_flows() && m.drain_time_pending());
+    assert_eq!(m.next_deadline(), None);
+    let ts = replay(&mut m, &[(4_000, DrainExpired, Withdrawn)]);
+    assert_eq!(ts.last().unwrap().reason, "drain_time elapsed");
+    assert!(!m.drain_time_pending());
+    // Still drained by the API after the file is gone: still withdrawn.
+    replay(
+        &mut m,
+        &[
+            (5_000, DrainFile(false), Withdrawn),
+            (6_000, DrainApi(false), Announced),
+            // Not draining: nothing expires.
+            (7_000, DrainExpired, Announced),
+        ],
+    );
+}
+
+/// A count from an earlier drain never ends a new one; a VIP drained
+/// before it was ever announced is not announced for the drain.
+#[test]
+fn a_new_drain_waits_for_a_count_of_its_own() {
+    let mut m = vip(FailAction::LowerPriority, |v| {
+        v.policy.drain_time = Dur::secs(20);
+        v.policy.drain_until_flows_below = 2;
+    });
+    replay(
+        &mut m,
+        &[
+            (0, DrainApi(true), Withdrawn),
+            (1_000, Health(true), Withdrawn),
+            (2_000, DrainApi(false), Announced),
+            (3_000, DrainApi(true), Pessimized),
+            (4_000, Flows(1), Withdrawn),
+            (5_000, DrainApi(false), Announced),
+            // Low when last read, but this drain has not counted yet.
+            (6_000, DrainApi(true), Pessimized),
+            (7_000, Flows(2), Pessimized),
+            (8_000, Flows(1), Withdrawn),
+        ],
+    );
+}
+
+/// drain_then_withdraw with the option: an unhealthy VIP is withdrawn
+/// when its flows end, or at drain_time; without the option the count
+/// changes nothing (today's behaviour).
+#[test]
+fn drain_then_withdraw_waits_for_the_flows_only_with_the_option() {
+    let mut m = vip(FailAction::DrainThenWithdraw, |v| {
+        v.policy.drain_time = Dur::secs(30);
+        v.policy.drain_until_flows_below = 1;
+    });
+    replay(
+        &mut m,
+        &[
+            (0, Health(true), Announced),
+            (1_000, Health(false), Pessimized),
+            (2_000, Flows(4), Pessimized),
+            (3_000, Flows(0), Withdrawn),
+            (4_000, Health(true), Announced),
+            (5_000, Health(false), Pessimized),
+            (34_999, Tick, Pessimized),
+            (35_000, Tick, Withdrawn),
+        ],
+    );
+    let mut m = vip(FailAction::DrainThenWithdraw, |v| {
+        v.policy.drain_time = Dur::secs(30)
+    });
+    replay(
+        &mut m,
+        &[
+            (0, Health(true), Announced),
+            (1_000, Health(false), Pessimized),
+            (2_000, Flows(0), Pessimized),
+            (3_000, DrainApi(true), Pessimized),
+            (4_000, Flows(0), Pessimized),
+        ],
+    );
+    assert!(!m.waits_for_flows());
+    let mut m = vip(FailAction::LowerPriority, |_| {});
+    replay(
+        &mut m,
+        &[
+            (0, Health(true), Announced),
+            (1_000, DrainApi(true), Pessimized),
+            (2_000, Flows(0), Pessimized),
+            (60_000, Tick, Pessimized),
+        ],
+    );
+    assert!(!m.waits_for_flows());
 }

@@ -668,6 +668,13 @@ fn vip_rules() {
     one(
         &[(
             &format!("{v}/policy"),
+            json!({"drain_until_flows_below": 1, "drain_time": "0s"}),
+        )],
+        "vips[0].policy.drain_time: 0s must be greater than 0 with drain_until_flows_below",
+    );
+    one(
+        &[(
+            &format!("{v}/policy"),
             json!({"lower_priority_file": "drain"}),
         )],
         "vips[0].policy.lower_priority_file: \"drain\" must be an absolute path",

@@ -890,3 +890,165 @@ fn a_reload_of_10000_vips_keeps_every_state() {
         .iter()
         .all(|(_, c)| *c == VipChange::Unchanged));
 }
+
+/// An always VIP whose drain withdraws once fewer than `below` flows remain,
+/// drain_time `drain` at the latest.
+fn flow_vip(name: &str, prefix: &str, below: u32, drain: &str) -> (Vip, Expr) {
+    let v = vip(json!({
+        "name": name, "prefix": prefix, "always": true,
+        "policy": {"drain_time": drain, "drain_until_flows_below": below}
+    }));
+    (v, Expr::All)
+}
+
+fn api_drain(vip: &str, enable: bool) -> Input {
+    Input::DrainApi {
+        vip: vip.into(),
+        enable,
+    }
+}
+
+/// The API drain with drain_until_flows_below 1 and drain_time 20 s: the
+/// engine asks for the VIP's flows while it is pessimized, withdraws at the
+/// first count of none, and then asks no more.
+#[test]
+fn a_drain_withdraws_when_the_flows_end() {
+    let (mut e, _) = new_engine(
+        &[
+            flow_vip("web", "10.0.0.1/32", 1, "20s"),
+            flow_vip("dns", "10.0.0.2/32", 1, "20s"),
+        ],
+        t0(),
+    );
+    assert_eq!(e.flow_waits().count(), 0);
+    let out = e.handle(api_drain("web", true), at(1_000));
+    assert_eq!(
+        states(&out),
+        [
+            "pessimized (drain enabled via API)",
+            "route 10.0.0.1/32 prepend 6"
+        ]
+    );
+    let waits: Vec<_> = e.flow_waits().map(|s| s.name.to_string()).collect();
+    assert_eq!(waits, ["web"]);
+    assert_eq!(e.next_deadline(), Some(at(21_000)));
+    let out = e.handle(Input::Flows(vec![("web".into(), 2)]), at(2_000));
+    assert!(out.is_empty(), "{out:?}");
+    assert_eq!(e.flows("web"), Some(2));
+    let out = e.handle(Input::Flows(vec![("web".into(), 0)]), at(3_000));
+    assert_eq!(
+        states(&out),
+        [
+            "withdrawn (active flows below drain_until_flows_below)",
+            "route 10.0.0.1/32 withdraw"
+        ]
+    );
+    assert_eq!(e.flow_waits().count(), 0);
+    assert_eq!(e.flows("web"), None);
+    // No drain_time deadline left: the VIP is withdrawn already.
+    assert_eq!(e.next_deadline(), None);
+    assert!(e.handle(Input::Tick, at(21_000)).is_empty());
+    let out = e.handle(api_drain("web", false), at(22_000));
+    assert_eq!(
+        states(&out),
+        [
+            "announced (drain disabled via API)",
+            "route 10.0.0.1/32 prepend 0"
+        ]
+    );
+}
+
+/// Flows that never end: withdrawn at drain_time, counted from the drain's
+/// start, whatever the counts say; a second drain source does not restart
+/// it, and a new drain has a drain_time of its own.
+#[test]
+fn a_drain_withdraws_at_drain_time_at_the_latest() {
+    let (mut e, _) = new_engine(&[flow_vip("web", "10.0.0.1/32", 1, "3s")], t0());
+    e.handle(api_drain("web", true), at(1_000));
+    e.handle(
+        Input::DrainFile {
+            vip: "web".into(),
+            present: true,
+        },
+        at(2_000),
+    );
+    for ms in [1_500, 2_500, 3_500] {
+        assert!(e
+            .handle(Input::Flows(vec![("web".into(), 5)]), at(ms))
+            .is_empty());
+    }
+    assert_eq!(e.next_deadline(), Some(at(4_000)));
+    assert!(e.handle(Input::Tick, at(3_999)).is_empty());
+    let out = e.handle(Input::Tick, at(4_000));
+    assert_eq!(
+        states(&out),
+        [
+            "withdrawn (drain_time elapsed)",
+            "route 10.0.0.1/32 withdraw"
+        ]
+    );
+    assert_eq!(e.next_deadline(), None);
+    e.handle(api_drain("web", false), at(5_000));
+    let out = e.handle(
+        Input::DrainFile {
+            vip: "web".into(),
+            present: false,
+        },
+        at(6_000),
+    );
+    assert_eq!(states(&out)[0], "announced (lower_priority_file removed)");
+    e.handle(api_drain("web", true), at(10_000));
+    assert_eq!(e.next_deadline(), Some(at(13_000)));
+    assert_eq!(
+        states(&e.handle(Input::Tick, at(13_000)))[0],
+        "withdrawn (drain_time elapsed)"
+    );
+}
+
+/// Without drain_until_flows_below a drain pessimizes as before: no flows
+/// are asked for, no deadline, counts change nothing.
+#[test]
+fn a_drain_without_the_option_only_pessimizes() {
+    let v = vip(json!({"name": "web", "prefix": "10.0.0.1/32", "always": true}));
+    let (mut e, _) = new_engine(&[(v, Expr::All)], t0());
+    e.handle(api_drain("web", true), at(1_000));
+    assert_eq!(e.flow_waits().count(), 0);
+    assert_eq!(e.next_deadline(), None);
+    assert!(e
+        .handle(Input::Flows(vec![("web".into(), 0)]), at(2_000))
+        .is_empty());
+    assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Pessimized);
+}
+
+/// A reload that gives a drained VIP drain_until_flows_below: its drain
+/// waits for the flows from then on, drain_time counted from the reload;
+/// one that takes it away leaves the VIP pessimized, with no deadline.
+#[test]
+fn a_reload_starts_and_stops_the_wait_for_the_flows() {
+    let plain = vip(
+        json!({"name": "web", "prefix": "10.0.0.1/32", "always": true,
+                            "policy": {"drain_time": "3s"}}),
+    );
+    let (mut e, _) = new_engine(&[(plain.clone(), Expr::All)], t0());
+    e.handle(api_drain("web", true), at(1_000));
+    assert_eq!(e.next_deadline(), None);
+    let out = reload(
+        &mut e,
+        &[flow_vip("web", "10.0.0.1/32", 1, "3s")],
+        at(5_000),
+    );
+    assert!(
+        states(&out).iter().all(|s| !s.contains("withdraw")),
+        "{out:?}"
+    );
+    assert_eq!(e.flow_waits().count(), 1);
+    assert_eq!(e.next_deadline(), Some(at(8_000)));
+    e.handle(Input::Flows(vec![("web".into(), 4)]), at(6_000));
+    assert_eq!(e.flows("web"), Some(4));
+    reload(&mut e, &[(plain, Expr::All)], at(7_000));
+    assert_eq!(e.flow_waits().count(), 0);
+    assert_eq!(e.flows("web"), None);
+    assert_eq!(e.next_deadline(), None);
+    assert!(e.handle(Input::Tick, at(8_000)).is_empty());
+    assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Pessimized);
+}

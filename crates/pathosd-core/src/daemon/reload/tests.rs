@@ -771,6 +771,11 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
             Vip("web", kept(true, false)),
         ),
         (
+            "vips[].policy.drain_until_flows_below",
+            |c| web(c)["policy"] = json!({"drain_until_flows_below": 3}),
+            Vip("web", kept(true, false)),
+        ),
+        (
             "vips[].policy.fail_action",
             |c| web(c)["policy"] = json!({"fail_action": "withdraw"}),
             Vip("web", kept(true, false)),

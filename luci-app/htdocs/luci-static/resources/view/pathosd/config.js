@@ -1399,6 +1399,13 @@ return view.extend({
 		o.validate = validateDuration;
 		o.placeholder = '30s';
 		o.depends('fail_action', 'drain_then_withdraw');
+		o.depends({ drain_until_flows_below: /^[1-9][0-9]*$/ });
+		o.modalonly = true;
+
+		o = s.taboption('policy', form.Value, 'drain_until_flows_below', _('Withdraw a drain below N flows'),
+			_('A drain (the drain file, the API or drain_then_withdraw) withdraws as soon as fewer than this many connections to the VIP remain in the router\'s conntrack table, and at the drain time at the latest. Empty or 0: a drain only pessimizes.'));
+		o.datatype = 'uinteger';
+		o.placeholder = '0';
 		o.modalonly = true;
 
 		o = s.taboption('policy', form.Value, 'recovery_hold', _('Recovery hold'),
