@@ -315,6 +315,37 @@ fn wrong_ttl_source_discriminator_and_garbage_are_dropped_and_counted() {
         m.contains("pathosd_bfd_dropped_packets_total{peer=\"bird\",reason=\"wrong_ttl\"} 1"),
         "{m}"
     );
+
+    // A flood of datagrams on the BFD port does not hold up the rest of
+    // the daemon: requests are answered while it lasts.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flood = {
+        let stop = stop.clone();
+        let s = sender(stranger, 255);
+        std::thread::spawn(move || {
+            let end = Instant::now() + Duration::from_secs(10);
+            let mut sent = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < end {
+                let _ = s.send_to(&[0u8; 24], to);
+                sent += 1;
+            }
+            sent
+        })
+    };
+    let mut slowest = Duration::ZERO;
+    for _ in 0..5 {
+        let t = Instant::now();
+        let r = d.get("/status");
+        slowest = slowest.max(t.elapsed());
+        assert!(r.is_some(), "no answer during the flood\n{}", d.log());
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let sent = flood.join().unwrap();
+    assert!(
+        slowest < Duration::from_secs(2),
+        "slowest answer {slowest:?} ({sent} datagrams)"
+    );
+    assert!(unmatched() > 2, "the flood was not seen");
 }
 
 /// FRR's bfdd alone (no zebra), with a multihop peer: pathosd's session

@@ -115,6 +115,8 @@ struct Owner {
     watchdog: Option<super::watchdog::Pinger>,
     /// The neighbors' BFD sessions, run from this task's loop (see `run`).
     bfd: super::bfd::Bfd,
+    /// The last wake was BFD's: the next select polls the others first.
+    after_bfd: bool,
 }
 
 async fn async_main(opts: Options, cfg: RunConfig) -> i32 {
@@ -193,6 +195,7 @@ async fn async_main(opts: Options, cfg: RunConfig) -> i32 {
         ctl,
         watchdog,
         bfd,
+        after_bfd: false,
     };
     // The start's routes come from the engine's slots, with no `Output`
     // each (the start's peak), before any End-of-RIB below.
@@ -252,7 +255,13 @@ impl Owner {
             let flows = &mut self.flows;
             // BFD first: the select polls in order, and a flood of events
             // must not delay its packets past the peer's Detection Time.
+            // After a turn of BFD's, the other events go first once: a
+            // flood of datagrams on a BFD port must not hold them up either.
+            let after_bfd = std::mem::take(&mut self.after_bfd);
             let woke = async {
+                if after_bfd {
+                    smol::future::yield_now().await;
+                }
                 bfd.ready().await;
                 Woke::Bfd
             }
@@ -292,6 +301,7 @@ impl Owner {
             let ev = match woke {
                 Woke::Bfd => {
                     self.bfd_turn(now);
+                    self.after_bfd = true;
                     continue;
                 }
                 Woke::Flows(r) => {
