@@ -369,7 +369,7 @@ impl Session {
     fn receive(&mut self, rx: Received, now: Time, step: &mut Step) {
         let p = rx.packet;
         // The checks only the session can make; the codec made the others.
-        // Issue: a packet from the wrong source or with the wrong TTL is
+        // A packet from the wrong source or with the wrong TTL is
         // never trusted, so these come before the packet changes anything.
         if !rx.source_ok {
             return self.drops.count(DropReason::WrongSource);
