@@ -529,7 +529,7 @@ fn slow_trigger_does_not_hold_up_status() {
     });
 }
 
-/// Issue 10.1: many slow `check` calls at once (each trigger takes 5 s in the
+/// Many slow `check` calls at once (each trigger takes 5 s in the
 /// fake owner) never hold up `status`: it answers within 100 ms every time.
 /// Calls the client answered TIMEOUT give their slots back at that moment, so
 /// a new trigger reaches the owner while the abandoned ones still run.

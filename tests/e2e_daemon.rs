@@ -432,8 +432,8 @@ fn reload_with_unchanged_vips_sends_no_update() {
     reload_globals_and_neighbors(&mut s, n, cfg);
 }
 
-/// Issue 11, "every setting applied live or reported as needing a
-/// restart", the classes of docs/config.md's Reload table that the first
+/// Every setting is applied live or reported as needing a restart: the
+/// classes of docs/config.md's Reload table that the first
 /// reload above does not cover, in one more reload of the same daemon:
 /// `api.listen` moves the HTTP server (the old address stops answering), a
 /// neighbor's `required` alone and an added neighbor leave the BIRD session
@@ -586,7 +586,7 @@ fn sighup_with_an_invalid_config_keeps_the_old_one() {
     s.wait_gone(&prefix(n, 2));
 }
 
-/// Issue 9: a response_jq nested 7,300 deep or a 50,000-term checks_policy
+/// A response_jq nested 7,300 deep or a 50,000-term checks_policy
 /// overflowed the stack while the reloaded file was checked, so SIGHUP
 /// killed the daemon and its routes with it. Now each is a reload error:
 /// the daemon stays up, BIRD keeps both routes, the old checks still decide.
@@ -972,7 +972,7 @@ fn sighup_adds_and_removes_vips() {
         s.d.log()
     );
 
-    // Issue 11: the route changes one engine step decides (here a reload)
+    // The route changes one engine step decides (here a reload)
     // leave in as few UPDATEs as the attributes allow: 100 `always` VIPs
     // with the same attributes added by one reload reach BIRD in one
     // UPDATE, and their removal is one UPDATE of withdrawals.
@@ -1235,7 +1235,7 @@ fn hup_never_withdrawn(
     last
 }
 
-/// Issue 11: a reload that changes only a VIP's check timing (interval,
+/// A reload that changes only a VIP's check timing (interval,
 /// timeout, rise, fall) or its route attributes (communities, prepends)
 /// keeps the VIP's state: BIRD never loses the route (the old code
 /// withdrew it until the restarted checks reached rise again), and new

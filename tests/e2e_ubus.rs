@@ -164,7 +164,7 @@ fn counting_check(file: &Path, extra: &str) -> Value {
                     "args": ["-c", format!("echo run >> '{}'{extra}", file.display())]}})
 }
 
-/// Issues 9 and 10 against the real daemon, without BGP (the neighbor has
+/// The ubus client and method server against the real daemon, without BGP (the neighbor has
 /// no one listening): the time in events queued while ubusd was away, a flood
 /// of slow `check` calls next to `status`, the per-VIP trigger rate limit,
 /// what caller-supplied names do to the log, and `check` on an `always` VIP.
@@ -262,7 +262,7 @@ fn triggers_logs_and_event_times_against_the_real_daemon() {
         let flood_runs = runs(&slow_runs) - before;
         assert!((1..=2).contains(&flood_runs), "{flood_runs} runs");
 
-        // Issue 9: 500 triggers as fast as they are answered run the check at
+        // 500 triggers as fast as they are answered run the check at
         // most BURST times plus one per second elapsed.
         let before = runs(&fast_runs);
         let t0 = Instant::now();
@@ -295,7 +295,7 @@ fn triggers_logs_and_event_times_against_the_real_daemon() {
             );
         }
 
-        // Issue 9 (logs): caller-supplied names are logged only once found,
+        // Logs: caller-supplied names are logged only once found,
         // and cut short.
         let huge = "x".repeat(900_000);
         let r = caller

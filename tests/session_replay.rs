@@ -100,7 +100,7 @@ fn decode(pass: &Pass) -> Decoded {
     out
 }
 
-/// Issue 11: the daemon's sessions plan from the owner's table instead of
+/// The daemon's sessions plan from the owner's table instead of
 /// a copy each. The owner changes the table first and the batch only names
 /// the prefixes; a table filled from empty is one message, not a list;
 /// End-of-RIB waits for the session's own InitialDone (in order with the

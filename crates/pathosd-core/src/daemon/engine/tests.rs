@@ -600,7 +600,7 @@ fn a_missing_local_address_warns_until_the_check_falls() {
     assert!(e.handle(res(&e, "web", "a", false), at(7)).is_empty());
 }
 
-/// Issue 11, 10,000 `always` VIPs: a slot holds no combiner for a VIP
+/// 10,000 `always` VIPs: a slot holds no combiner for a VIP
 /// without checks and shares its route intents with every VIP of the same
 /// policy (the slot was 400 bytes: a Combiner and two RouteIntents inline).
 #[test]
@@ -649,7 +649,7 @@ fn always_vips_share_their_intents_and_have_no_combiner() {
     assert!(e.vip("web").unwrap().combiner().is_some());
 }
 
-/// Issue 11: the engine keeps the VIPs' configs, the old side of reload's
+/// The engine keeps the VIPs' configs, the old side of reload's
 /// diff, and nothing of a plain VIP (`always`, every other field at its
 /// default), which it rebuilds equal from its slot's name and prefix.
 #[test]
@@ -773,7 +773,7 @@ fn reload_diffs_against_the_engine() {
     assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Withdrawn);
 }
 
-/// Issue 11: a reload of 10,000 VIPs finds each kept slot through the name
+/// A reload of 10,000 VIPs finds each kept slot through the name
 /// index (it was a linear search and a `Vec::remove` each, O(n²)). Every
 /// kept VIP keeps its state and counters, whatever the new order; changed
 /// and removed ones are withdrawn, new ones announced, in the same order as

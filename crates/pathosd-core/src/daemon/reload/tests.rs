@@ -276,8 +276,7 @@ fn neighbors() {
     );
 }
 
-/// Issue 11: "every setting applied live or reported as needing a
-/// restart". Every setting the JSON Schema lists
+/// Every setting is applied live or reported as needing a restart. Every setting the JSON Schema lists
 /// (`schema/pathosd-config-v1.schema.json`), changed alone, gives a plan
 /// of the class docs/config.md's Reload table gives it; none is silently
 /// ignored. A new config field fails here until it has a row (and a rule
