@@ -349,7 +349,7 @@ fn checks_without_options_convert_with_their_blocks_defaults() {
 
 /// A proxy URL the probes could not connect with and a DNS name the dns
 /// probe could not send are config errors at their option, naming the
-/// value, in JSON and in UCI alike (before issue 11 they failed only when
+/// value, in JSON and in UCI alike (they used to fail only when
 /// the probe was built, and the check never started).
 #[test]
 fn unusable_proxies_and_dns_names_are_config_errors() {
