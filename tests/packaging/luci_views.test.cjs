@@ -617,6 +617,15 @@ function viewTests(label, src) {
 		// The drain toggle offers the opposite of the current API drain.
 		assert.strictEqual(text(button(root, 'pathosd-drain', { 'data-vip': 'dns' })), 'Drain (pessimize)');
 		assert.strictEqual(text(button(root, 'pathosd-drain', { 'data-vip': 'web' })), 'Undrain');
+		// A drain waiting for the router's flows (drain_until_flows_below)
+		// says how many are left; 0 is a count too.
+		const st = JSON.parse(JSON.stringify(STATUS));
+		st.vips[1].flows = 3;
+		st.vips[0].drain_file = true;
+		st.vips[0].flows = 0;
+		const r2 = await renderStatus({ 'pathosd.status': st });
+		assert.deepStrictEqual(cellTexts(tableByClass(r2.root, 'pathosd-vips').rows).map((r) => r[7]),
+			[ 'file, 0 flows left', 'API, 3 flows left' ]);
 	});
 
 	// luci-theme-bootstrap (current, cascade.css): `.label.success` is its

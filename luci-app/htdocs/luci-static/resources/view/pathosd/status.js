@@ -430,6 +430,10 @@ return view.extend({
 
 			if (v.drain_file) drains.push(_('file'));
 			if (v.drain_api) drains.push(_('API'));
+			// policy.drain_until_flows_below: the router's flows to the VIP
+			// the drain still waits for (only while it waits).
+			if (v.flows != null)
+				drains.push(_('%d flows left').replace('%d', v.flows));
 
 			return [
 				orDash(v.name),
