@@ -269,23 +269,15 @@ impl Bfd {
                 None => std::future::pending().await,
             }
         };
-        let readable = async {
-            let mut waits: Vec<_> = self
-                .rx
-                .iter()
-                .map(|r| Box::pin(r.sock.readable()))
-                .collect();
-            // The first socket readable, or failed: the turn reads it.
-            std::future::poll_fn(|cx| {
-                for w in waits.iter_mut() {
-                    if w.as_mut().poll(cx).is_ready() {
-                        return std::task::Poll::Ready(());
-                    }
-                }
+        // The first socket readable, or failed: the turn reads it. Polled
+        // in place: this wait is made anew on every turn of the owner.
+        let readable = std::future::poll_fn(|cx| {
+            if self.rx.iter().any(|r| r.sock.poll_readable(cx).is_ready()) {
+                std::task::Poll::Ready(())
+            } else {
                 std::task::Poll::Pending
-            })
-            .await
-        };
+            }
+        });
         timer.or(readable).await
     }
 
