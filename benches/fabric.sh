@@ -12,8 +12,10 @@
 # steady, backend crash, SIGTERM + restart and a stalled announcer (SIGSTOP,
 # its backend killed) for all; `pathosd-bfd` is pathosd with the recipe's
 # BFD (the edge BIRD's protocol bfd, the neighbor's bfd options), `pathosd`
-# and ExaBGP run without; the drains (API, ubus, drain file)
-# and the reload only for pathosd, ExaBGP having no equivalent. Per
+# and ExaBGP run without; the drains (API, ubus, drain file), the
+# reload, and procd's stop and start, an opkg upgrade and an apk upgrade
+# with its restart (pathosd's init script under the test's procd
+# stand-in) only for pathosd, ExaBGP having no equivalent. Per
 # scenario it prints the failed requests and their window (last failure −
 # first failure) side by side. docs/performance.md has a measured table.
 #

@@ -31,7 +31,10 @@
 //! their window (last failure − first failure): steady, backend crash,
 //! drain and undrain through the API, ubus (the in-tree broker, which
 //! pathosd reaches through a unix socket from its namespace) and the drain
-//! file, SIGTERM and a restart, a reload with a new check interval, and a
+//! file, SIGTERM and a restart, the init script's stop and start, an opkg
+//! upgrade and an apk upgrade with its restart (pathosd under a stand-in
+//! of procd modelled on its instance code, tests/support/procd.rs, from
+//! the restart on), a reload with a new check interval, and a
 //! stalled pathosd whose backend dies (measured; without BFD only BIRD's
 //! hold timer ends the session). Missing tools (`ip`, `bird`, `birdc`,
 //! `curl`) fail the test.
@@ -49,6 +52,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use support::daemon::Pathosd;
 use support::netns::sh;
+use support::procd::Procd;
 use support::ubus::Caller;
 use support::ubus_broker::{Broker, BrokerConfig};
 use support::{poll, run, Daemon, TempDir};
@@ -474,6 +478,9 @@ fn signal(pid: u32, sig: &str) {
 enum Speaker {
     Pathosd(Pathosd),
     Exabgp(Exabgp),
+    /// pathosd as the init script runs it: an instance of the procd
+    /// stand-in, its binary the package's file in the edge's root.
+    Procd(Procd),
 }
 
 impl Speaker {
@@ -481,6 +488,7 @@ impl Speaker {
         match self {
             Speaker::Pathosd(p) => p.pid(),
             Speaker::Exabgp(e) => e.pid(),
+            Speaker::Procd(p) => p.pid().unwrap_or(0),
         }
     }
 
@@ -488,6 +496,7 @@ impl Speaker {
         match self {
             Speaker::Pathosd(p) => p.log(),
             Speaker::Exabgp(_) => String::new(),
+            Speaker::Procd(p) => p.log(),
         }
     }
 }
@@ -595,7 +604,43 @@ impl Edge {
                     signal(k, "KILL");
                 }
             }
+            Some(Speaker::Procd(p)) => drop(p),
             None => {}
+        }
+    }
+
+    /// The package's binary in the edge's root, as opkg and apk install a
+    /// file: the new one written beside it, then renamed over it (a running
+    /// instance keeps the old file's inode).
+    fn install_binary(&self) -> PathBuf {
+        let bin = self.dir.path("pathosd");
+        let new = self.dir.path("pathosd.new");
+        std::fs::copy(support::daemon::PATHOSD, &new).unwrap();
+        std::fs::rename(&new, &bin).unwrap();
+        bin
+    }
+
+    /// The edge's pathosd under the procd stand-in, its config the edge's
+    /// and its binary installed in the edge's root; not started.
+    fn procd_service(&mut self) {
+        let bin = self.install_binary();
+        let conf = self.dir.path("pathosd.json");
+        std::fs::write(&conf, serde_json::to_string_pretty(&self.cfg).unwrap()).unwrap();
+        let bin = bin.display().to_string();
+        let conf = conf.display().to_string();
+        let argv = [
+            "ip", "netns", "exec", &self.ns, &bin, "run", "--config", &conf,
+        ];
+        self.speaker = Some(Speaker::Procd(Procd::new(
+            &argv,
+            &self.dir.path("procd.log"),
+        )));
+    }
+
+    fn procd(&self) -> &Procd {
+        match &self.speaker {
+            Some(Speaker::Procd(p)) => p,
+            _ => panic!("{}: pathosd is not under procd", self.ns),
         }
     }
 
@@ -902,16 +947,105 @@ impl Fabric {
         (drained, undrained)
     }
 
-    /// SIGTERM to edge 0's announcer, its route gone, then a new one.
+    /// SIGTERM to edge 0's announcer, its route gone, then a new one
+    /// (pathosd: `/etc/init.d/pathosd start`, under procd from then on).
     fn sigterm_restart(&mut self) -> Outcome {
         let from = now_ms();
         self.edges[0].terminate_speaker();
         self.wait_hops(&[1], "SIGTERM: route to e1 still there");
         let announcer = self.opts.announcer;
         let Fabric { edges, net, .. } = self;
-        edges[0].start_speaker(net, announcer);
+        if announcer == Announcer::Pathosd {
+            edges[0].procd_service();
+            edges[0].procd().set();
+        } else {
+            edges[0].start_speaker(net, announcer);
+        }
         self.wait_hops(&[0, 1], "restart: route to e1 not back");
         self.outcome("SIGTERM + restart", from, now_ms() + 500)
+    }
+
+    /// The init script's stop on edge 0 (procd: SIGTERM, SIGKILL after
+    /// term_timeout), the route gone, then its start.
+    fn procd_stop_start(&mut self) -> Outcome {
+        let from = now_ms();
+        let p = self.edges[0].procd();
+        let before = p.exits().len();
+        p.delete();
+        self.wait_hops(&[1], "procd stop: route to e1 still there");
+        assert!(
+            p.wait(Duration::from_secs(10), |pid, _| pid.is_none()),
+            "procd stop: pathosd did not exit:\n{}",
+            p.log()
+        );
+        self.assert_clean_exit(before);
+        self.edges[0].procd().set();
+        self.wait_hops(&[0, 1], "procd start: route to e1 not back");
+        self.outcome("procd stop + start", from, now_ms() + 500)
+    }
+
+    /// An opkg upgrade on edge 0: the old package's prerm runs the init
+    /// script's stop, the files are replaced, the new package's postinst
+    /// runs its start at once, while the old pathosd is still ending:
+    /// procd starts the new one when the old has exited.
+    fn opkg_upgrade(&mut self) -> Outcome {
+        let from = now_ms();
+        let e = &self.edges[0];
+        let (starts, before) = (e.procd().starts(), e.procd().exits().len());
+        e.procd().delete();
+        e.install_binary();
+        e.procd().set();
+        assert!(
+            e.procd()
+                .wait(Duration::from_secs(15), |pid, n| pid.is_some()
+                    && n == starts + 1),
+            "opkg upgrade: no new pathosd:\n{}",
+            e.procd().log()
+        );
+        self.assert_clean_exit(before);
+        self.wait_hops(&[0, 1], "opkg upgrade: route to e1 not back");
+        self.outcome("opkg upgrade", from, now_ms() + 500)
+    }
+
+    /// An apk upgrade on edge 0: apk replaces the files and runs only the
+    /// new package's post-upgrade, whose start leaves the running instance
+    /// (same command: the old binary runs on); then, as docs/openwrt.md
+    /// says, `/etc/init.d/pathosd restart`: stop, wait (at most 6 s) until
+    /// procd has no instance, start.
+    fn apk_upgrade_restart(&mut self) -> Outcome {
+        let from = now_ms();
+        let e = &self.edges[0];
+        let (pid, before) = (e.procd().pid(), e.procd().exits().len());
+        e.install_binary();
+        e.procd().set();
+        assert_eq!(
+            e.procd().pid(),
+            pid,
+            "apk post-upgrade's start restarted pathosd"
+        );
+        e.procd().delete();
+        let _ = e.procd().wait(Duration::from_secs(6), |p, _| p.is_none());
+        assert!(
+            !e.procd().running(),
+            "restart: pathosd still ending after 6 s:\n{}",
+            e.procd().log()
+        );
+        self.assert_clean_exit(before);
+        e.procd().set();
+        self.wait_hops(&[0, 1], "apk upgrade + restart: route to e1 not back");
+        self.outcome("apk upgrade + restart", from, now_ms() + 500)
+    }
+
+    /// The instance that ended after `before` exits ended on its SIGTERM
+    /// (exit 0), not procd's SIGKILL.
+    fn assert_clean_exit(&self, before: usize) {
+        let p = self.edges[0].procd();
+        let exits = p.exits();
+        assert!(
+            exits.len() > before && exits[before].success(),
+            "pathosd did not end on SIGTERM within term_timeout: {exits:?}\n{}",
+            p.log()
+        );
     }
 
     /// A reload of edge 1's pathosd with a new check interval (SIGHUP).
@@ -1020,6 +1154,18 @@ fn scenarios(opts: Opts, check: bool) -> Vec<Outcome> {
         assert_eq!(term.failures, 0, "{term:?}");
     }
     out.push(term);
+    if pd {
+        for o in [
+            f.procd_stop_start(),
+            f.opkg_upgrade(),
+            f.apk_upgrade_restart(),
+        ] {
+            if check {
+                assert_eq!(o.failures, 0, "{o:?}");
+            }
+            out.push(o);
+        }
+    }
     if pd {
         let reload = f.reload();
         if check {

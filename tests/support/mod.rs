@@ -9,6 +9,7 @@ pub mod frr;
 pub mod gobgp;
 pub mod logd;
 pub mod netns;
+pub mod procd;
 pub mod ubus;
 pub mod ubus_broker;
 
