@@ -1101,6 +1101,19 @@ impl Drop for Fabric {
     }
 }
 
+/// No request failed because of the announcer in a scenario where the
+/// upstream's ECMP set changed `changes` times: no connection refused or
+/// unanswered (a route to an edge that cannot answer), and at most one
+/// reset per change. A reset is a connection set up just before the
+/// change and hashed to the other edge with the set (Linux's
+/// hash-threshold multipath moves flows of the edge that stays too),
+/// which answers its next segment with a reset: the router's doing,
+/// whatever announces. It needs a request in flight at the instant of the
+/// change and is rare (none in most runs).
+fn only_rehash(o: &Outcome, changes: usize) -> bool {
+    o.failures <= changes && o.first_errors.iter().all(|e| !e.contains("connect:"))
+}
+
 /// The scenarios, in a row on one fabric; with `check` the bounds are
 /// asserted (pathosd in CI), without (benches/fabric.sh) only reported.
 fn scenarios(opts: Opts, check: bool) -> Vec<Outcome> {
@@ -1131,18 +1144,10 @@ fn scenarios(opts: Opts, check: bool) -> Vec<Outcome> {
         for (i, how) in [(0, "API"), (1, "ubus"), (0, "drain file")] {
             let (d, u) = f.drain(i, how);
             if check {
-                // The route moves, every new connection is answered. One
-                // request may still fail: a connection whose handshake was
-                // under way when the upstream's ECMP set changed is hashed
-                // to the other edge with the set (Linux's hash-threshold
-                // multipath), which answers its next segment with a reset.
-                // No announcer avoids that; a refused connection (a route
-                // to an edge that does not answer) never happens.
+                // The route moves (one change each), every new connection
+                // is answered.
                 for o in [&d, &u] {
-                    assert!(
-                        o.failures <= 1 && o.first_errors.iter().all(|e| !e.contains("connect:")),
-                        "{o:?}"
-                    );
+                    assert!(only_rehash(o, 1), "{o:?}");
                 }
             }
             out.push(d);
@@ -1151,7 +1156,7 @@ fn scenarios(opts: Opts, check: bool) -> Vec<Outcome> {
     }
     let term = f.sigterm_restart();
     if check {
-        assert_eq!(term.failures, 0, "{term:?}");
+        assert!(only_rehash(&term, 2), "{term:?}");
     }
     out.push(term);
     if pd {
@@ -1161,7 +1166,7 @@ fn scenarios(opts: Opts, check: bool) -> Vec<Outcome> {
             f.apk_upgrade_restart(),
         ] {
             if check {
-                assert_eq!(o.failures, 0, "{o:?}");
+                assert!(only_rehash(&o, 2), "{o:?}");
             }
             out.push(o);
         }
