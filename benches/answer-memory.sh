@@ -2,7 +2,7 @@
 # What a large answer costs the daemon's memory: RSS before, peak (VmHWM)
 # during, RSS after, for GET /status, GET /metrics and a page of
 # /status?limit=1000, one client and several at once, at 1,000 and 10,000
-# VIPs (`always` VIPs, the issue's case, and VIPs with one tcp check every
+# VIPs (`always` VIPs, the largest status, and VIPs with one tcp check every
 # 30 s against a backend of their own); the OTLP metrics export to a local
 # receiver that answers 200; and, with a real ubusd, ubus `status` pages.
 # Each measurement has a daemon of its own, and the peak is that process's:

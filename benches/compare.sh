@@ -4,7 +4,7 @@
 # through its gobgp CLI) and ExaBGP with its healthcheck program (the one in
 # Debian's exabgp package, `python3 -m exabgp healthcheck`, running curl).
 # Prints, per figure, each peer's value, pathosd's ratio to each of them,
-# the target of issue 11 and pass/fail. docs/performance.md has the method,
+# the target set for it (idle CPU, memory, convergence) and pass/fail. docs/performance.md has the method,
 # the knobs and a measured table.
 #
 # Layout on 127.150.0.0/24: the router BIRD .1 (passive, port 1179, its own

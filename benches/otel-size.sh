@@ -4,8 +4,8 @@
 # feature without-otel: the exporter, its spans, its log copies, its
 # encoders and the `otel` block's parsing left out; validation refuses every
 # endpoint), built from the same tree in the same run, for each feature set
-# (default: package pathosd; nossl: pathosd-nossl). The issue's target: at
-# most 60 KB on mips nossl. Prints a table for docs/performance.md ("OTLP
+# (default: package pathosd; nossl: pathosd-nossl). The target: at most
+# 60 KB on mips nossl. Prints a table for docs/performance.md ("OTLP
 # export cost").
 #
 # What both builds share is not counted: the gRPC probe's HTTP/2 client

@@ -7,7 +7,7 @@
 #
 # Feature sets: "default" (TLS, package pathosd; budget 2.0 MB = 2,097,152
 # bytes) and "nossl" (--no-default-features, package pathosd-nossl; budget
-# 1.5 MB = 1,572,864 bytes), the budgets of issue 12 for the stripped static
+# 1.5 MB = 1,572,864 bytes), the size budgets for the stripped static
 # mipsel binary. For each build: bytes stripped, bytes after xz -9 (how it
 # sits in a squashfs/JFFS2 image, roughly), and the ratios. Then, for the host
 # builds, the largest crates by the bytes of their functions (`nm` on the
@@ -19,7 +19,7 @@
 # are most of its RSS) with one `always` VIP and one neighbor, against
 # Debian's BIRD with one static route, both peering with a router BIRD on
 # 127.163.0.1 and measured in the same run: VmRSS once the router has the
-# route, the ratio to BIRD's and to issue 12's target, 2.4 MB = 2,457 KiB
+# route, the ratio to BIRD's and to the RSS target, 2.4 MB = 2,457 KiB
 # (which is also "half of BIRD's": BIRD holds ≈ 4.8 MB). Addresses
 # 127.163.0.1-3, port 1179 + $$ % 800; every process is stopped by PID.
 #
@@ -137,7 +137,7 @@ done
 
 # --- RSS with one VIP, against BIRD in the same run --------------------------
 
-RSS_TARGET_KIB=2457 # 2.4 MB, issue 12
+RSS_TARGET_KIB=2457 # 2.4 MB, the RSS target with one VIP
 musl=x86_64-unknown-linux-musl
 if [ -n "${PATHOSD:-}" ]; then
 	musl_bin=$PATHOSD

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Byte classes of a stripped pathosd binary (issue 12's account).
+"""Byte classes of a stripped pathosd binary: where its bytes go.
 
     size_classes.py UNSTRIPPED STRIPPED
 

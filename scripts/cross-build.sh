@@ -4,7 +4,7 @@
 # Debian's rustc-web with its std source
 # (-Zbuild-std through RUSTC_BOOTSTRAP), zig as the linker and libc via
 # cargo-zigbuild, qemu-user to run the result. Prints each binary's stripped
-# size against the budget of its feature set (the issue's budgets: 2.0 MB =
+# size against the budget of its feature set (the size budgets: 2.0 MB =
 # 2,097,152 bytes with the default features, 1.5 MB = 1,572,864 bytes with
 # --no-default-features, the pathosd-nossl package), "pass" or "FAIL".
 #
@@ -17,9 +17,9 @@
 # scripts/test-cross.sh take it.
 #
 # Two size limits per binary:
-#   - the budget of its feature set (issue 12, above): where it must get to;
+#   - the budget of its feature set (above): where it must get to;
 #   - the ceiling (CEILINGS below, for the targets CI builds): the size
-#     measured at the last size commit plus 1 %, so that no change makes the
+#     last measured on purpose plus 1 %, so that no change makes the
 #     binary grow unnoticed while it is still over its budget. A change that
 #     needs more must take the bytes from elsewhere, or raise the ceiling in
 #     the same commit with the new measured figure and the reason.
@@ -124,9 +124,9 @@ unset RUSTUP_TOOLCHAIN RUSTFLAGS CARGO_BUILD_TARGET
 	# std's smaller variants of its own algorithms, same behaviour. The list
 	# replaces cargo's default ["panic-unwind", "backtrace", "default"], so
 	# std also links no backtrace symbolization (gimli, addr2line, object,
-	# miniz_oxide). Together: mips 3,484,032 -> 3,172,780 bytes stripped
-	# (-311,252, at a405104); the backtrace part alone, measured later at
-	# f3a56cb: 3,389,332 -> 3,175,372 (-213,960). Panics still unwind, as
+		# miniz_oxide). Together: mips 3,484,032 -> 3,172,780 bytes stripped
+	# (-311,252); the backtrace part alone, measured later on other code:
+	# 3,389,332 -> 3,175,372 (-213,960). Panics still unwind, as
 	# OpenWrt's panic=unwind wants: cargo builds panic_unwind with std and
 	# rustc links it as the panic runtime (in the mips binary
 	# __rust_start_panic calls _Unwind_RaiseException). The SDK build, which
@@ -180,7 +180,7 @@ for t in "${TARGETS[@]}"; do
 	# the linker keeps the symbol table (v0-mangled, so a generic
 	# instantiation names the type it is for) for size_classes.py, and
 	# llvm-strip below gives the same stripped bytes as a `strip = true`
-	# link (2,944,324 both, mips default at 9464ab7).
+		# link (2,944,324 both, for a mips default build).
 	if ! cargo-zigbuild rustc --config "$CONFIG" --locked --release --target "$t" --bin pathosd \
 		"${FEATURE_ARGS[@]}" -- -Cstrip=none -Csymbol-mangling-version=v0 \
 		"-Clink-arg=-Wl,-T,$HOT_TEXT"; then

@@ -20,8 +20,8 @@
 #                                       # aarch64-unknown-linux-musl
 #                                       # x86_64-unknown-linux-musl
 #
-# PATHOSD_SIZE_GATE (default "ceiling" here, while the budgets of issue 12
-# do not hold): a binary over its ceiling (scripts/cross-build.sh: the
+# PATHOSD_SIZE_GATE (default "ceiling" here, while the size budgets do
+# not hold): a binary over its ceiling (scripts/cross-build.sh: the
 # measured size plus 1 %) fails the run, one over its budget is reported;
 # 1 fails on either; 0 reports both and goes on. Every other failure fails
 # the run.

@@ -1,4 +1,4 @@
-//! The HTTP API under abuse (issue 9): with 1,000 idle connections and 300
+//! The HTTP API under abuse: with 1,000 idle connections and 300
 //! slowloris clients held open against it, a normal client's `GET /status`
 //! succeeds every time within 1 s. Everything runs on real loopback sockets,
 //! with the shipped default timeouts; every attacker reconnects as soon as

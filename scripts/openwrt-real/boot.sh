@@ -15,7 +15,18 @@
 # shell files from SRC/openwrt-files (same paths as on a router:
 # etc/rc.common, lib/functions.sh, lib/functions/procd.sh,
 # lib/functions/service.sh, lib/config/uci.sh, sbin/reload_config; each read
-# from OpenWrt's repository, SRC/openwrt-files/SOURCES says where from).
+# from OpenWrt's repository, SRC/openwrt-files/SOURCES says where from). The
+# versions the flows ran with:
+#
+#   etc/rc.common                 immortalwrt/immortalwrt  3e49abb  current rc.common
+#                                                                   (extra_command, procd_lock
+#                                                                   in stop and reload)
+#   lib/functions.sh              openwrt/openwrt          01fa063  default_postinst/prerm for
+#                                                                   opkg and apk
+#   lib/functions/procd.sh        openwrt/openwrt          03eca6c
+#   lib/functions/service.sh      openwrt/openwrt          9963ae1
+#   lib/config/uci.sh             Lienol/openwrt           36141b7
+#   sbin/reload_config            openwrt/openwrt          16e4dff  the `uci show` form
 #
 # The root:
 #   * /bin/sh is Debian's busybox-static (its package is downloaded once with

@@ -578,7 +578,7 @@ t22() {
 		'/etc/init.d/pathosd restart' 1 "restart refused:"
 }
 
-# --- issue flows: what must hold once the defects are fixed -------------------------
+# --- d flows: what must hold where defects were found ----------------------------
 
 # d1 NAME FILE-TEXT-OR-UCI: the file does not have a usable 'main'.
 d1_variant() {
@@ -707,7 +707,7 @@ d4() {
 			[ "$n" -lt 50 ] || break
 			sleep 0.1
 		done
-		# The issue's timing: the burst, SIGTERM half a second later.
+		# The timing the defect was seen with: the burst, SIGTERM half a second later.
 		Q "for i in \$(seq 1 12); do
 			( ubus -t 15 call pathosd check '{\"vip\":\"slow\"}' >/tmp/d4.check.\$i 2>&1; echo \$? >/tmp/d4.rc.\$i ) &
 		done

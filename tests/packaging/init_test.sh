@@ -14,7 +14,7 @@
 # recorded, the exit status, the log and stderr.
 #
 # PATHOSD_INIT=FILE runs the cases against another init script, for example
-# the previous version (git show HEAD:files/pathosd.init).
+# an older one from git, to see that a new case fails without its fix.
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 INIT=${PATHOSD_INIT:-$ROOT/files/pathosd.init}

@@ -6,9 +6,9 @@
  * …` or `FAIL name: why`.
  *
  * The flows a–j are the table of docs/testing.md's real-client LuCI
- * section; the d flows are issue 28's LuCI defects, asserted as the issue
- * states the fixed behaviour (its words, not a guess at how the views do
- * it). Where this file had to
+  * section; the d flows are the LuCI defects found on the real client,
+ * asserted as the fixed behaviour is specified (not a guess at how the
+ * views do it). Where this file had to
  * choose (a threshold, which rules, a wording), the flow's comment says so.
  *
  * Selectors are the user's: headings, row titles, button and field labels,
@@ -687,8 +687,8 @@ config check 'orphan'
 		if (instancePid('pathosd')) throw new Error('precondition: procd still respawns pathosd');
 	}, /exited with code 137/i);
 	/* h-stopped-apply: an edit with pathosd stopped is applied, and pathosd
-	 * stays stopped (what the page says is recorded, not asserted: issue 28's
-	 * defect 10 changes how it checks). */
+	 * stays stopped (what the page says is recorded, not asserted: flow d10
+	 * checks it). */
 	await flow('h-stopped-apply', async (why, L) => {
 		await useConfig(BASE, 'stopped');
 		const s = await L();
@@ -823,7 +823,8 @@ config check 'orphan'
 	});
 
 	/* ------------------------------------------------------------------------
-	 * Issue 28's LuCI defects, as the issue states the fixed behaviour.
+	 	 * The LuCI defects found on the real client, as the fixed behaviour is
+	 * specified.
 	 * --------------------------------------------------------------------- */
 
 	/* 10: Save & Apply never commits a file pathosd validate rejects, past
@@ -897,7 +898,7 @@ config check 'orphan'
 	 * browser's LuCI session through rpcd (as another tab of the same login
 	 * would), so that each reaches Save & Apply whatever the dialogs check;
 	 * the page is then loaded and Save & Apply clicked. Nine rules are the
-	 * ones the issue names; the other three (a VIP without checks or
+	 * ones the defect named; the other three (a VIP without checks or
 	 * always, a passive neighbor without a listener, a check of a missing
 	 * VIP) are this file's choice. The token must be in the daemon's own
 	 * answer to the staged configuration, and it or the form's label of
@@ -968,7 +969,7 @@ config check 'orphan'
 
 	/* 15: the configuration page at 1,000 VIPs: search and pages in the VIP
 	 * and check grids; page height, dialog open and Save & Apply times
-	 * recorded. The height bound (20,000 px, against the issue's 97,000) is
+	 * recorded. The height bound (20,000 px, against the 97,000 the defect measured) is
 	 * this file's. */
 	await flow('d15-1000-vips', async (why, L) => {
 		await useConfig(K, 'running');
