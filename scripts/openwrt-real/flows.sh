@@ -36,6 +36,15 @@
 #            and every VIP comes back in BIRD (both times printed);
 #   w2       with api.ubus_socket off the daemon still pings procd: the same
 #            daemon runs past the watchdog time;
+#   u1       `stop` then `start` at once (opkg's prerm and postinst) with
+#            shutdown_drain '2s': the old daemon drains, no second daemon
+#            runs beside it, procd starts the new one when the old exits
+#            (within term_timeout + 1 s of the stop), every VIP back;
+#   u2       `start` of a running daemon (apk's post-upgrade): the same PID,
+#            no route withdrawn;
+#   u3       `stop` of a daemon that cannot act on SIGTERM (SIGSTOPped):
+#            procd SIGKILLs it term_timeout (5 s) after the stop, and
+#            nothing of it is left;
 #   a1…a7    the .apk with the real apk-tools (apk root): database, an
 #            unsigned package refused, install, start, upgrade keeping the
 #            modified config, audit, removal.
@@ -879,6 +888,174 @@ w2() {
 		fail w2 "$why"
 }
 
+# --- procd's instance life cycle: stop, start while stopping, start while running ---
+
+# ps_watch FILE: every 20 ms until FILE.stop exists (at most 60 s), one line
+# in FILE: the time in ms and the namespace PIDs of every `pathosd run` in
+# the root, read from the host's /proc (no exec into the root per sample).
+# A process between fork and exec still has procd's command line, and a
+# zombie has none: neither is a daemon. Sets WATCH to the poller's PID.
+WATCH=''
+ps_watch() {
+	local pid1
+	pid1=$(bash "$BOOT" pid "$ROOT") || return 1
+	rm -f "$1" "$1.stop"
+	python3 -c '
+import os, sys, time
+pid1, out = sys.argv[1], sys.argv[2]
+ns = os.readlink("/proc/%s/ns/pid" % pid1)
+end = time.time() + 60
+with open(out, "w") as f:
+    while not os.path.exists(out + ".stop") and time.time() < end:
+        seen = []
+        for d in os.listdir("/proc"):
+            if not d.isdigit():
+                continue
+            try:
+                if os.readlink("/proc/%s/ns/pid" % d) != ns:
+                    continue
+                with open("/proc/%s/cmdline" % d, "rb") as c:
+                    argv = c.read().split(b"\0")
+                if not (argv[0].endswith(b"/pathosd") and len(argv) > 1 and argv[1] == b"run"):
+                    continue
+                with open("/proc/%s/status" % d) as st:
+                    seen += [l.split()[-1] for l in st if l.startswith("NSpid:")]
+            except OSError:
+                continue
+        f.write("%d %s\n" % (time.time() * 1000, " ".join(sorted(seen))))
+        f.flush()
+        time.sleep(0.02)
+' "$pid1" "$1" &
+	WATCH=$!
+	STARTED+=("$WATCH")
+	wait_for 5 test -s "$1"
+}
+ps_watch_end() {
+	touch "$1.stop"
+	wait "$WATCH" 2>/dev/null
+}
+# From ps_watch's FILE: the most daemons seen at once; the first and the
+# last time PID was seen (empty if never).
+ps_most() { awk '{ if (NF - 1 > m) m = NF - 1 } END { print m + 0 }' "$1"; }
+ps_first() { awk -v p="$2" '{ for (i = 2; i <= NF; i++) if ($i == p) { print $1; exit } }' "$1"; }
+ps_last() { awk -v p="$2" '{ for (i = 2; i <= NF; i++) if ($i == p) t = $1 } END { print t }' "$1"; }
+# The daemon PIDs in the watch's last sample.
+ps_now() { tail -n 1 "$1" | cut -d ' ' -f 2-; }
+# sleep_until MS: until the time MS (now_ms's clock), if it is still ahead.
+sleep_until() {
+	local d=$(($1 - $(now_ms)))
+	[ "$d" -le 0 ] || sleep "$((d / 1000)).$(printf '%03d' $((d % 1000)))"
+}
+# BIRD's count of withdrawals received from pathosd.
+withdraws() { birdc -s "$BIRD_SOCK" show protocols all pathosd 2>/dev/null | awk '/Import withdraws:/ { print $3; exit }'; }
+
+# u1: opkg's upgrade runs the old package's prerm (`stop`) and at once the
+# new one's postinst (`start`). procd answers the stop with SIGTERM and the
+# start, while the instance is still ending, by marking it for a restart:
+# the new daemon starts when the old one exits, never beside it.
+u1() {
+	ensure_running || { fail u1 "precondition: not running"; return; }
+	conf_sed "/option log_level/a\\	option shutdown_drain '2s'"
+	X '/etc/init.d/pathosd reload'
+	if [ "$RC" != 0 ]; then conf_good; fail u1 "precondition: reload to shutdown_drain 2s: exit $RC: $(one_line "$O")"; return; fi
+	local p n t0 t_ret t_old t_new t_back='' why='' watch="$WORK/u1.ps" start_out="$WORK/u1.start"
+	p=$(daemon_pid)
+	mark u1
+	ps_watch "$watch" || { conf_good; fail u1 "precondition: no process watch"; return; }
+	t0=$(now_ms)
+	X '/etc/init.d/pathosd stop'
+	t_ret=$(($(now_ms) - t0))
+	[ "$RC" = 0 ] || why="$why stop: exit $RC: $(one_line "$O");"
+	rm -f "$start_out" "$start_out.rc"
+	(
+		bash "$BOOT" exec "$ROOT" '/etc/init.d/pathosd start' >"$start_out" 2>&1
+		echo "$? $(now_ms)" >"$start_out.rc"
+	) &
+	STARTED+=("$!")
+	# The drain: the old daemon still runs a second after the stop.
+	sleep_until $((t0 + 1000))
+	alive "$p" || why="$why the old daemon $p was gone 1 s after the stop;"
+	wait_for 70 test -s "$start_out.rc" || why="$why start did not return within 70 s;"
+	wait_for $((W_TERM + 5)) new_daemon "$p" || why="$why no new daemon;"
+	n=$(daemon_pid)
+	if wait_for 30 routes_are "$ALL_ROUTES"; then t_back=$(($(now_ms) - t0)); else why="$why BIRD '$(routes)';"; fi
+	ps_watch_end "$watch"
+	t_old=$(ps_last "$watch" "$p")
+	t_new=$(ps_first "$watch" "$n")
+	[ "$(ps_most "$watch")" -le 1 ] || why="$why $(ps_most "$watch") daemons at once: $(awk 'NF > 2' "$watch" | head -n 3 | tr '\n' '|');"
+	if [ -z "$t_old" ] || [ -z "$t_new" ]; then
+		why="$why the watch saw old '${t_old:-never}', new '${t_new:-never}';"
+	else
+		t_old=$((t_old - t0)) t_new=$((t_new - t0))
+		[ "$t_old" -ge 1000 ] || why="$why the old daemon last seen $t_old ms after the stop;"
+		[ "$t_new" -gt "$t_old" ] || why="$why the new daemon seen at $t_new ms, the old until $t_old ms;"
+		[ "$t_new" -le $(((W_TERM + 1) * 1000)) ] || why="$why the new daemon only $t_new ms after the stop;"
+	fi
+	# The start finds the ending daemon still listed as running and asks
+	# it to reload (the init script's rule for a running daemon): what it
+	# answered is printed, not judged here.
+	local start_rc start_t start_o asked
+	read -r start_rc start_t <"$start_out.rc"
+	start_o=$(one_line "$(cat "$start_out" 2>/dev/null)")
+	asked=$(log_since u1 | grep -F 'ubus: reload failed:' | sed 's/.*ubus: //' | head -n 1)
+	conf_good
+	X '/etc/init.d/pathosd reload'
+	[ -z "$why" ] && pass "u1 stop + start at once, shutdown_drain 2s: stop returned after $t_ret ms; old $p last seen $t_old ms after the stop, new $n seen at $t_new ms, never two at once; every VIP back after $t_back ms; start returned $((start_t - t0)) ms after the stop, exit $start_rc: ${start_o:-no output}; the old daemon's log: ${asked:-no failed reload}" ||
+		fail u1 "$why (stop returned after $t_ret ms; start exit ${start_rc:-?}: $start_o)"
+}
+
+# u2: apk's post-upgrade runs `start` on the running daemon: procd keeps an
+# instance whose command is the same, and no route moves.
+u2() {
+	ensure_running || { fail u2 "precondition: not running"; return; }
+	local p w why=''
+	p=$(daemon_pid)
+	w=$(withdraws)
+	X '/etc/init.d/pathosd start'
+	[ "$RC" = 0 ] || why="$why exit $RC;"
+	why="$why $(kept "$p")"
+	[ "$(withdraws)" = "$w" ] || why="$why BIRD received withdrawals: $w -> $(withdraws);"
+	[ -z "${why// /}" ] && pass "u2 start of a running daemon: exit 0, the same PID $p, no route withdrawn${O:+; output: $(one_line "$O")}" ||
+		fail u2 "$why output: $(one_line "$O")"
+}
+
+# u3: procd's SIGKILL after term_timeout, on a daemon that cannot act on
+# the SIGTERM (stopped). Timed from the stop.
+u3() {
+	ensure_running || { fail u3 "precondition: not running"; return; }
+	local p t0 t_ret t_gone='' why='' watch="$WORK/u3.ps"
+	p=$(daemon_pid)
+	mark u3
+	ps_watch "$watch" || { fail u3 "precondition: no process watch"; return; }
+	Q "kill -STOP $p" >/dev/null
+	t0=$(now_ms)
+	X '/etc/init.d/pathosd stop'
+	t_ret=$(($(now_ms) - t0))
+	[ "$RC" = 0 ] || why="$why stop: exit $RC;"
+	if ! wait_for $((W_TERM + 5)) gone "$p"; then
+		why="$why $p still there $((W_TERM + 5)) s after the stop;"
+		Q "kill -CONT $p" >/dev/null
+		wait_for 10 gone "$p" || why="$why and after SIGCONT;"
+	fi
+	ps_watch_end "$watch"
+	t_gone=$(ps_last "$watch" "$p")
+	if [ -n "$t_gone" ]; then
+		t_gone=$((t_gone - t0))
+		[ "$t_gone" -ge $(((W_TERM - 1) * 1000)) ] && [ "$t_gone" -le $(((W_TERM + 1) * 1000)) ] ||
+			why="$why gone after $t_gone ms, not ${W_TERM} s ± 1;"
+	else
+		why="$why the watch never saw $p;"
+	fi
+	[ -z "$(ps_now "$watch")" ] || why="$why daemons left: $(ps_now "$watch");"
+	no_daemon || why="$why procd still has the instance: $(daemon_pid);"
+	service_known && why="$why procd still knows the service;"
+	wait_for 10 no_routes || why="$why BIRD still has '$(routes)';"
+	local killed=no
+	log_has u3 'not stopped on SIGTERM, sending SIGKILL instead' && killed=yes
+	[ -z "$why" ] && pass "u3 stop of a SIGSTOPped daemon: stop returned after $t_ret ms, $p gone $t_gone ms after the stop (term_timeout $W_TERM s), nothing left, routes withdrawn; procd's 'sending SIGKILL' line in logread: $killed" ||
+		fail u3 "$why (stop returned after $t_ret ms; 'sending SIGKILL' in logread: $killed)"
+}
+
 t23() {
 	ensure_running || { fail t23 "precondition: not running"; return; }
 	local p why=''
@@ -932,6 +1109,7 @@ want d17 && d17
 # default) until w1 restarts the protocol.
 want w2 && w2
 want w1 && w1
+for f in u1 u2 u3; do want "$f" && "$f"; done
 want t23 && t23
 want t24 && t24
 bash "$BOOT" stop "$ROOT_OPKG" >/dev/null
