@@ -4,7 +4,7 @@
 
 use super::env;
 use super::field::{quote, ConfigError, Errors, Field};
-use super::run::{build, RunConfig};
+use super::run::RunConfig;
 use super::schema::{Config, Vip};
 use super::uci;
 use super::uci_map;
@@ -107,7 +107,15 @@ pub fn check_str(
     format: Option<Format>,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Config, Vec<ConfigError>> {
-    load_all(Cow::Borrowed(raw), format, lookup)
+    let mut written = None;
+    load_all(Cow::Borrowed(raw), format, lookup, Some(&mut written))?;
+    // A load that passed validated a decoded config, kept here.
+    written.ok_or_else(|| {
+        vec![ConfigError {
+            path: String::new(),
+            message: "internal error: the config passed but was not kept".to_string(),
+        }]
+    })
 }
 
 /// `load_str` on text the loader may own: owned text is freed as soon as
@@ -117,7 +125,7 @@ fn load_text(
     format: Option<Format>,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<RunConfig, Vec<ConfigError>> {
-    load_all(raw, format, lookup).and_then(|c| build(c).map_err(|e| vec![e]))
+    load_all(raw, format, lookup, None)
 }
 
 /// Expands, parses, decodes and validates `raw`. Text owned here (the
@@ -126,12 +134,14 @@ fn load_text(
 /// once the config is decoded, before validation. The decoded config
 /// borrows nothing of it, and JSON errors carry v1 paths, not text. UCI
 /// keeps its text until the end: an error is located by reading its
-/// sections again.
+/// sections again. With `keep`, a copy of the decoded config is left there
+/// (what `pathosd convert` prints).
 fn load_all(
     raw: Cow<'_, str>,
     format: Option<Format>,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<Config, Vec<ConfigError>> {
+    keep: Option<&mut Option<Config>>,
+) -> Result<RunConfig, Vec<ConfigError>> {
     let one = |message: String| {
         vec![ConfigError {
             path: String::new(),
@@ -171,9 +181,9 @@ fn load_all(
             let decoded = decode_json(&text);
             drop(text);
             let (cfg, errs) = decoded?;
-            finish(cfg, errs, &|e| e)
+            finish(cfg, errs, &|e| e, keep)
         }
-        Format::Uci => load_uci(&text, true),
+        Format::Uci => load_uci(&text, true, keep),
     }
 }
 
@@ -199,7 +209,11 @@ fn strip_bom(raw: Cow<'_, str>) -> Cow<'_, str> {
 /// in UCI words (section, option and, with `lines`, line): UCI's own as
 /// they are found, the decoder's and validator's v1 paths translated by
 /// reading their sections again.
-fn load_uci(text: &str, lines: bool) -> Result<Config, Vec<ConfigError>> {
+fn load_uci(
+    text: &str,
+    lines: bool,
+    keep: Option<&mut Option<Config>>,
+) -> Result<RunConfig, Vec<ConfigError>> {
     let mut errs = Errors::default();
     let src = uci_map::Source::index(text, lines, &mut errs).map_err(|e| {
         let mut e = ConfigError::from(e);
@@ -236,7 +250,7 @@ fn load_uci(text: &str, lines: bool) -> Result<Config, Vec<ConfigError>> {
         s.vips.shrink_to_fit();
         c.vips = s.vips;
     }
-    finish(cfg, errs, &|e| locator.locate(e))
+    finish(cfg, errs, &|e| locator.locate(e), keep)
 }
 
 /// UCI sections handed over as values (rpcd's `uci get`, LuCI's staged
@@ -252,7 +266,7 @@ pub fn load_uci_values(
     let file = uci::from_values(values, &expand).map_err(|e| vec![e])?;
     let text = uci::export(&file);
     drop(file);
-    load_uci(&text, false).and_then(|c| build(c).map_err(|e| vec![e]))
+    load_uci(&text, false, None)
 }
 
 /// Decodes JSON text, not yet validated: the config (None if it failed to
@@ -619,20 +633,26 @@ impl<'de> Visitor<'de> for Strict<'_> {
     }
 }
 
-/// Validates a decoded config; the errors of both steps, each translated
-/// by `locate` (UCI names its places), or the config.
+/// Validates a decoded config into its run config; the errors of both
+/// steps, each translated by `locate` (UCI names its places), or the run
+/// config. With `keep`, a copy of the decoded config is left there.
 fn finish(
-    mut cfg: Option<Config>,
+    cfg: Option<Config>,
     mut errs: Errors,
     locate: &dyn Fn(ConfigError) -> ConfigError,
-) -> Result<Config, Vec<ConfigError>> {
-    if let Some(c) = &mut cfg {
-        if !errs.stopped() {
-            validate(c, &mut errs);
+    keep: Option<&mut Option<Config>>,
+) -> Result<RunConfig, Vec<ConfigError>> {
+    let run = match cfg {
+        Some(c) if !errs.stopped() => {
+            if let Some(slot) = keep {
+                *slot = Some(c.clone());
+            }
+            validate(c, &mut errs)
         }
-    }
-    match cfg {
-        Some(c) if errs.is_empty() => Ok(c),
+        _ => None,
+    };
+    match run {
+        Some(run) if errs.is_empty() => Ok(run),
         _ => Err(errs.into_vec_located(locate)),
     }
 }
@@ -773,7 +793,7 @@ mod tests {
 
     /// The loader before streaming: the whole file as one value (with no
     /// limit on its size), then the count limits, decode and validation.
-    fn whole_value(text: &str) -> Result<Config, Vec<ConfigError>> {
+    fn whole_value(text: &str) -> Result<RunConfig, Vec<ConfigError>> {
         let budget = Budget::new();
         budget.left.set(usize::MAX);
         let mut de = serde_json::Deserializer::from_str(text);
@@ -791,7 +811,7 @@ mod tests {
             return Err(errs.into_vec());
         }
         let cfg = Config::decode(&value, "", &mut errs);
-        finish(cfg, errs, &|e| e)
+        finish(cfg, errs, &|e| e, None)
     }
 
     #[test]
@@ -847,7 +867,7 @@ mod tests {
         for text in &cases {
             let short = &text[..text.len().min(120)];
             match (
-                check_str(text, Some(Format::Json), &|_| None),
+                load_str(text, Some(Format::Json), &|_| None),
                 whole_value(text),
             ) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b, "{short}"),
