@@ -201,24 +201,27 @@ fn dns(vip: &Prefix, p: &str, options: Box<DnsCheck>, errs: &mut Errors) -> Opti
     if options.names.is_empty() {
         errs.push(join(p, "names"), "at least one name is required");
     }
-    let names: Vec<Option<DnsName>> = (options.names.iter().enumerate())
-        .map(|(k, n)| {
-            if n.trim().is_empty() {
-                errs.push(format!("{p}.names[{k}]"), "must not be empty");
-                return None;
+    let mut names = Vec::with_capacity(options.names.len());
+    let mut names_ok = true;
+    for (k, n) in options.names.iter().enumerate() {
+        if n.trim().is_empty() {
+            errs.push(format!("{p}.names[{k}]"), "must not be empty");
+            names_ok = false;
+            continue;
+        }
+        // The query is built from the labels read here: a name the probe
+        // could not send is refused now.
+        match DnsName::parse(n) {
+            Ok(name) => names.push(name),
+            Err(why) => {
+                errs.push(
+                    format!("{p}.names[{k}]"),
+                    format!("{} is not a DNS name: {why}", Quote(n)),
+                );
+                names_ok = false;
             }
-            // The query is built from the labels read here: a name the
-            // probe could not send is refused now.
-            DnsName::parse(n)
-                .map_err(|why| {
-                    errs.push(
-                        format!("{p}.names[{k}]"),
-                        format!("{} is not a DNS name: {why}", Quote(n)),
-                    );
-                })
-                .ok()
-        })
-        .collect();
+        }
+    }
     let resolver = host_or_vip(join(p, "resolver"), options.resolver.as_ref(), vip, errs);
     if options.port == 0 {
         errs.push(join(p, "port"), "0 is not a port (1..65535)");
@@ -231,7 +234,7 @@ fn dns(vip: &Prefix, p: &str, options: Box<DnsCheck>, errs: &mut Errors) -> Opti
             host: resolver?,
             port: options.port,
         },
-        names: names.into_iter().collect::<Option<_>>()?,
+        names: names_ok.then_some(names)?,
     };
     Some(ProbeSpec::Dns {
         options,
@@ -335,10 +338,12 @@ fn grpc(vip: &Prefix, p: &str, g: GrpcCheck, errs: &mut Errors) -> Option<ProbeS
     if g.ok_codes.is_empty() {
         errs.push(join(p, "ok_codes"), "at least one code is required");
     }
-    let ok_codes: Vec<Option<u32>> = (g.ok_codes.iter().enumerate())
-        .map(|(k, code)| {
-            let n = grpc_code(code);
-            if n.is_none() {
+    let mut ok_codes = Vec::with_capacity(g.ok_codes.len());
+    let mut codes_ok = true;
+    for (k, code) in g.ok_codes.iter().enumerate() {
+        match grpc_code(code) {
+            Some(n) => ok_codes.push(n),
+            None => {
                 errs.push_fmt(
                     format!("{p}.ok_codes[{k}]"),
                     format_args!(
@@ -346,10 +351,10 @@ fn grpc(vip: &Prefix, p: &str, g: GrpcCheck, errs: &mut Errors) -> Option<ProbeS
                         Quote(code)
                     ),
                 );
+                codes_ok = false;
             }
-            n
-        })
-        .collect();
+        }
+    }
     for (k, val) in &g.metadata {
         header(&join(&join(p, "metadata"), k), k, val, errs);
     }
@@ -361,7 +366,7 @@ fn grpc(vip: &Prefix, p: &str, g: GrpcCheck, errs: &mut Errors) -> Option<ProbeS
     Some(ProbeSpec::Grpc(Box::new(GrpcSpec {
         target,
         path: path?,
-        ok_codes: ok_codes.into_iter().collect::<Option<_>>()?,
+        ok_codes: codes_ok.then_some(ok_codes)?,
         server_name,
         options: g,
     })))
