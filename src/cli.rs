@@ -219,7 +219,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
             };
             match (command, cfg) {
                 (_, Loaded::AsWritten(raw)) => {
-                    print!("{}", config::load::to_json(&raw));
+                    print!("{}", config::convert::to_json(&raw));
                     EXIT_OK
                 }
                 (Command::Validate | Command::Convert, Loaded::Run(_)) => {

@@ -1,7 +1,8 @@
 //! Every shipped example loads and validates, and the UCI examples say the
 //! same as their JSON conversion.
 
-use pathosd::config::load::{detect, to_json};
+use pathosd::config::convert::to_json;
+use pathosd::config::load::detect;
 use pathosd::config::{check_str, Format};
 use pathosd::config_file;
 use std::path::PathBuf;

@@ -3,7 +3,7 @@
 //! config its hand-written JSON twin describes, and mistakes are reported
 //! by section, option and line.
 
-use pathosd::config::load::to_json;
+use pathosd::config::convert::to_json;
 use pathosd::config::{check_str as load_str, Format};
 
 /// What libuci writes for a config edited in LuCI: `package`, every value in

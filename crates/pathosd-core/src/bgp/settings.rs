@@ -6,7 +6,6 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use super::fsm::{Capabilities, PeerConfig};
 use super::rib_out::PeerShape;
-use crate::config::duration::Dur;
 use crate::config::schema::{Config, Neighbor};
 
 /// Everything one peer task needs from the configuration.
@@ -31,26 +30,23 @@ pub struct PeerSettings {
 }
 
 impl PeerSettings {
-    /// The settings of neighbor `n` of config `c` (validated), every
-    /// default and override applied: the per-neighbor value, else `bgp`'s,
-    /// else the router's. `router_id` is `router.router_id`; `mp_ipv6`
-    /// whether any VIP is IPv6 or `router.local_address_ipv6` is set.
-    /// None for a neighbor validation rejects (no address, a hold time that
-    /// is not 16 bits of seconds).
+    /// The settings of neighbor `n` of config `c`, every default and
+    /// override applied: the per-neighbor value, else `bgp`'s, else the
+    /// router's. Validation, which builds them, gives what it read:
+    /// `address`, the hold and keepalive times in seconds, `router_id`
+    /// (`router.router_id`) and `mp_ipv6` (whether any VIP is IPv6 or
+    /// `router.local_address_ipv6` is set).
     pub(crate) fn new(
         c: &Config,
         n: &Neighbor,
+        address: IpAddr,
+        (hold_time, keepalive): (u16, u16),
         router_id: Ipv4Addr,
         mp_ipv6: bool,
-    ) -> Option<PeerSettings> {
+    ) -> PeerSettings {
         let router = &c.router;
-        let address = n.address?;
         let local_as = router.asn;
         let ebgp = n.peer_asn != local_as;
-        // RFC 4271 §4.2: the Hold Time is 16 bits of seconds (validated).
-        let secs = |d: Dur| u16::try_from(d.get().as_secs()).ok();
-        let hold_time = secs(n.hold_time.unwrap_or(c.bgp.hold_time))?;
-        let keepalive = secs(n.keepalive_time.unwrap_or(c.bgp.keepalive_time))?;
         // RFC 5082 §3: GTSM sends TTL 255 and accepts 255 - (hops - 1);
         // otherwise eBGP is single hop (TTL 1) unless multihop, iBGP keeps
         // the system default.
@@ -98,7 +94,7 @@ impl PeerSettings {
             route_refresh: true,
             graceful_restart: n.graceful_restart.unwrap_or(c.bgp.graceful_restart),
         };
-        Some(PeerSettings {
+        PeerSettings {
             name: n.name.clone(),
             address,
             port: n.port,
@@ -116,13 +112,14 @@ impl PeerSettings {
             },
             next_hop_v4_from_session,
             next_hop_v6_from_session,
-        })
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::duration::Dur;
     use std::time::Duration;
 
     fn cfg(n: Neighbor) -> Config {

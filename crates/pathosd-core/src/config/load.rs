@@ -4,7 +4,7 @@
 
 use super::env;
 use super::field::{quote, ConfigError, Errors, Field};
-use super::run::{build, RunConfig};
+use super::run::RunConfig;
 use super::schema::{Config, Vip};
 use super::uci;
 use super::uci_map;
@@ -107,7 +107,15 @@ pub fn check_str(
     format: Option<Format>,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Config, Vec<ConfigError>> {
-    load_all(Cow::Borrowed(raw), format, lookup)
+    let mut written = None;
+    load_all(Cow::Borrowed(raw), format, lookup, Some(&mut written))?;
+    // A load that passed validated a decoded config, kept here.
+    written.ok_or_else(|| {
+        vec![ConfigError {
+            path: String::new(),
+            message: "internal error: the config passed but was not kept".to_string(),
+        }]
+    })
 }
 
 /// `load_str` on text the loader may own: owned text is freed as soon as
@@ -117,7 +125,7 @@ fn load_text(
     format: Option<Format>,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<RunConfig, Vec<ConfigError>> {
-    load_all(raw, format, lookup).and_then(|c| build(c).map_err(|e| vec![e]))
+    load_all(raw, format, lookup, None)
 }
 
 /// Expands, parses, decodes and validates `raw`. Text owned here (the
@@ -126,12 +134,14 @@ fn load_text(
 /// once the config is decoded, before validation. The decoded config
 /// borrows nothing of it, and JSON errors carry v1 paths, not text. UCI
 /// keeps its text until the end: an error is located by reading its
-/// sections again.
+/// sections again. With `keep`, a copy of the decoded config is left there
+/// (what `pathosd convert` prints).
 fn load_all(
     raw: Cow<'_, str>,
     format: Option<Format>,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<Config, Vec<ConfigError>> {
+    keep: Option<&mut Option<Config>>,
+) -> Result<RunConfig, Vec<ConfigError>> {
     let one = |message: String| {
         vec![ConfigError {
             path: String::new(),
@@ -171,9 +181,9 @@ fn load_all(
             let decoded = decode_json(&text);
             drop(text);
             let (cfg, errs) = decoded?;
-            finish(cfg, errs, &|e| e)
+            finish(cfg, errs, &|e| e, keep)
         }
-        Format::Uci => load_uci(&text, true),
+        Format::Uci => load_uci(&text, true, keep),
     }
 }
 
@@ -199,7 +209,11 @@ fn strip_bom(raw: Cow<'_, str>) -> Cow<'_, str> {
 /// in UCI words (section, option and, with `lines`, line): UCI's own as
 /// they are found, the decoder's and validator's v1 paths translated by
 /// reading their sections again.
-fn load_uci(text: &str, lines: bool) -> Result<Config, Vec<ConfigError>> {
+fn load_uci(
+    text: &str,
+    lines: bool,
+    keep: Option<&mut Option<Config>>,
+) -> Result<RunConfig, Vec<ConfigError>> {
     let mut errs = Errors::default();
     let src = uci_map::Source::index(text, lines, &mut errs).map_err(|e| {
         let mut e = ConfigError::from(e);
@@ -236,7 +250,7 @@ fn load_uci(text: &str, lines: bool) -> Result<Config, Vec<ConfigError>> {
         s.vips.shrink_to_fit();
         c.vips = s.vips;
     }
-    finish(cfg, errs, &|e| locator.locate(e))
+    finish(cfg, errs, &|e| locator.locate(e), keep)
 }
 
 /// UCI sections handed over as values (rpcd's `uci get`, LuCI's staged
@@ -252,7 +266,7 @@ pub fn load_uci_values(
     let file = uci::from_values(values, &expand).map_err(|e| vec![e])?;
     let text = uci::export(&file);
     drop(file);
-    load_uci(&text, false).and_then(|c| build(c).map_err(|e| vec![e]))
+    load_uci(&text, false, None)
 }
 
 /// Decodes JSON text, not yet validated: the config (None if it failed to
@@ -619,82 +633,37 @@ impl<'de> Visitor<'de> for Strict<'_> {
     }
 }
 
-/// Validates a decoded config; the errors of both steps, each translated
-/// by `locate` (UCI names its places), or the config.
+/// Validates a decoded config into its run config; the errors of both
+/// steps, each translated by `locate` (UCI names its places), or the run
+/// config. With `keep`, a copy of the decoded config is left there.
 fn finish(
-    mut cfg: Option<Config>,
+    cfg: Option<Config>,
     mut errs: Errors,
     locate: &dyn Fn(ConfigError) -> ConfigError,
-) -> Result<Config, Vec<ConfigError>> {
-    if let Some(c) = &mut cfg {
-        if !errs.stopped() {
-            validate(c, &mut errs);
+    keep: Option<&mut Option<Config>>,
+) -> Result<RunConfig, Vec<ConfigError>> {
+    let run = match cfg {
+        Some(c) if !errs.stopped() => {
+            if let Some(slot) = keep {
+                // Through its JSON value, whose code `pathosd convert` has
+                // anyway: a `Clone` of every schema type, for this one
+                // copy, would add its code to the binary.
+                *slot = Config::decode(&c.encode(), "", &mut Errors::default());
+            }
+            validate(c, &mut errs)
         }
-    }
-    match cfg {
-        Some(c) if errs.is_empty() => Ok(c),
+        _ => None,
+    };
+    match run {
+        Some(run) if errs.is_empty() => Ok(run),
         _ => Err(errs.into_vec_located(locate)),
     }
-}
-
-/// The http and ping blocks are optional (every option has a default): a
-/// check written without one is printed with the block's defaults, as
-/// every other default is.
-fn with_default_blocks(m: &mut serde_json::Map<String, Value>) {
-    use super::schema::{HttpCheck, PingCheck};
-    let Some(Value::Array(vips)) = m.get_mut("vips") else {
-        return;
-    };
-    for v in vips.iter_mut() {
-        if let Some(Value::Array(list)) = v.get_mut("checks") {
-            list.iter_mut().for_each(fill_block);
-        }
-        if let Some(c) = v.get_mut("check") {
-            fill_block(c);
-        }
-    }
-    fn fill_block(c: &mut Value) {
-        let Value::Object(o) = c else { return };
-        let (block, default) = match o.get("type").and_then(Value::as_str) {
-            Some("http" | "https") => ("http", HttpCheck::default().encode()),
-            Some("ping") => ("ping", PingCheck::default().encode()),
-            _ => return,
-        };
-        if o.get(block).is_none_or(Value::is_null) {
-            o.insert(block.to_string(), default);
-        }
-    }
-}
-
-/// The v1 JSON of a config, as `pathosd convert` prints it: every field,
-/// defaults included, top-level keys in the order of the docs. A literal `%{`
-/// in a value (written `%%{` in the source) is escaped again, so loading the
-/// output gives back the same config instead of expanding it.
-pub fn to_json(c: &Config) -> String {
-    const ORDER: [&str; 7] = ["schema", "router", "bgp", "api", "logging", "otel", "vips"];
-    let Value::Object(mut m) = c.encode() else {
-        return String::new();
-    };
-    with_default_blocks(&mut m);
-    let keys: Vec<&String> = ORDER
-        .iter()
-        .filter_map(|k| m.get_key_value(*k).map(|(k, _)| k))
-        .chain(m.keys().filter(|k| !ORDER.contains(&k.as_str())))
-        .collect();
-    let mut out = String::from("{\n");
-    for (i, k) in keys.iter().enumerate() {
-        let key = serde_json::to_string(k).unwrap_or_default();
-        let val = serde_json::to_string_pretty(&m[k.as_str()]).unwrap_or_default();
-        out.push_str(&format!("  {key}: {}", val.replace('\n', "\n  ")));
-        out.push_str(if i + 1 < keys.len() { ",\n" } else { "\n" });
-    }
-    out.push_str("}\n");
-    out.replace("%{", "%%{")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::convert::to_json;
     use serde_json::json;
 
     #[test]
@@ -773,7 +742,7 @@ mod tests {
 
     /// The loader before streaming: the whole file as one value (with no
     /// limit on its size), then the count limits, decode and validation.
-    fn whole_value(text: &str) -> Result<Config, Vec<ConfigError>> {
+    fn whole_value(text: &str) -> Result<RunConfig, Vec<ConfigError>> {
         let budget = Budget::new();
         budget.left.set(usize::MAX);
         let mut de = serde_json::Deserializer::from_str(text);
@@ -791,7 +760,7 @@ mod tests {
             return Err(errs.into_vec());
         }
         let cfg = Config::decode(&value, "", &mut errs);
-        finish(cfg, errs, &|e| e)
+        finish(cfg, errs, &|e| e, None)
     }
 
     #[test]
@@ -847,7 +816,7 @@ mod tests {
         for text in &cases {
             let short = &text[..text.len().min(120)];
             match (
-                check_str(text, Some(Format::Json), &|_| None),
+                load_str(text, Some(Format::Json), &|_| None),
                 whole_value(text),
             ) {
                 (Ok(a), Ok(b)) => assert_eq!(a, b, "{short}"),

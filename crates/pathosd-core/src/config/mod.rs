@@ -4,6 +4,7 @@
 //! first mapped to the same v1 JSON value (`uci_map`), and then one decoder
 //! and one validator run for both (`load`).
 
+pub mod convert;
 pub mod dns_name;
 pub mod duration;
 pub mod env;

@@ -74,8 +74,16 @@ fn sample_bound(ratio: f64) -> u64 {
     (ratio.clamp(0.0, 1.0) * 4_294_967_296.0) as u64
 }
 
+/// A written endpoint, read: what every signal sending to it shares.
+struct Endpoint {
+    transport: Transport,
+    collector: HostPort,
+    /// The URL's path, "/" when it has none.
+    path: String,
+}
+
 /// An endpoint's parts, or why it is not one.
-fn parse(url: &str, signal: &str) -> Result<OtlpTarget, String> {
+fn parse(url: &str) -> Result<Endpoint, String> {
     let Some((scheme, rest)) = url.split_once("://") else {
         return Err(format!(
             "{} is not a URL such as http://collector:4318 (http://, https://, grpc:// or grpcs://)",
@@ -110,53 +118,71 @@ fn parse(url: &str, signal: &str) -> Result<OtlpTarget, String> {
             Quote(url)
         )
     })?;
+    // OTLP/gRPC calls the signal's service, whatever the URL says beyond
+    // the authority: a path there is a mistake, not a prefix.
+    if matches!(transport, Transport::Grpc { .. }) && parts.path != "/" {
+        return Err(format!(
+            "{}: an OTLP/gRPC endpoint takes no path (the method is the signal's Export)",
+            Quote(url)
+        ));
+    }
     let port = parts.port.unwrap_or(match transport {
         Transport::Http { tls: false } => 80,
         Transport::Http { tls: true } => 443,
         // OTLP/gRPC's registered port.
         Transport::Grpc { .. } => 4317,
     });
-    let collector = HostPort {
-        host: Host::parse(&parts.host),
-        port,
-    };
-    let host = collector.host.for_url();
-    let (path, url) = match transport {
-        Transport::Http { .. } => {
-            let path = if parts.path == "/" {
-                format!("/v1/{signal}")
-            } else {
-                parts.path
-            };
-            let url = format!("{scheme}://{host}:{port}{path}");
-            (path, url)
-        }
-        // OTLP/gRPC calls the signal's service, whatever the URL says
-        // beyond the authority: a path there is a mistake, not a prefix.
-        Transport::Grpc { .. } if parts.path == "/" => {
-            let service = match signal {
-                "traces" => "trace.v1.TraceService",
-                "logs" => "logs.v1.LogsService",
-                _ => "metrics.v1.MetricsService",
-            };
-            let path = format!("/opentelemetry.proto.collector.{service}/Export");
-            (path, format!("{scheme}://{host}:{port}"))
-        }
-        Transport::Grpc { .. } => {
-            return Err(format!(
-                "{}: an OTLP/gRPC endpoint takes no path (the method is the signal's Export)",
-                Quote(url)
-            ))
-        }
-    };
-    Ok(OtlpTarget {
+    Ok(Endpoint {
         transport,
-        collector,
-        path,
-        url,
-        insecure: false,
-        headers: Vec::new(),
+        collector: HostPort {
+            host: Host::parse(&parts.host),
+            port,
+        },
+        path: parts.path,
     })
+}
+
+impl Endpoint {
+    /// Where `signal` goes at this endpoint: over OTLP/HTTP the URL's path,
+    /// or `/v1/<signal>` for none; over OTLP/gRPC the signal's Export.
+    fn target(&self, signal: &str) -> OtlpTarget {
+        let scheme = match self.transport {
+            Transport::Http { tls: false } => "http",
+            Transport::Http { tls: true } => "https",
+            Transport::Grpc { tls: false } => "grpc",
+            Transport::Grpc { tls: true } => "grpcs",
+        };
+        let host = self.collector.host.for_url();
+        let port = self.collector.port;
+        let (path, url) = match self.transport {
+            Transport::Http { .. } => {
+                let path = if self.path == "/" {
+                    format!("/v1/{signal}")
+                } else {
+                    self.path.clone()
+                };
+                let url = format!("{scheme}://{host}:{port}{path}");
+                (path, url)
+            }
+            Transport::Grpc { .. } => {
+                let service = match signal {
+                    "traces" => "trace.v1.TraceService",
+                    "logs" => "logs.v1.LogsService",
+                    _ => "metrics.v1.MetricsService",
+                };
+                let path = format!("/opentelemetry.proto.collector.{service}/Export");
+                (path, format!("{scheme}://{host}:{port}"))
+            }
+        };
+        OtlpTarget {
+            transport: self.transport,
+            collector: self.collector.clone(),
+            path,
+            url,
+            insecure: false,
+            headers: Vec::new(),
+        }
+    }
 }
 
 /// One signal's settings as the file has them, by reference.
@@ -195,24 +221,14 @@ fn signals(c: &Config) -> [Signal<'_>; 3] {
     ]
 }
 
-/// The collector of one signal, or None when it is off. Errors (for a
-/// config that did not validate) read as off.
-fn target(c: &Config, s: &Signal<'_>) -> Option<Result<OtlpTarget, String>> {
-    let o = &c.otel;
-    let endpoint = match s.endpoint.trim() {
-        "" => o.endpoint.trim(),
-        e => e,
-    };
-    if !o.enabled || !s.enabled || endpoint.is_empty() {
+/// The endpoint written at `path`, read: None when nothing is written, or
+/// when it is not an endpoint (then with its error).
+fn endpoint(path: &str, written: &str, errs: &mut Errors) -> Option<Endpoint> {
+    let written = written.trim();
+    if written.is_empty() {
         return None;
     }
-    Some(parse(endpoint, s.name).map(|mut t| {
-        t.insecure = s.insecure.unwrap_or(o.insecure);
-        let mut h = o.headers.clone();
-        h.extend(s.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
-        t.headers = h.into_iter().collect();
-        t
-    }))
+    parse(written).map_err(|e| errs.push(path, e)).ok()
 }
 
 /// The endpoints written in the block, each with its path, whether or not
@@ -230,8 +246,10 @@ fn written_endpoints(c: &Config) -> impl Iterator<Item = (&'static str, &str)> {
     .filter(|(_, e)| !e.is_empty())
 }
 
-/// Every rule of `otel` and `logging.otel_level`.
-pub(crate) fn validate(c: &Config, errs: &mut Errors) {
+/// Every rule of `otel` and `logging.otel_level`; the block as it runs.
+/// Each written endpoint is read where it is written, whether or not a
+/// signal uses it, so a typo never waits for the day it is switched on.
+pub(crate) fn validate(c: &Config, errs: &mut Errors) -> OtelRun {
     let o = &c.otel;
     if !crate::OTEL {
         // A build without the export has nothing to send to them.
@@ -241,29 +259,33 @@ pub(crate) fn validate(c: &Config, errs: &mut Errors) {
                 format_args!("{}: this build has no OpenTelemetry export", Quote(e)),
             );
         }
-        return;
+        return OtelRun::default();
     }
-    // Each written endpoint is checked where it is written, whether or not
-    // a signal uses it, so a typo never waits for the day it is switched on.
-    if !o.endpoint.trim().is_empty() {
-        if let Err(e) = parse(o.endpoint.trim(), "metrics") {
-            errs.push("otel.endpoint", e);
-        }
-    }
+    let shared = endpoint("otel.endpoint", &o.endpoint, errs);
     for (k, v) in &o.headers {
         header(&join("otel.headers", k), k, v, errs);
     }
-    for s in signals(c) {
+    let [metrics, traces, logs] = signals(c).map(|s| {
         let p = join("otel", s.name);
-        if !s.endpoint.trim().is_empty() {
-            if let Err(e) = parse(s.endpoint.trim(), s.name) {
-                errs.push(join(&p, "endpoint"), e);
-            }
-        }
+        let own = endpoint(&join(&p, "endpoint"), s.endpoint, errs);
         for (k, v) in s.headers {
             header(&join(&join(&p, "headers"), k), k, v, errs);
         }
-    }
+        // A signal without an endpoint of its own sends to the shared one.
+        let at = if s.endpoint.trim().is_empty() {
+            shared.as_ref()
+        } else {
+            own.as_ref()
+        };
+        at.filter(|_| o.enabled && s.enabled).map(|e| {
+            let mut t = e.target(s.name);
+            t.insecure = s.insecure.unwrap_or(o.insecure);
+            let mut h = o.headers.clone();
+            h.extend(s.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
+            t.headers = h.into_iter().collect();
+            t
+        })
+    });
     // As the reference has it: any endpoint written, whether or not it is
     // switched on, needs a service name (so switching it on cannot fail).
     if written_endpoints(c).next().is_some() && o.service_name.trim().is_empty() {
@@ -285,20 +307,12 @@ pub(crate) fn validate(c: &Config, errs: &mut Errors) {
             format_args!("{} is shorter than 1s", o.metrics.interval),
         );
     }
-}
-
-/// The run form of a config that passed [`validate`].
-pub(crate) fn build(c: &Config) -> OtelRun {
-    if !crate::OTEL {
-        return OtelRun::default();
-    }
-    let [metrics, traces, logs] = signals(c).map(|s| target(c, &s).and_then(Result::ok));
     OtelRun {
-        service_name: c.otel.service_name.trim().to_string(),
+        service_name: o.service_name.trim().to_string(),
         metrics,
-        metrics_interval: c.otel.metrics.interval.get(),
+        metrics_interval: o.metrics.interval.get(),
         traces,
-        traces_sample: sample_bound(c.otel.traces.sample_ratio),
+        traces_sample: sample_bound(ratio),
         logs,
         log_level: c.logging.otel_level,
     }
@@ -308,51 +322,56 @@ pub(crate) fn build(c: &Config) -> OtelRun {
 mod tests {
     use super::*;
 
+    /// Where `signal` goes at the endpoint `url`.
+    fn read(url: &str, signal: &str) -> Result<OtlpTarget, String> {
+        parse(url).map(|e| e.target(signal))
+    }
+
     #[test]
     fn endpoints_resolve_their_transport_port_and_path() {
-        let t = parse("http://127.0.0.1:4318", "metrics").unwrap();
+        let t = read("http://127.0.0.1:4318", "metrics").unwrap();
         assert_eq!(t.transport, Transport::Http { tls: false });
         assert_eq!(t.collector.to_string(), "127.0.0.1:4318");
         assert_eq!(t.path, "/v1/metrics");
         assert_eq!(t.url, "http://127.0.0.1:4318/v1/metrics");
-        let t = parse("http://c.example/", "logs").unwrap();
+        let t = read("http://c.example/", "logs").unwrap();
         assert_eq!(t.collector.host, Host::Name("c.example".into()));
         assert_eq!((t.collector.port, t.path.as_str()), (80, "/v1/logs"));
-        let t = parse("http://[::1]:9/otlp/v1/metrics", "metrics").unwrap();
+        let t = read("http://[::1]:9/otlp/v1/metrics", "metrics").unwrap();
         assert_eq!(
             t.collector.host,
             Host::Ip(std::net::Ipv6Addr::LOCALHOST.into())
         );
         assert_eq!(t.path, "/otlp/v1/metrics");
         assert_eq!(t.url, "http://[::1]:9/otlp/v1/metrics");
-        let t = parse("grpc://c:4317", "traces").unwrap();
+        let t = read("grpc://c:4317", "traces").unwrap();
         assert_eq!(t.transport, Transport::Grpc { tls: false });
         assert_eq!(
             t.path,
             "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
         );
         assert_eq!(t.url, "grpc://c:4317");
-        let t = parse("grpc://[::1]/", "logs").unwrap();
+        let t = read("grpc://[::1]/", "logs").unwrap();
         assert_eq!(t.collector.port, 4317);
         assert_eq!(
             t.path,
             "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
         );
-        let t = parse("grpc://c", "metrics").unwrap();
+        let t = read("grpc://c", "metrics").unwrap();
         assert_eq!(
             t.path,
             "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export"
         );
-        assert!(parse("grpc://c/v1/metrics", "metrics")
+        assert!(read("grpc://c/v1/metrics", "metrics")
             .unwrap_err()
             .contains("takes no path"));
-        assert!(parse("ftp://c", "metrics")
+        assert!(read("ftp://c", "metrics")
             .unwrap_err()
             .contains("unsupported scheme \"ftp\""));
-        assert!(parse("c:4318", "metrics").is_err());
-        assert!(parse("http://u:p@c", "metrics").is_err());
-        assert!(parse("http://c:0", "metrics").is_err());
-        let tls = parse("https://c", "metrics");
+        assert!(read("c:4318", "metrics").is_err());
+        assert!(read("http://u:p@c", "metrics").is_err());
+        assert!(read("http://c:0", "metrics").is_err());
+        let tls = read("https://c", "metrics");
         if crate::TLS {
             assert_eq!(tls.unwrap().collector.port, 443);
         } else {

@@ -7,21 +7,21 @@
 //! *is* its session settings ([`PeerSettings`]), and addresses are
 //! addresses (`Option<SocketAddr>` where the file says "off").
 //!
-//! The one way in is [`RunConfig::new`] (validate, then build), which the
-//! loader and the tests' hand-built configs both take.
+//! Validation builds them: each rule returns the value it checked
+//! (`validate`). The one way in is [`RunConfig::new`], which the loader
+//! and the tests' hand-built configs both take.
 
-use super::duration::Dur;
 use super::field::{ConfigError, Errors};
 pub use super::otel::{OtelRun, OtlpTarget, Transport};
-use super::policy_expr::{self, Expr};
+use super::policy_expr::Expr;
 use super::schema::{
     Check, CheckType, Config, DnsCheck, ExecCheck, ExpectedAnswer, GrpcCheck, HttpCheck, LogLevel,
-    Logging, PingCheck, PolicyText, TcpCheck, UdpCheck, Vip, VipPolicy, GRPC_HEALTH_METHOD,
+    Logging, PingCheck, PolicyText, TcpCheck, UdpCheck, Vip, VipPolicy,
 };
-use super::target::{self, DnsTarget, Host, HostPort, HttpTarget, Target};
-use super::validate::{grpc_code, hex_bytes, listen_addr, validate};
+use super::target::{DnsTarget, Host, HostPort, HttpTarget};
+use super::validate::validate;
 use crate::bgp::settings::PeerSettings;
-use crate::bgp::types::{Afi, Prefix};
+use crate::bgp::types::Prefix;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -74,44 +74,6 @@ pub struct BfdRun {
     pub local: IpAddr,
     pub hops: crate::bfd::Hops,
     pub timers: crate::bfd::session::Timers,
-}
-
-impl BfdRun {
-    /// The session of neighbor `n` (validated), or None when BFD is off.
-    fn new(c: &Config, n: &super::schema::Neighbor) -> Option<BfdRun> {
-        use std::num::{NonZeroU32, NonZeroU8};
-        let b = &n.bfd;
-        if !b.enabled {
-            return None;
-        }
-        let peer = n.address?;
-        let local = n.local_address.or(c.router.local_address)?;
-        // BFD intervals are microseconds (RFC 5880 §4.1); validation keeps
-        // them within 10 ms..60 s.
-        let us = |d: Dur| u32::try_from(d.get().as_micros()).ok();
-        // BIRD runs a `multihop` neighbor's BFD session as multihop, and a
-        // neighbor on this router's loopback needs `multihop` at BIRD. A
-        // multihop peer's packets may have crossed routers (BIRD sends them
-        // with its default TTL, 64): any TTL is taken, the source address
-        // must still be the peer's.
-        let multihop = b
-            .multihop
-            .unwrap_or(n.enable_multihop || peer.is_loopback());
-        Some(BfdRun {
-            peer,
-            local,
-            hops: if multihop {
-                crate::bfd::Hops::Multi { min_ttl: 1 }
-            } else {
-                crate::bfd::Hops::Single
-            },
-            timers: crate::bfd::session::Timers {
-                desired_min_tx: NonZeroU32::new(us(b.desired_minimum_tx_interval)?)?,
-                required_min_rx: us(b.required_minimum_receive)?,
-                detect_mult: NonZeroU8::new(b.detection_multiplier)?,
-            },
-        })
-    }
 }
 
 impl NeighborRun {
@@ -263,13 +225,12 @@ impl RunConfig {
     /// Validates `c` and builds what the daemon runs on: every error with
     /// its path, or the run config. The one way from a decoded (or
     /// hand-built) config to one the daemon runs.
-    pub fn new(mut c: Config) -> Result<RunConfig, Vec<ConfigError>> {
+    pub fn new(c: Config) -> Result<RunConfig, Vec<ConfigError>> {
         let mut errs = Errors::default();
-        validate(&mut c, &mut errs);
-        if !errs.is_empty() {
-            return Err(errs.0);
+        match validate(c, &mut errs) {
+            Some(run) if errs.is_empty() => Ok(run),
+            _ => Err(errs.0),
         }
-        build(c).map_err(|e| vec![e])
     }
 
     /// The neighbor named `name`.
@@ -289,210 +250,41 @@ impl RunConfig {
     }
 }
 
-/// Something validation should have refused, found while building: a bug,
-/// reported as an error rather than run on a placeholder.
-fn unbuildable(what: &str) -> ConfigError {
-    ConfigError {
-        path: String::new(),
-        message: format!("internal error: {what} passed validation but cannot be built"),
-    }
-}
-
-/// The run config of a config that passed every rule. Consumes it: each
-/// VIP moves into its `VipSpec`, so a 10,000-VIP config is never held twice.
-pub(crate) fn build(c: Config) -> Result<RunConfig, ConfigError> {
-    let IpAddr::V4(router_id) = c.router.router_id.ok_or_else(|| unbuildable("router_id"))? else {
-        return Err(unbuildable("router_id"));
-    };
-    let mp_ipv6 =
-        c.vips.iter().any(|v| v.prefix.afi() == Afi::Ipv6) || c.router.local_address_ipv6.is_some();
-    let neighbors = c
-        .bgp
-        .neighbors
-        .iter()
-        .map(|n| {
-            Ok(NeighborRun {
-                settings: PeerSettings::new(&c, n, router_id, mp_ipv6)
-                    .ok_or_else(|| unbuildable("a neighbor"))?,
-                required: n.required,
-                bfd: if n.bfd.enabled {
-                    Some(BfdRun::new(&c, n).ok_or_else(|| unbuildable("a neighbor's bfd"))?)
-                } else {
-                    None
-                },
-            })
-        })
-        .collect::<Result<Vec<_>, ConfigError>>()?;
-    let off = |d: Dur| (!d.is_zero()).then(|| d.get());
-    let a = &c.api;
-    let api = ApiRun {
-        listen: listen_addr(a.listen.trim()),
-        read_header_timeout: off(a.read_header_timeout),
-        read_timeout: off(a.read_timeout),
-        write_timeout: off(a.write_timeout),
-        idle_timeout: off(a.idle_timeout),
-        token: a.token().map(str::to_string),
-        ubus_socket: match a.ubus_socket.trim() {
-            "" => None,
-            s => Some(PathBuf::from(s)),
-        },
-    };
-    let listen = u16::try_from(c.bgp.listen_port).ok().map(|port| {
-        let ip = c
-            .bgp
-            .listen_address
-            .or(c.router.local_address)
-            .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
-        SocketAddr::new(ip, port)
-    });
-    let otel = super::otel::build(&c);
-    let Config {
-        router,
-        bgp,
-        logging,
-        vips,
-        ..
-    } = c;
-    let vips = vips
-        .into_iter()
-        .map(vip_spec)
-        .collect::<Result<Vec<_>, ConfigError>>()?;
-    Ok(RunConfig {
-        asn: router.asn,
-        router_id,
-        listen,
-        shutdown_drain: bgp.shutdown_drain.get(),
-        graceful_shutdown: bgp.graceful_shutdown,
-        neighbors,
-        api,
-        logging,
-        otel,
-        vips,
-    })
-}
-
-/// A valid VIP as it runs.
+/// VIP `v` as its rules build it (its name and prefix apart, which are
+/// checked against the other VIPs'), for tests that make one VIP: built
+/// whenever its rules leave something to build, even if one that does not
+/// stop the build failed; else the first error.
 pub fn vip_spec(v: Vip) -> Result<VipSpec, ConfigError> {
-    let prefix = v.prefix;
-    let raw: Vec<Check> = match (v.check, v.checks) {
-        (Some(c), _) => vec![*c],
-        (None, Some(cs)) => cs,
-        (None, None) => Vec::new(),
-    };
-    let checks = raw
-        .into_iter()
-        .map(|c| check_spec(c, &prefix))
-        .collect::<Result<Vec<_>, ConfigError>>()?;
-    let checks_expr = if v.always {
-        Expr::All
-    } else {
-        let names: Vec<String> = checks.iter().map(|c| c.name.clone()).collect();
-        policy_expr::compile(&v.checks_policy, &names)
-            .map_err(|_| unbuildable("a checks_policy"))?
-    };
-    Ok(VipSpec {
-        name: v.name,
-        prefix,
-        always: v.always,
-        checks,
-        checks_policy: v.checks_policy,
-        checks_expr,
-        policy: v.policy,
-        local_address: v.require_local_address.then_some(LocalAddress {
-            interface: v.local_interface,
-        }),
-    })
+    let mut errs = Errors::default();
+    let spec = super::validate::vip(v, "vip", &mut errs);
+    built(spec, errs)
 }
 
-/// A valid check as it runs, its type's block and the VIP prefix resolved
-/// into its probe.
+/// Check `c` of a VIP with prefix `vip` as its rules build it, for tests
+/// that make one probe: built whenever its rules leave something to build
+/// (so a test sees a probe refuse what validation would), else the first
+/// error.
 pub fn check_spec(c: Check, vip: &Prefix) -> Result<CheckSpec, ConfigError> {
-    let name = c.effective_name();
-    let bad = || unbuildable("a check");
-    let t = target::target(&c, vip).ok_or_else(bad)?;
-    let probe = match t {
-        Target::Http(t) => ProbeSpec::Http {
-            https: t.https,
-            options: c.http.unwrap_or_default(),
-            target: t,
-        },
-        Target::Dns(t) => {
-            let options = c.dns.ok_or_else(bad)?;
-            let answers = options
-                .expected_answers
-                .iter()
-                .map(|a| ExpectedAnswer::parse(a))
-                .collect();
-            ProbeSpec::Dns {
-                options,
-                target: t,
-                answers,
-            }
-        }
-        Target::Ping(dst) => ProbeSpec::Ping {
-            options: c.ping.unwrap_or_default(),
-            dst,
-        },
-        Target::Tcp(t) => ProbeSpec::Tcp {
-            options: c.tcp.ok_or_else(bad)?,
-            target: t,
-        },
-        Target::Udp(t) => {
-            let options = c.udp.ok_or_else(bad)?;
-            let datagram = match (&options.payload, &options.payload_hex) {
-                (Some(_), Some(_)) => return Err(bad()),
-                (Some(p), None) => p.as_bytes().to_vec(),
-                (None, Some(h)) => hex_bytes(h).ok_or_else(bad)?,
-                (None, None) => vec![0],
-            };
-            ProbeSpec::Udp {
-                options,
-                target: t,
-                datagram,
-            }
-        }
-        Target::Grpc(t) => {
-            let options = *c.grpc.ok_or_else(bad)?;
-            let path = match options.method.as_deref() {
-                None => GRPC_HEALTH_METHOD.to_string(),
-                Some("") => return Err(bad()),
-                Some(m) if m.starts_with('/') => m.to_string(),
-                Some(m) => format!("/{m}"),
-            };
-            let ok_codes = options
-                .ok_codes
-                .iter()
-                .map(|s| grpc_code(s))
-                .collect::<Option<Vec<u32>>>()
-                .ok_or_else(bad)?;
-            let server_name = match &options.tls_server_name {
-                Some(n) if !n.is_empty() => Host::parse(n),
-                _ => t.host.clone(),
-            };
-            ProbeSpec::Grpc(Box::new(GrpcSpec {
-                options,
-                target: *t,
-                path,
-                ok_codes,
-                server_name,
-            }))
-        }
-        Target::Exec => ProbeSpec::Exec(c.exec.ok_or_else(bad)?),
-    };
-    Ok(CheckSpec {
-        name,
-        interval: c.interval.get(),
-        timeout: c.timeout.get(),
-        rise: c.rise,
-        fall: c.fall,
-        detailed_metrics: c.detailed_metrics,
-        probe,
+    let mut errs = Errors::default();
+    let spec = super::validate::check(vip, "check", c, &mut errs);
+    built(spec, errs)
+}
+
+/// `value`, else the first error, which a rule that builds nothing
+/// reports.
+fn built<T>(value: Option<T>, errs: Errors) -> Result<T, ConfigError> {
+    value.ok_or_else(|| {
+        errs.0.into_iter().next().unwrap_or(ConfigError {
+            path: String::new(),
+            message: "internal error: a rule failed without saying why".to_string(),
+        })
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::schema::GRPC_HEALTH_METHOD;
 
     /// Validation leaves every value a probe takes parsed: dns's expected
     /// answers as addresses or names, udp's datagram, grpc's path and status

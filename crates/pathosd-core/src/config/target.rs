@@ -1,15 +1,12 @@
 //! Where each check's probe goes, as validation resolves it ("parse, don't
 //! validate"): the host (an address, or a DNS name the probe looks up at each
 //! run), the port, for http(s) the request URL, Host header and proxy, and
-//! for dns the query names. The resolved target names the probe (one variant
-//! per check type), so the probe is built from it without reading the
-//! check's `type` again; none parses a URL, a host string or a DNS name.
+//! for dns the query names. The check rules (`validate::check`) build them
+//! into the probe's spec; no probe parses a URL, a host string or a DNS
+//! name.
 
 use super::dns_name::DnsName;
 use super::proxy::Proxy;
-use super::schema::{Check, CheckType, HttpCheck, PingCheck};
-use super::validate::split_url;
-use crate::bgp::types::Prefix;
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 
@@ -111,24 +108,6 @@ impl HttpTarget {
     }
 }
 
-/// What a check's probe needs to know of where it goes, one variant per
-/// check type: `run::check_spec` builds the probe's spec from it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// http and https (`HttpTarget::https` says which the request is).
-    Http(Box<HttpTarget>),
-    /// dns: the resolver and the query names. Boxed, like every variant with
-    /// more than an address.
-    Dns(Box<DnsTarget>),
-    /// ping: the address the echo requests go to.
-    Ping(IpAddr),
-    Tcp(Box<HostPort>),
-    Udp(Box<HostPort>),
-    Grpc(Box<HostPort>),
-    /// exec: the program and its arguments are used as configured.
-    Exec,
-}
-
 /// A dns check's server and questions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DnsTarget {
@@ -138,124 +117,20 @@ pub struct DnsTarget {
     pub names: Vec<DnsName>,
 }
 
-/// The host of a check: the configured one, else the VIP address of a host
-/// prefix.
-fn host_or_vip(configured: Option<&String>, vip: &Prefix) -> Option<Host> {
-    match configured {
-        Some(h) if !h.trim().is_empty() => Some(Host::parse(h)),
-        _ if vip.is_host() => Some(Host::Ip(vip.addr())),
-        _ => None,
-    }
-}
-
-/// Resolves the target of check `c` of a VIP with prefix `vip`. `None`
-/// for a check that breaks a rule validation reports (no type, a network
-/// prefix without a host, a URL, proxy or DNS name that does not parse, no
-/// DNS name); validation calls it only once every rule holds.
-pub fn target(c: &Check, vip: &Prefix) -> Option<Target> {
-    let at = |host: Option<&String>, port: u16| {
-        Some(Box::new(HostPort {
-            host: host_or_vip(host, vip)?,
-            port,
-        }))
-    };
-    Some(match c.kind? {
-        kind @ (CheckType::Http | CheckType::Https) => {
-            let d = HttpCheck::default();
-            let h = c.http.as_deref().unwrap_or(&d);
-            Target::Http(Box::new(http(h, kind == CheckType::Https, vip)?))
-        }
-        CheckType::Dns => {
-            let d = c.dns.as_deref()?;
-            let names = d
-                .names
-                .iter()
-                .map(|n| DnsName::parse(n).ok())
-                .collect::<Option<Vec<DnsName>>>()?;
-            if names.is_empty() {
-                return None;
-            }
-            Target::Dns(Box::new(DnsTarget {
-                resolver: *at(d.resolver.as_ref(), d.port)?,
-                names,
-            }))
-        }
-        CheckType::Ping => {
-            let d = PingCheck::default();
-            let p = c.ping.as_deref().unwrap_or(&d);
-            match p.dst_ip {
-                Some(ip) => Target::Ping(ip),
-                None if vip.is_host() => Target::Ping(vip.addr()),
-                None => return None,
-            }
-        }
-        CheckType::Tcp => {
-            let t = c.tcp.as_deref()?;
-            Target::Tcp(at(t.host.as_ref(), t.port)?)
-        }
-        CheckType::Udp => {
-            let u = c.udp.as_deref()?;
-            Target::Udp(at(u.host.as_ref(), u.port)?)
-        }
-        CheckType::Grpc => {
-            let g = c.grpc.as_deref()?;
-            Target::Grpc(at(g.host.as_ref(), g.port)?)
-        }
-        CheckType::Exec => Target::Exec,
-    })
-}
-
-fn http(c: &HttpCheck, https_type: bool, vip: &Prefix) -> Option<HttpTarget> {
-    let full = c.url.starts_with("http://") || c.url.starts_with("https://");
-    let (https, url_host, url_port, path) = if full {
-        let u = split_url(&c.url)?;
-        (u.https, Some(Host::parse(&u.host)), u.port, u.path)
-    } else if c.url.starts_with('/') {
-        (https_type, None, None, c.url.clone())
-    } else {
-        return None;
-    };
-    let connect_host = match (&c.host, &url_host) {
-        (Some(h), _) if !h.trim().is_empty() => Host::parse(h),
-        (_, Some(h)) => h.clone(),
-        _ if vip.is_host() => Host::Ip(vip.addr()),
-        _ => return None,
-    };
-    let port = c.port.or(url_port).unwrap_or(if https { 443 } else { 80 });
-    let connect = HostPort {
-        host: connect_host,
-        port,
-    };
-    let name = match (&c.tls_server_name, &url_host) {
-        (Some(n), _) if !n.is_empty() => Host::parse(n).for_url(),
-        (_, Some(h)) => h.for_url(),
-        _ => connect.host.for_url(),
-    };
-    let head = format!("{}://{name}:{port}", if https { "https" } else { "http" });
-    let path_at = head.len();
-    let authority = match (&url_host, url_port) {
-        (Some(h), Some(p)) => format!("{}:{p}", h.for_url()),
-        (Some(h), None) => h.for_url(),
-        (None, _) if c.port.is_some() => connect.to_string(),
-        (None, _) => connect.host.for_url(),
-    };
-    let proxy = match &c.proxy {
-        Some(p) => Some(Box::new(Proxy::parse(p).ok()?)),
-        None => None,
-    };
-    Some(HttpTarget {
-        https,
-        connect,
-        url: head + &path,
-        path_at,
-        authority,
-        proxy,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bgp::types::Prefix;
+    use crate::config::run::ProbeSpec;
+    use crate::config::schema::{Check, CheckType, HttpCheck};
+
+    /// The probe of check `c` on a VIP with prefix `vip`, as the check's
+    /// rules build it (whatever other rules say, such as a TLS option on
+    /// an http:// URL); None when they leave nothing to build.
+    fn target(c: &Check, vip: &Prefix) -> Option<ProbeSpec> {
+        let mut errs = crate::config::Errors::default();
+        crate::config::validate::check(vip, "c", c.clone(), &mut errs).map(|s| s.probe)
+    }
 
     fn http_check(url: &str, f: impl FnOnce(&mut HttpCheck)) -> Check {
         let mut h = HttpCheck {
@@ -272,7 +147,7 @@ mod tests {
 
     fn http_target(c: &Check, vip: &str) -> HttpTarget {
         match target(c, &vip.parse().unwrap()) {
-            Some(Target::Http(t)) => *t,
+            Some(ProbeSpec::Http { target, .. }) => *target,
             other => panic!("{other:?}"),
         }
     }
@@ -334,7 +209,7 @@ mod tests {
             target(&c, &vip)
         };
         let t = resolve(serde_json::json!({"type": "dns", "dns": {"names": [r"a\.b.test."]}}));
-        let Some(Target::Dns(d)) = t else {
+        let Some(ProbeSpec::Dns { target: d, .. }) = t else {
             panic!("{t:?}")
         };
         assert_eq!(d.resolver.to_string(), "10.0.0.1:53");
@@ -343,7 +218,7 @@ mod tests {
         assert_eq!(d.names[0].as_str(), r"a\.b.test.");
         let t = resolve(serde_json::json!({"type": "https", "http": {
             "url": "https://web.test/", "proxy": "http://u:p%40@[::1]:3128"}}));
-        let Some(Target::Http(h)) = t else {
+        let Some(ProbeSpec::Http { target: h, .. }) = t else {
             panic!("{t:?}")
         };
         let p = h.proxy.as_deref().expect("a proxy");

@@ -18,6 +18,11 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 
+mod lexer;
+
+pub(crate) use lexer::Lexer;
+use lexer::{Statement, Word};
+
 /// A parse error at a 1-based line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UciError {
@@ -128,289 +133,6 @@ fn name_too_long(what: &str, s: &str) -> Option<String> {
         .then(|| format!("{what} {} is longer than {MAX_NAME_LEN} bytes", shorten(s)))
 }
 
-/// The line libuci reports for a problem found at byte `pos`: the lines it
-/// has read so far. libuci reads whole lines (fgets) and counts one per line
-/// that ends with a newline, so this is the number of newlines up to the end
-/// of the line holding `pos` — one less on a last line without a newline (0
-/// for a one-line file without one), and for an unterminated quote the
-/// newlines of the whole file (libuci reads to the end looking for the
-/// closing quote). `newlines_before` is the count before `pos`; `last_nl`
-/// the offset of the text's last newline.
-fn uci_line(newlines_before: usize, last_nl: Option<usize>, pos: usize) -> usize {
-    newlines_before + usize::from(last_nl.is_some_and(|l| l >= pos))
-}
-
-fn inline_space(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c')
-}
-
-/// One word of a statement: its text (borrowed from the file when it is one
-/// piece without escapes, as nearly every value is) and the line libuci
-/// would report for a problem found at its end.
-pub(crate) struct Word<'a> {
-    pub text: Cow<'a, str>,
-    pub line: usize,
-}
-
-/// A word being read: the file's text while it is one piece, a copy once
-/// pieces are joined.
-struct WordBuf<'a> {
-    one: Option<&'a str>,
-    joined: Option<String>,
-}
-
-impl<'a> WordBuf<'a> {
-    fn push(&mut self, piece: &'a str) {
-        match (&mut self.joined, self.one) {
-            (Some(j), _) => j.push_str(piece),
-            (None, None) => self.one = Some(piece),
-            (None, Some(first)) => {
-                let mut j = String::with_capacity(first.len() + piece.len());
-                j.push_str(first);
-                j.push_str(piece);
-                self.joined = Some(j);
-            }
-        }
-    }
-
-    fn finish(self) -> Cow<'a, str> {
-        match (self.joined, self.one) {
-            (Some(j), _) => Cow::Owned(j),
-            (None, Some(one)) => Cow::Borrowed(one),
-            (None, None) => Cow::Borrowed(""),
-        }
-    }
-}
-
-/// A statement's words, the line it starts on (for the places errors
-/// name) and the line libuci would report for a problem found at its end.
-pub(crate) struct Statement<'a> {
-    pub start_line: usize,
-    pub words: Vec<Word<'a>>,
-    pub end_line: usize,
-}
-
-/// Reads statements from UCI text, from any statement boundary on.
-#[derive(Clone)]
-pub(crate) struct Lexer<'a> {
-    text: &'a str,
-    pos: usize,
-    /// 1-based line of `pos`.
-    line: usize,
-    last_nl: Option<usize>,
-}
-
-impl<'a> Lexer<'a> {
-    pub(crate) fn new(text: &'a str) -> Lexer<'a> {
-        Lexer::at(text, 0, 1)
-    }
-
-    /// A lexer that starts at byte `pos`, on line `line` (a place an
-    /// earlier lexer of the same text reported with [`Lexer::place`]).
-    pub(crate) fn at(text: &'a str, pos: usize, line: usize) -> Lexer<'a> {
-        Lexer {
-            text,
-            pos: pos.min(text.len()),
-            line,
-            last_nl: text.rfind('\n'),
-        }
-    }
-
-    /// Where the lexer is: byte offset and line.
-    pub(crate) fn place(&self) -> (usize, usize) {
-        (self.pos, self.line)
-    }
-
-    fn peek(&self) -> Option<u8> {
-        self.text.as_bytes().get(self.pos).copied()
-    }
-
-    fn peek_at(&self, ahead: usize) -> Option<u8> {
-        self.text.as_bytes().get(self.pos + ahead).copied()
-    }
-
-    /// The line libuci would report for a problem found here.
-    fn uci_line(&self) -> usize {
-        uci_line(self.line - 1, self.last_nl, self.pos)
-    }
-
-    /// Moves past `n` bytes (not splitting a character), counting lines.
-    fn advance(&mut self, n: usize) -> &'a str {
-        let end = (self.pos + n).min(self.text.len());
-        let s = &self.text[self.pos..end];
-        self.line += s.bytes().filter(|b| *b == b'\n').count();
-        self.pos = end;
-        s
-    }
-
-    /// The length of a line break at `pos + ahead` (`\n` or `\r\n`), if any.
-    fn line_break_at(&self, ahead: usize) -> Option<usize> {
-        match (self.peek_at(ahead), self.peek_at(ahead + 1)) {
-            (Some(b'\n'), _) => Some(1),
-            (Some(b'\r'), Some(b'\n')) => Some(2),
-            _ => None,
-        }
-    }
-
-    /// The byte length of the character at `pos`.
-    fn char_len(&self) -> usize {
-        self.text[self.pos..]
-            .chars()
-            .next()
-            .map_or(0, char::len_utf8)
-    }
-
-    /// The next statement; None at the end of the text.
-    pub(crate) fn statement(&mut self) -> Result<Option<Statement<'a>>, UciError> {
-        let mut words: Vec<Word<'a>> = Vec::new();
-        let mut start_line = self.line;
-        loop {
-            match self.peek() {
-                None => {
-                    let end_line = self.uci_line();
-                    return Ok((!words.is_empty()).then_some(Statement {
-                        start_line,
-                        words,
-                        end_line,
-                    }));
-                }
-                Some(b'\n') | Some(b';') => {
-                    let end_line = self.uci_line();
-                    self.advance(1);
-                    if !words.is_empty() {
-                        return Ok(Some(Statement {
-                            start_line,
-                            words,
-                            end_line,
-                        }));
-                    }
-                }
-                Some(b'#') => {
-                    let n = self.text[self.pos..]
-                        .find('\n')
-                        .unwrap_or(self.text.len() - self.pos);
-                    self.advance(n);
-                }
-                Some(c) if inline_space(c) => {
-                    self.advance(1);
-                }
-                Some(b'\\') if words.is_empty() && self.line_break_at(1).is_some() => {
-                    // libuci reads the command up to a space or tab, so a
-                    // line that starts with a continuation is a command
-                    // named "\" and a newline.
-                    return Err(UciError {
-                        line: self.uci_line(),
-                        message:
-                            "invalid command \"\\\" (expected package, config, option or list)"
-                                .into(),
-                    });
-                }
-                Some(_) => {
-                    if words.is_empty() {
-                        start_line = self.line;
-                    }
-                    let text = self.word()?;
-                    words.push(Word {
-                        text,
-                        line: self.uci_line(),
-                    });
-                }
-            }
-        }
-    }
-
-    /// Reads adjacent pieces until space, `;`, `#` or the line ends. A
-    /// backslash and a line break are dropped, and the word goes on only if
-    /// no space follows (libuci's parse_str): so a continuation before a
-    /// word gives an empty word, as in libuci.
-    fn word(&mut self) -> Result<Cow<'a, str>, UciError> {
-        let mut w = WordBuf {
-            one: None,
-            joined: None,
-        };
-        loop {
-            match self.peek() {
-                None | Some(b'\n') | Some(b';') | Some(b'#') => break,
-                Some(c) if inline_space(c) => break,
-                Some(b'\'') => self.single_quoted(&mut w)?,
-                Some(b'"') => self.double_quoted(&mut w)?,
-                Some(b'\\') => {
-                    self.advance(1);
-                    if let Some(n) = self.line_break_at(0) {
-                        self.advance(n);
-                        continue;
-                    }
-                    let n = self.char_len();
-                    w.push(self.advance(n));
-                }
-                Some(_) => {
-                    let rest = &self.text.as_bytes()[self.pos..];
-                    let n = rest
-                        .iter()
-                        .position(|&c| {
-                            matches!(c, b'\n' | b';' | b'#' | b'\'' | b'"' | b'\\')
-                                || inline_space(c)
-                        })
-                        .unwrap_or(rest.len());
-                    w.push(self.advance(n));
-                }
-            }
-        }
-        Ok(w.finish())
-    }
-
-    /// libuci reads to the end of the file looking for the closing quote.
-    fn unterminated(&mut self, q: char) -> UciError {
-        self.advance(self.text.len() - self.pos);
-        UciError {
-            line: self.uci_line(),
-            message: format!("unterminated {q} quote"),
-        }
-    }
-
-    /// A single-quoted piece: everything up to the next `'`, literally.
-    fn single_quoted(&mut self, w: &mut WordBuf<'a>) -> Result<(), UciError> {
-        self.advance(1);
-        match self.text[self.pos..].find('\'') {
-            Some(n) => {
-                w.push(self.advance(n));
-                self.advance(1);
-                Ok(())
-            }
-            None => Err(self.unterminated('\'')),
-        }
-    }
-
-    /// A double-quoted piece: a backslash takes the next character
-    /// literally or, before a line break, joins the lines.
-    fn double_quoted(&mut self, w: &mut WordBuf<'a>) -> Result<(), UciError> {
-        self.advance(1);
-        loop {
-            let rest = &self.text.as_bytes()[self.pos..];
-            let Some(n) = rest.iter().position(|&c| c == b'"' || c == b'\\') else {
-                return Err(self.unterminated('"'));
-            };
-            if n > 0 {
-                w.push(self.advance(n));
-            }
-            if self.peek() == Some(b'"') {
-                self.advance(1);
-                return Ok(());
-            }
-            self.advance(1);
-            if let Some(n) = self.line_break_at(0) {
-                self.advance(n);
-                continue;
-            }
-            let n = self.char_len();
-            if n == 0 {
-                return Err(self.unterminated('"'));
-            }
-            w.push(self.advance(n));
-        }
-    }
-}
-
 /// A statement read and checked: what it does, and the lines of its start
 /// and of its command word (where libuci finds an option outside a section).
 pub(crate) enum Cmd<'a> {
@@ -454,97 +176,29 @@ pub(crate) fn command<'a>(lx: &mut Lexer<'a>) -> Result<Option<Command<'a>>, Uci
     let Some(first) = words.next() else {
         return Ok(None);
     };
-    let args: Vec<Word<'a>> = words.collect();
-    let arity = |min: usize, max: usize, usage: &str| {
-        if args.len() < min {
-            Err(UciError {
-                line: end_line,
-                message: format!("missing arguments; expected {usage}"),
-            })
-        } else if args.len() > max {
-            Err(UciError {
-                line: last_line,
-                message: format!("too many arguments; expected {usage}"),
-            })
-        } else {
-            Ok(())
-        }
-    };
-    let name_err = |w: &Word<'_>, what: &str, valid: bool, rule: &str| -> Result<(), UciError> {
-        let message = match name_too_long(what, &w.text) {
-            Some(m) => m,
-            None if valid => return Ok(()),
-            None => format!("invalid {what} {}{rule}", shorten(&w.text)),
-        };
-        Err(UciError {
-            line: w.line,
-            message,
-        })
+    let args = Args {
+        words: words.collect(),
+        end_line,
+        last_line,
     };
     let cmd = match first.text.as_ref() {
         "package" | "p" => {
-            arity(1, 1, "package NAME")?;
+            args.arity(1, 1, "package NAME")?;
             // libuci's package names may also hold '-'.
-            name_err(&args[0], "package name", valid_type(&args[0].text), "")?;
-            Cmd::Package(
-                args.into_iter()
+            name_err(
+                &args.words[0],
+                "package name",
+                valid_type(&args.words[0].text),
+                "",
+            )?;
+            Some(Cmd::Package(
+                (args.words.into_iter())
                     .next()
                     .map_or(Cow::Borrowed(""), |w| w.text),
-            )
+            ))
         }
-        "config" | "c" => {
-            arity(1, 2, "config TYPE ['NAME']")?;
-            let mut args = args.into_iter();
-            let (Some(kind), name) = (args.next(), args.next()) else {
-                return Ok(None);
-            };
-            name_err(
-                &kind,
-                "section type",
-                valid_type(&kind.text),
-                " (letters, digits, '_' and '-' only)",
-            )?;
-            let name = name.filter(|n| !n.text.is_empty());
-            if let Some(n) = &name {
-                name_err(
-                    n,
-                    "section name",
-                    valid_name(&n.text),
-                    " (letters, digits and '_' only)",
-                )?;
-            }
-            Cmd::Config {
-                kind: kind.text,
-                name: name.map(|n| n.text),
-            }
-        }
-        w @ ("option" | "o" | "list" | "l") => {
-            let list = w.starts_with('l');
-            arity(
-                1,
-                2,
-                if list {
-                    "list NAME VALUE"
-                } else {
-                    "option NAME VALUE"
-                },
-            )?;
-            let mut args = args.into_iter();
-            let (Some(name), value) = (args.next(), args.next()) else {
-                return Ok(None);
-            };
-            name_err(
-                &name,
-                "option name",
-                valid_name(&name.text),
-                " (letters, digits and '_' only)",
-            )?;
-            Cmd::Option {
-                list,
-                name: name.text,
-                value: value.map_or(Cow::Borrowed(""), |v| v.text),
-            }
-        }
+        "config" | "c" => config(args)?,
+        w @ ("option" | "o" | "list" | "l") => option(w.starts_with('l'), args)?,
         other => {
             return Err(UciError {
                 line: word_line,
@@ -555,11 +209,107 @@ pub(crate) fn command<'a>(lx: &mut Lexer<'a>) -> Result<Option<Command<'a>>, Uci
             })
         }
     };
-    Ok(Some(Command {
+    Ok(cmd.map(|cmd| Command {
         cmd,
         line: start_line,
         word_line,
         end_line: last_line,
+    }))
+}
+
+/// A command's arguments, and the lines libuci reports for too few (the
+/// statement's end) and too many (the last one read).
+struct Args<'a> {
+    words: Vec<Word<'a>>,
+    end_line: usize,
+    last_line: usize,
+}
+
+impl Args<'_> {
+    fn arity(&self, min: usize, max: usize, usage: &str) -> Result<(), UciError> {
+        if self.words.len() < min {
+            Err(UciError {
+                line: self.end_line,
+                message: format!("missing arguments; expected {usage}"),
+            })
+        } else if self.words.len() > max {
+            Err(UciError {
+                line: self.last_line,
+                message: format!("too many arguments; expected {usage}"),
+            })
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// The error of a name `w` (a `what`) that is too long or not `valid`
+/// (`rule` says what is).
+fn name_err(w: &Word<'_>, what: &str, valid: bool, rule: &str) -> Result<(), UciError> {
+    let message = match name_too_long(what, &w.text) {
+        Some(m) => m,
+        None if valid => return Ok(()),
+        None => format!("invalid {what} {}{rule}", shorten(&w.text)),
+    };
+    Err(UciError {
+        line: w.line,
+        message,
+    })
+}
+
+/// `config TYPE ['NAME']`.
+fn config(args: Args<'_>) -> Result<Option<Cmd<'_>>, UciError> {
+    args.arity(1, 2, "config TYPE ['NAME']")?;
+    let mut words = args.words.into_iter();
+    let (Some(kind), name) = (words.next(), words.next()) else {
+        return Ok(None);
+    };
+    name_err(
+        &kind,
+        "section type",
+        valid_type(&kind.text),
+        " (letters, digits, '_' and '-' only)",
+    )?;
+    let name = name.filter(|n| !n.text.is_empty());
+    if let Some(n) = &name {
+        name_err(
+            n,
+            "section name",
+            valid_name(&n.text),
+            " (letters, digits and '_' only)",
+        )?;
+    }
+    Ok(Some(Cmd::Config {
+        kind: kind.text,
+        name: name.map(|n| n.text),
+    }))
+}
+
+/// `option NAME VALUE`, or with `list`, `list NAME VALUE`.
+fn option(list: bool, args: Args<'_>) -> Result<Option<Cmd<'_>>, UciError> {
+    args.arity(
+        1,
+        2,
+        if list {
+            "list NAME VALUE"
+        } else {
+            "option NAME VALUE"
+        },
+    )?;
+    let mut words = args.words.into_iter();
+    let (Some(name), value) = (words.next(), words.next()) else {
+        return Ok(None);
+    };
+    name_err(
+        &name,
+        "option name",
+        valid_name(&name.text),
+        " (letters, digits and '_' only)",
+    )?;
+    Ok(Some(Cmd::Option {
+        list,
+        name: name.text,
+        value: value.map_or(Cow::Borrowed(""), |v| v.text),
     }))
 }
 

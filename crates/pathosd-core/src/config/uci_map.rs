@@ -8,807 +8,23 @@
 //! booleans ('0'/'1') and numbers, so every value is passed through as text.
 
 use super::field::{quote, ConfigError, Errors};
-use super::schema::CheckType;
-use super::uci::{command, outside_section, overwrites, Cmd, Lexer, Line, UciError};
-use super::validate::{MAX_CHECKS, MAX_CHECKS_PER_VIP, MAX_NEIGHBORS, MAX_VIPS};
+use super::uci::Line;
 use serde_json::{json, Map, Value};
-use std::borrow::Cow;
-use std::collections::HashMap;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    /// One string.
-    Scalar,
-    /// A JSON array; written with `list` (an `option` gives one element).
-    List,
-    /// A JSON object from `list NAME 'Key: value'` entries.
-    Pairs,
-}
+mod layout;
+mod plan;
+mod source;
 
-use Kind::*;
-
-/// One UCI option: its name, where its value goes (relative to the
-/// section's JSON object; dots nest), and its shape.
-type Row = (&'static str, &'static str, Kind);
-
-/// The name of the one `pathosd` section: `pathosd.main` to uci, the init
-/// script and LuCI.
-const MAIN: &str = "main";
-
-/// `config pathosd 'main'`: the global settings.
-const GLOBAL: &[Row] = &[
-    ("asn", "router.asn", Scalar),
-    ("router_id", "router.router_id", Scalar),
-    ("local_address", "router.local_address", Scalar),
-    ("local_address_ipv6", "router.local_address_ipv6", Scalar),
-    ("listen_address", "bgp.listen_address", Scalar),
-    ("listen_port", "bgp.listen_port", Scalar),
-    ("hold_time", "bgp.hold_time", Scalar),
-    ("keepalive_time", "bgp.keepalive_time", Scalar),
-    ("graceful_restart", "bgp.graceful_restart", Scalar),
-    ("shutdown_drain", "bgp.shutdown_drain", Scalar),
-    ("graceful_shutdown", "bgp.graceful_shutdown", Scalar),
-    ("api_listen", "api.listen", Scalar),
-    ("api_read_header_timeout", "api.read_header_timeout", Scalar),
-    ("api_read_timeout", "api.read_timeout", Scalar),
-    ("api_write_timeout", "api.write_timeout", Scalar),
-    ("api_idle_timeout", "api.idle_timeout", Scalar),
-    ("api_token", "api.token", Scalar),
-    ("ubus_socket", "api.ubus_socket", Scalar),
-    ("log_level", "logging.level", Scalar),
-    ("log_timestamps", "logging.timestamps", Scalar),
-    ("log_syslog", "logging.syslog", Scalar),
-    ("log_otel_level", "logging.otel_level", Scalar),
-    ("otel_enabled", "otel.enabled", Scalar),
-    ("otel_endpoint", "otel.endpoint", Scalar),
-    ("otel_insecure", "otel.insecure", Scalar),
-    ("otel_header", "otel.headers", Pairs),
-    ("otel_service_name", "otel.service_name", Scalar),
-    ("otel_metrics_enabled", "otel.metrics.enabled", Scalar),
-    ("otel_metrics_endpoint", "otel.metrics.endpoint", Scalar),
-    ("otel_metrics_insecure", "otel.metrics.insecure", Scalar),
-    ("otel_metrics_header", "otel.metrics.headers", Pairs),
-    ("otel_metrics_interval", "otel.metrics.interval", Scalar),
-    ("otel_traces_enabled", "otel.traces.enabled", Scalar),
-    ("otel_traces_endpoint", "otel.traces.endpoint", Scalar),
-    ("otel_traces_insecure", "otel.traces.insecure", Scalar),
-    ("otel_traces_header", "otel.traces.headers", Pairs),
-    (
-        "otel_traces_sample_ratio",
-        "otel.traces.sample_ratio",
-        Scalar,
-    ),
-    ("otel_logs_enabled", "otel.logs.enabled", Scalar),
-    ("otel_logs_endpoint", "otel.logs.endpoint", Scalar),
-    ("otel_logs_insecure", "otel.logs.insecure", Scalar),
-    ("otel_logs_header", "otel.logs.headers", Pairs),
-];
-
-const NEIGHBOR: &[Row] = &[
-    ("name", "name", Scalar),
-    ("address", "address", Scalar),
-    ("port", "port", Scalar),
-    ("peer_asn", "peer_asn", Scalar),
-    ("local_address", "local_address", Scalar),
-    ("passive", "passive", Scalar),
-    ("required", "required", Scalar),
-    ("auth_password", "auth_password", Scalar),
-    ("enable_multihop", "enable_multihop", Scalar),
-    ("multihop_ttl", "multihop_ttl", Scalar),
-    ("ttl_security", "ttl_security", Scalar),
-    ("hold_time", "hold_time", Scalar),
-    ("keepalive_time", "keepalive_time", Scalar),
-    ("graceful_restart", "graceful_restart", Scalar),
-    ("error_wait_min", "error_wait_min", Scalar),
-    ("error_wait_max", "error_wait_max", Scalar),
-    ("bfd", "bfd.enabled", Scalar),
-    (
-        "bfd_desired_minimum_tx_interval",
-        "bfd.desired_minimum_tx_interval",
-        Scalar,
-    ),
-    (
-        "bfd_required_minimum_receive",
-        "bfd.required_minimum_receive",
-        Scalar,
-    ),
-    (
-        "bfd_detection_multiplier",
-        "bfd.detection_multiplier",
-        Scalar,
-    ),
-    ("bfd_multihop", "bfd.multihop", Scalar),
-];
-
-const VIP: &[Row] = &[
-    ("name", "name", Scalar),
-    ("prefix", "prefix", Scalar),
-    ("allow_default_route", "allow_default_route", Scalar),
-    ("always", "always", Scalar),
-    ("checks_policy", "checks_policy", Scalar),
-    ("require_local_address", "require_local_address", Scalar),
-    ("local_interface", "local_interface", Scalar),
-    ("fail_action", "policy.fail_action", Scalar),
-    ("lower_priority_file", "policy.lower_priority_file", Scalar),
-    ("drain_time", "policy.drain_time", Scalar),
-    (
-        "drain_until_flows_below",
-        "policy.drain_until_flows_below",
-        Scalar,
-    ),
-    ("recovery_hold", "policy.recovery_hold", Scalar),
-    ("as_path_prepend", "policy.announce.as_path_prepend", Scalar),
-    ("community", "policy.announce.communities", List),
-    ("large_community", "policy.announce.large_communities", List),
-    (
-        "lower_priority_as_path_prepend",
-        "policy.lower_priority.as_path_prepend",
-        Scalar,
-    ),
-    (
-        "lower_priority_community",
-        "policy.lower_priority.communities",
-        List,
-    ),
-    (
-        "lower_priority_large_community",
-        "policy.lower_priority.large_communities",
-        List,
-    ),
-];
-
-/// Options every `config check` takes, whatever its type.
-const CHECK: &[Row] = &[
-    ("name", "name", Scalar),
-    ("type", "type", Scalar),
-    ("interval", "interval", Scalar),
-    ("timeout", "timeout", Scalar),
-    ("rise", "rise", Scalar),
-    ("fall", "fall", Scalar),
-    ("detailed_metrics", "detailed_metrics", Scalar),
-];
-
-const HTTP: &[Row] = &[
-    ("url", "http.url", Scalar),
-    ("host", "http.host", Scalar),
-    ("port", "http.port", Scalar),
-    ("method", "http.method", Scalar),
-    ("header", "http.headers", Pairs),
-    ("response_code", "http.response_codes", List),
-    ("response_text", "http.response_text", Scalar),
-    ("response_regex", "http.response_regex", Scalar),
-    ("response_jq", "http.response_jq", Scalar),
-    ("proxy", "http.proxy", Scalar),
-    ("keep_alive", "http.keep_alive", Scalar),
-    ("tls_ca_cert", "http.tls_ca_cert", Scalar),
-    ("tls_server_name", "http.tls_server_name", Scalar),
-    ("tls_insecure", "http.tls_insecure", Scalar),
-    ("tls_client_cert", "http.tls_client_cert", Scalar),
-    ("tls_client_key", "http.tls_client_key", Scalar),
-];
-
-const DNS: &[Row] = &[
-    ("query", "dns.names", List),
-    ("resolver", "dns.resolver", Scalar),
-    ("port", "dns.port", Scalar),
-    ("query_type", "dns.query_type", Scalar),
-    ("expected_rcode", "dns.expected_rcode", Scalar),
-    ("expected_answer", "dns.expected_answers", List),
-    ("expected_match", "dns.expected_match", Scalar),
-];
-
-const PING: &[Row] = &[
-    ("dst_ip", "ping.dst_ip", Scalar),
-    ("src_ip", "ping.src_ip", Scalar),
-    ("privileged", "ping.privileged", Scalar),
-    ("count", "ping.count", Scalar),
-    ("ping_interval", "ping.interval", Scalar),
-    ("max_loss_ratio", "ping.max_loss_ratio", Scalar),
-];
-
-const TCP: &[Row] = &[
-    ("host", "tcp.host", Scalar),
-    ("port", "tcp.port", Scalar),
-    ("send", "tcp.send", Scalar),
-    ("expect", "tcp.expect", Scalar),
-];
-
-const UDP: &[Row] = &[
-    ("host", "udp.host", Scalar),
-    ("port", "udp.port", Scalar),
-    ("payload", "udp.payload", Scalar),
-    ("payload_hex", "udp.payload_hex", Scalar),
-    ("expect", "udp.expect", Scalar),
-];
-
-const GRPC: &[Row] = &[
-    ("host", "grpc.host", Scalar),
-    ("port", "grpc.port", Scalar),
-    ("tls", "grpc.tls", Scalar),
-    ("tls_insecure", "grpc.tls_insecure", Scalar),
-    ("tls_ca_cert", "grpc.tls_ca_cert", Scalar),
-    ("tls_server_name", "grpc.tls_server_name", Scalar),
-    ("method", "grpc.method", Scalar),
-    ("service", "grpc.service", Scalar),
-    ("ok_code", "grpc.ok_codes", List),
-    ("metadata", "grpc.metadata", Pairs),
-];
-
-const EXEC: &[Row] = &[
-    ("command", "exec.command", Scalar),
-    ("arg", "exec.args", List),
-];
-
-fn type_rows(t: CheckType) -> &'static [Row] {
-    match t {
-        CheckType::Http | CheckType::Https => HTTP,
-        CheckType::Dns => DNS,
-        CheckType::Ping => PING,
-        CheckType::Tcp => TCP,
-        CheckType::Udp => UDP,
-        CheckType::Grpc => GRPC,
-        CheckType::Exec => EXEC,
-    }
-}
-
-fn check_type(s: &str) -> Option<CheckType> {
-    Some(match s {
-        "http" => CheckType::Http,
-        "https" => CheckType::Https,
-        "dns" => CheckType::Dns,
-        "ping" => CheckType::Ping,
-        "tcp" => CheckType::Tcp,
-        "udp" => CheckType::Udp,
-        "grpc" => CheckType::Grpc,
-        "exec" => CheckType::Exec,
-        _ => return None,
-    })
-}
-
-/// The section types pathosd reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SectionKind {
-    Pathosd,
-    Neighbor,
-    Vip,
-    Check,
-}
-
-impl SectionKind {
-    fn of(s: &str) -> Option<SectionKind> {
-        Some(match s {
-            "pathosd" => SectionKind::Pathosd,
-            "neighbor" => SectionKind::Neighbor,
-            "vip" => SectionKind::Vip,
-            "check" => SectionKind::Check,
-            _ => return None,
-        })
-    }
-
-    fn as_str(self) -> &'static str {
-        match self {
-            SectionKind::Pathosd => "pathosd",
-            SectionKind::Neighbor => "neighbor",
-            SectionKind::Vip => "vip",
-            SectionKind::Check => "check",
-        }
-    }
-
-    /// Most sections of the kind a file may have (`config` statements,
-    /// enabled or not); the one pathosd section has its own rule.
-    fn limit(self) -> usize {
-        match self {
-            SectionKind::Pathosd => usize::MAX,
-            SectionKind::Neighbor => MAX_NEIGHBORS,
-            SectionKind::Vip => MAX_VIPS,
-            SectionKind::Check => MAX_CHECKS,
-        }
-    }
-}
+use layout::{type_rows, Kind, Kind::*, Row, SectionKind, CHECK, GLOBAL, NEIGHBOR, VIP};
+pub(crate) use plan::{plan, Plan};
+pub(crate) use source::Source;
+use source::{Head, Opt, Val};
 
 /// Most option values and list items one VIP with its checks, or the
 /// pathosd and neighbor sections together, may hold: the JSON value of one
 /// of them is all the loader holds at once (a VIP of 64 checks with ten
 /// options each needs 650).
 pub(crate) const MAX_UNIT_VALUES: usize = 16_384;
-
-/// "No occurrence", at the end of a section's chain.
-const NONE: u32 = u32::MAX;
-
-fn small(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(NONE)
-}
-
-/// A section of a known type as the index has it: no options, only where
-/// its statements are (the `config` statements that open it, a chain
-/// through `Source::occs`).
-#[derive(Debug)]
-struct Head<'a> {
-    kind: SectionKind,
-    name: Option<Cow<'a, str>>,
-    /// Position among the sections of the same type (for `@type[N]`).
-    index: u32,
-    line: u32,
-    first: u32,
-}
-
-impl Head<'_> {
-    /// How `uci` addresses the section: `vip 'web'` or `@check[1]`.
-    fn label(&self) -> String {
-        match &self.name {
-            Some(n) => format!("{} '{n}'", self.kind.as_str()),
-            None => format!("@{}[{}]", self.kind.as_str(), self.index),
-        }
-    }
-}
-
-/// One `config` statement of an indexed section: where its options start
-/// (byte offset and line) and the next statement of the same section.
-#[derive(Debug)]
-struct Occ {
-    at: u32,
-    line: u32,
-    next: u32,
-}
-
-/// A UCI file as the loader reads it: the text and an index of its
-/// sections (a few dozen bytes each). Options are read from the text when
-/// a section is mapped, one VIP (with its checks) at a time, never all at
-/// once: a 4 MiB file of short options as values took 200 MB.
-pub(crate) struct Source<'a> {
-    text: &'a str,
-    /// Whether a section count passed its limit (the errors say which):
-    /// the file is refused before anything is mapped.
-    pub(crate) over_limit: bool,
-    heads: Vec<Head<'a>>,
-    occs: Vec<Occ>,
-    /// Whether errors name lines (not for sections handed over as values).
-    lines: bool,
-}
-
-/// An option's merged value, borrowed from the file's text when it can be.
-enum Val<'a> {
-    One(Cow<'a, str>),
-    List(Vec<(Cow<'a, str>, usize)>),
-}
-
-/// An option of a section, merged as libuci merges repeated statements.
-struct Opt<'a> {
-    name: &'static str,
-    value: Val<'a>,
-    /// Line of the last statement that set it.
-    line: usize,
-}
-
-impl<'a> Source<'a> {
-    /// Reads the text once: every statement is checked (a syntax error is
-    /// returned as libuci reports it), sections of an unknown type or past
-    /// a limit are errors in `errs`, and the others are indexed.
-    pub(crate) fn index(
-        text: &'a str,
-        lines: bool,
-        errs: &mut Errors,
-    ) -> Result<Source<'a>, UciError> {
-        let mut src = Source {
-            text,
-            over_limit: false,
-            heads: Vec::new(),
-            occs: Vec::new(),
-            lines,
-        };
-        let mut lx = Lexer::new(text);
-        // Section name → (type, line, head): for merging and for libuci's
-        // rule that a name keeps its type.
-        let mut by_name: HashMap<Cow<'a, str>, (Cow<'a, str>, u32, u32)> = HashMap::new();
-        // `config` statements per known type, and sections per type.
-        let mut written = [0usize; 4];
-        let mut per_kind = [0u32; 4];
-        let mut global: Option<u32> = None;
-        let mut in_section = false;
-        // The last occurrence of each head, to chain the next one.
-        let mut last_occ: Vec<u32> = Vec::new();
-        while let Some(c) = command(&mut lx)? {
-            let (name, kind_text) = match &c.cmd {
-                Cmd::Package(_) => {
-                    in_section = false;
-                    continue;
-                }
-                Cmd::Option { .. } if !in_section => return Err(outside_section(&c)),
-                Cmd::Option { .. } => continue,
-                Cmd::Config { kind, name } => (name.clone(), kind.clone()),
-            };
-            in_section = true;
-            let kind = SectionKind::of(&kind_text);
-            let (at, at_line) = lx.place();
-            let occ = Occ {
-                at: small(at),
-                line: small(at_line),
-                next: NONE,
-            };
-            if let Some(k) = kind {
-                written[k as usize] += 1;
-            }
-            let over = kind.is_some_and(|k| written[k as usize] > k.limit());
-            let earlier = name.as_ref().and_then(|n| by_name.get(n));
-            if let (Some(n), Some((ekind, eline, head))) = (&name, earlier) {
-                if *ekind != kind_text {
-                    return Err(overwrites(&c, n, &kind_text, ekind, *eline as usize));
-                }
-                // The same section again: its statements are read with it.
-                if *head != NONE && !over {
-                    let i = small(src.occs.len());
-                    let h = *head as usize;
-                    match last_occ
-                        .get(h)
-                        .copied()
-                        .and_then(|o| src.occs.get_mut(o as usize))
-                    {
-                        Some(prev) => prev.next = i,
-                        None => continue,
-                    }
-                    last_occ[h] = i;
-                    src.occs.push(occ);
-                }
-                continue;
-            }
-            let index = match kind {
-                Some(k) => {
-                    let counter = &mut per_kind[k as usize];
-                    *counter = counter.saturating_add(1);
-                    *counter - 1
-                }
-                None => 0,
-            };
-            let head = match kind {
-                None => {
-                    errs.push_as_written(
-                        format_args!("config {kind_text}{}", Line(if lines { c.line } else { 0 })),
-                        format_args!(
-                            "unknown section type {} (pathosd, neighbor, vip or check)",
-                            quote(&kind_text)
-                        ),
-                    );
-                    NONE
-                }
-                Some(_) if over => NONE,
-                Some(SectionKind::Pathosd) if global.is_some() => {
-                    let first = global.and_then(|g| src.heads.get(g as usize));
-                    let this = Head {
-                        kind: SectionKind::Pathosd,
-                        name: name.clone(),
-                        index,
-                        line: small(c.line),
-                        first: NONE,
-                    };
-                    errs.push_as_written(
-                        format_args!("{}{}", this.label(), src.at(c.line)),
-                        format_args!(
-                            "only one pathosd section is allowed (the first is {}{})",
-                            first.map_or_else(String::new, Head::label),
-                            src.at(first.map_or(0, |f| f.line as usize))
-                        ),
-                    );
-                    NONE
-                }
-                Some(k) => {
-                    let h = small(src.heads.len());
-                    if k == SectionKind::Pathosd {
-                        global = Some(h);
-                    }
-                    let o = small(src.occs.len());
-                    src.heads.push(Head {
-                        kind: k,
-                        name: name.clone(),
-                        index,
-                        line: small(c.line),
-                        first: o,
-                    });
-                    src.occs.push(occ);
-                    last_occ.push(o);
-                    h
-                }
-            };
-            // The names of sections past a limit, or of unknown type past
-            // the errors' limit, are not kept: the file is refused whatever
-            // they say.
-            if let Some(n) = name {
-                if head != NONE || (kind.is_none() && !errs.stopped()) {
-                    by_name.insert(n, (kind_text, small(c.line), head));
-                }
-            }
-        }
-        for k in [SectionKind::Neighbor, SectionKind::Vip, SectionKind::Check] {
-            let n = written[k as usize];
-            if n > k.limit() {
-                src.over_limit = true;
-                errs.push_as_written(
-                    format_args!("config {}", k.as_str()),
-                    format_args!(
-                        "{n} {} sections, more than the limit of {}",
-                        k.as_str(),
-                        k.limit()
-                    ),
-                );
-            }
-        }
-        src.heads.shrink_to_fit();
-        src.occs.shrink_to_fit();
-        Ok(src)
-    }
-
-    /// " (line N)", or nothing without lines.
-    fn at(&self, line: usize) -> Line {
-        Line(if self.lines { line } else { 0 })
-    }
-
-    /// Calls `f` with every option and list statement of `h`, in file
-    /// order: (list?, name, value, line).
-    fn each_option(
-        &self,
-        h: &Head<'a>,
-        f: &mut dyn FnMut(bool, Cow<'a, str>, Cow<'a, str>, usize) -> bool,
-    ) {
-        let mut o = h.first;
-        while let Some(occ) = self.occs.get(o as usize) {
-            let mut lx = Lexer::at(self.text, occ.at as usize, occ.line as usize);
-            // The index checked every statement: none fails here.
-            while let Ok(Some(c)) = command(&mut lx) {
-                match c.cmd {
-                    Cmd::Option { list, name, value } => {
-                        if !f(list, name, value, c.line) {
-                            return;
-                        }
-                    }
-                    _ => break,
-                }
-            }
-            o = occ.next;
-        }
-    }
-
-    /// The options of `h` that `known` names (by a static name), merged as
-    /// libuci merges them: an option replaces, a list appends (and makes an
-    /// earlier option its first item). Others go to `unknown` with their
-    /// line. At most `budget` values are kept; false in `.1` once more were
-    /// written.
-    fn options(
-        &self,
-        h: &Head<'a>,
-        known: &dyn Fn(&str) -> Option<&'static str>,
-        unknown: &mut dyn FnMut(&str, usize),
-        budget: &mut usize,
-    ) -> (Vec<Opt<'a>>, bool) {
-        let mut opts: Vec<Opt<'a>> = Vec::new();
-        let mut ok = true;
-        self.each_option(h, &mut |list, name, value, line| {
-            let Some(key) = known(&name) else {
-                unknown(&name, line);
-                return true;
-            };
-            if *budget == 0 {
-                ok = false;
-                return false;
-            }
-            *budget -= 1;
-            match opts.iter_mut().find(|o| o.name == key) {
-                Some(o) => {
-                    let old_line = std::mem::replace(&mut o.line, line);
-                    if list {
-                        let mut items = match std::mem::replace(&mut o.value, Val::List(Vec::new()))
-                        {
-                            Val::One(v) => vec![(v, old_line)],
-                            Val::List(l) => l,
-                        };
-                        items.push((value, line));
-                        o.value = Val::List(items);
-                    } else {
-                        o.value = Val::One(value);
-                    }
-                }
-                None => opts.push(Opt {
-                    name: key,
-                    value: if list {
-                        Val::List(vec![(value, line)])
-                    } else {
-                        Val::One(value)
-                    },
-                    line,
-                }),
-            }
-            true
-        });
-        (opts, ok)
-    }
-
-    /// The few options of `h` named in `names` (no others are kept).
-    fn some_options(&self, h: &Head<'a>, names: &'static [&'static str]) -> Vec<Opt<'a>> {
-        let known = |n: &str| names.iter().find(|k| **k == n).copied();
-        let mut budget = MAX_UNIT_VALUES;
-        self.options(h, &known, &mut |_, _| {}, &mut budget).0
-    }
-}
-
-fn one<'o, 'a>(opts: &'o [Opt<'a>], name: &str) -> Option<&'o Cow<'a, str>> {
-    match opts.iter().find(|o| o.name == name).map(|o| &o.value) {
-        Some(Val::One(v)) => Some(v),
-        _ => None,
-    }
-}
-
-/// What goes where: the global section, the enabled neighbors and VIPs in
-/// file order, and each VIP's checks (by VIP, in file order).
-pub(crate) struct Plan {
-    /// Whether a VIP has more checks than MAX_CHECKS_PER_VIP (the errors
-    /// say which): the file is refused before anything is mapped.
-    pub(crate) over_limit: bool,
-    global: Option<u32>,
-    neighbors: Vec<u32>,
-    vips: Vec<u32>,
-    /// (VIP, check section, its type if valid), sorted by VIP, each VIP's
-    /// in file order.
-    checks: Vec<(u32, u32, Option<CheckType>)>,
-}
-
-impl Plan {
-    /// The VIPs to map, in order.
-    pub(crate) fn vip_count(&self) -> usize {
-        self.vips.len()
-    }
-
-    fn checks_of(&self, vip: usize) -> &[(u32, u32, Option<CheckType>)] {
-        let v = small(vip);
-        let from = self.checks.partition_point(|(x, _, _)| *x < v);
-        let to = self.checks.partition_point(|(x, _, _)| *x <= v);
-        self.checks.get(from..to).unwrap_or(&[])
-    }
-}
-
-/// Whether `option enabled` switches a section off; an unreadable value is
-/// an error and leaves it on.
-fn disabled(src: &Source<'_>, h: &Head<'_>, opts: &[Opt<'_>], errs: &mut Errors) -> bool {
-    let Some(o) = opts.iter().find(|o| o.name == "enabled") else {
-        return false;
-    };
-    match &o.value {
-        Val::One(v) => match v.as_ref() {
-            "0" | "false" | "no" | "off" | "disabled" => true,
-            "1" | "true" | "yes" | "on" | "enabled" => false,
-            _ => {
-                errs.push_as_written(
-                    format_args!("{} option enabled{}", h.label(), src.at(o.line)),
-                    format_args!("{} is not a boolean ('0' or '1')", quote(v)),
-                );
-                false
-            }
-        },
-        Val::List(_) => false,
-    }
-}
-
-/// Finds the enabled sections and attaches each check to its VIP (by the
-/// VIP's name, or its section name when `option name` differs; the first
-/// VIP that has it wins). Errors are UCI's own: an unreadable `enabled`, a
-/// check without a VIP or with one that does not exist, more than
-/// MAX_CHECKS_PER_VIP checks on a VIP.
-pub(crate) fn plan(src: &Source<'_>, errs: &mut Errors) -> Plan {
-    let mut p = Plan {
-        over_limit: false,
-        global: None,
-        neighbors: Vec::new(),
-        vips: Vec::new(),
-        checks: Vec::new(),
-    };
-    // VIP names (and section names) → VIP, or NONE for a disabled one.
-    let mut by_name: HashMap<Cow<'_, str>, u32> = HashMap::new();
-    for (i, h) in src.heads.iter().enumerate() {
-        let i = small(i);
-        match h.kind {
-            SectionKind::Pathosd => {
-                p.global = Some(i);
-                // The init script and LuCI read the switch as
-                // `pathosd.main.enabled`: under another name, or none, the
-                // file has no switch, and a daemon that accepted it would
-                // run a file its init script reads as disabled.
-                if h.name.as_deref() != Some(MAIN) {
-                    errs.push_as_written(
-                        format_args!("{}{}", h.label(), src.at(h.line as usize)),
-                        format_args!(
-                            "the pathosd section must be named 'main' (config pathosd 'main'): \
-                             the init script and LuCI read its option enabled there"
-                        ),
-                    );
-                }
-            }
-            SectionKind::Neighbor => {
-                let opts = src.some_options(h, &["enabled"]);
-                if !disabled(src, h, &opts, errs) {
-                    p.neighbors.push(i);
-                }
-            }
-            SectionKind::Vip => {
-                let opts = src.some_options(h, &["enabled", "name"]);
-                let off = disabled(src, h, &opts, errs);
-                let slot = if off { NONE } else { small(p.vips.len()) };
-                if !off {
-                    p.vips.push(i);
-                }
-                let names = [one(&opts, "name").cloned(), h.name.clone()];
-                for n in names.into_iter().flatten() {
-                    let e = by_name.entry(n).or_insert(slot);
-                    // An enabled VIP wins over a disabled one of the name.
-                    if *e == NONE {
-                        *e = slot;
-                    }
-                }
-            }
-            SectionKind::Check => {}
-        }
-    }
-    if p.global.is_none() {
-        errs.push_as_written(
-            format_args!("config pathosd '{MAIN}'"),
-            format_args!(
-                "missing (it holds asn, router_id and the other global settings, and the \
-                 init script's option enabled)"
-            ),
-        );
-    }
-    for (i, h) in src.heads.iter().enumerate() {
-        if h.kind != SectionKind::Check {
-            continue;
-        }
-        let opts = src.some_options(h, &["enabled", "vip", "type"]);
-        if disabled(src, h, &opts, errs) {
-            continue;
-        }
-        let Some(o) = opts.iter().find(|o| o.name == "vip") else {
-            errs.push_as_written(
-                format_args!("{}{}", h.label(), src.at(h.line as usize)),
-                format_args!(
-                    "option vip is required (the name of the vip section this check belongs to)"
-                ),
-            );
-            continue;
-        };
-        let Val::One(target) = &o.value else {
-            errs.push_as_written(
-                format_args!("{} list vip{}", h.label(), src.at(o.line)),
-                format_args!("a check belongs to one vip: write option vip, not list"),
-            );
-            continue;
-        };
-        match by_name.get(target) {
-            Some(&NONE) => {}
-            Some(&v) => {
-                let t = one(&opts, "type").and_then(|t| check_type(t));
-                p.checks.push((v, small(i), t));
-            }
-            None => errs.push_as_written(
-                format_args!("{} option vip{}", h.label(), src.at(o.line)),
-                format_args!("no vip section named {}", quote(target)),
-            ),
-        }
-    }
-    // Stable: each VIP's checks stay in file order.
-    p.checks.sort_by_key(|(v, _, _)| *v);
-    let mut over = false;
-    for (k, &h) in p.vips.iter().enumerate() {
-        let n = p.checks_of(k).len();
-        if n > MAX_CHECKS_PER_VIP {
-            over = true;
-            if let Some(h) = src.heads.get(h as usize) {
-                errs.push_as_written(
-                format_args!("{}{}", h.label(), src.at(h.line as usize)),
-                    format_args!(
-                        "{n} check sections, more than the limit of {MAX_CHECKS_PER_VIP} for one vip"
-                    ),
-                );
-            }
-        }
-    }
-    p.over_limit = over;
-    p
-}
 
 /// Where a JSON path came from in the UCI file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -926,91 +142,105 @@ impl<'a> Mapper<'_, 'a> {
                 continue;
             };
             let path = join(base, json_rel);
-            let word = match &o.value {
-                Val::One(_) => "option",
-                Val::List(_) => "list",
-            };
-            match (kind, o.value) {
-                (Scalar, Val::One(v)) => {
-                    self.loc(path, h, Some(format!("option {}", o.name)), o.line, rows);
-                    insert(obj, json_rel, Value::String(v.into_owned()));
-                }
-                (Scalar, Val::List(_)) => self.error(
-                    format_args!("{} list {}{}", h.label(), o.name, src.at(o.line)),
-                    format_args!(
-                        "{} takes one value: write option {}, not list",
-                        o.name, o.name
-                    ),
+            self.put(h, rows, o, (kind, json_rel, path), obj);
+        }
+    }
+
+    /// Option `o` of `h`, of shape `kind`, into `obj` at `json_rel` (JSON
+    /// path `path`).
+    fn put(
+        &mut self,
+        h: &Head<'a>,
+        rows: [&'static [Row]; 2],
+        o: Opt<'a>,
+        (kind, json_rel, path): (Kind, &str, String),
+        obj: &mut Map<String, Value>,
+    ) {
+        let src = self.src;
+        let word = match &o.value {
+            Val::One(_) => "option",
+            Val::List(_) => "list",
+        };
+        match (kind, o.value) {
+            (Scalar, Val::One(v)) => {
+                self.loc(path, h, Some(format!("option {}", o.name)), o.line, rows);
+                insert(obj, json_rel, Value::String(v.into_owned()));
+            }
+            (Scalar, Val::List(_)) => self.error(
+                format_args!("{} list {}{}", h.label(), o.name, src.at(o.line)),
+                format_args!(
+                    "{} takes one value: write option {}, not list",
+                    o.name, o.name
                 ),
-                (List, Val::One(v)) => {
-                    self.loc(path, h, Some(format!("option {}", o.name)), o.line, rows);
-                    insert(
-                        obj,
-                        json_rel,
-                        Value::Array(vec![Value::String(v.into_owned())]),
-                    );
-                }
-                (List, Val::List(items)) => {
-                    if self.locs.is_some() {
-                        self.loc(
-                            path.clone(),
-                            h,
-                            Some(format!("list {}", o.name)),
-                            o.line,
-                            rows,
-                        );
-                        for (k, (_, line)) in items.iter().enumerate() {
-                            self.loc(
-                                format!("{path}[{k}]"),
-                                h,
-                                Some(format!("list {}", o.name)),
-                                *line,
-                                rows,
-                            );
-                        }
-                    }
-                    let vals: Vec<Value> = items
-                        .into_iter()
-                        .map(|(v, _)| Value::String(v.into_owned()))
-                        .collect();
-                    insert(obj, json_rel, Value::Array(vals));
-                }
-                (Pairs, value) => {
-                    let items = match value {
-                        Val::One(v) => vec![(v, o.line)],
-                        Val::List(l) => l,
-                    };
+            ),
+            (List, Val::One(v)) => {
+                self.loc(path, h, Some(format!("option {}", o.name)), o.line, rows);
+                insert(
+                    obj,
+                    json_rel,
+                    Value::Array(vec![Value::String(v.into_owned())]),
+                );
+            }
+            (List, Val::List(items)) => {
+                if self.locs.is_some() {
                     self.loc(
                         path.clone(),
                         h,
-                        Some(format!("{word} {}", o.name)),
+                        Some(format!("list {}", o.name)),
                         o.line,
                         rows,
                     );
-                    let mut m = Map::new();
-                    for (item, line) in items {
-                        match item.split_once(':') {
-                            Some((k, v)) if !k.trim().is_empty() => {
-                                let k = k.trim().to_string();
-                                if self.locs.is_some() {
-                                    self.loc(
-                                        join(&path, &k),
-                                        h,
-                                        Some(format!("list {}", o.name)),
-                                        line,
-                                        rows,
-                                    );
-                                }
-                                m.insert(k, Value::String(v.trim_start().to_string()));
-                            }
-                            _ => self.error(
-                                format_args!("{} list {}{}", h.label(), o.name, src.at(line)),
-                                format_args!("{} is not \"Name: value\"", quote(&item)),
-                            ),
-                        }
+                    for (k, (_, line)) in items.iter().enumerate() {
+                        self.loc(
+                            format!("{path}[{k}]"),
+                            h,
+                            Some(format!("list {}", o.name)),
+                            *line,
+                            rows,
+                        );
                     }
-                    insert(obj, json_rel, Value::Object(m));
                 }
+                let vals: Vec<Value> = items
+                    .into_iter()
+                    .map(|(v, _)| Value::String(v.into_owned()))
+                    .collect();
+                insert(obj, json_rel, Value::Array(vals));
+            }
+            (Pairs, value) => {
+                let items = match value {
+                    Val::One(v) => vec![(v, o.line)],
+                    Val::List(l) => l,
+                };
+                self.loc(
+                    path.clone(),
+                    h,
+                    Some(format!("{word} {}", o.name)),
+                    o.line,
+                    rows,
+                );
+                let mut m = Map::new();
+                for (item, line) in items {
+                    match item.split_once(':') {
+                        Some((k, v)) if !k.trim().is_empty() => {
+                            let k = k.trim().to_string();
+                            if self.locs.is_some() {
+                                self.loc(
+                                    join(&path, &k),
+                                    h,
+                                    Some(format!("list {}", o.name)),
+                                    line,
+                                    rows,
+                                );
+                            }
+                            m.insert(k, Value::String(v.trim_start().to_string()));
+                        }
+                        _ => self.error(
+                            format_args!("{} list {}{}", h.label(), o.name, src.at(line)),
+                            format_args!("{} is not \"Name: value\"", quote(&item)),
+                        ),
+                    }
+                }
+                insert(obj, json_rel, Value::Object(m));
             }
         }
     }
@@ -1337,6 +567,7 @@ fn join(base: &str, rel: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::validate::{MAX_CHECKS, MAX_CHECKS_PER_VIP, MAX_NEIGHBORS, MAX_VIPS};
 
     /// A file mapped as the loader maps it, the VIPs put together as one
     /// value; UCI's own errors.

@@ -2,24 +2,32 @@
 //! wrong types and unknown keys; this walks the decoded `Config` and adds one
 //! error per broken rule, each at the path of the field to fix and naming the
 //! bad value. A rule whose input failed to decode stays quiet, so one mistake
-//! yields one error. The rules of `router` and `bgp` are in `bgp`, a
-//! check's in `check`; the count limits, the API's and the VIPs' here.
+//! yields one error. Each rule returns the run value it checked, as it
+//! reads it ("parse, don't validate", as ntpd-rs builds its typed
+//! configuration while checking it), so nothing is parsed twice and a
+//! config that passes is its [`RunConfig`]. The rules of `router` and `bgp`
+//! are in `bgp`, the VIPs' in `vip`, a check's in `check` and `http`; the
+//! count limits and the API's here.
 
-use super::dns_name::DnsName;
 use super::duration::Dur;
-use super::field::{join, Errors, Quote};
-use super::policy_expr::{self, is_identifier, RESERVED};
-use super::proxy::Proxy;
-use super::schema::*;
+use super::field::{Errors, Quote};
+use super::run::{ApiRun, RunConfig};
+use super::schema::{Api, Config};
 use serde_json::Value;
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 
 mod bgp;
 mod check;
+mod http;
 #[cfg(test)]
 mod tests;
+mod values;
+mod vip;
 
-pub(crate) use check::{grpc_code, header, hex_bytes, split_url};
+pub(crate) use check::check;
+pub(crate) use values::{header, split_url};
+pub(crate) use vip::vip;
 
 /// Linux TCP_MD5SIG_MAXKEYLEN.
 pub(crate) const MD5_KEY_MAX: usize = 80;
@@ -128,14 +136,12 @@ fn too_many(errs: &mut Errors, path: &str, what: &str, len: usize, max: usize) -
     }
 }
 
-/// Checks every rule; errors go to `errs` next to any decode errors. A
-/// config that passes is one `run::build` can make a `RunConfig` of
-/// without failing.
-pub fn validate(c: &mut Config, errs: &mut Errors) {
-    check_rules(c, errs);
-}
-
-fn check_rules(c: &Config, errs: &mut Errors) {
+/// Checks every rule of `c`, consuming it; errors go to `errs` next to any
+/// decode errors. The run config of `c`, built as its rules read it; it
+/// runs only if `errs` is then empty (None: a rule failed, and said so in
+/// `errs`). Each VIP moves into its `VipSpec`, so a 10,000-VIP config is
+/// never held twice.
+pub(crate) fn validate(c: Config, errs: &mut Errors) -> Option<RunConfig> {
     match c.schema.as_str() {
         "v1" => {}
         "" => errs.push("schema", "required (set \"v1\")"),
@@ -144,11 +150,39 @@ fn check_rules(c: &Config, errs: &mut Errors) {
             format_args!("unsupported version {} (expected \"v1\")", Quote(other)),
         ),
     }
-    bgp::router(c, errs);
-    bgp::bgp(c, errs);
-    api(&c.api, errs);
-    super::otel::validate(c, errs);
-    vips(c, errs);
+    let router_id = bgp::router(&c, errs);
+    let neighbors = bgp::bgp(&c, router_id, errs);
+    let api = api(&c.api, errs);
+    let otel = super::otel::validate(&c, errs);
+    // Port -1: never listen (any other port outside 1..65535 broke its rule).
+    let listen = u16::try_from(c.bgp.listen_port).ok().map(|port| {
+        let ip = c
+            .bgp
+            .listen_address
+            .or(c.router.local_address)
+            .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED));
+        SocketAddr::new(ip, port)
+    });
+    let Config {
+        router,
+        bgp,
+        logging,
+        vips,
+        ..
+    } = c;
+    let vips = vip::vips(vips, errs);
+    Some(RunConfig {
+        asn: router.asn,
+        router_id: router_id?,
+        listen,
+        shutdown_drain: bgp.shutdown_drain.get(),
+        graceful_shutdown: bgp.graceful_shutdown,
+        neighbors: neighbors?,
+        api: api?,
+        logging,
+        otel,
+        vips: vips?,
+    })
 }
 
 /// Names used in API paths, metric labels and ubus: printable and URL-safe.
@@ -180,16 +214,24 @@ pub(crate) const API_TOKEN_MIN: usize = 16;
 /// Longest `api.token` (it travels in one header of an 8 KiB request head).
 pub(crate) const API_TOKEN_MAX: usize = 256;
 
-fn api(a: &Api, errs: &mut Errors) {
-    if !a.listen.is_empty() && listen_addr(&a.listen).is_none() {
-        errs.push_fmt(
-            "api.listen",
-            format_args!(
-                "{} is not host:port such as 127.0.0.1:59179 (empty disables the API)",
-                Quote(&a.listen)
-            ),
-        );
-    }
+/// The rules of `api`; the endpoint and the ubus object as they run.
+fn api(a: &Api, errs: &mut Errors) -> Option<ApiRun> {
+    // Some(None): the endpoint is off.
+    let listen = if a.listen.is_empty() {
+        Some(None)
+    } else {
+        let addr = listen_addr(&a.listen);
+        if addr.is_none() {
+            errs.push_fmt(
+                "api.listen",
+                format_args!(
+                    "{} is not host:port such as 127.0.0.1:59179 (empty disables the API)",
+                    Quote(&a.listen)
+                ),
+            );
+        }
+        addr.map(Some)
+    };
     if let Some(t) = a.token() {
         // The token itself is a secret: say what is wrong, not what it is.
         // RFC 6750 §2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" /
@@ -214,6 +256,19 @@ fn api(a: &Api, errs: &mut Errors) {
             );
         }
     }
+    let off = |d: Dur| (!d.is_zero()).then(|| d.get());
+    Some(ApiRun {
+        listen: listen?,
+        read_header_timeout: off(a.read_header_timeout),
+        read_timeout: off(a.read_timeout),
+        write_timeout: off(a.write_timeout),
+        idle_timeout: off(a.idle_timeout),
+        token: a.token().map(str::to_string),
+        ubus_socket: match a.ubus_socket.trim() {
+            "" => None,
+            s => Some(PathBuf::from(s)),
+        },
+    })
 }
 
 /// Parses `ip:port`, `[v6]:port` or `:port` (every address).
@@ -223,249 +278,4 @@ pub(crate) fn listen_addr(s: &str) -> Option<SocketAddr> {
         return Some(SocketAddr::from(([0, 0, 0, 0], port)));
     }
     s.parse().ok()
-}
-
-fn vips(c: &Config, errs: &mut Errors) {
-    if c.vips.is_empty() && !errs.has_under("vips") {
-        errs.push("vips", "at least one VIP is required");
-    }
-    if too_many(errs, "vips", "VIPs", c.vips.len(), MAX_VIPS) {
-        return;
-    }
-    // The first VIP with each name and prefix, found through index lists
-    // sorted by name and by prefix (4 bytes a VIP), not through maps (two
-    // BTreeMaps were 0.9 MB at 10,000 VIPs, at the start's peak).
-    // A prefix that is missing or failed to decode (reported by the
-    // decoder) holds a placeholder: it takes no part in this rule.
-    let prefix_ok: Vec<bool> = (0..c.vips.len())
-        .map(|i| !errs.has(&format!("vips[{i}].prefix")))
-        .collect();
-    let n = c.vips.len();
-    let first_name = first_of(n, &|i| !c.vips[i].name.is_empty(), &|a, b| {
-        c.vips[a].name.cmp(&c.vips[b].name)
-    });
-    let first_prefix = first_of(n, &|i| prefix_ok[i], &|a, b| {
-        c.vips[a].prefix.cmp(&c.vips[b].prefix)
-    });
-    for (i, v) in c.vips.iter().enumerate() {
-        let p = format!("vips[{i}]");
-        object_name(&join(&p, "name"), &v.name, errs);
-        if let Some(first) = first_name[i] {
-            errs.push_fmt(
-                join(&p, "name"),
-                format_args!("duplicate VIP name {} (also vips[{first}])", Quote(&v.name)),
-            );
-        }
-        let pp = join(&p, "prefix");
-        if let Some(first) = first_prefix[i] {
-            errs.push_fmt(
-                pp,
-                format_args!("duplicate prefix {} (also vips[{first}].prefix)", v.prefix),
-            );
-        }
-        vip(v, &p, errs);
-    }
-}
-
-/// For each of `n` items whose key an earlier item has too, the index of
-/// the first such item (None for the first and for items without a key).
-/// `cmp` orders two items by key; `keyed` tells the items that have one.
-/// Not generic: one sort in the binary for both rules (flash).
-fn first_of(
-    n: usize,
-    keyed: &dyn Fn(usize) -> bool,
-    cmp: &dyn Fn(usize, usize) -> std::cmp::Ordering,
-) -> Vec<Option<u32>> {
-    let mut order: Vec<u32> = (0..n)
-        .filter(|&i| keyed(i))
-        .filter_map(|i| u32::try_from(i).ok())
-        .collect();
-    // Equal keys in index order, the first one first.
-    order.sort_unstable_by(|&a, &b| cmp(a as usize, b as usize).then(a.cmp(&b)));
-    let mut first = vec![None; n];
-    let mut run: Option<u32> = None;
-    for i in order {
-        match run {
-            Some(f) if cmp(f as usize, i as usize).is_eq() => first[i as usize] = Some(f),
-            _ => run = Some(i),
-        }
-    }
-    first
-}
-
-fn vip(v: &Vip, p: &str, errs: &mut Errors) {
-    // A VIP written as 0.0.0.0/0 is far more often a slip (a form's empty
-    // address, a copied route) than a wish to draw every peer's traffic
-    // here, and announcing it takes the peers' default route.
-    if v.prefix.is_empty() && !v.allow_default_route {
-        errs.push_fmt(
-            join(p, "prefix"),
-            format_args!(
-                "{} is a default route: announced, it draws all of the peers' traffic to this router (set allow_default_route: true if that is meant)",
-                v.prefix
-            ),
-        );
-    }
-    if v.always {
-        for (key, set) in [("check", v.check.is_some()), ("checks", v.checks.is_some())] {
-            if set {
-                errs.push(
-                    join(p, key),
-                    "not allowed with always: true (the VIP is announced without checks)",
-                );
-            }
-        }
-    } else {
-        match (&v.check, &v.checks) {
-            (Some(_), Some(_)) => {
-                errs.push(join(p, "checks"), "set either check or checks, not both")
-            }
-            (None, None)
-                if !errs.has_under(&join(p, "check")) && !errs.has_under(&join(p, "checks")) =>
-            {
-                errs.push(
-                    p,
-                    "exactly one of check or checks is required (or always: true)",
-                )
-            }
-            (None, Some(cs)) if cs.is_empty() => {
-                errs.push(join(p, "checks"), "at least one check is required")
-            }
-            _ => {}
-        }
-    }
-    let list: Vec<(String, &Check)> = match (&v.check, &v.checks) {
-        (Some(c), _) => vec![(join(p, "check"), c)],
-        (None, Some(cs)) => cs
-            .iter()
-            .enumerate()
-            .map(|(j, c)| (format!("{p}.checks[{j}]"), c))
-            .collect(),
-        (None, None) => Vec::new(),
-    };
-    if too_many(
-        errs,
-        &join(p, "checks"),
-        "checks",
-        list.len(),
-        MAX_CHECKS_PER_VIP,
-    ) {
-        return;
-    }
-    // Names seen so far and the path of the check that has each: at most
-    // MAX_CHECKS_PER_VIP (64), searched in order (no map type for this).
-    let mut seen: Vec<(String, &String)> = Vec::new();
-    let mut names_ok = true;
-    for (cp, c) in &list {
-        check::check(v, cp, c, errs);
-        let name = c.effective_name();
-        let np = join(cp, "name");
-        if let Some(n) = &c.name {
-            if n.len() > MAX_NAME_LEN {
-                errs.push_fmt(
-                    &np,
-                    format_args!("{} is longer than {MAX_NAME_LEN} bytes", Quote(n)),
-                );
-                names_ok = false;
-            } else if !is_identifier(n) {
-                errs.push_fmt(
-                    &np,
-                    format_args!("{} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)", Quote(n)),
-                );
-                names_ok = false;
-            } else if RESERVED.contains(&n.as_str()) {
-                errs.push_fmt(
-                    &np,
-                    format_args!("{} is reserved in checks_policy", Quote(n)),
-                );
-                names_ok = false;
-            }
-        }
-        if name.is_empty() {
-            names_ok = false;
-            continue;
-        }
-        match seen
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, first)| first)
-        {
-            Some(first) => {
-                errs.push_fmt(
-                    &np,
-                    format_args!("duplicate check name {} (also {first}); two checks of the same type need explicit names", Quote(&name)),
-                );
-                names_ok = false;
-            }
-            None => seen.push((name, cp)),
-        }
-    }
-    let pp = join(p, "checks_policy");
-    if !v.always && names_ok && !list.is_empty() && !errs.has(&pp) {
-        let names: Vec<String> = list.iter().map(|(_, c)| c.effective_name()).collect();
-        if let Err(e) = policy_expr::compile(&v.checks_policy, &names) {
-            errs.push_fmt(
-                pp,
-                format_args!(
-                    "column {} of {}: {}",
-                    e.column,
-                    Quote(&v.checks_policy),
-                    e.message
-                ),
-            );
-        }
-    }
-    if let Some(ifname) = &v.local_interface {
-        let ip = join(p, "local_interface");
-        if !v.require_local_address {
-            errs.push(&ip, "has no effect unless require_local_address is true");
-        } else if ifname.is_empty()
-            || ifname.len() > 15
-            || ifname.chars().any(|c| c == '/' || c.is_whitespace())
-        {
-            errs.push_fmt(
-                &ip,
-                format_args!("{} is not an interface name", Quote(ifname)),
-            );
-        }
-    }
-    policy(&v.policy, &join(p, "policy"), errs);
-}
-
-fn policy(pol: &Policy, p: &str, errs: &mut Errors) {
-    for (path, n) in [
-        (
-            join(p, "announce.as_path_prepend"),
-            pol.announce.as_path_prepend,
-        ),
-        (
-            join(p, "lower_priority.as_path_prepend"),
-            pol.lower_priority.as_path_prepend,
-        ),
-    ] {
-        if n > PREPEND_MAX {
-            errs.push_fmt(path, format_args!("{n} is more than {PREPEND_MAX}"));
-        }
-    }
-    if pol.fail_action == FailAction::DrainThenWithdraw && pol.drain_time.is_zero() {
-        errs.push(
-            join(p, "drain_time"),
-            "0s must be greater than 0 for fail_action drain_then_withdraw",
-        );
-    } else if pol.drain_until_flows_below > 0 && pol.drain_time.is_zero() {
-        // drain_time bounds the wait for the flows: without it a drain
-        // could wait for ever.
-        errs.push(
-            join(p, "drain_time"),
-            "0s must be greater than 0 with drain_until_flows_below",
-        );
-    }
-    if let Some(f) = &pol.lower_priority_file {
-        if !f.starts_with('/') {
-            errs.push_fmt(
-                join(p, "lower_priority_file"),
-                format_args!("{} must be an absolute path", Quote(f)),
-            );
-        }
-    }
 }

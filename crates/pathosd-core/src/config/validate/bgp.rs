@@ -1,25 +1,47 @@
 //! The rules of `router` and `bgp`: the router's identity and addresses,
-//! the session timers, and each neighbor.
+//! the session timers, and each neighbor, each neighbor's rules building
+//! its session as it runs.
 
-use super::*;
+use super::super::duration::Dur;
+use super::super::field::{join, Errors, Quote};
+use super::super::run::{BfdRun, NeighborRun};
+use super::super::schema::{Config, Neighbor};
+use super::{
+    object_name, too_many, ERROR_WAIT_MAX, ERROR_WAIT_MIN, HOLD_MAX_SECS, MAX_NEIGHBORS,
+    MD5_KEY_MAX, SHUTDOWN_DRAIN_MAX,
+};
+use crate::bgp::settings::PeerSettings;
+use crate::bgp::types::Afi;
+use std::net::{IpAddr, Ipv4Addr};
+use std::num::{NonZeroU32, NonZeroU8};
 
-pub(super) fn router(c: &Config, errs: &mut Errors) {
+/// The rules of `router`; its BGP identifier.
+pub(super) fn router(c: &Config, errs: &mut Errors) -> Option<Ipv4Addr> {
     let r = &c.router;
     if r.asn == 0 {
         errs.push("router.asn", "required and must be > 0");
     }
-    match r.router_id {
-        None => errs.push("router.router_id", "required (an IPv4 address)"),
-        Some(IpAddr::V6(a)) => errs.push_fmt(
-            "router.router_id",
-            format_args!("{a} is not an IPv4 address (the BGP identifier is 32 bits)"),
-        ),
-        Some(IpAddr::V4(a)) if a.is_unspecified() => errs.push(
-            "router.router_id",
-            "0.0.0.0 is not a valid BGP identifier (RFC 6286: non-zero)",
-        ),
-        Some(_) => {}
-    }
+    let id = match r.router_id {
+        None => {
+            errs.push("router.router_id", "required (an IPv4 address)");
+            None
+        }
+        Some(IpAddr::V6(a)) => {
+            errs.push_fmt(
+                "router.router_id",
+                format_args!("{a} is not an IPv4 address (the BGP identifier is 32 bits)"),
+            );
+            None
+        }
+        Some(IpAddr::V4(a)) if a.is_unspecified() => {
+            errs.push(
+                "router.router_id",
+                "0.0.0.0 is not a valid BGP identifier (RFC 6286: non-zero)",
+            );
+            None
+        }
+        Some(IpAddr::V4(a)) => Some(a),
+    };
     if let Some(IpAddr::V4(a)) = r.local_address_ipv6 {
         errs.push_fmt(
             "router.local_address_ipv6",
@@ -32,7 +54,7 @@ pub(super) fn router(c: &Config, errs: &mut Errors) {
             .vips
             .iter()
             .enumerate()
-            .find(|(_, v)| v.prefix.afi() == crate::bgp::types::Afi::Ipv6);
+            .find(|(_, v)| v.prefix.afi() == Afi::Ipv6);
         if let Some((i, v)) = v6 {
             errs.push_fmt(
                 "router.local_address_ipv6",
@@ -43,13 +65,16 @@ pub(super) fn router(c: &Config, errs: &mut Errors) {
             );
         }
     }
+    id
 }
 
 /// Hold and keepalive rules, shared by bgp and each neighbor's overrides.
-pub(super) fn hold_time(path: &str, hold: Dur, errs: &mut Errors) {
+/// The hold time in seconds, as the OPEN message carries it.
+pub(super) fn hold_time(path: &str, hold: Dur, errs: &mut Errors) -> Option<u16> {
+    let secs = u16::try_from(hold.get().as_secs());
     if !hold.is_zero() && hold < Dur::secs(3) {
         errs.push_fmt(path, format_args!("{hold} must be 0 or at least 3s"));
-    } else if hold > Dur::secs(HOLD_MAX_SECS) {
+    } else if hold > Dur::secs(HOLD_MAX_SECS) || secs.is_err() {
         errs.push_fmt(path, format_args!("{hold} is more than {HOLD_MAX_SECS}s"));
     } else if hold.get().subsec_nanos() != 0 {
         // RFC 4271 §4.2: the OPEN message carries the Hold Time in seconds.
@@ -57,27 +82,52 @@ pub(super) fn hold_time(path: &str, hold: Dur, errs: &mut Errors) {
             path,
             format_args!("{hold} is not a whole number of seconds"),
         );
+    } else {
+        return secs.ok();
     }
+    None
 }
 
-pub(super) fn keepalive(path: &str, keepalive: Dur, hold: Dur, errs: &mut Errors) {
+/// The keepalive time in whole seconds (0: none). None also when `hold`
+/// broke its own rule (reported there).
+pub(super) fn keepalive(path: &str, keepalive: Dur, hold: Dur, errs: &mut Errors) -> Option<u16> {
     if keepalive.is_zero() {
-        return;
+        return Some(0);
     }
     if hold.is_zero() {
         errs.push_fmt(
             path,
             format_args!("{keepalive} must be 0 when hold_time is 0 (no keepalives)"),
         );
-    } else if keepalive >= hold {
+        return None;
+    }
+    if keepalive >= hold {
         errs.push_fmt(
             path,
             format_args!("{keepalive} must be less than hold_time {hold}"),
         );
+        return None;
     }
+    u16::try_from(keepalive.get().as_secs()).ok()
 }
 
-pub(super) fn bgp(c: &Config, errs: &mut Errors) {
+/// What every neighbor's session takes from `router` and `bgp`: None
+/// where their own rules failed.
+struct Shared {
+    router_id: Option<Ipv4Addr>,
+    /// Whether any VIP is IPv6 or `router.local_address_ipv6` is set.
+    mp_ipv6: bool,
+    /// `bgp.hold_time` and `bgp.keepalive_time` in seconds.
+    hold: Option<u16>,
+    keepalive: Option<u16>,
+}
+
+/// The rules of `bgp`; each neighbor's session.
+pub(super) fn bgp(
+    c: &Config,
+    router_id: Option<Ipv4Addr>,
+    errs: &mut Errors,
+) -> Option<Vec<NeighborRun>> {
     let b = &c.bgp;
     if b.listen_port != -1 && !(1..=65535).contains(&b.listen_port) {
         errs.push_fmt(
@@ -88,10 +138,12 @@ pub(super) fn bgp(c: &Config, errs: &mut Errors) {
             ),
         );
     }
-    hold_time("bgp.hold_time", b.hold_time, errs);
-    if !errs.has("bgp.hold_time") {
-        keepalive("bgp.keepalive_time", b.keepalive_time, b.hold_time, errs);
-    }
+    let hold = hold_time("bgp.hold_time", b.hold_time, errs);
+    let keepalive = if errs.has("bgp.hold_time") {
+        None
+    } else {
+        keepalive("bgp.keepalive_time", b.keepalive_time, b.hold_time, errs)
+    };
     if b.shutdown_drain > SHUTDOWN_DRAIN_MAX {
         errs.push_fmt(
             "bgp.shutdown_drain",
@@ -113,15 +165,23 @@ pub(super) fn bgp(c: &Config, errs: &mut Errors) {
         b.neighbors.len(),
         MAX_NEIGHBORS,
     ) {
-        return;
+        return None;
     }
+    let shared = Shared {
+        router_id,
+        mp_ipv6: c.vips.iter().any(|v| v.prefix.afi() == Afi::Ipv6)
+            || c.router.local_address_ipv6.is_some(),
+        hold,
+        keepalive,
+    };
     // Duplicates are found by a search of the neighbors before this one:
     // at most MAX_NEIGHBORS (256), so at most ≈ 33,000 comparisons, and no
     // B-tree compiled for `&str` and `IpAddr` keys just for this.
+    let mut runs = Vec::with_capacity(b.neighbors.len());
     for (i, n) in b.neighbors.iter().enumerate() {
         let before = b.neighbors.get(..i).unwrap_or_default();
         let p = format!("bgp.neighbors[{i}]");
-        neighbor(c, n, &p, errs);
+        runs.push(neighbor(c, n, &p, &shared, errs));
         if n.passive && b.listen_port == -1 {
             errs.push(
                 join(&p, "passive"),
@@ -149,18 +209,32 @@ pub(super) fn bgp(c: &Config, errs: &mut Errors) {
             }
         }
     }
+    runs.into_iter().collect()
 }
 
-pub(super) fn neighbor(c: &Config, n: &Neighbor, p: &str, errs: &mut Errors) {
+/// Neighbor `n` at `p`: its rules, and its session as it runs.
+fn neighbor(
+    c: &Config,
+    n: &Neighbor,
+    p: &str,
+    shared: &Shared,
+    errs: &mut Errors,
+) -> Option<NeighborRun> {
     object_name(&join(p, "name"), &n.name, errs);
-    match n.address {
-        None => errs.push(join(p, "address"), "required"),
-        Some(a) if a.is_unspecified() || a.is_multicast() => errs.push_fmt(
-            join(p, "address"),
-            format_args!("{a} is not a unicast address"),
-        ),
-        Some(_) => {}
-    }
+    let address = match n.address {
+        None => {
+            errs.push(join(p, "address"), "required");
+            None
+        }
+        Some(a) if a.is_unspecified() || a.is_multicast() => {
+            errs.push_fmt(
+                join(p, "address"),
+                format_args!("{a} is not a unicast address"),
+            );
+            None
+        }
+        Some(a) => Some(a),
+    };
     if n.peer_asn == 0 {
         errs.push(join(p, "peer_asn"), "required and must be > 0");
     }
@@ -212,19 +286,40 @@ pub(super) fn neighbor(c: &Config, n: &Neighbor, p: &str, errs: &mut Errors) {
             "1 must be 0 (meaning 255) or at least 2",
         );
     }
-    if let Some(h) = n.hold_time {
-        hold_time(&join(p, "hold_time"), h, errs);
-    }
-    let hold = n.hold_time.unwrap_or(c.bgp.hold_time);
-    let ka = n.keepalive_time.unwrap_or(c.bgp.keepalive_time);
-    // The global pair was checked already; report here only what this
-    // neighbor's overrides broke.
-    let overrides = n.hold_time.is_some() || n.keepalive_time.is_some();
-    if overrides && !errs.has(&join(p, "hold_time")) {
-        keepalive(&join(p, "keepalive_time"), ka, hold, errs);
-    }
+    let timers = timers(c, n, p, shared, errs);
     error_wait(n, p, errs);
-    bfd(c, n, &join(p, "bfd"), errs);
+    let bfd = bfd(c, n, &join(p, "bfd"), errs);
+    Some(NeighborRun {
+        settings: PeerSettings::new(c, n, address?, timers?, shared.router_id?, shared.mp_ipv6),
+        required: n.required,
+        bfd: bfd?,
+    })
+}
+
+/// A neighbor's hold and keepalive times in seconds: its overrides, else
+/// `bgp`'s. The global pair was checked already; report here only what
+/// this neighbor's overrides broke.
+fn timers(
+    c: &Config,
+    n: &Neighbor,
+    p: &str,
+    shared: &Shared,
+    errs: &mut Errors,
+) -> Option<(u16, u16)> {
+    let own_hold = n
+        .hold_time
+        .map(|h| hold_time(&join(p, "hold_time"), h, errs));
+    let overrides = n.hold_time.is_some() || n.keepalive_time.is_some();
+    let keepalive_secs = if !overrides {
+        shared.keepalive
+    } else if errs.has(&join(p, "hold_time")) {
+        None
+    } else {
+        let hold = n.hold_time.unwrap_or(c.bgp.hold_time);
+        let ka = n.keepalive_time.unwrap_or(c.bgp.keepalive_time);
+        keepalive(&join(p, "keepalive_time"), ka, hold, errs)
+    };
+    Some((own_hold.unwrap_or(shared.hold)?, keepalive_secs?))
 }
 
 /// Shortest BFD interval accepted: a router's CPU answers a peer every
@@ -233,24 +328,43 @@ const BFD_INTERVAL_MIN: Dur = Dur::ms(10);
 /// Longest: detection beyond minutes is the hold timer's job.
 const BFD_INTERVAL_MAX: Dur = Dur::secs(60);
 
-/// A neighbor's `bfd` block: its intervals and multiplier always (one rule
-/// each, used or not), and a source address once enabled.
-fn bfd(c: &Config, n: &Neighbor, p: &str, errs: &mut Errors) {
-    let b = &n.bfd;
-    for (name, d) in [
-        ("desired_minimum_tx_interval", b.desired_minimum_tx_interval),
-        ("required_minimum_receive", b.required_minimum_receive),
-    ] {
-        if d < BFD_INTERVAL_MIN || d > BFD_INTERVAL_MAX {
+/// A BFD interval at `path` in microseconds (RFC 5880 §4.1).
+fn bfd_interval(path: String, d: Dur, errs: &mut Errors) -> Option<NonZeroU32> {
+    let us = u32::try_from(d.get().as_micros())
+        .ok()
+        .and_then(NonZeroU32::new);
+    match us {
+        Some(us) if (BFD_INTERVAL_MIN..=BFD_INTERVAL_MAX).contains(&d) => Some(us),
+        _ => {
             errs.push_fmt(
-                join(p, name),
+                path,
                 format_args!("{d} is not within {BFD_INTERVAL_MIN}..{BFD_INTERVAL_MAX}"),
             );
+            None
         }
     }
+}
+
+/// A neighbor's `bfd` block: its intervals and multiplier always (one rule
+/// each, used or not), and a source address once enabled. Its session
+/// (None inside when BFD is off); None when a rule failed.
+#[allow(clippy::option_option)]
+fn bfd(c: &Config, n: &Neighbor, p: &str, errs: &mut Errors) -> Option<Option<BfdRun>> {
+    let b = &n.bfd;
+    let tx = bfd_interval(
+        join(p, "desired_minimum_tx_interval"),
+        b.desired_minimum_tx_interval,
+        errs,
+    );
+    let rx = bfd_interval(
+        join(p, "required_minimum_receive"),
+        b.required_minimum_receive,
+        errs,
+    );
     // RFC 5880 §6.8.1: bfd.DetectMult "MUST be a nonzero integer"; 1 would
     // declare the peer down on a single lost packet.
-    if b.detection_multiplier < 2 {
+    let mult = NonZeroU8::new(b.detection_multiplier).filter(|m| m.get() >= 2);
+    if mult.is_none() {
         errs.push_fmt(
             join(p, "detection_multiplier"),
             format_args!(
@@ -260,17 +374,44 @@ fn bfd(c: &Config, n: &Neighbor, p: &str, errs: &mut Errors) {
         );
     }
     if !b.enabled {
-        return;
+        return Some(None);
     }
     // The packets' source and the address the peer's arrive on: a wildcard
     // socket on BFD's port would take the port from a BIRD on this router.
-    match n.local_address.or(c.router.local_address) {
-        Some(l) if !l.is_unspecified() => {}
-        _ => errs.push(
-            join(p, "enabled"),
-            "BFD needs a source address: set this neighbor's local_address or router.local_address",
-        ),
-    }
+    let local = match n.local_address.or(c.router.local_address) {
+        Some(l) if !l.is_unspecified() => Some(l),
+        _ => {
+            errs.push(
+                join(p, "enabled"),
+                "BFD needs a source address: set this neighbor's local_address or router.local_address",
+            );
+            None
+        }
+    };
+    // The neighbor's address is the neighbor rule's (reported there).
+    let peer = n.address?;
+    // BIRD runs a `multihop` neighbor's BFD session as multihop, and a
+    // neighbor on this router's loopback needs `multihop` at BIRD. A
+    // multihop peer's packets may have crossed routers (BIRD sends them
+    // with its default TTL, 64): any TTL is taken, the source address
+    // must still be the peer's.
+    let multihop = b
+        .multihop
+        .unwrap_or(n.enable_multihop || peer.is_loopback());
+    Some(Some(BfdRun {
+        peer,
+        local: local?,
+        hops: if multihop {
+            crate::bfd::Hops::Multi { min_ttl: 1 }
+        } else {
+            crate::bfd::Hops::Single
+        },
+        timers: crate::bfd::session::Timers {
+            desired_min_tx: tx?,
+            required_min_rx: rx?.get(),
+            detect_mult: mult?,
+        },
+    }))
 }
 
 /// The damping bounds: each within ERROR_WAIT_MIN..=ERROR_WAIT_MAX, and the

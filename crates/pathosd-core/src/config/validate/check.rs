@@ -1,122 +1,53 @@
-//! The rules of a VIP's checks: each check type's options, and the
-//! helpers resolution shares with them (gRPC status names, URLs, hex).
+//! The rules of a VIP's checks: what every check has (its timing, its type,
+//! no block of another type), then its type's options. Each rule builds
+//! what it checked into the check's [`CheckSpec`] ("parse, don't
+//! validate"): the probe's target, datagram, gRPC path and status numbers
+//! are read here, once. The http(s) options are in `http`.
 
-use super::*;
+use super::super::dns_name::DnsName;
+use super::super::duration::Dur;
+use super::super::field::{join, Errors, Quote};
+use super::super::run::{CheckSpec, GrpcSpec, ProbeSpec};
+use super::super::schema::{
+    Check, CheckType, DnsCheck, ExpectedAnswer, GrpcCheck, PingCheck, UdpCheck, GRPC_HEALTH_METHOD,
+};
+use super::super::target::{DnsTarget, Host, HostPort};
+use super::http::http;
+use super::values::{grpc_code, header, hex_bytes};
+use crate::bgp::types::Prefix;
 
-/// gRPC status codes by their canonical names (grpc/doc/statuscodes.md).
-pub(crate) const GRPC_CODES: &[(&str, u32)] = &[
-    ("OK", 0),
-    ("CANCELLED", 1),
-    ("UNKNOWN", 2),
-    ("INVALID_ARGUMENT", 3),
-    ("DEADLINE_EXCEEDED", 4),
-    ("NOT_FOUND", 5),
-    ("ALREADY_EXISTS", 6),
-    ("PERMISSION_DENIED", 7),
-    ("RESOURCE_EXHAUSTED", 8),
-    ("FAILED_PRECONDITION", 9),
-    ("ABORTED", 10),
-    ("OUT_OF_RANGE", 11),
-    ("UNIMPLEMENTED", 12),
-    ("INTERNAL", 13),
-    ("UNAVAILABLE", 14),
-    ("DATA_LOSS", 15),
-    ("UNAUTHENTICATED", 16),
-];
-
-/// Resolves an ok_codes entry as pathosd does: case-insensitive, PascalCase or
-/// SCREAMING_SNAKE (underscores ignored); Go's spelling "Canceled" is accepted.
-pub(crate) fn grpc_code(name: &str) -> Option<u32> {
-    let norm: String = name
-        .chars()
-        .filter(|c| *c != '_')
-        .map(|c| c.to_ascii_uppercase())
-        .collect();
-    if norm == "CANCELED" {
-        return Some(1);
-    }
-    GRPC_CODES
-        .iter()
-        .find(|(n, _)| n.replace('_', "") == norm)
-        .map(|(_, c)| *c)
-}
-
-/// The parts of an absolute http(s) URL that the checks need.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct UrlParts {
-    pub https: bool,
-    /// Host without brackets (an IPv6 literal is bare).
-    pub host: String,
-    pub port: Option<u16>,
-    /// Path and query, "/" when empty.
-    pub path: String,
-}
-
-/// Splits `http://host[:port][/path]` or `https://...`; None for anything else
-/// (user info is not supported: it would leak into logs).
-pub(crate) fn split_url(url: &str) -> Option<UrlParts> {
-    let (https, rest) = if let Some(r) = url.strip_prefix("http://") {
-        (false, r)
-    } else if let Some(r) = url.strip_prefix("https://") {
-        (true, r)
-    } else {
-        return None;
-    };
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(end);
-    if authority.contains('@') || authority.is_empty() {
-        return None;
-    }
-    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-        let (h, after) = v6.split_once(']')?;
-        h.parse::<std::net::Ipv6Addr>().ok()?;
-        match after {
-            "" => (h, None),
-            p => (h, Some(p.strip_prefix(':')?)),
+/// Check `c` of a VIP with prefix `vip`, at path `cp`, as it runs; None
+/// when a rule it breaks leaves no spec to build (that rule's error is in
+/// `errs`).
+pub(crate) fn check(vip: &Prefix, cp: &str, c: Check, errs: &mut Errors) -> Option<CheckSpec> {
+    timing(cp, &c, errs);
+    let Some(kind) = c.kind else {
+        if !errs.has(&join(cp, "type")) {
+            errs.push_fmt(
+                join(cp, "type"),
+                format_args!("required (one of {})", CheckType::ALL.join(", ")),
+            );
         }
-    } else {
-        match authority.split_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (authority, None),
-        }
-    };
-    if host.is_empty() || host.chars().any(|c| c.is_whitespace()) {
         return None;
-    }
-    let port = match port {
-        Some(p) => Some(p.parse::<u16>().ok().filter(|p| *p != 0)?),
-        None => None,
     };
-    let path = match path {
-        "" => "/".to_string(),
-        p if p.starts_with('?') => format!("/{p}"),
-        p => p.to_string(),
-    };
-    Some(UrlParts {
-        https,
-        host: host.to_string(),
-        port,
-        path,
+    blocks(cp, &c, kind, errs);
+    let name = c.effective_name();
+    let (interval, timeout, rise, fall) = (c.interval, c.timeout, c.rise, c.fall);
+    let detailed_metrics = c.detailed_metrics;
+    let probe = probe(vip, cp, kind, c, errs)?;
+    Some(CheckSpec {
+        name,
+        interval: interval.get(),
+        timeout: timeout.get(),
+        rise,
+        fall,
+        detailed_metrics,
+        probe,
     })
 }
 
-/// Whether `s` is a non-empty hex string of whole bytes.
-/// `s` as bytes: an even number of hex digits (either case), nothing else.
-/// Validation rejects what this refuses; resolution decodes with it.
-pub(crate) fn hex_bytes(s: &str) -> Option<Vec<u8>> {
-    if s.is_empty() || s.len() % 2 != 0 {
-        return None;
-    }
-    s.as_bytes()
-        .chunks(2)
-        .map(|p| {
-            let digit = |b: u8| char::from(b).to_digit(16);
-            u8::try_from(digit(*p.first()?)? * 16 + digit(*p.get(1)?)?).ok()
-        })
-        .collect()
-}
-
-pub(super) fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
+/// `interval`, `timeout`, `rise` and `fall`.
+fn timing(cp: &str, c: &Check, errs: &mut Errors) {
     let interval_p = join(cp, "interval");
     let timeout_p = join(cp, "timeout");
     if c.interval.is_zero() {
@@ -135,17 +66,11 @@ pub(super) fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
             errs.push(join(cp, key), "0 must be at least 1");
         }
     }
-    let Some(kind) = c.kind else {
-        if !errs.has(&join(cp, "type")) {
-            errs.push_fmt(
-                join(cp, "type"),
-                format_args!("required (one of {})", CheckType::ALL.join(", ")),
-            );
-        }
-        return;
-    };
-    // A block for another type is almost always a copy-paste slip: the
-    // probe would silently ignore it.
+}
+
+/// A block for another type is almost always a copy-paste slip: the probe
+/// would silently ignore it.
+fn blocks(cp: &str, c: &Check, kind: CheckType, errs: &mut Errors) {
     let blocks: [(&str, bool, bool); 7] = [
         (
             "http",
@@ -167,359 +92,335 @@ pub(super) fn check(v: &Vip, cp: &str, c: &Check, errs: &mut Errors) {
             );
         }
     }
-    // A prefix that is missing or failed to decode holds a placeholder
-    // host prefix (0.0.0.0/32): the host rules then stay quiet.
-    let host_prefix = Some((v.prefix.is_host(), v.prefix));
-    let need_host = |path: String, errs: &mut Errors| {
-        if let Some((false, px)) = host_prefix {
-            errs.push_fmt(
-                path,
-                format_args!("required because prefix {px} is not a single address (/32 or /128)"),
-            );
-        }
-    };
-    let not_empty = |path: String, s: &Option<String>, errs: &mut Errors| {
-        if s.as_deref() == Some("") {
-            errs.push(path, "must not be empty");
-        }
-    };
+}
+
+/// The probe of a check of type `kind`, from its type's block (the block's
+/// defaults when it is absent: a required option then breaks its rule).
+fn probe(
+    vip: &Prefix,
+    cp: &str,
+    kind: CheckType,
+    c: Check,
+    errs: &mut Errors,
+) -> Option<ProbeSpec> {
     match kind {
         CheckType::Http | CheckType::Https => {
-            let d = HttpCheck::default();
-            let h = c.http.as_deref().unwrap_or(&d);
             if kind == CheckType::Https && !crate::TLS {
                 errs.push_fmt(join(cp, "type"), format_args!("https {}", crate::NEEDS_TLS));
             }
-            http(h, kind, &join(cp, "http"), &need_host, errs);
-            not_empty(join(cp, "http.host"), &h.host, errs);
+            let options = c.http.unwrap_or_default();
+            let target = http(&options, kind, vip, &join(cp, "http"), errs)?;
+            Some(ProbeSpec::Http {
+                https: target.https,
+                options,
+                target: Box::new(target),
+            })
         }
-        CheckType::Dns => {
-            let p = join(cp, "dns");
-            let d = DnsCheck::default();
-            let dns = c.dns.as_deref().unwrap_or(&d);
-            if dns.names.is_empty() {
-                errs.push(join(&p, "names"), "at least one name is required");
-            }
-            for (k, n) in dns.names.iter().enumerate() {
-                if n.trim().is_empty() {
-                    errs.push(format!("{p}.names[{k}]"), "must not be empty");
-                } else if let Err(why) = DnsName::parse(n) {
-                    // The query is built from the labels read here: a name
-                    // the probe could not send is refused now.
-                    errs.push(
-                        format!("{p}.names[{k}]"),
-                        format!("{} is not a DNS name: {why}", Quote(n)),
-                    );
-                }
-            }
-            match &dns.resolver {
-                None => need_host(join(&p, "resolver"), errs),
-                Some(r) if r.is_empty() => errs.push(join(&p, "resolver"), "must not be empty"),
-                Some(_) => {}
-            }
-            if dns.port == 0 {
-                errs.push(join(&p, "port"), "0 is not a port (1..65535)");
-            }
-        }
+        CheckType::Dns => dns(vip, &join(cp, "dns"), c.dns.unwrap_or_default(), errs),
         CheckType::Ping => {
-            let p = join(cp, "ping");
-            let d = PingCheck::default();
-            let ping = c.ping.as_deref().unwrap_or(&d);
-            if !(1..=60).contains(&ping.count) {
-                errs.push_fmt(
-                    join(&p, "count"),
-                    format_args!("{} is not in 1..60", ping.count),
-                );
-            }
-            if !(0.0..1.0).contains(&ping.max_loss_ratio) {
-                errs.push_fmt(
-                    join(&p, "max_loss_ratio"),
-                    format_args!("{} is not in [0, 1)", ping.max_loss_ratio),
-                );
-            }
-            if ping.count > 1 && ping.interval.is_zero() {
-                errs.push(join(&p, "interval"), "0s must be greater than 0");
-            } else if (1..=60).contains(&ping.count) && !errs.has(&timeout_p) {
-                // All echo requests must be sent before the check times out,
-                // or the last ones are lost by construction.
-                let gaps = ping.interval.get().saturating_mul(ping.count - 1);
-                if Dur(gaps) >= c.timeout {
-                    errs.push_fmt(
-                        join(&p, "interval"),
-                        format_args!(
-                            "(count - 1) x interval = {} must be less than the check timeout {}",
-                            Dur(gaps),
-                            c.timeout
-                        ),
-                    );
-                }
-            }
-            match ping.dst_ip {
-                None => need_host(join(&p, "dst_ip"), errs),
-                Some(dst) => {
-                    if let Some(src) = ping.src_ip {
-                        if src.is_ipv4() != dst.is_ipv4() {
-                            errs.push_fmt(
-                                join(&p, "src_ip"),
-                                format_args!(
-                                    "{src} and dst_ip {dst} are of different address families"
-                                ),
-                            );
-                        }
-                    }
-                }
-            }
+            let timeout_ok = !errs.has(&join(cp, "timeout"));
+            let options = c.ping.unwrap_or_default();
+            let dst = ping(
+                vip,
+                &join(cp, "ping"),
+                &options,
+                (c.timeout, timeout_ok),
+                errs,
+            )?;
+            Some(ProbeSpec::Ping { options, dst })
         }
         CheckType::Tcp => {
-            let p = join(cp, "tcp");
-            let d = TcpCheck::default();
-            let t = c.tcp.as_deref().unwrap_or(&d);
-            port_required(&join(&p, "port"), t.port, errs);
-            match &t.host {
-                None => need_host(join(&p, "host"), errs),
-                h => not_empty(join(&p, "host"), h, errs),
-            }
+            let options = c.tcp.unwrap_or_default();
+            let t = &options;
+            let target = host_port(vip, &join(cp, "tcp"), t.host.as_ref(), t.port, errs)?;
+            Some(ProbeSpec::Tcp {
+                options,
+                target: Box::new(target),
+            })
         }
-        CheckType::Udp => {
-            let p = join(cp, "udp");
-            let d = UdpCheck::default();
-            let u = c.udp.as_deref().unwrap_or(&d);
-            port_required(&join(&p, "port"), u.port, errs);
-            match &u.host {
-                None => need_host(join(&p, "host"), errs),
-                h => not_empty(join(&p, "host"), h, errs),
-            }
-            if let Some(hex) = &u.payload_hex {
-                if u.payload.is_some() {
-                    errs.push(join(&p, "payload_hex"), "cannot be combined with payload");
-                } else if hex_bytes(hex).is_none() {
-                    errs.push_fmt(
-                        join(&p, "payload_hex"),
-                        format_args!(
-                            "{} is not hex (an even number of 0-9a-f digits)",
-                            Quote(hex)
-                        ),
-                    );
-                }
-            }
-        }
-        CheckType::Grpc => {
-            let p = join(cp, "grpc");
-            let d = GrpcCheck::default();
-            let g = c.grpc.as_deref().unwrap_or(&d);
-            port_required(&join(&p, "port"), g.port, errs);
-            match &g.host {
-                None => need_host(join(&p, "host"), errs),
-                h => not_empty(join(&p, "host"), h, errs),
-            }
-            if g.tls && !crate::TLS {
-                errs.push_fmt(join(&p, "tls"), format_args!("true {}", crate::NEEDS_TLS));
-            }
-            if !g.tls {
-                for (key, set) in [
-                    ("tls_insecure", g.tls_insecure),
-                    ("tls_ca_cert", g.tls_ca_cert.is_some()),
-                    ("tls_server_name", g.tls_server_name.is_some()),
-                ] {
-                    if set {
-                        errs.push(join(&p, key), "has no effect unless tls is true");
-                    }
-                }
-            } else if g.tls_insecure && g.tls_ca_cert.is_some() {
-                errs.push(
-                    join(&p, "tls_insecure"),
-                    "cannot be combined with tls_ca_cert",
-                );
-            }
-            if let Some(m) = &g.method {
-                let m = m.strip_prefix('/').unwrap_or(m);
-                let ok = match m.split_once('/') {
-                    Some((svc, meth)) => {
-                        !svc.is_empty()
-                            && !meth.is_empty()
-                            && !meth.contains('/')
-                            && !m.chars().any(|c| c.is_whitespace())
-                    }
-                    None => false,
-                };
-                if !ok {
-                    errs.push_fmt(
-                        join(&p, "method"),
-                        format_args!(
-                            "{} is not a method such as /pkg.Service/Method",
-                            Quote(g.method.as_deref().unwrap_or_default())
-                        ),
-                    );
-                }
-            }
-            if g.ok_codes.is_empty() {
-                errs.push(join(&p, "ok_codes"), "at least one code is required");
-            }
-            for (k, code) in g.ok_codes.iter().enumerate() {
-                if grpc_code(code).is_none() {
-                    errs.push_fmt(
-                        format!("{p}.ok_codes[{k}]"),
-                        format_args!(
-                            "{} is not a gRPC status code such as OK or NOT_FOUND",
-                            Quote(code)
-                        ),
-                    );
-                }
-            }
-            for (k, val) in &g.metadata {
-                header(&join(&join(&p, "metadata"), k), k, val, errs);
-            }
-        }
+        CheckType::Udp => udp(vip, &join(cp, "udp"), c.udp.unwrap_or_default(), errs),
+        CheckType::Grpc => grpc(vip, &join(cp, "grpc"), *c.grpc.unwrap_or_default(), errs),
         CheckType::Exec => {
-            let p = join(cp, "exec");
-            let d = ExecCheck::default();
-            let e = c.exec.as_deref().unwrap_or(&d);
-            if e.command.trim().is_empty() {
-                errs.push(join(&p, "command"), "required");
+            let options = c.exec.unwrap_or_default();
+            if options.command.trim().is_empty() {
+                errs.push(join(cp, "exec.command"), "required");
             }
+            Some(ProbeSpec::Exec(options))
         }
     }
 }
 
-pub(super) fn port_required(path: &str, port: u16, errs: &mut Errors) {
-    if port == 0 {
-        errs.push(path, "required (1..65535)");
-    }
+/// The error of a check that needs a host the VIP prefix does not give.
+pub(super) fn need_host(path: String, vip: &Prefix, errs: &mut Errors) {
+    errs.push_fmt(
+        path,
+        format_args!("required because prefix {vip} is not a single address (/32 or /128)"),
+    );
 }
 
-/// RFC 9110 §5.1 field names are tokens; values must not smuggle a line break.
-pub(crate) fn header(path: &str, name: &str, value: &str, errs: &mut Errors) {
-    let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
-    if name.is_empty() || !name.chars().all(tchar) {
-        errs.push_fmt(
-            path,
-            format_args!("{} is not a valid header name", Quote(name)),
-        );
-    } else if value.chars().any(|c| matches!(c, '\r' | '\n' | '\0')) {
-        errs.push(path, "value contains a line break or NUL");
-    }
-}
-
-pub(super) fn http(
-    h: &HttpCheck,
-    kind: CheckType,
-    p: &str,
-    need_host: &dyn Fn(String, &mut Errors),
+/// The host of a check: the configured one (not empty), else the VIP
+/// address of a host prefix. A prefix that is missing or failed to decode
+/// holds a placeholder host prefix (0.0.0.0/32): the host rules then stay
+/// quiet.
+fn host_or_vip(
+    path: String,
+    configured: Option<&String>,
+    vip: &Prefix,
     errs: &mut Errors,
-) {
-    let url_p = join(p, "url");
-    let mut tls = kind == CheckType::Https;
-    let mut full: Option<UrlParts> = None;
-    if h.url.starts_with('/') {
-        if h.host.is_none() {
-            need_host(join(p, "host"), errs);
+) -> Option<Host> {
+    match configured {
+        Some(h) if h.is_empty() => {
+            errs.push(path, "must not be empty");
+            None
         }
-    } else {
-        match split_url(&h.url) {
-            None => errs.push_fmt(
-                &url_p,
-                format_args!(
-                    "{} must be a path such as /healthz or an http:// or https:// URL",
-                    Quote(&h.url)
-                ),
-            ),
-            Some(u) => {
-                if kind == CheckType::Https && !u.https {
-                    errs.push_fmt(
-                        &url_p,
-                        format_args!("{} is http:// but the check type is https", Quote(&h.url)),
-                    );
-                }
-                if u.https && kind == CheckType::Http && !crate::TLS {
-                    errs.push_fmt(&url_p, format_args!("{:?} {}", h.url, crate::NEEDS_TLS));
-                }
-                tls |= u.https;
-                full = Some(u);
+        Some(h) if !h.trim().is_empty() => Some(Host::parse(h)),
+        _ if vip.is_host() => Some(Host::Ip(vip.addr())),
+        _ => {
+            need_host(path, vip, errs);
+            None
+        }
+    }
+}
+
+/// `port` (required) and `host` of a tcp, udp or grpc block at `p`.
+fn host_port(
+    vip: &Prefix,
+    p: &str,
+    host: Option<&String>,
+    port: u16,
+    errs: &mut Errors,
+) -> Option<HostPort> {
+    if port == 0 {
+        errs.push(join(p, "port"), "required (1..65535)");
+    }
+    let host = host_or_vip(join(p, "host"), host, vip, errs)?;
+    Some(HostPort { host, port })
+}
+
+fn dns(vip: &Prefix, p: &str, options: Box<DnsCheck>, errs: &mut Errors) -> Option<ProbeSpec> {
+    if options.names.is_empty() {
+        errs.push(join(p, "names"), "at least one name is required");
+    }
+    let mut names = Vec::with_capacity(options.names.len());
+    let mut names_ok = true;
+    for (k, n) in options.names.iter().enumerate() {
+        if n.trim().is_empty() {
+            errs.push(format!("{p}.names[{k}]"), "must not be empty");
+            names_ok = false;
+            continue;
+        }
+        // The query is built from the labels read here: a name the probe
+        // could not send is refused now.
+        match DnsName::parse(n) {
+            Ok(name) => names.push(name),
+            Err(why) => {
+                errs.push(
+                    format!("{p}.names[{k}]"),
+                    format!("{} is not a DNS name: {why}", Quote(n)),
+                );
+                names_ok = false;
             }
         }
     }
-    if h.url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        errs.push_fmt(
-            &url_p,
-            format_args!("{} contains whitespace", Quote(&h.url)),
-        );
-    }
-    if h.port == Some(0) {
+    let resolver = host_or_vip(join(p, "resolver"), options.resolver.as_ref(), vip, errs);
+    if options.port == 0 {
         errs.push(join(p, "port"), "0 is not a port (1..65535)");
     }
-    if h.response_codes.is_empty() {
-        errs.push(join(p, "response_codes"), "at least one code is required");
+    let answers = (options.expected_answers.iter())
+        .map(|a| ExpectedAnswer::parse(a))
+        .collect();
+    let target = DnsTarget {
+        resolver: HostPort {
+            host: resolver?,
+            port: options.port,
+        },
+        names: names_ok.then_some(names)?,
+    };
+    Some(ProbeSpec::Dns {
+        options,
+        target: Box::new(target),
+        answers,
+    })
+}
+
+/// The ping block's rules; the address the echo requests go to.
+/// `timeout` is the check's, and whether it passed its rules.
+fn ping(
+    vip: &Prefix,
+    p: &str,
+    ping: &PingCheck,
+    (timeout, timeout_ok): (Dur, bool),
+    errs: &mut Errors,
+) -> Option<std::net::IpAddr> {
+    if !(1..=60).contains(&ping.count) {
+        errs.push_fmt(
+            join(p, "count"),
+            format_args!("{} is not in 1..60", ping.count),
+        );
     }
-    // response_regex and response_jq are compiled by the decoder
-    // (`BodyRegex`, `BodyJq`), which reports a pattern that does not compile.
-    if h.method == HttpMethod::Head {
-        for (key, set) in [
-            ("response_text", h.response_text.is_some()),
-            ("response_regex", h.response_regex.is_some()),
-            ("response_jq", h.response_jq.is_some()),
-        ] {
-            if set {
-                errs.push(
-                    join(p, key),
-                    "cannot be checked: a HEAD response has no body",
+    if !(0.0..1.0).contains(&ping.max_loss_ratio) {
+        errs.push_fmt(
+            join(p, "max_loss_ratio"),
+            format_args!("{} is not in [0, 1)", ping.max_loss_ratio),
+        );
+    }
+    if ping.count > 1 && ping.interval.is_zero() {
+        errs.push(join(p, "interval"), "0s must be greater than 0");
+    } else if (1..=60).contains(&ping.count) && timeout_ok {
+        // All echo requests must be sent before the check times out, or
+        // the last ones are lost by construction.
+        let gaps = ping.interval.get().saturating_mul(ping.count - 1);
+        if Dur(gaps) >= timeout {
+            errs.push_fmt(
+                join(p, "interval"),
+                format_args!(
+                    "(count - 1) x interval = {} must be less than the check timeout {timeout}",
+                    Dur(gaps),
+                ),
+            );
+        }
+    }
+    match ping.dst_ip {
+        Some(dst) => {
+            if let Some(src) = ping.src_ip {
+                if src.is_ipv4() != dst.is_ipv4() {
+                    errs.push_fmt(
+                        join(p, "src_ip"),
+                        format_args!("{src} and dst_ip {dst} are of different address families"),
+                    );
+                }
+            }
+            Some(dst)
+        }
+        None if vip.is_host() => Some(vip.addr()),
+        None => {
+            need_host(join(p, "dst_ip"), vip, errs);
+            None
+        }
+    }
+}
+
+fn udp(vip: &Prefix, p: &str, options: Box<UdpCheck>, errs: &mut Errors) -> Option<ProbeSpec> {
+    let u = &options;
+    let target = host_port(vip, p, u.host.as_ref(), u.port, errs);
+    let datagram = match (&u.payload, &u.payload_hex) {
+        (Some(_), Some(_)) => {
+            errs.push(join(p, "payload_hex"), "cannot be combined with payload");
+            None
+        }
+        (None, Some(hex)) => {
+            let bytes = hex_bytes(hex);
+            if bytes.is_none() {
+                errs.push_fmt(
+                    join(p, "payload_hex"),
+                    format_args!(
+                        "{} is not hex (an even number of 0-9a-f digits)",
+                        Quote(hex)
+                    ),
                 );
+            }
+            bytes
+        }
+        (Some(text), None) => Some(text.as_bytes().to_vec()),
+        (None, None) => Some(vec![0]),
+    };
+    Some(ProbeSpec::Udp {
+        target: Box::new(target?),
+        datagram: datagram?,
+        options,
+    })
+}
+
+fn grpc(vip: &Prefix, p: &str, g: GrpcCheck, errs: &mut Errors) -> Option<ProbeSpec> {
+    let target = host_port(vip, p, g.host.as_ref(), g.port, errs);
+    grpc_tls(p, &g, errs);
+    let path = grpc_path(p, g.method.as_deref(), errs);
+    if g.ok_codes.is_empty() {
+        errs.push(join(p, "ok_codes"), "at least one code is required");
+    }
+    let mut ok_codes = Vec::with_capacity(g.ok_codes.len());
+    let mut codes_ok = true;
+    for (k, code) in g.ok_codes.iter().enumerate() {
+        match grpc_code(code) {
+            Some(n) => ok_codes.push(n),
+            None => {
+                errs.push_fmt(
+                    format!("{p}.ok_codes[{k}]"),
+                    format_args!(
+                        "{} is not a gRPC status code such as OK or NOT_FOUND",
+                        Quote(code)
+                    ),
+                );
+                codes_ok = false;
             }
         }
     }
-    if let Some(proxy) = &h.proxy {
-        let pp = join(p, "proxy");
-        if !(proxy.starts_with("http://") || proxy.starts_with("https://")) {
-            errs.push_fmt(
-                &pp,
-                format_args!("{} is not an http:// or https:// proxy URL", Quote(proxy)),
-            );
-        } else if let Err(why) = Proxy::parse(proxy) {
-            // The probes connect with the parts read here.
-            errs.push(
-                &pp,
-                format!("{} is not a usable proxy URL: {why}", Quote(proxy)),
-            );
-        } else if full
-            .as_ref()
-            .is_none_or(|u| u.host.parse::<IpAddr>().is_ok())
-        {
-            errs.push(
-                &pp,
-                "needs url to be a full URL with a host name (the proxy connects by name)",
-            );
-        } else if proxy.starts_with("https://") && !crate::TLS {
-            // The connection to an https:// proxy is itself TLS.
-            errs.push_fmt(&pp, format_args!("{proxy:?} {}", crate::NEEDS_TLS));
-        }
+    for (k, val) in &g.metadata {
+        header(&join(&join(p, "metadata"), k), k, val, errs);
     }
-    if h.tls_insecure && h.tls_ca_cert.is_some() {
+    let target = target?;
+    let server_name = match &g.tls_server_name {
+        Some(n) if !n.is_empty() => Host::parse(n),
+        _ => target.host.clone(),
+    };
+    Some(ProbeSpec::Grpc(Box::new(GrpcSpec {
+        target,
+        path: path?,
+        ok_codes: codes_ok.then_some(ok_codes)?,
+        server_name,
+        options: g,
+    })))
+}
+
+/// The TLS options of a grpc block: only with `tls`, and not both ways of
+/// trusting the server.
+fn grpc_tls(p: &str, g: &GrpcCheck, errs: &mut Errors) {
+    if g.tls && !crate::TLS {
+        errs.push_fmt(join(p, "tls"), format_args!("true {}", crate::NEEDS_TLS));
+    }
+    if !g.tls {
+        for (key, set) in [
+            ("tls_insecure", g.tls_insecure),
+            ("tls_ca_cert", g.tls_ca_cert.is_some()),
+            ("tls_server_name", g.tls_server_name.is_some()),
+        ] {
+            if set {
+                errs.push(join(p, key), "has no effect unless tls is true");
+            }
+        }
+    } else if g.tls_insecure && g.tls_ca_cert.is_some() {
         errs.push(
             join(p, "tls_insecure"),
             "cannot be combined with tls_ca_cert",
         );
     }
-    match (&h.tls_client_cert, &h.tls_client_key) {
-        (Some(_), None) => errs.push(join(p, "tls_client_key"), "required with tls_client_cert"),
-        (None, Some(_)) => errs.push(join(p, "tls_client_cert"), "required with tls_client_key"),
-        _ => {}
-    }
-    if !tls {
-        for (key, set) in [
-            ("tls_insecure", h.tls_insecure),
-            ("tls_ca_cert", h.tls_ca_cert.is_some()),
-            ("tls_server_name", h.tls_server_name.is_some()),
-            ("tls_client_cert", h.tls_client_cert.is_some()),
-            ("tls_client_key", h.tls_client_key.is_some()),
-        ] {
-            if set {
-                errs.push(
-                    join(p, key),
-                    "has no effect without TLS (type https or an https:// url)",
-                );
-            }
+}
+
+/// The request path of a grpc check: `method` with its leading `/`, else
+/// the health check's.
+fn grpc_path(p: &str, method: Option<&str>, errs: &mut Errors) -> Option<String> {
+    let Some(written) = method else {
+        return Some(GRPC_HEALTH_METHOD.to_string());
+    };
+    let m = written.strip_prefix('/').unwrap_or(written);
+    let ok = match m.split_once('/') {
+        Some((svc, meth)) => {
+            !svc.is_empty()
+                && !meth.is_empty()
+                && !meth.contains('/')
+                && !m.chars().any(|c| c.is_whitespace())
         }
+        None => false,
+    };
+    if !ok {
+        errs.push_fmt(
+            join(p, "method"),
+            format_args!(
+                "{} is not a method such as /pkg.Service/Method",
+                Quote(written)
+            ),
+        );
+        return None;
     }
-    for (k, val) in &h.headers {
-        header(&join(&join(p, "headers"), k), k, val, errs);
-    }
+    Some(format!("/{m}"))
 }

@@ -1,10 +1,12 @@
 //! The rules of validation, one broken thing at a time, each error at its
 //! path and naming the bad value.
 
-use super::check::UrlParts;
+use super::values::{grpc_code, UrlParts};
 use super::*;
 use crate::bgp::settings::PeerSettings;
 use crate::config::field::Field;
+use crate::config::policy_expr;
+use crate::config::schema::*;
 use serde_json::{json, Value};
 
 /// A minimal valid config; each test breaks one thing in it.
@@ -20,8 +22,8 @@ fn base() -> Value {
 
 fn errors(v: &Value) -> Vec<String> {
     let mut errs = Errors::default();
-    if let Some(mut c) = Config::decode(v, "", &mut errs) {
-        validate(&mut c, &mut errs);
+    if let Some(c) = Config::decode(v, "", &mut errs) {
+        validate(c, &mut errs);
     }
     errs.0.iter().map(|e| e.to_string()).collect()
 }

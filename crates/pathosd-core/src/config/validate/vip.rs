@@ -1,0 +1,304 @@
+//! The rules of `vips`: names and prefixes unique, each VIP's checks (in
+//! `check`) and their names, its `checks_policy` compiled against them,
+//! and its policy. Each VIP's rules build its [`VipSpec`].
+
+use super::super::field::{join, Errors, Quote};
+use super::super::policy_expr::{self, is_identifier, Expr, RESERVED};
+use super::super::run::{CheckSpec, LocalAddress, VipSpec};
+use super::super::schema::{Check, FailAction, Policy, Vip};
+use super::check::check;
+use super::{object_name, too_many, MAX_CHECKS_PER_VIP, MAX_NAME_LEN, MAX_VIPS, PREPEND_MAX};
+
+/// The rules of every VIP, consuming them; their specs, in order.
+pub(super) fn vips(vips: Vec<Vip>, errs: &mut Errors) -> Option<Vec<VipSpec>> {
+    if vips.is_empty() && !errs.has_under("vips") {
+        errs.push("vips", "at least one VIP is required");
+    }
+    if too_many(errs, "vips", "VIPs", vips.len(), MAX_VIPS) {
+        return None;
+    }
+    // The first VIP with each name and prefix, found through index lists
+    // sorted by name and by prefix (4 bytes a VIP), not through maps (two
+    // BTreeMaps were 0.9 MB at 10,000 VIPs, at the start's peak).
+    // A prefix that is missing or failed to decode (reported by the
+    // decoder) holds a placeholder: it takes no part in this rule.
+    let prefix_ok: Vec<bool> = (0..vips.len())
+        .map(|i| !errs.has(&format!("vips[{i}].prefix")))
+        .collect();
+    let n = vips.len();
+    let first_name = first_of(n, &|i| !vips[i].name.is_empty(), &|a, b| {
+        vips[a].name.cmp(&vips[b].name)
+    });
+    let first_prefix = first_of(n, &|i| prefix_ok[i], &|a, b| {
+        vips[a].prefix.cmp(&vips[b].prefix)
+    });
+    drop(prefix_ok);
+    let mut specs = Some(Vec::with_capacity(n));
+    for (i, v) in vips.into_iter().enumerate() {
+        let p = format!("vips[{i}]");
+        object_name(&join(&p, "name"), &v.name, errs);
+        if let Some(first) = first_name[i] {
+            errs.push_fmt(
+                join(&p, "name"),
+                format_args!("duplicate VIP name {} (also vips[{first}])", Quote(&v.name)),
+            );
+        }
+        if let Some(first) = first_prefix[i] {
+            errs.push_fmt(
+                join(&p, "prefix"),
+                format_args!("duplicate prefix {} (also vips[{first}].prefix)", v.prefix),
+            );
+        }
+        match (vip(v, &p, errs), &mut specs) {
+            (Some(spec), Some(list)) => list.push(spec),
+            // Past the first failure only the rules run.
+            _ => specs = None,
+        }
+    }
+    specs
+}
+
+/// For each of `n` items whose key an earlier item has too, the index of
+/// the first such item (None for the first and for items without a key).
+/// `cmp` orders two items by key; `keyed` tells the items that have one.
+/// Not generic: one sort in the binary for both rules (flash).
+fn first_of(
+    n: usize,
+    keyed: &dyn Fn(usize) -> bool,
+    cmp: &dyn Fn(usize, usize) -> std::cmp::Ordering,
+) -> Vec<Option<u32>> {
+    let mut order: Vec<u32> = (0..n)
+        .filter(|&i| keyed(i))
+        .filter_map(|i| u32::try_from(i).ok())
+        .collect();
+    // Equal keys in index order, the first one first.
+    order.sort_unstable_by(|&a, &b| cmp(a as usize, b as usize).then(a.cmp(&b)));
+    let mut first = vec![None; n];
+    let mut run: Option<u32> = None;
+    for i in order {
+        match run {
+            Some(f) if cmp(f as usize, i as usize).is_eq() => first[i as usize] = Some(f),
+            _ => run = Some(i),
+        }
+    }
+    first
+}
+
+/// The rules of VIP `v` at path `p` (its name and prefix apart, which
+/// `vips` checks against the others); its spec.
+pub(crate) fn vip(v: Vip, p: &str, errs: &mut Errors) -> Option<VipSpec> {
+    // A VIP written as 0.0.0.0/0 is far more often a slip (a form's empty
+    // address, a copied route) than a wish to draw every peer's traffic
+    // here, and announcing it takes the peers' default route.
+    if v.prefix.is_empty() && !v.allow_default_route {
+        errs.push_fmt(
+            join(p, "prefix"),
+            format_args!(
+                "{} is a default route: announced, it draws all of the peers' traffic to this router (set allow_default_route: true if that is meant)",
+                v.prefix
+            ),
+        );
+    }
+    one_way_to_check(&v, p, errs);
+    let list: Vec<(String, Check)> = match (v.check, v.checks) {
+        (Some(c), _) => vec![(join(p, "check"), *c)],
+        (None, Some(cs)) => (cs.into_iter().enumerate())
+            .map(|(j, c)| (format!("{p}.checks[{j}]"), c))
+            .collect(),
+        (None, None) => Vec::new(),
+    };
+    if too_many(
+        errs,
+        &join(p, "checks"),
+        "checks",
+        list.len(),
+        MAX_CHECKS_PER_VIP,
+    ) {
+        return None;
+    }
+    let listed = !list.is_empty();
+    let (checks, names) = checks(&v.prefix, list, errs);
+    let pp = join(p, "checks_policy");
+    let checks_expr = if v.always {
+        Some(Expr::All)
+    } else if let (true, Some(names), false) = (listed, &names, errs.has(&pp)) {
+        policy_expr::compile(&v.checks_policy, names)
+            .map_err(|e| {
+                errs.push_fmt(
+                    pp,
+                    format_args!(
+                        "column {} of {}: {}",
+                        e.column,
+                        Quote(&v.checks_policy),
+                        e.message
+                    ),
+                );
+            })
+            .ok()
+    } else {
+        None
+    };
+    if let Some(ifname) = &v.local_interface {
+        let ip = join(p, "local_interface");
+        if !v.require_local_address {
+            errs.push(&ip, "has no effect unless require_local_address is true");
+        } else if ifname.is_empty()
+            || ifname.len() > 15
+            || ifname.chars().any(|c| c == '/' || c.is_whitespace())
+        {
+            errs.push_fmt(
+                &ip,
+                format_args!("{} is not an interface name", Quote(ifname)),
+            );
+        }
+    }
+    policy(&v.policy, &join(p, "policy"), errs);
+    Some(VipSpec {
+        name: v.name,
+        prefix: v.prefix,
+        always: v.always,
+        checks: checks?,
+        checks_policy: v.checks_policy,
+        checks_expr: checks_expr?,
+        policy: v.policy,
+        local_address: v.require_local_address.then_some(LocalAddress {
+            interface: v.local_interface,
+        }),
+    })
+}
+
+/// `check` or `checks`: exactly one of them, and neither with `always`.
+fn one_way_to_check(v: &Vip, p: &str, errs: &mut Errors) {
+    if v.always {
+        for (key, set) in [("check", v.check.is_some()), ("checks", v.checks.is_some())] {
+            if set {
+                errs.push(
+                    join(p, key),
+                    "not allowed with always: true (the VIP is announced without checks)",
+                );
+            }
+        }
+        return;
+    }
+    match (&v.check, &v.checks) {
+        (Some(_), Some(_)) => errs.push(join(p, "checks"), "set either check or checks, not both"),
+        (None, None)
+            if !errs.has_under(&join(p, "check")) && !errs.has_under(&join(p, "checks")) =>
+        {
+            errs.push(
+                p,
+                "exactly one of check or checks is required (or always: true)",
+            )
+        }
+        (None, Some(cs)) if cs.is_empty() => {
+            errs.push(join(p, "checks"), "at least one check is required")
+        }
+        _ => {}
+    }
+}
+
+/// A VIP's checks, each with its path: their specs, and their names for
+/// `checks_policy` (None when a name broke its rule or is a duplicate).
+fn checks(
+    vip: &crate::bgp::types::Prefix,
+    list: Vec<(String, Check)>,
+    errs: &mut Errors,
+) -> (Option<Vec<CheckSpec>>, Option<Vec<String>>) {
+    let mut specs = Some(Vec::with_capacity(list.len()));
+    // Names seen so far and the path of the check that has each: at most
+    // MAX_CHECKS_PER_VIP (64), searched in order (no map type for this).
+    let mut names: Vec<String> = Vec::with_capacity(list.len());
+    let mut paths: Vec<String> = Vec::with_capacity(list.len());
+    let mut names_ok = true;
+    for (cp, c) in list {
+        let name = c.effective_name();
+        let written = c.name.is_some();
+        match (check(vip, &cp, c, errs), &mut specs) {
+            (Some(spec), Some(list)) => list.push(spec),
+            _ => specs = None,
+        }
+        let np = join(&cp, "name");
+        if written && !check_name(&np, &name, errs) {
+            names_ok = false;
+        }
+        if name.is_empty() {
+            names_ok = false;
+            continue;
+        }
+        match names.iter().position(|n| *n == name) {
+            Some(k) => {
+                errs.push_fmt(
+                    &np,
+                    format_args!("duplicate check name {} (also {}); two checks of the same type need explicit names", Quote(&name), paths[k]),
+                );
+                names_ok = false;
+            }
+            None => {
+                names.push(name);
+                paths.push(cp);
+            }
+        }
+    }
+    (specs, names_ok.then_some(names))
+}
+
+/// A check's `name` as written: a checks_policy identifier, not reserved.
+fn check_name(np: &str, n: &str, errs: &mut Errors) -> bool {
+    if n.len() > MAX_NAME_LEN {
+        errs.push_fmt(
+            np,
+            format_args!("{} is longer than {MAX_NAME_LEN} bytes", Quote(n)),
+        );
+    } else if !is_identifier(n) {
+        errs.push_fmt(
+            np,
+            format_args!("{} is not an identifier ([A-Za-z_][A-Za-z0-9_]*)", Quote(n)),
+        );
+    } else if RESERVED.contains(&n) {
+        errs.push_fmt(
+            np,
+            format_args!("{} is reserved in checks_policy", Quote(n)),
+        );
+    } else {
+        return true;
+    }
+    false
+}
+
+fn policy(pol: &Policy, p: &str, errs: &mut Errors) {
+    for (path, n) in [
+        (
+            join(p, "announce.as_path_prepend"),
+            pol.announce.as_path_prepend,
+        ),
+        (
+            join(p, "lower_priority.as_path_prepend"),
+            pol.lower_priority.as_path_prepend,
+        ),
+    ] {
+        if n > PREPEND_MAX {
+            errs.push_fmt(path, format_args!("{n} is more than {PREPEND_MAX}"));
+        }
+    }
+    if pol.fail_action == FailAction::DrainThenWithdraw && pol.drain_time.is_zero() {
+        errs.push(
+            join(p, "drain_time"),
+            "0s must be greater than 0 for fail_action drain_then_withdraw",
+        );
+    } else if pol.drain_until_flows_below > 0 && pol.drain_time.is_zero() {
+        // drain_time bounds the wait for the flows: without it a drain
+        // could wait for ever.
+        errs.push(
+            join(p, "drain_time"),
+            "0s must be greater than 0 with drain_until_flows_below",
+        );
+    }
+    if let Some(f) = &pol.lower_priority_file {
+        if !f.starts_with('/') {
+            errs.push_fmt(
+                join(p, "lower_priority_file"),
+                format_args!("{} must be an absolute path", Quote(f)),
+            );
+        }
+    }
+}
