@@ -1,17 +1,35 @@
 //! The real binary: exit statuses, what goes to stdout and stderr.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const BIN: &str = env!("CARGO_BIN_EXE_pathosd");
 
-/// A file in a directory of this test's own.
-fn temp_file(test: &str, name: &str, contents: &str) -> PathBuf {
+/// A file in a directory of this test's own, removed with it on drop.
+struct TempFile {
+    dir: PathBuf,
+    path: PathBuf,
+}
+
+impl std::ops::Deref for TempFile {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn temp_file(test: &str, name: &str, contents: &str) -> TempFile {
     let dir = std::env::temp_dir().join(format!("pathosd-cli-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, contents).unwrap();
-    p
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    TempFile { dir, path }
 }
 
 fn run(args: &[&str]) -> Output {
@@ -132,7 +150,7 @@ fn examples_validate_and_convert() {
 
 /// The example config moved onto this test's own addresses: the HTTP
 /// endpoint on 127.77.(pid).`n`, no BGP listener (the neighbor dials), no ubus.
-fn example_on_own_address(test: &str, n: u8) -> (PathBuf, String) {
+fn example_on_own_address(test: &str, n: u8) -> (TempFile, String) {
     let mut v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(example("pathosd.json")).unwrap()).unwrap();
     let api = format!("127.77.{}.{n}:59179", std::process::id() % 250);
