@@ -3,7 +3,11 @@
 //! coming up, the OPEN's checks, going to Idle, the NOTIFICATIONs).
 
 use super::timers::secs;
-use super::*;
+use super::{
+    Action, DownReason, Event, Fsm, Negotiated, Notification, OpenInfo, State, Timer, Timestamp,
+    OPEN_SENT_HOLD_TIME,
+};
+use crate::bgp::types::Afi;
 use crate::bgp::wire::{CeaseSubcode, FsmError, OpenError};
 
 impl Fsm {
