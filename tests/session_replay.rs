@@ -451,7 +451,7 @@ fn a_collision_with_an_established_session_closes_the_new_connection() {
     want.push(Step::ForgetCandidate);
     assert_eq!(p.inbound(ms(10)), want);
     assert_eq!(p.state(Conn::Main), Some(State::Established));
-    assert!(p.candidate().is_none());
+    assert!(p.state(Conn::Candidate).is_none());
 }
 
 /// RFC 4271 §6.8: "If the value of the local BGP Identifier is less than
@@ -494,7 +494,7 @@ fn collision_in_open_confirm_keeps_the_peers_connection_when_its_identifier_is_l
         }),
     ]);
     assert_eq!(steps, want);
-    assert!(p.candidate().is_none());
+    assert!(p.state(Conn::Candidate).is_none());
     assert_eq!(p.main_connection(), Some(ConnectionOrigin::Remote));
     // The peer's KEEPALIVE on the surviving connection: Established.
     let up = p.handle(Conn::Main, Event::KeepAliveMsg, ms(12));
@@ -619,7 +619,7 @@ fn a_failed_candidate_is_forgotten_and_a_stop_forgets_it() {
         ms(13),
     );
     assert_eq!(steps[0], Step::ForgetCandidate);
-    assert!(p.candidate().is_none());
+    assert!(p.state(Conn::Candidate).is_none());
     assert_eq!(p.state(Conn::Main), Some(State::Idle));
     // Events for a candidate that is gone change nothing.
     assert!(p

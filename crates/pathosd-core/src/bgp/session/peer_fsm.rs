@@ -101,16 +101,6 @@ impl PeerFsm {
         }
     }
 
-    /// The session's FSM.
-    pub fn main(&self) -> &Fsm {
-        &self.main
-    }
-
-    /// The collision candidate's FSM, while there is one.
-    pub fn candidate(&self) -> Option<&Fsm> {
-        self.candidate.as_ref()
-    }
-
     /// The state of `conn`'s FSM (None: no candidate).
     pub fn state(&self, conn: Conn) -> Option<State> {
         match conn {
