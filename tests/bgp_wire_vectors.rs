@@ -1645,14 +1645,9 @@ mod bird_live {
             .sum()
     }
 
-    #[test]
-    fn bird_accepts_open_updates_and_shutdown_communication() {
-        let n = (std::process::id() % 200) as u8 + 20;
-        let bird_ip = Ipv4Addr::new(127, 77, n, 1);
-        let our_ip = Ipv4Addr::new(127, 77, n, 2);
-        let port = 20_000 + (std::process::id() % 20_000) as u16;
-        let bird = start_bird(bird_ip, our_ip, port);
-
+    /// Connects to BIRD from `our_ip` and brings the session up (RFC 4271
+    /// §8.2.2 OpenSent → OpenConfirm → Established).
+    fn establish(bird: &Bird, bird_ip: Ipv4Addr, our_ip: Ipv4Addr, port: u16) -> Peer {
         let sock = wait_for(10, "BIRD listening", || {
             let s =
                 socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).ok()?;
@@ -1689,6 +1684,18 @@ mod bird_live {
                 .contains("Established")
                 .then_some(())
         });
+        peer
+    }
+
+    #[test]
+    fn bird_accepts_open_updates_and_shutdown_communication() {
+        let n = (std::process::id() % 200) as u8 + 20;
+        let bird_ip = Ipv4Addr::new(127, 77, n, 1);
+        let our_ip = Ipv4Addr::new(127, 77, n, 2);
+        let port = 20_000 + (std::process::id() % 20_000) as u16;
+        let bird = start_bird(bird_ip, our_ip, port);
+
+        let mut peer = establish(&bird, bird_ip, our_ip, port);
 
         // 4000 IPv4 /32 and 500 IPv6 /128 VIPs, packed.
         let attrs4 = PathAttrs {

@@ -1297,23 +1297,7 @@ mod random {
                     sent_notification = true;
                 }
                 Action::StartTimer(t, d) => {
-                    // Zero only for the restart right after a stable session
-                    // or a stall of our own.
-                    let stable_down =
-                        m.established_at.is_some_and(|at| {
-                            now.saturating_sub(at) >= cfg.stable_time.as_millis() as u64
-                        }) && actions.iter().any(|a| matches!(a, Action::SessionDown(_)));
-                    let at_once = stable_down || own_stall;
-                    if *t == Timer::IdleHold && at_once {
-                        prop_assert_eq!(*d, Duration::ZERO, "not restarted at once");
-                    } else {
-                        prop_assert!(*d > Duration::ZERO, "zero-length {t:?}");
-                    }
-                    if *t == Timer::IdleHold && !at_once {
-                        prop_assert!(*d >= cfg.idle_hold_time && *d <= cfg.idle_hold_time_max);
-                    }
-                    m.running[ix(*t)] = Some(*d);
-                    m.due[ix(*t)] = Some(now + d.as_millis() as u64);
+                    check_timer_start(cfg, m, actions, (*t, *d), now, own_stall)?;
                 }
                 Action::StopTimer(t) => {
                     prop_assert!(m.running[ix(*t)].is_some(), "stopping idle {t:?}");
@@ -1350,6 +1334,43 @@ mod random {
             prop_assert_eq!(fsm.is_running(t), m.running[ix(t)].is_some(), "{:?}", t);
         }
         prop_assert_eq!(m.established, after == State::Established);
+        check_state(cfg, m, fsm)
+    }
+
+    /// A timer the FSM started: its length is what the back-off and the
+    /// restart-at-once rules allow.
+    fn check_timer_start(
+        cfg: &PeerConfig,
+        m: &mut Model,
+        actions: &[Action],
+        (t, d): (Timer, Duration),
+        now: u64,
+        own_stall: bool,
+    ) -> Result<(), TestCaseError> {
+        // Zero only for the restart right after a stable session or a
+        // stall of our own.
+        let stable_down = m
+            .established_at
+            .is_some_and(|at| now.saturating_sub(at) >= cfg.stable_time.as_millis() as u64)
+            && actions.iter().any(|a| matches!(a, Action::SessionDown(_)));
+        let at_once = stable_down || own_stall;
+        if t == Timer::IdleHold && at_once {
+            prop_assert_eq!(d, Duration::ZERO, "not restarted at once");
+        } else {
+            prop_assert!(d > Duration::ZERO, "zero-length {t:?}");
+        }
+        if t == Timer::IdleHold && !at_once {
+            prop_assert!(d >= cfg.idle_hold_time && d <= cfg.idle_hold_time_max);
+        }
+        m.running[ix(t)] = Some(d);
+        m.due[ix(t)] = Some(now + d.as_millis() as u64);
+        Ok(())
+    }
+
+    /// What must hold in the state the FSM is in now: the connection,
+    /// the messages exchanged, the timers running.
+    fn check_state(cfg: &PeerConfig, m: &Model, fsm: &Fsm) -> Result<(), TestCaseError> {
+        let after = fsm.state();
         let running = |t: Timer| m.running[ix(t)].is_some();
         match after {
             State::Idle => {

@@ -7,14 +7,16 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pathosd::bgp::fsm::{ConnectionOrigin, State};
+use pathosd::bgp::fsm::{
+    Action, ConnectionOrigin, DownReason, Event, Notification, OpenInfo, PeerConfig, State, Timer,
+    Timestamp, OPEN_SENT_HOLD_TIME,
+};
 use pathosd::bgp::rib_out::PeerShape;
 use pathosd::bgp::session::{
-    keepalive_window, on_candidate_open, on_inbound, Collision, Inbound, MessageKind, Pass,
-    SessionCore,
+    keepalive_window, Conn, MessageKind, Pass, PeerFsm, Refusal, SessionCore, Step, Transition,
 };
 use pathosd::bgp::types::{Afi, Community, Prefix, RouteIntent};
-use pathosd::bgp::wire::{self, DecodeCtx, Message, PathAttr, SkipReason};
+use pathosd::bgp::wire::{self, CeaseSubcode, DecodeCtx, Message, PathAttr, SkipReason};
 
 const AS: u32 = 65001;
 
@@ -329,64 +331,300 @@ fn status_reports_state_counters_and_adj_rib_out_changes() {
     assert!(!c.summary().running);
 }
 
-#[test]
-fn inbound_connections_by_state() {
-    // RFC 4271 §8.2.2: Connect / Active take the peer's connection.
-    assert_eq!(on_inbound(State::Active, true, false), Inbound::Replace);
-    // Idle "refuses all incoming BGP connections".
-    assert_eq!(on_inbound(State::Idle, false, false), Inbound::Refuse);
-    // §6.8: a second connection is tracked until its OPEN arrives ...
-    assert_eq!(
-        on_inbound(State::OpenSent, false, false),
-        Inbound::Track { dump_now: false }
+// ---- connection collisions (RFC 4271 §6.8) --------------------------------
+//
+// The peer's two FSMs replayed: every step the driver carries out, in
+// order, for each connection.
+
+const PEER_AS: u32 = 65000;
+
+fn our_id() -> Ipv4Addr {
+    Ipv4Addr::new(192, 0, 2, 5)
+}
+
+fn peer_config() -> PeerConfig {
+    PeerConfig::new(AS, PEER_AS, our_id())
+}
+
+fn open_from(id: Ipv4Addr, asn: u32) -> OpenInfo {
+    OpenInfo {
+        asn,
+        hold_time: 90,
+        bgp_id: id,
+        capabilities: peer_config().capabilities,
+    }
+}
+
+/// Cease / Connection Collision Resolution: RFC 4486 §4, subcode 7.
+fn cease_7() -> Notification {
+    Notification::cease(CeaseSubcode::ConnectionCollisionResolution)
+}
+
+fn ms(n: u64) -> Timestamp {
+    Timestamp(n)
+}
+
+/// A peer that dialled the peer (our connection) and is in `state`:
+/// OpenSent (our OPEN sent), OpenConfirm (its OPEN in) or Established.
+fn peer_in(state: State, peer: &OpenInfo) -> PeerFsm {
+    let mut p = PeerFsm::new(peer_config());
+    p.handle(Conn::Main, Event::ManualStart, ms(0));
+    p.handle(Conn::Main, Event::TcpCrAcked, ms(1));
+    if state != State::OpenSent {
+        p.handle(Conn::Main, Event::BGPOpen(peer.clone()), ms(2));
+    }
+    if state == State::Established {
+        p.handle(Conn::Main, Event::KeepAliveMsg, ms(3));
+    }
+    assert_eq!(p.state(Conn::Main), Some(state));
+    assert_eq!(p.main_connection(), Some(ConnectionOrigin::Local));
+    p
+}
+
+/// The steps of an inbound connection tracked as the candidate: our OPEN
+/// on it, and its HoldTimer.
+fn candidate_opened() -> Vec<Step> {
+    vec![
+        Step::AcceptCandidate,
+        Step::Fsm(Conn::Candidate, Action::SendOpen(peer_config().open())),
+        Step::Fsm(
+            Conn::Candidate,
+            Action::StartTimer(Timer::Hold, OPEN_SENT_HOLD_TIME),
+        ),
+    ]
+}
+
+/// The losing FSM's OpenCollisionDump (RFC 4271 §8.2.2, Event 23): the
+/// Cease, its timers stopped, the connection dropped, the IdleHoldTimer.
+fn dumped(conn: Conn, timers: &[Timer]) -> Vec<Step> {
+    let mut v = vec![Step::Fsm(conn, Action::SendNotification(cease_7()))];
+    v.extend(
+        timers
+            .iter()
+            .map(|t| Step::Fsm(conn, Action::StopTimer(*t))),
     );
-    assert_eq!(
-        on_inbound(State::OpenConfirm, false, true),
-        Inbound::AlreadyTracked
-    );
-    // ... unless the session is Established: the new one is closed.
-    assert_eq!(
-        on_inbound(State::Established, false, false),
-        Inbound::Track { dump_now: true }
-    );
+    v.push(Step::Fsm(conn, Action::DropConnection));
+    v.push(Step::Fsm(
+        conn,
+        Action::StartTimer(Timer::IdleHold, Duration::from_secs(1)),
+    ));
+    v
 }
 
 #[test]
-fn collisions_keep_the_connection_of_the_larger_identifier() {
-    let small: Ipv4Addr = "192.0.2.1".parse().unwrap();
-    let large: Ipv4Addr = "192.0.2.9".parse().unwrap();
-    let local = ConnectionOrigin::Local;
-    // Ours is larger: our (outbound) existing connection stays.
+fn inbound_connections_by_state() {
+    // RFC 4271 §8.2.2 Connect, Event 17: the peer's connection is the
+    // session's, our attempt is aborted.
+    let mut p = PeerFsm::new(peer_config());
+    p.handle(Conn::Main, Event::ManualStart, ms(0));
+    let steps = p.inbound(ms(1));
+    assert_eq!(steps[0], Step::AcceptMain);
+    assert!(steps.contains(&Step::Fsm(
+        Conn::Main,
+        Action::SendOpen(peer_config().open())
+    )));
+    assert_eq!(p.state(Conn::Main), Some(State::OpenSent));
+    assert_eq!(p.main_connection(), Some(ConnectionOrigin::Remote));
+    // §8.2.2 Idle "refuses all incoming BGP connections".
+    let mut idle = PeerFsm::new(peer_config());
+    assert_eq!(idle.inbound(ms(0)), vec![Step::Refuse(Refusal::Idle)]);
+    // From OpenSent on a second connection is tracked (§6.8) ...
+    assert_eq!(p.inbound(ms(2)), candidate_opened());
+    assert_eq!(p.state(Conn::Candidate), Some(State::OpenSent));
+    // ... one at a time.
     assert_eq!(
-        on_candidate_open(Some(local), State::OpenConfirm, large, AS, small, 65000),
-        Collision::KeepExisting
+        p.inbound(ms(3)),
+        vec![Step::Refuse(Refusal::CandidateTracked)]
     );
-    // The peer's is larger: its inbound connection wins, ours is dumped.
+}
+
+/// RFC 4271 §6.8: "a connection collision with an existing BGP connection
+/// that is in the Established state causes closing of the newly created
+/// connection": it gets Cease 6/7 at once, the session stays up.
+#[test]
+fn a_collision_with_an_established_session_closes_the_new_connection() {
+    // The peer's identifier is the larger: it would win if not Established.
+    let peer = open_from(Ipv4Addr::new(192, 0, 2, 9), PEER_AS);
+    let mut p = peer_in(State::Established, &peer);
+    let mut want = candidate_opened();
+    want.extend(dumped(Conn::Candidate, &[Timer::Hold]));
+    want.push(Step::ForgetCandidate);
+    assert_eq!(p.inbound(ms(10)), want);
+    assert_eq!(p.state(Conn::Main), Some(State::Established));
+    assert!(p.state(Conn::Candidate).is_none());
+}
+
+/// RFC 4271 §6.8: "If the value of the local BGP Identifier is less than
+/// the remote one, the local system closes the BGP connection that already
+/// exists (the one that is already in the OpenConfirm state), and accepts
+/// the BGP connection initiated by the remote system."
+#[test]
+fn collision_in_open_confirm_keeps_the_peers_connection_when_its_identifier_is_larger() {
+    let peer = open_from(Ipv4Addr::new(192, 0, 2, 9), PEER_AS);
+    let mut p = peer_in(State::OpenConfirm, &peer);
+    assert_eq!(p.inbound(ms(10)), candidate_opened());
+    let steps = p.handle(Conn::Candidate, Event::BGPOpen(peer.clone()), ms(11));
+    let mut want = vec![Step::Collision {
+        kept: Conn::Candidate,
+    }];
+    want.extend(dumped(Conn::Main, &[Timer::Hold, Timer::Keepalive]));
+    want.push(Step::Transition(Transition {
+        from: State::OpenConfirm,
+        to: State::Idle,
+        reason: Some(DownReason::CollisionDump),
+        stalled: None,
+    }));
+    // The candidate is the session now, and its OPEN is handled there.
+    want.extend([
+        Step::Promote,
+        Step::Fsm(Conn::Main, Action::SendKeepalive),
+        Step::Fsm(
+            Conn::Main,
+            Action::StartTimer(Timer::Keepalive, Duration::from_secs(30)),
+        ),
+        Step::Fsm(
+            Conn::Main,
+            Action::StartTimer(Timer::Hold, Duration::from_secs(90)),
+        ),
+        Step::Transition(Transition {
+            from: State::OpenSent,
+            to: State::OpenConfirm,
+            reason: None,
+            stalled: None,
+        }),
+    ]);
+    assert_eq!(steps, want);
+    assert!(p.state(Conn::Candidate).is_none());
+    assert_eq!(p.main_connection(), Some(ConnectionOrigin::Remote));
+    // The peer's KEEPALIVE on the surviving connection: Established.
+    let up = p.handle(Conn::Main, Event::KeepAliveMsg, ms(12));
+    assert!(up
+        .iter()
+        .any(|s| matches!(s, Step::Fsm(Conn::Main, Action::SessionEstablished(_)))));
+    assert_eq!(p.state(Conn::Main), Some(State::Established));
+}
+
+/// RFC 4271 §6.8: "Otherwise, the local system closes the newly created
+/// BGP connection (the one associated with the newly received OPEN
+/// message), and continues to use the existing one (the one that is
+/// already in the OpenConfirm state)."
+#[test]
+fn collision_in_open_confirm_keeps_our_connection_when_our_identifier_is_larger() {
+    let peer = open_from(Ipv4Addr::new(192, 0, 2, 1), PEER_AS);
+    let mut p = peer_in(State::OpenConfirm, &peer);
+    p.inbound(ms(10));
+    let steps = p.handle(Conn::Candidate, Event::BGPOpen(peer), ms(11));
+    let mut want = vec![Step::Collision { kept: Conn::Main }];
+    want.extend(dumped(Conn::Candidate, &[Timer::Hold]));
+    want.push(Step::ForgetCandidate);
+    assert_eq!(steps, want);
+    // The session did not move.
+    assert_eq!(p.state(Conn::Main), Some(State::OpenConfirm));
+    assert_eq!(p.main_connection(), Some(ConnectionOrigin::Local));
+}
+
+/// Our OPEN is out but the peer's is not in yet on our connection when
+/// the candidate's OPEN arrives (what the raw interop test does on the
+/// wire): decided at once, by the same rule.
+#[test]
+fn collision_in_open_sent_is_decided_at_the_candidates_open() {
+    let larger = open_from(Ipv4Addr::new(192, 0, 2, 9), PEER_AS);
+    let mut p = peer_in(State::OpenSent, &larger);
+    p.inbound(ms(10));
+    let steps = p.handle(Conn::Candidate, Event::BGPOpen(larger.clone()), ms(11));
     assert_eq!(
-        on_candidate_open(Some(local), State::OpenConfirm, small, AS, large, 65000),
-        Collision::KeepCandidate {
-            dump_existing: true
+        steps[..2],
+        [
+            Step::Collision {
+                kept: Conn::Candidate
+            },
+            Step::Fsm(Conn::Main, Action::SendNotification(cease_7())),
+        ]
+    );
+    assert_eq!(p.state(Conn::Main), Some(State::OpenConfirm));
+    let smaller = open_from(Ipv4Addr::new(192, 0, 2, 1), PEER_AS);
+    let mut p = peer_in(State::OpenSent, &smaller);
+    p.inbound(ms(10));
+    let steps = p.handle(Conn::Candidate, Event::BGPOpen(smaller), ms(11));
+    assert_eq!(steps[0], Step::Collision { kept: Conn::Main });
+    assert!(steps.contains(&Step::Fsm(
+        Conn::Candidate,
+        Action::SendNotification(cease_7())
+    )));
+    // Our connection still waits for the peer's OPEN.
+    assert_eq!(p.state(Conn::Main), Some(State::OpenSent));
+}
+
+/// RFC 6286 §2.3: "If the BGP Identifiers of the peers involved in the
+/// connection collision are identical, then the connection initiated by
+/// the BGP speaker with the larger AS number is preserved."
+#[test]
+fn collision_with_equal_identifiers_keeps_the_larger_as_connection() {
+    // Ours (65001) is the larger AS: our connection stays.
+    let same = open_from(our_id(), PEER_AS);
+    let mut p = peer_in(State::OpenConfirm, &same);
+    p.inbound(ms(10));
+    let steps = p.handle(Conn::Candidate, Event::BGPOpen(same), ms(11));
+    assert_eq!(steps[0], Step::Collision { kept: Conn::Main });
+    // A peer in a larger AS: its connection stays.
+    let cfg = PeerConfig::new(AS, 65100, our_id());
+    let same = open_from(our_id(), 65100);
+    let mut p = PeerFsm::new(cfg);
+    p.handle(Conn::Main, Event::ManualStart, ms(0));
+    p.handle(Conn::Main, Event::TcpCrAcked, ms(1));
+    p.inbound(ms(10));
+    let steps = p.handle(Conn::Candidate, Event::BGPOpen(same), ms(11));
+    assert_eq!(
+        steps[0],
+        Step::Collision {
+            kept: Conn::Candidate
         }
     );
-    // An Established session always stays.
-    assert_eq!(
-        on_candidate_open(Some(local), State::Established, small, AS, large, 65000),
-        Collision::KeepExisting
+}
+
+/// The session's connection failed while the candidate waited for its
+/// OPEN: no collision is left, the candidate carries on as the session.
+#[test]
+fn a_candidate_outliving_the_session_becomes_it_without_a_collision() {
+    let peer = open_from(Ipv4Addr::new(192, 0, 2, 1), PEER_AS);
+    let mut p = peer_in(State::OpenConfirm, &peer);
+    p.inbound(ms(10));
+    p.handle(Conn::Main, Event::TcpConnectionFails, ms(11));
+    assert_eq!(p.state(Conn::Main), Some(State::Idle));
+    assert_eq!(p.state(Conn::Candidate), Some(State::OpenSent));
+    let steps = p.handle(Conn::Candidate, Event::BGPOpen(peer), ms(12));
+    assert_eq!(steps[0], Step::Promote);
+    assert!(!steps.iter().any(|s| matches!(s, Step::Collision { .. })
+        || *s == Step::Fsm(Conn::Main, Action::SendNotification(cease_7()))));
+    assert_eq!(p.state(Conn::Main), Some(State::OpenConfirm));
+}
+
+/// A candidate that fails is forgotten; the session goes on. A stop
+/// forgets the candidate before the session's Cease.
+#[test]
+fn a_failed_candidate_is_forgotten_and_a_stop_forgets_it() {
+    let peer = open_from(Ipv4Addr::new(192, 0, 2, 9), PEER_AS);
+    let mut p = peer_in(State::OpenConfirm, &peer);
+    p.inbound(ms(10));
+    let steps = p.handle(Conn::Candidate, Event::TcpConnectionFails, ms(11));
+    assert_eq!(steps.last(), Some(&Step::ForgetCandidate));
+    assert!(!steps.iter().any(|s| matches!(s, Step::Fsm(Conn::Main, _))));
+    assert_eq!(p.state(Conn::Main), Some(State::OpenConfirm));
+    p.inbound(ms(12));
+    let steps = p.handle(
+        Conn::Main,
+        Event::ManualStop {
+            shutdown_message: None,
+        },
+        ms(13),
     );
-    // RFC 6286 §2.3: equal identifiers, the larger AS's connection stays.
-    assert_eq!(
-        on_candidate_open(Some(local), State::OpenSent, small, 65000, small, AS),
-        Collision::KeepCandidate {
-            dump_existing: true
-        }
-    );
-    // No existing connection: the candidate simply takes over.
-    assert_eq!(
-        on_candidate_open(None, State::Active, large, AS, small, 65000),
-        Collision::KeepCandidate {
-            dump_existing: false
-        }
-    );
+    assert_eq!(steps[0], Step::ForgetCandidate);
+    assert!(p.state(Conn::Candidate).is_none());
+    assert_eq!(p.state(Conn::Main), Some(State::Idle));
+    // Events for a candidate that is gone change nothing.
+    assert!(p
+        .handle(Conn::Candidate, Event::KeepAliveMsg, ms(14))
+        .is_empty());
 }
 
 #[test]

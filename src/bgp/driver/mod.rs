@@ -439,49 +439,53 @@ impl SpeakerHandle {
     /// Administrative Shutdown "configuration changed", then a new
     /// session), Removed ones stop, Added ones start, Required ones only
     /// take their new `required`; a peer that could not start before (its
-    /// MD5 key) is tried again. The listener and its address are kept (a
-    /// changed listen address needs a daemon restart; the reload says so).
+    /// MD5 key) is tried again. Which neighbors start and stop is the
+    /// plan's alone; `cfg` only gives the started ones' settings. The
+    /// listener and its address are kept (a changed listen address needs a
+    /// daemon restart; the reload says so).
     pub fn reconfigure(&mut self, cfg: &RunConfig, plan: &[(String, NeighborChange)]) {
         let change = |name: &str| {
             plan.iter()
                 .find(|(n, _)| n == name)
                 .map_or(NeighborChange::Unchanged, |(_, c)| *c)
         };
-        let mut stopping = Vec::new();
-        {
-            let mut peers = self.peers.borrow_mut();
-            let mut keep = Vec::new();
-            for p in peers.drain(..) {
-                // A neighbor the new config lacks stops whatever a plan says.
-                let stays = matches!(
-                    change(&p.name),
-                    NeighborChange::Unchanged | NeighborChange::Required | NeighborChange::Bfd
-                ) && cfg.neighbor(&p.name).is_some();
-                if stays && p.settings.is_some() {
-                    keep.push(p)
-                } else {
-                    stopping.push(p)
-                }
-            }
-            *peers = keep;
-        }
-        let running: Vec<String> = self.peers.borrow().iter().map(|p| p.name.clone()).collect();
+        // The plan's Restarted and Removed neighbors stop; so does one that
+        // could not start before (its MD5 key), to be tried again.
+        let (stopping, keep): (Vec<PeerEntry>, Vec<PeerEntry>) =
+            self.peers.borrow_mut().drain(..).partition(|p| {
+                p.settings.is_none()
+                    || matches!(
+                        change(&p.name),
+                        NeighborChange::Restarted | NeighborChange::Removed
+                    )
+            });
+        *self.peers.borrow_mut() = keep;
+        let retried: Vec<&str> = stopping
+            .iter()
+            .filter(|p| p.settings.is_none())
+            .map(|p| p.name.as_str())
+            .collect();
+        // The plan's Added and Restarted neighbors start, with the retried
+        // ones the new config still has.
+        let starting: Vec<&NeighborRun> = plan
+            .iter()
+            .filter(|(name, c)| {
+                matches!(c, NeighborChange::Added | NeighborChange::Restarted)
+                    || retried.contains(&name.as_str())
+            })
+            .filter_map(|(name, _)| cfg.neighbor(name))
+            .collect();
         {
             let owner = &mut self.owner;
-            owner.views.retain(|v| {
-                running.contains(&v.name) || change(&v.name) != NeighborChange::Removed
-            });
+            owner
+                .views
+                .retain(|v| change(&v.name) != NeighborChange::Removed);
             for v in owner.views.iter_mut() {
                 if let Some(n) = cfg.neighbor(&v.name) {
                     v.required = n.required;
                 }
             }
         }
-        let starting: Vec<&NeighborRun> = cfg
-            .neighbors
-            .iter()
-            .filter(|n| !running.iter().any(|r| r == n.name()))
-            .collect();
         // The old sessions' Cease must reach the peer before the new
         // sessions connect: a peer that sees a new connection while the old
         // session is still Established treats it as a collision (RFC 4271

@@ -1,21 +1,23 @@
 //! One peer's task: the driver of one session. It owns the connection(s)
-//! and the timers and feeds two pure cores: the RFC 4271 [`Fsm`] and the
-//! [`SessionCore`] (route batches → UPDATE passes, the Adj-RIB-Out, status,
-//! collision decisions, retry jitter). It only moves bytes and time: what
-//! to send and what to report comes from the cores; after each wake-up the
-//! core's status reports go to the owner.
+//! and the timers and feeds two pure cores: the [`PeerFsm`] (the RFC 4271
+//! FSM of the session and of a colliding second connection, and which of
+//! them stays, RFC 4271 §6.8) and the [`SessionCore`] (route batches →
+//! UPDATE passes, the Adj-RIB-Out, status, retry jitter). It only moves
+//! bytes and time: what to send, which socket to keep and what to report
+//! comes from the cores; after each wake-up the core's status reports go to
+//! the owner.
 //!
 //! The task waits for the first of: a control request, bytes on the
 //! connection (and on a collision candidate's), the outbound connect, or the
 //! earliest timer deadline. Every FSM event goes through [`PeerTask::feed`],
-//! which carries out the actions in order; failures found while doing so
+//! which carries out the steps in order; failures found while doing so
 //! (a write that fails, a connect that cannot start) are queued as further
 //! events rather than handled recursively.
 //!
 //! This file is the task and its wait loop, the owner's requests and the
-//! route passes; feeding the FSM and carrying out its actions is
-//! `peer/actions.rs`, the connections' reads, writes, collisions and close
-//! `peer/connection.rs`.
+//! route passes; feeding the FSMs and carrying out their steps is
+//! `peer/actions.rs`, the connections' reads, writes, the inbound
+//! connection's placing and the close `peer/connection.rs`.
 
 use std::cell::{RefCell, RefMut};
 use std::collections::VecDeque;
@@ -33,9 +35,9 @@ use smol::Async;
 
 use super::codec::{self, Kind};
 use super::{Control, PeerEvent, PeerSettings, SessionReport};
-use crate::bgp::fsm::{ConnectionOrigin, DownReason, Event, Fsm, Timer};
+use crate::bgp::fsm::{DownReason, Event, Timer};
 use crate::bgp::rib_out::RibOut;
-use crate::bgp::session::SessionCore;
+use crate::bgp::session::{Conn as Which, PeerFsm, SessionCore};
 use crate::bgp::types::Afi;
 
 mod actions;
@@ -46,17 +48,9 @@ const READ_CHUNK: usize = 4096;
 /// How long a closed connection may linger to let a NOTIFICATION drain.
 const CLOSE_LINGER: Duration = Duration::from_secs(1);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Which {
-    Main,
-    /// The RFC 4271 §6.8 collision candidate: a second, inbound connection.
-    Cand,
-}
-
 struct Conn {
     stream: Async<TcpStream>,
     rbuf: Vec<u8>,
-    origin: ConnectionOrigin,
     /// What the messages of one read made us send, written together once
     /// they are handled (see [`PeerTask::input`]), and the counts of it.
     wbuf: Vec<u8>,
@@ -64,35 +58,25 @@ struct Conn {
 }
 
 impl Conn {
-    fn new(stream: Async<TcpStream>, origin: ConnectionOrigin) -> Conn {
+    fn new(stream: Async<TcpStream>) -> Conn {
         Conn {
             stream,
             rbuf: Vec::new(),
-            origin,
             wbuf: Vec::new(),
             wcount: Vec::new(),
         }
     }
 }
 
+/// What one of the peer's connections has beyond its FSM (which is in
+/// the [`PeerFsm`]): the socket, the timers' deadlines, the codec context.
+#[derive(Default)]
 struct Session {
-    fsm: Fsm,
     conn: Option<Conn>,
     /// Per timer: (earliest, latest) it may fire; the same instant but
     /// for the KeepaliveTimer (see `keepalive_window`).
     deadlines: [Option<(Instant, Instant)>; 4],
     ctx: codec::Ctx,
-}
-
-impl Session {
-    fn new(fsm: Fsm) -> Session {
-        Session {
-            fsm,
-            conn: None,
-            deadlines: [None; 4],
-            ctx: codec::Ctx::default(),
-        }
-    }
 }
 
 type Connecting = Pin<Box<dyn Future<Output = io::Result<Async<TcpStream>>> + Send>>;
@@ -121,6 +105,9 @@ pub(crate) struct PeerTask {
     /// Closed (its sender dropped) once the sessions this one replaces are
     /// closed; the task starts then.
     gate: Option<Rx<()>>,
+    /// The session's FSM and a collision candidate's, and which of them
+    /// stays: decided there, carried out here.
+    fsm: PeerFsm,
     main: Session,
     cand: Option<Session>,
     connecting: Option<Connecting>,
@@ -129,6 +116,9 @@ pub(crate) struct PeerTask {
     /// While the messages of one read are handled: writes go to the
     /// connection's `wbuf` and leave in one write afterwards.
     batching: bool,
+    /// The candidate just became the session (`Step::Promote`): the rest
+    /// of its read is the session's.
+    promoted: bool,
 }
 
 /// Polls every future and returns the first value ready.
@@ -178,7 +168,8 @@ impl PeerTask {
             seed = seed.rotate_left(5) ^ u64::from(b);
         }
         PeerTask {
-            main: Session::new(Fsm::new(s.fsm.clone())),
+            fsm: PeerFsm::new(s.fsm.clone()),
+            main: Session::default(),
             core: Rc::new(RefCell::new(SessionCore::with_shared_rib(
                 s.shape.clone(),
                 seed,
@@ -195,6 +186,7 @@ impl PeerTask {
             origin,
             queue: VecDeque::new(),
             batching: false,
+            promoted: false,
         }
     }
 
@@ -227,107 +219,117 @@ impl PeerTask {
         );
         self.feed(Which::Main, Event::ManualStart).await;
         self.publish();
-        let mut buf_main = vec![0u8; READ_CHUNK];
-        let mut buf_cand = vec![0u8; READ_CHUNK];
+        let mut bufs = [vec![0u8; READ_CHUNK], vec![0u8; READ_CHUNK]];
         loop {
-            let deadline = self.next_deadline();
-            let wake = {
-                let mut futs: Vec<Pin<Box<dyn Future<Output = Wake> + Send + '_>>> = Vec::new();
-                let ctl = &self.ctl;
-                futs.push(Box::pin(async move { Wake::Ctl(ctl.recv().await.ok()) }));
-                if let Some(c) = &self.main.conn {
-                    let st = &c.stream;
-                    let b = &mut buf_main;
-                    futs.push(Box::pin(async move {
-                        Wake::Read(Which::Main, (&*st).read(b).await)
-                    }));
-                }
-                if let Some(c) = self.cand.as_ref().and_then(|c| c.conn.as_ref()) {
-                    let st = &c.stream;
-                    let b = &mut buf_cand;
-                    futs.push(Box::pin(async move {
-                        Wake::Read(Which::Cand, (&*st).read(b).await)
-                    }));
-                }
-                if let Some(f) = self.connecting.as_mut() {
-                    futs.push(Box::pin(async move { Wake::Connected(f.await) }));
-                }
-                if let Some((earliest, latest)) = deadline {
-                    futs.push(Box::pin(async move {
-                        // The runtime's shared timer: no reactor timer set
-                        // and dropped per wake-up of this loop; a KEEPALIVE
-                        // due within its window leaves at the thread's
-                        // first wake-up there.
-                        crate::rt::sleep_window(earliest, latest).await;
-                        Wake::Timer
-                    }));
-                }
-                first(futs).await
-            };
-            match wake {
-                Wake::Ctl(None) => {
-                    // The handle is gone: stop like a shutdown without message.
+            let wake = self.wait(&mut bufs).await;
+            let stop = self.on_wake(wake, &bufs).await;
+            self.publish();
+            if stop {
+                return;
+            }
+        }
+    }
+
+    /// Waits for the first of: a request, bytes on a connection (read into
+    /// `bufs`: the main one's, the candidate's), the outbound connect, the
+    /// earliest timer.
+    async fn wait(&mut self, bufs: &mut [Vec<u8>; 2]) -> Wake {
+        let deadline = self.next_deadline();
+        let mut futs: Vec<Pin<Box<dyn Future<Output = Wake> + Send + '_>>> = Vec::new();
+        let ctl = &self.ctl;
+        futs.push(Box::pin(async move { Wake::Ctl(ctl.recv().await.ok()) }));
+        let [buf_main, buf_cand] = bufs;
+        if let Some(c) = &self.main.conn {
+            let st = &c.stream;
+            futs.push(Box::pin(async move {
+                Wake::Read(Which::Main, (&*st).read(buf_main).await)
+            }));
+        }
+        if let Some(c) = self.cand.as_ref().and_then(|c| c.conn.as_ref()) {
+            let st = &c.stream;
+            futs.push(Box::pin(async move {
+                Wake::Read(Which::Candidate, (&*st).read(buf_cand).await)
+            }));
+        }
+        if let Some(f) = self.connecting.as_mut() {
+            futs.push(Box::pin(async move { Wake::Connected(f.await) }));
+        }
+        if let Some((earliest, latest)) = deadline {
+            futs.push(Box::pin(async move {
+                // The runtime's shared timer: no reactor timer set and
+                // dropped per wake-up of this loop; a KEEPALIVE due within
+                // its window leaves at the thread's first wake-up there.
+                crate::rt::sleep_window(earliest, latest).await;
+                Wake::Timer
+            }));
+        }
+        first(futs).await
+    }
+
+    /// Handles one wake-up; true when the task ends (stopped, or its
+    /// handle gone).
+    async fn on_wake(&mut self, wake: Wake, bufs: &[Vec<u8>; 2]) -> bool {
+        match wake {
+            Wake::Ctl(None) => {
+                // The handle is gone: stop like a shutdown without message.
+                self.feed(
+                    Which::Main,
+                    Event::ManualStop {
+                        shutdown_message: None,
+                    },
+                )
+                .await;
+                return true;
+            }
+            Wake::Ctl(Some(c)) => {
+                if let Some((message, done)) = self.control(c).await {
                     self.feed(
                         Which::Main,
                         Event::ManualStop {
-                            shutdown_message: None,
+                            shutdown_message: message,
                         },
                     )
                     .await;
                     self.publish();
-                    return;
+                    let _ = done.try_send(());
+                    return true;
                 }
-                Wake::Ctl(Some(c)) => {
-                    if let Some((message, done)) = self.control(c).await {
-                        self.cand = None;
-                        self.feed(
-                            Which::Main,
-                            Event::ManualStop {
-                                shutdown_message: message,
-                            },
-                        )
-                        .await;
-                        self.publish();
-                        let _ = done.try_send(());
-                        return;
-                    }
-                }
-                Wake::Read(which, Ok(n)) if n > 0 => {
-                    let buf = match which {
-                        Which::Main => &buf_main,
-                        Which::Cand => &buf_cand,
-                    };
-                    if let Some(conn) = self.session(which).and_then(|s| s.conn.as_mut()) {
-                        conn.rbuf.extend_from_slice(&buf[..n.min(buf.len())]);
-                    }
-                    self.input(which).await;
-                }
-                Wake::Read(which, r) => {
-                    if let Err(e) = r {
-                        self.set_error(format!("read: {e}"));
-                    }
-                    if let Some(s) = self.session(which) {
-                        s.conn = None;
-                    }
-                    self.feed(which, Event::TcpConnectionFails).await;
-                }
-                Wake::Connected(r) => {
-                    self.connecting = None;
-                    match r {
-                        Ok(stream) => {
-                            self.main.conn = Some(Conn::new(stream, ConnectionOrigin::Local));
-                            self.feed(Which::Main, Event::TcpCrAcked).await;
-                        }
-                        Err(e) => {
-                            self.set_error(format!("connect: {e}"));
-                            self.feed(Which::Main, Event::TcpConnectionFails).await;
-                        }
-                    }
-                }
-                Wake::Timer => self.fire_timers().await,
             }
-            self.publish();
+            Wake::Read(which, Ok(n)) if n > 0 => {
+                let buf = match which {
+                    Which::Main => &bufs[0],
+                    Which::Candidate => &bufs[1],
+                };
+                if let Some(conn) = self.session(which).and_then(|s| s.conn.as_mut()) {
+                    conn.rbuf.extend_from_slice(&buf[..n.min(buf.len())]);
+                }
+                self.input(which).await;
+            }
+            Wake::Read(which, r) => {
+                if let Err(e) = r {
+                    self.set_error(format!("read: {e}"));
+                }
+                if let Some(s) = self.session(which) {
+                    s.conn = None;
+                }
+                self.feed(which, Event::TcpConnectionFails).await;
+            }
+            Wake::Connected(r) => {
+                self.connecting = None;
+                match r {
+                    Ok(stream) => {
+                        self.main.conn = Some(Conn::new(stream));
+                        self.feed(Which::Main, Event::TcpCrAcked).await;
+                    }
+                    Err(e) => {
+                        self.set_error(format!("connect: {e}"));
+                        self.feed(Which::Main, Event::TcpConnectionFails).await;
+                    }
+                }
+            }
+            Wake::Timer => self.fire_timers().await,
         }
+        false
     }
 
     /// Hands what changed in the status and the Adj-RIB-Out to the owner.
@@ -343,7 +345,7 @@ impl PeerTask {
     fn session(&mut self, which: Which) -> Option<&mut Session> {
         match which {
             Which::Main => Some(&mut self.main),
-            Which::Cand => self.cand.as_mut(),
+            Which::Candidate => self.cand.as_mut(),
         }
     }
 
@@ -361,7 +363,7 @@ impl PeerTask {
     }
 
     async fn fire_timers(&mut self) {
-        for which in [Which::Main, Which::Cand] {
+        for which in [Which::Main, Which::Candidate] {
             for t in Timer::ALL {
                 let now = Instant::now();
                 let due = self

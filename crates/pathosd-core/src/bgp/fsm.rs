@@ -15,18 +15,10 @@
 //! inbound connection is simply handed over as `TcpConnectionConfirmed`
 //! (abort the outbound attempt). In Idle inbound connections are refused.
 //! From OpenSent on, an inbound connection is a RFC 4271 §6.8 collision
-//! candidate the driver runs in a second FSM:
-//!
-//! 1. `let (candidate, actions) = Fsm::collision_candidate(config, now)`
-//!    (it sends our OPEN on the new connection and waits in OpenSent);
-//! 2. in Established the existing session always wins: close the new
-//!    connection (after sending `OpenCollisionDump` to the candidate, so it
-//!    says Cease / Connection Collision Resolution);
-//! 3. otherwise, when the candidate's OPEN arrives, call
-//!    [`resolve_collision`] with the peer's BGP Identifier and AS from that
-//!    OPEN *before* feeding it, send [`Event::OpenCollisionDump`] to the
-//!    losing FSM, and keep the winner as the peer's FSM (feeding the OPEN to
-//!    it if it is the candidate).
+//! candidate with an FSM of its own ([`Fsm::collision_candidate`]); the
+//! session's `PeerFsm` (`bgp::session`) runs the two and decides with
+//! [`resolve_collision`] which stays, the loser getting
+//! [`Event::OpenCollisionDump`].
 //!
 //! Behaviour beyond (or instead of) the RFC text, chosen for pathosd:
 //!
@@ -561,7 +553,7 @@ impl Fsm {
     /// Whether the driver should hand an inbound connection to this FSM as
     /// `TcpConnectionConfirmed`. In Idle the RFC 4271 §8.2.2 FSM "refuses all
     /// incoming BGP connections for this peer"; in OpenSent and later an inbound connection
-    /// is a collision candidate the driver tracks on its own.
+    /// is a collision candidate the session's `PeerFsm` tracks.
     pub fn accepts_connection(&self) -> bool {
         matches!(self.state, State::Connect | State::Active)
     }

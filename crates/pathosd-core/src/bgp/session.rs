@@ -31,21 +31,25 @@
 //!   ([`SessionCore::take_summary`]); the owner
 //!   keeps the summaries /status shows. The routes the peer has from us
 //!   (the Adj-RIB-Out) the owner reads from the core itself.
-//! * **Connection collisions** (RFC 4271 §6.8): [`on_inbound`] and
-//!   [`on_candidate_open`] decide which connection stays.
+//! * **Connection collisions** (RFC 4271 §6.8): [`PeerFsm`] runs the
+//!   session's FSM and a second connection's, and decides which stays
+//!   (`session/peer_fsm.rs`).
 //! * **Retry jitter** (RFC 4271 §10) for the ConnectRetryTimer and the
 //!   IdleHoldTimer, whose doubling back-off lives in the FSM.
 
 use std::cell::RefCell;
-use std::net::Ipv4Addr;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::fsm::{ConnectionOrigin, State};
+use super::fsm::State;
 use super::rib_out::{AdjRibOut, Changes, PeerShape, PrefixSet, RibOut, Scope, Warning};
 use super::types::{Afi, PathAttrs, Prefix, RouteIntent};
 use super::wire::{self, MessageType, Skipped};
+
+mod peer_fsm;
+
+pub use peer_fsm::{Conn, PeerFsm, Refusal, Step, Transition};
 
 /// Route changes of one engine step, shared by every session (one
 /// allocation for all peers): `None` withdraws the prefix. Equal intents
@@ -539,89 +543,4 @@ impl SessionCore {
 pub fn keepalive_window(d: Duration) -> (Duration, Duration) {
     let earliest = (d.saturating_mul(3) / 4).max(Duration::from_secs(1)).min(d);
     (earliest, d)
-}
-
-// ---- connection collisions (RFC 4271 §6.8) --------------------------------
-
-/// What to do with an inbound connection from the peer's address.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Inbound {
-    /// Connect / Active: the peer's connection replaces our attempt.
-    Replace,
-    /// Idle: RFC 4271 §8.2.2, Idle "refuses all incoming BGP connections".
-    Refuse,
-    /// A collision candidate is already tracked: close this one.
-    AlreadyTracked,
-    /// RFC 4271 §6.8: track it as a collision candidate until its OPEN
-    /// arrives. `dump_now`: the existing session is Established, and "a
-    /// connection collision with an existing BGP connection that is in the
-    /// Established state causes closing of the newly created connection".
-    Track { dump_now: bool },
-}
-
-/// The decision for an inbound connection, given the main session's state,
-/// whether its FSM takes a connection now, and whether a candidate exists.
-pub fn on_inbound(main: State, accepts_connection: bool, candidate: bool) -> Inbound {
-    if accepts_connection {
-        Inbound::Replace
-    } else if main == State::Idle {
-        Inbound::Refuse
-    } else if candidate {
-        Inbound::AlreadyTracked
-    } else {
-        Inbound::Track {
-            dump_now: main == State::Established,
-        }
-    }
-}
-
-/// Which connection stays once the candidate's OPEN is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Collision {
-    /// Close the candidate (Cease / Connection Collision Resolution).
-    KeepExisting,
-    /// The candidate becomes the session; `dump_existing`: the existing
-    /// connection gets Cease / Connection Collision Resolution.
-    KeepCandidate { dump_existing: bool },
-}
-
-/// RFC 4271 §6.8: "Upon receipt of an OPEN message, the local system MUST
-/// examine all of its connections that are in the OpenConfirm state. A BGP
-/// speaker MAY also examine connections in an OpenSent state if it knows
-/// the BGP Identifier of the peer by means outside of the protocol. If,
-/// among these connections, there is a connection to a remote BGP speaker
-/// whose BGP Identifier equals the one in the OPEN message, and this
-/// connection collides with the connection over which the OPEN message is
-/// received, then the local system performs the following collision
-/// resolution procedure" — [`super::fsm::resolve_collision`]. `existing` is
-/// the main session's connection (None: it has none, the candidate simply
-/// takes over).
-pub fn on_candidate_open(
-    existing: Option<ConnectionOrigin>,
-    existing_state: State,
-    local_id: Ipv4Addr,
-    local_as: u32,
-    remote_id: Ipv4Addr,
-    remote_as: u32,
-) -> Collision {
-    let Some(origin) = existing else {
-        return Collision::KeepCandidate {
-            dump_existing: false,
-        };
-    };
-    let keep = super::fsm::resolve_collision(
-        origin,
-        existing_state == State::Established,
-        local_id,
-        local_as,
-        remote_id,
-        remote_as,
-    );
-    if keep == origin {
-        Collision::KeepExisting
-    } else {
-        Collision::KeepCandidate {
-            dump_existing: true,
-        }
-    }
 }

@@ -1,23 +1,26 @@
-//! Feeding the session's FSM and carrying out what it returns: the event
+//! Feeding the peer's FSMs and carrying out what they return: the event
 //! queue (a failure found while acting is queued, not handled
-//! recursively), the actions (connect, send, timers, the session up and
-//! down), and the state changes reported and logged.
+//! recursively), the steps (connect, send, timers, the session up and
+//! down, a collision candidate promoted or forgotten), and the state
+//! changes reported and logged.
 
 use std::net::{IpAddr, SocketAddr};
+use std::time::Instant;
 
+use super::codec::{self, Kind};
 use super::connection::close;
-use super::*;
+use super::{describe_down, PeerTask, Which};
 use crate::bgp::driver::net::{self, SetupError};
 use crate::bgp::driver::PeerEvent;
-use crate::bgp::fsm::{Action, State, Timestamp};
-use crate::bgp::session::keepalive_window;
+use crate::bgp::fsm::{Action, Event, Timer, Timestamp};
+use crate::bgp::session::{keepalive_window, Step, Transition};
 
 impl PeerTask {
     pub(super) fn now(&self) -> Timestamp {
         Timestamp::since(self.origin, Instant::now())
     }
 
-    /// Feeds one event, carries out its actions, then any events those
+    /// Feeds one event, carries out its steps, then any events those
     /// produced.
     pub(super) async fn feed(&mut self, which: Which, event: Event) {
         self.queue.push_back((which, event));
@@ -36,47 +39,55 @@ impl PeerTask {
                 return;
             }
             let now = self.now();
-            let Some(sess) = self.session(which) else {
-                continue;
-            };
-            let before = sess.fsm.state();
-            let actions = sess.fsm.handle(event, now);
-            self.execute(which, actions).await;
-            match which {
-                Which::Main => self.transition(before),
-                Which::Cand => {
-                    if self
-                        .cand
-                        .as_ref()
-                        .is_some_and(|c| c.fsm.state() == State::Idle)
-                    {
-                        self.cand = None;
-                    }
-                }
+            let steps = self.fsm.handle(which, event, now);
+            for step in steps {
+                self.step(step).await;
             }
         }
     }
 
-    pub(super) fn transition(&mut self, before: State) {
-        let after = self.main.fsm.state();
-        if before == after {
-            return;
-        }
-        let reason = if after == State::Idle {
-            self.main.fsm.last_down_reason().map(describe_down)
-        } else {
-            None
-        };
-        if after == State::Idle {
-            if let Some(late) = self.main.fsm.stalled() {
-                // Why this restart skips error_wait_min: the FSM's own
-                // timers show that this process stood still.
-                log::warn!(
-                    "bgp peer {}: its KEEPALIVE was {:.1}s overdue, so this daemon had stood still: redialling at once",
-                    self.s.name,
-                    late.as_secs_f64()
-                );
+    /// Carries out one step of the peer's FSMs (an inbound connection's
+    /// first step is [`PeerTask::inbound`]'s: it places the socket).
+    pub(super) async fn step(&mut self, step: Step) {
+        match step {
+            Step::Fsm(which, action) => self.act(which, action).await,
+            Step::Collision { kept } => log::info!(
+                "bgp peer {}: connection collision: keeping {}",
+                self.s.name,
+                match kept {
+                    Which::Main => "the existing connection",
+                    Which::Candidate => "the peer's connection",
+                }
+            ),
+            Step::Promote => {
+                self.connecting = None;
+                if let Some(cand) = self.cand.take() {
+                    self.main = cand;
+                }
+                self.promoted = true;
             }
+            Step::ForgetCandidate => self.cand = None,
+            Step::Transition(t) => self.transition(t),
+            Step::AcceptMain | Step::AcceptCandidate | Step::Refuse(_) => {}
+        }
+    }
+
+    pub(super) fn transition(&mut self, t: Transition) {
+        let Transition {
+            from: before,
+            to: after,
+            reason,
+            stalled,
+        } = t;
+        let reason = reason.as_ref().map(describe_down);
+        if let Some(late) = stalled {
+            // Why this restart skips error_wait_min: the FSM's own
+            // timers show that this process stood still.
+            log::warn!(
+                "bgp peer {}: its KEEPALIVE was {:.1}s overdue, so this daemon had stood still: redialling at once",
+                self.s.name,
+                late.as_secs_f64()
+            );
         }
         let info = self.core().on_transition(before, after, reason.as_deref());
         let level = if info {
@@ -116,86 +127,85 @@ impl PeerTask {
         self.core().on_error(e);
     }
 
-    pub(super) async fn execute(&mut self, which: Which, actions: Vec<Action>) {
-        for a in actions {
-            match a {
-                Action::Connect => self.connect(),
-                Action::DropConnection => {
-                    // A NOTIFICATION written in this batch goes out first.
-                    self.flush_out(which).await;
-                    if which == Which::Main {
-                        self.connecting = None;
-                    }
-                    if let Some(conn) = self.session(which).and_then(|s| s.conn.take()) {
-                        close(conn.stream);
-                    }
+    /// Carries out one FSM action on `which`'s connection.
+    pub(super) async fn act(&mut self, which: Which, action: Action) {
+        match action {
+            Action::Connect => self.connect(),
+            Action::DropConnection => {
+                // A NOTIFICATION written in this batch goes out first.
+                self.flush_out(which).await;
+                if which == Which::Main {
+                    self.connecting = None;
                 }
-                Action::SendOpen(info) => {
-                    let bytes = codec::encode_open(&info);
-                    self.write(which, &bytes, Kind::Open, 1).await;
+                if let Some(conn) = self.session(which).and_then(|s| s.conn.take()) {
+                    close(conn.stream);
                 }
-                Action::SendKeepalive => {
-                    self.write(which, &codec::encode_keepalive(), Kind::Keepalive, 1)
-                        .await;
-                }
-                Action::SendNotification(n) => {
-                    let text = codec::describe(&n);
-                    if which == Which::Main {
-                        log::warn!("bgp peer {}: sending NOTIFICATION {text}", self.s.name);
-                        self.core().on_notification_sent(text);
-                    }
-                    self.write(
-                        which,
-                        &codec::encode_notification(&n),
-                        Kind::Notification,
-                        1,
-                    )
+            }
+            Action::SendOpen(info) => {
+                let bytes = codec::encode_open(&info);
+                self.write(which, &bytes, Kind::Open, 1).await;
+            }
+            Action::SendKeepalive => {
+                self.write(which, &codec::encode_keepalive(), Kind::Keepalive, 1)
                     .await;
+            }
+            Action::SendNotification(n) => {
+                let text = codec::describe(&n);
+                if which == Which::Main {
+                    log::warn!("bgp peer {}: sending NOTIFICATION {text}", self.s.name);
+                    self.core().on_notification_sent(text);
                 }
-                Action::StartTimer(t, d) => {
-                    let (earliest, latest) = match t {
-                        Timer::ConnectRetry | Timer::IdleHold => {
-                            let d = self.core().jitter(d);
-                            (d, d)
-                        }
-                        Timer::Hold => (d, d),
-                        // RFC 4271 §10 jitter, taken where the thread is
-                        // awake anyway: see `keepalive_window`.
-                        Timer::Keepalive => keepalive_window(d),
-                    };
-                    let now = Instant::now();
-                    let at = now.checked_add(earliest).zip(now.checked_add(latest));
-                    if let Some(s) = self.session(which) {
-                        s.deadlines[t.index()] = at;
+                self.write(
+                    which,
+                    &codec::encode_notification(&n),
+                    Kind::Notification,
+                    1,
+                )
+                .await;
+            }
+            Action::StartTimer(t, d) => {
+                let (earliest, latest) = match t {
+                    Timer::ConnectRetry | Timer::IdleHold => {
+                        let d = self.core().jitter(d);
+                        (d, d)
                     }
+                    Timer::Hold => (d, d),
+                    // RFC 4271 §10 jitter, taken where the thread is
+                    // awake anyway: see `keepalive_window`.
+                    Timer::Keepalive => keepalive_window(d),
+                };
+                let now = Instant::now();
+                let at = now.checked_add(earliest).zip(now.checked_add(latest));
+                if let Some(s) = self.session(which) {
+                    s.deadlines[t.index()] = at;
                 }
-                Action::StopTimer(t) => {
-                    if let Some(s) = self.session(which) {
-                        s.deadlines[t.index()] = None;
-                    }
+            }
+            Action::StopTimer(t) => {
+                if let Some(s) = self.session(which) {
+                    s.deadlines[t.index()] = None;
                 }
-                Action::SessionEstablished(n) => {
-                    self.main.ctx = codec::ctx(n.four_octet_as, n.ebgp);
-                    log::info!(
-                        "bgp peer {}: established: hold {}s, keepalive {}s, families {:?}, peer id {}",
-                        self.s.name,
-                        n.hold_time,
-                        n.keepalive,
-                        n.families,
-                        n.peer_id
-                    );
-                    let shape = self.session_shape();
-                    self.core()
-                        .on_established(&n.families, n.four_octet_as, shape, Instant::now());
-                    self.flush_routes().await;
-                }
-                Action::SessionDown(_) => self.core().on_session_down(),
-                Action::ResendRoutes(afi) => {
-                    let pass = self.core().on_route_refresh(afi);
-                    if !pass.bytes.is_empty() {
-                        self.write(Which::Main, &pass.bytes, Kind::Update, pass.updates)
-                            .await;
-                    }
+            }
+            Action::SessionEstablished(n) => {
+                self.main.ctx = codec::ctx(n.four_octet_as, n.ebgp);
+                log::info!(
+                    "bgp peer {}: established: hold {}s, keepalive {}s, families {:?}, peer id {}",
+                    self.s.name,
+                    n.hold_time,
+                    n.keepalive,
+                    n.families,
+                    n.peer_id
+                );
+                let shape = self.session_shape();
+                self.core()
+                    .on_established(&n.families, n.four_octet_as, shape, Instant::now());
+                self.flush_routes().await;
+            }
+            Action::SessionDown(_) => self.core().on_session_down(),
+            Action::ResendRoutes(afi) => {
+                let pass = self.core().on_route_refresh(afi);
+                if !pass.bytes.is_empty() {
+                    self.write(Which::Main, &pass.bytes, Kind::Update, pass.updates)
+                        .await;
                 }
             }
         }

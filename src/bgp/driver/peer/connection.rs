@@ -1,55 +1,60 @@
 //! The connections' bytes: reading and framing the peer's messages, an
-//! inbound connection taken over or tracked as a collision candidate
-//! (RFC 4271 §6.8), writes (one per batch of replies), and the graceful
-//! close.
+//! inbound connection placed where the peer's FSMs say (the session's, the
+//! RFC 4271 §6.8 collision candidate, or closed), writes (one per batch of
+//! replies), and the graceful close.
 
-use smol::io::AsyncWriteExt;
+use std::io;
+use std::net::TcpStream;
+use std::time::Instant;
 
-use super::*;
+use smol::io::{AsyncReadExt, AsyncWriteExt};
+use smol::Async;
+
+use super::codec::{self, Kind};
+use super::{Conn, PeerTask, Session, Which, CLOSE_LINGER};
 use crate::bgp::driver::{net, WRITE_TIMEOUT};
-use crate::bgp::fsm::State;
-use crate::bgp::session::{on_candidate_open, on_inbound, Collision, Inbound};
+use crate::bgp::fsm::{Event, State};
+use crate::bgp::session::{Refusal, Step};
 
 impl PeerTask {
+    /// A connection from the peer's address: the peer's FSMs say whether
+    /// it is the session's, the collision candidate, or closed.
     pub(super) async fn inbound(&mut self, stream: Async<TcpStream>) {
         let name = &self.s.name;
         if let Err(e) = net::accepted(&stream, &self.s) {
             log::warn!("bgp peer {name}: inbound connection closed: socket options: {e}");
             return;
         }
-        let conn = Conn::new(stream, ConnectionOrigin::Remote);
-        let decision = on_inbound(
-            self.main.fsm.state(),
-            self.main.fsm.accepts_connection(),
-            self.cand.is_some(),
-        );
-        match decision {
-            Inbound::Replace => {
-                self.connecting = None;
-                self.main.conn = Some(conn);
-                self.feed(Which::Main, Event::TcpConnectionConfirmed).await;
-            }
-            Inbound::Refuse => {
-                log::debug!("bgp peer {name}: inbound connection refused in Idle");
-            }
-            Inbound::AlreadyTracked => {
-                log::debug!(
-                    "bgp peer {name}: inbound connection closed: collision already tracked"
-                );
-            }
-            Inbound::Track { dump_now } => {
-                let (fsm, actions) =
-                    Fsm::collision_candidate(self.main.fsm.config().clone(), self.now());
-                let mut cand = Session::new(fsm);
-                cand.conn = Some(conn);
-                self.cand = Some(cand);
-                self.execute(Which::Cand, actions).await;
-                if dump_now {
-                    self.feed(Which::Cand, Event::OpenCollisionDump).await;
+        let mut conn = Some(Conn::new(stream));
+        let steps = self.fsm.inbound(self.now());
+        for step in steps {
+            match step {
+                Step::AcceptMain => {
+                    self.connecting = None;
+                    self.main.conn = conn.take();
                 }
-                self.drain_queue().await;
+                Step::AcceptCandidate => {
+                    self.cand = Some(Session {
+                        conn: conn.take(),
+                        ..Session::default()
+                    });
+                }
+                Step::Refuse(Refusal::Idle) => {
+                    log::debug!(
+                        "bgp peer {}: inbound connection refused in Idle",
+                        self.s.name
+                    );
+                }
+                Step::Refuse(Refusal::CandidateTracked) => {
+                    log::debug!(
+                        "bgp peer {}: inbound connection closed: collision already tracked",
+                        self.s.name
+                    );
+                }
+                step => self.step(step).await,
             }
         }
+        self.drain_queue().await;
     }
 
     /// Frames and handles every complete message buffered on `which`; what
@@ -61,7 +66,7 @@ impl PeerTask {
         self.batching = true;
         self.input_messages(which).await;
         self.batching = false;
-        for w in [Which::Main, Which::Cand] {
+        for w in [Which::Main, Which::Candidate] {
             self.flush_out(w).await;
         }
         // A failed write queued TcpConnectionFails.
@@ -82,12 +87,13 @@ impl PeerTask {
     }
 
     pub(super) async fn input_messages(&mut self, mut which: Which) {
+        self.promoted = false;
         loop {
+            let established = self.fsm.state(which) == Some(State::Established);
             let Some(sess) = self.session(which) else {
                 return;
             };
             let ctx = sess.ctx;
-            let established = sess.fsm.state() == State::Established;
             let Some(conn) = sess.conn.as_mut() else {
                 return;
             };
@@ -122,51 +128,13 @@ impl PeerTask {
                 log::warn!("bgp peer {}: received NOTIFICATION {text}", self.s.name);
                 self.core().on_notification_received(text);
             }
-            match (which, event) {
-                (Which::Cand, Event::BGPOpen(open)) => {
-                    which = self.collide(open).await;
-                }
-                (w, e) => self.feed(w, e).await,
+            self.feed(which, event).await;
+            if which == Which::Candidate && std::mem::take(&mut self.promoted) {
+                // The candidate won the collision: the rest of its read
+                // belongs to the session now.
+                which = Which::Main;
             }
         }
-    }
-
-    /// The candidate's OPEN arrived: RFC 4271 §6.8 decides which connection
-    /// stays. Returns which session now owns the candidate's connection.
-    pub(super) async fn collide(&mut self, open: crate::bgp::fsm::OpenInfo) -> Which {
-        let cfg = self.main.fsm.config();
-        let existing = self.main.conn.as_ref().map(|c| c.origin);
-        let decision = on_candidate_open(
-            existing,
-            self.main.fsm.state(),
-            cfg.router_id,
-            cfg.local_as,
-            open.bgp_id,
-            open.asn,
-        );
-        let Collision::KeepCandidate { dump_existing } = decision else {
-            log::info!(
-                "bgp peer {}: connection collision: keeping the existing connection",
-                self.s.name
-            );
-            self.feed(Which::Cand, Event::OpenCollisionDump).await;
-            self.cand = None;
-            return Which::Cand;
-        };
-        log::info!(
-            "bgp peer {}: connection collision: keeping the peer's connection",
-            self.s.name
-        );
-        if dump_existing {
-            self.feed(Which::Main, Event::OpenCollisionDump).await;
-        }
-        let Some(cand) = self.cand.take() else {
-            return Which::Cand;
-        };
-        self.connecting = None;
-        self.main = cand;
-        self.feed(Which::Main, Event::BGPOpen(open)).await;
-        Which::Main
     }
 
     /// Writes `bytes` (`n` messages of `kind`) in one go, or, while a

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use super::*;
+use super::{Action, DownReason, Event, Fsm, Timer, Timestamp};
 
 impl Fsm {
     /// A fired timer is no longer running. False when `event` is the

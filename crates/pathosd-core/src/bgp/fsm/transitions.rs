@@ -3,7 +3,11 @@
 //! coming up, the OPEN's checks, going to Idle, the NOTIFICATIONs).
 
 use super::timers::secs;
-use super::*;
+use super::{
+    Action, DownReason, Event, Fsm, Negotiated, Notification, OpenInfo, State, Timer, Timestamp,
+    OPEN_SENT_HOLD_TIME,
+};
+use crate::bgp::types::Afi;
 use crate::bgp::wire::{CeaseSubcode, FsmError, OpenError};
 
 impl Fsm {
@@ -163,8 +167,9 @@ impl Fsm {
     ) -> Option<Event> {
         match event {
             Event::ManualStart | Event::AutomaticStart => {}
-            // A second connection is the driver's: RFC 4271 §8.2.2, it "SHALL
-            // be tracked until it sends an OPEN message" (§6.8).
+            // A second connection is the session's PeerFsm's: RFC 4271
+            // §8.2.2, it "SHALL be tracked until it sends an OPEN message"
+            // (§6.8).
             Event::TcpCrAcked | Event::TcpConnectionConfirmed => {}
             Event::ManualStop { shutdown_message } => self.manual_stop(shutdown_message, now, out),
             Event::HoldTimerExpires => self.hold_timer_expired(now, out),

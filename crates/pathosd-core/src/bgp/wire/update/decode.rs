@@ -5,10 +5,15 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use super::*;
+use super::{
+    at, expected_flags, AsPath, AsSegment, AttrAction, AttrError, MpNextHop, MpReach, MpUnreach,
+    PathAttr, SegmentType, Update, FLAG_EXTENDED, FLAG_OPTIONAL, FLAG_TRANSITIVE,
+};
+use crate::bgp::types::{Afi, Community, LargeCommunity, Origin, Prefix};
 use crate::bgp::wire::parse::{bytes, u16_, u8_};
 use crate::bgp::wire::{
-    afi_from_code, length_field, DecodeCtx, HeaderError, UpdateError, HEADER_LEN,
+    afi_from_code, length_field, DecodeCtx, HeaderError, Notification, UpdateError, HEADER_LEN,
+    SAFI_UNICAST,
 };
 
 impl AsPath {
@@ -111,6 +116,18 @@ pub(crate) fn decode_body(body: &[u8], ctx: &DecodeCtx) -> Result<Update, Notifi
         nlri,
         errors: Vec::new(),
     };
+    let seen = decode_attrs(abytes, ctx, &mut update)?;
+    check_attr_errors(&mut update, &seen)?;
+    Ok(update)
+}
+
+/// Decodes the path attributes into `update` (the errors a session
+/// survives into its `errors`); returns which type codes were present.
+fn decode_attrs(
+    abytes: &[u8],
+    ctx: &DecodeCtx,
+    update: &mut Update,
+) -> Result<[bool; 256], Notification> {
     let mut seen = [false; 256];
     let mut rest = abytes;
     while !rest.is_empty() {
@@ -188,6 +205,12 @@ pub(crate) fn decode_body(body: &[u8], ctx: &DecodeCtx) -> Result<Update, Notifi
         }
     }
 
+    Ok(seen)
+}
+
+/// The checks once every attribute is read: a treat-as-withdraw error
+/// with nothing to withdraw, and a missing well-known mandatory attribute.
+fn check_attr_errors(update: &mut Update, seen: &[bool; 256]) -> Result<(), Notification> {
     // RFC 7606 §5.2: an UPDATE with path attributes but no NLRI (neither
     // the NLRI field nor MP_REACH_NLRI) has nothing to withdraw, so an
     // error that calls for "treat-as-withdraw" cannot be handled that way:
@@ -225,7 +248,7 @@ pub(crate) fn decode_body(body: &[u8], ctx: &DecodeCtx) -> Result<Update, Notifi
             }
         }
     }
-    Ok(update)
+    Ok(())
 }
 
 /// Decodes one attribute value; the error says which RFC 7606 approach
@@ -313,7 +336,6 @@ fn decode_known(
 ) -> Result<PathAttr, AttrError> {
     let taw = AttrAction::TreatAsWithdraw;
     let discard = AttrAction::Discard;
-    let reset = AttrAction::Reset;
     let u32_of = |v: &[u8]| match *v {
         [a, b, c, d] => Some(u32::from_be_bytes([a, b, c, d])),
         _ => None,
@@ -395,6 +417,25 @@ fn decode_known(
                 _ => return Err(len_err(discard)),
             }
         }
+        _ => decode_extension(type_code, v, whole, ctx, len_err, fail)?,
+    })
+}
+
+/// The attributes of RFC 4271's extensions: communities (RFC 1997, RFC
+/// 8092), the four-octet AS copies (RFC 6793), the multiprotocol ones (RFC
+/// 4760); any other is kept raw.
+fn decode_extension(
+    type_code: u8,
+    v: &[u8],
+    whole: &[u8],
+    ctx: &DecodeCtx,
+    len_err: &LenErr<'_>,
+    fail: &Fail<'_>,
+) -> Result<PathAttr, AttrError> {
+    let taw = AttrAction::TreatAsWithdraw;
+    let discard = AttrAction::Discard;
+    let reset = AttrAction::Reset;
+    Ok(match type_code {
         at::COMMUNITIES => {
             // RFC 7606 §7.8: "The error handling of [RFC1997] is revised as
             // follows: the attribute is malformed if the length is not a
