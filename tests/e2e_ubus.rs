@@ -588,3 +588,45 @@ fn sigterm_after_a_burst_of_calls_sends_every_withdrawal() {
         d.log()
     );
 }
+
+/// A reload asked of a daemon that is stopping (its shutdown_drain under
+/// way: what an opkg upgrade's start meets, right after the old package's
+/// stop) is not taken and says so with UNKNOWN_ERROR, as every request
+/// then; INVALID_ARGUMENT would have the init script report a rejected
+/// file.
+#[test]
+fn a_reload_while_stopping_is_not_a_rejected_file() {
+    let dir = TempDir::new("e2e-ubus-stopping");
+    let sock = dir.sock();
+    let _broker = Broker::start(&sock, BrokerConfig::default()).unwrap();
+    let a = support::Addrs {
+        ours: support::test_ip(7),
+        peer: support::test_ip(8),
+    };
+    let vips = json!([{"name": "one", "prefix": "10.252.0.1/32", "always": true}]);
+    let mut cfg = config(a, vips);
+    cfg["api"]["ubus_socket"] = json!(sock.display().to_string());
+    cfg["bgp"]["shutdown_drain"] = json!("3s");
+    let mut d = Pathosd::start(&cfg, SocketAddr::from((a.ours, API_PORT)));
+    let answer = smol::block_on(async {
+        let mut caller = Caller::connect(&sock).await;
+        // Registered: status answers.
+        let end = Instant::now() + STEP;
+        while caller.call("pathosd", "status", json!({})).await.is_err() {
+            assert!(Instant::now() < end, "no pathosd object:\n{}", d.log());
+            Timer::after(Duration::from_millis(50)).await;
+        }
+        d.signal("TERM");
+        let end = Instant::now() + STEP;
+        while !d.log().contains("shutting down") {
+            assert!(Instant::now() < end, "no stop:\n{}", d.log());
+            Timer::after(Duration::from_millis(20)).await;
+        }
+        caller.call("pathosd", "reload", json!({})).await
+    });
+    // UNKNOWN_ERROR (9), not INVALID_ARGUMENT (2).
+    assert_eq!(answer, Err(9), "{}", d.log());
+    let st = d.wait_exit(Duration::from_secs(10));
+    assert!(st.is_some_and(|s| s.success()), "{st:?}\n{}", d.log());
+    assert!(!d.log().contains("reload failed"), "{}", d.log());
+}

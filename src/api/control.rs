@@ -176,11 +176,14 @@ impl ControlHandle {
         }
     }
 
-    pub async fn reload(&self) -> Result<ReloadRecord, Vec<String>> {
+    /// The reload's record, or the reasons the file was not applied; the
+    /// outer error when the owner takes no more requests (the daemon is
+    /// stopping): no file was read then, so none was rejected.
+    pub async fn reload(&self) -> Result<Result<ReloadRecord, Vec<String>>, ApiError> {
         let (reply, rx) = reply(Answer::Reload);
         match self.ask_unbounded(Control::Reload { reply }, rx).await {
-            Some(Answer::Reload(r)) => r,
-            _ => Err(vec!["daemon is stopping".to_string()]),
+            Some(Answer::Reload(r)) => Ok(r),
+            _ => Err(gone()),
         }
     }
 }

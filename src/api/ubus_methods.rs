@@ -156,13 +156,30 @@ async fn answer(
                 .map_err(|e| ubus_error(&e))
         }
         "reload" => {
-            let r = ctl
-                .reload()
+            // Neither "not answered" nor "stopping" is a rejected file:
+            // the init script takes INVALID_ARGUMENT for "the daemon
+            // rejected the file" and says so, which a start right after a
+            // stop (an opkg upgrade, while the old daemon drains) must not
+            // print. Not answered in time: TIMEOUT, the request stays with
+            // the owner (a SIGHUP would be a second reload). Stopping:
+            // UNKNOWN_ERROR, as every other request then.
+            let answer = async { Some(ctl.reload().await) }
                 .or(async {
                     crate::rt::sleep(limit).await;
-                    Err(vec!["daemon did not answer".to_string()])
+                    None
                 })
                 .await;
+            let r = match answer {
+                Some(Ok(r)) => r,
+                Some(Err(e)) => {
+                    log::info!("ubus: reload not taken: {e}");
+                    return Err(ubus_error(&e));
+                }
+                None => {
+                    log::warn!("ubus: reload: the daemon did not answer within {limit:?}");
+                    return Err(UbusStatus::Timeout);
+                }
+            };
             match r {
                 // The caller (the init script) learns the outcome here: a
                 // valid file applied in part says what was not applied.

@@ -187,6 +187,11 @@ if [ ! -s "$FR/tmp/procd.state" ] || [ -n "$MOCK_NO_UBUS" ]; then
 	echo "Command failed: Not found" >&2
 	exit 4
 fi
+if [ -s "$FR/tmp/procd.state.linger" ]; then
+	# The daemon is stopping: it takes no request (UNKNOWN_ERROR).
+	echo "Command failed: ubus call pathosd reload (Unknown error)" >&2
+	exit 247
+fi
 if [ -n "$MOCK_UBUS_TIMEOUT" ]; then
 	echo "ubus" >>"$RELOADS"
 	echo "Command failed: ubus call pathosd reload (Request timed out)" >&2
@@ -632,8 +637,20 @@ rc restart
 instance stopped
 instance started" ]
 expect $? "restart, running, the daemon a moment to end: waited for, then a new instance started, no reload asked, exit 0"
+
+# stop, then start at once, as an opkg upgrade runs the old package's
+# prerm and the new one's postinst: the old daemon still ends (its
+# shutdown_drain) and takes no reload. The start is no refusal and no
+# rejected file; procd starts the new daemon when the old has ended.
+daemon running
+rm -f "$STATE.linger" "$STATE.restart"
+rc stop
+rc start
+[ "$RC" = 0 ] && ! said "rejected" && event "instance restarts when it has ended" &&
+	[ -s "$STATE.restart" ] && logged "reload: sent SIGHUP"
+expect $? "stop, then start while the daemon still ends: exit 0, no rejected file, the new instance when the old has ended"
 MOCK_STOP_LINGER=
-rm -f "$STATE.linger"
+rm -f "$STATE.linger" "$STATE.restart"
 
 MOCK_INVALID=1
 daemon running
