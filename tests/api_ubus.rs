@@ -1,6 +1,6 @@
 //! The ubus methods of `pathosd` (api::ubus_methods) end to end: the real ubus
 //! client registered on the in-tree broker, `serve_ubus` answering through a
-//! ControlHandle to a fake owner task, and a second connection built from the
+//! ControlHandle to the daemon's state (the fixture's owner), and a second connection built from the
 //! codec playing `ubus call` / `ubus listen`. Every wait is bounded.
 
 #[path = "api_fixture.rs"]
@@ -10,6 +10,7 @@ mod support;
 use fixture::*;
 use pathosd::api::status::status_json;
 use pathosd::api::ubus_methods::{peer_event, serve_ubus, vip_event, CONCURRENT_CALLS};
+use pathosd::config::RunConfig;
 use pathosd::ubus::client::{UbusClient, UbusConfig, UbusHandle, EVENT_PEER, EVENT_VIP};
 use serde_json::json;
 use smol::future;
@@ -23,7 +24,7 @@ use support::TempDir;
 
 struct Running {
     handle: UbusHandle,
-    owner: FakeOwner,
+    owner: Owner,
     _tasks: Vec<smol::Task<()>>,
 }
 
@@ -33,6 +34,17 @@ async fn start(sock: &Path, probe_time: Duration) -> Running {
 
 /// As [`start`], with the client answering TIMEOUT after `reply_timeout`.
 async fn start_with(sock: &Path, probe_time: Duration, reply_timeout: Duration) -> Running {
+    start_owned(sock, reply_timeout, start_owner(probe_time)).await
+}
+
+/// As [`start`], with the owner's state started from `cfg` and the history
+/// `before` makes.
+async fn start_for(sock: &Path, cfg: RunConfig, before: impl FnOnce(&mut Owned)) -> Running {
+    let owner = start_owner_with(cfg, Duration::from_millis(1), before);
+    start_owned(sock, UbusConfig::default().reply_timeout, owner).await
+}
+
+async fn start_owned(sock: &Path, reply_timeout: Duration, owner: Owner) -> Running {
     let cfg = UbusConfig {
         socket_path: sock.to_path_buf(),
         backoff_min: Duration::from_millis(10),
@@ -41,7 +53,6 @@ async fn start_with(sock: &Path, probe_time: Duration, reply_timeout: Duration) 
         ..UbusConfig::default()
     };
     let (client, handle, requests) = UbusClient::new(cfg);
-    let owner = start_owner(probe_time);
     let tasks = vec![
         pathosd::rt::spawn(client.run()),
         pathosd::rt::spawn(serve_ubus(requests, owner.ctl.clone())),
@@ -66,7 +77,7 @@ fn status_and_vip() {
     let dir = TempDir::new("status");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
     pathosd::rt::block_on(async {
-        let _r = start(&dir.sock(), Duration::from_millis(1)).await;
+        let r = start(&dir.sock(), Duration::from_millis(1)).await;
         let mut c = Caller::connect(broker.path()).await;
         let got = c
             .call("pathosd", "status", json!({}))
@@ -74,9 +85,13 @@ fn status_and_vip() {
             .unwrap()
             .unwrap();
         // Through blobmsg and back, the document is the /status one (every
-        // VIP fits the first page) with the page's counts.
-        let mut whole = status_json(&snapshot());
+        // VIP fits the first page) with the page's counts; the uptime is
+        // the owner's clock's at either moment.
+        let mut whole = status_json(&r.owner.snapshot());
+        let up = got["uptime_seconds"].as_u64().unwrap();
+        assert!((3600..3660).contains(&up), "{up}");
         let m = whole.as_object_mut().unwrap();
+        m.insert("uptime_seconds".into(), json!(up));
         m.insert(
             "vip_counts".into(),
             json!({"total": 3, "announced": 1, "pessimized": 1, "withdrawn": 1,
@@ -205,20 +220,31 @@ fn every_method_answers_at_10000_vips() {
     let dir = TempDir::new("scale");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
     pathosd::rt::block_on(async {
-        let r = start(&dir.sock(), Duration::from_millis(1)).await;
-        {
-            let mut s = r.owner.snapshot.lock().unwrap();
-            let model = s.vips[0].clone();
-            s.vips = (0..10_000u32)
-                .map(|i| {
-                    let mut v = model.clone();
-                    v.name = format!("vip{i:05}");
-                    v.prefix = format!("10.{}.{}.1/32", i / 256, i % 256);
-                    v.state = ["announced", "withdrawn"][(i % 2) as usize];
-                    v
-                })
-                .collect();
-        }
+        // web's three checks on each, each with its last result: every
+        // other VIP's pass three times (their rise), which announces it,
+        // the others' once.
+        let mut cfg = config();
+        let model = cfg.vips[0].clone();
+        cfg.vips = (0..10_000u32)
+            .map(|i| {
+                let mut v = model.clone();
+                v.name = format!("vip{i:05}").into();
+                v.prefix = format!("10.{}.{}.1/32", i / 256, i % 256).parse().unwrap();
+                v
+            })
+            .collect();
+        let _r = start_for(&dir.sock(), cfg, |o| {
+            let ok = probe_results();
+            let now = o.now();
+            for i in 0..10_000u32 {
+                for c in ["web", "dns", "ping"] {
+                    for _ in 0..[3, 1][i as usize % 2] {
+                        o.report(&format!("vip{i:05}"), c, ok[c].clone(), now);
+                    }
+                }
+            }
+        })
+        .await;
         let mut c = Caller::connect(broker.path()).await;
         let mut names = Vec::new();
         let mut offset = 0u64;
@@ -437,7 +463,7 @@ fn check_drain_and_reload() {
             v,
             json!({"vip": "web", "drain": true, "state": "pessimized"})
         );
-        assert!(r.owner.snapshot.lock().unwrap().vips[0].drain_api);
+        assert!(r.owner.drain_api("web"));
         let v = c
             .call("pathosd", "drain", json!({"vip": "web", "enable": false}))
             .await
@@ -463,16 +489,18 @@ fn check_drain_and_reload() {
             .unwrap()
             .unwrap();
         // The reload's record, as /status's last_reload, and `reloaded`.
+        let time = r.owner.snapshot().last_reload.unwrap().time;
         assert_eq!(
             v,
-            json!({"reloaded": true, "result": "applied", "time": "2026-09-21T15:20:00Z",
+            json!({"reloaded": true, "result": "applied",
+                   "time": pathosd::logging::utc_timestamp(time),
                    "errors": [], "needs_restart": []})
         );
         // A valid file the daemon could apply only in part: still a reply,
         // saying what was not applied.
         let why = "api.listen 127.0.0.1:80: cannot listen (Address in use (os error 98)); \
                    the API stays on http://127.0.0.1:59179 with its old settings";
-        *r.owner.reload_not_applied.lock().unwrap() = vec![why.into()];
+        r.owner.driver(|d| d.reload_not_applied = vec![why.into()]);
         let v = c
             .call("pathosd", "reload", json!({}))
             .await
@@ -481,7 +509,8 @@ fn check_drain_and_reload() {
         assert_eq!(v["reloaded"], true, "{v}");
         assert_eq!(v["result"], "partially_applied", "{v}");
         assert_eq!(v["errors"], json!([why]), "{v}");
-        *r.owner.reload_errors.lock().unwrap() = vec!["vips[0].prefix: bad".into()];
+        r.owner
+            .driver(|d| d.reload_errors = vec!["vips[0].prefix: bad".into()]);
         assert_eq!(
             c.call("pathosd", "reload", json!({})).await,
             Err(INVALID_ARGUMENT)
@@ -530,7 +559,7 @@ fn slow_trigger_does_not_hold_up_status() {
 }
 
 /// Many slow `check` calls at once (each trigger takes 5 s in the
-/// fake owner) never hold up `status`: it answers within 100 ms every time.
+/// owner's probes) never hold up `status`: it answers within 100 ms every time.
 /// Calls the client answered TIMEOUT give their slots back at that moment, so
 /// a new trigger reaches the owner while the abandoned ones still run.
 #[test]
@@ -577,7 +606,7 @@ fn slow_checks_never_hold_up_status_and_timed_out_calls_free_their_slots() {
             }
         }
         assert_eq!(timed_out, CONCURRENT_CALLS);
-        // The fake checks still run (5 s), but their slots are free again.
+        // The probes still run (5 s), but their slots are free again.
         let before = log.triggers.load(SeqCst);
         let mut c = Caller::connect(broker.path()).await;
         let late =
