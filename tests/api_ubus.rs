@@ -211,6 +211,42 @@ fn status_and_vip() {
     });
 }
 
+/// `n` VIPs `vip00000`… in 10.x.y.1/32, each with web's three checks.
+fn many_vips(n: u32) -> RunConfig {
+    let mut cfg = config();
+    let model = cfg.vips[0].clone();
+    cfg.vips = (0..n)
+        .map(|i| {
+            let mut v = model.clone();
+            v.name = format!("vip{i:05}").into();
+            v.prefix = format!("10.{}.{}.1/32", i / 256, i % 256).parse().unwrap();
+            v
+        })
+        .collect();
+    cfg
+}
+
+/// Every check of [`many_vips`] with its last result: every other VIP's
+/// pass three times (their rise), which announces it, the others' once.
+fn half_announced(o: &mut Owned) {
+    let ok = probe_results();
+    let now = o.now();
+    let vips: Vec<String> = o
+        .state
+        .engine()
+        .vips()
+        .iter()
+        .map(|v| v.name.to_string())
+        .collect();
+    for (i, vip) in vips.iter().enumerate() {
+        for c in ["web", "dns", "ping"] {
+            for _ in 0..[3, 1][i % 2] {
+                o.report(vip, c, ok[c].clone(), now);
+            }
+        }
+    }
+}
+
 /// 10,000 VIPs with three checks each: about 15 MB of status, fifteen times
 /// what ubusd carries in one message and forty times what a reply holds.
 /// Every method answers, and paging through `next_offset` returns every VIP
@@ -220,31 +256,7 @@ fn every_method_answers_at_10000_vips() {
     let dir = TempDir::new("scale");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
     pathosd::rt::block_on(async {
-        // web's three checks on each, each with its last result: every
-        // other VIP's pass three times (their rise), which announces it,
-        // the others' once.
-        let mut cfg = config();
-        let model = cfg.vips[0].clone();
-        cfg.vips = (0..10_000u32)
-            .map(|i| {
-                let mut v = model.clone();
-                v.name = format!("vip{i:05}").into();
-                v.prefix = format!("10.{}.{}.1/32", i / 256, i % 256).parse().unwrap();
-                v
-            })
-            .collect();
-        let _r = start_for(&dir.sock(), cfg, |o| {
-            let ok = probe_results();
-            let now = o.now();
-            for i in 0..10_000u32 {
-                for c in ["web", "dns", "ping"] {
-                    for _ in 0..[3, 1][i as usize % 2] {
-                        o.report(&format!("vip{i:05}"), c, ok[c].clone(), now);
-                    }
-                }
-            }
-        })
-        .await;
+        let _r = start_for(&dir.sock(), many_vips(10_000), half_announced).await;
         let mut c = Caller::connect(broker.path()).await;
         let mut names = Vec::new();
         let mut offset = 0u64;
