@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use smol::net::unix::UnixStream;
 
-use super::super::blob::{table_to_json, BlobMsgType, Table};
-use super::super::msg::{Message, MethodSig, MsgType, UbusStatus};
 use super::handle::{bump, UbusReply, UbusRequest};
 use super::{after, wrap_object, ReplyData, UbusClient};
 use crate::chan::{self, Tx, UbusDone};
+use crate::ubus::blob::{table_to_json, BlobMsgType, Table};
+use crate::ubus::msg::{Message, MethodSig, MsgType, UbusStatus};
 
 /// How often a flood of calls refused as busy is logged.
 const BUSY_LOG_EVERY: Duration = Duration::from_secs(10);

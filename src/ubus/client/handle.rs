@@ -9,9 +9,9 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
-use super::super::msg::UbusStatus;
 use super::ReplyData;
 use crate::chan::{Closed, Rx, Tx, UbusDone};
+use crate::ubus::msg::UbusStatus;
 
 /// One `ubus call pathosd <method> <args>` for the daemon to answer.
 #[derive(Debug)]

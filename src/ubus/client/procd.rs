@@ -4,9 +4,9 @@
 
 use smol::net::unix::UnixStream;
 
-use super::super::blob::BlobValue;
-use super::super::msg::{Message, MsgType, UbusStatus};
 use super::UbusClient;
+use crate::ubus::blob::BlobValue;
+use crate::ubus::msg::{Message, MsgType, UbusStatus};
 
 /// Where the watchdog pings of one connection stand: procd's `service`
 /// object once looked up, and the seqs of the LOOKUP in flight and of the

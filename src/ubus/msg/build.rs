@@ -2,13 +2,11 @@
 //! broker's and the tests'), and the method signatures an object is
 //! registered with.
 
-use super::super::blob::{
-    AttrHdr, BlobMsgType, BlobValue, Table, BLOB_ATTR_LEN_MASK, BLOB_HDR_LEN,
-};
 use super::{
     attr_id, Attr, Message, MsgError, MsgType, TableBody, UbusStatus, REPLY_PREFIX,
     UBUS_MAX_MSGLEN, UBUS_MSG_VERSION, UBUS_SYSTEM_OBJECT_EVENT,
 };
+use crate::ubus::blob::{AttrHdr, BlobMsgType, BlobValue, Table, BLOB_ATTR_LEN_MASK, BLOB_HDR_LEN};
 
 impl Message {
     /// ubusd -> client right after accept(): `peer` is the client id.

@@ -1,8 +1,8 @@
 //! The framing of ubus messages on the socket: a message's length from
 //! its first bytes, and messages reassembled from what was read.
 
-use super::super::blob::AttrHdr;
 use super::{MsgError, HDR_LEN, PREFIX_LEN, UBUS_MAX_MSGLEN};
+use crate::ubus::blob::AttrHdr;
 
 /// Total wire length of the message whose first [`PREFIX_LEN`] bytes are `prefix`
 /// (header + container length). ubusd drops a client announcing a container shorter
