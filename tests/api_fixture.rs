@@ -57,21 +57,6 @@ pub fn check(name: &str, kind: &str, r: CheckResult, healthy: bool, detailed: bo
 /// Three VIPs: `web` (announced, http + dns, detailed metrics), `db` (withdrawn,
 /// a failing tcp check), and one whose name needs escaping everywhere.
 pub fn snapshot() -> Snapshot {
-    let mut http = CheckResult::pass("HTTP 200 OK").with("status_code", 200);
-    http.duration = Duration::from_micros(12_345);
-    let dns = CheckResult::pass("DNS OK: web.example.com.")
-        .with(
-            "answers",
-            vec!["192.0.2.1".to_string(), "192.0.2.2".to_string()],
-        )
-        .with("tcp", false);
-    let ping = CheckResult::pass("ping 192.0.2.9: 3/3 replies")
-        .with("rtt_min_ms", 0.5)
-        .with("rtt_avg_ms", 0.75)
-        .with("rtt_max_ms", 1.25)
-        .with("loss_ratio", 0.0);
-    let mut tcp = CheckResult::fail("connect 127.0.0.1:5432: connection refused");
-    tcp.timed_out = true;
     Snapshot {
         router_id: "10.0.0.1".into(),
         asn: 65001,
@@ -79,156 +64,8 @@ pub fn snapshot() -> Snapshot {
         start_time: at(1_790_000_000),
         uptime: Duration::from_secs(3600),
         bfd_unmatched: 3,
-        peers: vec![
-            PeerView {
-                name: "frr".into(),
-                address: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)),
-                peer_asn: 65000,
-                required: true,
-                state: "established".into(),
-                established_for: Some(Duration::from_secs(120)),
-                last_error: None,
-                notification_sent: None,
-                notification_received: None,
-                received: MsgCounts {
-                    open: 1,
-                    update: 2,
-                    notification: 0,
-                    keepalive: 40,
-                    route_refresh: 0,
-                },
-                sent: MsgCounts {
-                    open: 1,
-                    update: 3,
-                    notification: 0,
-                    keepalive: 41,
-                    route_refresh: 0,
-                },
-                advertised: 1,
-                flaps: 0,
-                routes: vec![(
-                    "10.10.1.1/32".parse().unwrap(),
-                    pathosd::bgp::types::PathAttrs {
-                        origin: pathosd::bgp::types::Origin::Igp,
-                        as_path: vec![65001, 65001],
-                        next_hop: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)),
-                        med: None,
-                        local_pref: None,
-                        communities: vec![
-                            pathosd::bgp::types::Community(65001, 666),
-                            pathosd::bgp::types::Community(65001, 200),
-                        ],
-                        large_communities: vec![],
-                    },
-                )],
-                bfd: Some(pathosd::api::model::BfdView {
-                    state: "up",
-                    remote_state: "up",
-                    diag: "no diagnostic",
-                    multihop: true,
-                    local_discriminator: 7,
-                    remote_discriminator: 9,
-                    up_for: Some(Duration::from_secs(118)),
-                    downs: 1,
-                    dropped: pathosd::bfd::DropReason::ALL
-                        .iter()
-                        .filter(|r| **r != pathosd::bfd::DropReason::NoSession)
-                        .map(|r| {
-                            (
-                                r.as_str(),
-                                u64::from(*r == pathosd::bfd::DropReason::WrongTtl),
-                            )
-                        })
-                        .collect(),
-                }),
-            },
-            PeerView {
-                name: "bird".into(),
-                address: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 3)),
-                peer_asn: 65002,
-                required: false,
-                state: "active".into(),
-                established_for: None,
-                last_error: Some("connect: connection refused".into()),
-                notification_sent: None,
-                notification_received: Some("6/2 Administrative Shutdown".into()),
-                received: MsgCounts::default(),
-                sent: MsgCounts::default(),
-                advertised: 0,
-                flaps: 2,
-                routes: vec![],
-                bfd: None,
-            },
-        ],
-        vips: vec![
-            VipView {
-                name: "web".into(),
-                prefix: "10.10.1.1/32".into(),
-                state: "announced",
-                healthy: true,
-                drain_file: false,
-                drain_api: false,
-                as_path_prepend_base: 3,
-                as_path_prepend: 0,
-                communities: vec!["65001:100".into()],
-                large_communities: vec!["65001:1:2".into()],
-                flaps: 1,
-                last_transition: Some((at(1_790_000_060), "web: rise threshold reached".into())),
-                transitions: [1, 2, 0],
-                checks_policy: "all".into(),
-                local_address_assigned: Some(true),
-                flows: None,
-                checks: vec![
-                    check("web", "http", http, true, true),
-                    check("dns", "dns", dns, true, true),
-                    check("ping", "ping", ping, true, true),
-                ],
-            },
-            VipView {
-                name: "db".into(),
-                prefix: "10.10.2.1/32".into(),
-                state: "withdrawn",
-                healthy: false,
-                drain_file: false,
-                drain_api: false,
-                as_path_prepend_base: 3,
-                as_path_prepend: 0,
-                communities: vec![],
-                large_communities: vec![],
-                flaps: 0,
-                last_transition: Some((at(1_790_000_070), "tcp: fall threshold reached".into())),
-                transitions: [1, 0, 0],
-                checks_policy: "all".into(),
-                local_address_assigned: None,
-                flows: None,
-                checks: vec![check("tcp", "tcp", tcp, false, false)],
-            },
-            VipView {
-                name: "<b>evil</b>&\"x'".into(),
-                prefix: "2001:db8::1/128".into(),
-                state: "pessimized",
-                healthy: true,
-                drain_file: true,
-                drain_api: false,
-                as_path_prepend_base: 2,
-                as_path_prepend: 2,
-                communities: vec![],
-                large_communities: vec![],
-                flaps: 0,
-                last_transition: None,
-                transitions: [0, 0, 1],
-                checks_policy: "any".into(),
-                local_address_assigned: None,
-                flows: None,
-                checks: vec![check(
-                    "exec",
-                    "exec",
-                    CheckResult::pass("<script>alert(1)</script>").with("exit_code", 0),
-                    true,
-                    true,
-                )],
-            },
-        ],
+        peers: peers(),
+        vips: vips(),
         last_reload: Some(ReloadRecord {
             time: at(1_790_003_000),
             result: ReloadResult::Rejected,
@@ -281,6 +118,180 @@ pub fn snapshot() -> Snapshot {
         }),
         page: None,
     }
+}
+
+/// The snapshot's peers: `frr` Established with BFD and a route, `bird`
+/// Active after a NOTIFICATION.
+fn peers() -> Vec<PeerView> {
+    vec![
+        PeerView {
+            name: "frr".into(),
+            address: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)),
+            peer_asn: 65000,
+            required: true,
+            state: "established".into(),
+            established_for: Some(Duration::from_secs(120)),
+            last_error: None,
+            notification_sent: None,
+            notification_received: None,
+            received: MsgCounts {
+                open: 1,
+                update: 2,
+                notification: 0,
+                keepalive: 40,
+                route_refresh: 0,
+            },
+            sent: MsgCounts {
+                open: 1,
+                update: 3,
+                notification: 0,
+                keepalive: 41,
+                route_refresh: 0,
+            },
+            advertised: 1,
+            flaps: 0,
+            routes: vec![(
+                "10.10.1.1/32".parse().unwrap(),
+                pathosd::bgp::types::PathAttrs {
+                    origin: pathosd::bgp::types::Origin::Igp,
+                    as_path: vec![65001, 65001],
+                    next_hop: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)),
+                    med: None,
+                    local_pref: None,
+                    communities: vec![
+                        pathosd::bgp::types::Community(65001, 666),
+                        pathosd::bgp::types::Community(65001, 200),
+                    ],
+                    large_communities: vec![],
+                },
+            )],
+            bfd: Some(pathosd::api::model::BfdView {
+                state: "up",
+                remote_state: "up",
+                diag: "no diagnostic",
+                multihop: true,
+                local_discriminator: 7,
+                remote_discriminator: 9,
+                up_for: Some(Duration::from_secs(118)),
+                downs: 1,
+                dropped: pathosd::bfd::DropReason::ALL
+                    .iter()
+                    .filter(|r| **r != pathosd::bfd::DropReason::NoSession)
+                    .map(|r| {
+                        (
+                            r.as_str(),
+                            u64::from(*r == pathosd::bfd::DropReason::WrongTtl),
+                        )
+                    })
+                    .collect(),
+            }),
+        },
+        PeerView {
+            name: "bird".into(),
+            address: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 3)),
+            peer_asn: 65002,
+            required: false,
+            state: "active".into(),
+            established_for: None,
+            last_error: Some("connect: connection refused".into()),
+            notification_sent: None,
+            notification_received: Some("6/2 Administrative Shutdown".into()),
+            received: MsgCounts::default(),
+            sent: MsgCounts::default(),
+            advertised: 0,
+            flaps: 2,
+            routes: vec![],
+            bfd: None,
+        },
+    ]
+}
+
+/// The snapshot's VIPs (see [`snapshot`]).
+fn vips() -> Vec<VipView> {
+    let mut http = CheckResult::pass("HTTP 200 OK").with("status_code", 200);
+    http.duration = Duration::from_micros(12_345);
+    let dns = CheckResult::pass("DNS OK: web.example.com.")
+        .with(
+            "answers",
+            vec!["192.0.2.1".to_string(), "192.0.2.2".to_string()],
+        )
+        .with("tcp", false);
+    let ping = CheckResult::pass("ping 192.0.2.9: 3/3 replies")
+        .with("rtt_min_ms", 0.5)
+        .with("rtt_avg_ms", 0.75)
+        .with("rtt_max_ms", 1.25)
+        .with("loss_ratio", 0.0);
+    let mut tcp = CheckResult::fail("connect 127.0.0.1:5432: connection refused");
+    tcp.timed_out = true;
+    vec![
+        VipView {
+            name: "web".into(),
+            prefix: "10.10.1.1/32".into(),
+            state: "announced",
+            healthy: true,
+            drain_file: false,
+            drain_api: false,
+            as_path_prepend_base: 3,
+            as_path_prepend: 0,
+            communities: vec!["65001:100".into()],
+            large_communities: vec!["65001:1:2".into()],
+            flaps: 1,
+            last_transition: Some((at(1_790_000_060), "web: rise threshold reached".into())),
+            transitions: [1, 2, 0],
+            checks_policy: "all".into(),
+            local_address_assigned: Some(true),
+            flows: None,
+            checks: vec![
+                check("web", "http", http, true, true),
+                check("dns", "dns", dns, true, true),
+                check("ping", "ping", ping, true, true),
+            ],
+        },
+        VipView {
+            name: "db".into(),
+            prefix: "10.10.2.1/32".into(),
+            state: "withdrawn",
+            healthy: false,
+            drain_file: false,
+            drain_api: false,
+            as_path_prepend_base: 3,
+            as_path_prepend: 0,
+            communities: vec![],
+            large_communities: vec![],
+            flaps: 0,
+            last_transition: Some((at(1_790_000_070), "tcp: fall threshold reached".into())),
+            transitions: [1, 0, 0],
+            checks_policy: "all".into(),
+            local_address_assigned: None,
+            flows: None,
+            checks: vec![check("tcp", "tcp", tcp, false, false)],
+        },
+        VipView {
+            name: "<b>evil</b>&\"x'".into(),
+            prefix: "2001:db8::1/128".into(),
+            state: "pessimized",
+            healthy: true,
+            drain_file: true,
+            drain_api: false,
+            as_path_prepend_base: 2,
+            as_path_prepend: 2,
+            communities: vec![],
+            large_communities: vec![],
+            flaps: 0,
+            last_transition: None,
+            transitions: [0, 0, 1],
+            checks_policy: "any".into(),
+            local_address_assigned: None,
+            flows: None,
+            checks: vec![check(
+                "exec",
+                "exec",
+                CheckResult::pass("<script>alert(1)</script>").with("exit_code", 0),
+                true,
+                true,
+            )],
+        },
+    ]
 }
 
 /// A trigger caller's reply channel, as the daemon's owner holds it.
@@ -670,36 +681,48 @@ async fn run_owner(
                 }
             }
         };
-        for (waiters, answer) in fx.answers {
-            for w in waiters {
-                log.waiting.fetch_sub(1, Ordering::SeqCst);
-                let _ = w.try_send(answer.clone());
-            }
+        carry_out(&o, fx, &log, &probe_tx, probe_time);
+    }
+}
+
+/// A step's answers to the trigger callers, and its trigger runs to the
+/// probes, whose results come back after `probe_time` as the loops' do.
+fn carry_out(
+    o: &Owned,
+    fx: Effects<TriggerReply>,
+    log: &OwnerLog,
+    probe_tx: &pathosd::chan::Tx<CheckRun>,
+    probe_time: Duration,
+) {
+    for (waiters, answer) in fx.answers {
+        for w in waiters {
+            log.waiting.fetch_sub(1, Ordering::SeqCst);
+            let _ = w.try_send(answer.clone());
         }
-        for ask in fx.asks {
-            log.runs.fetch_add(1, Ordering::SeqCst);
-            for c in ask.checks {
-                let Some((slot, k)) = o.state.engine().check(c) else {
-                    continue;
-                };
-                let name = &slot.checks[k].name;
-                let mut result = o.driver.probes[name].clone();
-                let tx = probe_tx.clone();
-                let id = ask.id;
-                smol::spawn(async move {
-                    // The probe's run time: what makes a run in flight
-                    // observable.
-                    let started = Instant::now();
-                    smol::Timer::after(probe_time).await;
-                    result.duration = started.elapsed();
-                    let _ = tx.try_send(CheckRun {
-                        check: c,
-                        result,
-                        trigger: Some(id),
-                    });
-                })
-                .detach();
-            }
+    }
+    for ask in fx.asks {
+        log.runs.fetch_add(1, Ordering::SeqCst);
+        for c in ask.checks {
+            let Some((slot, k)) = o.state.engine().check(c) else {
+                continue;
+            };
+            let name = &slot.checks[k].name;
+            let mut result = o.driver.probes[name].clone();
+            let tx = probe_tx.clone();
+            let id = ask.id;
+            smol::spawn(async move {
+                // The probe's run time: what makes a run in flight
+                // observable.
+                let started = Instant::now();
+                smol::Timer::after(probe_time).await;
+                result.duration = started.elapsed();
+                let _ = tx.try_send(CheckRun {
+                    check: c,
+                    result,
+                    trigger: Some(id),
+                });
+            })
+            .detach();
         }
     }
 }

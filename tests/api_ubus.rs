@@ -115,70 +115,7 @@ fn status_and_vip() {
             .as_object()
             .is_some_and(|p| p.contains_key("bfd")));
         assert!(got["peers"][1]["bfd"].is_null());
-        // Filters, a compact page and the counts alone.
-        let got = c
-            .call(
-                "pathosd",
-                "status",
-                json!({"state": "withdrawn", "compact": true}),
-            )
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(got["vips_matched"], 1);
-        assert_eq!(got["vips"][0]["name"], "db");
-        assert!(got["vips"][0].get("checks").is_none());
-        let got = c
-            .call(
-                "pathosd",
-                "status",
-                json!({"search": "EVIL", "health": "healthy"}),
-            )
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(got["vips"][0]["prefix"], "2001:db8::1/128");
-        // LuCI's calls come with the session rpcd added (uhttpd's ubus
-        // handler does the same): ignored, not an unknown argument.
-        let got = c
-            .call(
-                "pathosd",
-                "status",
-                json!({"limit": 5, "ubus_rpc_session": "0123456789abcdef"}),
-            )
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(got["limit"], 5);
-        let got = c
-            .call("pathosd", "status", json!({"limit": 0}))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(got["vips"], json!([]));
-        assert_eq!(got["vip_counts"]["total"], 3);
-        assert_eq!(got["next_offset"], json!(null));
-        let got = c
-            .call("pathosd", "status", json!({"offset": 1, "limit": 1}))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(got["vips"][0]["name"], "db");
-        assert_eq!(got["next_offset"], 2);
-        for bad in [
-            json!({"limit": 1001}),
-            json!({"state": "up"}),
-            json!({"health": 1}),
-            json!({"offset": "x"}),
-            json!({"colour": "red"}),
-            json!({"search": "x".repeat(129)}),
-        ] {
-            assert_eq!(
-                c.call("pathosd", "status", bad.clone()).await,
-                Err(INVALID_ARGUMENT),
-                "{bad}"
-            );
-        }
+        status_filters(&mut c).await;
 
         let v = c
             .call("pathosd", "vip", json!({"name": "db"}))
@@ -209,6 +146,75 @@ fn status_and_vip() {
             Err(METHOD_NOT_FOUND)
         );
     });
+}
+
+/// `status` with filters, a compact page, pages and the counts alone, the
+/// session rpcd adds, and bad arguments.
+async fn status_filters(c: &mut Caller) {
+    // Filters, a compact page and the counts alone.
+    let got = c
+        .call(
+            "pathosd",
+            "status",
+            json!({"state": "withdrawn", "compact": true}),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got["vips_matched"], 1);
+    assert_eq!(got["vips"][0]["name"], "db");
+    assert!(got["vips"][0].get("checks").is_none());
+    let got = c
+        .call(
+            "pathosd",
+            "status",
+            json!({"search": "EVIL", "health": "healthy"}),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got["vips"][0]["prefix"], "2001:db8::1/128");
+    // LuCI's calls come with the session rpcd added (uhttpd's ubus
+    // handler does the same): ignored, not an unknown argument.
+    let got = c
+        .call(
+            "pathosd",
+            "status",
+            json!({"limit": 5, "ubus_rpc_session": "0123456789abcdef"}),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got["limit"], 5);
+    let got = c
+        .call("pathosd", "status", json!({"limit": 0}))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got["vips"], json!([]));
+    assert_eq!(got["vip_counts"]["total"], 3);
+    assert_eq!(got["next_offset"], json!(null));
+    let got = c
+        .call("pathosd", "status", json!({"offset": 1, "limit": 1}))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got["vips"][0]["name"], "db");
+    assert_eq!(got["next_offset"], 2);
+    for bad in [
+        json!({"limit": 1001}),
+        json!({"state": "up"}),
+        json!({"health": 1}),
+        json!({"offset": "x"}),
+        json!({"colour": "red"}),
+        json!({"search": "x".repeat(129)}),
+    ] {
+        assert_eq!(
+            c.call("pathosd", "status", bad.clone()).await,
+            Err(INVALID_ARGUMENT),
+            "{bad}"
+        );
+    }
 }
 
 /// `n` VIPs `vip00000`… in 10.x.y.1/32, each with web's three checks.
@@ -495,46 +501,51 @@ fn check_drain_and_reload() {
             Err(NOT_FOUND)
         );
 
-        let v = c
-            .call("pathosd", "reload", json!({}))
-            .await
-            .unwrap()
-            .unwrap();
-        // The reload's record, as /status's last_reload, and `reloaded`.
-        let time = r.owner.snapshot().last_reload.unwrap().time;
-        assert_eq!(
-            v,
-            json!({"reloaded": true, "result": "applied",
-                   "time": pathosd::logging::utc_timestamp(time),
-                   "errors": [], "needs_restart": []})
-        );
-        // A valid file the daemon could apply only in part: still a reply,
-        // saying what was not applied.
-        let why = "api.listen 127.0.0.1:80: cannot listen (Address in use (os error 98)); \
-                   the API stays on http://127.0.0.1:59179 with its old settings";
-        r.owner.driver(|d| d.reload_not_applied = vec![why.into()]);
-        let v = c
-            .call("pathosd", "reload", json!({}))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(v["reloaded"], true, "{v}");
-        assert_eq!(v["result"], "partially_applied", "{v}");
-        assert_eq!(v["errors"], json!([why]), "{v}");
-        r.owner
-            .driver(|d| d.reload_errors = vec!["vips[0].prefix: bad".into()]);
-        assert_eq!(
-            c.call("pathosd", "reload", json!({})).await,
-            Err(INVALID_ARGUMENT)
-        );
-        assert_eq!(
-            r.owner
-                .log
-                .reloads
-                .load(std::sync::atomic::Ordering::SeqCst),
-            3
-        );
+        reloads(&r, &mut c).await;
     });
+}
+
+/// `reload`: applied, applied in part (saying what was not), refused.
+async fn reloads(r: &Running, c: &mut Caller) {
+    let v = c
+        .call("pathosd", "reload", json!({}))
+        .await
+        .unwrap()
+        .unwrap();
+    // The reload's record, as /status's last_reload, and `reloaded`.
+    let time = r.owner.snapshot().last_reload.unwrap().time;
+    assert_eq!(
+        v,
+        json!({"reloaded": true, "result": "applied",
+               "time": pathosd::logging::utc_timestamp(time),
+               "errors": [], "needs_restart": []})
+    );
+    // A valid file the daemon could apply only in part: still a reply,
+    // saying what was not applied.
+    let why = "api.listen 127.0.0.1:80: cannot listen (Address in use (os error 98)); \
+               the API stays on http://127.0.0.1:59179 with its old settings";
+    r.owner.driver(|d| d.reload_not_applied = vec![why.into()]);
+    let v = c
+        .call("pathosd", "reload", json!({}))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(v["reloaded"], true, "{v}");
+    assert_eq!(v["result"], "partially_applied", "{v}");
+    assert_eq!(v["errors"], json!([why]), "{v}");
+    r.owner
+        .driver(|d| d.reload_errors = vec!["vips[0].prefix: bad".into()]);
+    assert_eq!(
+        c.call("pathosd", "reload", json!({})).await,
+        Err(INVALID_ARGUMENT)
+    );
+    assert_eq!(
+        r.owner
+            .log
+            .reloads
+            .load(std::sync::atomic::Ordering::SeqCst),
+        3
+    );
 }
 
 #[test]
