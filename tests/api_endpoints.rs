@@ -1,5 +1,6 @@
-//! Every HTTP endpoint through the real server and routes, with a fake owner
-//! task answering `Control` messages from a synthetic snapshot; plus the
+//! Every HTTP endpoint through the real server and routes, with the daemon's
+//! state answering `Control` messages as its owner task does (the
+//! fixture's owner: its sessions and pool are the test's); plus the
 //! robustness cases (slow clients, oversized headers, bad methods, unknown
 //! paths, concurrent triggers, a stuck owner). Each test has its own 127.x
 //! address; every wait is bounded.
@@ -79,7 +80,7 @@ fn req_with(addr: SocketAddr, method: &str, target: &str, headers: &str) -> Repl
     )
 }
 
-fn setup(n: u8) -> (FakeOwner, SocketAddr) {
+fn setup(n: u8) -> (Owner, SocketAddr) {
     let owner = start_owner(Duration::from_millis(1));
     let addr = start_http(test_ip(n), owner.ctl.clone(), limits(2000));
     (owner, addr)
@@ -101,7 +102,7 @@ fn healthz_and_readyz() {
     assert_eq!(v["peers"].as_array().unwrap().len(), 2);
     assert!(v.get("unready").is_none());
 
-    owner.snapshot.lock().unwrap().peers[1].required = true;
+    owner.driver(|d| d.peers[1].required = true);
     let r = req(addr, "GET", "/readyz");
     assert_eq!(r.status, 503);
     let v = r.json();
@@ -110,7 +111,7 @@ fn healthz_and_readyz() {
     assert_eq!(v["peers"][1]["session_state"], "active");
 
     // No peers at all counts as ready.
-    owner.snapshot.lock().unwrap().peers.clear();
+    owner.driver(|d| d.peers.clear());
     let r = req(addr, "GET", "/readyz");
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["peers"], serde_json::json!([]));
@@ -129,23 +130,11 @@ fn status_document() {
         v["start_time"],
         pathosd::logging::utc_timestamp(at(1_790_000_000))
     );
-    assert_eq!(v["uptime_seconds"], 3600);
+    // The owner's clock runs on from an hour after the start.
+    let up = v["uptime_seconds"].as_u64().unwrap();
+    assert!((3600..3660).contains(&up), "{up}");
 
-    let frr = &v["peers"][0];
-    assert_eq!(frr["name"], "frr");
-    assert_eq!(frr["address"], "127.0.0.2");
-    assert_eq!(frr["peer_asn"], 65000);
-    assert_eq!(frr["session_state"], "established");
-    assert_eq!(frr["required"], true);
-    assert_eq!(frr["uptime_seconds"], 120);
-    assert_eq!(frr["messages_received"]["keepalive"], 40);
-    assert_eq!(frr["messages_sent"]["total"], 45);
-    assert_eq!(frr["advertised"], 1);
-    let bird = &v["peers"][1];
-    assert_eq!(bird["uptime_seconds"], Value::Null);
-    assert_eq!(bird["last_error"], "connect: connection refused");
-    assert_eq!(bird["notification_received"], "6/2 Administrative Shutdown");
-    assert_eq!(bird["flaps"], 2);
+    status_peers(&v);
 
     let names: Vec<&str> = v["vips"]
         .as_array()
@@ -189,7 +178,15 @@ fn status_document() {
     assert_eq!(evil["as_path_prepend"], 2);
     assert_eq!(evil["drain"], true);
     assert_eq!(evil["drain_file"], true);
-    assert_eq!(evil["last_transition_time"], Value::Null);
+    // Pessimized when its drain file appeared, 40 s after the start.
+    assert_eq!(
+        evil["last_transition_time"],
+        pathosd::logging::utc_timestamp(at(START + 40))
+    );
+    assert_eq!(
+        evil["last_transition_reason"],
+        "lower_priority_file created"
+    );
 
     // The last reload attempt, rejected: LuCI shows it until one applies.
     assert_eq!(
@@ -216,6 +213,25 @@ fn status_document() {
 
     // Stable order: two renderings are byte-identical.
     assert_eq!(req(addr, "GET", "/status").body, r.body);
+}
+
+/// The fixture's peers in `/status`.
+fn status_peers(v: &Value) {
+    let frr = &v["peers"][0];
+    assert_eq!(frr["name"], "frr");
+    assert_eq!(frr["address"], "127.0.0.2");
+    assert_eq!(frr["peer_asn"], 65000);
+    assert_eq!(frr["session_state"], "established");
+    assert_eq!(frr["required"], true);
+    assert_eq!(frr["uptime_seconds"], 120);
+    assert_eq!(frr["messages_received"]["keepalive"], 40);
+    assert_eq!(frr["messages_sent"]["total"], 45);
+    assert_eq!(frr["advertised"], 1);
+    let bird = &v["peers"][1];
+    assert_eq!(bird["uptime_seconds"], Value::Null);
+    assert_eq!(bird["last_error"], "connect: connection refused");
+    assert_eq!(bird["notification_received"], "6/2 Administrative Shutdown");
+    assert_eq!(bird["flaps"], 2);
 }
 
 #[test]
@@ -334,7 +350,8 @@ fn trigger_runs_every_check_or_one() {
         req(addr, "POST", "/api/v1/vips/web/check?check=").status,
         400
     );
-    assert_eq!(owner.log.triggers.load(Ordering::SeqCst), 3);
+    // Runs of web, web's `web` and db; the rest were answered without one.
+    assert_eq!(owner.log.runs.load(Ordering::SeqCst), 3);
 }
 
 #[test]
@@ -346,7 +363,7 @@ fn drain_and_undrain() {
         r.json(),
         serde_json::json!({"vip": "web", "drain": true, "state": "pessimized"})
     );
-    assert!(owner.snapshot.lock().unwrap().vips[0].drain_api);
+    assert!(owner.drain_api("web"));
     let s = req(addr, "GET", "/status").json();
     assert_eq!(s["vips"][0]["drain_api"], true);
     assert_eq!(s["vips"][0]["state_name"], "pessimized");
@@ -382,7 +399,7 @@ fn metrics_pass_promtool() {
         "pathosd_vip_flaps_total{vip=\"web\",nlri=\"10.10.1.1/32\"} 1",
         "pathosd_vip_local_address_assigned{vip=\"web\",nlri=\"10.10.1.1/32\"} 1",
         "pathosd_check_total{vip=\"web\",nlri=\"10.10.1.1/32\",check=\"web\",type=\"http\",result=\"success\"} 10",
-        "pathosd_check_total{vip=\"db\",nlri=\"10.10.2.1/32\",check=\"tcp\",type=\"tcp\",result=\"fail\"} 2",
+        "pathosd_check_total{vip=\"db\",nlri=\"10.10.2.1/32\",check=\"tcp\",type=\"tcp\",result=\"fail\"} 4",
         "pathosd_check_duration_seconds_bucket{vip=\"web\",nlri=\"10.10.1.1/32\",check=\"web\",type=\"http\",le=\"0.2\"} 8",
         "pathosd_check_duration_seconds_bucket{vip=\"web\",nlri=\"10.10.1.1/32\",check=\"web\",type=\"http\",le=\"+Inf\"} 12",
         "pathosd_check_duration_seconds_count{vip=\"web\",nlri=\"10.10.1.1/32\",check=\"web\",type=\"http\"} 12",
@@ -441,18 +458,18 @@ fn metrics_pass_promtool() {
 
 #[test]
 fn metrics_of_an_empty_daemon_pass_promtool() {
-    let owner = start_owner(Duration::from_millis(1));
-    {
-        let mut s = owner.snapshot.lock().unwrap();
-        s.vips.clear();
-        s.peers.clear();
+    let mut cfg = config();
+    cfg.vips.clear();
+    let owner = start_owner_with(cfg, Duration::from_millis(1), |_| {});
+    owner.driver(|d| {
+        d.peers.clear();
         // As the daemon's before any blocking probe ran.
-        s.blocking_pool = pathosd::api::model::PoolView {
+        d.blocking_pool = pathosd::api::model::PoolView {
             workers_max: 4,
             queue_max: 32,
             ..Default::default()
         };
-    }
+    });
     let addr = start_http(test_ip(9), owner.ctl.clone(), limits(2000));
     let r = req(addr, "GET", "/metrics");
     assert_eq!(r.status, 200);
@@ -498,7 +515,8 @@ fn page_is_self_contained_and_escaped() {
 
 /// The API passes triggers on without queueing them: one run per VIP,
 /// coalescing and the rate limit are the owner's (`daemon::triggers`, tested
-/// there and in e2e_ubus against the real daemon).
+/// there and in e2e_ubus against the real daemon): the owner holds many of
+/// them at once, joined to the run in flight.
 #[test]
 fn concurrent_triggers_reach_the_owner_without_queueing_in_the_api() {
     let owner = start_owner(Duration::from_millis(300));
@@ -513,7 +531,7 @@ fn concurrent_triggers_reach_the_owner_without_queueing_in_the_api() {
         assert_eq!(r.json()["vip"], "web");
     }
     assert_eq!(owner.log.triggers.load(Ordering::SeqCst), 20);
-    assert!(owner.log.max_in_flight.load(Ordering::SeqCst) > 1);
+    assert!(owner.log.max_waiting.load(Ordering::SeqCst) > 1);
     // Queued one behind the other they would take 20 × 300 ms.
     assert!(
         started.elapsed() < Duration::from_secs(4),
@@ -522,10 +540,10 @@ fn concurrent_triggers_reach_the_owner_without_queueing_in_the_api() {
     );
 }
 
-/// The overlap detector of the test above is real: the fake owner sees
-/// concurrent triggers.
+/// The overlap detector of the test above is real: two triggers sent at
+/// once wait in the owner together, on one run.
 #[test]
-fn the_fake_owner_sees_overlap_when_triggers_bypass_the_gate() {
+fn the_owner_sees_overlap_when_triggers_bypass_the_gate() {
     let owner = start_owner(Duration::from_millis(50));
     let ctl = owner.ctl.clone();
     smol::block_on(async {
@@ -535,7 +553,8 @@ fn the_fake_owner_sees_overlap_when_triggers_bypass_the_gate() {
         x.unwrap();
         y.unwrap();
     });
-    assert_eq!(owner.log.max_in_flight.load(Ordering::SeqCst), 2);
+    assert_eq!(owner.log.max_waiting.load(Ordering::SeqCst), 2);
+    assert_eq!(owner.log.runs.load(Ordering::SeqCst), 1);
 }
 
 /// A trigger the owner refuses as busy (rate limit, another selection
@@ -719,7 +738,7 @@ fn cross_site_and_rebinding_changes_are_refused() {
             assert!(r.json()["error"].is_string(), "{}", r.body);
         }
     }
-    assert!(!owner.snapshot.lock().unwrap().vips[0].drain_api);
+    assert!(!owner.drain_api("web"));
     assert_eq!(owner.log.triggers.load(Ordering::SeqCst), 0);
 
     // The page's own fetch: same origin, X-Requested-With.
@@ -728,7 +747,7 @@ fn cross_site_and_rebinding_changes_are_refused() {
     );
     let r = req_with(addr, "POST", "/api/v1/vips/web/drain", &page);
     assert_eq!(r.status, 200, "{}", r.body);
-    assert!(owner.snapshot.lock().unwrap().vips[0].drain_api);
+    assert!(owner.drain_api("web"));
     let r = req_with(
         addr,
         "POST",
@@ -780,7 +799,7 @@ fn api_token_guards_changes_not_reads() {
         );
         assert_eq!(r.status, 401, "{wrong}");
     }
-    assert!(!owner.snapshot.lock().unwrap().vips[0].drain_api);
+    assert!(!owner.drain_api("web"));
     // Authorization alone makes the request non-simple.
     let r = req_with(
         addr,
@@ -789,7 +808,7 @@ fn api_token_guards_changes_not_reads() {
         &format!("{host}Authorization: Bearer {token}\r\n"),
     );
     assert_eq!(r.status, 200, "{}", r.body);
-    assert!(owner.snapshot.lock().unwrap().vips[0].drain_api);
+    assert!(owner.drain_api("web"));
     // A token does not lift the Host rule.
     let r = req_with(
         addr,

@@ -1,14 +1,23 @@
 //! Shared by the api_* tests (included with `#[path]`): a synthetic snapshot
-//! and a stand-in for the daemon's owner task that answers `Control`
-//! messages the way the contract in `api::control` describes.
+//! for the renderers, and the daemon's state (`daemon::state::State`)
+//! answering `Control` messages on a thread of its own, stepped as the
+//! daemon's owner task steps it; what the owner runs beside the state
+//! (sessions, pool, exporter, probes) is the snapshot's and the test's.
 #![allow(dead_code)]
 
-use pathosd::api::control::{ApiError, Control, ControlHandle, TriggerOutcome};
+use pathosd::api::control::{ApiError, Control, ControlHandle, Reply, TriggerOutcome};
 use pathosd::api::model::{
-    CheckView, MsgCounts, OtelSignal, OtelView, PeerView, PoolView, ReloadRecord, ReloadResult,
-    Snapshot, VipView,
+    CheckView, MsgCounts, OtelSignal, OtelView, PageInfo, PeerView, PoolView, ReloadRecord,
+    ReloadResult, Scope, Snapshot, VipView, Want,
 };
+use pathosd::api::stream::Source;
+use pathosd::bgp::types::{PathAttrs, Prefix};
 use pathosd::check::CheckResult;
+use pathosd::config::load::{load_str, Format};
+use pathosd::config::RunConfig;
+use pathosd::daemon::engine::{CheckId, CheckRun};
+use pathosd::daemon::state::{Effects, Event, Live, State};
+use pathosd::daemon::views;
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -48,21 +57,6 @@ pub fn check(name: &str, kind: &str, r: CheckResult, healthy: bool, detailed: bo
 /// Three VIPs: `web` (announced, http + dns, detailed metrics), `db` (withdrawn,
 /// a failing tcp check), and one whose name needs escaping everywhere.
 pub fn snapshot() -> Snapshot {
-    let mut http = CheckResult::pass("HTTP 200 OK").with("status_code", 200);
-    http.duration = Duration::from_micros(12_345);
-    let dns = CheckResult::pass("DNS OK: web.example.com.")
-        .with(
-            "answers",
-            vec!["192.0.2.1".to_string(), "192.0.2.2".to_string()],
-        )
-        .with("tcp", false);
-    let ping = CheckResult::pass("ping 192.0.2.9: 3/3 replies")
-        .with("rtt_min_ms", 0.5)
-        .with("rtt_avg_ms", 0.75)
-        .with("rtt_max_ms", 1.25)
-        .with("loss_ratio", 0.0);
-    let mut tcp = CheckResult::fail("connect 127.0.0.1:5432: connection refused");
-    tcp.timed_out = true;
     Snapshot {
         router_id: "10.0.0.1".into(),
         asn: 65001,
@@ -70,156 +64,8 @@ pub fn snapshot() -> Snapshot {
         start_time: at(1_790_000_000),
         uptime: Duration::from_secs(3600),
         bfd_unmatched: 3,
-        peers: vec![
-            PeerView {
-                name: "frr".into(),
-                address: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)),
-                peer_asn: 65000,
-                required: true,
-                state: "established".into(),
-                established_for: Some(Duration::from_secs(120)),
-                last_error: None,
-                notification_sent: None,
-                notification_received: None,
-                received: MsgCounts {
-                    open: 1,
-                    update: 2,
-                    notification: 0,
-                    keepalive: 40,
-                    route_refresh: 0,
-                },
-                sent: MsgCounts {
-                    open: 1,
-                    update: 3,
-                    notification: 0,
-                    keepalive: 41,
-                    route_refresh: 0,
-                },
-                advertised: 1,
-                flaps: 0,
-                routes: vec![(
-                    "10.10.1.1/32".parse().unwrap(),
-                    pathosd::bgp::types::PathAttrs {
-                        origin: pathosd::bgp::types::Origin::Igp,
-                        as_path: vec![65001, 65001],
-                        next_hop: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)),
-                        med: None,
-                        local_pref: None,
-                        communities: vec![
-                            pathosd::bgp::types::Community(65001, 666),
-                            pathosd::bgp::types::Community(65001, 200),
-                        ],
-                        large_communities: vec![],
-                    },
-                )],
-                bfd: Some(pathosd::api::model::BfdView {
-                    state: "up",
-                    remote_state: "up",
-                    diag: "no diagnostic",
-                    multihop: true,
-                    local_discriminator: 7,
-                    remote_discriminator: 9,
-                    up_for: Some(Duration::from_secs(118)),
-                    downs: 1,
-                    dropped: pathosd::bfd::DropReason::ALL
-                        .iter()
-                        .filter(|r| **r != pathosd::bfd::DropReason::NoSession)
-                        .map(|r| {
-                            (
-                                r.as_str(),
-                                u64::from(*r == pathosd::bfd::DropReason::WrongTtl),
-                            )
-                        })
-                        .collect(),
-                }),
-            },
-            PeerView {
-                name: "bird".into(),
-                address: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 3)),
-                peer_asn: 65002,
-                required: false,
-                state: "active".into(),
-                established_for: None,
-                last_error: Some("connect: connection refused".into()),
-                notification_sent: None,
-                notification_received: Some("6/2 Administrative Shutdown".into()),
-                received: MsgCounts::default(),
-                sent: MsgCounts::default(),
-                advertised: 0,
-                flaps: 2,
-                routes: vec![],
-                bfd: None,
-            },
-        ],
-        vips: vec![
-            VipView {
-                name: "web".into(),
-                prefix: "10.10.1.1/32".into(),
-                state: "announced",
-                healthy: true,
-                drain_file: false,
-                drain_api: false,
-                as_path_prepend_base: 3,
-                as_path_prepend: 0,
-                communities: vec!["65001:100".into()],
-                large_communities: vec!["65001:1:2".into()],
-                flaps: 1,
-                last_transition: Some((at(1_790_000_060), "web: rise threshold reached".into())),
-                transitions: [1, 2, 0],
-                checks_policy: "all".into(),
-                local_address_assigned: Some(true),
-                flows: None,
-                checks: vec![
-                    check("web", "http", http, true, true),
-                    check("dns", "dns", dns, true, true),
-                    check("ping", "ping", ping, true, true),
-                ],
-            },
-            VipView {
-                name: "db".into(),
-                prefix: "10.10.2.1/32".into(),
-                state: "withdrawn",
-                healthy: false,
-                drain_file: false,
-                drain_api: false,
-                as_path_prepend_base: 3,
-                as_path_prepend: 0,
-                communities: vec![],
-                large_communities: vec![],
-                flaps: 0,
-                last_transition: Some((at(1_790_000_070), "tcp: fall threshold reached".into())),
-                transitions: [1, 0, 0],
-                checks_policy: "all".into(),
-                local_address_assigned: None,
-                flows: None,
-                checks: vec![check("tcp", "tcp", tcp, false, false)],
-            },
-            VipView {
-                name: "<b>evil</b>&\"x'".into(),
-                prefix: "2001:db8::1/128".into(),
-                state: "pessimized",
-                healthy: true,
-                drain_file: true,
-                drain_api: false,
-                as_path_prepend_base: 2,
-                as_path_prepend: 2,
-                communities: vec![],
-                large_communities: vec![],
-                flaps: 0,
-                last_transition: None,
-                transitions: [0, 0, 1],
-                checks_policy: "any".into(),
-                local_address_assigned: None,
-                flows: None,
-                checks: vec![check(
-                    "exec",
-                    "exec",
-                    CheckResult::pass("<script>alert(1)</script>").with("exit_code", 0),
-                    true,
-                    true,
-                )],
-            },
-        ],
+        peers: peers(),
+        vips: vips(),
         last_reload: Some(ReloadRecord {
             time: at(1_790_003_000),
             result: ReloadResult::Rejected,
@@ -274,182 +120,681 @@ pub fn snapshot() -> Snapshot {
     }
 }
 
-/// What the fake owner saw.
+/// The snapshot's peers: `frr` Established with BFD and a route, `bird`
+/// Active after a NOTIFICATION.
+fn peers() -> Vec<PeerView> {
+    vec![
+        PeerView {
+            name: "frr".into(),
+            address: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2)),
+            peer_asn: 65000,
+            required: true,
+            state: "established".into(),
+            established_for: Some(Duration::from_secs(120)),
+            last_error: None,
+            notification_sent: None,
+            notification_received: None,
+            received: MsgCounts {
+                open: 1,
+                update: 2,
+                notification: 0,
+                keepalive: 40,
+                route_refresh: 0,
+            },
+            sent: MsgCounts {
+                open: 1,
+                update: 3,
+                notification: 0,
+                keepalive: 41,
+                route_refresh: 0,
+            },
+            advertised: 1,
+            flaps: 0,
+            routes: vec![(
+                "10.10.1.1/32".parse().unwrap(),
+                pathosd::bgp::types::PathAttrs {
+                    origin: pathosd::bgp::types::Origin::Igp,
+                    as_path: vec![65001, 65001],
+                    next_hop: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 1)),
+                    med: None,
+                    local_pref: None,
+                    communities: vec![
+                        pathosd::bgp::types::Community(65001, 666),
+                        pathosd::bgp::types::Community(65001, 200),
+                    ],
+                    large_communities: vec![],
+                },
+            )],
+            bfd: Some(pathosd::api::model::BfdView {
+                state: "up",
+                remote_state: "up",
+                diag: "no diagnostic",
+                multihop: true,
+                local_discriminator: 7,
+                remote_discriminator: 9,
+                up_for: Some(Duration::from_secs(118)),
+                downs: 1,
+                dropped: pathosd::bfd::DropReason::ALL
+                    .iter()
+                    .filter(|r| **r != pathosd::bfd::DropReason::NoSession)
+                    .map(|r| {
+                        (
+                            r.as_str(),
+                            u64::from(*r == pathosd::bfd::DropReason::WrongTtl),
+                        )
+                    })
+                    .collect(),
+            }),
+        },
+        PeerView {
+            name: "bird".into(),
+            address: IpAddr::V4(Ipv4Addr::new(127, 0, 0, 3)),
+            peer_asn: 65002,
+            required: false,
+            state: "active".into(),
+            established_for: None,
+            last_error: Some("connect: connection refused".into()),
+            notification_sent: None,
+            notification_received: Some("6/2 Administrative Shutdown".into()),
+            received: MsgCounts::default(),
+            sent: MsgCounts::default(),
+            advertised: 0,
+            flaps: 2,
+            routes: vec![],
+            bfd: None,
+        },
+    ]
+}
+
+/// The snapshot's VIPs (see [`snapshot`]).
+fn vips() -> Vec<VipView> {
+    let mut http = CheckResult::pass("HTTP 200 OK").with("status_code", 200);
+    http.duration = Duration::from_micros(12_345);
+    let dns = CheckResult::pass("DNS OK: web.example.com.")
+        .with(
+            "answers",
+            vec!["192.0.2.1".to_string(), "192.0.2.2".to_string()],
+        )
+        .with("tcp", false);
+    let ping = CheckResult::pass("ping 192.0.2.9: 3/3 replies")
+        .with("rtt_min_ms", 0.5)
+        .with("rtt_avg_ms", 0.75)
+        .with("rtt_max_ms", 1.25)
+        .with("loss_ratio", 0.0);
+    let mut tcp = CheckResult::fail("connect 127.0.0.1:5432: connection refused");
+    tcp.timed_out = true;
+    vec![
+        VipView {
+            name: "web".into(),
+            prefix: "10.10.1.1/32".into(),
+            state: "announced",
+            healthy: true,
+            drain_file: false,
+            drain_api: false,
+            as_path_prepend_base: 3,
+            as_path_prepend: 0,
+            communities: vec!["65001:100".into()],
+            large_communities: vec!["65001:1:2".into()],
+            flaps: 1,
+            last_transition: Some((at(1_790_000_060), "web: rise threshold reached".into())),
+            transitions: [1, 2, 0],
+            checks_policy: "all".into(),
+            local_address_assigned: Some(true),
+            flows: None,
+            checks: vec![
+                check("web", "http", http, true, true),
+                check("dns", "dns", dns, true, true),
+                check("ping", "ping", ping, true, true),
+            ],
+        },
+        VipView {
+            name: "db".into(),
+            prefix: "10.10.2.1/32".into(),
+            state: "withdrawn",
+            healthy: false,
+            drain_file: false,
+            drain_api: false,
+            as_path_prepend_base: 3,
+            as_path_prepend: 0,
+            communities: vec![],
+            large_communities: vec![],
+            flaps: 0,
+            last_transition: Some((at(1_790_000_070), "tcp: fall threshold reached".into())),
+            transitions: [1, 0, 0],
+            checks_policy: "all".into(),
+            local_address_assigned: None,
+            flows: None,
+            checks: vec![check("tcp", "tcp", tcp, false, false)],
+        },
+        VipView {
+            name: "<b>evil</b>&\"x'".into(),
+            prefix: "2001:db8::1/128".into(),
+            state: "pessimized",
+            healthy: true,
+            drain_file: true,
+            drain_api: false,
+            as_path_prepend_base: 2,
+            as_path_prepend: 2,
+            communities: vec![],
+            large_communities: vec![],
+            flaps: 0,
+            last_transition: None,
+            transitions: [0, 0, 1],
+            checks_policy: "any".into(),
+            local_address_assigned: None,
+            flows: None,
+            checks: vec![check(
+                "exec",
+                "exec",
+                CheckResult::pass("<script>alert(1)</script>").with("exit_code", 0),
+                true,
+                true,
+            )],
+        },
+    ]
+}
+
+/// A trigger caller's reply channel, as the daemon's owner holds it.
+pub type TriggerReply = Reply<Result<TriggerOutcome, ApiError>>;
+
+/// The daemon's configuration behind [`snapshot`]'s VIPs: `web` (three
+/// checks with detailed metrics, withdrawn when unhealthy), `db` (a tcp
+/// check) and one whose name needs escaping everywhere (`any`, drained by
+/// its lower_priority_file). Its peers are the snapshot's.
+pub const CONFIG: &str = r#"{"schema":"v1",
+ "router":{"asn":65001,"router_id":"10.0.0.1","local_address":"127.0.0.1","local_address_ipv6":"::1"},
+ "bgp":{"listen_port":-1,"neighbors":[
+   {"name":"frr","address":"127.0.0.2","peer_asn":65000,"required":true},
+   {"name":"bird","address":"127.0.0.3","peer_asn":65002}]},
+ "vips":[
+  {"name":"web","prefix":"10.10.1.1/32","require_local_address":true,
+   "checks":[
+    {"name":"web","type":"http","interval":"2s","timeout":"1s","rise":3,"fall":2,"detailed_metrics":true,
+     "http":{"url":"http://127.0.0.1:8080/"}},
+    {"name":"dns","type":"dns","interval":"2s","timeout":"1s","rise":3,"fall":2,"detailed_metrics":true,
+     "dns":{"names":["web.example.com."],"resolver":"127.0.0.53"}},
+    {"name":"ping","type":"ping","interval":"2s","timeout":"1s","rise":3,"fall":2,"detailed_metrics":true,
+     "ping":{"count":3}}],
+   "policy":{"fail_action":"withdraw",
+     "announce":{"as_path_prepend":3,"communities":["65001:100"],"large_communities":["65001:1:2"]}}},
+  {"name":"db","prefix":"10.10.2.1/32",
+   "check":{"name":"tcp","type":"tcp","interval":"2s","timeout":"1s","rise":3,"fall":4,
+     "tcp":{"host":"127.0.0.1","port":5432}},
+   "policy":{"fail_action":"withdraw","announce":{"as_path_prepend":3}}},
+  {"name":"evil","prefix":"2001:db8::1/128","checks_policy":"any",
+   "checks":[{"name":"exec","type":"exec","interval":"2s","timeout":"1s","detailed_metrics":true,
+     "exec":{"command":"/bin/true"}}],
+   "policy":{"announce":{"as_path_prepend":2},"lower_priority":{"as_path_prepend":0},
+     "lower_priority_file":"/nonexistent/pathosd-test.drain"}}]}"#;
+
+/// The name of [`CONFIG`]'s third VIP as the tests know it: the
+/// validation refuses such a name, so it is given after the load.
+pub const EVIL: &str = "<b>evil</b>&\"x'";
+
+/// [`CONFIG`], loaded, with the third VIP renamed to [`EVIL`].
+pub fn config() -> RunConfig {
+    let mut c = load_str(CONFIG, Some(Format::Json), &|_| None).unwrap();
+    c.vips[2].name = EVIL.into();
+    c
+}
+
+/// The results each check's probe answers (its duration is the probe's
+/// time): the snapshot's, with the local address guard's detail on
+/// `web`'s checks (its VIP requires the address).
+pub fn probe_results() -> HashMap<String, CheckResult> {
+    let s = snapshot();
+    let mut m = HashMap::new();
+    for v in &s.vips {
+        for c in &v.checks {
+            let mut r = c.last.clone().unwrap();
+            if v.name == "web" {
+                r = r.with("local_address_assigned", true);
+            }
+            m.insert(c.name.clone(), r);
+        }
+    }
+    m
+}
+
+/// The wall-clock time of the state's start: [`at`]`(1_790_000_000)`.
+pub const START: u64 = 1_790_000_000;
+/// How long the daemon has run when the tests begin: the history below
+/// is before it; requests are answered at this plus the real time since.
+pub const RUNNING_FOR: Duration = Duration::from_secs(3600);
+
+/// What the tests' owner runs beside the state, as the daemon's owner
+/// does (the speaker's sessions, the blocking pool, the exporter, the
+/// probes, the config file): what the tests set.
+pub struct Driver {
+    /// The sessions, with the routes each peer has from us.
+    pub peers: Vec<PeerView>,
+    pub blocking_pool: PoolView,
+    pub otel: Option<OtelView>,
+    pub bfd_unmatched: u64,
+    /// What a probe answers a trigger run, by check name.
+    pub probes: HashMap<String, CheckResult>,
+    /// What a reload loads: the configuration the state started with.
+    pub file: RunConfig,
+    /// The next reload's file is refused with these errors when there
+    /// are any.
+    pub reload_errors: Vec<String>,
+    /// What the owner could not carry out of a valid reload's plan
+    /// (`State::reload_not_applied`).
+    pub reload_not_applied: Vec<String>,
+}
+
+/// The daemon's state and the driver's parts, shared by the owner's
+/// thread and the test.
+pub struct Owned {
+    pub state: State<TriggerReply>,
+    pub driver: Driver,
+    t0: Instant,
+    since: Instant,
+}
+
+impl Owned {
+    /// The owner's clock: [`RUNNING_FOR`] after the start, and the real
+    /// time since (the trigger rate limit refills with it).
+    pub fn now(&self) -> Instant {
+        self.t0 + RUNNING_FOR + self.since.elapsed()
+    }
+
+    /// A step at `now`, after the engine's deadline if it is due (the
+    /// owner's timer).
+    pub fn step(&mut self, ev: Event<TriggerReply>, now: Instant) -> Effects<TriggerReply> {
+        if self.state.next_deadline().is_some_and(|d| d <= now) {
+            self.state.step(Event::Tick, now);
+        }
+        self.state.step(ev, now)
+    }
+
+    /// A scheduled result of `vip`'s check `check`, at `now`.
+    pub fn report(&mut self, vip: &str, check: &str, result: CheckResult, now: Instant) {
+        let id = self.check_id(vip, check);
+        let run = CheckRun {
+            check: id,
+            result,
+            trigger: None,
+        };
+        self.step(Event::Result(run), now);
+    }
+
+    pub fn check_id(&self, vip: &str, check: &str) -> CheckId {
+        let slot = self.state.engine().vip(vip).unwrap();
+        slot.checks.iter().find(|c| c.name == check).unwrap().id
+    }
+
+    /// Whether the API drains `vip` (the engine's VIP machine says).
+    pub fn drain_api(&self, vip: &str) -> bool {
+        self.state.engine().vip(vip).unwrap().machine.drain_api()
+    }
+
+    fn live(&self) -> Live {
+        let d = &self.driver;
+        Live {
+            version: "0.1.0-test",
+            // As the owner's: the routes are read a few at a time
+            // (`Reading::routes`), never copied into a snapshot.
+            peers: d
+                .peers
+                .iter()
+                .map(|p| PeerView {
+                    routes: Vec::new(),
+                    ..p.clone()
+                })
+                .collect(),
+            blocking_pool: d.blocking_pool.clone(),
+            otel: d.otel.clone(),
+            bfd_unmatched: d.bfd_unmatched,
+        }
+    }
+}
+
+/// The history before the tests: every check of `web` passes 7 times,
+/// fails twice (the first timed out) and passes 3 times, one round each
+/// 5 s, `web` last (so the VIP's last transition is `web`'s rise, at
+/// 60 s); `db`'s check passes 10 times, then fails 4 (the last timed
+/// out); the third VIP's check passes and its drain file appears at 40 s;
+/// a reload was rejected at 3000 s.
+pub fn history(o: &mut Owned) {
+    let t0 = o.t0;
+    let probes = probe_results();
+    let took = |r: &CheckResult, ms: f64| {
+        let mut r = r.clone();
+        r.duration = Duration::from_secs_f64(ms / 1000.0);
+        r
+    };
+    let failed = |ms: f64, timed_out: bool| {
+        let mut r = took(&CheckResult::fail("connect: connection refused"), ms);
+        r.timed_out = timed_out;
+        r
+    };
+    // 5, 8, 10, 11 and 12 of them within the 0.1, 0.2, 0.5, 1 and 1.05 s
+    // buckets of a 1 s timeout; the last as the snapshot's http result.
+    let ms = [
+        150.0, 150.0, 150.0, 300.0, 300.0, 700.0, 20.0, 1020.0, 20.0, 20.0, 20.0, 12.345,
+    ];
+    for round in 0..14u64 {
+        let at = t0 + Duration::from_secs(5 * (round + 1));
+        let i = round as usize;
+        if round < 12 {
+            for c in ["ping", "dns", "web"] {
+                let r = match i {
+                    7 => failed(ms[i], true),
+                    8 => failed(ms[i], false),
+                    _ => took(&probes[c], ms[i]),
+                };
+                o.report("web", c, r, at);
+            }
+        }
+        let r = match i {
+            0..=9 => took(&CheckResult::pass("connect 127.0.0.1:5432: ok"), 3.0),
+            13 => took(&probes["tcp"], 1020.0),
+            _ => failed(1020.0, false),
+        };
+        o.report("db", "tcp", r, at);
+        if round == 0 {
+            o.report(EVIL, "exec", took(&probes["exec"], 3.0), at);
+        }
+        if round == 7 {
+            let ev = Event::DrainFile {
+                vip: EVIL.into(),
+                present: true,
+            };
+            o.step(ev, at);
+        }
+    }
+    let errors = snapshot().last_reload.unwrap().errors;
+    o.step(Event::Reload(Err(errors)), t0 + Duration::from_secs(3000));
+}
+
+/// What the owner saw.
 #[derive(Default)]
 pub struct OwnerLog {
-    /// Triggers running at once per VIP, now and at most.
-    pub in_flight: Mutex<HashMap<String, u32>>,
-    pub max_in_flight: AtomicU32,
+    /// Trigger requests received.
     pub triggers: AtomicU32,
+    /// Trigger runs started (the probes asked).
+    pub runs: AtomicU32,
+    /// Trigger requests waiting for their answer in the owner, now and at
+    /// most.
+    pub waiting: AtomicU32,
+    pub max_waiting: AtomicU32,
     pub reloads: AtomicU32,
     /// Pieces of streamed answers rendered.
     pub renders: AtomicU32,
 }
 
-pub struct FakeOwner {
+pub struct Owner {
     pub ctl: ControlHandle,
-    pub snapshot: Arc<Mutex<Snapshot>>,
+    pub owned: Arc<Mutex<Owned>>,
     pub log: Arc<OwnerLog>,
-    /// Reload answers these errors when non-empty; else a record applied
-    /// at 1_790_004_000 whose errors (what was not applied) are
-    /// `reload_not_applied`.
-    pub reload_errors: Arc<Mutex<Vec<String>>>,
-    pub reload_not_applied: Arc<Mutex<Vec<String>>>,
     /// Called before each snapshot (or streamed answer) is answered, with
     /// how many were answered before.
     pub on_snapshot: Arc<Mutex<Option<SnapshotHook>>>,
 }
 
-pub type SnapshotHook = Box<dyn FnMut(&mut Snapshot, u32) + Send>;
+impl Owner {
+    /// Changes the driver's parts.
+    pub fn driver(&self, f: impl FnOnce(&mut Driver)) {
+        f(&mut self.owned.lock().unwrap().driver);
+    }
 
-/// Starts the fake owner on its own thread. Each trigger runs on its own task
-/// for `probe_time`, so two triggers for one VIP overlap unless the API
-/// serializes them; `max_in_flight` shows whether they did.
-pub fn start_owner(probe_time: Duration) -> FakeOwner {
-    let (tx, rx) = pathosd::chan::bounded::<Control>(64);
-    let snapshot = Arc::new(Mutex::new(snapshot()));
+    /// Whether the API drains `vip`.
+    pub fn drain_api(&self, vip: &str) -> bool {
+        self.owned.lock().unwrap().drain_api(vip)
+    }
+
+    /// The state with views of every VIP, as the owner answers it now.
+    pub fn snapshot(&self) -> Snapshot {
+        let o = self.owned.lock().unwrap();
+        let live = o.live();
+        o.state.snapshot(&Scope::All, o.now(), live)
+    }
+}
+
+pub type SnapshotHook = Box<dyn FnMut(&mut Owned, u32) + Send>;
+
+/// Starts the tests' owner on its own thread: the daemon's state
+/// ([`config`] after [`history`]) driven as the daemon's owner task
+/// drives it (`pathosd::daemon`'s `Owner::control`), with probes that
+/// answer [`probe_results`] after `probe_time`.
+pub fn start_owner(probe_time: Duration) -> Owner {
+    start_owner_with(config(), probe_time, history)
+}
+
+/// [`start_owner`] with the configuration `cfg` and the history
+/// `before` makes.
+pub fn start_owner_with(
+    cfg: RunConfig,
+    probe_time: Duration,
+    before: impl FnOnce(&mut Owned),
+) -> Owner {
+    let t0 = Instant::now() - RUNNING_FOR;
+    let file = cfg.clone();
+    let (state, _) = State::start(cfg, t0, at(START));
+    let s = snapshot();
+    let mut owned = Owned {
+        state,
+        driver: Driver {
+            peers: s.peers,
+            blocking_pool: s.blocking_pool,
+            otel: s.otel,
+            bfd_unmatched: s.bfd_unmatched,
+            probes: probe_results(),
+            file,
+            reload_errors: Vec::new(),
+            reload_not_applied: Vec::new(),
+        },
+        t0,
+        since: Instant::now(),
+    };
+    before(&mut owned);
+    let owned = Arc::new(Mutex::new(owned));
     let log = Arc::new(OwnerLog::default());
-    let reload_errors = Arc::new(Mutex::new(Vec::new()));
-    let reload_not_applied = Arc::new(Mutex::new(Vec::new()));
     let on_snapshot: Arc<Mutex<Option<SnapshotHook>>> = Arc::new(Mutex::new(None));
-    let (s2, l2, r2, h2, n2) = (
-        snapshot.clone(),
-        log.clone(),
-        reload_errors.clone(),
-        on_snapshot.clone(),
-        reload_not_applied.clone(),
-    );
+    let (tx, rx) = pathosd::chan::bounded::<Control>(64);
+    let (o2, l2, h2) = (owned.clone(), log.clone(), on_snapshot.clone());
     std::thread::spawn(move || {
         // Parks like the daemon's thread (see api_abuse.rs).
-        smol::future::block_on(async move {
-            let mut served = 0u32;
-            while let Ok(m) = rx.recv().await {
-                match m {
-                    Control::Snapshot { scope, reply } => {
-                        let mut s = s2.lock().unwrap();
-                        if let Some(h) = h2.lock().unwrap().as_mut() {
-                            h(&mut s, served);
-                        }
-                        served += 1;
-                        // As the owner: views of the scope's VIPs only.
-                        let _ = reply.try_send(s.clone().scoped(&scope));
-                    }
-                    Control::Render { mut job, reply } => {
-                        // As the owner: the next piece, from its state
-                        // (a new answer counts as a snapshot served).
-                        let mut s = s2.lock().unwrap();
-                        if job.head().is_none() {
-                            if let Some(h) = h2.lock().unwrap().as_mut() {
-                                h(&mut s, served);
-                            }
-                            served += 1;
-                        }
-                        job.step(&mut *s);
-                        l2.renders.fetch_add(1, Ordering::SeqCst);
-                        let _ = reply.try_send(job);
-                    }
-                    Control::Trigger { vip, check, reply } => {
-                        let s = s2.lock().unwrap().clone();
-                        let log = l2.clone();
-                        smol::spawn(async move {
-                            let r = trigger(&s, &log, &vip, check.as_deref(), probe_time).await;
-                            let _ = reply.try_send(r);
-                        })
-                        .detach();
-                    }
-                    Control::Drain { vip, enable, reply } => {
-                        let mut s = s2.lock().unwrap();
-                        let r = match s.vips.iter_mut().find(|v| v.name == vip) {
-                            Some(v) => {
-                                v.drain_api = enable;
-                                if v.state == "announced" && enable {
-                                    v.state = "pessimized";
-                                } else if v.state == "pessimized" && !enable && !v.drain_file {
-                                    v.state = "announced";
-                                }
-                                Ok(v.state)
-                            }
-                            None => Err(ApiError::NotFound(format!("VIP not found: {vip}"))),
-                        };
-                        let _ = reply.try_send(r);
-                    }
-                    Control::Reload { reply } => {
-                        l2.reloads.fetch_add(1, Ordering::SeqCst);
-                        let errs = r2.lock().unwrap().clone();
-                        let not_applied = n2.lock().unwrap().clone();
-                        let record = ReloadRecord {
-                            time: at(1_790_004_000),
-                            result: if not_applied.is_empty() {
-                                ReloadResult::Applied
-                            } else {
-                                ReloadResult::PartiallyApplied
-                            },
-                            errors: not_applied,
-                            needs_restart: Vec::new(),
-                        };
-                        let _ = reply.try_send(if errs.is_empty() {
-                            Ok(record)
-                        } else {
-                            Err(errs)
-                        });
-                    }
-                }
-            }
-        })
+        smol::future::block_on(run_owner(rx, o2, l2, h2, probe_time))
     });
-    FakeOwner {
+    Owner {
         ctl: ControlHandle::new(tx),
-        snapshot,
+        owned,
         log,
-        reload_errors,
-        reload_not_applied,
         on_snapshot,
     }
 }
 
-async fn trigger(
-    s: &Snapshot,
-    log: &OwnerLog,
-    vip: &str,
-    check: Option<&str>,
+enum Wake {
+    Control(Control),
+    Probe(CheckRun),
+}
+
+async fn run_owner(
+    rx: pathosd::chan::Rx<Control>,
+    owned: Arc<Mutex<Owned>>,
+    log: Arc<OwnerLog>,
+    hook: Arc<Mutex<Option<SnapshotHook>>>,
     probe_time: Duration,
-) -> Result<TriggerOutcome, ApiError> {
-    let Some(v) = s.vips.iter().find(|v| v.name == vip) else {
-        return Err(ApiError::NotFound(format!("VIP not found: {vip}")));
-    };
-    if let Some(c) = check {
-        if !v.checks.iter().any(|x| x.name == c) {
-            return Err(ApiError::NotFound(format!("check not found: {c}")));
+) {
+    let (probe_tx, probe_rx) = pathosd::chan::unbounded::<CheckRun>();
+    let mut served = 0u32;
+    loop {
+        let wake = smol::future::or(async { rx.recv().await.ok().map(Wake::Control) }, async {
+            probe_rx.recv().await.ok().map(Wake::Probe)
+        })
+        .await;
+        let mut o = owned.lock().unwrap();
+        let now = o.now();
+        let fx = match wake {
+            None => return,
+            Some(Wake::Probe(run)) => o.step(Event::Result(run), now),
+            Some(Wake::Control(c)) => {
+                let mut fresh = |o: &mut Owned| {
+                    if let Some(h) = hook.lock().unwrap().as_mut() {
+                        h(o, served);
+                    }
+                    served += 1;
+                };
+                match c {
+                    Control::Snapshot { scope, reply } => {
+                        fresh(&mut o);
+                        let live = o.live();
+                        let _ = reply.try_send(o.state.snapshot(&scope, now, live));
+                        continue;
+                    }
+                    Control::Render { mut job, reply } => {
+                        // A new answer counts as a snapshot served.
+                        if job.head().is_none() {
+                            fresh(&mut o);
+                        }
+                        job.step(&mut Reading { owned: &o, now });
+                        log.renders.fetch_add(1, Ordering::SeqCst);
+                        let _ = reply.try_send(job);
+                        continue;
+                    }
+                    Control::Drain { vip, enable, reply } => {
+                        let mut fx = o.step(Event::Drain { vip, enable }, now);
+                        if let Some(r) = fx.drain.take() {
+                            let _ = reply.try_send(r);
+                        }
+                        fx
+                    }
+                    Control::Reload { reply } => {
+                        log.reloads.fetch_add(1, Ordering::SeqCst);
+                        let _ = reply.try_send(reload(&mut o, now));
+                        continue;
+                    }
+                    Control::Trigger { vip, check, reply } => {
+                        log.triggers.fetch_add(1, Ordering::SeqCst);
+                        let n = log.waiting.fetch_add(1, Ordering::SeqCst) + 1;
+                        log.max_waiting.fetch_max(n, Ordering::SeqCst);
+                        let ev = Event::Trigger {
+                            vip,
+                            check,
+                            running: true,
+                            reply,
+                        };
+                        o.step(ev, now)
+                    }
+                }
+            }
+        };
+        carry_out(&o, fx, &log, &probe_tx, probe_time);
+    }
+}
+
+/// A step's answers to the trigger callers, and its trigger runs to the
+/// probes, whose results come back after `probe_time` as the loops' do.
+fn carry_out(
+    o: &Owned,
+    fx: Effects<TriggerReply>,
+    log: &OwnerLog,
+    probe_tx: &pathosd::chan::Tx<CheckRun>,
+    probe_time: Duration,
+) {
+    for (waiters, answer) in fx.answers {
+        for w in waiters {
+            log.waiting.fetch_sub(1, Ordering::SeqCst);
+            let _ = w.try_send(answer.clone());
         }
     }
-    log.triggers.fetch_add(1, Ordering::SeqCst);
-    {
-        let mut m = log.in_flight.lock().unwrap();
-        let n = m.entry(vip.to_string()).or_insert(0);
-        *n += 1;
-        log.max_in_flight.fetch_max(*n, Ordering::SeqCst);
+    for ask in fx.asks {
+        log.runs.fetch_add(1, Ordering::SeqCst);
+        for c in ask.checks {
+            let Some((slot, k)) = o.state.engine().check(c) else {
+                continue;
+            };
+            let name = &slot.checks[k].name;
+            let mut result = o.driver.probes[name].clone();
+            let tx = probe_tx.clone();
+            let id = ask.id;
+            smol::spawn(async move {
+                // The probe's run time: what makes a run in flight
+                // observable.
+                let started = Instant::now();
+                smol::Timer::after(probe_time).await;
+                result.duration = started.elapsed();
+                let _ = tx.try_send(CheckRun {
+                    check: c,
+                    result,
+                    trigger: Some(id),
+                });
+            })
+            .detach();
+        }
     }
-    // The probe's run time: what makes overlapping triggers observable.
-    let started = Instant::now();
-    smol::Timer::after(probe_time).await;
-    *log.in_flight.lock().unwrap().get_mut(vip).unwrap() -= 1;
-    let results: Vec<(String, CheckResult)> = v
-        .checks
-        .iter()
-        .filter(|c| check.is_none_or(|n| n == c.name))
-        .map(|c| {
-            let mut r = c.last.clone().unwrap();
-            r.duration = started.elapsed();
-            (c.name.clone(), r)
-        })
-        .collect();
-    let combined = results.len() == v.checks.len() && results.iter().all(|(_, r)| r.ok);
-    Ok(TriggerOutcome {
-        vip: vip.to_string(),
-        results,
-        combined,
-        state: v.state,
-    })
+}
+
+/// A reload as the owner's: the state's step, then what the driver could
+/// not carry out.
+fn reload(o: &mut Owned, now: Instant) -> Result<ReloadRecord, Vec<String>> {
+    let new = if o.driver.reload_errors.is_empty() {
+        Ok(Box::new(o.driver.file.clone()))
+    } else {
+        Err(o.driver.reload_errors.clone())
+    };
+    let mut fx = o.step(Event::Reload(new), now);
+    match fx.reload.take() {
+        Some(Ok(_)) => {
+            let not_applied = o.driver.reload_not_applied.clone();
+            o.state.reload_not_applied(not_applied);
+            o.state.last_reload().cloned().ok_or_else(Vec::new)
+        }
+        Some(Err(e)) => Err(e),
+        None => Err(Vec::new()),
+    }
+}
+
+/// The state as a streamed answer reads it, as the owner's `Reading`:
+/// a view of one VIP at a time, the peers' routes from the driver.
+struct Reading<'a> {
+    owned: &'a Owned,
+    now: Instant,
+}
+
+impl Source for Reading<'_> {
+    fn head(&mut self) -> Snapshot {
+        let live = self.owned.live();
+        self.owned.state.snapshot(&Scope::Summary, self.now, live)
+    }
+
+    fn vip_count(&self) -> usize {
+        self.owned.state.engine().vips().len()
+    }
+
+    fn select(&self, scope: &Scope) -> (Vec<usize>, Option<PageInfo>) {
+        views::select_vips(self.owned.state.engine(), scope)
+    }
+
+    fn vip(&self, i: usize, want: Want) -> Option<VipView> {
+        let state = &self.owned.state;
+        let slot = state.engine().vips().get(i)?;
+        let mut view = views::vip_view(slot, want, &|t| state.wall_time(t));
+        view.flows = state.engine().flows(&slot.name);
+        Some(view)
+    }
+
+    fn routes(
+        &self,
+        peer: usize,
+        after: Option<&Prefix>,
+        max: usize,
+        out: &mut Vec<(Prefix, PathAttrs)>,
+    ) {
+        let Some(p) = self.owned.driver.peers.get(peer) else {
+            return;
+        };
+        let from = p
+            .routes
+            .partition_point(|(r, _)| after.is_some_and(|a| r <= a));
+        out.extend(p.routes[from..].iter().take(max).cloned());
+    }
+
+    fn generation(&self) -> u64 {
+        self.owned.state.generation()
+    }
 }
 
 /// Starts the HTTP server with the real routes on `ip`; returns its address.

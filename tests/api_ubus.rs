@@ -1,6 +1,6 @@
 //! The ubus methods of `pathosd` (api::ubus_methods) end to end: the real ubus
 //! client registered on the in-tree broker, `serve_ubus` answering through a
-//! ControlHandle to a fake owner task, and a second connection built from the
+//! ControlHandle to the daemon's state (the fixture's owner), and a second connection built from the
 //! codec playing `ubus call` / `ubus listen`. Every wait is bounded.
 
 #[path = "api_fixture.rs"]
@@ -10,6 +10,7 @@ mod support;
 use fixture::*;
 use pathosd::api::status::status_json;
 use pathosd::api::ubus_methods::{peer_event, serve_ubus, vip_event, CONCURRENT_CALLS};
+use pathosd::config::RunConfig;
 use pathosd::ubus::client::{UbusClient, UbusConfig, UbusHandle, EVENT_PEER, EVENT_VIP};
 use serde_json::json;
 use smol::future;
@@ -23,7 +24,7 @@ use support::TempDir;
 
 struct Running {
     handle: UbusHandle,
-    owner: FakeOwner,
+    owner: Owner,
     _tasks: Vec<smol::Task<()>>,
 }
 
@@ -33,6 +34,17 @@ async fn start(sock: &Path, probe_time: Duration) -> Running {
 
 /// As [`start`], with the client answering TIMEOUT after `reply_timeout`.
 async fn start_with(sock: &Path, probe_time: Duration, reply_timeout: Duration) -> Running {
+    start_owned(sock, reply_timeout, start_owner(probe_time)).await
+}
+
+/// As [`start`], with the owner's state started from `cfg` and the history
+/// `before` makes.
+async fn start_for(sock: &Path, cfg: RunConfig, before: impl FnOnce(&mut Owned)) -> Running {
+    let owner = start_owner_with(cfg, Duration::from_millis(1), before);
+    start_owned(sock, UbusConfig::default().reply_timeout, owner).await
+}
+
+async fn start_owned(sock: &Path, reply_timeout: Duration, owner: Owner) -> Running {
     let cfg = UbusConfig {
         socket_path: sock.to_path_buf(),
         backoff_min: Duration::from_millis(10),
@@ -41,7 +53,6 @@ async fn start_with(sock: &Path, probe_time: Duration, reply_timeout: Duration) 
         ..UbusConfig::default()
     };
     let (client, handle, requests) = UbusClient::new(cfg);
-    let owner = start_owner(probe_time);
     let tasks = vec![
         pathosd::rt::spawn(client.run()),
         pathosd::rt::spawn(serve_ubus(requests, owner.ctl.clone())),
@@ -66,7 +77,7 @@ fn status_and_vip() {
     let dir = TempDir::new("status");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
     pathosd::rt::block_on(async {
-        let _r = start(&dir.sock(), Duration::from_millis(1)).await;
+        let r = start(&dir.sock(), Duration::from_millis(1)).await;
         let mut c = Caller::connect(broker.path()).await;
         let got = c
             .call("pathosd", "status", json!({}))
@@ -74,9 +85,13 @@ fn status_and_vip() {
             .unwrap()
             .unwrap();
         // Through blobmsg and back, the document is the /status one (every
-        // VIP fits the first page) with the page's counts.
-        let mut whole = status_json(&snapshot());
+        // VIP fits the first page) with the page's counts; the uptime is
+        // the owner's clock's at either moment.
+        let mut whole = status_json(&r.owner.snapshot());
+        let up = got["uptime_seconds"].as_u64().unwrap();
+        assert!((3600..3660).contains(&up), "{up}");
         let m = whole.as_object_mut().unwrap();
+        m.insert("uptime_seconds".into(), json!(up));
         m.insert(
             "vip_counts".into(),
             json!({"total": 3, "announced": 1, "pessimized": 1, "withdrawn": 1,
@@ -100,70 +115,7 @@ fn status_and_vip() {
             .as_object()
             .is_some_and(|p| p.contains_key("bfd")));
         assert!(got["peers"][1]["bfd"].is_null());
-        // Filters, a compact page and the counts alone.
-        let got = c
-            .call(
-                "pathosd",
-                "status",
-                json!({"state": "withdrawn", "compact": true}),
-            )
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(got["vips_matched"], 1);
-        assert_eq!(got["vips"][0]["name"], "db");
-        assert!(got["vips"][0].get("checks").is_none());
-        let got = c
-            .call(
-                "pathosd",
-                "status",
-                json!({"search": "EVIL", "health": "healthy"}),
-            )
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(got["vips"][0]["prefix"], "2001:db8::1/128");
-        // LuCI's calls come with the session rpcd added (uhttpd's ubus
-        // handler does the same): ignored, not an unknown argument.
-        let got = c
-            .call(
-                "pathosd",
-                "status",
-                json!({"limit": 5, "ubus_rpc_session": "0123456789abcdef"}),
-            )
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(got["limit"], 5);
-        let got = c
-            .call("pathosd", "status", json!({"limit": 0}))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(got["vips"], json!([]));
-        assert_eq!(got["vip_counts"]["total"], 3);
-        assert_eq!(got["next_offset"], json!(null));
-        let got = c
-            .call("pathosd", "status", json!({"offset": 1, "limit": 1}))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(got["vips"][0]["name"], "db");
-        assert_eq!(got["next_offset"], 2);
-        for bad in [
-            json!({"limit": 1001}),
-            json!({"state": "up"}),
-            json!({"health": 1}),
-            json!({"offset": "x"}),
-            json!({"colour": "red"}),
-            json!({"search": "x".repeat(129)}),
-        ] {
-            assert_eq!(
-                c.call("pathosd", "status", bad.clone()).await,
-                Err(INVALID_ARGUMENT),
-                "{bad}"
-            );
-        }
+        status_filters(&mut c).await;
 
         let v = c
             .call("pathosd", "vip", json!({"name": "db"}))
@@ -196,6 +148,111 @@ fn status_and_vip() {
     });
 }
 
+/// `status` with filters, a compact page, pages and the counts alone, the
+/// session rpcd adds, and bad arguments.
+async fn status_filters(c: &mut Caller) {
+    // Filters, a compact page and the counts alone.
+    let got = c
+        .call(
+            "pathosd",
+            "status",
+            json!({"state": "withdrawn", "compact": true}),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got["vips_matched"], 1);
+    assert_eq!(got["vips"][0]["name"], "db");
+    assert!(got["vips"][0].get("checks").is_none());
+    let got = c
+        .call(
+            "pathosd",
+            "status",
+            json!({"search": "EVIL", "health": "healthy"}),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got["vips"][0]["prefix"], "2001:db8::1/128");
+    // LuCI's calls come with the session rpcd added (uhttpd's ubus
+    // handler does the same): ignored, not an unknown argument.
+    let got = c
+        .call(
+            "pathosd",
+            "status",
+            json!({"limit": 5, "ubus_rpc_session": "0123456789abcdef"}),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got["limit"], 5);
+    let got = c
+        .call("pathosd", "status", json!({"limit": 0}))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got["vips"], json!([]));
+    assert_eq!(got["vip_counts"]["total"], 3);
+    assert_eq!(got["next_offset"], json!(null));
+    let got = c
+        .call("pathosd", "status", json!({"offset": 1, "limit": 1}))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(got["vips"][0]["name"], "db");
+    assert_eq!(got["next_offset"], 2);
+    for bad in [
+        json!({"limit": 1001}),
+        json!({"state": "up"}),
+        json!({"health": 1}),
+        json!({"offset": "x"}),
+        json!({"colour": "red"}),
+        json!({"search": "x".repeat(129)}),
+    ] {
+        assert_eq!(
+            c.call("pathosd", "status", bad.clone()).await,
+            Err(INVALID_ARGUMENT),
+            "{bad}"
+        );
+    }
+}
+
+/// `n` VIPs `vip00000`… in 10.x.y.1/32, each with web's three checks.
+fn many_vips(n: u32) -> RunConfig {
+    let mut cfg = config();
+    let model = cfg.vips[0].clone();
+    cfg.vips = (0..n)
+        .map(|i| {
+            let mut v = model.clone();
+            v.name = format!("vip{i:05}").into();
+            v.prefix = format!("10.{}.{}.1/32", i / 256, i % 256).parse().unwrap();
+            v
+        })
+        .collect();
+    cfg
+}
+
+/// Every check of [`many_vips`] with its last result: every other VIP's
+/// pass three times (their rise), which announces it, the others' once.
+fn half_announced(o: &mut Owned) {
+    let ok = probe_results();
+    let now = o.now();
+    let vips: Vec<String> = o
+        .state
+        .engine()
+        .vips()
+        .iter()
+        .map(|v| v.name.to_string())
+        .collect();
+    for (i, vip) in vips.iter().enumerate() {
+        for c in ["web", "dns", "ping"] {
+            for _ in 0..[3, 1][i % 2] {
+                o.report(vip, c, ok[c].clone(), now);
+            }
+        }
+    }
+}
+
 /// 10,000 VIPs with three checks each: about 15 MB of status, fifteen times
 /// what ubusd carries in one message and forty times what a reply holds.
 /// Every method answers, and paging through `next_offset` returns every VIP
@@ -205,20 +262,7 @@ fn every_method_answers_at_10000_vips() {
     let dir = TempDir::new("scale");
     let broker = Broker::start(&dir.sock(), BrokerConfig::default()).unwrap();
     pathosd::rt::block_on(async {
-        let r = start(&dir.sock(), Duration::from_millis(1)).await;
-        {
-            let mut s = r.owner.snapshot.lock().unwrap();
-            let model = s.vips[0].clone();
-            s.vips = (0..10_000u32)
-                .map(|i| {
-                    let mut v = model.clone();
-                    v.name = format!("vip{i:05}");
-                    v.prefix = format!("10.{}.{}.1/32", i / 256, i % 256);
-                    v.state = ["announced", "withdrawn"][(i % 2) as usize];
-                    v
-                })
-                .collect();
-        }
+        let _r = start_for(&dir.sock(), many_vips(10_000), half_announced).await;
         let mut c = Caller::connect(broker.path()).await;
         let mut names = Vec::new();
         let mut offset = 0u64;
@@ -437,7 +481,7 @@ fn check_drain_and_reload() {
             v,
             json!({"vip": "web", "drain": true, "state": "pessimized"})
         );
-        assert!(r.owner.snapshot.lock().unwrap().vips[0].drain_api);
+        assert!(r.owner.drain_api("web"));
         let v = c
             .call("pathosd", "drain", json!({"vip": "web", "enable": false}))
             .await
@@ -457,43 +501,51 @@ fn check_drain_and_reload() {
             Err(NOT_FOUND)
         );
 
-        let v = c
-            .call("pathosd", "reload", json!({}))
-            .await
-            .unwrap()
-            .unwrap();
-        // The reload's record, as /status's last_reload, and `reloaded`.
-        assert_eq!(
-            v,
-            json!({"reloaded": true, "result": "applied", "time": "2026-09-21T15:20:00Z",
-                   "errors": [], "needs_restart": []})
-        );
-        // A valid file the daemon could apply only in part: still a reply,
-        // saying what was not applied.
-        let why = "api.listen 127.0.0.1:80: cannot listen (Address in use (os error 98)); \
-                   the API stays on http://127.0.0.1:59179 with its old settings";
-        *r.owner.reload_not_applied.lock().unwrap() = vec![why.into()];
-        let v = c
-            .call("pathosd", "reload", json!({}))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(v["reloaded"], true, "{v}");
-        assert_eq!(v["result"], "partially_applied", "{v}");
-        assert_eq!(v["errors"], json!([why]), "{v}");
-        *r.owner.reload_errors.lock().unwrap() = vec!["vips[0].prefix: bad".into()];
-        assert_eq!(
-            c.call("pathosd", "reload", json!({})).await,
-            Err(INVALID_ARGUMENT)
-        );
-        assert_eq!(
-            r.owner
-                .log
-                .reloads
-                .load(std::sync::atomic::Ordering::SeqCst),
-            3
-        );
+        reloads(&r, &mut c).await;
     });
+}
+
+/// `reload`: applied, applied in part (saying what was not), refused.
+async fn reloads(r: &Running, c: &mut Caller) {
+    let v = c
+        .call("pathosd", "reload", json!({}))
+        .await
+        .unwrap()
+        .unwrap();
+    // The reload's record, as /status's last_reload, and `reloaded`.
+    let time = r.owner.snapshot().last_reload.unwrap().time;
+    assert_eq!(
+        v,
+        json!({"reloaded": true, "result": "applied",
+               "time": pathosd::logging::utc_timestamp(time),
+               "errors": [], "needs_restart": []})
+    );
+    // A valid file the daemon could apply only in part: still a reply,
+    // saying what was not applied.
+    let why = "api.listen 127.0.0.1:80: cannot listen (Address in use (os error 98)); \
+               the API stays on http://127.0.0.1:59179 with its old settings";
+    r.owner.driver(|d| d.reload_not_applied = vec![why.into()]);
+    let v = c
+        .call("pathosd", "reload", json!({}))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(v["reloaded"], true, "{v}");
+    assert_eq!(v["result"], "partially_applied", "{v}");
+    assert_eq!(v["errors"], json!([why]), "{v}");
+    r.owner
+        .driver(|d| d.reload_errors = vec!["vips[0].prefix: bad".into()]);
+    assert_eq!(
+        c.call("pathosd", "reload", json!({})).await,
+        Err(INVALID_ARGUMENT)
+    );
+    assert_eq!(
+        r.owner
+            .log
+            .reloads
+            .load(std::sync::atomic::Ordering::SeqCst),
+        3
+    );
 }
 
 #[test]
@@ -530,7 +582,7 @@ fn slow_trigger_does_not_hold_up_status() {
 }
 
 /// Many slow `check` calls at once (each trigger takes 5 s in the
-/// fake owner) never hold up `status`: it answers within 100 ms every time.
+/// owner's probes) never hold up `status`: it answers within 100 ms every time.
 /// Calls the client answered TIMEOUT give their slots back at that moment, so
 /// a new trigger reaches the owner while the abandoned ones still run.
 #[test]
@@ -577,7 +629,7 @@ fn slow_checks_never_hold_up_status_and_timed_out_calls_free_their_slots() {
             }
         }
         assert_eq!(timed_out, CONCURRENT_CALLS);
-        // The fake checks still run (5 s), but their slots are free again.
+        // The probes still run (5 s), but their slots are free again.
         let before = log.triggers.load(SeqCst);
         let mut c = Caller::connect(broker.path()).await;
         let late =

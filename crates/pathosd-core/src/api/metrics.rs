@@ -468,6 +468,13 @@ fn pool_families(e: &mut Exposition, p: &PoolView) {
 
 /// The BGP families but the routes': a few series per peer, then BFD's.
 pub(crate) fn peer_families(e: &mut Exposition, peers: &[PeerView], bfd_unmatched: u64) {
+    session_families(e, peers);
+    message_families(e, peers);
+    bfd_families(e, peers, bfd_unmatched);
+}
+
+/// Each peer's configuration and its session's state, uptime and flaps.
+fn session_families(e: &mut Exposition, peers: &[PeerView]) {
     {
         let mut f = e.family(
             "bgp_peer_info",
@@ -535,6 +542,11 @@ pub(crate) fn peer_families(e: &mut Exposition, peers: &[PeerView], bfd_unmatche
             f.sample(&[("peer", &p.name)], f64::from(p.flaps));
         }
     }
+}
+
+/// The messages each session received and sent, by type, and the prefixes
+/// advertised to it.
+fn message_families(e: &mut Exposition, peers: &[PeerView]) {
     for (name, help, pick) in [
         (
             "bgp_received_messages_total",
@@ -571,7 +583,6 @@ pub(crate) fn peer_families(e: &mut Exposition, peers: &[PeerView], bfd_unmatche
             f.sample(&[("peer", &p.name)], f64::from(p.advertised));
         }
     }
-    bfd_families(e, peers, bfd_unmatched);
 }
 
 /// BFD's state names, as `BfdView::state` gives them.

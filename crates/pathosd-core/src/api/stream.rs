@@ -531,25 +531,32 @@ impl Job {
             self.out.append(&mut f.e.out);
             self.done = true;
         }
-        if let What::Otlp { service, .. } = &self.what {
-            let resource = [
-                ("service.name", service.as_str()),
-                ("service.instance.id", head.router_id.as_str()),
-                ("service.version", head.version),
-            ];
-            let scope = ("pathosd", head.version);
-            if let Some(o) = f.e.otlp.as_mut() {
-                if self.done {
-                    if let Some(o) = f.e.otlp.take() {
-                        self.out = o.finish(&resource, scope);
-                    }
-                } else if o.len() >= part.unwrap_or(usize::MAX) {
-                    self.out = o.split(&resource, scope);
-                }
-            }
-        }
+        self.otlp_request(&mut f, &head, part);
         self.families = Some(f);
         self.head = Some(head);
+    }
+
+    /// For the OTLP export: the request out of what was encoded, once it
+    /// holds `part` bytes or the answer is complete.
+    fn otlp_request(&mut self, f: &mut Families, head: &Snapshot, part: Option<usize>) {
+        let What::Otlp { service, .. } = &self.what else {
+            return;
+        };
+        let resource = [
+            ("service.name", service.as_str()),
+            ("service.instance.id", head.router_id.as_str()),
+            ("service.version", head.version),
+        ];
+        let scope = ("pathosd", head.version);
+        if let Some(o) = f.e.otlp.as_mut() {
+            if self.done {
+                if let Some(o) = f.e.otlp.take() {
+                    self.out = o.finish(&resource, scope);
+                }
+            } else if o.len() >= part.unwrap_or(usize::MAX) {
+                self.out = o.split(&resource, scope);
+            }
+        }
     }
 }
 

@@ -4,13 +4,26 @@
 //! followed by one plain `blob_attr` container (id 0) holding ubus attributes
 //! (plain blob attrs; DATA and SIGNATURE nest blobmsg tables). Attributes keep their
 //! wire order so that a decoded message re-encodes to the same bytes.
+//!
+//! The attributes' codec and the message's reading are here; the messages
+//! built in `build`, the framing on the socket in `frame`, the status codes
+//! in `status`.
 
 use std::fmt;
 
 use super::blob::{
-    decode_cstring, decode_table, put_attr, put_table, AttrHdr, AttrIter, BlobError, BlobMsgType,
-    BlobValue, Table, BLOB_ATTR_LEN_MASK, BLOB_HDR_LEN,
+    decode_cstring, decode_table, put_attr, put_table, AttrHdr, AttrIter, BlobError, Table,
+    BLOB_HDR_LEN,
 };
+
+mod build;
+mod frame;
+mod status;
+
+pub use build::{signature, MethodSig};
+pub(crate) use frame::frame_len;
+pub use frame::FrameBuf;
+pub use status::UbusStatus;
 
 /// `ubus_msghdr` size.
 pub(crate) const HDR_LEN: usize = 8;
@@ -101,95 +114,6 @@ pub mod attr_id {
     pub const USER: u8 = 12;
     pub const GROUP: u8 = 13;
 }
-
-/// `enum ubus_msg_status`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum UbusStatus {
-    Ok,
-    InvalidCommand,
-    InvalidArgument,
-    MethodNotFound,
-    NotFound,
-    NoData,
-    PermissionDenied,
-    Timeout,
-    NotSupported,
-    UnknownError,
-    ConnectionFailed,
-    NoMemory,
-    ParseError,
-    SystemError,
-    /// A code newer than this list; kept so it can be relayed unchanged.
-    Other(u32),
-}
-
-impl UbusStatus {
-    pub(crate) fn from_u32(v: u32) -> UbusStatus {
-        match v {
-            0 => UbusStatus::Ok,
-            1 => UbusStatus::InvalidCommand,
-            2 => UbusStatus::InvalidArgument,
-            3 => UbusStatus::MethodNotFound,
-            4 => UbusStatus::NotFound,
-            5 => UbusStatus::NoData,
-            6 => UbusStatus::PermissionDenied,
-            7 => UbusStatus::Timeout,
-            8 => UbusStatus::NotSupported,
-            9 => UbusStatus::UnknownError,
-            10 => UbusStatus::ConnectionFailed,
-            11 => UbusStatus::NoMemory,
-            12 => UbusStatus::ParseError,
-            13 => UbusStatus::SystemError,
-            x => UbusStatus::Other(x),
-        }
-    }
-
-    pub(crate) fn to_u32(self) -> u32 {
-        match self {
-            UbusStatus::Ok => 0,
-            UbusStatus::InvalidCommand => 1,
-            UbusStatus::InvalidArgument => 2,
-            UbusStatus::MethodNotFound => 3,
-            UbusStatus::NotFound => 4,
-            UbusStatus::NoData => 5,
-            UbusStatus::PermissionDenied => 6,
-            UbusStatus::Timeout => 7,
-            UbusStatus::NotSupported => 8,
-            UbusStatus::UnknownError => 9,
-            UbusStatus::ConnectionFailed => 10,
-            UbusStatus::NoMemory => 11,
-            UbusStatus::ParseError => 12,
-            UbusStatus::SystemError => 13,
-            UbusStatus::Other(x) => x,
-        }
-    }
-}
-
-impl fmt::Display for UbusStatus {
-    /// The strings `ubus_strerror` prints.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = match self {
-            UbusStatus::Ok => "Success",
-            UbusStatus::InvalidCommand => "Invalid command",
-            UbusStatus::InvalidArgument => "Invalid argument",
-            UbusStatus::MethodNotFound => "Method not found",
-            UbusStatus::NotFound => "Not found",
-            UbusStatus::NoData => "No response",
-            UbusStatus::PermissionDenied => "Permission denied",
-            UbusStatus::Timeout => "Request timed out",
-            UbusStatus::NotSupported => "Operation not supported",
-            UbusStatus::UnknownError => "Unknown error",
-            UbusStatus::ConnectionFailed => "Connection failed",
-            UbusStatus::NoMemory => "Out of memory",
-            UbusStatus::ParseError => "Parsing message data failed",
-            UbusStatus::SystemError => "System error",
-            UbusStatus::Other(x) => return write!(f, "Unknown status {x}"),
-        };
-        f.write_str(s)
-    }
-}
-
-impl std::error::Error for UbusStatus {}
 
 /// `struct ubus_msghdr`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -375,20 +299,6 @@ fn put_ubus_attr(out: &mut Vec<u8>, a: &Attr) -> Result<(), BlobError> {
     }
 }
 
-/// Total wire length of the message whose first [`PREFIX_LEN`] bytes are `prefix`
-/// (header + container length). ubusd drops a client announcing a container shorter
-/// than its header or a message over `UBUS_MAX_MSGLEN` (ubusd_main.c), so do we.
-pub(crate) fn frame_len(prefix: &[u8]) -> Result<usize, MsgError> {
-    let hdr = AttrHdr::parse(prefix.get(HDR_LEN..).ok_or(MsgError::BadContainer)?)?;
-    if hdr.extended || hdr.id != 0 {
-        return Err(MsgError::BadContainer);
-    }
-    if hdr.len > UBUS_MAX_MSGLEN {
-        return Err(MsgError::TooLong);
-    }
-    Ok(HDR_LEN + hdr.len)
-}
-
 /// Bytes of a DATA reply before its table body: the header, the
 /// container's header, OBJID, DATA's header.
 const REPLY_PREFIX: usize = HDR_LEN + BLOB_HDR_LEN + 8 + BLOB_HDR_LEN;
@@ -548,200 +458,6 @@ impl Message {
             _ => None,
         })
         .unwrap_or(false)
-    }
-
-    // ---- builders for what libubus / ubusd send
-
-    /// ubusd -> client right after accept(): `peer` is the client id.
-    pub fn hello(client_id: u32) -> Message {
-        Message::new(MsgType::Hello, 0, client_id, vec![])
-    }
-
-    /// A STATUS reply. ubusd's own replies carry only STATUS; a server's reply to an
-    /// INVOKE adds OBJID (libubus `ubus_complete_request`).
-    pub fn status_msg(seq: u16, peer: u32, status: UbusStatus, objid: Option<u32>) -> Message {
-        let mut attrs = vec![Attr::Status(status.to_u32())];
-        if let Some(id) = objid {
-            attrs.push(Attr::ObjId(id));
-        }
-        Message::new(MsgType::Status, seq, peer, attrs)
-    }
-
-    /// A server's DATA reply to an INVOKE (libubus `ubus_send_reply`): OBJID then DATA.
-    pub fn data_reply(seq: u16, peer: u32, objid: u32, data: Table) -> Message {
-        Message::new(
-            MsgType::Data,
-            seq,
-            peer,
-            vec![Attr::ObjId(objid), Attr::Data(data)],
-        )
-    }
-
-    /// [`Message::data_reply`] with its DATA encoded already: the
-    /// message is written around `body` in place (the reply is not encoded
-    /// a second time, nor held as values while it is).
-    pub fn data_reply_encoded(
-        seq: u16,
-        peer: u32,
-        objid: u32,
-        body: TableBody,
-    ) -> Result<Vec<u8>, MsgError> {
-        let mut out = body.0;
-        let data_len = out.len() - REPLY_PREFIX + BLOB_HDR_LEN;
-        // Container: OBJID (header and u32), then DATA's header and body.
-        let container_len = BLOB_HDR_LEN + 8 + data_len;
-        if container_len > UBUS_MAX_MSGLEN || data_len > BLOB_ATTR_LEN_MASK as usize {
-            return Err(MsgError::TooLong);
-        }
-        let hdr = |extended, id, len| AttrHdr { extended, id, len }.to_bytes();
-        let mut prefix = [0u8; REPLY_PREFIX];
-        prefix[0] = UBUS_MSG_VERSION;
-        prefix[1] = MsgType::Data.to_u8();
-        prefix[2..4].copy_from_slice(&seq.to_be_bytes());
-        prefix[4..8].copy_from_slice(&peer.to_be_bytes());
-        prefix[8..12].copy_from_slice(&hdr(false, 0, container_len));
-        prefix[12..16].copy_from_slice(&hdr(false, attr_id::OBJID, 8));
-        prefix[16..20].copy_from_slice(&objid.to_be_bytes());
-        prefix[20..24].copy_from_slice(&hdr(false, attr_id::DATA, data_len));
-        out[..REPLY_PREFIX].copy_from_slice(&prefix);
-        Ok(out)
-    }
-
-    /// ADD_OBJECT as libubus `ubus_add_object` sends it: OBJPATH then SIGNATURE.
-    pub fn add_object(seq: u16, path: &str, methods: &[MethodSig]) -> Message {
-        Message::new(
-            MsgType::AddObject,
-            seq,
-            0,
-            vec![
-                Attr::ObjPath(path.to_string()),
-                Attr::Signature(signature(methods)),
-            ],
-        )
-    }
-
-    /// REMOVE_OBJECT {OBJID}.
-    pub fn remove_object(seq: u16, objid: u32) -> Message {
-        Message::new(MsgType::RemoveObject, seq, 0, vec![Attr::ObjId(objid)])
-    }
-
-    /// LOOKUP, of one path or (None) of every named object.
-    pub fn lookup(seq: u16, path: Option<&str>) -> Message {
-        let attrs = path
-            .map(|p| vec![Attr::ObjPath(p.to_string())])
-            .unwrap_or_default();
-        Message::new(MsgType::Lookup, seq, 0, attrs)
-    }
-
-    /// A caller's INVOKE (libubus `ubus_invoke`): header peer = target objid.
-    pub fn invoke(seq: u16, objid: u32, method: &str, args: Table) -> Message {
-        Message::new(
-            MsgType::Invoke,
-            seq,
-            objid,
-            vec![
-                Attr::ObjId(objid),
-                Attr::Method(method.to_string()),
-                Attr::Data(args),
-            ],
-        )
-    }
-
-    /// `ubus send`: INVOKE of system object 1, method `send`, DATA {id, data}.
-    pub fn event_send(seq: u16, event: &str, data: Table) -> Message {
-        Message::invoke(
-            seq,
-            UBUS_SYSTEM_OBJECT_EVENT,
-            "send",
-            vec![
-                ("id".to_string(), BlobValue::str(event)),
-                ("data".to_string(), BlobValue::Table(data)),
-            ],
-        )
-    }
-
-    #[cfg(feature = "test-support")]
-    /// `ubus listen`: INVOKE of system object 1, method `register`, DATA {object, pattern}.
-    pub fn event_register(seq: u16, listener_objid: u32, pattern: &str) -> Message {
-        Message::invoke(
-            seq,
-            UBUS_SYSTEM_OBJECT_EVENT,
-            "register",
-            vec![
-                // libubus puts the u32 id with blobmsg_add_u32: an INT32 on the wire.
-                (
-                    "object".to_string(),
-                    BlobValue::Int32(listener_objid as i32),
-                ),
-                ("pattern".to_string(), BlobValue::str(pattern)),
-            ],
-        )
-    }
-}
-
-/// A method of a registered object and its argument policy (`struct ubus_method`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MethodSig {
-    pub name: String,
-    pub args: Vec<(String, BlobMsgType)>,
-}
-
-impl MethodSig {
-    pub fn new(name: &str, args: &[(&str, BlobMsgType)]) -> MethodSig {
-        MethodSig {
-            name: name.to_string(),
-            args: args.iter().map(|(n, t)| (n.to_string(), *t)).collect(),
-        }
-    }
-}
-
-/// The SIGNATURE table: one table per method whose members are INT32 policy types.
-pub fn signature(methods: &[MethodSig]) -> Table {
-    methods
-        .iter()
-        .map(|m| {
-            let t = m
-                .args
-                .iter()
-                .map(|(n, ty)| (n.clone(), BlobValue::Int32(i32::from(*ty as u8))))
-                .collect();
-            (m.name.clone(), BlobValue::Table(t))
-        })
-        .collect()
-}
-
-/// Reassembles messages from a byte stream. Pure: the caller feeds what it read.
-#[derive(Debug, Default)]
-pub struct FrameBuf {
-    buf: Vec<u8>,
-}
-
-impl FrameBuf {
-    pub fn new() -> FrameBuf {
-        FrameBuf::default()
-    }
-
-    pub fn push(&mut self, bytes: &[u8]) {
-        self.buf.extend_from_slice(bytes);
-    }
-
-    /// The next complete message's bytes, `Ok(None)` if more bytes are needed, or an
-    /// error when the stream is unusable (the connection must be dropped).
-    pub fn next_frame(&mut self) -> Result<Option<Vec<u8>>, MsgError> {
-        if self.buf.len() < PREFIX_LEN {
-            return Ok(None);
-        }
-        let total = frame_len(&self.buf)?;
-        if self.buf.len() < total {
-            return Ok(None);
-        }
-        let rest = self.buf.split_off(total);
-        Ok(Some(std::mem::replace(&mut self.buf, rest)))
-    }
-
-    #[cfg(test)]
-    fn buffered(&self) -> usize {
-        self.buf.len()
     }
 }
 

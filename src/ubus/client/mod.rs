@@ -19,6 +19,19 @@
 //! `request_queue` unanswered at a time (more are answered UNKNOWN_ERROR instead of
 //! waiting), and [`UbusHandle::send_event`] only pushes into a bounded queue that drops
 //! its oldest entry when full (e.g. while ubusd is down).
+//!
+//! The connection's lifecycle (connect, register, the session's loop, the
+//! stop) is here; the daemon's side (requests, replies, the handle) is in
+//! `handle`, the INVOKEs it serves in `calls`, the watchdog pings in `procd`.
+
+mod calls;
+mod handle;
+mod procd;
+
+use calls::Calls;
+use handle::{bump, Shared};
+pub use handle::{serve, LinkStatus, Requests, UbusHandle, UbusHandler, UbusReply, UbusRequest};
+use procd::Procd;
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -31,11 +44,11 @@ use smol::future;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::unix::UnixStream;
 
-use super::blob::{table_from_json, table_to_json, BlobMsgType, BlobValue, Table};
+use super::blob::{table_from_json, BlobMsgType, BlobValue, Table};
 use super::msg::{FrameBuf, Message, MethodSig, MsgType, TableBody, UbusStatus, UBUS_UNIX_SOCKET};
 // The daemon thread's own timers (no timer on async-io's reactor, whose
 // thread re-arms its timerfd on every wake-up while one is pending).
-use crate::chan::{self, Closed, Rx, Tx, UbusDone};
+use crate::chan::{self, Rx, Tx, UbusDone};
 use crate::rt::sleep_until;
 
 /// Event sent when a VIP changes state (announced / pessimized / withdrawn).
@@ -108,204 +121,12 @@ impl Default for UbusConfig {
     }
 }
 
-/// One `ubus call pathosd <method> <args>` for the daemon to answer.
-#[derive(Debug)]
-pub struct UbusRequest {
-    pub method: String,
-    /// The call's arguments as a JSON object (blobmsg INT8 arrives as a bool).
-    pub args: Value,
-    pub reply: UbusReply,
-}
-
-/// The daemon's end of the calls, each a [`UbusRequest`].
-pub struct Requests(Rx<UbusRequest>);
-
-impl Requests {
-    /// The next call; Err once the client is gone.
-    pub async fn recv(&self) -> Result<UbusRequest, Closed> {
-        self.0.recv().await
-    }
-}
-
 /// What a call is answered with: a JSON object, or a table encoded ahead
 /// (a large reply, encoded as it was made: `status`).
 #[derive(Debug)]
 pub enum ReplyData {
     Json(Value),
     Encoded(TableBody),
-}
-
-/// Answers one request. Dropping it unanswered answers UNKNOWN_ERROR.
-#[derive(Debug)]
-pub struct UbusReply {
-    key: u32,
-    /// Gets the answer, with `key`.
-    tx: Option<Tx<UbusDone>>,
-    /// Closed (never written) once the client no longer waits for this
-    /// answer: it answered TIMEOUT, or the connection to ubusd ended.
-    waiting: Rx<()>,
-}
-
-impl UbusReply {
-    /// Resolves once the client stopped waiting for this answer (it already
-    /// answered the caller TIMEOUT, or the connection dropped), so that the
-    /// handler can give up and free what it holds. Pending forever while the
-    /// caller still waits.
-    pub async fn abandoned(&self) {
-        // Nothing is ever sent: recv() ends only when the sender is dropped.
-        let _ = self.waiting.recv().await;
-    }
-
-    /// `Ok(object)` becomes DATA + STATUS 0, `Ok(Null)` STATUS 0 alone, any other
-    /// `Ok` value is sent as `{"value": v}`; `Err(s)` becomes STATUS s without DATA.
-    /// Never blocks; a reply after the connection dropped or timed out is discarded.
-    pub fn send(self, result: Result<Value, UbusStatus>) {
-        self.answer(result.map(ReplyData::Json));
-    }
-
-    /// [`Self::send`] of a reply whose table is encoded already.
-    pub fn answer(mut self, result: Result<ReplyData, UbusStatus>) {
-        if let Some(tx) = self.tx.take() {
-            let _ = tx.try_send((self.key, result));
-        }
-    }
-}
-
-impl Drop for UbusReply {
-    fn drop(&mut self) {
-        if let Some(tx) = self.tx.take() {
-            let _ = tx.try_send((self.key, Err(UbusStatus::UnknownError)));
-        }
-    }
-}
-
-/// A synchronous handler, for daemons that can answer from shared state directly.
-pub trait UbusHandler {
-    fn call(&self, method: &str, args: Value) -> Result<Value, UbusStatus>;
-}
-
-impl<F> UbusHandler for F
-where
-    F: Fn(&str, Value) -> Result<Value, UbusStatus>,
-{
-    fn call(&self, method: &str, args: Value) -> Result<Value, UbusStatus> {
-        self(method, args)
-    }
-}
-
-/// Answers every request with `handler` until the client is gone.
-pub async fn serve<H: UbusHandler>(requests: Requests, handler: H) {
-    while let Ok(req) = requests.recv().await {
-        let r = handler.call(&req.method, req.args);
-        req.reply.send(r);
-    }
-}
-
-/// Link state, for logs and the status API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LinkStatus {
-    pub connected: bool,
-    /// Our object id while registered.
-    pub objid: Option<u32>,
-    /// How many times ADD_OBJECT succeeded (1 + re-registrations).
-    pub registrations: u32,
-    /// Events dropped because the queue was full.
-    pub events_dropped: u32,
-    /// Connections tried so far (grows by one per backoff step while ubusd is absent).
-    pub connect_attempts: u32,
-}
-
-/// What the daemon's handles and the client task share: the event queue and
-/// the link state. The owner (which holds the handles) and the client are
-/// tasks on the daemon's one thread (`crate::rt`), so these are `Cell`s and a
-/// `RefCell` (each read or written at once, never across an await), not
-/// locks or atomics.
-struct Shared {
-    events: RefCell<VecDeque<(String, Value)>>,
-    event_cap: usize,
-    events_dropped: Cell<u32>,
-    connect_attempts: Cell<u32>,
-    connected: Cell<bool>,
-    objid: Cell<Option<u32>>,
-    registrations: Cell<u32>,
-    shutdown: Cell<bool>,
-    /// A watchdog ping the owner asked for and the client has not sent
-    /// yet: procd's service and instance names.
-    ping: RefCell<Option<(String, String)>>,
-}
-
-/// `c += 1`, saturating.
-fn bump(c: &Cell<u32>) -> u32 {
-    let n = c.get().saturating_add(1);
-    c.set(n);
-    n
-}
-
-const BUSY_LOG_EVERY: Duration = Duration::from_secs(10);
-
-/// The daemon's side: send events, read link state, stop the client. Cheap to clone.
-/// When every handle is dropped the client removes its object and stops.
-/// Not `Send`: it and the client live on the daemon's thread.
-#[derive(Clone)]
-pub struct UbusHandle {
-    shared: Rc<Shared>,
-    wake: Tx<()>,
-    done: Rx<()>,
-}
-
-impl UbusHandle {
-    /// Queues `ubus send <name> <data>`; never blocks, never fails. `data` should be an
-    /// object (anything else is sent as `{"value": data}`).
-    pub fn send_event(&self, name: &str, data: Value) {
-        let mut q = self.shared.events.borrow_mut();
-        while q.len() >= self.shared.event_cap.max(1) {
-            q.pop_front();
-            bump(&self.shared.events_dropped);
-        }
-        q.push_back((name.to_string(), data));
-        drop(q);
-        let _ = self.wake.try_send(());
-    }
-
-    /// Asks the client to send `ubus call service watchdog {"name":
-    /// service, "instance": instance}`, which re-arms procd's watchdog
-    /// timer of the instance. Never blocks: a ping asked for while ubusd is
-    /// unreachable is sent once the client is connected again; asked for
-    /// twice before it went out, it is sent once. Only `name` and
-    /// `instance`: with `mode` or `timeout` procd would take the watchdog
-    /// as the daemon's own (`self_managed`) and no longer apply the init
-    /// script's.
-    pub fn ping_procd(&self, service: &str, instance: &str) {
-        *self.shared.ping.borrow_mut() = Some((service.to_string(), instance.to_string()));
-        let _ = self.wake.try_send(());
-    }
-
-    pub fn status(&self) -> LinkStatus {
-        LinkStatus {
-            connected: self.shared.connected.get(),
-            objid: self.shared.objid.get(),
-            registrations: self.shared.registrations.get(),
-            events_dropped: self.shared.events_dropped.get(),
-            connect_attempts: self.shared.connect_attempts.get(),
-        }
-    }
-
-    /// Asks the client to send REMOVE_OBJECT and return from `run`. When
-    /// connected, the queued events are sent first and the calls still in
-    /// flight answered UNKNOWN_ERROR.
-    pub fn shutdown(&self) {
-        self.shared.shutdown.set(true);
-        let _ = self.wake.try_send(());
-    }
-
-    /// Resolves once [`UbusClient::run`] has returned (after
-    /// [`UbusHandle::shutdown`]: ubusd has answered the REMOVE_OBJECT sent
-    /// after the queued events, so it has delivered them), or at once if
-    /// the client was dropped unrun.
-    pub async fn stopped(&self) {
-        // Nothing is ever sent: recv() ends when the client drops its sender.
-        let _ = self.done.recv().await;
-    }
 }
 
 /// The connection task. Create with [`UbusClient::new`], then spawn [`UbusClient::run`].
@@ -341,46 +162,6 @@ enum Ev {
     Deadline,
 }
 
-/// The calls waiting for the daemon's answer, by call key, oldest first:
-/// at most `request_queue` (64) of them, so a `Vec` searched in order
-/// rather than a `HashMap`, whose table code (and SipHash of the keys)
-/// would be compiled for this one type (≈ 3 KB on mips).
-#[derive(Default)]
-struct Calls(Vec<(u32, Pending)>);
-
-impl Calls {
-    fn remove(&mut self, key: u32) -> Option<Pending> {
-        let i = self.0.iter().position(|(k, _)| *k == key)?;
-        Some(self.0.remove(i).1)
-    }
-
-    /// Adds call `key`, replacing one of the same key (as a map would; the
-    /// keys wrap only after 2^32 calls).
-    fn insert(&mut self, key: u32, p: Pending) {
-        self.remove(key);
-        self.0.push((key, p));
-    }
-}
-
-struct Pending {
-    seq: u16,
-    peer: u32,
-    deadline: Instant,
-    no_reply: bool,
-    /// Dropped with the entry, which tells [`UbusReply::abandoned`].
-    _waiting: Option<Tx<()>>,
-}
-
-/// Where the watchdog pings of one connection stand: procd's `service`
-/// object once looked up, and the seqs of the LOOKUP in flight and of the
-/// last INVOKE.
-#[derive(Default)]
-struct Procd {
-    service: Option<u32>,
-    lookup: Option<u16>,
-    invoke: Option<u16>,
-}
-
 /// `now + d`, without the panic `Instant + Duration` has for absurd configured values.
 fn after(d: Duration) -> Instant {
     let now = Instant::now();
@@ -394,20 +175,6 @@ fn wrap_object(v: Value) -> Table {
         Some(t) => t,
         None => vec![("value".to_string(), BlobValue::from_json(&v))],
     }
-}
-
-/// Checks the argument types against the method's policy. libubus' blobmsg_parse
-/// silently skips a mistyped field, which the handler then reports as missing
-/// (INVALID_ARGUMENT); rejecting it here gives the same status with less guessing.
-fn check_args(sig: &MethodSig, args: &Table) -> Result<(), UbusStatus> {
-    for (name, v) in args {
-        if let Some((_, ty)) = sig.args.iter().find(|(n, _)| n == name) {
-            if *ty != BlobMsgType::Unspec && v.msg_type() != *ty {
-                return Err(UbusStatus::InvalidArgument);
-            }
-        }
-    }
-    Ok(())
 }
 
 impl UbusClient {
@@ -831,243 +598,11 @@ impl UbusClient {
             log::warn!("ubus: stopping: {e}; the last events may be lost");
         }
     }
-
-    /// Sends the watchdog ping the owner asked for, if any: the INVOKE when
-    /// procd's `service` object is known, else its LOOKUP first (the ping
-    /// stays asked for until the LOOKUP is answered, one LOOKUP at a time).
-    /// A ping does not wait for procd's answer to the one before: only the
-    /// last one's answer is looked at.
-    async fn ping(
-        &self,
-        stream: &mut UnixStream,
-        seq: &mut u16,
-        procd: &mut Procd,
-    ) -> Result<(), String> {
-        if procd.lookup.is_some() || self.shared.ping.borrow().is_none() {
-            return Ok(());
-        }
-        *seq = seq.wrapping_add(1);
-        let Some(service) = procd.service else {
-            procd.lookup = Some(*seq);
-            return self
-                .write(stream, &Message::lookup(*seq, Some("service")))
-                .await;
-        };
-        let Some((name, instance)) = self.shared.ping.borrow_mut().take() else {
-            return Ok(());
-        };
-        let args = vec![
-            ("name".to_string(), BlobValue::String(name)),
-            ("instance".to_string(), BlobValue::String(instance)),
-        ];
-        procd.invoke = Some(*seq);
-        self.write(stream, &Message::invoke(*seq, service, "watchdog", args))
-            .await
-    }
-
-    /// ubusd's answers to the watchdog's LOOKUP and INVOKE (matched by
-    /// seq; true when `m` was one of them). A failure is warned about once
-    /// until a ping gets through: under procd without the watchdog, or
-    /// with another instance name, every ping fails the same way.
-    async fn on_answer(
-        &self,
-        stream: &mut UnixStream,
-        m: &Message,
-        seq: &mut u16,
-        procd: &mut Procd,
-    ) -> Result<bool, String> {
-        let s = Some(m.header.seq);
-        let lookup = s == procd.lookup;
-        if !lookup && s != procd.invoke {
-            return Ok(false);
-        }
-        match m.header.ty {
-            // The one object of that path.
-            MsgType::Data if lookup => {
-                procd.service = m.objid();
-                return Ok(true);
-            }
-            MsgType::Status => {}
-            // procd's reply to the ping (name, instance, mode, timeout).
-            _ => return Ok(true),
-        }
-        let st = UbusStatus::from_u32(m.status().unwrap_or(u32::MAX));
-        if lookup {
-            procd.lookup = None;
-        } else {
-            procd.invoke = None;
-        }
-        if st == UbusStatus::Ok && procd.service.is_some() {
-            if !lookup {
-                self.ping_warned.set(false);
-            }
-            // The ping that waited for the LOOKUP, or one asked for meanwhile.
-            self.ping(stream, seq, procd).await?;
-            return Ok(true);
-        }
-        // Looked up again at the next ping: procd may register `service`
-        // later, or (re-executed) under another id.
-        procd.service = None;
-        let what = if lookup {
-            "no object `service` on ubus"
-        } else {
-            "`ubus call service watchdog` failed"
-        };
-        if !self.ping_warned.replace(true) {
-            log::warn!(
-                "procd watchdog: {what} ({st}); procd restarts pathosd when its watchdog time passes without a ping"
-            );
-        }
-        // The ping asked for is dropped with the failure: the next one
-        // comes from the owner's next turn.
-        self.shared.ping.borrow_mut().take();
-        Ok(true)
-    }
-
-    fn tell_busy(&self) {
-        let n = bump(&self.busy_refused);
-        if self
-            .busy_told
-            .get()
-            .is_none_or(|t| t.elapsed() >= BUSY_LOG_EVERY)
-        {
-            log::warn!("ubus: daemon busy: refused {n} calls (answered 9)");
-            self.busy_refused.set(0);
-            self.busy_told.set(Some(Instant::now()));
-        }
-    }
-
-    async fn reply(
-        &self,
-        stream: &mut UnixStream,
-        p: &Pending,
-        objid: u32,
-        result: Result<ReplyData, UbusStatus>,
-    ) -> Result<(), String> {
-        let status = match result {
-            Ok(ReplyData::Json(Value::Null)) => UbusStatus::Ok,
-            Ok(data) => {
-                let bytes = match data {
-                    ReplyData::Json(v) => {
-                        Message::data_reply(p.seq, p.peer, objid, wrap_object(v)).encode()
-                    }
-                    ReplyData::Encoded(body) => {
-                        Message::data_reply_encoded(p.seq, p.peer, objid, body)
-                    }
-                };
-                if let Ok(bytes) = bytes {
-                    self.write_bytes(stream, &bytes).await?;
-                    UbusStatus::Ok
-                } else {
-                    // Over ubusd's 1 MiB limit: say so rather than succeed without data.
-                    log::warn!("ubus: reply too large");
-                    UbusStatus::UnknownError
-                }
-            }
-            // An error that says "ok" would look like success without data.
-            Err(UbusStatus::Ok) => UbusStatus::UnknownError,
-            Err(s) => s,
-        };
-        self.write(
-            stream,
-            &Message::status_msg(p.seq, p.peer, status, Some(objid)),
-        )
-        .await
-    }
-
-    async fn on_message(
-        &self,
-        stream: &mut UnixStream,
-        m: Message,
-        objid: u32,
-        done_tx: &Tx<UbusDone>,
-        pending: &mut Calls,
-        next_key: &mut u32,
-    ) -> Result<(), String> {
-        match m.header.ty {
-            MsgType::Invoke => {}
-            MsgType::Status => {
-                // Answers to our event sends (peer = system object 1).
-                if let Some(st) = m.status().filter(|s| *s != 0) {
-                    log::debug!(
-                        "ubus: ubusd answered seq {}: {}",
-                        m.header.seq,
-                        UbusStatus::from_u32(st)
-                    );
-                }
-                return Ok(());
-            }
-            _ => return Ok(()),
-        }
-        let mut p = Pending {
-            seq: m.header.seq,
-            peer: m.header.peer,
-            deadline: after(self.config.reply_timeout),
-            no_reply: m.no_reply(),
-            _waiting: None,
-        };
-        let target = m.objid();
-        if target != Some(objid) {
-            return self
-                .reply(
-                    stream,
-                    &p,
-                    target.unwrap_or(objid),
-                    Err(UbusStatus::NotFound),
-                )
-                .await;
-        }
-        let method = m.method().unwrap_or_default();
-        let Some(sig) = self.config.methods.iter().find(|s| s.name == method) else {
-            // libubus: ubus_process_invoke finds no method -> METHOD_NOT_FOUND.
-            return if p.no_reply {
-                Ok(())
-            } else {
-                self.reply(stream, &p, objid, Err(UbusStatus::MethodNotFound))
-                    .await
-            };
-        };
-        let empty = Vec::new();
-        let args = m.data().unwrap_or(&empty);
-        if let Err(st) = check_args(sig, args) {
-            return if p.no_reply {
-                Ok(())
-            } else {
-                self.reply(stream, &p, objid, Err(st)).await
-            };
-        }
-        if pending.0.len() >= self.config.request_queue.max(1) {
-            self.tell_busy();
-            return if p.no_reply {
-                Ok(())
-            } else {
-                self.reply(stream, &p, objid, Err(UbusStatus::UnknownError))
-                    .await
-            };
-        }
-        *next_key = next_key.wrapping_add(1);
-        let key = *next_key;
-        let (waiting_tx, waiting_rx) = chan::bounded(1);
-        p._waiting = Some(waiting_tx);
-        pending.insert(key, p);
-        let req = UbusRequest {
-            method: sig.name.clone(),
-            args: table_to_json(args),
-            reply: UbusReply {
-                key,
-                tx: Some(done_tx.clone()),
-                waiting: waiting_rx,
-            },
-        };
-        // Unbounded, so never Full; Closed (the daemon stopped serving): the
-        // dropped request's UbusReply answers UNKNOWN_ERROR through done_tx.
-        let _ = self.requests.try_send(req);
-        Ok(())
-    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::calls::check_args;
     use super::*;
 
     fn assert_send<T: Send>(_: &T) {}
