@@ -10,9 +10,9 @@
 //! that host's packets; raw sockets also see echo requests on loopback and
 //! other processes' replies, hence the type and identifier checks.
 
-use super::{io_msg, until};
 use crate::check::result::CheckResult;
 use crate::config::PingCheck;
+use crate::net::{io_msg, until};
 use async_io::Async;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::io::{self, Read, Write};

@@ -82,7 +82,7 @@ fn frame(out: &mut Vec<u8>, ty: u8, flags: u8, stream: u32, payload: &[u8]) {
 }
 
 fn io_err(e: std::io::Error) -> String {
-    crate::check::probe::io_msg(&e)
+    crate::net::io_msg(&e)
 }
 
 fn read_frame<S: Read>(s: &mut S) -> Result<(u8, u8, u32, Vec<u8>), String> {
