@@ -4,7 +4,7 @@
 usage: scripts/check-doc-names.py [DOC...]   (default: docs/architecture.md docs/testing.md docs/config.md)
 
 Every backticked path (`src/rt.rs`, `tests/support/ubus_broker.rs`) must be a
-file; every backticked Rust path (`check::probe::blocking`, `bgp::driver`,
+file; every backticked Rust path (`check::probe::dns`, `bgp::driver`,
 `support::on_rt`) must resolve to a module file in src/ or
 crates/pathosd-core/src/ (items after the module: named in that file), or to
 an item of tests/support. docs/testing.md must name every tests/*.rs (as

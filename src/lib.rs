@@ -12,6 +12,8 @@ pub mod cli;
 pub mod config_file;
 pub mod daemon;
 pub mod logging;
+pub(crate) mod net;
+pub mod pool;
 pub mod rt;
 pub mod sys;
 pub mod ubus;

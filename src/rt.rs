@@ -10,7 +10,7 @@
 //!
 //! Work that can only block (ureq for https, the gRPC client, name
 //! lookups) goes to the small fixed pool in
-//! [`crate::check::probe::blocking`], never onto this thread.
+//! [`crate::pool`], never onto this thread.
 //!
 //! # One timer API
 //!

@@ -7,7 +7,7 @@
 mod support;
 
 use pathosd::api::model::{PoolView, POOL_WAIT_BOUNDS};
-use pathosd::check::probe::blocking::{pool, stats, Pool, QUEUE, WORKERS};
+use pathosd::pool::{pool, stats, Pool, QUEUE, WORKERS};
 use serde_json::json;
 use std::time::{Duration, Instant};
 use support::*;

@@ -1,7 +1,7 @@
 //! Plain http checks through an http:// forward proxy: Debian's squid (open,
 //! and asking for Basic credentials), a proxy port nothing listens on, a
 //! proxy that closes at once and one that never answers. These checks are
-//! the async client's (`check::probe::http1`), so they run the same in a
+//! the async client's (`net::http1`), so they run the same in a
 //! build without TLS (scripts/test.sh runs this file with
 //! --no-default-features, where ureq is not linked at all).
 

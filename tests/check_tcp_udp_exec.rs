@@ -78,7 +78,7 @@ fn tcp_connect_only_ends_with_reset_and_leaves_no_time_wait() {
 /// this test's own (bound with port 0, on both, whichever comes first).
 #[test]
 fn tcp_and_udp_to_a_host_that_is_a_name() {
-    use pathosd::check::probe::blocking;
+    use pathosd::pool as blocking;
     let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let tcp_port = tcp.local_addr().unwrap().port();
     let _tcp6 = std::net::TcpListener::bind(("::1", tcp_port)).ok();

@@ -115,7 +115,7 @@ fn one_thread_runs_sessions_checks_and_api() {
     // The lookups ran on the bounded pool, within its size.
     let pool = seen.get("pathosd-block").copied().unwrap_or(0);
     assert!(
-        (1..=pathosd::check::probe::blocking::WORKERS).contains(&pool),
+        (1..=pathosd::pool::WORKERS).contains(&pool),
         "{pool} pool threads for the named host's lookups: {seen:?}"
     );
     // The probes really ran (and passed) all along.

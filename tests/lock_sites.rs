@@ -33,7 +33,7 @@ const ALLOWED: &[(&str, &str)] = &[
         "the signal handler reads the self-pipe's fd (an atomic is what async-signal context allows)",
     ),
     (
-        "src/check/probe/blocking.rs",
+        "src/pool.rs",
         "the bounded pool: its worker threads take jobs from the shared queue and count what they run",
     ),
 ];

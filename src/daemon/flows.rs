@@ -4,7 +4,7 @@
 //! kmod-nf-conntrack has it, procfs being on by default), read once a
 //! second while some VIP waits, and never otherwise.
 //!
-//! The read is on the blocking pool ([`crate::check::probe::blocking`]):
+//! The read is on the blocking pool ([`crate::pool`]):
 //! a table of 100,000 entries is about 25 MB of text, which the owner's
 //! thread must not spend its time on. It streams through a fixed buffer
 //! and only counts ([`pathosd_core::vip::flows`]). One read at a time; a
@@ -57,7 +57,7 @@ impl FlowReader {
         }
         self.next = now + INTERVAL;
         let (names, prefixes): (Vec<String>, Vec<Prefix>) = vips.into_iter().unzip();
-        let read: Read = Box::pin(crate::check::probe::blocking::pool().run(move || {
+        let read: Read = Box::pin(crate::pool::pool().run(move || {
             let f = std::fs::File::open(TABLE).map_err(|e| format!("{TABLE}: {e}"))?;
             pathosd_core::vip::flows::count(f, &prefixes).map_err(|e| format!("{TABLE}: {e}"))
         }));

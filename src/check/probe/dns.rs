@@ -4,11 +4,12 @@
 //! expected rcode and, for NOERROR, at least one answer or the expected
 //! answers (any or all of them).
 
-use super::{io_msg, on_addr, until};
+use super::on_addr;
 use crate::check::result::CheckResult;
 use crate::config::dns_name::DnsName;
 use crate::config::target::{DnsTarget, HostPort};
 use crate::config::{AnswerMatch, DnsCheck, DnsQueryType, DnsRcode, ExpectedAnswer};
+use crate::net::{io_msg, until};
 use simple_dns::rdata::RData;
 use simple_dns::{Label, Name, Packet, PacketFlag, Question, CLASS, RCODE, TYPE};
 use smol::io::{AsyncReadExt, AsyncWriteExt};

@@ -3,9 +3,9 @@
 //! group, and the whole group is killed when the check times out, so a script
 //! that started children does not leave them behind.
 
-use super::io_msg;
 use crate::check::result::CheckResult;
 use crate::config::ExecCheck;
+use crate::net::io_msg;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::Stdio;
 use std::time::Instant;

@@ -10,9 +10,9 @@
 //! that host's packets; raw sockets also see echo requests on loopback and
 //! other processes' replies, hence the type and identifier checks.
 
-use super::{io_msg, until};
 use crate::check::result::CheckResult;
 use crate::config::PingCheck;
+use crate::net::{io_msg, until};
 use async_io::Async;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::io::{self, Read, Write};
@@ -146,23 +146,9 @@ impl PingProbe {
             .unwrap_or(deadline);
         let v6 = self.dst.is_ipv6();
         let raw = self.privileged;
-        let sock = match open(self.dst, self.src, raw) {
+        let sock = match self.socket() {
             Ok(s) => s,
-            Err(e) => {
-                let hint = match (e.kind(), raw) {
-                    (io::ErrorKind::PermissionDenied, false) => {
-                        " (is the group in net.ipv4.ping_group_range?)"
-                    }
-                    (io::ErrorKind::PermissionDenied, true) => " (raw sockets need CAP_NET_RAW)",
-                    _ => "",
-                };
-                return CheckResult::fail(format!(
-                    "ping {}: {} socket: {}{hint}",
-                    self.dst,
-                    if raw { "raw" } else { "datagram" },
-                    io_msg(&e)
-                ));
-            }
+            Err(detail) => return CheckResult::fail(detail),
         };
         // Distinguishes our raw-socket replies from other processes'.
         let ident = (std::process::id() as u16) ^ 0x5054;
@@ -227,12 +213,41 @@ impl PingProbe {
                 rtts.push(t.elapsed());
             }
         }
+        self.verdict(next, &rtts, send_err)
+    }
+
+    /// The socket to the destination, or the detail of why there is none
+    /// (with a hint at the permission it lacks).
+    fn socket(&self) -> Result<Async<Socket>, String> {
+        let raw = self.privileged;
+        open(self.dst, self.src, raw).map_err(|e| {
+            let hint = match (e.kind(), raw) {
+                (io::ErrorKind::PermissionDenied, false) => {
+                    " (is the group in net.ipv4.ping_group_range?)"
+                }
+                (io::ErrorKind::PermissionDenied, true) => " (raw sockets need CAP_NET_RAW)",
+                _ => "",
+            };
+            format!(
+                "ping {}: {} socket: {}{hint}",
+                self.dst,
+                if raw { "raw" } else { "datagram" },
+                io_msg(&e)
+            )
+        })
+    }
+
+    /// The result of a run that sent `sent` requests and got replies after
+    /// `rtts`: loss against `max_loss_ratio`, with the counts and
+    /// round-trip times in the details; `send_err`, why sending stopped.
+    fn verdict(&self, sent: u16, rtts: &[Duration], send_err: Option<String>) -> CheckResult {
+        let count = usize::from(self.count);
         let received = rtts.len();
         let lost = count.saturating_sub(received);
         let ratio = lost as f64 / count as f64;
         let ms = |d: Duration| (d.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0;
         let mut r = CheckResult::fail("")
-            .with("sent", next)
+            .with("sent", sent)
             .with("received", received)
             .with("loss_ratio", ratio);
         if !rtts.is_empty() {

@@ -1,9 +1,10 @@
 //! tcp: connect within the timeout; optionally send text and expect a banner.
 
-use super::{io_msg, on_addr, snippet, until};
+use super::{on_addr, snippet};
 use crate::check::result::CheckResult;
 use crate::config::target::HostPort;
 use crate::config::TcpCheck;
+use crate::net::{io_msg, until};
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -44,7 +45,7 @@ impl TcpProbe {
 
     /// The probe once the target's address is known.
     async fn connect(&self, addr: SocketAddr, deadline: Instant) -> CheckResult {
-        let conn = match super::connect_tcp(addr).await {
+        let conn = match crate::net::connect_tcp(addr).await {
             Ok(c) => c,
             Err(e) => return CheckResult::fail(format!("connect {addr}: {}", io_msg(&e))),
         };

@@ -2,10 +2,11 @@
 //! reply or silence passes, ICMP port unreachable (ECONNREFUSED) fails. With
 //! `expect`, only a reply containing it passes and silence fails.
 
-use super::{io_msg, on_addr, snippet, until};
+use super::{on_addr, snippet};
 use crate::check::result::CheckResult;
 use crate::config::target::HostPort;
 use crate::config::UdpCheck;
+use crate::net::{io_msg, until};
 use std::future::Future;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};

@@ -222,7 +222,7 @@ async fn last_metrics(sink: &Sink, state: &mut dyn Source, service: &str, deadli
         }
         if !job.piece().is_empty() {
             let body = Arc::new(job.take_piece());
-            match crate::check::probe::until(deadline, send(sink, body)).await {
+            match crate::net::until(deadline, send(sink, body)).await {
                 Some(Outcome::Accepted) => sent += 1,
                 Some(Outcome::Retry(_, why) | Outcome::Refused(why)) => {
                     return log::warn!("otel: last metrics not sent: {why}");
@@ -281,7 +281,7 @@ async fn last(what: &'static str, request: Option<(Sink, Vec<u8>)>, deadline: In
     let Some((sink, body)) = request else {
         return;
     };
-    match crate::check::probe::until(deadline, send(&sink, Arc::new(body))).await {
+    match crate::net::until(deadline, send(&sink, Arc::new(body))).await {
         Some(Outcome::Accepted) => log::debug!("otel: last {what} sent"),
         Some(Outcome::Retry(_, why) | Outcome::Refused(why)) => {
             log::warn!("otel: last {what} not sent: {why}")

@@ -1,13 +1,15 @@
 //! How an encoded request reaches its collector: over OTLP/HTTP, POSTed
-//! with the probes' own HTTP/1.1 client (`http://`) or ureq (`https://`);
-//! over OTLP/gRPC, as a unary call of the signal's `Export` with the gRPC
-//! probe's own HTTP/2 client (`grpc::unary`, for `grpc://` and
-//! `grpcs://`); and what the answer means for the request ([`Outcome`]).
+//! with the project's own HTTP/1.1 client (`http://`, [`crate::net::http1`])
+//! or ureq (`https://`); over OTLP/gRPC, as a unary call of the signal's
+//! `Export` with the project's own HTTP/2 client (`grpc::unary`, for
+//! `grpc://` and `grpcs://`); and what the answer means for the request
+//! ([`Outcome`]).
 
-use crate::check::probe::addrs;
-use crate::check::probe::grpc;
-use crate::check::probe::http1::{self, Method};
 use crate::config::run::{OtlpTarget, Transport};
+use crate::net::addrs;
+use crate::net::grpc;
+use crate::net::http1::{self, Method};
+use crate::net::tls::{self, H2Config};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -17,7 +19,7 @@ const USER_AGENT: &str = concat!("pathosd/", env!("CARGO_PKG_VERSION"));
 /// One attempt: connect, send, and the response head.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The exporter's calls that run on the probes' blocking pool (https://
+/// The exporter's calls that run on the blocking pool (https://
 /// with ureq, OTLP/gRPC) take turns, whichever signals are sending: a
 /// collector that never answers holds one of the pool's workers, not one
 /// per signal, and the checks keep the others.
@@ -34,32 +36,24 @@ pub(super) struct Sink {
 /// How requests go out: plain http:// on the daemon's thread; https://
 /// with ureq on the bounded blocking pool (its agent built once, with the
 /// system's CA store read once); grpc:// and grpcs:// with the gRPC
-/// probe's client (`grpc::unary`) on the same pool, with its TLS config
+/// client (`grpc::unary`) on the same pool, with its TLS config
 /// built once.
 #[derive(Clone)]
 enum Client {
     Plain,
     #[cfg(feature = "tls")]
     Tls(ureq::Agent),
-    Grpc(Option<grpc::TlsConfig>),
+    Grpc(Option<H2Config>),
 }
 
 #[cfg(feature = "tls")]
 fn tls_agent(t: &OtlpTarget) -> ureq::Agent {
-    use ureq::tls::{RootCerts, TlsConfig, TlsProvider};
     let roots = if t.insecure {
         Vec::new()
     } else {
-        crate::check::probe::http::system_roots()
+        tls::system_roots()
     };
-    let tls = TlsConfig::builder()
-        .provider(TlsProvider::Rustls)
-        .root_certs(RootCerts::Specific(std::sync::Arc::new(roots)))
-        .disable_verification(t.insecure)
-        .unversioned_rustls_crypto_provider(std::sync::Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .build();
+    let tls = tls::ureq_config(roots, None, t.insecure);
     let config = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
@@ -81,7 +75,7 @@ async fn exchange_tls(
 ) -> Result<(u16, Option<u64>), String> {
     let agent = agent.clone();
     let t = Arc::clone(t);
-    let r = crate::check::probe::blocking::pool()
+    let r = crate::pool::pool()
         .run(move || {
             let mut req = agent
                 .post(&t.url)
@@ -136,18 +130,9 @@ pub(super) fn sink(target: &OtlpTarget) -> Option<Sink> {
 }
 
 /// grpcs://'s TLS config (the system's CA store, or none with
-/// `insecure`), built once.
-#[cfg(feature = "tls")]
-fn grpc_tls(t: &OtlpTarget, tls: bool) -> Result<Option<grpc::TlsConfig>, String> {
-    tls.then(|| grpc::tls_config(None, t.insecure)).transpose()
-}
-
-#[cfg(not(feature = "tls"))]
-fn grpc_tls(_: &OtlpTarget, tls: bool) -> Result<Option<grpc::TlsConfig>, String> {
-    match tls {
-        true => Err(crate::NEEDS_TLS.to_string()),
-        false => Ok(None),
-    }
+/// `insecure`), built once; a build without TLS cannot make one.
+fn grpc_tls(t: &OtlpTarget, tls: bool) -> Result<Option<H2Config>, String> {
+    tls.then(|| tls::h2_config(None, t.insecure)).transpose()
 }
 
 /// What became of one attempt.
@@ -184,13 +169,13 @@ fn request_head(t: &OtlpTarget, body_len: usize) -> Vec<u8> {
 async fn exchange_grpc(
     addrs: Vec<std::net::SocketAddr>,
     t: &Arc<OtlpTarget>,
-    tls: Option<&grpc::TlsConfig>,
+    tls: Option<&H2Config>,
     body: Arc<Vec<u8>>,
     deadline: Instant,
 ) -> Result<(u32, String), String> {
     let tls = tls.cloned();
     let t = Arc::clone(t);
-    let r = crate::check::probe::blocking::pool()
+    let r = crate::pool::pool()
         .run(move || {
             grpc::unary(&grpc::Call {
                 addrs: &addrs,
@@ -287,7 +272,7 @@ async fn attempt(sink: &Sink, body: Arc<Vec<u8>>) -> Outcome {
             }
         }
     };
-    match crate::check::probe::until(deadline, attempt).await {
+    match crate::net::until(deadline, attempt).await {
         None => Outcome::Retry(None, format!("no answer in {REQUEST_TIMEOUT:?}")),
         Some(Err(why)) => Outcome::Retry(None, why),
         Some(Ok(o)) => o,

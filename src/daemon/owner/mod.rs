@@ -615,7 +615,7 @@ impl Owner {
                 .collect(),
             bfd_unmatched: self.bfd.unmatched(),
             // Counted by the pool's threads; read here, on the owner's.
-            blocking_pool: crate::check::probe::blocking::stats(),
+            blocking_pool: crate::pool::stats(),
             otel: self.otel.as_ref().map(|_| crate::daemon::otel::stats()),
         };
         self.state.snapshot(scope, now, live)

@@ -58,7 +58,7 @@ impl Proxy {
     /// `scheme://[user:password@]host:port`, the user and password
     /// percent-encoded but for RFC 3986's unreserved characters (§2.3), an
     /// IPv6 host in brackets. ureq's proxy is made from it: it reads back
-    /// the parts this was made from (tests in `check::probe::http`).
+    /// the parts this was made from (tests in `check::probe::http::https`).
     pub fn url(&self) -> String {
         let mut u = String::from(if self.https { "https://" } else { "http://" });
         if let Some(c) = &self.credentials {

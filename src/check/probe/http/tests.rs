@@ -13,116 +13,6 @@ fn kept_connection_is_dropped_after_90_s_idle() {
     assert_eq!(within_idle_limit(None::<((), Instant)>, at(1)), None);
 }
 
-/// What ureq's proxy reads back: scheme, host, port, user, password.
-#[cfg(feature = "tls")]
-fn ureq_parts(p: &ureq::Proxy) -> (bool, String, u16, String, String) {
-    (
-        p.protocol() == ureq::ProxyProtocol::Https,
-        p.host().to_string(),
-        p.port(),
-        p.username().unwrap_or_default().to_string(),
-        p.password().unwrap_or_default().to_string(),
-    )
-}
-
-/// Whether two hosts of a URL are the same IP address, each written its
-/// own way (brackets around an IPv6 address, or not).
-#[cfg(feature = "tls")]
-fn same_ip(a: &str, b: &str) -> bool {
-    let ip = |h: &str| {
-        h.trim_start_matches('[')
-            .trim_end_matches(']')
-            .parse::<std::net::IpAddr>()
-    };
-    matches!((ip(a), ip(b)), (Ok(x), Ok(y)) if x == y)
-}
-
-/// ureq's proxy is built from every proxy URL validation accepts, and
-/// it is the proxy the URL names: the one ureq read from the URL itself
-/// when ureq could (the probes did so before validation read it).
-#[cfg(feature = "tls")]
-fn ureq_agrees(url: &str) -> Result<(), String> {
-    let Ok(p) = Proxy::parse(url) else {
-        return Ok(());
-    };
-    let built = ureq_proxy(&p).map_err(|e| format!("{url}: {e}"))?;
-    let creds = p
-        .credentials
-        .clone()
-        .unwrap_or(crate::config::proxy::Credentials {
-            user: String::new(),
-            password: String::new(),
-        });
-    let want = (
-        p.https,
-        p.at.host.for_url(),
-        p.at.port,
-        creds.user,
-        creds.password,
-    );
-    if ureq_parts(&built) != want {
-        return Err(format!(
-            "{url}: built {:?}, read {want:?}",
-            ureq_parts(&built)
-        ));
-    }
-    if let Ok(own) = ureq::Proxy::new(url) {
-        // ureq keeps an IP literal as written ("[::0]"), validation as the
-        // address it is ("[::]"): the same host.
-        let mut own = ureq_parts(&own);
-        if same_ip(&own.1, &want.1) {
-            own.1.clone_from(&want.1);
-        }
-        if own != want {
-            return Err(format!("{url}: ureq read {own:?}, validation {want:?}"));
-        }
-    }
-    Ok(())
-}
-
-#[cfg(feature = "tls")]
-#[test]
-fn ureq_builds_every_proxy_validation_accepts() {
-    for url in [
-        "http://p.example:3128",
-        "https://p.example",
-        "http://p.example/",
-        "http://[::1]:8080",
-        "http://[2001:db8::1]",
-        "http://[::0]",
-        "http://10.0.0.1:3128/x?y",
-        "http://Aladdin:open%20sesame@p:1",
-        "http://u:p%2540%3a@p:1",
-        "http://u@p:1",
-        "http://u:@p:1",
-        "http://u@x:y@p:1",
-        "http://!$&'()*+,;=:%zz@p_1.x~y-z:65535",
-    ] {
-        Proxy::parse(url).unwrap_or_else(|e| panic!("{url}: {e}"));
-        ureq_agrees(url).unwrap();
-    }
-}
-
-#[cfg(feature = "tls")]
-proptest::proptest! {
-    #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
-    /// Random URLs made of the pieces a proxy URL has, and of the
-    /// characters that break one.
-    #[test]
-    fn ureq_agrees_on_random_proxy_urls(
-        scheme in "(http|https)://",
-        userinfo in "([a-zA-Z0-9%:@!$&'()*+,;=._~ /\\-]{0,12}@)?",
-        host in "([a-z0-9._~-]{0,10}|[0-9]{1,3}(\\.[0-9]{1,3}){3}|\\[[0-9a-f:.]{0,16}\\]|[a-z%\\[\\] é]{1,6})",
-        port in "(:[0-9]{0,6})?",
-        tail in "(/[a-z?#]{0,4})?",
-    ) {
-        let url = format!("{scheme}{userinfo}{host}{port}{tail}");
-        if let Err(e) = ureq_agrees(&url) {
-            proptest::prop_assert!(false, "{}", e);
-        }
-    }
-}
-
 /// The probe of an http check of type `kind` with the options `http`
 /// on the VIP `vip`, as validation resolves it.
 fn probe_of(
@@ -158,7 +48,9 @@ fn absolute_form_request() {
             ..HttpCheck::default()
         };
         let p = probe_of("10.0.0.0/8", crate::config::CheckType::Http, http).expect("probe");
-        let plain = p.plain.as_ref().expect("the async path");
+        let Client::Plain(plain) = &p.client else {
+            panic!("not the async path")
+        };
         assert_eq!(
             plain.proxy.as_ref().map(|h| h.to_string()).as_deref(),
             Some("proxy.example:3128")

@@ -1,4 +1,4 @@
-//! HPACK (RFC 7541) for the gRPC probe's HTTP/2 client: a complete decoder
+//! HPACK (RFC 7541) for the gRPC calls' HTTP/2 client: a complete decoder
 //! (static and dynamic tables, Huffman) and the one encoder form the client
 //! needs, "Literal Header Field without Indexing — New Name" (§6.2.2), which
 //! never touches the peer's dynamic table.

@@ -1,9 +1,11 @@
-//! The bounded pool for probe work that can only block: ureq (https checks
-//! and checks through an https:// proxy, and the OTLP export to https://),
-//! the gRPC client (grpc checks and the OTLP export to grpc://) and the
-//! lookups of hosts that are names (getaddrinfo, [`super::lookup`]). Plain
-//! `http://` checks, direct or through an http:// proxy, do not come here (they are async, see [`super::http`]), nor do exec
-//! checks (smol::process).
+//! The bounded pool for work that can only block: ureq (https checks and
+//! checks through an https:// proxy, and the OTLP export to https://), the
+//! gRPC client (grpc checks and the OTLP export to grpc://,
+//! [`crate::net::grpc`]), the lookups of hosts that are names
+//! (getaddrinfo, [`crate::net::lookup`]) and the owner's read of the
+//! router's flows. Plain `http://` checks, direct or through an http://
+//! proxy, do not come here (they are async, see [`crate::net::http1`]), nor
+//! do exec checks (smol::process).
 //!
 //! At most [`WORKERS`] threads, started one at a time as the work needs
 //! them and then kept (a 1 s https check does not pay a thread spawn per
@@ -117,7 +119,7 @@ impl Pool {
 
     /// Runs `f` on a worker and awaits its result. Err (with the detail a
     /// probe shows) when the queue is full, no worker can be started, or
-    /// `f` panicked. Used for the name lookups (`super::lookup`), the gRPC
+    /// `f` panicked. Used for the name lookups (`net::lookup`), the gRPC
     /// client and, with `tls`, ureq's requests; generic, so each result
     /// type has its own copy of the channel's code (≈ 1.6 KB on mips; one
     /// shared type saved that at the price of a made-up check id).
@@ -205,7 +207,7 @@ impl Pool {
             }
             Err(e) if c.started == 0 => Err(format!(
                 "not run: cannot start a blocking probe worker: {}",
-                super::io_msg(&e)
+                crate::net::io_msg(&e)
             )),
             // The running workers will take it.
             Err(_) => Ok(()),

@@ -1,22 +1,25 @@
-//! One HTTP/1.1 exchange on async-io, for plain `http://` checks, direct
+//! One HTTP/1.1 exchange on async-io: the plain `http://` checks', direct
 //! (the common case on a router: a local service's health URL) or through
-//! an `http://` proxy (the request rendered in absolute-form by
-//! [`super::http`]). Such a probe runs on the daemon's thread like a tcp
-//! probe: no worker thread, no hand-off, and the request bytes are rendered
-//! once when the probe is built. https and https:// proxies stay on ureq in
-//! the bounded pool ([`super::blocking`]).
+//! an `http://` proxy (the request rendered in absolute-form by the http
+//! probe), and the OTLP exporter's POST to an `http://` collector. It runs
+//! on the daemon's thread like a tcp probe: no worker thread, no hand-off;
+//! the caller renders the request bytes (a probe once, when it is built).
+//! https and https:// proxies stay on ureq in the bounded pool
+//! ([`crate::pool`]).
 //!
-//! It reads what the evaluation needs: the status line and headers
-//! (httparse), then, when a body check is configured or the connection is
-//! kept alive, the body as framed by RFC 9112 §6.3 (no body for HEAD, 1xx,
-//! 204 and 304; chunked; Content-Length; else until the server closes), at
-//! most [`super::http::MAX_BODY`] bytes of it.
+//! It reads what the caller needs: the status line and headers
+//! (httparse), then, when the body is wanted or the connection is kept
+//! alive, the body as framed by RFC 9112 §6.3 (no body for HEAD, 1xx, 204
+//! and 304; chunked; Content-Length; else until the server closes), at most
+//! [`MAX_BODY`] bytes of it.
 
 use super::io_msg;
 use async_io::Async;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use std::net::{SocketAddr, TcpStream};
 
+/// The body is read (only when it is wanted) up to this size.
+pub(crate) const MAX_BODY: usize = 1 << 20;
 /// Largest status line + headers accepted.
 const MAX_HEAD: usize = 64 * 1024;
 /// Headers parsed per response.
@@ -258,7 +261,7 @@ async fn body(
 ) -> Result<Response, Failure> {
     buf.drain(..head.len);
     let keep = keep_alive && head.persistent;
-    let cap = super::http::MAX_BODY;
+    let cap = MAX_BODY;
     let mut body = Vec::new();
     // Without a body check and without reuse the rest is not read.
     let complete = if head.framing == Framing::Empty || !(want_body || keep) {

@@ -82,7 +82,7 @@ fn frame(out: &mut Vec<u8>, ty: u8, flags: u8, stream: u32, payload: &[u8]) {
 }
 
 fn io_err(e: std::io::Error) -> String {
-    crate::check::probe::io_msg(&e)
+    crate::net::io_msg(&e)
 }
 
 fn read_frame<S: Read>(s: &mut S) -> Result<(u8, u8, u32, Vec<u8>), String> {
@@ -243,20 +243,7 @@ pub fn request<S: Read + Write>(
     body: &[&[u8]],
 ) -> Result<Response, String> {
     let total: usize = body.iter().map(|b| b.len()).sum();
-    let mut out = PREFACE.to_vec();
-    // SETTINGS_ENABLE_PUSH (0x2) = 0: we never accept pushes.
-    frame(&mut out, SETTINGS, 0, 0, &[0, 2, 0, 0, 0, 0]);
-    let mut block = Vec::new();
-    for (n, v) in headers {
-        hpack::encode_literal(&mut block, n.as_bytes(), v.as_bytes());
-    }
-    if block.len() > MAX_FRAME {
-        return Err("request headers too large".into());
-    }
-    let end = if total == 0 { END_STREAM } else { 0 };
-    frame(&mut out, HEADERS, END_HEADERS | end, STREAM, &block);
-    s.write_all(&out).map_err(io_err)?;
-    s.flush().map_err(io_err)?;
+    send_head(s, headers, total == 0)?;
     let mut body = Body {
         parts: body,
         part: 0,
@@ -366,6 +353,29 @@ pub fn request<S: Read + Write>(
         }
     }
     Err("too many frames".into())
+}
+
+/// The connection preface, our SETTINGS and the request's HEADERS (which
+/// end the stream when there is no body).
+fn send_head<S: Write>(
+    s: &mut S,
+    headers: &[(String, String)],
+    no_body: bool,
+) -> Result<(), String> {
+    let mut out = PREFACE.to_vec();
+    // SETTINGS_ENABLE_PUSH (0x2) = 0: we never accept pushes.
+    frame(&mut out, SETTINGS, 0, 0, &[0, 2, 0, 0, 0, 0]);
+    let mut block = Vec::new();
+    for (n, v) in headers {
+        hpack::encode_literal(&mut block, n.as_bytes(), v.as_bytes());
+    }
+    if block.len() > MAX_FRAME {
+        return Err("request headers too large".into());
+    }
+    let end = if no_body { END_STREAM } else { 0 };
+    frame(&mut out, HEADERS, END_HEADERS | end, STREAM, &block);
+    s.write_all(&out).map_err(io_err)?;
+    s.flush().map_err(io_err)
 }
 
 /// Decodes a header block into headers (first) or trailers (second).
