@@ -13,7 +13,9 @@
 //! requests to the loops print as `ask VIP run=ID CHECK...`, answers as
 //! `answer N ...`), `not-run VIP run=ID CHECK...` (loops that could not take
 //! the run), `tick`, `peer-up PEER [ipv4] [ipv6]`, `peer-down PEER`,
-//! `signal term` (every VIP withdrawn, then Cease), `reload [VIP, ...]`
+//! `signal term` (every VIP withdrawn, then Cease), `states` (each VIP's
+//! state, as /status and the metrics read it: `state VIP STATE`),
+//! `reload [VIP, ...]`
 //! (the rest of the line: a JSON array of the new config's VIPs; the plan's
 //! change of each VIP is printed as `reload VIP CHANGE` before what the
 //! step then decides, exactly as the owner plans and applies a SIGHUP).
@@ -274,9 +276,11 @@ impl Harness {
                 return lines;
             }
             "signal" => {
-                // The state says which VIPs go; the speaker withdraws every
-                // route, then sends Cease.
-                let fx = self.state.step(Event::Shutdown, now);
+                // The state withdraws the VIPs; as in the owner, their
+                // routes are not sent one by one: the speaker withdraws
+                // every route, then sends Cease.
+                let mut fx = self.state.step(Event::Shutdown, now);
+                fx.outputs.retain(|o| !matches!(o, Output::Route { .. }));
                 self.effects(fx, &mut lines);
                 let prefixes: Vec<_> = self.rib.desired().keys().copied().collect();
                 for p in prefixes {
@@ -290,6 +294,12 @@ impl Harness {
                             p.name
                         ));
                     }
+                }
+                return lines;
+            }
+            "states" => {
+                for v in self.state.engine().vips() {
+                    lines.push(format!("state {} {}", v.name, v.machine.state().as_str()));
                 }
                 return lines;
             }

@@ -448,56 +448,7 @@ impl Owner {
         // speaker as one batch (one RIB update and one sync per peer, however
         // many VIPs moved) straight from `outputs`, with no second vector of
         // them (10,000 at start with as many `always` VIPs).
-        for o in &outputs {
-            match o {
-                Output::Route { .. } | Output::InitialDone => {}
-                Output::VipTransition {
-                    vip,
-                    prefix,
-                    from,
-                    to,
-                    reason,
-                } => {
-                    let prefix = prefix.to_string();
-                    log::info!(
-                        "vip {vip} {prefix}: {} -> {} ({reason})",
-                        from.as_str(),
-                        to.as_str()
-                    );
-                    if let Some(u) = &self.ubus {
-                        // The time /status shows as the VIP's last_transition_time.
-                        let at = self
-                            .state
-                            .engine()
-                            .vip(vip)
-                            .and_then(|v| v.machine.last_transition())
-                            .map_or_else(SystemTime::now, |(t, _)| self.state.wall_time(*t));
-                        u.send_event(
-                            crate::ubus::EVENT_VIP,
-                            crate::api::ubus_methods::vip_event(
-                                vip,
-                                &prefix,
-                                from.as_str(),
-                                to.as_str(),
-                                reason,
-                                at,
-                            ),
-                        );
-                    }
-                }
-                Output::CheckTransitionOnly { vip, check, reason } => {
-                    log::info!(
-                        "vip {vip} check {check}: {reason} (check transition without VIP health change)"
-                    );
-                }
-                Output::LocalAddressMissing { vip, check, detail } => {
-                    log::warn!("vip {vip} check {check}: {detail}");
-                }
-            }
-        }
-        if super::otel::tracing() {
-            route_spans(&outputs);
-        }
+        report(&self.state, self.ubus.as_ref(), &outputs);
         let initial_done = outputs.iter().any(|o| matches!(o, Output::InitialDone));
         let route = |o: Output| match o {
             Output::Route { prefix, intent } => Some((prefix, intent)),
@@ -705,6 +656,62 @@ impl Source for Reading<'_> {
 /// How long the exit waits for ubusd to take the last events (its answer to
 /// the REMOVE_OBJECT sent after them).
 const UBUS_FLUSH_LIMIT: Duration = Duration::from_secs(2);
+
+/// A step's decisions told: each VIP and check transition logged and,
+/// for a VIP, sent as a ubus event; each route change a span. The
+/// routes themselves are `Owner::apply`'s (or, at the stop, the
+/// speaker's).
+fn report(state: &State<TriggerReply>, ubus: Option<&crate::ubus::UbusHandle>, outputs: &[Output]) {
+    for o in outputs {
+        match o {
+            Output::Route { .. } | Output::InitialDone => {}
+            Output::VipTransition {
+                vip,
+                prefix,
+                from,
+                to,
+                reason,
+            } => {
+                let prefix = prefix.to_string();
+                log::info!(
+                    "vip {vip} {prefix}: {} -> {} ({reason})",
+                    from.as_str(),
+                    to.as_str()
+                );
+                if let Some(u) = ubus {
+                    // The time /status shows as the VIP's last_transition_time.
+                    let at = state
+                        .engine()
+                        .vip(vip)
+                        .and_then(|v| v.machine.last_transition())
+                        .map_or_else(SystemTime::now, |(t, _)| state.wall_time(*t));
+                    u.send_event(
+                        crate::ubus::EVENT_VIP,
+                        crate::api::ubus_methods::vip_event(
+                            vip,
+                            &prefix,
+                            from.as_str(),
+                            to.as_str(),
+                            reason,
+                            at,
+                        ),
+                    );
+                }
+            }
+            Output::CheckTransitionOnly { vip, check, reason } => {
+                log::info!(
+                    "vip {vip} check {check}: {reason} (check transition without VIP health change)"
+                );
+            }
+            Output::LocalAddressMissing { vip, check, detail } => {
+                log::warn!("vip {vip} check {check}: {detail}");
+            }
+        }
+    }
+    if super::otel::tracing() {
+        route_spans(outputs);
+    }
+}
 
 /// A `bgp.announce`, `bgp.withdraw` or `bgp.pessimize` span per route
 /// change of one engine step: a pessimize is an announce whose VIP moved

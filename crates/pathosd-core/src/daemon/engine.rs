@@ -682,6 +682,18 @@ impl Engine {
         out
     }
 
+    /// The daemon stops: every VIP that is not withdrawn is, with
+    /// `reason`, each a transition and a withdrawal as any other (the
+    /// speaker withdraws the routes itself, with its Cease).
+    pub fn stop(&mut self, reason: &'static &'static str, now: Instant) -> Vec<Output> {
+        let mut out = Vec::new();
+        for i in 0..self.vips.len() {
+            let t = self.vips[i].machine.stop(now, reason);
+            self.emit(i, t, &mut out);
+        }
+        out
+    }
+
     /// Forgets the counts of the VIPs that no longer wait for their flows.
     fn forget_flows(&mut self) {
         if self.flows.is_empty() {
