@@ -625,7 +625,7 @@ mod tests {
         assert_eq!(routes(&fx), [("10.0.0.53/32".to_string(), Some(false))]);
         assert!(fx.outputs.iter().all(|o| matches!(o, Output::Route { .. })));
         let plan = fx.reload.unwrap().unwrap();
-        assert_eq!(plan.live, ["bgp.graceful_shutdown"]);
+        assert_eq!(plan.live, [reload::LiveChange::GracefulShutdown]);
         // Unchanged: nothing sent.
         let fx = s.step(Event::Reload(Ok(with(false))), t0);
         assert!(fx.outputs.is_empty(), "{:?}", fx.outputs);

@@ -861,12 +861,12 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
         match want {
             Live("") => assert!(p.is_empty(), "{path}: {p:?}"),
             Live(k) => assert_eq!(
-                (p.live.as_slice(), p.needs_restart.as_slice()),
+                (live(&p).as_slice(), p.needs_restart.as_slice()),
                 (&[k][..], &[][..]),
                 "{path}"
             ),
             Restart(k) => assert_eq!(
-                (p.live.as_slice(), p.needs_restart.as_slice()),
+                (live(&p).as_slice(), p.needs_restart.as_slice()),
                 (&[][..], &[k][..]),
                 "{path}"
             ),
@@ -909,6 +909,11 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
     }
 }
 
+/// The paths of the settings the plan changes live.
+fn live(p: &ReloadPlan) -> Vec<&'static str> {
+    p.live.iter().map(|c| c.path()).collect()
+}
+
 #[test]
 fn global_settings_live_or_after_a_restart() {
     let p = plan(|c| {
@@ -930,11 +935,11 @@ fn global_settings_live_or_after_a_restart() {
     assert_eq!(
         p.live,
         vec![
-            "logging.level",
-            "bgp.shutdown_drain",
-            "api.listen",
-            "api.idle_timeout",
-            "api.token"
+            LiveChange::LogLevel,
+            LiveChange::ShutdownDrain,
+            LiveChange::Api(ApiSetting::Listen),
+            LiveChange::Api(ApiSetting::IdleTimeout),
+            LiveChange::Api(ApiSetting::Token),
         ]
     );
     // VIPs and sessions are not touched by any of them.
