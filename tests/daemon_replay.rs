@@ -13,7 +13,9 @@
 //! requests to the loops print as `ask VIP run=ID CHECK...`, answers as
 //! `answer N ...`), `not-run VIP run=ID CHECK...` (loops that could not take
 //! the run), `tick`, `peer-up PEER [ipv4] [ipv6]`, `peer-down PEER`,
-//! `signal term` (every VIP withdrawn, then Cease), `reload [VIP, ...]`
+//! `signal term` (every VIP withdrawn, then Cease), `states` (each VIP's
+//! state, as /status and the metrics read it: `state VIP STATE`),
+//! `reload [VIP, ...]`
 //! (the rest of the line: a JSON array of the new config's VIPs; the plan's
 //! change of each VIP is printed as `reload VIP CHANGE` before what the
 //! step then decides, exactly as the owner plans and applies a SIGHUP).
@@ -193,6 +195,31 @@ impl Harness {
         }
     }
 
+    /// `signal term`: the stop's step, then the speaker's stop.
+    fn stop(&mut self, now: Instant) -> Vec<String> {
+        let mut lines = Vec::new();
+        // The state withdraws the VIPs; as in the owner, their
+        // routes are not sent one by one: the speaker withdraws
+        // every route, then sends Cease.
+        let mut fx = self.state.step(Event::Shutdown, now);
+        fx.outputs.retain(|o| !matches!(o, Output::Route { .. }));
+        self.effects(fx, &mut lines);
+        let prefixes: Vec<_> = self.rib.desired().keys().copied().collect();
+        for p in prefixes {
+            self.rib.set_desired(p, None);
+        }
+        self.sync(&mut lines);
+        for p in &self.peers {
+            if p.adj.is_established() {
+                lines.push(format!(
+                    "notification {} cease/administrative-shutdown",
+                    p.name
+                ));
+            }
+        }
+        lines
+    }
+
     fn step(&mut self, ms: u64, ev: &str, args: &[&str], rest: &str) -> Vec<String> {
         let now = self.t0 + Duration::from_millis(ms);
         let mut lines = Vec::new();
@@ -273,23 +300,10 @@ impl Harness {
                 p.adj.on_session_down();
                 return lines;
             }
-            "signal" => {
-                // The state says which VIPs go; the speaker withdraws every
-                // route, then sends Cease.
-                let fx = self.state.step(Event::Shutdown, now);
-                self.effects(fx, &mut lines);
-                let prefixes: Vec<_> = self.rib.desired().keys().copied().collect();
-                for p in prefixes {
-                    self.rib.set_desired(p, None);
-                }
-                self.sync(&mut lines);
-                for p in &self.peers {
-                    if p.adj.is_established() {
-                        lines.push(format!(
-                            "notification {} cease/administrative-shutdown",
-                            p.name
-                        ));
-                    }
+            "signal" => return self.stop(now),
+            "states" => {
+                for v in self.state.engine().vips() {
+                    lines.push(format!("state {} {}", v.name, v.machine.state().as_str()));
                 }
                 return lines;
             }

@@ -442,7 +442,12 @@ fn shutdown_sends_the_last_metrics_after_the_withdrawals() {
     );
     d.signal("TERM");
     let last = rx.request(Duration::from_secs(5));
-    assert!(vip_point(&last, "pathosd_vip_state", "web").is_some());
+    // The stop's withdrawal is in the state the last export reads.
+    assert_eq!(
+        vip_point(&last, "pathosd_vip_state", "web"),
+        Some(0.0),
+        "withdrawn"
+    );
     let st = d.wait_exit(Duration::from_secs(5)).expect("exit");
     assert_eq!(st.code(), Some(0));
     // Sent after the withdrawals and the sessions' stop, not before.

@@ -1,25 +1,28 @@
 //! `pathosd run`: the owner task, the one holder of the daemon's state.
 //! Start-up and the event loop are here; the VIPs' check loops in
-//! `loops`, reload in `reloading`, the graceful stop in `shutdown`.
+//! `loops`, reload in `reloading`, the graceful stop in `shutdown`, what
+//! a step tells (log, ubus, spans) in `report`, the API's reading of the
+//! state in `reading`.
 
 mod child_check;
 mod inbox;
 mod loops;
+mod reading;
 mod reloading;
+mod report;
 mod shutdown;
 
 use inbox::{Event, Inbox};
 use loops::{check_ids, spawn_checks, Runtimes};
+use reading::{peer_view, Reading};
+use report::{report, send_peer_event};
 
 use super::engine::{CheckId, CheckRun, Output};
 use super::reload::ReloadPlan;
 use super::state::{self, Ask, Effects, Live, State};
-use super::views;
 use crate::api::control::{ApiError, Control, ControlHandle, Reply, TriggerOutcome};
-use crate::api::model::{PageInfo, Scope, Snapshot, VipView, Want};
-use crate::api::stream::Source;
-use crate::bgp::speaker::{PeerEvent, Speaker, SpeakerHandle};
-use crate::bgp::types::{PathAttrs, Prefix};
+use crate::api::model::{Scope, Snapshot};
+use crate::bgp::speaker::{Speaker, SpeakerHandle};
 use crate::chan::{unbounded, Signal, Tx};
 use crate::config::load::Format;
 use crate::config::{LogLevel, RunConfig};
@@ -448,56 +451,7 @@ impl Owner {
         // speaker as one batch (one RIB update and one sync per peer, however
         // many VIPs moved) straight from `outputs`, with no second vector of
         // them (10,000 at start with as many `always` VIPs).
-        for o in &outputs {
-            match o {
-                Output::Route { .. } | Output::InitialDone => {}
-                Output::VipTransition {
-                    vip,
-                    prefix,
-                    from,
-                    to,
-                    reason,
-                } => {
-                    let prefix = prefix.to_string();
-                    log::info!(
-                        "vip {vip} {prefix}: {} -> {} ({reason})",
-                        from.as_str(),
-                        to.as_str()
-                    );
-                    if let Some(u) = &self.ubus {
-                        // The time /status shows as the VIP's last_transition_time.
-                        let at = self
-                            .state
-                            .engine()
-                            .vip(vip)
-                            .and_then(|v| v.machine.last_transition())
-                            .map_or_else(SystemTime::now, |(t, _)| self.state.wall_time(*t));
-                        u.send_event(
-                            crate::ubus::EVENT_VIP,
-                            crate::api::ubus_methods::vip_event(
-                                vip,
-                                &prefix,
-                                from.as_str(),
-                                to.as_str(),
-                                reason,
-                                at,
-                            ),
-                        );
-                    }
-                }
-                Output::CheckTransitionOnly { vip, check, reason } => {
-                    log::info!(
-                        "vip {vip} check {check}: {reason} (check transition without VIP health change)"
-                    );
-                }
-                Output::LocalAddressMissing { vip, check, detail } => {
-                    log::warn!("vip {vip} check {check}: {detail}");
-                }
-            }
-        }
-        if super::otel::tracing() {
-            route_spans(&outputs);
-        }
+        report(&self.state, self.ubus.as_ref(), &outputs);
         let initial_done = outputs.iter().any(|o| matches!(o, Output::InitialDone));
         let route = |o: Output| match o {
             Output::Route { prefix, intent } => Some((prefix, intent)),
@@ -659,120 +613,6 @@ fn log_room(state: &State<TriggerReply>) {
     crate::logging::otel_room(vips.iter().map(|s| 1 + s.checks.len()).sum());
 }
 
-/// The owner's state as a streamed answer reads it: a view of one VIP at
-/// a time, a few of a peer's routes at a time (`api::stream`).
-struct Reading<'a> {
-    owner: &'a mut Owner,
-    now: Instant,
-}
-
-impl Source for Reading<'_> {
-    fn head(&mut self) -> Snapshot {
-        self.owner.snapshot(&Scope::Summary, self.now)
-    }
-
-    fn vip_count(&self) -> usize {
-        self.owner.state.engine().vips().len()
-    }
-
-    fn select(&self, scope: &Scope) -> (Vec<usize>, Option<PageInfo>) {
-        views::select_vips(self.owner.state.engine(), scope)
-    }
-
-    fn vip(&self, i: usize, want: Want) -> Option<VipView> {
-        let state = &self.owner.state;
-        let slot = state.engine().vips().get(i)?;
-        let mut view = views::vip_view(slot, want, &|t| state.wall_time(t));
-        view.flows = state.engine().flows(&slot.name);
-        Some(view)
-    }
-
-    fn routes(
-        &self,
-        peer: usize,
-        after: Option<&Prefix>,
-        max: usize,
-        out: &mut Vec<(Prefix, PathAttrs)>,
-    ) {
-        self.owner.speaker.routes(peer, after, max, out);
-    }
-
-    fn generation(&self) -> u64 {
-        self.owner.state.generation()
-    }
-}
-
 /// How long the exit waits for ubusd to take the last events (its answer to
 /// the REMOVE_OBJECT sent after them).
 const UBUS_FLUSH_LIMIT: Duration = Duration::from_secs(2);
-
-/// A `bgp.announce`, `bgp.withdraw` or `bgp.pessimize` span per route
-/// change of one engine step: a pessimize is an announce whose VIP moved
-/// to pessimized in the same step (its prepend says how much).
-fn route_spans(outputs: &[Output]) {
-    for o in outputs {
-        let Output::Route { prefix, intent } = o else {
-            continue;
-        };
-        let pessimized = outputs.iter().any(|t| {
-            matches!(t, Output::VipTransition { prefix: p, to, .. }
-                if p == prefix && *to == pathosd_core::vip::VipState::Pessimized)
-        });
-        let name = match intent {
-            None => "bgp.withdraw",
-            Some(_) if pessimized => "bgp.pessimize",
-            Some(_) => "bgp.announce",
-        };
-        let prepend = intent.as_ref().map_or(0, |i| i.as_path_prepend);
-        super::otel::route(name, prefix, prepend);
-    }
-}
-
-fn send_peer_event(ubus: Option<&crate::ubus::UbusHandle>, p: &PeerEvent) {
-    if let Some(u) = ubus {
-        u.send_event(
-            crate::ubus::EVENT_PEER,
-            crate::api::ubus_methods::peer_event(
-                &p.peer,
-                p.address,
-                p.from.as_str(),
-                p.to.as_str(),
-                p.reason.as_deref().unwrap_or(""),
-                SystemTime::now(),
-            ),
-        );
-    }
-}
-
-fn counts(m: crate::bgp::speaker::MessageCounters) -> crate::api::model::MsgCounts {
-    crate::api::model::MsgCounts {
-        open: m.open,
-        update: m.update,
-        notification: m.notification,
-        keepalive: m.keepalive,
-        route_refresh: m.route_refresh,
-    }
-}
-
-fn peer_view(p: crate::bgp::speaker::PeerStatus) -> crate::api::model::PeerView {
-    let s = p.summary;
-    crate::api::model::PeerView {
-        name: p.name,
-        address: p.address,
-        peer_asn: p.asn,
-        required: p.required,
-        state: s.state.to_string(),
-        established_for: p.uptime,
-        last_error: s.last_error,
-        notification_sent: s.last_notification_sent,
-        notification_received: s.last_notification_received,
-        received: counts(s.messages_in),
-        sent: counts(s.messages_out),
-        advertised: s.advertised,
-        flaps: s.flaps,
-        // Read a few at a time by /metrics (`Reading::routes`), never copied whole.
-        routes: Vec::new(),
-        // The owner's BFD driver fills it in.
-        bfd: None,
-    }
-}

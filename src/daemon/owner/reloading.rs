@@ -9,7 +9,7 @@ use super::{level_filter, log_plan, state, Owner};
 use crate::api::model::ReloadRecord;
 use crate::check::scheduler;
 use crate::daemon::http;
-use crate::daemon::reload::{self, ReloadPlan, VipChange};
+use crate::daemon::reload::{LiveChange, ReloadPlan, VipChange};
 use std::time::Instant;
 
 impl Owner {
@@ -116,20 +116,18 @@ impl Owner {
         let new = self.state.config();
         self.speaker.reconfigure(new, &plan.neighbors);
         self.bfd.reconfigure(new, Instant::now());
-        if plan.live.contains(&"logging.level") && !self.opts.debug {
+        if plan.changes(LiveChange::LogLevel) && !self.opts.debug {
             crate::logging::set_level(level_filter(new.logging.level));
         }
         // Also when the server is not where the config puts it: an earlier
         // new address could not be bound (or none at start), and every
         // reload tries again and says whether it could.
-        if plan.live.iter().any(|k| reload::HTTP_KEYS.contains(k))
-            || http::listening(self.http.as_ref()) != new.api.listen
-        {
+        if plan.changes_api() || http::listening(self.http.as_ref()) != new.api.listen {
             let (h, failed) = http::restart(self.http.take(), &new.api, self.ctl.clone());
             self.http = h;
             not_applied.extend(failed);
         }
-        if plan.live.contains(&"otel") {
+        if plan.changes(LiveChange::Otel) {
             // The old exporter's task ends as it is dropped, mid-request
             // or not: what it had queued is dropped with it.
             self.otel = None;

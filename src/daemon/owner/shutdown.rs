@@ -2,7 +2,7 @@
 //! waited, Cease sent, within procd's five seconds.
 
 use super::loops::Runtimes;
-use super::{send_peer_event, state, Event, Inbox, Output, Owner, UBUS_FLUSH_LIMIT};
+use super::{send_peer_event, state, Event, Inbox, Owner, UBUS_FLUSH_LIMIT};
 use crate::chan::Signal;
 use smol::future::FutureExt;
 use std::time::{Duration, Instant};
@@ -58,44 +58,11 @@ impl Owner {
                 crate::sys::lower_thread_priority();
             }
             self.runtimes = Runtimes::default();
-            // The speaker withdraws every route; the events say so, as on
-            // every other VIP change, with the time of the shutdown.
-            let now = Instant::now();
-            let t = self.state.wall_time(now);
-            for o in self.state.step(state::Event::Shutdown, now).outputs {
-                let Output::VipTransition {
-                    vip,
-                    prefix,
-                    from,
-                    to,
-                    reason,
-                } = o
-                else {
-                    continue;
-                };
-                if super::super::otel::tracing() {
-                    super::super::otel::route("bgp.withdraw", &prefix, 0);
-                }
-                let prefix = prefix.to_string();
-                log::info!(
-                    "vip {vip} {prefix}: {} -> {} ({reason})",
-                    from.as_str(),
-                    to.as_str()
-                );
-                if let Some(u) = &ubus {
-                    u.send_event(
-                        crate::ubus::EVENT_VIP,
-                        crate::api::ubus_methods::vip_event(
-                            &vip,
-                            &prefix,
-                            from.as_str(),
-                            to.as_str(),
-                            &reason,
-                            t,
-                        ),
-                    );
-                }
-            }
+            // The state withdraws every VIP (the speaker has withdrawn the
+            // routes); the log, the events and the spans say so as for
+            // every other change, with the time of the stop.
+            let fx = self.state.step(state::Event::Shutdown, Instant::now());
+            super::report(&self.state, ubus.as_ref(), &fx.outputs);
             // Session changes of the shutdown become `pathosd.peer` events.
             let second_signal = async {
                 loop {

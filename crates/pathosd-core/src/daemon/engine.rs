@@ -8,21 +8,17 @@
 //! with the [`CheckId`] the engine gave the check, and every counter lives
 //! here, owned by the owner task, with no lock around it.
 
-use super::reload::{ReloadPlan, VipChange};
 use crate::bgp::types::{Prefix, RouteIntent};
-use crate::check::hysteresis::Hysteresis;
-use crate::check::policy::Combiner;
 use crate::check::CheckResult;
 use crate::config::VipSpec as Vip;
-use crate::vip::{SharedIntents, VipMachine, VipPolicy, VipState};
-use std::borrow::Cow;
+use crate::vip::{SharedIntents, VipState};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod reloading;
 mod slot;
-pub(crate) use slot::BUCKETS;
+use slot::Pending;
 pub use slot::{duration_buckets, CheckStatus, Checks, LastResult, VipSlot};
-use slot::{is_plain, plain, Full};
 
 /// Which check a probe result is for: a small number the engine gives each
 /// check when its VIP's slot is made, kept while the slot lives (a reload
@@ -136,117 +132,6 @@ pub(crate) fn first_evaluation_bound(vip: &Vip) -> Duration {
         .unwrap_or(Duration::ZERO)
 }
 
-/// The slot for `v`, without its config (the caller keeps it, see
-/// [`VipSlot::set_config`]), and its combiner if it has checks.
-fn new_slot(
-    v: &Vip,
-    next_check: &mut u32,
-    intents: &mut SharedIntents,
-    graceful_shutdown: bool,
-    now: Instant,
-) -> (VipSlot, Option<Combiner>) {
-    let prefix = v.prefix;
-    let names: Vec<String> = v.checks.iter().map(|c| c.name.clone()).collect();
-    let mut id = || {
-        let id = CheckId(*next_check);
-        *next_check = next_check.wrapping_add(1);
-        id
-    };
-    let combiner = (!names.is_empty()).then(|| Combiner::new(v.checks_expr.clone(), names));
-    let slot = VipSlot {
-        full: None,
-        name: v.name.clone(),
-        prefix,
-        initial_done: v.always || v.checks.is_empty(),
-        checks: v
-            .checks
-            .iter()
-            .map(|c| CheckStatus {
-                id: id(),
-                name: c.name.clone(),
-                hysteresis: Hysteresis::new(c.rise, c.fall),
-                runs: 0,
-                last: None,
-                last_time: None,
-                last_transition: None,
-                total_ok: 0,
-                total_fail: 0,
-                timeouts: 0,
-                bucket_timeout: c.timeout,
-                buckets: [0; BUCKETS],
-                duration_sum: 0.0,
-            })
-            .collect::<Vec<_>>()
-            .into(),
-        transitions: [0; 3],
-        machine: VipMachine::new(VipPolicy::shared(v, graceful_shutdown, intents), now),
-    };
-    (slot, combiner)
-}
-
-/// A VIP on its way from the loaded list into a slot: the list's 152-byte
-/// entries are freed before the slots are made, so the two never take
-/// memory together (the start's peak).
-enum Pending {
-    Plain(Arc<str>, Prefix),
-    Full(Box<Vip>),
-}
-
-impl Pending {
-    /// Compacts `vips` (consumed: their buffer is freed on return).
-    fn list(vips: Vec<Vip>) -> Vec<Pending> {
-        let mut out = Vec::with_capacity(vips.len());
-        for v in vips {
-            out.push(if is_plain(&v) {
-                Pending::Plain(v.name, v.prefix)
-            } else {
-                Pending::Full(Box::new(v))
-            });
-        }
-        out
-    }
-
-    fn name(&self) -> &Arc<str> {
-        match self {
-            Pending::Plain(name, _) => name,
-            Pending::Full(v) => &v.name,
-        }
-    }
-
-    /// What the slot keeps (see [`VipSlot::config`]).
-    fn into_config(self) -> Option<Box<Vip>> {
-        match self {
-            Pending::Plain(..) => None,
-            Pending::Full(v) => Some(v),
-        }
-    }
-
-    /// The slot for this VIP, keeping its config.
-    fn into_slot(
-        self,
-        next_check: &mut u32,
-        intents: &mut SharedIntents,
-        graceful_shutdown: bool,
-        now: Instant,
-    ) -> VipSlot {
-        match self {
-            // A plain VIP has no checks: no combiner.
-            Pending::Plain(name, prefix) => {
-                let v = plain(&name, prefix);
-                new_slot(&v, next_check, intents, graceful_shutdown, now).0
-            }
-            Pending::Full(v) => {
-                let (mut s, combiner) = new_slot(&v, next_check, intents, graceful_shutdown, now);
-                s.full = Some(Box::new(Full {
-                    config: *v,
-                    combiner,
-                }));
-                s
-            }
-        }
-    }
-}
-
 impl Engine {
     /// Builds the engine for `vips` (validated: each carries its compiled
     /// checks_policy, `Vip::checks_expr`). The engine keeps the configs from
@@ -316,184 +201,6 @@ impl Engine {
         e.reindex();
         e.check_initial(now, &mut out);
         (e, out)
-    }
-
-    /// Applies a new VIP list as `plan` (see [`super::reload`]) decided.
-    /// Unchanged VIPs keep their slot (state, counters: no UPDATE, no flap);
-    /// kept ones keep state and check health and take the new policy and
-    /// timing (a route whose attributes changed is re-announced); restarted
-    /// ones restart withdrawn; removed ones are withdrawn. Withdrawals come
-    /// first so a prefix that moves to another VIP is never withdrawn after
-    /// its new announcement.
-    pub fn reload(
-        &mut self,
-        vips: impl Into<Vec<Vip>>,
-        plan: &ReloadPlan,
-        now: Instant,
-    ) -> Vec<Output> {
-        let vips = Pending::list(vips.into());
-        let mut withdraws = Vec::new();
-        let mut announces = Vec::new();
-        // Each new VIP's old slot, found through the name index (binary
-        // search) while the slots are still in place: a linear search and
-        // `Vec::remove` per kept VIP were O(n²) (at 10,000 VIPs, about
-        // n²/2 slot moves of 176 bytes). 4 bytes a VIP.
-        let found: Vec<u32> = vips
-            .iter()
-            .map(|p| {
-                self.index(p.name())
-                    .and_then(|i| u32::try_from(i).ok())
-                    .unwrap_or(u32::MAX)
-            })
-            .collect();
-        // Taken slots leave a `None`; the rest retire in the engine's order.
-        let mut old: Vec<Option<VipSlot>> = std::mem::take(&mut self.vips)
-            .into_iter()
-            .map(Some)
-            .collect();
-        // Stale until `reindex` below: nothing may look a name up meanwhile.
-        self.by_name.clear();
-        self.by_check.clear();
-        let retire = |s: VipSlot, reason: &str, out: &mut Vec<Output>| {
-            if s.machine.state() != VipState::Withdrawn {
-                out.push(Output::VipTransition {
-                    vip: s.name.to_string(),
-                    prefix: s.prefix,
-                    from: s.machine.state(),
-                    to: VipState::Withdrawn,
-                    reason: reason.to_string(),
-                });
-                out.push(Output::Route {
-                    prefix: s.prefix,
-                    intent: None,
-                });
-            }
-        };
-        self.vips.reserve_exact(vips.len());
-        for (k, (p, pos)) in vips.into_iter().zip(found).enumerate() {
-            let name = p.name().clone();
-            // A second VIP of the same name (validation rejects it) finds
-            // its slot taken: a new slot, as before.
-            let taken = old.get_mut(pos as usize).and_then(Option::take);
-            match (plan.vip_at(k, &name), taken) {
-                (VipChange::Unchanged, Some(slot)) => {
-                    let mut slot = slot;
-                    // Share the new config's name (the old one goes with it)
-                    // and keep the new config, equal to the old.
-                    slot.name = name;
-                    slot.set_config(p.into_config());
-                    self.vips.push(slot);
-                    continue;
-                }
-                (VipChange::Kept { .. }, Some(slot)) => {
-                    let mut slot = slot;
-                    slot.name = name;
-                    slot.set_config(p.into_config());
-                    // A copy: the slot changes below while it is read.
-                    let v = slot.config().into_owned();
-                    let v = &v;
-                    let i = self.vips.len();
-                    let before = slot.machine.intent().cloned();
-                    slot.retune(v);
-                    let t = slot.machine.set_policy(
-                        VipPolicy::shared(v, self.graceful_shutdown, &mut self.intents),
-                        now,
-                    );
-                    // The drain file is polled from the new config only: one
-                    // no longer configured no longer drains.
-                    let t = match t {
-                        None if v.policy.lower_priority_file.is_none() => {
-                            slot.machine.set_drain_file(false, now)
-                        }
-                        t => t,
-                    };
-                    self.vips.push(slot);
-                    if t.is_some() {
-                        let mut out = Vec::new();
-                        self.emit(i, t, &mut out);
-                        // A withdraw goes with the others, first.
-                        if self.vips[i].machine.state() == VipState::Withdrawn {
-                            withdraws.extend(out);
-                        } else {
-                            announces.extend(out);
-                        }
-                    } else if self.vips[i].machine.intent() != before.as_ref() {
-                        // Same state, new attributes: re-announce in place
-                        // (an implicit withdraw of the old path, RFC 4271 §3.1).
-                        announces.push(Output::Route {
-                            prefix: self.vips[i].prefix,
-                            intent: self.vips[i].machine.intent().cloned(),
-                        });
-                    }
-                    continue;
-                }
-                (_, Some(slot)) => retire(slot, "config changed", &mut withdraws),
-                (_, None) => {}
-            }
-            let mut slot = p.into_slot(
-                &mut self.next_check,
-                &mut self.intents,
-                self.graceful_shutdown,
-                now,
-            );
-            // End-of-RIB went out long ago; a new VIP does not hold it back.
-            slot.initial_done = true;
-            if let Some(intent) = slot.machine.intent() {
-                announces.push(Output::Route {
-                    prefix: slot.prefix,
-                    intent: Some(intent.clone()),
-                });
-            }
-            self.vips.push(slot);
-        }
-        for s in old.into_iter().flatten() {
-            retire(s, "removed from config", &mut withdraws);
-        }
-        self.intents.prune();
-        self.reindex();
-        self.forget_flows();
-        self.sync_drains(now);
-        withdraws.extend(announces);
-        withdraws
-    }
-
-    /// `bgp.graceful_shutdown` changed (a reload): every VIP takes its
-    /// policy again with the new value, keeping its state, health and
-    /// timers, and a pessimized route is re-announced in place with its
-    /// new communities (no withdraw). Nothing when the value is the same.
-    pub fn set_graceful_shutdown(&mut self, on: bool, now: Instant) -> Vec<Output> {
-        let mut out = Vec::new();
-        if on == self.graceful_shutdown {
-            return out;
-        }
-        self.graceful_shutdown = on;
-        for i in 0..self.vips.len() {
-            let slot = &self.vips[i];
-            let policy = VipPolicy::shared(&slot.config(), on, &mut self.intents);
-            let before = slot.machine.intent().cloned();
-            let t = self.vips[i].machine.set_policy(policy, now);
-            if t.is_some() {
-                self.emit(i, t, &mut out);
-            } else if self.vips[i].machine.intent() != before.as_ref() {
-                out.push(Output::Route {
-                    prefix: self.vips[i].prefix,
-                    intent: self.vips[i].machine.intent().cloned(),
-                });
-            }
-        }
-        self.intents.prune();
-        out
-    }
-
-    /// The VIP part of reload's plan ([`super::reload::plan`]): the slots'
-    /// configs are the old side. Every VIP of `new` in its order, then the
-    /// removed ones in the engine's order.
-    pub fn diff(&self, new: &[Vip]) -> Vec<(String, VipChange)> {
-        super::reload::walk_vips(
-            &|name| self.vip(name).map(VipSlot::config),
-            &mut self.vips.iter().map(|s| &*s.name),
-            new,
-        )
     }
 
     /// Rebuilds the lookup tables after `vips` changed.
@@ -679,6 +386,18 @@ impl Engine {
         }
         self.check_initial(now, &mut out);
         self.forget_flows();
+        out
+    }
+
+    /// The daemon stops: every VIP that is not withdrawn is, with
+    /// `reason`, each a transition and a withdrawal as any other (the
+    /// speaker withdraws the routes itself, with its Cease).
+    pub fn stop(&mut self, reason: &'static &'static str, now: Instant) -> Vec<Output> {
+        let mut out = Vec::new();
+        for i in 0..self.vips.len() {
+            let t = self.vips[i].machine.stop(now, reason);
+            self.emit(i, t, &mut out);
+        }
         out
     }
 

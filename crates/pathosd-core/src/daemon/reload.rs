@@ -18,13 +18,14 @@
 //!   router and `bgp` settings its session is built from) restarts; only
 //!   `required` changes without a restart.
 //! * Global settings: `logging.level`, `bgp.shutdown_drain`,
-//!   `bgp.graceful_shutdown` (pessimized routes re-announced in place) and the HTTP
-//!   API's settings ([`HTTP_KEYS`]: listen address, timeouts, token; the
-//!   server is replaced) apply live ([`ReloadPlan::live`]); the BGP listen
+//!   `bgp.graceful_shutdown` (pessimized routes re-announced in place), `otel`
+//!   and the HTTP API's settings ([`ApiSetting`]: listen address, timeouts,
+//!   token; the server is replaced) apply live ([`ReloadPlan::live`], each a
+//!   [`LiveChange`]); the BGP listen
 //!   address, the ubus socket and the log sink (`logging.syslog`,
 //!   `logging.timestamps`) are listed in [`ReloadPlan::needs_restart`].
 
-use crate::config::run::{CheckSpec, RunConfig, VipSpec};
+use crate::config::run::{ApiRun, CheckSpec, RunConfig, VipSpec};
 use std::borrow::Cow;
 
 /// What happens to one VIP.
@@ -63,6 +64,81 @@ pub enum NeighborChange {
     Removed,
 }
 
+/// A global setting that a reload changed and that applies at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LiveChange {
+    /// `logging.level`: the log's level is set anew.
+    LogLevel,
+    /// `otel` (with `logging.otel_level`): the exporter is stopped and
+    /// started again with the new settings.
+    Otel,
+    /// `bgp.shutdown_drain`: the next stop's drain.
+    ShutdownDrain,
+    /// `bgp.graceful_shutdown`: the engine re-derives every VIP's
+    /// pessimized attributes.
+    GracefulShutdown,
+    /// A setting of the HTTP API server: the server is replaced.
+    Api(ApiSetting),
+}
+
+impl LiveChange {
+    /// The setting's path in the config, for the log.
+    pub fn path(self) -> &'static str {
+        match self {
+            LiveChange::LogLevel => "logging.level",
+            LiveChange::Otel => "otel",
+            LiveChange::ShutdownDrain => "bgp.shutdown_drain",
+            LiveChange::GracefulShutdown => "bgp.graceful_shutdown",
+            LiveChange::Api(a) => a.path(),
+        }
+    }
+}
+
+/// The settings of the HTTP API server: a change to any replaces the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiSetting {
+    Listen,
+    ReadHeaderTimeout,
+    ReadTimeout,
+    WriteTimeout,
+    IdleTimeout,
+    Token,
+}
+
+impl ApiSetting {
+    /// Every one, in the plan's order.
+    pub const ALL: [ApiSetting; 6] = [
+        ApiSetting::Listen,
+        ApiSetting::ReadHeaderTimeout,
+        ApiSetting::ReadTimeout,
+        ApiSetting::WriteTimeout,
+        ApiSetting::IdleTimeout,
+        ApiSetting::Token,
+    ];
+
+    pub fn path(self) -> &'static str {
+        match self {
+            ApiSetting::Listen => "api.listen",
+            ApiSetting::ReadHeaderTimeout => "api.read_header_timeout",
+            ApiSetting::ReadTimeout => "api.read_timeout",
+            ApiSetting::WriteTimeout => "api.write_timeout",
+            ApiSetting::IdleTimeout => "api.idle_timeout",
+            ApiSetting::Token => "api.token",
+        }
+    }
+
+    fn changed(self, old: &ApiRun, new: &ApiRun) -> bool {
+        match self {
+            ApiSetting::Listen => old.listen != new.listen,
+            ApiSetting::ReadHeaderTimeout => old.read_header_timeout != new.read_header_timeout,
+            ApiSetting::ReadTimeout => old.read_timeout != new.read_timeout,
+            ApiSetting::WriteTimeout => old.write_timeout != new.write_timeout,
+            ApiSetting::IdleTimeout => old.idle_timeout != new.idle_timeout,
+            ApiSetting::Token => old.token != new.token,
+        }
+    }
+}
+
 /// Everything a reload does, decided once.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReloadPlan {
@@ -70,8 +146,8 @@ pub struct ReloadPlan {
     pub vips: Vec<(String, VipChange)>,
     /// Every neighbor of the new config in its order, then the removed ones.
     pub neighbors: Vec<(String, NeighborChange)>,
-    /// Global settings that changed and apply now (config paths).
-    pub live: Vec<&'static str>,
+    /// Global settings that changed and apply now.
+    pub live: Vec<LiveChange>,
     /// Global settings that changed but apply only after a daemon restart.
     pub needs_restart: Vec<&'static str>,
 }
@@ -166,8 +242,22 @@ impl ReloadPlan {
                 out.push(report_line(what, &list));
             }
         }
-        out.extend(self.live.iter().map(|s| format!("{s} changed: applied")));
+        out.extend(
+            self.live
+                .iter()
+                .map(|c| format!("{} changed: applied", c.path())),
+        );
         out
+    }
+
+    /// Whether the plan changes `c` live.
+    pub fn changes(&self, c: LiveChange) -> bool {
+        self.live.contains(&c)
+    }
+
+    /// Whether the plan changes a setting of the HTTP API server.
+    pub fn changes_api(&self) -> bool {
+        self.live.iter().any(|c| matches!(c, LiveChange::Api(_)))
     }
 
     /// Whether the plan changes nothing at all.
@@ -217,16 +307,6 @@ fn report_line<S: AsRef<str>>(what: &str, names: &[S]) -> String {
     }
     line
 }
-
-/// The settings of the HTTP API server: a change to any replaces the server.
-pub const HTTP_KEYS: [&str; 6] = [
-    "api.listen",
-    "api.read_header_timeout",
-    "api.read_timeout",
-    "api.write_timeout",
-    "api.idle_timeout",
-    "api.token",
-];
 
 /// The one diff of a reload: `old` and `new` with their VIPs.
 pub fn diff(old: &RunConfig, new: &RunConfig) -> ReloadPlan {
@@ -280,37 +360,34 @@ pub fn plan(old: &RunConfig, new: &RunConfig, vips: Vec<(String, VipChange)>) ->
         .filter(|(_, changed)| *changed)
         .map(|(k, _)| k)
         .collect();
-    let live: [(&'static str, bool); 10] = [
-        ("logging.level", ol.level != nl.level),
+    let live: [(LiveChange, bool); 4] = [
+        (LiveChange::LogLevel, ol.level != nl.level),
         // The exporter is stopped and started again with the new settings
         // (logging.otel_level rides in them); a collector keeps no state of
         // ours that a restart would lose, the counters being cumulative.
-        ("otel", old.otel != new.otel),
+        (LiveChange::Otel, old.otel != new.otel),
         (
-            "bgp.shutdown_drain",
+            LiveChange::ShutdownDrain,
             old.shutdown_drain != new.shutdown_drain,
         ),
         // The engine re-derives every VIP's pessimized attributes; a
         // pessimized route is re-announced in place (State::reload).
         (
-            "bgp.graceful_shutdown",
+            LiveChange::GracefulShutdown,
             old.graceful_shutdown != new.graceful_shutdown,
         ),
-        // The HTTP server is replaced with the new settings (HTTP_KEYS).
-        ("api.listen", oa.listen != na.listen),
-        (
-            "api.read_header_timeout",
-            oa.read_header_timeout != na.read_header_timeout,
-        ),
-        ("api.read_timeout", oa.read_timeout != na.read_timeout),
-        ("api.write_timeout", oa.write_timeout != na.write_timeout),
-        ("api.idle_timeout", oa.idle_timeout != na.idle_timeout),
-        ("api.token", oa.token != na.token),
     ];
     plan.live = live
         .into_iter()
         .filter(|(_, changed)| *changed)
-        .map(|(k, _)| k)
+        .map(|(c, _)| c)
+        // The HTTP server is replaced with the new settings.
+        .chain(
+            ApiSetting::ALL
+                .into_iter()
+                .filter(|a| a.changed(oa, na))
+                .map(LiveChange::Api),
+        )
         .collect();
     plan
 }

@@ -63,8 +63,9 @@ pub enum Event<R> {
     /// A reload: the new file as loaded and validated, or its errors
     /// (boxed: the other events are a fraction of its size).
     Reload(Result<Box<RunConfig>, Vec<String>>),
-    /// SIGTERM or SIGINT: every VIP that is not withdrawn becomes so (the
-    /// speaker withdraws the routes and sends Cease).
+    /// SIGTERM or SIGINT: every VIP that is not withdrawn becomes so, a
+    /// transition and a withdrawal each (the driver's speaker withdraws
+    /// every route itself, then sends Cease).
     Shutdown,
 }
 
@@ -282,21 +283,7 @@ impl<R: Clone> State<R> {
                 }
             }
             Event::Reload(new) => self.reload(new, now, &mut fx),
-            Event::Shutdown => {
-                fx.outputs = self
-                    .engine
-                    .vips()
-                    .iter()
-                    .filter(|v| v.machine.state() != VipState::Withdrawn)
-                    .map(|v| Output::VipTransition {
-                        vip: v.name.to_string(),
-                        prefix: v.prefix,
-                        from: v.machine.state(),
-                        to: VipState::Withdrawn,
-                        reason: SHUTDOWN_REASON.to_string(),
-                    })
-                    .collect();
-            }
+            Event::Shutdown => fx.outputs = self.engine.stop(&SHUTDOWN_REASON, now),
         }
         fx
     }
@@ -638,7 +625,7 @@ mod tests {
         assert_eq!(routes(&fx), [("10.0.0.53/32".to_string(), Some(false))]);
         assert!(fx.outputs.iter().all(|o| matches!(o, Output::Route { .. })));
         let plan = fx.reload.unwrap().unwrap();
-        assert_eq!(plan.live, ["bgp.graceful_shutdown"]);
+        assert_eq!(plan.live, [reload::LiveChange::GracefulShutdown]);
         // Unchanged: nothing sent.
         let fx = s.step(Event::Reload(Ok(with(false))), t0);
         assert!(fx.outputs.is_empty(), "{:?}", fx.outputs);
@@ -656,18 +643,36 @@ mod tests {
             .contains(&GRACEFUL_SHUTDOWN));
     }
 
-    /// The stop lists every VIP that is not withdrawn, once, and changes
-    /// nothing (the speaker withdraws the routes).
+    /// The stop withdraws every VIP that is not withdrawn, once: the
+    /// state that the last export and snapshot read is the one announced.
     #[test]
     fn shutdown_withdraws_what_is_up() {
         let t0 = Instant::now();
         let (mut s, _) = State::<u32>::start(*config("10.0.0.53/32"), t0, SystemTime::UNIX_EPOCH);
+        assert_eq!(
+            s.engine().vip("dns").unwrap().machine.state(),
+            VipState::Announced
+        );
         let fx = s.step(Event::Shutdown, t0);
-        assert_eq!(fx.outputs.len(), 1);
-        assert!(matches!(
-            &fx.outputs[0],
-            Output::VipTransition { vip, to: VipState::Withdrawn, reason, .. }
-                if vip == "dns" && reason == SHUTDOWN_REASON
-        ));
+        assert!(
+            matches!(
+                &fx.outputs[..],
+                [
+                    Output::VipTransition { vip, to: VipState::Withdrawn, reason, .. },
+                    Output::Route { intent: None, .. },
+                ] if vip == "dns" && reason == SHUTDOWN_REASON
+            ),
+            "{:?}",
+            fx.outputs
+        );
+        let dns = s.engine().vip("dns").unwrap();
+        assert_eq!(dns.machine.state(), VipState::Withdrawn);
+        assert_eq!(
+            dns.machine.last_transition().map(|(_, r)| r),
+            Some(SHUTDOWN_REASON)
+        );
+        assert_eq!(dns.transitions[0], 1);
+        // Withdrawn already: nothing more.
+        assert!(s.step(Event::Shutdown, t0).outputs.is_empty());
     }
 }

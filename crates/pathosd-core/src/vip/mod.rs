@@ -413,6 +413,16 @@ impl VipMachine {
         self.evaluate(now, Reason::Fixed(&"policy changed by reload"))
     }
 
+    /// The daemon stops: the VIP is withdrawn whatever its health and
+    /// drain, counted as every other change is.
+    pub(crate) fn stop(
+        &mut self,
+        now: Instant,
+        reason: &'static &'static str,
+    ) -> Option<Transition> {
+        self.enter(VipState::Withdrawn, now, Reason::Fixed(reason))
+    }
+
     /// Time passed: fires drain_time and recovery_hold deadlines.
     pub(crate) fn tick(&mut self, now: Instant) -> Option<Transition> {
         let reason = match self.state {
@@ -509,6 +519,11 @@ impl VipMachine {
 
     fn evaluate(&mut self, now: Instant, reason: Reason) -> Option<Transition> {
         let to = self.desired(now);
+        self.enter(to, now, reason)
+    }
+
+    /// Moves to `to`, if not there already.
+    fn enter(&mut self, to: VipState, now: Instant, reason: Reason) -> Option<Transition> {
         if to == self.state {
             return None;
         }

@@ -1,8 +1,18 @@
 //! What the engine keeps per VIP and per check: the slot (the VIP's
 //! config, state machine and checks) and each check's status, which
-//! /status shows.
+//! /status shows; and how a VIP's config becomes its slot (`Pending`,
+//! `new_slot`), at the start and at a reload.
 
-use super::*;
+use super::CheckId;
+use crate::bgp::types::Prefix;
+use crate::check::hysteresis::Hysteresis;
+use crate::check::policy::Combiner;
+use crate::check::CheckResult;
+use crate::config::VipSpec as Vip;
+use crate::vip::{SharedIntents, VipMachine, VipPolicy};
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// One check inside the engine: its hysteresis and everything /status shows.
 #[derive(Debug, Clone)]
@@ -215,6 +225,117 @@ impl VipSlot {
     pub(super) fn retune(&mut self, v: &Vip) {
         for (c, cfg) in self.checks.iter_mut().zip(&v.checks) {
             c.hysteresis.retune(cfg.rise, cfg.fall);
+        }
+    }
+}
+
+/// The slot for `v`, without its config (the caller keeps it, see
+/// [`VipSlot::set_config`]), and its combiner if it has checks.
+pub(super) fn new_slot(
+    v: &Vip,
+    next_check: &mut u32,
+    intents: &mut SharedIntents,
+    graceful_shutdown: bool,
+    now: Instant,
+) -> (VipSlot, Option<Combiner>) {
+    let prefix = v.prefix;
+    let names: Vec<String> = v.checks.iter().map(|c| c.name.clone()).collect();
+    let mut id = || {
+        let id = CheckId(*next_check);
+        *next_check = next_check.wrapping_add(1);
+        id
+    };
+    let combiner = (!names.is_empty()).then(|| Combiner::new(v.checks_expr.clone(), names));
+    let slot = VipSlot {
+        full: None,
+        name: v.name.clone(),
+        prefix,
+        initial_done: v.always || v.checks.is_empty(),
+        checks: v
+            .checks
+            .iter()
+            .map(|c| CheckStatus {
+                id: id(),
+                name: c.name.clone(),
+                hysteresis: Hysteresis::new(c.rise, c.fall),
+                runs: 0,
+                last: None,
+                last_time: None,
+                last_transition: None,
+                total_ok: 0,
+                total_fail: 0,
+                timeouts: 0,
+                bucket_timeout: c.timeout,
+                buckets: [0; BUCKETS],
+                duration_sum: 0.0,
+            })
+            .collect::<Vec<_>>()
+            .into(),
+        transitions: [0; 3],
+        machine: VipMachine::new(VipPolicy::shared(v, graceful_shutdown, intents), now),
+    };
+    (slot, combiner)
+}
+
+/// A VIP on its way from the loaded list into a slot: the list's 152-byte
+/// entries are freed before the slots are made, so the two never take
+/// memory together (the start's peak).
+pub(super) enum Pending {
+    Plain(Arc<str>, Prefix),
+    Full(Box<Vip>),
+}
+
+impl Pending {
+    /// Compacts `vips` (consumed: their buffer is freed on return).
+    pub(super) fn list(vips: Vec<Vip>) -> Vec<Pending> {
+        let mut out = Vec::with_capacity(vips.len());
+        for v in vips {
+            out.push(if is_plain(&v) {
+                Pending::Plain(v.name, v.prefix)
+            } else {
+                Pending::Full(Box::new(v))
+            });
+        }
+        out
+    }
+
+    pub(super) fn name(&self) -> &Arc<str> {
+        match self {
+            Pending::Plain(name, _) => name,
+            Pending::Full(v) => &v.name,
+        }
+    }
+
+    /// What the slot keeps (see [`VipSlot::config`]).
+    pub(super) fn into_config(self) -> Option<Box<Vip>> {
+        match self {
+            Pending::Plain(..) => None,
+            Pending::Full(v) => Some(v),
+        }
+    }
+
+    /// The slot for this VIP, keeping its config.
+    pub(super) fn into_slot(
+        self,
+        next_check: &mut u32,
+        intents: &mut SharedIntents,
+        graceful_shutdown: bool,
+        now: Instant,
+    ) -> VipSlot {
+        match self {
+            // A plain VIP has no checks: no combiner.
+            Pending::Plain(name, prefix) => {
+                let v = plain(&name, prefix);
+                new_slot(&v, next_check, intents, graceful_shutdown, now).0
+            }
+            Pending::Full(v) => {
+                let (mut s, combiner) = new_slot(&v, next_check, intents, graceful_shutdown, now);
+                s.full = Some(Box::new(Full {
+                    config: *v,
+                    combiner,
+                }));
+                s
+            }
         }
     }
 }

@@ -3,6 +3,7 @@
 use super::*;
 use crate::config::policy_expr::Expr;
 use crate::config::{FailAction, Field, ProbeSpec};
+use crate::daemon::reload::VipChange;
 use serde_json::json;
 
 /// A VIP through the run config's own constructor (from its decoded form).

@@ -276,40 +276,44 @@ fn neighbors() {
     );
 }
 
-/// Every setting is applied live or reported as needing a restart. Every setting the JSON Schema lists
-/// (`schema/pathosd-config-v1.schema.json`), changed alone, gives a plan
-/// of the class docs/config.md's Reload table gives it; none is silently
-/// ignored. A new config field fails here until it has a row (and a rule
-/// in `diff` and the docs). A probe block's options (`check.http.url`,
-/// ...) are one row per type: `identity` compares every field of a check
-/// but its timing and `detailed_metrics`, so each of them is identity.
-#[test]
-fn every_setting_of_the_schema_has_a_reload_rule() {
-    #[derive(Debug)]
-    enum Want {
-        Live(&'static str),
-        Restart(&'static str),
-        Vip(&'static str, VipChange),
-        Neighbor(&'static str, NeighborChange),
-        /// A setting every session is built from.
-        AllNeighbors,
-        /// Renamed: the old one removed, a new one added.
-        VipRenamed,
-        NeighborRenamed,
-    }
-    use Want::*;
-    type Edit = fn(&mut Value);
-    let restarted = |what| VipChange::Restarted(what);
-    fn nb(c: &mut Value) -> &mut Value {
-        &mut c["bgp"]["neighbors"][0]
-    }
-    fn web(c: &mut Value) -> &mut Value {
-        &mut c["vips"][0]
-    }
-    fn chk(c: &mut Value) -> &mut Value {
-        &mut c["vips"][0]["check"]
-    }
-    let rows: Vec<(&str, Edit, Want)> = vec![
+/// What a setting changed alone must give.
+#[derive(Debug)]
+enum Want {
+    Live(&'static str),
+    Restart(&'static str),
+    Vip(&'static str, VipChange),
+    Neighbor(&'static str, NeighborChange),
+    /// A setting every session is built from.
+    AllNeighbors,
+    /// Renamed: the old one removed, a new one added.
+    VipRenamed,
+    NeighborRenamed,
+}
+use Want::*;
+
+/// A setting's path in the schema, its change to the base config, and
+/// what the plan must say.
+type Row = (&'static str, fn(&mut Value), Want);
+
+fn restarted(what: &'static str) -> VipChange {
+    VipChange::Restarted(what)
+}
+
+fn nb(c: &mut Value) -> &mut Value {
+    &mut c["bgp"]["neighbors"][0]
+}
+
+fn web(c: &mut Value) -> &mut Value {
+    &mut c["vips"][0]
+}
+
+fn chk(c: &mut Value) -> &mut Value {
+    &mut c["vips"][0]["check"]
+}
+
+/// The rows of `schema` and the HTTP API's and ubus' settings (`api`).
+fn api_rows() -> Vec<Row> {
+    vec![
         ("schema", |_| {}, Live("")), // only "v1" is valid: nothing to change
         (
             "api.idle_timeout",
@@ -346,6 +350,12 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
             |c| c["api"]["write_timeout"] = json!("9s"),
             Live("api.write_timeout"),
         ),
+    ]
+}
+
+/// The rows of the global BGP settings (`bgp` but its neighbors).
+fn bgp_rows() -> Vec<Row> {
+    vec![
         (
             "bgp.graceful_restart",
             |c| c["bgp"]["graceful_restart"] = json!(false),
@@ -381,6 +391,199 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
             |c| c["bgp"]["graceful_shutdown"] = json!(true),
             Live("bgp.graceful_shutdown"),
         ),
+    ]
+}
+
+/// The rows of the log's settings (`logging`).
+fn logging_rows() -> Vec<Row> {
+    vec![
+        (
+            "logging.level",
+            |c| c["logging"]["level"] = json!("debug"),
+            Live("logging.level"),
+        ),
+        (
+            "logging.otel_level",
+            |c| c["logging"]["otel_level"] = json!("warn"),
+            Live("otel"),
+        ),
+        // Off, as the base config (no endpoint) is: nothing changes.
+        (
+            "logging.syslog",
+            |c| c["logging"]["syslog"] = json!(false),
+            Restart("logging.syslog"),
+        ),
+        (
+            "logging.timestamps",
+            |c| c["logging"]["timestamps"] = json!(true),
+            Restart("logging.timestamps"),
+        ),
+    ]
+}
+
+/// The rows of the exporter's settings (`otel`) but those of traces and logs.
+fn otel_rows() -> Vec<Row> {
+    vec![
+        (
+            "otel.enabled",
+            |c| c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "enabled": false}),
+            Live(""),
+        ),
+        (
+            "otel.endpoint",
+            |c| c["otel"]["endpoint"] = json!("http://127.0.0.1:4318"),
+            Live("otel"),
+        ),
+        (
+            "otel.insecure",
+            |c| c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "insecure": true}),
+            Live("otel"),
+        ),
+        (
+            "otel.headers",
+            |c| c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "headers": {"X-Key": "k"}}),
+            Live("otel"),
+        ),
+        (
+            "otel.service_name",
+            |c| c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "service_name": "edge"}),
+            Live("otel"),
+        ),
+        (
+            "otel.metrics.enabled",
+            |c| {
+                c["otel"] =
+                    json!({"endpoint": "http://127.0.0.1:4318", "metrics": {"enabled": false}})
+            },
+            Live("otel"),
+        ),
+        (
+            "otel.metrics.endpoint",
+            |c| c["otel"] = json!({"metrics": {"endpoint": "http://127.0.0.1:4318"}}),
+            Live("otel"),
+        ),
+        (
+            "otel.metrics.insecure",
+            |c| {
+                c["otel"] =
+                    json!({"endpoint": "http://127.0.0.1:4318", "metrics": {"insecure": true}})
+            },
+            Live("otel"),
+        ),
+        (
+            "otel.metrics.headers",
+            |c| c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "metrics": {"headers": {"X-Key": "k"}}}),
+            Live("otel"),
+        ),
+        (
+            "otel.metrics.interval",
+            |c| {
+                c["otel"] =
+                    json!({"endpoint": "http://127.0.0.1:4318", "metrics": {"interval": "10s"}})
+            },
+            Live("otel"),
+        ),
+    ]
+}
+
+/// The rows of the exporter's settings of traces and logs.
+fn otel_signal_rows() -> Vec<Row> {
+    vec![
+        (
+            "otel.traces.enabled",
+            |c| {
+                c["otel"] =
+                    json!({"endpoint": "http://127.0.0.1:4318", "traces": {"enabled": false}})
+            },
+            Live("otel"),
+        ),
+        (
+            "otel.traces.endpoint",
+            |c| c["otel"] = json!({"traces": {"endpoint": "http://127.0.0.1:4318"}}),
+            Live("otel"),
+        ),
+        (
+            "otel.traces.insecure",
+            |c| {
+                c["otel"] =
+                    json!({"endpoint": "http://127.0.0.1:4318", "traces": {"insecure": true}})
+            },
+            Live("otel"),
+        ),
+        (
+            "otel.traces.headers",
+            |c| {
+                c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "traces": {"headers": {"X-Key": "k"}}})
+            },
+            Live("otel"),
+        ),
+        (
+            "otel.traces.sample_ratio",
+            |c| {
+                c["otel"] =
+                    json!({"endpoint": "http://127.0.0.1:4318", "traces": {"sample_ratio": 0.5}})
+            },
+            Live("otel"),
+        ),
+        (
+            "otel.logs.enabled",
+            |c| {
+                c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "logs": {"enabled": false}})
+            },
+            Live("otel"),
+        ),
+        (
+            "otel.logs.endpoint",
+            |c| c["otel"] = json!({"logs": {"endpoint": "http://127.0.0.1:4318"}}),
+            Live("otel"),
+        ),
+        (
+            "otel.logs.insecure",
+            |c| {
+                c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "logs": {"insecure": true}})
+            },
+            Live("otel"),
+        ),
+        (
+            "otel.logs.headers",
+            |c| {
+                c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "logs": {"headers": {"X-Key": "k"}}})
+            },
+            Live("otel"),
+        ),
+    ]
+}
+
+/// The rows of the router's settings (`router`).
+fn router_rows() -> Vec<Row> {
+    vec![
+        (
+            "router.asn",
+            |c| c["router"]["asn"] = json!(65002),
+            AllNeighbors,
+        ),
+        (
+            "router.local_address",
+            |c| c["router"]["local_address"] = json!("127.0.0.9"),
+            AllNeighbors,
+        ),
+        (
+            "router.local_address_ipv6",
+            |c| c["router"]["local_address_ipv6"] = json!("::1"),
+            AllNeighbors,
+        ),
+        (
+            "router.router_id",
+            |c| c["router"]["router_id"] = json!("10.0.0.2"),
+            AllNeighbors,
+        ),
+        // Only what validation accepts: the VIP runs the same either way.
+    ]
+}
+
+/// The rows of a neighbor's session settings.
+fn neighbor_rows() -> Vec<Row> {
+    vec![
         (
             "bgp.neighbors[].address",
             |c| nb(c)["address"] = json!("127.0.0.4"),
@@ -455,6 +658,22 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
             Neighbor("a", NeighborChange::Restarted),
         ),
         (
+            "bgp.neighbors[].required",
+            |c| nb(c)["required"] = json!(false),
+            Neighbor("a", NeighborChange::Required),
+        ),
+        (
+            "bgp.neighbors[].ttl_security",
+            |c| nb(c)["ttl_security"] = json!(true),
+            Neighbor("a", NeighborChange::Restarted),
+        ),
+    ]
+}
+
+/// The rows of a neighbor's BFD settings.
+fn bfd_rows() -> Vec<Row> {
+    vec![
+        (
             "bgp.neighbors[].bfd.enabled",
             |c| nb(c)["bfd"] = json!({"enabled": true}),
             Neighbor("a", NeighborChange::Bfd),
@@ -479,179 +698,12 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
             |c| nb(c)["bfd"] = json!({"enabled": true, "multihop": false}),
             Neighbor("a", NeighborChange::Bfd),
         ),
-        (
-            "bgp.neighbors[].required",
-            |c| nb(c)["required"] = json!(false),
-            Neighbor("a", NeighborChange::Required),
-        ),
-        (
-            "bgp.neighbors[].ttl_security",
-            |c| nb(c)["ttl_security"] = json!(true),
-            Neighbor("a", NeighborChange::Restarted),
-        ),
-        (
-            "logging.level",
-            |c| c["logging"]["level"] = json!("debug"),
-            Live("logging.level"),
-        ),
-        (
-            "logging.otel_level",
-            |c| c["logging"]["otel_level"] = json!("warn"),
-            Live("otel"),
-        ),
-        // Off, as the base config (no endpoint) is: nothing changes.
-        (
-            "otel.enabled",
-            |c| c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "enabled": false}),
-            Live(""),
-        ),
-        (
-            "otel.endpoint",
-            |c| c["otel"]["endpoint"] = json!("http://127.0.0.1:4318"),
-            Live("otel"),
-        ),
-        (
-            "otel.insecure",
-            |c| c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "insecure": true}),
-            Live("otel"),
-        ),
-        (
-            "otel.headers",
-            |c| c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "headers": {"X-Key": "k"}}),
-            Live("otel"),
-        ),
-        (
-            "otel.service_name",
-            |c| c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "service_name": "edge"}),
-            Live("otel"),
-        ),
-        (
-            "otel.metrics.enabled",
-            |c| {
-                c["otel"] =
-                    json!({"endpoint": "http://127.0.0.1:4318", "metrics": {"enabled": false}})
-            },
-            Live("otel"),
-        ),
-        (
-            "otel.metrics.endpoint",
-            |c| c["otel"] = json!({"metrics": {"endpoint": "http://127.0.0.1:4318"}}),
-            Live("otel"),
-        ),
-        (
-            "otel.metrics.insecure",
-            |c| {
-                c["otel"] =
-                    json!({"endpoint": "http://127.0.0.1:4318", "metrics": {"insecure": true}})
-            },
-            Live("otel"),
-        ),
-        (
-            "otel.metrics.headers",
-            |c| c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "metrics": {"headers": {"X-Key": "k"}}}),
-            Live("otel"),
-        ),
-        (
-            "otel.traces.enabled",
-            |c| {
-                c["otel"] =
-                    json!({"endpoint": "http://127.0.0.1:4318", "traces": {"enabled": false}})
-            },
-            Live("otel"),
-        ),
-        (
-            "otel.traces.endpoint",
-            |c| c["otel"] = json!({"traces": {"endpoint": "http://127.0.0.1:4318"}}),
-            Live("otel"),
-        ),
-        (
-            "otel.traces.insecure",
-            |c| {
-                c["otel"] =
-                    json!({"endpoint": "http://127.0.0.1:4318", "traces": {"insecure": true}})
-            },
-            Live("otel"),
-        ),
-        (
-            "otel.traces.headers",
-            |c| {
-                c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "traces": {"headers": {"X-Key": "k"}}})
-            },
-            Live("otel"),
-        ),
-        (
-            "otel.traces.sample_ratio",
-            |c| {
-                c["otel"] =
-                    json!({"endpoint": "http://127.0.0.1:4318", "traces": {"sample_ratio": 0.5}})
-            },
-            Live("otel"),
-        ),
-        (
-            "otel.logs.enabled",
-            |c| {
-                c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "logs": {"enabled": false}})
-            },
-            Live("otel"),
-        ),
-        (
-            "otel.logs.endpoint",
-            |c| c["otel"] = json!({"logs": {"endpoint": "http://127.0.0.1:4318"}}),
-            Live("otel"),
-        ),
-        (
-            "otel.logs.insecure",
-            |c| {
-                c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "logs": {"insecure": true}})
-            },
-            Live("otel"),
-        ),
-        (
-            "otel.logs.headers",
-            |c| {
-                c["otel"] = json!({"endpoint": "http://127.0.0.1:4318", "logs": {"headers": {"X-Key": "k"}}})
-            },
-            Live("otel"),
-        ),
-        (
-            "otel.metrics.interval",
-            |c| {
-                c["otel"] =
-                    json!({"endpoint": "http://127.0.0.1:4318", "metrics": {"interval": "10s"}})
-            },
-            Live("otel"),
-        ),
-        (
-            "logging.syslog",
-            |c| c["logging"]["syslog"] = json!(false),
-            Restart("logging.syslog"),
-        ),
-        (
-            "logging.timestamps",
-            |c| c["logging"]["timestamps"] = json!(true),
-            Restart("logging.timestamps"),
-        ),
-        (
-            "router.asn",
-            |c| c["router"]["asn"] = json!(65002),
-            AllNeighbors,
-        ),
-        (
-            "router.local_address",
-            |c| c["router"]["local_address"] = json!("127.0.0.9"),
-            AllNeighbors,
-        ),
-        (
-            "router.local_address_ipv6",
-            |c| c["router"]["local_address_ipv6"] = json!("::1"),
-            AllNeighbors,
-        ),
-        (
-            "router.router_id",
-            |c| c["router"]["router_id"] = json!("10.0.0.2"),
-            AllNeighbors,
-        ),
-        // Only what validation accepts: the VIP runs the same either way.
+    ]
+}
+
+/// The rows of a VIP's own settings.
+fn vip_rows() -> Vec<Row> {
+    vec![
         (
             "vips[].allow_default_route",
             |c| web(c)["allow_default_route"] = json!(true),
@@ -665,6 +717,97 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
             },
             Vip("web", restarted("always")),
         ),
+        (
+            "vips[].checks_policy",
+            |c| c["vips"][1]["checks_policy"] = json!("any"),
+            Vip("dns", restarted("checks_policy")),
+        ),
+        (
+            "vips[].local_interface",
+            |c| {
+                web(c)["require_local_address"] = json!(true);
+                web(c)["local_interface"] = json!("lo");
+            },
+            Vip("web", restarted("require_local_address")),
+        ),
+        ("vips[].name", |c| web(c)["name"] = json!("www"), VipRenamed),
+        (
+            "vips[].prefix",
+            |c| web(c)["prefix"] = json!("10.1.0.9/32"),
+            Vip("web", restarted("prefix")),
+        ),
+        (
+            "vips[].require_local_address",
+            |c| web(c)["require_local_address"] = json!(true),
+            Vip("web", restarted("require_local_address")),
+        ),
+    ]
+}
+
+/// The rows of a VIP's `policy`.
+fn policy_rows() -> Vec<Row> {
+    vec![
+        (
+            "vips[].policy.announce.as_path_prepend",
+            |c| web(c)["policy"] = json!({"announce": {"as_path_prepend": 2}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.announce.communities",
+            |c| web(c)["policy"] = json!({"announce": {"communities": ["65001:7"]}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.announce.large_communities",
+            |c| web(c)["policy"] = json!({"announce": {"large_communities": ["1:2:3"]}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.drain_time",
+            |c| web(c)["policy"] = json!({"drain_time": "5s"}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.drain_until_flows_below",
+            |c| web(c)["policy"] = json!({"drain_until_flows_below": 3}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.fail_action",
+            |c| web(c)["policy"] = json!({"fail_action": "withdraw"}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.lower_priority.as_path_prepend",
+            |c| web(c)["policy"] = json!({"lower_priority": {"as_path_prepend": 1}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.lower_priority.communities",
+            |c| web(c)["policy"] = json!({"lower_priority": {"communities": ["65001:8"]}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.lower_priority.large_communities",
+            |c| web(c)["policy"] = json!({"lower_priority": {"large_communities": ["1:2:4"]}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.lower_priority_file",
+            |c| web(c)["policy"] = json!({"lower_priority_file": "/tmp/x"}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.recovery_hold",
+            |c| web(c)["policy"] = json!({"recovery_hold": "3s"}),
+            Vip("web", kept(true, false)),
+        ),
+    ]
+}
+
+/// The rows of a VIP's check.
+fn check_rows() -> Vec<Row> {
+    vec![
         (
             "vips[].check.detailed_metrics",
             |c| chk(c)["detailed_metrics"] = json!(true),
@@ -735,87 +878,11 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
             |c| *chk(c) = json!({"type": "exec", "exec": {"command": "/bin/true"}}),
             Vip("web", restarted("checks")),
         ),
-        (
-            "vips[].checks_policy",
-            |c| c["vips"][1]["checks_policy"] = json!("any"),
-            Vip("dns", restarted("checks_policy")),
-        ),
-        (
-            "vips[].local_interface",
-            |c| {
-                web(c)["require_local_address"] = json!(true);
-                web(c)["local_interface"] = json!("lo");
-            },
-            Vip("web", restarted("require_local_address")),
-        ),
-        ("vips[].name", |c| web(c)["name"] = json!("www"), VipRenamed),
-        (
-            "vips[].policy.announce.as_path_prepend",
-            |c| web(c)["policy"] = json!({"announce": {"as_path_prepend": 2}}),
-            Vip("web", kept(true, false)),
-        ),
-        (
-            "vips[].policy.announce.communities",
-            |c| web(c)["policy"] = json!({"announce": {"communities": ["65001:7"]}}),
-            Vip("web", kept(true, false)),
-        ),
-        (
-            "vips[].policy.announce.large_communities",
-            |c| web(c)["policy"] = json!({"announce": {"large_communities": ["1:2:3"]}}),
-            Vip("web", kept(true, false)),
-        ),
-        (
-            "vips[].policy.drain_time",
-            |c| web(c)["policy"] = json!({"drain_time": "5s"}),
-            Vip("web", kept(true, false)),
-        ),
-        (
-            "vips[].policy.drain_until_flows_below",
-            |c| web(c)["policy"] = json!({"drain_until_flows_below": 3}),
-            Vip("web", kept(true, false)),
-        ),
-        (
-            "vips[].policy.fail_action",
-            |c| web(c)["policy"] = json!({"fail_action": "withdraw"}),
-            Vip("web", kept(true, false)),
-        ),
-        (
-            "vips[].policy.lower_priority.as_path_prepend",
-            |c| web(c)["policy"] = json!({"lower_priority": {"as_path_prepend": 1}}),
-            Vip("web", kept(true, false)),
-        ),
-        (
-            "vips[].policy.lower_priority.communities",
-            |c| web(c)["policy"] = json!({"lower_priority": {"communities": ["65001:8"]}}),
-            Vip("web", kept(true, false)),
-        ),
-        (
-            "vips[].policy.lower_priority.large_communities",
-            |c| web(c)["policy"] = json!({"lower_priority": {"large_communities": ["1:2:4"]}}),
-            Vip("web", kept(true, false)),
-        ),
-        (
-            "vips[].policy.lower_priority_file",
-            |c| web(c)["policy"] = json!({"lower_priority_file": "/tmp/x"}),
-            Vip("web", kept(true, false)),
-        ),
-        (
-            "vips[].policy.recovery_hold",
-            |c| web(c)["policy"] = json!({"recovery_hold": "3s"}),
-            Vip("web", kept(true, false)),
-        ),
-        (
-            "vips[].prefix",
-            |c| web(c)["prefix"] = json!("10.1.0.9/32"),
-            Vip("web", restarted("prefix")),
-        ),
-        (
-            "vips[].require_local_address",
-            |c| web(c)["require_local_address"] = json!(true),
-            Vip("web", restarted("require_local_address")),
-        ),
-    ];
+    ]
+}
 
+/// The settings the schema lists, sorted.
+fn schema_settings() -> Vec<String> {
     // The settings the schema lists: its leaves, `checks[]` folded into
     // `check` (the same check type), a probe block as one setting.
     let text = include_str!("../../../../../schema/pathosd-config-v1.schema.json");
@@ -848,6 +915,89 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
     }
     leaves.sort();
     leaves.dedup();
+    leaves
+}
+
+/// The plan of `edit` alone is what `want` says.
+fn check_row(path: &str, edit: fn(&mut Value), want: Want) {
+    let p = plan(edit);
+    let vip_row = matches!(want, Vip(..) | VipRenamed);
+    match want {
+        Live("") => assert!(p.is_empty(), "{path}: {p:?}"),
+        Live(k) => assert_eq!(
+            (live(&p).as_slice(), p.needs_restart.as_slice()),
+            (&[k][..], &[][..]),
+            "{path}"
+        ),
+        Restart(k) => assert_eq!(
+            (live(&p).as_slice(), p.needs_restart.as_slice()),
+            (&[][..], &[k][..]),
+            "{path}"
+        ),
+        Vip(v, c) => {
+            assert_eq!(p.vip(v), &c, "{path}: {p:?}");
+            assert!(
+                p.vips
+                    .iter()
+                    .all(|(n, c)| n == v || *c == VipChange::Unchanged),
+                "{path}: {p:?}"
+            );
+        }
+        Neighbor(n, c) => {
+            assert_eq!(p.neighbor(n), c, "{path}: {p:?}");
+            assert_eq!(p.neighbor("b"), NeighborChange::Unchanged, "{path}");
+        }
+        AllNeighbors => assert!(
+            p.neighbors
+                .iter()
+                .all(|(_, c)| *c == NeighborChange::Restarted),
+            "{path}: {p:?}"
+        ),
+        VipRenamed => assert_eq!(
+            (p.vip("www"), p.vip("web")),
+            (&VipChange::Added, &VipChange::Removed),
+            "{path}"
+        ),
+        NeighborRenamed => assert_eq!(
+            (p.neighbor("z"), p.neighbor("a")),
+            (NeighborChange::Added, NeighborChange::Removed),
+            "{path}"
+        ),
+    }
+    if !vip_row {
+        assert!(
+            p.vips.iter().all(|(_, c)| *c == VipChange::Unchanged),
+            "{path}: {p:?}"
+        );
+    }
+}
+
+/// Every setting is applied live or reported as needing a restart. Every setting the JSON Schema lists
+/// (`schema/pathosd-config-v1.schema.json`), changed alone, gives a plan
+/// of the class docs/config.md's Reload table gives it; none is silently
+/// ignored. A new config field fails here until it has a row (and a rule
+/// in `diff` and the docs). A probe block's options (`check.http.url`,
+/// ...) are one row per type: `identity` compares every field of a check
+/// but its timing and `detailed_metrics`, so each of them is identity.
+#[test]
+fn every_setting_of_the_schema_has_a_reload_rule() {
+    let rows: Vec<Row> = [
+        api_rows(),
+        bgp_rows(),
+        logging_rows(),
+        otel_rows(),
+        otel_signal_rows(),
+        router_rows(),
+        neighbor_rows(),
+        bfd_rows(),
+        vip_rows(),
+        policy_rows(),
+        check_rows(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let leaves = schema_settings();
     let mut listed: Vec<String> = rows.iter().map(|(p, _, _)| p.to_string()).collect();
     listed.sort();
     assert_eq!(
@@ -856,57 +1006,13 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
     );
 
     for (path, edit, want) in rows {
-        let p = plan(edit);
-        let vip_row = matches!(want, Vip(..) | VipRenamed);
-        match want {
-            Live("") => assert!(p.is_empty(), "{path}: {p:?}"),
-            Live(k) => assert_eq!(
-                (p.live.as_slice(), p.needs_restart.as_slice()),
-                (&[k][..], &[][..]),
-                "{path}"
-            ),
-            Restart(k) => assert_eq!(
-                (p.live.as_slice(), p.needs_restart.as_slice()),
-                (&[][..], &[k][..]),
-                "{path}"
-            ),
-            Vip(v, c) => {
-                assert_eq!(p.vip(v), &c, "{path}: {p:?}");
-                assert!(
-                    p.vips
-                        .iter()
-                        .all(|(n, c)| n == v || *c == VipChange::Unchanged),
-                    "{path}: {p:?}"
-                );
-            }
-            Neighbor(n, c) => {
-                assert_eq!(p.neighbor(n), c, "{path}: {p:?}");
-                assert_eq!(p.neighbor("b"), NeighborChange::Unchanged, "{path}");
-            }
-            AllNeighbors => assert!(
-                p.neighbors
-                    .iter()
-                    .all(|(_, c)| *c == NeighborChange::Restarted),
-                "{path}: {p:?}"
-            ),
-            VipRenamed => assert_eq!(
-                (p.vip("www"), p.vip("web")),
-                (&VipChange::Added, &VipChange::Removed),
-                "{path}"
-            ),
-            NeighborRenamed => assert_eq!(
-                (p.neighbor("z"), p.neighbor("a")),
-                (NeighborChange::Added, NeighborChange::Removed),
-                "{path}"
-            ),
-        }
-        if !vip_row {
-            assert!(
-                p.vips.iter().all(|(_, c)| *c == VipChange::Unchanged),
-                "{path}: {p:?}"
-            );
-        }
+        check_row(path, edit, want);
     }
+}
+
+/// The paths of the settings the plan changes live.
+fn live(p: &ReloadPlan) -> Vec<&'static str> {
+    p.live.iter().map(|c| c.path()).collect()
 }
 
 #[test]
@@ -930,11 +1036,11 @@ fn global_settings_live_or_after_a_restart() {
     assert_eq!(
         p.live,
         vec![
-            "logging.level",
-            "bgp.shutdown_drain",
-            "api.listen",
-            "api.idle_timeout",
-            "api.token"
+            LiveChange::LogLevel,
+            LiveChange::ShutdownDrain,
+            LiveChange::Api(ApiSetting::Listen),
+            LiveChange::Api(ApiSetting::IdleTimeout),
+            LiveChange::Api(ApiSetting::Token),
         ]
     );
     // VIPs and sessions are not touched by any of them.
