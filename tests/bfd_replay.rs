@@ -5,6 +5,10 @@
 //! negotiation, jitter and every drop reason. Two sessions also talk over a
 //! simulated link. No socket, no clock, no sleep: every event carries its
 //! time.
+// Scenarios against real peers and whole configurations read as one
+// script, top to bottom: the workspace's function-length lint is for
+// shipped code.
+#![allow(clippy::too_many_lines)]
 
 use std::num::{NonZeroU32, NonZeroU8};
 

@@ -6,6 +6,10 @@
 //! reload while it is written. The daemon's memory is its own process's
 //! (VmHWM, VmRSS in /proc), so other tests running beside these do not
 //! move the figures.
+// Scenarios against real peers and whole configurations read as one
+// script, top to bottom: the workspace's function-length lint is for
+// shipped code.
+#![allow(clippy::too_many_lines)]
 
 mod support;
 

@@ -117,9 +117,7 @@ impl Pieces for JobPieces {
         self.job.as_ref().map_or(&[], |j| j.piece())
     }
 
-    fn next(
-        &mut self,
-    ) -> std::pin::Pin<Box<dyn Future<Output = Result<bool, String>> + Send + '_>> {
+    fn next(&mut self) -> std::pin::Pin<Box<dyn Future<Output = Result<bool, String>> + '_>> {
         Box::pin(async move {
             let Some(job) = self.job.take() else {
                 return Ok(false);

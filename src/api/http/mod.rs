@@ -75,16 +75,19 @@ pub struct Limits {
 /// takes and gives them.
 pub use pathosd_core::api::router::{Request, Response};
 
-pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+/// A handler's answer: run on the server's own thread, so not `Send`.
+pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T>>>;
+/// The routes, made by whoever starts the server and handed to the thread
+/// that serves (the tests start servers on threads of their own).
 pub type Handler = Arc<dyn Fn(Request) -> BoxFuture<Reply> + Send + Sync>;
 
 /// A body made a piece at a time while it is written.
-pub trait Pieces: Send {
+pub trait Pieces {
     /// The piece to write now (none may be empty but the last).
     fn piece(&self) -> &[u8];
     /// Makes the next piece: true when there is one, false when the body
     /// is complete, an error when it cannot be finished.
-    fn next(&mut self) -> Pin<Box<dyn Future<Output = Result<bool, String>> + Send + '_>>;
+    fn next(&mut self) -> Pin<Box<dyn Future<Output = Result<bool, String>> + '_>>;
 }
 
 /// What a handler answers: the response, and for a streamed answer its

@@ -79,7 +79,7 @@ struct Session {
     ctx: codec::Ctx,
 }
 
-type Connecting = Pin<Box<dyn Future<Output = io::Result<Async<TcpStream>>> + Send>>;
+type Connecting = Pin<Box<dyn Future<Output = io::Result<Async<TcpStream>>>>>;
 
 enum Wake {
     /// A request; None: the handle is gone.
@@ -122,7 +122,7 @@ pub(crate) struct PeerTask {
 }
 
 /// Polls every future and returns the first value ready.
-async fn first<T>(mut futs: Vec<Pin<Box<dyn Future<Output = T> + Send + '_>>>) -> T {
+async fn first<T>(mut futs: Vec<Pin<Box<dyn Future<Output = T> + '_>>>) -> T {
     std::future::poll_fn(|cx| {
         for f in futs.iter_mut() {
             if let Poll::Ready(v) = f.as_mut().poll(cx) {
@@ -235,7 +235,7 @@ impl PeerTask {
     /// earliest timer.
     async fn wait(&mut self, bufs: &mut [Vec<u8>; 2]) -> Wake {
         let deadline = self.next_deadline();
-        let mut futs: Vec<Pin<Box<dyn Future<Output = Wake> + Send + '_>>> = Vec::new();
+        let mut futs: Vec<Pin<Box<dyn Future<Output = Wake> + '_>>> = Vec::new();
         let ctl = &self.ctl;
         futs.push(Box::pin(async move { Wake::Ctl(ctl.recv().await.ok()) }));
         let [buf_main, buf_cand] = bufs;
