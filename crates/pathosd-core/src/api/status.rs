@@ -380,6 +380,7 @@ impl StatusQuery {
 /// about each VIP in turn: a transport with a message limit (ubus) ends the
 /// page early, and `next_offset` then says where the next one starts. The
 /// first VIP of a page is always taken, so paging always moves on.
+#[cfg(any(test, feature = "test-support"))]
 pub fn status_page_json(s: &Snapshot, fits: &mut dyn FnMut(&Value) -> bool) -> Value {
     let Some(p) = &s.page else {
         return status_json(s);

@@ -274,6 +274,7 @@ impl Job {
     }
 
     /// How many VIPs the answer shows (a page's, or all).
+    #[cfg(any(test, feature = "test-support"))]
     pub fn vips_shown(&self) -> usize {
         self.count
     }
@@ -595,6 +596,7 @@ pub fn render(what: What, budget: usize, src: &mut dyn Source) -> Result<Vec<u8>
 
 /// The requests of an OTLP metrics export from `src`, each about `part`
 /// bytes, in order.
+#[cfg(any(test, feature = "test-support"))]
 pub fn otlp_requests(
     src: &mut dyn Source,
     now: SystemTime,

@@ -360,6 +360,7 @@ impl Session {
     }
 
     /// Whether a Poll Sequence is being transmitted.
+    #[cfg(any(test, feature = "test-support"))]
     pub fn poll_active(&self) -> bool {
         self.poll
     }

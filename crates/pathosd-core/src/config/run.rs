@@ -14,9 +14,11 @@
 use super::field::{ConfigError, Errors};
 pub use super::otel::{OtelRun, OtlpTarget, Transport};
 use super::policy_expr::Expr;
+#[cfg(any(test, feature = "test-support"))]
+use super::schema::{Check, Vip};
 use super::schema::{
-    Check, CheckType, Config, DnsCheck, ExecCheck, ExpectedAnswer, GrpcCheck, HttpCheck, LogLevel,
-    Logging, PingCheck, PolicyText, TcpCheck, UdpCheck, Vip, VipPolicy,
+    CheckType, Config, DnsCheck, ExecCheck, ExpectedAnswer, GrpcCheck, HttpCheck, LogLevel,
+    Logging, PingCheck, PolicyText, TcpCheck, UdpCheck, VipPolicy,
 };
 use super::target::{DnsTarget, Host, HostPort, HttpTarget};
 use super::validate::validate;
@@ -254,6 +256,7 @@ impl RunConfig {
 /// checked against the other VIPs'), for tests that make one VIP: built
 /// whenever its rules leave something to build, even if one that does not
 /// stop the build failed; else the first error.
+#[cfg(any(test, feature = "test-support"))]
 pub fn vip_spec(v: Vip) -> Result<VipSpec, ConfigError> {
     let mut errs = Errors::default();
     let spec = super::validate::vip(v, "vip", &mut errs);
@@ -264,6 +267,7 @@ pub fn vip_spec(v: Vip) -> Result<VipSpec, ConfigError> {
 /// that make one probe: built whenever its rules leave something to build
 /// (so a test sees a probe refuse what validation would), else the first
 /// error.
+#[cfg(any(test, feature = "test-support"))]
 pub fn check_spec(c: Check, vip: &Prefix) -> Result<CheckSpec, ConfigError> {
     let mut errs = Errors::default();
     let spec = super::validate::check(vip, "check", c, &mut errs);
@@ -272,6 +276,7 @@ pub fn check_spec(c: Check, vip: &Prefix) -> Result<CheckSpec, ConfigError> {
 
 /// `value`, else the first error, which a rule that builds nothing
 /// reports.
+#[cfg(any(test, feature = "test-support"))]
 fn built<T>(value: Option<T>, errs: Errors) -> Result<T, ConfigError> {
     value.ok_or_else(|| {
         errs.0.into_iter().next().unwrap_or(ConfigError {
