@@ -3,7 +3,9 @@
 //! as RFC 5880 §6.8.7 fills it, when it is sent, and the jittered
 //! periodic schedule.
 
-use super::*;
+use super::{Output, Session, Step, SLOW_START_TX};
+use crate::bfd::wire::{Packet, State};
+use crate::bfd::Time;
 
 impl Session {
     // ---- intervals and the Poll Sequence ----------------------------------
