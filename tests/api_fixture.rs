@@ -17,7 +17,6 @@ use pathosd::config::load::{load_str, Format};
 use pathosd::config::RunConfig;
 use pathosd::daemon::engine::{CheckId, CheckRun};
 use pathosd::daemon::state::{Effects, Event, Live, State};
-use pathosd::daemon::views;
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -765,15 +764,11 @@ impl Source for Reading<'_> {
     }
 
     fn select(&self, scope: &Scope) -> (Vec<usize>, Option<PageInfo>) {
-        views::select_vips(self.owned.state.engine(), scope)
+        self.owned.state.select_vips(scope)
     }
 
     fn vip(&self, i: usize, want: Want) -> Option<VipView> {
-        let state = &self.owned.state;
-        let slot = state.engine().vips().get(i)?;
-        let mut view = views::vip_view(slot, want, &|t| state.wall_time(t));
-        view.flows = state.engine().flows(&slot.name);
-        Some(view)
+        self.owned.state.vip_view(i, want)
     }
 
     fn routes(

@@ -5,7 +5,6 @@ use super::Owner;
 use crate::api::model::{PageInfo, Scope, Snapshot, VipView, Want};
 use crate::api::stream::Source;
 use crate::bgp::types::{PathAttrs, Prefix};
-use crate::daemon::views;
 use std::time::Instant;
 
 /// The owner's state as a streamed answer reads it: a view of one VIP at
@@ -25,15 +24,11 @@ impl Source for Reading<'_> {
     }
 
     fn select(&self, scope: &Scope) -> (Vec<usize>, Option<PageInfo>) {
-        views::select_vips(self.owner.state.engine(), scope)
+        self.owner.state.select_vips(scope)
     }
 
     fn vip(&self, i: usize, want: Want) -> Option<VipView> {
-        let state = &self.owner.state;
-        let slot = state.engine().vips().get(i)?;
-        let mut view = views::vip_view(slot, want, &|t| state.wall_time(t));
-        view.flows = state.engine().flows(&slot.name);
-        Some(view)
+        self.owner.state.vip_view(i, want)
     }
 
     fn routes(

@@ -18,7 +18,8 @@ use super::reload::{self, ReloadPlan, VipChange};
 use super::triggers::{Admit, Done, Triggers};
 use super::views;
 use crate::api::model::{
-    OtelView, PeerView, PoolView, ReloadRecord, ReloadResult, Scope, Snapshot,
+    OtelView, PageInfo, PeerView, PoolView, ReloadRecord, ReloadResult, Scope, Snapshot, VipView,
+    Want,
 };
 use crate::api::router::ApiError;
 use crate::api::TriggerOutcome;
@@ -180,6 +181,20 @@ impl<R: Clone> State<R> {
     /// The wall-clock time of `t`, as /status shows times.
     pub fn wall_time(&self, t: Instant) -> SystemTime {
         self.start_time + t.saturating_duration_since(self.start)
+    }
+
+    /// The VIPs a streamed answer of `scope` shows, by index, and its page
+    /// (`api::stream::Source::select`).
+    pub fn select_vips(&self, scope: &Scope) -> (Vec<usize>, Option<PageInfo>) {
+        views::select_vips(&self.engine, scope)
+    }
+
+    /// VIP `i` as the API shows it, with its flows left (`Source::vip`).
+    pub fn vip_view(&self, i: usize, want: Want) -> Option<VipView> {
+        let slot = self.engine.vips().get(i)?;
+        let mut view = views::vip_view(slot, want, &|t| self.wall_time(t));
+        view.flows = self.engine.flows(&slot.name);
+        Some(view)
     }
 
     /// When the next step is due without an event (a VIP's first
