@@ -101,8 +101,8 @@ pub fn block_on<T>(fut: impl Future<Output = T>) -> T {
     // also async-io's thread leaving epoll, its eventfd, timerfd and
     // `epoll_ctl` upkeep and a futex wake. Measured there: async-io's
     // thread 3.9 -> 2.2 sleeps a second, the process's syscalls 81 -> 51 a
-    // second, at 8a1f4e6; "The daemon thread waits for its own timers" in
-    // `git show 792d6be:docs/performance.md`).
+    // second; "The daemon thread waits for its own timers" in the history
+    // of docs/performance.md).
     EXECUTOR.with(|ex| {
         let mut executor = std::pin::pin!(ex.run(fut));
         let parker = parking::Parker::new();
@@ -208,8 +208,8 @@ pub async fn sleep_around(at: Instant, slack: Duration) {
 /// sent at the end of its window drifts later by the window's width every
 /// round and leaves a check's fixed grid of ticks again after a few
 /// rounds; sent at the first instant it meets the tick, it drifts by the
-/// wake-up's latency only and keeps meeting it (measured at 01e71e2:
-/// "KEEPALIVEs join the tick" in `git show 792d6be:docs/performance.md`).
+/// wake-up's latency only and keeps meeting it (measured: "KEEPALIVEs join
+/// the tick" in the history of docs/performance.md).
 pub async fn sleep_window(earliest: Instant, latest: Instant) {
     window(earliest, latest, true).await
 }

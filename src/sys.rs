@@ -342,8 +342,8 @@ fn setsockopt_raw(
 /// loader freed its buffers every later large block (the route tables'
 /// builds, a session's first plan) came from the heap, and freeing them left
 /// holes RSS kept: 10,000 `always` VIPs ran with 6.2 MB anonymous memory
-/// instead of 4.7 (the history of docs/performance.md: `git show
-/// 792d6be:docs/performance.md`). Setting the threshold turns the
+/// instead of 4.7 (measured; the figure is in the history of
+/// docs/performance.md). Setting the threshold turns the
 /// adjustment off: large blocks are mapped and unmapped whole.
 /// musl, OpenWrt's libc, maps large blocks itself and has no mallopt.
 pub(crate) fn fix_mmap_threshold() {

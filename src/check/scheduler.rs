@@ -212,8 +212,8 @@ pub fn build(vip: &VipSpec, ids: &[CheckId]) -> Result<Vec<CheckLoop>, String> {
 /// measured. Early as well as late: one HTTP check next to a
 /// BGP session at hold time 3 s, whose KEEPALIVEs wake the thread about
 /// twice a second, shares about half of its ticks instead of a quarter
-/// (measured at 151d894: "The daemon thread waits for its own timers" in
-/// `git show 792d6be:docs/performance.md`).
+/// (measured: "The daemon thread waits for its own timers" in the history
+/// of docs/performance.md).
 /// The grid itself does not move: a tick run early is done, the next one
 /// is due an interval after its time ([`Schedule::advance`]).
 fn tick_slack(interval: Duration) -> Duration {

@@ -274,8 +274,8 @@ pub fn load_uci_values(
 /// config, is decoded one VIP at a time while the text is read: each VIP's
 /// JSON value is dropped as soon as its `Vip` is decoded. Holding the whole
 /// file as a `serde_json::Value` tree took 6.3 MB for 10,000 `always` VIPs
-/// on top of the decoded config (at f3a56cb; `git show
-/// 792d6be:docs/performance.md`). No value tree is larger than
+/// on top of the decoded config (measured; the figure is in the history
+/// of docs/performance.md). No value tree is larger than
 /// MAX_UNIT_VALUES. Nothing returned borrows `text`, so the caller frees it
 /// before validation.
 fn decode_json(text: &str) -> Result<(Option<Config>, Errors), Vec<ConfigError>> {
