@@ -40,6 +40,7 @@
 #            shutdown_drain '2s': the old daemon drains, no second daemon
 #            runs beside it, procd starts the new one when the old exits
 #            (within term_timeout + 1 s of the stop), every VIP back;
+#            the start exits 0 and prints nothing with "rejected";
 #   u2       `start` of a running daemon (apk's post-upgrade): the same PID,
 #            no route withdrawn;
 #   u3       `stop` of a daemon that cannot act on SIGTERM (SIGSTOPped):
@@ -992,11 +993,14 @@ u1() {
 		[ "$t_new" -le $(((W_TERM + 1) * 1000)) ] || why="$why the new daemon only $t_new ms after the stop;"
 	fi
 	# The start finds the ending daemon still listed as running and asks
-	# it to reload (the init script's rule for a running daemon): what it
-	# answered is printed, not judged here.
-	local start_rc start_t start_o asked
+	# it to reload (the init script's rule for a running daemon): a daemon
+	# that is stopping declines, and that is no rejected file, so the
+	# postinst's start must succeed quietly.
+	local start_rc='' start_t start_o asked
 	read -r start_rc start_t <"$start_out.rc"
 	start_o=$(one_line "$(cat "$start_out" 2>/dev/null)")
+	[ "$start_rc" = 0 ] || why="$why start: exit ${start_rc:-none};"
+	case "$start_o" in *rejected*) why="$why start printed '$start_o';" ;; esac
 	asked=$(log_since u1 | grep -F 'ubus: reload failed:' | sed 's/.*ubus: //' | head -n 1)
 	conf_good
 	X '/etc/init.d/pathosd reload'
