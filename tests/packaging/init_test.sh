@@ -87,7 +87,7 @@ export CALLS FR RELOADS LAST_RELOAD
 # line libuci reports for it (the file's last: libuci reads to the end
 # looking for the closing quote), a file of blank and comment lines is
 # empty, the global section must
-# be `config pathosd 'main'` (crates/pathosd-core/src/config/uci_map.rs),
+# be `config pathosd 'main'` (crates/pathosd-core/src/config/uci_map/),
 # `enabled` of 'main' is not looked at (it is the init script's switch);
 # $MOCK_INVALID adds the errors of an invalid value. Failures print the
 # real one's lines (exit 1, stderr).

@@ -5,7 +5,7 @@
 // uci.js, rpc.js and ui.js where the views depend on them: status.js against
 // canned and paged `ubus call pathosd status` replies, config.js against the
 // option names of the daemon's UCI mapping
-// (crates/pathosd-core/src/config/uci_map.rs) and its defaults, and every
+// (crates/pathosd-core/src/config/uci_map/layout.rs) and its defaults, and every
 // ubus method the views declare against the rpcd ACL. The views run twice:
 // as written and after jsmin (LuCI minifies them at build time).
 //
@@ -31,7 +31,7 @@ const RESOURCES = path.join(APP, 'htdocs/luci-static/resources');
 const VIEWS = path.join(RESOURCES, 'view/pathosd');
 const ACL_FILE = path.join(APP, 'root/usr/share/rpcd/acl.d/luci-app-pathosd.json');
 const MENU_FILE = path.join(APP, 'root/usr/share/luci/menu.d/luci-app-pathosd.json');
-const UCI_MAP = process.env.PATHOSD_UCI_MAP || path.join(ROOT, 'crates/pathosd-core/src/config/uci_map.rs');
+const UCI_MAP = process.env.PATHOSD_UCI_MAP || path.join(ROOT, 'crates/pathosd-core/src/config/uci_map/layout.rs');
 const STATUS = JSON.parse(fs.readFileSync(path.join(__dirname, 'fixtures/status.json'), 'utf8'));
 const ACL = JSON.parse(fs.readFileSync(ACL_FILE, 'utf8'));
 
@@ -174,7 +174,7 @@ function seen(env, root) {
 // uci_map.rs and schema have them, then checked against those.
 const ANNOUNCED = { 'VIP.allow_default_route': { kind: 'Scalar', path: 'allow_default_route', default: false } };
 
-// The option tables of crates/pathosd-core/src/config/uci_map.rs: const NAME: &[Row] = &[
+// The option tables of crates/pathosd-core/src/config/uci_map/layout.rs: const NAME: &[Row] = &[
 // ("uci_name", "json.path", Kind), ... ];
 function uciRows() {
 	const src = fs.readFileSync(UCI_MAP, 'utf8');
@@ -1103,7 +1103,7 @@ function viewTests(label, src) {
 	test(label + 'config.js: every option is one the daemon reads, list-valued exactly where it takes `list`, one form option per UCI option', async () => {
 		const rows = uciRows();
 		[ 'GLOBAL', 'NEIGHBOR', 'VIP', 'CHECK', 'HTTP', 'DNS', 'PING', 'TCP', 'UDP', 'GRPC', 'EXEC' ]
-			.forEach((t) => assert.ok(rows[t] && Object.keys(rows[t]).length > 0, 'table ' + t + ' in uci_map.rs'));
+			.forEach((t) => assert.ok(rows[t] && Object.keys(rows[t]).length > 0, 'table ' + t + ' in uci_map/layout.rs'));
 		const { m } = await renderConfig(BASE_UCI);
 		const problems = [];
 		const kindOk = (o, kind) => (o.constructor.name === 'DynamicList') === (kind === 'List' || kind === 'Pairs');

@@ -10,7 +10,7 @@
 
 /*
  * Editor for /etc/config/pathosd. The option names are the daemon's UCI
- * names (crates/pathosd-core/src/config/uci_map.rs); Save & Apply commits
+ * names (crates/pathosd-core/src/config/uci_map/layout.rs); Save & Apply commits
  * through rpcd, whose config.change event makes procd run
  * "/etc/init.d/pathosd reload", which has pathosd reload. An invalid file is
  * rejected by the daemon, which keeps running with its previous
