@@ -197,6 +197,12 @@ fail() {
 	FAILED=$((FAILED + 1))
 }
 want() { [ -z "$ONLY" ] || [[ $1 =~ $ONLY ]]; }
+# want_any NAME...: any of the flows is asked for.
+want_any() {
+	local f
+	for f in "$@"; do want "$f" && return 0; done
+	return 1
+}
 
 # X CMD: runs CMD inside the root; O its output (stdout and stderr), RC its status.
 O='' RC=0
@@ -1122,7 +1128,7 @@ bash "$BOOT" stop "$ROOT_OPKG" >/dev/null
 # The apk root: the .apk with apk-tools v3.
 # ==================================================================================
 
-if want 'a[0-9]'; then
+if want_any a1 a2 a3 a4 a5 a6 a7; then
 	echo "# apk root: $ROOT_APK"
 	new_root "$ROOT_APK"
 	APK1_IN="/root/pkgs/$(basename "$APK1")"
