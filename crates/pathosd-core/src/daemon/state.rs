@@ -191,10 +191,7 @@ impl<R: Clone> State<R> {
 
     /// VIP `i` as the API shows it, with its flows left (`Source::vip`).
     pub fn vip_view(&self, i: usize, want: Want) -> Option<VipView> {
-        let slot = self.engine.vips().get(i)?;
-        let mut view = views::vip_view(slot, want, &|t| self.wall_time(t));
-        view.flows = self.engine.flows(&slot.name);
-        Some(view)
+        views::engine_vip_view(&self.engine, i, want, &|t| self.wall_time(t))
     }
 
     /// When the next step is due without an event (a VIP's first

@@ -22,18 +22,26 @@ pub fn vip_views(
     scope: &Scope,
     to_sys: &dyn Fn(Instant) -> SystemTime,
 ) -> (Vec<VipView>, Option<PageInfo>) {
-    let all = engine.vips();
     let (picked, page) = select_vips(engine, scope);
     let views = picked
         .into_iter()
-        .filter_map(|i| all.get(i))
-        .map(|v| {
-            let mut view = vip_view(v, Want::Checks, to_sys);
-            view.flows = engine.flows(&v.name);
-            view
-        })
+        .filter_map(|i| engine_vip_view(engine, i, Want::Checks, to_sys))
         .collect();
     (views, page)
+}
+
+/// The view of the engine's VIP at position `i` (as [`vip_view`]), with
+/// the flows its drain waits for.
+pub fn engine_vip_view(
+    engine: &Engine,
+    i: usize,
+    want: Want,
+    to_sys: &dyn Fn(Instant) -> SystemTime,
+) -> Option<VipView> {
+    let v = engine.vips().get(i)?;
+    let mut view = vip_view(v, want, to_sys);
+    view.flows = engine.flows(&v.name);
+    Some(view)
 }
 
 /// The positions of the VIPs of `scope` in the engine's list, and for a
