@@ -1024,9 +1024,8 @@ impl Fabric {
             "apk post-upgrade's start restarted pathosd"
         );
         e.procd().delete();
-        let _ = e.procd().wait(Duration::from_secs(6), |p, _| p.is_none());
         assert!(
-            !e.procd().running(),
+            e.procd().wait(Duration::from_secs(6), |p, _| p.is_none()),
             "restart: pathosd still ending after 6 s:\n{}",
             e.procd().log()
         );

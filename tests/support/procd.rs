@@ -125,11 +125,6 @@ impl Procd {
         });
     }
 
-    /// `procd_running`: an instance is there (running or stopping).
-    pub fn running(&self) -> bool {
-        self.shared.inst.lock().unwrap().pid.is_some()
-    }
-
     pub fn pid(&self) -> Option<u32> {
         self.shared.inst.lock().unwrap().pid
     }
