@@ -163,12 +163,7 @@ async fn answer(
             // print. Not answered in time: TIMEOUT, the request stays with
             // the owner (a SIGHUP would be a second reload). Stopping:
             // UNKNOWN_ERROR, as every other request then.
-            let answer = async { Some(ctl.reload().await) }
-                .or(async {
-                    crate::rt::sleep(limit).await;
-                    None
-                })
-                .await;
+            let answer = crate::net::until(Instant::now() + limit, ctl.reload()).await;
             let r = match answer {
                 Some(Ok(r)) => r,
                 Some(Err(e)) => {
