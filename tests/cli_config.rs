@@ -1,13 +1,16 @@
 //! The real binary: exit statuses, what goes to stdout and stderr.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use support::TempDir;
 
 const BIN: &str = env!("CARGO_BIN_EXE_pathosd");
 
-/// A file in a directory of this test's own, removed with it on drop.
+/// A file in a directory of its own ([`TempDir`]), removed with it on drop.
 struct TempFile {
-    dir: PathBuf,
+    _dir: TempDir,
     path: PathBuf,
 }
 
@@ -18,18 +21,11 @@ impl std::ops::Deref for TempFile {
     }
 }
 
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 fn temp_file(test: &str, name: &str, contents: &str) -> TempFile {
-    let dir = std::env::temp_dir().join(format!("pathosd-cli-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+    let dir = TempDir::new(&format!("cli-{test}"));
+    let path = dir.path(name);
     std::fs::write(&path, contents).unwrap();
-    TempFile { dir, path }
+    TempFile { _dir: dir, path }
 }
 
 fn run(args: &[&str]) -> Output {
