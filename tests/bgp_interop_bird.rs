@@ -125,6 +125,7 @@ fn intent(prepend: u8, community: u16) -> RouteIntent {
         as_path_prepend: prepend,
         communities: vec![Community(65001, community)],
         large_communities: vec![LargeCommunity(65001, 1, u32::from(community))],
+        ..RouteIntent::default()
     }
 }
 
@@ -212,6 +213,56 @@ fn pessimized_route_changes_in_place() {
     );
     // In place: exactly one UPDATE (an implicit replace), no withdraw first.
     assert_eq!(s.updates_out(), before + 1);
+}
+
+/// MULTI_EXIT_DISC goes to an external peer, and a pessimized route
+/// changes it in place (RFC 4271 §5.1.4).
+#[test]
+fn med_reaches_an_external_peer_and_changes_in_place() {
+    let s = setup(51, |_| {}, |_| {});
+    s.wait_established(Duration::from_secs(3));
+    let with_med = |med| RouteIntent {
+        med: Some(med),
+        ..intent(0, 100)
+    };
+    s.speaker.set_route(p("10.151.1.1/32"), Some(with_med(50)));
+    let block = s.wait_route("10.151.1.1/32", |b| attr(b, "med").is_some());
+    assert_eq!(attr(&block, "med").as_deref(), Some("50"), "{block}");
+    let before = s.updates_out();
+    s.speaker.set_route(p("10.151.1.1/32"), Some(with_med(500)));
+    let block = s.wait_route("10.151.1.1/32", |b| {
+        attr(b, "med").as_deref() == Some("500")
+    });
+    assert_eq!(attr(&block, "as_path").as_deref(), Some("65001"), "{block}");
+    assert_eq!(s.updates_out(), before + 1, "one UPDATE, no withdraw first");
+}
+
+/// An internal peer gets the VIP's LOCAL_PREF (RFC 4271 §5.1.5), and the
+/// pessimized one in place.
+#[test]
+fn local_pref_reaches_an_internal_peer_and_changes_in_place() {
+    let s = setup(
+        52,
+        |b| b.ibgp = true,
+        |c| c.bgp.neighbors[0].peer_asn = c.router.asn,
+    );
+    s.wait_established(Duration::from_secs(3));
+    let with_pref = |pref| RouteIntent {
+        local_pref: pref,
+        ..intent(0, 100)
+    };
+    s.speaker
+        .set_route(p("10.152.1.1/32"), Some(with_pref(200)));
+    let block = s.wait_route("10.152.1.1/32", |b| {
+        attr(b, "local_pref").as_deref() == Some("200")
+    });
+    assert_eq!(attr(&block, "as_path").as_deref(), Some(""), "{block}");
+    let before = s.updates_out();
+    s.speaker.set_route(p("10.152.1.1/32"), Some(with_pref(50)));
+    s.wait_route("10.152.1.1/32", |b| {
+        attr(b, "local_pref").as_deref() == Some("50")
+    });
+    assert_eq!(s.updates_out(), before + 1, "one UPDATE, no withdraw first");
 }
 
 #[test]
@@ -606,6 +657,7 @@ fn a_route_that_cannot_be_encoded_is_not_advertised_nor_withdrawn() {
         as_path_prepend: 0,
         communities: (0..1100u16).map(|i| Community(65001, i)).collect(),
         large_communities: Vec::new(),
+        ..RouteIntent::default()
     };
     s.speaker.set_route(p("10.127.9.9/32"), Some(huge));
     // A sendable route after it: once BIRD has it, the pass with the

@@ -49,6 +49,7 @@ fn unencodable() -> Option<Arc<RouteIntent>> {
         as_path_prepend: 0,
         communities: (0..1100u16).map(|i| Community(65001, i)).collect(),
         large_communities: Vec::new(),
+        ..RouteIntent::default()
     }))
 }
 

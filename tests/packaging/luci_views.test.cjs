@@ -1204,6 +1204,7 @@ function viewTests(label, src) {
 		prefix: '192.0.2.81/32', checks_policy: 'any', local_interface: 'br-wan', drain_time: '20s', drain_until_flows_below: '3', recovery_hold: '5s',
 		as_path_prepend: '2', community: '65001:200', large_community: '65001:2:2', lower_priority_as_path_prepend: '8',
 		lower_priority_community: '65001:666', lower_priority_large_community: '65001:6:6', lower_priority_file: '/tmp/x.drain',
+		med: '50', local_pref: '200', lower_priority_med: '500', lower_priority_local_pref: '50',
 		interval: '3s', timeout: '700ms', rise: '4', fall: '5', url: '/ready', host: 'web2.lan', method: 'POST', header: 'X-A: 1',
 		response_code: '204', response_text: 'ok', response_regex: '^ok', response_jq: '.ok', proxy: 'http://127.0.0.1:3128',
 		tls_ca_cert: '/etc/ssl/ca.pem', tls_server_name: 'web2.lan', tls_client_cert: '/etc/ssl/c.pem', tls_client_key: '/etc/ssl/c.key',
@@ -1626,6 +1627,16 @@ function viewTests(label, src) {
 		assert.strictEqual(d.error('name'), null, 'VIP names take - and .');
 		d.set('name', 'web 1');
 		assert.ok(d.error('name'));
+		d.set('name', 'web');
+		// A pessimized route never preferred to the healthy one.
+		d.set('med', '100').set('lower_priority_med', '99');
+		assert.ok(/Below the MED 100/.test(d.error('lower_priority_med')), d.error('lower_priority_med'));
+		d.set('lower_priority_med', '100');
+		assert.strictEqual(d.error('lower_priority_med'), null);
+		d.set('lower_priority_local_pref', '101');
+		assert.ok(/Above the LOCAL_PREF 100/.test(d.error('lower_priority_local_pref')), 'against the default 100');
+		d.set('local_pref', '150');
+		assert.strictEqual(d.error('lower_priority_local_pref'), null);
 	});
 
 	test(label + 'config.js: invalid list items from the file are flagged in the dialog and not saved', async () => {

@@ -28,6 +28,8 @@ pub struct BirdPeer {
     /// BFD with pathosd (`bfd on`, and a `protocol bfd` whose multihop
     /// sessions run at this interval in ms, multiplier 3).
     pub bfd_ms: Option<u32>,
+    /// BIRD in pathosd's AS (iBGP) instead of its own.
+    pub ibgp: bool,
 }
 
 impl BirdPeer {
@@ -44,6 +46,7 @@ impl BirdPeer {
             ttl_security: false,
             error_wait: (1, 2),
             bfd_ms: None,
+            ibgp: false,
         }
     }
 
@@ -77,7 +80,7 @@ impl BirdPeer {
              router id {rid};\n\
              protocol device {{ }}\n\
              protocol bgp pathosd {{\n\
-             \x20 local {local} port {lport} as {PEER_AS};\n\
+             \x20 local {local} port {lport} as {local_as};\n\
              \x20 neighbor {nb} port {nport} as {OUR_AS};\n\
              \x20 multihop;\n\
              \x20 strict bind on;\n\
@@ -98,6 +101,7 @@ impl BirdPeer {
             hold = self.hold_time,
             ew_min = self.error_wait.0,
             ew_max = self.error_wait.1,
+            local_as = if self.ibgp { OUR_AS } else { PEER_AS },
         )
     }
 }

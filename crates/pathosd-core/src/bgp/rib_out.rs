@@ -41,9 +41,6 @@ use std::sync::Arc;
 
 use super::types::{Afi, Origin, PathAttrs, Prefix, RouteIntent};
 
-/// LOCAL_PREF sent to iBGP peers (the common default, as GoBGP adds it).
-pub(crate) const IBGP_LOCAL_PREF: u32 = 100;
-
 /// The originated routes: what the engine decided, one [`RouteIntent`] per
 /// VIP prefix, and whether the first evaluation of every VIP is in. The
 /// daemon's owner keeps the one table, which its sessions plan from
@@ -621,13 +618,18 @@ impl AdjRibOut {
                     prepend: intent.as_path_prepend,
                 });
             }
-            (Vec::new(), Some(IBGP_LOCAL_PREF))
+            // RFC 4271 §5.1.5: "A BGP speaker MUST include this attribute
+            // in UPDATE messages it sends to other internal peers"; and
+            // MUST NOT to external ones (None above).
+            (Vec::new(), Some(intent.local_pref))
         };
         PathAttrs {
             origin: Origin::Igp,
             as_path,
             next_hop,
-            med: None,
+            // RFC 4271 §5.1.4: MULTI_EXIT_DISC may be sent to any peer; the
+            // receiver compares it between routes from one neighboring AS.
+            med: intent.med,
             local_pref,
             communities: intent.communities.clone(),
             large_communities: intent.large_communities.clone(),

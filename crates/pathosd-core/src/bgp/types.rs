@@ -260,14 +260,34 @@ impl fmt::Display for LargeCommunity {
     }
 }
 
+/// LOCAL_PREF sent to iBGP peers unless a VIP sets its own: the common
+/// default (BIRD's and GoBGP's when none is set).
+pub const DEFAULT_LOCAL_PREF: u32 = 100;
+
 /// What pathosd wants a VIP route to carry, before per-peer shaping
 /// (own AS prepended for eBGP, next hop of the family, LOCAL_PREF for iBGP).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RouteIntent {
     /// Extra copies of the local AS (eBGP only); 0 = full priority.
     pub as_path_prepend: u8,
     pub communities: Vec<Community>,
     pub large_communities: Vec<LargeCommunity>,
+    /// MULTI_EXIT_DISC, to every peer; None: not sent.
+    pub med: Option<u32>,
+    /// LOCAL_PREF, to iBGP peers only.
+    pub local_pref: u32,
+}
+
+impl Default for RouteIntent {
+    fn default() -> Self {
+        RouteIntent {
+            as_path_prepend: 0,
+            communities: Vec::new(),
+            large_communities: Vec::new(),
+            med: None,
+            local_pref: DEFAULT_LOCAL_PREF,
+        }
+    }
 }
 
 /// The path attributes of one route as sent to one peer: the input of the

@@ -296,6 +296,10 @@ config_struct! {
         communities: Vec<Community> = Vec::new(),
         /// Large communities "global:local1:local2".
         large_communities: Vec<LargeCommunity> = Vec::new(),
+        /// MULTI_EXIT_DISC (0..4294967295; lower is preferred); unset: none sent.
+        med: Option<u32> = None,
+        /// LOCAL_PREF sent to iBGP neighbors (higher is preferred).
+        local_pref: u32 = crate::bgp::types::DEFAULT_LOCAL_PREF,
     }
 }
 
@@ -308,6 +312,10 @@ config_struct! {
         communities: Vec<Community> = Vec::new(),
         /// Large communities added to announce.large_communities.
         large_communities: Vec<LargeCommunity> = Vec::new(),
+        /// MULTI_EXIT_DISC while pessimized, not below announce.med; unset: announce.med.
+        med: Option<u32> = None,
+        /// LOCAL_PREF while pessimized (iBGP), not above announce.local_pref; unset: announce.local_pref.
+        local_pref: Option<u32> = None,
     }
 }
 
@@ -351,11 +359,15 @@ static DEFAULT_POLICY: Policy = Policy {
         as_path_prepend: 0,
         communities: Vec::new(),
         large_communities: Vec::new(),
+        med: None,
+        local_pref: crate::bgp::types::DEFAULT_LOCAL_PREF,
     },
     lower_priority: LowerPriority {
         as_path_prepend: 6,
         communities: Vec::new(),
         large_communities: Vec::new(),
+        med: None,
+        local_pref: None,
     },
     lower_priority_file: None,
     drain_time: Dur::secs(30),

@@ -108,6 +108,8 @@ impl VipPolicy {
             as_path_prepend: p.announce.as_path_prepend,
             communities: p.announce.communities.clone(),
             large_communities: p.announce.large_communities.clone(),
+            med: p.announce.med,
+            local_pref: p.announce.local_pref,
         };
         // Prepends add up so a degraded primary still ranks below a healthy
         // standby and the standby order never inverts (seed: standby ordering).
@@ -136,6 +138,8 @@ impl VipPolicy {
                 .saturating_add(p.lower_priority.as_path_prepend),
             communities,
             large_communities: large,
+            med: p.lower_priority.med.or(p.announce.med),
+            local_pref: p.lower_priority.local_pref.unwrap_or(p.announce.local_pref),
         };
         VipPolicy {
             always: vip.always,

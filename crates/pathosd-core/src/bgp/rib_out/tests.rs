@@ -37,6 +37,7 @@ fn pessimized() -> RouteIntent {
         as_path_prepend: 6,
         communities: vec![Community(65001, 666)],
         large_communities: vec![LargeCommunity(65001, 1, 2)],
+        ..RouteIntent::default()
     }
 }
 
@@ -536,6 +537,7 @@ mod random {
                             as_path_prepend: prepend,
                             communities: vec![Community(1, u16::from(prepend))],
                             large_communities: Vec::new(),
+                            ..RouteIntent::default()
                         });
                         rib.set_desired(p(PREFIXES[i]), intent);
                         continue;
@@ -587,7 +589,7 @@ mod random {
                         prop_assert_eq!(attrs.local_pref, None);
                     } else {
                         prop_assert!(attrs.as_path.is_empty());
-                        prop_assert_eq!(attrs.local_pref, Some(IBGP_LOCAL_PREF));
+                        prop_assert_eq!(attrs.local_pref, Some(crate::bgp::types::DEFAULT_LOCAL_PREF));
                     }
                     prop_assert_eq!(&attrs.communities, &intent.communities);
                 }

@@ -130,6 +130,8 @@ pub(super) const VIP: &[Row] = &[
     ("as_path_prepend", "policy.announce.as_path_prepend", Scalar),
     ("community", "policy.announce.communities", List),
     ("large_community", "policy.announce.large_communities", List),
+    ("med", "policy.announce.med", Scalar),
+    ("local_pref", "policy.announce.local_pref", Scalar),
     (
         "lower_priority_as_path_prepend",
         "policy.lower_priority.as_path_prepend",
@@ -144,6 +146,12 @@ pub(super) const VIP: &[Row] = &[
         "lower_priority_large_community",
         "policy.lower_priority.large_communities",
         List,
+    ),
+    ("lower_priority_med", "policy.lower_priority.med", Scalar),
+    (
+        "lower_priority_local_pref",
+        "policy.lower_priority.local_pref",
+        Scalar,
     ),
 ];
 

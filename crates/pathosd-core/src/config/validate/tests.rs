@@ -667,6 +667,27 @@ fn vip_rules() {
     one(
         &[(
             &format!("{v}/policy"),
+            json!({"announce": {"med": 100}, "lower_priority": {"med": 99}}),
+        )],
+        "vips[0].policy.lower_priority.med: 99 is below announce.med 100: a pessimized route would be preferred",
+    );
+    one(
+        &[(
+            &format!("{v}/policy"),
+            json!({"lower_priority": {"local_pref": 101}}),
+        )],
+        "vips[0].policy.lower_priority.local_pref: 101 is above announce.local_pref 100: a pessimized route would be preferred",
+    );
+    one(
+        &[(
+            &format!("{v}/policy"),
+            json!({"announce": {"med": 4_294_967_296u64}}),
+        )],
+        "vips[0].policy.announce.med: 4294967296 is not an integer in 0..=4294967295",
+    );
+    one(
+        &[(
+            &format!("{v}/policy"),
             json!({"fail_action": "drain_then_withdraw", "drain_time": "0s"}),
         )],
         "vips[0].policy.drain_time: 0s must be greater than 0 for fail_action drain_then_withdraw",

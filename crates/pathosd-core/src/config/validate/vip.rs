@@ -280,6 +280,25 @@ fn policy(pol: &Policy, p: &str, errs: &mut Errors) {
             errs.push_fmt(path, format_args!("{n} is more than {PREPEND_MAX}"));
         }
     }
+    // A pessimized route must never rank above the healthy one, or the
+    // standby order would invert: RFC 4271 §9.1.2.2 prefers the lower
+    // MULTI_EXIT_DISC (an absent one counts as 0) and the higher LOCAL_PREF.
+    let med = pol.announce.med.unwrap_or(0);
+    if let Some(m) = pol.lower_priority.med.filter(|m| *m < med) {
+        errs.push_fmt(
+            join(p, "lower_priority.med"),
+            format_args!("{m} is below announce.med {med}: a pessimized route would be preferred"),
+        );
+    }
+    let pref = pol.announce.local_pref;
+    if let Some(l) = pol.lower_priority.local_pref.filter(|l| *l > pref) {
+        errs.push_fmt(
+            join(p, "lower_priority.local_pref"),
+            format_args!(
+                "{l} is above announce.local_pref {pref}: a pessimized route would be preferred"
+            ),
+        );
+    }
     if pol.fail_action == FailAction::DrainThenWithdraw && pol.drain_time.is_zero() {
         errs.push(
             join(p, "drain_time"),

@@ -763,6 +763,26 @@ fn policy_rows() -> Vec<Row> {
             Vip("web", kept(true, false)),
         ),
         (
+            "vips[].policy.announce.med",
+            |c| web(c)["policy"] = json!({"announce": {"med": 10}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.announce.local_pref",
+            |c| web(c)["policy"] = json!({"announce": {"local_pref": 200}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.lower_priority.med",
+            |c| web(c)["policy"] = json!({"lower_priority": {"med": 10}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.lower_priority.local_pref",
+            |c| web(c)["policy"] = json!({"lower_priority": {"local_pref": 50}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
             "vips[].policy.drain_time",
             |c| web(c)["policy"] = json!({"drain_time": "5s"}),
             Vip("web", kept(true, false)),

@@ -1429,6 +1429,17 @@ return view.extend({
 		o.modalonly = true;
 		flagItems(o);
 
+		o = s.taboption('policy', form.Value, 'med', _('MED'),
+			_('MULTI_EXIT_DISC sent with the route; lower is preferred. Empty: none.'));
+		o.datatype = 'range(0,4294967295)';
+		o.modalonly = true;
+
+		o = s.taboption('policy', form.Value, 'local_pref', _('LOCAL_PREF (iBGP)'),
+			_('LOCAL_PREF sent to iBGP neighbors; higher is preferred.'));
+		o.datatype = 'range(0,4294967295)';
+		o.placeholder = '100';
+		o.modalonly = true;
+
 		o = s.taboption('policy', form.Value, 'lower_priority_as_path_prepend', _('Extra prepends while pessimized'));
 		o.datatype = 'range(0,16)';
 		o.placeholder = '6';
@@ -1443,6 +1454,32 @@ return view.extend({
 		o.validate = validateLargeCommunity;
 		o.modalonly = true;
 		flagItems(o);
+
+		/* The daemon refuses a pessimized route that would be preferred
+		 * to the healthy one (a lower MED, a higher LOCAL_PREF). */
+		o = s.taboption('policy', form.Value, 'lower_priority_med', _('MED while pessimized'),
+			_('Not below the MED. Empty: the MED.'));
+		o.datatype = 'range(0,4294967295)';
+		o.modalonly = true;
+		o.validate = function(section_id, value) {
+			var med = this.section.formvalue(section_id, 'med');
+			if (value !== '' && value != null && +value < +(med || 0))
+				return _('Below the MED %s: a pessimized route would be preferred').replace('%s', med || '0');
+			return true;
+		};
+
+		o = s.taboption('policy', form.Value, 'lower_priority_local_pref', _('LOCAL_PREF while pessimized'),
+			_('Not above the LOCAL_PREF. Empty: the LOCAL_PREF.'));
+		o.datatype = 'range(0,4294967295)';
+		o.modalonly = true;
+		o.validate = function(section_id, value) {
+			var pref = this.section.formvalue(section_id, 'local_pref');
+			if (pref === '' || pref == null)
+				pref = '100';
+			if (value !== '' && value != null && +value > +pref)
+				return _('Above the LOCAL_PREF %s: a pessimized route would be preferred').replace('%s', pref);
+			return true;
+		};
 
 		o = s.taboption('policy', form.Value, 'lower_priority_file', _('Drain file'),
 			_('While this file exists the VIP is pessimized.'));
