@@ -50,6 +50,7 @@ pub fn check(name: &str, kind: &str, r: CheckResult, healthy: bool, detailed: bo
         buckets: vec![5, 8, 10, 11, 12],
         duration_sum: 2.5,
         detailed_metrics: detailed,
+        degraded: None,
     }
 }
 
@@ -240,6 +241,7 @@ fn vips() -> Vec<VipView> {
             checks_policy: "all".into(),
             local_address_assigned: Some(true),
             flows: None,
+            degraded: None,
             checks: vec![
                 check("web", "http", http, true, true),
                 check("dns", "dns", dns, true, true),
@@ -263,6 +265,7 @@ fn vips() -> Vec<VipView> {
             checks_policy: "all".into(),
             local_address_assigned: None,
             flows: None,
+            degraded: None,
             checks: vec![check("tcp", "tcp", tcp, false, false)],
         },
         VipView {
@@ -282,6 +285,7 @@ fn vips() -> Vec<VipView> {
             checks_policy: "any".into(),
             local_address_assigned: None,
             flows: None,
+            degraded: None,
             checks: vec![check(
                 "exec",
                 "exec",
@@ -897,6 +901,7 @@ pub fn large_snapshot(n: usize) -> Snapshot {
                     _ => None,
                 },
                 flows: None,
+                degraded: None,
                 checks,
             }
         })

@@ -433,3 +433,76 @@ fn exec_check_pessimizes_and_returns() {
         || std::fs::write(&flag, "").unwrap(),
     );
 }
+
+/// An HTTP server that answers after the delay in ms written in its
+/// directory's file `delay` (none: at once).
+const SLOW_HTTP: &str = r#"import http.server, sys, time
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+    def do_GET(self):
+        try:
+            d = int(open('delay').read())
+        except Exception:
+            d = 0
+        time.sleep(d / 1000)
+        self.send_response(200)
+        self.send_header('Content-Length', '2')
+        self.end_headers()
+        self.wfile.write(b'ok')
+http.server.ThreadingHTTPServer((sys.argv[1], int(sys.argv[2])), H).serve_forever()
+"#;
+
+/// Graded health on the real daemon and BIRD: a backend that answers but
+/// slowly is pessimized in place (the lower_priority step), announced
+/// again once fast, and withdrawn only when it fails.
+#[test]
+fn a_slow_http_backend_is_pessimized_before_its_failure_withdraws_it() {
+    support::init_log();
+    let t = ip(9, 3);
+    let port = free_tcp_port(t);
+    let dir = TempDir::new("e2e-slow");
+    let srv = python(SLOW_HTTP, &[t.to_string(), port.to_string()], Some(&dir));
+    wait_tcp(t, port);
+    let prefix = "10.209.0.1/32";
+    let mut c = check("http", json!({"url": format!("http://{t}:{port}/")}));
+    c["degraded_latency"] = json!("100ms");
+    c["degraded_hold_down"] = json!("1s");
+    let vips = json!([{"name": "svc", "prefix": prefix, "check": c, "policy": policy("withdraw")}]);
+    let s = Setup::start(9, vips, |_| {});
+    s.wait_established();
+    s.wait_route(prefix, "announced", is_announced);
+    assert_eq!(s.d.vip("svc")["degraded"], false);
+
+    std::fs::write(dir.path("delay"), "150").unwrap();
+    s.wait_route(prefix, "pessimized while slow", is_pessimized);
+    let v = s.d.vip("svc");
+    assert_eq!(
+        (
+            &v["state_name"],
+            &v["degraded"],
+            &v["checks"][0]["degraded"]
+        ),
+        (&json!("pessimized"), &json!(true), &json!(true)),
+        "{v}"
+    );
+
+    std::fs::write(dir.path("delay"), "0").unwrap();
+    s.wait_route(prefix, "announced once fast", is_announced);
+
+    std::fs::write(dir.path("delay"), "150").unwrap();
+    s.wait_route(prefix, "pessimized again", is_pessimized);
+    drop(srv);
+    s.wait_gone(prefix);
+    let v = s.d.vip("svc");
+    assert_eq!(v["state_name"], "withdrawn", "{v}");
+    // Every step was one change of state: never withdrawn before the last.
+    assert_eq!(
+        (
+            &v["transitions"]["pessimized"],
+            &v["transitions"]["withdrawn"]
+        ),
+        (&json!(2), &json!(1)),
+        "{v}"
+    );
+}

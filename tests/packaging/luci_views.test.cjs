@@ -1204,6 +1204,7 @@ function viewTests(label, src) {
 		prefix: '192.0.2.81/32', checks_policy: 'any', local_interface: 'br-wan', drain_time: '20s', drain_until_flows_below: '3', recovery_hold: '5s',
 		as_path_prepend: '2', community: '65001:200', large_community: '65001:2:2', lower_priority_as_path_prepend: '8',
 		lower_priority_community: '65001:666', lower_priority_large_community: '65001:6:6', lower_priority_file: '/tmp/x.drain',
+		degraded_latency: '50ms', degraded_hold_down: '30s',
 		med: '50', local_pref: '200', lower_priority_med: '500', lower_priority_local_pref: '50',
 		interval: '3s', timeout: '700ms', rise: '4', fall: '5', url: '/ready', host: 'web2.lan', method: 'POST', header: 'X-A: 1',
 		response_code: '204', response_text: 'ok', response_regex: '^ok', response_jq: '.ok', proxy: 'http://127.0.0.1:3128',
@@ -1637,6 +1638,14 @@ function viewTests(label, src) {
 		assert.ok(/Above the LOCAL_PREF 100/.test(d.error('lower_priority_local_pref')), 'against the default 100');
 		d.set('local_pref', '150');
 		assert.strictEqual(d.error('lower_priority_local_pref'), null);
+		// Graded health: a latency a passing probe can exceed.
+		d = await dialog(env, sectionOf(m, 'check'), 'cfg0a5f56');
+		d.set('degraded_latency', '1500ms');
+		assert.ok(/less than the timeout/.test(d.error('degraded_latency')), d.error('degraded_latency'));
+		d.set('degraded_latency', '0');
+		assert.ok(/greater than 0/.test(d.error('degraded_latency')), 'zero');
+		d.set('degraded_latency', '1s');
+		assert.strictEqual(d.error('degraded_latency'), null, 'below the timeout 1500ms');
 	});
 
 	test(label + 'config.js: invalid list items from the file are flagged in the dialog and not saved', async () => {

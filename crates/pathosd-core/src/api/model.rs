@@ -91,6 +91,9 @@ pub struct CheckView {
     pub buckets: Vec<u64>,
     pub duration_sum: f64,
     pub detailed_metrics: bool,
+    /// Some for a check with graded health (`degraded_latency`): whether
+    /// its passing probes are too slow.
+    pub degraded: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -117,6 +120,9 @@ pub struct VipView {
     /// Some while the VIP's drain waits for its flows
     /// (`drain_until_flows_below`): the last count of them.
     pub flows: Option<u32>,
+    /// Some when a check of the VIP has graded health: whether one of them
+    /// says degraded (the VIP is then pessimized while healthy).
+    pub degraded: Option<bool>,
     pub checks: Vec<CheckView>,
 }
 

@@ -650,6 +650,7 @@ mod tests {
             checks_policy: "all".into(),
             local_address_assigned: (i % 4 == 0).then_some(true),
             flows: None,
+            degraded: None,
             checks: (0..i % 3)
                 .map(|k| CheckView {
                     name: format!("c{k}"),
@@ -667,6 +668,7 @@ mod tests {
                     buckets: vec![1, 1],
                     duration_sum: 0.05,
                     detailed_metrics: k == 1,
+                    degraded: None,
                 })
                 .collect(),
         }

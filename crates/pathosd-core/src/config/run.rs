@@ -156,7 +156,17 @@ pub struct CheckSpec {
     pub rise: u32,
     pub fall: u32,
     pub detailed_metrics: bool,
+    /// `degraded_latency` and `degraded_hold_down`, when graded health is on.
+    pub degraded: Option<Degraded>,
     pub probe: ProbeSpec,
+}
+
+/// Graded health of a check: how slow a passing probe may be before it
+/// counts toward degraded, and the least time between two changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Degraded {
+    pub latency: Duration,
+    pub hold_down: Duration,
 }
 
 /// What a check's probe is: its type with that type's options and where it

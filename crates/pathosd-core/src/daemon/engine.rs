@@ -453,6 +453,10 @@ impl Engine {
         }
         let transition = c.hysteresis.observe(r.ok);
         let healthy = c.hysteresis.healthy();
+        let slow = c.degradation.as_mut().and_then(|d| {
+            d.observe(r.ok, r.duration, now)
+                .map(|on| (on, d.latency(), r.duration))
+        });
         c.runs = c.runs.saturating_add(1);
         c.last_time = Some(now);
         if r.ok {
@@ -499,6 +503,26 @@ impl Engine {
                 });
             }
             (None, None) => {}
+        }
+        if let Some((on, limit, took)) = slow {
+            let slot = &self.vips[i];
+            let degraded = slot.degraded();
+            let check = slot.checks.get(k as usize).map_or("", |c| c.name.as_str());
+            let reason = if on {
+                format!(
+                    "{check}: degraded: {} ms above degraded_latency {} ms",
+                    took.as_millis(),
+                    limit.as_millis()
+                )
+            } else {
+                format!(
+                    "{check}: no longer degraded: {} ms within degraded_latency {} ms",
+                    took.as_millis(),
+                    limit.as_millis()
+                )
+            };
+            let t = self.vips[i].machine.set_degraded(degraded, now, &reason);
+            self.emit(i, t, out);
         }
     }
 

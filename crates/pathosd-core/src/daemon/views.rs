@@ -97,6 +97,11 @@ pub fn vip_view(v: &VipSlot, want: Want, to_sys: &dyn Fn(Instant) -> SystemTime)
         }),
         // The engine's, set by the caller that has it.
         flows: None,
+        degraded: v
+            .checks
+            .iter()
+            .any(|c| c.degradation.is_some())
+            .then(|| v.machine.degraded()),
         checks: v
             .checks
             .iter()
@@ -122,6 +127,7 @@ pub fn vip_view(v: &VipSlot, want: Want, to_sys: &dyn Fn(Instant) -> SystemTime)
                 buckets: c.buckets.to_vec(),
                 duration_sum: c.duration_sum,
                 detailed_metrics: cfg.detailed_metrics,
+                degraded: c.degradation.as_ref().map(|d| d.degraded()),
             })
             .collect(),
     }

@@ -193,6 +193,9 @@ const FLOWS_LOW: u8 = 16;
 /// in each of 10,000 slots for a field that nearly every VIP leaves
 /// empty).
 const DRAIN_EXPIRED: u8 = 32;
+/// Some check with graded health says the VIP is degraded: announced,
+/// but pessimized, while it is healthy.
+const DEGRADED: u8 = 64;
 
 /// Why a VIP last changed state: fixed text, borrowed, or a check's own
 /// words, owned. A thin pointer each, hence `&&str` and `Box<Box<str>>`:
@@ -315,6 +318,31 @@ impl VipMachine {
             }
         }
         self.evaluate(now, Reason::Owned(Box::new(Box::from(reason))))
+    }
+
+    /// Graded health changed: a degraded healthy VIP is pessimized, in
+    /// place; its failure still takes the fail_action.
+    pub(crate) fn set_degraded(
+        &mut self,
+        degraded: bool,
+        now: Instant,
+        reason: &str,
+    ) -> Option<Transition> {
+        if self.policy.always || degraded == self.flag(DEGRADED) {
+            return None;
+        }
+        self.set_flag(DEGRADED, degraded);
+        self.evaluate(now, Reason::Owned(Box::new(Box::from(reason))))
+    }
+
+    /// Graded health as a reload left it; the policy's evaluation that
+    /// follows applies it.
+    pub(crate) fn mark_degraded(&mut self, degraded: bool) {
+        self.set_flag(DEGRADED, degraded);
+    }
+
+    pub fn degraded(&self) -> bool {
+        self.flag(DEGRADED)
     }
 
     /// The lower_priority_file appeared or disappeared.
@@ -479,7 +507,7 @@ impl VipMachine {
     /// What health, the drain and the fail_action ask for, without a drain's
     /// withdraw.
     fn desired_by_health(&self, now: Instant) -> VipState {
-        let up = if self.draining() {
+        let up = if self.draining() || self.flag(DEGRADED) {
             VipState::Pessimized
         } else {
             VipState::Announced

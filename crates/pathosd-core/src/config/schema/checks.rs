@@ -40,6 +40,10 @@ config_struct! {
         fall: u32 = 3,
         /// Export the per-type metrics of this check.
         detailed_metrics: bool = false,
+        /// A passing probe slower than this is slow: fall slow probes in a row pessimize the VIP (degraded), rise fast ones end it; unset: off.
+        degraded_latency: Option<Dur> = None,
+        /// Least time between two changes of degraded: a backend hovering at degraded_latency moves the route at most once per period.
+        degraded_hold_down: Dur = Dur::secs(60),
         /// Options for http and https.
         http: Option<Box<HttpCheck>> = None,
         /// Options for dns.

@@ -164,6 +164,8 @@ pub(super) const CHECK: &[Row] = &[
     ("rise", "rise", Scalar),
     ("fall", "fall", Scalar),
     ("detailed_metrics", "detailed_metrics", Scalar),
+    ("degraded_latency", "degraded_latency", Scalar),
+    ("degraded_hold_down", "degraded_hold_down", Scalar),
 ];
 
 pub(super) const HTTP: &[Row] = &[

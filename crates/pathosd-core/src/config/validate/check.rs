@@ -7,7 +7,7 @@
 use super::super::dns_name::DnsName;
 use super::super::duration::Dur;
 use super::super::field::{join, Errors, Quote};
-use super::super::run::{CheckSpec, GrpcSpec, ProbeSpec};
+use super::super::run::{CheckSpec, Degraded, GrpcSpec, ProbeSpec};
 use super::super::schema::{
     Check, CheckType, DnsCheck, ExpectedAnswer, GrpcCheck, PingCheck, UdpCheck, GRPC_HEALTH_METHOD,
 };
@@ -34,6 +34,7 @@ pub(crate) fn check(vip: &Prefix, cp: &str, c: Check, errs: &mut Errors) -> Opti
     let name = c.effective_name();
     let (interval, timeout, rise, fall) = (c.interval, c.timeout, c.rise, c.fall);
     let detailed_metrics = c.detailed_metrics;
+    let degraded = degraded(cp, &c, errs);
     let probe = probe(vip, cp, kind, c, errs)?;
     Some(CheckSpec {
         name,
@@ -42,7 +43,30 @@ pub(crate) fn check(vip: &Prefix, cp: &str, c: Check, errs: &mut Errors) -> Opti
         rise,
         fall,
         detailed_metrics,
+        degraded,
         probe,
+    })
+}
+
+/// `degraded_latency` and `degraded_hold_down`: a latency that a passing
+/// probe can exceed (above 0, below the timeout, which fails the probe).
+fn degraded(cp: &str, c: &Check, errs: &mut Errors) -> Option<Degraded> {
+    let latency = c.degraded_latency?;
+    let p = join(cp, "degraded_latency");
+    if latency.is_zero() {
+        errs.push(&p, "0s must be greater than 0");
+        return None;
+    }
+    if latency >= c.timeout {
+        errs.push_fmt(
+            &p,
+            format_args!("{latency} must be less than timeout {}", c.timeout),
+        );
+        return None;
+    }
+    Some(Degraded {
+        latency: latency.get(),
+        hold_down: c.degraded_hold_down.get(),
     })
 }
 

@@ -743,6 +743,14 @@ fn check_names_and_policy() {
 fn common_check_rules() {
     let c = "/vips/0/check";
     one(
+        &[(&format!("{c}/degraded_latency"), json!("100ms"))],
+        "vips[0].check.degraded_latency: 100ms must be less than timeout 100ms",
+    );
+    one(
+        &[(&format!("{c}/degraded_latency"), json!("0s"))],
+        "vips[0].check.degraded_latency: 0s must be greater than 0",
+    );
+    one(
         &[(&format!("{c}/timeout"), json!("1s"))],
         "vips[0].check.timeout: 1s must be less than interval 1s",
     );

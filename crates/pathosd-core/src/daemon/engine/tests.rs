@@ -1053,3 +1053,64 @@ fn a_reload_starts_and_stops_the_wait_for_the_flows() {
     assert!(e.handle(Input::Tick, at(8_000)).is_empty());
     assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Pessimized);
 }
+
+/// A passing probe of `took` ms.
+fn slow(e: &Engine, vip: &str, check: &str, took: u64) -> Input {
+    let mut r = run(e, vip, check, true, None);
+    r.result.duration = Duration::from_millis(took);
+    Input::Result(r)
+}
+
+/// Graded health: announced, then pessimized in place while the backend is
+/// slow, withdrawn only when it fails (the last step), and never more than
+/// one step per hold-down while it hovers at the threshold.
+#[test]
+fn a_slow_backend_is_pessimized_in_place_before_its_failure_withdraws_it() {
+    let v = vip(json!({
+        "name": "web", "prefix": "10.0.0.1/32",
+        "checks": [{"name": "a", "type": "tcp", "rise": 1, "fall": 2, "interval": "1s",
+                    "timeout": "500ms", "degraded_latency": "200ms",
+                    "degraded_hold_down": "10s", "tcp": {"port": 1}}],
+        "policy": {"fail_action": "withdraw"}
+    }));
+    let (mut e, _) = new_engine(&[(v, Expr::All)], t0());
+    let out = e.handle(slow(&e, "web", "a", 50), at(0));
+    assert_eq!(states(&out)[1], "route 10.0.0.1/32 prepend 0");
+    assert!(states(&e.handle(slow(&e, "web", "a", 300), at(1_000))).is_empty());
+    assert_eq!(
+        states(&e.handle(slow(&e, "web", "a", 300), at(2_000))),
+        [
+            "pessimized (a: degraded: 300 ms above degraded_latency 200 ms)",
+            "route 10.0.0.1/32 prepend 6"
+        ]
+    );
+    // Fast again at once, but within the hold-down: no step.
+    assert!(states(&e.handle(slow(&e, "web", "a", 50), at(3_000))).is_empty());
+    assert!(states(&e.handle(slow(&e, "web", "a", 50), at(11_000))).is_empty());
+    assert_eq!(
+        states(&e.handle(slow(&e, "web", "a", 50), at(12_000))),
+        [
+            "announced (a: no longer degraded: 50 ms within degraded_latency 200 ms)",
+            "route 10.0.0.1/32 prepend 0"
+        ]
+    );
+    // Slow, then failing: pessimized first, withdrawn at the fall.
+    e.handle(slow(&e, "web", "a", 300), at(23_000));
+    let out = e.handle(slow(&e, "web", "a", 300), at(24_000));
+    assert_eq!(states(&out)[1], "route 10.0.0.1/32 prepend 6");
+    assert!(states(&e.handle(res(&e, "web", "a", false), at(25_000))).is_empty());
+    assert_eq!(
+        states(&e.handle(res(&e, "web", "a", false), at(26_000))),
+        [
+            "withdrawn (a: fall threshold reached)",
+            "route 10.0.0.1/32 withdraw"
+        ]
+    );
+    let view = crate::daemon::views::vip_view(
+        e.vip("web").unwrap(),
+        crate::api::model::Want::Checks,
+        &|_| std::time::UNIX_EPOCH,
+    );
+    assert_eq!(view.degraded, Some(true));
+    assert_eq!(view.checks[0].degraded, Some(true));
+}

@@ -849,6 +849,19 @@ fn check_rows() -> Vec<Row> {
             Vip("web", restarted("checks")),
         ),
         (
+            "vips[].check.degraded_latency",
+            |c| chk(c)["degraded_latency"] = json!("50ms"),
+            Vip("web", kept(false, true)),
+        ),
+        (
+            "vips[].check.degraded_hold_down",
+            |c| {
+                chk(c)["degraded_latency"] = json!("50ms");
+                chk(c)["degraded_hold_down"] = json!("5s");
+            },
+            Vip("web", kept(false, true)),
+        ),
+        (
             "vips[].check.rise",
             |c| chk(c)["rise"] = json!(4),
             Vip("web", kept(false, true)),

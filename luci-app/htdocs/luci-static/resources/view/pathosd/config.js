@@ -143,6 +143,22 @@ function validateBfdInterval(section_id, value) {
 	return (ns < 10e6 || ns > 60e9) ? _('Expecting 10ms to 60s') : true;
 }
 
+/* degraded_latency (validate/check.rs): above 0, below the check's timeout. */
+function validateDegradedLatency(section_id, value) {
+	var ok = validateDuration(section_id, value), ns, timeout;
+
+	if (ok !== true || value == null || value === '')
+		return ok;
+	ns = durationNs(value);
+	if (ns == null)
+		return true;
+	timeout = durationNs(this.section.formvalue(section_id, 'timeout'));
+	if (timeout == null) timeout = durationNs(CHECK_DEFAULTS.timeout);
+	if (ns <= 0)
+		return _('Must be greater than 0');
+	return (timeout != null && ns >= timeout) ? _('Must be less than the timeout') : true;
+}
+
 /* The check's timeout must be strictly less than its interval (validate.rs). */
 function validateTiming(section_id, value) {
 	var ok = validateDuration(section_id, value), sec = this.section;
@@ -1629,6 +1645,17 @@ return view.extend({
 		showDefault(o);
 
 		o = s.taboption('general', form.Flag, 'detailed_metrics', _('Detailed metrics'));
+		o.modalonly = true;
+
+		o = s.taboption('general', form.Value, 'degraded_latency', _('Degraded above'),
+			_('A passing probe slower than this is slow: Fall slow probes in a row pessimize the VIP, Rise fast ones end it. Empty: off.'));
+		o.validate = validateDegradedLatency;
+		o.modalonly = true;
+
+		o = s.taboption('general', form.Value, 'degraded_hold_down', _('Degraded hold-down'),
+			_('Least time between two changes of degraded, so a backend at the threshold moves the route at most once per period.'));
+		o.validate = validateDuration;
+		o.placeholder = '60s';
 		o.modalonly = true;
 
 		CHECK_OPTIONS.forEach(function(spec) {
