@@ -287,3 +287,113 @@ fn keepalive_first_update_and_end_of_rib_leave_in_one_segment() {
         "our OPEN, then KEEPALIVE + UPDATE + End-of-RIB in one segment"
     );
 }
+
+/// RFC 9687 send hold timer: a peer that completes the session, keeps
+/// sending KEEPALIVEs (so our HoldTimer never fires) but stops reading
+/// while we have a large table to send. Its tiny receive buffer fills, ours
+/// too, no byte moves: the session is closed once the send hold time has
+/// passed without progress, within bounded slack, with "send hold timer
+/// expired" as the reason and no NOTIFICATION (the connection is reset).
+#[test]
+fn a_peer_that_stops_reading_is_closed_by_the_send_hold_timer() {
+    support::init_log();
+    let a = Addrs::new(36);
+    // A small receive buffer, inherited by the accepted connection, so
+    // that the stall comes after a few KB rather than megabytes.
+    let l = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    l.set_reuse_address(true).unwrap();
+    l.set_recv_buffer_size(4096).unwrap();
+    l.bind(&SocketAddr::new(IpAddr::V4(a.peer), PORT).into())
+        .unwrap();
+    l.listen(1).unwrap();
+    let raw_listener: std::net::TcpListener = l.into();
+    let send_hold = Duration::from_secs(4);
+    let (tx, rx) = pathosd::chan::unbounded();
+    let speaker = {
+        let mut cfg = support::config(a);
+        // More than the 3 s hold time, as RFC 9687 §3.4 requires.
+        cfg.bgp.neighbors[0].send_hold_time = Some(pathosd::config::duration::Dur::secs(4));
+        support::TestSpeaker::start(&cfg, tx)
+    }
+    .unwrap();
+    let (mut s, _) = raw_listener.accept().unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    assert_eq!(read_msg(&mut s).0, 1, "our OPEN");
+    let mut open_and_keepalive = open_msg(65000, a.peer);
+    open_and_keepalive.extend_from_slice(&[0xff; 16]);
+    open_and_keepalive.extend_from_slice(&[0, 19, 4]);
+    s.write_all(&open_and_keepalive).unwrap();
+    assert_eq!(read_msg(&mut s), (4, vec![]), "our KEEPALIVE");
+    // The peer keeps its side of the session alive and reads nothing.
+    let mut w = s.try_clone().unwrap();
+    let keepalives = std::thread::spawn(move || {
+        let keepalive: Vec<u8> = [[0xff; 16].as_slice(), &[0, 19, 4]].concat();
+        let end = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < end && w.write_all(&keepalive).is_ok() {
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    });
+    assert!(
+        poll(Duration::from_secs(3), || {
+            (speaker.peers()[0].summary.state == "established").then_some(())
+        })
+        .is_some(),
+        "established"
+    );
+    // 16,000 routes, each with its own 1 KB of large communities, so each
+    // its own UPDATE: ≈ 16 MB, more than loopback's send buffer grows to
+    // (tcp_wmem's 4 MB cap) and the peer's receive buffer together.
+    let routes = (0..16_000u32)
+        .map(|i| {
+            let ip = std::net::Ipv4Addr::from(0x0a00_0000 + i);
+            let large_communities = (0..80)
+                .map(|j| pathosd::bgp::types::LargeCommunity(65001, i, j))
+                .collect();
+            (
+                pathosd::bgp::types::Prefix::new(IpAddr::V4(ip), 32).unwrap(),
+                Some(pathosd::bgp::types::RouteIntent {
+                    large_communities,
+                    ..Default::default()
+                }),
+            )
+        })
+        .collect();
+    let start = Instant::now();
+    speaker.set_routes(routes);
+    speaker.mark_initial_done();
+    // Awaited, not polled: the session's down event.
+    let down = smol::block_on(smol::future::or(
+        async {
+            while let Ok(e) = rx.recv().await {
+                if e.from == pathosd::bgp::fsm::State::Established {
+                    return Some(e);
+                }
+            }
+            None
+        },
+        async {
+            smol::Timer::after(send_hold + Duration::from_secs(10)).await;
+            None
+        },
+    ))
+    .expect("the session went down");
+    let took = start.elapsed();
+    let reason = down.reason.unwrap_or_default();
+    assert!(
+        reason.contains("send hold timer expired"),
+        "reason: {reason:?}"
+    );
+    // Not before the send hold time (the timer starts at the first byte
+    // that could not go, after `start`), and within bounded slack.
+    assert!(took >= send_hold, "closed after {took:?}");
+    assert!(
+        took < send_hold + Duration::from_secs(2),
+        "closed after {took:?}"
+    );
+    let peer = &speaker.peers()[0].summary;
+    assert_eq!(peer.last_notification_sent, None, "no NOTIFICATION");
+    let error = peer.last_error.clone().unwrap_or_default();
+    assert!(error.contains("send hold timer expired"), "{error:?}");
+    drop(s);
+    keepalives.join().unwrap();
+}

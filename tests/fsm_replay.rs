@@ -255,6 +255,161 @@ fn hold_timer_expiry_in_open_sent_uses_the_large_timer() {
     replay(&mut fsm, steps);
 }
 
+/// RFC 9687: bytes that wait to be written start the SendHoldTimer, a
+/// write that moves some restarts it, one that empties the buffer stops it.
+#[test]
+fn send_hold_timer_runs_only_while_bytes_wait_and_progress_restarts_it() {
+    let mut cfg = config();
+    cfg.send_hold_time = secs(2);
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut steps = establish_steps(&cfg, 0);
+    steps.extend([
+        // A pass the socket did not take: the timer starts.
+        step(
+            100,
+            Event::WriteBlocked,
+            vec![Action::StartTimer(Timer::SendHold, secs(2))],
+            State::Established,
+        ),
+        // Still blocked later (another write queued): it keeps running
+        // from the first blocked byte, not restarted.
+        step(1_500, Event::WriteBlocked, vec![], State::Established),
+        // Bytes moved, some still wait: restarted.
+        step(
+            1_900,
+            Event::WriteProgress { waiting: true },
+            vec![Action::StartTimer(Timer::SendHold, secs(2))],
+            State::Established,
+        ),
+        // Everything written: stopped.
+        step(
+            2_500,
+            Event::WriteProgress { waiting: false },
+            vec![Action::StopTimer(Timer::SendHold)],
+            State::Established,
+        ),
+        // A stale fire after the stop does nothing.
+        step(
+            3_900,
+            Event::SendHoldTimerExpires,
+            vec![],
+            State::Established,
+        ),
+    ]);
+    replay(&mut fsm, steps);
+    assert!(!fsm.is_running(Timer::SendHold));
+}
+
+/// RFC 9687: no progress for the send hold time closes the session
+/// without a NOTIFICATION (it could only queue behind the bytes the peer
+/// does not take), down reason "send hold timer expired", and the
+/// back-off applies as after any error.
+#[test]
+fn send_hold_timer_expiry_closes_without_notification() {
+    let mut cfg = config();
+    cfg.send_hold_time = secs(2);
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut steps = establish_steps(&cfg, 0);
+    steps.extend([
+        step(
+            100,
+            Event::WriteBlocked,
+            vec![Action::StartTimer(Timer::SendHold, secs(2))],
+            State::Established,
+        ),
+        step(
+            2_100,
+            Event::SendHoldTimerExpires,
+            vec![
+                Action::StopTimer(Timer::Hold),
+                Action::StopTimer(Timer::Keepalive),
+                Action::DropConnection,
+                Action::SessionDown(DownReason::SendHoldTimerExpired),
+                Action::StartTimer(Timer::IdleHold, secs(1)),
+            ],
+            State::Idle,
+        ),
+    ]);
+    replay(&mut fsm, steps);
+    assert_eq!(
+        fsm.last_down_reason(),
+        Some(&DownReason::SendHoldTimerExpired)
+    );
+}
+
+/// The timer also guards our OPEN in OpenSent; a zero send hold time
+/// (configured off) never starts it; without a connection the write
+/// reports are ignored.
+#[test]
+fn send_hold_timer_in_open_sent_off_and_without_connection() {
+    let mut cfg = config();
+    // Shorter than OpenSent's 4-minute HoldTimer, which would fire first.
+    cfg.send_hold_time = secs(200);
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut steps = open_sent_steps(&cfg, 0);
+    steps.extend([
+        step(
+            10,
+            Event::WriteBlocked,
+            vec![Action::StartTimer(Timer::SendHold, secs(200))],
+            State::OpenSent,
+        ),
+        step(
+            200_010,
+            Event::SendHoldTimerExpires,
+            vec![
+                Action::StopTimer(Timer::Hold),
+                Action::DropConnection,
+                Action::StartTimer(Timer::IdleHold, secs(1)),
+            ],
+            State::Idle,
+        ),
+    ]);
+    replay(&mut fsm, steps);
+
+    cfg.send_hold_time = Duration::ZERO;
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut steps = establish_steps(&cfg, 0);
+    steps.push(step(100, Event::WriteBlocked, vec![], State::Established));
+    replay(&mut fsm, steps);
+
+    let mut fsm = Fsm::new(config());
+    replay(
+        &mut fsm,
+        vec![
+            step(
+                0,
+                Event::ManualStart,
+                vec![
+                    Action::StartTimer(Timer::ConnectRetry, config().connect_retry_time),
+                    Action::Connect,
+                ],
+                State::Connect,
+            ),
+            step(1, Event::WriteBlocked, vec![], State::Connect),
+            step(
+                2,
+                Event::WriteProgress { waiting: true },
+                vec![],
+                State::Connect,
+            ),
+        ],
+    );
+}
+
+/// RFC 9687 §3.4's default: the greater of 8 minutes and twice the hold
+/// time.
+#[test]
+fn send_hold_time_default_is_the_greater_of_8_minutes_and_twice_hold() {
+    use pathosd::bgp::fsm::default_send_hold_time;
+    assert_eq!(default_send_hold_time(90), secs(480));
+    assert_eq!(default_send_hold_time(0), secs(480));
+    assert_eq!(default_send_hold_time(240), secs(480));
+    assert_eq!(default_send_hold_time(241), secs(482));
+    assert_eq!(default_send_hold_time(u16::MAX), secs(131_070));
+    assert_eq!(config().send_hold_time, secs(480));
+}
+
 /// Feeds `open` in OpenSent and expects the NOTIFICATION `n` and Idle.
 fn open_rejected(cfg: PeerConfig, open: OpenInfo, n: Notification) {
     let mut fsm = Fsm::new(cfg.clone());
@@ -1164,6 +1319,9 @@ mod random {
             1 => Just(Event::HoldTimerExpires),
             1 => Just(Event::KeepaliveTimerExpires),
             1 => Just(Event::IdleHoldTimerExpires),
+            1 => Just(Event::SendHoldTimerExpires),
+            1 => Just(Event::WriteBlocked),
+            1 => any::<bool>().prop_map(|waiting| Event::WriteProgress { waiting }),
             1 => Just(Event::TcpConnectionConfirmed),
             1 => Just(Event::TcpCrAcked),
             1 => Just(Event::TcpConnectionFails),
@@ -1211,9 +1369,9 @@ mod random {
     /// What the test knows from the actions alone.
     #[derive(Default)]
     struct Model {
-        running: [Option<Duration>; 4],
+        running: [Option<Duration>; 5],
         /// When each running timer is due (ms).
-        due: [Option<u64>; 4],
+        due: [Option<u64>; 5],
         connected: bool,
         sent_open: bool,
         got_open: bool,
@@ -1250,6 +1408,7 @@ mod random {
             Event::HoldTimerExpires => Some(Timer::Hold),
             Event::KeepaliveTimerExpires => Some(Timer::Keepalive),
             Event::IdleHoldTimerExpires => Some(Timer::IdleHold),
+            Event::SendHoldTimerExpires => Some(Timer::SendHold),
             _ => None,
         };
         if let Some(t) = fired {
@@ -1329,12 +1488,39 @@ mod random {
         if sent_notification {
             prop_assert!(actions.contains(&Action::DropConnection));
         }
+        check_send_hold(m, (before, after), event, actions, fsm)?;
         // The FSM's own view of its timers matches what it told the driver.
         for t in Timer::ALL {
             prop_assert_eq!(fsm.is_running(t), m.running[ix(t)].is_some(), "{:?}", t);
         }
         prop_assert_eq!(m.established, after == State::Established);
         check_state(cfg, m, fsm)
+    }
+
+    /// RFC 9687: the SendHoldTimer runs only on a connection, and its
+    /// expiry closes without a NOTIFICATION.
+    fn check_send_hold(
+        m: &Model,
+        (before, after): (State, State),
+        event: &Event,
+        actions: &[Action],
+        fsm: &Fsm,
+    ) -> Result<(), TestCaseError> {
+        if m.running[ix(Timer::SendHold)].is_some() {
+            prop_assert!(m.connected, "SendHoldTimer without a connection");
+        }
+        if matches!(event, Event::SendHoldTimerExpires) && before != after {
+            let notified = actions
+                .iter()
+                .any(|a| matches!(a, Action::SendNotification(_)));
+            prop_assert!(!notified);
+            prop_assert!(actions.contains(&Action::DropConnection));
+            prop_assert_eq!(
+                fsm.last_down_reason(),
+                Some(&DownReason::SendHoldTimerExpired)
+            );
+        }
+        Ok(())
     }
 
     /// A timer the FSM started: its length is what the back-off and the
@@ -1375,7 +1561,12 @@ mod random {
         match after {
             State::Idle => {
                 prop_assert!(!m.connected);
-                for t in [Timer::ConnectRetry, Timer::Hold, Timer::Keepalive] {
+                for t in [
+                    Timer::ConnectRetry,
+                    Timer::Hold,
+                    Timer::Keepalive,
+                    Timer::SendHold,
+                ] {
                     prop_assert!(!running(t), "{t:?} running in Idle");
                 }
             }

@@ -62,9 +62,6 @@ use crate::daemon::reload::NeighborChange;
 
 pub use super::settings::PeerSettings;
 
-/// Longest time one write to a peer may take before the connection is
-/// considered failed.
-pub(crate) const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Upper bound of [`SpeakerHandle::shutdown`]'s waits for peers (besides the drain).
 const STOP_TIMEOUT: Duration = Duration::from_secs(3);
 pub use listener::NON_NEIGHBOR_LOG_BURST;

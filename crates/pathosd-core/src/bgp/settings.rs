@@ -208,6 +208,21 @@ mod tests {
     }
 
     #[test]
+    fn send_hold_time_is_the_rfc_default_unless_set() {
+        let mut c = cfg(neighbor(65000));
+        // RFC 9687 §3.4: the greater of 8 minutes and twice the hold time.
+        assert_eq!(settings(&c).fsm.send_hold_time, Duration::from_secs(480));
+        c.bgp.hold_time = Dur::secs(300);
+        assert_eq!(settings(&c).fsm.send_hold_time, Duration::from_secs(600));
+        c.bgp.neighbors[0].hold_time = Some(Dur::secs(3));
+        assert_eq!(settings(&c).fsm.send_hold_time, Duration::from_secs(480));
+        c.bgp.neighbors[0].send_hold_time = Some(Dur::secs(4));
+        assert_eq!(settings(&c).fsm.send_hold_time, Duration::from_secs(4));
+        c.bgp.neighbors[0].send_hold_time = Some(Dur::secs(0));
+        assert_eq!(settings(&c).fsm.send_hold_time, Duration::ZERO);
+    }
+
+    #[test]
     fn error_wait_bounds_drive_the_fsm_back_off() {
         let ms = Duration::from_millis;
         // (error_wait_min, error_wait_max) configured, or the defaults;

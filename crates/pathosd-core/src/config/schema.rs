@@ -98,6 +98,8 @@ config_struct! {
         hold_time: Option<Dur> = None,
         /// Per-peer keepalive; bgp.keepalive_time when unset.
         keepalive_time: Option<Dur> = None,
+        /// RFC 9687: close the session when the peer takes none of our bytes for this long; unset: the greater of 8m and 2 x hold_time; 0 disables; else more than hold_time.
+        send_hold_time: Option<Dur> = None,
         /// Per-peer graceful restart; bgp.graceful_restart when unset.
         graceful_restart: Option<bool> = None,
         /// Wait before restarting the session after its first error (BIRD's error wait time minimum); doubles on each further error.

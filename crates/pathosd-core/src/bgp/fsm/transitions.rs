@@ -128,8 +128,8 @@ impl Fsm {
             }
             Event::TcpCrAcked | Event::TcpConnectionConfirmed => self.connection_up(out),
             Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
-            // No connection is up for BFD to take down.
-            Event::BfdDown => {}
+            // No connection is up for BFD to take down, nor one to write on.
+            Event::BfdDown | Event::WriteBlocked | Event::WriteProgress { .. } => {}
             // RFC 4271 §8.2.2 Connect: "In response to any other events ...
             // drops the TCP connection, ... changes its state to Idle."
             other => self.fail(unexpected_without_connection(other), now, out),
@@ -151,7 +151,7 @@ impl Fsm {
             }
             Event::TcpCrAcked | Event::TcpConnectionConfirmed => self.connection_up(out),
             Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
-            Event::BfdDown => {}
+            Event::BfdDown | Event::WriteBlocked | Event::WriteProgress { .. } => {}
             other => self.fail(unexpected_without_connection(other), now, out),
         }
     }
@@ -173,6 +173,20 @@ impl Fsm {
             Event::TcpCrAcked | Event::TcpConnectionConfirmed => {}
             Event::ManualStop { shutdown_message } => self.manual_stop(shutdown_message, now, out),
             Event::HoldTimerExpires => self.hold_timer_expired(now, out),
+            Event::WriteBlocked | Event::WriteProgress { .. } => self.send_hold(&event, out),
+            // RFC 9687 §3.3, Established, SendHoldTimer_Expires: the local
+            // system "logs an error message in the local system with the BGP
+            // Error Code "Send Hold Timer Expired", releases all BGP
+            // resources, ... drops the TCP connection, ... (optionally)
+            // performs peer oscillation damping ... and changes its state to
+            // Idle" (the log is the driver's, from the down reason). The
+            // timer also runs in OpenSent and OpenConfirm: an OPEN or
+            // KEEPALIVE the peer does not take is as stuck. The RFC also has
+            // a NOTIFICATION "Send Hold Timer Expired" sent, and §5 expects
+            // that the peer will likely not get it: the timer only runs while
+            // bytes wait, so ours would queue behind the bytes the peer does
+            // not read and never leave; none is sent.
+            Event::SendHoldTimerExpires => self.fail(DownReason::SendHoldTimerExpired, now, out),
             // RFC 9384 assigns Cease subcode 10, BFD Down, to a connection
             // closed because its BFD session went down; RFC 5882 §4.2.1:
             // "action SHOULD be taken in the control protocol".

@@ -88,6 +88,7 @@ pub(super) const NEIGHBOR: &[Row] = &[
     ("ttl_security", "ttl_security", Scalar),
     ("hold_time", "hold_time", Scalar),
     ("keepalive_time", "keepalive_time", Scalar),
+    ("send_hold_time", "send_hold_time", Scalar),
     ("graceful_restart", "graceful_restart", Scalar),
     ("error_wait_min", "error_wait_min", Scalar),
     ("error_wait_max", "error_wait_max", Scalar),

@@ -10,10 +10,12 @@ use super::{
     object_name, too_many, ERROR_WAIT_MAX, ERROR_WAIT_MIN, HOLD_MAX_SECS, MAX_NEIGHBORS,
     MD5_KEY_MAX, SHUTDOWN_DRAIN_MAX,
 };
+use crate::bgp::fsm::default_send_hold_time;
 use crate::bgp::settings::PeerSettings;
 use crate::bgp::types::Afi;
 use std::net::{IpAddr, Ipv4Addr};
 use std::num::{NonZeroU32, NonZeroU8};
+use std::time::Duration;
 
 /// The rules of `router`; its BGP identifier.
 pub(super) fn router(c: &Config, errs: &mut Errors) -> Option<Ipv4Addr> {
@@ -287,10 +289,14 @@ fn neighbor(
         );
     }
     let timers = timers(c, n, p, shared, errs);
+    let send_hold = send_hold_time(n, p, timers.map(|t| t.0), errs);
     error_wait(n, p, errs);
     let bfd = bfd(c, n, &join(p, "bfd"), errs);
+    let mut settings =
+        PeerSettings::new(c, n, address?, timers?, shared.router_id?, shared.mp_ipv6);
+    settings.fsm.send_hold_time = send_hold?;
     Some(NeighborRun {
-        settings: PeerSettings::new(c, n, address?, timers?, shared.router_id?, shared.mp_ipv6),
+        settings,
         required: n.required,
         bfd: bfd?,
     })
@@ -320,6 +326,28 @@ fn timers(
         keepalive(&join(p, "keepalive_time"), ka, hold, errs)
     };
     Some((own_hold.unwrap_or(shared.hold)?, keepalive_secs?))
+}
+
+/// The neighbor's RFC 9687 SendHoldTime: its `send_hold_time`, else the
+/// RFC's default for its hold time (`hold`, seconds; None when that broke
+/// its own rule); zero disables it ("An implementation MAY make it
+/// configurable", RFC 9687 §3.4).
+fn send_hold_time(n: &Neighbor, p: &str, hold: Option<u16>, errs: &mut Errors) -> Option<Duration> {
+    let hold = hold?;
+    let Some(d) = n.send_hold_time else {
+        return Some(default_send_hold_time(hold));
+    };
+    // RFC 9687 §3.4: "SendHoldTime MUST be greater than the value of
+    // HoldTime."
+    let hold = Dur::secs(u64::from(hold));
+    if !d.is_zero() && d <= hold {
+        errs.push_fmt(
+            join(p, "send_hold_time"),
+            format_args!("{d} must be 0 (off) or more than hold_time {hold}"),
+        );
+        return None;
+    }
+    Some(d.get())
 }
 
 /// Shortest BFD interval accepted: a router's CPU answers a peer every

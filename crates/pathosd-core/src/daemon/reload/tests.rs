@@ -663,6 +663,11 @@ fn neighbor_rows() -> Vec<Row> {
             Neighbor("a", NeighborChange::Required),
         ),
         (
+            "bgp.neighbors[].send_hold_time",
+            |c| nb(c)["send_hold_time"] = json!("20m"),
+            Neighbor("a", NeighborChange::Restarted),
+        ),
+        (
             "bgp.neighbors[].ttl_security",
             |c| nb(c)["ttl_security"] = json!(true),
             Neighbor("a", NeighborChange::Restarted),

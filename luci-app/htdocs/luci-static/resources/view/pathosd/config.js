@@ -1238,6 +1238,13 @@ return view.extend({
 		o.validate = validateDuration;
 		o.modalonly = true;
 
+		/* send_hold_time (validate/bgp.rs): RFC 9687, more than the hold time; 0 = off. */
+		o = s.taboption('general', form.Value, 'send_hold_time', _('Send hold time'),
+			_('Close the session when the peer takes none of our data for this long (RFC 9687). Empty: the greater of 8 minutes and twice the hold time; 0: off.'));
+		o.validate = validateDuration;
+		o.placeholder = '8m';
+		o.modalonly = true;
+
 		o = s.taboption('general', form.Value, 'error_wait_min', _('Error wait (min)'),
 			_('Idle time before reconnecting after a first error; it doubles on each further error.'));
 		o.validate = validateErrorWait;
