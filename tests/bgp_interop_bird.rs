@@ -631,3 +631,72 @@ fn a_route_that_cannot_be_encoded_is_not_advertised_nor_withdrawn() {
     assert_eq!(sent, 1, "UPDATEs for the two withdrawals");
     assert_eq!(s.speaker.peers()[0].summary.advertised, 0);
 }
+
+/// RFC 9234 roles with BIRD's `local role` and `require roles` (both
+/// sides strict): matching roles establish, and routes we send to our
+/// customer carry ONLY_TO_CUSTOMER with our AS; mismatching ones never
+/// establish, our side sending Role Mismatch (2/11), which BIRD reports.
+#[test]
+fn roles_establish_when_they_match_and_get_role_mismatch_when_not() {
+    use pathosd::config::schema::BgpRole;
+    let s = setup(
+        37,
+        |b| {
+            b.role = Some("customer");
+            b.require_roles = true;
+        },
+        |c| {
+            c.bgp.neighbors[0].role = Some(BgpRole::Provider);
+            c.bgp.neighbors[0].require_role = true;
+        },
+    );
+    s.wait_established(Duration::from_secs(3));
+    s.speaker.set_route(p("10.37.0.1/32"), Some(intent(0, 100)));
+    let block = s.wait_route("10.37.0.1/32", |_| true);
+    // BIRD shows the attribute as BGP.otc (RFC 9234 §5: "equal to the AS
+    // number of the local AS").
+    assert_eq!(attr(&block, "otc").as_deref(), Some("65001"), "{block}");
+
+    // A customer towards a customer: no Table 2 pair.
+    let s = setup(
+        38,
+        |b| {
+            b.role = Some("customer");
+            b.require_roles = true;
+        },
+        |c| c.bgp.neighbors[0].role = Some(BgpRole::Customer),
+    );
+    let (down, _) = s.wait_event("opensent", "idle", Duration::from_secs(5));
+    let last = s.speaker.peers()[0].summary.last_notification_sent.clone();
+    assert!(
+        last.as_deref().is_some_and(|n| n.contains("Role Mismatch")),
+        "{last:?} ({down:?})"
+    );
+    let logged = poll(Duration::from_secs(3), || {
+        let st = s.bird.birdc(&["show", "protocols", "all", "pathosd"])?;
+        st.contains("Role mismatch").then_some(st)
+    });
+    assert!(
+        logged.is_some(),
+        "BIRD: {:?}\n{}",
+        s.bird.birdc(&["show", "protocols", "all", "pathosd"]),
+        s.bird.log()
+    );
+    assert!(!s.bird.established());
+
+    // Strict on our side, none on BIRD's: refused as well.
+    let s = setup(
+        39,
+        |_| {},
+        |c| {
+            c.bgp.neighbors[0].role = Some(BgpRole::Peer);
+            c.bgp.neighbors[0].require_role = true;
+        },
+    );
+    s.wait_event("opensent", "idle", Duration::from_secs(5));
+    let last = s.speaker.peers()[0].summary.last_notification_sent.clone();
+    assert!(
+        last.as_deref().is_some_and(|n| n.contains("Role Mismatch")),
+        "{last:?}"
+    );
+}

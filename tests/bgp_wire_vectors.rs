@@ -192,6 +192,7 @@ fn bird_open_with_four_octet_as_uses_as_trans() {
         Ipv4Addr::new(127, 77, 0, 1),
         &[Afi::Ipv4, Afi::Ipv6],
         true,
+        None,
     );
     assert_eq!(
         (ours.my_as, ours.hold_time, ours.bgp_id),
@@ -237,6 +238,7 @@ fn bird_a_attrs(next_hop: IpAddr) -> PathAttrs {
         local_pref: None,
         communities: vec![Community(65001, 100), Community(65001, 666)],
         large_communities: vec![LargeCommunity(4_200_000_001, 1, 2)],
+        otc: None,
     }
 }
 
@@ -387,6 +389,7 @@ fn encoder_matches_bird_two_octet_session() {
         local_pref: None,
         communities: vec![Community(65001, 200)],
         large_communities: vec![],
+        otc: None,
     };
     let mut routes: Vec<(Prefix, PathAttrs)> =
         a_v4().into_iter().map(|p| (p, attrs(A_NH4))).collect();
@@ -420,6 +423,7 @@ fn encoder_matches_bird_ibgp_and_peer_b() {
             local_pref: None,
             communities: vec![Community(65002, 1)],
             large_communities: vec![LargeCommunity(65002, 7, 8)],
+            otc: None,
         };
         let pfx = if nh.contains(':') {
             "2001:db8:beef::/64"
@@ -602,6 +606,44 @@ fn open_errors() {
         err(&msg(1, &open_body(4, 90, id, &[2, 3, 65, 4, 0])), &EBGP4),
         (2, 0, vec![])
     );
+    // RFC 9234 Role capability (code 9, length 1): any other length is an
+    // OPEN Message Error, Unspecific, as every malformed known capability
+    // (the RFC gives no handling; BIRD sends the same).
+    for role in [&[2, 2, 9, 0][..], &[2, 4, 9, 2, 3, 3]] {
+        assert_eq!(
+            err(&msg(1, &open_body(4, 90, id, role)), &EBGP4),
+            (2, 0, vec![]),
+            "{role:?}"
+        );
+    }
+    let open = |params: &[u8]| match decode(&msg(1, &open_body(4, 90, id, params)), &EBGP4) {
+        Ok(Message::Open(o)) => o,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(open(&[2, 3, 9, 1, 3]).role(), Some(3));
+    assert_eq!(open(&[2, 3, 9, 1, 200]).role(), Some(200));
+    assert_eq!(open(&[]).role(), None);
+    // Identical duplicates are one; differing ones conflict (RFC 9234 §4.2).
+    assert_eq!(open(&[2, 6, 9, 1, 4, 9, 1, 4]).role(), Some(4));
+    assert_eq!(
+        open(&[2, 6, 9, 1, 4, 9, 1, 3]).role(),
+        Some(pathosd::bgp::wire::ROLE_CONFLICT)
+    );
+    // Ours: one Role capability when configured, none otherwise.
+    let ours = Open::pathosd(
+        65001,
+        90,
+        Ipv4Addr::new(10, 0, 0, 1),
+        &[Afi::Ipv4],
+        false,
+        Some(3),
+    );
+    let roles: Vec<&Capability> = ours
+        .capabilities
+        .iter()
+        .filter(|c| matches!(c, Capability::Role(_)))
+        .collect();
+    assert_eq!(roles, vec![&Capability::Role(3)]);
 }
 
 /// An UPDATE body from parts.
@@ -702,6 +744,29 @@ fn first_error(u: &Update) -> (u8, AttrAction, u8) {
         e.action,
         e.notification.as_ref().map_or(0, |n| n.subcode),
     )
+}
+
+#[test]
+fn update_otc_malformed_is_treat_as_withdraw() {
+    let taw = AttrAction::TreatAsWithdraw;
+    // ONLY_TO_CUSTOMER of 3 and 5 octets (RFC 9234 §5: "malformed if the
+    // length value is not 4 ... treat-as-withdraw"); 4 is fine, and
+    // optional non-transitive flags are an Attribute Flags Error.
+    for bad in [&[0xc0, 35, 3, 0, 0, 1][..], &[0xc0, 35, 5, 0, 0, 0, 1, 2]] {
+        let u = soft(&attrs(&[ORIGIN, AS_PATH4, NEXT_HOP, bad]), NLRI, &EBGP4);
+        assert_eq!(first_error(&u), (35, taw, 5), "{bad:?}");
+        assert!(u.treat_as_withdraw());
+    }
+    let otc: &[u8] = &[0xc0, 35, 4, 0, 0, 0xfd, 0xe8];
+    let u = soft(&attrs(&[ORIGIN, AS_PATH4, NEXT_HOP, otc]), NLRI, &EBGP4);
+    assert!(u.errors.is_empty(), "{:?}", u.errors);
+    assert!(u.attrs.contains(&PathAttr::Otc(65000)), "{:?}", u.attrs);
+    let u = soft(
+        &attrs(&[ORIGIN, AS_PATH4, NEXT_HOP, &[0x80, 35, 4, 0, 0, 0xfd, 0xe8]]),
+        NLRI,
+        &EBGP4,
+    );
+    assert_eq!(first_error(&u).2, 4);
 }
 
 #[test]
@@ -1017,6 +1082,7 @@ fn vip_attrs() -> PathAttrs {
         local_pref: None,
         communities: vec![Community(65001, 666)],
         large_communities: vec![LargeCommunity(65001, 1, 1)],
+        otc: None,
     }
 }
 
@@ -1668,7 +1734,7 @@ mod bird_live {
         };
 
         // OPEN exchange (RFC 4271 §8.2.2 OpenSent → OpenConfirm → Established).
-        let ours = Open::pathosd(LOCAL_AS, 90, our_ip, &[Afi::Ipv4, Afi::Ipv6], true);
+        let ours = Open::pathosd(LOCAL_AS, 90, our_ip, &[Afi::Ipv4, Afi::Ipv6], true, None);
         peer.send(&encode(&Message::Open(ours.clone()), &peer.ctx).unwrap());
         let Message::Open(theirs) = peer.recv() else {
             panic!("expected OPEN from BIRD");
@@ -1706,6 +1772,7 @@ mod bird_live {
             local_pref: None,
             communities: vec![Community(65010, 666), Community(65535, 0)],
             large_communities: vec![LargeCommunity(LOCAL_AS, 1, 2)],
+            otc: None,
         };
         let attrs6 = PathAttrs {
             next_hop: "2001:db8::2".parse().unwrap(),
@@ -1778,4 +1845,26 @@ mod bird_live {
             "BIRD complained:\n{log}"
         );
     }
+}
+
+/// RFC 9234 §5: routes sent to a Customer, Peer or RS-Client carry
+/// ONLY_TO_CUSTOMER, optional transitive (flags 0xC0), type 35, 4 octets
+/// holding the local AS, after LARGE_COMMUNITIES (type-code order).
+#[test]
+fn otc_is_encoded_optional_transitive_with_the_local_as() {
+    let mut a = bird_a_attrs(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1)));
+    a.otc = Some(4_200_000_001);
+    let msgs = encode_ok(&[(p("198.51.100.0/24"), a.clone())], &[], true);
+    let [m] = msgs.as_slice() else {
+        panic!("{msgs:?}")
+    };
+    let otc = [0xc0, 35, 4, 0xfa, 0x56, 0xea, 0x01];
+    assert!(m.windows(otc.len()).any(|w| w == otc), "{m:?}");
+    let Message::Update(u) = decode(m, &EBGP4).unwrap() else {
+        panic!()
+    };
+    assert_eq!(u.attrs.last(), Some(&PathAttr::Otc(4_200_000_001)));
+    a.otc = None;
+    let m = &encode_ok(&[(p("198.51.100.0/24"), a)], &[], true)[0];
+    assert!(!m.windows(2).any(|w| w == [0xc0, 35]));
 }

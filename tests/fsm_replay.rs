@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use pathosd::bgp::fsm::{
     resolve_collision, Action, Capabilities, ConnectionOrigin, DownReason, Event, Fsm, Negotiated,
-    Notification, OpenInfo, PeerConfig, State, Timer, Timestamp, OPEN_SENT_HOLD_TIME, OWN_STALL,
+    Notification, OpenInfo, PeerConfig, Role, State, Timer, Timestamp, OPEN_SENT_HOLD_TIME,
+    OWN_STALL,
 };
 use pathosd::bgp::types::Afi;
 use pathosd::bgp::wire::{CeaseSubcode, ErrorCode, OpenError};
@@ -35,6 +36,7 @@ fn peer_caps() -> Capabilities {
         mp_ipv6: true,
         route_refresh: true,
         graceful_restart: true,
+        role: None,
     }
 }
 
@@ -431,6 +433,77 @@ fn open_rejected(cfg: PeerConfig, open: OpenInfo, n: Notification) {
         Some(&DownReason::NotificationSent(n))
     );
     assert_eq!(fsm.peer_open(), None);
+}
+
+/// Whether an OPEN with the peer's Role capability `theirs` is accepted
+/// by an FSM with our `role` (and strict mode `require`).
+fn role_accepted(role: Option<Role>, require: bool, theirs: Option<u8>) -> bool {
+    let mut cfg = config();
+    cfg.role = role;
+    cfg.require_role = require;
+    cfg.capabilities.role = role.map(|r| r as u8);
+    let mut fsm = Fsm::new(cfg.clone());
+    replay(&mut fsm, open_sent_steps(&cfg, 0));
+    let mut open = peer_open(90);
+    open.capabilities.role = theirs;
+    let actions = fsm.handle(Event::BGPOpen(open), Timestamp(10));
+    match fsm.state() {
+        State::OpenConfirm => true,
+        State::Idle => {
+            // RFC 9234 §4.2: "the BGP speaker MUST reject the connection
+            // using the Role Mismatch Notification (code 2, subcode 11)".
+            assert_eq!(actions[0], Action::SendNotification(notif(2, 11)));
+            false
+        }
+        s => panic!("{s:?}"),
+    }
+}
+
+/// RFC 9234 §4.2, Table 2: the allowed pairs (Provider-Customer,
+/// Customer-Provider, RS-RS-Client, RS-Client-RS, Peer-Peer); every other
+/// value, assigned or not, is a Role Mismatch, as are differing duplicate
+/// capabilities (`ROLE_CONFLICT`).
+#[test]
+fn role_pairs_follow_table_2_and_others_get_role_mismatch() {
+    use Role::*;
+    let roles = [Provider, Rs, RsClient, Customer, Peer];
+    let allowed = [
+        (Provider, Customer),
+        (Customer, Provider),
+        (Rs, RsClient),
+        (RsClient, Rs),
+        (Peer, Peer),
+    ];
+    for ours in roles {
+        assert_eq!(ours.expected_peer().expected_peer(), ours);
+        for theirs in 0..=u8::MAX {
+            let want = allowed.contains(&(ours, ours.expected_peer()))
+                && theirs == ours.expected_peer() as u8;
+            for require in [false, true] {
+                assert_eq!(
+                    role_accepted(Some(ours), require, Some(theirs)),
+                    want,
+                    "{ours:?} vs {theirs} (strict {require})"
+                );
+            }
+        }
+    }
+    assert!(!role_accepted(
+        Some(Peer),
+        false,
+        Some(pathosd::bgp::wire::ROLE_CONFLICT)
+    ));
+}
+
+/// RFC 9234 §4.2: a peer without the capability is accepted unless strict
+/// mode is on; without a role of ours the peer's is not looked at.
+#[test]
+fn a_missing_role_is_refused_only_in_strict_mode() {
+    assert!(role_accepted(Some(Role::Customer), false, None));
+    assert!(!role_accepted(Some(Role::Customer), true, None));
+    assert!(role_accepted(None, false, Some(Role::Customer as u8)));
+    assert!(role_accepted(None, false, Some(200)));
+    assert!(role_accepted(None, false, None));
 }
 
 #[test]
@@ -1305,6 +1378,7 @@ mod random {
                     mp_ipv6: c.2,
                     route_refresh: c.3,
                     graceful_restart: c.4,
+                    role: None,
                 },
             })
     }

@@ -28,6 +28,10 @@ pub struct BirdPeer {
     /// BFD with pathosd (`bfd on`, and a `protocol bfd` whose multihop
     /// sessions run at this interval in ms, multiplier 3).
     pub bfd_ms: Option<u32>,
+    /// RFC 9234: BIRD's `local role` (provider, rs_server, rs_client,
+    /// customer, peer) and `require roles`.
+    pub role: Option<&'static str>,
+    pub require_roles: bool,
 }
 
 impl BirdPeer {
@@ -44,6 +48,8 @@ impl BirdPeer {
             ttl_security: false,
             error_wait: (1, 2),
             bfd_ms: None,
+            role: None,
+            require_roles: false,
         }
     }
 
@@ -62,6 +68,12 @@ impl BirdPeer {
         }
         if self.passive {
             extra.push_str("  passive on;\n");
+        }
+        if let Some(r) = self.role {
+            extra.push_str(&format!("  local role {r};\n"));
+        }
+        if self.require_roles {
+            extra.push_str("  require roles on;\n");
         }
         let mut bfd = String::new();
         if let Some(ms) = self.bfd_ms {

@@ -193,6 +193,40 @@ impl Timer {
     }
 }
 
+/// RFC 9234 §4.1 BGP Roles, with their capability values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    Provider = 0,
+    /// Route Server.
+    Rs = 1,
+    RsClient = 2,
+    Customer = 3,
+    Peer = 4,
+}
+
+impl Role {
+    /// The role the other side must have: RFC 9234 §4.2, Table 2.
+    pub fn expected_peer(self) -> Role {
+        match self {
+            Role::Provider => Role::Customer,
+            Role::Customer => Role::Provider,
+            Role::Rs => Role::RsClient,
+            Role::RsClient => Role::Rs,
+            Role::Peer => Role::Peer,
+        }
+    }
+
+    /// RFC 9234 §5: "If a route is to be advertised to a Customer, a Peer,
+    /// or an RS-Client (when the sender is an RS), and the OTC Attribute is
+    /// not present, then when advertising the route, an OTC Attribute MUST
+    /// be added with a value equal to the AS number of the local AS." Our
+    /// routes are our own and never carry one: added whenever the peer is
+    /// one of those, that is when we are its Provider, Peer or RS.
+    pub fn adds_otc(self) -> bool {
+        matches!(self, Role::Provider | Role::Peer | Role::Rs)
+    }
+}
+
 /// Capabilities (RFC 5492) of one side of the session, codec-independent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Capabilities {
@@ -206,6 +240,9 @@ pub struct Capabilities {
     pub route_refresh: bool,
     /// RFC 4724 Graceful Restart (receiving speaker only).
     pub graceful_restart: bool,
+    /// RFC 9234 BGP Role capability value: ours when configured, the
+    /// peer's as received (any octet; differing ones as `ROLE_CONFLICT`).
+    pub role: Option<u8>,
 }
 
 impl Capabilities {
@@ -380,6 +417,12 @@ pub struct PeerConfig {
     /// RFC 9687 SendHoldTime: how long bytes may wait to be written with
     /// none moving before the connection is closed; zero: never.
     pub send_hold_time: Duration,
+    /// Our RFC 9234 role towards this (eBGP) peer; `capabilities.role`
+    /// carries it in the OPEN.
+    pub role: Option<Role>,
+    /// RFC 9234 §4.2 strict mode: a peer without the Role capability is
+    /// rejected too.
+    pub require_role: bool,
 }
 
 impl PeerConfig {
@@ -400,12 +443,15 @@ impl PeerConfig {
                 mp_ipv6: false,
                 route_refresh: true,
                 graceful_restart: false,
+                role: None,
             },
             connect_retry_time: Duration::from_secs(30),
             idle_hold_time: Duration::from_secs(1),
             idle_hold_time_max: Duration::from_secs(60),
             stable_time: Duration::from_secs(60),
             send_hold_time: default_send_hold_time(90),
+            role: None,
+            require_role: false,
         }
     }
 

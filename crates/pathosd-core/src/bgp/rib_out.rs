@@ -179,7 +179,7 @@ impl RibOut {
 }
 
 /// How routes are shaped for one peer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PeerShape {
     pub ebgp: bool,
     pub local_as: u32,
@@ -190,6 +190,9 @@ pub struct PeerShape {
     /// Families negotiated on the current session (set by
     /// [`AdjRibOut::on_established`]).
     pub families: Vec<Afi>,
+    /// RFC 9234 §5 Only to Customer value our routes carry to this peer:
+    /// the local AS when it is our Customer, Peer or RS-Client.
+    pub otc: Option<u32>,
 }
 
 /// Something the operator should hear about; not an error for the session.
@@ -631,6 +634,7 @@ impl AdjRibOut {
             local_pref,
             communities: intent.communities.clone(),
             large_communities: intent.large_communities.clone(),
+            otc: self.shape.otc,
         }
     }
 }

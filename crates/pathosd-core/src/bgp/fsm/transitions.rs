@@ -350,6 +350,7 @@ impl Fsm {
         if open.bgp_id.is_unspecified() || (!ebgp && open.bgp_id == self.config.router_id) {
             return Err(Notification::open(OpenError::BadBgpIdentifier, Vec::new()));
         }
+        self.check_role(open.capabilities.role)?;
         // RFC 4271 §6.2: "An implementation MUST reject Hold Time values of
         // one or two seconds."
         if open.hold_time == 1 || open.hold_time == 2 {
@@ -394,6 +395,31 @@ impl Fsm {
             peer_id: open.bgp_id,
             ebgp,
         })
+    }
+}
+
+impl Fsm {
+    /// RFC 9234 §4.2 with a role configured: "If the BGP Role Capability is
+    /// advertised, and one is also received from the peer, the Roles MUST
+    /// correspond to the relationships in Table 2. If the Roles do not
+    /// correspond, the BGP speaker MUST reject the connection using the Role
+    /// Mismatch Notification (code 2, subcode 11)." A missing capability
+    /// is ignored ("for backward compatibility", §4.2) unless strict mode
+    /// is on, which rejects it the same way. Without a role of ours the
+    /// peer's is not looked at.
+    fn check_role(&self, theirs: Option<u8>) -> Result<(), Notification> {
+        let Some(ours) = self.config.role else {
+            return Ok(());
+        };
+        let ok = match theirs {
+            Some(r) => r == ours.expected_peer() as u8,
+            None => !self.config.require_role,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Notification::open(OpenError::RoleMismatch, Vec::new()))
+        }
     }
 }
 

@@ -25,6 +25,7 @@ fn shape(ebgp: bool) -> PeerShape {
         next_hop_v4: Some(nh4()),
         next_hop_v6: Some(nh6()),
         families: Vec::new(),
+        otc: None,
     }
 }
 
@@ -49,6 +50,7 @@ fn ebgp_attrs(copies: usize, intent: &RouteIntent, nh: IpAddr) -> Arc<PathAttrs>
         local_pref: None,
         communities: intent.communities.clone(),
         large_communities: intent.large_communities.clone(),
+        otc: None,
     })
 }
 
@@ -268,6 +270,7 @@ fn ibgp_gets_empty_as_path_and_local_pref_and_one_prepend_warning() {
         local_pref: Some(100),
         communities: vec![Community(65001, 666)],
         large_communities: vec![LargeCommunity(65001, 1, 2)],
+        otc: None,
     });
     assert_eq!(
         up.announce,

@@ -37,6 +37,7 @@ const PARAM_EXTENDED: u8 = 255;
 
 const CAP_MULTIPROTOCOL: u8 = 1;
 const CAP_ROUTE_REFRESH: u8 = 2;
+const CAP_ROLE: u8 = 9;
 const CAP_GRACEFUL_RESTART: u8 = 64;
 const CAP_FOUR_OCTET_AS: u8 = 65;
 
@@ -90,6 +91,10 @@ impl GracefulRestart {
     }
 }
 
+/// What [`Open::role`] gives for differing Role capabilities: 255, an
+/// unassigned value (RFC 9234 §4.1 assigns 0 to 4).
+pub const ROLE_CONFLICT: u8 = 255;
+
 /// A capability (RFC 5492 §4). Unknown ones are kept as raw bytes so they
 /// can be logged and re-encoded unchanged.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -105,6 +110,9 @@ pub enum Capability {
     GracefulRestart(GracefulRestart),
     /// RFC 6793 §3.
     FourOctetAs(u32),
+    /// RFC 9234 §4.1: the BGP Role, one octet (0 Provider, 1 RS, 2
+    /// RS-Client, 3 Customer, 4 Peer; the rest unassigned).
+    Role(u8),
     Unknown {
         code: u8,
         value: Vec<u8>,
@@ -138,6 +146,7 @@ impl Capability {
                 (CAP_GRACEFUL_RESTART, v)
             }
             Capability::FourOctetAs(asn) => (CAP_FOUR_OCTET_AS, asn.to_be_bytes().to_vec()),
+            Capability::Role(r) => (CAP_ROLE, vec![*r]),
             Capability::Unknown { code, value } => (*code, value.clone()),
         };
         out.push(code);
@@ -184,6 +193,13 @@ impl Capability {
                 [a, b, c, d] => Capability::FourOctetAs(u32::from_be_bytes([*a, *b, *c, *d])),
                 _ => return Err(bad()),
             },
+            // RFC 9234 §4.1 gives the Role capability length 1 and no
+            // handling for another; as every known capability here (and
+            // as BIRD does), it is an OPEN Message Error, Unspecific.
+            CAP_ROLE => match value {
+                [r] => Capability::Role(*r),
+                _ => return Err(bad()),
+            },
             _ => Capability::Unknown {
                 code,
                 value: value.to_vec(),
@@ -215,13 +231,15 @@ impl Open {
     }
 
     /// pathosd's OPEN: Multiprotocol for each family, Route Refresh,
-    /// four-octet AS and, if enabled, Graceful Restart as a helper only.
+    /// four-octet AS, if enabled Graceful Restart as a helper only, and
+    /// the BGP Role when one is configured.
     pub fn pathosd(
         asn: u32,
         hold_time: u16,
         bgp_id: Ipv4Addr,
         families: &[Afi],
         graceful_restart: bool,
+        role: Option<u8>,
     ) -> Open {
         let mut caps: Vec<Capability> = families
             .iter()
@@ -234,6 +252,11 @@ impl Open {
             )));
         }
         caps.push(Capability::FourOctetAs(asn));
+        // RFC 9234 §4.1: "If the BGP Role is locally configured, the eBGP
+        // speaker MUST advertise the BGP Role Capability in the BGP OPEN
+        // message. An eBGP speaker MUST NOT advertise multiple versions of
+        // the BGP Role Capability": one, at most.
+        caps.extend(role.map(Capability::Role));
         Open::new(asn, hold_time, bgp_id, caps)
     }
 
@@ -266,6 +289,24 @@ impl Open {
         } else {
             v
         }
+    }
+
+    /// The peer's BGP Role (RFC 9234 §4.1). RFC 9234 §4.2: "If multiple
+    /// BGP Role Capabilities are received and not all of them have the same
+    /// value, then the BGP speaker MUST reject the connection using the Role
+    /// Mismatch Notification": such an OPEN gives [`ROLE_CONFLICT`], an
+    /// unassigned value, which corresponds to no role.
+    pub fn role(&self) -> Option<u8> {
+        let mut roles = self.capabilities.iter().filter_map(|c| match c {
+            Capability::Role(r) => Some(*r),
+            _ => None,
+        });
+        let first = roles.next()?;
+        Some(if roles.all(|r| r == first) {
+            first
+        } else {
+            ROLE_CONFLICT
+        })
     }
 
     pub fn supports_route_refresh(&self) -> bool {
@@ -468,6 +509,7 @@ mod tests {
             Ipv4Addr::new(192, 0, 2, 1),
             &[Afi::Ipv4, Afi::Ipv6],
             true,
+            None,
         );
         assert_eq!(o.my_as, AS_TRANS);
         assert_eq!(o.asn(), 4_200_000_001);
@@ -479,7 +521,14 @@ mod tests {
             .all(|f| f.flags & GR_FAMILY_FORWARDING == 0));
         let b = body(&o);
         assert_eq!(decode_body(&b), Ok(o));
-        let small = Open::pathosd(65001, 90, Ipv4Addr::new(192, 0, 2, 1), &[Afi::Ipv4], false);
+        let small = Open::pathosd(
+            65001,
+            90,
+            Ipv4Addr::new(192, 0, 2, 1),
+            &[Afi::Ipv4],
+            false,
+            None,
+        );
         assert_eq!(small.my_as, 65001);
         assert!(small.graceful_restart().is_none());
     }
@@ -530,7 +579,7 @@ mod tests {
     #[test]
     fn validate_checks_peer_as_and_ibgp_identifier() {
         let id = Ipv4Addr::new(10, 0, 0, 1);
-        let o = Open::pathosd(4_200_000_001, 90, id, &[Afi::Ipv4], false);
+        let o = Open::pathosd(4_200_000_001, 90, id, &[Afi::Ipv4], false, None);
         assert_eq!(
             o.validate(65001, Ipv4Addr::new(10, 0, 0, 2), 4_200_000_001),
             Ok(())

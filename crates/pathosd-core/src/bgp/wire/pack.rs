@@ -52,6 +52,9 @@ pub fn wire_attrs(attrs: &PathAttrs, afi: Afi, four_octet_as: bool) -> Option<Ve
     if !attrs.large_communities.is_empty() {
         v.push(PathAttr::LargeCommunities(attrs.large_communities.clone()));
     }
+    if let Some(asn) = attrs.otc {
+        v.push(PathAttr::Otc(asn));
+    }
     Some(v)
 }
 

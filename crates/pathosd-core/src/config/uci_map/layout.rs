@@ -89,6 +89,8 @@ pub(super) const NEIGHBOR: &[Row] = &[
     ("hold_time", "hold_time", Scalar),
     ("keepalive_time", "keepalive_time", Scalar),
     ("send_hold_time", "send_hold_time", Scalar),
+    ("role", "role", Scalar),
+    ("require_role", "require_role", Scalar),
     ("graceful_restart", "graceful_restart", Scalar),
     ("error_wait_min", "error_wait_min", Scalar),
     ("error_wait_max", "error_wait_max", Scalar),

@@ -288,6 +288,7 @@ fn neighbor(
             "1 must be 0 (meaning 255) or at least 2",
         );
     }
+    roles(c, n, p, errs);
     let timers = timers(c, n, p, shared, errs);
     let send_hold = send_hold_time(n, p, timers.map(|t| t.0), errs);
     error_wait(n, p, errs);
@@ -326,6 +327,24 @@ fn timers(
         keepalive(&join(p, "keepalive_time"), ka, hold, errs)
     };
     Some((own_hold.unwrap_or(shared.hold)?, keepalive_secs?))
+}
+
+/// RFC 9234 roles: between ASes only ("the eBGP speaker", §4.1; an iBGP
+/// session has no business relationship to agree on), and strict mode
+/// only with a role to check.
+fn roles(c: &Config, n: &Neighbor, p: &str, errs: &mut Errors) {
+    if let Some(r) = n.role {
+        if n.peer_asn == c.router.asn {
+            errs.push_fmt(
+                join(p, "role"),
+                format_args!(
+                    "{r} is for eBGP sessions only (RFC 9234); peer_asn is the router's own AS"
+                ),
+            );
+        }
+    } else if n.require_role {
+        errs.push(join(p, "require_role"), "needs role");
+    }
 }
 
 /// The neighbor's RFC 9687 SendHoldTime: its `send_hold_time`, else the

@@ -581,6 +581,30 @@ fn router_rows() -> Vec<Row> {
     ]
 }
 
+/// The rows of a neighbor's RFC 9234 and RFC 9687 settings.
+fn neighbor_rfc_rows() -> Vec<Row> {
+    vec![
+        (
+            "bgp.neighbors[].role",
+            |c| nb(c)["role"] = json!("customer"),
+            Neighbor("a", NeighborChange::Restarted),
+        ),
+        (
+            "bgp.neighbors[].require_role",
+            |c| {
+                nb(c)["role"] = json!("customer");
+                nb(c)["require_role"] = json!(true)
+            },
+            Neighbor("a", NeighborChange::Restarted),
+        ),
+        (
+            "bgp.neighbors[].send_hold_time",
+            |c| nb(c)["send_hold_time"] = json!("20m"),
+            Neighbor("a", NeighborChange::Restarted),
+        ),
+    ]
+}
+
 /// The rows of a neighbor's session settings.
 fn neighbor_rows() -> Vec<Row> {
     vec![
@@ -661,11 +685,6 @@ fn neighbor_rows() -> Vec<Row> {
             "bgp.neighbors[].required",
             |c| nb(c)["required"] = json!(false),
             Neighbor("a", NeighborChange::Required),
-        ),
-        (
-            "bgp.neighbors[].send_hold_time",
-            |c| nb(c)["send_hold_time"] = json!("20m"),
-            Neighbor("a", NeighborChange::Restarted),
         ),
         (
             "bgp.neighbors[].ttl_security",
@@ -994,6 +1013,7 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
         otel_signal_rows(),
         router_rows(),
         neighbor_rows(),
+        neighbor_rfc_rows(),
         bfd_rows(),
         vip_rows(),
         policy_rows(),

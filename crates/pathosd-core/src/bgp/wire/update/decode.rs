@@ -473,6 +473,14 @@ fn decode_extension(
                     .collect(),
             )
         }
+        // RFC 9234 §5: "The OTC Attribute is considered malformed if the
+        // length value is not 4. An UPDATE message with a malformed OTC
+        // Attribute SHALL be handled using the approach of
+        // "treat-as-withdraw"".
+        at::OTC => match *v {
+            [a, b, c, d] => PathAttr::Otc(u32::from_be_bytes([a, b, c, d])),
+            _ => return Err(len_err(taw)),
+        },
         at::AS4_PATH | at::AS4_AGGREGATOR => {
             // RFC 6793 §4.1: AS4_PATH and AS4_AGGREGATOR are only sent to
             // OLD speakers; between two NEW speakers AS_PATH already holds
