@@ -524,6 +524,49 @@ fn ipv6_transport_over_the_ipv6_loopback() {
     );
 }
 
+/// RFC 8950 with BIRD's `extended next hop on` over ::1: an IPv4 route goes
+/// with the IPv6 next hop (MP_REACH_NLRI, AFI 1) when both sides offer it;
+/// it is withdrawn again over the same session.
+#[test]
+fn ipv4_routes_with_an_ipv6_next_hop_over_an_ipv6_session() {
+    let ours = 20_000 + (std::process::id() % 10_000) as u16 * 2;
+    let theirs = ours + 1;
+    let lo6: IpAddr = "::1".parse().unwrap();
+    let s = setup(
+        43,
+        |b| {
+            b.local = lo6;
+            b.local_port = theirs;
+            b.neighbor = lo6;
+            b.neighbor_port = ours;
+            b.extended_next_hop = true;
+        },
+        |c| {
+            c.bgp.listen_address = Some(lo6);
+            c.bgp.listen_port = i32::from(ours);
+            c.router.local_address_ipv6 = Some("2001:db8:43::1".parse().unwrap());
+            let n = &mut c.bgp.neighbors[0];
+            n.address = Some(lo6);
+            n.port = theirs;
+            // As ipv6_transport_over_the_ipv6_loopback: BIRD dials.
+            n.passive = true;
+            n.extended_next_hop = true;
+        },
+    );
+    s.wait_established(Duration::from_secs(4));
+    s.speaker
+        .set_route(p("10.143.1.1/32"), Some(intent(0, 143)));
+    let block = s.wait_route("10.143.1.1/32", |_| true);
+    assert_eq!(
+        attr(&block, "next_hop").as_deref(),
+        Some("2001:db8:43::1"),
+        "{block}"
+    );
+    s.speaker.set_route(p("10.143.1.1/32"), None);
+    s.wait_gone("10.143.1.1/32");
+    assert!(s.bird.established());
+}
+
 #[test]
 fn route_refresh_from_bird_resends_the_adj_rib_out() {
     let s = setup(25, |_| {}, |_| {});

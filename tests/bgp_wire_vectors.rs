@@ -12,7 +12,7 @@ use pathosd::bgp::wire::{
     decode, encode, encode_end_of_rib, encode_keepalive, encode_updates, frame, AsPath, AsSegment,
     AttrAction, Capability, DecodeCtx, GracefulRestart, GracefulRestartFamily, Message, MpNextHop,
     MpReach, MpUnreach, Notification, Open, PathAttr, RouteRefresh, SegmentType, SkipReason,
-    Skipped, Update, AS_TRANS,
+    Update, AS_TRANS,
 };
 
 /// `encode_updates` where every route can be encoded: its messages, after
@@ -192,6 +192,7 @@ fn bird_open_with_four_octet_as_uses_as_trans() {
         Ipv4Addr::new(127, 77, 0, 1),
         &[Afi::Ipv4, Afi::Ipv6],
         true,
+        false,
         None,
     );
     assert_eq!(
@@ -635,6 +636,7 @@ fn open_errors() {
         90,
         Ipv4Addr::new(10, 0, 0, 1),
         &[Afi::Ipv4],
+        false,
         false,
         Some(3),
     );
@@ -1187,27 +1189,44 @@ fn ipv4_next_hop_for_ipv6_routes_is_mapped() {
         panic!()
     };
     assert_eq!(u.next_hop(), Some("::ffff:192.0.2.1".parse().unwrap()));
-    // The reverse is impossible without RFC 8950: skipped, no message.
+}
+
+/// RFC 8950: an IPv4 route with an IPv6 next hop (which the RIB-out gives
+/// only on a session that negotiated Extended Next Hop Encoding) goes in
+/// MP_REACH_NLRI with AFI 1, SAFI 1 and the 16-octet next hop, first, and
+/// without NEXT_HOP; withdrawals stay in the classic field.
+#[test]
+fn ipv4_routes_with_an_ipv6_next_hop_go_in_mp_reach_nlri() {
     let v6nh = PathAttrs {
         next_hop: "2001:db8::1".parse().unwrap(),
         ..vip_attrs()
     };
-    let out = encode_updates(&[(p("192.0.2.0/24"), v6nh)], &[], true);
-    assert!(out.messages.is_empty());
-    // The encoder does not log (a pure layer): it returns what it left out,
-    // and the driver logs it naming the peer.
+    let msgs = encode_ok(&[(p("192.0.2.0/24"), v6nh)], &[p("198.51.100.0/24")], true);
+    assert_eq!(msgs.len(), 2, "{msgs:?}");
+    let Ok(Message::Update(w)) = decode(&msgs[0], &EBGP4) else {
+        panic!()
+    };
+    assert_eq!(w.withdrawn_prefixes(), vec![p("198.51.100.0/24")]);
+    let m = &msgs[1];
+    let Ok(Message::Update(u)) = decode(m, &EBGP4) else {
+        panic!()
+    };
+    assert!(u.errors.is_empty(), "{:?}", u.errors);
+    let Some(PathAttr::MpReach(r)) = u.attrs.first() else {
+        panic!("{:?}", u.attrs)
+    };
+    assert_eq!(r.afi, Afi::Ipv4);
+    assert_eq!(r.nlri, vec![p("192.0.2.0/24")]);
     assert_eq!(
-        out.skipped,
-        vec![Skipped {
-            prefixes: vec![p("192.0.2.0/24")],
-            withdrawn: false,
-            reason: SkipReason::NextHopFamily("2001:db8::1".parse().unwrap()),
-        }]
+        r.next_hop,
+        MpNextHop::Ipv6 {
+            global: "2001:db8::1".parse().unwrap(),
+            link_local: None
+        }
     );
-    assert_eq!(
-        out.skipped[0].to_string(),
-        "1 routes to announce skipped (192.0.2.0/24): next hop 2001:db8::1 cannot be sent with IPv4 prefixes"
-    );
+    assert!(!u.attrs.iter().any(|a| matches!(a, PathAttr::NextHop(_))));
+    // AFI 1, SAFI 1, next hop length 16, on the wire.
+    assert!(m.windows(4).any(|w| w == [0, 1, 1, 16]), "{m:?}");
 }
 
 #[test]
@@ -1734,7 +1753,15 @@ mod bird_live {
         };
 
         // OPEN exchange (RFC 4271 §8.2.2 OpenSent → OpenConfirm → Established).
-        let ours = Open::pathosd(LOCAL_AS, 90, our_ip, &[Afi::Ipv4, Afi::Ipv6], true, None);
+        let ours = Open::pathosd(
+            LOCAL_AS,
+            90,
+            our_ip,
+            &[Afi::Ipv4, Afi::Ipv6],
+            true,
+            false,
+            None,
+        );
         peer.send(&encode(&Message::Open(ours.clone()), &peer.ctx).unwrap());
         let Message::Open(theirs) = peer.recv() else {
             panic!("expected OPEN from BIRD");
@@ -1867,4 +1894,45 @@ fn otc_is_encoded_optional_transitive_with_the_local_as() {
     a.otc = None;
     let m = &encode_ok(&[(p("198.51.100.0/24"), a)], &[], true)[0];
     assert!(!m.windows(2).any(|w| w == [0xc0, 35]));
+}
+
+/// RFC 8950 §3 Extended Next Hop Encoding capability (code 5): 6-octet
+/// triples (NLRI AFI, NLRI SAFI, Next Hop AFI); an empty value or one not
+/// a multiple of 6 is 2/0, as every malformed known capability.
+#[test]
+fn extended_next_hop_capability() {
+    let id = [10, 0, 0, 1];
+    for bad in [
+        &[2, 2, 5, 0][..],
+        &[2, 7, 5, 5, 0, 1, 0, 1, 0],
+        &[2, 9, 5, 7, 0, 1, 0, 1, 0, 2, 0],
+    ] {
+        assert_eq!(
+            err(&msg(1, &open_body(4, 90, id, bad)), &EBGP4),
+            (2, 0, vec![]),
+            "{bad:?}"
+        );
+    }
+    let open = |params: &[u8]| match decode(&msg(1, &open_body(4, 90, id, params)), &EBGP4) {
+        Ok(Message::Open(o)) => o,
+        other => panic!("{other:?}"),
+    };
+    // IPv4 unicast with an IPv6 next hop, after an IPv4 multicast triple.
+    let o = open(&[2, 14, 5, 12, 0, 1, 0, 2, 0, 2, 0, 1, 0, 1, 0, 2]);
+    assert!(o.extended_next_hop_ipv4());
+    assert!(!open(&[2, 8, 5, 6, 0, 1, 0, 2, 0, 2]).extended_next_hop_ipv4());
+    assert!(!open(&[]).extended_next_hop_ipv4());
+    // Ours, when enabled: exactly that triple, and it decodes back.
+    let id4 = Ipv4Addr::new(10, 0, 0, 1);
+    let ours = Open::pathosd(65001, 90, id4, &[Afi::Ipv4], false, true, None);
+    assert!(ours
+        .capabilities
+        .contains(&Capability::ExtendedNextHop(vec![(1, 1, 2)])));
+    let bytes = encode(&Message::Open(ours), &EBGP4).unwrap();
+    let Ok(Message::Open(back)) = decode(&bytes, &EBGP4) else {
+        panic!()
+    };
+    assert!(back.extended_next_hop_ipv4());
+    let off = Open::pathosd(65001, 90, id4, &[Afi::Ipv4], false, false, None);
+    assert!(!off.extended_next_hop_ipv4());
 }

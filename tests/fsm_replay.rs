@@ -36,6 +36,7 @@ fn peer_caps() -> Capabilities {
         mp_ipv6: true,
         route_refresh: true,
         graceful_restart: true,
+        extended_next_hop: false,
         role: None,
     }
 }
@@ -140,6 +141,7 @@ fn negotiated_default() -> Negotiated {
         families: vec![Afi::Ipv4],
         route_refresh: true,
         peer_graceful_restart: true,
+        extended_next_hop: false,
         peer_as: PEER_AS,
         peer_id: peer_id(),
         ebgp: true,
@@ -504,6 +506,23 @@ fn a_missing_role_is_refused_only_in_strict_mode() {
     assert!(role_accepted(None, false, Some(Role::Customer as u8)));
     assert!(role_accepted(None, false, Some(200)));
     assert!(role_accepted(None, false, None));
+}
+
+/// RFC 8950: IPv4 routes take the IPv6 next hop only when both sides
+/// offered Extended Next Hop Encoding.
+#[test]
+fn extended_next_hop_is_negotiated_only_when_both_offer_it() {
+    for (ours, theirs) in [(false, false), (true, false), (false, true), (true, true)] {
+        let mut cfg = config();
+        cfg.capabilities.extended_next_hop = ours;
+        let mut fsm = Fsm::new(cfg.clone());
+        replay(&mut fsm, open_sent_steps(&cfg, 0));
+        let mut open = peer_open(90);
+        open.capabilities.extended_next_hop = theirs;
+        fsm.handle(Event::BGPOpen(open), Timestamp(10));
+        let n = fsm.negotiated().unwrap();
+        assert_eq!(n.extended_next_hop, ours && theirs, "{ours} {theirs}");
+    }
 }
 
 #[test]
@@ -1378,6 +1397,7 @@ mod random {
                     mp_ipv6: c.2,
                     route_refresh: c.3,
                     graceful_restart: c.4,
+                    extended_next_hop: false,
                     role: None,
                 },
             })

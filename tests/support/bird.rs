@@ -32,6 +32,8 @@ pub struct BirdPeer {
     /// customer, peer) and `require roles`.
     pub role: Option<&'static str>,
     pub require_roles: bool,
+    /// RFC 8950 on the IPv4 channel (`extended next hop on`).
+    pub extended_next_hop: bool,
 }
 
 impl BirdPeer {
@@ -50,6 +52,7 @@ impl BirdPeer {
             bfd_ms: None,
             role: None,
             require_roles: false,
+            extended_next_hop: false,
         }
     }
 
@@ -98,7 +101,7 @@ impl BirdPeer {
              \x20 connect delay time 1;\n\
              \x20 error wait time {ew_min},{ew_max};\n\
              {extra}\
-             \x20 ipv4 {{ import all; export none; }};\n\
+             \x20 ipv4 {{ import all; export none;{enh} }};\n\
              \x20 ipv6 {{ import all; export none; }};\n\
              }}\n\
              {bfd}",
@@ -110,6 +113,11 @@ impl BirdPeer {
             hold = self.hold_time,
             ew_min = self.error_wait.0,
             ew_max = self.error_wait.1,
+            enh = if self.extended_next_hop {
+                " extended next hop on;"
+            } else {
+                ""
+            },
         )
     }
 }

@@ -240,6 +240,9 @@ pub struct Capabilities {
     pub route_refresh: bool,
     /// RFC 4724 Graceful Restart (receiving speaker only).
     pub graceful_restart: bool,
+    /// RFC 8950 Extended Next Hop Encoding for IPv4 unicast with an IPv6
+    /// next hop.
+    pub extended_next_hop: bool,
     /// RFC 9234 BGP Role capability value: ours when configured, the
     /// peer's as received (any octet; differing ones as `ROLE_CONFLICT`).
     pub role: Option<u8>,
@@ -366,6 +369,9 @@ pub struct Negotiated {
     pub route_refresh: bool,
     /// The peer advertised Graceful Restart (RFC 4724).
     pub peer_graceful_restart: bool,
+    /// Both sides sent Extended Next Hop Encoding for IPv4 unicast (RFC
+    /// 8950): IPv4 routes go with the IPv6 next hop.
+    pub extended_next_hop: bool,
     pub peer_as: u32,
     pub peer_id: Ipv4Addr,
     /// The peer is in another AS (RFC 4271 §8.2.2 "external" connection).
@@ -443,6 +449,7 @@ impl PeerConfig {
                 mp_ipv6: false,
                 route_refresh: true,
                 graceful_restart: false,
+                extended_next_hop: false,
                 role: None,
             },
             connect_retry_time: Duration::from_secs(30),

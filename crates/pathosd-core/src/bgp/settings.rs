@@ -102,6 +102,7 @@ impl PeerSettings {
             mp_ipv6,
             route_refresh: true,
             graceful_restart: n.graceful_restart.unwrap_or(c.bgp.graceful_restart),
+            extended_next_hop: n.extended_next_hop,
             role: role.map(|r| r as u8),
         };
         PeerSettings {
@@ -119,6 +120,7 @@ impl PeerSettings {
                 next_hop_v4: Some(next_hop_v4),
                 next_hop_v6,
                 families: Vec::new(),
+                ipv4_next_hop_v6: false,
                 otc: role.filter(|r| r.adds_otc()).map(|_| local_as),
             },
             next_hop_v4_from_session,

@@ -98,6 +98,8 @@ config_struct! {
         hold_time: Option<Dur> = None,
         /// Per-peer keepalive; bgp.keepalive_time when unset.
         keepalive_time: Option<Dur> = None,
+        /// RFC 8950: offer IPv4 routes with the IPv6 next hop (router.local_address_ipv6), e.g. over an IPv6 session; used when the peer offers it too.
+        extended_next_hop: bool = false,
         /// RFC 9234 BGP Role of this router towards the (eBGP) peer; sent in the OPEN, the peer's must match (provider-customer, rs-rs-client, peer-peer).
         role: Option<BgpRole> = None,
         /// RFC 9234 strict mode (BIRD's require roles): a peer that sends no Role is refused too; needs role.

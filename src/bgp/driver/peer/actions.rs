@@ -193,7 +193,8 @@ impl PeerTask {
                     n.families,
                     n.peer_id
                 );
-                let shape = self.session_shape();
+                let mut shape = self.session_shape();
+                shape.ipv4_next_hop_v6 = n.extended_next_hop;
                 self.core()
                     .on_established(&n.families, n.four_octet_as, shape, Instant::now());
                 self.flush_routes().await;

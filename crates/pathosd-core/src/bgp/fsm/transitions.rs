@@ -391,6 +391,7 @@ impl Fsm {
             families,
             route_refresh: ours.route_refresh && theirs.route_refresh,
             peer_graceful_restart: theirs.graceful_restart,
+            extended_next_hop: ours.extended_next_hop && theirs.extended_next_hop,
             peer_as: open.asn,
             peer_id: open.bgp_id,
             ebgp,

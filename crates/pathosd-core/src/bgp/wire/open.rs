@@ -38,6 +38,7 @@ const PARAM_EXTENDED: u8 = 255;
 const CAP_MULTIPROTOCOL: u8 = 1;
 const CAP_ROUTE_REFRESH: u8 = 2;
 const CAP_ROLE: u8 = 9;
+const CAP_EXTENDED_NEXT_HOP: u8 = 5;
 const CAP_GRACEFUL_RESTART: u8 = 64;
 const CAP_FOUR_OCTET_AS: u8 = 65;
 
@@ -110,6 +111,9 @@ pub enum Capability {
     GracefulRestart(GracefulRestart),
     /// RFC 6793 §3.
     FourOctetAs(u32),
+    /// RFC 8950 §3: Extended Next Hop Encoding, (NLRI AFI, NLRI SAFI,
+    /// Next Hop AFI) triples.
+    ExtendedNextHop(Vec<(u16, u16, u16)>),
     /// RFC 9234 §4.1: the BGP Role, one octet (0 Provider, 1 RS, 2
     /// RS-Client, 3 Customer, 4 Peer; the rest unassigned).
     Role(u8),
@@ -147,6 +151,15 @@ impl Capability {
             }
             Capability::FourOctetAs(asn) => (CAP_FOUR_OCTET_AS, asn.to_be_bytes().to_vec()),
             Capability::Role(r) => (CAP_ROLE, vec![*r]),
+            Capability::ExtendedNextHop(t) => {
+                let mut v = Vec::with_capacity(6 * t.len());
+                for (afi, safi, nh) in t {
+                    v.extend_from_slice(&afi.to_be_bytes());
+                    v.extend_from_slice(&safi.to_be_bytes());
+                    v.extend_from_slice(&nh.to_be_bytes());
+                }
+                (CAP_EXTENDED_NEXT_HOP, v)
+            }
             Capability::Unknown { code, value } => (*code, value.clone()),
         };
         out.push(code);
@@ -196,6 +209,19 @@ impl Capability {
             // RFC 9234 §4.1 gives the Role capability length 1 and no
             // handling for another; as every known capability here (and
             // as BIRD does), it is an OPEN Message Error, Unspecific.
+            // RFC 8950 §3: one or more 6-octet triples.
+            CAP_EXTENDED_NEXT_HOP if !value.is_empty() && value.len() % 6 == 0 => {
+                Capability::ExtendedNextHop(
+                    value
+                        .chunks_exact(6)
+                        .map(|c| {
+                            let w = |i: usize| u16::from_be_bytes([c[i], c[i + 1]]);
+                            (w(0), w(2), w(4))
+                        })
+                        .collect(),
+                )
+            }
+            CAP_EXTENDED_NEXT_HOP => return Err(bad()),
             CAP_ROLE => match value {
                 [r] => Capability::Role(*r),
                 _ => return Err(bad()),
@@ -230,7 +256,8 @@ impl Open {
         }
     }
 
-    /// pathosd's OPEN: Multiprotocol for each family, Route Refresh,
+    /// pathosd's OPEN: Multiprotocol for each family, Extended Next Hop
+    /// for IPv4 when enabled, Route Refresh,
     /// four-octet AS, if enabled Graceful Restart as a helper only, and
     /// the BGP Role when one is configured.
     pub fn pathosd(
@@ -239,12 +266,21 @@ impl Open {
         bgp_id: Ipv4Addr,
         families: &[Afi],
         graceful_restart: bool,
+        extended_next_hop: bool,
         role: Option<u8>,
     ) -> Open {
         let mut caps: Vec<Capability> = families
             .iter()
             .map(|a| Capability::multiprotocol(*a))
             .collect();
+        if extended_next_hop {
+            // RFC 8950: IPv4 unicast NLRI with an IPv6 next hop.
+            caps.push(Capability::ExtendedNextHop(vec![(
+                super::AFI_IPV4,
+                u16::from(SAFI_UNICAST),
+                super::AFI_IPV6,
+            )]));
+        }
         caps.push(Capability::RouteRefresh);
         if graceful_restart {
             caps.push(Capability::GracefulRestart(GracefulRestart::helper_only(
@@ -306,6 +342,15 @@ impl Open {
             first
         } else {
             ROLE_CONFLICT
+        })
+    }
+
+    /// The peer takes IPv4 unicast routes with an IPv6 next hop (RFC 8950).
+    pub fn extended_next_hop_ipv4(&self) -> bool {
+        let want = (super::AFI_IPV4, u16::from(SAFI_UNICAST), super::AFI_IPV6);
+        self.capabilities.iter().any(|c| match c {
+            Capability::ExtendedNextHop(t) => t.contains(&want),
+            _ => false,
         })
     }
 
@@ -509,6 +554,7 @@ mod tests {
             Ipv4Addr::new(192, 0, 2, 1),
             &[Afi::Ipv4, Afi::Ipv6],
             true,
+            false,
             None,
         );
         assert_eq!(o.my_as, AS_TRANS);
@@ -526,6 +572,7 @@ mod tests {
             90,
             Ipv4Addr::new(192, 0, 2, 1),
             &[Afi::Ipv4],
+            false,
             false,
             None,
         );
@@ -579,7 +626,7 @@ mod tests {
     #[test]
     fn validate_checks_peer_as_and_ibgp_identifier() {
         let id = Ipv4Addr::new(10, 0, 0, 1);
-        let o = Open::pathosd(4_200_000_001, 90, id, &[Afi::Ipv4], false, None);
+        let o = Open::pathosd(4_200_000_001, 90, id, &[Afi::Ipv4], false, false, None);
         assert_eq!(
             o.validate(65001, Ipv4Addr::new(10, 0, 0, 2), 4_200_000_001),
             Ok(())

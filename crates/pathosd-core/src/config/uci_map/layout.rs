@@ -90,6 +90,7 @@ pub(super) const NEIGHBOR: &[Row] = &[
     ("keepalive_time", "keepalive_time", Scalar),
     ("send_hold_time", "send_hold_time", Scalar),
     ("role", "role", Scalar),
+    ("extended_next_hop", "extended_next_hop", Scalar),
     ("require_role", "require_role", Scalar),
     ("graceful_restart", "graceful_restart", Scalar),
     ("error_wait_min", "error_wait_min", Scalar),

@@ -581,9 +581,14 @@ fn router_rows() -> Vec<Row> {
     ]
 }
 
-/// The rows of a neighbor's RFC 9234 and RFC 9687 settings.
+/// The rows of a neighbor's RFC 8950, RFC 9234 and RFC 9687 settings.
 fn neighbor_rfc_rows() -> Vec<Row> {
     vec![
+        (
+            "bgp.neighbors[].extended_next_hop",
+            |c| nb(c)["extended_next_hop"] = json!(true),
+            Neighbor("a", NeighborChange::Restarted),
+        ),
         (
             "bgp.neighbors[].role",
             |c| nb(c)["role"] = json!("customer"),

@@ -1238,6 +1238,11 @@ return view.extend({
 		o.validate = validateDuration;
 		o.modalonly = true;
 
+		/* extended_next_hop (settings.rs): RFC 8950, IPv4 routes with the IPv6 next hop. */
+		o = s.taboption('general', form.Flag, 'extended_next_hop', _('Extended next hop'),
+			_('Send IPv4 VIPs with the IPv6 next hop when the peer agrees (RFC 8950), e.g. over a single IPv6 session on an IPv6-only router.'));
+		o.modalonly = true;
+
 		/* role, require_role (validate/bgp.rs): RFC 9234, eBGP only; strict mode needs a role. */
 		o = s.taboption('general', form.ListValue, 'role', _('BGP role'),
 			_('This router\'s role towards the peer (RFC 9234), sent in the OPEN; the peer\'s must match. Routes to a customer, peer or RS client carry Only-to-Customer.'));
