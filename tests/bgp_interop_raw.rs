@@ -397,3 +397,75 @@ fn a_peer_that_stops_reading_is_closed_by_the_send_hold_timer() {
     drop(s);
     keepalives.join().unwrap();
 }
+
+/// A slow reader: while a large pass waits in our buffer, a further route
+/// change only marks its prefix; once the peer reads again and the pass is
+/// out, the change follows on its own (no further batch needed), and the
+/// session stays up.
+#[test]
+fn a_change_that_came_while_a_pass_waited_follows_it() {
+    support::init_log();
+    let a = Addrs::new(47);
+    let raw_listener = std::net::TcpListener::bind((a.peer, PORT)).unwrap();
+    let (tx, _rx) = pathosd::chan::unbounded();
+    let speaker = {
+        let mut cfg = support::config(a);
+        // No KEEPALIVEs to keep up with while the peer does not read.
+        cfg.bgp.hold_time = pathosd::config::duration::Dur::secs(0);
+        support::TestSpeaker::start(&cfg, tx)
+    }
+    .unwrap();
+    let (mut s, _) = raw_listener.accept().unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(read_msg(&mut s).0, 1, "our OPEN");
+    let mut open_and_keepalive = open_msg(65000, a.peer);
+    open_and_keepalive[22..24].copy_from_slice(&0u16.to_be_bytes());
+    open_and_keepalive.extend_from_slice(&[0xff; 16]);
+    open_and_keepalive.extend_from_slice(&[0, 19, 4]);
+    s.write_all(&open_and_keepalive).unwrap();
+    assert_eq!(read_msg(&mut s), (4, vec![]), "our KEEPALIVE");
+    assert!(poll(Duration::from_secs(3), || {
+        (speaker.peers()[0].summary.state == "established").then_some(())
+    })
+    .is_some());
+    // ≈ 16 MB of UPDATEs (see the send hold timer test): most of it waits.
+    let routes = (0..16_000u32)
+        .map(|i| {
+            let ip = std::net::Ipv4Addr::from(0x0a00_0000 + i);
+            let large_communities = (0..80)
+                .map(|j| pathosd::bgp::types::LargeCommunity(65001, i, j))
+                .collect();
+            (
+                pathosd::bgp::types::Prefix::new(IpAddr::V4(ip), 32).unwrap(),
+                Some(pathosd::bgp::types::RouteIntent {
+                    large_communities,
+                    ..Default::default()
+                }),
+            )
+        })
+        .collect();
+    speaker.set_routes(routes);
+    speaker.set_route(
+        "10.99.0.1/32".parse().unwrap(),
+        Some(pathosd::bgp::types::RouteIntent::default()),
+    );
+    // Now read: every UPDATE of the pass, then the one with 10.99.0.1.
+    let end = Instant::now() + Duration::from_secs(30);
+    let mut updates = 0u32;
+    loop {
+        assert!(
+            Instant::now() < end,
+            "10.99.0.1/32 never came ({updates} UPDATEs)"
+        );
+        let (ty, body) = read_msg(&mut s);
+        if ty != 2 {
+            continue;
+        }
+        updates += 1;
+        if body.ends_with(&[32, 10, 99, 0, 1]) {
+            break;
+        }
+    }
+    assert!(updates > 16_000, "after the pass: {updates} UPDATEs");
+    assert_eq!(speaker.peers()[0].summary.state, "established");
+}

@@ -372,10 +372,12 @@ impl PeerTask {
             Wake::Writable(which) => {
                 let drained = self.write_waiting(which);
                 self.drain_queue().await;
-                if drained && which == Which::Main && self.core().writing() {
-                    // The pass is out: the changes that came meanwhile go
-                    // out together now.
-                    self.core().write_done();
+                if drained && which == Which::Main {
+                    // The pass (or whatever held it back) is out: the
+                    // changes that came meanwhile go out together now.
+                    if self.core().writing() {
+                        self.core().write_done();
+                    }
                     self.flush_routes().await;
                 }
             }
