@@ -469,3 +469,120 @@ fn a_change_that_came_while_a_pass_waited_follows_it() {
     assert!(updates > 16_000, "after the pass: {updates} UPDATEs");
     assert_eq!(speaker.peers()[0].summary.state, "established");
 }
+
+/// An OPEN from the peer (AS 65000, hold 90, id `id`) with the optional
+/// parameters `params`.
+fn open_with(id: std::net::Ipv4Addr, params: &[u8]) -> Vec<u8> {
+    let mut open = vec![0xff; 16];
+    open.extend_from_slice(&((29 + params.len()) as u16).to_be_bytes());
+    open.extend_from_slice(&[1, 4]);
+    open.extend_from_slice(&65000u16.to_be_bytes());
+    open.extend_from_slice(&90u16.to_be_bytes());
+    open.extend_from_slice(&id.octets());
+    open.push(params.len() as u8);
+    open.extend_from_slice(params);
+    open
+}
+
+/// A new connection to the speaker once it takes one again (after its
+/// error wait), with our OPEN read.
+fn reconnect(a: Addrs) -> TcpStream {
+    poll(Duration::from_secs(5), || {
+        let mut s = connect_from(a.peer.into(), SocketAddr::new(a.ours.into(), PORT));
+        (read_msg_opt(&mut s)?.0 == 1).then_some(s)
+    })
+    .expect("the speaker takes a new connection")
+}
+
+fn read_msg_opt(s: &mut TcpStream) -> Option<(u8, Vec<u8>)> {
+    let mut head = [0u8; 19];
+    s.read_exact(&mut head).ok()?;
+    let len = usize::from(u16::from_be_bytes([head[16], head[17]]));
+    let mut body = vec![0u8; len.checked_sub(19)?];
+    s.read_exact(&mut body).ok()?;
+    Some((head[18], body))
+}
+
+/// The malformed and mismatching inputs of RFC 9234 and RFC 8950 against a
+/// running speaker (role provider, strict): a Role or Extended Next Hop
+/// capability of the wrong length is 2/0, a Role that does not pair with
+/// ours or none at all is 2/11 Role Mismatch; the right Role establishes,
+/// and an UPDATE with a malformed ONLY_TO_CUSTOMER is treat-as-withdraw:
+/// no NOTIFICATION, the session stays up.
+#[test]
+fn malformed_and_mismatching_role_and_extended_next_hop_input() {
+    use pathosd::config::duration::Dur;
+    support::init_log();
+    let a = Addrs::new(48);
+    let mut cfg = support::config(a);
+    let n = &mut cfg.bgp.neighbors[0];
+    n.passive = true;
+    n.role = Some(pathosd::config::schema::BgpRole::Provider);
+    n.require_role = true;
+    n.error_wait_min = Dur::ms(100);
+    n.error_wait_max = Dur::ms(200);
+    let (tx, _rx) = pathosd::chan::unbounded();
+    let speaker = support::TestSpeaker::start(&cfg, tx).unwrap();
+    let cases: [(&str, &[u8], Vec<u8>); 5] = [
+        ("Role of length 2", &[2, 4, 9, 2, 3, 3], vec![2, 0]),
+        (
+            "Extended Next Hop of 5 octets",
+            &[2, 7, 5, 5, 0, 1, 0, 1, 0],
+            vec![2, 0],
+        ),
+        (
+            "Role provider towards a provider",
+            &[2, 3, 9, 1, 0],
+            vec![2, 11],
+        ),
+        (
+            "two differing Roles",
+            &[2, 6, 9, 1, 3, 9, 1, 4],
+            vec![2, 11],
+        ),
+        ("no Role, strict", &[], vec![2, 11]),
+    ];
+    for (what, params, want) in cases {
+        let mut s = reconnect(a);
+        s.write_all(&open_with(a.peer, params)).unwrap();
+        let (bytes, closed) = read_to_close(&mut s);
+        assert!(closed, "{what}");
+        let msgs = messages(&bytes);
+        assert_eq!(msgs.last(), Some(&(3, want)), "{what}: {msgs:?}");
+    }
+    // Customer: establishes.
+    let mut s = reconnect(a);
+    let mut open = open_with(a.peer, &[2, 3, 9, 1, 3]);
+    open.extend_from_slice(&[0xff; 16]);
+    open.extend_from_slice(&[0, 19, 4]);
+    s.write_all(&open).unwrap();
+    assert_eq!(read_msg(&mut s), (4, vec![]), "our KEEPALIVE");
+    assert!(poll(Duration::from_secs(3), || {
+        (speaker.peers()[0].summary.state == "established").then_some(())
+    })
+    .is_some());
+    // UPDATE: ORIGIN, AS_PATH [65000], NEXT_HOP, OTC of 3 octets; NLRI.
+    let attrs: &[u8] = &[
+        0x40, 1, 1, 0, 0x40, 2, 6, 2, 1, 0, 0, 0xfd, 0xe8, 0x40, 3, 4, 127, 0, 0, 2, 0xc0, 35, 3,
+        0, 0xfd, 0xe8,
+    ];
+    let mut body = vec![0, 0];
+    body.extend_from_slice(&(attrs.len() as u16).to_be_bytes());
+    body.extend_from_slice(attrs);
+    body.extend_from_slice(&[24, 198, 51, 100]);
+    let mut update = vec![0xff; 16];
+    update.extend_from_slice(&((19 + body.len()) as u16).to_be_bytes());
+    update.push(2);
+    update.extend_from_slice(&body);
+    s.write_all(&update).unwrap();
+    // Still up well past that UPDATE: our KEEPALIVEs (hold 3 s: every
+    // second) keep coming and nothing else does.
+    let end = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < end {
+        let (ty, _) = read_msg(&mut s);
+        assert_ne!(ty, 3, "a NOTIFICATION for a malformed OTC");
+    }
+    let st = &speaker.peers()[0].summary;
+    assert_eq!(st.state, "established");
+    assert!(st.messages_in.update >= 1);
+}
