@@ -30,8 +30,12 @@
 //!   withdraw every route, wait the drain time, then NOTIFICATION Cease /
 //!   Administrative Shutdown with the message, then close; without one,
 //!   the Cease alone (the peer drops the session's routes).
-//! * Every network wait is bounded: writes by [`WRITE_TIMEOUT`], connects by
-//!   the ConnectRetryTimer, silent peers by the HoldTimer.
+//! * **Writes never block the peer's task.** What the socket does not take
+//!   at once waits in the connection's buffer and leaves when the socket
+//!   has room, while the task goes on reading and running its timers.
+//! * Every network wait is bounded: a peer that takes none of our bytes by
+//!   the FSM's SendHoldTimer (RFC 9687, fed with the writes' progress),
+//!   connects by the ConnectRetryTimer, silent peers by the HoldTimer.
 //!
 //! This file is the speaker's side the owner holds: the handle, the table
 //! of peer tasks and the owner's view of each. One peer's task is
