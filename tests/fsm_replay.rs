@@ -1385,9 +1385,10 @@ mod random {
                 Just(local_id()),
                 Just(Ipv4Addr::UNSPECIFIED)
             ],
-            any::<(bool, bool, bool, bool, bool)>(),
+            any::<(bool, bool, bool, bool, bool, bool)>(),
+            proptest::option::of(0u8..=5),
         )
-            .prop_map(|(asn, hold_time, bgp_id, c)| OpenInfo {
+            .prop_map(|(asn, hold_time, bgp_id, c, role)| OpenInfo {
                 asn,
                 hold_time,
                 bgp_id,
@@ -1397,8 +1398,8 @@ mod random {
                     mp_ipv6: c.2,
                     route_refresh: c.3,
                     graceful_restart: c.4,
-                    extended_next_hop: false,
-                    role: None,
+                    extended_next_hop: c.5,
+                    role,
                 },
             })
     }
@@ -1442,9 +1443,27 @@ mod random {
             proptest::option::of(any::<u16>()),
             // error_wait_min and error_wait_max (ms), within the config's bounds.
             (100u64..5_000, 0u64..120_000),
+            // Our role (mostly none, so that plausible OPENs establish),
+            // strict mode, and the send hold time (0: off).
+            (
+                prop_oneof![
+                    4 => Just(None),
+                    1 => prop_oneof![Just(Role::Provider), Just(Role::Customer), Just(Role::Peer)]
+                        .prop_map(Some),
+                ],
+                any::<bool>(),
+                prop_oneof![Just(0u64), Just(2_000), Just(480_000)],
+            ),
         )
             .prop_map(
-                |(passive, ibgp, hold_time, keepalive_time, (wait_min, extra))| {
+                |(
+                    passive,
+                    ibgp,
+                    hold_time,
+                    keepalive_time,
+                    (wait_min, extra),
+                    (role, require_role, send_hold),
+                )| {
                     let peer_as = if ibgp { LOCAL_AS } else { PEER_AS };
                     let mut cfg = PeerConfig::new(LOCAL_AS, peer_as, local_id());
                     cfg.passive = passive;
@@ -1455,6 +1474,10 @@ mod random {
                     // As the driver sets it.
                     cfg.stable_time = cfg.idle_hold_time_max;
                     cfg.capabilities.mp_ipv6 = ibgp;
+                    cfg.role = role;
+                    cfg.require_role = require_role && role.is_some();
+                    cfg.capabilities.role = role.map(|r| r as u8);
+                    cfg.send_hold_time = Duration::from_millis(send_hold);
                     cfg
                 },
             )
