@@ -163,6 +163,7 @@ fn peers() -> Vec<PeerView> {
                         pathosd::bgp::types::Community(65001, 200),
                     ],
                     large_communities: vec![],
+                    otc: None,
                 },
             )],
             bfd: Some(pathosd::api::model::BfdView {
@@ -921,6 +922,7 @@ pub fn large_snapshot(n: usize) -> Snapshot {
                 large_communities: (0..i % 2)
                     .map(|c| LargeCommunity(65001, c as u32, 2))
                     .collect(),
+                otc: None,
             };
             (prefix.parse().unwrap(), attrs)
         })

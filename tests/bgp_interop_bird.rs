@@ -575,6 +575,49 @@ fn ipv6_transport_over_the_ipv6_loopback() {
     );
 }
 
+/// RFC 8950 with BIRD's `extended next hop on` over ::1: an IPv4 route goes
+/// with the IPv6 next hop (MP_REACH_NLRI, AFI 1) when both sides offer it;
+/// it is withdrawn again over the same session.
+#[test]
+fn ipv4_routes_with_an_ipv6_next_hop_over_an_ipv6_session() {
+    let ours = 20_000 + (std::process::id() % 10_000) as u16 * 2;
+    let theirs = ours + 1;
+    let lo6: IpAddr = "::1".parse().unwrap();
+    let s = setup(
+        43,
+        |b| {
+            b.local = lo6;
+            b.local_port = theirs;
+            b.neighbor = lo6;
+            b.neighbor_port = ours;
+            b.extended_next_hop = true;
+        },
+        |c| {
+            c.bgp.listen_address = Some(lo6);
+            c.bgp.listen_port = i32::from(ours);
+            c.router.local_address_ipv6 = Some("2001:db8:43::1".parse().unwrap());
+            let n = &mut c.bgp.neighbors[0];
+            n.address = Some(lo6);
+            n.port = theirs;
+            // As ipv6_transport_over_the_ipv6_loopback: BIRD dials.
+            n.passive = true;
+            n.extended_next_hop = true;
+        },
+    );
+    s.wait_established(Duration::from_secs(4));
+    s.speaker
+        .set_route(p("10.143.1.1/32"), Some(intent(0, 143)));
+    let block = s.wait_route("10.143.1.1/32", |_| true);
+    assert_eq!(
+        attr(&block, "next_hop").as_deref(),
+        Some("2001:db8:43::1"),
+        "{block}"
+    );
+    s.speaker.set_route(p("10.143.1.1/32"), None);
+    s.wait_gone("10.143.1.1/32");
+    assert!(s.bird.established());
+}
+
 #[test]
 fn route_refresh_from_bird_resends_the_adj_rib_out() {
     let s = setup(25, |_| {}, |_| {});
@@ -682,4 +725,73 @@ fn a_route_that_cannot_be_encoded_is_not_advertised_nor_withdrawn() {
     let sent = s.updates_out() - before;
     assert_eq!(sent, 1, "UPDATEs for the two withdrawals");
     assert_eq!(s.speaker.peers()[0].summary.advertised, 0);
+}
+
+/// RFC 9234 roles with BIRD's `local role` and `require roles` (both
+/// sides strict): matching roles establish, and routes we send to our
+/// customer carry ONLY_TO_CUSTOMER with our AS; mismatching ones never
+/// establish, our side sending Role Mismatch (2/11), which BIRD reports.
+#[test]
+fn roles_establish_when_they_match_and_get_role_mismatch_when_not() {
+    use pathosd::config::schema::BgpRole;
+    let s = setup(
+        37,
+        |b| {
+            b.role = Some("customer");
+            b.require_roles = true;
+        },
+        |c| {
+            c.bgp.neighbors[0].role = Some(BgpRole::Provider);
+            c.bgp.neighbors[0].require_role = true;
+        },
+    );
+    s.wait_established(Duration::from_secs(3));
+    s.speaker.set_route(p("10.37.0.1/32"), Some(intent(0, 100)));
+    let block = s.wait_route("10.37.0.1/32", |_| true);
+    // BIRD shows the attribute as BGP.otc (RFC 9234 §5: "equal to the AS
+    // number of the local AS").
+    assert_eq!(attr(&block, "otc").as_deref(), Some("65001"), "{block}");
+
+    // A customer towards a customer: no Table 2 pair.
+    let s = setup(
+        38,
+        |b| {
+            b.role = Some("customer");
+            b.require_roles = true;
+        },
+        |c| c.bgp.neighbors[0].role = Some(BgpRole::Customer),
+    );
+    let (down, _) = s.wait_event("opensent", "idle", Duration::from_secs(5));
+    let last = s.speaker.peers()[0].summary.last_notification_sent.clone();
+    assert!(
+        last.as_deref().is_some_and(|n| n.contains("Role Mismatch")),
+        "{last:?} ({down:?})"
+    );
+    let logged = poll(Duration::from_secs(3), || {
+        let st = s.bird.birdc(&["show", "protocols", "all", "pathosd"])?;
+        st.contains("Role mismatch").then_some(st)
+    });
+    assert!(
+        logged.is_some(),
+        "BIRD: {:?}\n{}",
+        s.bird.birdc(&["show", "protocols", "all", "pathosd"]),
+        s.bird.log()
+    );
+    assert!(!s.bird.established());
+
+    // Strict on our side, none on BIRD's: refused as well.
+    let s = setup(
+        39,
+        |_| {},
+        |c| {
+            c.bgp.neighbors[0].role = Some(BgpRole::Peer);
+            c.bgp.neighbors[0].require_role = true;
+        },
+    );
+    s.wait_event("opensent", "idle", Duration::from_secs(5));
+    let last = s.speaker.peers()[0].summary.last_notification_sent.clone();
+    assert!(
+        last.as_deref().is_some_and(|n| n.contains("Role Mismatch")),
+        "{last:?}"
+    );
 }

@@ -404,7 +404,7 @@ fn run_file(path: &std::path::Path) {
                     local_as,
                     next_hop_v4: nh4,
                     next_hop_v6: nh6,
-                    families: Vec::new(),
+                    ..PeerShape::default()
                 }),
             })
             .collect(),

@@ -31,6 +31,8 @@ fn shape() -> PeerShape {
         next_hop_v4: Some(Ipv4Addr::new(127, 0, 0, 1)),
         next_hop_v6: None,
         families: Vec::new(),
+        ipv4_next_hop_v6: false,
+        otc: None,
     }
 }
 

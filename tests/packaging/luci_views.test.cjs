@@ -1200,7 +1200,7 @@ function viewTests(label, src) {
 		asn: '65002', router_id: '192.0.2.9', local_address: '127.0.0.9', local_address_ipv6: '2001:db8::2', listen_address: '127.0.0.3',
 		listen_port: '1179', hold_time: '12s', keepalive_time: '3s', shutdown_drain: '1s', api_listen: '127.0.0.1:59180',
 		api_token: '0123456789abcdef0123', ubus_socket: '/tmp/ubus.sock', name: 'renamed', address: '127.0.0.5', peer_asn: '65020',
-		port: '1790', multihop_ttl: '8', error_wait_min: '3s', error_wait_max: '90s', auth_password: 'secret',
+		port: '1790', multihop_ttl: '8', error_wait_min: '3s', error_wait_max: '90s', send_hold_time: '20m', role: 'customer', extended_next_hop: '1', auth_password: 'secret',
 		prefix: '192.0.2.81/32', checks_policy: 'any', local_interface: 'br-wan', drain_time: '20s', drain_until_flows_below: '3', recovery_hold: '5s',
 		as_path_prepend: '2', community: '65001:200', large_community: '65001:2:2', lower_priority_as_path_prepend: '8',
 		lower_priority_community: '65001:666', lower_priority_large_community: '65001:6:6', lower_priority_file: '/tmp/x.drain',

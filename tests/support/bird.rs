@@ -30,6 +30,12 @@ pub struct BirdPeer {
     pub bfd_ms: Option<u32>,
     /// BIRD in pathosd's AS (iBGP) instead of its own.
     pub ibgp: bool,
+    /// RFC 9234: BIRD's `local role` (provider, rs_server, rs_client,
+    /// customer, peer) and `require roles`.
+    pub role: Option<&'static str>,
+    pub require_roles: bool,
+    /// RFC 8950 on the IPv4 channel (`extended next hop on`).
+    pub extended_next_hop: bool,
 }
 
 impl BirdPeer {
@@ -47,6 +53,9 @@ impl BirdPeer {
             error_wait: (1, 2),
             bfd_ms: None,
             ibgp: false,
+            role: None,
+            require_roles: false,
+            extended_next_hop: false,
         }
     }
 
@@ -65,6 +74,12 @@ impl BirdPeer {
         }
         if self.passive {
             extra.push_str("  passive on;\n");
+        }
+        if let Some(r) = self.role {
+            extra.push_str(&format!("  local role {r};\n"));
+        }
+        if self.require_roles {
+            extra.push_str("  require roles on;\n");
         }
         let mut bfd = String::new();
         if let Some(ms) = self.bfd_ms {
@@ -89,7 +104,7 @@ impl BirdPeer {
              \x20 connect delay time 1;\n\
              \x20 error wait time {ew_min},{ew_max};\n\
              {extra}\
-             \x20 ipv4 {{ import all; export none; }};\n\
+             \x20 ipv4 {{ import all; export none;{enh} }};\n\
              \x20 ipv6 {{ import all; export none; }};\n\
              }}\n\
              {bfd}",
@@ -102,6 +117,11 @@ impl BirdPeer {
             ew_min = self.error_wait.0,
             ew_max = self.error_wait.1,
             local_as = if self.ibgp { OUR_AS } else { PEER_AS },
+            enh = if self.extended_next_hop {
+                " extended next hop on;"
+            } else {
+                ""
+            },
         )
     }
 }

@@ -706,6 +706,7 @@ mod tests {
                             local_pref: None,
                             communities: Vec::new(),
                             large_communities: Vec::new(),
+                            otc: None,
                         };
                         (p, a)
                     })

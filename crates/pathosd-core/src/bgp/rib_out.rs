@@ -176,7 +176,7 @@ impl RibOut {
 }
 
 /// How routes are shaped for one peer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PeerShape {
     pub ebgp: bool,
     pub local_as: u32,
@@ -187,6 +187,11 @@ pub struct PeerShape {
     /// Families negotiated on the current session (set by
     /// [`AdjRibOut::on_established`]).
     pub families: Vec<Afi>,
+    /// RFC 8950 negotiated: IPv4 routes carry `next_hop_v6`.
+    pub ipv4_next_hop_v6: bool,
+    /// RFC 9234 §5 Only to Customer value our routes carry to this peer:
+    /// the local AS when it is our Customer, Peer or RS-Client.
+    pub otc: Option<u32>,
 }
 
 /// Something the operator should hear about; not an error for the session.
@@ -571,8 +576,8 @@ impl AdjRibOut {
             return None;
         }
         let next_hop = match afi {
-            Afi::Ipv4 => self.shape.next_hop_v4.map(IpAddr::V4),
-            Afi::Ipv6 => self.shape.next_hop_v6.map(IpAddr::V6),
+            Afi::Ipv4 if !self.shape.ipv4_next_hop_v6 => self.shape.next_hop_v4.map(IpAddr::V4),
+            _ => self.shape.next_hop_v6.map(IpAddr::V6),
         };
         let Some(next_hop) = next_hop else {
             if !self.reported.contains(&prefix) {
@@ -633,6 +638,7 @@ impl AdjRibOut {
             local_pref,
             communities: intent.communities.clone(),
             large_communities: intent.large_communities.clone(),
+            otc: self.shape.otc,
         }
     }
 }

@@ -304,6 +304,8 @@ pub struct PathAttrs {
     pub local_pref: Option<u32>,
     pub communities: Vec<Community>,
     pub large_communities: Vec<LargeCommunity>,
+    /// RFC 9234 §5 ONLY_TO_CUSTOMER (OTC): an AS number.
+    pub otc: Option<u32>,
 }
 
 #[cfg(test)]

@@ -98,6 +98,14 @@ config_struct! {
         hold_time: Option<Dur> = None,
         /// Per-peer keepalive; bgp.keepalive_time when unset.
         keepalive_time: Option<Dur> = None,
+        /// RFC 8950: offer IPv4 routes with the IPv6 next hop (router.local_address_ipv6), e.g. over an IPv6 session; used when the peer offers it too.
+        extended_next_hop: bool = false,
+        /// RFC 9234 BGP Role of this router towards the (eBGP) peer; sent in the OPEN, the peer's must match (provider-customer, rs-rs-client, peer-peer).
+        role: Option<BgpRole> = None,
+        /// RFC 9234 strict mode (BIRD's require roles): a peer that sends no Role is refused too; needs role.
+        require_role: bool = false,
+        /// RFC 9687: close the session when the peer takes none of our bytes for this long; unset: the greater of 8m and 2 x hold_time; 0 disables; else more than hold_time.
+        send_hold_time: Option<Dur> = None,
         /// Per-peer graceful restart; bgp.graceful_restart when unset.
         graceful_restart: Option<bool> = None,
         /// Wait before restarting the session after its first error (BIRD's error wait time minimum); doubles on each further error.
@@ -229,6 +237,17 @@ config_struct! {
         headers: BTreeMap<String, String> = BTreeMap::new(),
         /// Time between two exports of every /metrics family (at least 1s).
         interval: Dur = Dur::secs(60),
+    }
+}
+
+config_enum! {
+    /// RFC 9234 §4.1 BGP Roles.
+    pub enum BgpRole {
+        Provider = "provider",
+        Rs = "rs",
+        RsClient = "rs-client",
+        Customer = "customer",
+        Peer = "peer",
     }
 }
 

@@ -25,6 +25,8 @@ fn shape(ebgp: bool) -> PeerShape {
         next_hop_v4: Some(nh4()),
         next_hop_v6: Some(nh6()),
         families: Vec::new(),
+        ipv4_next_hop_v6: false,
+        otc: None,
     }
 }
 
@@ -50,6 +52,7 @@ fn ebgp_attrs(copies: usize, intent: &RouteIntent, nh: IpAddr) -> Arc<PathAttrs>
         local_pref: None,
         communities: intent.communities.clone(),
         large_communities: intent.large_communities.clone(),
+        otc: None,
     })
 }
 
@@ -269,6 +272,7 @@ fn ibgp_gets_empty_as_path_and_local_pref_and_one_prepend_warning() {
         local_pref: Some(100),
         communities: vec![Community(65001, 666)],
         large_communities: vec![LargeCommunity(65001, 1, 2)],
+        otc: None,
     });
     assert_eq!(
         up.announce,
@@ -408,6 +412,46 @@ fn prefix_set_is_sorted_without_repeats() {
     assert_eq!(s.len(), 1);
     s.clear();
     assert!(s.is_empty());
+}
+
+/// RFC 8950 negotiated: IPv4 routes take the IPv6 next hop; without one
+/// they are not sent (reported once).
+#[test]
+fn extended_next_hop_gives_ipv4_routes_the_ipv6_next_hop() {
+    let rib = rib(&[("10.100.1.1/32", announced())]);
+    let mut s = shape(true);
+    s.ipv4_next_hop_v6 = true;
+    let mut peer = AdjRibOut::new(s.clone());
+    let up = peer.on_established(&[Afi::Ipv4], &rib);
+    assert_eq!(
+        up.announce,
+        vec![(
+            p("10.100.1.1/32"),
+            ebgp_attrs(1, &announced(), IpAddr::V6(nh6()))
+        )]
+    );
+    s.next_hop_v6 = None;
+    let mut peer = AdjRibOut::new(s);
+    let up = peer.on_established(&[Afi::Ipv4], &rib);
+    assert!(up.announce.is_empty());
+    assert_eq!(
+        up.warnings,
+        vec![Warning::NoNextHop {
+            prefix: p("10.100.1.1/32")
+        }]
+    );
+}
+
+/// RFC 9234 §5: with `otc` set (our role is provider, peer or rs) every
+/// route carries it.
+#[test]
+fn otc_is_added_to_every_route_when_the_shape_says_so() {
+    let rib = rib(&[("10.100.1.1/32", announced())]);
+    let mut s = shape(true);
+    s.otc = Some(AS);
+    let mut peer = AdjRibOut::new(s);
+    let up = peer.on_established(&[Afi::Ipv4], &rib);
+    assert_eq!(up.announce[0].1.otc, Some(AS));
 }
 
 #[test]

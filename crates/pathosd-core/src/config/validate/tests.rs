@@ -486,6 +486,26 @@ fn neighbor_rules() {
         ],
         "bgp.neighbors[0].error_wait_min: 5s must not be more than error_wait_max 2s",
     );
+    one(
+        &[(&format!("{n}/require_role"), json!(true))],
+        "bgp.neighbors[0].require_role: needs role",
+    );
+    one(
+        &[(&format!("{n}/role"), json!("provider-ish"))],
+        "bgp.neighbors[0].role: \"provider-ish\" is not one of provider, rs, rs-client, customer, peer",
+    );
+    // RFC 9687 §3.4: SendHoldTime MUST be greater than HoldTime (90s here).
+    one(
+        &[(&format!("{n}/send_hold_time"), json!("90s"))],
+        "bgp.neighbors[0].send_hold_time: 1m30s must be 0 (off) or more than hold_time 1m30s",
+    );
+    one(
+        &[
+            (&format!("{n}/hold_time"), json!("9s")),
+            (&format!("{n}/send_hold_time"), json!("5s")),
+        ],
+        "bgp.neighbors[0].send_hold_time: 5s must be 0 (off) or more than hold_time 9s",
+    );
     let bfd = |b: Value| [(format!("{n}/bfd"), b)];
     for (b, want) in [
         (

@@ -581,6 +581,35 @@ fn router_rows() -> Vec<Row> {
     ]
 }
 
+/// The rows of a neighbor's RFC 8950, RFC 9234 and RFC 9687 settings.
+fn neighbor_rfc_rows() -> Vec<Row> {
+    vec![
+        (
+            "bgp.neighbors[].extended_next_hop",
+            |c| nb(c)["extended_next_hop"] = json!(true),
+            Neighbor("a", NeighborChange::Restarted),
+        ),
+        (
+            "bgp.neighbors[].role",
+            |c| nb(c)["role"] = json!("customer"),
+            Neighbor("a", NeighborChange::Restarted),
+        ),
+        (
+            "bgp.neighbors[].require_role",
+            |c| {
+                nb(c)["role"] = json!("customer");
+                nb(c)["require_role"] = json!(true)
+            },
+            Neighbor("a", NeighborChange::Restarted),
+        ),
+        (
+            "bgp.neighbors[].send_hold_time",
+            |c| nb(c)["send_hold_time"] = json!("20m"),
+            Neighbor("a", NeighborChange::Restarted),
+        ),
+    ]
+}
+
 /// The rows of a neighbor's session settings.
 fn neighbor_rows() -> Vec<Row> {
     vec![
@@ -1022,6 +1051,7 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
         otel_signal_rows(),
         router_rows(),
         neighbor_rows(),
+        neighbor_rfc_rows(),
         bfd_rows(),
         vip_rows(),
         policy_rows(),

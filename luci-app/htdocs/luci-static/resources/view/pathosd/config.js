@@ -1254,6 +1254,33 @@ return view.extend({
 		o.validate = validateDuration;
 		o.modalonly = true;
 
+		/* extended_next_hop (settings.rs): RFC 8950, IPv4 routes with the IPv6 next hop. */
+		o = s.taboption('general', form.Flag, 'extended_next_hop', _('Extended next hop'),
+			_('Send IPv4 VIPs with the IPv6 next hop when the peer agrees (RFC 8950), e.g. over a single IPv6 session on an IPv6-only router.'));
+		o.modalonly = true;
+
+		/* role, require_role (validate/bgp.rs): RFC 9234, eBGP only; strict mode needs a role. */
+		o = s.taboption('general', form.ListValue, 'role', _('BGP role'),
+			_('This router\'s role towards the peer (RFC 9234), sent in the OPEN; the peer\'s must match. Routes to a customer, peer or RS client carry Only-to-Customer.'));
+		o.value('', _('none'));
+		o.value('provider', _('provider (the peer is our customer)'));
+		o.value('customer', _('customer (the peer is our provider)'));
+		o.value('peer', _('peer'));
+		o.value('rs', _('route server'));
+		o.value('rs-client', _('route server client'));
+		o.modalonly = true;
+
+		o = s.taboption('general', form.Flag, 'require_role', _('Require peer role'),
+			_('Refuse a peer that sends no role (strict mode, BIRD\'s require roles).'));
+		o.modalonly = true;
+
+		/* send_hold_time (validate/bgp.rs): RFC 9687, more than the hold time; 0 = off. */
+		o = s.taboption('general', form.Value, 'send_hold_time', _('Send hold time'),
+			_('Close the session when the peer takes none of our data for this long (RFC 9687). Empty: the greater of 8 minutes and twice the hold time; 0: off.'));
+		o.validate = validateDuration;
+		o.placeholder = '8m';
+		o.modalonly = true;
+
 		o = s.taboption('general', form.Value, 'error_wait_min', _('Error wait (min)'),
 			_('Idle time before reconnecting after a first error; it doubles on each further error.'));
 		o.validate = validateErrorWait;
