@@ -1205,7 +1205,7 @@ function viewTests(label, src) {
 		as_path_prepend: '2', community: '65001:200', large_community: '65001:2:2', lower_priority_as_path_prepend: '8',
 		lower_priority_community: '65001:666', lower_priority_large_community: '65001:6:6', lower_priority_file: '/tmp/x.drain',
 		med: '50', local_pref: '200', lower_priority_med: '500', lower_priority_local_pref: '50',
-		interval: '3s', timeout: '700ms', rise: '4', fall: '5', url: '/ready', host: 'web2.lan', method: 'POST', header: 'X-A: 1',
+		interval: '3s', fast_interval: '1s', timeout: '700ms', rise: '4', fall: '5', url: '/ready', host: 'web2.lan', method: 'POST', header: 'X-A: 1',
 		response_code: '204', response_text: 'ok', response_regex: '^ok', response_jq: '.ok', proxy: 'http://127.0.0.1:3128',
 		tls_ca_cert: '/etc/ssl/ca.pem', tls_server_name: 'web2.lan', tls_client_cert: '/etc/ssl/c.pem', tls_client_key: '/etc/ssl/c.key',
 		query: 'dns.lan.', resolver: '127.0.0.53', expected_answer: '192.0.2.80', dst_ip: '192.0.2.81', src_ip: '192.0.2.1',
@@ -1608,6 +1608,14 @@ function viewTests(label, src) {
 		assert.ok(/less than the interval/.test(d.error('timeout')), 'the default timeout 100ms against 50ms');
 		d.set('interval', '2s').set('timeout', '1500ms');
 		assert.strictEqual(d.error('timeout'), null);
+		d.set('fast_interval', '3s');
+		assert.ok(/not be more than the interval/.test(d.error('fast_interval')), d.error('fast_interval'));
+		d.set('fast_interval', '1500ms');
+		assert.ok(/more than the timeout/.test(d.error('fast_interval')), d.error('fast_interval'));
+		d.set('fast_interval', '2s');
+		assert.strictEqual(d.error('fast_interval'), null);
+		d.set('fast_interval', '');
+		assert.strictEqual(d.error('fast_interval'), null);
 		d.set('name', 'a-b');
 		assert.ok(d.error('name'), 'check name a-b');
 		d.set('name', 'all');

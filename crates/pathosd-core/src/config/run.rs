@@ -152,6 +152,8 @@ pub struct CheckSpec {
     /// The name checks_policy and /status use: `name`, else the type.
     pub name: String,
     pub interval: Duration,
+    /// `fast_interval`, the interval when it is unset.
+    pub fast_interval: Duration,
     pub timeout: Duration,
     pub rise: u32,
     pub fall: u32,

@@ -34,6 +34,8 @@ config_struct! {
         interval: Dur = Dur::secs(1),
         /// Time one probe may take; less than interval.
         timeout: Dur = Dur::ms(100),
+        /// Time between probes while rise or fall is counting (from the first result against the health until the threshold decides); more than timeout, at most interval; unset: interval.
+        fast_interval: Option<Dur> = None,
         /// Consecutive successes that make the check healthy.
         rise: u32 = 1,
         /// Consecutive failures that make the check unhealthy.

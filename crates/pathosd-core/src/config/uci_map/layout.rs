@@ -160,6 +160,7 @@ pub(super) const CHECK: &[Row] = &[
     ("name", "name", Scalar),
     ("type", "type", Scalar),
     ("interval", "interval", Scalar),
+    ("fast_interval", "fast_interval", Scalar),
     ("timeout", "timeout", Scalar),
     ("rise", "rise", Scalar),
     ("fall", "fall", Scalar),

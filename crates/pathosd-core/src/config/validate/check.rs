@@ -33,11 +33,13 @@ pub(crate) fn check(vip: &Prefix, cp: &str, c: Check, errs: &mut Errors) -> Opti
     blocks(cp, &c, kind, errs);
     let name = c.effective_name();
     let (interval, timeout, rise, fall) = (c.interval, c.timeout, c.rise, c.fall);
+    let fast_interval = c.fast_interval.unwrap_or(interval);
     let detailed_metrics = c.detailed_metrics;
     let probe = probe(vip, cp, kind, c, errs)?;
     Some(CheckSpec {
         name,
         interval: interval.get(),
+        fast_interval: fast_interval.get(),
         timeout: timeout.get(),
         rise,
         fall,
@@ -46,7 +48,7 @@ pub(crate) fn check(vip: &Prefix, cp: &str, c: Check, errs: &mut Errors) -> Opti
     })
 }
 
-/// `interval`, `timeout`, `rise` and `fall`.
+/// `interval`, `fast_interval`, `timeout`, `rise` and `fall`.
 fn timing(cp: &str, c: &Check, errs: &mut Errors) {
     let interval_p = join(cp, "interval");
     let timeout_p = join(cp, "timeout");
@@ -60,6 +62,23 @@ fn timing(cp: &str, c: &Check, errs: &mut Errors) {
             &timeout_p,
             format_args!("{} must be less than interval {}", c.timeout, c.interval),
         );
+    }
+    // A fast run, like any run, ends by its timeout before the next is due.
+    if let Some(fast) = c.fast_interval {
+        let fast_p = join(cp, "fast_interval");
+        if fast.is_zero() {
+            errs.push(&fast_p, "0s must be greater than 0");
+        } else if fast > c.interval && !errs.has(&interval_p) {
+            errs.push_fmt(
+                &fast_p,
+                format_args!("{fast} must not be more than interval {}", c.interval),
+            );
+        } else if fast <= c.timeout && !errs.has(&timeout_p) {
+            errs.push_fmt(
+                &fast_p,
+                format_args!("{fast} must be more than timeout {}", c.timeout),
+            );
+        }
     }
     for (key, n) in [("rise", c.rise), ("fall", c.fall)] {
         if n == 0 {

@@ -48,6 +48,7 @@ fn same_config_changes_nothing() {
 fn timing_keeps_the_vip() {
     for (field, value) in [
         ("interval", json!("2s")),
+        ("fast_interval", json!("500ms")),
         ("timeout", json!("200ms")),
         ("rise", json!(3)),
         ("fall", json!(1)),
@@ -836,6 +837,11 @@ fn check_rows() -> Vec<Row> {
         (
             "vips[].check.fall",
             |c| chk(c)["fall"] = json!(1),
+            Vip("web", kept(false, true)),
+        ),
+        (
+            "vips[].check.fast_interval",
+            |c| chk(c)["fast_interval"] = json!("500ms"),
             Vip("web", kept(false, true)),
         ),
         (

@@ -163,6 +163,32 @@ function validateTiming(section_id, value) {
 	return true;
 }
 
+/* fast_interval, when set: more than the timeout, at most the interval
+ * (validate/check.rs). */
+function validateFastInterval(section_id, value) {
+	var ok = validateDuration(section_id, value), sec = this.section;
+	var fast, interval, timeout;
+
+	if (ok !== true)
+		return ok;
+	fast = durationNs(value);
+	if (fast == null)
+		return true;
+	interval = durationNs(sec.formvalue(section_id, 'interval'));
+	timeout = durationNs(sec.formvalue(section_id, 'timeout'));
+	if (interval == null) interval = durationNs(CHECK_DEFAULTS.interval);
+	if (timeout == null) timeout = durationNs(CHECK_DEFAULTS.timeout);
+
+	if (fast == 0)
+		return _('Must be greater than 0');
+	if (interval != null && fast > interval)
+		return _('The fast interval must not be more than the interval');
+	if (timeout != null && fast <= timeout)
+		return _('The fast interval must be more than the timeout');
+
+	return true;
+}
+
 function validateCommunity(section_id, value) {
 	var m;
 
@@ -1617,6 +1643,11 @@ return view.extend({
 		o.validate = validateTiming;
 		o.placeholder = CHECK_DEFAULTS.timeout;
 		showDefault(o);
+
+		o = s.taboption('general', form.Value, 'fast_interval', _('Fast interval'),
+			_('Time between probes while rise or fall is counting, until it decides; empty: the interval. More than the timeout, at most the interval.'));
+		o.validate = validateFastInterval;
+		o.modalonly = true;
 
 		o = s.taboption('general', form.Value, 'rise', _('Rise'));
 		o.datatype = 'min(1)';
