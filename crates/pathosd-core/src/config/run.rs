@@ -18,7 +18,7 @@ use super::policy_expr::Expr;
 use super::schema::{Check, Vip};
 use super::schema::{
     CheckType, Config, DnsCheck, ExecCheck, ExpectedAnswer, GrpcCheck, HttpCheck, LogLevel,
-    Logging, PingCheck, PolicyText, TcpCheck, UdpCheck, VipPolicy,
+    Logging, PingCheck, PolicyText, TcpCheck, UbusCheck, UdpCheck, VipPolicy,
 };
 use super::target::{DnsTarget, Host, HostPort, HttpTarget};
 use super::validate::validate;
@@ -195,6 +195,7 @@ pub enum ProbeSpec {
     },
     Grpc(Box<GrpcSpec>),
     Exec(Box<ExecCheck>),
+    Ubus(Box<UbusCheck>),
 }
 
 /// A grpc check resolved.
@@ -221,6 +222,7 @@ impl ProbeSpec {
             ProbeSpec::Udp { .. } => CheckType::Udp,
             ProbeSpec::Grpc(_) => CheckType::Grpc,
             ProbeSpec::Exec(_) => CheckType::Exec,
+            ProbeSpec::Ubus(_) => CheckType::Ubus,
         }
     }
 }

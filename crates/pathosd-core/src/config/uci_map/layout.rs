@@ -238,6 +238,16 @@ pub(super) const EXEC: &[Row] = &[
     ("arg", "exec.args", List),
 ];
 
+pub(super) const UBUS: &[Row] = &[
+    ("object", "ubus.object", Scalar),
+    ("method", "ubus.method", Scalar),
+    ("args", "ubus.args", Scalar),
+    ("socket", "ubus.socket", Scalar),
+    ("response_text", "ubus.response_text", Scalar),
+    ("response_regex", "ubus.response_regex", Scalar),
+    ("response_jq", "ubus.response_jq", Scalar),
+];
+
 pub(super) fn type_rows(t: CheckType) -> &'static [Row] {
     match t {
         CheckType::Http | CheckType::Https => HTTP,
@@ -247,6 +257,7 @@ pub(super) fn type_rows(t: CheckType) -> &'static [Row] {
         CheckType::Udp => UDP,
         CheckType::Grpc => GRPC,
         CheckType::Exec => EXEC,
+        CheckType::Ubus => UBUS,
     }
 }
 
@@ -260,6 +271,7 @@ pub(super) fn check_type(s: &str) -> Option<CheckType> {
         "udp" => CheckType::Udp,
         "grpc" => CheckType::Grpc,
         "exec" => CheckType::Exec,
+        "ubus" => CheckType::Ubus,
         _ => return None,
     })
 }

@@ -90,7 +90,7 @@ fn timing(cp: &str, c: &Check, errs: &mut Errors) {
 /// A block for another type is almost always a copy-paste slip: the probe
 /// would silently ignore it.
 fn blocks(cp: &str, c: &Check, kind: CheckType, errs: &mut Errors) {
-    let blocks: [(&str, bool, bool); 7] = [
+    let blocks: [(&str, bool, bool); 8] = [
         (
             "http",
             c.http.is_some(),
@@ -102,6 +102,7 @@ fn blocks(cp: &str, c: &Check, kind: CheckType, errs: &mut Errors) {
         ("udp", c.udp.is_some(), kind == CheckType::Udp),
         ("grpc", c.grpc.is_some(), kind == CheckType::Grpc),
         ("exec", c.exec.is_some(), kind == CheckType::Exec),
+        ("ubus", c.ubus.is_some(), kind == CheckType::Ubus),
     ];
     for (key, present, applies) in blocks {
         if present && !applies {
@@ -165,6 +166,19 @@ fn probe(
                 errs.push(join(cp, "exec.command"), "required");
             }
             Some(ProbeSpec::Exec(options))
+        }
+        CheckType::Ubus => {
+            let options = c.ubus.unwrap_or_default();
+            for (key, v) in [
+                ("object", &options.object),
+                ("method", &options.method),
+                ("socket", &options.socket),
+            ] {
+                if v.trim().is_empty() {
+                    errs.push(join(cp, &format!("ubus.{key}")), "required");
+                }
+            }
+            Some(ProbeSpec::Ubus(options))
         }
     }
 }

@@ -782,7 +782,7 @@ fn common_check_rules() {
     );
     one(
         &[(&format!("{c}/type"), Value::Null)],
-        "vips[0].check.type: required (one of http, https, dns, ping, tcp, udp, grpc, exec)",
+        "vips[0].check.type: required (one of http, https, dns, ping, tcp, udp, grpc, exec, ubus)",
     );
     one(
         &[(&format!("{c}/http"), json!({}))],

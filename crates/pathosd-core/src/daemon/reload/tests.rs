@@ -904,6 +904,14 @@ fn check_rows() -> Vec<Row> {
             |c| *chk(c) = json!({"type": "exec", "exec": {"command": "/bin/true"}}),
             Vip("web", restarted("checks")),
         ),
+        (
+            "vips[].check.ubus",
+            |c| {
+                *chk(c) = json!({"type": "ubus",
+                                 "ubus": {"object": "system", "method": "info"}})
+            },
+            Vip("web", restarted("checks")),
+        ),
     ]
 }
 
