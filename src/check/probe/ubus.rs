@@ -9,30 +9,32 @@ use crate::check::body::BodyMatch;
 use crate::check::result::CheckResult;
 use crate::config::UbusCheck;
 use crate::net::io_msg;
-use crate::ubus::blob::{table_from_json, table_to_json, Table};
+use crate::ubus::blob::{table_from_json, table_to_json};
 use crate::ubus::client::UbusClient;
 use crate::ubus::msg::{FrameBuf, Message, MsgType, UbusStatus};
 use smol::io::AsyncWriteExt;
 use smol::net::unix::UnixStream;
+use std::path::PathBuf;
 use std::time::Instant;
 
 #[derive(Debug)]
 pub(crate) struct UbusProbe {
-    socket: String,
+    /// A `PathBuf`, as the daemon's client has it: one connect for both.
+    socket: PathBuf,
     object: String,
     method: String,
-    args: Table,
+    /// Made a table at each call (from a reference: no clone of a table).
+    args: serde_json::Value,
     body: BodyMatch,
 }
 
 impl UbusProbe {
     pub fn new(c: &UbusCheck) -> UbusProbe {
         UbusProbe {
-            socket: c.socket.clone(),
+            socket: PathBuf::from(&c.socket),
             object: c.object.clone(),
             method: c.method.clone(),
-            // An object: validation decoded it as one.
-            args: table_from_json(&serde_json::Value::Object(c.args.0.clone())).unwrap_or_default(),
+            args: serde_json::Value::Object(c.args.0.clone()),
             body: BodyMatch::new(
                 c.response_text.as_ref(),
                 c.response_regex.as_ref(),
@@ -61,7 +63,7 @@ impl UbusProbe {
     async fn call(&self) -> Result<serde_json::Value, String> {
         let mut s = UnixStream::connect(&self.socket)
             .await
-            .map_err(|e| format!("connect {}: {}", self.socket, io_msg(&e)))?;
+            .map_err(|e| format!("connect {}: {}", self.socket.display(), io_msg(&e)))?;
         let mut fb = FrameBuf::new();
         let hello = UbusClient::read_msg(&mut s, &mut fb).await?;
         if hello.header.ty != MsgType::Hello {
@@ -73,7 +75,9 @@ impl UbusProbe {
             (st, _) => return Err(format!("object {}: {st}", self.object)),
         };
         let objid = objid.ok_or_else(|| format!("object {}: not found", self.object))?;
-        let invoke = Message::invoke(2, objid, &self.method, self.args.clone());
+        // An object: validation decoded it as one.
+        let args = table_from_json(&self.args).unwrap_or_default();
+        let invoke = Message::invoke(2, objid, &self.method, args);
         match exchange(&mut s, &mut fb, &invoke).await? {
             (UbusStatus::Ok, data) => Ok(data
                 .and_then(|m| m.data().map(table_to_json))

@@ -170,12 +170,12 @@ fn probe(
         CheckType::Ubus => {
             let options = c.ubus.unwrap_or_default();
             for (key, v) in [
-                ("object", &options.object),
-                ("method", &options.method),
-                ("socket", &options.socket),
+                ("ubus.object", &options.object),
+                ("ubus.method", &options.method),
+                ("ubus.socket", &options.socket),
             ] {
                 if v.trim().is_empty() {
-                    errs.push(join(cp, &format!("ubus.{key}")), "required");
+                    errs.push(join(cp, key), "required");
                 }
             }
             Some(ProbeSpec::Ubus(options))
