@@ -206,7 +206,7 @@ function uciRows() {
 // The daemon's defaults, from its JSON Schema (schema/pathosd-config-v1.schema.json),
 // reached through the UCI mapping: option -> JSON path -> schema default.
 const SCHEMA = JSON.parse(fs.readFileSync(path.join(ROOT, 'schema/pathosd-config-v1.schema.json'), 'utf8'));
-const BY_TYPE = { http: 'HTTP', https: 'HTTP', dns: 'DNS', ping: 'PING', tcp: 'TCP', udp: 'UDP', grpc: 'GRPC', exec: 'EXEC' };
+const BY_TYPE = { http: 'HTTP', https: 'HTTP', dns: 'DNS', ping: 'PING', tcp: 'TCP', udp: 'UDP', grpc: 'GRPC', exec: 'EXEC', ubus: 'UBUS' };
 const TABLE_OF = { pathosd: 'GLOBAL', neighbor: 'NEIGHBOR', vip: 'VIP', check: 'CHECK' };
 const SCHEMA_BASE = {
 	GLOBAL: [],
@@ -313,7 +313,9 @@ const FULL_UCI = [
 	{ '.type': 'check', '.name': 'web_tcp', vip: 'web', type: 'tcp', host: 'web.lan', port: '8081', send: 'PING', expect: 'PONG' },
 	{ '.type': 'check', '.name': 'web_udp', vip: 'web', type: 'udp', port: '5300', payload_hex: '00ff', expect: 'ok' },
 	{ '.type': 'check', '.name': 'web_grpc', vip: 'web', type: 'grpc', port: '50051', method: '/pkg.Health/Check', tls: '1', service: 'web', ok_code: [ 'OK' ] },
-	{ '.type': 'check', '.name': 'web_exec', vip: 'web', type: 'exec', command: '/usr/bin/true', arg: [ '-v' ] }
+	{ '.type': 'check', '.name': 'web_exec', vip: 'web', type: 'exec', command: '/usr/bin/true', arg: [ '-v' ] },
+	{ '.type': 'check', '.name': 'web_ubus', vip: 'web', type: 'ubus', object: 'network.interface.wan', method: 'status',
+		args: '{"name": "wan"}', response_jq: '.up == true' }
 ];
 
 const REJECTED = {
@@ -1092,7 +1094,7 @@ function viewTests(label, src) {
 		assert.deepStrictEqual(fa.keylist.slice().sort(), [ 'drain_then_withdraw', 'lower_priority', 'withdraw' ]);
 		const type = opt(check, 'type');
 		assert.strictEqual(type.constructor.name, 'ListValue');
-		assert.deepStrictEqual(plain(type.keylist), [ 'http', 'https', 'dns', 'ping', 'tcp', 'udp', 'grpc', 'exec' ]);
+		assert.deepStrictEqual(plain(type.keylist), [ 'http', 'https', 'dns', 'ping', 'tcp', 'udp', 'grpc', 'exec', 'ubus' ]);
 		assert.deepStrictEqual(plain(opt(sectionOf(m, 'pathosd'), 'log_level').keylist), [ 'error', 'warn', 'info', 'debug' ]);
 		[ 'community', 'large_community', 'lower_priority_community', 'lower_priority_large_community' ]
 			.forEach((n) => assert.strictEqual(opt(vip, n).constructor.name, 'DynamicList', n));
@@ -1102,7 +1104,7 @@ function viewTests(label, src) {
 
 	test(label + 'config.js: every option is one the daemon reads, list-valued exactly where it takes `list`, one form option per UCI option', async () => {
 		const rows = uciRows();
-		[ 'GLOBAL', 'NEIGHBOR', 'VIP', 'CHECK', 'HTTP', 'DNS', 'PING', 'TCP', 'UDP', 'GRPC', 'EXEC' ]
+		[ 'GLOBAL', 'NEIGHBOR', 'VIP', 'CHECK', 'HTTP', 'DNS', 'PING', 'TCP', 'UDP', 'GRPC', 'EXEC', 'UBUS' ]
 			.forEach((t) => assert.ok(rows[t] && Object.keys(rows[t]).length > 0, 'table ' + t + ' in uci_map/layout.rs'));
 		const { m } = await renderConfig(BASE_UCI);
 		const problems = [];
@@ -1206,12 +1208,13 @@ function viewTests(label, src) {
 		lower_priority_community: '65001:666', lower_priority_large_community: '65001:6:6', lower_priority_file: '/tmp/x.drain',
 		degraded_latency: '50ms', degraded_hold_down: '30s',
 		med: '50', local_pref: '200', lower_priority_med: '500', lower_priority_local_pref: '50',
-		interval: '3s', timeout: '700ms', rise: '4', fall: '5', url: '/ready', host: 'web2.lan', method: 'POST', header: 'X-A: 1',
+		interval: '3s', fast_interval: '1s', timeout: '700ms', rise: '4', fall: '5', url: '/ready', host: 'web2.lan', method: 'POST', header: 'X-A: 1',
 		response_code: '204', response_text: 'ok', response_regex: '^ok', response_jq: '.ok', proxy: 'http://127.0.0.1:3128',
 		tls_ca_cert: '/etc/ssl/ca.pem', tls_server_name: 'web2.lan', tls_client_cert: '/etc/ssl/c.pem', tls_client_key: '/etc/ssl/c.key',
 		query: 'dns.lan.', resolver: '127.0.0.53', expected_answer: '192.0.2.80', dst_ip: '192.0.2.81', src_ip: '192.0.2.1',
 		count: '5', ping_interval: '20ms', max_loss_ratio: '0.25', send: 'HELLO', expect: 'WORLD', payload: 'x', payload_hex: 'ff',
 		service: 'api', ok_code: 'NOT_FOUND', metadata: 'k: v', command: '/bin/false', arg: '-q',
+		object: 'network.interface.lan', args: '{"verbose": true}', socket: '/tmp/ubus2.sock',
 		otel_endpoint: 'http://127.0.0.1:4318', otel_service_name: 'edge', otel_header: 'X-Key: k', otel_metrics_interval: '30s', otel_traces_sample_ratio: '0.5',
 		log_otel_level: 'warn', bfd_desired_minimum_tx_interval: '50ms', bfd_required_minimum_receive: '200ms', bfd_detection_multiplier: '4'
 	};
@@ -1273,7 +1276,7 @@ function viewTests(label, src) {
 		}
 		assert.deepStrictEqual(problems, []);
 		assert.deepStrictEqual(FULL_UCI.filter((s) => s['.type'] === 'check').map((s) => s.type).sort(),
-			[ 'dns', 'exec', 'grpc', 'http', 'https', 'ping', 'tcp', 'udp' ], 'every check type');
+			[ 'dns', 'exec', 'grpc', 'http', 'https', 'ping', 'tcp', 'ubus', 'udp' ], 'every check type');
 	});
 
 	test(label + 'config.js: dialog round trip: changing one field stages exactly that option, for every field of every section and check type', async () => {
@@ -1609,6 +1612,14 @@ function viewTests(label, src) {
 		assert.ok(/less than the interval/.test(d.error('timeout')), 'the default timeout 100ms against 50ms');
 		d.set('interval', '2s').set('timeout', '1500ms');
 		assert.strictEqual(d.error('timeout'), null);
+		d.set('fast_interval', '3s');
+		assert.ok(/not be more than the interval/.test(d.error('fast_interval')), d.error('fast_interval'));
+		d.set('fast_interval', '1500ms');
+		assert.ok(/more than the timeout/.test(d.error('fast_interval')), d.error('fast_interval'));
+		d.set('fast_interval', '2s');
+		assert.strictEqual(d.error('fast_interval'), null);
+		d.set('fast_interval', '');
+		assert.strictEqual(d.error('fast_interval'), null);
 		d.set('name', 'a-b');
 		assert.ok(d.error('name'), 'check name a-b');
 		d.set('name', 'all');

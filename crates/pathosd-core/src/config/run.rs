@@ -18,7 +18,7 @@ use super::policy_expr::Expr;
 use super::schema::{Check, Vip};
 use super::schema::{
     CheckType, Config, DnsCheck, ExecCheck, ExpectedAnswer, GrpcCheck, HttpCheck, LogLevel,
-    Logging, PingCheck, PolicyText, TcpCheck, UdpCheck, VipPolicy,
+    Logging, PingCheck, PolicyText, TcpCheck, UbusCheck, UdpCheck, VipPolicy,
 };
 use super::target::{DnsTarget, Host, HostPort, HttpTarget};
 use super::validate::validate;
@@ -152,6 +152,8 @@ pub struct CheckSpec {
     /// The name checks_policy and /status use: `name`, else the type.
     pub name: String,
     pub interval: Duration,
+    /// `fast_interval`, the interval when it is unset.
+    pub fast_interval: Duration,
     pub timeout: Duration,
     pub rise: u32,
     pub fall: u32,
@@ -203,6 +205,7 @@ pub enum ProbeSpec {
     },
     Grpc(Box<GrpcSpec>),
     Exec(Box<ExecCheck>),
+    Ubus(Box<UbusCheck>),
 }
 
 /// A grpc check resolved.
@@ -229,6 +232,7 @@ impl ProbeSpec {
             ProbeSpec::Udp { .. } => CheckType::Udp,
             ProbeSpec::Grpc(_) => CheckType::Grpc,
             ProbeSpec::Exec(_) => CheckType::Exec,
+            ProbeSpec::Ubus(_) => CheckType::Ubus,
         }
     }
 }

@@ -610,8 +610,10 @@ mod tests {
         // name an `Arc<str>`.
         assert!(vip <= 168, "Vip is {vip} bytes");
         assert_eq!(std::mem::size_of::<VipPolicy>(), 8);
+        // 160, then 184 with fast_interval and graded health's two
+        // durations: 240 KB more at 10,000 checks while a file loads.
         let check = std::mem::size_of::<Check>();
-        assert!(check <= 160, "Check is {check} bytes");
+        assert!(check <= 184, "Check is {check} bytes");
     }
 
     /// A VIP's policy is held only when it is not the default; it reads and

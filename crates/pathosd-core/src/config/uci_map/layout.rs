@@ -164,6 +164,7 @@ pub(super) const CHECK: &[Row] = &[
     ("name", "name", Scalar),
     ("type", "type", Scalar),
     ("interval", "interval", Scalar),
+    ("fast_interval", "fast_interval", Scalar),
     ("timeout", "timeout", Scalar),
     ("rise", "rise", Scalar),
     ("fall", "fall", Scalar),
@@ -243,6 +244,16 @@ pub(super) const EXEC: &[Row] = &[
     ("arg", "exec.args", List),
 ];
 
+pub(super) const UBUS: &[Row] = &[
+    ("object", "ubus.object", Scalar),
+    ("method", "ubus.method", Scalar),
+    ("args", "ubus.args", Scalar),
+    ("socket", "ubus.socket", Scalar),
+    ("response_text", "ubus.response_text", Scalar),
+    ("response_regex", "ubus.response_regex", Scalar),
+    ("response_jq", "ubus.response_jq", Scalar),
+];
+
 pub(super) fn type_rows(t: CheckType) -> &'static [Row] {
     match t {
         CheckType::Http | CheckType::Https => HTTP,
@@ -252,6 +263,7 @@ pub(super) fn type_rows(t: CheckType) -> &'static [Row] {
         CheckType::Udp => UDP,
         CheckType::Grpc => GRPC,
         CheckType::Exec => EXEC,
+        CheckType::Ubus => UBUS,
     }
 }
 
@@ -265,6 +277,7 @@ pub(super) fn check_type(s: &str) -> Option<CheckType> {
         "udp" => CheckType::Udp,
         "grpc" => CheckType::Grpc,
         "exec" => CheckType::Exec,
+        "ubus" => CheckType::Ubus,
         _ => return None,
     })
 }

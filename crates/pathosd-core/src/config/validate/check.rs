@@ -33,12 +33,14 @@ pub(crate) fn check(vip: &Prefix, cp: &str, c: Check, errs: &mut Errors) -> Opti
     blocks(cp, &c, kind, errs);
     let name = c.effective_name();
     let (interval, timeout, rise, fall) = (c.interval, c.timeout, c.rise, c.fall);
+    let fast_interval = c.fast_interval.unwrap_or(interval);
     let detailed_metrics = c.detailed_metrics;
     let degraded = degraded(cp, &c, errs);
     let probe = probe(vip, cp, kind, c, errs)?;
     Some(CheckSpec {
         name,
         interval: interval.get(),
+        fast_interval: fast_interval.get(),
         timeout: timeout.get(),
         rise,
         fall,
@@ -70,7 +72,7 @@ fn degraded(cp: &str, c: &Check, errs: &mut Errors) -> Option<Degraded> {
     })
 }
 
-/// `interval`, `timeout`, `rise` and `fall`.
+/// `interval`, `fast_interval`, `timeout`, `rise` and `fall`.
 fn timing(cp: &str, c: &Check, errs: &mut Errors) {
     let interval_p = join(cp, "interval");
     let timeout_p = join(cp, "timeout");
@@ -85,6 +87,23 @@ fn timing(cp: &str, c: &Check, errs: &mut Errors) {
             format_args!("{} must be less than interval {}", c.timeout, c.interval),
         );
     }
+    // A fast run, like any run, ends by its timeout before the next is due.
+    if let Some(fast) = c.fast_interval {
+        let fast_p = join(cp, "fast_interval");
+        if fast.is_zero() {
+            errs.push(&fast_p, "0s must be greater than 0");
+        } else if fast > c.interval && !errs.has(&interval_p) {
+            errs.push_fmt(
+                &fast_p,
+                format_args!("{fast} must not be more than interval {}", c.interval),
+            );
+        } else if fast <= c.timeout && !errs.has(&timeout_p) {
+            errs.push_fmt(
+                &fast_p,
+                format_args!("{fast} must be more than timeout {}", c.timeout),
+            );
+        }
+    }
     for (key, n) in [("rise", c.rise), ("fall", c.fall)] {
         if n == 0 {
             errs.push(join(cp, key), "0 must be at least 1");
@@ -95,7 +114,7 @@ fn timing(cp: &str, c: &Check, errs: &mut Errors) {
 /// A block for another type is almost always a copy-paste slip: the probe
 /// would silently ignore it.
 fn blocks(cp: &str, c: &Check, kind: CheckType, errs: &mut Errors) {
-    let blocks: [(&str, bool, bool); 7] = [
+    let blocks: [(&str, bool, bool); 8] = [
         (
             "http",
             c.http.is_some(),
@@ -107,6 +126,7 @@ fn blocks(cp: &str, c: &Check, kind: CheckType, errs: &mut Errors) {
         ("udp", c.udp.is_some(), kind == CheckType::Udp),
         ("grpc", c.grpc.is_some(), kind == CheckType::Grpc),
         ("exec", c.exec.is_some(), kind == CheckType::Exec),
+        ("ubus", c.ubus.is_some(), kind == CheckType::Ubus),
     ];
     for (key, present, applies) in blocks {
         if present && !applies {
@@ -170,6 +190,19 @@ fn probe(
                 errs.push(join(cp, "exec.command"), "required");
             }
             Some(ProbeSpec::Exec(options))
+        }
+        CheckType::Ubus => {
+            let options = c.ubus.unwrap_or_default();
+            for (key, v) in [
+                ("ubus.object", &options.object),
+                ("ubus.method", &options.method),
+                ("ubus.socket", &options.socket),
+            ] {
+                if v.trim().is_empty() {
+                    errs.push(join(cp, key), "required");
+                }
+            }
+            Some(ProbeSpec::Ubus(options))
         }
     }
 }

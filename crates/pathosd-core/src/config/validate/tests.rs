@@ -783,6 +783,24 @@ fn common_check_rules() {
         "vips[0].check.timeout: 0s must be greater than 0",
     );
     one(
+        &[(&format!("{c}/fast_interval"), json!("2s"))],
+        "vips[0].check.fast_interval: 2s must not be more than interval 1s",
+    );
+    one(
+        &[(&format!("{c}/fast_interval"), json!("100ms"))],
+        "vips[0].check.fast_interval: 100ms must be more than timeout 100ms",
+    );
+    one(
+        &[(&format!("{c}/fast_interval"), json!("0s"))],
+        "vips[0].check.fast_interval: 0s must be greater than 0",
+    );
+    // More than timeout, at most interval.
+    for ok in ["101ms", "1s"] {
+        let mut v = base();
+        v["vips"][0]["check"]["fast_interval"] = json!(ok);
+        assert_eq!(errors(&v), Vec::<String>::new(), "{ok}");
+    }
+    one(
         &[(&format!("{c}/rise"), json!(0))],
         "vips[0].check.rise: 0 must be at least 1",
     );
@@ -792,7 +810,7 @@ fn common_check_rules() {
     );
     one(
         &[(&format!("{c}/type"), Value::Null)],
-        "vips[0].check.type: required (one of http, https, dns, ping, tcp, udp, grpc, exec)",
+        "vips[0].check.type: required (one of http, https, dns, ping, tcp, udp, grpc, exec, ubus)",
     );
     one(
         &[(&format!("{c}/http"), json!({}))],

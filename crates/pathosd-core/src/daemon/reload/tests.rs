@@ -48,6 +48,7 @@ fn same_config_changes_nothing() {
 fn timing_keeps_the_vip() {
     for (field, value) in [
         ("interval", json!("2s")),
+        ("fast_interval", json!("500ms")),
         ("timeout", json!("200ms")),
         ("rise", json!(3)),
         ("fall", json!(1)),
@@ -868,6 +869,11 @@ fn check_rows() -> Vec<Row> {
             Vip("web", kept(false, true)),
         ),
         (
+            "vips[].check.fast_interval",
+            |c| chk(c)["fast_interval"] = json!("500ms"),
+            Vip("web", kept(false, true)),
+        ),
+        (
             "vips[].check.interval",
             |c| chk(c)["interval"] = json!("2s"),
             Vip("web", kept(false, true)),
@@ -938,6 +944,14 @@ fn check_rows() -> Vec<Row> {
         (
             "vips[].check.exec",
             |c| *chk(c) = json!({"type": "exec", "exec": {"command": "/bin/true"}}),
+            Vip("web", restarted("checks")),
+        ),
+        (
+            "vips[].check.ubus",
+            |c| {
+                *chk(c) = json!({"type": "ubus",
+                                 "ubus": {"object": "system", "method": "info"}})
+            },
             Vip("web", restarted("checks")),
         ),
     ]

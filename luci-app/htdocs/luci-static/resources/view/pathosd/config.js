@@ -72,7 +72,7 @@ var CHECK_NAME_RE = new RegExp('^[A-Za-z_][A-Za-z0-9_]*$');
 var RESERVED = [ 'all', 'any', 'and', 'or', 'not', 'at_least', 'ratio' ];
 var UNIT_NS = { ns: 1, us: 1e3, '\u00b5s': 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
 
-var CHECK_TYPES = [ 'http', 'https', 'dns', 'ping', 'tcp', 'udp', 'grpc', 'exec' ];
+var CHECK_TYPES = [ 'http', 'https', 'dns', 'ping', 'tcp', 'udp', 'grpc', 'exec', 'ubus' ];
 
 /* %{VAR} placeholders are expanded by the daemon; they are not checked here. */
 function placeholder(value) {
@@ -175,6 +175,46 @@ function validateTiming(section_id, value) {
 
 	if (interval != null && timeout != null && timeout >= interval)
 		return _('The timeout must be less than the interval');
+
+	return true;
+}
+
+/* A ubus check's args: a JSON object (schema/checks.rs, UbusArgs). */
+function validateJsonObject(section_id, value) {
+	var v;
+
+	if (value == null || value === '')
+		return true;
+	try {
+		v = JSON.parse(value);
+	} catch (e) {
+		return _('Expecting a JSON object such as {"name": "dnsmasq"}');
+	}
+	return (v != null && typeof v === 'object' && !Array.isArray(v)) ? true : _('Expecting a JSON object such as {"name": "dnsmasq"}');
+}
+
+/* fast_interval, when set: more than the timeout, at most the interval
+ * (validate/check.rs). */
+function validateFastInterval(section_id, value) {
+	var ok = validateDuration(section_id, value), sec = this.section;
+	var fast, interval, timeout;
+
+	if (ok !== true)
+		return ok;
+	fast = durationNs(value);
+	if (fast == null)
+		return true;
+	interval = durationNs(sec.formvalue(section_id, 'interval'));
+	timeout = durationNs(sec.formvalue(section_id, 'timeout'));
+	if (interval == null) interval = durationNs(CHECK_DEFAULTS.interval);
+	if (timeout == null) timeout = durationNs(CHECK_DEFAULTS.timeout);
+
+	if (fast == 0)
+		return _('Must be greater than 0');
+	if (interval != null && fast > interval)
+		return _('The fast interval must not be more than the interval');
+	if (timeout != null && fast <= timeout)
+		return _('The fast interval must be more than the timeout');
 
 	return true;
 }
@@ -870,14 +910,18 @@ var CHECK_OPTIONS = [
 	[ 'port', 'Value', _('Port'), [ 'http', 'https', 'dns', 'tcp', 'udp', 'grpc' ], { datatype: 'port', typePlaceholder: { dns: '53' }, validate: validateCheckPort,
 		typeDescription: { http: _('Empty: the port of the URL (80 for http://)'), https: _('Empty: the port of the URL (443 for https://)'),
 			dns: _('Empty: 53'), tcp: _('Required'), udp: _('Required'), grpc: _('Required') } } ],
-	[ 'method', 'Value', _('Method'), [ 'http', 'https', 'grpc' ], { typePlaceholder: { http: 'GET', https: 'GET' },
+	[ 'object', 'Value', _('ubus object'), [ 'ubus' ], { description: _('Required. As ubus list shows it, for example network.interface.wan') } ],
+	[ 'method', 'Value', _('Method'), [ 'http', 'https', 'grpc', 'ubus' ], { typePlaceholder: { http: 'GET', https: 'GET' },
 		typeDescription: { http: _('The request method; empty: GET'), https: _('The request method; empty: GET'),
-			grpc: _('A unary method /package.Service/Method; empty: the gRPC health checking protocol (grpc.health.v1)') } } ],
+			grpc: _('A unary method /package.Service/Method; empty: the gRPC health checking protocol (grpc.health.v1)'),
+			ubus: _('Required. The method to call, for example status') } } ],
+	[ 'args', 'Value', _('Arguments (JSON)'), [ 'ubus' ], { validate: validateJsonObject, description: _('A JSON object, for example {"name": "dnsmasq"}; empty: none') } ],
+	[ 'socket', 'Value', _('ubus socket'), [ 'ubus' ], { placeholder: '/var/run/ubus/ubus.sock' } ],
 	[ 'header', 'DynamicList', _('Request headers'), [ 'http', 'https' ], { description: _('Name: value, for example Host: www.example.com') } ],
 	[ 'response_code', 'DynamicList', _('Accepted status codes'), [ 'http', 'https' ], { placeholder: '200', description: _('Codes or ranges such as 200-299; empty: 200 only') } ],
-	[ 'response_text', 'Value', _('Response contains'), [ 'http', 'https' ] ],
-	[ 'response_regex', 'Value', _('Response matches regex'), [ 'http', 'https' ] ],
-	[ 'response_jq', 'Value', _('Response JSON expression'), [ 'http', 'https' ], { description: _('For example .ready == true') } ],
+	[ 'response_text', 'Value', _('Response contains'), [ 'http', 'https', 'ubus' ] ],
+	[ 'response_regex', 'Value', _('Response matches regex'), [ 'http', 'https', 'ubus' ] ],
+	[ 'response_jq', 'Value', _('Response JSON expression'), [ 'http', 'https', 'ubus' ], { description: _('For example .ready == true') } ],
 	[ 'proxy', 'Value', _('Forward proxy'), [ 'http', 'https' ], { description: _('For example http://127.0.0.1:3128') } ],
 	[ 'keep_alive', 'Flag', _('Reuse the connection'), [ 'http', 'https' ] ],
 	[ 'tls', 'Flag', _('TLS'), [ 'grpc' ] ],
@@ -1660,6 +1704,11 @@ return view.extend({
 		o.validate = validateTiming;
 		o.placeholder = CHECK_DEFAULTS.timeout;
 		showDefault(o);
+
+		o = s.taboption('general', form.Value, 'fast_interval', _('Fast interval'),
+			_('Time between probes while rise or fall is counting, until it decides; empty: the interval. More than the timeout, at most the interval.'));
+		o.validate = validateFastInterval;
+		o.modalonly = true;
 
 		o = s.taboption('general', form.Value, 'rise', _('Rise'));
 		o.datatype = 'min(1)';
