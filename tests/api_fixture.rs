@@ -240,6 +240,7 @@ fn vips() -> Vec<VipView> {
             checks_policy: "all".into(),
             local_address_assigned: Some(true),
             flows: None,
+            damping: None,
             checks: vec![
                 check("web", "http", http, true, true),
                 check("dns", "dns", dns, true, true),
@@ -263,6 +264,7 @@ fn vips() -> Vec<VipView> {
             checks_policy: "all".into(),
             local_address_assigned: None,
             flows: None,
+            damping: None,
             checks: vec![check("tcp", "tcp", tcp, false, false)],
         },
         VipView {
@@ -282,6 +284,7 @@ fn vips() -> Vec<VipView> {
             checks_policy: "any".into(),
             local_address_assigned: None,
             flows: None,
+            damping: None,
             checks: vec![check(
                 "exec",
                 "exec",
@@ -897,6 +900,7 @@ pub fn large_snapshot(n: usize) -> Snapshot {
                     _ => None,
                 },
                 flows: None,
+                damping: None,
                 checks,
             }
         })

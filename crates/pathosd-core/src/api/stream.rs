@@ -650,6 +650,7 @@ mod tests {
             checks_policy: "all".into(),
             local_address_assigned: (i % 4 == 0).then_some(true),
             flows: None,
+            damping: None,
             checks: (0..i % 3)
                 .map(|k| CheckView {
                     name: format!("c{k}"),

@@ -11,6 +11,7 @@
 use crate::bgp::types::{Prefix, RouteIntent};
 use crate::check::CheckResult;
 use crate::config::VipSpec as Vip;
+use crate::vip::damping::Penalty;
 use crate::vip::{SharedIntents, VipState};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -116,6 +117,10 @@ pub struct Engine {
     /// not in each VIP's machine, which would grow every slot by 16 bytes
     /// for what few VIPs ever have.
     drains: Vec<(Arc<str>, Instant)>,
+    /// The damping penalty of each VIP with `damping` that flapped
+    /// recently, by name; forgotten once low (`Penalty::forgotten`). Here
+    /// for the reason `drains` is.
+    damping: Vec<(Arc<str>, Penalty)>,
 }
 
 /// Longest time a VIP needs for its first decision: its slowest check's
@@ -197,6 +202,7 @@ impl Engine {
             initial_done: false,
             flows: Vec::new(),
             drains: Vec::new(),
+            damping: Vec::new(),
         };
         e.reindex();
         e.check_initial(now, &mut out);
@@ -282,10 +288,82 @@ impl Engine {
         if !self.initial_done {
             d = Some(d.map_or(self.initial_deadline, |x| x.min(self.initial_deadline)));
         }
-        for at in self.drain_deadlines().map(|(_, at)| at) {
+        let reuse = self.damping.iter().filter_map(|(_, p)| p.reuse_at());
+        for at in self.drain_deadlines().map(|(_, at)| at).chain(reuse) {
             d = Some(d.map_or(at, |x| x.min(at)));
         }
         d
+    }
+
+    /// The damping penalty of `vip`, while it has one.
+    pub fn damping(&self, vip: &str) -> Option<&Penalty> {
+        self.damping
+            .iter()
+            .find(|(n, _)| &**n == vip)
+            .map(|(_, p)| p)
+    }
+
+    /// VIP `i` lost its health at `now`: a flap, if it has damping. True
+    /// when the flap makes damping suppress it.
+    fn flap(&mut self, i: usize, now: Instant) -> bool {
+        let Some(pol) = self.vips[i].machine.policy().damping else {
+            return false;
+        };
+        let name = &self.vips[i].name;
+        let pos = match self.damping.iter().position(|(n, _)| n == name) {
+            Some(p) => p,
+            None => {
+                self.damping.push((name.clone(), Penalty::new(now)));
+                self.damping.len() - 1
+            }
+        };
+        let begins = self.damping[pos].1.flap(now, &pol);
+        begins && !self.vips[i].machine.damped()
+    }
+
+    /// Damped VIPs whose release time has come are let go; penalties low
+    /// enough are forgotten.
+    fn release_damped(&mut self, now: Instant, out: &mut Vec<Output>) {
+        if self.damping.is_empty() {
+            return;
+        }
+        let mut d = std::mem::take(&mut self.damping);
+        for (name, p) in &mut d {
+            if p.release(now) {
+                if let Some(i) = self.index(name) {
+                    let t = self.vips[i].machine.undamp(now);
+                    self.emit(i, t, out);
+                }
+            }
+        }
+        d.retain(|(n, p)| {
+            self.index(n)
+                .and_then(|i| self.vips[i].machine.policy().damping)
+                .is_some_and(|pol| !p.forgotten(now, &pol))
+        });
+        self.damping = d;
+    }
+
+    /// After a reload: forgets the penalties of VIPs gone or without
+    /// damping now, and applies changed damping parameters to the rest.
+    fn sync_damping(&mut self, now: Instant) {
+        let mut d = std::mem::take(&mut self.damping);
+        d.retain_mut(|(n, p)| {
+            let Some(pol) = self
+                .index(n)
+                .and_then(|i| self.vips[i].machine.policy().damping)
+            else {
+                return false;
+            };
+            p.retune(now, &pol);
+            true
+        });
+        self.damping = d;
+    }
+
+    /// A VIP restarts in a new slot: its penalty goes with the old one.
+    fn forget_damping(&mut self, vip: &str) {
+        self.damping.retain(|(n, _)| &**n != vip);
     }
 
     /// The drain_time deadline of each drain that withdraws and still
@@ -382,6 +460,7 @@ impl Engine {
                     let t = self.vips[i].machine.drain_expired(now);
                     self.emit(i, t, &mut out);
                 }
+                self.release_damped(now, &mut out);
             }
         }
         self.check_initial(now, &mut out);
@@ -486,7 +565,13 @@ impl Engine {
             .and_then(|m| m.update(&c.name, healthy));
         match (changed, crossed) {
             (Some(h), _) => {
-                let reason = format!("{}: {}", c.name, crossed.unwrap_or("policy reevaluation"));
+                let mut reason =
+                    format!("{}: {}", c.name, crossed.unwrap_or("policy reevaluation"));
+                let lost = !h && self.vips[i].machine.healthy();
+                if lost && self.flap(i, now) {
+                    self.vips[i].machine.mark_damped();
+                    reason.push_str(", damped");
+                }
                 let t = self.vips[i].machine.set_health(h, now, &reason);
                 self.emit(i, t, out);
             }

@@ -93,6 +93,7 @@ impl Engine {
                 (_, Some(slot)) => retire(slot, "config changed", &mut out.withdraws),
                 (_, None) => {}
             }
+            self.forget_damping(&name);
             let mut slot = p.into_slot(
                 &mut self.next_check,
                 &mut self.intents,
@@ -116,6 +117,7 @@ impl Engine {
         self.reindex();
         self.forget_flows();
         self.sync_drains(now);
+        self.sync_damping(now);
         out.withdraws.extend(out.announces);
         out.withdraws
     }
