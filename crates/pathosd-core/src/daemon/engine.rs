@@ -346,7 +346,7 @@ impl Engine {
 
     /// After a reload: forgets the penalties of VIPs gone or without
     /// damping now, and applies changed damping parameters to the rest.
-    fn sync_damping(&mut self, now: Instant) {
+    fn sync_damping(&mut self) {
         let mut d = std::mem::take(&mut self.damping);
         d.retain_mut(|(n, p)| {
             let Some(pol) = self
@@ -355,7 +355,7 @@ impl Engine {
             else {
                 return false;
             };
-            p.retune(now, &pol);
+            p.retune(&pol);
             true
         });
         self.damping = d;

@@ -144,9 +144,10 @@ impl Penalty {
     /// The damping parameters changed (a reload): the penalty is kept
     /// (capped at the new ceiling) and the release time follows the new
     /// half-life and reuse; a VIP not damped stays so until its next flap.
-    pub fn retune(&mut self, now: Instant, pol: &DampingPolicy) {
-        self.value = self.value(now, pol).min(pol.ceiling);
-        self.at = now;
+    pub fn retune(&mut self, pol: &DampingPolicy) {
+        // Not re-based on `now`: with the same parameters (a reload that
+        // changed something else) nothing moves.
+        self.value = self.value.min(pol.ceiling);
         if self.reuse_at.is_some() {
             self.reuse_at = Some(self.release_time(pol));
         }

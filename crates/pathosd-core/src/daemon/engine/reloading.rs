@@ -117,7 +117,7 @@ impl Engine {
         self.reindex();
         self.forget_flows();
         self.sync_drains(now);
-        self.sync_damping(now);
+        self.sync_damping();
         out.withdraws.extend(out.announces);
         out.withdraws
     }

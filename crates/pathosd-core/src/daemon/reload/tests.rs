@@ -802,6 +802,32 @@ fn policy_rows() -> Vec<Row> {
             |c| web(c)["policy"] = json!({"recovery_hold": "3s"}),
             Vip("web", kept(true, false)),
         ),
+        // A kept VIP keeps its penalty; the new parameters apply to it.
+        (
+            "vips[].policy.damping.enabled",
+            |c| web(c)["policy"] = json!({"damping": {"enabled": true}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.damping.half_life",
+            |c| web(c)["policy"] = json!({"damping": {"half_life": "1m"}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.damping.suppress",
+            |c| web(c)["policy"] = json!({"damping": {"suppress": 3000}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.damping.reuse",
+            |c| web(c)["policy"] = json!({"damping": {"reuse": 500}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.damping.max_suppress",
+            |c| web(c)["policy"] = json!({"damping": {"max_suppress": "30m"}}),
+            Vip("web", kept(true, false)),
+        ),
     ]
 }
 
