@@ -47,19 +47,19 @@ const STEPS: [u64; 9] = [
     65536, 60097, 55109, 50535, 46341, 42495, 38968, 35734, 32768,
 ];
 
+/// `d` in ms, at most 2^40 (35 years), so that the products below stay
+/// within u64.
 fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+    u64::try_from(d.as_millis()).map_or(1 << 40, |m| m.min(1 << 40))
 }
 
 /// 2^(-r/h) in 65536ths, for r < h.
 fn fraction(r: u64, h: u64) -> u64 {
-    let x = u128::from(r) * 8;
-    let h128 = u128::from(h.max(1));
-    let i = usize::try_from(x / h128).unwrap_or(7).min(7);
-    let rem = x % h128;
+    let h = h.max(1);
+    let x = r * 8;
+    let i = usize::try_from(x / h).map_or(7, |i| i.min(7));
     let (a, b) = (STEPS[i], STEPS[i + 1]);
-    let drop = u128::from(a - b) * rem / h128;
-    a - u64::try_from(drop).unwrap_or(0)
+    a - (a - b) * (x % h) / h
 }
 
 /// `p` after `dt` of decay with half-life `h`.
