@@ -294,13 +294,13 @@ config_struct! {
     pub struct Damping {
         /// Damp this VIP.
         enabled: bool = false,
-        /// Time for the penalty to halve (at least 1s).
+        /// Time for the penalty to halve (1s to 45m).
         half_life: Dur = Dur::secs(300),
         /// Penalty above which the VIP is damped; a flap adds 1000.
         suppress: u32 = 2000,
         /// Penalty below which a damped VIP is released; less than suppress.
         reuse: u32 = 750,
-        /// Longest a VIP stays damped after its last flap (caps the penalty at reuse × 2^(max_suppress/half_life)).
+        /// Longest a VIP stays damped after its last flap, at most 12h (caps the penalty below reuse × 2^(max_suppress/half_life)).
         max_suppress: Dur = Dur::secs(1200),
     }
 }

@@ -321,49 +321,31 @@ impl Engine {
         begins && !self.vips[i].machine.damped()
     }
 
-    /// Damped VIPs whose release time has come are let go; penalties low
-    /// enough are forgotten.
-    fn release_damped(&mut self, now: Instant, out: &mut Vec<Output>) {
-        if self.damping.is_empty() {
-            return;
-        }
-        let mut d = std::mem::take(&mut self.damping);
-        for (name, p) in &mut d {
-            if p.release(now) {
-                if let Some(i) = self.index(name) {
-                    let t = self.vips[i].machine.undamp(now);
-                    self.emit(i, t, out);
-                }
-            }
-        }
-        d.retain(|(n, p)| {
-            self.index(n)
-                .and_then(|i| self.vips[i].machine.policy().damping)
-                .is_some_and(|pol| !p.forgotten(now, &pol))
-        });
-        self.damping = d;
-    }
-
-    /// After a reload: forgets the penalties of VIPs gone or without
-    /// damping now, and applies changed damping parameters to the rest.
-    fn sync_damping(&mut self) {
-        let mut d = std::mem::take(&mut self.damping);
-        d.retain_mut(|(n, p)| {
-            let Some(pol) = self
-                .index(n)
-                .and_then(|i| self.vips[i].machine.policy().damping)
-            else {
-                return false;
+    /// Walks the penalties (at each `Tick` and after a reload): forgets
+    /// those of VIPs gone or without damping now, and those low enough;
+    /// applies the VIP's damping parameters (a reload may have changed
+    /// them); lets the damped VIPs whose release time has come go, and
+    /// keeps the others damped (a VIP restarted by a reload keeps the
+    /// penalty of its name, as a router keeps a prefix's).
+    fn walk_damping(&mut self, now: Instant, out: &mut Vec<Output>) {
+        for (name, mut p) in std::mem::take(&mut self.damping) {
+            let Some(i) = self.index(&name) else {
+                continue;
+            };
+            let Some(pol) = self.vips[i].machine.policy().damping else {
+                continue;
             };
             p.retune(&pol);
-            true
-        });
-        self.damping = d;
-    }
-
-    /// A VIP restarts in a new slot: its penalty goes with the old one.
-    fn forget_damping(&mut self, vip: &str) {
-        self.damping.retain(|(n, _)| &**n != vip);
+            if p.release(now) {
+                let t = self.vips[i].machine.undamp(now);
+                self.emit(i, t, out);
+            } else if p.reuse_at().is_some() {
+                self.vips[i].machine.mark_damped();
+            }
+            if !p.forgotten(now, &pol) {
+                self.damping.push((name, p));
+            }
+        }
     }
 
     /// The drain_time deadline of each drain that withdraws and still
@@ -460,7 +442,7 @@ impl Engine {
                     let t = self.vips[i].machine.drain_expired(now);
                     self.emit(i, t, &mut out);
                 }
-                self.release_damped(now, &mut out);
+                self.walk_damping(now, &mut out);
             }
         }
         self.check_initial(now, &mut out);

@@ -19,12 +19,20 @@ pub const FLAP_PENALTY: u32 = 1000;
 /// A VIP's damping parameters, from its `policy.damping`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DampingPolicy {
-    pub half_life: Duration,
+    /// In ms (validation keeps it within [`MAX_HALF_LIFE`]).
+    pub half_life: u32,
     pub suppress: u32,
     pub reuse: u32,
-    /// The most the penalty can be: it decays to `reuse` in max_suppress.
+    /// The most the penalty can be: it decays below `reuse` within
+    /// max_suppress.
     pub ceiling: u32,
 }
+
+/// The longest half-life and max_suppress validation takes: the routers'
+/// own ranges (45 minutes and 12 hours), and times in ms fit a u32, so
+/// the arithmetic below is 32-bit where a router's CPU is.
+pub const MAX_HALF_LIFE: Duration = Duration::from_secs(45 * 60);
+pub const MAX_SUPPRESS: Duration = Duration::from_secs(12 * 3600);
 
 impl DampingPolicy {
     pub fn new(
@@ -33,57 +41,63 @@ impl DampingPolicy {
         reuse: u32,
         max_suppress: Duration,
     ) -> DampingPolicy {
+        let h = millis(half_life.min(MAX_HALF_LIFE)).max(1);
         DampingPolicy {
-            half_life,
+            half_life: h,
             suppress,
             reuse,
-            ceiling: ceiling(reuse, max_suppress, half_life),
+            ceiling: ceiling(reuse, max_suppress, h),
         }
     }
 }
 
 /// 2^(-i/8) in 65536ths, i = 0..=8.
-const STEPS: [u64; 9] = [
+const STEPS: [u32; 9] = [
     65536, 60097, 55109, 50535, 46341, 42495, 38968, 35734, 32768,
 ];
 
-/// `d` in ms, at most 2^40 (35 years), so that the products below stay
-/// within u64.
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).map_or(1 << 40, |m| m.min(1 << 40))
+/// `d` in ms, at most about 46 days (u32).
+fn millis(d: Duration) -> u32 {
+    let s = u32::try_from(d.as_secs().min(4_000_000)).unwrap_or(4_000_000);
+    s * 1000 + d.subsec_millis()
 }
 
 /// 2^(-r/h) in 65536ths, for r < h.
-fn fraction(r: u64, h: u64) -> u64 {
-    let h = h.max(1);
+fn fraction(r: u32, h: u32) -> u32 {
     let x = r * 8;
     let i = usize::try_from(x / h).map_or(7, |i| i.min(7));
     let (a, b) = (STEPS[i], STEPS[i + 1]);
-    a - (a - b) * (x % h) / h
+    // Both scaled to 16 bits: (a - b) is below 2^13, so the product
+    // stays within 32 bits.
+    let s = (32 - h.leading_zeros()).saturating_sub(16);
+    a - (a - b) * ((x % h) >> s) / ((h >> s).max(1))
 }
 
-/// `p` after `dt` of decay with half-life `h`.
-pub fn decay(p: u32, dt: Duration, h: Duration) -> u32 {
-    let h = millis(h).max(1);
+/// `p` after `dt` of decay with half-life `h` ms (at least 1).
+pub fn decay(p: u32, dt: Duration, h: u32) -> u32 {
     let t = millis(dt);
     let k = t / h;
     if k >= 32 {
         return 0;
     }
-    let v = (u64::from(p) * fraction(t % h, h)) >> 16 >> k;
+    let v = (u64::from(p) * u64::from(fraction(t % h, h))) >> 16 >> k;
     u32::try_from(v).unwrap_or(u32::MAX)
 }
 
-/// The penalty that decays to `reuse` in `max_suppress`.
-pub fn ceiling(reuse: u32, max_suppress: Duration, h: Duration) -> u32 {
-    let h = millis(h).max(1);
-    let m = millis(max_suppress);
-    let k = m / h;
-    let v = u64::from(reuse) * 65536 / fraction(m % h, h);
-    if k >= 32 || v > u64::from(u32::MAX) >> k {
-        return u32::MAX;
+/// The largest penalty that decays below `reuse` within `max_suppress`
+/// (a search over the decay itself, as [`Penalty::release_time`]); `reuse`
+/// when max_suppress is 0. `h`: the half-life in ms, at least 1.
+pub fn ceiling(reuse: u32, max_suppress: Duration, h: u32) -> u32 {
+    let (mut lo, mut hi) = (reuse, u32::MAX);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if decay(mid, max_suppress, h) < reuse {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
     }
-    u32::try_from(v << k).unwrap_or(u32::MAX)
+    lo
 }
 
 /// One VIP's figure of merit: its value as of `at`, and while the VIP is
@@ -171,17 +185,17 @@ impl Penalty {
     /// The first time at which the penalty is below reuse: a search over
     /// the decay itself, so that the release time and the value agree.
     fn release_time(&self, pol: &DampingPolicy) -> Instant {
-        let (mut lo, mut hi) = (0u64, millis(pol.half_life).saturating_mul(32));
+        let (mut lo, mut hi) = (0u32, pol.half_life.saturating_mul(32));
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if decay(self.value, Duration::from_millis(mid), pol.half_life) < pol.reuse {
+            if decay(self.value, Duration::from_millis(mid.into()), pol.half_life) < pol.reuse {
                 hi = mid;
             } else {
                 lo = mid + 1;
             }
         }
         self.at
-            .checked_add(Duration::from_millis(lo))
+            .checked_add(Duration::from_millis(lo.into()))
             .unwrap_or(self.at)
     }
 }
@@ -201,16 +215,20 @@ mod tests {
 
     #[test]
     fn decay_halves_each_half_life_and_follows_the_curve() {
-        let h = Duration::from_secs(300);
+        let h = 300_000;
+        let hd = Duration::from_secs(300);
         assert_eq!(decay(1000, Duration::ZERO, h), 1000);
-        assert_eq!(decay(1000, h, h), 500);
-        assert_eq!(decay(1000, h * 2, h), 250);
+        assert_eq!(decay(1000, hd, h), 500);
+        assert_eq!(decay(1000, hd * 2, h), 250);
         // 2^-0.5 = 0.7071
-        assert_eq!(decay(10_000, h / 2, h), 7071);
+        assert_eq!(decay(10_000, hd / 2, h), 7071);
         // 2^-(1/3) = 0.7937, interpolated
-        let v = decay(10_000, h / 3, h);
+        let v = decay(10_000, hd / 3, h);
         assert!((7930..=7945).contains(&v), "{v}");
-        assert_eq!(decay(u32::MAX, h * 40, h), 0);
+        assert_eq!(decay(u32::MAX, hd * 40, h), 0);
+        // The longest half-life, interpolated in 16 bits.
+        let v = decay(10_000, MAX_HALF_LIFE / 3, millis(MAX_HALF_LIFE));
+        assert!((7930..=7945).contains(&v), "{v}");
         // Never rises with time.
         let mut last = u32::MAX;
         for s in 0..3000 {
@@ -223,8 +241,8 @@ mod tests {
     #[test]
     fn the_ceiling_bounds_the_suppression_to_max_suppress() {
         let p = pol();
-        // 750 × 2^(1200/300) = 12,000
-        assert_eq!(p.ceiling, 12_000);
+        // Below 750 × 2^(1200/300) = 12,000
+        assert_eq!(p.ceiling, 11_999);
         let t0 = Instant::now();
         let mut pen = Penalty::new(t0);
         // Two quick flaps do not damp (a restart is one); the third does.
@@ -238,12 +256,11 @@ mod tests {
             t += Duration::from_secs(4);
             assert!(!pen.flap(t, &p));
         }
-        assert_eq!(pen.last().0, 12_000);
+        assert_eq!(pen.last().0, 11_999);
         let at = pen.reuse_at().unwrap();
         let held = at - t;
-        // To within the integer decay's rounding (ms).
         assert!(
-            held <= Duration::from_millis(1_200_100) && held >= Duration::from_secs(1190),
+            held <= Duration::from_secs(1200) && held >= Duration::from_secs(1190),
             "{held:?}"
         );
         assert!(!pen.release(at - Duration::from_millis(1)));
@@ -255,9 +272,10 @@ mod tests {
 
     #[test]
     fn a_ceiling_beyond_u32_saturates() {
-        let h = Duration::from_secs(1);
+        let h = 1000;
         assert_eq!(ceiling(750, Duration::from_secs(40), h), u32::MAX);
         assert_eq!(ceiling(750, Duration::from_secs(30), h), u32::MAX);
-        assert_eq!(ceiling(1, Duration::from_secs(31), h), 1 << 31);
+        assert_eq!(ceiling(1, Duration::from_secs(31), h), (1 << 31) - 1);
+        assert_eq!(ceiling(750, Duration::ZERO, h), 750);
     }
 }

@@ -314,31 +314,22 @@ fn policy(pol: &Policy, p: &str, errs: &mut Errors) {
 /// `policy.damping`: a penalty that can exceed suppress and decay below
 /// reuse again.
 fn damping(d: &Damping, p: &str, errs: &mut Errors) {
-    if d.half_life.get() < std::time::Duration::from_secs(1) {
-        errs.push_fmt(
-            join(p, "half_life"),
-            format_args!("{} is less than 1s", d.half_life),
-        );
-        return;
-    }
-    if d.reuse == 0 || d.reuse >= d.suppress {
-        errs.push_fmt(
+    let h = d.half_life.get();
+    if h < std::time::Duration::from_secs(1) || h > damping::MAX_HALF_LIFE {
+        errs.push(join(p, "half_life"), "must be 1s to 45m");
+    } else if d.max_suppress.get() > damping::MAX_SUPPRESS {
+        errs.push(join(p, "max_suppress"), "must be at most 12h");
+    } else if d.reuse == 0 || d.reuse >= d.suppress {
+        errs.push(
             join(p, "reuse"),
-            format_args!(
-                "{} must be at least 1 and less than suppress ({})",
-                d.reuse, d.suppress
-            ),
+            "must be at least 1 and less than suppress",
         );
-        return;
-    }
-    let ceiling = damping::ceiling(d.reuse, d.max_suppress.get(), d.half_life.get());
-    if d.suppress >= ceiling {
-        errs.push_fmt(
+    } else if d.suppress
+        >= damping::DampingPolicy::new(h, d.suppress, d.reuse, d.max_suppress.get()).ceiling
+    {
+        errs.push(
             join(p, "suppress"),
-            format_args!(
-                "{} can never be exceeded: the penalty stops at reuse × 2^(max_suppress/half_life) = {ceiling}; raise max_suppress or lower suppress",
-                d.suppress
-            ),
+            "can never be exceeded: the penalty stops below reuse × 2^(max_suppress/half_life); raise max_suppress or lower suppress",
         );
     }
 }

@@ -93,7 +93,6 @@ impl Engine {
                 (_, Some(slot)) => retire(slot, "config changed", &mut out.withdraws),
                 (_, None) => {}
             }
-            self.forget_damping(&name);
             let mut slot = p.into_slot(
                 &mut self.next_check,
                 &mut self.intents,
@@ -117,7 +116,7 @@ impl Engine {
         self.reindex();
         self.forget_flows();
         self.sync_drains(now);
-        self.sync_damping();
+        self.walk_damping(now, &mut out.announces);
         out.withdraws.extend(out.announces);
         out.withdraws
     }
