@@ -10,7 +10,7 @@
 //!   `require_local_address`, `local_interface`, the number, names, types or
 //!   probe options of its checks. Then it restarts withdrawn, as at start.
 //! * `policy` (attributes, fail_action, drain file, drain and hold times,
-//!   damping: a kept VIP keeps its penalty)
+//!   damping: the VIP keeps its name's penalty, restarted too)
 //!   and `detailed_metrics` apply to the running VIP: it re-announces with
 //!   the new attributes if they differ.
 //! * `interval`, `timeout`, `rise`, `fall` apply to the running checks: their

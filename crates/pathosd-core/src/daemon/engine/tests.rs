@@ -1134,3 +1134,26 @@ fn a_reload_keeps_the_penalty_or_ends_the_damping() {
     assert!(e.damping("web").is_none());
     assert_eq!(e.next_deadline(), None);
 }
+
+/// A VIP restarted by a reload (its check changed) keeps its name's
+/// penalty, as a router keeps a prefix's: it stays damped, withdrawn,
+/// until the release time it had.
+#[test]
+fn a_restarted_vip_stays_damped() {
+    let (mut e, _) = new_engine(&[damped_vip("withdraw")], at(0));
+    flap(&mut e, 0, 3);
+    let due = e.next_deadline().unwrap();
+    let (mut v, x) = damped_vip("withdraw");
+    set_tcp_port(&mut v, 0, 81);
+    reload(&mut e, &[(v, x)], at(11_000));
+    assert!(e.vip("web").unwrap().machine.damped());
+    assert_eq!(e.next_deadline(), Some(due));
+    assert!(e.handle(res(&e, "web", "tcp", true), at(12_000)).is_empty());
+    assert_eq!(
+        states(&e.handle(Input::Tick, due)),
+        [
+            "announced (damping penalty below reuse)",
+            "route 10.0.0.1/32 prepend 0"
+        ]
+    );
+}
