@@ -243,6 +243,7 @@ fn vips() -> Vec<VipView> {
             local_address_assigned: Some(true),
             flows: None,
             degraded: None,
+            damping: None,
             checks: vec![
                 check("web", "http", http, true, true),
                 check("dns", "dns", dns, true, true),
@@ -267,6 +268,7 @@ fn vips() -> Vec<VipView> {
             local_address_assigned: None,
             flows: None,
             degraded: None,
+            damping: None,
             checks: vec![check("tcp", "tcp", tcp, false, false)],
         },
         VipView {
@@ -287,6 +289,7 @@ fn vips() -> Vec<VipView> {
             local_address_assigned: None,
             flows: None,
             degraded: None,
+            damping: None,
             checks: vec![check(
                 "exec",
                 "exec",
@@ -903,6 +906,7 @@ pub fn large_snapshot(n: usize) -> Snapshot {
                 },
                 flows: None,
                 degraded: None,
+                damping: None,
                 checks,
             }
         })

@@ -733,6 +733,17 @@ function viewTests(label, src) {
 		assert.strictEqual(text(rows[1][2]), 'withdrawn', 'withdrawn after being announced: no note');
 	});
 
+	test(label + 'status.js: a VIP that damping suppresses says damped, with its penalty and reuse time as tooltip', async () => {
+		const st = JSON.parse(JSON.stringify(STATUS));
+		Object.assign(st.vips[0], { state_name: 'withdrawn', damping: { suppressed: true, penalty: 2333, last_flap_time: '2026-11-29T11:02:00Z', reuse_time: '2026-11-29T11:20:00Z' } });
+		Object.assign(st.vips[1], { damping: { suppressed: false, penalty: 1000, last_flap_time: '2026-11-29T11:02:00Z', reuse_time: null } });
+		const { root } = await renderStatus({ 'pathosd.status': st });
+		const rows = tableByClass(root, 'pathosd-vips').rows;
+		assert.strictEqual(text(rows[0][2]), 'withdrawn damped');
+		assert.ok(/penalty 2333/.test(rows[0][2].children[2].attrs.title), rows[0][2].children[2].attrs.title);
+		assert.ok(!/damped/.test(text(rows[1][2])), 'not suppressed: no note');
+	});
+
 	test(label + 'status.js: one row per check; "Last run" is relative to the router clock, local time as tooltip', async () => {
 		const { root } = await renderStatus();
 		const rows = tableByClass(root, 'pathosd-checks').rows;

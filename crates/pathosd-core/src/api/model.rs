@@ -123,7 +123,20 @@ pub struct VipView {
     /// Some when a check of the VIP has graded health: whether one of them
     /// says degraded (the VIP is then pessimized while healthy).
     pub degraded: Option<bool>,
+    /// Some while the VIP has `policy.damping` enabled.
+    pub damping: Option<DampingView>,
     pub checks: Vec<CheckView>,
+}
+
+/// A VIP's damping: whether it suppresses the VIP now, and its penalty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DampingView {
+    pub suppressed: bool,
+    /// The penalty at the last flap (it decays with half_life from then).
+    pub penalty: u32,
+    pub last_flap: Option<SystemTime>,
+    /// While suppressed: when the penalty falls below reuse.
+    pub reuse_time: Option<SystemTime>,
 }
 
 /// The last reload attempt (SIGHUP or ubus `reload`) since

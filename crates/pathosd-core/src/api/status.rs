@@ -223,6 +223,17 @@ pub fn vip_json(v: &VipView) -> Value {
         .put("local_address_assigned", v.local_address_assigned.into())
         .put_some("flows", v.flows.map(Into::into))
         .put_some("degraded", v.degraded.map(Into::into))
+        .put_some(
+            "damping",
+            v.damping.as_ref().map(|d| {
+                Obj::default()
+                    .put("suppressed", d.suppressed.into())
+                    .put("penalty", d.penalty.into())
+                    .put("last_flap_time", time(d.last_flap))
+                    .put("reuse_time", time(d.reuse_time))
+                    .done()
+            }),
+        )
         .put(
             "consecutive_ok",
             first.map_or(0, |c| c.consecutive_ok).into(),

@@ -651,6 +651,7 @@ mod tests {
             local_address_assigned: (i % 4 == 0).then_some(true),
             flows: None,
             degraded: None,
+            damping: None,
             checks: (0..i % 3)
                 .map(|k| CheckView {
                     name: format!("c{k}"),

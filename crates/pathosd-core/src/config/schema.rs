@@ -303,6 +303,24 @@ config_struct! {
         drain_until_flows_below: u32 = 0,
         /// A withdrawn VIP is re-announced only after being healthy this long.
         recovery_hold: Dur = Dur::ZERO,
+        /// Route flap damping (RFC 2439's) of this VIP's own announcements.
+        damping: Damping = Damping::default(),
+    }
+}
+
+config_struct! {
+    /// Route flap damping of a VIP's own announcements (RFC 2439's figure of merit): each loss of health adds 1000 to a penalty that halves every half_life; above suppress the VIP is damped (kept withdrawn, or pessimized with fail_action lower_priority) until the penalty decays below reuse.
+    pub struct Damping {
+        /// Damp this VIP.
+        enabled: bool = false,
+        /// Time for the penalty to halve (1s to 45m).
+        half_life: Dur = Dur::secs(300),
+        /// Penalty above which the VIP is damped; a flap adds 1000.
+        suppress: u32 = 2000,
+        /// Penalty below which a damped VIP is released; less than suppress.
+        reuse: u32 = 750,
+        /// Longest a VIP stays damped after its last flap, at most 12h (caps the penalty below reuse × 2^(max_suppress/half_life)).
+        max_suppress: Dur = Dur::secs(1200),
     }
 }
 
@@ -392,6 +410,13 @@ static DEFAULT_POLICY: Policy = Policy {
     drain_time: Dur::secs(30),
     drain_until_flows_below: 0,
     recovery_hold: Dur::ZERO,
+    damping: Damping {
+        enabled: false,
+        half_life: Dur::secs(300),
+        suppress: 2000,
+        reuse: 750,
+        max_suppress: Dur::secs(1200),
+    },
 };
 
 impl From<Policy> for VipPolicy {

@@ -9,7 +9,8 @@
 //!   its *check identity* changed: `prefix`, `always`, `checks_policy`,
 //!   `require_local_address`, `local_interface`, the number, names, types or
 //!   probe options of its checks. Then it restarts withdrawn, as at start.
-//! * `policy` (attributes, fail_action, drain file, drain and hold times)
+//! * `policy` (attributes, fail_action, drain file, drain and hold times,
+//!   damping: the VIP keeps its name's penalty, restarted too)
 //!   and `detailed_metrics` apply to the running VIP: it re-announces with
 //!   the new attributes if they differ.
 //! * `interval`, `fast_interval`, `timeout`, `rise`, `fall` and graded

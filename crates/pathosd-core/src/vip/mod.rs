@@ -6,11 +6,13 @@
 //! for a transition in the same call that produced it (no VIP-level timer
 //! other than the deadlines this machine names).
 
+pub mod damping;
 pub mod flows;
 
 use crate::bgp::types::{RouteIntent, GRACEFUL_SHUTDOWN};
 use crate::config::{FailAction, VipSpec as Vip};
 use crate::intern::Interner;
+use damping::DampingPolicy;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -58,6 +60,8 @@ pub struct VipPolicy {
     /// 10,000 `always` VIPs).
     pub healthy_intent: Arc<RouteIntent>,
     pub pessimized_intent: Arc<RouteIntent>,
+    /// `damping`, when enabled.
+    pub damping: Option<DampingPolicy>,
 }
 
 /// One `Arc` per distinct route intent among the VIPs' policies, and one
@@ -149,6 +153,10 @@ impl VipPolicy {
             recovery_hold: p.recovery_hold.get(),
             healthy_intent: intents.share(healthy_intent),
             pessimized_intent: intents.share(pessimized_intent),
+            damping: p.damping.enabled.then(|| {
+                let d = &p.damping;
+                DampingPolicy::new(d.half_life.get(), d.suppress, d.reuse, d.max_suppress.get())
+            }),
         }
     }
 }
@@ -196,6 +204,9 @@ const DRAIN_EXPIRED: u8 = 32;
 /// Some check with graded health says the VIP is degraded: announced,
 /// but pessimized, while it is healthy.
 const DEGRADED: u8 = 64;
+/// Damping suppresses the VIP: the engine keeps its penalty
+/// (`Engine::damping`) and sets and clears this.
+const DAMPED: u8 = 128;
 
 /// Why a VIP last changed state: fixed text, borrowed, or a check's own
 /// words, owned. A thin pointer each, hence `&&str` and `Box<Box<str>>`:
@@ -265,6 +276,27 @@ impl VipMachine {
 
     pub fn drain_api(&self) -> bool {
         self.flag(DRAIN_API)
+    }
+
+    /// Damping suppresses the VIP now.
+    pub fn damped(&self) -> bool {
+        self.flag(DAMPED) && self.policy.damping.is_some()
+    }
+
+    /// Damping suppresses the VIP from now on; the caller evaluates it
+    /// next, in the same call ([`Self::set_health`] with the flap that
+    /// did it), so that it changes state once.
+    pub(crate) fn mark_damped(&mut self) {
+        self.set_flag(DAMPED, true);
+    }
+
+    /// Damping lets the VIP go: its penalty decayed below reuse.
+    pub(crate) fn undamp(&mut self, now: Instant) -> Option<Transition> {
+        if !self.flag(DAMPED) {
+            return None;
+        }
+        self.set_flag(DAMPED, false);
+        self.evaluate(now, Reason::Fixed(&"damping penalty below reuse"))
     }
 
     /// Times the VIP left `announced` (pessimized or withdrawn) since start.
@@ -442,6 +474,9 @@ impl VipMachine {
         now: Instant,
     ) -> Option<Transition> {
         self.policy = policy.into();
+        if self.policy.damping.is_none() {
+            self.set_flag(DAMPED, false);
+        }
         self.evaluate(now, Reason::Fixed(&"policy changed by reload"))
     }
 
@@ -471,10 +506,12 @@ impl VipMachine {
             // A drain that withdraws keeps the VIP withdrawn while it lasts:
             // no recovery_hold deadline (one in the past would be due for
             // ever).
+            // Nor while damped: the engine's release time ends that.
             VipState::Withdrawn
                 if self.flag(HEALTHY)
                     && self.flag(WITHDRAWN_AFTER_ANNOUNCE)
-                    && !self.drain_withdraws() =>
+                    && !self.drain_withdraws()
+                    && !self.damped() =>
             {
                 self.health_since
                     .and_then(|t| t.checked_add(self.policy.recovery_hold))
@@ -490,6 +527,24 @@ impl VipMachine {
     }
 
     fn desired(&self, now: Instant) -> VipState {
+        let d = self.desired_undamped(now);
+        if d == VipState::Withdrawn || !self.damped() {
+            return d;
+        }
+        // Damped: never announced in full while it lasts. A VIP whose
+        // failure withdraws stays withdrawn; one whose failure only
+        // lowers its priority (the owner wants the route kept, as a last
+        // resort) stays pessimized: steady, so its peers get no UPDATE.
+        if self.policy.fail_action == FailAction::LowerPriority && self.state != VipState::Withdrawn
+        {
+            VipState::Pessimized
+        } else {
+            VipState::Withdrawn
+        }
+    }
+
+    /// What health and the drain ask for, damping aside.
+    fn desired_undamped(&self, now: Instant) -> VipState {
         let base = self.desired_by_health(now);
         if base == VipState::Withdrawn || !self.drain_withdraws() {
             return base;

@@ -722,6 +722,25 @@ fn vip_rules() {
     one(
         &[(
             &format!("{v}/policy"),
+            json!({"damping": {"enabled": true, "half_life": "500ms"}}),
+        )],
+        "vips[0].policy.damping.half_life: must be 1s to 45m",
+    );
+    one(
+        &[(&format!("{v}/policy"), json!({"damping": {"reuse": 2000}}))],
+        "vips[0].policy.damping.reuse: must be at least 1 and less than suppress",
+    );
+    // 750 × 2^(10m/5m) = 3,000: a suppress of 3,000 is never exceeded.
+    one(
+        &[(
+            &format!("{v}/policy"),
+            json!({"damping": {"suppress": 3000, "max_suppress": "10m"}}),
+        )],
+        "vips[0].policy.damping.suppress: can never be exceeded: the penalty stops below reuse × 2^(max_suppress/half_life); raise max_suppress or lower suppress",
+    );
+    one(
+        &[(
+            &format!("{v}/policy"),
             json!({"lower_priority_file": "drain"}),
         )],
         "vips[0].policy.lower_priority_file: \"drain\" must be an absolute path",

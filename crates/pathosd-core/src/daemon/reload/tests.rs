@@ -774,24 +774,9 @@ fn vip_rows() -> Vec<Row> {
     ]
 }
 
-/// The rows of a VIP's `policy`.
-fn policy_rows() -> Vec<Row> {
+/// The rows of a VIP's MULTI_EXIT_DISC and LOCAL_PREF.
+fn preference_rows() -> Vec<Row> {
     vec![
-        (
-            "vips[].policy.announce.as_path_prepend",
-            |c| web(c)["policy"] = json!({"announce": {"as_path_prepend": 2}}),
-            Vip("web", kept(true, false)),
-        ),
-        (
-            "vips[].policy.announce.communities",
-            |c| web(c)["policy"] = json!({"announce": {"communities": ["65001:7"]}}),
-            Vip("web", kept(true, false)),
-        ),
-        (
-            "vips[].policy.announce.large_communities",
-            |c| web(c)["policy"] = json!({"announce": {"large_communities": ["1:2:3"]}}),
-            Vip("web", kept(true, false)),
-        ),
         (
             "vips[].policy.announce.med",
             |c| web(c)["policy"] = json!({"announce": {"med": 10}}),
@@ -810,6 +795,27 @@ fn policy_rows() -> Vec<Row> {
         (
             "vips[].policy.lower_priority.local_pref",
             |c| web(c)["policy"] = json!({"lower_priority": {"local_pref": 50}}),
+            Vip("web", kept(true, false)),
+        ),
+    ]
+}
+
+/// The rows of a VIP's `policy`.
+fn policy_rows() -> Vec<Row> {
+    vec![
+        (
+            "vips[].policy.announce.as_path_prepend",
+            |c| web(c)["policy"] = json!({"announce": {"as_path_prepend": 2}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.announce.communities",
+            |c| web(c)["policy"] = json!({"announce": {"communities": ["65001:7"]}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.announce.large_communities",
+            |c| web(c)["policy"] = json!({"announce": {"large_communities": ["1:2:3"]}}),
             Vip("web", kept(true, false)),
         ),
         (
@@ -850,6 +856,32 @@ fn policy_rows() -> Vec<Row> {
         (
             "vips[].policy.recovery_hold",
             |c| web(c)["policy"] = json!({"recovery_hold": "3s"}),
+            Vip("web", kept(true, false)),
+        ),
+        // A kept VIP keeps its penalty; the new parameters apply to it.
+        (
+            "vips[].policy.damping.enabled",
+            |c| web(c)["policy"] = json!({"damping": {"enabled": true}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.damping.half_life",
+            |c| web(c)["policy"] = json!({"damping": {"half_life": "1m"}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.damping.suppress",
+            |c| web(c)["policy"] = json!({"damping": {"suppress": 3000}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.damping.reuse",
+            |c| web(c)["policy"] = json!({"damping": {"reuse": 500}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.damping.max_suppress",
+            |c| web(c)["policy"] = json!({"damping": {"max_suppress": "30m"}}),
             Vip("web", kept(true, false)),
         ),
     ]
@@ -1069,6 +1101,7 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
         bfd_rows(),
         vip_rows(),
         policy_rows(),
+        preference_rows(),
         check_rows(),
     ]
     .into_iter()

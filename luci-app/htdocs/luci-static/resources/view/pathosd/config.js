@@ -1501,6 +1501,36 @@ return view.extend({
 		o.placeholder = '0s';
 		o.modalonly = true;
 
+		o = s.taboption('policy', form.Flag, 'damping', _('Damp flapping'),
+			_('Route flap damping (RFC 2439) of this VIP\'s own announcements: each loss of health adds 1000 to a penalty that halves every half-life. Above the suppress limit the VIP is held withdrawn (pessimized with lower priority) until the penalty has decayed below the reuse limit, then announced again if healthy.'));
+		o.modalonly = true;
+
+		o = s.taboption('policy', form.Value, 'damping_half_life', _('Damping half-life'));
+		o.validate = validateDuration;
+		o.placeholder = '5m';
+		o.depends('damping', '1');
+		o.modalonly = true;
+
+		o = s.taboption('policy', form.Value, 'damping_suppress', _('Damping suppress limit'),
+			_('Penalty above which the VIP is damped; a flap adds 1000, so 2000 damps at the third flap in a row.'));
+		o.datatype = 'uinteger';
+		o.placeholder = '2000';
+		o.depends('damping', '1');
+		o.modalonly = true;
+
+		o = s.taboption('policy', form.Value, 'damping_reuse', _('Damping reuse limit'));
+		o.datatype = 'uinteger';
+		o.placeholder = '750';
+		o.depends('damping', '1');
+		o.modalonly = true;
+
+		o = s.taboption('policy', form.Value, 'damping_max_suppress', _('Damping max suppress time'),
+			_('Longest the VIP stays damped after its last flap.'));
+		o.validate = validateDuration;
+		o.placeholder = '20m';
+		o.depends('damping', '1');
+		o.modalonly = true;
+
 		o = s.taboption('policy', form.Value, 'as_path_prepend', _('AS-path prepends while healthy'));
 		o.datatype = 'range(0,16)';
 		o.placeholder = '0';
