@@ -6,7 +6,7 @@
 
 mod support;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,7 +37,8 @@ impl Netifd {
         s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
         let mut fb = FrameBuf::new();
         let stop = Arc::new(AtomicBool::new(false));
-        let hello = read_msg(&mut s, &mut fb, &stop).unwrap();
+        let hello =
+            support::ubus::read_blocking(&mut s, &mut fb, &stop, "stand-in netifd").unwrap();
         assert_eq!(hello.header.ty, MsgType::Hello);
         let methods = [
             MethodSig::new("status", &[("verbose", BlobMsgType::Int8)]),
@@ -48,7 +49,8 @@ impl Netifd {
         s.write_all(&add.encode().unwrap()).unwrap();
         let mut objid = None;
         loop {
-            let m = read_msg(&mut s, &mut fb, &stop).unwrap();
+            let m =
+                support::ubus::read_blocking(&mut s, &mut fb, &stop, "stand-in netifd").unwrap();
             match m.header.ty {
                 MsgType::Data => objid = m.objid(),
                 MsgType::Status => break,
@@ -59,7 +61,9 @@ impl Netifd {
         let up = Arc::new(AtomicBool::new(true));
         let (u, st) = (up.clone(), stop.clone());
         let thread = std::thread::spawn(move || {
-            while let Some(m) = read_msg(&mut s, &mut fb, &st) {
+            while let Some(m) =
+                support::ubus::read_blocking(&mut s, &mut fb, &st, "stand-in netifd")
+            {
                 if m.header.ty != MsgType::Invoke {
                     continue;
                 }
@@ -95,27 +99,6 @@ impl Drop for Netifd {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
-        }
-    }
-}
-
-/// The next whole message; None once `stop` is set or the broker is gone.
-fn read_msg(s: &mut UnixStream, fb: &mut FrameBuf, stop: &AtomicBool) -> Option<Message> {
-    let mut buf = [0u8; 4096];
-    loop {
-        if let Some(fr) = fb.next_frame().unwrap() {
-            return Some(Message::decode(&fr).unwrap());
-        }
-        if stop.load(Ordering::Relaxed) {
-            return None;
-        }
-        match s.read(&mut buf) {
-            Ok(0) => return None,
-            Ok(n) => fb.push(&buf[..n]),
-            Err(e)
-                if e.kind() == std::io::ErrorKind::WouldBlock
-                    || e.kind() == std::io::ErrorKind::TimedOut => {}
-            Err(e) => panic!("stand-in netifd: {e}"),
         }
     }
 }
