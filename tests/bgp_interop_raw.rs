@@ -340,24 +340,7 @@ fn a_peer_that_stops_reading_is_closed_by_the_send_hold_timer() {
         .is_some(),
         "established"
     );
-    // 16,000 routes, each with its own 1 KB of large communities, so each
-    // its own UPDATE: ≈ 16 MB, more than loopback's send buffer grows to
-    // (tcp_wmem's 4 MB cap) and the peer's receive buffer together.
-    let routes = (0..16_000u32)
-        .map(|i| {
-            let ip = std::net::Ipv4Addr::from(0x0a00_0000 + i);
-            let large_communities = (0..80)
-                .map(|j| pathosd::bgp::types::LargeCommunity(65001, i, j))
-                .collect();
-            (
-                pathosd::bgp::types::Prefix::new(IpAddr::V4(ip), 32).unwrap(),
-                Some(pathosd::bgp::types::RouteIntent {
-                    large_communities,
-                    ..Default::default()
-                }),
-            )
-        })
-        .collect();
+    let routes = sixteen_megabytes_of_routes();
     let start = Instant::now();
     speaker.set_routes(routes);
     speaker.mark_initial_done();
@@ -398,6 +381,30 @@ fn a_peer_that_stops_reading_is_closed_by_the_send_hold_timer() {
     keepalives.join().unwrap();
 }
 
+/// 16,000 routes, each with its own 1 KB of large communities, so each its
+/// own UPDATE: ≈ 16 MB, more than loopback's send buffer grows to
+/// (tcp_wmem's 4 MB cap) and the peer's receive buffer together.
+fn sixteen_megabytes_of_routes() -> Vec<(
+    pathosd::bgp::types::Prefix,
+    Option<pathosd::bgp::types::RouteIntent>,
+)> {
+    (0..16_000u32)
+        .map(|i| {
+            let ip = std::net::Ipv4Addr::from(0x0a00_0000 + i);
+            let large_communities = (0..80)
+                .map(|j| pathosd::bgp::types::LargeCommunity(65001, i, j))
+                .collect();
+            (
+                pathosd::bgp::types::Prefix::new(IpAddr::V4(ip), 32).unwrap(),
+                Some(pathosd::bgp::types::RouteIntent {
+                    large_communities,
+                    ..Default::default()
+                }),
+            )
+        })
+        .collect()
+}
+
 /// A slow reader: while a large pass waits in our buffer, a further route
 /// change only marks its prefix; once the peer reads again and the pass is
 /// out, the change follows on its own (no further batch needed), and the
@@ -429,21 +436,7 @@ fn a_change_that_came_while_a_pass_waited_follows_it() {
     })
     .is_some());
     // ≈ 16 MB of UPDATEs (see the send hold timer test): most of it waits.
-    let routes = (0..16_000u32)
-        .map(|i| {
-            let ip = std::net::Ipv4Addr::from(0x0a00_0000 + i);
-            let large_communities = (0..80)
-                .map(|j| pathosd::bgp::types::LargeCommunity(65001, i, j))
-                .collect();
-            (
-                pathosd::bgp::types::Prefix::new(IpAddr::V4(ip), 32).unwrap(),
-                Some(pathosd::bgp::types::RouteIntent {
-                    large_communities,
-                    ..Default::default()
-                }),
-            )
-        })
-        .collect();
+    let routes = sixteen_megabytes_of_routes();
     speaker.set_routes(routes);
     speaker.set_route(
         "10.99.0.1/32".parse().unwrap(),

@@ -152,9 +152,9 @@ mod tests {
         }
     }
 
-    /// The settings of `c`'s first neighbor, as the run config has them
-    /// (with one `always` VIP, which validation asks for).
-    fn settings(c: &Config) -> PeerSettings {
+    /// `c` as the run config, with one `always` VIP, which validation
+    /// asks for.
+    fn run_config(c: &Config) -> Result<crate::config::RunConfig, Vec<crate::config::ConfigError>> {
         let mut c = c.clone();
         c.schema = "v1".into();
         c.vips = vec![crate::config::Vip {
@@ -163,9 +163,12 @@ mod tests {
             always: true,
             ..crate::config::Vip::default()
         }];
-        crate::config::RunConfig::new(c).unwrap().neighbors[0]
-            .settings
-            .clone()
+        crate::config::RunConfig::new(c)
+    }
+
+    /// The settings of `c`'s first neighbor, as the run config has them.
+    fn settings(c: &Config) -> PeerSettings {
+        run_config(c).unwrap().neighbors[0].settings.clone()
     }
 
     #[test]
@@ -247,15 +250,7 @@ mod tests {
         // RFC 9234 roles are for eBGP only; strict mode needs a role.
         let mut n = neighbor(65001);
         n.role = Some(BgpRole::Peer);
-        let mut c = cfg(n);
-        c.schema = "v1".into();
-        c.vips = vec![crate::config::Vip {
-            name: "v".into(),
-            prefix: "10.0.0.1/32".parse().unwrap(),
-            always: true,
-            ..crate::config::Vip::default()
-        }];
-        let e = crate::config::RunConfig::new(c).unwrap_err();
+        let e = run_config(&cfg(n)).unwrap_err();
         let e: Vec<String> = e.iter().map(|e| e.to_string()).collect();
         let want = "bgp.neighbors[0].role: peer is for eBGP sessions only";
         assert!(e.iter().any(|e| e.contains(want)), "{e:?}");
