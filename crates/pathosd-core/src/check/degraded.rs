@@ -5,6 +5,7 @@
 //! most once per hold-down period, so that a backend hovering at the
 //! threshold moves the route at most that often.
 
+use super::Hysteresis;
 use crate::config::run::Degraded;
 use std::time::{Duration, Instant};
 
@@ -12,8 +13,6 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Degradation {
     limits: Degraded,
-    rise: u32,
-    fall: u32,
     slow_run: u32,
     fast_run: u32,
     degraded: bool,
@@ -23,11 +22,9 @@ pub struct Degradation {
 
 impl Degradation {
     /// Not degraded until `fall` slow passes in a row say so.
-    pub fn new(limits: Degraded, rise: u32, fall: u32) -> Degradation {
+    pub fn new(limits: Degraded) -> Degradation {
         Degradation {
             limits,
-            rise: rise.max(1),
-            fall: fall.max(1),
             slow_run: 0,
             fast_run: 0,
             degraded: false,
@@ -43,18 +40,22 @@ impl Degradation {
         self.limits.latency
     }
 
-    /// A reload's new limits, rise and fall; the state is kept.
-    pub fn retune(&mut self, limits: Degraded, rise: u32, fall: u32) {
+    /// A reload's new limits; the state is kept.
+    pub fn retune(&mut self, limits: Degraded) {
         self.limits = limits;
-        self.rise = rise.max(1);
-        self.fall = fall.max(1);
-        self.slow_run = self.slow_run.min(self.fall);
-        self.fast_run = self.fast_run.min(self.rise);
     }
 
-    /// Feeds one probe result; Some(degraded) when it changed. A failed
-    /// probe counts neither way: failure is the check's health.
-    pub fn observe(&mut self, ok: bool, took: Duration, now: Instant) -> Option<bool> {
+    /// Feeds one probe result, counted against the rise and fall of the
+    /// check's own `health`; Some(degraded) when it changed. A failed probe
+    /// counts neither way: failure is the check's health.
+    pub fn observe(
+        &mut self,
+        ok: bool,
+        took: Duration,
+        now: Instant,
+        health: &Hysteresis,
+    ) -> Option<bool> {
+        let (rise, fall) = (health.rise(), health.fall());
         if !ok {
             return None;
         }
@@ -63,14 +64,14 @@ impl Degradation {
             .is_none_or(|t| now.saturating_duration_since(t) >= self.limits.hold_down);
         if took > self.limits.latency {
             self.fast_run = 0;
-            self.slow_run = self.slow_run.saturating_add(1).min(self.fall);
-            if !self.degraded && self.slow_run >= self.fall && held {
+            self.slow_run = self.slow_run.saturating_add(1).min(fall);
+            if !self.degraded && self.slow_run >= fall && held {
                 return Some(self.flip(now));
             }
         } else {
             self.slow_run = 0;
-            self.fast_run = self.fast_run.saturating_add(1).min(self.rise);
-            if self.degraded && self.fast_run >= self.rise && held {
+            self.fast_run = self.fast_run.saturating_add(1).min(rise);
+            if self.degraded && self.fast_run >= rise && held {
                 return Some(self.flip(now));
             }
         }
@@ -99,19 +100,20 @@ mod tests {
             latency: ms(200),
             hold_down: Duration::ZERO,
         };
-        let mut d = Degradation::new(limits, 2, 3);
+        let mut d = Degradation::new(limits);
+        let h = Hysteresis::new(2, 3);
         let at = |s: u64| t0 + Duration::from_secs(s);
-        assert_eq!(d.observe(true, ms(300), at(1)), None);
-        assert_eq!(d.observe(true, ms(300), at(2)), None);
-        assert_eq!(d.observe(false, ms(900), at(3)), None, "a failure");
-        assert_eq!(d.observe(true, ms(300), at(4)), Some(true));
+        assert_eq!(d.observe(true, ms(300), at(1), &h), None);
+        assert_eq!(d.observe(true, ms(300), at(2), &h), None);
+        assert_eq!(d.observe(false, ms(900), at(3), &h), None, "a failure");
+        assert_eq!(d.observe(true, ms(300), at(4), &h), Some(true));
         assert!(d.degraded());
         assert_eq!(
-            d.observe(true, ms(200), at(5)),
+            d.observe(true, ms(200), at(5), &h),
             None,
             "at the limit is fast"
         );
-        assert_eq!(d.observe(true, ms(50), at(6)), Some(false));
+        assert_eq!(d.observe(true, ms(50), at(6), &h), Some(false));
     }
 
     #[test]
@@ -121,12 +123,13 @@ mod tests {
             latency: ms(200),
             hold_down: Duration::from_secs(60),
         };
-        let mut d = Degradation::new(limits, 1, 1);
+        let mut d = Degradation::new(limits);
+        let h = Hysteresis::new(1, 1);
         let mut changes = Vec::new();
         // Slow and fast in turn, every second, for ten minutes.
         for s in 0..600u64 {
             let took = if s % 2 == 0 { ms(250) } else { ms(150) };
-            if let Some(v) = d.observe(true, took, t0 + Duration::from_secs(s)) {
+            if let Some(v) = d.observe(true, took, t0 + Duration::from_secs(s), &h) {
                 changes.push((s, v));
             }
         }

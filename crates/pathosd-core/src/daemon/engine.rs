@@ -515,7 +515,7 @@ impl Engine {
         let transition = c.hysteresis.observe(r.ok);
         let healthy = c.hysteresis.healthy();
         let slow = c.degradation.as_mut().and_then(|d| {
-            d.observe(r.ok, r.duration, now)
+            d.observe(r.ok, r.duration, now, &c.hysteresis)
                 .map(|on| (on, d.latency(), r.duration))
         });
         c.runs = c.runs.saturating_add(1);

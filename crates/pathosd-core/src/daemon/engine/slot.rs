@@ -230,9 +230,9 @@ impl VipSlot {
         for (c, cfg) in self.checks.iter_mut().zip(&v.checks) {
             c.hysteresis.retune(cfg.rise, cfg.fall);
             match (&mut c.degradation, cfg.degraded) {
-                (Some(d), Some(limits)) => d.retune(limits, cfg.rise, cfg.fall),
+                (Some(d), Some(limits)) => d.retune(limits),
                 (d, limits) => {
-                    *d = limits.map(|l| Box::new(Degradation::new(l, cfg.rise, cfg.fall)));
+                    *d = limits.map(|l| Box::new(Degradation::new(l)));
                 }
             }
         }
@@ -277,9 +277,7 @@ pub(super) fn new_slot(
                 id: id(),
                 name: c.name.clone(),
                 hysteresis: Hysteresis::new(c.rise, c.fall),
-                degradation: c
-                    .degraded
-                    .map(|l| Box::new(Degradation::new(l, c.rise, c.fall))),
+                degradation: c.degraded.map(|l| Box::new(Degradation::new(l))),
                 runs: 0,
                 last: None,
                 last_time: None,
