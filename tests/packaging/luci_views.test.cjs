@@ -1733,6 +1733,36 @@ function viewTests(label, src) {
 		assert.ok(daemonBad.size > 10 && daemonBad.size < PREFIXES.length - 5, daemonBad.size + ' refused by pathosd');
 	});
 
+	// RFC 9687's SendHoldTime (validate/bgp.rs): 0 (off) or more than the
+	// neighbor's hold time, which is its own hold_time, else main's, else 90s.
+	test(label + 'config.js: a neighbor\'s send hold time not more than its hold time is refused, naming the field', async () => {
+		const main = Object.assign({}, BASE_UCI[0], { hold_time: '9s' });
+		const { env, m } = await renderConfig([ main ].concat(BASE_UCI.slice(1)));
+		const s = sectionOf(m, 'neighbor');
+		const d = await dialog(env, s, 'bird');
+		for (const v of [ '5s', '9s' ]) {
+			d.set('send_hold_time', v);
+			assert.ok(/more than the hold time 9s/.test(String(d.error('send_hold_time'))), v + ': ' + d.error('send_hold_time'));
+			assert.strictEqual(await d.save(), false, v + ': not saved');
+			assert.ok(d.m.errors.some((e) => e.indexOf(opt(s, 'send_hold_time').title) >= 0), d.m.errors.join(' | '));
+			assert.deepStrictEqual(plain(env.uci.changes), [], 'nothing written');
+		}
+		for (const v of [ '0', '10s', '' ]) {
+			d.set('send_hold_time', v);
+			assert.strictEqual(d.error('send_hold_time'), null, v);
+		}
+		d.set('hold_time', '30s').set('send_hold_time', '20s');
+		assert.ok(/more than the hold time 30s/.test(String(d.error('send_hold_time'))), 'the neighbor\'s own hold time: ' + d.error('send_hold_time'));
+		d.set('hold_time', '').set('send_hold_time', '20s');
+		assert.strictEqual(d.error('send_hold_time'), null, '20s against main\'s 9s');
+		assert.ok(await d.save(), d.m.errors.join());
+		assert.deepStrictEqual(staged(env), [ [ 'set', 'bird', 'send_hold_time', '20s' ] ]);
+		const r2 = await renderConfig(BASE_UCI);
+		const d2 = await dialog(r2.env, sectionOf(r2.m, 'neighbor'), 'bird');
+		d2.set('send_hold_time', '1m');
+		assert.ok(/more than the hold time 90s/.test(String(d2.error('send_hold_time'))), 'the default hold time 90s: ' + d2.error('send_hold_time'));
+	});
+
 	// A neighbor's BFD (uci_map.rs bfd_*): its own tab, the timers shown
 	// once BFD is ticked, checked as pathosd checks them.
 	test(label + 'config.js: BFD tab of a neighbor: ticking BFD shows its timers, Save writes them; a bad interval is refused, naming the field', async () => {

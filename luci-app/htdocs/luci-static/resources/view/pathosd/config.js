@@ -143,6 +143,26 @@ function validateBfdInterval(section_id, value) {
 	return (ns < 10e6 || ns > 60e9) ? _('Expecting 10ms to 60s') : true;
 }
 
+/* A neighbor's send_hold_time (validate/bgp.rs, RFC 9687 section 3.4):
+ * 0 (off) or more than its hold time: the neighbor's hold_time, else
+ * main's, else the daemon's 90s. */
+function validateSendHoldTime(section_id, value) {
+	var ok = validateDuration(section_id, value), ns, hold, holdText;
+
+	if (ok !== true)
+		return ok;
+	ns = durationNs(value);
+	if (ns == null || ns === 0)
+		return true;
+	holdText = this.section.formvalue(section_id, 'hold_time');
+	if (durationNs(holdText) == null)
+		holdText = uci.get('pathosd', 'main', 'hold_time');
+	if (durationNs(holdText) == null)
+		holdText = '90s';
+	hold = durationNs(holdText);
+	return ns <= hold ? _('Must be 0 (off) or more than the hold time %s').replace('%s', holdText) : true;
+}
+
 /* degraded_latency (validate/check.rs): above 0, below the check's timeout. */
 function validateDegradedLatency(section_id, value) {
 	var ok = validateDuration(section_id, value), ns, timeout;
@@ -1320,8 +1340,8 @@ return view.extend({
 
 		/* send_hold_time (validate/bgp.rs): RFC 9687, more than the hold time; 0 = off. */
 		o = s.taboption('general', form.Value, 'send_hold_time', _('Send hold time'),
-			_('Close the session when the peer takes none of our data for this long (RFC 9687). Empty: the greater of 8 minutes and twice the hold time; 0: off.'));
-		o.validate = validateDuration;
+			_('Close the session when the peer takes none of our data for this long (RFC 9687). Empty: the greater of 8 minutes and twice the hold time; 0: off; else more than the hold time.'));
+		o.validate = validateSendHoldTime;
 		o.placeholder = '8m';
 		o.modalonly = true;
 
