@@ -1262,8 +1262,9 @@ config neighbor 'down'
 
 	/* k-damping: VIP flap (an exec check that fails while /tmp/flap
 	 * exists, every second, rise and fall 1): in its Policy tab the damping
-	 * fields show only once Damp flapping is ticked; a half-life of "soon"
-	 * is refused in its field, nothing staged; half-life 10m, suppress
+	 * fields show only once Damp flapping is ticked; a half-life of "soon",
+	 * then a reuse limit equal to the suppress limit (the daemon's rule),
+	 * are refused in their field, nothing staged; half-life 10m, suppress
 	 * 1500, reuse 750, max suppress 20m staged, applied; pathosd's status
 	 * then has flap's damping, two losses of health (about 2000) suppress
 	 * it, and the status page says damped in flap's row. Suppress 1500
@@ -1301,6 +1302,11 @@ config check 'flap_exec'
 		has(why, !staged(s.sid).length, `soon: staged ${changesText(staged(s.sid))}`);
 		await setText(modal, hl, '10m');
 		await setText(modal, 'Damping suppress limit', '1500');
+		await setText(modal, 'Damping reuse limit', '1500');
+		const rerr = await fieldError(modal, 'Damping reuse limit');
+		has(why, /less than the suppress limit 1500/.test(rerr), `reuse 1500: the field says '${rerr}'`);
+		has(why, !await modalSave(s, modal), 'Save with reuse 1500 was not refused');
+		has(why, !staged(s.sid).length, `reuse 1500: staged ${changesText(staged(s.sid))}`);
 		await setText(modal, 'Damping reuse limit', '750');
 		await setText(modal, 'Damping max suppress time', '20m');
 		has(why, await modalSave(s, modal), 'the dialog did not close on Save');
@@ -1335,10 +1341,10 @@ config check 'flap_exec'
 		return `penalty ${v && v.damping.penalty}, ${v && v.state_name}; row: ${shown && shown.replace(/\s+/g, ' ').slice(0, 80)}`;
 	});
 
-	/* k-speaker: bird's dialog: BGP role customer, Extended next hop, a
-	 * Send hold time of 5s (not more than the hold time 9s: the daemon's
-	 * rule) refused in its field, nothing staged; 20s and Require peer
-	 * role staged, applied; BIRD sends no role (none configured), so
+	/* k-speaker: bird's dialog: Require peer role ticked without a role,
+	 * then BGP role customer, Extended next hop and a Send hold time of 5s
+	 * (not more than the hold time 9s), each refused in its field (the
+	 * daemon's rules), nothing staged; 20s staged with the rest, applied; BIRD sends no role (none configured), so
 	 * pathosd, in strict mode, refuses its OPEN: the session stays down
 	 * with a role mismatch. */
 	await flow('k-speaker', async (why, L) => {
@@ -1348,6 +1354,11 @@ config check 'flap_exec'
 		const s = await L();
 		await open(s, 'config');
 		const { modal } = await openEdit(s, 'BGP neighbors', 'bird');
+		await setFlag(modal, 'Require peer role', true);
+		const rerr = await fieldError(modal, 'BGP role');
+		has(why, /Require peer role/.test(rerr), `Require peer role without a role: the role field says '${rerr}'`);
+		has(why, !await modalSave(s, modal), 'Save with Require peer role and no role was not refused');
+		has(why, !staged(s.sid).length, `no role: staged ${changesText(staged(s.sid))}`);
 		await choose(modal, 'BGP role', 'customer');
 		await setFlag(modal, 'Extended next hop', true);
 		await setText(modal, 'Send hold time', '5s');
