@@ -297,8 +297,8 @@ const FULL_UCI = [
 		listen_port: '179', hold_time: '9s', graceful_restart: '1', shutdown_drain: '2s', graceful_shutdown: '1', api_listen: '127.0.0.1:59179', log_level: 'info' },
 	{ '.type': 'neighbor', '.name': 'bird', enabled: '1', address: '127.0.0.1', peer_asn: '65000', port: '179', passive: '0',
 		required: '1', enable_multihop: '1', multihop_ttl: '4', hold_time: '30s', error_wait_min: '2s', graceful_restart: 'yes',
-		bfd: '1', bfd_desired_minimum_tx_interval: '100ms', bfd_detection_multiplier: '5' },
-	{ '.type': 'neighbor', '.name': 'up_1', name: 'up-1', address: '192.0.2.254', peer_asn: '65010', passive: 'on', required: '0' },
+		bfd: '1', bfd_desired_minimum_tx_interval: '100ms', bfd_detection_multiplier: '5', role: 'peer' },
+	{ '.type': 'neighbor', '.name': 'up_1', name: 'up-1', address: '192.0.2.254', peer_asn: '65010', passive: 'on', required: '0', role: 'customer' },
 	{ '.type': 'vip', '.name': 'web', enabled: '1', prefix: '192.0.2.80/32', checks_policy: 'all', fail_action: 'drain_then_withdraw',
 		drain_time: '10s', community: [ '65001:100' ], large_community: '65001:1:1', require_local_address: 'true', local_interface: 'br-lan',
 		lower_priority_as_path_prepend: '4', lower_priority_file: '/tmp/web.drain' },
@@ -1731,6 +1731,77 @@ function viewTests(label, src) {
 		});
 		assert.deepStrictEqual(disagree, []);
 		assert.ok(daemonBad.size > 10 && daemonBad.size < PREFIXES.length - 5, daemonBad.size + ' refused by pathosd');
+	});
+
+	// RFC 9234 strict mode (validate/bgp.rs roles): require_role needs a role.
+	test(label + 'config.js: Require peer role without a BGP role is refused on the role, naming it; with a role it saves', async () => {
+		const { env, m } = await renderConfig(BASE_UCI);
+		const s = sectionOf(m, 'neighbor');
+		const d = await dialog(env, s, 'bird');
+		d.set('require_role', true);
+		assert.ok(/Require peer role/.test(String(d.error('role'))), String(d.error('role')));
+		assert.strictEqual(await d.save(), false, 'not saved');
+		assert.ok(d.m.errors.some((e) => e.indexOf(opt(s, 'role').title) >= 0), d.m.errors.join(' | '));
+		assert.deepStrictEqual(plain(env.uci.changes), [], 'nothing written');
+		d.set('role', 'peer');
+		assert.strictEqual(d.error('role'), null);
+		assert.ok(await d.save(), d.m.errors.join());
+		assert.deepStrictEqual(staged(env), [ [ 'set', 'bird', 'require_role', '1' ], [ 'set', 'bird', 'role', 'peer' ] ]);
+	});
+
+	// A VIP's damping (validate/vip.rs damping): half-life 1s to 45m,
+	// max suppress at most 12h, reuse at least 1 and below suppress (the
+	// daemon's defaults 2000 and 750 when empty).
+	test(label + 'config.js: damping values pathosd refuses are refused in their fields', async () => {
+		const { env, m } = await renderConfig(BASE_UCI);
+		const s = sectionOf(m, 'vip');
+		const d = await dialog(env, s, 'web');
+		d.set('damping', true);
+		const bad = [ [ 'damping_half_life', '500ms', /1s to 45m/ ], [ 'damping_half_life', '46m', /1s to 45m/ ],
+			[ 'damping_max_suppress', '13h', /at most 12h/ ], [ 'damping_reuse', '2000', /less than the suppress limit 2000/ ],
+			[ 'damping_reuse', '0', /at least 1/ ] ];
+		for (const [ name, v, re ] of bad) {
+			d.set(name, v);
+			assert.ok(re.test(String(d.error(name))), name + ' ' + v + ': ' + d.error(name));
+			assert.strictEqual(await d.save(), false, name + ' ' + v + ': not saved');
+			assert.deepStrictEqual(plain(env.uci.changes), [], 'nothing written');
+			d.set(name, '');
+		}
+		d.set('damping_suppress', '500');
+		assert.ok(/less than the suppress limit 500/.test(String(d.error('damping_reuse'))), 'the default reuse 750 against suppress 500: ' + d.error('damping_reuse'));
+		d.set('damping_reuse', '400').set('damping_half_life', '45m').set('damping_max_suppress', '12h');
+		[ 'damping_half_life', 'damping_suppress', 'damping_reuse', 'damping_max_suppress' ].forEach((n) => assert.strictEqual(d.error(n), null, n));
+		assert.ok(await d.save(), d.m.errors.join());
+	});
+
+	// RFC 9687's SendHoldTime (validate/bgp.rs): 0 (off) or more than the
+	// neighbor's hold time, which is its own hold_time, else main's, else 90s.
+	test(label + 'config.js: a neighbor\'s send hold time not more than its hold time is refused, naming the field', async () => {
+		const main = Object.assign({}, BASE_UCI[0], { hold_time: '9s' });
+		const { env, m } = await renderConfig([ main ].concat(BASE_UCI.slice(1)));
+		const s = sectionOf(m, 'neighbor');
+		const d = await dialog(env, s, 'bird');
+		for (const v of [ '5s', '9s' ]) {
+			d.set('send_hold_time', v);
+			assert.ok(/more than the hold time 9s/.test(String(d.error('send_hold_time'))), v + ': ' + d.error('send_hold_time'));
+			assert.strictEqual(await d.save(), false, v + ': not saved');
+			assert.ok(d.m.errors.some((e) => e.indexOf(opt(s, 'send_hold_time').title) >= 0), d.m.errors.join(' | '));
+			assert.deepStrictEqual(plain(env.uci.changes), [], 'nothing written');
+		}
+		for (const v of [ '0', '10s', '' ]) {
+			d.set('send_hold_time', v);
+			assert.strictEqual(d.error('send_hold_time'), null, v);
+		}
+		d.set('hold_time', '30s').set('send_hold_time', '20s');
+		assert.ok(/more than the hold time 30s/.test(String(d.error('send_hold_time'))), 'the neighbor\'s own hold time: ' + d.error('send_hold_time'));
+		d.set('hold_time', '').set('send_hold_time', '20s');
+		assert.strictEqual(d.error('send_hold_time'), null, '20s against main\'s 9s');
+		assert.ok(await d.save(), d.m.errors.join());
+		assert.deepStrictEqual(staged(env), [ [ 'set', 'bird', 'send_hold_time', '20s' ] ]);
+		const r2 = await renderConfig(BASE_UCI);
+		const d2 = await dialog(r2.env, sectionOf(r2.m, 'neighbor'), 'bird');
+		d2.set('send_hold_time', '1m');
+		assert.ok(/more than the hold time 90s/.test(String(d2.error('send_hold_time'))), 'the default hold time 90s: ' + d2.error('send_hold_time'));
 	});
 
 	// A neighbor's BFD (uci_map.rs bfd_*): its own tab, the timers shown

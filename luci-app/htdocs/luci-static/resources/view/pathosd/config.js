@@ -143,6 +143,59 @@ function validateBfdInterval(section_id, value) {
 	return (ns < 10e6 || ns > 60e9) ? _('Expecting 10ms to 60s') : true;
 }
 
+/* A neighbor's send_hold_time (validate/bgp.rs, RFC 9687 section 3.4):
+ * 0 (off) or more than its hold time: the neighbor's hold_time, else
+ * main's, else the daemon's 90s. */
+function validateSendHoldTime(section_id, value) {
+	var ok = validateDuration(section_id, value), ns, hold, holdText;
+
+	if (ok !== true)
+		return ok;
+	ns = durationNs(value);
+	if (ns == null || ns === 0)
+		return true;
+	holdText = this.section.formvalue(section_id, 'hold_time');
+	if (durationNs(holdText) == null)
+		holdText = uci.get('pathosd', 'main', 'hold_time');
+	if (durationNs(holdText) == null)
+		holdText = '90s';
+	hold = durationNs(holdText);
+	return ns <= hold ? _('Must be 0 (off) or more than the hold time %s').replace('%s', holdText) : true;
+}
+
+/* policy.damping (validate/vip.rs damping, vip/damping.rs): half_life
+ * 1s to 45m, max_suppress at most 12h, reuse at least 1 and below
+ * suppress (the daemon's 750 and 2000 when empty). That suppress stays
+ * below the penalty's ceiling is left to the daemon's check at Save &
+ * Apply. */
+function validateDampingHalfLife(section_id, value) {
+	var ok = validateDuration(section_id, value), ns = durationNs(value);
+
+	if (ok !== true || ns == null)
+		return ok;
+	return (ns < 1e9 || ns > 45 * 60e9) ? _('Expecting 1s to 45m') : true;
+}
+
+function validateDampingMaxSuppress(section_id, value) {
+	var ok = validateDuration(section_id, value), ns = durationNs(value);
+
+	if (ok !== true || ns == null)
+		return ok;
+	return ns > 12 * 3600e9 ? _('Must be at most 12h') : true;
+}
+
+function validateDampingReuse(section_id, value) {
+	var suppress = this.section.formvalue(section_id, 'damping_suppress');
+	var reuse = (value == null || value === '') ? 750 : +value;
+
+	if (suppress == null || suppress === '')
+		suppress = '2000';
+	if (!/^[0-9]+$/.test(String(suppress)))
+		return true;
+	return (reuse < 1 || reuse >= +suppress)
+		? _('Must be at least 1 and less than the suppress limit %s').replace('%s', suppress) : true;
+}
+
 /* degraded_latency (validate/check.rs): above 0, below the check's timeout. */
 function validateDegradedLatency(section_id, value) {
 	var ok = validateDuration(section_id, value), ns, timeout;
@@ -1313,6 +1366,11 @@ return view.extend({
 		o.value('rs', _('route server'));
 		o.value('rs-client', _('route server client'));
 		o.modalonly = true;
+		o.validate = function(section_id, value) {
+			if ((value == null || value === '') && isOn(this.section.formvalue(section_id, 'require_role')))
+				return _('Choose a role: Require peer role checks the peer\'s role against it');
+			return true;
+		};
 
 		o = s.taboption('general', form.Flag, 'require_role', _('Require peer role'),
 			_('Refuse a peer that sends no role (strict mode, BIRD\'s require roles).'));
@@ -1320,8 +1378,8 @@ return view.extend({
 
 		/* send_hold_time (validate/bgp.rs): RFC 9687, more than the hold time; 0 = off. */
 		o = s.taboption('general', form.Value, 'send_hold_time', _('Send hold time'),
-			_('Close the session when the peer takes none of our data for this long (RFC 9687). Empty: the greater of 8 minutes and twice the hold time; 0: off.'));
-		o.validate = validateDuration;
+			_('Close the session when the peer takes none of our data for this long (RFC 9687). Empty: the greater of 8 minutes and twice the hold time; 0: off; else more than the hold time.'));
+		o.validate = validateSendHoldTime;
 		o.placeholder = '8m';
 		o.modalonly = true;
 
@@ -1506,7 +1564,7 @@ return view.extend({
 		o.modalonly = true;
 
 		o = s.taboption('policy', form.Value, 'damping_half_life', _('Damping half-life'));
-		o.validate = validateDuration;
+		o.validate = validateDampingHalfLife;
 		o.placeholder = '5m';
 		o.depends('damping', '1');
 		o.modalonly = true;
@@ -1520,13 +1578,14 @@ return view.extend({
 
 		o = s.taboption('policy', form.Value, 'damping_reuse', _('Damping reuse limit'));
 		o.datatype = 'uinteger';
+		o.validate = validateDampingReuse;
 		o.placeholder = '750';
 		o.depends('damping', '1');
 		o.modalonly = true;
 
 		o = s.taboption('policy', form.Value, 'damping_max_suppress', _('Damping max suppress time'),
 			_('Longest the VIP stays damped after its last flap.'));
-		o.validate = validateDuration;
+		o.validate = validateDampingMaxSuppress;
 		o.placeholder = '20m';
 		o.depends('damping', '1');
 		o.modalonly = true;
