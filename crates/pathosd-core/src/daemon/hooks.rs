@@ -1,0 +1,141 @@
+//! Hooks, as OpenWrt's hotplug does them: on each VIP transition every
+//! executable file of the hooks directory runs, in file-name order, with
+//! the event in its environment. This is the pure part: which event a
+//! transition makes, its environment, and the queue's policy (a full
+//! queue drops the new event and counts it, so the owner never waits for
+//! a hook). The runner that spawns the scripts is `pathosd::daemon::hooks`.
+
+use crate::vip::VipState;
+use std::time::Duration;
+
+/// Where hooks live unless the config says otherwise (hotplug-call's
+/// `/etc/hotplug.d/<subsystem>` with subsystem `pathosd`).
+pub const DEFAULT_DIR: &str = "/etc/hotplug.d/pathosd";
+/// How long one hook may run before its process group is killed.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Events waiting for the runner; more are dropped and counted.
+pub const DEFAULT_QUEUE: usize = 64;
+
+/// One VIP transition as the hooks see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookEvent {
+    /// 1 for the daemon's first event, +1 for each after, dropped ones
+    /// included: a hook sees a gap where events were dropped.
+    pub seq: u64,
+    pub vip: String,
+    pub prefix: String,
+    pub from: VipState,
+    pub to: VipState,
+    pub reason: String,
+}
+
+impl HookEvent {
+    /// ACTION, as hotplug's: what happened to the route. `announce` when
+    /// the VIP's route went out, `withdraw` when it went away, `pessimize`
+    /// and `restore` for the move to and from the lower priority.
+    pub fn action(&self) -> &'static str {
+        use VipState::*;
+        match (self.from, self.to) {
+            (_, Withdrawn) => "withdraw",
+            (Withdrawn, _) => "announce",
+            (_, Pessimized) => "pessimize",
+            (Pessimized, Announced) => "restore",
+            (Announced, Announced) => "announce",
+        }
+    }
+
+    /// The hook's environment (besides PATH, which it inherits).
+    pub fn env(&self) -> [(&'static str, String); 7] {
+        [
+            ("ACTION", self.action().to_string()),
+            ("VIP", self.vip.clone()),
+            ("PREFIX", self.prefix.clone()),
+            ("STATE", self.to.as_str().to_string()),
+            ("FROM", self.from.as_str().to_string()),
+            ("REASON", self.reason.clone()),
+            ("SEQ", self.seq.to_string()),
+        ]
+    }
+}
+
+/// Numbers the events; counts the ones the full queue dropped.
+#[derive(Debug, Default)]
+pub struct HookSeq {
+    next: u64,
+    dropped: u64,
+}
+
+impl HookSeq {
+    /// The next event's sequence number.
+    pub fn next(&mut self) -> u64 {
+        self.next += 1;
+        self.next
+    }
+    pub fn dropped(&mut self) {
+        self.dropped += 1;
+    }
+    pub fn drops(&self) -> u64 {
+        self.dropped
+    }
+}
+
+/// The files hotplug-call would run: names not starting with a dot, sorted
+/// bytewise (the shell's glob order in the C locale).
+pub fn order(mut names: Vec<String>) -> Vec<String> {
+    names.retain(|n| !n.starts_with('.'));
+    names.sort_unstable();
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(from: VipState, to: VipState) -> HookEvent {
+        HookEvent {
+            seq: 3,
+            vip: "web".into(),
+            prefix: "192.0.2.1/32".into(),
+            from,
+            to,
+            reason: "check http failed".into(),
+        }
+    }
+
+    #[test]
+    fn actions() {
+        use VipState::*;
+        assert_eq!(ev(Announced, Withdrawn).action(), "withdraw");
+        assert_eq!(ev(Withdrawn, Announced).action(), "announce");
+        assert_eq!(ev(Withdrawn, Pessimized).action(), "announce");
+        assert_eq!(ev(Announced, Pessimized).action(), "pessimize");
+        assert_eq!(ev(Pessimized, Announced).action(), "restore");
+    }
+
+    #[test]
+    fn env_has_every_variable() {
+        let e = ev(VipState::Announced, VipState::Withdrawn).env();
+        let get = |k: &str| e.iter().find(|(n, _)| *n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("ACTION"), Some("withdraw"));
+        assert_eq!(get("VIP"), Some("web"));
+        assert_eq!(get("PREFIX"), Some("192.0.2.1/32"));
+        assert_eq!(get("STATE"), Some("withdrawn"));
+        assert_eq!(get("REASON"), Some("check http failed"));
+        assert_eq!(get("SEQ"), Some("3"));
+    }
+
+    #[test]
+    fn order_is_bytewise_without_dot_files() {
+        let got = order(vec!["20-b".into(), ".hidden".into(), "10-a".into(), "B".into()]);
+        assert_eq!(got, ["10-a", "20-b", "B"]);
+    }
+
+    #[test]
+    fn seq_counts_drops_in_the_numbering() {
+        let mut s = HookSeq::default();
+        assert_eq!(s.next(), 1);
+        s.dropped();
+        assert_eq!(s.next(), 2);
+        assert_eq!(s.drops(), 1);
+    }
+}
