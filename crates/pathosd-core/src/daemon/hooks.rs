@@ -6,15 +6,10 @@
 //! a hook). The runner that spawns the scripts is `pathosd::daemon::hooks`.
 
 use crate::vip::VipState;
-use std::time::Duration;
 
 /// Where hooks live unless the config says otherwise (hotplug-call's
 /// `/etc/hotplug.d/<subsystem>` with subsystem `pathosd`).
 pub const DEFAULT_DIR: &str = "/etc/hotplug.d/pathosd";
-/// How long one hook may run before its process group is killed.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Events waiting for the runner; more are dropped and counted.
-pub const DEFAULT_QUEUE: usize = 64;
 
 /// One VIP transition as the hooks see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,7 +121,12 @@ mod tests {
 
     #[test]
     fn order_is_bytewise_without_dot_files() {
-        let got = order(vec!["20-b".into(), ".hidden".into(), "10-a".into(), "B".into()]);
+        let got = order(vec![
+            "20-b".into(),
+            ".hidden".into(),
+            "10-a".into(),
+            "B".into(),
+        ]);
         assert_eq!(got, ["10-a", "20-b", "B"]);
     }
 

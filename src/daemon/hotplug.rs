@@ -1,0 +1,151 @@
+//! The hook runner: the owner queues each VIP transition (`Hooks::queue`,
+//! from its one `report` path) on a bounded channel and goes on; this
+//! task runs the hooks directory's scripts for each event, one at a time
+//! and in file-name order, as OpenWrt's hotplug-call does (`sh script`, so
+//! a script need not be executable, as hotplug-call sources it). A script
+//! runs in its own process group, killed whole when it outlives the
+//! timeout. A full queue drops the event and counts it: the owner never
+//! waits for a hook.
+
+use crate::chan::{Rx, Tx};
+use crate::daemon::hooks::{order, HookEvent, HookSeq};
+use crate::vip::VipState;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+/// The owner's end: numbers the events and queues them.
+pub(crate) struct Hooks {
+    tx: Tx<Box<HookEvent>>,
+    seq: HookSeq,
+    _runner: smol::Task<()>,
+}
+
+impl Hooks {
+    /// The runner for `dir`; None when `dir` is empty (hooks off).
+    pub(crate) fn start(dir: &Path, timeout: Duration, queue: usize) -> Option<Hooks> {
+        if dir.as_os_str().is_empty() {
+            return None;
+        }
+        let (tx, rx) = crate::chan::bounded(queue.max(1));
+        let runner = crate::rt::spawn(run(rx, dir.to_path_buf(), timeout));
+        Some(Hooks {
+            tx,
+            seq: HookSeq::default(),
+            _runner: runner,
+        })
+    }
+
+    /// Queues one transition's event, or drops and counts it when the
+    /// queue is full.
+    pub(crate) fn queue(
+        &mut self,
+        vip: &str,
+        prefix: &str,
+        from: VipState,
+        to: VipState,
+        reason: &str,
+    ) {
+        let ev = HookEvent {
+            seq: self.seq.next(),
+            vip: vip.to_string(),
+            prefix: prefix.to_string(),
+            from,
+            to,
+            reason: reason.to_string(),
+        };
+        if self.tx.try_send(Box::new(ev)).is_err() {
+            self.seq.dropped();
+            log::warn!("hooks: queue full, event of vip {vip} dropped");
+        }
+    }
+
+    /// Events dropped because the queue was full.
+    pub(crate) fn drops(&self) -> u64 {
+        self.seq.drops()
+    }
+}
+
+async fn run(rx: Rx<Box<HookEvent>>, dir: PathBuf, timeout: Duration) {
+    while let Ok(ev) = rx.recv().await {
+        // Read again for each event: a package installed or removed
+        // since takes effect at once, as with hotplug.
+        let names = match std::fs::read_dir(&dir) {
+            Ok(d) => d
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect(),
+            // No directory: no hooks, and nothing to say about it.
+            Err(_) => Vec::new(),
+        };
+        for name in order(names) {
+            run_one(&dir.join(&name), &ev, timeout).await;
+        }
+    }
+}
+
+/// Kills the hook's process group unless the hook was reaped: a runner
+/// dropped mid-hook (the daemon stopping) leaves nothing behind.
+struct GroupGuard {
+    pgid: u32,
+    armed: bool,
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            if let Err(e) = crate::sys::kill_process_group(self.pgid) {
+                log::debug!("hooks: kill process group {}: {e}", self.pgid);
+            }
+        }
+    }
+}
+
+async fn run_one(script: &Path, ev: &HookEvent, timeout: Duration) {
+    let mut cmd = std::process::Command::new("/bin/sh");
+    // pgid = pid: the timeout kills the script and its children.
+    cmd.arg(script).process_group(0);
+    for (k, v) in ev.env() {
+        cmd.env(k, v);
+    }
+    let mut cmd = smol::process::Command::from(cmd);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            log::warn!("hooks: {}: {}", script.display(), crate::net::io_msg(&e));
+            return;
+        }
+    };
+    let mut guard = GroupGuard {
+        pgid: child.id(),
+        armed: true,
+    };
+    let status = smol::future::or(async { Some(child.status().await) }, async {
+        async_io::Timer::after(timeout).await;
+        None
+    })
+    .await;
+    match status {
+        Some(Ok(s)) if s.success() => {}
+        Some(Ok(s)) => log::info!("hooks: {} seq {}: {s}", script.display(), ev.seq),
+        Some(Err(e)) => log::warn!("hooks: {}: {}", script.display(), crate::net::io_msg(&e)),
+        None => {
+            log::warn!(
+                "hooks: {} seq {}: killed after {:?}",
+                script.display(),
+                ev.seq,
+                timeout
+            );
+            drop(guard);
+            // SIGKILL went to the group: the reap is bounded.
+            let _ = child.status().await;
+            return;
+        }
+    }
+    guard.armed = false;
+}
