@@ -48,7 +48,7 @@ impl Hooks {
         reason: &str,
     ) {
         let ev = HookEvent {
-            seq: self.seq.next(),
+            seq: self.seq.take(),
             vip: vip.to_string(),
             prefix: prefix.to_string(),
             from,

@@ -62,7 +62,7 @@ pub struct HookSeq {
 
 impl HookSeq {
     /// The next event's sequence number.
-    pub fn next(&mut self) -> u64 {
+    pub fn take(&mut self) -> u64 {
         self.next += 1;
         self.next
     }
@@ -133,9 +133,9 @@ mod tests {
     #[test]
     fn seq_counts_drops_in_the_numbering() {
         let mut s = HookSeq::default();
-        assert_eq!(s.next(), 1);
+        assert_eq!(s.take(), 1);
         s.dropped();
-        assert_eq!(s.next(), 2);
+        assert_eq!(s.take(), 2);
         assert_eq!(s.drops(), 1);
     }
 }
