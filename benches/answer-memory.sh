@@ -51,25 +51,12 @@ OTLP_PORT=$((API_PORT + 2))
 SOCK=$TMP/ubus.sock
 
 if [ "$UBUS_ON" = 1 ]; then
-  "$UBUSD" -s "$SOCK" &
-  pids+=($!)
-  for _ in $(seq 1 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
-  [ -S "$SOCK" ] || { echo "answer-memory: ubusd did not create $SOCK" >&2; exit 1; }
+  start_ubusd "$SOCK" answer-memory || exit 1
 fi
 
 # The checks' backend (accepts and closes) and the OTLP receiver (reads a
 # request, answers 200, counts the bytes), each a process of its own.
-python3 -c '
-import asyncio, sys
-async def main():
-    async def conn(r, w):
-        w.close()
-    s = await asyncio.start_server(conn, sys.argv[1], int(sys.argv[2]), backlog=4096)
-    async with s:
-        await s.serve_forever()
-asyncio.run(main())
-' "$IP" "$CHECK_PORT" &
-pids+=($!)
+start_accept_close "$IP" "$CHECK_PORT"
 python3 -c '
 import http.server, sys
 class H(http.server.BaseHTTPRequestHandler):

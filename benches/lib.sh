@@ -1,9 +1,10 @@
 # shellcheck shell=bash
-# Sourced by the benches: process bookkeeping, BIRD helpers, and the router
+# Sourced by the benches: process bookkeeping, BIRD helpers, the router
 # BIRD and one-neighbor pathosd configs shared by convergence.sh,
-# compare.sh, idle-parts.sh, size.sh and hot-text.sh. The sourcing script
-# owns `pids` (every process it started; `cleanup_pids` stops them by PID)
-# and may set `birdc`.
+# compare.sh, idle-parts.sh, size.sh and hot-text.sh, and the ubusd and
+# accept-and-close backend of status-scale.sh and answer-memory.sh. The
+# sourcing script owns `pids` (every process it started; `cleanup_pids`
+# stops them by PID) and may set `birdc`.
 
 pids=()
 
@@ -53,6 +54,36 @@ elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 # second octet), one per line.
 prefixes() {
   awk -v n="$1" -v first="$2" 'BEGIN { for (i = 0; i < n; i++) printf "10.%d.%d.%d/32\n", first + int(i / 65536), int(i / 256) % 256, i % 256 }'
+}
+
+# Starts "$UBUSD" on socket $1 and waits (5 s at most) for the socket;
+# $2 names the calling bench in the error.
+start_ubusd() {
+  local sock=$1 i
+  "$UBUSD" -s "$sock" &
+  pids+=($!)
+  for i in $(seq 1 50); do
+    [ -S "$sock" ] && return 0
+    sleep 0.1
+  done
+  echo "$2: ubusd did not create $sock" >&2
+  return 1
+}
+
+# A checks' backend on $1:$2 that accepts and closes, in a process of its
+# own (a daemon probing its own port would measure its own load).
+start_accept_close() {
+  python3 -c '
+import asyncio, sys
+async def main():
+    async def conn(r, w):
+        w.close()
+    s = await asyncio.start_server(conn, sys.argv[1], int(sys.argv[2]), backlog=4096)
+    async with s:
+        await s.serve_forever()
+asyncio.run(main())
+' "$1" "$2" &
+  pids+=($!)
 }
 
 # Waits (5 s at most) until the BIRD at control socket $1 answers.

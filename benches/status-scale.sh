@@ -35,25 +35,11 @@ IP=127.0.$((RANDOM % 200 + 20)).$((RANDOM % 200 + 20))
 API_PORT=$((20000 + RANDOM % 20000))
 SOCK=$TMP/ubus.sock
 
-"$UBUSD" -s "$SOCK" &
-pids+=($!)
-for _ in $(seq 1 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
-[ -S "$SOCK" ] || { echo "status-scale: ubusd did not create $SOCK" >&2; exit 1; }
+start_ubusd "$SOCK" status-scale || exit 1
 
-# The checks' backend: accepts and closes, in a process of its own (the
-# daemon probing its own HTTP port would measure its own load).
+# The checks' backend, accepting and closing.
 CHECK_PORT=$((API_PORT + 1))
-python3 -c '
-import asyncio, sys
-async def main():
-    async def conn(r, w):
-        w.close()
-    s = await asyncio.start_server(conn, sys.argv[1], int(sys.argv[2]), backlog=4096)
-    async with s:
-        await s.serve_forever()
-asyncio.run(main())
-' "$IP" "$CHECK_PORT" &
-pids+=($!)
+start_accept_close "$IP" "$CHECK_PORT"
 
 # N VIPs, each with a tcp check every 30 s: every check passes, so the
 # status holds real results.

@@ -50,6 +50,7 @@ pub fn check(name: &str, kind: &str, r: CheckResult, healthy: bool, detailed: bo
         buckets: vec![5, 8, 10, 11, 12],
         duration_sum: 2.5,
         detailed_metrics: detailed,
+        degraded: None,
     }
 }
 
@@ -163,6 +164,7 @@ fn peers() -> Vec<PeerView> {
                         pathosd::bgp::types::Community(65001, 200),
                     ],
                     large_communities: vec![],
+                    otc: None,
                 },
             )],
             bfd: Some(pathosd::api::model::BfdView {
@@ -241,6 +243,8 @@ fn vips() -> Vec<VipView> {
             checks_policy: "all".into(),
             local_address_assigned: Some(true),
             flows: None,
+            degraded: None,
+            damping: None,
             checks: vec![
                 check("web", "http", http, true, true),
                 check("dns", "dns", dns, true, true),
@@ -264,6 +268,8 @@ fn vips() -> Vec<VipView> {
             checks_policy: "all".into(),
             local_address_assigned: None,
             flows: None,
+            degraded: None,
+            damping: None,
             checks: vec![check("tcp", "tcp", tcp, false, false)],
         },
         VipView {
@@ -283,6 +289,8 @@ fn vips() -> Vec<VipView> {
             checks_policy: "any".into(),
             local_address_assigned: None,
             flows: None,
+            degraded: None,
+            damping: None,
             checks: vec![check(
                 "exec",
                 "exec",
@@ -901,6 +909,8 @@ pub fn large_snapshot(n: usize) -> Snapshot {
                     _ => None,
                 },
                 flows: None,
+                degraded: None,
+                damping: None,
                 checks,
             }
         })
@@ -920,6 +930,7 @@ pub fn large_snapshot(n: usize) -> Snapshot {
                 large_communities: (0..i % 2)
                     .map(|c| LargeCommunity(65001, c as u32, 2))
                     .collect(),
+                otc: None,
             };
             (prefix.parse().unwrap(), attrs)
         })

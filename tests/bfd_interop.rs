@@ -469,7 +469,7 @@ fn bfd_with_frr_bfdd() {
 /// `multihop`), its BFD on the interface (TTL 255 both ways).
 #[test]
 fn single_hop_bfd_with_bird_over_a_link() {
-    use support::netns::{sh, Netns};
+    use support::netns::{sh, Netns, NsBird};
     let pid = std::process::id();
     let x = (pid % 250) as u8;
     let (na, nb) = (
@@ -508,37 +508,13 @@ fn single_hop_bfd_with_bird_over_a_link() {
         ]);
         sh(&["ip", "netns", "exec", ns, "ip", "link", "set", link, "up"]);
     }
-    let dir = support::TempDir::new("bfd-single-hop");
-    let ctl = dir.path("bird.ctl").display().to_string();
-    std::fs::write(
-        dir.path("bird.conf"),
-        format!(
-            "log stderr all;\nrouter id {theirs};\nprotocol device {{ }}\n\
-             protocol bfd {{ interface \"*\" {{ min rx interval {BFD_MS} ms; min tx interval {BFD_MS} ms; multiplier 3; }}; }}\n\
-             protocol bgp pathosd {{\n  local {theirs} as 65000;\n  neighbor {ours} as 65001;\n  bfd on;\n  hold time 9;\n  error wait time 0,0;\n  ipv4 {{ import all; export none; }};\n}}\n"
-        ),
-    )
-    .unwrap();
-    let log = std::fs::File::create(dir.path("bird.log")).unwrap();
-    let bird = std::process::Command::new("ip")
-        .args(["netns", "exec", &nb.0, "bird", "-f", "-c"])
-        .arg(dir.path("bird.conf"))
-        .args(["-s", &ctl, "-P"])
-        .arg(dir.path("bird.pid"))
-        .stdout(std::process::Stdio::null())
-        .stderr(log)
-        .spawn()
-        .expect("bird (Debian package bird2) must be installed");
-    let _bird = support::Daemon(bird);
-    let birdc = |args: &[&str]| {
-        support::run(
-            std::process::Command::new("birdc")
-                .arg("-s")
-                .arg(&ctl)
-                .args(args),
-            Duration::from_secs(3),
-        )
-    };
+    let conf = format!(
+        "log stderr all;\nrouter id {theirs};\nprotocol device {{ }}\n\
+         protocol bfd {{ interface \"*\" {{ min rx interval {BFD_MS} ms; min tx interval {BFD_MS} ms; multiplier 3; }}; }}\n\
+         protocol bgp pathosd {{\n  local {theirs} as 65000;\n  neighbor {ours} as 65001;\n  bfd on;\n  hold time 9;\n  error wait time 0,0;\n  ipv4 {{ import all; export none; }};\n}}\n"
+    );
+    let bird = NsBird::start(&nb.0, &conf, "bfd-single-hop");
+    let birdc = |args: &[&str]| bird.birdc(args);
     let prefix = format!("10.251.{x}.100/32");
     let cfg = json!({
         "schema": "v1",
@@ -579,7 +555,7 @@ fn single_hop_bfd_with_bird_over_a_link() {
             && status()["peers"][0]["bfd"]["state"] == "up")
             .then_some(())
     });
-    let bird_log = || std::fs::read_to_string(dir.path("bird.log")).unwrap_or_default();
+    let bird_log = || bird.log();
     assert!(
         up.is_some(),
         "not up: {:?} {}\n{}\n{}",

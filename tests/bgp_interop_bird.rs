@@ -125,6 +125,7 @@ fn intent(prepend: u8, community: u16) -> RouteIntent {
         as_path_prepend: prepend,
         communities: vec![Community(65001, community)],
         large_communities: vec![LargeCommunity(65001, 1, u32::from(community))],
+        ..RouteIntent::default()
     }
 }
 
@@ -212,6 +213,56 @@ fn pessimized_route_changes_in_place() {
     );
     // In place: exactly one UPDATE (an implicit replace), no withdraw first.
     assert_eq!(s.updates_out(), before + 1);
+}
+
+/// MULTI_EXIT_DISC goes to an external peer, and a pessimized route
+/// changes it in place (RFC 4271 §5.1.4).
+#[test]
+fn med_reaches_an_external_peer_and_changes_in_place() {
+    let s = setup(51, |_| {}, |_| {});
+    s.wait_established(Duration::from_secs(3));
+    let with_med = |med| RouteIntent {
+        med: Some(med),
+        ..intent(0, 100)
+    };
+    s.speaker.set_route(p("10.151.1.1/32"), Some(with_med(50)));
+    let block = s.wait_route("10.151.1.1/32", |b| attr(b, "med").is_some());
+    assert_eq!(attr(&block, "med").as_deref(), Some("50"), "{block}");
+    let before = s.updates_out();
+    s.speaker.set_route(p("10.151.1.1/32"), Some(with_med(500)));
+    let block = s.wait_route("10.151.1.1/32", |b| {
+        attr(b, "med").as_deref() == Some("500")
+    });
+    assert_eq!(attr(&block, "as_path").as_deref(), Some("65001"), "{block}");
+    assert_eq!(s.updates_out(), before + 1, "one UPDATE, no withdraw first");
+}
+
+/// An internal peer gets the VIP's LOCAL_PREF (RFC 4271 §5.1.5), and the
+/// pessimized one in place.
+#[test]
+fn local_pref_reaches_an_internal_peer_and_changes_in_place() {
+    let s = setup(
+        52,
+        |b| b.ibgp = true,
+        |c| c.bgp.neighbors[0].peer_asn = c.router.asn,
+    );
+    s.wait_established(Duration::from_secs(3));
+    let with_pref = |pref| RouteIntent {
+        local_pref: pref,
+        ..intent(0, 100)
+    };
+    s.speaker
+        .set_route(p("10.152.1.1/32"), Some(with_pref(200)));
+    let block = s.wait_route("10.152.1.1/32", |b| {
+        attr(b, "local_pref").as_deref() == Some("200")
+    });
+    assert_eq!(attr(&block, "as_path").as_deref(), Some(""), "{block}");
+    let before = s.updates_out();
+    s.speaker.set_route(p("10.152.1.1/32"), Some(with_pref(50)));
+    s.wait_route("10.152.1.1/32", |b| {
+        attr(b, "local_pref").as_deref() == Some("50")
+    });
+    assert_eq!(s.updates_out(), before + 1, "one UPDATE, no withdraw first");
 }
 
 #[test]
@@ -524,6 +575,49 @@ fn ipv6_transport_over_the_ipv6_loopback() {
     );
 }
 
+/// RFC 8950 with BIRD's `extended next hop on` over ::1: an IPv4 route goes
+/// with the IPv6 next hop (MP_REACH_NLRI, AFI 1) when both sides offer it;
+/// it is withdrawn again over the same session.
+#[test]
+fn ipv4_routes_with_an_ipv6_next_hop_over_an_ipv6_session() {
+    let ours = 20_000 + (std::process::id() % 10_000) as u16 * 2;
+    let theirs = ours + 1;
+    let lo6: IpAddr = "::1".parse().unwrap();
+    let s = setup(
+        43,
+        |b| {
+            b.local = lo6;
+            b.local_port = theirs;
+            b.neighbor = lo6;
+            b.neighbor_port = ours;
+            b.extended_next_hop = true;
+        },
+        |c| {
+            c.bgp.listen_address = Some(lo6);
+            c.bgp.listen_port = i32::from(ours);
+            c.router.local_address_ipv6 = Some("2001:db8:43::1".parse().unwrap());
+            let n = &mut c.bgp.neighbors[0];
+            n.address = Some(lo6);
+            n.port = theirs;
+            // As ipv6_transport_over_the_ipv6_loopback: BIRD dials.
+            n.passive = true;
+            n.extended_next_hop = true;
+        },
+    );
+    s.wait_established(Duration::from_secs(4));
+    s.speaker
+        .set_route(p("10.143.1.1/32"), Some(intent(0, 143)));
+    let block = s.wait_route("10.143.1.1/32", |_| true);
+    assert_eq!(
+        attr(&block, "next_hop").as_deref(),
+        Some("2001:db8:43::1"),
+        "{block}"
+    );
+    s.speaker.set_route(p("10.143.1.1/32"), None);
+    s.wait_gone("10.143.1.1/32");
+    assert!(s.bird.established());
+}
+
 #[test]
 fn route_refresh_from_bird_resends_the_adj_rib_out() {
     let s = setup(25, |_| {}, |_| {});
@@ -606,6 +700,7 @@ fn a_route_that_cannot_be_encoded_is_not_advertised_nor_withdrawn() {
         as_path_prepend: 0,
         communities: (0..1100u16).map(|i| Community(65001, i)).collect(),
         large_communities: Vec::new(),
+        ..RouteIntent::default()
     };
     s.speaker.set_route(p("10.127.9.9/32"), Some(huge));
     // A sendable route after it: once BIRD has it, the pass with the
@@ -630,4 +725,73 @@ fn a_route_that_cannot_be_encoded_is_not_advertised_nor_withdrawn() {
     let sent = s.updates_out() - before;
     assert_eq!(sent, 1, "UPDATEs for the two withdrawals");
     assert_eq!(s.speaker.peers()[0].summary.advertised, 0);
+}
+
+/// RFC 9234 roles with BIRD's `local role` and `require roles` (both
+/// sides strict): matching roles establish, and routes we send to our
+/// customer carry ONLY_TO_CUSTOMER with our AS; mismatching ones never
+/// establish, our side sending Role Mismatch (2/11), which BIRD reports.
+#[test]
+fn roles_establish_when_they_match_and_get_role_mismatch_when_not() {
+    use pathosd::config::schema::BgpRole;
+    let s = setup(
+        37,
+        |b| {
+            b.role = Some("customer");
+            b.require_roles = true;
+        },
+        |c| {
+            c.bgp.neighbors[0].role = Some(BgpRole::Provider);
+            c.bgp.neighbors[0].require_role = true;
+        },
+    );
+    s.wait_established(Duration::from_secs(3));
+    s.speaker.set_route(p("10.37.0.1/32"), Some(intent(0, 100)));
+    let block = s.wait_route("10.37.0.1/32", |_| true);
+    // BIRD shows the attribute as BGP.otc (RFC 9234 §5: "equal to the AS
+    // number of the local AS").
+    assert_eq!(attr(&block, "otc").as_deref(), Some("65001"), "{block}");
+
+    // A customer towards a customer: no Table 2 pair.
+    let s = setup(
+        38,
+        |b| {
+            b.role = Some("customer");
+            b.require_roles = true;
+        },
+        |c| c.bgp.neighbors[0].role = Some(BgpRole::Customer),
+    );
+    let (down, _) = s.wait_event("opensent", "idle", Duration::from_secs(5));
+    let last = s.speaker.peers()[0].summary.last_notification_sent.clone();
+    assert!(
+        last.as_deref().is_some_and(|n| n.contains("Role Mismatch")),
+        "{last:?} ({down:?})"
+    );
+    let logged = poll(Duration::from_secs(3), || {
+        let st = s.bird.birdc(&["show", "protocols", "all", "pathosd"])?;
+        st.contains("Role mismatch").then_some(st)
+    });
+    assert!(
+        logged.is_some(),
+        "BIRD: {:?}\n{}",
+        s.bird.birdc(&["show", "protocols", "all", "pathosd"]),
+        s.bird.log()
+    );
+    assert!(!s.bird.established());
+
+    // Strict on our side, none on BIRD's: refused as well.
+    let s = setup(
+        39,
+        |_| {},
+        |c| {
+            c.bgp.neighbors[0].role = Some(BgpRole::Peer);
+            c.bgp.neighbors[0].require_role = true;
+        },
+    );
+    s.wait_event("opensent", "idle", Duration::from_secs(5));
+    let last = s.speaker.peers()[0].summary.last_notification_sent.clone();
+    assert!(
+        last.as_deref().is_some_and(|n| n.contains("Role Mismatch")),
+        "{last:?}"
+    );
 }

@@ -44,6 +44,7 @@ fn frr_establishes_and_receives_a_route() {
             as_path_prepend: 1,
             communities: vec![Community(65001, 140)],
             large_communities: Vec::new(),
+            ..RouteIntent::default()
         }),
     );
     let route = poll(Duration::from_secs(5), || frr.route("10.140.1.1/32")).unwrap_or_else(|| {

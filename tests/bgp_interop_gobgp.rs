@@ -39,6 +39,7 @@ fn gobgpd_establishes_and_receives_a_route() {
             as_path_prepend: 0,
             communities: vec![Community(65001, 141)],
             large_communities: Vec::new(),
+            ..RouteIntent::default()
         }),
     );
     let route = poll(Duration::from_secs(5), || g.route("10.141.1.1/32")).unwrap_or_else(|| {

@@ -287,3 +287,294 @@ fn keepalive_first_update_and_end_of_rib_leave_in_one_segment() {
         "our OPEN, then KEEPALIVE + UPDATE + End-of-RIB in one segment"
     );
 }
+
+/// RFC 9687 send hold timer: a peer that completes the session, keeps
+/// sending KEEPALIVEs (so our HoldTimer never fires) but stops reading
+/// while we have a large table to send. Its tiny receive buffer fills, ours
+/// too, no byte moves: the session is closed once the send hold time has
+/// passed without progress, within bounded slack, with "send hold timer
+/// expired" as the reason and no NOTIFICATION (the connection is reset).
+#[test]
+fn a_peer_that_stops_reading_is_closed_by_the_send_hold_timer() {
+    support::init_log();
+    let a = Addrs::new(36);
+    // A small receive buffer, inherited by the accepted connection, so
+    // that the stall comes after a few KB rather than megabytes.
+    let l = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    l.set_reuse_address(true).unwrap();
+    l.set_recv_buffer_size(4096).unwrap();
+    l.bind(&SocketAddr::new(IpAddr::V4(a.peer), PORT).into())
+        .unwrap();
+    l.listen(1).unwrap();
+    let raw_listener: std::net::TcpListener = l.into();
+    let send_hold = Duration::from_secs(4);
+    let (tx, rx) = pathosd::chan::unbounded();
+    let speaker = {
+        let mut cfg = support::config(a);
+        // More than the 3 s hold time, as RFC 9687 §3.4 requires.
+        cfg.bgp.neighbors[0].send_hold_time = Some(pathosd::config::duration::Dur::secs(4));
+        support::TestSpeaker::start(&cfg, tx)
+    }
+    .unwrap();
+    let (mut s, _) = raw_listener.accept().unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    assert_eq!(read_msg(&mut s).0, 1, "our OPEN");
+    let mut open_and_keepalive = open_msg(65000, a.peer);
+    open_and_keepalive.extend_from_slice(&[0xff; 16]);
+    open_and_keepalive.extend_from_slice(&[0, 19, 4]);
+    s.write_all(&open_and_keepalive).unwrap();
+    assert_eq!(read_msg(&mut s), (4, vec![]), "our KEEPALIVE");
+    // The peer keeps its side of the session alive and reads nothing.
+    let mut w = s.try_clone().unwrap();
+    let keepalives = std::thread::spawn(move || {
+        let keepalive: Vec<u8> = [[0xff; 16].as_slice(), &[0, 19, 4]].concat();
+        let end = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < end && w.write_all(&keepalive).is_ok() {
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    });
+    assert!(
+        poll(Duration::from_secs(3), || {
+            (speaker.peers()[0].summary.state == "established").then_some(())
+        })
+        .is_some(),
+        "established"
+    );
+    let routes = sixteen_megabytes_of_routes();
+    let start = Instant::now();
+    speaker.set_routes(routes);
+    speaker.mark_initial_done();
+    // Awaited, not polled: the session's down event.
+    let down = smol::block_on(smol::future::or(
+        async {
+            while let Ok(e) = rx.recv().await {
+                if e.from == pathosd::bgp::fsm::State::Established {
+                    return Some(e);
+                }
+            }
+            None
+        },
+        async {
+            smol::Timer::after(send_hold + Duration::from_secs(10)).await;
+            None
+        },
+    ))
+    .expect("the session went down");
+    let took = start.elapsed();
+    let reason = down.reason.unwrap_or_default();
+    assert!(
+        reason.contains("send hold timer expired"),
+        "reason: {reason:?}"
+    );
+    // Not before the send hold time (the timer starts at the first byte
+    // that could not go, after `start`), and within bounded slack.
+    assert!(took >= send_hold, "closed after {took:?}");
+    assert!(
+        took < send_hold + Duration::from_secs(2),
+        "closed after {took:?}"
+    );
+    let peer = &speaker.peers()[0].summary;
+    assert_eq!(peer.last_notification_sent, None, "no NOTIFICATION");
+    let error = peer.last_error.clone().unwrap_or_default();
+    assert!(error.contains("send hold timer expired"), "{error:?}");
+    drop(s);
+    keepalives.join().unwrap();
+}
+
+/// 16,000 routes, each with its own 1 KB of large communities, so each its
+/// own UPDATE: ≈ 16 MB, more than loopback's send buffer grows to
+/// (tcp_wmem's 4 MB cap) and the peer's receive buffer together.
+fn sixteen_megabytes_of_routes() -> Vec<(
+    pathosd::bgp::types::Prefix,
+    Option<pathosd::bgp::types::RouteIntent>,
+)> {
+    (0..16_000u32)
+        .map(|i| {
+            let ip = std::net::Ipv4Addr::from(0x0a00_0000 + i);
+            let large_communities = (0..80)
+                .map(|j| pathosd::bgp::types::LargeCommunity(65001, i, j))
+                .collect();
+            (
+                pathosd::bgp::types::Prefix::new(IpAddr::V4(ip), 32).unwrap(),
+                Some(pathosd::bgp::types::RouteIntent {
+                    large_communities,
+                    ..Default::default()
+                }),
+            )
+        })
+        .collect()
+}
+
+/// A slow reader: while a large pass waits in our buffer, a further route
+/// change only marks its prefix; once the peer reads again and the pass is
+/// out, the change follows on its own (no further batch needed), and the
+/// session stays up.
+#[test]
+fn a_change_that_came_while_a_pass_waited_follows_it() {
+    support::init_log();
+    let a = Addrs::new(47);
+    let raw_listener = std::net::TcpListener::bind((a.peer, PORT)).unwrap();
+    let (tx, _rx) = pathosd::chan::unbounded();
+    let speaker = {
+        let mut cfg = support::config(a);
+        // No KEEPALIVEs to keep up with while the peer does not read.
+        cfg.bgp.hold_time = pathosd::config::duration::Dur::secs(0);
+        support::TestSpeaker::start(&cfg, tx)
+    }
+    .unwrap();
+    let (mut s, _) = raw_listener.accept().unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(read_msg(&mut s).0, 1, "our OPEN");
+    let mut open_and_keepalive = open_msg(65000, a.peer);
+    open_and_keepalive[22..24].copy_from_slice(&0u16.to_be_bytes());
+    open_and_keepalive.extend_from_slice(&[0xff; 16]);
+    open_and_keepalive.extend_from_slice(&[0, 19, 4]);
+    s.write_all(&open_and_keepalive).unwrap();
+    assert_eq!(read_msg(&mut s), (4, vec![]), "our KEEPALIVE");
+    assert!(poll(Duration::from_secs(3), || {
+        (speaker.peers()[0].summary.state == "established").then_some(())
+    })
+    .is_some());
+    // ≈ 16 MB of UPDATEs (see the send hold timer test): most of it waits.
+    let routes = sixteen_megabytes_of_routes();
+    speaker.set_routes(routes);
+    speaker.set_route(
+        "10.99.0.1/32".parse().unwrap(),
+        Some(pathosd::bgp::types::RouteIntent::default()),
+    );
+    // Now read: every UPDATE of the pass (one route each) and the one with
+    // 10.99.0.1, in whatever order the pass put them.
+    let end = Instant::now() + Duration::from_secs(30);
+    let mut updates = 0u32;
+    let mut seen = false;
+    while !(seen && updates > 16_000) {
+        assert!(
+            Instant::now() < end,
+            "10.99.0.1/32 came: {seen}, after {updates} UPDATEs"
+        );
+        let (ty, body) = read_msg(&mut s);
+        if ty != 2 {
+            continue;
+        }
+        updates += 1;
+        seen |= body.ends_with(&[32, 10, 99, 0, 1]);
+    }
+    assert_eq!(speaker.peers()[0].summary.state, "established");
+}
+
+/// An OPEN from the peer (AS 65000, hold 90, id `id`) with the optional
+/// parameters `params`.
+fn open_with(id: std::net::Ipv4Addr, params: &[u8]) -> Vec<u8> {
+    let mut open = vec![0xff; 16];
+    open.extend_from_slice(&((29 + params.len()) as u16).to_be_bytes());
+    open.extend_from_slice(&[1, 4]);
+    open.extend_from_slice(&65000u16.to_be_bytes());
+    open.extend_from_slice(&90u16.to_be_bytes());
+    open.extend_from_slice(&id.octets());
+    open.push(params.len() as u8);
+    open.extend_from_slice(params);
+    open
+}
+
+/// A new connection to the speaker once it takes one again (after its
+/// error wait), with our OPEN read.
+fn reconnect(a: Addrs) -> TcpStream {
+    poll(Duration::from_secs(5), || {
+        let mut s = connect_from(a.peer.into(), SocketAddr::new(a.ours.into(), PORT));
+        (read_msg_opt(&mut s)?.0 == 1).then_some(s)
+    })
+    .expect("the speaker takes a new connection")
+}
+
+fn read_msg_opt(s: &mut TcpStream) -> Option<(u8, Vec<u8>)> {
+    let mut head = [0u8; 19];
+    s.read_exact(&mut head).ok()?;
+    let len = usize::from(u16::from_be_bytes([head[16], head[17]]));
+    let mut body = vec![0u8; len.checked_sub(19)?];
+    s.read_exact(&mut body).ok()?;
+    Some((head[18], body))
+}
+
+/// The malformed and mismatching inputs of RFC 9234 and RFC 8950 against a
+/// running speaker (role provider, strict): a Role or Extended Next Hop
+/// capability of the wrong length is 2/0, a Role that does not pair with
+/// ours or none at all is 2/11 Role Mismatch; the right Role establishes,
+/// and an UPDATE with a malformed ONLY_TO_CUSTOMER is treat-as-withdraw:
+/// no NOTIFICATION, the session stays up.
+#[test]
+fn malformed_and_mismatching_role_and_extended_next_hop_input() {
+    use pathosd::config::duration::Dur;
+    support::init_log();
+    let a = Addrs::new(48);
+    let mut cfg = support::config(a);
+    let n = &mut cfg.bgp.neighbors[0];
+    n.passive = true;
+    n.role = Some(pathosd::config::schema::BgpRole::Provider);
+    n.require_role = true;
+    n.error_wait_min = Dur::ms(100);
+    n.error_wait_max = Dur::ms(200);
+    let (tx, _rx) = pathosd::chan::unbounded();
+    let speaker = support::TestSpeaker::start(&cfg, tx).unwrap();
+    let cases: [(&str, &[u8], Vec<u8>); 5] = [
+        ("Role of length 2", &[2, 4, 9, 2, 3, 3], vec![2, 0]),
+        (
+            "Extended Next Hop of 5 octets",
+            &[2, 7, 5, 5, 0, 1, 0, 1, 0],
+            vec![2, 0],
+        ),
+        (
+            "Role provider towards a provider",
+            &[2, 3, 9, 1, 0],
+            vec![2, 11],
+        ),
+        (
+            "two differing Roles",
+            &[2, 6, 9, 1, 3, 9, 1, 4],
+            vec![2, 11],
+        ),
+        ("no Role, strict", &[], vec![2, 11]),
+    ];
+    for (what, params, want) in cases {
+        let mut s = reconnect(a);
+        s.write_all(&open_with(a.peer, params)).unwrap();
+        let (bytes, closed) = read_to_close(&mut s);
+        assert!(closed, "{what}");
+        let msgs = messages(&bytes);
+        assert_eq!(msgs.last(), Some(&(3, want)), "{what}: {msgs:?}");
+    }
+    // Customer: establishes.
+    let mut s = reconnect(a);
+    let mut open = open_with(a.peer, &[2, 3, 9, 1, 3]);
+    open.extend_from_slice(&[0xff; 16]);
+    open.extend_from_slice(&[0, 19, 4]);
+    s.write_all(&open).unwrap();
+    assert_eq!(read_msg(&mut s), (4, vec![]), "our KEEPALIVE");
+    assert!(poll(Duration::from_secs(3), || {
+        (speaker.peers()[0].summary.state == "established").then_some(())
+    })
+    .is_some());
+    // UPDATE: ORIGIN, AS_PATH [65000], NEXT_HOP, OTC of 3 octets; NLRI.
+    let attrs: &[u8] = &[
+        0x40, 1, 1, 0, 0x40, 2, 6, 2, 1, 0, 0, 0xfd, 0xe8, 0x40, 3, 4, 127, 0, 0, 2, 0xc0, 35, 3,
+        0, 0xfd, 0xe8,
+    ];
+    let mut body = vec![0, 0];
+    body.extend_from_slice(&(attrs.len() as u16).to_be_bytes());
+    body.extend_from_slice(attrs);
+    body.extend_from_slice(&[24, 198, 51, 100]);
+    let mut update = vec![0xff; 16];
+    update.extend_from_slice(&((19 + body.len()) as u16).to_be_bytes());
+    update.push(2);
+    update.extend_from_slice(&body);
+    s.write_all(&update).unwrap();
+    // Still up well past that UPDATE: our KEEPALIVEs (hold 3 s: every
+    // second) keep coming and nothing else does.
+    let end = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < end {
+        let (ty, _) = read_msg(&mut s);
+        assert_ne!(ty, 3, "a NOTIFICATION for a malformed OTC");
+    }
+    let st = &speaker.peers()[0].summary;
+    assert_eq!(st.state, "established");
+    assert!(st.messages_in.update >= 1);
+}

@@ -12,7 +12,7 @@ use pathosd::bgp::wire::{
     decode, encode, encode_end_of_rib, encode_keepalive, encode_updates, frame, AsPath, AsSegment,
     AttrAction, Capability, DecodeCtx, GracefulRestart, GracefulRestartFamily, Message, MpNextHop,
     MpReach, MpUnreach, Notification, Open, PathAttr, RouteRefresh, SegmentType, SkipReason,
-    Skipped, Update, AS_TRANS,
+    Update, AS_TRANS,
 };
 
 /// `encode_updates` where every route can be encoded: its messages, after
@@ -192,6 +192,8 @@ fn bird_open_with_four_octet_as_uses_as_trans() {
         Ipv4Addr::new(127, 77, 0, 1),
         &[Afi::Ipv4, Afi::Ipv6],
         true,
+        false,
+        None,
     );
     assert_eq!(
         (ours.my_as, ours.hold_time, ours.bgp_id),
@@ -237,6 +239,7 @@ fn bird_a_attrs(next_hop: IpAddr) -> PathAttrs {
         local_pref: None,
         communities: vec![Community(65001, 100), Community(65001, 666)],
         large_communities: vec![LargeCommunity(4_200_000_001, 1, 2)],
+        otc: None,
     }
 }
 
@@ -387,6 +390,7 @@ fn encoder_matches_bird_two_octet_session() {
         local_pref: None,
         communities: vec![Community(65001, 200)],
         large_communities: vec![],
+        otc: None,
     };
     let mut routes: Vec<(Prefix, PathAttrs)> =
         a_v4().into_iter().map(|p| (p, attrs(A_NH4))).collect();
@@ -420,6 +424,7 @@ fn encoder_matches_bird_ibgp_and_peer_b() {
             local_pref: None,
             communities: vec![Community(65002, 1)],
             large_communities: vec![LargeCommunity(65002, 7, 8)],
+            otc: None,
         };
         let pfx = if nh.contains(':') {
             "2001:db8:beef::/64"
@@ -602,6 +607,45 @@ fn open_errors() {
         err(&msg(1, &open_body(4, 90, id, &[2, 3, 65, 4, 0])), &EBGP4),
         (2, 0, vec![])
     );
+    // RFC 9234 Role capability (code 9, length 1): any other length is an
+    // OPEN Message Error, Unspecific, as every malformed known capability
+    // (the RFC gives no handling; BIRD sends the same).
+    for role in [&[2, 2, 9, 0][..], &[2, 4, 9, 2, 3, 3]] {
+        assert_eq!(
+            err(&msg(1, &open_body(4, 90, id, role)), &EBGP4),
+            (2, 0, vec![]),
+            "{role:?}"
+        );
+    }
+    let open = |params: &[u8]| match decode(&msg(1, &open_body(4, 90, id, params)), &EBGP4) {
+        Ok(Message::Open(o)) => o,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(open(&[2, 3, 9, 1, 3]).role(), Some(3));
+    assert_eq!(open(&[2, 3, 9, 1, 200]).role(), Some(200));
+    assert_eq!(open(&[]).role(), None);
+    // Identical duplicates are one; differing ones conflict (RFC 9234 §4.2).
+    assert_eq!(open(&[2, 6, 9, 1, 4, 9, 1, 4]).role(), Some(4));
+    assert_eq!(
+        open(&[2, 6, 9, 1, 4, 9, 1, 3]).role(),
+        Some(pathosd::bgp::wire::ROLE_CONFLICT)
+    );
+    // Ours: one Role capability when configured, none otherwise.
+    let ours = Open::pathosd(
+        65001,
+        90,
+        Ipv4Addr::new(10, 0, 0, 1),
+        &[Afi::Ipv4],
+        false,
+        false,
+        Some(3),
+    );
+    let roles: Vec<&Capability> = ours
+        .capabilities
+        .iter()
+        .filter(|c| matches!(c, Capability::Role(_)))
+        .collect();
+    assert_eq!(roles, vec![&Capability::Role(3)]);
 }
 
 /// An UPDATE body from parts.
@@ -702,6 +746,29 @@ fn first_error(u: &Update) -> (u8, AttrAction, u8) {
         e.action,
         e.notification.as_ref().map_or(0, |n| n.subcode),
     )
+}
+
+#[test]
+fn update_otc_malformed_is_treat_as_withdraw() {
+    let taw = AttrAction::TreatAsWithdraw;
+    // ONLY_TO_CUSTOMER of 3 and 5 octets (RFC 9234 §5: "malformed if the
+    // length value is not 4 ... treat-as-withdraw"); 4 is fine, and
+    // optional non-transitive flags are an Attribute Flags Error.
+    for bad in [&[0xc0, 35, 3, 0, 0, 1][..], &[0xc0, 35, 5, 0, 0, 0, 1, 2]] {
+        let u = soft(&attrs(&[ORIGIN, AS_PATH4, NEXT_HOP, bad]), NLRI, &EBGP4);
+        assert_eq!(first_error(&u), (35, taw, 5), "{bad:?}");
+        assert!(u.treat_as_withdraw());
+    }
+    let otc: &[u8] = &[0xc0, 35, 4, 0, 0, 0xfd, 0xe8];
+    let u = soft(&attrs(&[ORIGIN, AS_PATH4, NEXT_HOP, otc]), NLRI, &EBGP4);
+    assert!(u.errors.is_empty(), "{:?}", u.errors);
+    assert!(u.attrs.contains(&PathAttr::Otc(65000)), "{:?}", u.attrs);
+    let u = soft(
+        &attrs(&[ORIGIN, AS_PATH4, NEXT_HOP, &[0x80, 35, 4, 0, 0, 0xfd, 0xe8]]),
+        NLRI,
+        &EBGP4,
+    );
+    assert_eq!(first_error(&u).2, 4);
 }
 
 #[test]
@@ -1017,6 +1084,7 @@ fn vip_attrs() -> PathAttrs {
         local_pref: None,
         communities: vec![Community(65001, 666)],
         large_communities: vec![LargeCommunity(65001, 1, 1)],
+        otc: None,
     }
 }
 
@@ -1121,27 +1189,44 @@ fn ipv4_next_hop_for_ipv6_routes_is_mapped() {
         panic!()
     };
     assert_eq!(u.next_hop(), Some("::ffff:192.0.2.1".parse().unwrap()));
-    // The reverse is impossible without RFC 8950: skipped, no message.
+}
+
+/// RFC 8950: an IPv4 route with an IPv6 next hop (which the RIB-out gives
+/// only on a session that negotiated Extended Next Hop Encoding) goes in
+/// MP_REACH_NLRI with AFI 1, SAFI 1 and the 16-octet next hop, first, and
+/// without NEXT_HOP; withdrawals stay in the classic field.
+#[test]
+fn ipv4_routes_with_an_ipv6_next_hop_go_in_mp_reach_nlri() {
     let v6nh = PathAttrs {
         next_hop: "2001:db8::1".parse().unwrap(),
         ..vip_attrs()
     };
-    let out = encode_updates(&[(p("192.0.2.0/24"), v6nh)], &[], true);
-    assert!(out.messages.is_empty());
-    // The encoder does not log (a pure layer): it returns what it left out,
-    // and the driver logs it naming the peer.
+    let msgs = encode_ok(&[(p("192.0.2.0/24"), v6nh)], &[p("198.51.100.0/24")], true);
+    assert_eq!(msgs.len(), 2, "{msgs:?}");
+    let Ok(Message::Update(w)) = decode(&msgs[0], &EBGP4) else {
+        panic!()
+    };
+    assert_eq!(w.withdrawn_prefixes(), vec![p("198.51.100.0/24")]);
+    let m = &msgs[1];
+    let Ok(Message::Update(u)) = decode(m, &EBGP4) else {
+        panic!()
+    };
+    assert!(u.errors.is_empty(), "{:?}", u.errors);
+    let Some(PathAttr::MpReach(r)) = u.attrs.first() else {
+        panic!("{:?}", u.attrs)
+    };
+    assert_eq!(r.afi, Afi::Ipv4);
+    assert_eq!(r.nlri, vec![p("192.0.2.0/24")]);
     assert_eq!(
-        out.skipped,
-        vec![Skipped {
-            prefixes: vec![p("192.0.2.0/24")],
-            withdrawn: false,
-            reason: SkipReason::NextHopFamily("2001:db8::1".parse().unwrap()),
-        }]
+        r.next_hop,
+        MpNextHop::Ipv6 {
+            global: "2001:db8::1".parse().unwrap(),
+            link_local: None
+        }
     );
-    assert_eq!(
-        out.skipped[0].to_string(),
-        "1 routes to announce skipped (192.0.2.0/24): next hop 2001:db8::1 cannot be sent with IPv4 prefixes"
-    );
+    assert!(!u.attrs.iter().any(|a| matches!(a, PathAttr::NextHop(_))));
+    // AFI 1, SAFI 1, next hop length 16, on the wire.
+    assert!(m.windows(4).any(|w| w == [0, 1, 1, 16]), "{m:?}");
 }
 
 #[test]
@@ -1668,7 +1753,15 @@ mod bird_live {
         };
 
         // OPEN exchange (RFC 4271 §8.2.2 OpenSent → OpenConfirm → Established).
-        let ours = Open::pathosd(LOCAL_AS, 90, our_ip, &[Afi::Ipv4, Afi::Ipv6], true);
+        let ours = Open::pathosd(
+            LOCAL_AS,
+            90,
+            our_ip,
+            &[Afi::Ipv4, Afi::Ipv6],
+            true,
+            false,
+            None,
+        );
         peer.send(&encode(&Message::Open(ours.clone()), &peer.ctx).unwrap());
         let Message::Open(theirs) = peer.recv() else {
             panic!("expected OPEN from BIRD");
@@ -1706,6 +1799,7 @@ mod bird_live {
             local_pref: None,
             communities: vec![Community(65010, 666), Community(65535, 0)],
             large_communities: vec![LargeCommunity(LOCAL_AS, 1, 2)],
+            otc: None,
         };
         let attrs6 = PathAttrs {
             next_hop: "2001:db8::2".parse().unwrap(),
@@ -1778,4 +1872,67 @@ mod bird_live {
             "BIRD complained:\n{log}"
         );
     }
+}
+
+/// RFC 9234 §5: routes sent to a Customer, Peer or RS-Client carry
+/// ONLY_TO_CUSTOMER, optional transitive (flags 0xC0), type 35, 4 octets
+/// holding the local AS, after LARGE_COMMUNITIES (type-code order).
+#[test]
+fn otc_is_encoded_optional_transitive_with_the_local_as() {
+    let mut a = bird_a_attrs(IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1)));
+    a.otc = Some(4_200_000_001);
+    let msgs = encode_ok(&[(p("198.51.100.0/24"), a.clone())], &[], true);
+    let [m] = msgs.as_slice() else {
+        panic!("{msgs:?}")
+    };
+    let otc = [0xc0, 35, 4, 0xfa, 0x56, 0xea, 0x01];
+    assert!(m.windows(otc.len()).any(|w| w == otc), "{m:?}");
+    let Message::Update(u) = decode(m, &EBGP4).unwrap() else {
+        panic!()
+    };
+    assert_eq!(u.attrs.last(), Some(&PathAttr::Otc(4_200_000_001)));
+    a.otc = None;
+    let m = &encode_ok(&[(p("198.51.100.0/24"), a)], &[], true)[0];
+    assert!(!m.windows(2).any(|w| w == [0xc0, 35]));
+}
+
+/// RFC 8950 §3 Extended Next Hop Encoding capability (code 5): 6-octet
+/// triples (NLRI AFI, NLRI SAFI, Next Hop AFI); an empty value or one not
+/// a multiple of 6 is 2/0, as every malformed known capability.
+#[test]
+fn extended_next_hop_capability() {
+    let id = [10, 0, 0, 1];
+    for bad in [
+        &[2, 2, 5, 0][..],
+        &[2, 7, 5, 5, 0, 1, 0, 1, 0],
+        &[2, 9, 5, 7, 0, 1, 0, 1, 0, 2, 0],
+    ] {
+        assert_eq!(
+            err(&msg(1, &open_body(4, 90, id, bad)), &EBGP4),
+            (2, 0, vec![]),
+            "{bad:?}"
+        );
+    }
+    let open = |params: &[u8]| match decode(&msg(1, &open_body(4, 90, id, params)), &EBGP4) {
+        Ok(Message::Open(o)) => o,
+        other => panic!("{other:?}"),
+    };
+    // IPv4 unicast with an IPv6 next hop, after an IPv4 multicast triple.
+    let o = open(&[2, 14, 5, 12, 0, 1, 0, 2, 0, 2, 0, 1, 0, 1, 0, 2]);
+    assert!(o.extended_next_hop_ipv4());
+    assert!(!open(&[2, 8, 5, 6, 0, 1, 0, 2, 0, 2]).extended_next_hop_ipv4());
+    assert!(!open(&[]).extended_next_hop_ipv4());
+    // Ours, when enabled: exactly that triple, and it decodes back.
+    let id4 = Ipv4Addr::new(10, 0, 0, 1);
+    let ours = Open::pathosd(65001, 90, id4, &[Afi::Ipv4], false, true, None);
+    assert!(ours
+        .capabilities
+        .contains(&Capability::ExtendedNextHop(vec![(1, 1, 2)])));
+    let bytes = encode(&Message::Open(ours), &EBGP4).unwrap();
+    let Ok(Message::Open(back)) = decode(&bytes, &EBGP4) else {
+        panic!()
+    };
+    assert!(back.extended_next_hop_ipv4());
+    let off = Open::pathosd(65001, 90, id4, &[Afi::Ipv4], false, false, None);
+    assert!(!off.extended_next_hop_ipv4());
 }

@@ -277,31 +277,86 @@ fn always_vip_has_no_checks_and_bad_checks_name_the_check() {
 /// `up(check, t_ms)` is the probe outcome. Returns the VIP changes as
 /// (time in ms, healthy).
 fn replay(expr: Expr, checks: &[(&str, u64)], up: impl Fn(&str, u64) -> bool) -> Vec<(u64, bool)> {
+    replay_runs(expr, checks, None, up).0
+}
+
+/// [`replay`] with every check's `fast_interval` (ms) if given; also
+/// returns the time of each probe, of every check.
+fn replay_runs(
+    expr: Expr,
+    checks: &[(&str, u64)],
+    fast_ms: Option<u64>,
+    up: impl Fn(&str, u64) -> bool,
+) -> (Vec<(u64, bool)>, Vec<u64>) {
     let names: Vec<String> = checks.iter().map(|(n, _)| n.to_string()).collect();
     let mut state: Vec<(Schedule, Hysteresis)> = checks
         .iter()
         .map(|(n, i)| {
-            (
-                Schedule::new(&format!("v/{n}"), Duration::from_secs(*i)),
-                Hysteresis::new(1, 3),
-            )
+            let s = Schedule::new(&format!("v/{n}"), Duration::from_secs(*i));
+            let s = match fast_ms {
+                Some(f) => s.with_fast(Duration::from_millis(f), 1, 3),
+                None => s,
+            };
+            (s, Hysteresis::new(1, 3))
         })
         .collect();
     let mut comb = Combiner::new(expr, names.clone());
     let mut out = Vec::new();
+    let mut runs = Vec::new();
     for now_ms in 0..200_000u64 {
         let now = Duration::from_millis(now_ms);
         for (i, (s, h)) in state.iter_mut().enumerate() {
             if s.due() == now {
-                h.observe(up(&names[i], now_ms));
+                runs.push(now_ms);
+                let ok = up(&names[i], now_ms);
+                h.observe(ok);
                 if let Some(c) = comb.update(&names[i], h.healthy()) {
                     out.push((now_ms, c));
                 }
-                s.advance(now + Duration::from_millis(5));
+                s.advance(now + Duration::from_millis(5), ok);
             }
         }
     }
-    out
+    (out, runs)
+}
+
+/// A 10 s check with a fast_interval of 1 s and fall 3 (as ExaBGP's
+/// --fast-interval): the backend dies at t = 60 s. The first failure is
+/// seen at the first tick after that; the next two probes follow 1 s
+/// apart and the third failure withdraws 2 s after the first, not 20 s;
+/// then the check is back at 10 s. Recovery (rise 1) is one probe, at the
+/// first 10 s tick after t = 120 s; a single failed probe (t = 150 s, fall
+/// not reached) brings two fast probes, the second back to health, then
+/// the 10 s grid again.
+#[test]
+fn fast_interval_replay() {
+    let backend =
+        |_: &str, t: u64| !(60_000..120_000).contains(&t) && !(150_000..151_000).contains(&t);
+    let (slow, slow_runs) = replay_runs(Expr::All, &[("web", 10)], None, backend);
+    let (fast, runs) = replay_runs(Expr::All, &[("web", 10)], Some(1000), backend);
+    let splay = scheduler::splay("v/web", Duration::from_secs(10)).as_millis() as u64;
+    let tick = |k: u64| splay + k * 10_000;
+    // The first failure at the first tick at or after 60 s.
+    let first = tick(6);
+    assert_eq!(slow[1], (first + 20_000, false), "{slow:?}");
+    assert_eq!(fast[1], (first + 2_000, false), "{fast:?}");
+    assert_eq!(fast[2], (tick(12), true), "{fast:?}");
+    assert_eq!(fast.len(), 3, "{fast:?}");
+    // The probes: on the 10 s grid, two fast ones after each first
+    // failure, then the grid again.
+    let mut expected = vec![0];
+    for k in 1..=19 {
+        expected.push(tick(k));
+        if k == 6 || k == 15 {
+            expected.push(tick(k) + 1_000);
+            if k == 6 {
+                expected.push(tick(k) + 2_000);
+            }
+        }
+    }
+    assert_eq!(runs, expected);
+    // Without it, the grid only.
+    assert_eq!(slow_runs.len(), 20, "{slow_runs:?}");
 }
 
 /// The seed's reaction-time example: web (1 s) and dns (10 s); the backend

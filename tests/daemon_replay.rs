@@ -340,6 +340,13 @@ fn config(
 fn run_file(path: &std::path::Path) {
     let text = std::fs::read_to_string(path).unwrap();
     let (head, body) = text.split_once("\n---\n").expect("header --- steps");
+    let (mut h, start_lines) = start(head);
+    replay_steps(&mut h, head, body, start_lines, path);
+}
+
+/// The harness of a file's header (`router`, `peer`, `vip` lines), and
+/// what its start produced.
+fn start(head: &str) -> (Harness, Vec<String>) {
     let mut local_as = 0;
     let (mut nh4, mut nh6): (Option<Ipv4Addr>, Option<Ipv6Addr>) = (None, None);
     let mut peer_defs = Vec::new();
@@ -404,7 +411,7 @@ fn run_file(path: &std::path::Path) {
                     local_as,
                     next_hop_v4: nh4,
                     next_hop_v6: nh6,
-                    families: Vec::new(),
+                    ..PeerShape::default()
                 }),
             })
             .collect(),
@@ -412,7 +419,16 @@ fn run_file(path: &std::path::Path) {
     };
     let mut start_lines = Vec::new();
     h.apply(outs, &mut start_lines);
+    (h, start_lines)
+}
 
+fn replay_steps(
+    h: &mut Harness,
+    head: &str,
+    body: &str,
+    start_lines: Vec<String>,
+    path: &std::path::Path,
+) {
     // Group each step with its expectations.
     let mut steps: Vec<(usize, String, Vec<String>)> = Vec::new();
     let mut pending_start: Vec<String> = Vec::new();
@@ -459,4 +475,81 @@ fn replay_files() {
         }
     }
     assert!(n >= 3, "expected replay files in {}", dir.display());
+}
+
+/// A backend that flaps every 2 s for 10 minutes (rise 1, fall 1, so each
+/// change of its result changes the VIP's health), with the owner's timer
+/// run as the owner runs it (a tick at each deadline): without damping
+/// every change is an UPDATE (about 300); with the default damping at
+/// most 10, the status says damped meanwhile, and once the backend is
+/// steady the VIP is announced again on its own, when the penalty has
+/// decayed below reuse.
+#[test]
+fn damping_ten_minutes_of_flapping() {
+    let run = |damping: bool| {
+        let head = format!(
+            "router asn=65001 next_hop=192.0.2.1\npeer bird asn=65000\nvip {}",
+            serde_json::json!({"name": "web", "prefix": "10.0.0.1/32",
+                "check": {"type": "tcp", "rise": 1, "fall": 1, "tcp": {"port": 80}},
+                "policy": {"fail_action": "withdraw", "damping": {"enabled": damping}}})
+        );
+        let (mut h, _) = start(&head);
+        let mut updates = 0;
+        let mut damped_at = None;
+        // The UPDATEs of the VIP's route a step sends (after the ticks of
+        // the deadlines that came first, as the owner's timer runs them).
+        let step = |h: &mut Harness, ms: u64, ev: &str, args: &[&str]| -> usize {
+            let mut lines = Vec::new();
+            while let Some(d) = h.state.next_deadline() {
+                let d = d.duration_since(h.t0).as_millis() as u64;
+                if d > ms {
+                    break;
+                }
+                lines.extend(h.step(d, "tick", &[], ""));
+            }
+            lines.extend(h.step(ms, ev, args, ""));
+            lines
+                .iter()
+                .filter(|l| {
+                    l.starts_with("update bird announce 10.0.0.1")
+                        || l.starts_with("update bird withdraw 10.0.0.1")
+                })
+                .count()
+        };
+        updates += step(&mut h, 0, "peer-up", &["bird", "ipv4"]);
+        // Up 2 s, down 2 s, for 10 minutes.
+        for k in 0..300u64 {
+            let r = if k % 2 == 0 { "ok" } else { "fail" };
+            updates += step(&mut h, k * 2000, "report", &["web/tcp", r]);
+            let v = h.state.vip_view(0, pathosd::api::model::Want::Vip).unwrap();
+            if v.damping.as_ref().is_some_and(|d| d.suppressed) && damped_at.is_none() {
+                damped_at = Some(k * 2000);
+            }
+        }
+        let during = updates;
+        // Then steady: healthy from 10 minutes on, reported each second.
+        let mut back = None;
+        for s in 600..3600u64 {
+            updates += step(&mut h, s * 1000, "report", &["web/tcp", "ok"]);
+            let state = h.state.engine().vip("web").unwrap().machine.state();
+            if back.is_none() && state.as_str() == "announced" {
+                back = Some(s);
+            }
+        }
+        (during, damped_at, back, updates)
+    };
+    let (plain, plain_damped, _, _) = run(false);
+    assert!(plain >= 299, "{plain} UPDATEs without damping");
+    assert_eq!(plain_damped, None);
+    let (during, damped_at, back, total) = run(true);
+    eprintln!(
+        "10 min flapping every 2 s: {plain} UPDATEs without damping, {during} with (damped at {damped_at:?} ms), announced again at {back:?} s, {total} UPDATEs in all"
+    );
+    assert!(during <= 10, "{during} UPDATEs with damping");
+    assert!(damped_at.is_some());
+    // Released by the penalty's decay alone, at most max_suppress (20
+    // minutes) after the last flap, and announced with one UPDATE.
+    let back = back.expect("announced again");
+    assert!(back <= 600 + 1200, "announced again at {back} s");
+    assert_eq!(total, during + 1);
 }

@@ -433,3 +433,142 @@ fn exec_check_pessimizes_and_returns() {
         || std::fs::write(&flag, "").unwrap(),
     );
 }
+
+/// An HTTP server that answers after the delay in ms written in its
+/// directory's file `delay` (none: at once).
+const SLOW_HTTP: &str = r#"import http.server, sys, time
+class H(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+    def do_GET(self):
+        try:
+            d = int(open('delay').read())
+        except Exception:
+            d = 0
+        time.sleep(d / 1000)
+        self.send_response(200)
+        self.send_header('Content-Length', '2')
+        self.end_headers()
+        self.wfile.write(b'ok')
+http.server.ThreadingHTTPServer((sys.argv[1], int(sys.argv[2])), H).serve_forever()
+"#;
+
+/// Graded health on the real daemon and BIRD: a backend that answers but
+/// slowly is pessimized in place (the lower_priority step), announced
+/// again once fast, and withdrawn only when it fails.
+#[test]
+fn a_slow_http_backend_is_pessimized_before_its_failure_withdraws_it() {
+    support::init_log();
+    let t = ip(9, 3);
+    let port = free_tcp_port(t);
+    let dir = TempDir::new("e2e-slow");
+    let srv = python(SLOW_HTTP, &[t.to_string(), port.to_string()], Some(&dir));
+    wait_tcp(t, port);
+    let prefix = "10.209.0.1/32";
+    let mut c = check("http", json!({"url": format!("http://{t}:{port}/")}));
+    c["degraded_latency"] = json!("100ms");
+    c["degraded_hold_down"] = json!("1s");
+    let vips = json!([{"name": "svc", "prefix": prefix, "check": c, "policy": policy("withdraw")}]);
+    let s = Setup::start(9, vips, |_| {});
+    s.wait_established();
+    s.wait_route(prefix, "announced", is_announced);
+    assert_eq!(s.d.vip("svc")["degraded"], false);
+
+    std::fs::write(dir.path("delay"), "150").unwrap();
+    s.wait_route(prefix, "pessimized while slow", is_pessimized);
+    let v = s.d.vip("svc");
+    assert_eq!(
+        (
+            &v["state_name"],
+            &v["degraded"],
+            &v["checks"][0]["degraded"]
+        ),
+        (&json!("pessimized"), &json!(true), &json!(true)),
+        "{v}"
+    );
+
+    std::fs::write(dir.path("delay"), "0").unwrap();
+    s.wait_route(prefix, "announced once fast", is_announced);
+
+    std::fs::write(dir.path("delay"), "150").unwrap();
+    s.wait_route(prefix, "pessimized again", is_pessimized);
+    drop(srv);
+    s.wait_gone(prefix);
+    let v = s.d.vip("svc");
+    assert_eq!(v["state_name"], "withdrawn", "{v}");
+    // Every step was one change of state: never withdrawn before the last.
+    assert_eq!(
+        (
+            &v["transitions"]["pessimized"],
+            &v["transitions"]["withdrawn"]
+        ),
+        (&json!(2), &json!(1)),
+        "{v}"
+    );
+}
+
+/// fast_interval (ExaBGP's --fast-interval): an http check every 10 s
+/// with a fast_interval of 1 s and fall 3. The backend dies: the first
+/// failed probe comes at the next 10 s tick at the latest, the two after
+/// it 1 s apart, and BIRD loses the route about 2 s after the first
+/// failure (without fast_interval, 20 s: two more 10 s ticks). Then the
+/// check is back at 10 s: no probe in the 3 s after the withdraw.
+#[test]
+fn fast_interval_withdraws_two_fast_intervals_after_the_first_failure() {
+    use std::time::{Duration, Instant};
+    support::init_log();
+    let n = 8;
+    let t = ip(n, 3);
+    let port = free_tcp_port(t);
+    let dir = TempDir::new("e2e-fast");
+    std::fs::write(dir.path("health"), "ok").unwrap();
+    let srv = python(HTTP, &[t.to_string(), port.to_string()], Some(&dir));
+    wait_tcp(t, port);
+    let prefix = format!("10.{}.0.1/32", 200 + n);
+    let check = json!({"type": "http", "interval": "10s", "fast_interval": "1s",
+                       "timeout": "500ms", "rise": 1, "fall": 3,
+                       "http": {"url": format!("http://{t}:{port}/health")}});
+    let vips =
+        json!([{"name": "svc", "prefix": prefix, "check": check, "policy": policy("withdraw")}]);
+    let s = Setup::start(n, vips, |_| {});
+    s.wait_established();
+    s.wait_route(&prefix, "announced", is_announced);
+
+    let fails = || s.d.vip("svc")["checks"][0]["total_fail"].as_u64().unwrap();
+    drop(srv);
+    wait_closed(t, port);
+    let killed = Instant::now();
+    // The first failure: at the next 10 s tick (+ its 125 ms slack).
+    assert!(
+        support::wait_for(Duration::from_secs(11), || fails() >= 1),
+        "no failed probe within 11 s\n{}",
+        s.d.log()
+    );
+    let first = Instant::now();
+    let gone = support::poll(Duration::from_secs(5), || {
+        s.bird.route(&prefix).is_none().then(Instant::now)
+    })
+    .unwrap_or_else(|| {
+        panic!(
+            "{prefix} still in BIRD 5 s after the first failure\n{}",
+            s.d.log()
+        )
+    });
+    let after_first = gone - first;
+    eprintln!(
+        "fast_interval: first failure {:?} after the kill, withdrawn at BIRD {after_first:?} after it",
+        first - killed
+    );
+    // Two fast intervals (each tick within 125 ms), less the polls' lag.
+    assert!(
+        (Duration::from_millis(1_600)..Duration::from_millis(2_600)).contains(&after_first),
+        "withdrawn {after_first:?} after the first failure\n{}",
+        s.d.log()
+    );
+    let v = s.d.vip("svc");
+    assert_eq!(v["state_name"], "withdrawn", "{v}");
+    assert_eq!(v["checks"][0]["total_fail"], 3, "{v}");
+    // Decided: back at 10 s, the next probe 8 s after the third failure.
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(fails(), 3, "a probe within 3 s of the withdraw");
+}

@@ -51,7 +51,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use support::daemon::Pathosd;
-use support::netns::sh;
+use support::netns::{sh, NsBird};
 use support::procd::Procd;
 use support::ubus::Caller;
 use support::ubus_broker::{Broker, BrokerConfig};
@@ -238,53 +238,6 @@ impl Drop for Net {
                 .stderr(Stdio::null())
                 .status();
         }
-    }
-}
-
-/// A BIRD in a namespace with its own config, control socket and log.
-struct NsBird {
-    dir: TempDir,
-    _daemon: Daemon,
-}
-
-impl NsBird {
-    fn start(ns: &str, conf: &str, tag: &str) -> NsBird {
-        let dir = TempDir::new(tag);
-        let path = dir.path("bird.conf");
-        std::fs::write(&path, conf).unwrap();
-        let log = std::fs::File::create(dir.path("bird.log")).unwrap();
-        let child = Command::new("ip")
-            .args(["netns", "exec", ns, "bird", "-f", "-c"])
-            .arg(&path)
-            .arg("-s")
-            .arg(dir.path("bird.ctl"))
-            .arg("-P")
-            .arg(dir.path("bird.pid"))
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap_or_else(|e| panic!("ip netns exec ... bird (iproute2, bird2): {e}"));
-        let b = NsBird {
-            dir,
-            _daemon: Daemon(child),
-        };
-        let up = poll(Duration::from_secs(10), || b.birdc(&["show", "status"]));
-        assert!(up.is_some(), "BIRD in {ns} did not come up: {}", b.log());
-        b
-    }
-
-    fn birdc(&self, args: &[&str]) -> Option<String> {
-        run(
-            Command::new("birdc")
-                .arg("-s")
-                .arg(self.dir.path("bird.ctl"))
-                .args(args),
-            Duration::from_secs(3),
-        )
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path("bird.log")).unwrap_or_default()
     }
 }
 

@@ -24,8 +24,8 @@ use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 use support::daemon::Pathosd;
-use support::netns::sh;
-use support::{poll, run, Daemon, TempDir};
+use support::netns::{sh, NsBird};
+use support::{poll, run, TempDir};
 
 /// The namespaces and veth pairs of one test, deleted on drop (also after a
 /// panic). Deleting a namespace deletes the veth ends inside it.
@@ -121,12 +121,6 @@ impl Drop for Net {
     }
 }
 
-/// BIRD in namespace b with one session per speaker and the kernel protocol.
-struct NsBird {
-    dir: TempDir,
-    _daemon: Daemon,
-}
-
 fn bird_conf(net: &Net, merge: bool) -> String {
     let mut c = format!(
         "log stderr all;\n\
@@ -159,63 +153,9 @@ fn bird_conf(net: &Net, merge: bool) -> String {
     c
 }
 
-impl NsBird {
-    fn start(net: &Net) -> NsBird {
-        let dir = TempDir::new("e2e-nsbird");
-        let conf = dir.path("bird.conf");
-        std::fs::write(&conf, bird_conf(net, true)).unwrap();
-        let log = std::fs::File::create(dir.path("bird.log")).unwrap();
-        let child = Command::new("ip")
-            .args(["netns", "exec", net.name("b"), "bird", "-f", "-c"])
-            .arg(&conf)
-            .arg("-s")
-            .arg(dir.path("bird.ctl"))
-            .arg("-P")
-            .arg(dir.path("bird.pid"))
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("bird (Debian package bird2)");
-        let b = NsBird {
-            dir,
-            _daemon: Daemon(child),
-        };
-        let up = poll(Duration::from_secs(5), || b.birdc(&["show", "status"]));
-        assert!(up.is_some(), "BIRD did not come up: {}", b.log());
-        b
-    }
-
-    fn birdc(&self, args: &[&str]) -> Option<String> {
-        run(
-            Command::new("birdc")
-                .arg("-s")
-                .arg(self.dir.path("bird.ctl"))
-                .args(args),
-            Duration::from_secs(3),
-        )
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path("bird.log")).unwrap_or_default()
-    }
-
-    /// Rewrites bird.conf and applies it with `birdc configure`.
-    fn configure(&self, conf: &str) {
-        std::fs::write(self.dir.path("bird.conf"), conf).unwrap();
-        let out = self.birdc(&["configure"]).unwrap_or_default();
-        assert!(out.contains("Reconfigur"), "birdc configure: {out}");
-    }
-
-    fn established(&self, proto: &str) -> bool {
-        self.birdc(&["show", "protocols", "all", proto])
-            .is_some_and(|o| o.contains("BGP state:          Established"))
-    }
-
-    /// The best route BIRD picked for `prefix` (`show route ... primary`).
-    fn best(&self, prefix: &str) -> Option<String> {
-        let out = self.birdc(&["show", "route", prefix, "primary", "all"])?;
-        out.lines().any(|l| l.starts_with(prefix)).then_some(out)
-    }
+/// BIRD in namespace b with one session per speaker and the kernel protocol.
+fn start_bird(net: &Net) -> NsBird {
+    NsBird::start(net.name("b"), &bird_conf(net, true), "e2e-nsbird")
 }
 
 /// A speaker in namespace `role` announcing `vip` while `flag` exists.
@@ -264,7 +204,7 @@ fn two_speakers_one_vip_merge_paths_and_standby_ordering() {
     support::init_log();
     let net = Net::new();
     let dir = TempDir::new("e2e-netns");
-    let bird = NsBird::start(&net);
+    let bird = start_bird(&net);
     let vip = format!("10.253.{}.1/32", net.x);
     let (flag_a, flag_s) = (dir.path("a-up"), dir.path("s-up"));
     std::fs::write(&flag_a, "").unwrap();

@@ -9,7 +9,7 @@
 
 mod support;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,7 +42,7 @@ impl Procd {
         s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
         let mut fb = FrameBuf::new();
         let stop = Arc::new(AtomicBool::new(false));
-        let hello = read_msg(&mut s, &mut fb, &stop).unwrap();
+        let hello = support::ubus::read_blocking(&mut s, &mut fb, &stop, "stand-in procd").unwrap();
         assert_eq!(hello.header.ty, MsgType::Hello);
         // procd's service_watchdog_policy.
         let sig = MethodSig::new(
@@ -58,7 +58,7 @@ impl Procd {
             .unwrap();
         let mut objid = None;
         loop {
-            let m = read_msg(&mut s, &mut fb, &stop).unwrap();
+            let m = support::ubus::read_blocking(&mut s, &mut fb, &stop, "stand-in procd").unwrap();
             match m.header.ty {
                 MsgType::Data => objid = m.objid(),
                 MsgType::Status => break,
@@ -70,7 +70,8 @@ impl Procd {
         let (c, st) = (calls.clone(), stop.clone());
         let known: Vec<String> = instances.iter().map(|i| i.to_string()).collect();
         let thread = std::thread::spawn(move || {
-            while let Some(m) = read_msg(&mut s, &mut fb, &st) {
+            while let Some(m) = support::ubus::read_blocking(&mut s, &mut fb, &st, "stand-in procd")
+            {
                 if m.header.ty != MsgType::Invoke || m.method() != Some("watchdog") {
                     continue;
                 }
@@ -113,27 +114,6 @@ impl Drop for Procd {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
-        }
-    }
-}
-
-/// The next whole message; None once `stop` is set or the broker is gone.
-fn read_msg(s: &mut UnixStream, fb: &mut FrameBuf, stop: &AtomicBool) -> Option<Message> {
-    let mut buf = [0u8; 4096];
-    loop {
-        if let Some(fr) = fb.next_frame().unwrap() {
-            return Some(Message::decode(&fr).unwrap());
-        }
-        if stop.load(Ordering::Relaxed) {
-            return None;
-        }
-        match s.read(&mut buf) {
-            Ok(0) => return None,
-            Ok(n) => fb.push(&buf[..n]),
-            Err(e)
-                if e.kind() == std::io::ErrorKind::WouldBlock
-                    || e.kind() == std::io::ErrorKind::TimedOut => {}
-            Err(e) => panic!("stand-in procd: {e}"),
         }
     }
 }

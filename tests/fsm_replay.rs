@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use pathosd::bgp::fsm::{
     resolve_collision, Action, Capabilities, ConnectionOrigin, DownReason, Event, Fsm, Negotiated,
-    Notification, OpenInfo, PeerConfig, State, Timer, Timestamp, OPEN_SENT_HOLD_TIME, OWN_STALL,
+    Notification, OpenInfo, PeerConfig, Role, State, Timer, Timestamp, OPEN_SENT_HOLD_TIME,
+    OWN_STALL,
 };
 use pathosd::bgp::types::Afi;
 use pathosd::bgp::wire::{CeaseSubcode, ErrorCode, OpenError};
@@ -35,6 +36,8 @@ fn peer_caps() -> Capabilities {
         mp_ipv6: true,
         route_refresh: true,
         graceful_restart: true,
+        extended_next_hop: false,
+        role: None,
     }
 }
 
@@ -138,6 +141,7 @@ fn negotiated_default() -> Negotiated {
         families: vec![Afi::Ipv4],
         route_refresh: true,
         peer_graceful_restart: true,
+        extended_next_hop: false,
         peer_as: PEER_AS,
         peer_id: peer_id(),
         ebgp: true,
@@ -255,6 +259,161 @@ fn hold_timer_expiry_in_open_sent_uses_the_large_timer() {
     replay(&mut fsm, steps);
 }
 
+/// RFC 9687: bytes that wait to be written start the SendHoldTimer, a
+/// write that moves some restarts it, one that empties the buffer stops it.
+#[test]
+fn send_hold_timer_runs_only_while_bytes_wait_and_progress_restarts_it() {
+    let mut cfg = config();
+    cfg.send_hold_time = secs(2);
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut steps = establish_steps(&cfg, 0);
+    steps.extend([
+        // A pass the socket did not take: the timer starts.
+        step(
+            100,
+            Event::WriteBlocked,
+            vec![Action::StartTimer(Timer::SendHold, secs(2))],
+            State::Established,
+        ),
+        // Still blocked later (another write queued): it keeps running
+        // from the first blocked byte, not restarted.
+        step(1_500, Event::WriteBlocked, vec![], State::Established),
+        // Bytes moved, some still wait: restarted.
+        step(
+            1_900,
+            Event::WriteProgress { waiting: true },
+            vec![Action::StartTimer(Timer::SendHold, secs(2))],
+            State::Established,
+        ),
+        // Everything written: stopped.
+        step(
+            2_500,
+            Event::WriteProgress { waiting: false },
+            vec![Action::StopTimer(Timer::SendHold)],
+            State::Established,
+        ),
+        // A stale fire after the stop does nothing.
+        step(
+            3_900,
+            Event::SendHoldTimerExpires,
+            vec![],
+            State::Established,
+        ),
+    ]);
+    replay(&mut fsm, steps);
+    assert!(!fsm.is_running(Timer::SendHold));
+}
+
+/// RFC 9687: no progress for the send hold time closes the session
+/// without a NOTIFICATION (it could only queue behind the bytes the peer
+/// does not take), down reason "send hold timer expired", and the
+/// back-off applies as after any error.
+#[test]
+fn send_hold_timer_expiry_closes_without_notification() {
+    let mut cfg = config();
+    cfg.send_hold_time = secs(2);
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut steps = establish_steps(&cfg, 0);
+    steps.extend([
+        step(
+            100,
+            Event::WriteBlocked,
+            vec![Action::StartTimer(Timer::SendHold, secs(2))],
+            State::Established,
+        ),
+        step(
+            2_100,
+            Event::SendHoldTimerExpires,
+            vec![
+                Action::StopTimer(Timer::Hold),
+                Action::StopTimer(Timer::Keepalive),
+                Action::DropConnection,
+                Action::SessionDown(DownReason::SendHoldTimerExpired),
+                Action::StartTimer(Timer::IdleHold, secs(1)),
+            ],
+            State::Idle,
+        ),
+    ]);
+    replay(&mut fsm, steps);
+    assert_eq!(
+        fsm.last_down_reason(),
+        Some(&DownReason::SendHoldTimerExpired)
+    );
+}
+
+/// The timer also guards our OPEN in OpenSent; a zero send hold time
+/// (configured off) never starts it; without a connection the write
+/// reports are ignored.
+#[test]
+fn send_hold_timer_in_open_sent_off_and_without_connection() {
+    let mut cfg = config();
+    // Shorter than OpenSent's 4-minute HoldTimer, which would fire first.
+    cfg.send_hold_time = secs(200);
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut steps = open_sent_steps(&cfg, 0);
+    steps.extend([
+        step(
+            10,
+            Event::WriteBlocked,
+            vec![Action::StartTimer(Timer::SendHold, secs(200))],
+            State::OpenSent,
+        ),
+        step(
+            200_010,
+            Event::SendHoldTimerExpires,
+            vec![
+                Action::StopTimer(Timer::Hold),
+                Action::DropConnection,
+                Action::StartTimer(Timer::IdleHold, secs(1)),
+            ],
+            State::Idle,
+        ),
+    ]);
+    replay(&mut fsm, steps);
+
+    cfg.send_hold_time = Duration::ZERO;
+    let mut fsm = Fsm::new(cfg.clone());
+    let mut steps = establish_steps(&cfg, 0);
+    steps.push(step(100, Event::WriteBlocked, vec![], State::Established));
+    replay(&mut fsm, steps);
+
+    let mut fsm = Fsm::new(config());
+    replay(
+        &mut fsm,
+        vec![
+            step(
+                0,
+                Event::ManualStart,
+                vec![
+                    Action::StartTimer(Timer::ConnectRetry, config().connect_retry_time),
+                    Action::Connect,
+                ],
+                State::Connect,
+            ),
+            step(1, Event::WriteBlocked, vec![], State::Connect),
+            step(
+                2,
+                Event::WriteProgress { waiting: true },
+                vec![],
+                State::Connect,
+            ),
+        ],
+    );
+}
+
+/// RFC 9687 §3.4's default: the greater of 8 minutes and twice the hold
+/// time.
+#[test]
+fn send_hold_time_default_is_the_greater_of_8_minutes_and_twice_hold() {
+    use pathosd::bgp::fsm::default_send_hold_time;
+    assert_eq!(default_send_hold_time(90), secs(480));
+    assert_eq!(default_send_hold_time(0), secs(480));
+    assert_eq!(default_send_hold_time(240), secs(480));
+    assert_eq!(default_send_hold_time(241), secs(482));
+    assert_eq!(default_send_hold_time(u16::MAX), secs(131_070));
+    assert_eq!(config().send_hold_time, secs(480));
+}
+
 /// Feeds `open` in OpenSent and expects the NOTIFICATION `n` and Idle.
 fn open_rejected(cfg: PeerConfig, open: OpenInfo, n: Notification) {
     let mut fsm = Fsm::new(cfg.clone());
@@ -276,6 +435,94 @@ fn open_rejected(cfg: PeerConfig, open: OpenInfo, n: Notification) {
         Some(&DownReason::NotificationSent(n))
     );
     assert_eq!(fsm.peer_open(), None);
+}
+
+/// Whether an OPEN with the peer's Role capability `theirs` is accepted
+/// by an FSM with our `role` (and strict mode `require`).
+fn role_accepted(role: Option<Role>, require: bool, theirs: Option<u8>) -> bool {
+    let mut cfg = config();
+    cfg.role = role;
+    cfg.require_role = require;
+    cfg.capabilities.role = role.map(|r| r as u8);
+    let mut fsm = Fsm::new(cfg.clone());
+    replay(&mut fsm, open_sent_steps(&cfg, 0));
+    let mut open = peer_open(90);
+    open.capabilities.role = theirs;
+    let actions = fsm.handle(Event::BGPOpen(open), Timestamp(10));
+    match fsm.state() {
+        State::OpenConfirm => true,
+        State::Idle => {
+            // RFC 9234 §4.2: "the BGP speaker MUST reject the connection
+            // using the Role Mismatch Notification (code 2, subcode 11)".
+            assert_eq!(actions[0], Action::SendNotification(notif(2, 11)));
+            false
+        }
+        s => panic!("{s:?}"),
+    }
+}
+
+/// RFC 9234 §4.2, Table 2: the allowed pairs (Provider-Customer,
+/// Customer-Provider, RS-RS-Client, RS-Client-RS, Peer-Peer); every other
+/// value, assigned or not, is a Role Mismatch, as are differing duplicate
+/// capabilities (`ROLE_CONFLICT`).
+#[test]
+fn role_pairs_follow_table_2_and_others_get_role_mismatch() {
+    use Role::*;
+    let roles = [Provider, Rs, RsClient, Customer, Peer];
+    let allowed = [
+        (Provider, Customer),
+        (Customer, Provider),
+        (Rs, RsClient),
+        (RsClient, Rs),
+        (Peer, Peer),
+    ];
+    for ours in roles {
+        assert_eq!(ours.expected_peer().expected_peer(), ours);
+        for theirs in 0..=u8::MAX {
+            let want = allowed.contains(&(ours, ours.expected_peer()))
+                && theirs == ours.expected_peer() as u8;
+            for require in [false, true] {
+                assert_eq!(
+                    role_accepted(Some(ours), require, Some(theirs)),
+                    want,
+                    "{ours:?} vs {theirs} (strict {require})"
+                );
+            }
+        }
+    }
+    assert!(!role_accepted(
+        Some(Peer),
+        false,
+        Some(pathosd::bgp::wire::ROLE_CONFLICT)
+    ));
+}
+
+/// RFC 9234 §4.2: a peer without the capability is accepted unless strict
+/// mode is on; without a role of ours the peer's is not looked at.
+#[test]
+fn a_missing_role_is_refused_only_in_strict_mode() {
+    assert!(role_accepted(Some(Role::Customer), false, None));
+    assert!(!role_accepted(Some(Role::Customer), true, None));
+    assert!(role_accepted(None, false, Some(Role::Customer as u8)));
+    assert!(role_accepted(None, false, Some(200)));
+    assert!(role_accepted(None, false, None));
+}
+
+/// RFC 8950: IPv4 routes take the IPv6 next hop only when both sides
+/// offered Extended Next Hop Encoding.
+#[test]
+fn extended_next_hop_is_negotiated_only_when_both_offer_it() {
+    for (ours, theirs) in [(false, false), (true, false), (false, true), (true, true)] {
+        let mut cfg = config();
+        cfg.capabilities.extended_next_hop = ours;
+        let mut fsm = Fsm::new(cfg.clone());
+        replay(&mut fsm, open_sent_steps(&cfg, 0));
+        let mut open = peer_open(90);
+        open.capabilities.extended_next_hop = theirs;
+        fsm.handle(Event::BGPOpen(open), Timestamp(10));
+        let n = fsm.negotiated().unwrap();
+        assert_eq!(n.extended_next_hop, ours && theirs, "{ours} {theirs}");
+    }
 }
 
 #[test]
@@ -1138,9 +1385,10 @@ mod random {
                 Just(local_id()),
                 Just(Ipv4Addr::UNSPECIFIED)
             ],
-            any::<(bool, bool, bool, bool, bool)>(),
+            any::<(bool, bool, bool, bool, bool, bool)>(),
+            proptest::option::of(0u8..=5),
         )
-            .prop_map(|(asn, hold_time, bgp_id, c)| OpenInfo {
+            .prop_map(|(asn, hold_time, bgp_id, c, role)| OpenInfo {
                 asn,
                 hold_time,
                 bgp_id,
@@ -1150,6 +1398,8 @@ mod random {
                     mp_ipv6: c.2,
                     route_refresh: c.3,
                     graceful_restart: c.4,
+                    extended_next_hop: c.5,
+                    role,
                 },
             })
     }
@@ -1164,6 +1414,9 @@ mod random {
             1 => Just(Event::HoldTimerExpires),
             1 => Just(Event::KeepaliveTimerExpires),
             1 => Just(Event::IdleHoldTimerExpires),
+            1 => Just(Event::SendHoldTimerExpires),
+            1 => Just(Event::WriteBlocked),
+            1 => any::<bool>().prop_map(|waiting| Event::WriteProgress { waiting }),
             1 => Just(Event::TcpConnectionConfirmed),
             1 => Just(Event::TcpCrAcked),
             1 => Just(Event::TcpConnectionFails),
@@ -1190,9 +1443,27 @@ mod random {
             proptest::option::of(any::<u16>()),
             // error_wait_min and error_wait_max (ms), within the config's bounds.
             (100u64..5_000, 0u64..120_000),
+            // Our role (mostly none, so that plausible OPENs establish),
+            // strict mode, and the send hold time (0: off).
+            (
+                prop_oneof![
+                    4 => Just(None),
+                    1 => prop_oneof![Just(Role::Provider), Just(Role::Customer), Just(Role::Peer)]
+                        .prop_map(Some),
+                ],
+                any::<bool>(),
+                prop_oneof![Just(0u64), Just(2_000), Just(480_000)],
+            ),
         )
             .prop_map(
-                |(passive, ibgp, hold_time, keepalive_time, (wait_min, extra))| {
+                |(
+                    passive,
+                    ibgp,
+                    hold_time,
+                    keepalive_time,
+                    (wait_min, extra),
+                    (role, require_role, send_hold),
+                )| {
                     let peer_as = if ibgp { LOCAL_AS } else { PEER_AS };
                     let mut cfg = PeerConfig::new(LOCAL_AS, peer_as, local_id());
                     cfg.passive = passive;
@@ -1203,6 +1474,10 @@ mod random {
                     // As the driver sets it.
                     cfg.stable_time = cfg.idle_hold_time_max;
                     cfg.capabilities.mp_ipv6 = ibgp;
+                    cfg.role = role;
+                    cfg.require_role = require_role && role.is_some();
+                    cfg.capabilities.role = role.map(|r| r as u8);
+                    cfg.send_hold_time = Duration::from_millis(send_hold);
                     cfg
                 },
             )
@@ -1211,9 +1486,9 @@ mod random {
     /// What the test knows from the actions alone.
     #[derive(Default)]
     struct Model {
-        running: [Option<Duration>; 4],
+        running: [Option<Duration>; 5],
         /// When each running timer is due (ms).
-        due: [Option<u64>; 4],
+        due: [Option<u64>; 5],
         connected: bool,
         sent_open: bool,
         got_open: bool,
@@ -1250,6 +1525,7 @@ mod random {
             Event::HoldTimerExpires => Some(Timer::Hold),
             Event::KeepaliveTimerExpires => Some(Timer::Keepalive),
             Event::IdleHoldTimerExpires => Some(Timer::IdleHold),
+            Event::SendHoldTimerExpires => Some(Timer::SendHold),
             _ => None,
         };
         if let Some(t) = fired {
@@ -1329,12 +1605,39 @@ mod random {
         if sent_notification {
             prop_assert!(actions.contains(&Action::DropConnection));
         }
+        check_send_hold(m, (before, after), event, actions, fsm)?;
         // The FSM's own view of its timers matches what it told the driver.
         for t in Timer::ALL {
             prop_assert_eq!(fsm.is_running(t), m.running[ix(t)].is_some(), "{:?}", t);
         }
         prop_assert_eq!(m.established, after == State::Established);
         check_state(cfg, m, fsm)
+    }
+
+    /// RFC 9687: the SendHoldTimer runs only on a connection, and its
+    /// expiry closes without a NOTIFICATION.
+    fn check_send_hold(
+        m: &Model,
+        (before, after): (State, State),
+        event: &Event,
+        actions: &[Action],
+        fsm: &Fsm,
+    ) -> Result<(), TestCaseError> {
+        if m.running[ix(Timer::SendHold)].is_some() {
+            prop_assert!(m.connected, "SendHoldTimer without a connection");
+        }
+        if matches!(event, Event::SendHoldTimerExpires) && before != after {
+            let notified = actions
+                .iter()
+                .any(|a| matches!(a, Action::SendNotification(_)));
+            prop_assert!(!notified);
+            prop_assert!(actions.contains(&Action::DropConnection));
+            prop_assert_eq!(
+                fsm.last_down_reason(),
+                Some(&DownReason::SendHoldTimerExpired)
+            );
+        }
+        Ok(())
     }
 
     /// A timer the FSM started: its length is what the back-off and the
@@ -1375,7 +1678,12 @@ mod random {
         match after {
             State::Idle => {
                 prop_assert!(!m.connected);
-                for t in [Timer::ConnectRetry, Timer::Hold, Timer::Keepalive] {
+                for t in [
+                    Timer::ConnectRetry,
+                    Timer::Hold,
+                    Timer::Keepalive,
+                    Timer::SendHold,
+                ] {
                     prop_assert!(!running(t), "{t:?} running in Idle");
                 }
             }

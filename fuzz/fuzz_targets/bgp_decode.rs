@@ -71,6 +71,7 @@ fn fuzz_encode_updates(data: &[u8], four_octet_as: bool) {
             large_communities: (0..head[3] % 20)
                 .map(|i| LargeCommunity(1, 2, u32::from(i)))
                 .collect(),
+            otc: (head[1] & 4 != 0).then_some(65001),
         },
         PathAttrs {
             origin: Origin::Incomplete,
@@ -80,6 +81,7 @@ fn fuzz_encode_updates(data: &[u8], four_octet_as: bool) {
             local_pref: None,
             communities: vec![],
             large_communities: vec![],
+            otc: None,
         },
     ];
     let mut routes = Vec::new();

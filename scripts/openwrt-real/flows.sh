@@ -83,6 +83,8 @@ WORK=$(cd "$WORK" && pwd)
 
 # shellcheck source=scripts/apt.sh
 . "$REPO/scripts/apt.sh"
+# shellcheck source=scripts/openwrt-real/bird.sh
+. "$HERE/bird.sh"
 apt_ensure bird2 python3 util-linux
 for tool in bird birdc nsenter unshare python3; do
 	command -v "$tool" >/dev/null || die "no $tool"
@@ -176,14 +178,7 @@ protocol bgp pathosd {
 	};
 }
 EOF
-bird -p -c "$BIRD_DIR/bird.conf" || die "BIRD does not take $BIRD_DIR/bird.conf"
-bird -f -c "$BIRD_DIR/bird.conf" -s "$BIRD_SOCK" -P "$BIRD_DIR/bird.pid" >"$BIRD_DIR/bird.out" 2>&1 &
-STARTED+=("$!")
-for _ in $(seq 1 50); do
-	birdc -s "$BIRD_SOCK" show status >/dev/null 2>&1 && break
-	sleep 0.1
-done
-birdc -s "$BIRD_SOCK" show status >/dev/null 2>&1 || die "BIRD did not start: $(cat "$BIRD_DIR/bird.out")"
+start_bird
 
 # --- helpers ---------------------------------------------------------------------
 

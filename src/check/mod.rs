@@ -10,7 +10,7 @@
 //! Hysteresis, policy, results and the JSON matcher are pure (crate
 //! pathosd-core, re-exported at the same paths).
 
-pub use pathosd_core::check::{hysteresis, jsonmatch, policy, result};
+pub use pathosd_core::check::{body, hysteresis, jsonmatch, policy, result};
 
 pub mod guard;
 pub mod probe;

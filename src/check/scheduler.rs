@@ -12,6 +12,7 @@
 //! by a small deterministic splay so a hundred checks do not fire in the same
 //! tick.
 
+use super::hysteresis::Hysteresis;
 use super::probe::Probe;
 use super::result::CheckResult;
 use crate::chan::Tx;
@@ -46,11 +47,33 @@ pub fn splay(key: &str, interval: Duration) -> Duration {
 /// whose service is up must not wait up to a second of splay to be
 /// announced), the following ones at `splay + k * interval` for k = 1, 2...
 /// The splay only spreads the steady state.
+///
+/// With a `fast_interval` ([`Schedule::with_fast`]), a result that sets
+/// rise or fall counting (the first failure of a healthy check, the first
+/// success of an unhealthy one) makes the next run due one fast interval
+/// after the run's time, and so on at that rate until the threshold
+/// decides (or a result goes back to the health); then the runs are back
+/// on the grid, at its first tick that is not in the past.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schedule {
     interval: Duration,
     splay: Duration,
     next: u64,
+    /// Only for a check with a fast_interval shorter than its interval: a
+    /// check without one pays a pointer.
+    fast: Option<Box<Fast>>,
+}
+
+/// What the fast runs of a check need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Fast {
+    interval: Duration,
+    /// The check's rise / fall counters, fed the same results as the
+    /// engine's (every result of a check comes from its one loop), so the
+    /// loop knows when they are counting without asking the owner.
+    counters: Hysteresis,
+    /// When the next fast run is due; None: the runs are on the grid.
+    due: Option<Duration>,
 }
 
 impl Schedule {
@@ -59,11 +82,54 @@ impl Schedule {
             interval: interval.max(Duration::from_millis(1)),
             splay: splay(key, interval),
             next: 0,
+            fast: None,
+        }
+    }
+
+    /// Runs at `fast` while the counters of rise / fall (those of a check
+    /// that has not reported yet) are counting. A `fast` not shorter than
+    /// the interval changes nothing.
+    pub fn with_fast(mut self, fast: Duration, rise: u32, fall: u32) -> Schedule {
+        if fast < self.interval {
+            self.fast = Some(Box::new(Fast {
+                interval: fast.max(Duration::from_millis(1)),
+                counters: Hysteresis::new(rise, fall),
+                due: None,
+            }));
+        }
+        self
+    }
+
+    /// The check's counters as they are (the engine's, which a reload keeps
+    /// while the loop is new): the loop's copy starts from them.
+    pub fn seed(&mut self, counters: &Hysteresis) {
+        if let Some(f) = self.fast.as_mut() {
+            f.counters = counters.clone();
+        }
+    }
+
+    /// The time between runs now: the fast interval while fast runs are
+    /// due, else the interval.
+    pub fn period(&self) -> Duration {
+        match self.fast.as_deref() {
+            Some(Fast {
+                interval,
+                due: Some(_),
+                ..
+            }) => *interval,
+            _ => self.interval,
         }
     }
 
     /// When the next run is due, as an offset from the loop's start.
     pub fn due(&self) -> Duration {
+        if let Some(d) = self.fast.as_ref().and_then(|f| f.due) {
+            return d;
+        }
+        self.grid_due()
+    }
+
+    fn grid_due(&self) -> Duration {
         if self.next == 0 {
             return Duration::ZERO;
         }
@@ -71,22 +137,66 @@ impl Schedule {
         self.splay.saturating_add(self.interval.saturating_mul(k))
     }
 
-    /// Marks the due run as done, finishing at `now`, and returns when the
-    /// following run is due: the first tick after the one just run that is
-    /// not already in the past, so runs never overlap and an overrun skips
+    /// Marks the due run as done, finishing at `now` with result `ok`, and
+    /// returns when the following run is due: a fast run while rise / fall
+    /// counts, else the first tick after the one just run that is not
+    /// already in the past, so runs never overlap and an overrun skips
     /// ticks instead of firing them back to back.
-    pub fn advance(&mut self, now: Duration) -> Duration {
-        self.next = self.next.saturating_add(1);
-        if now > self.due() {
+    pub fn advance(&mut self, now: Duration, ok: bool) -> Duration {
+        let base = self.due();
+        let on_grid = self.fast.as_ref().is_none_or(|f| f.due.is_none());
+        if on_grid {
+            self.next = self.next.saturating_add(1);
+        }
+        if let Some(f) = self.fast.as_mut() {
+            f.counters.observe(ok);
+            f.due = f.counters.deciding().then(|| {
+                // The fast grid from this run's time; a tick already past
+                // (a run late by its slack) is skipped, as on the grid.
+                let step = f.interval.as_nanos();
+                let behind = now.saturating_sub(base).as_nanos();
+                let k = behind.div_ceil(step).max(1);
+                base.saturating_add(
+                    f.interval
+                        .saturating_mul(u32::try_from(k).unwrap_or(u32::MAX)),
+                )
+            });
+        }
+        self.catch_up(now);
+        self.due()
+    }
+
+    /// An ad-hoc run (a trigger) ended at `now` with result `ok`: the grid
+    /// stays as it was (a tick that passed meanwhile runs next), but the
+    /// result counts as any other: fast runs start one fast interval after
+    /// it if it set rise / fall counting, and end if it decided.
+    pub fn ad_hoc(&mut self, now: Duration, ok: bool) -> Duration {
+        if let Some(f) = self.fast.as_mut() {
+            f.counters.observe(ok);
+            if !f.counters.deciding() {
+                if f.due.take().is_some() {
+                    // The ticks that passed while fast runs were due
+                    // were covered by them.
+                    self.catch_up(now);
+                }
+            } else if f.due.is_none() {
+                f.due = Some(now.saturating_add(f.interval));
+            }
+        }
+        self.due()
+    }
+
+    /// Moves the grid to its first tick not before `now` if it is behind.
+    fn catch_up(&mut self, now: Duration) {
+        if now > self.grid_due() {
             let behind = now.saturating_sub(self.splay).as_nanos() / self.interval.as_nanos();
             let k = u64::try_from(behind).unwrap_or(u64::MAX);
             self.next = k;
             // The tick exactly at `now` still counts as not in the past.
-            if self.due() < now {
+            if self.grid_due() < now {
                 self.next = k.saturating_add(1);
             }
         }
-        self.due()
     }
 }
 
@@ -111,7 +221,8 @@ impl CheckLoop {
             id,
             probe: Probe::new(check).map_err(err)?,
             guard: super::guard::LocalAddressGuard::from_vip(vip),
-            schedule: Schedule::new(&format!("{}/{}", vip.name, check.name), check.interval),
+            schedule: Schedule::new(&format!("{}/{}", vip.name, check.name), check.interval)
+                .with_fast(check.fast_interval, check.rise, check.fall),
         })
     }
 
@@ -121,6 +232,12 @@ impl CheckLoop {
 
     pub fn interval(&self) -> Duration {
         self.schedule.interval
+    }
+
+    /// The check's rise / fall counters as the engine holds them (a reload
+    /// that restarts the loop keeps them): fast runs go on from there.
+    pub fn seed(&mut self, counters: &Hysteresis) {
+        self.schedule.seed(counters);
     }
 
     /// Runs the probe once (after the guard, if any).
@@ -244,12 +361,13 @@ pub fn run_check_loop(
         loop {
             let trigger = async { Some(triggers.next().await) };
             let tick = async {
-                crate::rt::sleep_around(start + due, tick_slack(c.interval())).await;
+                crate::rt::sleep_around(start + due, tick_slack(c.schedule.period())).await;
                 None
             };
             let trigger = trigger.or(tick).await;
             // Boxed while it runs: the sleeping loop does not carry its state.
             let result = Box::pin(c.run_once()).await;
+            let ok = result.ok;
             let run = CheckRun {
                 check: c.id,
                 result,
@@ -261,11 +379,13 @@ pub fn run_check_loop(
             if tx.try_send(run).is_err() {
                 return;
             }
-            // An ad-hoc run leaves the schedule as it was; a scheduled tick that
-            // passed meanwhile runs next.
-            if trigger.is_none() {
-                due = c.schedule.advance(start.elapsed());
-            }
+            // An ad-hoc run leaves the grid as it was (a scheduled tick that
+            // passed meanwhile runs next); its result may start or end fast
+            // runs.
+            due = match trigger {
+                None => c.schedule.advance(start.elapsed(), ok),
+                Some(_) => c.schedule.ad_hoc(start.elapsed(), ok),
+            };
         }
     }
 }
@@ -300,6 +420,14 @@ mod tests {
         assert_eq!(splay("x", MS(1)), Duration::ZERO);
     }
 
+    impl Schedule {
+        /// A run that passed (on a check without fast runs, the result
+        /// does not matter).
+        fn advance_ok(&mut self, now: Duration) -> Duration {
+            self.advance(now, true)
+        }
+    }
+
     /// Replays run completion times and records the due times.
     #[test]
     fn fixed_rate_replay() {
@@ -309,20 +437,20 @@ mod tests {
         // The first run is due at once, whatever the splay.
         assert_eq!(s.due(), MS(0));
         // Probe takes 100ms: the next is due on the splayed grid.
-        assert_eq!(s.advance(sp + MS(100)), sp + MS(1000));
+        assert_eq!(s.advance_ok(sp + MS(100)), sp + MS(1000));
         // Fixed rate: a slow probe does not shift the grid.
-        assert_eq!(s.advance(sp + MS(1900)), sp + MS(2000));
+        assert_eq!(s.advance_ok(sp + MS(1900)), sp + MS(2000));
         // Finishing exactly on the tick: that tick is still run.
-        assert_eq!(s.advance(sp + MS(3000)), sp + MS(3000));
+        assert_eq!(s.advance_ok(sp + MS(3000)), sp + MS(3000));
         // Tick 3 is done by 3875; tick 4, run early (inside its slack, on
         // another wake-up of the thread) and done by 3875 too, is done: the
         // next is tick 5, not tick 4 again.
-        assert_eq!(s.advance(sp + MS(3875)), sp + MS(4000));
-        assert_eq!(s.advance(sp + MS(3875)), sp + MS(5000));
+        assert_eq!(s.advance_ok(sp + MS(3875)), sp + MS(4000));
+        assert_eq!(s.advance_ok(sp + MS(3875)), sp + MS(5000));
         s.next = 3;
         // Overrun by 2.5 intervals: missed ticks are dropped, not bunched.
-        assert_eq!(s.advance(sp + MS(5500)), sp + MS(6000));
-        assert_eq!(s.advance(sp + MS(6001)), sp + MS(7000));
+        assert_eq!(s.advance_ok(sp + MS(5500)), sp + MS(6000));
+        assert_eq!(s.advance_ok(sp + MS(6001)), sp + MS(7000));
     }
 
     #[test]
@@ -333,12 +461,76 @@ mod tests {
         let mut now = s.due();
         for step in [10u64, 299, 300, 301, 1000, 5, 7777, 0] {
             now += MS(step);
-            let due = s.advance(now);
+            let due = s.advance(now, true);
             assert!(due >= now, "due {due:?} < now {now:?}");
             // At most one interval away, plus the splay after the
             // immediate first run.
             assert!(due < now + MS(300) + splay("k2", MS(300)) + MS(1));
             now = due;
         }
+    }
+
+    /// A healthy check (rise 2, fall 3) at 10 s with a fast_interval of
+    /// 1 s: the first failure brings the next run to 1 s after its time,
+    /// the third one decides and the runs are back on the 10 s grid; a
+    /// success back to the health ends the fast runs as well.
+    #[test]
+    fn fast_runs_while_rise_or_fall_counts() {
+        let i = Duration::from_secs(10);
+        let mut s = Schedule::new("f", i).with_fast(MS(1000), 2, 3);
+        let sp = splay("f", i);
+        // rise 2 from the start: the first success sets rise counting.
+        assert_eq!(s.advance(MS(5), true), MS(1000));
+        assert_eq!(s.period(), MS(1000));
+        // The second one decides: back on the grid, its next tick.
+        assert_eq!(s.advance(MS(1005), true), sp + i);
+        assert_eq!(s.period(), i);
+        assert_eq!(s.advance(sp + MS(10_005), true), sp + 2 * i);
+        // The first failure: fast runs from the run's time.
+        assert_eq!(s.advance(sp + MS(20_005), false), sp + MS(21_000));
+        assert_eq!(s.advance(sp + MS(21_005), false), sp + MS(22_000));
+        // Fall decides at the third: the grid's next tick.
+        assert_eq!(s.advance(sp + MS(22_005), false), sp + 3 * i);
+        // Unhealthy now; one success (rise 2) sets it counting, a failure
+        // ends that: back to the grid.
+        assert_eq!(s.advance(sp + MS(30_005), true), sp + MS(31_000));
+        assert_eq!(s.advance(sp + MS(31_005), false), sp + 4 * i);
+        // A fast run that ends late, past the next fast tick (its slack
+        // and its timeout), skips that tick, as the grid does.
+        let mut s = Schedule::new("f", i).with_fast(MS(1000), 3, 3);
+        assert_eq!(s.advance(MS(5), true), MS(1000));
+        assert_eq!(s.advance(MS(2_100), true), MS(3000));
+        // A loop started by a reload takes the engine's counters: an
+        // unhealthy check at 2 successes of rise 3 decides at its next.
+        let mut s = Schedule::new("f", i).with_fast(MS(1000), 3, 3);
+        let mut kept = Hysteresis::new(3, 3);
+        kept.observe(true);
+        kept.observe(true);
+        s.seed(&kept);
+        assert_eq!(s.advance(MS(5), true), sp + i);
+    }
+
+    /// An ad-hoc run's result counts: it starts fast runs one fast
+    /// interval after it, and a deciding one ends them, the grid's ticks
+    /// that passed meanwhile dropped.
+    #[test]
+    fn an_ad_hoc_result_starts_and_ends_fast_runs() {
+        let i = Duration::from_secs(10);
+        let mut s = Schedule::new("g", i).with_fast(MS(500), 1, 2);
+        let sp = splay("g", i);
+        assert_eq!(s.advance(MS(5), true), sp + i);
+        // Healthy; a triggered failure: a fast run 500 ms later.
+        assert_eq!(s.ad_hoc(MS(3_000), false), MS(3_500));
+        // A triggered success before it: back on the grid.
+        assert_eq!(s.ad_hoc(MS(3_200), true), sp + i);
+        // Failing again, past the grid tick: fast runs, then fall decides
+        // after the tick at sp + 10 s passed; the next is the one after.
+        assert_eq!(s.ad_hoc(MS(9_900), false), MS(10_400));
+        assert_eq!(s.advance(MS(10_405) + sp, false), sp + 2 * i);
+        // No fast_interval, or one not shorter than interval: no fast runs.
+        let mut s = Schedule::new("h", i).with_fast(i, 1, 3);
+        assert!(s.fast.is_none());
+        assert_eq!(s.advance(MS(5), false), splay("h", i) + i);
+        assert_eq!(s.ad_hoc(MS(7), false), splay("h", i) + i);
     }
 }

@@ -28,15 +28,8 @@ set -uo pipefail
 BIN=${1:?usage: bird_recipe_test.sh PATHOSD_BINARY}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 
-failures=0
-ok() { echo "ok - $1"; }
-not_ok() {
-	echo "not ok - $1"
-	shift
-	local l
-	for l in "$@"; do printf '#   %s\n' "$l"; done
-	failures=$((failures + 1))
-}
+# shellcheck source=tests/packaging/tap.sh
+. "$ROOT/tests/packaging/tap.sh"
 
 N=$(($$ % 200 + 20))
 BIRD_IP=127.77.$N.1

@@ -10,14 +10,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pathosd-feed.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 
-failures=0
-ok() { echo "ok - $1"; }
-not_ok() {
-	echo "not ok - $1"
-	shift
-	for l in "$@"; do echo "#   $l"; done
-	failures=$((failures + 1))
-}
+# shellcheck source=tests/packaging/tap.sh
+. "$ROOT/tests/packaging/tap.sh"
 check() {
 	name=$1
 	shift

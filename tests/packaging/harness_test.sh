@@ -15,16 +15,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pathosd-harness.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 
-failures=0
-ok() { echo "ok - $1"; }
-not_ok() {
-	echo "not ok - $1"
-	shift
-	# Every detail line is a comment: a quoted "ok - " must not count.
-	local l
-	for l in "$@"; do printf '%s\n' "$l" | sed 's/^/#   /'; done
-	failures=$((failures + 1))
-}
+# shellcheck source=tests/packaging/tap.sh
+. "$ROOT/tests/packaging/tap.sh"
 
 # --- a missing binary fails the packaging tests ------------------------------
 

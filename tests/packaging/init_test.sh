@@ -23,15 +23,8 @@ SHIPPED="$ROOT/files/pathosd.config"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pathosd-init.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 
-failures=0
-
-ok() { echo "ok - $1"; }
-not_ok() {
-	echo "not ok - $1"
-	shift
-	for l in "$@"; do echo "#   $l"; done
-	failures=$((failures + 1))
-}
+# shellcheck source=tests/packaging/tap.sh
+. "$ROOT/tests/packaging/tap.sh"
 
 # The init script as rc.common reads it (its shebang line is a comment).
 if out=$(

@@ -28,19 +28,8 @@ done
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pathosd-ipk.XXXXXX") || exit 1
 trap '[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
-failures=0
-ok() { echo "ok - $1"; }
-not_ok() {
-	echo "not ok - $1"
-	shift
-	local l
-	for l in "$@"; do printf '#   %s\n' "$l"; done
-	failures=$((failures + 1))
-}
-# same NAME GOT WANT
-same() {
-	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got:" "$2" "want:" "$3"; fi
-}
+# shellcheck source=tests/packaging/tap.sh
+. "$ROOT/tests/packaging/tap.sh"
 
 for f in "$IPK" "$LUCI" "$BIN"; do
 	if [ -z "$f" ] || [ ! -f "$f" ]; then
@@ -207,26 +196,7 @@ same "fresh install: boot links S80/K05 (default_postinst enables)" "$(links)" "
 same "fresh install: started, but the shipped config (enabled '0') opens no procd instance" "$(procd)" "start pathosd"
 
 # The user enables pathosd: a loopback session and an always-up VIP.
-cat >"$FR/etc/config/pathosd" <<'EOF'
-config pathosd 'main'
-	option enabled '1'
-	option asn '65001'
-	option router_id '192.0.2.1'
-	option local_address '127.0.0.2'
-	option listen_port '-1'
-
-config neighbor 'bird'
-	option address '127.0.0.1'
-	option peer_asn '65000'
-
-config vip 'dns'
-	option prefix '192.0.2.53/32'
-
-config check 'dns_up'
-	option vip 'dns'
-	option type 'exec'
-	option command '/bin/true'
-EOF
+cp "$ROOT/tests/packaging/fixtures/enabled.config" "$FR/etc/config/pathosd"
 cp "$FR/etc/config/pathosd" "$TMP/user.config"
 : >"$FR/tmp/procd.log"
 if opkg_install "$IPK" 1; then ok "upgrade: prerm and postinst exit 0"; else not_ok "upgrade: prerm and postinst exit 0" "$(cat "$TMP/scripts.out")"; fi

@@ -206,7 +206,7 @@ function uciRows() {
 // The daemon's defaults, from its JSON Schema (schema/pathosd-config-v1.schema.json),
 // reached through the UCI mapping: option -> JSON path -> schema default.
 const SCHEMA = JSON.parse(fs.readFileSync(path.join(ROOT, 'schema/pathosd-config-v1.schema.json'), 'utf8'));
-const BY_TYPE = { http: 'HTTP', https: 'HTTP', dns: 'DNS', ping: 'PING', tcp: 'TCP', udp: 'UDP', grpc: 'GRPC', exec: 'EXEC' };
+const BY_TYPE = { http: 'HTTP', https: 'HTTP', dns: 'DNS', ping: 'PING', tcp: 'TCP', udp: 'UDP', grpc: 'GRPC', exec: 'EXEC', ubus: 'UBUS' };
 const TABLE_OF = { pathosd: 'GLOBAL', neighbor: 'NEIGHBOR', vip: 'VIP', check: 'CHECK' };
 const SCHEMA_BASE = {
 	GLOBAL: [],
@@ -313,7 +313,9 @@ const FULL_UCI = [
 	{ '.type': 'check', '.name': 'web_tcp', vip: 'web', type: 'tcp', host: 'web.lan', port: '8081', send: 'PING', expect: 'PONG' },
 	{ '.type': 'check', '.name': 'web_udp', vip: 'web', type: 'udp', port: '5300', payload_hex: '00ff', expect: 'ok' },
 	{ '.type': 'check', '.name': 'web_grpc', vip: 'web', type: 'grpc', port: '50051', method: '/pkg.Health/Check', tls: '1', service: 'web', ok_code: [ 'OK' ] },
-	{ '.type': 'check', '.name': 'web_exec', vip: 'web', type: 'exec', command: '/usr/bin/true', arg: [ '-v' ] }
+	{ '.type': 'check', '.name': 'web_exec', vip: 'web', type: 'exec', command: '/usr/bin/true', arg: [ '-v' ] },
+	{ '.type': 'check', '.name': 'web_ubus', vip: 'web', type: 'ubus', object: 'network.interface.wan', method: 'status',
+		args: '{"name": "wan"}', response_jq: '.up == true' }
 ];
 
 const REJECTED = {
@@ -731,6 +733,17 @@ function viewTests(label, src) {
 		assert.strictEqual(text(rows[1][2]), 'withdrawn', 'withdrawn after being announced: no note');
 	});
 
+	test(label + 'status.js: a VIP that damping suppresses says damped, with its penalty and reuse time as tooltip', async () => {
+		const st = JSON.parse(JSON.stringify(STATUS));
+		Object.assign(st.vips[0], { state_name: 'withdrawn', damping: { suppressed: true, penalty: 2333, last_flap_time: '2026-11-29T11:02:00Z', reuse_time: '2026-11-29T11:20:00Z' } });
+		Object.assign(st.vips[1], { damping: { suppressed: false, penalty: 1000, last_flap_time: '2026-11-29T11:02:00Z', reuse_time: null } });
+		const { root } = await renderStatus({ 'pathosd.status': st });
+		const rows = tableByClass(root, 'pathosd-vips').rows;
+		assert.strictEqual(text(rows[0][2]), 'withdrawn damped');
+		assert.ok(/penalty 2333/.test(rows[0][2].children[2].attrs.title), rows[0][2].children[2].attrs.title);
+		assert.ok(!/damped/.test(text(rows[1][2])), 'not suppressed: no note');
+	});
+
 	test(label + 'status.js: one row per check; "Last run" is relative to the router clock, local time as tooltip', async () => {
 		const { root } = await renderStatus();
 		const rows = tableByClass(root, 'pathosd-checks').rows;
@@ -1092,7 +1105,7 @@ function viewTests(label, src) {
 		assert.deepStrictEqual(fa.keylist.slice().sort(), [ 'drain_then_withdraw', 'lower_priority', 'withdraw' ]);
 		const type = opt(check, 'type');
 		assert.strictEqual(type.constructor.name, 'ListValue');
-		assert.deepStrictEqual(plain(type.keylist), [ 'http', 'https', 'dns', 'ping', 'tcp', 'udp', 'grpc', 'exec' ]);
+		assert.deepStrictEqual(plain(type.keylist), [ 'http', 'https', 'dns', 'ping', 'tcp', 'udp', 'grpc', 'exec', 'ubus' ]);
 		assert.deepStrictEqual(plain(opt(sectionOf(m, 'pathosd'), 'log_level').keylist), [ 'error', 'warn', 'info', 'debug' ]);
 		[ 'community', 'large_community', 'lower_priority_community', 'lower_priority_large_community' ]
 			.forEach((n) => assert.strictEqual(opt(vip, n).constructor.name, 'DynamicList', n));
@@ -1102,7 +1115,7 @@ function viewTests(label, src) {
 
 	test(label + 'config.js: every option is one the daemon reads, list-valued exactly where it takes `list`, one form option per UCI option', async () => {
 		const rows = uciRows();
-		[ 'GLOBAL', 'NEIGHBOR', 'VIP', 'CHECK', 'HTTP', 'DNS', 'PING', 'TCP', 'UDP', 'GRPC', 'EXEC' ]
+		[ 'GLOBAL', 'NEIGHBOR', 'VIP', 'CHECK', 'HTTP', 'DNS', 'PING', 'TCP', 'UDP', 'GRPC', 'EXEC', 'UBUS' ]
 			.forEach((t) => assert.ok(rows[t] && Object.keys(rows[t]).length > 0, 'table ' + t + ' in uci_map/layout.rs'));
 		const { m } = await renderConfig(BASE_UCI);
 		const problems = [];
@@ -1200,16 +1213,19 @@ function viewTests(label, src) {
 		asn: '65002', router_id: '192.0.2.9', local_address: '127.0.0.9', local_address_ipv6: '2001:db8::2', listen_address: '127.0.0.3',
 		listen_port: '1179', hold_time: '12s', keepalive_time: '3s', shutdown_drain: '1s', api_listen: '127.0.0.1:59180',
 		api_token: '0123456789abcdef0123', ubus_socket: '/tmp/ubus.sock', name: 'renamed', address: '127.0.0.5', peer_asn: '65020',
-		port: '1790', multihop_ttl: '8', error_wait_min: '3s', error_wait_max: '90s', auth_password: 'secret',
+		port: '1790', multihop_ttl: '8', error_wait_min: '3s', error_wait_max: '90s', send_hold_time: '20m', role: 'customer', extended_next_hop: '1', auth_password: 'secret',
 		prefix: '192.0.2.81/32', checks_policy: 'any', local_interface: 'br-wan', drain_time: '20s', drain_until_flows_below: '3', recovery_hold: '5s',
 		as_path_prepend: '2', community: '65001:200', large_community: '65001:2:2', lower_priority_as_path_prepend: '8',
 		lower_priority_community: '65001:666', lower_priority_large_community: '65001:6:6', lower_priority_file: '/tmp/x.drain',
-		interval: '3s', timeout: '700ms', rise: '4', fall: '5', url: '/ready', host: 'web2.lan', method: 'POST', header: 'X-A: 1',
+		degraded_latency: '50ms', degraded_hold_down: '30s',
+		med: '50', local_pref: '200', lower_priority_med: '500', lower_priority_local_pref: '50',
+		interval: '3s', fast_interval: '1s', timeout: '700ms', rise: '4', fall: '5', url: '/ready', host: 'web2.lan', method: 'POST', header: 'X-A: 1',
 		response_code: '204', response_text: 'ok', response_regex: '^ok', response_jq: '.ok', proxy: 'http://127.0.0.1:3128',
 		tls_ca_cert: '/etc/ssl/ca.pem', tls_server_name: 'web2.lan', tls_client_cert: '/etc/ssl/c.pem', tls_client_key: '/etc/ssl/c.key',
 		query: 'dns.lan.', resolver: '127.0.0.53', expected_answer: '192.0.2.80', dst_ip: '192.0.2.81', src_ip: '192.0.2.1',
 		count: '5', ping_interval: '20ms', max_loss_ratio: '0.25', send: 'HELLO', expect: 'WORLD', payload: 'x', payload_hex: 'ff',
 		service: 'api', ok_code: 'NOT_FOUND', metadata: 'k: v', command: '/bin/false', arg: '-q',
+		object: 'network.interface.lan', args: '{"verbose": true}', socket: '/tmp/ubus2.sock',
 		otel_endpoint: 'http://127.0.0.1:4318', otel_service_name: 'edge', otel_header: 'X-Key: k', otel_metrics_interval: '30s', otel_traces_sample_ratio: '0.5',
 		hooks_dir: '/etc/pathosd/hooks', hook_timeout: '5s', hook_queue: '16',
 		log_otel_level: 'warn', bfd_desired_minimum_tx_interval: '50ms', bfd_required_minimum_receive: '200ms', bfd_detection_multiplier: '4'
@@ -1272,7 +1288,7 @@ function viewTests(label, src) {
 		}
 		assert.deepStrictEqual(problems, []);
 		assert.deepStrictEqual(FULL_UCI.filter((s) => s['.type'] === 'check').map((s) => s.type).sort(),
-			[ 'dns', 'exec', 'grpc', 'http', 'https', 'ping', 'tcp', 'udp' ], 'every check type');
+			[ 'dns', 'exec', 'grpc', 'http', 'https', 'ping', 'tcp', 'ubus', 'udp' ], 'every check type');
 	});
 
 	test(label + 'config.js: dialog round trip: changing one field stages exactly that option, for every field of every section and check type', async () => {
@@ -1608,6 +1624,14 @@ function viewTests(label, src) {
 		assert.ok(/less than the interval/.test(d.error('timeout')), 'the default timeout 100ms against 50ms');
 		d.set('interval', '2s').set('timeout', '1500ms');
 		assert.strictEqual(d.error('timeout'), null);
+		d.set('fast_interval', '3s');
+		assert.ok(/not be more than the interval/.test(d.error('fast_interval')), d.error('fast_interval'));
+		d.set('fast_interval', '1500ms');
+		assert.ok(/more than the timeout/.test(d.error('fast_interval')), d.error('fast_interval'));
+		d.set('fast_interval', '2s');
+		assert.strictEqual(d.error('fast_interval'), null);
+		d.set('fast_interval', '');
+		assert.strictEqual(d.error('fast_interval'), null);
 		d.set('name', 'a-b');
 		assert.ok(d.error('name'), 'check name a-b');
 		d.set('name', 'all');
@@ -1627,6 +1651,24 @@ function viewTests(label, src) {
 		assert.strictEqual(d.error('name'), null, 'VIP names take - and .');
 		d.set('name', 'web 1');
 		assert.ok(d.error('name'));
+		d.set('name', 'web');
+		// A pessimized route never preferred to the healthy one.
+		d.set('med', '100').set('lower_priority_med', '99');
+		assert.ok(/Below the MED 100/.test(d.error('lower_priority_med')), d.error('lower_priority_med'));
+		d.set('lower_priority_med', '100');
+		assert.strictEqual(d.error('lower_priority_med'), null);
+		d.set('lower_priority_local_pref', '101');
+		assert.ok(/Above the LOCAL_PREF 100/.test(d.error('lower_priority_local_pref')), 'against the default 100');
+		d.set('local_pref', '150');
+		assert.strictEqual(d.error('lower_priority_local_pref'), null);
+		// Graded health: a latency a passing probe can exceed.
+		d = await dialog(env, sectionOf(m, 'check'), 'cfg0a5f56');
+		d.set('degraded_latency', '1500ms');
+		assert.ok(/less than the timeout/.test(d.error('degraded_latency')), d.error('degraded_latency'));
+		d.set('degraded_latency', '0');
+		assert.ok(/greater than 0/.test(d.error('degraded_latency')), 'zero');
+		d.set('degraded_latency', '1s');
+		assert.strictEqual(d.error('degraded_latency'), null, 'below the timeout 1500ms');
 	});
 
 	test(label + 'config.js: invalid list items from the file are flagged in the dialog and not saved', async () => {

@@ -18,15 +18,9 @@ QEMU=${2:?usage: qemu_bgp_smoke.sh BINARY QEMU}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd -P)
 ARCH=$(basename "$QEMU" | sed 's/^qemu-//; s/-static$//')
 
-failures=0
-ok() { echo "ok - $ARCH: $1"; }
-not_ok() {
-	echo "not ok - $ARCH: $1"
-	shift
-	local l
-	for l in "$@"; do printf '#   %s\n' "$l"; done
-	failures=$((failures + 1))
-}
+TAP_PREFIX="$ARCH: "
+# shellcheck source=tests/packaging/tap.sh
+. "$ROOT/tests/packaging/tap.sh"
 for tool in "$QEMU" bird birdc; do
 	command -v "$tool" >/dev/null || { not_ok "$tool is installed"; exit 1; }
 done

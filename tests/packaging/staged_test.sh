@@ -15,12 +15,8 @@ SID=0123456789abcdef0123456789abcdef
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/pathosd-staged-test.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 
-ok() { echo "ok - $1"; }
-not_ok() {
-	echo "not ok - $1"
-	shift
-	for l in "$@"; do echo "#   $l"; done
-}
+# shellcheck source=tests/packaging/tap.sh
+. "$ROOT/tests/packaging/tap.sh"
 
 [ -x "$BIN" ] || { not_ok "pathosd binary $BIN exists (cargo build)"; exit 1; }
 mkdir -p "$TMP/bin" "$TMP/rpcd/uci-$SID" "$TMP/uci"
@@ -124,3 +120,4 @@ same "size: bytes and sections of the export; rpcd's reply estimated" \
 same "size: no session refused" "$(json 'v["error"][:11]' "$(call size '{}')")" "no session:"
 same "unknown method: said" "$(call frobnicate "$(session)")" '{"error":"unknown method frobnicate"}'
 same "no temporary file is left in /tmp" "$(find /tmp -maxdepth 1 -name 'pathosd-staged.??????' -newer "$TMP/export" | wc -l)" "0"
+[ "$failures" = 0 ]

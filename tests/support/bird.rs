@@ -28,6 +28,14 @@ pub struct BirdPeer {
     /// BFD with pathosd (`bfd on`, and a `protocol bfd` whose multihop
     /// sessions run at this interval in ms, multiplier 3).
     pub bfd_ms: Option<u32>,
+    /// BIRD in pathosd's AS (iBGP) instead of its own.
+    pub ibgp: bool,
+    /// RFC 9234: BIRD's `local role` (provider, rs_server, rs_client,
+    /// customer, peer) and `require roles`.
+    pub role: Option<&'static str>,
+    pub require_roles: bool,
+    /// RFC 8950 on the IPv4 channel (`extended next hop on`).
+    pub extended_next_hop: bool,
 }
 
 impl BirdPeer {
@@ -44,6 +52,10 @@ impl BirdPeer {
             ttl_security: false,
             error_wait: (1, 2),
             bfd_ms: None,
+            ibgp: false,
+            role: None,
+            require_roles: false,
+            extended_next_hop: false,
         }
     }
 
@@ -63,6 +75,12 @@ impl BirdPeer {
         if self.passive {
             extra.push_str("  passive on;\n");
         }
+        if let Some(r) = self.role {
+            extra.push_str(&format!("  local role {r};\n"));
+        }
+        if self.require_roles {
+            extra.push_str("  require roles on;\n");
+        }
         let mut bfd = String::new();
         if let Some(ms) = self.bfd_ms {
             extra.push_str("  bfd on;\n");
@@ -77,7 +95,7 @@ impl BirdPeer {
              router id {rid};\n\
              protocol device {{ }}\n\
              protocol bgp pathosd {{\n\
-             \x20 local {local} port {lport} as {PEER_AS};\n\
+             \x20 local {local} port {lport} as {local_as};\n\
              \x20 neighbor {nb} port {nport} as {OUR_AS};\n\
              \x20 multihop;\n\
              \x20 strict bind on;\n\
@@ -86,7 +104,7 @@ impl BirdPeer {
              \x20 connect delay time 1;\n\
              \x20 error wait time {ew_min},{ew_max};\n\
              {extra}\
-             \x20 ipv4 {{ import all; export none; }};\n\
+             \x20 ipv4 {{ import all; export none;{enh} }};\n\
              \x20 ipv6 {{ import all; export none; }};\n\
              }}\n\
              {bfd}",
@@ -98,6 +116,12 @@ impl BirdPeer {
             hold = self.hold_time,
             ew_min = self.error_wait.0,
             ew_max = self.error_wait.1,
+            local_as = if self.ibgp { OUR_AS } else { PEER_AS },
+            enh = if self.extended_next_hop {
+                " extended next hop on;"
+            } else {
+                ""
+            },
         )
     }
 }

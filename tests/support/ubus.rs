@@ -257,3 +257,32 @@ impl Caller {
         )
     }
 }
+
+/// The next whole message from a blocking socket with a read timeout (a
+/// stand-in object's thread); None once `stop` is set or the broker is
+/// gone. `who` names the stand-in in a panic.
+pub fn read_blocking(
+    s: &mut std::os::unix::net::UnixStream,
+    fb: &mut FrameBuf,
+    stop: &std::sync::atomic::AtomicBool,
+    who: &str,
+) -> Option<Message> {
+    use std::io::Read;
+    let mut buf = [0u8; 4096];
+    loop {
+        if let Some(fr) = fb.next_frame().unwrap() {
+            return Some(Message::decode(&fr).unwrap());
+        }
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        match s.read(&mut buf) {
+            Ok(0) => return None,
+            Ok(n) => fb.push(&buf[..n]),
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(e) => panic!("{who}: {e}"),
+        }
+    }
+}

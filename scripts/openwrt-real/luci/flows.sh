@@ -62,6 +62,8 @@ WORK=$(cd "$WORK" && pwd)
 
 # shellcheck source=scripts/apt.sh
 . "$REPO/scripts/apt.sh"
+# shellcheck source=scripts/openwrt-real/bird.sh
+. "$HERE/../bird.sh"
 apt_ensure bird2 python3 util-linux chromium curl
 # node and npm: Debian's (npm is a package of its own there) unless a node is
 # installed already (NodeSource's carries npm).
@@ -151,14 +153,7 @@ protocol bgp pathosd {
 	};
 }
 EOF
-bird -p -c "$BIRD_DIR/bird.conf" || die "BIRD does not take $BIRD_DIR/bird.conf"
-bird -f -c "$BIRD_DIR/bird.conf" -s "$BIRD_SOCK" -P "$BIRD_DIR/bird.pid" >"$BIRD_DIR/bird.out" 2>&1 &
-STARTED+=("$!")
-for _ in $(seq 1 50); do
-	birdc -s "$BIRD_SOCK" show status >/dev/null 2>&1 && break
-	sleep 0.1
-done
-birdc -s "$BIRD_SOCK" show status >/dev/null 2>&1 || die "BIRD did not start: $(cat "$BIRD_DIR/bird.out")"
+start_bird
 
 # --- the health-check backend ----------------------------------------------------
 python3 - "${BACKEND%:*}" "${BACKEND#*:}" >"$WORK/backend.log" 2>&1 <<'EOF' &

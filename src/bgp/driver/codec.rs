@@ -74,6 +74,8 @@ fn open_info(o: &wire::Open) -> OpenInfo {
             mp_ipv6: has(Afi::Ipv6),
             route_refresh: o.supports_route_refresh(),
             graceful_restart: o.graceful_restart().is_some(),
+            extended_next_hop: o.extended_next_hop_ipv4(),
+            role: o.role(),
         },
     }
 }
@@ -102,6 +104,8 @@ pub(crate) fn encode_open(info: &OpenInfo) -> Vec<u8> {
         info.bgp_id,
         &families,
         caps.graceful_restart,
+        caps.extended_next_hop,
+        caps.role,
     );
     // An OPEN with at most five capabilities is far below 4096 octets.
     wire::encode(&Message::Open(open), &DecodeCtx::default()).unwrap_or_default()
@@ -152,6 +156,8 @@ mod tests {
                 mp_ipv6: true,
                 route_refresh: true,
                 graceful_restart: true,
+                extended_next_hop: true,
+                role: None,
             },
         };
         let bytes = encode_open(&info);

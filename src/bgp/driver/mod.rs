@@ -30,8 +30,12 @@
 //!   withdraw every route, wait the drain time, then NOTIFICATION Cease /
 //!   Administrative Shutdown with the message, then close; without one,
 //!   the Cease alone (the peer drops the session's routes).
-//! * Every network wait is bounded: writes by [`WRITE_TIMEOUT`], connects by
-//!   the ConnectRetryTimer, silent peers by the HoldTimer.
+//! * **Writes never block the peer's task.** What the socket does not take
+//!   at once waits in the connection's buffer and leaves when the socket
+//!   has room, while the task goes on reading and running its timers.
+//! * Every network wait is bounded: a peer that takes none of our bytes by
+//!   the FSM's SendHoldTimer (RFC 9687, fed with the writes' progress),
+//!   connects by the ConnectRetryTimer, silent peers by the HoldTimer.
 //!
 //! This file is the speaker's side the owner holds: the handle, the table
 //! of peer tasks and the owner's view of each. One peer's task is
@@ -62,9 +66,6 @@ use crate::daemon::reload::NeighborChange;
 
 pub use super::settings::PeerSettings;
 
-/// Longest time one write to a peer may take before the connection is
-/// considered failed.
-pub(crate) const WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Upper bound of [`SpeakerHandle::shutdown`]'s waits for peers (besides the drain).
 const STOP_TIMEOUT: Duration = Duration::from_secs(3);
 pub use listener::NON_NEIGHBOR_LOG_BURST;

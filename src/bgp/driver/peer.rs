@@ -55,6 +55,15 @@ struct Conn {
     /// they are handled (see [`PeerTask::input`]), and the counts of it.
     wbuf: Vec<u8>,
     wcount: Vec<(Kind, u32)>,
+    /// Bytes the socket did not take yet, from `out_at` on, and the
+    /// messages they complete (counted once written). At most one route
+    /// pass and a few small messages: the next pass waits for this one
+    /// (`SessionCore::write_done`).
+    out: Vec<u8>,
+    out_at: usize,
+    out_count: Vec<(Kind, u32)>,
+    /// The SendHoldTimer ended this connection: reset it, do not linger.
+    abort: bool,
 }
 
 impl Conn {
@@ -64,7 +73,16 @@ impl Conn {
             rbuf: Vec::new(),
             wbuf: Vec::new(),
             wcount: Vec::new(),
+            out: Vec::new(),
+            out_at: 0,
+            out_count: Vec::new(),
+            abort: false,
         }
+    }
+
+    /// Whether bytes wait to be written.
+    fn waiting(&self) -> bool {
+        self.out_at < self.out.len()
     }
 }
 
@@ -75,7 +93,7 @@ struct Session {
     conn: Option<Conn>,
     /// Per timer: (earliest, latest) it may fire; the same instant but
     /// for the KeepaliveTimer (see `keepalive_window`).
-    deadlines: [Option<(Instant, Instant)>; 4],
+    deadlines: [Option<(Instant, Instant)>; 5],
     ctx: codec::Ctx,
 }
 
@@ -85,6 +103,8 @@ enum Wake {
     /// A request; None: the handle is gone.
     Ctl(Option<Control>),
     Read(Which, io::Result<usize>),
+    /// The connection's socket has room for the bytes that wait.
+    Writable(Which),
     Connected(io::Result<Async<TcpStream>>),
     Timer,
 }
@@ -119,6 +139,9 @@ pub(crate) struct PeerTask {
     /// The candidate just became the session (`Step::Promote`): the rest
     /// of its read is the session's.
     promoted: bool,
+    /// The owner's acknowledgements of route batches whose UPDATEs still
+    /// wait to be written: told once they are (or the connection is gone).
+    acks: Vec<Tx<()>>,
 }
 
 /// Polls every future and returns the first value ready.
@@ -139,6 +162,11 @@ pub(crate) fn describe_down(r: &DownReason) -> String {
         DownReason::ManualStop => "administratively stopped".into(),
         DownReason::ConnectionFailed => "connection failed or closed".into(),
         DownReason::HoldTimerExpired => "hold timer expired".into(),
+        // RFC 9687 §5: "an error message SHOULD be logged"; the error code's
+        // name, as the RFC gives it (code 8).
+        DownReason::SendHoldTimerExpired => {
+            "send hold timer expired: the peer took none of our bytes".into()
+        }
         DownReason::NotificationSent(n) => format!("sent NOTIFICATION {}", codec::describe(n)),
         DownReason::NotificationReceived(n) => {
             format!("received NOTIFICATION {}", codec::describe(n))
@@ -187,6 +215,7 @@ impl PeerTask {
             queue: VecDeque::new(),
             batching: false,
             promoted: false,
+            acks: Vec::new(),
         }
     }
 
@@ -250,6 +279,19 @@ impl PeerTask {
             futs.push(Box::pin(async move {
                 Wake::Read(Which::Candidate, (&*st).read(buf_cand).await)
             }));
+        }
+        for (which, s) in [
+            (Which::Main, Some(&self.main)),
+            (Which::Candidate, self.cand.as_ref()),
+        ] {
+            if let Some(c) = s.and_then(|s| s.conn.as_ref()).filter(|c| c.waiting()) {
+                let st = &c.stream;
+                futs.push(Box::pin(async move {
+                    // An error shows in the write that follows.
+                    let _ = st.writable().await;
+                    Wake::Writable(which)
+                }));
+            }
         }
         if let Some(f) = self.connecting.as_mut() {
             futs.push(Box::pin(async move { Wake::Connected(f.await) }));
@@ -327,7 +369,27 @@ impl PeerTask {
                     }
                 }
             }
+            Wake::Writable(which) => {
+                let drained = self.write_waiting(which);
+                self.drain_queue().await;
+                if drained && which == Which::Main {
+                    // The pass (or whatever held it back) is out: the
+                    // changes that came meanwhile go out together now.
+                    if self.core().writing() {
+                        self.core().write_done();
+                    }
+                    self.flush_routes().await;
+                }
+            }
             Wake::Timer => self.fire_timers().await,
+        }
+        // Writes report to the FSM through the queue.
+        self.drain_queue().await;
+        let waiting = self.main.conn.as_ref().is_some_and(Conn::waiting);
+        if !waiting {
+            for done in self.acks.drain(..) {
+                let _ = done.try_send(());
+            }
         }
         false
     }
@@ -373,10 +435,38 @@ impl PeerTask {
                 if due {
                     if let Some(s) = self.session(which) {
                         s.deadlines[t.index()] = None;
+                        if t == Timer::SendHold {
+                            // Nothing of what waits can leave: the
+                            // connection is reset when dropped.
+                            if let Some(c) = s.conn.as_mut() {
+                                c.abort = true;
+                            }
+                        }
+                    }
+                    if t == Timer::SendHold {
+                        self.send_hold_expired(which);
                     }
                     self.feed(which, t.expiry()).await;
                 }
             }
+        }
+    }
+
+    /// RFC 9687 §5: "an error message SHOULD be logged into the local
+    /// system", and "BGP speakers SHOULD provide this reason as part of
+    /// their operational state": the log and the peer's last error say it.
+    fn send_hold_expired(&mut self, which: Which) {
+        let waiting = self
+            .session(which)
+            .and_then(|s| s.conn.as_ref())
+            .map_or(0, |c| c.out.len().saturating_sub(c.out_at));
+        let msg = format!(
+            "send hold timer expired: {waiting} bytes could not be written for {}s; closing without NOTIFICATION",
+            self.s.fsm.send_hold_time.as_secs()
+        );
+        log::warn!("bgp peer {}: {msg}", self.s.name);
+        if which == Which::Main {
+            self.core().on_error(msg);
         }
     }
 
@@ -416,16 +506,21 @@ impl PeerTask {
             next = self.ctl.try_recv().ok();
         }
         self.flush_routes().await;
-        for done in dones {
-            let _ = done.try_send(());
-        }
+        // Told once the UPDATEs are written (see `on_wake`).
+        self.acks.extend(dones);
         stop
     }
 
     /// Writes what the core has to send (at most a few passes: a pass
     /// empties the core's changed set, and nothing arrives while writing).
+    /// A pass the socket does not take at once holds the next one back
+    /// until it is written (`Wake::Writable`): the changes that come
+    /// meanwhile go out together then, and no more than one pass waits.
     async fn flush_routes(&mut self) {
         for _ in 0..4 {
+            if self.main.conn.as_ref().is_some_and(Conn::waiting) {
+                return;
+            }
             let Some(pass) = self.core().next_pass() else {
                 return;
             };
@@ -436,8 +531,10 @@ impl PeerTask {
                 log::warn!("bgp peer {}: {s}", self.s.name);
             }
             if !pass.bytes.is_empty() {
-                self.write(Which::Main, &pass.bytes, Kind::Update, pass.updates)
-                    .await;
+                self.write(Which::Main, &pass.bytes, Kind::Update, pass.updates);
+            }
+            if self.main.conn.as_ref().is_some_and(Conn::waiting) {
+                return;
             }
             self.core().write_done();
         }

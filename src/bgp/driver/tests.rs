@@ -43,6 +43,8 @@ fn the_peers_routes_are_read_from_its_session() {
         next_hop_v4: Some("192.0.2.1".parse().unwrap()),
         next_hop_v6: None,
         families: Vec::new(),
+        ipv4_next_hop_v6: false,
+        otc: None,
     };
     let core = Rc::new(RefCell::new(SessionCore::new(shape.clone(), 1)));
     let session = Rc::downgrade(&core);

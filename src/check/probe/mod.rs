@@ -17,6 +17,7 @@ pub mod grpc;
 pub mod http;
 pub mod ping;
 pub mod tcp;
+pub mod ubus;
 pub mod udp;
 
 use super::result::CheckResult;
@@ -43,6 +44,7 @@ enum Kind {
     Udp(udp::UdpProbe),
     Grpc(Box<grpc::GrpcProbe>),
     Exec(exec::ExecProbe),
+    Ubus(ubus::UbusProbe),
 }
 
 impl Probe {
@@ -80,6 +82,7 @@ impl Probe {
             } => Kind::Udp(udp::UdpProbe::new(options, target, datagram)),
             ProbeSpec::Grpc(spec) => Kind::Grpc(Box::new(grpc::GrpcProbe::new(spec)?)),
             ProbeSpec::Exec(options) => Kind::Exec(exec::ExecProbe::new(options)),
+            ProbeSpec::Ubus(options) => Kind::Ubus(ubus::UbusProbe::new(options)),
         };
         Ok(Probe { timeout, kind })
     }
@@ -98,6 +101,7 @@ impl Probe {
             Kind::Udp(p) => p.what(),
             Kind::Grpc(p) => p.what(),
             Kind::Exec(p) => p.what(),
+            Kind::Ubus(p) => p.what(),
         }
     }
 
@@ -117,6 +121,7 @@ impl Probe {
                 Kind::Udp(p) => Box::pin(p.run(deadline)).await,
                 Kind::Grpc(p) => Box::pin(p.run(deadline)).await,
                 Kind::Exec(p) => Box::pin(p.run(deadline)).await,
+                Kind::Ubus(p) => Box::pin(p.run(deadline)).await,
             }
         };
         let timer = async {

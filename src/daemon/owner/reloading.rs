@@ -93,7 +93,15 @@ impl Owner {
                 // loops go on: the VIP's state stays backed by running checks.
                 (VipChange::Kept { timing: true, .. }, Some(rt)) => {
                     match scheduler::build(v, &ids) {
-                        Ok(loops) => spawn(Ok(loops), v, &self.result_tx),
+                        Ok(mut loops) => {
+                            // Fast runs go on where the kept counters are.
+                            if let Some(slot) = engine.vip(&v.name) {
+                                for (l, c) in loops.iter_mut().zip(slot.checks.iter()) {
+                                    l.seed(&c.hysteresis);
+                                }
+                            }
+                            spawn(Ok(loops), v, &self.result_tx)
+                        }
                         Err(e) => {
                             not_applied.push(format!(
                                 "vip {}: new check timing not applied, the old checks go on: {e}",

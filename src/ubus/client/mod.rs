@@ -331,7 +331,10 @@ impl UbusClient {
         }
     }
 
-    async fn read_msg(stream: &mut UnixStream, fb: &mut FrameBuf) -> Result<Message, String> {
+    pub(crate) async fn read_msg(
+        stream: &mut UnixStream,
+        fb: &mut FrameBuf,
+    ) -> Result<Message, String> {
         let mut buf = [0u8; 4096];
         loop {
             match fb.next_frame() {

@@ -152,7 +152,7 @@ fn simple_detail(v: &VipView, f: &mut Family<'_>, key: &str, scale: f64) {
 }
 
 /// Every family over the VIPs, in the order /metrics writes them.
-pub(crate) static PER_VIP: [PerVip; 19] = [
+pub(crate) static PER_VIP: [PerVip; 20] = [
     family(
         Want::Vip,
         "pathosd_vip_state",
@@ -239,6 +239,21 @@ pub(crate) static PER_VIP: [PerVip; 19] = [
             |v, f| {
                 if let Some(a) = v.local_address_assigned {
                     f.sample(&vip_labels(v), b(a));
+                }
+            },
+        )
+    },
+    // Only VIPs with damping have it.
+    PerVip {
+        lazy: true,
+        ..family(
+            Want::Vip,
+            "pathosd_vip_damped",
+            Kind::Gauge,
+            "1 while damping suppresses the VIP (its penalty exceeded suppress and has not decayed below reuse).",
+            |v, f| {
+                if let Some(d) = &v.damping {
+                    f.sample(&vip_labels(v), b(d.suppressed));
                 }
             },
         )

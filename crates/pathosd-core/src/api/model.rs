@@ -91,6 +91,9 @@ pub struct CheckView {
     pub buckets: Vec<u64>,
     pub duration_sum: f64,
     pub detailed_metrics: bool,
+    /// Some for a check with graded health (`degraded_latency`): whether
+    /// its passing probes are too slow.
+    pub degraded: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -117,7 +120,23 @@ pub struct VipView {
     /// Some while the VIP's drain waits for its flows
     /// (`drain_until_flows_below`): the last count of them.
     pub flows: Option<u32>,
+    /// Some when a check of the VIP has graded health: whether one of them
+    /// says degraded (the VIP is then pessimized while healthy).
+    pub degraded: Option<bool>,
+    /// Some while the VIP has `policy.damping` enabled.
+    pub damping: Option<DampingView>,
     pub checks: Vec<CheckView>,
+}
+
+/// A VIP's damping: whether it suppresses the VIP now, and its penalty.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DampingView {
+    pub suppressed: bool,
+    /// The penalty at the last flap (it decays with half_life from then).
+    pub penalty: u32,
+    pub last_flap: Option<SystemTime>,
+    /// While suppressed: when the penalty falls below reuse.
+    pub reuse_time: Option<SystemTime>,
 }
 
 /// The last reload attempt (SIGHUP or ubus `reload`) since

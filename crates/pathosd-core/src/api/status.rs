@@ -184,6 +184,7 @@ pub(crate) fn check_json(c: &CheckView) -> Value {
         .put("total_fail", c.total_fail.into())
         .put("timeouts", c.timeouts.into())
         .put("detailed_metrics", c.detailed_metrics.into())
+        .put_some("degraded", c.degraded.map(Into::into))
         .done()
 }
 
@@ -221,6 +222,18 @@ pub fn vip_json(v: &VipView) -> Value {
         .put("checks_policy", v.checks_policy.clone().into())
         .put("local_address_assigned", v.local_address_assigned.into())
         .put_some("flows", v.flows.map(Into::into))
+        .put_some("degraded", v.degraded.map(Into::into))
+        .put_some(
+            "damping",
+            v.damping.as_ref().map(|d| {
+                Obj::default()
+                    .put("suppressed", d.suppressed.into())
+                    .put("penalty", d.penalty.into())
+                    .put("last_flap_time", time(d.last_flap))
+                    .put("reuse_time", time(d.reuse_time))
+                    .done()
+            }),
+        )
         .put(
             "consecutive_ok",
             first.map_or(0, |c| c.consecutive_ok).into(),

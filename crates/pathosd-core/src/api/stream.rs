@@ -651,6 +651,8 @@ mod tests {
             checks_policy: "all".into(),
             local_address_assigned: (i % 4 == 0).then_some(true),
             flows: None,
+            degraded: None,
+            damping: None,
             checks: (0..i % 3)
                 .map(|k| CheckView {
                     name: format!("c{k}"),
@@ -668,6 +670,7 @@ mod tests {
                     buckets: vec![1, 1],
                     duration_sum: 0.05,
                     detailed_metrics: k == 1,
+                    degraded: None,
                 })
                 .collect(),
         }
@@ -705,6 +708,7 @@ mod tests {
                             local_pref: None,
                             communities: Vec::new(),
                             large_communities: Vec::new(),
+                            otc: None,
                         };
                         (p, a)
                     })

@@ -61,7 +61,16 @@
 //! Timers: ConnectRetryTimer `PeerConfig::connect_retry_time` (bounds a hung
 //! outbound connect); HoldTimer 4 minutes in OpenSent, then the negotiated
 //! hold time; KeepaliveTimer the negotiated keepalive; IdleHoldTimer the
-//! back-off above (zero after a stable session).
+//! back-off above (zero after a stable session); SendHoldTimer (RFC 9687)
+//! `PeerConfig::send_hold_time`, running only while the driver reports
+//! bytes waiting to be written ([`Event::WriteBlocked`]) and restarted by
+//! each write that moves some ([`Event::WriteProgress`]).
+//!
+//! * **Send hold timer without a NOTIFICATION.** When the SendHoldTimer
+//!   expires the connection is closed as after any error, but no
+//!   NOTIFICATION is sent: it could only queue behind the bytes the peer
+//!   does not take. The reason is kept as
+//!   [`DownReason::SendHoldTimerExpired`] for the log and /status.
 //!
 //! This file holds what crosses the FSM's boundary (events, actions, the
 //! peer's settings, the states) and [`Fsm::handle`]; `fsm/transitions.rs`
@@ -139,25 +148,28 @@ impl State {
     }
 }
 
-/// The RFC 4271 §8 mandatory timers, plus the optional IdleHoldTimer used
-/// for peer oscillation damping.
+/// The RFC 4271 §8 mandatory timers, the optional IdleHoldTimer used
+/// for peer oscillation damping, and RFC 9687's SendHoldTimer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Timer {
     ConnectRetry,
     Hold,
     Keepalive,
     IdleHold,
+    /// RFC 9687: runs while bytes wait to be written and none move.
+    SendHold,
 }
 
 impl Timer {
-    pub const ALL: [Timer; 4] = [
+    pub const ALL: [Timer; 5] = [
         Timer::ConnectRetry,
         Timer::Hold,
         Timer::Keepalive,
         Timer::IdleHold,
+        Timer::SendHold,
     ];
 
-    /// The timer's place in a per-timer array (`[_; 4]`, in [`Timer::ALL`]'s
+    /// The timer's place in a per-timer array (`[_; 5]`, in [`Timer::ALL`]'s
     /// order): the FSM's running flags, the driver's deadlines.
     pub fn index(self) -> usize {
         match self {
@@ -165,6 +177,7 @@ impl Timer {
             Timer::Hold => 1,
             Timer::Keepalive => 2,
             Timer::IdleHold => 3,
+            Timer::SendHold => 4,
         }
     }
 
@@ -175,7 +188,42 @@ impl Timer {
             Timer::Hold => Event::HoldTimerExpires,
             Timer::Keepalive => Event::KeepaliveTimerExpires,
             Timer::IdleHold => Event::IdleHoldTimerExpires,
+            Timer::SendHold => Event::SendHoldTimerExpires,
         }
+    }
+}
+
+/// RFC 9234 §4.1 BGP Roles, with their capability values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    Provider = 0,
+    /// Route Server.
+    Rs = 1,
+    RsClient = 2,
+    Customer = 3,
+    Peer = 4,
+}
+
+impl Role {
+    /// The role the other side must have: RFC 9234 §4.2, Table 2.
+    pub fn expected_peer(self) -> Role {
+        match self {
+            Role::Provider => Role::Customer,
+            Role::Customer => Role::Provider,
+            Role::Rs => Role::RsClient,
+            Role::RsClient => Role::Rs,
+            Role::Peer => Role::Peer,
+        }
+    }
+
+    /// RFC 9234 §5: "If a route is to be advertised to a Customer, a Peer,
+    /// or an RS-Client (when the sender is an RS), and the OTC Attribute is
+    /// not present, then when advertising the route, an OTC Attribute MUST
+    /// be added with a value equal to the AS number of the local AS." Our
+    /// routes are our own and never carry one: added whenever the peer is
+    /// one of those, that is when we are its Provider, Peer or RS.
+    pub fn adds_otc(self) -> bool {
+        matches!(self, Role::Provider | Role::Peer | Role::Rs)
     }
 }
 
@@ -192,6 +240,12 @@ pub struct Capabilities {
     pub route_refresh: bool,
     /// RFC 4724 Graceful Restart (receiving speaker only).
     pub graceful_restart: bool,
+    /// RFC 8950 Extended Next Hop Encoding for IPv4 unicast with an IPv6
+    /// next hop.
+    pub extended_next_hop: bool,
+    /// RFC 9234 BGP Role capability value: ours when configured, the
+    /// peer's as received (any octet; differing ones as `ROLE_CONFLICT`).
+    pub role: Option<u8>,
 }
 
 impl Capabilities {
@@ -234,6 +288,19 @@ pub enum Event {
     HoldTimerExpires,
     KeepaliveTimerExpires,
     IdleHoldTimerExpires,
+    /// RFC 9687 SendHoldTimer_Expires: bytes waited to be written for the
+    /// send hold time and none moved.
+    SendHoldTimerExpires,
+    /// Not an RFC event: the driver could not write all it has for this
+    /// connection (the socket's send buffer is full, the peer does not
+    /// read). Starts the SendHoldTimer unless it runs.
+    WriteBlocked,
+    /// Not an RFC event: a write on this connection moved bytes;
+    /// `waiting`: some still wait. Restarts the SendHoldTimer, or stops it
+    /// when nothing waits.
+    WriteProgress {
+        waiting: bool,
+    },
     /// Event 17: the driver accepted the peer's connection.
     TcpConnectionConfirmed,
     /// Event 16: our outbound connection was established.
@@ -276,6 +343,10 @@ pub enum DownReason {
     /// The TCP connection failed or was closed without a NOTIFICATION.
     ConnectionFailed,
     HoldTimerExpired,
+    /// RFC 9687: the peer took none of our bytes for the send hold time.
+    /// No NOTIFICATION was sent: it could only have queued behind the
+    /// bytes the peer does not read.
+    SendHoldTimerExpired,
     /// We detected an error and sent this NOTIFICATION.
     NotificationSent(Notification),
     /// The peer sent this NOTIFICATION.
@@ -298,6 +369,9 @@ pub struct Negotiated {
     pub route_refresh: bool,
     /// The peer advertised Graceful Restart (RFC 4724).
     pub peer_graceful_restart: bool,
+    /// Both sides sent Extended Next Hop Encoding for IPv4 unicast (RFC
+    /// 8950): IPv4 routes go with the IPv6 next hop.
+    pub extended_next_hop: bool,
     pub peer_as: u32,
     pub peer_id: Ipv4Addr,
     /// The peer is in another AS (RFC 4271 §8.2.2 "external" connection).
@@ -346,6 +420,15 @@ pub struct PeerConfig {
     /// A session Established this long is stable: when it goes down the
     /// session restarts at once and the back-off resets.
     pub stable_time: Duration,
+    /// RFC 9687 SendHoldTime: how long bytes may wait to be written with
+    /// none moving before the connection is closed; zero: never.
+    pub send_hold_time: Duration,
+    /// Our RFC 9234 role towards this (eBGP) peer; `capabilities.role`
+    /// carries it in the OPEN.
+    pub role: Option<Role>,
+    /// RFC 9234 §4.2 strict mode: a peer without the Role capability is
+    /// rejected too.
+    pub require_role: bool,
 }
 
 impl PeerConfig {
@@ -366,11 +449,16 @@ impl PeerConfig {
                 mp_ipv6: false,
                 route_refresh: true,
                 graceful_restart: false,
+                extended_next_hop: false,
+                role: None,
             },
             connect_retry_time: Duration::from_secs(30),
             idle_hold_time: Duration::from_secs(1),
             idle_hold_time_max: Duration::from_secs(60),
             stable_time: Duration::from_secs(60),
+            send_hold_time: default_send_hold_time(90),
+            role: None,
+            require_role: false,
         }
     }
 
@@ -396,6 +484,15 @@ impl PeerConfig {
             capabilities: self.capabilities,
         }
     }
+}
+
+/// RFC 9687 §3.4: "The suggested default value for SendHoldTime is the
+/// greater of 8 minutes or 2 times HoldTime." `hold_time` is the configured
+/// one, in seconds: the negotiated hold time is never larger, so the
+/// default also keeps §3.4's "SendHoldTime MUST be greater than the value
+/// of HoldTime".
+pub fn default_send_hold_time(hold_time: u16) -> Duration {
+    Duration::from_secs(u64::from(hold_time).saturating_mul(2).max(480))
 }
 
 /// Which end opened a TCP connection.
@@ -457,7 +554,7 @@ pub struct Fsm {
     config: PeerConfig,
     state: State,
     /// Per timer: when it is due, while it runs.
-    running: [Option<Timestamp>; 4],
+    running: [Option<Timestamp>; 5],
     /// The time of the event being handled (timers started by it count
     /// from it).
     clock: Timestamp,
@@ -481,7 +578,7 @@ impl Fsm {
         Fsm {
             config,
             state: State::Idle,
-            running: [None; 4],
+            running: [None; 5],
             clock: Timestamp(0),
             stalled: None,
             stopped: false,

@@ -41,9 +41,6 @@ use std::sync::Arc;
 
 use super::types::{Afi, Origin, PathAttrs, Prefix, RouteIntent};
 
-/// LOCAL_PREF sent to iBGP peers (the common default, as GoBGP adds it).
-pub(crate) const IBGP_LOCAL_PREF: u32 = 100;
-
 /// The originated routes: what the engine decided, one [`RouteIntent`] per
 /// VIP prefix, and whether the first evaluation of every VIP is in. The
 /// daemon's owner keeps the one table, which its sessions plan from
@@ -179,7 +176,7 @@ impl RibOut {
 }
 
 /// How routes are shaped for one peer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PeerShape {
     pub ebgp: bool,
     pub local_as: u32,
@@ -190,6 +187,11 @@ pub struct PeerShape {
     /// Families negotiated on the current session (set by
     /// [`AdjRibOut::on_established`]).
     pub families: Vec<Afi>,
+    /// RFC 8950 negotiated: IPv4 routes carry `next_hop_v6`.
+    pub ipv4_next_hop_v6: bool,
+    /// RFC 9234 §5 Only to Customer value our routes carry to this peer:
+    /// the local AS when it is our Customer, Peer or RS-Client.
+    pub otc: Option<u32>,
 }
 
 /// Something the operator should hear about; not an error for the session.
@@ -574,8 +576,8 @@ impl AdjRibOut {
             return None;
         }
         let next_hop = match afi {
-            Afi::Ipv4 => self.shape.next_hop_v4.map(IpAddr::V4),
-            Afi::Ipv6 => self.shape.next_hop_v6.map(IpAddr::V6),
+            Afi::Ipv4 if !self.shape.ipv4_next_hop_v6 => self.shape.next_hop_v4.map(IpAddr::V4),
+            _ => self.shape.next_hop_v6.map(IpAddr::V6),
         };
         let Some(next_hop) = next_hop else {
             if !self.reported.contains(&prefix) {
@@ -621,16 +623,22 @@ impl AdjRibOut {
                     prepend: intent.as_path_prepend,
                 });
             }
-            (Vec::new(), Some(IBGP_LOCAL_PREF))
+            // RFC 4271 §5.1.5: "A BGP speaker MUST include this attribute
+            // in UPDATE messages it sends to other internal peers"; and
+            // MUST NOT to external ones (None above).
+            (Vec::new(), Some(intent.local_pref))
         };
         PathAttrs {
             origin: Origin::Igp,
             as_path,
             next_hop,
-            med: None,
+            // RFC 4271 §5.1.4: MULTI_EXIT_DISC may be sent to any peer; the
+            // receiver compares it between routes from one neighboring AS.
+            med: intent.med,
             local_pref,
             communities: intent.communities.clone(),
             large_communities: intent.large_communities.clone(),
+            otc: self.shape.otc,
         }
     }
 }

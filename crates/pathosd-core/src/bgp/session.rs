@@ -373,6 +373,16 @@ impl SessionCore {
     /// encoded becomes the Adj-RIB-Out.
     fn encode(&mut self, mut changes: Changes, record: bool) -> Pass {
         let four = self.four_octet_as;
+        // The order of NLRI means nothing to BGP but much to the router's
+        // memory: BIRD lays a session's routes out in the order they
+        // arrive and, when the session ends, frees them in its table's
+        // walk order. Sent in that order, the flush reads memory in
+        // sequence: 10,000 routes gone 1.4 ms after our Cease instead of
+        // 4.4 (benches/stop-timing.sh). In place: no second copy of the
+        // table at a new session's peak.
+        changes
+            .announce
+            .sort_unstable_by_key(|(p, _)| p.bird_walk_key());
         let out = wire::encode_updates(&changes.announce, &changes.withdraw, four);
         let mut skipped = out.skipped;
         let mut messages = out.messages;
@@ -422,7 +432,10 @@ impl SessionCore {
         // is the daemon's peak.
         drop(messages);
         if record {
-            let announce = std::mem::take(&mut changes.announce);
+            let mut announce = std::mem::take(&mut changes.announce);
+            // Back in prefix order, the order the Adj-RIB-Out's bulk build
+            // takes without sorting a copy of its own.
+            announce.sort_unstable_by_key(|(p, _)| *p);
             self.adj.commit_taking(announce, &changes.withdraw);
             let advertised = u32::try_from(self.adj.advertised().len()).unwrap_or(u32::MAX);
             if advertised != self.summary.advertised {

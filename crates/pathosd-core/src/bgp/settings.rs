@@ -4,9 +4,9 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
-use super::fsm::{Capabilities, PeerConfig};
+use super::fsm::{Capabilities, PeerConfig, Role};
 use super::rib_out::PeerShape;
-use crate::config::schema::{Config, Neighbor};
+use crate::config::schema::{BgpRole, Config, Neighbor};
 
 /// Everything one peer task needs from the configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,12 +87,23 @@ impl PeerSettings {
         // a session at once redials at most once per error_wait_max, the
         // rate the capped back-off allows anyway.
         fsm.stable_time = n.error_wait_max.get();
+        let role = n.role.map(|r| match r {
+            BgpRole::Provider => Role::Provider,
+            BgpRole::Rs => Role::Rs,
+            BgpRole::RsClient => Role::RsClient,
+            BgpRole::Customer => Role::Customer,
+            BgpRole::Peer => Role::Peer,
+        });
+        fsm.role = role;
+        fsm.require_role = n.require_role;
         fsm.capabilities = Capabilities {
             four_octet_as: true,
             mp_ipv4: true,
             mp_ipv6,
             route_refresh: true,
             graceful_restart: n.graceful_restart.unwrap_or(c.bgp.graceful_restart),
+            extended_next_hop: n.extended_next_hop,
+            role: role.map(|r| r as u8),
         };
         PeerSettings {
             name: n.name.clone(),
@@ -109,6 +120,8 @@ impl PeerSettings {
                 next_hop_v4: Some(next_hop_v4),
                 next_hop_v6,
                 families: Vec::new(),
+                ipv4_next_hop_v6: false,
+                otc: role.filter(|r| r.adds_otc()).map(|_| local_as),
             },
             next_hop_v4_from_session,
             next_hop_v6_from_session,
@@ -139,9 +152,9 @@ mod tests {
         }
     }
 
-    /// The settings of `c`'s first neighbor, as the run config has them
-    /// (with one `always` VIP, which validation asks for).
-    fn settings(c: &Config) -> PeerSettings {
+    /// `c` as the run config, with one `always` VIP, which validation
+    /// asks for.
+    fn run_config(c: &Config) -> Result<crate::config::RunConfig, Vec<crate::config::ConfigError>> {
         let mut c = c.clone();
         c.schema = "v1".into();
         c.vips = vec![crate::config::Vip {
@@ -150,9 +163,12 @@ mod tests {
             always: true,
             ..crate::config::Vip::default()
         }];
-        crate::config::RunConfig::new(c).unwrap().neighbors[0]
-            .settings
-            .clone()
+        crate::config::RunConfig::new(c)
+    }
+
+    /// The settings of `c`'s first neighbor, as the run config has them.
+    fn settings(c: &Config) -> PeerSettings {
+        run_config(c).unwrap().neighbors[0].settings.clone()
     }
 
     #[test]
@@ -205,6 +221,54 @@ mod tests {
         c.bgp.neighbors[0].keepalive_time = Some(Dur::secs(2));
         let s = settings(&c);
         assert_eq!((s.fsm.hold_time, s.fsm.keepalive_time), (9, Some(2)));
+    }
+
+    #[test]
+    fn role_goes_into_the_open_and_otc_towards_customers_peers_and_rs_clients() {
+        use crate::config::schema::BgpRole;
+        let s = settings(&cfg(neighbor(65000)));
+        assert_eq!(
+            (s.fsm.role, s.fsm.capabilities.role, s.shape.otc),
+            (None, None, None)
+        );
+        for (r, role, otc) in [
+            (BgpRole::Provider, Role::Provider, true),
+            (BgpRole::Rs, Role::Rs, true),
+            (BgpRole::Peer, Role::Peer, true),
+            (BgpRole::Customer, Role::Customer, false),
+            (BgpRole::RsClient, Role::RsClient, false),
+        ] {
+            let mut n = neighbor(65000);
+            n.role = Some(r);
+            n.require_role = true;
+            let s = settings(&cfg(n));
+            assert_eq!(s.fsm.role, Some(role));
+            assert!(s.fsm.require_role);
+            assert_eq!(s.fsm.capabilities.role, Some(role as u8));
+            assert_eq!(s.shape.otc, otc.then_some(65001), "{r}");
+        }
+        // RFC 9234 roles are for eBGP only; strict mode needs a role.
+        let mut n = neighbor(65001);
+        n.role = Some(BgpRole::Peer);
+        let e = run_config(&cfg(n)).unwrap_err();
+        let e: Vec<String> = e.iter().map(|e| e.to_string()).collect();
+        let want = "bgp.neighbors[0].role: peer is for eBGP sessions only";
+        assert!(e.iter().any(|e| e.contains(want)), "{e:?}");
+    }
+
+    #[test]
+    fn send_hold_time_is_the_rfc_default_unless_set() {
+        let mut c = cfg(neighbor(65000));
+        // RFC 9687 §3.4: the greater of 8 minutes and twice the hold time.
+        assert_eq!(settings(&c).fsm.send_hold_time, Duration::from_secs(480));
+        c.bgp.hold_time = Dur::secs(300);
+        assert_eq!(settings(&c).fsm.send_hold_time, Duration::from_secs(600));
+        c.bgp.neighbors[0].hold_time = Some(Dur::secs(3));
+        assert_eq!(settings(&c).fsm.send_hold_time, Duration::from_secs(480));
+        c.bgp.neighbors[0].send_hold_time = Some(Dur::secs(4));
+        assert_eq!(settings(&c).fsm.send_hold_time, Duration::from_secs(4));
+        c.bgp.neighbors[0].send_hold_time = Some(Dur::secs(0));
+        assert_eq!(settings(&c).fsm.send_hold_time, Duration::ZERO);
     }
 
     #[test]

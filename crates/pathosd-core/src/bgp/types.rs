@@ -90,6 +90,24 @@ impl Prefix {
         self.len
     }
 
+    /// Where BIRD 2's routing table walk meets this prefix: its `net_hash`
+    /// (lib/net.h, `ip4_hash` / `ip6_hash` of lib/ip.h, the address as
+    /// host-order words, `^ pxlen << 26`), whose top bits are the bucket
+    /// that the walk of the table visits in ascending order.
+    pub fn bird_walk_key(&self) -> u32 {
+        let hash = match self.addr {
+            IpAddr::V4(a) => u32::from(a).wrapping_mul(2_902_958_171),
+            IpAddr::V6(a) => {
+                let o = a.octets();
+                let x = (0..4).fold(0u32, |x, i| {
+                    x ^ u32::from_be_bytes([o[4 * i], o[4 * i + 1], o[4 * i + 2], o[4 * i + 3]])
+                });
+                x ^ (x << 16) ^ (x << 24)
+            }
+        };
+        hash ^ (u32::from(self.len) << 26)
+    }
+
     /// True for a /0 prefix (named so for clippy's `len_without_is_empty`).
     pub fn is_empty(&self) -> bool {
         self.len == 0
@@ -242,14 +260,34 @@ impl fmt::Display for LargeCommunity {
     }
 }
 
+/// LOCAL_PREF sent to iBGP peers unless a VIP sets its own: the common
+/// default (BIRD's and GoBGP's when none is set).
+pub const DEFAULT_LOCAL_PREF: u32 = 100;
+
 /// What pathosd wants a VIP route to carry, before per-peer shaping
 /// (own AS prepended for eBGP, next hop of the family, LOCAL_PREF for iBGP).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RouteIntent {
     /// Extra copies of the local AS (eBGP only); 0 = full priority.
     pub as_path_prepend: u8,
     pub communities: Vec<Community>,
     pub large_communities: Vec<LargeCommunity>,
+    /// MULTI_EXIT_DISC, to every peer; None: not sent.
+    pub med: Option<u32>,
+    /// LOCAL_PREF, to iBGP peers only.
+    pub local_pref: u32,
+}
+
+impl Default for RouteIntent {
+    fn default() -> Self {
+        RouteIntent {
+            as_path_prepend: 0,
+            communities: Vec::new(),
+            large_communities: Vec::new(),
+            med: None,
+            local_pref: DEFAULT_LOCAL_PREF,
+        }
+    }
 }
 
 /// The path attributes of one route as sent to one peer: the input of the
@@ -266,11 +304,23 @@ pub struct PathAttrs {
     pub local_pref: Option<u32>,
     pub communities: Vec<Community>,
     pub large_communities: Vec<LargeCommunity>,
+    /// RFC 9234 §5 ONLY_TO_CUSTOMER (OTC): an AS number.
+    pub otc: Option<u32>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bird_walk_key_is_birds_net_hash() {
+        // Worked by hand from lib/ip.h and lib/net.h: 0x0a000001 *
+        // 2902958171 ^ 32 << 26, and for IPv6 the words' xor x ^ x << 16 ^
+        // x << 24 (128 << 26 is 0 in 32 bits).
+        let key = |s: &str| s.parse::<Prefix>().unwrap().bird_walk_key();
+        assert_eq!(key("10.0.0.1/32"), 0xbb07_a05b);
+        assert_eq!(key("2001:db8::1/128"), 0x94b8_0db9);
+    }
 
     #[test]
     fn a_leading_zero_in_an_octet_is_named() {

@@ -82,6 +82,18 @@ impl Hysteresis {
         self.consecutive_fail
     }
 
+    /// Whether rise or fall is counting: the last result went against the
+    /// health and the threshold has not decided yet (a healthy check with
+    /// failures below fall, an unhealthy one with successes below rise).
+    /// A check that probes at a `fast_interval` does so while this holds.
+    pub fn deciding(&self) -> bool {
+        if self.healthy {
+            self.consecutive_fail > 0
+        } else {
+            self.consecutive_ok > 0
+        }
+    }
+
     /// A reload changed rise or fall: health is kept (a healthy check stays
     /// healthy), the counters clamp to the new thresholds, and the next
     /// result decides with them (e.g. an unhealthy check with 2 successes
@@ -167,6 +179,31 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    /// Deciding from the first result against the health until the
+    /// threshold crosses; a result back to the health ends it too.
+    #[test]
+    fn deciding_between_the_first_result_and_the_crossing() {
+        let mut h = Hysteresis::new(2, 3);
+        assert!(!h.deciding());
+        let steps: Vec<bool> = [true, true, false, false, true, false, false, false, false]
+            .iter()
+            .map(|&ok| {
+                h.observe(ok);
+                h.deciding()
+            })
+            .collect();
+        assert_eq!(
+            steps,
+            [true, false, true, true, false, true, true, false, false]
+        );
+        // rise 1 / fall 1: every result decides at once.
+        let mut h = Hysteresis::new(1, 1);
+        for ok in [true, false, false, true] {
+            h.observe(ok);
+            assert!(!h.deciding());
+        }
     }
 
     #[test]

@@ -3,11 +3,15 @@
 //! `daemon::engine::CheckRun`). Probes and the
 //! scheduler are in the pathosd crate (`pathosd::check`).
 
+pub mod body;
+pub mod degraded;
 pub mod hysteresis;
 pub mod jsonmatch;
 pub mod policy;
 pub mod result;
 
+pub use body::BodyMatch;
+pub use degraded::Degradation;
 pub use hysteresis::{Hysteresis, Transition};
 pub use policy::Combiner;
 pub use result::CheckResult;

@@ -18,7 +18,7 @@ use super::policy_expr::Expr;
 use super::schema::{Check, Vip};
 use super::schema::{
     CheckType, Config, DnsCheck, ExecCheck, ExpectedAnswer, GrpcCheck, HttpCheck, LogLevel,
-    Logging, PingCheck, PolicyText, TcpCheck, UdpCheck, VipPolicy,
+    Logging, PingCheck, PolicyText, TcpCheck, UbusCheck, UdpCheck, VipPolicy,
 };
 use super::target::{DnsTarget, Host, HostPort, HttpTarget};
 use super::validate::validate;
@@ -154,11 +154,23 @@ pub struct CheckSpec {
     /// The name checks_policy and /status use: `name`, else the type.
     pub name: String,
     pub interval: Duration,
+    /// `fast_interval`, the interval when it is unset.
+    pub fast_interval: Duration,
     pub timeout: Duration,
     pub rise: u32,
     pub fall: u32,
     pub detailed_metrics: bool,
+    /// `degraded_latency` and `degraded_hold_down`, when graded health is on.
+    pub degraded: Option<Degraded>,
     pub probe: ProbeSpec,
+}
+
+/// Graded health of a check: how slow a passing probe may be before it
+/// counts toward degraded, and the least time between two changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Degraded {
+    pub latency: Duration,
+    pub hold_down: Duration,
 }
 
 /// What a check's probe is: its type with that type's options and where it
@@ -195,6 +207,7 @@ pub enum ProbeSpec {
     },
     Grpc(Box<GrpcSpec>),
     Exec(Box<ExecCheck>),
+    Ubus(Box<UbusCheck>),
 }
 
 /// A grpc check resolved.
@@ -221,6 +234,7 @@ impl ProbeSpec {
             ProbeSpec::Udp { .. } => CheckType::Udp,
             ProbeSpec::Grpc(_) => CheckType::Grpc,
             ProbeSpec::Exec(_) => CheckType::Exec,
+            ProbeSpec::Ubus(_) => CheckType::Ubus,
         }
     }
 }

@@ -11,6 +11,7 @@
 use crate::bgp::types::{Prefix, RouteIntent};
 use crate::check::CheckResult;
 use crate::config::VipSpec as Vip;
+use crate::vip::damping::Penalty;
 use crate::vip::{SharedIntents, VipState};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -116,6 +117,10 @@ pub struct Engine {
     /// not in each VIP's machine, which would grow every slot by 16 bytes
     /// for what few VIPs ever have.
     drains: Vec<(Arc<str>, Instant)>,
+    /// The damping penalty of each VIP with `damping` that flapped
+    /// recently, by name; forgotten once low (`Penalty::forgotten`). Here
+    /// for the reason `drains` is.
+    damping: Vec<(Arc<str>, Penalty)>,
 }
 
 /// Longest time a VIP needs for its first decision: its slowest check's
@@ -197,6 +202,7 @@ impl Engine {
             initial_done: false,
             flows: Vec::new(),
             drains: Vec::new(),
+            damping: Vec::new(),
         };
         e.reindex();
         e.check_initial(now, &mut out);
@@ -282,10 +288,64 @@ impl Engine {
         if !self.initial_done {
             d = Some(d.map_or(self.initial_deadline, |x| x.min(self.initial_deadline)));
         }
-        for at in self.drain_deadlines().map(|(_, at)| at) {
+        let reuse = self.damping.iter().filter_map(|(_, p)| p.reuse_at());
+        for at in self.drain_deadlines().map(|(_, at)| at).chain(reuse) {
             d = Some(d.map_or(at, |x| x.min(at)));
         }
         d
+    }
+
+    /// The damping penalty of `vip`, while it has one.
+    pub fn damping(&self, vip: &str) -> Option<&Penalty> {
+        self.damping
+            .iter()
+            .find(|(n, _)| &**n == vip)
+            .map(|(_, p)| p)
+    }
+
+    /// VIP `i` lost its health at `now`: a flap, if it has damping. True
+    /// when the flap makes damping suppress it.
+    fn flap(&mut self, i: usize, now: Instant) -> bool {
+        let Some(pol) = self.vips[i].machine.policy().damping else {
+            return false;
+        };
+        let name = &self.vips[i].name;
+        let pos = match self.damping.iter().position(|(n, _)| n == name) {
+            Some(p) => p,
+            None => {
+                self.damping.push((name.clone(), Penalty::new(now)));
+                self.damping.len() - 1
+            }
+        };
+        let begins = self.damping[pos].1.flap(now, &pol);
+        begins && !self.vips[i].machine.damped()
+    }
+
+    /// Walks the penalties (at each `Tick` and after a reload): forgets
+    /// those of VIPs gone or without damping now, and those low enough;
+    /// applies the VIP's damping parameters (a reload may have changed
+    /// them); lets the damped VIPs whose release time has come go, and
+    /// keeps the others damped (a VIP restarted by a reload keeps the
+    /// penalty of its name, as a router keeps a prefix's).
+    fn walk_damping(&mut self, now: Instant, out: &mut Vec<Output>) {
+        for (name, mut p) in std::mem::take(&mut self.damping) {
+            let Some(i) = self.index(&name) else {
+                continue;
+            };
+            let Some(pol) = self.vips[i].machine.policy().damping else {
+                continue;
+            };
+            p.retune(&pol);
+            if p.release(now) {
+                let t = self.vips[i].machine.undamp(now);
+                self.emit(i, t, out);
+            } else if p.reuse_at().is_some() {
+                self.vips[i].machine.mark_damped();
+            }
+            if !p.forgotten(now, &pol) {
+                self.damping.push((name, p));
+            }
+        }
     }
 
     /// The drain_time deadline of each drain that withdraws and still
@@ -382,6 +442,7 @@ impl Engine {
                     let t = self.vips[i].machine.drain_expired(now);
                     self.emit(i, t, &mut out);
                 }
+                self.walk_damping(now, &mut out);
             }
         }
         self.check_initial(now, &mut out);
@@ -453,6 +514,10 @@ impl Engine {
         }
         let transition = c.hysteresis.observe(r.ok);
         let healthy = c.hysteresis.healthy();
+        let slow = c.degradation.as_mut().and_then(|d| {
+            d.observe(r.ok, r.duration, now, &c.hysteresis)
+                .map(|on| (on, d.latency(), r.duration))
+        });
         c.runs = c.runs.saturating_add(1);
         c.last_time = Some(now);
         if r.ok {
@@ -486,7 +551,13 @@ impl Engine {
             .and_then(|m| m.update(&c.name, healthy));
         match (changed, crossed) {
             (Some(h), _) => {
-                let reason = format!("{}: {}", c.name, crossed.unwrap_or("policy reevaluation"));
+                let mut reason =
+                    format!("{}: {}", c.name, crossed.unwrap_or("policy reevaluation"));
+                let lost = !h && self.vips[i].machine.healthy();
+                if lost && self.flap(i, now) {
+                    self.vips[i].machine.mark_damped();
+                    reason.push_str(", damped");
+                }
                 let t = self.vips[i].machine.set_health(h, now, &reason);
                 self.emit(i, t, out);
             }
@@ -500,6 +571,39 @@ impl Engine {
             }
             (None, None) => {}
         }
+        if let Some(change) = slow {
+            self.degraded_step(i, k as usize, change, now, out);
+        }
+    }
+
+    /// Check `k` of VIP `i` became degraded or no longer is (`on`), its
+    /// probe having taken `took` against `limit`: the VIP takes it.
+    fn degraded_step(
+        &mut self,
+        i: usize,
+        k: usize,
+        (on, limit, took): (bool, Duration, Duration),
+        now: Instant,
+        out: &mut Vec<Output>,
+    ) {
+        let slot = &self.vips[i];
+        let degraded = slot.degraded();
+        let check = slot.checks.get(k).map_or("", |c| c.name.as_str());
+        let reason = if on {
+            format!(
+                "{check}: degraded: {} ms above degraded_latency {} ms",
+                took.as_millis(),
+                limit.as_millis()
+            )
+        } else {
+            format!(
+                "{check}: no longer degraded: {} ms within degraded_latency {} ms",
+                took.as_millis(),
+                limit.as_millis()
+            )
+        };
+        let t = self.vips[i].machine.set_degraded(degraded, now, &reason);
+        self.emit(i, t, out);
     }
 
     fn emit(&mut self, i: usize, t: Option<crate::vip::Transition>, out: &mut Vec<Output>) {

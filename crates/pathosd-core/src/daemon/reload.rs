@@ -9,11 +9,14 @@
 //!   its *check identity* changed: `prefix`, `always`, `checks_policy`,
 //!   `require_local_address`, `local_interface`, the number, names, types or
 //!   probe options of its checks. Then it restarts withdrawn, as at start.
-//! * `policy` (attributes, fail_action, drain file, drain and hold times)
+//! * `policy` (attributes, fail_action, drain file, drain and hold times,
+//!   damping: the VIP keeps its name's penalty, restarted too)
 //!   and `detailed_metrics` apply to the running VIP: it re-announces with
 //!   the new attributes if they differ.
-//! * `interval`, `timeout`, `rise`, `fall` apply to the running checks: their
-//!   health and counters are kept (counters clamp to the new rise / fall).
+//! * `interval`, `fast_interval`, `timeout`, `rise`, `fall` and graded
+//!   health (`degraded_latency`, `degraded_hold_down`) apply to the running
+//!   checks: their health, degraded state and counters are kept (counters clamp to
+//!   the new rise / fall).
 //! * A neighbor whose session settings changed (its own options, or the
 //!   router and `bgp` settings its session is built from) restarts; only
 //!   `required` changes without a restart.
@@ -37,9 +40,9 @@ pub enum VipChange {
         /// `policy` or `detailed_metrics` changed: the VIP takes the new
         /// policy and re-announces if its route's attributes changed.
         attributes: bool,
-        /// `interval`, `timeout`, `rise` or `fall` of a check changed: the
-        /// check loops restart with the new timing, keeping each check's
-        /// health and counters.
+        /// `interval`, `fast_interval`, `timeout`, `rise`, `fall` or graded
+        /// health of a check changed: the check loops restart with the new
+        /// timing, keeping each check's health and counters.
         timing: bool,
     },
     /// The check identity changed (the field named): the VIP restarts
@@ -451,7 +454,21 @@ pub(crate) fn vip_change(old: &VipSpec, new: &VipSpec) -> VipChange {
         return VipChange::Restarted(what);
     }
     let timing = oc.iter().zip(nc).any(|(a, b)| {
-        (a.interval, a.timeout, a.rise, a.fall) != (b.interval, b.timeout, b.rise, b.fall)
+        (
+            a.interval,
+            a.fast_interval,
+            a.timeout,
+            a.rise,
+            a.fall,
+            a.degraded,
+        ) != (
+            b.interval,
+            b.fast_interval,
+            b.timeout,
+            b.rise,
+            b.fall,
+            b.degraded,
+        )
     });
     let attributes = old.policy != new.policy
         || oc

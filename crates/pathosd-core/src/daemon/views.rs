@@ -5,7 +5,9 @@
 
 use super::engine::{duration_buckets, CheckId, Engine, VipSlot};
 use super::triggers::{Refusal, BURST, REFILL};
-use crate::api::model::{select, CheckView, PageInfo, PrefixOf, Scope, VipKey, VipView, Want};
+use crate::api::model::{
+    select, CheckView, DampingView, PageInfo, PrefixOf, Scope, VipKey, VipView, Want,
+};
 use crate::api::router::ApiError;
 use crate::api::TriggerOutcome;
 use crate::check::policy;
@@ -41,6 +43,12 @@ pub fn engine_vip_view(
     let v = engine.vips().get(i)?;
     let mut view = vip_view(v, want, to_sys);
     view.flows = engine.flows(&v.name);
+    if let (Some(d), Some(p)) = (view.damping.as_mut(), engine.damping(&v.name)) {
+        let (penalty, at) = p.last();
+        d.penalty = penalty;
+        d.last_flap = Some(to_sys(at));
+        d.reuse_time = p.reuse_at().map(to_sys);
+    }
     Some(view)
 }
 
@@ -97,6 +105,17 @@ pub fn vip_view(v: &VipSlot, want: Want, to_sys: &dyn Fn(Instant) -> SystemTime)
         }),
         // The engine's, set by the caller that has it.
         flows: None,
+        degraded: v
+            .checks
+            .iter()
+            .any(|c| c.degradation.is_some())
+            .then(|| v.machine.degraded()),
+        damping: v.machine.policy().damping.map(|_| DampingView {
+            suppressed: v.machine.damped(),
+            penalty: 0,
+            last_flap: None,
+            reuse_time: None,
+        }),
         checks: v
             .checks
             .iter()
@@ -122,6 +141,7 @@ pub fn vip_view(v: &VipSlot, want: Want, to_sys: &dyn Fn(Instant) -> SystemTime)
                 buckets: c.buckets.to_vec(),
                 duration_sum: c.duration_sum,
                 detailed_metrics: cfg.detailed_metrics,
+                degraded: c.degradation.as_ref().map(|d| d.degraded()),
             })
             .collect(),
     }

@@ -6,11 +6,13 @@
 //! for a transition in the same call that produced it (no VIP-level timer
 //! other than the deadlines this machine names).
 
+pub mod damping;
 pub mod flows;
 
 use crate::bgp::types::{RouteIntent, GRACEFUL_SHUTDOWN};
 use crate::config::{FailAction, VipSpec as Vip};
 use crate::intern::Interner;
+use damping::DampingPolicy;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -58,6 +60,8 @@ pub struct VipPolicy {
     /// 10,000 `always` VIPs).
     pub healthy_intent: Arc<RouteIntent>,
     pub pessimized_intent: Arc<RouteIntent>,
+    /// `damping`, when enabled.
+    pub damping: Option<DampingPolicy>,
 }
 
 /// One `Arc` per distinct route intent among the VIPs' policies, and one
@@ -108,6 +112,8 @@ impl VipPolicy {
             as_path_prepend: p.announce.as_path_prepend,
             communities: p.announce.communities.clone(),
             large_communities: p.announce.large_communities.clone(),
+            med: p.announce.med,
+            local_pref: p.announce.local_pref,
         };
         // Prepends add up so a degraded primary still ranks below a healthy
         // standby and the standby order never inverts (seed: standby ordering).
@@ -136,6 +142,8 @@ impl VipPolicy {
                 .saturating_add(p.lower_priority.as_path_prepend),
             communities,
             large_communities: large,
+            med: p.lower_priority.med.or(p.announce.med),
+            local_pref: p.lower_priority.local_pref.unwrap_or(p.announce.local_pref),
         };
         VipPolicy {
             always: vip.always,
@@ -145,6 +153,10 @@ impl VipPolicy {
             recovery_hold: p.recovery_hold.get(),
             healthy_intent: intents.share(healthy_intent),
             pessimized_intent: intents.share(pessimized_intent),
+            damping: p.damping.enabled.then(|| {
+                let d = &p.damping;
+                DampingPolicy::new(d.half_life.get(), d.suppress, d.reuse, d.max_suppress.get())
+            }),
         }
     }
 }
@@ -189,6 +201,12 @@ const FLOWS_LOW: u8 = 16;
 /// in each of 10,000 slots for a field that nearly every VIP leaves
 /// empty).
 const DRAIN_EXPIRED: u8 = 32;
+/// Some check with graded health says the VIP is degraded: announced,
+/// but pessimized, while it is healthy.
+const DEGRADED: u8 = 64;
+/// Damping suppresses the VIP: the engine keeps its penalty
+/// (`Engine::damping`) and sets and clears this.
+const DAMPED: u8 = 128;
 
 /// Why a VIP last changed state: fixed text, borrowed, or a check's own
 /// words, owned. A thin pointer each, hence `&&str` and `Box<Box<str>>`:
@@ -260,6 +278,27 @@ impl VipMachine {
         self.flag(DRAIN_API)
     }
 
+    /// Damping suppresses the VIP now.
+    pub fn damped(&self) -> bool {
+        self.flag(DAMPED) && self.policy.damping.is_some()
+    }
+
+    /// Damping suppresses the VIP from now on; the caller evaluates it
+    /// next, in the same call ([`Self::set_health`] with the flap that
+    /// did it), so that it changes state once.
+    pub(crate) fn mark_damped(&mut self) {
+        self.set_flag(DAMPED, true);
+    }
+
+    /// Damping lets the VIP go: its penalty decayed below reuse.
+    pub(crate) fn undamp(&mut self, now: Instant) -> Option<Transition> {
+        if !self.flag(DAMPED) {
+            return None;
+        }
+        self.set_flag(DAMPED, false);
+        self.evaluate(now, Reason::Fixed(&"damping penalty below reuse"))
+    }
+
     /// Times the VIP left `announced` (pessimized or withdrawn) since start.
     pub fn flaps(&self) -> u32 {
         self.flaps
@@ -311,6 +350,31 @@ impl VipMachine {
             }
         }
         self.evaluate(now, Reason::Owned(Box::new(Box::from(reason))))
+    }
+
+    /// Graded health changed: a degraded healthy VIP is pessimized, in
+    /// place; its failure still takes the fail_action.
+    pub(crate) fn set_degraded(
+        &mut self,
+        degraded: bool,
+        now: Instant,
+        reason: &str,
+    ) -> Option<Transition> {
+        if self.policy.always || degraded == self.flag(DEGRADED) {
+            return None;
+        }
+        self.set_flag(DEGRADED, degraded);
+        self.evaluate(now, Reason::Owned(Box::new(Box::from(reason))))
+    }
+
+    /// Graded health as a reload left it; the policy's evaluation that
+    /// follows applies it.
+    pub(crate) fn mark_degraded(&mut self, degraded: bool) {
+        self.set_flag(DEGRADED, degraded);
+    }
+
+    pub fn degraded(&self) -> bool {
+        self.flag(DEGRADED)
     }
 
     /// The lower_priority_file appeared or disappeared.
@@ -410,6 +474,9 @@ impl VipMachine {
         now: Instant,
     ) -> Option<Transition> {
         self.policy = policy.into();
+        if self.policy.damping.is_none() {
+            self.set_flag(DAMPED, false);
+        }
         self.evaluate(now, Reason::Fixed(&"policy changed by reload"))
     }
 
@@ -439,10 +506,12 @@ impl VipMachine {
             // A drain that withdraws keeps the VIP withdrawn while it lasts:
             // no recovery_hold deadline (one in the past would be due for
             // ever).
+            // Nor while damped: the engine's release time ends that.
             VipState::Withdrawn
                 if self.flag(HEALTHY)
                     && self.flag(WITHDRAWN_AFTER_ANNOUNCE)
-                    && !self.drain_withdraws() =>
+                    && !self.drain_withdraws()
+                    && !self.damped() =>
             {
                 self.health_since
                     .and_then(|t| t.checked_add(self.policy.recovery_hold))
@@ -458,6 +527,24 @@ impl VipMachine {
     }
 
     fn desired(&self, now: Instant) -> VipState {
+        let d = self.desired_undamped(now);
+        if d == VipState::Withdrawn || !self.damped() {
+            return d;
+        }
+        // Damped: never announced in full while it lasts. A VIP whose
+        // failure withdraws stays withdrawn; one whose failure only
+        // lowers its priority (the owner wants the route kept, as a last
+        // resort) stays pessimized: steady, so its peers get no UPDATE.
+        if self.policy.fail_action == FailAction::LowerPriority && self.state != VipState::Withdrawn
+        {
+            VipState::Pessimized
+        } else {
+            VipState::Withdrawn
+        }
+    }
+
+    /// What health and the drain ask for, damping aside.
+    fn desired_undamped(&self, now: Instant) -> VipState {
         let base = self.desired_by_health(now);
         if base == VipState::Withdrawn || !self.drain_withdraws() {
             return base;
@@ -475,7 +562,7 @@ impl VipMachine {
     /// What health, the drain and the fail_action ask for, without a drain's
     /// withdraw.
     fn desired_by_health(&self, now: Instant) -> VipState {
-        let up = if self.draining() {
+        let up = if self.draining() || self.flag(DEGRADED) {
             VipState::Pessimized
         } else {
             VipState::Announced

@@ -296,6 +296,42 @@ fn graceful_shutdown_marks_every_pessimized_route_and_no_announced_one() {
 }
 
 #[test]
+fn med_and_local_pref_step_down_when_pessimized_and_default_to_the_announced_ones() {
+    let intents = |f: fn(&mut Vip)| {
+        let mut v = Vip::default();
+        f(&mut v);
+        let mut m = VipMachine::new(
+            VipPolicy::from_config(&v, false, &mut SharedIntents::default()),
+            base(),
+        );
+        replay(&mut m, &[(0, Health(true), Announced)]);
+        let up = m.intent().unwrap().clone();
+        replay(&mut m, &[(1, Health(false), Pessimized)]);
+        let down = m.intent().unwrap().clone();
+        ((up.med, up.local_pref), (down.med, down.local_pref))
+    };
+    // Neither set: no MED, LOCAL_PREF 100 both ways.
+    assert_eq!(intents(|_| {}), ((None, 100), (None, 100)));
+    // Only the announced ones: kept while pessimized.
+    assert_eq!(
+        intents(|v| {
+            v.policy.announce.med = Some(10);
+            v.policy.announce.local_pref = 200;
+        }),
+        ((Some(10), 200), (Some(10), 200))
+    );
+    // Both: the pessimized step.
+    assert_eq!(
+        intents(|v| {
+            v.policy.announce.med = Some(10);
+            v.policy.lower_priority.med = Some(500);
+            v.policy.lower_priority.local_pref = Some(50);
+        }),
+        ((Some(10), 100), (Some(500), 50))
+    );
+}
+
+#[test]
 fn graceful_shutdown_is_not_added_twice_nor_without_the_option() {
     let gshut = crate::bgp::types::GRACEFUL_SHUTDOWN;
     // Configured by hand as well: once.

@@ -133,21 +133,20 @@ impl PeerTask {
             Action::Connect => self.connect(),
             Action::DropConnection => {
                 // A NOTIFICATION written in this batch goes out first.
-                self.flush_out(which).await;
+                self.flush_out(which);
                 if which == Which::Main {
                     self.connecting = None;
                 }
                 if let Some(conn) = self.session(which).and_then(|s| s.conn.take()) {
-                    close(conn.stream);
+                    close(conn);
                 }
             }
             Action::SendOpen(info) => {
                 let bytes = codec::encode_open(&info);
-                self.write(which, &bytes, Kind::Open, 1).await;
+                self.write(which, &bytes, Kind::Open, 1);
             }
             Action::SendKeepalive => {
-                self.write(which, &codec::encode_keepalive(), Kind::Keepalive, 1)
-                    .await;
+                self.write(which, &codec::encode_keepalive(), Kind::Keepalive, 1);
             }
             Action::SendNotification(n) => {
                 let text = codec::describe(&n);
@@ -160,8 +159,7 @@ impl PeerTask {
                     &codec::encode_notification(&n),
                     Kind::Notification,
                     1,
-                )
-                .await;
+                );
             }
             Action::StartTimer(t, d) => {
                 let (earliest, latest) = match t {
@@ -169,7 +167,7 @@ impl PeerTask {
                         let d = self.core().jitter(d);
                         (d, d)
                     }
-                    Timer::Hold => (d, d),
+                    Timer::Hold | Timer::SendHold => (d, d),
                     // RFC 4271 §10 jitter, taken where the thread is
                     // awake anyway: see `keepalive_window`.
                     Timer::Keepalive => keepalive_window(d),
@@ -195,7 +193,8 @@ impl PeerTask {
                     n.families,
                     n.peer_id
                 );
-                let shape = self.session_shape();
+                let mut shape = self.session_shape();
+                shape.ipv4_next_hop_v6 = n.extended_next_hop;
                 self.core()
                     .on_established(&n.families, n.four_octet_as, shape, Instant::now());
                 self.flush_routes().await;
@@ -204,8 +203,7 @@ impl PeerTask {
             Action::ResendRoutes(afi) => {
                 let pass = self.core().on_route_refresh(afi);
                 if !pass.bytes.is_empty() {
-                    self.write(Which::Main, &pass.bytes, Kind::Update, pass.updates)
-                        .await;
+                    self.write(Which::Main, &pass.bytes, Kind::Update, pass.updates);
                 }
             }
         }

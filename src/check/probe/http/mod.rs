@@ -30,7 +30,7 @@ mod https;
 #[path = "no_https.rs"]
 mod https;
 
-use crate::check::jsonmatch::{self, JsonExpr};
+use crate::check::body::BodyMatch;
 use crate::check::result::CheckResult;
 use crate::config::proxy::Proxy;
 use crate::config::target::{Host, HostPort, HttpTarget};
@@ -50,9 +50,7 @@ pub(crate) struct HttpProbe {
     connect: HostPort,
     headers: Vec<(String, String)>,
     codes: Vec<CodeRange>,
-    text: Option<String>,
-    regex: Option<regex_lite::Regex>,
-    jq: Option<JsonExpr>,
+    body: BodyMatch,
     keep_alive: bool,
     client: Client,
 }
@@ -133,10 +131,11 @@ impl HttpProbe {
             connect: t.connect.clone(),
             headers,
             codes: c.response_codes.clone(),
-            text: c.response_text.clone(),
-            // Compiled when the config was read.
-            regex: c.response_regex.as_ref().map(|r| r.regex().clone()),
-            jq: c.response_jq.as_ref().map(|j| j.expr().clone()),
+            body: BodyMatch::new(
+                c.response_text.as_ref(),
+                c.response_regex.as_ref(),
+                c.response_jq.as_ref(),
+            ),
             keep_alive: c.keep_alive,
             client,
         })
@@ -147,7 +146,7 @@ impl HttpProbe {
     }
 
     pub async fn run(&self, _deadline: Instant) -> CheckResult {
-        let want_body = self.text.is_some() || self.regex.is_some() || self.jq.is_some();
+        let want_body = self.body.wants_body();
         let got = match &self.client {
             Client::Plain(plain) => self.run_plain(plain, want_body).await,
             Client::Https(h) => {
@@ -248,36 +247,8 @@ impl HttpProbe {
                 ..r
             };
         }
-        let body_text = String::from_utf8_lossy(body);
-        if let Some(t) = &self.text {
-            if !body_text.contains(t.as_str()) {
-                return CheckResult {
-                    detail: format!("body does not contain {t:?}"),
-                    ..r
-                };
-            }
-        }
-        if let Some(re) = &self.regex {
-            if !re.is_match(&body_text) {
-                return CheckResult {
-                    detail: format!("body does not match /{}/", re.as_str()),
-                    ..r
-                };
-            }
-        }
-        if let Some(jq) = &self.jq {
-            let doc: serde_json::Value = match serde_json::from_slice(body) {
-                Ok(d) => d,
-                Err(_) => {
-                    return CheckResult {
-                        detail: "response is not valid JSON".into(),
-                        ..r
-                    }
-                }
-            };
-            if let Err(e) = jsonmatch::matches(jq, &doc) {
-                return CheckResult { detail: e, ..r };
-            }
+        if let Err(detail) = self.body.judge(body) {
+            return CheckResult { detail, ..r };
         }
         CheckResult {
             ok: true,

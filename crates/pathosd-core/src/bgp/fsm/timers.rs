@@ -86,6 +86,35 @@ impl Fsm {
         }
     }
 
+    /// RFC 9687 for the driver's write reports, on a connection that is
+    /// up (OpenSent, OpenConfirm, Established). The timer runs only while
+    /// bytes wait: an idle connection has nothing the peer could fail to
+    /// take, and a session without KEEPALIVEs (hold time 0) is not closed
+    /// for sending nothing.
+    pub(super) fn send_hold(&mut self, event: &Event, out: &mut Vec<Action>) {
+        let d = self.config.send_hold_time;
+        if d.is_zero() {
+            return;
+        }
+        match event {
+            // RFC 9687 §4: "If a system does not send successive KEEPALIVE,
+            // UPDATE, and/or NOTIFICATION messages within the period
+            // specified in the Send Hold Time, then the BGP connection is
+            // closed": the period counts from the first byte that could
+            // not go.
+            Event::WriteBlocked if !self.is_running(Timer::SendHold) => {
+                self.start_timer(Timer::SendHold, d, out)
+            }
+            // RFC 9687 §3.3 (Established): "Each time the local system sends
+            // a KEEPALIVE, UPDATE, and/or NOTIFICATION message, it restarts
+            // its SendHoldTimer"; a write that moved bytes sent (part of)
+            // one.
+            Event::WriteProgress { waiting: true } => self.start_timer(Timer::SendHold, d, out),
+            Event::WriteProgress { waiting: false } => self.stop_timer(Timer::SendHold, out),
+            _ => {}
+        }
+    }
+
     pub(super) fn restart_hold_timer(&mut self, out: &mut Vec<Action>) {
         let hold = self.negotiated.as_ref().map_or(0, |n| n.hold_time);
         if hold > 0 {
@@ -104,6 +133,7 @@ fn expired_timer(event: &Event) -> Option<Timer> {
         Event::HoldTimerExpires => Some(Timer::Hold),
         Event::KeepaliveTimerExpires => Some(Timer::Keepalive),
         Event::IdleHoldTimerExpires => Some(Timer::IdleHold),
+        Event::SendHoldTimerExpires => Some(Timer::SendHold),
         _ => None,
     }
 }

@@ -128,8 +128,8 @@ impl Fsm {
             }
             Event::TcpCrAcked | Event::TcpConnectionConfirmed => self.connection_up(out),
             Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
-            // No connection is up for BFD to take down.
-            Event::BfdDown => {}
+            // No connection is up for BFD to take down, nor one to write on.
+            Event::BfdDown | Event::WriteBlocked | Event::WriteProgress { .. } => {}
             // RFC 4271 §8.2.2 Connect: "In response to any other events ...
             // drops the TCP connection, ... changes its state to Idle."
             other => self.fail(unexpected_without_connection(other), now, out),
@@ -151,7 +151,7 @@ impl Fsm {
             }
             Event::TcpCrAcked | Event::TcpConnectionConfirmed => self.connection_up(out),
             Event::TcpConnectionFails => self.fail(DownReason::ConnectionFailed, now, out),
-            Event::BfdDown => {}
+            Event::BfdDown | Event::WriteBlocked | Event::WriteProgress { .. } => {}
             other => self.fail(unexpected_without_connection(other), now, out),
         }
     }
@@ -173,6 +173,20 @@ impl Fsm {
             Event::TcpCrAcked | Event::TcpConnectionConfirmed => {}
             Event::ManualStop { shutdown_message } => self.manual_stop(shutdown_message, now, out),
             Event::HoldTimerExpires => self.hold_timer_expired(now, out),
+            Event::WriteBlocked | Event::WriteProgress { .. } => self.send_hold(&event, out),
+            // RFC 9687 §3.3, Established, SendHoldTimer_Expires: the local
+            // system "logs an error message in the local system with the BGP
+            // Error Code "Send Hold Timer Expired", releases all BGP
+            // resources, ... drops the TCP connection, ... (optionally)
+            // performs peer oscillation damping ... and changes its state to
+            // Idle" (the log is the driver's, from the down reason). The
+            // timer also runs in OpenSent and OpenConfirm: an OPEN or
+            // KEEPALIVE the peer does not take is as stuck. The RFC also has
+            // a NOTIFICATION "Send Hold Timer Expired" sent, and §5 expects
+            // that the peer will likely not get it: the timer only runs while
+            // bytes wait, so ours would queue behind the bytes the peer does
+            // not read and never leave; none is sent.
+            Event::SendHoldTimerExpires => self.fail(DownReason::SendHoldTimerExpired, now, out),
             // RFC 9384 assigns Cease subcode 10, BFD Down, to a connection
             // closed because its BFD session went down; RFC 5882 §4.2.1:
             // "action SHOULD be taken in the control protocol".
@@ -336,6 +350,7 @@ impl Fsm {
         if open.bgp_id.is_unspecified() || (!ebgp && open.bgp_id == self.config.router_id) {
             return Err(Notification::open(OpenError::BadBgpIdentifier, Vec::new()));
         }
+        self.check_role(open.capabilities.role)?;
         // RFC 4271 §6.2: "An implementation MUST reject Hold Time values of
         // one or two seconds."
         if open.hold_time == 1 || open.hold_time == 2 {
@@ -376,10 +391,36 @@ impl Fsm {
             families,
             route_refresh: ours.route_refresh && theirs.route_refresh,
             peer_graceful_restart: theirs.graceful_restart,
+            extended_next_hop: ours.extended_next_hop && theirs.extended_next_hop,
             peer_as: open.asn,
             peer_id: open.bgp_id,
             ebgp,
         })
+    }
+}
+
+impl Fsm {
+    /// RFC 9234 §4.2 with a role configured: "If the BGP Role Capability is
+    /// advertised, and one is also received from the peer, the Roles MUST
+    /// correspond to the relationships in Table 2. If the Roles do not
+    /// correspond, the BGP speaker MUST reject the connection using the Role
+    /// Mismatch Notification (code 2, subcode 11)." A missing capability
+    /// is ignored ("for backward compatibility", §4.2) unless strict mode
+    /// is on, which rejects it the same way. Without a role of ours the
+    /// peer's is not looked at.
+    fn check_role(&self, theirs: Option<u8>) -> Result<(), Notification> {
+        let Some(ours) = self.config.role else {
+            return Ok(());
+        };
+        let ok = match theirs {
+            Some(r) => r == ours.expected_peer() as u8,
+            None => !self.config.require_role,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Notification::open(OpenError::RoleMismatch, Vec::new()))
+        }
     }
 }
 

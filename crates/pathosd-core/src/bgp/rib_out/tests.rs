@@ -25,6 +25,8 @@ fn shape(ebgp: bool) -> PeerShape {
         next_hop_v4: Some(nh4()),
         next_hop_v6: Some(nh6()),
         families: Vec::new(),
+        ipv4_next_hop_v6: false,
+        otc: None,
     }
 }
 
@@ -37,6 +39,7 @@ fn pessimized() -> RouteIntent {
         as_path_prepend: 6,
         communities: vec![Community(65001, 666)],
         large_communities: vec![LargeCommunity(65001, 1, 2)],
+        ..RouteIntent::default()
     }
 }
 
@@ -49,6 +52,7 @@ fn ebgp_attrs(copies: usize, intent: &RouteIntent, nh: IpAddr) -> Arc<PathAttrs>
         local_pref: None,
         communities: intent.communities.clone(),
         large_communities: intent.large_communities.clone(),
+        otc: None,
     })
 }
 
@@ -268,6 +272,7 @@ fn ibgp_gets_empty_as_path_and_local_pref_and_one_prepend_warning() {
         local_pref: Some(100),
         communities: vec![Community(65001, 666)],
         large_communities: vec![LargeCommunity(65001, 1, 2)],
+        otc: None,
     });
     assert_eq!(
         up.announce,
@@ -409,6 +414,46 @@ fn prefix_set_is_sorted_without_repeats() {
     assert!(s.is_empty());
 }
 
+/// RFC 8950 negotiated: IPv4 routes take the IPv6 next hop; without one
+/// they are not sent (reported once).
+#[test]
+fn extended_next_hop_gives_ipv4_routes_the_ipv6_next_hop() {
+    let rib = rib(&[("10.100.1.1/32", announced())]);
+    let mut s = shape(true);
+    s.ipv4_next_hop_v6 = true;
+    let mut peer = AdjRibOut::new(s.clone());
+    let up = peer.on_established(&[Afi::Ipv4], &rib);
+    assert_eq!(
+        up.announce,
+        vec![(
+            p("10.100.1.1/32"),
+            ebgp_attrs(1, &announced(), IpAddr::V6(nh6()))
+        )]
+    );
+    s.next_hop_v6 = None;
+    let mut peer = AdjRibOut::new(s);
+    let up = peer.on_established(&[Afi::Ipv4], &rib);
+    assert!(up.announce.is_empty());
+    assert_eq!(
+        up.warnings,
+        vec![Warning::NoNextHop {
+            prefix: p("10.100.1.1/32")
+        }]
+    );
+}
+
+/// RFC 9234 §5: with `otc` set (our role is provider, peer or rs) every
+/// route carries it.
+#[test]
+fn otc_is_added_to_every_route_when_the_shape_says_so() {
+    let rib = rib(&[("10.100.1.1/32", announced())]);
+    let mut s = shape(true);
+    s.otc = Some(AS);
+    let mut peer = AdjRibOut::new(s);
+    let up = peer.on_established(&[Afi::Ipv4], &rib);
+    assert_eq!(up.announce[0].1.otc, Some(AS));
+}
+
 #[test]
 fn no_next_hop_of_the_family_means_not_sent() {
     let rib = rib(&[("2001:db8:100::1/128", announced())]);
@@ -536,6 +581,7 @@ mod random {
                             as_path_prepend: prepend,
                             communities: vec![Community(1, u16::from(prepend))],
                             large_communities: Vec::new(),
+                            ..RouteIntent::default()
                         });
                         rib.set_desired(p(PREFIXES[i]), intent);
                         continue;
@@ -587,7 +633,7 @@ mod random {
                         prop_assert_eq!(attrs.local_pref, None);
                     } else {
                         prop_assert!(attrs.as_path.is_empty());
-                        prop_assert_eq!(attrs.local_pref, Some(IBGP_LOCAL_PREF));
+                        prop_assert_eq!(attrs.local_pref, Some(crate::bgp::types::DEFAULT_LOCAL_PREF));
                     }
                     prop_assert_eq!(&attrs.communities, &intent.communities);
                 }

@@ -35,7 +35,7 @@ pub use notification::{
 };
 pub use open::{
     Capability, GracefulRestart, GracefulRestartFamily, Open, AS_TRANS, BGP_VERSION,
-    GR_FAMILY_FORWARDING, GR_FLAG_NOTIFICATION, GR_FLAG_RESTART_STATE,
+    GR_FAMILY_FORWARDING, GR_FLAG_NOTIFICATION, GR_FLAG_RESTART_STATE, ROLE_CONFLICT,
 };
 pub use pack::{encode_end_of_rib, encode_updates, wire_attrs, SkipReason, Skipped, Updates};
 pub use update::{
@@ -473,8 +473,8 @@ mod tests {
     #[test]
     fn negotiated_context_needs_both_four_octet_capabilities() {
         let id = std::net::Ipv4Addr::new(10, 0, 0, 1);
-        let ours = Open::pathosd(65001, 90, id, &[Afi::Ipv4], false);
-        let new_peer = Open::pathosd(65002, 90, id, &[Afi::Ipv4], false);
+        let ours = Open::pathosd(65001, 90, id, &[Afi::Ipv4], false, false, None);
+        let new_peer = Open::pathosd(65002, 90, id, &[Afi::Ipv4], false, false, None);
         let old_peer = Open::new(65001, 90, id, vec![]);
         assert_eq!(
             DecodeCtx::negotiated(&ours, &new_peer),

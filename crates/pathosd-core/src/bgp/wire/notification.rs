@@ -64,7 +64,8 @@ pub enum HeaderError {
     BadMessageType = 3,
 }
 
-/// OPEN Message Error subcodes (RFC 4271 §4.5; 7 from RFC 5492 §5).
+/// OPEN Message Error subcodes (RFC 4271 §4.5; 7 from RFC 5492 §5, 11
+/// from RFC 9234).
 /// Subcode 5 (Authentication Failure) is deprecated and never sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -75,6 +76,8 @@ pub enum OpenError {
     UnsupportedOptionalParameter = 4,
     UnacceptableHoldTime = 6,
     UnsupportedCapability = 7,
+    /// RFC 9234 §4.2.
+    RoleMismatch = 11,
 }
 
 /// UPDATE Message Error subcodes (RFC 4271 §4.5). Subcode 7 (AS Routing
@@ -270,6 +273,7 @@ impl Notification {
             (ErrorCode::OpenMessage, 5) => "Authentication Failure (deprecated)",
             (ErrorCode::OpenMessage, 6) => "Unacceptable Hold Time",
             (ErrorCode::OpenMessage, 7) => "Unsupported Capability",
+            (ErrorCode::OpenMessage, 11) => "Role Mismatch",
             (ErrorCode::UpdateMessage, 1) => "Malformed Attribute List",
             (ErrorCode::UpdateMessage, 2) => "Unrecognized Well-known Attribute",
             (ErrorCode::UpdateMessage, 3) => "Missing Well-known Attribute",

@@ -37,6 +37,8 @@ const PARAM_EXTENDED: u8 = 255;
 
 const CAP_MULTIPROTOCOL: u8 = 1;
 const CAP_ROUTE_REFRESH: u8 = 2;
+const CAP_ROLE: u8 = 9;
+const CAP_EXTENDED_NEXT_HOP: u8 = 5;
 const CAP_GRACEFUL_RESTART: u8 = 64;
 const CAP_FOUR_OCTET_AS: u8 = 65;
 
@@ -90,6 +92,10 @@ impl GracefulRestart {
     }
 }
 
+/// What [`Open::role`] gives for differing Role capabilities: 255, an
+/// unassigned value (RFC 9234 §4.1 assigns 0 to 4).
+pub const ROLE_CONFLICT: u8 = 255;
+
 /// A capability (RFC 5492 §4). Unknown ones are kept as raw bytes so they
 /// can be logged and re-encoded unchanged.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -105,6 +111,12 @@ pub enum Capability {
     GracefulRestart(GracefulRestart),
     /// RFC 6793 §3.
     FourOctetAs(u32),
+    /// RFC 8950 §3: Extended Next Hop Encoding, (NLRI AFI, NLRI SAFI,
+    /// Next Hop AFI) triples.
+    ExtendedNextHop(Vec<(u16, u16, u16)>),
+    /// RFC 9234 §4.1: the BGP Role, one octet (0 Provider, 1 RS, 2
+    /// RS-Client, 3 Customer, 4 Peer; the rest unassigned).
+    Role(u8),
     Unknown {
         code: u8,
         value: Vec<u8>,
@@ -138,6 +150,16 @@ impl Capability {
                 (CAP_GRACEFUL_RESTART, v)
             }
             Capability::FourOctetAs(asn) => (CAP_FOUR_OCTET_AS, asn.to_be_bytes().to_vec()),
+            Capability::Role(r) => (CAP_ROLE, vec![*r]),
+            Capability::ExtendedNextHop(t) => {
+                let mut v = Vec::with_capacity(6 * t.len());
+                for (afi, safi, nh) in t {
+                    v.extend_from_slice(&afi.to_be_bytes());
+                    v.extend_from_slice(&safi.to_be_bytes());
+                    v.extend_from_slice(&nh.to_be_bytes());
+                }
+                (CAP_EXTENDED_NEXT_HOP, v)
+            }
             Capability::Unknown { code, value } => (*code, value.clone()),
         };
         out.push(code);
@@ -184,6 +206,26 @@ impl Capability {
                 [a, b, c, d] => Capability::FourOctetAs(u32::from_be_bytes([*a, *b, *c, *d])),
                 _ => return Err(bad()),
             },
+            // RFC 9234 §4.1 gives the Role capability length 1 and no
+            // handling for another; as every known capability here (and
+            // as BIRD does), it is an OPEN Message Error, Unspecific.
+            // RFC 8950 §3: one or more 6-octet triples.
+            CAP_EXTENDED_NEXT_HOP if !value.is_empty() && value.len() % 6 == 0 => {
+                Capability::ExtendedNextHop(
+                    value
+                        .chunks_exact(6)
+                        .map(|c| {
+                            let w = |i: usize| u16::from_be_bytes([c[i], c[i + 1]]);
+                            (w(0), w(2), w(4))
+                        })
+                        .collect(),
+                )
+            }
+            CAP_EXTENDED_NEXT_HOP => return Err(bad()),
+            CAP_ROLE => match value {
+                [r] => Capability::Role(*r),
+                _ => return Err(bad()),
+            },
             _ => Capability::Unknown {
                 code,
                 value: value.to_vec(),
@@ -214,19 +256,31 @@ impl Open {
         }
     }
 
-    /// pathosd's OPEN: Multiprotocol for each family, Route Refresh,
-    /// four-octet AS and, if enabled, Graceful Restart as a helper only.
+    /// pathosd's OPEN: Multiprotocol for each family, Extended Next Hop
+    /// for IPv4 when enabled, Route Refresh,
+    /// four-octet AS, if enabled Graceful Restart as a helper only, and
+    /// the BGP Role when one is configured.
     pub fn pathosd(
         asn: u32,
         hold_time: u16,
         bgp_id: Ipv4Addr,
         families: &[Afi],
         graceful_restart: bool,
+        extended_next_hop: bool,
+        role: Option<u8>,
     ) -> Open {
         let mut caps: Vec<Capability> = families
             .iter()
             .map(|a| Capability::multiprotocol(*a))
             .collect();
+        if extended_next_hop {
+            // RFC 8950: IPv4 unicast NLRI with an IPv6 next hop.
+            caps.push(Capability::ExtendedNextHop(vec![(
+                super::AFI_IPV4,
+                u16::from(SAFI_UNICAST),
+                super::AFI_IPV6,
+            )]));
+        }
         caps.push(Capability::RouteRefresh);
         if graceful_restart {
             caps.push(Capability::GracefulRestart(GracefulRestart::helper_only(
@@ -234,6 +288,11 @@ impl Open {
             )));
         }
         caps.push(Capability::FourOctetAs(asn));
+        // RFC 9234 §4.1: "If the BGP Role is locally configured, the eBGP
+        // speaker MUST advertise the BGP Role Capability in the BGP OPEN
+        // message. An eBGP speaker MUST NOT advertise multiple versions of
+        // the BGP Role Capability": one, at most.
+        caps.extend(role.map(Capability::Role));
         Open::new(asn, hold_time, bgp_id, caps)
     }
 
@@ -266,6 +325,33 @@ impl Open {
         } else {
             v
         }
+    }
+
+    /// The peer's BGP Role (RFC 9234 §4.1). RFC 9234 §4.2: "If multiple
+    /// BGP Role Capabilities are received and not all of them have the same
+    /// value, then the BGP speaker MUST reject the connection using the Role
+    /// Mismatch Notification": such an OPEN gives [`ROLE_CONFLICT`], an
+    /// unassigned value, which corresponds to no role.
+    pub fn role(&self) -> Option<u8> {
+        let mut roles = self.capabilities.iter().filter_map(|c| match c {
+            Capability::Role(r) => Some(*r),
+            _ => None,
+        });
+        let first = roles.next()?;
+        Some(if roles.all(|r| r == first) {
+            first
+        } else {
+            ROLE_CONFLICT
+        })
+    }
+
+    /// The peer takes IPv4 unicast routes with an IPv6 next hop (RFC 8950).
+    pub fn extended_next_hop_ipv4(&self) -> bool {
+        let want = (super::AFI_IPV4, u16::from(SAFI_UNICAST), super::AFI_IPV6);
+        self.capabilities.iter().any(|c| match c {
+            Capability::ExtendedNextHop(t) => t.contains(&want),
+            _ => false,
+        })
     }
 
     pub fn supports_route_refresh(&self) -> bool {
@@ -468,6 +554,8 @@ mod tests {
             Ipv4Addr::new(192, 0, 2, 1),
             &[Afi::Ipv4, Afi::Ipv6],
             true,
+            false,
+            None,
         );
         assert_eq!(o.my_as, AS_TRANS);
         assert_eq!(o.asn(), 4_200_000_001);
@@ -479,7 +567,15 @@ mod tests {
             .all(|f| f.flags & GR_FAMILY_FORWARDING == 0));
         let b = body(&o);
         assert_eq!(decode_body(&b), Ok(o));
-        let small = Open::pathosd(65001, 90, Ipv4Addr::new(192, 0, 2, 1), &[Afi::Ipv4], false);
+        let small = Open::pathosd(
+            65001,
+            90,
+            Ipv4Addr::new(192, 0, 2, 1),
+            &[Afi::Ipv4],
+            false,
+            false,
+            None,
+        );
         assert_eq!(small.my_as, 65001);
         assert!(small.graceful_restart().is_none());
     }
@@ -530,7 +626,7 @@ mod tests {
     #[test]
     fn validate_checks_peer_as_and_ibgp_identifier() {
         let id = Ipv4Addr::new(10, 0, 0, 1);
-        let o = Open::pathosd(4_200_000_001, 90, id, &[Afi::Ipv4], false);
+        let o = Open::pathosd(4_200_000_001, 90, id, &[Afi::Ipv4], false, false, None);
         assert_eq!(
             o.validate(65001, Ipv4Addr::new(10, 0, 0, 2), 4_200_000_001),
             Ok(())

@@ -52,6 +52,9 @@ pub fn wire_attrs(attrs: &PathAttrs, afi: Afi, four_octet_as: bool) -> Option<Ve
     if !attrs.large_communities.is_empty() {
         v.push(PathAttr::LargeCommunities(attrs.large_communities.clone()));
     }
+    if let Some(asn) = attrs.otc {
+        v.push(PathAttr::Otc(asn));
+    }
     Some(v)
 }
 
@@ -93,9 +96,10 @@ pub struct Skipped {
 /// Why routes could not be encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SkipReason {
-    /// An IPv6 next hop (not IPv4-mapped) for IPv4 prefixes: NEXT_HOP
-    /// (RFC 4271 §5.1.3) holds an IPv4 address only, and RFC 8950 is not
-    /// implemented.
+    /// A next hop that cannot be expressed for the prefixes' family. Not
+    /// produced since IPv4 prefixes with an IPv6 next hop go in
+    /// MP_REACH_NLRI (RFC 8950); kept so that `wire_attrs` failing is
+    /// reported rather than panicked on.
     NextHopFamily(IpAddr),
     /// The path attributes take this many octets and leave no room for a
     /// prefix in a 4096-octet UPDATE.
@@ -154,13 +158,14 @@ impl Updates {
 
 /// Encodes withdrawals and announcements as complete UPDATE messages.
 ///
-/// IPv4 prefixes use the classic Withdrawn Routes and NLRI fields, IPv6
+/// IPv4 prefixes use the classic Withdrawn Routes and NLRI fields (but see
+/// below), IPv6
 /// prefixes MP_UNREACH_NLRI / MP_REACH_NLRI (RFC 4760). Routes with equal
 /// `PathAttrs` share messages, filled up to 4096 octets; groups keep the
 /// order in which their first route appears, prefixes their input order.
-/// Withdrawals come first. A route whose next hop cannot be encoded for its
-/// family (an IPv6 next hop for an IPv4 prefix) is skipped and returned in
-/// [`Updates::skipped`] for the caller to report.
+/// Withdrawals come first. IPv4 prefixes with an IPv6 next hop (RFC 8950)
+/// go in MP_REACH_NLRI too. A route that cannot be encoded is skipped and
+/// returned in [`Updates::skipped`] for the caller to report.
 pub fn encode_updates<A: Borrow<PathAttrs>>(
     routes: &[(Prefix, A)],
     withdrawn: &[Prefix],
@@ -196,7 +201,7 @@ pub fn encode_updates<A: Borrow<PathAttrs>>(
             pack_reach_v4(attrs, &v4, four_octet_as, &mut out);
         }
         if !v6.is_empty() {
-            pack_reach_v6(attrs, &v6, four_octet_as, &mut out);
+            pack_reach_mp(Afi::Ipv6, attrs, &v6, four_octet_as, &mut out);
         }
     }
     out
@@ -288,6 +293,14 @@ fn encode_attrs(attrs: &[PathAttr], four_octet_as: bool) -> Option<Vec<u8>> {
 }
 
 fn pack_reach_v4(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mut Updates) {
+    if let IpAddr::V6(a) = attrs.next_hop {
+        if a.to_ipv4_mapped().is_none() {
+            // RFC 8950: IPv4 NLRI with an IPv6 next hop go in MP_REACH_NLRI
+            // (AFI 1, SAFI 1); the RIB-out gives IPv4 routes such a next
+            // hop only on a session that negotiated it.
+            return pack_reach_mp(Afi::Ipv4, attrs, ps, four_octet_as, out);
+        }
+    }
     let Some(wire) = wire_attrs(attrs, Afi::Ipv4, four_octet_as) else {
         out.skip(ps, false, SkipReason::NextHopFamily(attrs.next_hop));
         return;
@@ -308,9 +321,18 @@ fn pack_reach_v4(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mu
     }
 }
 
-fn pack_reach_v6(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mut Updates) {
-    // Every next hop fits IPv6 routes (an IPv4 one goes IPv4-mapped), so
-    // wire_attrs does not fail here; were it to, the routes are reported.
+/// Routes of `afi` in MP_REACH_NLRI with an IPv6 next hop: IPv6 routes,
+/// and IPv4 ones with an IPv6 next hop (RFC 8950).
+fn pack_reach_mp(
+    afi: Afi,
+    attrs: &PathAttrs,
+    ps: &[Prefix],
+    four_octet_as: bool,
+    out: &mut Updates,
+) {
+    // Every next hop fits here (an IPv4 one goes IPv4-mapped), so
+    // wire_attrs does not fail; were it to, the routes are reported. The
+    // attributes are those of IPv6 routes: no NEXT_HOP.
     let Some(wire) = wire_attrs(attrs, Afi::Ipv6, four_octet_as) else {
         out.skip(ps, false, SkipReason::NextHopFamily(attrs.next_hop));
         return;
@@ -324,7 +346,7 @@ fn pack_reach_v6(attrs: &PathAttrs, ps: &[Prefix], four_octet_as: bool, out: &mu
         link_local: None,
     };
     let mut head = Vec::new();
-    mp_reach_head(Afi::Ipv6, &nh, &mut head);
+    mp_reach_head(afi, &nh, &mut head);
     let fixed = UPDATE_FIXED + EXT_ATTR_HEADER + head.len() + a.len();
     let Some(room) = MAX_MESSAGE_LEN.checked_sub(fixed).filter(|r| *r >= 17) else {
         out.skip(ps, false, SkipReason::AttributesTooLong(a.len()));

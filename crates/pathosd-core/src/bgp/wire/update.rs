@@ -52,6 +52,8 @@ pub mod attr_type {
     pub const AS4_PATH: u8 = 17;
     pub(crate) const AS4_AGGREGATOR: u8 = 18;
     pub const LARGE_COMMUNITIES: u8 = 32;
+    /// RFC 9234 §5 ONLY_TO_CUSTOMER.
+    pub const OTC: u8 = 35;
 }
 
 use attr_type as at;
@@ -74,7 +76,8 @@ fn expected_flags(type_code: u8) -> Option<u8> {
         | at::COMMUNITIES
         | at::AS4_PATH
         | at::AS4_AGGREGATOR
-        | at::LARGE_COMMUNITIES => opt_trans,
+        | at::LARGE_COMMUNITIES
+        | at::OTC => opt_trans,
         _ => return None,
     })
 }
@@ -96,6 +99,7 @@ fn attr_name(type_code: u8) -> &'static str {
         at::AS4_PATH => "AS4_PATH",
         at::AS4_AGGREGATOR => "AS4_AGGREGATOR",
         at::LARGE_COMMUNITIES => "LARGE_COMMUNITIES",
+        at::OTC => "ONLY_TO_CUSTOMER",
         _ => "attribute",
     }
 }
@@ -250,6 +254,9 @@ pub enum PathAttr {
     },
     /// RFC 8092.
     LargeCommunities(Vec<LargeCommunity>),
+    /// RFC 9234 §5: "an optional transitive attribute ... [that] contains
+    /// an AS number", 4 octets.
+    Otc(u32),
     /// `flags` without the Extended Length bit, which the encoder derives.
     Unknown {
         flags: u8,
@@ -274,6 +281,7 @@ impl PathAttr {
             PathAttr::As4Path(_) => at::AS4_PATH,
             PathAttr::As4Aggregator { .. } => at::AS4_AGGREGATOR,
             PathAttr::LargeCommunities(_) => at::LARGE_COMMUNITIES,
+            PathAttr::Otc(_) => at::OTC,
             PathAttr::Unknown { type_code, .. } => *type_code,
         }
     }
@@ -291,7 +299,9 @@ impl PathAttr {
             }),
             PathAttr::AsPath(p) => p.encode(four_octet, &mut v)?,
             PathAttr::NextHop(a) => v.extend_from_slice(&a.octets()),
-            PathAttr::Med(x) | PathAttr::LocalPref(x) => v.extend_from_slice(&x.to_be_bytes()),
+            PathAttr::Med(x) | PathAttr::LocalPref(x) | PathAttr::Otc(x) => {
+                v.extend_from_slice(&x.to_be_bytes())
+            }
             PathAttr::AtomicAggregate => {}
             PathAttr::Aggregator { asn, addr } => {
                 if four_octet {

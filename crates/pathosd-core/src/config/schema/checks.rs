@@ -20,6 +20,7 @@ config_enum! {
         Udp = "udp",
         Grpc = "grpc",
         Exec = "exec",
+        Ubus = "ubus",
     }
 }
 
@@ -34,12 +35,18 @@ config_struct! {
         interval: Dur = Dur::secs(1),
         /// Time one probe may take; less than interval.
         timeout: Dur = Dur::ms(100),
+        /// Time between probes while rise or fall is counting (from the first result against the health until the threshold decides); more than timeout, at most interval; unset: interval.
+        fast_interval: Option<Dur> = None,
         /// Consecutive successes that make the check healthy.
         rise: u32 = 1,
         /// Consecutive failures that make the check unhealthy.
         fall: u32 = 3,
         /// Export the per-type metrics of this check.
         detailed_metrics: bool = false,
+        /// A passing probe slower than this is slow: fall slow probes in a row pessimize the VIP (degraded), rise fast ones end it; unset: off.
+        degraded_latency: Option<Dur> = None,
+        /// Least time between two changes of degraded: a backend hovering at degraded_latency moves the route at most once per period.
+        degraded_hold_down: Dur = Dur::secs(60),
         /// Options for http and https.
         http: Option<Box<HttpCheck>> = None,
         /// Options for dns.
@@ -54,6 +61,8 @@ config_struct! {
         grpc: Option<Box<GrpcCheck>> = None,
         /// Options for exec.
         exec: Option<Box<ExecCheck>> = None,
+        /// Options for ubus.
+        ubus: Option<Box<UbusCheck>> = None,
     }
 }
 
@@ -410,6 +419,58 @@ config_struct! {
 /// The standard health check's method (grpc.health.v1), called when a grpc
 /// check has no `method`.
 pub const GRPC_HEALTH_METHOD: &str = "/grpc.health.v1.Health/Check";
+
+config_struct! {
+    /// ubus check options: one call, its reply judged as an http body.
+    pub struct UbusCheck {
+        /// The object to call, as `ubus list` shows it (e.g. network.interface.wan).
+        object: String = String::new(),
+        /// Its method (e.g. status).
+        method: String = String::new(),
+        /// The call's arguments, a JSON object (in UCI a string holding one).
+        args: UbusArgs = UbusArgs::default(),
+        /// ubusd's socket.
+        socket: String = "/var/run/ubus/ubus.sock".to_string(),
+        /// The reply (its table as JSON text) must contain this text.
+        response_text: Option<String> = None,
+        /// The reply must match this regular expression.
+        response_regex: Option<BodyRegex> = None,
+        /// The reply must make this expression true (see docs/checks.md).
+        response_jq: Option<BodyJq> = None,
+    }
+}
+
+/// A ubus call's arguments: a JSON object, or (as UCI has only strings) a
+/// string holding one.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UbusArgs(pub serde_json::Map<String, Value>);
+
+impl Field for UbusArgs {
+    fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
+        let parsed;
+        let obj = match v {
+            Value::String(s) => {
+                parsed = serde_json::from_str::<Value>(s).ok();
+                parsed.as_ref()
+            }
+            v => Some(v),
+        };
+        match obj {
+            Some(Value::Object(m)) => Some(UbusArgs(m.clone())),
+            _ => {
+                errs.push_fmt(path, format_args!("{} is not a JSON object", show(v)));
+                None
+            }
+        }
+    }
+    fn encode(&self) -> Value {
+        Value::Object(self.0.clone())
+    }
+    #[cfg(any(test, feature = "json-schema"))]
+    fn schema() -> Value {
+        json!({"type": ["object", "string"]})
+    }
+}
 
 config_struct! {
     /// exec check options.

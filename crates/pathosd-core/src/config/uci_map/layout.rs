@@ -91,6 +91,10 @@ pub(super) const NEIGHBOR: &[Row] = &[
     ("ttl_security", "ttl_security", Scalar),
     ("hold_time", "hold_time", Scalar),
     ("keepalive_time", "keepalive_time", Scalar),
+    ("send_hold_time", "send_hold_time", Scalar),
+    ("role", "role", Scalar),
+    ("extended_next_hop", "extended_next_hop", Scalar),
+    ("require_role", "require_role", Scalar),
     ("graceful_restart", "graceful_restart", Scalar),
     ("error_wait_min", "error_wait_min", Scalar),
     ("error_wait_max", "error_wait_max", Scalar),
@@ -130,9 +134,20 @@ pub(super) const VIP: &[Row] = &[
         Scalar,
     ),
     ("recovery_hold", "policy.recovery_hold", Scalar),
+    ("damping", "policy.damping.enabled", Scalar),
+    ("damping_half_life", "policy.damping.half_life", Scalar),
+    ("damping_suppress", "policy.damping.suppress", Scalar),
+    ("damping_reuse", "policy.damping.reuse", Scalar),
+    (
+        "damping_max_suppress",
+        "policy.damping.max_suppress",
+        Scalar,
+    ),
     ("as_path_prepend", "policy.announce.as_path_prepend", Scalar),
     ("community", "policy.announce.communities", List),
     ("large_community", "policy.announce.large_communities", List),
+    ("med", "policy.announce.med", Scalar),
+    ("local_pref", "policy.announce.local_pref", Scalar),
     (
         "lower_priority_as_path_prepend",
         "policy.lower_priority.as_path_prepend",
@@ -148,6 +163,12 @@ pub(super) const VIP: &[Row] = &[
         "policy.lower_priority.large_communities",
         List,
     ),
+    ("lower_priority_med", "policy.lower_priority.med", Scalar),
+    (
+        "lower_priority_local_pref",
+        "policy.lower_priority.local_pref",
+        Scalar,
+    ),
 ];
 
 /// Options every `config check` takes, whatever its type.
@@ -155,10 +176,13 @@ pub(super) const CHECK: &[Row] = &[
     ("name", "name", Scalar),
     ("type", "type", Scalar),
     ("interval", "interval", Scalar),
+    ("fast_interval", "fast_interval", Scalar),
     ("timeout", "timeout", Scalar),
     ("rise", "rise", Scalar),
     ("fall", "fall", Scalar),
     ("detailed_metrics", "detailed_metrics", Scalar),
+    ("degraded_latency", "degraded_latency", Scalar),
+    ("degraded_hold_down", "degraded_hold_down", Scalar),
 ];
 
 pub(super) const HTTP: &[Row] = &[
@@ -232,6 +256,16 @@ pub(super) const EXEC: &[Row] = &[
     ("arg", "exec.args", List),
 ];
 
+pub(super) const UBUS: &[Row] = &[
+    ("object", "ubus.object", Scalar),
+    ("method", "ubus.method", Scalar),
+    ("args", "ubus.args", Scalar),
+    ("socket", "ubus.socket", Scalar),
+    ("response_text", "ubus.response_text", Scalar),
+    ("response_regex", "ubus.response_regex", Scalar),
+    ("response_jq", "ubus.response_jq", Scalar),
+];
+
 pub(super) fn type_rows(t: CheckType) -> &'static [Row] {
     match t {
         CheckType::Http | CheckType::Https => HTTP,
@@ -241,6 +275,7 @@ pub(super) fn type_rows(t: CheckType) -> &'static [Row] {
         CheckType::Udp => UDP,
         CheckType::Grpc => GRPC,
         CheckType::Exec => EXEC,
+        CheckType::Ubus => UBUS,
     }
 }
 
@@ -254,6 +289,7 @@ pub(super) fn check_type(s: &str) -> Option<CheckType> {
         "udp" => CheckType::Udp,
         "grpc" => CheckType::Grpc,
         "exec" => CheckType::Exec,
+        "ubus" => CheckType::Ubus,
         _ => return None,
     })
 }

@@ -10,10 +10,12 @@ use super::{
     object_name, too_many, ERROR_WAIT_MAX, ERROR_WAIT_MIN, HOLD_MAX_SECS, MAX_NEIGHBORS,
     MD5_KEY_MAX, SHUTDOWN_DRAIN_MAX,
 };
+use crate::bgp::fsm::default_send_hold_time;
 use crate::bgp::settings::PeerSettings;
 use crate::bgp::types::Afi;
 use std::net::{IpAddr, Ipv4Addr};
 use std::num::{NonZeroU32, NonZeroU8};
+use std::time::Duration;
 
 /// The rules of `router`; its BGP identifier.
 pub(super) fn router(c: &Config, errs: &mut Errors) -> Option<Ipv4Addr> {
@@ -286,11 +288,16 @@ fn neighbor(
             "1 must be 0 (meaning 255) or at least 2",
         );
     }
+    roles(c, n, p, errs);
     let timers = timers(c, n, p, shared, errs);
+    let send_hold = send_hold_time(n, p, timers.map(|t| t.0), errs);
     error_wait(n, p, errs);
     let bfd = bfd(c, n, &join(p, "bfd"), errs);
+    let mut settings =
+        PeerSettings::new(c, n, address?, timers?, shared.router_id?, shared.mp_ipv6);
+    settings.fsm.send_hold_time = send_hold?;
     Some(NeighborRun {
-        settings: PeerSettings::new(c, n, address?, timers?, shared.router_id?, shared.mp_ipv6),
+        settings,
         required: n.required,
         bfd: bfd?,
     })
@@ -320,6 +327,46 @@ fn timers(
         keepalive(&join(p, "keepalive_time"), ka, hold, errs)
     };
     Some((own_hold.unwrap_or(shared.hold)?, keepalive_secs?))
+}
+
+/// RFC 9234 roles: between ASes only ("the eBGP speaker", §4.1; an iBGP
+/// session has no business relationship to agree on), and strict mode
+/// only with a role to check.
+fn roles(c: &Config, n: &Neighbor, p: &str, errs: &mut Errors) {
+    if let Some(r) = n.role {
+        if n.peer_asn == c.router.asn {
+            errs.push_fmt(
+                join(p, "role"),
+                format_args!(
+                    "{r} is for eBGP sessions only (RFC 9234); peer_asn is the router's own AS"
+                ),
+            );
+        }
+    } else if n.require_role {
+        errs.push(join(p, "require_role"), "needs role");
+    }
+}
+
+/// The neighbor's RFC 9687 SendHoldTime: its `send_hold_time`, else the
+/// RFC's default for its hold time (`hold`, seconds; None when that broke
+/// its own rule); zero disables it ("An implementation MAY make it
+/// configurable", RFC 9687 §3.4).
+fn send_hold_time(n: &Neighbor, p: &str, hold: Option<u16>, errs: &mut Errors) -> Option<Duration> {
+    let hold = hold?;
+    let Some(d) = n.send_hold_time else {
+        return Some(default_send_hold_time(hold));
+    };
+    // RFC 9687 §3.4: "SendHoldTime MUST be greater than the value of
+    // HoldTime."
+    let hold = Dur::secs(u64::from(hold));
+    if !d.is_zero() && d <= hold {
+        errs.push_fmt(
+            join(p, "send_hold_time"),
+            format_args!("{d} must be 0 (off) or more than hold_time {hold}"),
+        );
+        return None;
+    }
+    Some(d.get())
 }
 
 /// Shortest BFD interval accepted: a router's CPU answers a peer every

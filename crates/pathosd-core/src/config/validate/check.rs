@@ -7,7 +7,7 @@
 use super::super::dns_name::DnsName;
 use super::super::duration::Dur;
 use super::super::field::{join, Errors, Quote};
-use super::super::run::{CheckSpec, GrpcSpec, ProbeSpec};
+use super::super::run::{CheckSpec, Degraded, GrpcSpec, ProbeSpec};
 use super::super::schema::{
     Check, CheckType, DnsCheck, ExpectedAnswer, GrpcCheck, PingCheck, UdpCheck, GRPC_HEALTH_METHOD,
 };
@@ -33,20 +33,46 @@ pub(crate) fn check(vip: &Prefix, cp: &str, c: Check, errs: &mut Errors) -> Opti
     blocks(cp, &c, kind, errs);
     let name = c.effective_name();
     let (interval, timeout, rise, fall) = (c.interval, c.timeout, c.rise, c.fall);
+    let fast_interval = c.fast_interval.unwrap_or(interval);
     let detailed_metrics = c.detailed_metrics;
+    let degraded = degraded(cp, &c, errs);
     let probe = probe(vip, cp, kind, c, errs)?;
     Some(CheckSpec {
         name,
         interval: interval.get(),
+        fast_interval: fast_interval.get(),
         timeout: timeout.get(),
         rise,
         fall,
         detailed_metrics,
+        degraded,
         probe,
     })
 }
 
-/// `interval`, `timeout`, `rise` and `fall`.
+/// `degraded_latency` and `degraded_hold_down`: a latency that a passing
+/// probe can exceed (above 0, below the timeout, which fails the probe).
+fn degraded(cp: &str, c: &Check, errs: &mut Errors) -> Option<Degraded> {
+    let latency = c.degraded_latency?;
+    let p = join(cp, "degraded_latency");
+    if latency.is_zero() {
+        errs.push(&p, "0s must be greater than 0");
+        return None;
+    }
+    if latency >= c.timeout {
+        errs.push_fmt(
+            &p,
+            format_args!("{latency} must be less than timeout {}", c.timeout),
+        );
+        return None;
+    }
+    Some(Degraded {
+        latency: latency.get(),
+        hold_down: c.degraded_hold_down.get(),
+    })
+}
+
+/// `interval`, `fast_interval`, `timeout`, `rise` and `fall`.
 fn timing(cp: &str, c: &Check, errs: &mut Errors) {
     let interval_p = join(cp, "interval");
     let timeout_p = join(cp, "timeout");
@@ -61,6 +87,23 @@ fn timing(cp: &str, c: &Check, errs: &mut Errors) {
             format_args!("{} must be less than interval {}", c.timeout, c.interval),
         );
     }
+    // A fast run, like any run, ends by its timeout before the next is due.
+    if let Some(fast) = c.fast_interval {
+        let fast_p = join(cp, "fast_interval");
+        if fast.is_zero() {
+            errs.push(&fast_p, "0s must be greater than 0");
+        } else if fast > c.interval && !errs.has(&interval_p) {
+            errs.push_fmt(
+                &fast_p,
+                format_args!("{fast} must not be more than interval {}", c.interval),
+            );
+        } else if fast <= c.timeout && !errs.has(&timeout_p) {
+            errs.push_fmt(
+                &fast_p,
+                format_args!("{fast} must be more than timeout {}", c.timeout),
+            );
+        }
+    }
     for (key, n) in [("rise", c.rise), ("fall", c.fall)] {
         if n == 0 {
             errs.push(join(cp, key), "0 must be at least 1");
@@ -71,7 +114,7 @@ fn timing(cp: &str, c: &Check, errs: &mut Errors) {
 /// A block for another type is almost always a copy-paste slip: the probe
 /// would silently ignore it.
 fn blocks(cp: &str, c: &Check, kind: CheckType, errs: &mut Errors) {
-    let blocks: [(&str, bool, bool); 7] = [
+    let blocks: [(&str, bool, bool); 8] = [
         (
             "http",
             c.http.is_some(),
@@ -83,6 +126,7 @@ fn blocks(cp: &str, c: &Check, kind: CheckType, errs: &mut Errors) {
         ("udp", c.udp.is_some(), kind == CheckType::Udp),
         ("grpc", c.grpc.is_some(), kind == CheckType::Grpc),
         ("exec", c.exec.is_some(), kind == CheckType::Exec),
+        ("ubus", c.ubus.is_some(), kind == CheckType::Ubus),
     ];
     for (key, present, applies) in blocks {
         if present && !applies {
@@ -146,6 +190,19 @@ fn probe(
                 errs.push(join(cp, "exec.command"), "required");
             }
             Some(ProbeSpec::Exec(options))
+        }
+        CheckType::Ubus => {
+            let options = c.ubus.unwrap_or_default();
+            for (key, v) in [
+                ("ubus.object", &options.object),
+                ("ubus.method", &options.method),
+                ("ubus.socket", &options.socket),
+            ] {
+                if v.trim().is_empty() {
+                    errs.push(join(cp, key), "required");
+                }
+            }
+            Some(ProbeSpec::Ubus(options))
         }
     }
 }

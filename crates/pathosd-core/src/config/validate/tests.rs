@@ -486,6 +486,26 @@ fn neighbor_rules() {
         ],
         "bgp.neighbors[0].error_wait_min: 5s must not be more than error_wait_max 2s",
     );
+    one(
+        &[(&format!("{n}/require_role"), json!(true))],
+        "bgp.neighbors[0].require_role: needs role",
+    );
+    one(
+        &[(&format!("{n}/role"), json!("provider-ish"))],
+        "bgp.neighbors[0].role: \"provider-ish\" is not one of provider, rs, rs-client, customer, peer",
+    );
+    // RFC 9687 §3.4: SendHoldTime MUST be greater than HoldTime (90s here).
+    one(
+        &[(&format!("{n}/send_hold_time"), json!("90s"))],
+        "bgp.neighbors[0].send_hold_time: 1m30s must be 0 (off) or more than hold_time 1m30s",
+    );
+    one(
+        &[
+            (&format!("{n}/hold_time"), json!("9s")),
+            (&format!("{n}/send_hold_time"), json!("5s")),
+        ],
+        "bgp.neighbors[0].send_hold_time: 5s must be 0 (off) or more than hold_time 9s",
+    );
     let bfd = |b: Value| [(format!("{n}/bfd"), b)];
     for (b, want) in [
         (
@@ -667,6 +687,27 @@ fn vip_rules() {
     one(
         &[(
             &format!("{v}/policy"),
+            json!({"announce": {"med": 100}, "lower_priority": {"med": 99}}),
+        )],
+        "vips[0].policy.lower_priority.med: 99 is below announce.med 100: a pessimized route would be preferred",
+    );
+    one(
+        &[(
+            &format!("{v}/policy"),
+            json!({"lower_priority": {"local_pref": 101}}),
+        )],
+        "vips[0].policy.lower_priority.local_pref: 101 is above announce.local_pref 100: a pessimized route would be preferred",
+    );
+    one(
+        &[(
+            &format!("{v}/policy"),
+            json!({"announce": {"med": 4_294_967_296u64}}),
+        )],
+        "vips[0].policy.announce.med: 4294967296 is not an integer in 0..=4294967295",
+    );
+    one(
+        &[(
+            &format!("{v}/policy"),
             json!({"fail_action": "drain_then_withdraw", "drain_time": "0s"}),
         )],
         "vips[0].policy.drain_time: 0s must be greater than 0 for fail_action drain_then_withdraw",
@@ -677,6 +718,25 @@ fn vip_rules() {
             json!({"drain_until_flows_below": 1, "drain_time": "0s"}),
         )],
         "vips[0].policy.drain_time: 0s must be greater than 0 with drain_until_flows_below",
+    );
+    one(
+        &[(
+            &format!("{v}/policy"),
+            json!({"damping": {"enabled": true, "half_life": "500ms"}}),
+        )],
+        "vips[0].policy.damping.half_life: must be 1s to 45m",
+    );
+    one(
+        &[(&format!("{v}/policy"), json!({"damping": {"reuse": 2000}}))],
+        "vips[0].policy.damping.reuse: must be at least 1 and less than suppress",
+    );
+    // 750 × 2^(10m/5m) = 3,000: a suppress of 3,000 is never exceeded.
+    one(
+        &[(
+            &format!("{v}/policy"),
+            json!({"damping": {"suppress": 3000, "max_suppress": "10m"}}),
+        )],
+        "vips[0].policy.damping.suppress: can never be exceeded: the penalty stops below reuse × 2^(max_suppress/half_life); raise max_suppress or lower suppress",
     );
     one(
         &[(
@@ -722,6 +782,14 @@ fn check_names_and_policy() {
 fn common_check_rules() {
     let c = "/vips/0/check";
     one(
+        &[(&format!("{c}/degraded_latency"), json!("100ms"))],
+        "vips[0].check.degraded_latency: 100ms must be less than timeout 100ms",
+    );
+    one(
+        &[(&format!("{c}/degraded_latency"), json!("0s"))],
+        "vips[0].check.degraded_latency: 0s must be greater than 0",
+    );
+    one(
         &[(&format!("{c}/timeout"), json!("1s"))],
         "vips[0].check.timeout: 1s must be less than interval 1s",
     );
@@ -734,6 +802,24 @@ fn common_check_rules() {
         "vips[0].check.timeout: 0s must be greater than 0",
     );
     one(
+        &[(&format!("{c}/fast_interval"), json!("2s"))],
+        "vips[0].check.fast_interval: 2s must not be more than interval 1s",
+    );
+    one(
+        &[(&format!("{c}/fast_interval"), json!("100ms"))],
+        "vips[0].check.fast_interval: 100ms must be more than timeout 100ms",
+    );
+    one(
+        &[(&format!("{c}/fast_interval"), json!("0s"))],
+        "vips[0].check.fast_interval: 0s must be greater than 0",
+    );
+    // More than timeout, at most interval.
+    for ok in ["101ms", "1s"] {
+        let mut v = base();
+        v["vips"][0]["check"]["fast_interval"] = json!(ok);
+        assert_eq!(errors(&v), Vec::<String>::new(), "{ok}");
+    }
+    one(
         &[(&format!("{c}/rise"), json!(0))],
         "vips[0].check.rise: 0 must be at least 1",
     );
@@ -743,7 +829,7 @@ fn common_check_rules() {
     );
     one(
         &[(&format!("{c}/type"), Value::Null)],
-        "vips[0].check.type: required (one of http, https, dns, ping, tcp, udp, grpc, exec)",
+        "vips[0].check.type: required (one of http, https, dns, ping, tcp, udp, grpc, exec, ubus)",
     );
     one(
         &[(&format!("{c}/http"), json!({}))],

@@ -5,9 +5,10 @@
 use super::super::field::{join, Errors, Quote};
 use super::super::policy_expr::{self, is_identifier, Expr, RESERVED};
 use super::super::run::{CheckSpec, LocalAddress, VipSpec};
-use super::super::schema::{Check, FailAction, Policy, Vip};
+use super::super::schema::{Check, Damping, FailAction, Policy, Vip};
 use super::check::check;
 use super::{object_name, too_many, MAX_CHECKS_PER_VIP, MAX_NAME_LEN, MAX_VIPS, PREPEND_MAX};
+use crate::vip::damping;
 
 /// The rules of every VIP, consuming them; their specs, in order.
 pub(super) fn vips(vips: Vec<Vip>, errs: &mut Errors) -> Option<Vec<VipSpec>> {
@@ -153,6 +154,12 @@ pub(crate) fn vip(v: Vip, p: &str, errs: &mut Errors) -> Option<VipSpec> {
         }
     }
     policy(&v.policy, &join(p, "policy"), errs);
+    if v.always && v.policy.damping.enabled {
+        errs.push(
+            join(p, "policy.damping.enabled"),
+            "has no effect with always: true (the VIP never flaps)",
+        );
+    }
     Some(VipSpec {
         name: v.name,
         prefix: v.prefix,
@@ -280,6 +287,25 @@ fn policy(pol: &Policy, p: &str, errs: &mut Errors) {
             errs.push_fmt(path, format_args!("{n} is more than {PREPEND_MAX}"));
         }
     }
+    // A pessimized route must never rank above the healthy one, or the
+    // standby order would invert: RFC 4271 §9.1.2.2 prefers the lower
+    // MULTI_EXIT_DISC (an absent one counts as 0) and the higher LOCAL_PREF.
+    let med = pol.announce.med.unwrap_or(0);
+    if let Some(m) = pol.lower_priority.med.filter(|m| *m < med) {
+        errs.push_fmt(
+            join(p, "lower_priority.med"),
+            format_args!("{m} is below announce.med {med}: a pessimized route would be preferred"),
+        );
+    }
+    let pref = pol.announce.local_pref;
+    if let Some(l) = pol.lower_priority.local_pref.filter(|l| *l > pref) {
+        errs.push_fmt(
+            join(p, "lower_priority.local_pref"),
+            format_args!(
+                "{l} is above announce.local_pref {pref}: a pessimized route would be preferred"
+            ),
+        );
+    }
     if pol.fail_action == FailAction::DrainThenWithdraw && pol.drain_time.is_zero() {
         errs.push(
             join(p, "drain_time"),
@@ -293,6 +319,7 @@ fn policy(pol: &Policy, p: &str, errs: &mut Errors) {
             "0s must be greater than 0 with drain_until_flows_below",
         );
     }
+    damping(&pol.damping, &join(p, "damping"), errs);
     if let Some(f) = &pol.lower_priority_file {
         if !f.starts_with('/') {
             errs.push_fmt(
@@ -300,5 +327,28 @@ fn policy(pol: &Policy, p: &str, errs: &mut Errors) {
                 format_args!("{} must be an absolute path", Quote(f)),
             );
         }
+    }
+}
+
+/// `policy.damping`: a penalty that can exceed suppress and decay below
+/// reuse again.
+fn damping(d: &Damping, p: &str, errs: &mut Errors) {
+    let h = d.half_life.get();
+    if h < std::time::Duration::from_secs(1) || h > damping::MAX_HALF_LIFE {
+        errs.push(join(p, "half_life"), "must be 1s to 45m");
+    } else if d.max_suppress.get() > damping::MAX_SUPPRESS {
+        errs.push(join(p, "max_suppress"), "must be at most 12h");
+    } else if d.reuse == 0 || d.reuse >= d.suppress {
+        errs.push(
+            join(p, "reuse"),
+            "must be at least 1 and less than suppress",
+        );
+    } else if d.suppress
+        >= damping::DampingPolicy::new(h, d.suppress, d.reuse, d.max_suppress.get()).ceiling
+    {
+        errs.push(
+            join(p, "suppress"),
+            "can never be exceeded: the penalty stops below reuse × 2^(max_suppress/half_life); raise max_suppress or lower suppress",
+        );
     }
 }

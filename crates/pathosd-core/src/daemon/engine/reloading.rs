@@ -116,6 +116,7 @@ impl Engine {
         self.reindex();
         self.forget_flows();
         self.sync_drains(now);
+        self.walk_damping(now, &mut out.announces);
         out.withdraws.extend(out.announces);
         out.withdraws
     }

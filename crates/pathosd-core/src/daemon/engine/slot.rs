@@ -8,6 +8,7 @@ use crate::bgp::types::Prefix;
 use crate::check::hysteresis::Hysteresis;
 use crate::check::policy::Combiner;
 use crate::check::CheckResult;
+use crate::check::Degradation;
 use crate::config::VipSpec as Vip;
 use crate::vip::{SharedIntents, VipMachine, VipPolicy};
 use std::borrow::Cow;
@@ -21,6 +22,9 @@ pub struct CheckStatus {
     pub name: String,
     /// Rise/fall counters and health; only the engine feeds it.
     pub hysteresis: Hysteresis,
+    /// Graded health, for a check with `degraded_latency` (boxed: most
+    /// checks have none, and each of them costs a pointer only).
+    pub degradation: Option<Box<Degradation>>,
     /// Results seen since start.
     pub runs: u32,
     pub last: Option<LastResult>,
@@ -225,7 +229,22 @@ impl VipSlot {
     pub(super) fn retune(&mut self, v: &Vip) {
         for (c, cfg) in self.checks.iter_mut().zip(&v.checks) {
             c.hysteresis.retune(cfg.rise, cfg.fall);
+            match (&mut c.degradation, cfg.degraded) {
+                (Some(d), Some(limits)) => d.retune(limits),
+                (d, limits) => {
+                    *d = limits.map(|l| Box::new(Degradation::new(l)));
+                }
+            }
         }
+        let degraded = self.degraded();
+        self.machine.mark_degraded(degraded);
+    }
+
+    /// Some check with graded health says the VIP is degraded.
+    pub(super) fn degraded(&self) -> bool {
+        self.checks
+            .iter()
+            .any(|c| c.degradation.as_ref().is_some_and(|d| d.degraded()))
     }
 }
 
@@ -258,6 +277,7 @@ pub(super) fn new_slot(
                 id: id(),
                 name: c.name.clone(),
                 hysteresis: Hysteresis::new(c.rise, c.fall),
+                degradation: c.degraded.map(|l| Box::new(Degradation::new(l))),
                 runs: 0,
                 last: None,
                 last_time: None,

@@ -1053,3 +1053,168 @@ fn a_reload_starts_and_stops_the_wait_for_the_flows() {
     assert!(e.handle(Input::Tick, at(8_000)).is_empty());
     assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Pessimized);
 }
+
+/// A passing probe of `took` ms.
+fn slow(e: &Engine, vip: &str, check: &str, took: u64) -> Input {
+    let mut r = run(e, vip, check, true, None);
+    r.result.duration = Duration::from_millis(took);
+    Input::Result(r)
+}
+
+/// Graded health: announced, then pessimized in place while the backend is
+/// slow, withdrawn only when it fails (the last step), and never more than
+/// one step per hold-down while it hovers at the threshold.
+#[test]
+fn a_slow_backend_is_pessimized_in_place_before_its_failure_withdraws_it() {
+    let v = vip(json!({
+        "name": "web", "prefix": "10.0.0.1/32",
+        "checks": [{"name": "a", "type": "tcp", "rise": 1, "fall": 2, "interval": "1s",
+                    "timeout": "500ms", "degraded_latency": "200ms",
+                    "degraded_hold_down": "10s", "tcp": {"port": 1}}],
+        "policy": {"fail_action": "withdraw"}
+    }));
+    let (mut e, _) = new_engine(&[(v, Expr::All)], t0());
+    let out = e.handle(slow(&e, "web", "a", 50), at(0));
+    assert_eq!(states(&out)[1], "route 10.0.0.1/32 prepend 0");
+    assert!(states(&e.handle(slow(&e, "web", "a", 300), at(1_000))).is_empty());
+    assert_eq!(
+        states(&e.handle(slow(&e, "web", "a", 300), at(2_000))),
+        [
+            "pessimized (a: degraded: 300 ms above degraded_latency 200 ms)",
+            "route 10.0.0.1/32 prepend 6"
+        ]
+    );
+    // Fast again at once, but within the hold-down: no step.
+    assert!(states(&e.handle(slow(&e, "web", "a", 50), at(3_000))).is_empty());
+    assert!(states(&e.handle(slow(&e, "web", "a", 50), at(11_000))).is_empty());
+    assert_eq!(
+        states(&e.handle(slow(&e, "web", "a", 50), at(12_000))),
+        [
+            "announced (a: no longer degraded: 50 ms within degraded_latency 200 ms)",
+            "route 10.0.0.1/32 prepend 0"
+        ]
+    );
+    // Slow, then failing: pessimized first, withdrawn at the fall.
+    e.handle(slow(&e, "web", "a", 300), at(23_000));
+    let out = e.handle(slow(&e, "web", "a", 300), at(24_000));
+    assert_eq!(states(&out)[1], "route 10.0.0.1/32 prepend 6");
+    assert!(states(&e.handle(res(&e, "web", "a", false), at(25_000))).is_empty());
+    assert_eq!(
+        states(&e.handle(res(&e, "web", "a", false), at(26_000))),
+        [
+            "withdrawn (a: fall threshold reached)",
+            "route 10.0.0.1/32 withdraw"
+        ]
+    );
+    let view = crate::daemon::views::vip_view(
+        e.vip("web").unwrap(),
+        crate::api::model::Want::Checks,
+        &|_| std::time::UNIX_EPOCH,
+    );
+    assert_eq!(view.degraded, Some(true));
+    assert_eq!(view.checks[0].degraded, Some(true));
+}
+
+fn damped_vip(action: &str) -> (Vip, Expr) {
+    let v = vip(json!({
+        "name": "web", "prefix": "10.0.0.1/32",
+        "check": {"type": "tcp", "rise": 1, "fall": 1, "tcp": {"port": 80}},
+        "policy": {"fail_action": action,
+                   "damping": {"enabled": true, "half_life": "10s", "max_suppress": "40s"}}
+    }));
+    (v, Expr::All)
+}
+
+/// Flaps `web` (healthy, then not) every 2 s from `from` ms, `n` times.
+fn flap(e: &mut Engine, from: u64, n: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    for k in 0..n {
+        out.extend(states(
+            &e.handle(res(e, "web", "tcp", true), at(from + k * 4000)),
+        ));
+        out.extend(states(
+            &e.handle(res(e, "web", "tcp", false), at(from + k * 4000 + 2000)),
+        ));
+    }
+    out
+}
+
+/// With fail_action lower_priority the owner wants the route kept: damping
+/// holds the VIP pessimized, steady, never withdrawn and never announced
+/// in full while it lasts.
+#[test]
+fn damping_holds_a_lower_priority_vip_pessimized() {
+    let (mut e, _) = new_engine(&[damped_vip("lower_priority")], at(0));
+    let out = flap(&mut e, 0, 3);
+    assert_eq!(
+        out.last().map(String::as_str),
+        Some("route 10.0.0.1/32 prepend 6")
+    );
+    assert!(e.vip("web").unwrap().machine.damped());
+    // Healthy again and flapping on: nothing changes.
+    assert!(flap(&mut e, 12_000, 5).is_empty());
+    assert!(e.handle(res(&e, "web", "tcp", true), at(32_000)).is_empty());
+    assert_eq!(e.vip("web").unwrap().machine.state(), VipState::Pessimized);
+    // Released by the timer alone.
+    let due = e.next_deadline().unwrap();
+    assert!(e
+        .handle(Input::Tick, due - Duration::from_millis(1))
+        .is_empty());
+    assert_eq!(
+        states(&e.handle(Input::Tick, due)),
+        [
+            "announced (damping penalty below reuse)",
+            "route 10.0.0.1/32 prepend 0"
+        ]
+    );
+    assert!(e.damping("web").is_some_and(|p| p.reuse_at().is_none()));
+}
+
+/// A reload that switches damping off lets a damped VIP go at once; one
+/// that keeps it keeps the penalty.
+#[test]
+fn a_reload_keeps_the_penalty_or_ends_the_damping() {
+    let (mut e, _) = new_engine(&[damped_vip("withdraw")], at(0));
+    flap(&mut e, 0, 3);
+    e.handle(res(&e, "web", "tcp", true), at(12_000));
+    assert!(e.vip("web").unwrap().machine.damped());
+    let before = e.damping("web").copied();
+    let out = reload(&mut e, &[damped_vip("withdraw")], at(13_000));
+    assert!(out.is_empty(), "{:?}", states(&out));
+    assert_eq!(e.damping("web").copied(), before);
+    let (mut off, x) = damped_vip("withdraw");
+    off.policy.damping.enabled = false;
+    let out = states(&reload(&mut e, &[(off, x)], at(14_000)));
+    assert_eq!(
+        out,
+        [
+            "announced (policy changed by reload)",
+            "route 10.0.0.1/32 prepend 0"
+        ]
+    );
+    assert!(e.damping("web").is_none());
+    assert_eq!(e.next_deadline(), None);
+}
+
+/// A VIP restarted by a reload (its check changed) keeps its name's
+/// penalty, as a router keeps a prefix's: it stays damped, withdrawn,
+/// until the release time it had.
+#[test]
+fn a_restarted_vip_stays_damped() {
+    let (mut e, _) = new_engine(&[damped_vip("withdraw")], at(0));
+    flap(&mut e, 0, 3);
+    let due = e.next_deadline().unwrap();
+    let (mut v, x) = damped_vip("withdraw");
+    set_tcp_port(&mut v, 0, 81);
+    reload(&mut e, &[(v, x)], at(11_000));
+    assert!(e.vip("web").unwrap().machine.damped());
+    assert_eq!(e.next_deadline(), Some(due));
+    assert!(e.handle(res(&e, "web", "tcp", true), at(12_000)).is_empty());
+    assert_eq!(
+        states(&e.handle(Input::Tick, due)),
+        [
+            "announced (damping penalty below reuse)",
+            "route 10.0.0.1/32 prepend 0"
+        ]
+    );
+}

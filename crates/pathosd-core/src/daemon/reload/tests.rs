@@ -48,6 +48,7 @@ fn same_config_changes_nothing() {
 fn timing_keeps_the_vip() {
     for (field, value) in [
         ("interval", json!("2s")),
+        ("fast_interval", json!("500ms")),
         ("timeout", json!("200ms")),
         ("rise", json!(3)),
         ("fall", json!(1)),
@@ -602,6 +603,35 @@ fn router_rows() -> Vec<Row> {
     ]
 }
 
+/// The rows of a neighbor's RFC 8950, RFC 9234 and RFC 9687 settings.
+fn neighbor_rfc_rows() -> Vec<Row> {
+    vec![
+        (
+            "bgp.neighbors[].extended_next_hop",
+            |c| nb(c)["extended_next_hop"] = json!(true),
+            Neighbor("a", NeighborChange::Restarted),
+        ),
+        (
+            "bgp.neighbors[].role",
+            |c| nb(c)["role"] = json!("customer"),
+            Neighbor("a", NeighborChange::Restarted),
+        ),
+        (
+            "bgp.neighbors[].require_role",
+            |c| {
+                nb(c)["role"] = json!("customer");
+                nb(c)["require_role"] = json!(true)
+            },
+            Neighbor("a", NeighborChange::Restarted),
+        ),
+        (
+            "bgp.neighbors[].send_hold_time",
+            |c| nb(c)["send_hold_time"] = json!("20m"),
+            Neighbor("a", NeighborChange::Restarted),
+        ),
+    ]
+}
+
 /// The rows of a neighbor's session settings.
 fn neighbor_rows() -> Vec<Row> {
     vec![
@@ -765,6 +795,32 @@ fn vip_rows() -> Vec<Row> {
     ]
 }
 
+/// The rows of a VIP's MULTI_EXIT_DISC and LOCAL_PREF.
+fn preference_rows() -> Vec<Row> {
+    vec![
+        (
+            "vips[].policy.announce.med",
+            |c| web(c)["policy"] = json!({"announce": {"med": 10}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.announce.local_pref",
+            |c| web(c)["policy"] = json!({"announce": {"local_pref": 200}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.lower_priority.med",
+            |c| web(c)["policy"] = json!({"lower_priority": {"med": 10}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.lower_priority.local_pref",
+            |c| web(c)["policy"] = json!({"lower_priority": {"local_pref": 50}}),
+            Vip("web", kept(true, false)),
+        ),
+    ]
+}
+
 /// The rows of a VIP's `policy`.
 fn policy_rows() -> Vec<Row> {
     vec![
@@ -823,6 +879,32 @@ fn policy_rows() -> Vec<Row> {
             |c| web(c)["policy"] = json!({"recovery_hold": "3s"}),
             Vip("web", kept(true, false)),
         ),
+        // A kept VIP keeps its penalty; the new parameters apply to it.
+        (
+            "vips[].policy.damping.enabled",
+            |c| web(c)["policy"] = json!({"damping": {"enabled": true}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.damping.half_life",
+            |c| web(c)["policy"] = json!({"damping": {"half_life": "1m"}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.damping.suppress",
+            |c| web(c)["policy"] = json!({"damping": {"suppress": 3000}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.damping.reuse",
+            |c| web(c)["policy"] = json!({"damping": {"reuse": 500}}),
+            Vip("web", kept(true, false)),
+        ),
+        (
+            "vips[].policy.damping.max_suppress",
+            |c| web(c)["policy"] = json!({"damping": {"max_suppress": "30m"}}),
+            Vip("web", kept(true, false)),
+        ),
     ]
 }
 
@@ -840,6 +922,11 @@ fn check_rows() -> Vec<Row> {
             Vip("web", kept(false, true)),
         ),
         (
+            "vips[].check.fast_interval",
+            |c| chk(c)["fast_interval"] = json!("500ms"),
+            Vip("web", kept(false, true)),
+        ),
+        (
             "vips[].check.interval",
             |c| chk(c)["interval"] = json!("2s"),
             Vip("web", kept(false, true)),
@@ -848,6 +935,19 @@ fn check_rows() -> Vec<Row> {
             "vips[].check.name",
             |c| chk(c)["name"] = json!("n"),
             Vip("web", restarted("checks")),
+        ),
+        (
+            "vips[].check.degraded_latency",
+            |c| chk(c)["degraded_latency"] = json!("50ms"),
+            Vip("web", kept(false, true)),
+        ),
+        (
+            "vips[].check.degraded_hold_down",
+            |c| {
+                chk(c)["degraded_latency"] = json!("50ms");
+                chk(c)["degraded_hold_down"] = json!("5s");
+            },
+            Vip("web", kept(false, true)),
         ),
         (
             "vips[].check.rise",
@@ -897,6 +997,14 @@ fn check_rows() -> Vec<Row> {
         (
             "vips[].check.exec",
             |c| *chk(c) = json!({"type": "exec", "exec": {"command": "/bin/true"}}),
+            Vip("web", restarted("checks")),
+        ),
+        (
+            "vips[].check.ubus",
+            |c| {
+                *chk(c) = json!({"type": "ubus",
+                                 "ubus": {"object": "system", "method": "info"}})
+            },
             Vip("web", restarted("checks")),
         ),
     ]
@@ -1011,9 +1119,11 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
         otel_signal_rows(),
         router_rows(),
         neighbor_rows(),
+        neighbor_rfc_rows(),
         bfd_rows(),
         vip_rows(),
         policy_rows(),
+        preference_rows(),
         check_rows(),
     ]
     .into_iter()

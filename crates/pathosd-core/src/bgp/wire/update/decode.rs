@@ -473,6 +473,14 @@ fn decode_extension(
                     .collect(),
             )
         }
+        // RFC 9234 §5: "The OTC Attribute is considered malformed if the
+        // length value is not 4. An UPDATE message with a malformed OTC
+        // Attribute SHALL be handled using the approach of
+        // "treat-as-withdraw"".
+        at::OTC => match *v {
+            [a, b, c, d] => PathAttr::Otc(u32::from_be_bytes([a, b, c, d])),
+            _ => return Err(len_err(taw)),
+        },
         at::AS4_PATH | at::AS4_AGGREGATOR => {
             // RFC 6793 §4.1: AS4_PATH and AS4_AGGREGATOR are only sent to
             // OLD speakers; between two NEW speakers AS_PATH already holds
@@ -545,14 +553,15 @@ fn decode_mp(type_code: u8, v: &[u8]) -> Option<Option<PathAttr>> {
     let (i, nh) = bytes(i, usize::from(nh_len), malformed_list).ok()?;
     // RFC 7606 §7.11: a next hop length inconsistent with the AFI is
     // malformed. RFC 2545 §3: IPv6 has 16 (global) or 32 (global +
-    // link-local) octets.
+    // link-local) octets; RFC 8950 allows them for IPv4 NLRI too (pathosd
+    // imports no routes, so they are taken whether it offered that or not).
     let next_hop = match (afi, nh.len()) {
         (Afi::Ipv4, 4) => MpNextHop::Ipv4(Ipv4Addr::new(nh[0], nh[1], nh[2], nh[3])),
-        (Afi::Ipv6, 16) => MpNextHop::Ipv6 {
+        (_, 16) => MpNextHop::Ipv6 {
             global: Ipv6Addr::from(<[u8; 16]>::try_from(nh).ok()?),
             link_local: None,
         },
-        (Afi::Ipv6, 32) => MpNextHop::Ipv6 {
+        (_, 32) => MpNextHop::Ipv6 {
             global: Ipv6Addr::from(<[u8; 16]>::try_from(&nh[..16]).ok()?),
             link_local: Some(Ipv6Addr::from(<[u8; 16]>::try_from(&nh[16..]).ok()?)),
         },

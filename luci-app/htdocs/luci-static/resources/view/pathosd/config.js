@@ -72,7 +72,7 @@ var CHECK_NAME_RE = new RegExp('^[A-Za-z_][A-Za-z0-9_]*$');
 var RESERVED = [ 'all', 'any', 'and', 'or', 'not', 'at_least', 'ratio' ];
 var UNIT_NS = { ns: 1, us: 1e3, '\u00b5s': 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
 
-var CHECK_TYPES = [ 'http', 'https', 'dns', 'ping', 'tcp', 'udp', 'grpc', 'exec' ];
+var CHECK_TYPES = [ 'http', 'https', 'dns', 'ping', 'tcp', 'udp', 'grpc', 'exec', 'ubus' ];
 
 /* %{VAR} placeholders are expanded by the daemon; they are not checked here. */
 function placeholder(value) {
@@ -143,6 +143,22 @@ function validateBfdInterval(section_id, value) {
 	return (ns < 10e6 || ns > 60e9) ? _('Expecting 10ms to 60s') : true;
 }
 
+/* degraded_latency (validate/check.rs): above 0, below the check's timeout. */
+function validateDegradedLatency(section_id, value) {
+	var ok = validateDuration(section_id, value), ns, timeout;
+
+	if (ok !== true || value == null || value === '')
+		return ok;
+	ns = durationNs(value);
+	if (ns == null)
+		return true;
+	timeout = durationNs(this.section.formvalue(section_id, 'timeout'));
+	if (timeout == null) timeout = durationNs(CHECK_DEFAULTS.timeout);
+	if (ns <= 0)
+		return _('Must be greater than 0');
+	return (timeout != null && ns >= timeout) ? _('Must be less than the timeout') : true;
+}
+
 /* The check's timeout must be strictly less than its interval (validate.rs). */
 function validateTiming(section_id, value) {
 	var ok = validateDuration(section_id, value), sec = this.section;
@@ -159,6 +175,46 @@ function validateTiming(section_id, value) {
 
 	if (interval != null && timeout != null && timeout >= interval)
 		return _('The timeout must be less than the interval');
+
+	return true;
+}
+
+/* A ubus check's args: a JSON object (schema/checks.rs, UbusArgs). */
+function validateJsonObject(section_id, value) {
+	var v;
+
+	if (value == null || value === '')
+		return true;
+	try {
+		v = JSON.parse(value);
+	} catch (e) {
+		return _('Expecting a JSON object such as {"name": "dnsmasq"}');
+	}
+	return (v != null && typeof v === 'object' && !Array.isArray(v)) ? true : _('Expecting a JSON object such as {"name": "dnsmasq"}');
+}
+
+/* fast_interval, when set: more than the timeout, at most the interval
+ * (validate/check.rs). */
+function validateFastInterval(section_id, value) {
+	var ok = validateDuration(section_id, value), sec = this.section;
+	var fast, interval, timeout;
+
+	if (ok !== true)
+		return ok;
+	fast = durationNs(value);
+	if (fast == null)
+		return true;
+	interval = durationNs(sec.formvalue(section_id, 'interval'));
+	timeout = durationNs(sec.formvalue(section_id, 'timeout'));
+	if (interval == null) interval = durationNs(CHECK_DEFAULTS.interval);
+	if (timeout == null) timeout = durationNs(CHECK_DEFAULTS.timeout);
+
+	if (fast == 0)
+		return _('Must be greater than 0');
+	if (interval != null && fast > interval)
+		return _('The fast interval must not be more than the interval');
+	if (timeout != null && fast <= timeout)
+		return _('The fast interval must be more than the timeout');
 
 	return true;
 }
@@ -854,14 +910,18 @@ var CHECK_OPTIONS = [
 	[ 'port', 'Value', _('Port'), [ 'http', 'https', 'dns', 'tcp', 'udp', 'grpc' ], { datatype: 'port', typePlaceholder: { dns: '53' }, validate: validateCheckPort,
 		typeDescription: { http: _('Empty: the port of the URL (80 for http://)'), https: _('Empty: the port of the URL (443 for https://)'),
 			dns: _('Empty: 53'), tcp: _('Required'), udp: _('Required'), grpc: _('Required') } } ],
-	[ 'method', 'Value', _('Method'), [ 'http', 'https', 'grpc' ], { typePlaceholder: { http: 'GET', https: 'GET' },
+	[ 'object', 'Value', _('ubus object'), [ 'ubus' ], { description: _('Required. As ubus list shows it, for example network.interface.wan') } ],
+	[ 'method', 'Value', _('Method'), [ 'http', 'https', 'grpc', 'ubus' ], { typePlaceholder: { http: 'GET', https: 'GET' },
 		typeDescription: { http: _('The request method; empty: GET'), https: _('The request method; empty: GET'),
-			grpc: _('A unary method /package.Service/Method; empty: the gRPC health checking protocol (grpc.health.v1)') } } ],
+			grpc: _('A unary method /package.Service/Method; empty: the gRPC health checking protocol (grpc.health.v1)'),
+			ubus: _('Required. The method to call, for example status') } } ],
+	[ 'args', 'Value', _('Arguments (JSON)'), [ 'ubus' ], { validate: validateJsonObject, description: _('A JSON object, for example {"name": "dnsmasq"}; empty: none') } ],
+	[ 'socket', 'Value', _('ubus socket'), [ 'ubus' ], { placeholder: '/var/run/ubus/ubus.sock' } ],
 	[ 'header', 'DynamicList', _('Request headers'), [ 'http', 'https' ], { description: _('Name: value, for example Host: www.example.com') } ],
 	[ 'response_code', 'DynamicList', _('Accepted status codes'), [ 'http', 'https' ], { placeholder: '200', description: _('Codes or ranges such as 200-299; empty: 200 only') } ],
-	[ 'response_text', 'Value', _('Response contains'), [ 'http', 'https' ] ],
-	[ 'response_regex', 'Value', _('Response matches regex'), [ 'http', 'https' ] ],
-	[ 'response_jq', 'Value', _('Response JSON expression'), [ 'http', 'https' ], { description: _('For example .ready == true') } ],
+	[ 'response_text', 'Value', _('Response contains'), [ 'http', 'https', 'ubus' ] ],
+	[ 'response_regex', 'Value', _('Response matches regex'), [ 'http', 'https', 'ubus' ] ],
+	[ 'response_jq', 'Value', _('Response JSON expression'), [ 'http', 'https', 'ubus' ], { description: _('For example .ready == true') } ],
 	[ 'proxy', 'Value', _('Forward proxy'), [ 'http', 'https' ], { description: _('For example http://127.0.0.1:3128') } ],
 	[ 'keep_alive', 'Flag', _('Reuse the connection'), [ 'http', 'https' ] ],
 	[ 'tls', 'Flag', _('TLS'), [ 'grpc' ] ],
@@ -1253,6 +1313,33 @@ return view.extend({
 		o.validate = validateDuration;
 		o.modalonly = true;
 
+		/* extended_next_hop (settings.rs): RFC 8950, IPv4 routes with the IPv6 next hop. */
+		o = s.taboption('general', form.Flag, 'extended_next_hop', _('Extended next hop'),
+			_('Send IPv4 VIPs with the IPv6 next hop when the peer agrees (RFC 8950), e.g. over a single IPv6 session on an IPv6-only router.'));
+		o.modalonly = true;
+
+		/* role, require_role (validate/bgp.rs): RFC 9234, eBGP only; strict mode needs a role. */
+		o = s.taboption('general', form.ListValue, 'role', _('BGP role'),
+			_('This router\'s role towards the peer (RFC 9234), sent in the OPEN; the peer\'s must match. Routes to a customer, peer or RS client carry Only-to-Customer.'));
+		o.value('', _('none'));
+		o.value('provider', _('provider (the peer is our customer)'));
+		o.value('customer', _('customer (the peer is our provider)'));
+		o.value('peer', _('peer'));
+		o.value('rs', _('route server'));
+		o.value('rs-client', _('route server client'));
+		o.modalonly = true;
+
+		o = s.taboption('general', form.Flag, 'require_role', _('Require peer role'),
+			_('Refuse a peer that sends no role (strict mode, BIRD\'s require roles).'));
+		o.modalonly = true;
+
+		/* send_hold_time (validate/bgp.rs): RFC 9687, more than the hold time; 0 = off. */
+		o = s.taboption('general', form.Value, 'send_hold_time', _('Send hold time'),
+			_('Close the session when the peer takes none of our data for this long (RFC 9687). Empty: the greater of 8 minutes and twice the hold time; 0: off.'));
+		o.validate = validateDuration;
+		o.placeholder = '8m';
+		o.modalonly = true;
+
 		o = s.taboption('general', form.Value, 'error_wait_min', _('Error wait (min)'),
 			_('Idle time before reconnecting after a first error; it doubles on each further error.'));
 		o.validate = validateErrorWait;
@@ -1429,6 +1516,36 @@ return view.extend({
 		o.placeholder = '0s';
 		o.modalonly = true;
 
+		o = s.taboption('policy', form.Flag, 'damping', _('Damp flapping'),
+			_('Route flap damping (RFC 2439) of this VIP\'s own announcements: each loss of health adds 1000 to a penalty that halves every half-life. Above the suppress limit the VIP is held withdrawn (pessimized with lower priority) until the penalty has decayed below the reuse limit, then announced again if healthy.'));
+		o.modalonly = true;
+
+		o = s.taboption('policy', form.Value, 'damping_half_life', _('Damping half-life'));
+		o.validate = validateDuration;
+		o.placeholder = '5m';
+		o.depends('damping', '1');
+		o.modalonly = true;
+
+		o = s.taboption('policy', form.Value, 'damping_suppress', _('Damping suppress limit'),
+			_('Penalty above which the VIP is damped; a flap adds 1000, so 2000 damps at the third flap in a row.'));
+		o.datatype = 'uinteger';
+		o.placeholder = '2000';
+		o.depends('damping', '1');
+		o.modalonly = true;
+
+		o = s.taboption('policy', form.Value, 'damping_reuse', _('Damping reuse limit'));
+		o.datatype = 'uinteger';
+		o.placeholder = '750';
+		o.depends('damping', '1');
+		o.modalonly = true;
+
+		o = s.taboption('policy', form.Value, 'damping_max_suppress', _('Damping max suppress time'),
+			_('Longest the VIP stays damped after its last flap.'));
+		o.validate = validateDuration;
+		o.placeholder = '20m';
+		o.depends('damping', '1');
+		o.modalonly = true;
+
 		o = s.taboption('policy', form.Value, 'as_path_prepend', _('AS-path prepends while healthy'));
 		o.datatype = 'range(0,16)';
 		o.placeholder = '0';
@@ -1444,6 +1561,17 @@ return view.extend({
 		o.modalonly = true;
 		flagItems(o);
 
+		o = s.taboption('policy', form.Value, 'med', _('MED'),
+			_('MULTI_EXIT_DISC sent with the route; lower is preferred. Empty: none.'));
+		o.datatype = 'range(0,4294967295)';
+		o.modalonly = true;
+
+		o = s.taboption('policy', form.Value, 'local_pref', _('LOCAL_PREF (iBGP)'),
+			_('LOCAL_PREF sent to iBGP neighbors; higher is preferred.'));
+		o.datatype = 'range(0,4294967295)';
+		o.placeholder = '100';
+		o.modalonly = true;
+
 		o = s.taboption('policy', form.Value, 'lower_priority_as_path_prepend', _('Extra prepends while pessimized'));
 		o.datatype = 'range(0,16)';
 		o.placeholder = '6';
@@ -1458,6 +1586,32 @@ return view.extend({
 		o.validate = validateLargeCommunity;
 		o.modalonly = true;
 		flagItems(o);
+
+		/* The daemon refuses a pessimized route that would be preferred
+		 * to the healthy one (a lower MED, a higher LOCAL_PREF). */
+		o = s.taboption('policy', form.Value, 'lower_priority_med', _('MED while pessimized'),
+			_('Not below the MED. Empty: the MED.'));
+		o.datatype = 'range(0,4294967295)';
+		o.modalonly = true;
+		o.validate = function(section_id, value) {
+			var med = this.section.formvalue(section_id, 'med');
+			if (value !== '' && value != null && +value < +(med || 0))
+				return _('Below the MED %s: a pessimized route would be preferred').replace('%s', med || '0');
+			return true;
+		};
+
+		o = s.taboption('policy', form.Value, 'lower_priority_local_pref', _('LOCAL_PREF while pessimized'),
+			_('Not above the LOCAL_PREF. Empty: the LOCAL_PREF.'));
+		o.datatype = 'range(0,4294967295)';
+		o.modalonly = true;
+		o.validate = function(section_id, value) {
+			var pref = this.section.formvalue(section_id, 'local_pref');
+			if (pref === '' || pref == null)
+				pref = '100';
+			if (value !== '' && value != null && +value > +pref)
+				return _('Above the LOCAL_PREF %s: a pessimized route would be preferred').replace('%s', pref);
+			return true;
+		};
 
 		o = s.taboption('policy', form.Value, 'lower_priority_file', _('Drain file'),
 			_('While this file exists the VIP is pessimized.'));
@@ -1596,6 +1750,11 @@ return view.extend({
 		o.placeholder = CHECK_DEFAULTS.timeout;
 		showDefault(o);
 
+		o = s.taboption('general', form.Value, 'fast_interval', _('Fast interval'),
+			_('Time between probes while rise or fall is counting, until it decides; empty: the interval. More than the timeout, at most the interval.'));
+		o.validate = validateFastInterval;
+		o.modalonly = true;
+
 		o = s.taboption('general', form.Value, 'rise', _('Rise'));
 		o.datatype = 'min(1)';
 		o.placeholder = CHECK_DEFAULTS.rise;
@@ -1607,6 +1766,17 @@ return view.extend({
 		showDefault(o);
 
 		o = s.taboption('general', form.Flag, 'detailed_metrics', _('Detailed metrics'));
+		o.modalonly = true;
+
+		o = s.taboption('general', form.Value, 'degraded_latency', _('Degraded above'),
+			_('A passing probe slower than this is slow: Fall slow probes in a row pessimize the VIP, Rise fast ones end it. Empty: off.'));
+		o.validate = validateDegradedLatency;
+		o.modalonly = true;
+
+		o = s.taboption('general', form.Value, 'degraded_hold_down', _('Degraded hold-down'),
+			_('Least time between two changes of degraded, so a backend at the threshold moves the route at most once per period.'));
+		o.validate = validateDuration;
+		o.placeholder = '60s';
 		o.modalonly = true;
 
 		CHECK_OPTIONS.forEach(function(spec) {

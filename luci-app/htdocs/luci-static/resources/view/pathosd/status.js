@@ -440,7 +440,12 @@ return view.extend({
 				orDash(v.prefix),
 				neverHealthy(v)
 					? E('span', [ badge(orDash(v.state_name)), ' ', E('em', { 'class': 'pathosd-never-healthy' }, [ _('never healthy yet: a VIP is first announced once its checks pass') ]) ])
-					: badge(orDash(v.state_name)),
+					: (v.damping && v.damping.suppressed)
+						? E('span', [ badge(orDash(v.state_name)), ' ', E('em', {
+							'class': 'pathosd-damped',
+							'title': _('Damped after flapping (penalty %d): announced again when the penalty has decayed below the reuse limit, at %s').replace('%d', v.damping.penalty).replace('%s', v.damping.reuse_time ? new Date(v.damping.reuse_time).toLocaleString() : '-')
+						}, [ _('damped') ]) ])
+						: badge(orDash(v.state_name)),
 				v.local_address_assigned === false
 					? E('span', [ badge(orDash(v.health_name)), ' ', E('em', { 'class': 'pathosd-no-address' }, [ _('address not local') ]) ])
 					: badge(orDash(v.health_name)),
