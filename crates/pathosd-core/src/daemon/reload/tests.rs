@@ -395,7 +395,6 @@ fn bgp_rows() -> Vec<Row> {
     ]
 }
 
-/// The rows of the log's settings (`logging`).
 /// The hooks' runner keeps its directory, timeout and queue from its start.
 fn hooks_rows() -> Vec<Row> {
     vec![
@@ -417,6 +416,7 @@ fn hooks_rows() -> Vec<Row> {
     ]
 }
 
+/// The rows of the log's settings (`logging`).
 fn logging_rows() -> Vec<Row> {
     vec![
         (
