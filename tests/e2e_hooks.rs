@@ -1,8 +1,10 @@
 //! The real daemon's hotplug.d hooks: real scripts under a temporary hooks
 //! directory, a real BIRD, `pathosd run`. The scripts run in file-name
-//! order with the event in their environment and a sequence number; one
-//! that outlives `hooks.timeout` is killed with its children; a full queue
-//! drops events and /metrics counts them.
+//! order with the event in their environment and a sequence number, as
+//! hotplug-call runs them (a link to a script runs, a failing script does
+//! not stop the next, dot files and directories do not run); one that
+//! outlives `hooks.timeout` is killed with its children; a full queue drops
+//! events and /metrics and /status count them.
 
 mod support;
 
@@ -61,6 +63,22 @@ fn hooks_run_in_order_with_the_event_and_are_killed_on_timeout() {
             log.display()
         ),
     );
+    // hotplug-call goes on after a failing script and runs a link to one;
+    // it runs no dot file and no directory.
+    script(&hooks, "12-fails", "exit 3");
+    let linked = tmp.path("linked.sh");
+    std::fs::write(
+        &linked,
+        format!("echo \"linked $SEQ $0\" >> {}\n", log.display()),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&linked, hooks.join("15-link")).unwrap();
+    script(
+        &hooks,
+        ".hidden",
+        &format!("echo hidden >> {}", log.display()),
+    );
+    std::fs::create_dir_all(hooks.join("17-dir")).unwrap();
     // A child that would sleep on after its script: the whole group dies.
     script(
         &hooks,
@@ -82,19 +100,23 @@ fn hooks_run_in_order_with_the_event_and_are_killed_on_timeout() {
     // Both events ran every script: the slow one's kill lets the next in.
     let got = poll(Duration::from_secs(5), || {
         let l = lines(&log);
-        (l.len() >= 4).then_some(l)
+        (l.len() >= 6).then_some(l)
     })
     .unwrap_or_else(|| panic!("hooks did not run: {:?}\n{}", lines(&log), s.d.log()));
+    let link = hooks.join("15-link");
+    assert_eq!(got.len(), 6, "{got:?}");
     assert!(
         got[0].starts_with(&format!("first 1 announce svc {prefix} announced ")),
         "{got:?}"
     );
-    assert_eq!(got[1], "second 1", "{got:?}");
+    assert_eq!(got[1], format!("linked 1 {}", link.display()), "{got:?}");
+    assert_eq!(got[2], "second 1", "{got:?}");
     assert!(
-        got[2].starts_with(&format!("first 2 withdraw svc {prefix} withdrawn ")),
+        got[3].starts_with(&format!("first 2 withdraw svc {prefix} withdrawn ")),
         "{got:?}"
     );
-    assert_eq!(got[3], "second 2", "{got:?}");
+    assert_eq!(got[4], format!("linked 2 {}", link.display()), "{got:?}");
+    assert_eq!(got[5], "second 2", "{got:?}");
 
     // The slow script and its sleep, of both events, are gone.
     let ran = poll(Duration::from_secs(5), || {

@@ -1,11 +1,34 @@
 //! The hook runner: the owner queues each VIP transition (`Hooks::queue`,
 //! from its one `report` path) on a bounded channel and goes on; this
 //! task runs the hooks directory's scripts for each event, one at a time
-//! and in file-name order, as OpenWrt's hotplug-call does (`sh script`, so
-//! a script need not be executable, as hotplug-call sources it). A script
-//! runs in its own process group, killed whole when it outlives the
-//! timeout. A full queue drops the event and counts it: the owner never
-//! waits for a hook.
+//! and in file-name order. A script runs in its own process group, killed
+//! whole when it outlives the timeout. A full queue drops the event and
+//! counts it: the owner never waits for a hook.
+//!
+//! What OpenWrt does with `/etc/hotplug.d/<subsystem>` (base-files'
+//! `/sbin/hotplug-call`, and procd's `hotplug.<subsystem>` ubus objects in
+//! hotplug-dispatch.c), and what this runner does alike:
+//! - hotplug-call loops over `$(ls /etc/hotplug.d/$1/*)` and runs
+//!   `( [ -f $script ] && . $script )`; procd globs `<dir>/*` and runs
+//!   `/bin/sh -c ". /lib/functions.sh; . <script>"` for each in turn. Both:
+//!   dot files skipped, names in bytewise order (no locale on OpenWrt),
+//!   only regular files or links to them, no execute bit needed, the
+//!   script sourced by a shell that has `/lib/functions.sh` loaded
+//!   (`config_load`, `config_get` … work without sourcing it), its exit
+//!   status ignored and the next script run. Here: the same order and
+//!   filter, and `/bin/sh -c '. /lib/functions.sh; . "$0"' <script>`, the
+//!   prelude left out where the file is missing (a host that is not
+//!   OpenWrt, the tests).
+//! - The environment: the caller's variables added to the parent's (procd
+//!   passes its own, with PATH; hotplug-call sets PATH, USER and LOGNAME
+//!   and HOTPLUG_TYPE). Here: the daemon's (procd's, for a service) plus
+//!   the event's variables; stdin, stdout and stderr are /dev/null, as in
+//!   procd.
+//! - Neither has a timeout, and procd runs the scripts of different events
+//!   at the same time. Here the events are strictly one after another (a
+//!   hook sees the transitions in SEQ order) and `hooks.timeout` kills a
+//!   script with its process group, so one stuck script cannot hold every
+//!   later event; docs/openwrt.md says so to the router's owner.
 
 use crate::chan::{Rx, Tx};
 use crate::daemon::hooks::{order, HookEvent, HookSeq};
@@ -67,6 +90,9 @@ impl Hooks {
     }
 }
 
+/// hotplug's `. /lib/functions.sh`, then the script (`$0`).
+const PRELUDE: &str = "[ -f /lib/functions.sh ] && . /lib/functions.sh; . \"$0\"";
+
 async fn run(rx: Rx<Box<HookEvent>>, dir: PathBuf, timeout: Duration) {
     while let Ok(ev) = rx.recv().await {
         // Read again for each event: a package installed or removed
@@ -74,7 +100,9 @@ async fn run(rx: Rx<Box<HookEvent>>, dir: PathBuf, timeout: Duration) {
         let names = match std::fs::read_dir(&dir) {
             Ok(d) => d
                 .filter_map(|e| e.ok())
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                // metadata, not file_type: a link to a script runs, as
+                // hotplug-call's `[ -f ]` and procd's glob let it.
+                .filter(|e| std::fs::metadata(e.path()).is_ok_and(|m| m.is_file()))
                 .filter_map(|e| e.file_name().into_string().ok())
                 .collect(),
             // No directory: no hooks, and nothing to say about it.
@@ -105,8 +133,10 @@ impl Drop for GroupGuard {
 
 async fn run_one(script: &Path, ev: &HookEvent, timeout: Duration) {
     let mut cmd = std::process::Command::new("/bin/sh");
-    // pgid = pid: the timeout kills the script and its children.
-    cmd.arg(script).process_group(0);
+    // Sourced after OpenWrt's shell functions, as hotplug-call and procd
+    // do; `$0` is the script, as with `sh script`. pgid = pid: the timeout
+    // kills the script and its children.
+    cmd.args(["-c", PRELUDE]).arg(script).process_group(0);
     for (k, v) in ev.env() {
         cmd.env(k, v);
     }

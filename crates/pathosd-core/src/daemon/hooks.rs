@@ -1,9 +1,9 @@
 //! Hooks, as OpenWrt's hotplug does them: on each VIP transition every
-//! executable file of the hooks directory runs, in file-name order, with
+//! file of the hooks directory (not a dot file) runs, in file-name order, with
 //! the event in its environment. This is the pure part: which event a
 //! transition makes, its environment, and the queue's policy (a full
 //! queue drops the new event and counts it, so the owner never waits for
-//! a hook). The runner that spawns the scripts is `pathosd::daemon::hooks`.
+//! a hook). The runner that spawns the scripts is `pathosd::daemon::hotplug`.
 
 use crate::vip::VipState;
 
