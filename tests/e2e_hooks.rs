@@ -4,14 +4,16 @@
 //! hotplug-call runs them (a link to a script runs, a failing script does
 //! not stop the next, dot files and directories do not run); one that
 //! outlives `hooks.timeout` is killed with its children; a full queue drops
-//! events and /metrics and /status count them.
+//! events and /metrics, /status and `ubus call pathosd status` count them.
 
 mod support;
 
 use serde_json::{json, Value};
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use support::daemon::Setup;
+use support::ubus::{Caller, STEP};
+use support::ubus_broker::{Broker, BrokerConfig};
 use support::{poll, TempDir};
 
 fn flag_check(flag: &Path) -> Value {
@@ -149,8 +151,11 @@ fn a_full_queue_drops_and_counts() {
     std::fs::write(&up, "").unwrap();
     let prefix = "10.222.0.1/32";
     let vips = json!([{"name": "svc", "prefix": prefix, "check": flag_check(&up), "policy": {"fail_action": "withdraw"}}]);
+    let sock = tmp.sock();
+    let _broker = Broker::start(&sock, BrokerConfig::default()).unwrap();
     let s = Setup::start(2, vips, |c| {
         c["hooks"] = json!({"dir": hooks.display().to_string(), "timeout": "60s", "queue": 1});
+        c["api"]["ubus_socket"] = json!(sock.display().to_string());
     });
     s.wait_established();
     s.wait_route(prefix, "announced", |_| true);
@@ -167,4 +172,20 @@ fn a_full_queue_drops_and_counts() {
         .unwrap_or_else(|| panic!("no drop counter: {metrics}"));
     assert_eq!(drops, "1", "{metrics}");
     assert_eq!(s.d.status()["hook_events_dropped"], 1);
+    // ubus status is the same document, through the broker.
+    let status = smol::block_on(async {
+        let mut caller = Caller::connect(&sock).await;
+        let end = Instant::now() + STEP;
+        loop {
+            match caller.call("pathosd", "status", json!({"limit": 0})).await {
+                Ok(Some(v)) => break v,
+                // Not registered yet.
+                Err(4) if Instant::now() < end => {
+                    smol::Timer::after(Duration::from_millis(50)).await;
+                }
+                r => panic!("ubus status: {r:?}\n{}", s.d.log()),
+            }
+        }
+    });
+    assert_eq!(status["hook_events_dropped"], 1, "{status}");
 }
