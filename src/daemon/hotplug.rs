@@ -95,6 +95,13 @@ const PRELUDE: &str = "[ -f /lib/functions.sh ] && . /lib/functions.sh; . \"$0\"
 
 async fn run(rx: Rx<Box<HookEvent>>, dir: PathBuf, timeout: Duration) {
     while let Ok(ev) = rx.recv().await {
+        // The owner queued the event in the same turn that woke the BGP
+        // sessions with the route change, and this task was woken first:
+        // one yield puts it behind them on the daemon's one thread, so the
+        // UPDATE is written before a shell is forked (a hook that starts at
+        // once would otherwise add its fork and exec, about 1 ms, to the
+        // withdraw; benches/hook-latency.sh).
+        smol::future::yield_now().await;
         // Read again for each event: a package installed or removed
         // since takes effect at once, as with hotplug.
         let names = match std::fs::read_dir(&dir) {
@@ -156,7 +163,7 @@ async fn run_one(script: &Path, ev: &HookEvent, timeout: Duration) {
         armed: true,
     };
     let status = smol::future::or(async { Some(child.status().await) }, async {
-        async_io::Timer::after(timeout).await;
+        crate::rt::sleep(timeout).await;
         None
     })
     .await;
