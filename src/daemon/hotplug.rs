@@ -16,14 +16,15 @@
 //!   script sourced by a shell that has `/lib/functions.sh` loaded
 //!   (`config_load`, `config_get` … work without sourcing it), its exit
 //!   status ignored and the next script run. Here: the same order and
-//!   filter, and `/bin/sh -c '. /lib/functions.sh; . "$0"' <script>`, the
-//!   prelude left out where the file is missing (a host that is not
-//!   OpenWrt, the tests).
+//!   filter, and `/bin/sh -c 'export ACTION=…; . /lib/functions.sh; .
+//!   "$0"' <script>` (`HookEvent::script`), the functions left out where
+//!   the file is missing (a host that is not OpenWrt, the tests).
 //! - The environment: the caller's variables added to the parent's (procd
 //!   passes its own, with PATH; hotplug-call sets PATH, USER and LOGNAME
 //!   and HOTPLUG_TYPE). Here: the daemon's (procd's, for a service) plus
-//!   the event's variables; stdin, stdout and stderr are /dev/null, as in
-//!   procd.
+//!   the event's variables, exported by that shell (std's per-child
+//!   environment table would cost flash for nothing more); stdin, stdout
+//!   and stderr are /dev/null, as in procd.
 //! - Neither has a timeout, and procd runs the scripts of different events
 //!   at the same time. Here the events are strictly one after another (a
 //!   hook sees the transitions in SEQ order) and `hooks.timeout` kills a
@@ -90,9 +91,6 @@ impl Hooks {
     }
 }
 
-/// hotplug's `. /lib/functions.sh`, then the script (`$0`).
-const PRELUDE: &str = "[ -f /lib/functions.sh ] && . /lib/functions.sh; . \"$0\"";
-
 async fn run(rx: Rx<Box<HookEvent>>, dir: PathBuf, timeout: Duration) {
     while let Ok(ev) = rx.recv().await {
         // The owner queued the event in the same turn that woke the BGP
@@ -121,44 +119,26 @@ async fn run(rx: Rx<Box<HookEvent>>, dir: PathBuf, timeout: Duration) {
     }
 }
 
-/// Kills the hook's process group unless the hook was reaped: a runner
-/// dropped mid-hook (the daemon stopping) leaves nothing behind.
-struct GroupGuard {
-    pgid: u32,
-    armed: bool,
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if self.armed {
-            if let Err(e) = crate::sys::kill_process_group(self.pgid) {
-                log::debug!("hooks: kill process group {}: {e}", self.pgid);
-            }
-        }
-    }
-}
-
 async fn run_one(script: &Path, ev: &HookEvent, timeout: Duration) {
+    // The event's exports, OpenWrt's shell functions, then the hook
+    // sourced as hotplug-call and procd do; `$0` is the hook, as with `sh
+    // hook`. pgid = pid: the timeout kills the hook and its children.
     let mut cmd = std::process::Command::new("/bin/sh");
-    // Sourced after OpenWrt's shell functions, as hotplug-call and procd
-    // do; `$0` is the script, as with `sh script`. pgid = pid: the timeout
-    // kills the script and its children.
-    cmd.args(["-c", PRELUDE]).arg(script).process_group(0);
-    for (k, v) in ev.env() {
-        cmd.env(k, v);
-    }
-    let mut cmd = smol::process::Command::from(cmd);
-    cmd.stdin(Stdio::null())
+    cmd.arg("-c")
+        .arg(ev.script())
+        .arg(script)
+        .process_group(0)
+        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let mut child = match cmd.spawn() {
+    let mut child = match smol::process::Command::from(cmd).spawn() {
         Ok(c) => c,
         Err(e) => {
             log::warn!("hooks: {}: {}", script.display(), crate::net::io_msg(&e));
             return;
         }
     };
-    let mut guard = GroupGuard {
+    let mut guard = crate::sys::GroupGuard {
         pgid: child.id(),
         armed: true,
     };
@@ -167,22 +147,22 @@ async fn run_one(script: &Path, ev: &HookEvent, timeout: Duration) {
         None
     })
     .await;
-    match status {
-        Some(Ok(s)) if s.success() => {}
-        Some(Ok(s)) => log::info!("hooks: {} seq {}: {s}", script.display(), ev.seq),
-        Some(Err(e)) => log::warn!("hooks: {}: {}", script.display(), crate::net::io_msg(&e)),
-        None => {
-            log::warn!(
-                "hooks: {} seq {}: killed after {:?}",
-                script.display(),
-                ev.seq,
-                timeout
-            );
-            drop(guard);
-            // SIGKILL went to the group: the reap is bounded.
-            let _ = child.status().await;
-            return;
-        }
-    }
+    let Some(status) = status else {
+        log::warn!(
+            "hooks: {} seq {}: killed after {:?}",
+            script.display(),
+            ev.seq,
+            timeout
+        );
+        drop(guard);
+        // SIGKILL went to the group: the reap is bounded.
+        let _ = child.status().await;
+        return;
+    };
     guard.armed = false;
+    match status {
+        Ok(s) if s.success() => {}
+        Ok(s) => log::info!("hooks: {} seq {}: {s}", script.display(), ev.seq),
+        Err(e) => log::warn!("hooks: {}: {}", script.display(), crate::net::io_msg(&e)),
+    }
 }

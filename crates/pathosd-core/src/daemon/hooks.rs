@@ -39,17 +39,31 @@ impl HookEvent {
         }
     }
 
-    /// The hook's environment (besides PATH, which it inherits).
-    pub fn env(&self) -> [(&'static str, String); 7] {
-        [
-            ("ACTION", self.action().to_string()),
-            ("VIP", self.vip.clone()),
-            ("PREFIX", self.prefix.clone()),
-            ("STATE", self.to.as_str().to_string()),
-            ("FROM", self.from.as_str().to_string()),
-            ("REASON", self.reason.clone()),
-            ("SEQ", self.seq.to_string()),
-        ]
+    /// The shell script that runs one hook (`$0`): the event's variables
+    /// exported, OpenWrt's shell functions sourced as hotplug-call and
+    /// procd do (where the file is: not on a host that is not OpenWrt),
+    /// then the hook sourced. The values are single-quoted, so no name,
+    /// prefix or reason is ever read as shell code.
+    pub fn script(&self) -> String {
+        let mut s = String::with_capacity(160 + self.vip.len() + self.reason.len());
+        let vars: [(&str, &str); 7] = [
+            ("ACTION", self.action()),
+            ("VIP", &self.vip),
+            ("PREFIX", &self.prefix),
+            ("STATE", self.to.as_str()),
+            ("FROM", self.from.as_str()),
+            ("REASON", &self.reason),
+            ("SEQ", &self.seq.to_string()),
+        ];
+        for (k, v) in vars {
+            s.push_str("export ");
+            s.push_str(k);
+            s.push_str("='");
+            s.push_str(&v.replace('\'', "'\\''"));
+            s.push_str("'\n");
+        }
+        s.push_str("[ -f /lib/functions.sh ] && . /lib/functions.sh\n. \"$0\"\n");
+        s
     }
 }
 
@@ -108,15 +122,21 @@ mod tests {
     }
 
     #[test]
-    fn env_has_every_variable() {
-        let e = ev(VipState::Announced, VipState::Withdrawn).env();
-        let get = |k: &str| e.iter().find(|(n, _)| *n == k).map(|(_, v)| v.as_str());
-        assert_eq!(get("ACTION"), Some("withdraw"));
-        assert_eq!(get("VIP"), Some("web"));
-        assert_eq!(get("PREFIX"), Some("192.0.2.1/32"));
-        assert_eq!(get("STATE"), Some("withdrawn"));
-        assert_eq!(get("REASON"), Some("check http failed"));
-        assert_eq!(get("SEQ"), Some("3"));
+    fn script_exports_every_variable_quoted() {
+        let mut e = ev(VipState::Announced, VipState::Withdrawn);
+        e.reason = "it's down; $(reboot)".into();
+        assert_eq!(
+            e.script(),
+            "export ACTION='withdraw'\n\
+             export VIP='web'\n\
+             export PREFIX='192.0.2.1/32'\n\
+             export STATE='withdrawn'\n\
+             export FROM='announced'\n\
+             export REASON='it'\\''s down; $(reboot)'\n\
+             export SEQ='3'\n\
+             [ -f /lib/functions.sh ] && . /lib/functions.sh\n\
+             . \"$0\"\n"
+        );
     }
 
     #[test]
