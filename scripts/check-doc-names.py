@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that the file and module names docs mention exist.
 
-usage: scripts/check-doc-names.py [DOC...]   (default: docs/architecture.md docs/testing.md docs/config.md)
+usage: scripts/check-doc-names.py [DOC...]   (default: docs/architecture.md docs/testing.md docs/config.md docs/development.md)
 
 Every backticked path (`src/rt.rs`, `tests/support/ubus_broker.rs`) must be a
 file; every backticked Rust path (`check::probe::dns`, `bgp::driver`,
@@ -13,7 +13,7 @@ any finding. Run from anywhere in the repository.
 """
 import re, os, sys, glob
 os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-docs = sys.argv[1:] or ['docs/architecture.md', 'docs/testing.md', 'docs/config.md']
+docs = sys.argv[1:] or ['docs/architecture.md', 'docs/testing.md', 'docs/config.md', 'docs/development.md']
 def exists_path(p):
     return os.path.exists(p)
 bad = []

@@ -129,6 +129,15 @@ const JSON_TWIN: &str = r#"{
   ]
 }"#;
 
+/// The errors loading UCI text `src` gives, as the daemon prints them; none
+/// when it loads.
+fn uci_errors(src: &str) -> Vec<String> {
+    match load_str(src, Some(Format::Uci), &no_env) {
+        Ok(_) => Vec::new(),
+        Err(e) => e.iter().map(|e| e.to_string()).collect(),
+    }
+}
+
 fn no_env(_: &str) -> Option<String> {
     None
 }
@@ -192,11 +201,7 @@ config check
 	option vip 'ghost'
 	option type 'tcp'
 ";
-    let errs: Vec<String> = load_str(src, Some(Format::Uci), &no_env)
-        .unwrap_err()
-        .iter()
-        .map(|e| e.to_string())
-        .collect();
+    let errs = uci_errors(src);
     assert_eq!(
         errs,
         vec![
@@ -228,11 +233,7 @@ config vip 'web'
 	option prefix '10.0.0.1/32'
 	option always '1'
 ";
-    let errs: Vec<String> = load_str(src, Some(Format::Uci), &no_env)
-        .unwrap_err()
-        .iter()
-        .map(|e| e.to_string())
-        .collect();
+    let errs = uci_errors(src);
     assert_eq!(
         errs,
         vec![
@@ -262,26 +263,23 @@ fn uci_syntax_errors_have_lines() {
 #[test]
 fn only_config_pathosd_main_is_the_global_section() {
     let main = LUCI_SAVED.replace("config pathosd 'main'", "config pathosd 'MAIN'");
-    let errors = |src: &str| -> Vec<String> {
-        match load_str(src, Some(Format::Uci), &no_env) {
-            Ok(_) => Vec::new(),
-            Err(e) => e.iter().map(|e| e.to_string()).collect(),
-        }
-    };
-    assert_eq!(errors(LUCI_SAVED), Vec::<String>::new());
+    assert_eq!(uci_errors(LUCI_SAVED), Vec::<String>::new());
     let named = "the pathosd section must be named 'main' (config pathosd 'main'): \
                  the init script and LuCI read its option enabled there";
-    assert_eq!(errors(&main), [format!("pathosd 'MAIN' (line 4): {named}")]);
+    assert_eq!(
+        uci_errors(&main),
+        [format!("pathosd 'MAIN' (line 4): {named}")]
+    );
     let anonymous = LUCI_SAVED.replace("config pathosd 'main'", "config pathosd");
     assert_eq!(
-        errors(&anonymous),
+        uci_errors(&anonymous),
         [format!("@pathosd[0] (line 4): {named}")]
     );
     // `uci delete pathosd.main`: the section and its options are gone.
     let start = LUCI_SAVED.find("config pathosd").unwrap();
     let end = LUCI_SAVED.find("config neighbor").unwrap();
     let deleted = format!("{}{}", &LUCI_SAVED[..start], &LUCI_SAVED[end..]);
-    let got = errors(&deleted);
+    let got = uci_errors(&deleted);
     assert_eq!(
         got.first().map(String::as_str),
         Some(
@@ -290,11 +288,11 @@ fn only_config_pathosd_main_is_the_global_section() {
         ),
         "{got:?}"
     );
-    assert_eq!(errors("package pathosd\n")[0], got[0]);
+    assert_eq!(uci_errors("package pathosd\n")[0], got[0]);
     // An empty file, or one of comments only, as before.
     for empty in ["", "# pathosd\n\n# nothing here\n"] {
         assert_eq!(
-            errors(empty),
+            uci_errors(empty),
             ["the config is empty (nothing but whitespace and comments)"]
         );
     }
@@ -536,11 +534,7 @@ config vip 'web'
 	option prefix '10.0.0.1/32'
 	option always '1'
 ";
-    let errs: Vec<String> = load_str(src, Some(Format::Uci), &no_env)
-        .unwrap_err()
-        .iter()
-        .map(|e| e.to_string())
-        .collect();
+    let errs = uci_errors(src);
     assert_eq!(
         errs,
         vec![
@@ -597,11 +591,7 @@ config vip 'web'
         "bfd_detection_multiplier '4'",
         "bfd_detection_multiplier '1'",
     );
-    let errs: Vec<String> = load_str(&bad, Some(Format::Uci), &no_env)
-        .unwrap_err()
-        .iter()
-        .map(|e| e.to_string())
-        .collect();
+    let errs = uci_errors(&bad);
     assert_eq!(
         errs,
         vec!["neighbor 'bird' option bfd_detection_multiplier (line 11): 1 must be at least 2 (one lost packet must not take the session down)"]

@@ -354,6 +354,29 @@ fn exported(text: &str) -> Result<BTreeMap<String, BTreeSet<String>>, String> {
 // ---------------------------------------------------------------------------
 // The check
 
+/// `promtool SUB rules FILE` (SUB: check or test), bounded by
+/// PROMTOOL_LIMIT: its exit and its stdout and stderr together, or why it
+/// did not run.
+fn promtool_rules(
+    sub: &str,
+    file: &std::path::Path,
+) -> Result<(std::process::Output, String), String> {
+    let out = run_bounded(
+        Command::new("/usr/bin/promtool")
+            .arg(sub)
+            .arg("rules")
+            .arg(file),
+        PROMTOOL_LIMIT,
+    )
+    .map_err(|e| format!("promtool (Debian package prometheus): {e}"))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok((out, text))
+}
+
 /// Runs `cmd` with its output captured, bounded by `limit`: a thread waits
 /// for the child, the test waits for the thread, and a child still running
 /// then is killed by its PID.
@@ -393,21 +416,10 @@ fn promtool_parse(queries: &[(Query, String)], dir: &TempDir) -> Vec<String> {
     let file = dir.path("dashboard.rules.json");
     let doc = json!({"groups": [{"name": "dashboard", "rules": rules}]});
     std::fs::write(&file, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-    let out = match run_bounded(
-        Command::new("/usr/bin/promtool")
-            .arg("check")
-            .arg("rules")
-            .arg(&file),
-        PROMTOOL_LIMIT,
-    ) {
-        Ok(out) => out,
-        Err(e) => return vec![format!("promtool (Debian package prometheus): {e}")],
+    let (out, text) = match promtool_rules("check", &file) {
+        Ok(r) => r,
+        Err(e) => return vec![e],
     };
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
     let want = format!("SUCCESS: {} rules found", queries.len());
     if out.status.success() && text.contains(&want) {
         return Vec::new();
@@ -486,21 +498,10 @@ fn promtool_eval(queries: &[(Query, String)], metrics: &str, dir: &TempDir) -> V
         "tests": [{"interval": "1m", "input_series": series, "promql_expr_test": tests}],
     });
     std::fs::write(&file, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-    let out = match run_bounded(
-        Command::new("/usr/bin/promtool")
-            .arg("test")
-            .arg("rules")
-            .arg(&file),
-        PROMTOOL_LIMIT,
-    ) {
-        Ok(out) => out,
-        Err(e) => return vec![format!("promtool (Debian package prometheus): {e}")],
+    let (out, text) = match promtool_rules("test", &file) {
+        Ok(r) => r,
+        Err(e) => return vec![e],
     };
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
     if !text.contains("expr: ") {
         return vec![format!(
             "promtool test rules printed no query ({}):\n{text}",

@@ -98,24 +98,17 @@ fn start_cfg(n: u8, collector: SocketAddr, interval: &str) -> (Pathosd, Value) {
 }
 
 fn start_url(n: u8, url: &str, interval: &str, insecure: bool) -> (Pathosd, Value) {
-    let ours = support::test_ip(n);
-    let api = SocketAddr::from((ours, support::free_tcp_port(ours)));
-    let cfg = json!({
-        "schema": "v1",
-        "router": {"asn": 65001, "router_id": ours.to_string(), "local_address": ours.to_string()},
-        "bgp": {"listen_port": -1, "neighbors": [{
-            "name": "nobody", "address": support::test_ip(n + 1).to_string(),
-            "peer_asn": 65000, "port": support::free_tcp_port(support::test_ip(n + 1))}]},
-        "api": {"listen": api.to_string(), "ubus_socket": ""},
-        "logging": {"level": "debug", "syslog": false, "timestamps": true},
-        "otel": {"endpoint": url, "insecure": insecure, "service_name": "edge-1",
+    let otel = json!({"endpoint": url, "insecure": insecure, "service_name": "edge-1",
                  "headers": {"X-Api-Key": "k1"},
                  "metrics": {"interval": interval},
                  // The metric tests count requests: the other signals,
                  // tested below, would add theirs.
-                 "traces": {"enabled": false}, "logs": {"enabled": false}},
-        "vips": [{"name": "web", "prefix": "10.9.9.1/32", "always": true}]
-    });
+                 "traces": {"enabled": false}, "logs": {"enabled": false}});
+    let (cfg, api) = otel_config(
+        n,
+        otel,
+        json!([{"name": "web", "prefix": "10.9.9.1/32", "always": true}]),
+    );
     (Pathosd::start(&cfg, api), cfg)
 }
 
@@ -749,6 +742,14 @@ fn checked_vip(backend: SocketAddr) -> Value {
 /// The daemon with `otel` and `vips` as given, logging at debug and
 /// exporting log records from info up.
 fn daemon_with(n: u8, otel: Value, vips: Value) -> Pathosd {
+    let (cfg, api) = otel_config(n, otel, vips);
+    Pathosd::start(&cfg, api)
+}
+
+/// The config of a daemon on test address `n` with `otel` and `vips` as
+/// given, a neighbor that never answers, logging at debug and exporting log
+/// records from info up; and its API address.
+fn otel_config(n: u8, otel: Value, vips: Value) -> (Value, SocketAddr) {
     let ours = support::test_ip(n);
     let api = SocketAddr::from((ours, support::free_tcp_port(ours)));
     let cfg = json!({
@@ -762,7 +763,7 @@ fn daemon_with(n: u8, otel: Value, vips: Value) -> Pathosd {
         "otel": otel,
         "vips": vips
     });
-    Pathosd::start(&cfg, api)
+    (cfg, api)
 }
 
 #[test]

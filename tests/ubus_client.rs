@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pathosd::ubus::blob::{table_from_json, BlobMsgType, BlobValue};
-use pathosd::ubus::client::{pathosd_methods, serve, UbusClient, UbusConfig, UbusHandle};
+use pathosd::ubus::client::{pathosd_methods, serve, Requests, UbusClient, UbusConfig, UbusHandle};
 use pathosd::ubus::msg::{signature, Message, MsgType, UbusStatus};
 use serde_json::{json, Value};
 use smol::{future, Timer};
@@ -44,6 +44,20 @@ fn fake_handler(
             _ => Err(UbusStatus::UnknownError),
         }
     }
+}
+
+/// A daemon that takes every call and answers none, as the owner does once
+/// it is stopping: the task holding the calls, and a message per call taken.
+fn hold_every_call(requests: Requests) -> (smol::Task<()>, smol::channel::Receiver<()>) {
+    let (seen_tx, seen) = smol::channel::unbounded::<()>();
+    let task = pathosd::rt::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok(req) = requests.recv().await {
+            held.push(req);
+            let _ = seen_tx.send(()).await;
+        }
+    });
+    (task, seen)
 }
 
 struct Running {
@@ -460,15 +474,7 @@ fn unanswered_calls_are_bounded_by_request_queue() {
         };
         let (client, handle, requests) = UbusClient::new(cfg);
         let _client = pathosd::rt::spawn(client.run());
-        // A daemon that takes every call and answers none.
-        let (seen_tx, seen) = smol::channel::unbounded::<()>();
-        let _daemon = pathosd::rt::spawn(async move {
-            let mut held = Vec::new();
-            while let Ok(req) = requests.recv().await {
-                held.push(req);
-                let _ = seen_tx.send(()).await;
-            }
-        });
+        let (_daemon, seen) = hold_every_call(requests);
         poll_until("registered", STEP, || handle.status().objid.is_some()).await;
         let mut held = Vec::new();
         for _ in 0..2 {
@@ -544,16 +550,7 @@ fn a_call_in_flight_at_the_stop_is_answered() {
         };
         let (client, handle, requests) = UbusClient::new(cfg);
         let _client = pathosd::rt::spawn(client.run());
-        // A daemon that takes every call and answers none, as the owner
-        // does once it is stopping.
-        let (seen_tx, seen) = smol::channel::unbounded::<()>();
-        let _daemon = pathosd::rt::spawn(async move {
-            let mut held = Vec::new();
-            while let Ok(req) = requests.recv().await {
-                held.push(req);
-                let _ = seen_tx.send(()).await;
-            }
-        });
+        let (_daemon, seen) = hold_every_call(requests);
         poll_until("registered", STEP, || handle.status().objid.is_some()).await;
         let mut c = Caller::connect(broker.path()).await;
         let call =
