@@ -162,7 +162,13 @@ async fn run_one(script: &Path, ev: &HookEvent, timeout: Duration) {
     guard.armed = false;
     match status {
         Ok(s) if s.success() => {}
-        Ok(s) => log::info!("hooks: {} seq {}: {s}", script.display(), ev.seq),
+        // The code alone (a signal: None): ExitStatus's Display costs flash.
+        Ok(s) => log::info!(
+            "hooks: {} seq {}: exit {:?}",
+            script.display(),
+            ev.seq,
+            s.code()
+        ),
         Err(e) => log::warn!("hooks: {}: {}", script.display(), crate::net::io_msg(&e)),
     }
 }
