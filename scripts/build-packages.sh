@@ -261,6 +261,9 @@ apk() {
 
 D="$WORK/data-$NAME"
 install -d -m0755 "$D" "$D/usr/sbin" "$D/etc/init.d" "$D/etc/config" "$D/usr/share/acl.d" "$D/usr/libexec/rpcd"
+# The hooks' directory (hooks_dir), empty: other packages and the owner put
+# their scripts there.
+install -d -m0755 "$D/etc/hotplug.d/pathosd"
 install -m0755 "$BIN" "$D/usr/sbin/pathosd"
 install -m0755 files/pathosd.init "$D/etc/init.d/pathosd"
 install -m0600 files/pathosd.config "$D/etc/config/pathosd"

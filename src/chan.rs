@@ -18,6 +18,7 @@ use crate::api::control::{Answer, Control as ApiRequest};
 use crate::bgp::driver::Control as SessionRequest;
 use crate::bgp::speaker::{PeerEvent, SessionReport};
 use crate::daemon::engine::CheckRun;
+use crate::daemon::hooks::HookEvent;
 use crate::ubus::{UbusRequest, UbusStatus};
 use std::marker::PhantomData;
 
@@ -37,6 +38,8 @@ pub enum Msg {
     UbusCall(UbusRequest),
     UbusDone(UbusDone),
     Answer(Answer),
+    /// Boxed: a VIP transition is larger than the other kinds.
+    Hook(Box<HookEvent>),
     Wake,
 }
 
@@ -84,6 +87,7 @@ kind!(SessionRequest, Session);
 kind!(UbusRequest, UbusCall);
 kind!(UbusDone, UbusDone);
 kind!(Answer, Answer);
+kind!(Box<HookEvent>, Hook);
 
 impl Kind for () {
     fn into_msg(self) -> Msg {

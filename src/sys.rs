@@ -125,6 +125,24 @@ pub(crate) fn kill_process_group(pgid: u32) -> io::Result<()> {
     }
 }
 
+/// Kills a child's process group unless the child was reaped: the exec
+/// probe's future dropped on its timeout, or the hooks' runner dropped
+/// mid-hook (the daemon stopping), leaves nothing behind.
+pub(crate) struct GroupGuard {
+    pub(crate) pgid: u32,
+    pub(crate) armed: bool,
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            if let Err(e) = kill_process_group(self.pgid) {
+                log::debug!("kill process group {}: {e}", self.pgid);
+            }
+        }
+    }
+}
+
 /// Longest TCP MD5 key Linux accepts (TCP_MD5SIG_MAXKEYLEN in linux/tcp.h).
 pub(crate) const TCP_MD5SIG_MAXKEYLEN: usize = 80;
 

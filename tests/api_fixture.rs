@@ -64,6 +64,7 @@ pub fn snapshot() -> Snapshot {
         start_time: at(1_790_000_000),
         uptime: Duration::from_secs(3600),
         bfd_unmatched: 3,
+        hook_drops: 2,
         peers: peers(),
         vips: vips(),
         last_reload: Some(ReloadRecord {
@@ -378,6 +379,7 @@ pub struct Driver {
     pub blocking_pool: PoolView,
     pub otel: Option<OtelView>,
     pub bfd_unmatched: u64,
+    pub hook_drops: u64,
     /// What a probe answers a trigger run, by check name.
     pub probes: HashMap<String, CheckResult>,
     /// What a reload loads: the configuration the state started with.
@@ -453,6 +455,7 @@ impl Owned {
             blocking_pool: d.blocking_pool.clone(),
             otel: d.otel.clone(),
             bfd_unmatched: d.bfd_unmatched,
+            hook_drops: d.hook_drops,
         }
     }
 }
@@ -587,6 +590,7 @@ pub fn start_owner_with(
             blocking_pool: s.blocking_pool,
             otel: s.otel,
             bfd_unmatched: s.bfd_unmatched,
+            hook_drops: s.hook_drops,
             probes: probe_results(),
             file,
             reload_errors: Vec::new(),

@@ -6,10 +6,11 @@
 //! the same step that decided them. The engine, triggers and reload diff are
 //! pure (crate pathosd-core, re-exported at the same paths).
 
-pub use pathosd_core::daemon::{engine, reload, state, triggers, views};
+pub use pathosd_core::daemon::{engine, hooks, reload, state, triggers, views};
 
 mod bfd;
 mod flows;
+pub(crate) mod hotplug;
 mod http;
 pub(crate) mod otel;
 mod owner;

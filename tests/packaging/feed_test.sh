@@ -242,6 +242,8 @@ if [ "$tree" = "$want_tree" ]; then
 else
 	not_ok "package files and modes" "got: $tree" "want: $want_tree"
 fi
+check "the hooks directory /etc/hotplug.d/pathosd (hooks_dir) is in the package, 0755" \
+	test "$(stat -c %a "$DEST/etc/hotplug.d/pathosd" 2>/dev/null)" = 755
 check "installed config is files/pathosd.config" cmp -s "$ROOT/files/pathosd.config" "$DEST/etc/config/pathosd"
 check "installed init script is files/pathosd.init" cmp -s "$ROOT/files/pathosd.init" "$DEST/etc/init.d/pathosd"
 check "installed rpcd plugin is files/pathosd-staged.rpcd" cmp -s "$ROOT/files/pathosd-staged.rpcd" "$DEST/usr/libexec/rpcd/pathosd-staged"
@@ -262,6 +264,7 @@ DEST2="$TMP/ipkg-nossl"
 run_make pathosd install PKG=pathosd-nossl PKG_BUILD_DIR="$BUILD" DEST="$DEST2" >/dev/null 2>&1
 check "pathosd-nossl: the same files and modes as pathosd" \
 	test "$(cd "$DEST2" 2>/dev/null && find . -type f -exec stat -c '%a %n' {} + | sort)" = "$want_tree"
+check "pathosd-nossl: the hooks directory /etc/hotplug.d/pathosd too" test -d "$DEST2/etc/hotplug.d/pathosd"
 
 # The SDK build links with scripts/hot-text.ld (the running daemon's code
 # first and together, as scripts/cross-build.sh does), from the copy in

@@ -73,6 +73,8 @@ tree=$(cd "$P/data" && find . -mindepth 1 -exec stat -c '%A %n' {} + | sort -k2)
 same "file tree and modes" "$tree" "drwxr-xr-x ./etc
 drwxr-xr-x ./etc/config
 -rw------- ./etc/config/pathosd
+drwxr-xr-x ./etc/hotplug.d
+drwxr-xr-x ./etc/hotplug.d/pathosd
 drwxr-xr-x ./etc/init.d
 -rwxr-xr-x ./etc/init.d/pathosd
 drwxr-xr-x ./usr

@@ -1227,6 +1227,7 @@ function viewTests(label, src) {
 		service: 'api', ok_code: 'NOT_FOUND', metadata: 'k: v', command: '/bin/false', arg: '-q',
 		object: 'network.interface.lan', args: '{"verbose": true}', socket: '/tmp/ubus2.sock',
 		otel_endpoint: 'http://127.0.0.1:4318', otel_service_name: 'edge', otel_header: 'X-Key: k', otel_metrics_interval: '30s', otel_traces_sample_ratio: '0.5',
+		hooks_dir: '/etc/pathosd/hooks', hook_timeout: '5s', hook_queue: '16',
 		log_otel_level: 'warn', bfd_desired_minimum_tx_interval: '50ms', bfd_required_minimum_receive: '200ms', bfd_detection_multiplier: '4'
 	};
 	// Options others depend on: their change also removes what they hide

@@ -16,23 +16,6 @@ pub(crate) struct ExecProbe {
     args: Vec<String>,
 }
 
-/// Kills the child's process group unless the child was reaped: dropping
-/// the probe future on timeout runs this.
-struct GroupGuard {
-    pgid: u32,
-    armed: bool,
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if self.armed {
-            if let Err(e) = crate::sys::kill_process_group(self.pgid) {
-                log::debug!("exec: kill process group {}: {e}", self.pgid);
-            }
-        }
-    }
-}
-
 impl ExecProbe {
     /// The program and its arguments as configured (no shell: nothing to
     /// parse; validation checked `command` is set).
@@ -59,7 +42,7 @@ impl ExecProbe {
             Ok(c) => c,
             Err(e) => return CheckResult::fail(format!("exec {}: {}", self.command, io_msg(&e))),
         };
-        let mut guard = GroupGuard {
+        let mut guard = crate::sys::GroupGuard {
             pgid: child.id(),
             armed: true,
         };

@@ -100,6 +100,8 @@ struct Owner {
     /// Where the check loops send their results.
     result_tx: Tx<CheckRun>,
     ubus: Option<crate::ubus::UbusHandle>,
+    /// The hotplug.d hooks' queue; None when `hooks.dir` is empty.
+    hooks: Option<super::hotplug::Hooks>,
     /// Whether some VIP has a lower_priority_file: only then does the
     /// owner wake each second to poll them.
     drain_any: bool,
@@ -152,6 +154,11 @@ async fn async_main(opts: Options, cfg: RunConfig) -> i32 {
     let http = super::http::start(&cfg.api, ctl.clone());
     let ubus = super::ubus::start(&cfg.api, ctl.clone());
     let otel = super::otel::start(cfg, ctl.clone());
+    let hooks = super::hotplug::Hooks::start(
+        std::path::Path::new(&cfg.hooks.dir),
+        cfg.hooks.timeout.get(),
+        usize::try_from(cfg.hooks.queue).unwrap_or(usize::MAX),
+    );
     super::signals::start(signal_tx);
 
     // The sessions start once the first engine step has decided the
@@ -190,6 +197,7 @@ async fn async_main(opts: Options, cfg: RunConfig) -> i32 {
         runtimes,
         result_tx,
         ubus,
+        hooks,
         drain_any,
         flows_any,
         flows: super::flows::FlowReader::new(Instant::now()),
@@ -451,7 +459,12 @@ impl Owner {
         // speaker as one batch (one RIB update and one sync per peer, however
         // many VIPs moved) straight from `outputs`, with no second vector of
         // them (10,000 at start with as many `always` VIPs).
-        report(&self.state, self.ubus.as_ref(), &outputs);
+        report(
+            &self.state,
+            self.ubus.as_ref(),
+            self.hooks.as_mut(),
+            &outputs,
+        );
         let initial_done = outputs.iter().any(|o| matches!(o, Output::InitialDone));
         let route = |o: Output| match o {
             Output::Route { prefix, intent } => Some((prefix, intent)),
@@ -568,6 +581,7 @@ impl Owner {
                 })
                 .collect(),
             bfd_unmatched: self.bfd.unmatched(),
+            hook_drops: self.hooks.as_ref().map_or(0, |h| h.drops()),
             // Counted by the pool's threads; read here, on the owner's.
             blocking_pool: crate::pool::stats(),
             otel: self.otel.as_ref().map(|_| crate::daemon::otel::stats()),

@@ -9,12 +9,13 @@ use crate::daemon::state::State;
 use std::time::SystemTime;
 
 /// A step's decisions told: each VIP and check transition logged and,
-/// for a VIP, sent as a ubus event; each route change a span. The
+/// for a VIP, sent as a ubus event and queued for the hooks; each route change a span. The
 /// routes themselves are `Owner::apply`'s (or, at the stop, the
 /// speaker's).
 pub(super) fn report(
     state: &State<TriggerReply>,
     ubus: Option<&crate::ubus::UbusHandle>,
+    mut hooks: Option<&mut crate::daemon::hotplug::Hooks>,
     outputs: &[Output],
 ) {
     for o in outputs {
@@ -28,6 +29,10 @@ pub(super) fn report(
                 reason,
             } => {
                 let prefix = prefix.to_string();
+                // Queued, never waited for: the routes go out below.
+                if let Some(h) = hooks.as_deref_mut() {
+                    h.queue(vip, &prefix, *from, *to, reason);
+                }
                 log::info!(
                     "vip {vip} {prefix}: {} -> {} ({reason})",
                     from.as_str(),

@@ -62,7 +62,7 @@ impl Owner {
             // routes); the log, the events and the spans say so as for
             // every other change, with the time of the stop.
             let fx = self.state.step(state::Event::Shutdown, Instant::now());
-            super::report(&self.state, ubus.as_ref(), &fx.outputs);
+            super::report(&self.state, ubus.as_ref(), self.hooks.as_mut(), &fx.outputs);
             // Session changes of the shutdown become `pathosd.peer` events.
             let second_signal = async {
                 loop {

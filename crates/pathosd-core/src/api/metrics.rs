@@ -77,10 +77,16 @@ pub(crate) fn head_families(e: &mut Exposition, s: &Snapshot) {
     .sample(&[], unix(s.start_time));
 }
 
-/// The families written after the routes: the blocking pool's and the
-/// exporter's.
+/// The families written after the routes: the blocking pool's, the
+/// hooks' and the exporter's.
 pub(crate) fn tail_families(e: &mut Exposition, s: &Snapshot) {
     pool_families(e, &s.blocking_pool);
+    e.family(
+        "pathosd_hook_events_dropped_total",
+        Kind::Counter,
+        "VIP transitions whose hooks did not run because the hooks' queue was full.",
+    )
+    .sample(&[], s.hook_drops as f64);
     if let Some(o) = &s.otel {
         otel_families(e, o);
     }

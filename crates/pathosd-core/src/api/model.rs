@@ -379,6 +379,8 @@ pub struct Snapshot {
     /// BFD datagrams that matched no session (an unknown source address or
     /// discriminator), dropped.
     pub bfd_unmatched: u64,
+    /// Hook events dropped because the hooks' queue was full.
+    pub hook_drops: u64,
     /// With [`Scope::Page`]: where `vips` is among all of them.
     pub page: Option<PageInfo>,
 }

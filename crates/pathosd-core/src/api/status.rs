@@ -270,6 +270,7 @@ pub fn status_json_with(s: &Snapshot, vips: Value) -> Value {
             s.last_reload.as_ref().map(reload_json).into(),
         )
         .put("blocking_pool", pool_json(&s.blocking_pool))
+        .put("hook_events_dropped", s.hook_drops.into())
         .put("otel", s.otel.as_ref().map(otel_json).into())
         .done()
 }

@@ -96,6 +96,7 @@ impl Source for Snapshot {
             blocking_pool: self.blocking_pool.clone(),
             otel: self.otel.clone(),
             bfd_unmatched: self.bfd_unmatched,
+            hook_drops: self.hook_drops,
             page: None,
         }
     }
@@ -719,6 +720,7 @@ mod tests {
             blocking_pool: PoolView::default(),
             otel: None,
             bfd_unmatched: 0,
+            hook_drops: 0,
             page: None,
         }
     }

@@ -39,7 +39,9 @@ fn with_default_blocks(m: &mut serde_json::Map<String, Value>) {
 /// in a value (written `%%{` in the source) is escaped again, so loading the
 /// output gives back the same config instead of expanding it.
 pub fn to_json(c: &Config) -> String {
-    const ORDER: [&str; 7] = ["schema", "router", "bgp", "api", "logging", "otel", "vips"];
+    const ORDER: [&str; 8] = [
+        "schema", "router", "bgp", "api", "logging", "otel", "hooks", "vips",
+    ];
     let Value::Object(mut m) = c.encode() else {
         return String::new();
     };

@@ -51,6 +51,8 @@ pub struct RunConfig {
     pub logging: Logging,
     /// OTLP export: each signal's collector, or off.
     pub otel: OtelRun,
+    /// `hooks`: the hotplug.d scripts run on VIP transitions.
+    pub hooks: super::Hooks,
     pub vips: Vec<VipSpec>,
 }
 

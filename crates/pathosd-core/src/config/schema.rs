@@ -28,6 +28,8 @@ config_struct! {
         logging: Logging = Logging::default(),
         /// OpenTelemetry (OTLP) export to a collector; off while no endpoint is set.
         otel: Otel = Otel::default(),
+        /// Scripts run on each VIP transition, as OpenWrt's hotplug.d.
+        hooks: Hooks = Hooks::default(),
         /// The VIP prefixes to announce, each with its health checks and policy.
         vips: Vec<Vip> = Vec::new(),
     }
@@ -169,6 +171,18 @@ config_struct! {
         syslog: Option<bool> = None,
         /// Minimum level of the logs exported over OTLP; level when unset.
         otel_level: Option<LogLevel> = None,
+    }
+}
+
+config_struct! {
+    /// Scripts run on each VIP transition, as OpenWrt's hotplug.d.
+    pub struct Hooks {
+        /// Directory whose scripts run, in file-name order, on each VIP transition; empty: none.
+        dir: String = crate::daemon::hooks::DEFAULT_DIR.to_string(),
+        /// How long one script may run before its process group is killed.
+        timeout: Dur = Dur::secs(10),
+        /// Events waiting for the scripts; more are dropped and counted (1..10000).
+        queue: u32 = 64,
     }
 }
 

@@ -170,9 +170,16 @@ pub(crate) fn validate(c: Config, errs: &mut Errors) -> Option<RunConfig> {
         router,
         bgp,
         logging,
+        hooks,
         vips,
         ..
     } = c;
+    if !(1..=10_000).contains(&hooks.queue) {
+        errs.push("hooks.queue", "must be 1..10000");
+    }
+    if hooks.timeout.get().is_zero() {
+        errs.push("hooks.timeout", "must be more than 0s");
+    }
     let vips = vip::vips(vips, errs);
     Some(RunConfig {
         asn: router.asn,
@@ -184,6 +191,7 @@ pub(crate) fn validate(c: Config, errs: &mut Errors) -> Option<RunConfig> {
         api: api?,
         logging,
         otel,
+        hooks,
         vips: vips?,
     })
 }

@@ -5,6 +5,7 @@
 //! (`pathosd::daemon`).
 
 pub mod engine;
+pub mod hooks;
 pub mod reload;
 pub mod state;
 pub mod triggers;

@@ -352,11 +352,13 @@ pub fn plan(old: &RunConfig, new: &RunConfig, vips: Vec<(String, VipChange)>) ->
     }
     let (oa, na) = (&old.api, &new.api);
     let (ol, nl) = (&old.logging, &new.logging);
-    let restart: [(&'static str, bool); 4] = [
+    let restart: [(&'static str, bool); 5] = [
         ("bgp.listen_address", old.listen != new.listen),
         ("api.ubus_socket", oa.ubus_socket != na.ubus_socket),
         ("logging.syslog", ol.syslog != nl.syslog),
         ("logging.timestamps", ol.timestamps != nl.timestamps),
+        // The runner's queue and directory are fixed at its start.
+        ("hooks", old.hooks != new.hooks),
     ];
     plan.needs_restart = restart
         .into_iter()

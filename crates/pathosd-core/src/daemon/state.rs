@@ -123,6 +123,8 @@ pub struct Live {
     pub otel: Option<OtelView>,
     /// BFD datagrams that matched no session.
     pub bfd_unmatched: u64,
+    /// Hook events dropped because the hooks' queue was full.
+    pub hook_drops: u64,
 }
 
 /// Why a VIP is withdrawn at the end.
@@ -249,6 +251,7 @@ impl<R: Clone> State<R> {
             blocking_pool: live.blocking_pool,
             otel: live.otel,
             bfd_unmatched: live.bfd_unmatched,
+            hook_drops: live.hook_drops,
             page,
         }
     }
@@ -457,6 +460,7 @@ mod tests {
             peers: Vec::new(),
             blocking_pool: PoolView::default(),
             bfd_unmatched: 0,
+            hook_drops: 0,
             otel: None,
         }
     }

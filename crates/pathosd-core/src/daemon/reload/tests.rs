@@ -395,6 +395,27 @@ fn bgp_rows() -> Vec<Row> {
     ]
 }
 
+/// The hooks' runner keeps its directory, timeout and queue from its start.
+fn hooks_rows() -> Vec<Row> {
+    vec![
+        (
+            "hooks.dir",
+            |c| c["hooks"]["dir"] = json!("/etc/pathosd/hooks"),
+            Restart("hooks"),
+        ),
+        (
+            "hooks.timeout",
+            |c| c["hooks"]["timeout"] = json!("5s"),
+            Restart("hooks"),
+        ),
+        (
+            "hooks.queue",
+            |c| c["hooks"]["queue"] = json!(16),
+            Restart("hooks"),
+        ),
+    ]
+}
+
 /// The rows of the log's settings (`logging`).
 fn logging_rows() -> Vec<Row> {
     vec![
@@ -1093,6 +1114,7 @@ fn every_setting_of_the_schema_has_a_reload_rule() {
         api_rows(),
         bgp_rows(),
         logging_rows(),
+        hooks_rows(),
         otel_rows(),
         otel_signal_rows(),
         router_rows(),

@@ -1182,6 +1182,7 @@ return view.extend({
 		s.tab('bgp', _('BGP'));
 		s.tab('api', _('API and logging'));
 		s.tab('otel', _('OpenTelemetry'));
+		s.tab('hooks', _('Hooks'));
 
 		o = s.taboption('general', form.Flag, 'enabled', _('Enabled'));
 		o.rmempty = false;
@@ -1279,6 +1280,20 @@ return view.extend({
 		o.value('warn');
 		o.value('info');
 		o.value('debug');
+
+		o = s.taboption('hooks', form.Value, 'hooks_dir', _('Hooks directory'),
+			_('Scripts run on each VIP transition, in file-name order, with ACTION, VIP, PREFIX, STATE, FROM, REASON and SEQ in the environment. Empty: none.'));
+		o.placeholder = '/etc/hotplug.d/pathosd';
+
+		o = s.taboption('hooks', form.Value, 'hook_timeout', _('Hook timeout'),
+			_('A script still running then is killed with its children.'));
+		o.validate = validateDuration;
+		o.placeholder = '10s';
+
+		o = s.taboption('hooks', form.Value, 'hook_queue', _('Hook queue'),
+			_('Transitions waiting for the scripts; more are dropped and counted.'));
+		o.datatype = 'range(1,10000)';
+		o.placeholder = '64';
 
 		/* config neighbor 'NAME' */
 		s = m.section(form.GridSection, 'neighbor', _('BGP neighbors'),
