@@ -677,6 +677,7 @@ async fn run_owner(
                         let _ = reply.try_send(reload(&mut o, now));
                         continue;
                     }
+                    Control::Need { kind, name, up } => o.step(Event::Need { kind, name, up }, now),
                     Control::Trigger { vip, check, reply } => {
                         log.triggers.fetch_add(1, Ordering::SeqCst);
                         let n = log.waiting.fetch_add(1, Ordering::SeqCst) + 1;

@@ -72,6 +72,9 @@ exit 0'
 config vip 'dns'
 	option prefix '192.168.1.53/32'
 	option fail_action 'withdraw'
+	list service 'dnsmasq'
+	list interface 'lan'
+	list interface 'wan'
 
 config check
 	option vip 'dns'
@@ -123,6 +126,8 @@ const JSON_TWIN: &str = r#"{
     {
       "name": "dns",
       "prefix": "192.168.1.53/32",
+      "services": ["dnsmasq"],
+      "interfaces": ["lan", "wan"],
       "policy": {"fail_action": "withdraw"},
       "check": {"type": "dns", "dns": {"names": ["openwrt.lan."], "resolver": "127.0.0.1", "expected_rcode": "NOERROR"}}
     }
@@ -159,6 +164,9 @@ fn luci_saved_file_converts_to_its_json_twin() {
     assert_eq!(http.headers["X-Note"], "it's fine");
     let args = &checks[1].exec.as_ref().unwrap().args;
     assert_eq!(args[1], "test -e /tmp/maintenance &&\n  exit 1\nexit 0");
+    let dns = &from_uci.vips[1];
+    assert_eq!(dns.services.as_deref().unwrap(), &["dnsmasq"]);
+    assert_eq!(dns.interfaces.as_deref().unwrap(), &["lan", "wan"]);
     // An anonymous check is named after its type.
     assert_eq!(
         from_uci.vips[1].check.as_ref().unwrap().effective_name(),

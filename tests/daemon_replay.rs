@@ -12,7 +12,9 @@
 //! (answered `drain VIP STATE`), `trigger VIP[/CHECK] caller=N` (the run's
 //! requests to the loops print as `ask VIP run=ID CHECK...`, answers as
 //! `answer N ...`), `not-run VIP run=ID CHECK...` (loops that could not take
-//! the run), `tick`, `peer-up PEER [ipv4] [ipv6]`, `peer-down PEER`,
+//! the run), `service NAME stop|start` and `interface NAME down|up` (procd's
+//! and netifd's events; the probes they call for print as `ask VIP run=0
+//! CHECK...`), `tick`, `peer-up PEER [ipv4] [ipv6]`, `peer-down PEER`,
 //! `signal term` (every VIP withdrawn, then Cease), `states` (each VIP's
 //! state, as /status and the metrics read it: `state VIP STATE`),
 //! `reload [VIP, ...]`
@@ -24,7 +26,7 @@ use pathosd::bgp::rib_out::{AdjRibOut, Changes, PeerShape, RibOut};
 use pathosd::bgp::types::{Afi, PathAttrs};
 use pathosd::check::CheckResult;
 use pathosd::config::load::{load_str, Format};
-use pathosd::config::RunConfig;
+use pathosd::config::{NeedKind, RunConfig};
 use pathosd::daemon::engine::{CheckId, CheckRun, Output};
 use pathosd::daemon::reload::VipChange;
 use pathosd::daemon::state::{Effects, Event, State};
@@ -275,6 +277,15 @@ impl Harness {
                     .iter()
                     .map(|c| self.check_id(args[0], c))
                     .collect(),
+            },
+            "service" | "interface" => Event::Need {
+                kind: if ev == "service" {
+                    NeedKind::Service
+                } else {
+                    NeedKind::Interface
+                },
+                name: args[0].into(),
+                up: matches!(args[1], "start" | "up"),
             },
             "tick" => Event::Tick,
             "peer-up" => {

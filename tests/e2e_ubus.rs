@@ -154,6 +154,8 @@ fn ubus_status_from_the_real_daemon_and_vip_events() {
     });
     let st = s.d.wait_exit(Duration::from_secs(10));
     assert!(st.is_some_and(|st| st.success()), "{st:?}\n{}", s.d.log());
+    // No VIP names a service or an interface: no watch of procd or netifd.
+    assert!(!s.d.log().contains("ubus: watching"), "{}", s.d.log());
 }
 
 /// Lines written to the exec check's run log so far.

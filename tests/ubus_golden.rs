@@ -69,7 +69,7 @@ fn all_files() -> Vec<String> {
         .filter(|n| n.ends_with(".hex"))
         .collect();
     v.sort();
-    assert_eq!(v.len(), 16);
+    assert_eq!(v.len(), 18);
     v
 }
 
@@ -97,7 +97,7 @@ fn every_captured_message_decodes_and_reencodes_exactly() {
             count += 1;
         }
     }
-    assert_eq!(count, 91, "messages in the captures");
+    assert_eq!(count, 116, "messages in the captures");
 }
 
 #[test]
@@ -353,5 +353,91 @@ fn truncations_of_captures_are_errors_not_panics() {
                 let _ = Message::decode(&b);
             }
         }
+    }
+}
+
+/// `ubus subscribe service` against the real procd: the watch's anonymous
+/// object, its SUBSCRIBE, and what procd's notifications look like when
+/// they arrive; each read the way `ubus::watch` reads it.
+#[test]
+fn procd_subscription_built_and_read() {
+    let f = "17_subscribe_procd_service.hex";
+    let add = msg(f, 2);
+    assert_eq!(
+        Message::new(MsgType::AddObject, 1, 0, vec![])
+            .encode()
+            .unwrap(),
+        add.bytes
+    );
+    let me = Message::decode(&msg(f, 3).bytes).unwrap().objid().unwrap();
+    let service = Message::decode(&msg(f, 6).bytes).unwrap();
+    assert_eq!(service.objpath(), Some("service"));
+    let target = service.objid().unwrap();
+    let sub = Message::new(
+        MsgType::Subscribe,
+        3,
+        0,
+        vec![Attr::ObjId(me), Attr::Target(target)],
+    );
+    assert_eq!(sub.encode().unwrap(), msg(f, 8).bytes);
+    assert_eq!(Message::decode(&msg(f, 9).bytes).unwrap().status(), Some(0));
+    let want = [
+        ("instance.stop", false),
+        ("service.stop", false),
+        ("instance.start", true),
+        ("service.start", true),
+    ];
+    for (k, (method, up)) in want.iter().enumerate() {
+        let m = Message::decode(&msg(f, 10 + k).bytes).unwrap();
+        assert_eq!(m.header.ty, MsgType::Invoke);
+        assert_eq!(m.objid(), Some(me));
+        assert_eq!(m.method(), Some(*method));
+        // NO_REPLY first: the subscriber answers nothing.
+        assert_eq!(m.attrs[0], Attr::NoReply(1));
+        let ev = pathosd::ubus::watch::need_event(method, m.data().unwrap()).unwrap();
+        assert_eq!(
+            (ev.kind, ev.name.as_str(), ev.up),
+            (pathosd::config::NeedKind::Service, "dummy", *up)
+        );
+    }
+}
+
+/// procd's NOTIFY (18) and ubusd's INVOKE to the subscriber (17) of the
+/// same run: the rule the test broker follows (ubusd_handle_notify): the
+/// NOTIFY's seq, peer = procd's client id, NO_REPLY first, then OBJID (the
+/// subscriber's), METHOD, USER, GROUP, and the DATA unchanged.
+#[test]
+fn procd_notify_as_ubusd_forwards_it() {
+    let sub = "17_subscribe_procd_service.hex";
+    let notifies: Vec<Message> = load("18_procd_service_notify.hex")
+        .into_iter()
+        .filter(|c| c.ty == "NOTIFY" && c.dir == "procd -> ubusd")
+        .map(|c| Message::decode(&c.bytes).unwrap())
+        .collect();
+    assert_eq!(notifies.len(), 4);
+    for (k, n) in notifies.iter().enumerate() {
+        let fwd = Message::decode(&msg(sub, 10 + k).bytes).unwrap();
+        assert_eq!(n.header.peer, n.objid().unwrap(), "libubus: peer = objid");
+        assert_eq!(n.attrs.last(), Some(&Attr::NoReply(1)));
+        assert_eq!(fwd.header.seq, n.header.seq);
+        assert_eq!(fwd.method(), n.method());
+        assert_eq!(fwd.data(), n.data());
+        let kinds: Vec<&str> = fwd
+            .attrs
+            .iter()
+            .map(|a| match a {
+                Attr::NoReply(_) => "no_reply",
+                Attr::ObjId(_) => "objid",
+                Attr::Method(_) => "method",
+                Attr::User(_) => "user",
+                Attr::Group(_) => "group",
+                Attr::Data(_) => "data",
+                _ => "other",
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            ["no_reply", "objid", "method", "user", "group", "data"]
+        );
     }
 }

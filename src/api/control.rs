@@ -34,6 +34,13 @@ pub enum Control {
         enable: bool,
         reply: Reply<Result<&'static str, ApiError>>,
     },
+    /// procd reported a service stopped or started, netifd an interface
+    /// down or up (`ubus::watch`); nothing is answered.
+    Need {
+        kind: crate::config::NeedKind,
+        name: String,
+        up: bool,
+    },
     /// Re-read the config file: the reload's record (applied, or partly
     /// applied), or the validation messages of a rejected file.
     Reload {
@@ -114,6 +121,17 @@ impl ControlHandle {
             self.ask_unbounded(c, rx).await.ok_or_else(gone)
         })
         .await
+    }
+
+    /// Tells the owner of a service or interface event; false once the
+    /// owner is gone (the daemon stops).
+    pub fn need(&self, ev: crate::ubus::watch::NeedEvent) -> bool {
+        let c = Control::Need {
+            kind: ev.kind,
+            name: ev.name,
+            up: ev.up,
+        };
+        self.tx.try_send(c).is_ok()
     }
 
     /// The owner's snapshot of the VIPs of `scope`, within `limit`.

@@ -33,3 +33,37 @@ pub(super) fn start_watchdog_only() -> crate::ubus::UbusHandle {
     crate::rt::spawn(client.run()).detach();
     handle
 }
+
+/// Starts watching procd's service events and netifd's interface events
+/// when some VIP names a service or an interface and they are not watched
+/// yet (`running`: what is); returns what is watched then. A VIP that
+/// names none costs nothing: no connection, no task. The watch uses
+/// `api.ubus_socket`, or ubusd's default socket when the API is off.
+pub(super) fn watch_needs<R: Clone>(
+    state: &pathosd_core::daemon::state::State<R>,
+    api: &ApiRun,
+    ctl: &ControlHandle,
+    running: Option<(bool, bool)>,
+) -> (bool, bool) {
+    let vips = state.engine().vips().iter().filter_map(|s| s.full_config());
+    let (mut services, mut interfaces) = (false, false);
+    for v in vips {
+        services |= !v.needs.services.is_empty();
+        interfaces |= !v.needs.interfaces.is_empty();
+    }
+    let have = running.unwrap_or((false, false));
+    // One watch covers both once started; a reload that names a new kind
+    // starts a second one for it.
+    let want = (services && !have.0, interfaces && !have.1);
+    if want == (false, false) {
+        return have;
+    }
+    let socket = api
+        .ubus_socket
+        .clone()
+        .unwrap_or_else(|| crate::ubus::msg::UBUS_UNIX_SOCKET.into());
+    let cfg = crate::ubus::watch::WatchConfig::new(socket, want.0, want.1);
+    let ctl = ctl.clone();
+    crate::rt::spawn(crate::ubus::watch::watch(cfg, move |ev| ctl.need(ev))).detach();
+    (have.0 || want.0, have.1 || want.1)
+}

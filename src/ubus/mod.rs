@@ -8,6 +8,7 @@
 pub mod blob;
 pub mod client;
 pub mod msg;
+pub mod watch;
 
 pub use blob::{BlobMsgType, BlobValue, Table};
 pub use client::{

@@ -1107,7 +1107,7 @@ function viewTests(label, src) {
 		assert.strictEqual(type.constructor.name, 'ListValue');
 		assert.deepStrictEqual(plain(type.keylist), [ 'http', 'https', 'dns', 'ping', 'tcp', 'udp', 'grpc', 'exec', 'ubus' ]);
 		assert.deepStrictEqual(plain(opt(sectionOf(m, 'pathosd'), 'log_level').keylist), [ 'error', 'warn', 'info', 'debug' ]);
-		[ 'community', 'large_community', 'lower_priority_community', 'lower_priority_large_community' ]
+		[ 'community', 'large_community', 'lower_priority_community', 'lower_priority_large_community', 'service', 'interface' ]
 			.forEach((n) => assert.strictEqual(opt(vip, n).constructor.name, 'DynamicList', n));
 		assert.strictEqual(opt(sectionOf(m, 'pathosd'), 'enabled').constructor.name, 'Flag');
 		assert.strictEqual(opt(sectionOf(m, 'pathosd'), 'enabled').rmempty, false, 'enabled is always written');
@@ -1214,7 +1214,7 @@ function viewTests(label, src) {
 		listen_port: '1179', hold_time: '12s', keepalive_time: '3s', shutdown_drain: '1s', api_listen: '127.0.0.1:59180',
 		api_token: '0123456789abcdef0123', ubus_socket: '/tmp/ubus.sock', name: 'renamed', address: '127.0.0.5', peer_asn: '65020',
 		port: '1790', multihop_ttl: '8', error_wait_min: '3s', error_wait_max: '90s', send_hold_time: '20m', role: 'customer', extended_next_hop: '1', auth_password: 'secret',
-		prefix: '192.0.2.81/32', checks_policy: 'any', local_interface: 'br-wan', drain_time: '20s', drain_until_flows_below: '3', recovery_hold: '5s',
+		prefix: '192.0.2.81/32', checks_policy: 'any', local_interface: 'br-wan', service: 'dnsmasq', interface: 'wan', drain_time: '20s', drain_until_flows_below: '3', recovery_hold: '5s',
 		as_path_prepend: '2', community: '65001:200', large_community: '65001:2:2', lower_priority_as_path_prepend: '8',
 		lower_priority_community: '65001:666', lower_priority_large_community: '65001:6:6', lower_priority_file: '/tmp/x.drain',
 		degraded_latency: '50ms', degraded_hold_down: '30s',
@@ -2437,9 +2437,10 @@ function staticTests(files) {
 		JSON.parse(fs.readFileSync(path.join(ROOT, 'files/pathosd.acl.json'), 'utf8'));
 	});
 
-	test('ubusd ACL lets a non-root pathosd publish its object and send pathosd.* events', () => {
+	test('ubusd ACL lets a non-root pathosd publish its object, send pathosd.* events, subscribe to procd and listen to netifd', () => {
 		const a = JSON.parse(fs.readFileSync(path.join(ROOT, 'files/pathosd.acl.json'), 'utf8'));
-		assert.deepStrictEqual(a, { user: 'pathosd', publish: [ 'pathosd' ], send: [ 'pathosd.*' ] });
+		assert.deepStrictEqual(a, { user: 'pathosd', publish: [ 'pathosd' ], send: [ 'pathosd.*' ],
+			subscribe: [ 'service' ], listen: [ 'network.interface', 'ubus.object.add' ] });
 	});
 
 	test('views stay ES5-ish for jsmin and old browsers: no arrow functions, template literals, let/const, classes', () => {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use pathosd::ubus::blob::{table_from_json, table_to_json};
-use pathosd::ubus::msg::{FrameBuf, Message, MsgType, UbusStatus};
+use pathosd::ubus::msg::{Attr, FrameBuf, Message, MsgType, UbusStatus};
 use serde_json::Value;
 use smol::io::{AsyncReadExt, AsyncWriteExt};
 use smol::net::unix::UnixStream;
@@ -168,7 +168,8 @@ impl Caller {
                 self.events.push_back(ev);
                 continue;
             }
-            if m.header.seq != seq {
+            // ubusd's own NOTIFY {ACTIVE} to an object's owner.
+            if m.header.seq != seq || m.header.ty == MsgType::Notify {
                 continue;
             }
             match m.header.ty {
@@ -214,6 +215,33 @@ impl Caller {
                 Err(s)
             }
         }
+    }
+
+    /// ADD_OBJECT of `path` (no methods): a stand-in for procd's `service`.
+    pub async fn add_object(&mut self, path: &str) -> u32 {
+        let seq = self.next_seq();
+        self.send(&Message::add_object(seq, path, &[])).await;
+        let (data, st) = self.collect(seq).await;
+        assert_eq!(st, 0);
+        data[0].objid().unwrap()
+    }
+
+    /// `ubus_notify(ctx, obj, type, msg, -1)` as procd sends it: NOTIFY
+    /// {OBJID, METHOD, DATA, NO_REPLY 1}; ubusd answers nothing.
+    pub async fn notify(&mut self, objid: u32, ty: &str, data: Value) {
+        let seq = self.next_seq();
+        let m = Message::new(
+            MsgType::Notify,
+            seq,
+            objid,
+            vec![
+                Attr::ObjId(objid),
+                Attr::Method(ty.to_string()),
+                Attr::Data(table_from_json(&data).unwrap()),
+                Attr::NoReply(1),
+            ],
+        );
+        self.send(&m).await;
     }
 
     pub async fn listen(&mut self, pattern: &str) {

@@ -10,7 +10,18 @@
 //!   after checking the sender owns the OBJID. Unknown object -> 4, denied -> 6.
 //!   ubusd does not check method names: the owner answers 3 itself.
 //! * Object 1 (events): `register` {object, pattern} and `send` {id, data}; delivery is
-//!   an INVOKE with peer 0 and ubusd's own event seq.
+//!   an INVOKE with peer 0 and ubusd's own event seq. ubusd's own events
+//!   `ubus.object.add` / `ubus.object.remove` {id, path} for objects with a path.
+//! * SUBSCRIBE / UNSUBSCRIBE {OBJID: subscriber, TARGET} -> STATUS (0; 4 for an
+//!   unknown object, 2 for a subscriber of another client or a target of the
+//!   same one); the target's owner gets NOTIFY {OBJID, ACTIVE} when its first
+//!   subscriber comes and its last goes (ubus_notify_subscription).
+//! * NOTIFY {OBJID, METHOD, DATA[, NO_REPLY]} from the object's owner: without
+//!   NO_REPLY a STATUS {OBJID, SUBSCRIBERS, STATUS 0} first; then to each
+//!   subscriber an INVOKE with the NOTIFY's seq, peer = the notifier's client id,
+//!   {[NO_REPLY 1], OBJID: subscriber, METHOD, USER, GROUP, DATA}
+//!   (ubusd_handle_notify). A removed target sends each subscriber
+//!   UNSUBSCRIBE {OBJID, TARGET} (ubus_notify_unsubscribe).
 //! * Reading a client (`client_cb` in ubusd_main.c): when the broker comes to a
 //!   readable socket it reads and handles every message there, in order, until none
 //!   is left; but once the client's end is closed it reads nothing more and frees
@@ -171,6 +182,8 @@ struct State {
     clients: HashMap<u32, Sender<Vec<u8>>>,
     objects: HashMap<u32, Object>,
     listeners: Vec<Listener>,
+    /// (target, subscriber) object ids, newest first (ubusd's list_add).
+    subs: Vec<(u32, u32)>,
     event_seq: u16,
     rng: u32,
     next_type: u32,
@@ -188,6 +201,7 @@ impl State {
             clients: HashMap::new(),
             objects: HashMap::new(),
             listeners: Vec::new(),
+            subs: Vec::new(),
             event_seq: 0,
             rng: (nanos ^ std::process::id().rotate_left(16)) | 1,
             next_type: 0,
@@ -244,9 +258,187 @@ impl State {
             .map(|(k, _)| *k)
             .collect();
         for k in &gone {
-            self.objects.remove(k);
+            self.forget_object(*k);
         }
-        self.listeners.retain(|l| !gone.contains(&l.objid));
+    }
+
+    /// An object goes (REMOVE_OBJECT or its client's end): its listens and
+    /// subscriptions with it, each subscriber told, and ubusd's event.
+    fn forget_object(&mut self, id: u32) {
+        let Some(o) = self.objects.remove(&id) else {
+            return;
+        };
+        self.listeners.retain(|l| l.objid != id);
+        let (lost, kept): (Vec<_>, Vec<_>) =
+            self.subs.iter().partition(|(t, s)| *t == id || *s == id);
+        self.subs = kept;
+        for (t, sub) in lost {
+            if t == id {
+                if let Some(c) = self.objects.get(&sub).map(|o| o.client) {
+                    let m = Message::new(
+                        MsgType::Unsubscribe,
+                        0,
+                        0,
+                        vec![Attr::ObjId(sub), Attr::Target(t)],
+                    );
+                    self.send(c, &m);
+                }
+            } else {
+                self.tell_active(t);
+            }
+        }
+        if let Some(p) = o.path {
+            self.deliver("ubus.object.remove", &obj_event(id, &p));
+        }
+    }
+
+    /// NOTIFY {OBJID, ACTIVE} to the owner of `target`.
+    fn tell_active(&self, target: u32) {
+        let Some(owner) = self.objects.get(&target).map(|o| o.client) else {
+            return;
+        };
+        let active = u8::from(self.subs.iter().any(|(t, _)| *t == target));
+        let m = Message::new(
+            MsgType::Notify,
+            0,
+            0,
+            vec![Attr::ObjId(target), Attr::Active(active)],
+        );
+        self.send(owner, &m);
+    }
+
+    fn subscribe(&mut self, client: u32, m: &Message, on: bool) {
+        let target = m.attrs.iter().find_map(|a| match a {
+            Attr::Target(t) => Some(*t),
+            _ => None,
+        });
+        let (Some(sub), Some(target)) = (m.objid(), target) else {
+            return self.status(client, m, UbusStatus::InvalidArgument);
+        };
+        match self.objects.get(&sub) {
+            None => return self.status(client, m, UbusStatus::NotFound),
+            Some(o) if o.client != client => {
+                return self.status(client, m, UbusStatus::InvalidArgument)
+            }
+            Some(_) => {}
+        }
+        if !on {
+            let had = self.subs.len();
+            self.subs.retain(|p| *p != (target, sub));
+            if self.subs.len() == had {
+                return self.status(client, m, UbusStatus::NotFound);
+            }
+            self.tell_active(target);
+            return self.status(client, m, UbusStatus::Ok);
+        }
+        match self.objects.get(&target) {
+            None => self.status(client, m, UbusStatus::NotFound),
+            Some(o) if o.client == client => self.status(client, m, UbusStatus::InvalidArgument),
+            Some(_) => {
+                let first = !self.subs.iter().any(|(t, _)| *t == target);
+                self.subs.insert(0, (target, sub));
+                if first {
+                    self.tell_active(target);
+                }
+                self.status(client, m, UbusStatus::Ok);
+            }
+        }
+    }
+
+    fn notify(&mut self, client: u32, m: &Message) {
+        let (Some(id), Some(method)) = (m.objid(), m.method().map(str::to_string)) else {
+            return self.status(client, m, UbusStatus::InvalidArgument);
+        };
+        let no_reply = m
+            .attrs
+            .iter()
+            .any(|a| matches!(a, Attr::NoReply(n) if *n != 0));
+        match self.objects.get(&id) {
+            None => return self.status(client, m, UbusStatus::NotFound),
+            Some(o) if o.client != client => {
+                return self.status(client, m, UbusStatus::PermissionDenied)
+            }
+            Some(_) => {}
+        }
+        let subs: Vec<u32> = self
+            .subs
+            .iter()
+            .filter(|(t, _)| *t == id)
+            .map(|(_, s)| *s)
+            .collect();
+        if !no_reply {
+            let st = Message::new(
+                MsgType::Status,
+                m.header.seq,
+                m.header.peer,
+                vec![
+                    Attr::ObjId(id),
+                    Attr::Subscribers(
+                        subs.iter()
+                            .map(|s| Attr::Unknown {
+                                extended: false,
+                                id: 0,
+                                payload: s.to_be_bytes().to_vec(),
+                            })
+                            .collect(),
+                    ),
+                    Attr::Status(0),
+                ],
+            );
+            self.send(client, &st);
+        }
+        for sub in subs {
+            let Some(owner) = self.objects.get(&sub).map(|o| o.client) else {
+                continue;
+            };
+            let mut attrs = Vec::new();
+            if no_reply {
+                attrs.push(Attr::NoReply(1));
+            }
+            attrs.extend([
+                Attr::ObjId(sub),
+                Attr::Method(method.clone()),
+                Attr::User(self.config.user.clone()),
+                Attr::Group(self.config.group.clone()),
+            ]);
+            if let Some(d) = m.data() {
+                attrs.push(Attr::Data(d.clone()));
+            }
+            self.send(
+                owner,
+                &Message::new(MsgType::Invoke, m.header.seq, client, attrs),
+            );
+        }
+    }
+
+    /// An event to every listener whose pattern matches `name`.
+    fn deliver(&mut self, name: &str, body: &Table) {
+        let targets: Vec<u32> = self
+            .listeners
+            .iter()
+            .filter(|l| match l.pattern.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => name == l.pattern,
+            })
+            .map(|l| l.objid)
+            .collect();
+        for objid in targets {
+            let Some(owner) = self.objects.get(&objid).map(|o| o.client) else {
+                continue;
+            };
+            self.event_seq = self.event_seq.wrapping_add(1);
+            let m = Message::new(
+                MsgType::Invoke,
+                self.event_seq,
+                0,
+                vec![
+                    Attr::ObjId(objid),
+                    Attr::Method(name.to_string()),
+                    Attr::Data(body.clone()),
+                ],
+            );
+            self.send(owner, &m);
+        }
     }
 
     fn handle(&mut self, client: u32, m: Message) {
@@ -259,9 +451,10 @@ impl State {
             MsgType::RemoveObject => self.remove_object(client, &m),
             MsgType::Invoke => self.invoke(client, m),
             MsgType::Status | MsgType::Data => self.response(client, m),
-            MsgType::Subscribe | MsgType::Unsubscribe | MsgType::Notify | MsgType::Monitor => {
-                self.status(client, &m, UbusStatus::NotSupported)
-            }
+            MsgType::Subscribe => self.subscribe(client, &m, true),
+            MsgType::Unsubscribe => self.subscribe(client, &m, false),
+            MsgType::Notify => self.notify(client, &m),
+            MsgType::Monitor => self.status(client, &m, UbusStatus::NotSupported),
             MsgType::Unknown(_) => self.status(client, &m, UbusStatus::InvalidCommand),
         }
     }
@@ -338,6 +531,10 @@ impl State {
                 signature: signature.unwrap_or_default(),
             },
         );
+        // ubusd sends its event while creating the object, before the reply.
+        if let Some(p) = self.objects.get(&id).and_then(|o| o.path.clone()) {
+            self.deliver("ubus.object.add", &obj_event(id, &p));
+        }
         self.send(
             client,
             &Message::new(MsgType::Data, req.header.seq, req.header.peer, attrs),
@@ -361,8 +558,7 @@ impl State {
                     client,
                     &Message::new(MsgType::Data, req.header.seq, req.header.peer, attrs),
                 );
-                self.objects.remove(&id);
-                self.listeners.retain(|l| l.objid != id);
+                self.forget_object(id);
                 self.status(client, req, UbusStatus::Ok);
             }
         }
@@ -444,37 +640,21 @@ impl State {
                 if let Ok(mut log) = self.events.lock() {
                     log.push((name.clone(), table_to_json(body)));
                 }
-                let targets: Vec<u32> = self
-                    .listeners
-                    .iter()
-                    .filter(|l| match l.pattern.strip_suffix('*') {
-                        Some(prefix) => name.starts_with(prefix),
-                        None => *name == l.pattern,
-                    })
-                    .map(|l| l.objid)
-                    .collect();
-                for objid in targets {
-                    let Some(owner) = self.objects.get(&objid).map(|o| o.client) else {
-                        continue;
-                    };
-                    self.event_seq = self.event_seq.wrapping_add(1);
-                    let m = Message::new(
-                        MsgType::Invoke,
-                        self.event_seq,
-                        0,
-                        vec![
-                            Attr::ObjId(objid),
-                            Attr::Method(name.clone()),
-                            Attr::Data(body.clone()),
-                        ],
-                    );
-                    self.send(owner, &m);
-                }
+                let (name, body) = (name.clone(), body.clone());
+                self.deliver(&name, &body);
                 UbusStatus::Ok
             }
             _ => UbusStatus::InvalidCommand,
         }
     }
+}
+
+/// ubusd's `ubus.object.add` / `.remove` data (ubusd_create_object_event_msg).
+fn obj_event(id: u32, path: &str) -> Table {
+    vec![
+        ("id".to_string(), BlobValue::Int32(id as i32)),
+        ("path".to_string(), BlobValue::str(path)),
+    ]
 }
 
 async fn connection(

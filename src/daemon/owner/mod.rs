@@ -122,6 +122,9 @@ struct Owner {
     bfd: super::bfd::Bfd,
     /// The last wake was BFD's: the next select polls the others first.
     after_bfd: bool,
+    /// What procd's and netifd's events are watched for (services,
+    /// interfaces); (false, false) while no VIP names one: no connection.
+    watching: (bool, bool),
 }
 
 async fn async_main(opts: Options, cfg: RunConfig) -> i32 {
@@ -153,6 +156,7 @@ async fn async_main(opts: Options, cfg: RunConfig) -> i32 {
     let ctl = ControlHandle::new(ctl_tx);
     let http = super::http::start(&cfg.api, ctl.clone());
     let ubus = super::ubus::start(&cfg.api, ctl.clone());
+    let watching = super::ubus::watch_needs(&state, &cfg.api, &ctl, None);
     let otel = super::otel::start(cfg, ctl.clone());
     let hooks = super::hotplug::Hooks::start(
         std::path::Path::new(&cfg.hooks.dir),
@@ -207,6 +211,7 @@ async fn async_main(opts: Options, cfg: RunConfig) -> i32 {
         watchdog,
         bfd,
         after_bfd: false,
+        watching,
     };
     // The start's routes come from the engine's slots, with no `Output`
     // each (the start's peak), before any End-of-RIB below.
@@ -523,6 +528,14 @@ impl Owner {
             }
             Control::Reload { reply } => {
                 let _ = reply.try_send(self.reload(now));
+            }
+            Control::Need { kind, name, up } => {
+                log::info!(
+                    "ubus: {} {name} {}",
+                    kind.as_str(),
+                    if up { "up" } else { "down" }
+                );
+                self.step(state::Event::Need { kind, name, up }, now);
             }
             Control::Trigger { vip, check, reply } => {
                 let running = self.runtimes.get(&vip).is_some();

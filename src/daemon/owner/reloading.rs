@@ -33,6 +33,11 @@ impl Owner {
             Some(Ok(plan)) => {
                 log_plan(&plan);
                 let not_applied = self.restart(&plan);
+                // A VIP that now names a service or an interface.
+                let api = &self.state.config().api;
+                let running = Some(self.watching);
+                self.watching =
+                    super::super::ubus::watch_needs(&self.state, api, &self.ctl, running);
                 let path = self.opts.config_path.display();
                 if not_applied.is_empty() {
                     log::info!("reload: applied {path}");

@@ -105,6 +105,20 @@ impl Hysteresis {
         self.consecutive_fail = self.consecutive_fail.min(self.fall);
     }
 
+    /// Something the check depends on went away (a procd service stopped,
+    /// a netifd interface went down): the check is unhealthy at once, as
+    /// if `fall` failures had come, and needs `rise` successes to recover.
+    pub(crate) fn fail_now(&mut self) -> Option<Transition> {
+        self.reported = true;
+        self.consecutive_ok = 0;
+        self.consecutive_fail = self.fall;
+        if self.healthy {
+            self.healthy = false;
+            return Some(Transition::BecameUnhealthy);
+        }
+        None
+    }
+
     /// Feeds one probe result. Counters saturate at rise / fall (as pathosd
     /// does), so a long healthy run cannot overflow on 32-bit targets.
     pub fn observe(&mut self, ok: bool) -> Option<Transition> {

@@ -28,5 +28,5 @@ pub mod validate;
 pub use duration::Dur;
 pub use field::{ConfigError, Errors, Field};
 pub use load::{check_str, load_str, load_string, Format};
-pub use run::{CheckSpec, ProbeSpec, RunConfig, VipSpec};
+pub use run::{CheckSpec, NeedKind, Needs, ProbeSpec, RunConfig, VipSpec};
 pub use schema::*;

@@ -121,6 +121,50 @@ pub struct VipSpec {
     pub policy: VipPolicy,
     /// `require_local_address`, with `local_interface` narrowing it.
     pub local_address: Option<LocalAddress>,
+    /// The procd services and netifd interfaces the VIP needs.
+    pub needs: Needs,
+}
+
+/// `services` and `interfaces`: what the VIP needs of the router, watched
+/// on ubus (procd's `service` notifications, netifd's `network.interface`
+/// events). Empty in most VIPs: then nothing is watched for them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Needs {
+    pub services: Vec<String>,
+    pub interfaces: Vec<String>,
+}
+
+impl Needs {
+    pub fn is_empty(&self) -> bool {
+        self.services.is_empty() && self.interfaces.is_empty()
+    }
+
+    /// Whether `name` of `kind` is one of them.
+    pub fn names(&self, kind: NeedKind, name: &str) -> bool {
+        let list = match kind {
+            NeedKind::Service => &self.services,
+            NeedKind::Interface => &self.interfaces,
+        };
+        list.iter().any(|n| n == name)
+    }
+}
+
+/// Which of a VIP's needs an event is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NeedKind {
+    /// A procd service (`services`).
+    Service,
+    /// A netifd interface (`interfaces`).
+    Interface,
+}
+
+impl NeedKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NeedKind::Service => "service",
+            NeedKind::Interface => "interface",
+        }
+    }
 }
 
 /// A VIP with no name, the address 0.0.0.0/32, no checks and every other
@@ -137,6 +181,7 @@ impl Default for VipSpec {
             checks_expr: Expr::All,
             policy: VipPolicy::default(),
             local_address: None,
+            needs: Needs::default(),
         }
     }
 }

@@ -297,6 +297,10 @@ config_struct! {
         require_local_address: bool = false,
         /// Narrow require_local_address to this interface.
         local_interface: Option<String> = None,
+        /// procd services (init script names, e.g. dnsmasq) the VIP needs: procd's stop of one fails the VIP at once, its start probes the checks at once.
+        services: Option<Box<Vec<String>>> = None,
+        /// netifd interfaces (logical names, e.g. wan) the VIP needs: an ifdown fails the VIP at once, an ifup probes the checks at once.
+        interfaces: Option<Box<Vec<String>>> = None,
      }
 }
 
@@ -646,7 +650,8 @@ mod tests {
     fn a_vip_stays_small() {
         let vip = std::mem::size_of::<Vip>();
         // 328 with the policy inline; 152 with it boxed when set and the
-        // name an `Arc<str>`.
+        // name an `Arc<str>`; `services` and `interfaces` boxed, as few
+        // VIPs name any.
         assert!(vip <= 168, "Vip is {vip} bytes");
         assert_eq!(std::mem::size_of::<VipPolicy>(), 8);
         // 160, then 184 with fast_interval and graded health's two

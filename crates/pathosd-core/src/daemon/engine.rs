@@ -10,6 +10,7 @@
 
 use crate::bgp::types::{Prefix, RouteIntent};
 use crate::check::CheckResult;
+use crate::config::NeedKind;
 use crate::config::VipSpec as Vip;
 use crate::vip::damping::Penalty;
 use crate::vip::{SharedIntents, VipState};
@@ -54,6 +55,14 @@ pub enum Input {
     /// The active flows of the VIPs that wait for them
     /// ([`Engine::flow_waits`]), by VIP name, as the driver counted them.
     Flows(Vec<(String, u32)>),
+    /// A procd service stopped or started, a netifd interface went down or
+    /// up (`up`): the VIPs that name it (`services`, `interfaces`) fail at
+    /// once, or may recover through their checks again.
+    Need {
+        kind: NeedKind,
+        name: String,
+        up: bool,
+    },
 }
 
 /// What the engine asks the shell to do or to tell.
@@ -121,6 +130,10 @@ pub struct Engine {
     /// recently, by name; forgotten once low (`Penalty::forgotten`). Here
     /// for the reason `drains` is.
     damping: Vec<(Arc<str>, Penalty)>,
+    /// The services and interfaces VIPs name that were last reported down:
+    /// a VIP naming one stays unhealthy, whatever its checks say. Empty
+    /// unless such an event came.
+    needs_down: Vec<(NeedKind, String)>,
 }
 
 /// Longest time a VIP needs for its first decision: its slowest check's
@@ -203,6 +216,7 @@ impl Engine {
             flows: Vec::new(),
             drains: Vec::new(),
             damping: Vec::new(),
+            needs_down: Vec::new(),
         };
         e.reindex();
         e.check_initial(now, &mut out);
@@ -422,6 +436,7 @@ impl Engine {
                 }
                 self.flows = kept;
             }
+            Input::Need { kind, name, up } => self.on_need(kind, name, up, now, &mut out),
             Input::Tick => {
                 for i in 0..self.vips.len() {
                     let due = self.vips[i]
@@ -558,6 +573,10 @@ impl Engine {
                     self.vips[i].machine.mark_damped();
                     reason.push_str(", damped");
                 }
+                // A VIP whose service or interface is down stays unhealthy
+                // (fail closed); its checks' health is kept for when it
+                // comes back.
+                let h = h && self.need_down(i).is_none();
                 let t = self.vips[i].machine.set_health(h, now, &reason);
                 self.emit(i, t, out);
             }
@@ -573,6 +592,90 @@ impl Engine {
         }
         if let Some(change) = slow {
             self.degraded_step(i, k as usize, change, now, out);
+        }
+    }
+
+    /// The first of VIP `i`'s services and interfaces that is down, if any.
+    fn need_down(&self, i: usize) -> Option<&(NeedKind, String)> {
+        if self.needs_down.is_empty() {
+            return None;
+        }
+        let needs = &self.vips.get(i)?.full_config()?.needs;
+        self.needs_down.iter().find(|(k, n)| needs.names(*k, n))
+    }
+
+    /// The VIPs that name service or interface `name`, by index.
+    pub fn naming(&self, kind: NeedKind, name: &str) -> Vec<usize> {
+        self.vips
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.full_config().is_some_and(|v| v.needs.names(kind, name)))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// A service or interface went down or came up. Down: each VIP naming
+    /// it turns unhealthy at once, as a failed health verdict (so its
+    /// fail_action applies: withdraw, or announce pessimized with
+    /// lower_priority), and its checks count as failed, so they need
+    /// `rise` passes to recover. Up: the VIPs naming it that have no other
+    /// need down take their checks' combined health again (the driver
+    /// probes them at once).
+    fn on_need(
+        &mut self,
+        kind: NeedKind,
+        name: String,
+        up: bool,
+        now: Instant,
+        out: &mut Vec<Output>,
+    ) {
+        let vips = self.naming(kind, &name);
+        let known = self
+            .needs_down
+            .iter()
+            .position(|(k, n)| *k == kind && *n == name);
+        match (up, known) {
+            (true, Some(pos)) => {
+                self.needs_down.swap_remove(pos);
+            }
+            (false, None) if !vips.is_empty() => self.needs_down.push((kind, name.clone())),
+            _ => {}
+        }
+        let what = format!(
+            "{} {name} {}",
+            kind.as_str(),
+            match (kind, up) {
+                (NeedKind::Service, true) => "started",
+                (NeedKind::Service, false) => "stopped",
+                (NeedKind::Interface, true) => "up",
+                (NeedKind::Interface, false) => "down",
+            }
+        );
+        for i in vips {
+            if up {
+                if self.need_down(i).is_some() {
+                    continue;
+                }
+                let h = self.vips[i]
+                    .full
+                    .as_ref()
+                    .and_then(|f| f.combiner.as_ref())
+                    .is_some_and(|c| c.healthy());
+                let t = self.vips[i].machine.set_health(h, now, &what);
+                self.emit(i, t, out);
+                continue;
+            }
+            let slot = &mut self.vips[i];
+            for c in slot.checks.iter_mut() {
+                if let Some(tr) = c.hysteresis.fail_now() {
+                    c.last_transition = Some((now, tr.reason()));
+                }
+                if let Some(m) = slot.full.as_mut().and_then(|f| f.combiner.as_mut()) {
+                    m.update(&c.name, false);
+                }
+            }
+            let t = self.vips[i].machine.set_health(false, now, &what);
+            self.emit(i, t, out);
         }
     }
 

@@ -7,8 +7,8 @@
 //!
 //! * A VIP keeps its state (announced, pessimized, draining, counters) unless
 //!   its *check identity* changed: `prefix`, `always`, `checks_policy`,
-//!   `require_local_address`, `local_interface`, the number, names, types or
-//!   probe options of its checks. Then it restarts withdrawn, as at start.
+//!   `require_local_address`, `local_interface`, `services`, `interfaces`,
+//!   the number, names, types or probe options of its checks. Then it restarts withdrawn, as at start.
 //! * `policy` (attributes, fail_action, drain file, drain and hold times,
 //!   damping: the VIP keeps its name's penalty, restarted too)
 //!   and `detailed_metrics` apply to the running VIP: it re-announces with
@@ -445,6 +445,10 @@ pub(crate) fn vip_change(old: &VipSpec, new: &VipSpec) -> VipChange {
         Some("require_local_address")
     } else if old.local_address != new.local_address {
         Some("local_interface")
+    } else if old.needs.services != new.needs.services {
+        Some("services")
+    } else if old.needs.interfaces != new.needs.interfaces {
+        Some("interfaces")
     } else if oc.len() != nc.len() || oc.iter().zip(nc).any(|(a, b)| !same_probe(a, b)) {
         Some("checks")
     } else {

@@ -24,7 +24,7 @@ use crate::api::model::{
 use crate::api::router::ApiError;
 use crate::api::TriggerOutcome;
 use crate::check::CheckResult;
-use crate::config::{RunConfig, VipSpec};
+use crate::config::{NeedKind, RunConfig, VipSpec};
 use crate::vip::VipState;
 use std::time::{Instant, SystemTime};
 
@@ -64,6 +64,16 @@ pub enum Event<R> {
     /// A reload: the new file as loaded and validated, or its errors
     /// (boxed: the other events are a fraction of its size).
     Reload(Result<Box<RunConfig>, Vec<String>>),
+    /// procd reported a service stopped or started, netifd an interface
+    /// down or up (`Input::Need`). A start or an up also probes the VIPs
+    /// naming it at once, and any interface event the VIPs with
+    /// `require_local_address` (their address may have come or gone):
+    /// [`Effects::asks`] with id [`PROBE_NOW`].
+    Need {
+        kind: NeedKind,
+        name: String,
+        up: bool,
+    },
     /// SIGTERM or SIGINT: every VIP that is not withdrawn becomes so, a
     /// transition and a withdrawal each (the driver's speaker withdraws
     /// every route itself, then sends Cease).
@@ -78,6 +88,11 @@ pub struct Ask {
     pub id: u64,
     pub checks: Vec<CheckId>,
 }
+
+/// The id of the runs an event asks for ([`Event::Need`]): no trigger
+/// run has it (theirs count from 1), so their results answer no caller
+/// and count as any scheduled one's.
+pub const PROBE_NOW: u64 = 0;
 
 /// A trigger run's answer to its callers.
 pub type TriggerAnswer = Result<TriggerOutcome, ApiError>;
@@ -297,6 +312,7 @@ impl<R: Clone> State<R> {
                     }
                 }
             }
+            Event::Need { kind, name, up } => self.need(kind, name, up, now, &mut fx),
             Event::Reload(new) => self.reload(new, now, &mut fx),
             Event::Shutdown => fx.outputs = self.engine.stop(&SHUTDOWN_REASON, now),
         }
@@ -319,6 +335,40 @@ impl<R: Clone> State<R> {
             if let Some(done) = self.triggers.record(&vip, id, c, (k, &check), result) {
                 self.finish(&vip, done, fx);
             }
+        }
+    }
+
+    /// A service or interface event: the engine fails or releases the VIPs
+    /// naming it; the probes it calls for are asked of the check loops.
+    fn need(&mut self, kind: NeedKind, name: String, up: bool, now: Instant, fx: &mut Effects<R>) {
+        let mut probe = if up {
+            self.engine.naming(kind, &name)
+        } else {
+            Vec::new()
+        };
+        if kind == NeedKind::Interface {
+            let guarded = self.engine.vips().iter().enumerate();
+            probe.extend(
+                guarded
+                    .filter(|(_, s)| s.full_config().is_some_and(|v| v.local_address.is_some()))
+                    .map(|(i, _)| i),
+            );
+            probe.sort_unstable();
+            probe.dedup();
+        }
+        fx.outputs = self.engine.handle(Input::Need { kind, name, up }, now);
+        for i in probe {
+            let Some(slot) = self.engine.vips().get(i) else {
+                continue;
+            };
+            if slot.checks.is_empty() {
+                continue;
+            }
+            fx.asks.push(Ask {
+                vip: slot.name.to_string(),
+                id: PROBE_NOW,
+                checks: slot.checks.iter().map(|c| c.id).collect(),
+            });
         }
     }
 

@@ -125,6 +125,8 @@ pub(super) const VIP: &[Row] = &[
     ("checks_policy", "checks_policy", Scalar),
     ("require_local_address", "require_local_address", Scalar),
     ("local_interface", "local_interface", Scalar),
+    ("service", "services", List),
+    ("interface", "interfaces", List),
     ("fail_action", "policy.fail_action", Scalar),
     ("lower_priority_file", "policy.lower_priority_file", Scalar),
     ("drain_time", "policy.drain_time", Scalar),

@@ -671,6 +671,14 @@ fn vip_rules() {
         "vips[0].local_interface: \"a-very-long-interface\" is not an interface name",
     );
     one(
+        &[(&format!("{v}/services"), json!(["dnsmasq", "two words"]))],
+        "vips[0].services[1]: \"two words\" is not a name",
+    );
+    one(
+        &[(&format!("{v}/interfaces"), json!([""]))],
+        "vips[0].interfaces[0]: \"\" is not a name",
+    );
+    one(
         &[(
             &format!("{v}/policy"),
             json!({"announce": {"as_path_prepend": 17}}),

@@ -4,7 +4,7 @@
 
 use super::super::field::{join, Errors, Quote};
 use super::super::policy_expr::{self, is_identifier, Expr, RESERVED};
-use super::super::run::{CheckSpec, LocalAddress, VipSpec};
+use super::super::run::{CheckSpec, LocalAddress, Needs, VipSpec};
 use super::super::schema::{Check, Damping, FailAction, Policy, Vip};
 use super::check::check;
 use super::{object_name, too_many, MAX_CHECKS_PER_VIP, MAX_NAME_LEN, MAX_VIPS, PREPEND_MAX};
@@ -154,6 +154,9 @@ pub(crate) fn vip(v: Vip, p: &str, errs: &mut Errors) -> Option<VipSpec> {
         }
     }
     policy(&v.policy, &join(p, "policy"), errs);
+    let services = v.services.map(|b| *b).unwrap_or_default();
+    let interfaces = v.interfaces.map(|b| *b).unwrap_or_default();
+    needs(v.always, (&services, &interfaces), p, errs);
     if v.always && v.policy.damping.enabled {
         errs.push(
             join(p, "policy.damping.enabled"),
@@ -171,7 +174,33 @@ pub(crate) fn vip(v: Vip, p: &str, errs: &mut Errors) -> Option<VipSpec> {
         local_address: v.require_local_address.then_some(LocalAddress {
             interface: v.local_interface,
         }),
+        needs: Needs {
+            services,
+            interfaces,
+        },
     })
+}
+
+/// `services` and `interfaces`: names, and nothing to fail on an `always` VIP.
+fn needs(always: bool, (services, interfaces): (&[String], &[String]), p: &str, errs: &mut Errors) {
+    for (key, list) in [("services", services), ("interfaces", interfaces)] {
+        if always && !list.is_empty() {
+            errs.push(
+                join(p, key),
+                "has no effect with always: true (the VIP has no health to fail)",
+            );
+        }
+        for (i, name) in list.iter().enumerate() {
+            // procd's service names are init script names, netifd's
+            // interfaces UCI section names: short, no spaces.
+            if name.is_empty() || name.len() > 64 || name.chars().any(|c| c.is_whitespace()) {
+                errs.push_fmt(
+                    format!("{}[{i}]", join(p, key)),
+                    format_args!("{} is not a name", Quote(name)),
+                );
+            }
+        }
+    }
 }
 
 /// `check` or `checks`: exactly one of them, and neither with `always`.

@@ -783,6 +783,16 @@ fn vip_rows() -> Vec<Row> {
         ),
         ("vips[].name", |c| web(c)["name"] = json!("www"), VipRenamed),
         (
+            "vips[].services",
+            |c| web(c)["services"] = json!(["uhttpd"]),
+            Vip("web", restarted("services")),
+        ),
+        (
+            "vips[].interfaces",
+            |c| web(c)["interfaces"] = json!(["wan"]),
+            Vip("web", restarted("interfaces")),
+        ),
+        (
             "vips[].prefix",
             |c| web(c)["prefix"] = json!("10.1.0.9/32"),
             Vip("web", restarted("prefix")),

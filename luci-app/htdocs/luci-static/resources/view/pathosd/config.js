@@ -559,6 +559,16 @@ function keepUnknown(o, missing) {
 	};
 }
 
+/* A service or interface name: what pathosd takes (1 to 64 characters, no
+ * spaces). */
+function validateNeedName(section_id, value) {
+	if (value == null || value === '')
+		return true;
+	if (value.length > 64 || /\s/.test(value))
+		return _('Expecting a name without spaces, at most 64 characters');
+	return true;
+}
+
 /* A DynamicList validates only the item being typed, not the items the file
  * has: flag those in the dialog, and refuse to save them. */
 function flagItems(o) {
@@ -1546,6 +1556,18 @@ return view.extend({
 		o.depends('require_local_address', '1');
 		o.placeholder = _('any');
 		o.modalonly = true;
+
+		o = s.taboption('general', form.DynamicList, 'service', _('Needs services'),
+			_('procd services (init script names, such as dnsmasq): when procd stops one, the VIP fails at once (its When unhealthy action); when it starts again, the checks run at once.'));
+		o.validate = validateNeedName;
+		o.modalonly = true;
+		flagItems(o);
+
+		o = s.taboption('general', form.DynamicList, 'interface', _('Needs interfaces'),
+			_('Network interfaces (such as wan): when one goes down, the VIP fails at once; when it comes up, the checks run at once.'));
+		o.validate = validateNeedName;
+		o.modalonly = true;
+		flagItems(o);
 
 		o = s.taboption('policy', form.ListValue, 'fail_action', _('When unhealthy'),
 			_('lower priority, the default, keeps an unhealthy VIP announced, only pessimized (AS-path prepends, communities): routers may still send it traffic. withdraw stops announcing it; drain, then withdraw pessimizes it for the drain time first.'));
