@@ -349,9 +349,10 @@ impl Owner {
         // The names and prefixes are copied only when a read starts, not on
         // every turn of the loop.
         if self.flows.due().is_some_and(|d| d <= now) {
+            // One entry per prefix: a VIP's flows are those to any of them.
             let vips = engine
                 .flow_waits()
-                .map(|s| (s.name.to_string(), s.prefix))
+                .flat_map(|s| s.prefixes().map(move |p| (s.name.to_string(), p)))
                 .collect();
             self.flows.start(vips, now);
         }

@@ -99,7 +99,10 @@ pub struct CheckView {
 #[derive(Debug, Clone, PartialEq)]
 pub struct VipView {
     pub name: String,
+    /// The first prefix.
     pub prefix: String,
+    /// The others, when the VIP has several (empty for one).
+    pub more_prefixes: Vec<String>,
     /// withdrawn, announced or pessimized.
     pub state: &'static str,
     pub healthy: bool,

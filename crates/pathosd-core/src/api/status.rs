@@ -198,6 +198,13 @@ pub fn vip_json(v: &VipView) -> Value {
     Obj::default()
         .put("name", v.name.clone().into())
         .put("prefix", v.prefix.clone().into())
+        .put(
+            "prefixes",
+            (std::iter::once(&v.prefix).chain(&v.more_prefixes))
+                .cloned()
+                .collect::<Vec<_>>()
+                .into(),
+        )
         .put("state", state_code(v.state).into())
         .put("state_name", v.state.into())
         .put("health", h.into())

@@ -4,6 +4,7 @@
 //! same declarations also produce the v1 JSON (for `pathosd convert`) and the
 //! JSON Schema, so the schema can never drift from the types.
 
+use crate::bgp::types::Prefix;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -205,6 +206,64 @@ impl Field for crate::bgp::types::Prefix {
     #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value {
         json!({"type": "string", "pattern": "^[0-9A-Fa-f:.]+/[0-9]{1,3}$"})
+    }
+}
+
+/// The most prefixes one VIP takes: they share one check set, and each
+/// is a route every peer carries.
+pub const MAX_PREFIXES_PER_VIP: usize = 16;
+
+/// A VIP's `prefix`: one prefix (a string) or several (a list of them, an
+/// IPv4 and an IPv6 one for instance), announced and withdrawn together.
+/// Required, as the one prefix is.
+impl Field for super::schema::Prefixes {
+    const REQUIRED: bool = true;
+    fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
+        let Value::Array(items) = v else {
+            return Prefix::decode(v, path, errs).map(|first| Self {
+                first,
+                more: Box::default(),
+            });
+        };
+        if items.is_empty() {
+            errs.push(path, "an empty list: give at least one prefix");
+            return None;
+        }
+        if items.len() > MAX_PREFIXES_PER_VIP {
+            errs.push_fmt(
+                path,
+                format_args!(
+                    "{} prefixes, more than the limit of {MAX_PREFIXES_PER_VIP}",
+                    items.len()
+                ),
+            );
+            return None;
+        }
+        let mut out = Vec::with_capacity(items.len());
+        let ok = decode_list(v, path, errs, &mut |item, p, errs| {
+            Prefix::decode(item, p, errs).map(|x| out.push(x)).is_some()
+        });
+        let mut out = out.into_iter();
+        match (ok, out.next()) {
+            (true, Some(first)) => Some(Self {
+                first,
+                more: out.collect(),
+            }),
+            _ => None,
+        }
+    }
+    fn encode(&self) -> Value {
+        if self.more.is_empty() {
+            return self.first.encode();
+        }
+        Value::Array(self.iter().map(|p| p.encode()).collect())
+    }
+    #[cfg(any(test, feature = "json-schema"))]
+    fn schema() -> Value {
+        json!({"anyOf": [
+            Prefix::schema(),
+            {"type": "array", "items": Prefix::schema(), "minItems": 1, "maxItems": MAX_PREFIXES_PER_VIP},
+        ]})
     }
 }
 

@@ -75,6 +75,7 @@ pub fn vip_view(v: &VipSlot, want: Want, to_sys: &dyn Fn(Instant) -> SystemTime)
     VipView {
         name: v.name.to_string(),
         prefix: v.prefix.to_string(),
+        more_prefixes: v.prefixes().skip(1).map(|p| p.to_string()).collect(),
         state: v.machine.state().as_str(),
         healthy: v.machine.healthy(),
         drain_file: v.machine.drain_file(),

@@ -52,18 +52,18 @@ pub(super) fn router(c: &Config, errs: &mut Errors) -> Option<Ipv4Addr> {
     }
     if r.local_address_ipv6.is_none() {
         // A prefix that failed to decode holds an IPv4 placeholder.
-        let v6 = c
-            .vips
-            .iter()
-            .enumerate()
-            .find(|(_, v)| v.prefix.afi() == Afi::Ipv6);
-        if let Some((i, v)) = v6 {
+        let v6 = (c.vips.iter().enumerate())
+            .flat_map(|(i, v)| v.prefix.iter().enumerate().map(move |(j, x)| (i, v, j, x)))
+            .find(|(_, _, _, x)| x.afi() == Afi::Ipv6);
+        if let Some((i, v, j, x)) = v6 {
+            let at = if v.prefix.more.is_empty() {
+                format!("vips[{i}].prefix")
+            } else {
+                format!("vips[{i}].prefix[{j}]")
+            };
             errs.push_fmt(
                 "router.local_address_ipv6",
-                format_args!(
-                    "required because vips[{i}].prefix {} is IPv6 (it is the IPv6 next hop)",
-                    v.prefix
-                ),
+                format_args!("required because {at} {x} is IPv6 (it is the IPv6 next hop)"),
             );
         }
     }
@@ -171,7 +171,7 @@ pub(super) fn bgp(
     }
     let shared = Shared {
         router_id,
-        mp_ipv6: c.vips.iter().any(|v| v.prefix.afi() == Afi::Ipv6)
+        mp_ipv6: (c.vips.iter().flat_map(|v| v.prefix.iter())).any(|x| x.afi() == Afi::Ipv6)
             || c.router.local_address_ipv6.is_some(),
         hold,
         keepalive,

@@ -184,6 +184,26 @@ pub(super) fn is_plain(v: &Vip) -> bool {
 }
 
 impl VipSlot {
+    /// Every prefix of the VIP, the first first. The others live in its
+    /// config: a VIP with more than one prefix is never plain.
+    pub fn prefixes(&self) -> impl Iterator<Item = Prefix> + '_ {
+        let more = self
+            .full
+            .as_deref()
+            .map_or(&[][..], |f| &f.config.more_prefixes);
+        std::iter::once(self.prefix).chain(more.iter().copied())
+    }
+
+    /// A `Route` output for each of the VIP's prefixes, with its intent
+    /// now: its prefixes change together, in the one step.
+    pub(super) fn routes_out(&self, out: &mut Vec<super::Output>) {
+        let intent = self.machine.intent();
+        out.extend(self.prefixes().map(|prefix| super::Output::Route {
+            prefix,
+            intent: intent.cloned(),
+        }));
+    }
+
     /// The VIP's config as it was loaded (built anew for a plain VIP).
     pub fn config(&self) -> Cow<'_, Vip> {
         match &self.full {
