@@ -22,7 +22,7 @@ impl LocalAddressGuard {
     pub(crate) fn from_vip(vip: &crate::config::VipSpec) -> Option<LocalAddressGuard> {
         let wanted = vip.local_address.as_ref()?;
         Some(LocalAddressGuard {
-            prefixes: vip.prefixes().collect(),
+            prefixes: [&[vip.prefix][..], &vip.more_prefixes].concat(),
             interface: wanted.interface.clone(),
         })
     }

@@ -350,10 +350,12 @@ impl Owner {
         // every turn of the loop.
         if self.flows.due().is_some_and(|d| d <= now) {
             // One entry per prefix: a VIP's flows are those to any of them.
-            let vips = engine
-                .flow_waits()
-                .flat_map(|s| s.prefixes().map(move |p| (s.name.to_string(), p)))
-                .collect();
+            let mut vips = Vec::new();
+            for s in engine.flow_waits() {
+                for p in std::iter::once(&s.prefix).chain(s.more_prefixes()) {
+                    vips.push((s.name.to_string(), *p));
+                }
+            }
             self.flows.start(vips, now);
         }
         self.flows.due()

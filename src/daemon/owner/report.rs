@@ -81,8 +81,7 @@ fn route_spans(state: &State<TriggerReply>, outputs: &[Output]) {
             Output::VipTransition {
                 vip, prefix: p, to, ..
             } if *to == pathosd_core::vip::VipState::Pessimized => {
-                p == prefix
-                    || (state.engine().vip(vip)).is_some_and(|s| s.prefixes().any(|x| x == *prefix))
+                p == prefix || (state.engine().vip(vip)).is_some_and(|s| s.has_prefix(prefix))
             }
             _ => false,
         });

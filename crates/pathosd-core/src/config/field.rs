@@ -219,11 +219,11 @@ pub const MAX_PREFIXES_PER_VIP: usize = 16;
 impl Field for super::schema::Prefixes {
     const REQUIRED: bool = true;
     fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
-        let Value::Array(items) = v else {
-            return Prefix::decode(v, path, errs).map(|first| Self {
-                first,
-                more: Box::default(),
-            });
+        // One prefix is a list of one at the field's own path: one call of
+        // Prefix::decode in the binary, inlined, for both forms.
+        let (items, one) = match v {
+            Value::Array(items) => (&items[..], false),
+            _ => (std::slice::from_ref(v), true),
         };
         if items.is_empty() {
             errs.push(path, "an empty list: give at least one prefix");
@@ -240,9 +240,18 @@ impl Field for super::schema::Prefixes {
             return None;
         }
         let mut out = Vec::with_capacity(items.len());
-        let ok = decode_list(v, path, errs, &mut |item, p, errs| {
-            Prefix::decode(item, p, errs).map(|x| out.push(x)).is_some()
-        });
+        let mut ok = true;
+        for (i, item) in items.iter().enumerate() {
+            let p = if one {
+                path.to_string()
+            } else {
+                format!("{path}[{i}]")
+            };
+            match Prefix::decode(item, &p, errs) {
+                Some(x) => out.push(x),
+                None => ok = false,
+            }
+        }
         let mut out = out.into_iter();
         match (ok, out.next()) {
             (true, Some(first)) => Some(Self {

@@ -249,7 +249,9 @@ impl Engine {
     pub fn routes(&self) -> impl Iterator<Item = (Prefix, &Arc<RouteIntent>)> {
         (self.vips.iter())
             .filter_map(|s| Some((s, s.machine.intent()?)))
-            .flat_map(|(s, intent)| s.prefixes().map(move |p| (p, intent)))
+            .flat_map(|(s, intent)| {
+                (std::iter::once(&s.prefix).chain(s.more_prefixes())).map(move |p| (*p, intent))
+            })
     }
 
     /// The VIPs whose drain waits for their active flows to fall below

@@ -8,6 +8,7 @@ use super::super::run::{CheckSpec, LocalAddress, VipSpec};
 use super::super::schema::{Check, Damping, FailAction, Policy, Vip};
 use super::check::check;
 use super::{object_name, too_many, MAX_CHECKS_PER_VIP, MAX_NAME_LEN, MAX_VIPS, PREPEND_MAX};
+use crate::bgp::types::Prefix;
 use crate::vip::damping;
 
 /// The rules of every VIP, consuming them; their specs, in order.
@@ -29,10 +30,13 @@ pub(super) fn vips(vips: Vec<Vip>, errs: &mut Errors) -> Option<Vec<VipSpec>> {
     let prefix_ok: Vec<bool> = (0..n)
         .map(|i| !errs.has_under(&format!("vips[{i}].prefix")))
         .collect();
-    let more: Vec<(u32, u8)> = (vips.iter().enumerate())
-        .flat_map(|(i, v)| (1..=v.prefix.more.len()).map(move |j| (i, j)))
-        .filter_map(|(i, j)| Some((u32::try_from(i).ok()?, u8::try_from(j).ok()?)))
-        .collect();
+    // At most MAX_VIPS VIPs and MAX_PREFIXES_PER_VIP items: the casts keep all.
+    let mut more: Vec<(u32, u8)> = Vec::new();
+    for (i, v) in vips.iter().enumerate() {
+        for j in 1..=v.prefix.more.len() {
+            more.push((i as u32, j as u8));
+        }
+    }
     let at = |k: usize| match k.checked_sub(n).and_then(|m| more.get(m)) {
         Some(&(i, j)) => (i as usize, usize::from(j)),
         None => (k, 0),
@@ -41,15 +45,6 @@ pub(super) fn vips(vips: Vec<Vip>, errs: &mut Errors) -> Option<Vec<VipSpec>> {
         let (i, j) = at(k);
         let p = &vips[i].prefix;
         j.checked_sub(1).map_or(p.first, |m| p.more[m])
-    };
-    // A VIP with one prefix names it `prefix`, one with a list `prefix[j]`.
-    let path_at = |k: usize| {
-        let (i, j) = at(k);
-        if vips[i].prefix.more.is_empty() {
-            format!("vips[{i}].prefix")
-        } else {
-            format!("vips[{i}].prefix[{j}]")
-        }
     };
     let first_name = first_of(
         n,
@@ -67,19 +62,28 @@ pub(super) fn vips(vips: Vec<Vip>, errs: &mut Errors) -> Option<Vec<VipSpec>> {
             i * MAX_PREFIXES_PER_VIP + j
         },
     );
-    // (VIP, path, message) of each duplicate, told with its VIP below.
-    let mut dups: Vec<(usize, String, String)> = (first_prefix.iter().enumerate())
-        .filter_map(|(k, f)| {
-            let f = (*f)? as usize;
-            Some((
-                at(k).0,
-                path_at(k),
-                format!("duplicate prefix {} (also {})", prefix_at(k), path_at(f)),
-            ))
-        })
-        .collect();
-    dups.sort_by_key(|d| d.0);
-    let mut dups = dups.into_iter().peekable();
+    // Each duplicate (its key, the first key of its prefix, the prefix) in
+    // key order: the VIPs' first prefixes, then their others, each part in
+    // VIP order; told with its VIP below.
+    let mut dups = Vec::new();
+    for (k, f) in first_prefix.iter().enumerate() {
+        if let Some(f) = f {
+            dups.push((k, *f as usize, prefix_at(k)));
+        }
+    }
+    let split = dups.partition_point(|d| d.0 < n);
+    let mut firsts = dups[..split].iter().peekable();
+    let mut others = dups[split..].iter().peekable();
+    // A VIP with one prefix names it `prefix`, one with a list `prefix[j]`.
+    let listed: Vec<bool> = vips.iter().map(|v| !v.prefix.more.is_empty()).collect();
+    let path_at = |k: usize| {
+        let (i, j) = at(k);
+        if listed[i] {
+            format!("vips[{i}].prefix[{j}]")
+        } else {
+            format!("vips[{i}].prefix")
+        }
+    };
     drop(prefix_ok);
     let mut specs = Some(Vec::with_capacity(n));
     for (i, v) in vips.into_iter().enumerate() {
@@ -91,8 +95,12 @@ pub(super) fn vips(vips: Vec<Vip>, errs: &mut Errors) -> Option<Vec<VipSpec>> {
                 format_args!("duplicate VIP name {} (also vips[{first}])", Quote(&v.name)),
             );
         }
-        while let Some((_, path, msg)) = dups.next_if(|d| d.0 == i) {
-            errs.push(path, msg);
+        let mine = |d: &&(usize, usize, Prefix)| at(d.0).0 == i;
+        while let Some((k, f, x)) = firsts.next_if(mine).or_else(|| others.next_if(mine)) {
+            errs.push_fmt(
+                path_at(*k),
+                format_args!("duplicate prefix {x} (also {})", path_at(*f)),
+            );
         }
         match (vip(v, &p, errs), &mut specs) {
             (Some(spec), Some(list)) => list.push(spec),

@@ -26,10 +26,7 @@ fn retire(s: VipSlot, reason: &str, out: &mut Vec<Output>) {
             to: VipState::Withdrawn,
             reason: reason.to_string(),
         });
-        out.extend(s.prefixes().map(|prefix| Output::Route {
-            prefix,
-            intent: None,
-        }));
+        s.routes_with(None, out);
     }
 }
 

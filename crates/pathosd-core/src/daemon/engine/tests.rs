@@ -1273,6 +1273,19 @@ fn a_vip_with_several_prefixes_moves_them_in_one_step() {
         (view.prefix.as_str(), view.more_prefixes.as_slice()),
         ("10.0.0.7/32", &["2001:db8::7/128".to_string()][..])
     );
+    // A search finds the VIP by any of its prefixes, from the engine and
+    // from its view.
+    for (t, n) in [("2001:db8::7", 1), ("10.0.0.7", 1), ("fd00::", 0)] {
+        let mut q = crate::api::status::StatusQuery::default();
+        q.set("search", &json!(t)).unwrap();
+        let scope = crate::api::model::Scope::Page(q.clone());
+        assert_eq!(
+            crate::daemon::views::select_vips(&e, &scope).0.len(),
+            n,
+            "{t}"
+        );
+        assert_eq!(q.matches(&crate::api::model::key_of(&view)), n == 1, "{t}");
+    }
     // A third prefix: the VIP restarts, its two routes withdrawn first.
     let mut three = v.clone();
     three.more_prefixes = vec![
