@@ -301,7 +301,7 @@ const MAX_SEARCH: usize = 128;
 pub struct StatusQuery {
     pub offset: usize,
     pub limit: usize,
-    /// Lower case; matches a VIP whose name or prefix contains it. ASCII
+    /// Lower case; matches a VIP whose name or one of whose prefixes contains it. ASCII
     /// case only: VIP names and prefixes are ASCII, and `to_lowercase`
     /// would bring Unicode's case tables into the binary.
     pub search: Option<String>,
