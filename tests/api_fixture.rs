@@ -229,6 +229,7 @@ fn vips() -> Vec<VipView> {
         VipView {
             name: "web".into(),
             prefix: "10.10.1.1/32".into(),
+            more_prefixes: Vec::new(),
             state: "announced",
             healthy: true,
             drain_file: false,
@@ -254,6 +255,7 @@ fn vips() -> Vec<VipView> {
         VipView {
             name: "db".into(),
             prefix: "10.10.2.1/32".into(),
+            more_prefixes: Vec::new(),
             state: "withdrawn",
             healthy: false,
             drain_file: false,
@@ -275,6 +277,7 @@ fn vips() -> Vec<VipView> {
         VipView {
             name: "<b>evil</b>&\"x'".into(),
             prefix: "2001:db8::1/128".into(),
+            more_prefixes: Vec::new(),
             state: "pessimized",
             healthy: true,
             drain_file: true,
@@ -887,6 +890,11 @@ pub fn large_snapshot(n: usize) -> Snapshot {
                 } else {
                     format!("10.{}.{}.{}/32", i / 65536, (i / 256) % 256, i % 256)
                 },
+                // Some VIPs have an IPv6 prefix beside their first.
+                more_prefixes: (i % 29 == 0)
+                    .then(|| format!("2001:db8:1::{i:x}/128"))
+                    .into_iter()
+                    .collect(),
                 state,
                 healthy: i % 4 != 1,
                 drain_file: i % 6 == 2,

@@ -654,3 +654,42 @@ config vip 'web'
         "{errs:?}"
     );
 }
+
+/// A vip section's prefixes: `option prefix` is the one prefix, `list
+/// prefix` several (the JSON list); an error in an item names its line.
+#[test]
+fn list_prefix_is_the_vips_prefix_list() {
+    let head = "\
+config pathosd 'main'
+	option asn '65001'
+	option router_id '10.0.0.1'
+	option local_address_ipv6 'fd00::ff'
+config neighbor 'bird'
+	option address '127.0.0.1'
+	option peer_asn '65000'
+config vip 'web'
+	option always '1'
+";
+    let uci = format!("{head}\tlist prefix '10.0.0.1/32'\n\tlist prefix 'fd00::1/128'\n");
+    let json = r#"{"schema": "v1",
+        "router": {"asn": 65001, "router_id": "10.0.0.1", "local_address_ipv6": "fd00::ff"},
+        "bgp": {"neighbors": [{"name": "bird", "address": "127.0.0.1", "peer_asn": 65000}]},
+        "vips": [{"name": "web", "always": true, "prefix": ["10.0.0.1/32", "fd00::1/128"]}]}"#;
+    let from_uci = load_str(&uci, None, &no_env).unwrap_or_else(|e| panic!("{e:?}"));
+    let from_json = load_str(json, None, &no_env).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(from_uci, from_json);
+    assert_eq!(from_uci.vips[0].prefix.more.len(), 1);
+    let errs: Vec<String> = load_str(
+        &format!("{head}\tlist prefix '10.0.0.1/32'\n\tlist prefix 'fd00::1/129'\n"),
+        Some(Format::Uci),
+        &no_env,
+    )
+    .unwrap_err()
+    .iter()
+    .map(|e| e.to_string())
+    .collect();
+    assert_eq!(
+        errs,
+        ["vip 'web' list prefix (line 11): \"fd00::1/129\" is not a valid prefix (prefix length 129 exceeds 128)"]
+    );
+}

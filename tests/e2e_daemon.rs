@@ -1053,6 +1053,100 @@ fn ipv6_vips_over_the_ipv4_session() {
     assert_eq!(s.bird.route_count("master6"), Some(2));
 }
 
+/// Which of `prefixes` BIRD has, in one `show route` of both tables (one
+/// CLI command: BIRD answers it between two BGP reads, never inside one).
+fn bird_has(s: &Setup, prefixes: &[&str]) -> Vec<bool> {
+    let out = s
+        .bird
+        .birdc(&["show", "route", "table", "master4", "table", "master6"])
+        .unwrap_or_default();
+    let lines: Vec<&str> = out.lines().collect();
+    prefixes
+        .iter()
+        .map(|p| lines.iter().any(|l| l.starts_with(p)))
+        .collect()
+}
+
+/// The time BIRD took route `prefix` in (`timeformat route iso long ms`:
+/// "2026-12-04 20:55:00.123"), as milliseconds of the day.
+fn bird_route_ms(s: &Setup, prefix: &str) -> u64 {
+    let block = s.bird.route(prefix).unwrap_or_default();
+    let line = block.lines().find(|l| l.starts_with(prefix)).unwrap_or("");
+    let time = line
+        .split_once("[pathosd ")
+        .and_then(|(_, r)| r.split_once(']'))
+        .and_then(|(t, _)| t.split_whitespace().nth(1))
+        .unwrap_or_else(|| panic!("no time in {line:?}"));
+    let (hms, ms) = time.split_once('.').expect("milliseconds");
+    let p: Vec<u64> = hms.split(':').map(|x| x.parse().unwrap()).collect();
+    ((p[0] * 60 + p[1]) * 60 + p[2]) * 1000 + ms.parse::<u64>().unwrap()
+}
+
+/// Polls BIRD until it has all of `prefixes` (`want`) or none of them,
+/// asserting that no answer on the way had some and not others.
+fn wait_together(s: &Setup, prefixes: &[&str], want: bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let has = bird_has(s, prefixes);
+        assert!(
+            has.iter().all(|h| *h == has[0]),
+            "BIRD had {has:?} of {prefixes:?}: the prefixes of one VIP moved apart\n{}",
+            s.d.log()
+        );
+        if has[0] == want {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "BIRD never had {prefixes:?} {}\n{}",
+            if want { "announced" } else { "withdrawn" },
+            s.d.log()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A VIP with an IPv4 and an IPv6 prefix and one check: BIRD has both or
+/// neither at every moment, they come in the same millisecond or so (one
+/// step of pathosd, far less than the check's 300 ms interval), they go
+/// together, and they come back together.
+#[test]
+fn a_vips_ipv4_and_ipv6_prefixes_come_and_go_together() {
+    let n = 26;
+    let dir = TempDir::new("e2e-dual");
+    let up = dir.path("up");
+    let p4 = prefix(n, 1);
+    let p6 = "2001:db8:26::1/128";
+    let both = [p4.as_str(), p6];
+    let vips = json!([{
+        "name": "dual", "prefix": both, "check": flag_check(&up, 300, 1, 1),
+        "policy": policy("withdraw")
+    }]);
+    let s = Setup::start(n, vips, |c| {
+        c["router"]["local_address_ipv6"] = json!("2001:db8:26::ff")
+    });
+    s.wait_established();
+    for round in 0..2 {
+        std::fs::write(&up, "").unwrap();
+        wait_together(&s, &both, true);
+        let b4 = s.wait_route(&p4, "announced", is_announced);
+        let b6 = s.wait_route(p6, "announced", is_announced);
+        assert_eq!(attr(&b6, "next_hop").as_deref(), Some("2001:db8:26::ff"));
+        let (t4, t6) = (bird_route_ms(&s, &p4), bird_route_ms(&s, p6));
+        assert!(
+            t4.abs_diff(t6) < 100,
+            "round {round}: {p4} at {t4} ms, {p6} at {t6} ms\n{b4}\n{b6}"
+        );
+        let v = s.d.vip("dual");
+        assert_eq!(v["prefix"], json!(p4), "{v}");
+        assert_eq!(v["prefixes"], json!(both), "{v}");
+        assert_eq!(v["transitions"]["announced"], round + 1, "{v}");
+        std::fs::remove_file(&up).unwrap();
+        wait_together(&s, &both, false);
+        assert_eq!(s.d.vip("dual")["state_name"], "withdrawn");
+    }
+}
+
 /// The "Since" column BIRD shows for the session (milliseconds).
 fn bird_since(s: &Setup) -> String {
     let out = s

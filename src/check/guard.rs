@@ -10,7 +10,9 @@ use std::net::IpAddr;
 /// What the guard requires of the local addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LocalAddressGuard {
-    pub prefix: Prefix,
+    /// Every prefix of the VIP: each must have its address here, since
+    /// each is announced and draws its traffic here.
+    pub prefixes: Vec<Prefix>,
     /// Only this interface counts; any interface when None.
     pub interface: Option<String>,
 }
@@ -20,47 +22,52 @@ impl LocalAddressGuard {
     pub(crate) fn from_vip(vip: &crate::config::VipSpec) -> Option<LocalAddressGuard> {
         let wanted = vip.local_address.as_ref()?;
         Some(LocalAddressGuard {
-            prefix: vip.prefix,
+            prefixes: [&[vip.prefix][..], &vip.more_prefixes].concat(),
             interface: wanted.interface.clone(),
         })
     }
 
-    /// Pure decision over a list of addresses: Ok when an address of the
-    /// VIP (its host address, or one inside a shorter prefix) is on the
-    /// required interface; Err with the detail to report otherwise.
+    /// Pure decision over a list of addresses: Ok when, for each prefix of
+    /// the VIP, an address of it (its host address, or one inside a
+    /// shorter prefix) is on the required interface; Err with the detail
+    /// of the first one without, otherwise.
     pub(crate) fn evaluate(&self, addrs: &[IfAddr]) -> Result<(), String> {
-        let wanted = |a: &IpAddr| {
-            if self.prefix.is_host() {
-                *a == self.prefix.addr()
-            } else {
-                self.prefix.contains(*a)
-            }
-        };
-        let found = addrs.iter().any(|a| {
-            wanted(&a.addr)
-                && self
-                    .interface
-                    .as_deref()
-                    .is_none_or(|want| a.interface == want)
-        });
-        if found {
-            return Ok(());
-        }
-        let place = match &self.interface {
+        let place = || match &self.interface {
             Some(i) => format!("interface {i}"),
             None => "a local interface".to_string(),
         };
-        Err(if self.prefix.is_host() {
-            format!(
-                "VIP address {} is not configured on {place}",
-                self.prefix.addr()
-            )
-        } else {
-            format!(
-                "no address inside VIP prefix {} is configured on {place}",
-                self.prefix
-            )
-        })
+        for prefix in &self.prefixes {
+            let wanted = |a: &IpAddr| {
+                if prefix.is_host() {
+                    *a == prefix.addr()
+                } else {
+                    prefix.contains(*a)
+                }
+            };
+            let found = addrs.iter().any(|a| {
+                wanted(&a.addr)
+                    && self
+                        .interface
+                        .as_deref()
+                        .is_none_or(|want| a.interface == want)
+            });
+            if found {
+                continue;
+            }
+            return Err(if prefix.is_host() {
+                format!(
+                    "VIP address {} is not configured on {}",
+                    prefix.addr(),
+                    place()
+                )
+            } else {
+                format!(
+                    "no address inside VIP prefix {prefix} is configured on {}",
+                    place()
+                )
+            });
+        }
+        Ok(())
     }
 
     /// Reads the interfaces and decides; a failure to read them fails closed.
@@ -85,7 +92,7 @@ mod tests {
 
     fn guard(p: &str, i: Option<&str>) -> LocalAddressGuard {
         LocalAddressGuard {
-            prefix: p.parse().unwrap(),
+            prefixes: p.split(',').map(|x| x.parse().unwrap()).collect(),
             interface: i.map(str::to_string),
         }
     }
@@ -119,6 +126,19 @@ mod tests {
                 "no address inside VIP prefix 192.168.2.0/24 is configured on a local interface"
                     .into()
             )
+        );
+    }
+
+    #[test]
+    fn every_prefix_of_the_vip_must_be_local() {
+        let addrs = [ifa("lo", "10.10.1.1"), ifa("lo", "fd00::1")];
+        assert_eq!(
+            guard("10.10.1.1/32,fd00::1/128", None).evaluate(&addrs),
+            Ok(())
+        );
+        assert_eq!(
+            guard("10.10.1.1/32,fd00::2/128", None).evaluate(&addrs),
+            Err("VIP address fd00::2 is not configured on a local interface".into())
         );
     }
 

@@ -50,7 +50,8 @@ impl FlowReader {
         self.pending.is_none().then_some(self.next)
     }
 
-    /// Starts a read for `vips` (name, prefix), if one is due.
+    /// Starts a read for `vips` (name, prefix), if one is due; a VIP with
+    /// several prefixes has an entry for each, one after the other.
     pub(super) fn start(&mut self, vips: Vec<(String, Prefix)>, now: Instant) {
         if self.pending.is_some() || now < self.next || vips.is_empty() {
             return;
@@ -82,7 +83,15 @@ impl FlowReader {
                     log::info!("flows: {TABLE} read again");
                 }
                 self.failing = false;
-                Some(names.into_iter().zip(counts).collect())
+                // A VIP's entries are next to each other: their sum is its count.
+                let mut out: Vec<(String, u32)> = Vec::new();
+                for (name, c) in names.into_iter().zip(counts) {
+                    match out.last_mut() {
+                        Some((last, sum)) if *last == name => *sum = sum.saturating_add(c),
+                        _ => out.push((name, c)),
+                    }
+                }
+                Some(out)
             }
             Err(e) => {
                 if !self.failing {

@@ -185,7 +185,7 @@ function uciRows() {
 	let m;
 	while ((m = re.exec(src))) {
 		const rows = {};
-		const rowRe = /\(\s*"([a-z0-9_]+)",\s*"([^"]*)",\s*(Scalar|List|Pairs),?\s*\)/g;
+		const rowRe = /\(\s*"([a-z0-9_]+)",\s*"([^"]*)",\s*(Scalar|List|Pairs|OneOrList),?\s*\)/g;
 		let r;
 		while ((r = rowRe.exec(m[2]))) {
 			rows[r[1]] = r[3];
@@ -628,6 +628,11 @@ function viewTests(label, src) {
 		const r2 = await renderStatus({ 'pathosd.status': st });
 		assert.deepStrictEqual(cellTexts(tableByClass(r2.root, 'pathosd-vips').rows).map((r) => r[7]),
 			[ 'file, 0 flows left', 'API, 3 flows left' ]);
+		// A VIP with several prefixes shows them all.
+		st.vips[0].prefixes = [ '192.168.1.53/32', 'fd00::53/128' ];
+		const r3 = await renderStatus({ 'pathosd.status': st });
+		assert.deepStrictEqual(cellTexts(tableByClass(r3.root, 'pathosd-vips').rows).map((r) => r[1]),
+			[ '192.168.1.53/32, fd00::53/128', '192.168.1.80/32' ]);
 	});
 
 	// luci-theme-bootstrap (current, cascade.css): `.label.success` is its
@@ -1119,7 +1124,7 @@ function viewTests(label, src) {
 			.forEach((t) => assert.ok(rows[t] && Object.keys(rows[t]).length > 0, 'table ' + t + ' in uci_map/layout.rs'));
 		const { m } = await renderConfig(BASE_UCI);
 		const problems = [];
-		const kindOk = (o, kind) => (o.constructor.name === 'DynamicList') === (kind === 'List' || kind === 'Pairs');
+		const kindOk = (o, kind) => (o.constructor.name === 'DynamicList') === (kind === 'List' || kind === 'Pairs' || kind === 'OneOrList');
 		function against(sectionType, table, extra) {
 			const seenUci = {};
 			sectionOf(m, sectionType).children.forEach((o) => {
@@ -1404,7 +1409,7 @@ function viewTests(label, src) {
 		d.set('prefix', '192.0.2.82/32');
 		assert.ok(await d.save());
 		assert.deepStrictEqual(staged(env).filter((c) => c[1] === 'web'),
-			[ [ 'set', 'web', 'checks_policy', 'any' ], [ 'set', 'web', 'prefix', '192.0.2.82/32' ] ]);
+			[ [ 'set', 'web', 'checks_policy', 'any' ], [ 'set', 'web', 'prefix', [ '192.0.2.82/32' ] ] ]);
 	});
 
 	// form.js's handleModalSave reloads and redraws the page's form: what was
@@ -1899,11 +1904,31 @@ function viewTests(label, src) {
 		assert.strictEqual(await d.save(), false, 'not saved unticked');
 		d.set('allow_default_route', true);
 		assert.ok(await d.save());
-		assert.deepStrictEqual(staged(env), [ [ 'set', 'web', 'allow_default_route', '1' ], [ 'set', 'web', 'prefix', '::/0' ] ]);
+		assert.deepStrictEqual(staged(env), [ [ 'set', 'web', 'allow_default_route', '1' ], [ 'set', 'web', 'prefix', [ '::/0' ] ] ]);
 		// A /0 with host bits is still refused for its host bits.
 		const d2 = await dialog(env, vips, 'web');
 		d2.set('prefix', '10.0.0.0/0');
 		assert.ok(/host bits/.test(d2.error('prefix')), d2.error('prefix'));
+	});
+
+	// A VIP's prefixes are one list (`list prefix`): an IPv4 and an IPv6
+	// prefix saved together; an item is validated as the one prefix was; a
+	// file's `option prefix` is a list of one.
+	test(label + 'config.js: a VIP takes several prefixes, IPv4 and IPv6, as one list', async () => {
+		const { env, m } = await renderConfig(BASE_UCI);
+		const vips = sectionOf(m, 'vip');
+		const o = opt(vips, 'prefix');
+		assert.strictEqual(o.constructor.name, 'DynamicList');
+		const d = await dialog(env, vips, 'web');
+		assert.deepStrictEqual(d.w('prefix').getValue(), [ '192.0.2.80/32' ], 'option prefix is one item');
+		assert.strictEqual(d.add('prefix', '2001:db8::80/128'), null);
+		assert.ok(/host bits/.test(d.add('prefix', '2001:db8::80/64')), 'an item with host bits is refused');
+		assert.ok(await d.save());
+		assert.deepStrictEqual(staged(env), [ [ 'set', 'web', 'prefix', [ '192.0.2.80/32', '2001:db8::80/128' ] ] ]);
+		// An invalid item (one the file has) keeps the dialog from saving.
+		const d2 = await dialog(env, vips, 'web');
+		d2.set('prefix', [ '192.0.2.80/32', 'nope' ]);
+		assert.strictEqual(await d2.save(), false, 'refused: nope');
 	});
 
 	test(label + 'config.js: duration, community and placeholder validation', async () => {

@@ -63,7 +63,9 @@ impl BirdPeer {
     /// (it is no directly connected neighbor); `strict bind` binds the
     /// listener to `local` only so parallel BIRDs can share port 1179;
     /// `error wait time 1,2` (by default) and `connect retry time 1` make
-    /// reconnects quick; 127/8 next hops are "unreachable" but the routes are imported.
+    /// reconnects quick; 127/8 next hops are "unreachable" but the routes are imported;
+    /// a route's time is shown to the millisecond (`timeformat route`), for
+    /// the tests that compare when routes came.
     pub fn conf(&self) -> String {
         let mut extra = String::new();
         if let Some(p) = &self.password {
@@ -92,6 +94,7 @@ impl BirdPeer {
         }
         format!(
             "log stderr all;\n\
+             timeformat route iso long ms;\n\
              router id {rid};\n\
              protocol device {{ }}\n\
              protocol bgp pathosd {{\n\

@@ -346,7 +346,7 @@ pub fn config(a: Addrs) -> Config {
     // Validation asks for a VIP; the speaker's routes are the tests' own.
     cfg.vips = vec![pathosd::config::Vip {
         name: "unused".into(),
-        prefix: prefix("10.255.255.1/32"),
+        prefix: prefix("10.255.255.1/32").into(),
         always: true,
         ..pathosd::config::Vip::default()
     }];

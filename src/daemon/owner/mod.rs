@@ -362,10 +362,13 @@ impl Owner {
         // The names and prefixes are copied only when a read starts, not on
         // every turn of the loop.
         if self.flows.due().is_some_and(|d| d <= now) {
-            let vips = engine
-                .flow_waits()
-                .map(|s| (s.name.to_string(), s.prefix))
-                .collect();
+            // One entry per prefix: a VIP's flows are those to any of them.
+            let mut vips = Vec::new();
+            for s in engine.flow_waits() {
+                for p in std::iter::once(&s.prefix).chain(s.more_prefixes()) {
+                    vips.push((s.name.to_string(), *p));
+                }
+            }
             self.flows.start(vips, now);
         }
         self.flows.due()

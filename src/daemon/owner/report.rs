@@ -69,21 +69,26 @@ pub(super) fn report(
         }
     }
     if crate::daemon::otel::tracing() {
-        route_spans(outputs);
+        route_spans(state, outputs);
     }
 }
 
 /// A `bgp.announce`, `bgp.withdraw` or `bgp.pessimize` span per route
 /// change of one engine step: a pessimize is an announce whose VIP moved
-/// to pessimized in the same step (its prepend says how much).
-fn route_spans(outputs: &[Output]) {
+/// to pessimized in the same step (its prepend says how much); the VIP's
+/// other prefixes are looked up in its slot.
+fn route_spans(state: &State<TriggerReply>, outputs: &[Output]) {
     for o in outputs {
         let Output::Route { prefix, intent } = o else {
             continue;
         };
-        let pessimized = outputs.iter().any(|t| {
-            matches!(t, Output::VipTransition { prefix: p, to, .. }
-                if p == prefix && *to == pathosd_core::vip::VipState::Pessimized)
+        let pessimized = outputs.iter().any(|t| match t {
+            Output::VipTransition {
+                vip, prefix: p, to, ..
+            } if *to == pathosd_core::vip::VipState::Pessimized => {
+                p == prefix || (state.engine().vip(vip)).is_some_and(|s| s.has_prefix(prefix))
+            }
+            _ => false,
         });
         let name = match intent {
             None => "bgp.withdraw",

@@ -157,9 +157,14 @@ pub(crate) static PER_VIP: [PerVip; 20] = [
         Want::Vip,
         "pathosd_vip_state",
         Kind::Gauge,
-        "VIP state: 0 withdrawn, 1 announced, 2 pessimized.",
+        "VIP state: 0 withdrawn, 1 announced, 2 pessimized; a series per prefix of the VIP.",
         |v, f| {
-            f.sample(&vip_labels(v), f64::from(state_code(v.state)));
+            let state = f64::from(state_code(v.state));
+            f.sample(&vip_labels(v), state);
+            // The other prefixes of a VIP with several: they share its state.
+            for p in &v.more_prefixes {
+                f.sample(&[("vip", &v.name), ("nlri", p)], state);
+            }
         },
     ),
     family(

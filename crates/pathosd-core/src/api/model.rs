@@ -99,7 +99,10 @@ pub struct CheckView {
 #[derive(Debug, Clone, PartialEq)]
 pub struct VipView {
     pub name: String,
+    /// The first prefix.
     pub prefix: String,
+    /// The others, when the VIP has several (empty for one).
+    pub more_prefixes: Vec<String>,
     /// withdrawn, announced or pessimized.
     pub state: &'static str,
     pub healthy: bool,
@@ -294,18 +297,34 @@ pub struct VipKey<'a> {
     pub drained: bool,
 }
 
-/// A VIP's prefix as the owner has it (a value) or a view has it (text).
+/// A VIP's prefixes as the owner has them (values) or a view has them
+/// (text): the first, and the others of a VIP with several.
 pub enum PrefixOf<'a> {
-    Value(crate::bgp::types::Prefix),
-    Text(&'a str),
+    Value(crate::bgp::types::Prefix, &'a [crate::bgp::types::Prefix]),
+    Text(&'a str, &'a [String]),
 }
 
 impl PrefixOf<'_> {
+    /// Every prefix, separated by spaces (what a search looks in).
     pub(crate) fn text(&self) -> std::borrow::Cow<'_, str> {
+        use std::fmt::Write;
+        let mut out = String::new();
         match self {
-            PrefixOf::Value(p) => p.to_string().into(),
-            PrefixOf::Text(t) => (*t).into(),
+            PrefixOf::Value(p, more) => {
+                for p in std::iter::once(p).chain(*more) {
+                    let _ = write!(out, "{p} ");
+                }
+            }
+            PrefixOf::Text(t, []) => return (*t).into(),
+            PrefixOf::Text(t, more) => {
+                for p in std::iter::once(*t).chain(more.iter().map(String::as_str)) {
+                    out.push_str(p);
+                    out.push(' ');
+                }
+            }
         }
+        out.pop();
+        out.into()
     }
 }
 
@@ -313,7 +332,7 @@ impl PrefixOf<'_> {
 pub(crate) fn key_of(v: &VipView) -> VipKey<'_> {
     VipKey {
         name: &v.name,
-        prefix: PrefixOf::Text(&v.prefix),
+        prefix: PrefixOf::Text(&v.prefix, &v.more_prefixes),
         state: v.state,
         healthy: v.healthy,
         drained: v.drain_file || v.drain_api,
@@ -431,7 +450,7 @@ mod tests {
             scope,
             v.iter().map(|(name, state, healthy)| VipKey {
                 name,
-                prefix: PrefixOf::Text("10.0.0.1/32"),
+                prefix: PrefixOf::Text("10.0.0.1/32", &[]),
                 state,
                 healthy: *healthy,
                 drained: *state == "pessimized",

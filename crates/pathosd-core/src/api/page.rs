@@ -52,7 +52,7 @@ const SCRIPT: &str = r#"
 const e=s=>String(s==null?'':s).replace(/[&<>"']/g,c=>'&#'+c.charCodeAt(0)+';');
 const bd=(c,t)=>'<span class="b '+e(c)+'">'+e(t)+'</span>';
 function chk(c){return '<div>'+e(c.name)+' <small>'+e(c.type)+'</small> '+bd(c.health_name,c.health_name)+' '+e(c.consecutive_ok)+'/'+e(c.consecutive_fail)+' <small>'+e(c.last_check_detail)+'</small></div>'}
-function vip(v){return '<tr><td>'+e(v.name)+'</td><td>'+e(v.prefix)+'</td><td>'+bd(v.state_name,v.state_name)+'</td><td>'+bd(v.health_name,v.health_name)+'</td><td>'+e(v.as_path_prepend)+'</td><td>'+(v.drain?'yes':'no')+'</td><td>'+v.checks.map(chk).join('')+'</td><td>'+e(v.last_transition_time)+' <small>'+e(v.last_transition_reason)+'</small></td><td><form method="post" action="/api/v1/vips/'+encodeURIComponent(v.name)+'/check"><button>Trigger check</button></form></td></tr>'}
+function vip(v){return '<tr><td>'+e(v.name)+'</td><td>'+(v.prefixes||[v.prefix]).map(e).join('<br>')+'</td><td>'+bd(v.state_name,v.state_name)+'</td><td>'+bd(v.health_name,v.health_name)+'</td><td>'+e(v.as_path_prepend)+'</td><td>'+(v.drain?'yes':'no')+'</td><td>'+v.checks.map(chk).join('')+'</td><td>'+e(v.last_transition_time)+' <small>'+e(v.last_transition_reason)+'</small></td><td><form method="post" action="/api/v1/vips/'+encodeURIComponent(v.name)+'/check"><button>Trigger check</button></form></td></tr>'}
 function peer(p){return '<tr><td>'+e(p.name)+'</td><td>'+e(p.address)+'</td><td>'+e(p.peer_asn)+'</td><td>'+bd(p.session_state=='established'?'established':'down',p.session_state)+'</td><td>'+e(p.uptime_seconds)+'</td><td>'+e(p.advertised)+'</td><td><small>'+e(p.last_error||p.notification_received||p.notification_sent)+'</small></td></tr>'}
 function post(u){const h={'X-Requested-With':'pathosd'};const t=sessionStorage.getItem('pathosd-token');if(t)h.Authorization='Bearer '+t;return fetch(u,{method:'POST',headers:h})}
 function bind(){document.querySelectorAll('form').forEach(f=>f.onsubmit=async ev=>{ev.preventDefault();let r=await post(f.action);if(r.status==401){const t=prompt('API token (api.token)');if(t){sessionStorage.setItem('pathosd-token',t);r=await post(f.action)}}document.getElementById('msg').textContent=await r.text();load()})}
@@ -82,12 +82,11 @@ fn check_row(o: &mut String, c: &CheckView) {
 }
 
 pub(crate) fn vip_row(o: &mut String, v: &VipView) {
-    let _ = write!(
-        o,
-        "<tr><td>{}</td><td>{}</td><td>",
-        esc(&v.name),
-        esc(&v.prefix)
-    );
+    let _ = write!(o, "<tr><td>{}</td><td>{}", esc(&v.name), esc(&v.prefix));
+    for p in &v.more_prefixes {
+        let _ = write!(o, "<br>{}", esc(p));
+    }
+    o.push_str("</td><td>");
     badge(o, v.state, v.state);
     o.push_str("</td><td>");
     let h = if v.healthy { "healthy" } else { "unhealthy" };

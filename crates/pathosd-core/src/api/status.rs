@@ -188,6 +188,16 @@ pub(crate) fn check_json(c: &CheckView) -> Value {
         .done()
 }
 
+/// Every prefix of the VIP, the first first.
+fn prefixes(v: &VipView) -> Value {
+    let mut all = Vec::with_capacity(1 + v.more_prefixes.len());
+    all.push(Value::from(v.prefix.as_str()));
+    for p in &v.more_prefixes {
+        all.push(Value::from(p.as_str()));
+    }
+    Value::Array(all)
+}
+
 pub fn vip_json(v: &VipView) -> Value {
     let (h, hn) = health(v.healthy);
     // The Go pathosd had one check per VIP; its VIP-level check fields now
@@ -198,6 +208,7 @@ pub fn vip_json(v: &VipView) -> Value {
     Obj::default()
         .put("name", v.name.clone().into())
         .put("prefix", v.prefix.clone().into())
+        .put("prefixes", prefixes(v))
         .put("state", state_code(v.state).into())
         .put("state_name", v.state.into())
         .put("health", h.into())
@@ -291,7 +302,7 @@ const MAX_SEARCH: usize = 128;
 pub struct StatusQuery {
     pub offset: usize,
     pub limit: usize,
-    /// Lower case; matches a VIP whose name or prefix contains it. ASCII
+    /// Lower case; matches a VIP whose name or one of whose prefixes contains it. ASCII
     /// case only: VIP names and prefixes are ASCII, and `to_lowercase`
     /// would bring Unicode's case tables into the binary.
     pub search: Option<String>,

@@ -637,6 +637,7 @@ mod tests {
         VipView {
             name: format!("v{i}"),
             prefix: format!("10.0.{}.{}/32", i / 256, i % 256),
+            more_prefixes: Vec::new(),
             state: ["announced", "withdrawn", "pessimized"][i % 3],
             healthy: i % 2 == 0,
             drain_file: false,

@@ -159,7 +159,10 @@ mod tests {
         c.schema = "v1".into();
         c.vips = vec![crate::config::Vip {
             name: "v".into(),
-            prefix: "10.0.0.1/32".parse().unwrap(),
+            prefix: "10.0.0.1/32"
+                .parse::<crate::bgp::types::Prefix>()
+                .unwrap()
+                .into(),
             always: true,
             ..crate::config::Vip::default()
         }];

@@ -4,6 +4,7 @@
 //! same declarations also produce the v1 JSON (for `pathosd convert`) and the
 //! JSON Schema, so the schema can never drift from the types.
 
+use crate::bgp::types::Prefix;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -205,6 +206,73 @@ impl Field for crate::bgp::types::Prefix {
     #[cfg(any(test, feature = "json-schema"))]
     fn schema() -> Value {
         json!({"type": "string", "pattern": "^[0-9A-Fa-f:.]+/[0-9]{1,3}$"})
+    }
+}
+
+/// The most prefixes one VIP takes: they share one check set, and each
+/// is a route every peer carries.
+pub const MAX_PREFIXES_PER_VIP: usize = 16;
+
+/// A VIP's `prefix`: one prefix (a string) or several (a list of them, an
+/// IPv4 and an IPv6 one for instance), announced and withdrawn together.
+/// Required, as the one prefix is.
+impl Field for super::schema::Prefixes {
+    const REQUIRED: bool = true;
+    fn decode(v: &Value, path: &str, errs: &mut Errors) -> Option<Self> {
+        // One prefix is a list of one at the field's own path: one call of
+        // Prefix::decode in the binary, inlined, for both forms.
+        let (items, one) = match v {
+            Value::Array(items) => (&items[..], false),
+            _ => (std::slice::from_ref(v), true),
+        };
+        if items.is_empty() {
+            errs.push(path, "an empty list: give at least one prefix");
+            return None;
+        }
+        if items.len() > MAX_PREFIXES_PER_VIP {
+            errs.push_fmt(
+                path,
+                format_args!(
+                    "{} prefixes, more than the limit of {MAX_PREFIXES_PER_VIP}",
+                    items.len()
+                ),
+            );
+            return None;
+        }
+        let mut out = Vec::with_capacity(items.len());
+        let mut ok = true;
+        for (i, item) in items.iter().enumerate() {
+            let p = if one {
+                path.to_string()
+            } else {
+                format!("{path}[{i}]")
+            };
+            match Prefix::decode(item, &p, errs) {
+                Some(x) => out.push(x),
+                None => ok = false,
+            }
+        }
+        let mut out = out.into_iter();
+        match (ok, out.next()) {
+            (true, Some(first)) => Some(Self {
+                first,
+                more: out.collect(),
+            }),
+            _ => None,
+        }
+    }
+    fn encode(&self) -> Value {
+        if self.more.is_empty() {
+            return self.first.encode();
+        }
+        Value::Array(self.iter().map(|p| p.encode()).collect())
+    }
+    #[cfg(any(test, feature = "json-schema"))]
+    fn schema() -> Value {
+        json!({"anyOf": [
+            Prefix::schema(),
+            {"type": "array", "items": Prefix::schema(), "minItems": 1, "maxItems": MAX_PREFIXES_PER_VIP},
+        ]})
     }
 }
 

@@ -108,7 +108,11 @@ pub struct ApiRun {
 pub struct VipSpec {
     /// Unique name; shared, not a copy per user.
     pub name: Arc<str>,
+    /// The first prefix: the VIP's in /status, logs and events.
     pub prefix: Prefix,
+    /// The others, when `prefix` was a list; they change with the first,
+    /// in the same step. Empty for the usual one prefix.
+    pub more_prefixes: Box<[Prefix]>,
     /// Announced while the daemon lives; then `checks` is empty.
     pub always: bool,
     /// The checks, in the file's order (from `check` or `checks`).
@@ -170,11 +174,19 @@ impl NeedKind {
 /// A VIP with no name, the address 0.0.0.0/32, no checks and every other
 /// field at its default, as a decoded `Vip`'s default (the engine's plain
 /// VIPs are this, `always`, with a name and a prefix).
+impl VipSpec {
+    /// Every prefix of the VIP, the first first.
+    pub fn prefixes(&self) -> impl Iterator<Item = Prefix> + '_ {
+        std::iter::once(self.prefix).chain(self.more_prefixes.iter().copied())
+    }
+}
+
 impl Default for VipSpec {
     fn default() -> VipSpec {
         VipSpec {
             name: Arc::from(""),
             prefix: Prefix::host(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
+            more_prefixes: Box::default(),
             always: false,
             checks: Vec::new(),
             checks_policy: PolicyText::default(),

@@ -274,13 +274,56 @@ config_enum! {
     }
 }
 
+/// A VIP's prefixes: the first, and the others when `prefix` is a list
+/// (empty for the usual one prefix, which costs no allocation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prefixes {
+    pub first: Prefix,
+    pub more: Box<[Prefix]>,
+}
+
+/// The placeholder a VIP without a prefix (an error) holds.
+impl Default for Prefixes {
+    fn default() -> Prefixes {
+        Prefixes {
+            first: Prefix::host(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
+            more: Box::default(),
+        }
+    }
+}
+
+/// The one-prefix form.
+impl From<Prefix> for Prefixes {
+    fn from(first: Prefix) -> Prefixes {
+        Prefixes {
+            first,
+            more: Box::default(),
+        }
+    }
+}
+
+/// One prefix, as `"10.0.0.1/32"` (the tests' shorthand).
+impl std::str::FromStr for Prefixes {
+    type Err = <Prefix as std::str::FromStr>::Err;
+    fn from_str(s: &str) -> Result<Prefixes, Self::Err> {
+        s.parse::<Prefix>().map(Prefixes::from)
+    }
+}
+
+impl Prefixes {
+    /// Every prefix, the first first.
+    pub fn iter(&self) -> impl Iterator<Item = Prefix> + '_ {
+        std::iter::once(self.first).chain(self.more.iter().copied())
+    }
+}
+
 config_struct! {
     /// One VIP prefix with its checks and policy.
     pub struct Vip {
         /// Unique name; used in the API path, metrics and ubus.
         name: std::sync::Arc<str> = std::sync::Arc::from(""),
-        /// The prefix announced, IPv4 or IPv6, any length (a default route, length 0, only with allow_default_route).
-        prefix: Prefix = Prefix::host(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
+        /// The prefix announced, IPv4 or IPv6, any length (a default route, length 0, only with allow_default_route); or a list of up to 16 (IPv4 and IPv6 together), announced, pessimized and withdrawn together on the one check set.
+        prefix: Prefixes = Prefixes::default(),
         /// Allow a prefix of length 0 (0.0.0.0/0, ::/0): a default route draws all of the peers' traffic to this router.
         allow_default_route: bool = false,
         /// Announce for as long as the daemon lives, with no checks.

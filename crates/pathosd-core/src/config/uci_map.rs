@@ -162,7 +162,7 @@ impl<'a> Mapper<'_, 'a> {
             Val::List(_) => "list",
         };
         match (kind, o.value) {
-            (Scalar, Val::One(v)) => {
+            (Scalar | OneOrList, Val::One(v)) => {
                 self.loc(path, h, Some(format!("option {}", o.name)), o.line, rows);
                 insert(obj, json_rel, Value::String(v.into_owned()));
             }
@@ -181,7 +181,7 @@ impl<'a> Mapper<'_, 'a> {
                     Value::Array(vec![Value::String(v.into_owned())]),
                 );
             }
-            (List, Val::List(items)) => {
+            (List | OneOrList, Val::List(items)) => {
                 if self.locs.is_some() {
                     self.loc(
                         path.clone(),
@@ -795,7 +795,7 @@ mod tests {
              config pathosd 'again'\n\
              config vpn 'x'\n\
              config vip 'web'\n\
-             \tlist prefix '192.0.2.1/32'\n\
+             \tlist drain_time '5s'\n\
              config check\n\
              \toption type 'tcp'\n\
              config check\n\
@@ -822,7 +822,7 @@ mod tests {
                 "@check[0] (line 7): option vip is required (the name of the vip section this check belongs to)",
                 "@check[1] option vip (line 10): no vip section named \"nope\"",
                 "@pathosd[0] option colour (line 2): unknown option for a pathosd section",
-                "vip 'web' list prefix (line 6): prefix takes one value: write option prefix, not list",
+                "vip 'web' list drain_time (line 6): drain_time takes one value: write option drain_time, not list",
                 "@check[2] option url (line 14): unknown option for a check section",
                 "@check[2] option header (line 15): unknown option for a check section",
             ]

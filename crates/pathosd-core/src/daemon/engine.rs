@@ -68,7 +68,9 @@ pub enum Input {
 /// What the engine asks the shell to do or to tell.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Output {
-    /// Announce with these attributes (Some) or withdraw (None), to every peer.
+    /// Announce with these attributes (Some) or withdraw (None), to every
+    /// peer. A VIP with several prefixes has one per prefix, in the same
+    /// step, right after its `VipTransition`.
     Route {
         prefix: Prefix,
         intent: Option<Arc<RouteIntent>>,
@@ -259,9 +261,11 @@ impl Engine {
 
     /// The announced VIPs' routes, in the engine's order.
     pub fn routes(&self) -> impl Iterator<Item = (Prefix, &Arc<RouteIntent>)> {
-        self.vips
-            .iter()
-            .filter_map(|s| Some((s.prefix, s.machine.intent()?)))
+        (self.vips.iter())
+            .filter_map(|s| Some((s, s.machine.intent()?)))
+            .flat_map(|(s, intent)| {
+                (std::iter::once(&s.prefix).chain(s.more_prefixes())).map(move |p| (*p, intent))
+            })
     }
 
     /// The VIPs whose drain waits for their active flows to fall below
@@ -725,10 +729,7 @@ impl Engine {
             to: t.to,
             reason: t.reason.clone(),
         });
-        out.push(Output::Route {
-            prefix: slot.prefix,
-            intent: slot.machine.intent().cloned(),
-        });
+        slot.routes_out(out);
     }
 
     /// A VIP's first evaluation is done once it is announced or every check

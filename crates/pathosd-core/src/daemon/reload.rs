@@ -435,7 +435,7 @@ pub(crate) fn vip_change(old: &VipSpec, new: &VipSpec) -> VipChange {
         return VipChange::Unchanged;
     }
     let (oc, nc) = (&old.checks, &new.checks);
-    let restart = if old.prefix != new.prefix {
+    let restart = if old.prefix != new.prefix || old.more_prefixes != new.more_prefixes {
         Some("prefix")
     } else if old.always != new.always {
         Some("always")

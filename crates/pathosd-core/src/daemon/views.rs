@@ -59,7 +59,7 @@ pub fn select_vips(engine: &Engine, scope: &Scope) -> (Vec<usize>, Option<PageIn
         scope,
         engine.vips().iter().map(|v| VipKey {
             name: &v.name,
-            prefix: PrefixOf::Value(v.prefix),
+            prefix: PrefixOf::Value(v.prefix, v.more_prefixes()),
             state: v.machine.state().as_str(),
             healthy: v.machine.healthy(),
             drained: v.machine.drain_file() || v.machine.drain_api(),
@@ -75,6 +75,7 @@ pub fn vip_view(v: &VipSlot, want: Want, to_sys: &dyn Fn(Instant) -> SystemTime)
     VipView {
         name: v.name.to_string(),
         prefix: v.prefix.to_string(),
+        more_prefixes: v.more_prefixes().iter().map(|p| p.to_string()).collect(),
         state: v.machine.state().as_str(),
         healthy: v.machine.healthy(),
         drain_file: v.machine.drain_file(),

@@ -11,6 +11,9 @@ pub(super) enum Kind {
     Scalar,
     /// A JSON array; written with `list` (an `option` gives one element).
     List,
+    /// One string from `option`, a JSON array from `list` (a VIP's
+    /// prefixes).
+    OneOrList,
     /// A JSON object from `list NAME 'Key: value'` entries.
     Pairs,
 }
@@ -119,7 +122,7 @@ pub(super) const NEIGHBOR: &[Row] = &[
 
 pub(super) const VIP: &[Row] = &[
     ("name", "name", Scalar),
-    ("prefix", "prefix", Scalar),
+    ("prefix", "prefix", OneOrList),
     ("allow_default_route", "allow_default_route", Scalar),
     ("always", "always", Scalar),
     ("checks_policy", "checks_policy", Scalar),

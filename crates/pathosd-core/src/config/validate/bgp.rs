@@ -52,18 +52,33 @@ pub(super) fn router(c: &Config, errs: &mut Errors) -> Option<Ipv4Addr> {
     }
     if r.local_address_ipv6.is_none() {
         // A prefix that failed to decode holds an IPv4 placeholder.
-        let v6 = c
-            .vips
-            .iter()
-            .enumerate()
-            .find(|(_, v)| v.prefix.afi() == Afi::Ipv6);
-        if let Some((i, v)) = v6 {
+        // The first IPv6 prefix, by VIP and item.
+        let v6 = c.vips.iter().enumerate().find_map(|(i, v)| {
+            let j = (v.prefix.first.afi() == Afi::Ipv6)
+                .then_some(0)
+                .or_else(|| {
+                    v.prefix
+                        .more
+                        .iter()
+                        .position(|x| x.afi() == Afi::Ipv6)
+                        .map(|j| j + 1)
+                })?;
+            Some((i, v, j))
+        });
+        if let Some((i, v, j)) = v6 {
+            let x = if j == 0 {
+                v.prefix.first
+            } else {
+                v.prefix.more[j - 1]
+            };
+            let at = if v.prefix.more.is_empty() {
+                format!("vips[{i}].prefix")
+            } else {
+                format!("vips[{i}].prefix[{j}]")
+            };
             errs.push_fmt(
                 "router.local_address_ipv6",
-                format_args!(
-                    "required because vips[{i}].prefix {} is IPv6 (it is the IPv6 next hop)",
-                    v.prefix
-                ),
+                format_args!("required because {at} {x} is IPv6 (it is the IPv6 next hop)"),
             );
         }
     }
@@ -171,8 +186,9 @@ pub(super) fn bgp(
     }
     let shared = Shared {
         router_id,
-        mp_ipv6: c.vips.iter().any(|v| v.prefix.afi() == Afi::Ipv6)
-            || c.router.local_address_ipv6.is_some(),
+        mp_ipv6: c.vips.iter().any(|v| {
+            v.prefix.first.afi() == Afi::Ipv6 || v.prefix.more.iter().any(|x| x.afi() == Afi::Ipv6)
+        }) || c.router.local_address_ipv6.is_some(),
         hold,
         keepalive,
     };

@@ -187,7 +187,7 @@ fn a_vip_prefix_is_required_when_decoding() {
         ]
     );
     assert_eq!(
-        loaded(base()).vips[0].prefix,
+        loaded(base()).vips[0].prefix.first,
         "192.0.2.10/32".parse().unwrap()
     );
 }
@@ -1080,4 +1080,87 @@ fn helpers() {
     assert_eq!(split_url("http://u:p@a/"), None);
     assert_eq!(split_url("http:///x"), None);
     assert_eq!(listen_addr("[::1]:80"), Some("[::1]:80".parse().unwrap()));
+}
+
+/// `prefix` as a list: every prefix keeps the one prefix's rules, and each
+/// error names the item (`prefix[1]`) and its value; a VIP with one prefix
+/// is named as before.
+#[test]
+fn a_prefix_list_keeps_the_rules_of_each_prefix() {
+    let mut v = base();
+    v["router"]["local_address_ipv6"] = json!("2001:db8::ff");
+    v["vips"][0]["prefix"] = json!(["192.0.2.10/32", "2001:db8::10/128"]);
+    let r = run(v.clone());
+    assert_eq!(r.vips[0].prefix.to_string(), "192.0.2.10/32");
+    assert_eq!(
+        r.vips[0]
+            .prefixes()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>(),
+        ["192.0.2.10/32", "2001:db8::10/128"]
+    );
+    // pathosd convert keeps a list a list, and one prefix a string.
+    let back: Value =
+        serde_json::from_str(&crate::config::convert::to_json(&loaded(v.clone()))).unwrap();
+    assert_eq!(
+        back["vips"][0]["prefix"],
+        json!(["192.0.2.10/32", "2001:db8::10/128"])
+    );
+    let back: Value =
+        serde_json::from_str(&crate::config::convert::to_json(&loaded(base()))).unwrap();
+    assert_eq!(back["vips"][0]["prefix"], json!("192.0.2.10/32"));
+    // The IPv6 next hop is asked for by the IPv6 item.
+    let mut w = v.clone();
+    w["router"]
+        .as_object_mut()
+        .unwrap()
+        .remove("local_address_ipv6");
+    assert_eq!(
+        errors(&w),
+        ["router.local_address_ipv6: required because vips[0].prefix[1] 2001:db8::10/128 is IPv6 (it is the IPv6 next hop)"]
+    );
+    let bad = |prefix: Value| {
+        let mut w = v.clone();
+        w["vips"][0]["prefix"] = prefix;
+        errors(&w)
+    };
+    assert_eq!(
+        bad(json!(["192.0.2.10/32", "2001:db8::zz/128"])),
+        ["vips[0].prefix[1]: \"2001:db8::zz/128\" is not a valid prefix (\"2001:db8::zz\" is not an IP address)"]
+    );
+    assert_eq!(
+        bad(json!([])),
+        ["vips[0].prefix: an empty list: give at least one prefix"]
+    );
+    assert_eq!(
+        bad(json!(["192.0.2.10/32", "192.0.2.10/32"])),
+        ["vips[0].prefix[1]: duplicate prefix 192.0.2.10/32 (also vips[0].prefix[0])"]
+    );
+    assert_eq!(
+        bad(json!(["192.0.2.10/32", "0.0.0.0/0"])),
+        ["vips[0].prefix[1]: 0.0.0.0/0 is a default route: announced, it draws all of the peers' traffic to this router (set allow_default_route: true if that is meant)"]
+    );
+    let many: Vec<String> = (0..17).map(|i| format!("192.0.2.{i}/32")).collect();
+    assert_eq!(
+        bad(json!(many)),
+        ["vips[0].prefix: 17 prefixes, more than the limit of 16"]
+    );
+    // Across VIPs: a list item against another VIP's one prefix, both ways.
+    let mut w = v.clone();
+    w["vips"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "b", "prefix": "2001:db8::10/128", "always": true}));
+    assert_eq!(
+        errors(&w),
+        ["vips[1].prefix: duplicate prefix 2001:db8::10/128 (also vips[0].prefix[1])"]
+    );
+    w["vips"][1]["prefix"] = json!(["198.51.100.1/32", "192.0.2.10/32"]);
+    assert_eq!(
+        errors(&w),
+        ["vips[1].prefix[1]: duplicate prefix 192.0.2.10/32 (also vips[0].prefix[0])"]
+    );
+    // A failed list takes no part in the duplicate rule.
+    w["vips"][1]["prefix"] = json!(["192.0.2.10/33"]);
+    assert_eq!(errors(&w).len(), 1, "{:?}", errors(&w));
 }

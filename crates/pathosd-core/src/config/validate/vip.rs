@@ -2,12 +2,13 @@
 //! `check`) and their names, its `checks_policy` compiled against them,
 //! and its policy. Each VIP's rules build its [`VipSpec`].
 
-use super::super::field::{join, Errors, Quote};
+use super::super::field::{join, Errors, Quote, MAX_PREFIXES_PER_VIP};
 use super::super::policy_expr::{self, is_identifier, Expr, RESERVED};
 use super::super::run::{CheckSpec, LocalAddress, Needs, VipSpec};
 use super::super::schema::{Check, Damping, FailAction, Policy, Vip};
 use super::check::check;
 use super::{object_name, too_many, MAX_CHECKS_PER_VIP, MAX_NAME_LEN, MAX_VIPS, PREPEND_MAX};
+use crate::bgp::types::Prefix;
 use crate::vip::damping;
 
 /// The rules of every VIP, consuming them; their specs, in order.
@@ -20,19 +21,69 @@ pub(super) fn vips(vips: Vec<Vip>, errs: &mut Errors) -> Option<Vec<VipSpec>> {
     }
     // The first VIP with each name and prefix, found through index lists
     // sorted by name and by prefix (4 bytes a VIP), not through maps (two
-    // BTreeMaps were 0.9 MB at 10,000 VIPs, at the start's peak).
+    // BTreeMaps were 0.9 MB at 10,000 VIPs, at the start's peak). VIP i's
+    // first prefix is key i; the others of a VIP with a list follow, each
+    // (VIP, index) in `more` (empty when every VIP has one prefix).
     // A prefix that is missing or failed to decode (reported by the
     // decoder) holds a placeholder: it takes no part in this rule.
-    let prefix_ok: Vec<bool> = (0..vips.len())
-        .map(|i| !errs.has(&format!("vips[{i}].prefix")))
-        .collect();
     let n = vips.len();
-    let first_name = first_of(n, &|i| !vips[i].name.is_empty(), &|a, b| {
-        vips[a].name.cmp(&vips[b].name)
-    });
-    let first_prefix = first_of(n, &|i| prefix_ok[i], &|a, b| {
-        vips[a].prefix.cmp(&vips[b].prefix)
-    });
+    let prefix_ok: Vec<bool> = (0..n)
+        .map(|i| !errs.has_under(&format!("vips[{i}].prefix")))
+        .collect();
+    // At most MAX_VIPS VIPs and MAX_PREFIXES_PER_VIP items: the casts keep all.
+    let mut more: Vec<(u32, u8)> = Vec::new();
+    for (i, v) in vips.iter().enumerate() {
+        for j in 1..=v.prefix.more.len() {
+            more.push((i as u32, j as u8));
+        }
+    }
+    let at = |k: usize| match k.checked_sub(n).and_then(|m| more.get(m)) {
+        Some(&(i, j)) => (i as usize, usize::from(j)),
+        None => (k, 0),
+    };
+    let prefix_at = |k: usize| {
+        let (i, j) = at(k);
+        let p = &vips[i].prefix;
+        j.checked_sub(1).map_or(p.first, |m| p.more[m])
+    };
+    let first_name = first_of(
+        n,
+        &|i| !vips[i].name.is_empty(),
+        &|a, b| vips[a].name.cmp(&vips[b].name),
+        &|i| i,
+    );
+    // The first in the file's order, VIP then item, is the one kept.
+    let first_prefix = first_of(
+        n + more.len(),
+        &|k| prefix_ok[at(k).0],
+        &|a, b| prefix_at(a).cmp(&prefix_at(b)),
+        &|k| {
+            let (i, j) = at(k);
+            i * MAX_PREFIXES_PER_VIP + j
+        },
+    );
+    // Each duplicate (its key, the first key of its prefix, the prefix) in
+    // key order: the VIPs' first prefixes, then their others, each part in
+    // VIP order; told with its VIP below.
+    let mut dups = Vec::new();
+    for (k, f) in first_prefix.iter().enumerate() {
+        if let Some(f) = f {
+            dups.push((k, *f as usize, prefix_at(k)));
+        }
+    }
+    let split = dups.partition_point(|d| d.0 < n);
+    let mut firsts = dups[..split].iter().peekable();
+    let mut others = dups[split..].iter().peekable();
+    // A VIP with one prefix names it `prefix`, one with a list `prefix[j]`.
+    let listed: Vec<bool> = vips.iter().map(|v| !v.prefix.more.is_empty()).collect();
+    let path_at = |k: usize| {
+        let (i, j) = at(k);
+        if listed[i] {
+            format!("vips[{i}].prefix[{j}]")
+        } else {
+            format!("vips[{i}].prefix")
+        }
+    };
     drop(prefix_ok);
     let mut specs = Some(Vec::with_capacity(n));
     for (i, v) in vips.into_iter().enumerate() {
@@ -44,10 +95,11 @@ pub(super) fn vips(vips: Vec<Vip>, errs: &mut Errors) -> Option<Vec<VipSpec>> {
                 format_args!("duplicate VIP name {} (also vips[{first}])", Quote(&v.name)),
             );
         }
-        if let Some(first) = first_prefix[i] {
+        let mine = |d: &&(usize, usize, Prefix)| at(d.0).0 == i;
+        while let Some((k, f, x)) = firsts.next_if(mine).or_else(|| others.next_if(mine)) {
             errs.push_fmt(
-                join(&p, "prefix"),
-                format_args!("duplicate prefix {} (also vips[{first}].prefix)", v.prefix),
+                path_at(*k),
+                format_args!("duplicate prefix {x} (also {})", path_at(*f)),
             );
         }
         match (vip(v, &p, errs), &mut specs) {
@@ -61,19 +113,24 @@ pub(super) fn vips(vips: Vec<Vip>, errs: &mut Errors) -> Option<Vec<VipSpec>> {
 
 /// For each of `n` items whose key an earlier item has too, the index of
 /// the first such item (None for the first and for items without a key).
-/// `cmp` orders two items by key; `keyed` tells the items that have one.
+/// `cmp` orders two items by key; `keyed` tells the items that have one;
+/// of equal keys the one of least `rank` is the first.
 /// Not generic: one sort in the binary for both rules (flash).
 fn first_of(
     n: usize,
     keyed: &dyn Fn(usize) -> bool,
     cmp: &dyn Fn(usize, usize) -> std::cmp::Ordering,
+    rank: &dyn Fn(usize) -> usize,
 ) -> Vec<Option<u32>> {
     let mut order: Vec<u32> = (0..n)
         .filter(|&i| keyed(i))
         .filter_map(|i| u32::try_from(i).ok())
         .collect();
-    // Equal keys in index order, the first one first.
-    order.sort_unstable_by(|&a, &b| cmp(a as usize, b as usize).then(a.cmp(&b)));
+    // Equal keys in rank order, the first one first.
+    order.sort_unstable_by(|&a, &b| {
+        let (a, b) = (a as usize, b as usize);
+        cmp(a, b).then(rank(a).cmp(&rank(b)))
+    });
     let mut first = vec![None; n];
     let mut run: Option<u32> = None;
     for i in order {
@@ -91,14 +148,20 @@ pub(crate) fn vip(v: Vip, p: &str, errs: &mut Errors) -> Option<VipSpec> {
     // A VIP written as 0.0.0.0/0 is far more often a slip (a form's empty
     // address, a copied route) than a wish to draw every peer's traffic
     // here, and announcing it takes the peers' default route.
-    if v.prefix.is_empty() && !v.allow_default_route {
-        errs.push_fmt(
-            join(p, "prefix"),
-            format_args!(
-                "{} is a default route: announced, it draws all of the peers' traffic to this router (set allow_default_route: true if that is meant)",
-                v.prefix
-            ),
-        );
+    for (j, prefix) in v.prefix.iter().enumerate() {
+        if prefix.is_empty() && !v.allow_default_route {
+            let at = if v.prefix.more.is_empty() {
+                join(p, "prefix")
+            } else {
+                format!("{p}.prefix[{j}]")
+            };
+            errs.push_fmt(
+                at,
+                format_args!(
+                    "{prefix} is a default route: announced, it draws all of the peers' traffic to this router (set allow_default_route: true if that is meant)",
+                ),
+            );
+        }
     }
     one_way_to_check(&v, p, errs);
     let list: Vec<(String, Check)> = match (v.check, v.checks) {
@@ -118,7 +181,7 @@ pub(crate) fn vip(v: Vip, p: &str, errs: &mut Errors) -> Option<VipSpec> {
         return None;
     }
     let listed = !list.is_empty();
-    let (checks, names) = checks(&v.prefix, list, errs);
+    let (checks, names) = checks(&v.prefix.first, list, errs);
     let pp = join(p, "checks_policy");
     let checks_expr = if v.always {
         Some(Expr::All)
@@ -165,7 +228,8 @@ pub(crate) fn vip(v: Vip, p: &str, errs: &mut Errors) -> Option<VipSpec> {
     }
     Some(VipSpec {
         name: v.name,
-        prefix: v.prefix,
+        prefix: v.prefix.first,
+        more_prefixes: v.prefix.more,
         always: v.always,
         checks: checks?,
         checks_policy: v.checks_policy,

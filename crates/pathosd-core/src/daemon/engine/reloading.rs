@@ -26,10 +26,7 @@ fn retire(s: VipSlot, reason: &str, out: &mut Vec<Output>) {
             to: VipState::Withdrawn,
             reason: reason.to_string(),
         });
-        out.push(Output::Route {
-            prefix: s.prefix,
-            intent: None,
-        });
+        s.routes_with(None, out);
     }
 }
 
@@ -101,11 +98,8 @@ impl Engine {
             );
             // End-of-RIB went out long ago; a new VIP does not hold it back.
             slot.initial_done = true;
-            if let Some(intent) = slot.machine.intent() {
-                out.announces.push(Output::Route {
-                    prefix: slot.prefix,
-                    intent: Some(intent.clone()),
-                });
+            if slot.machine.intent().is_some() {
+                slot.routes_out(&mut out.announces);
             }
             self.vips.push(slot);
         }
@@ -155,10 +149,7 @@ impl Engine {
         } else if self.vips[i].machine.intent() != before.as_ref() {
             // Same state, new attributes: re-announce in place (an implicit
             // withdraw of the old path, RFC 4271 §3.1).
-            out.announces.push(Output::Route {
-                prefix: self.vips[i].prefix,
-                intent: self.vips[i].machine.intent().cloned(),
-            });
+            self.vips[i].routes_out(&mut out.announces);
         }
     }
 
@@ -180,10 +171,7 @@ impl Engine {
             if t.is_some() {
                 self.emit(i, t, &mut out);
             } else if self.vips[i].machine.intent() != before.as_ref() {
-                out.push(Output::Route {
-                    prefix: self.vips[i].prefix,
-                    intent: self.vips[i].machine.intent().cloned(),
-                });
+                self.vips[i].routes_out(&mut out);
             }
         }
         self.intents.prune();

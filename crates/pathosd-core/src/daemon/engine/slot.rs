@@ -184,6 +184,41 @@ pub(super) fn is_plain(v: &Vip) -> bool {
 }
 
 impl VipSlot {
+    /// The VIP's prefixes beyond the first (`prefix`); they live in its
+    /// config: a VIP with more than one prefix is never plain. Plain
+    /// slices and loops at the callers, not an iterator chain each: the
+    /// adapters' copies cost flash.
+    pub fn more_prefixes(&self) -> &[Prefix] {
+        self.full
+            .as_deref()
+            .map_or(&[][..], |f| &f.config.more_prefixes)
+    }
+
+    /// Whether `p` is one of the VIP's prefixes.
+    pub fn has_prefix(&self, p: &Prefix) -> bool {
+        self.prefix == *p || self.more_prefixes().contains(p)
+    }
+
+    /// A `Route` output for each of the VIP's prefixes, with `intent`
+    /// (None: withdraw): its prefixes change together, in the one step.
+    pub(super) fn routes_with(
+        &self,
+        intent: Option<&Arc<crate::bgp::types::RouteIntent>>,
+        out: &mut Vec<super::Output>,
+    ) {
+        for prefix in std::iter::once(&self.prefix).chain(self.more_prefixes()) {
+            out.push(super::Output::Route {
+                prefix: *prefix,
+                intent: intent.cloned(),
+            });
+        }
+    }
+
+    /// [`VipSlot::routes_with`] the VIP's intent now.
+    pub(super) fn routes_out(&self, out: &mut Vec<super::Output>) {
+        self.routes_with(self.machine.intent(), out);
+    }
+
     /// The VIP's config as it was loaded (built anew for a plain VIP).
     pub fn config(&self) -> Cow<'_, Vip> {
         match &self.full {

@@ -1218,3 +1218,97 @@ fn a_restarted_vip_stays_damped() {
         ]
     );
 }
+
+/// A VIP with an IPv4 and an IPv6 prefix: one check set, one state
+/// machine; each transition's step carries a route of every prefix, right
+/// after the transition, and a reload that adds a prefix restarts the VIP
+/// as a changed prefix does (withdrawing every old prefix first).
+#[test]
+fn a_vip_with_several_prefixes_moves_them_in_one_step() {
+    let v = vip(json!({
+        "name": "dual", "prefix": ["10.0.0.7/32", "2001:db8::7/128"],
+        "check": {"type": "tcp", "rise": 1, "fall": 1, "tcp": {"port": 1}},
+        "policy": {"fail_action": "lower_priority"}
+    }));
+    assert_eq!(v.prefixes().count(), 2);
+    let (mut e, out) = new_engine(&[(v.clone(), Expr::All)], t0());
+    assert!(out.is_empty());
+    let check = e.vip("dual").unwrap().checks[0].name.clone();
+    assert_eq!(
+        states(&e.handle(res(&e, "dual", &check, true), at(0))),
+        [
+            "announced (tcp: rise threshold reached)",
+            "route 10.0.0.7/32 prepend 0",
+            "route 2001:db8::7/128 prepend 0",
+            "initial done"
+        ]
+    );
+    assert_eq!(
+        e.routes().map(|(p, _)| p.to_string()).collect::<Vec<_>>(),
+        ["10.0.0.7/32", "2001:db8::7/128"]
+    );
+    assert_eq!(
+        states(&e.handle(res(&e, "dual", &check, false), at(1000))),
+        [
+            "pessimized (tcp: fall threshold reached)",
+            "route 10.0.0.7/32 prepend 6",
+            "route 2001:db8::7/128 prepend 6"
+        ]
+    );
+    let out = e.handle(
+        Input::DrainApi {
+            vip: "dual".into(),
+            enable: true,
+        },
+        at(1500),
+    );
+    assert!(out.is_empty(), "{out:?}");
+    // The VIP's view lists both.
+    let view = crate::daemon::views::vip_view(
+        e.vip("dual").unwrap(),
+        crate::api::model::Want::Vip,
+        &|_| std::time::UNIX_EPOCH,
+    );
+    assert_eq!(
+        (view.prefix.as_str(), view.more_prefixes.as_slice()),
+        ("10.0.0.7/32", &["2001:db8::7/128".to_string()][..])
+    );
+    // A search finds the VIP by any of its prefixes, from the engine and
+    // from its view.
+    for (t, n) in [("2001:db8::7", 1), ("10.0.0.7", 1), ("fd00::", 0)] {
+        let mut q = crate::api::status::StatusQuery::default();
+        q.set("search", &json!(t)).unwrap();
+        let scope = crate::api::model::Scope::Page(q.clone());
+        assert_eq!(
+            crate::daemon::views::select_vips(&e, &scope).0.len(),
+            n,
+            "{t}"
+        );
+        assert_eq!(q.matches(&crate::api::model::key_of(&view)), n == 1, "{t}");
+    }
+    // A third prefix: the VIP restarts, its two routes withdrawn first.
+    let mut three = v.clone();
+    three.more_prefixes = vec![
+        "2001:db8::7/128".parse().unwrap(),
+        "10.0.1.7/32".parse().unwrap(),
+    ]
+    .into();
+    let out = reload(&mut e, &[(three, Expr::All)], at(2000));
+    assert_eq!(
+        states(&out),
+        [
+            "withdrawn (config changed)",
+            "route 10.0.0.7/32 withdraw",
+            "route 2001:db8::7/128 withdraw"
+        ]
+    );
+    assert_eq!(
+        states(&e.handle(res(&e, "dual", &check, true), at(3000))),
+        [
+            "announced (tcp: rise threshold reached)",
+            "route 10.0.0.7/32 prepend 0",
+            "route 2001:db8::7/128 prepend 0",
+            "route 10.0.1.7/32 prepend 0"
+        ]
+    );
+}

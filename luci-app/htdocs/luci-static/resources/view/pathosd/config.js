@@ -1531,10 +1531,13 @@ return view.extend({
 		o.modalonly = true;
 		namePlaceholder(o, objectName);
 
-		o = s.taboption('general', form.Value, 'prefix', _('Prefix'),
-			_('The address to announce with its length, usually /32 (IPv4) or /128 (IPv6); a network must be written without host bits.'));
+		/* One prefix or several (an IPv4 and an IPv6 one, say): pathosd
+		 * announces and withdraws them together, on the VIP's one set of checks. */
+		o = s.taboption('general', form.DynamicList, 'prefix', _('Prefixes'),
+			_('The addresses to announce with their length, usually /32 (IPv4) or /128 (IPv6); a network must be written without host bits. Several (up to 16, IPv4 and IPv6 together) are announced and withdrawn together.'));
 		o.validate = validatePrefix;
 		o.rmempty = false;
+		flagItems(o);
 
 		o = s.taboption('general', form.Flag, 'allow_default_route', _('Allow a default route'),
 			_('Lets the prefix be 0.0.0.0/0 or ::/0, which draws all traffic to this router; pathosd refuses a default route otherwise.'));

@@ -437,7 +437,8 @@ return view.extend({
 
 			return [
 				orDash(v.name),
-				orDash(v.prefix),
+				// Every prefix of the VIP (a daemon before prefixes had one).
+				orDash((v.prefixes || [ v.prefix ]).join(', ')),
 				neverHealthy(v)
 					? E('span', [ badge(orDash(v.state_name)), ' ', E('em', { 'class': 'pathosd-never-healthy' }, [ _('never healthy yet: a VIP is first announced once its checks pass') ]) ])
 					: (v.damping && v.damping.suppressed)
