@@ -90,7 +90,9 @@ fn hooks_run_in_order_with_the_event_and_are_killed_on_timeout() {
     let up = tmp.path("up");
     std::fs::write(&up, "").unwrap();
     let prefix = "10.221.0.1/32";
-    let vips = json!([{"name": "svc", "prefix": prefix, "check": flag_check(&up), "policy": {"fail_action": "withdraw"}}]);
+    // Two prefixes: PREFIX names both, the transition's first.
+    let both = format!("{prefix} 10.221.0.2/32");
+    let vips = json!([{"name": "svc", "prefix": [prefix, "10.221.0.2/32"], "check": flag_check(&up), "policy": {"fail_action": "withdraw"}}]);
     let s = Setup::start(1, vips, |c| {
         c["hooks"] = json!({"dir": hooks.display().to_string(), "timeout": "300ms"});
     });
@@ -108,13 +110,13 @@ fn hooks_run_in_order_with_the_event_and_are_killed_on_timeout() {
     let link = hooks.join("15-link");
     assert_eq!(got.len(), 6, "{got:?}");
     assert!(
-        got[0].starts_with(&format!("first 1 announce svc {prefix} announced ")),
+        got[0].starts_with(&format!("first 1 announce svc {both} announced ")),
         "{got:?}"
     );
     assert_eq!(got[1], format!("linked 1 {}", link.display()), "{got:?}");
     assert_eq!(got[2], "second 1", "{got:?}");
     assert!(
-        got[3].starts_with(&format!("first 2 withdraw svc {prefix} withdrawn ")),
+        got[3].starts_with(&format!("first 2 withdraw svc {both} withdrawn ")),
         "{got:?}"
     );
     assert_eq!(got[4], format!("linked 2 {}", link.display()), "{got:?}");

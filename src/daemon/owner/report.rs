@@ -31,7 +31,7 @@ pub(super) fn report(
                 let prefix = prefix.to_string();
                 // Queued, never waited for: the routes go out below.
                 if let Some(h) = hooks.as_deref_mut() {
-                    h.queue(vip, &prefix, *from, *to, reason);
+                    h.queue(vip, &hook_prefixes(state, vip, &prefix), *from, *to, reason);
                 }
                 log::info!(
                     "vip {vip} {prefix}: {} -> {} ({reason})",
@@ -71,6 +71,23 @@ pub(super) fn report(
     if crate::daemon::otel::tracing() {
         route_spans(state, outputs);
     }
+}
+
+/// A hook's PREFIX: every prefix of the VIP, space-separated, first the
+/// one of the transition (the one the log line names). A VIP the step
+/// removed has no slot left to read the others from, nor one whose first
+/// prefix changed: then the transition's alone.
+fn hook_prefixes(state: &State<TriggerReply>, vip: &str, first: &str) -> String {
+    let mut all = first.to_string();
+    if let Some(slot) = state.engine().vip(vip) {
+        if slot.prefix.to_string() == first {
+            for p in slot.more_prefixes() {
+                all.push(' ');
+                all.push_str(&p.to_string());
+            }
+        }
+    }
+    all
 }
 
 /// A `bgp.announce`, `bgp.withdraw` or `bgp.pessimize` span per route
