@@ -235,7 +235,8 @@ fn load_uci(
     }
     let mut cfg = uci_map::rest_value(&src, &plan, &mut errs)
         .and_then(|rest| Config::decode(&rest, "", &mut errs));
-    let mut s = Streamed::new();
+    // The plan counted the VIPs, within the limit (checked above).
+    let mut s = Streamed::with_capacity(plan.vip_count());
     for k in 0..plan.vip_count() {
         if errs.stopped() {
             s.ok = false;
@@ -363,8 +364,15 @@ struct Streamed {
 
 impl Streamed {
     fn new() -> Streamed {
+        Streamed::with_capacity(0)
+    }
+
+    /// Room for `n` VIPs from the start: the list is never grown by
+    /// doubling and shrunk again, which holds both blocks at once at the
+    /// load's peak.
+    fn with_capacity(n: usize) -> Streamed {
         Streamed {
-            vips: Vec::new(),
+            vips: Vec::with_capacity(n),
             ok: true,
             errs: Errors::default(),
             counts: Counts::default(),
