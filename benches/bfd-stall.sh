@@ -35,9 +35,7 @@ cd "$(dirname "$0")/.."
 bin=${PATHOSD_BIN:-target/release/pathosd}
 [ -x "$bin" ] || bin=target/debug/pathosd
 [ -x "$bin" ] || { echo "no pathosd binary (cargo build --release --bin pathosd)" >&2; exit 1; }
-for tool in bird birdc python3 curl; do
-  command -v "$tool" >/dev/null || { echo "$tool is needed (scripts/install-test-deps.sh)" >&2; exit 1; }
-done
+need_tools bird birdc python3 curl
 
 what=()
 stall_runs=20 stall_vips=3 churn_secs=60

@@ -40,9 +40,7 @@ kinds=("$@")
 [ ${#kinds[@]} -gt 0 ] || kinds=(young stable)
 bin=${PATHOSD_BIN:-target/debug/pathosd}
 [ -x "$bin" ] || { echo "no pathosd at $bin (cargo build --bin pathosd)" >&2; exit 1; }
-for tool in bird birdc; do
-  command -v "$tool" >/dev/null || { echo "$tool is needed (scripts/install-test-deps.sh)" >&2; exit 1; }
-done
+need_tools bird birdc
 
 n=$(($$ % 200 + 20))
 net=127.199.$n

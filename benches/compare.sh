@@ -108,13 +108,6 @@ rlog=$tmp/router/bird.log
 results=$tmp/results  # raw per-run values, one "figure|announcer value" a line
 : >"$results"
 
-usec() { echo "${EPOCHREALTIME/./}"; }
-ms_between() {
-  case "$1$2" in
-    *NA*) echo NA ;;
-    *) awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) * 1000 }' ;;
-  esac
-}
 first_prefix() { echo "10.${octet[$1]}.0.0/32"; }
 proto() { echo "p_$1"; }
 
@@ -175,23 +168,7 @@ router_ready() {
 }
 
 # Byte offset of the router log now: waits read only what comes after.
-mark() { stat -c %s "$rlog"; }
 
-# wait_log OFFSET REGEX: the log timestamp of the first line after OFFSET
-# matching REGEX, polled every 10 ms until DEADLINE. Prints NA on timeout.
-wait_log() {
-  local off=$1 re=$2 end line
-  end=$(($(usec) + deadline_s * 1000000))
-  while [ "$(usec)" -lt "$end" ]; do
-    line=$(tail -c +"$((off + 1))" "$rlog" | grep -m 1 -E "$re" || true)
-    if [ -n "$line" ]; then
-      echo "${line%% *}"
-      return 0
-    fi
-    sleep 0.01
-  done
-  echo NA
-}
 
 added_re() { echo "$(proto "$1")\.ipv4 > added [^ ]+ ${2//./\\.} "; }
 removed_re() { echo "$(proto "$1")\.ipv4 > removed [^ ]+ ${2//./\\.} "; }

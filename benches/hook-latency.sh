@@ -38,9 +38,7 @@ kinds=("$@")
 [ ${#kinds[@]} -gt 0 ] || kinds=(none sleep quick)
 bin=${PATHOSD_BIN:-target/release/pathosd}
 [ -x "$bin" ] || { echo "no pathosd at $bin (cargo build --release --bin pathosd)" >&2; exit 1; }
-for tool in bird birdc python3; do
-  command -v "$tool" >/dev/null || { echo "$tool is needed (scripts/install-test-deps.sh)" >&2; exit 1; }
-done
+need_tools bird birdc python3
 
 n=$(($$ % 200 + 20))
 net=127.197.$n
@@ -56,13 +54,6 @@ trap 'cleanup_pids; rm -rf "$tmp"' EXIT
 rlog=$tmp/router.log
 deadline_s=30
 
-usec() { echo "${EPOCHREALTIME/./}"; }
-ms_between() {
-  case "$1$2" in
-    *NA*) echo NA ;;
-    *) awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b - a) * 1000 }' ;;
-  esac
-}
 
 cat >"$tmp/router.conf" <<EOF
 log "$rlog" all;
@@ -87,22 +78,6 @@ bird -f -c "$tmp/router.conf" -s "$tmp/router.ctl" -P "$tmp/router.pid" >/dev/nu
 pids+=("$!")
 wait_ctl "$tmp/router.ctl"
 
-mark() { stat -c %s "$rlog"; }
-# wait_log OFFSET REGEX: the log timestamp of the first line after OFFSET
-# matching REGEX, or NA after deadline_s.
-wait_log() {
-  local off=$1 re=$2 end got
-  end=$(($(usec) + deadline_s * 1000000))
-  while [ "$(usec)" -lt "$end" ]; do
-    got=$(tail -c +"$((off + 1))" "$rlog" | grep -E "$re" | head -n 1 || true)
-    if [ -n "$got" ]; then
-      echo "${got%% *}"
-      return 0
-    fi
-    sleep 0.01
-  done
-  echo NA
-}
 removed_re="p_pathosd\.ipv4 > removed .*${prefix%/32}"
 added_re="p_pathosd\.ipv4 > added .*${prefix%/32}"
 
@@ -203,7 +178,7 @@ for kind in "${kinds[@]}"; do
     trigger
     gone=$(wait_log "$off" "$removed_re")
     [ "$gone" != NA ] || { echo "$kind run $r: the route stayed" >&2; tail "$tmp/pathosd-$kind.log" >&2; exit 1; }
-    echo "$kind $(ms_between "$t0" "$gone")" >>"$results"
+    echo "$kind $(ms_between "$t0" "$gone" 2)" >>"$results"
     backend_up
     off=$(mark)
     trigger

@@ -56,6 +56,47 @@ prefixes() {
   awk -v n="$1" -v first="$2" 'BEGIN { for (i = 0; i < n; i++) printf "10.%d.%d.%d/32\n", first + int(i / 65536), int(i / 256) % 256, i % 256 }'
 }
 
+# The time now in microseconds, on the clock of a BIRD log written with
+# `timeformat log "%s.%6f"`.
+usec() { echo "${EPOCHREALTIME/./}"; }
+
+# ms_between A B [DECIMALS]: the milliseconds from log time A to B (both in
+# seconds), with DECIMALS (1) places; NA when either is NA.
+ms_between() {
+  case "$1$2" in
+    *NA*) echo NA ;;
+    *) awk -v a="$1" -v b="$2" -v d="${3:-1}" 'BEGIN { printf "%.*f", d, (b - a) * 1000 }' ;;
+  esac
+}
+
+# The router's log is $rlog (the sourcing script's, with `timeformat log
+# "%s.%6f"`); mark is where it ends now, for wait_log to read after.
+mark() { stat -c %s "${rlog:?the sourcing script sets rlog}"; }
+
+# wait_log OFFSET REGEX [COUNT]: the log time of the COUNT-th (1st) line of
+# $rlog after OFFSET matching REGEX, or NA after $deadline_s (30) seconds.
+wait_log() {
+  local off=$1 re=$2 count=${3:-1} end got
+  end=$(($(usec) + ${deadline_s:-30} * 1000000))
+  while [ "$(usec)" -lt "$end" ]; do
+    got=$(tail -c +"$((off + 1))" "$rlog" | grep -E "$re" | sed -n "${count}p" || true)
+    if [ -n "$got" ]; then
+      echo "${got%% *}"
+      return 0
+    fi
+    sleep 0.01
+  done
+  echo NA
+}
+
+# Exits 1, naming what is missing, unless every command named is on PATH.
+need_tools() {
+  local tool
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || { echo "$tool is needed (scripts/install-test-deps.sh)" >&2; exit 1; }
+  done
+}
+
 # Starts "$UBUSD" on socket $1 and waits (5 s at most) for the socket;
 # $2 names the calling bench in the error.
 start_ubusd() {

@@ -39,9 +39,7 @@ kinds=("$@")
 [ ${#kinds[@]} -gt 0 ] || kinds=(term drain cont)
 bin=${PATHOSD_BIN:-target/release/pathosd}
 [ -x "$bin" ] || { echo "no pathosd at $bin (cargo build --release --bin pathosd)" >&2; exit 1; }
-for tool in bird birdc; do
-  command -v "$tool" >/dev/null || { echo "$tool is needed (scripts/install-test-deps.sh)" >&2; exit 1; }
-done
+need_tools bird birdc
 exabgp=
 if [ -z "${NO_EXABGP:-}" ]; then
   [ -x /usr/sbin/exabgp ] || { echo "ExaBGP is needed for cont (apt-get install exabgp), or NO_EXABGP=1" >&2; exit 1; }
@@ -61,13 +59,6 @@ trap 'cleanup_pids; [ -z "${KEEP_LOG:-}" ] || cp "$rlog" "$KEEP_LOG"; rm -rf "$t
 rlog=$tmp/router.log
 deadline_s=30
 
-usec() { echo "${EPOCHREALTIME/./}"; }
-ms_between() {
-  case "$1$2" in
-    *NA*) echo NA ;;
-    *) awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) * 1000 }' ;;
-  esac
-}
 
 # --- the router ------------------------------------------------------------
 
@@ -100,22 +91,6 @@ bird -f -c "$tmp/router.conf" -s "$tmp/router.ctl" -P "$tmp/router.pid" >/dev/nu
 pids+=("$!")
 wait_ctl "$tmp/router.ctl"
 
-mark() { stat -c %s "$rlog"; }
-# wait_log OFFSET REGEX [COUNT]: the log timestamp of the COUNT-th (1st)
-# line after OFFSET matching REGEX, or NA after deadline_s.
-wait_log() {
-  local off=$1 re=$2 count=${3:-1} end got
-  end=$(($(usec) + deadline_s * 1000000))
-  while [ "$(usec)" -lt "$end" ]; do
-    got=$(tail -c +"$((off + 1))" "$rlog" | grep -E "$re" | sed -n "${count}p" || true)
-    if [ -n "$got" ]; then
-      echo "${got%% *}"
-      return 0
-    fi
-    sleep 0.01
-  done
-  echo NA
-}
 added_re() { echo "p_$1\.ipv4 > added "; }
 removed_re() { echo "p_$1\.ipv4 > removed "; }
 # The router took the Cease (or any end of the session) from $1.
