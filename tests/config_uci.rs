@@ -638,15 +638,7 @@ config vip 'web'
     // `pathosd convert` writes it in the bgp block.
     let json: serde_json::Value = serde_json::from_str(&to_json(&on)).unwrap();
     assert_eq!(json["bgp"]["graceful_shutdown"], serde_json::json!(true));
-    let errs: Vec<String> = load_str(
-        &src("\toption graceful_shutdown 'maybe'\n"),
-        Some(Format::Uci),
-        &no_env,
-    )
-    .unwrap_err()
-    .iter()
-    .map(|e| e.to_string())
-    .collect();
+    let errs = uci_errors(&src("\toption graceful_shutdown 'maybe'\n"));
     assert_eq!(errs.len(), 1, "{errs:?}");
     assert!(
         errs[0].starts_with("pathosd 'main' option graceful_shutdown (line 4): ")
@@ -679,15 +671,9 @@ config vip 'web'
     let from_json = load_str(json, None, &no_env).unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!(from_uci, from_json);
     assert_eq!(from_uci.vips[0].prefix.more.len(), 1);
-    let errs: Vec<String> = load_str(
-        &format!("{head}\tlist prefix '10.0.0.1/32'\n\tlist prefix 'fd00::1/129'\n"),
-        Some(Format::Uci),
-        &no_env,
-    )
-    .unwrap_err()
-    .iter()
-    .map(|e| e.to_string())
-    .collect();
+    let errs = uci_errors(&format!(
+        "{head}\tlist prefix '10.0.0.1/32'\n\tlist prefix 'fd00::1/129'\n"
+    ));
     assert_eq!(
         errs,
         ["vip 'web' list prefix (line 11): \"fd00::1/129\" is not a valid prefix (prefix length 129 exceeds 128)"]

@@ -18,7 +18,7 @@ use support::ubus_broker::{Broker, BrokerConfig};
 use support::TempDir;
 
 use pathosd::ubus::blob::table_from_json;
-use pathosd::ubus::{Message, MsgType};
+use pathosd::ubus::Message;
 
 /// How long BIRD takes to show `want` (route there or not) for `p`,
 /// asked as fast as birdc answers; None past `limit`.
@@ -60,12 +60,7 @@ fn a_stopped_service_or_a_downed_interface_withdraws_at_once() {
     let limit = Duration::from_secs(5);
     smol::block_on(async {
         // Subscribed: ubusd tells procd's object it has a subscriber.
-        loop {
-            let m = procd.recv().await;
-            if m.header.ty == MsgType::Notify {
-                break;
-            }
-        }
+        procd.wait_subscribed().await;
         let mut netifd = Caller::connect(&sock).await;
         let mut figures = Vec::new();
         for round in 0..20 {

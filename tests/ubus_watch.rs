@@ -15,7 +15,7 @@ use std::time::Duration;
 use pathosd::config::NeedKind;
 use pathosd::ubus::blob::table_from_json;
 use pathosd::ubus::watch::{watch, NeedEvent, WatchConfig};
-use pathosd::ubus::{Message, MsgType};
+use pathosd::ubus::Message;
 use serde_json::json;
 use support::ubus::{poll_until, Caller, STEP};
 use support::ubus_broker::{Broker, BrokerConfig};
@@ -52,12 +52,7 @@ fn procd_notifications_and_netifd_events() {
         }));
         // The subscription is there once ubusd tells procd's object it
         // has a subscriber (NOTIFY {ACTIVE 1}).
-        loop {
-            let m = procd.recv().await;
-            if m.header.ty == MsgType::Notify {
-                break;
-            }
-        }
+        procd.wait_subscribed().await;
         procd
             .notify(
                 service,
@@ -91,12 +86,7 @@ fn procd_notifications_and_netifd_events() {
         drop(procd);
         let mut procd = Caller::connect(broker.path()).await;
         let service = procd.add_object("service").await;
-        loop {
-            let m = procd.recv().await;
-            if m.header.ty == MsgType::Notify {
-                break;
-            }
-        }
+        procd.wait_subscribed().await;
         procd
             .notify(
                 service,

@@ -226,6 +226,18 @@ impl Caller {
         data[0].objid().unwrap()
     }
 
+    /// Reads until ubusd tells this client's object it has a subscriber
+    /// (NOTIFY {ACTIVE 1}, what `ubus subscribe` makes it send): at most 64
+    /// messages, each within STEP.
+    pub async fn wait_subscribed(&mut self) {
+        for _ in 0..64 {
+            if self.recv().await.header.ty == MsgType::Notify {
+                return;
+            }
+        }
+        panic!("no NOTIFY of a subscriber in 64 messages");
+    }
+
     /// `ubus_notify(ctx, obj, type, msg, -1)` as procd sends it: NOTIFY
     /// {OBJID, METHOD, DATA, NO_REPLY 1}; ubusd answers nothing.
     pub async fn notify(&mut self, objid: u32, ty: &str, data: Value) {
