@@ -68,7 +68,9 @@ impl Response {
     }
 
     pub fn json(status: u16, v: &serde_json::Value) -> Response {
-        let mut body = serde_json::to_vec_pretty(v).unwrap_or_default();
+        // Value's `{:#}`: the one pretty printer on flash (the daemon's Display
+        // of a Value has it anyway), the bytes to_vec_pretty writes.
+        let mut body = format!("{v:#}").into_bytes();
         body.push(b'\n');
         Response::new(status, "application/json", body)
     }

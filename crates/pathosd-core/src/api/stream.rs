@@ -342,7 +342,7 @@ impl Job {
                     Some(p) => status::page_json(&head, p, Value::Array(Vec::new()), self.count),
                     None => status::status_json_with(&head, Value::Array(Vec::new())),
                 };
-                let mut text = serde_json::to_vec_pretty(&doc).unwrap_or_default();
+                let mut text = format!("{doc:#}").into_bytes();
                 text.push(b'\n');
                 let at = text
                     .windows(VIPS_AT.len())
@@ -567,7 +567,7 @@ impl Job {
 /// Printed whole first: the printer the other JSON answers use, not a
 /// second one compiled for a writer that indents (flash).
 fn indented(out: &mut Vec<u8>, v: &Value) {
-    let text = serde_json::to_vec_pretty(v).unwrap_or_default();
+    let text = format!("{v:#}").into_bytes();
     for line in text.split_inclusive(|b| *b == b'\n') {
         out.extend_from_slice(line);
         if line.ends_with(b"\n") {

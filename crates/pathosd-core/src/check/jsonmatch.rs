@@ -371,7 +371,9 @@ impl Parser<'_> {
     fn literal(&mut self) -> Result<Value, String> {
         self.ws();
         // serde_json reads exactly one value from the front of the input.
-        let mut it = serde_json::Deserializer::from_str(self.rest()).into_iter::<Value>();
+        // from_slice: the one JSON reader on flash (config::load).
+        let mut it =
+            serde_json::Deserializer::from_slice(self.rest().as_bytes()).into_iter::<Value>();
         match it.next() {
             Some(Ok(v)) if !v.is_object() && !v.is_array() => {
                 self.pos += it.byte_offset();

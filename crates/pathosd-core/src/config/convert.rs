@@ -54,7 +54,7 @@ pub fn to_json(c: &Config) -> String {
     let mut out = String::from("{\n");
     for (i, k) in keys.iter().enumerate() {
         let key = serde_json::to_string(k).unwrap_or_default();
-        let val = serde_json::to_string_pretty(&m[k.as_str()]).unwrap_or_default();
+        let val = format!("{:#}", m[k.as_str()]);
         out.push_str(&format!("  {key}: {}", val.replace('\n', "\n  ")));
         out.push_str(if i + 1 < keys.len() { ",\n" } else { "\n" });
     }

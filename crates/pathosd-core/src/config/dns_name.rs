@@ -81,6 +81,12 @@ impl DnsName {
         &self.text
     }
 
+    /// The labels in the wire format (each its length octet and its
+    /// octets), without the root's zero octet.
+    pub fn wire(&self) -> &[u8] {
+        &self.wire
+    }
+
     /// The labels, unescaped, in order (none for the root).
     pub fn labels(&self) -> impl Iterator<Item = &[u8]> + '_ {
         let mut rest = &self.wire[..];

@@ -36,7 +36,7 @@ pub fn json_schema() -> Value {
 
 /// The schema as committed: pretty JSON with a final newline.
 pub fn json_schema_text() -> String {
-    let mut s = serde_json::to_string_pretty(&json_schema()).unwrap_or_default();
+    let mut s = format!("{:#}", json_schema());
     s.push('\n');
     s
 }

@@ -450,7 +450,8 @@ impl Field for UbusArgs {
         let parsed;
         let obj = match v {
             Value::String(s) => {
-                parsed = serde_json::from_str::<Value>(s).ok();
+                // from_slice: the one JSON reader on flash (config::load).
+                parsed = serde_json::from_slice::<Value>(s.as_bytes()).ok();
                 parsed.as_ref()
             }
             v => Some(v),
