@@ -67,7 +67,12 @@ fn hooks_run_in_order_with_the_event_and_are_killed_on_timeout() {
     );
     // hotplug-call goes on after a failing script and runs a link to one;
     // it runs no dot file and no directory.
-    script(&hooks, "12-fails", "exit 3");
+    // It also sends a hook's output nowhere: never into the daemon's log.
+    script(
+        &hooks,
+        "12-fails",
+        "echo hook-stdout-mark; echo hook-stderr-mark >&2; exit 3",
+    );
     let linked = tmp.path("linked.sh");
     std::fs::write(
         &linked,
@@ -135,6 +140,7 @@ fn hooks_run_in_order_with_the_event_and_are_killed_on_timeout() {
         }
     }
     assert!(s.d.log().contains("killed after"), "{}", s.d.log());
+    assert!(!s.d.log().contains("hook-std"), "{}", s.d.log());
 }
 
 #[test]

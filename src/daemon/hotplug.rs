@@ -124,14 +124,15 @@ async fn run_one(script: &Path, ev: &HookEvent, timeout: Duration) {
     // sourced as hotplug-call and procd do; `$0` is the hook, as with `sh
     // hook`. pgid = pid: the timeout kills the hook and its children.
     let mut cmd = std::process::Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(ev.script())
-        .arg(script)
-        .process_group(0)
-        .stdin(Stdio::null())
+    cmd.arg("-c").arg(ev.script()).arg(script).process_group(0);
+    // As hotplug-call's, a hook's output goes nowhere. Set on smol's
+    // Command: converting a std Command forgets its stdio, and spawn would
+    // then give the hook the daemon's own stdout and stderr.
+    let mut cmd = smol::process::Command::from(cmd);
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let mut child = match smol::process::Command::from(cmd).spawn() {
+    let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
             log::warn!("hooks: {}: {}", script.display(), crate::net::io_msg(&e));
