@@ -48,14 +48,14 @@ impl UbusProbe {
     }
 
     pub async fn run(&self, _deadline: Instant) -> CheckResult {
-        let reply = match self.call().await {
-            Ok(r) => r,
-            Err(e) => return CheckResult::fail(format!("{}: {e}", self.what())),
+        let judged = match self.call().await {
+            Ok(reply) => self.body.judge(reply.to_string().as_bytes()),
+            Err(e) => Err(e),
         };
-        let text = reply.to_string();
-        match self.body.judge(text.as_bytes()) {
-            Ok(()) => CheckResult::pass(format!("{}: ok", self.what())),
-            Err(e) => CheckResult::fail(format!("{}: {e}", self.what())),
+        let what = self.what();
+        match judged {
+            Ok(()) => CheckResult::pass(format!("{what}: ok")),
+            Err(e) => CheckResult::fail(format!("{what}: {e}")),
         }
     }
 
