@@ -74,9 +74,21 @@ pub fn read(path: &Path) -> Result<String, Vec<ConfigError>> {
     })
 }
 
-fn read_bounded(r: impl Read, size: usize) -> std::io::Result<Vec<u8>> {
+/// Reads until the end or until past [`MAX_FILE_BYTES`], whichever comes
+/// first. A plain loop of `read`s: std's `read_to_end` compiled once for
+/// the file and once for standard input cost more flash than the two loops.
+fn read_bounded(mut r: impl Read, size: usize) -> std::io::Result<Vec<u8>> {
     let mut buf = Vec::with_capacity(size.min(MAX_FILE_BYTES).saturating_add(1));
-    let limit = u64::try_from(MAX_FILE_BYTES).unwrap_or(u64::MAX);
-    r.take(limit.saturating_add(1)).read_to_end(&mut buf)?;
+    let mut chunk = [0u8; 8192];
+    while buf.len() <= MAX_FILE_BYTES {
+        // At most one byte past the limit, as a `take` would read.
+        let room = (MAX_FILE_BYTES + 1 - buf.len()).min(chunk.len());
+        match r.read(&mut chunk[..room]) {
+            Ok(0) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
     Ok(buf)
 }
