@@ -2176,6 +2176,18 @@ function viewTests(label, src) {
 		assert.strictEqual(byClass(down.node, 'pathosd-reload-rejected').length, 0);
 	});
 
+	// A reload that took settings applying only after a restart (hooks):
+	// Save & Apply says applied, the page says what waits for the restart.
+	test(label + 'config.js: settings waiting for a restart are named above the form', async () => {
+		const { env, node } = await renderConfig(BASE_UCI, { 'pathosd.status': withReload({ time: '2026-11-29T11:05:00Z', result: 'applied', errors: [], needs_restart: [ 'hooks' ] }) });
+		const banner = byClass(node, 'pathosd-reload-restart');
+		assert.strictEqual(banner.length, 1, text(node));
+		assert.ok(/after a restart/.test(text(banner[0])) && /hooks/.test(text(banner[0])), text(banner[0]));
+		env.rpc.replies['pathosd.status'] = withReload({ time: '2026-11-29T11:06:00Z', result: 'applied', errors: [], needs_restart: [] });
+		await env.poll.added[0].fn();
+		assert.strictEqual(byClass(node, 'pathosd-reload-restart').length, 0);
+	});
+
 	test(label + 'config.js: a reload applied only in part is shown above the form until a later one is applied', async () => {
 		const { env, node } = await renderConfig(BASE_UCI, { 'pathosd.status': withReload(PARTIAL) });
 		const banner = byClass(node, 'pathosd-reload-partial');

@@ -1068,14 +1068,29 @@ function addCheckOption(s, spec) {
 	return o;
 }
 
+/* Settings a reload took but that apply only after a restart (hooks,
+ * api.listen, …): Save & Apply said "applied", and nothing else would say
+ * that they do not run yet. */
+function renderNeedsRestart(r) {
+	var n = (r && r.result !== 'rejected' && Array.isArray(r.needs_restart)) ? r.needs_restart : [];
+
+	if (!n.length)
+		return E([]);
+	return E('div', { 'class': 'alert-message warning pathosd-reload-restart' }, [
+		E('h4', [ _('Some settings apply only after a restart of pathosd') ]),
+		E('p', [ _('Reload at %s took them, but pathosd runs the previous ones until it restarts (/etc/init.d/pathosd restart, or System → Startup): %s')
+			.replace('%s', localTime(r.time)).replace('%s', n.join(', ')) ])
+	]);
+}
+
 /* A rejected reload, or one applied only in part, until a later one is
- * applied (ubus status last_reload). */
+ * applied (ubus status last_reload); and settings waiting for a restart. */
 function renderReload(status) {
 	var r = status ? status.last_reload : null;
 	var partial = r && r.result === 'partially_applied';
 
 	if (!r || (r.result !== 'rejected' && !partial))
-		return E([]);
+		return renderNeedsRestart(r);
 
 	if (partial)
 		return E('div', { 'class': 'alert-message warning pathosd-reload-partial' }, [
@@ -1084,7 +1099,8 @@ function renderReload(status) {
 			E('ul', (Array.isArray(r.errors) ? r.errors : []).map(function(e) {
 				return E('li', [ String(e) ]);
 			})),
-			E('p', [ _('The rest of the configuration runs. Fix the settings below and apply again; see also logread -e pathosd.') ])
+			E('p', [ _('The rest of the configuration runs. Fix the settings below and apply again; see also logread -e pathosd.') ]),
+			renderNeedsRestart(r)
 		]);
 
 	return E('div', { 'class': 'alert-message danger pathosd-reload-rejected' }, [
