@@ -10,7 +10,8 @@
  * asserted as the fixed behaviour is specified (not a guess at how the
  * views do it); the k flows are the form's newer fields, a group each
  * (BFD, policy steps, graded health, damping, the speaker's RFC options,
- * fast_interval and the ubus check). Where this file had to
+ * fast_interval and the ubus check, several prefixes, hooks, a VIP's
+ * needed services and interfaces). Where this file had to
  * choose (a threshold, which rules, a wording), the flow's comment says so.
  *
  * Selectors are the user's: headings, row titles, button and field labels,
@@ -350,6 +351,36 @@ async function modalSave(s, modal) {
 	if (!closed) await sleep(500);
 	return closed;
 }
+/* A DynamicList field (Prefixes, Needs services, …): its input for a
+ * new item, its items, and what the input's tooltip says. */
+const listInput = (scope, label) => field(scope, label).locator('.add-item input[type=text]').first();
+const listItems = (scope, label) => field(scope, label).locator('.item > input[type=hidden]')
+	.evaluateAll(es => es.map(e => e.value));
+const listTooltip = async (scope, label) => (await listInput(scope, label).getAttribute('data-tooltip')) || '';
+/* Types VALUE as a new item and presses Enter (LuCI adds it only when
+ * valid); returns the input's tooltip before Enter. */
+const listType = async (scope, label, value) => {
+	sub(`type ${label}`);
+	const i = listInput(scope, label);
+	await i.fill(value);
+	await i.press('End');
+	const tip = await listTooltip(scope, label);
+	await i.press('Enter');
+	return tip;
+};
+/* A section's option as the LuCI session staged it (uci get: a
+ * list's items space-separated). */
+const stagedGet = (sid, sec, opt) => sh(`uci -P /var/run/rpcd/uci-${sid} -q get pathosd.${sec}.${opt}`).stdout.trim();
+/* The dialog's Save with an invalid item typed: refused (the dialog
+ * stays, as for any invalid field), nothing staged. Saved anyway
+ * (LuCI then drops the typed item): a second dialog for the rest. */
+const refusedTyped = async (why, s, modal, what, title, name) => {
+	const closed = await modalSave(s, modal);
+	has(why, !closed, `Save with ${what} typed was not refused (the dialog closed, the item dropped)`);
+	has(why, !staged(s.sid).length, `${what}: staged ${changesText(staged(s.sid))}`);
+	return closed ? (await openEdit(s, title, name)).modal : modal;
+};
+
 /* Everything the page tells the user: dialogs and alert boxes. */
 async function messages(page) {
 	return page.evaluate(() => {
@@ -599,8 +630,7 @@ config check 'orphan'
 		const s = await L();
 		await open(s, 'config');
 		const { modal } = await openEdit(s, 'VIPs', 'always');
-		await setText(modal, 'Prefix', '10.10.1.5/24');
-		const err = await fieldError(modal, 'Prefix');
+		const err = await listType(modal, 'Prefixes', '10.10.1.5/24');
 		has(why, /host bits/.test(err) && /10\.10\.1\.5\/32/.test(err) && /10\.10\.1\.0\/24/.test(err), `the field says '${err}'`);
 		has(why, !await modalSave(s, modal), 'Save was not refused');
 		has(why, !staged(s.sid).length, `staged ${changesText(staged(s.sid))}`);
@@ -862,7 +892,7 @@ config check 'orphan'
 		await tab(modal, 'Policy');
 		await choose(modal, 'When unhealthy', 'lower_priority');
 		await tab(modal, 'General');
-		await setText(modal, 'Prefix', '10.10.1.5/24');
+		await listType(modal, 'Prefixes', '10.10.1.5/24');
 		has(why, !await modalSave(s, modal), 'precondition: Save was not refused');
 		await modal.getByRole('button', { name: 'Dismiss' }).click();
 		has(why, !staged(s.sid).length, `after Dismiss: staged ${changesText(staged(s.sid))}`);
@@ -884,7 +914,7 @@ config check 'orphan'
 		const token = 'abcdefghijklmnop1234';
 		await setText(gen, 'API token', token);
 		const { modal } = await openEdit(s, 'VIPs', 'always');
-		await setText(modal, 'Prefix', '10.89.0.21/32');
+		await listType(modal, 'Prefixes', '10.89.0.21/32');
 		has(why, await modalSave(s, modal), 'precondition: the dialog did not save');
 		await sleep(2000);
 		gen = section(s.page, 'General settings');
@@ -1442,36 +1472,6 @@ config check 'flap_exec'
 		return `lab_ubus ${c ? 'healthy' : 'not healthy'}`;
 	});
 
-	/* A DynamicList field (Prefixes, Needs services, …): its input for a
-	 * new item, its items, and what the input's tooltip says. */
-	const listInput = (scope, label) => field(scope, label).locator('.add-item input[type=text]').first();
-	const listItems = (scope, label) => field(scope, label).locator('.item > input[type=hidden]')
-		.evaluateAll(es => es.map(e => e.value));
-	const listTooltip = async (scope, label) => (await listInput(scope, label).getAttribute('data-tooltip')) || '';
-	/* Types VALUE as a new item and presses Enter (LuCI adds it only when
-	 * valid); returns the input's tooltip before Enter. */
-	const listType = async (scope, label, value) => {
-		sub(`type ${label}`);
-		const i = listInput(scope, label);
-		await i.fill(value);
-		await i.press('End');
-		const tip = await listTooltip(scope, label);
-		await i.press('Enter');
-		return tip;
-	};
-	/* A section's option as the LuCI session staged it (uci get: a
-	 * list's items space-separated). */
-	const stagedGet = (sid, sec, opt) => sh(`uci -P /var/run/rpcd/uci-${sid} -q get pathosd.${sec}.${opt}`).stdout.trim();
-	/* The dialog's Save with an invalid item typed: refused (the dialog
-	 * stays, as for any invalid field), nothing staged. Saved anyway
-	 * (LuCI then drops the typed item): a second dialog for the rest. */
-	const refusedTyped = async (why, s, modal, what, title, name) => {
-		const closed = await modalSave(s, modal);
-		has(why, !closed, `Save with ${what} typed was not refused (the dialog closed, the item dropped)`);
-		has(why, !staged(s.sid).length, `${what}: staged ${changesText(staged(s.sid))}`);
-		return closed ? (await openEdit(s, title, name)).modal : modal;
-	};
-
 	/* k-prefixes: web's Prefixes list (the file's option prefix shown as
 	 * one item) with the main section's local_address_ipv6 set: an IPv6
 	 * prefix with host bits is flagged "host bits" in the list's input,
@@ -1521,11 +1521,13 @@ config check 'flap_exec'
 	});
 
 	/* k-hooks: General settings' Hooks tab: a Hook timeout of 0s (the
-	 * daemon takes more than 0s) is flagged in its field and the page's
-	 * Save refused, nothing staged; Hooks directory /etc/pathosd-hooks
+	 * daemon takes more than 0s) is flagged "more than 0s" in its field and
+	 * the page's Save refused ("Not saved … correct Hook timeout",
+	 * dismissed), nothing staged; Hooks directory /etc/pathosd-hooks
 	 * (with a script that logs its environment), timeout 5s, queue 16
 	 * staged, applied; in the file. A change of hooks takes a restart
-	 * (config.md): pathosd's last reload says so; after the init script's
+	 * (config.md): pathosd's last reload says so, and the configuration
+	 * page names hooks as waiting for a restart; after the init script's
 	 * stop and start, the script runs with web's announcement. */
 	await flow('k-hooks', async (why, L) => {
 		await useConfig(BASE, 'running');
@@ -1536,9 +1538,13 @@ config check 'flap_exec'
 		await tab(gen, 'Hooks');
 		await setText(gen, 'Hook timeout', '0s');
 		const err = await fieldError(gen, 'Hook timeout');
-		has(why, err !== '', `Hook timeout 0s: the field says nothing`);
+		has(why, /more than 0s/.test(err), `Hook timeout 0s: the field says '${err}'`);
 		await pageSave(s);
+		const said = await messages(s.page);
+		has(why, /Not saved[\s\S]*Hook timeout/.test(said), `the page's Save with 0s: the page says ${JSON.stringify(said.slice(0, 200))}`);
 		has(why, !staged(s.sid).length, `0s: staged ${changesText(staged(s.sid))}`);
+		if (await s.page.getByRole('dialog').getByRole('button', { name: 'Dismiss' }).count())
+			await s.page.getByRole('dialog').getByRole('button', { name: 'Dismiss' }).click();
 		await setText(gen, 'Hooks directory', '/etc/pathosd-hooks');
 		await setText(gen, 'Hook timeout', '5s');
 		await setText(gen, 'Hook queue', '16');
@@ -1550,6 +1556,13 @@ config check 'flap_exec'
 		inFile(why, 'main', { hooks_dir: '/etc/pathosd-hooks', hook_timeout: '5s', hook_queue: '16' });
 		const lr = (status(0) || {}).last_reload;
 		has(why, /hooks/.test(JSON.stringify(lr || {})), `pathosd's last reload does not name hooks: ${JSON.stringify(lr)}`);
+		/* The page says so (its reload banner is polled): Save & Apply's
+		 * "applied" alone would let the owner think the hooks run. */
+		const note = await until(async () => {
+			const t = await bodyText(s.page);
+			return /after a restart/.test(t) && /hooks/.test(t.slice(t.search(/after a restart/))) ? t : null;
+		}, 30000, 1000);
+		has(why, note, 'the configuration page does not say that hooks wait for a restart');
 		sh('/etc/init.d/pathosd stop');
 		if (!await until(() => !instancePid('pathosd'), 60000)) throw new Error('pathosd did not stop');
 		const r = sh('/etc/init.d/pathosd start');
