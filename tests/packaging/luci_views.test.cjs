@@ -464,6 +464,8 @@ function viewTests(label, src) {
 			m, sid, w, ns, title: modal.title, node: modal.children[0],
 			set(name, v) { w(name).set(v); return this; },
 			add(name, item) { return w(name).add(item); },
+			// Typing in a DynamicList's input without Enter: its error or null.
+			type(name, text) { return w(name).type(text); },
 			error(name) { return ns.getOption(name).validationError(sid); },
 			active(name) { return ns.getOption(name).isActive(sid); },
 			// The dialog's Save button; true when the dialog closed.
@@ -1923,12 +1925,38 @@ function viewTests(label, src) {
 		assert.deepStrictEqual(d.w('prefix').getValue(), [ '192.0.2.80/32' ], 'option prefix is one item');
 		assert.strictEqual(d.add('prefix', '2001:db8::80/128'), null);
 		assert.ok(/host bits/.test(d.add('prefix', '2001:db8::80/64')), 'an item with host bits is refused');
+		d.type('prefix', '');
 		assert.ok(await d.save());
 		assert.deepStrictEqual(staged(env), [ [ 'set', 'web', 'prefix', [ '192.0.2.80/32', '2001:db8::80/128' ] ] ]);
 		// An invalid item (one the file has) keeps the dialog from saving.
 		const d2 = await dialog(env, vips, 'web');
 		d2.set('prefix', [ '192.0.2.80/32', 'nope' ]);
 		assert.strictEqual(await d2.save(), false, 'refused: nope');
+	});
+
+	// An invalid item typed and not added (no Enter, no +) refuses the
+	// dialog's Save: ui.DynamicList would drop the text, and the dialog close
+	// as if saved. A valid one is saved, as LuCI saves it.
+	test(label + 'config.js: a DynamicList refuses Save while its typed item is invalid', async () => {
+		const { env, m } = await renderConfig(BASE_UCI);
+		const vips = sectionOf(m, 'vip');
+		const d = await dialog(env, vips, 'web');
+		assert.ok(/host bits/.test(d.type('prefix', '2001:db8::80/64')));
+		assert.strictEqual(await d.save(), false, 'refused: the typed /64');
+		assert.deepStrictEqual(staged(env), []);
+		assert.ok(d.type('service', 'dns masq'));
+		d.type('prefix', '2001:db8::80/128');
+		assert.strictEqual(await d.save(), false, 'refused: the typed service');
+		d.type('service', 'dnsmasq');
+		assert.ok(await d.save());
+		assert.deepStrictEqual(staged(env), [ [ 'set', 'web', 'prefix', [ '192.0.2.80/32', '2001:db8::80/128' ] ], [ 'set', 'web', 'service', [ 'dnsmasq' ] ] ]);
+	});
+
+	test(label + 'config.js: a hook timeout of 0 is refused (pathosd takes more than 0s)', async () => {
+		const { m } = await renderConfig(BASE_UCI);
+		const v = opt(sectionOf(m, 'pathosd'), 'hook_timeout').validate;
+		[ '0', '0s', '0ms' ].forEach((x) => assert.ok(/more than 0s/.test(v('main', x)), x));
+		[ '', '5s', '100ms' ].forEach((x) => assert.strictEqual(v('main', x), true, x));
 	});
 
 	test(label + 'config.js: duration, community and placeholder validation', async () => {
@@ -2146,6 +2174,18 @@ function viewTests(label, src) {
 		// pathosd not on ubus: the form still works, no banner.
 		const down = await renderConfig(BASE_UCI, { 'pathosd.status': { ubusStatus: 4 } });
 		assert.strictEqual(byClass(down.node, 'pathosd-reload-rejected').length, 0);
+	});
+
+	// A reload that took settings applying only after a restart (hooks):
+	// Save & Apply says applied, the page says what waits for the restart.
+	test(label + 'config.js: settings waiting for a restart are named above the form', async () => {
+		const { env, node } = await renderConfig(BASE_UCI, { 'pathosd.status': withReload({ time: '2026-11-29T11:05:00Z', result: 'applied', errors: [], needs_restart: [ 'hooks' ] }) });
+		const banner = byClass(node, 'pathosd-reload-restart');
+		assert.strictEqual(banner.length, 1, text(node));
+		assert.ok(/after a restart/.test(text(banner[0])) && /hooks/.test(text(banner[0])), text(banner[0]));
+		env.rpc.replies['pathosd.status'] = withReload({ time: '2026-11-29T11:06:00Z', result: 'applied', errors: [], needs_restart: [] });
+		await env.poll.added[0].fn();
+		assert.strictEqual(byClass(node, 'pathosd-reload-restart').length, 0);
 	});
 
 	test(label + 'config.js: a reload applied only in part is shown above the form until a later one is applied', async () => {

@@ -10,7 +10,8 @@
  * asserted as the fixed behaviour is specified (not a guess at how the
  * views do it); the k flows are the form's newer fields, a group each
  * (BFD, policy steps, graded health, damping, the speaker's RFC options,
- * fast_interval and the ubus check). Where this file had to
+ * fast_interval and the ubus check, several prefixes, hooks, a VIP's
+ * needed services and interfaces). Where this file had to
  * choose (a threshold, which rules, a wording), the flow's comment says so.
  *
  * Selectors are the user's: headings, row titles, button and field labels,
@@ -350,6 +351,36 @@ async function modalSave(s, modal) {
 	if (!closed) await sleep(500);
 	return closed;
 }
+/* A DynamicList field (Prefixes, Needs services, …): its input for a
+ * new item, its items, and what the input's tooltip says. */
+const listInput = (scope, label) => field(scope, label).locator('.add-item input[type=text]').first();
+const listItems = (scope, label) => field(scope, label).locator('.item > input[type=hidden]')
+	.evaluateAll(es => es.map(e => e.value));
+const listTooltip = async (scope, label) => (await listInput(scope, label).getAttribute('data-tooltip')) || '';
+/* Types VALUE as a new item and presses Enter (LuCI adds it only when
+ * valid); returns the input's tooltip before Enter. */
+const listType = async (scope, label, value) => {
+	sub(`type ${label}`);
+	const i = listInput(scope, label);
+	await i.fill(value);
+	await i.press('End');
+	const tip = await listTooltip(scope, label);
+	await i.press('Enter');
+	return tip;
+};
+/* A section's option as the LuCI session staged it (uci get: a
+ * list's items space-separated). */
+const stagedGet = (sid, sec, opt) => sh(`uci -P /var/run/rpcd/uci-${sid} -q get pathosd.${sec}.${opt}`).stdout.trim();
+/* The dialog's Save with an invalid item typed: refused (the dialog
+ * stays, as for any invalid field), nothing staged. Saved anyway
+ * (LuCI then drops the typed item): a second dialog for the rest. */
+const refusedTyped = async (why, s, modal, what, title, name) => {
+	const closed = await modalSave(s, modal);
+	has(why, !closed, `Save with ${what} typed was not refused (the dialog closed, the item dropped)`);
+	has(why, !staged(s.sid).length, `${what}: staged ${changesText(staged(s.sid))}`);
+	return closed ? (await openEdit(s, title, name)).modal : modal;
+};
+
 /* Everything the page tells the user: dialogs and alert boxes. */
 async function messages(page) {
 	return page.evaluate(() => {
@@ -599,8 +630,7 @@ config check 'orphan'
 		const s = await L();
 		await open(s, 'config');
 		const { modal } = await openEdit(s, 'VIPs', 'always');
-		await setText(modal, 'Prefix', '10.10.1.5/24');
-		const err = await fieldError(modal, 'Prefix');
+		const err = await listType(modal, 'Prefixes', '10.10.1.5/24');
 		has(why, /host bits/.test(err) && /10\.10\.1\.5\/32/.test(err) && /10\.10\.1\.0\/24/.test(err), `the field says '${err}'`);
 		has(why, !await modalSave(s, modal), 'Save was not refused');
 		has(why, !staged(s.sid).length, `staged ${changesText(staged(s.sid))}`);
@@ -862,7 +892,7 @@ config check 'orphan'
 		await tab(modal, 'Policy');
 		await choose(modal, 'When unhealthy', 'lower_priority');
 		await tab(modal, 'General');
-		await setText(modal, 'Prefix', '10.10.1.5/24');
+		await listType(modal, 'Prefixes', '10.10.1.5/24');
 		has(why, !await modalSave(s, modal), 'precondition: Save was not refused');
 		await modal.getByRole('button', { name: 'Dismiss' }).click();
 		has(why, !staged(s.sid).length, `after Dismiss: staged ${changesText(staged(s.sid))}`);
@@ -884,7 +914,7 @@ config check 'orphan'
 		const token = 'abcdefghijklmnop1234';
 		await setText(gen, 'API token', token);
 		const { modal } = await openEdit(s, 'VIPs', 'always');
-		await setText(modal, 'Prefix', '10.89.0.21/32');
+		await listType(modal, 'Prefixes', '10.89.0.21/32');
 		has(why, await modalSave(s, modal), 'precondition: the dialog did not save');
 		await sleep(2000);
 		gen = section(s.page, 'General settings');
@@ -1440,6 +1470,166 @@ config check 'flap_exec'
 		}, 30000, 1000);
 		has(why, c, `pathosd status: lab_ubus is not healthy: ${JSON.stringify(((((status(100) || {}).vips || []).find(x => x.name === 'lab') || {}).checks || []).find(y => y.name === 'lab_ubus'))}`);
 		return `lab_ubus ${c ? 'healthy' : 'not healthy'}`;
+	});
+
+	/* k-prefixes: web's Prefixes list (the file's option prefix shown as
+	 * one item) with the main section's local_address_ipv6 set: an IPv6
+	 * prefix with host bits is flagged "host bits" in the list's input,
+	 * Enter adds no item, Save is refused with nothing staged; the /128 is
+	 * added and saved, web.prefix staged as both items, applied; the file
+	 * has both as list prefix; pathosd's status gives web both prefixes, and
+	 * the status page's web row shows both. BIRD's channel is IPv4 alone:
+	 * its route is not asserted for the IPv6 prefix. */
+	const V6 = BASE.replace(`\toption local_address '${PD_IP}'\n`, `\toption local_address '${PD_IP}'\n\toption local_address_ipv6 'fd89::2'\n`);
+	await flow('k-prefixes', async (why, L) => {
+		if (V6 === BASE) throw new Error('precondition: no local_address in the base to put local_address_ipv6 after');
+		await useConfig(V6, 'running');
+		const s = await L();
+		await open(s, 'config');
+		let { modal } = await openEdit(s, 'VIPs', 'web');
+		const P = 'Prefixes';
+		let items = await listItems(modal, P);
+		has(why, JSON.stringify(items) === JSON.stringify([ '10.89.0.4/32' ]), `the file's option prefix shows as ${JSON.stringify(items)}`);
+		const tip = await listType(modal, P, '2001:db8:89::4/64');
+		has(why, /host bits/.test(tip), `2001:db8:89::4/64: the input says '${tip}'`);
+		items = await listItems(modal, P);
+		has(why, items.length === 1, `Enter added the /64: ${JSON.stringify(items)}`);
+		modal = await refusedTyped(why, s, modal, '2001:db8:89::4/64', 'VIPs', 'web');
+		await listType(modal, P, '2001:db8:89::4/128');
+		items = await listItems(modal, P);
+		has(why, JSON.stringify(items) === JSON.stringify([ '10.89.0.4/32', '2001:db8:89::4/128' ]), `the list is ${JSON.stringify(items)}`);
+		has(why, await modalSave(s, modal), 'the dialog did not close on Save');
+		const ch = staged(s.sid);
+		has(why, ch.length && ch.every(c => c[1] === 'web' && c[2] === 'prefix'), `staged ${changesText(ch)}`);
+		const got = stagedGet(s.sid, 'web', 'prefix');
+		has(why, got === '10.89.0.4/32 2001:db8:89::4/128', `staged web.prefix '${got}'`);
+		await applied(why, s);
+		const c = readConf();
+		has(why, /list prefix '10\.89\.0\.4\/32'/.test(c) && /list prefix '2001:db8:89::4\/128'/.test(c), 'the file has not both as list prefix');
+		const v = await until(() => {
+			const st = status(100);
+			const x = st && (st.vips || []).find(y => y.name === 'web');
+			return x && JSON.stringify(x.prefixes) === JSON.stringify([ '10.89.0.4/32', '2001:db8:89::4/128' ]) ? x : null;
+		}, 30000, 1000);
+		has(why, v, `pathosd status: web is ${JSON.stringify((((status(100) || {}).vips) || []).find(y => y.name === 'web'))}`);
+		await open(s, 'status');
+		const r = row(s.page.locator('body'), 'web');
+		await r.first().waitFor({ timeout: T });
+		const shown = (await r.first().innerText()).replace(/\s+/g, ' ');
+		has(why, shown.includes('10.89.0.4/32') && shown.includes('2001:db8:89::4/128'), `web's row on the status page: ${JSON.stringify(shown)}`);
+		return `status: web prefixes ${v && v.prefixes.join(' ')}, ${v && v.state_name}; row: ${shown.slice(0, 80)}`;
+	});
+
+	/* k-hooks: General settings' Hooks tab: a Hook timeout of 0s (the
+	 * daemon takes more than 0s) is flagged "more than 0s" in its field and
+	 * the page's Save refused ("Not saved … correct Hook timeout",
+	 * dismissed), nothing staged; Hooks directory /etc/pathosd-hooks
+	 * (with a script that logs its environment), timeout 5s, queue 16
+	 * staged, applied; in the file. A change of hooks takes a restart
+	 * (config.md): pathosd's last reload says so, and the configuration
+	 * page names hooks as waiting for a restart; after the init script's
+	 * stop and start, the script runs with web's announcement. */
+	await flow('k-hooks', async (why, L) => {
+		await useConfig(BASE, 'running');
+		sh(`rm -f /tmp/hooks.out; mkdir -p /etc/pathosd-hooks && printf '#!/bin/sh\\necho "$ACTION $VIP $PREFIX $STATE" >>/tmp/hooks.out\\n' >/etc/pathosd-hooks/10-log && chmod +x /etc/pathosd-hooks/10-log`);
+		const s = await L();
+		await open(s, 'config');
+		const gen = section(s.page, 'General settings');
+		await tab(gen, 'Hooks');
+		await setText(gen, 'Hook timeout', '0s');
+		const err = await fieldError(gen, 'Hook timeout');
+		has(why, /more than 0s/.test(err), `Hook timeout 0s: the field says '${err}'`);
+		await pageSave(s);
+		const said = await messages(s.page);
+		has(why, /Not saved[\s\S]*Hook timeout/.test(said), `the page's Save with 0s: the page says ${JSON.stringify(said.slice(0, 200))}`);
+		has(why, !staged(s.sid).length, `0s: staged ${changesText(staged(s.sid))}`);
+		if (await s.page.getByRole('dialog').getByRole('button', { name: 'Dismiss' }).count())
+			await s.page.getByRole('dialog').getByRole('button', { name: 'Dismiss' }).click();
+		await setText(gen, 'Hooks directory', '/etc/pathosd-hooks');
+		await setText(gen, 'Hook timeout', '5s');
+		await setText(gen, 'Hook queue', '16');
+		await pageSave(s);
+		const want = [ [ 'set', 'main', 'hooks_dir', '/etc/pathosd-hooks' ], [ 'set', 'main', 'hook_timeout', '5s' ],
+			[ 'set', 'main', 'hook_queue', '16' ] ];
+		has(why, sorted(staged(s.sid)) === sorted(want), `staged ${changesText(staged(s.sid))}`);
+		await applied(why, s);
+		inFile(why, 'main', { hooks_dir: '/etc/pathosd-hooks', hook_timeout: '5s', hook_queue: '16' });
+		const lr = (status(0) || {}).last_reload;
+		has(why, /hooks/.test(JSON.stringify(lr || {})), `pathosd's last reload does not name hooks: ${JSON.stringify(lr)}`);
+		/* The page says so (its reload banner is polled): Save & Apply's
+		 * "applied" alone would let the owner think the hooks run. */
+		const note = await until(async () => {
+			const t = await bodyText(s.page);
+			return /after a restart/.test(t) && /hooks/.test(t.slice(t.search(/after a restart/))) ? t : null;
+		}, 30000, 1000);
+		has(why, note, 'the configuration page does not say that hooks wait for a restart');
+		sh('/etc/init.d/pathosd stop');
+		if (!await until(() => !instancePid('pathosd'), 60000)) throw new Error('pathosd did not stop');
+		const r = sh('/etc/init.d/pathosd start');
+		if (r.rc !== 0) throw new Error(`start: exit ${r.rc}: ${r.out.trim()}`);
+		const out = await until(() => {
+			const o = sh('cat /tmp/hooks.out 2>/dev/null').stdout;
+			return /\bweb 10\.89\.0\.4\/32\b/.test(o) ? o : null;
+		}, 60000, 1000);
+		has(why, out, `after the restart the hook did not run for web: ${JSON.stringify(sh('cat /tmp/hooks.out 2>/dev/null').stdout)}`);
+		return `last reload: ${JSON.stringify(lr && (lr.needs_restart || lr.result))}; hook: ${out && out.trim().split('\n').filter(l => / web /.test(l))[0]}`;
+	});
+
+	/* k-needs: web's Needs services and Needs interfaces (modal-only
+	 * lists): "dns masq" is flagged "without spaces" in the services
+	 * input, Enter adds no item, Save is refused with nothing staged;
+	 * service pdummy (an init script of this flow's, a procd instance
+	 * sleeping) and interface lan saved, web.service and web.interface
+	 * staged, applied; in the file as lists; web healthy again, then
+	 * procd's stop of pdummy fails it at once (pathosd's status: not
+	 * healthy within 5 s, where web_http's default 10 s interval would
+	 * not), and its start brings it back. The root runs no netifd: lan is
+	 * only staged and written. */
+	await flow('k-needs', async (why, L) => {
+		await useConfig(BASE, 'running');
+		fs.writeFileSync(path.join(ROOT, 'etc/init.d/pdummy'), `#!/bin/sh /etc/rc.common
+USE_PROCD=1
+START=99
+start_service() {
+	procd_open_instance
+	procd_set_param command /bin/sleep 100000
+	procd_close_instance
+}
+`, { mode: 0o755 });
+		const st0 = sh('/etc/init.d/pdummy start');
+		if (st0.rc !== 0 || !await until(() => instancePid('pdummy'), 30000)) throw new Error(`precondition: pdummy does not run: ${st0.out.trim()}`);
+		const s = await L();
+		await open(s, 'config');
+		let { modal } = await openEdit(s, 'VIPs', 'web');
+		const SV = 'Needs services', IF = 'Needs interfaces';
+		const tip = await listType(modal, SV, 'dns masq');
+		has(why, /without spaces/.test(tip), `'dns masq': the input says '${tip}'`);
+		has(why, !(await listItems(modal, SV)).length, `Enter added 'dns masq': ${JSON.stringify(await listItems(modal, SV))}`);
+		modal = await refusedTyped(why, s, modal, "'dns masq'", 'VIPs', 'web');
+		await listInput(modal, SV).fill('');
+		await listType(modal, SV, 'pdummy');
+		await listType(modal, IF, 'lan');
+		has(why, await modalSave(s, modal), 'the dialog did not close on Save');
+		const ch = staged(s.sid);
+		has(why, ch.length && ch.every(c => c[1] === 'web' && (c[2] === 'service' || c[2] === 'interface')), `staged ${changesText(ch)}`);
+		has(why, stagedGet(s.sid, 'web', 'service') === 'pdummy' && stagedGet(s.sid, 'web', 'interface') === 'lan',
+			`staged web.service '${stagedGet(s.sid, 'web', 'service')}', web.interface '${stagedGet(s.sid, 'web', 'interface')}'`);
+		await applied(why, s);
+		const c = readConf();
+		has(why, /list service 'pdummy'/.test(c) && /list interface 'lan'/.test(c), 'the file has no list service pdummy and list interface lan');
+		const web = () => { const st = status(100); return st && (st.vips || []).find(x => x.name === 'web'); };
+		const healthy = want => until(() => { const v = web(); return v && (v.health_name === 'healthy') === want ? v : null; }, want ? 60000 : 5000, 200);
+		has(why, await healthy(true), `web is not healthy after the apply: ${JSON.stringify(web())}`);
+		const t0 = Date.now();
+		sh('/etc/init.d/pdummy stop');
+		const down = await healthy(false);
+		const ms = Date.now() - t0;
+		has(why, down, `procd's stop of pdummy: web still healthy after 5 s: ${JSON.stringify(web())}`);
+		sh('/etc/init.d/pdummy start');
+		const up = await healthy(true);
+		has(why, up, `pdummy started again: web not healthy within 60 s: ${JSON.stringify(web())}`);
+		sh('/etc/init.d/pdummy stop; rm -f /etc/init.d/pdummy');
+		return `pdummy stopped: web ${down && down.health_name} in ${(ms / 1000).toFixed(1)} s; started: ${up && up.health_name}`;
 	});
 
 	fs.writeFileSync(CONF, BASE);

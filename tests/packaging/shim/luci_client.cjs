@@ -1246,13 +1246,32 @@ function makeForm(uci, ui) {
 		// ui.DynamicList: the items as given (not validated: the validator
 		// sits on the text input for a new item, and on the list itself only
 		// with an empty value); add() is typing an item and pressing Enter,
-		// which the widget refuses while the text is invalid.
+		// which the widget refuses while the text is invalid, leaving the
+		// text in the input; type() is typing without Enter. The input is
+		// the node's `.add-item > input[type="text"]`; getValue() has the
+		// items and that text when it is valid, and drops it when not.
 		renderWidget(sid, index, cfgvalue) {
 			const value = cfgvalue != null ? cfgvalue : this.default;
 			const w = widgetBase(this, sid, null, (v) => this.validate(sid, v), true);
 			this.map.widgets[this.cbid(sid)] = w;
 			w.items = value == null ? [] : [].concat(value).map(String);
-			w.getValue = function() { return this.items.slice(); };
+			w.text = '';
+			const input = {
+				get value() { return w.text; },
+				classList: { contains: (c) => c === 'cbi-input-invalid' && w.textError() !== null }
+			};
+			w.node = { querySelector: (sel) => (sel === '.add-item > input[type="text"]' ? input : null) };
+			w.textError = function() {
+				if (!/\S/.test(this.text)) return null;
+				const r = validateValue(this.text, w.option.datatype, true, (v) => w.option.validate(sid, v));
+				return r === true ? null : r;
+			};
+			w.type = function(text) { this.text = String(text); return this.textError(); };
+			w.getValue = function() {
+				const v = this.items.slice();
+				if (/\S/.test(this.text) && this.textError() === null && v.indexOf(this.text) < 0) v.push(this.text);
+				return v;
+			};
 			w.validate = function() {
 				const r = validateValue('', null, true, (v) => w.option.validate(sid, v));
 				this.validState = r === true;
@@ -1260,9 +1279,11 @@ function makeForm(uci, ui) {
 				return this.validState;
 			};
 			w.add = function(item) {
-				const r = validateValue(item, w.option.datatype, true, (v) => w.option.validate(sid, v));
-				if (r !== true) return r;
-				if (this.items.indexOf(item) < 0) this.items.push(item);
+				this.text = String(item);
+				const r = this.textError();
+				if (r !== null) return r;
+				if (this.items.indexOf(this.text) < 0) this.items.push(this.text);
+				this.text = '';
 				return null;
 			};
 			w.remove = function(item) { this.items = this.items.filter((x) => x !== item); return this; };

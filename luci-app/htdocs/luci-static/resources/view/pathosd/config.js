@@ -104,6 +104,16 @@ function validateDuration(section_id, value) {
 	return DURATION_RE.test(value) ? true : _('Expecting a duration such as 500ms, 2s or 1m30s');
 }
 
+/* hooks.timeout (validate.rs): a duration of more than 0s; 0 would kill
+ * every script as it starts. */
+function validateHookTimeout(section_id, value) {
+	var ok = validateDuration(section_id, value);
+
+	if (ok !== true)
+		return ok;
+	return durationNs(value) === 0 ? _('Must be more than 0s') : true;
+}
+
 /* api.token (validate.rs): 16 to 256 characters of RFC 6750's b64token. */
 function validateApiToken(section_id, value) {
 	if (value == null || value === '')
@@ -570,20 +580,36 @@ function validateNeedName(section_id, value) {
 }
 
 /* A DynamicList validates only the item being typed, not the items the file
- * has: flag those in the dialog, and refuse to save them. */
+ * has: flag those in the dialog, and refuse to save them. Nor does it refuse
+ * to save while the item being typed (not yet added with Enter or +) is
+ * invalid: it drops that text, and the dialog closed as if saved; refuse
+ * that save too. */
 function flagItems(o) {
 	var render = o.renderWidget;
+
+	/* ui.DynamicList's input for a new item: its text, if any. */
+	function typed(self, section_id) {
+		var w = self.getUIElement(section_id),
+		    i = w && w.node ? w.node.querySelector('.add-item > input[type="text"]') : null;
+
+		return (i && i.value != null && /\S/.test(i.value)) ? [ i.value ] : [];
+	}
 
 	function bad(self, section_id, values) {
 		return L.toArray(values).filter(function(v) { return self.validate(section_id, v) !== true; });
 	}
 
+	/* The items to save and the text typed for a new one. */
+	function badInForm(self, section_id) {
+		return bad(self, section_id, L.toArray(self.formvalue(section_id)).concat(typed(self, section_id)));
+	}
+
 	o.isValid = function(section_id) {
-		return !bad(this, section_id, this.formvalue(section_id)).length &&
+		return !badInForm(this, section_id).length &&
 			form.DynamicList.prototype.isValid.apply(this, arguments);
 	};
 	o.getValidationError = function(section_id) {
-		var b = bad(this, section_id, this.formvalue(section_id));
+		var b = badInForm(this, section_id);
 		/* An older form.js may have no getValidationError(). */
 		if (!b.length)
 			return form.DynamicList.prototype.getValidationError ? form.DynamicList.prototype.getValidationError.apply(this, arguments) : '';
@@ -1042,14 +1068,29 @@ function addCheckOption(s, spec) {
 	return o;
 }
 
+/* Settings a reload took but that apply only after a restart (hooks,
+ * api.listen, …): Save & Apply said "applied", and nothing else would say
+ * that they do not run yet. */
+function renderNeedsRestart(r) {
+	var n = (r && r.result !== 'rejected' && Array.isArray(r.needs_restart)) ? r.needs_restart : [];
+
+	if (!n.length)
+		return E([]);
+	return E('div', { 'class': 'alert-message warning pathosd-reload-restart' }, [
+		E('h4', [ _('Some settings apply only after a restart of pathosd') ]),
+		E('p', [ _('Reload at %s took them, but pathosd runs the previous ones until it restarts (/etc/init.d/pathosd restart, or System → Startup): %s')
+			.replace('%s', localTime(r.time)).replace('%s', n.join(', ')) ])
+	]);
+}
+
 /* A rejected reload, or one applied only in part, until a later one is
- * applied (ubus status last_reload). */
+ * applied (ubus status last_reload); and settings waiting for a restart. */
 function renderReload(status) {
 	var r = status ? status.last_reload : null;
 	var partial = r && r.result === 'partially_applied';
 
 	if (!r || (r.result !== 'rejected' && !partial))
-		return E([]);
+		return renderNeedsRestart(r);
 
 	if (partial)
 		return E('div', { 'class': 'alert-message warning pathosd-reload-partial' }, [
@@ -1058,7 +1099,8 @@ function renderReload(status) {
 			E('ul', (Array.isArray(r.errors) ? r.errors : []).map(function(e) {
 				return E('li', [ String(e) ]);
 			})),
-			E('p', [ _('The rest of the configuration runs. Fix the settings below and apply again; see also logread -e pathosd.') ])
+			E('p', [ _('The rest of the configuration runs. Fix the settings below and apply again; see also logread -e pathosd.') ]),
+			renderNeedsRestart(r)
 		]);
 
 	return E('div', { 'class': 'alert-message danger pathosd-reload-rejected' }, [
@@ -1297,7 +1339,7 @@ return view.extend({
 
 		o = s.taboption('hooks', form.Value, 'hook_timeout', _('Hook timeout'),
 			_('A script still running then is killed with its children.'));
-		o.validate = validateDuration;
+		o.validate = validateHookTimeout;
 		o.placeholder = '10s';
 
 		o = s.taboption('hooks', form.Value, 'hook_queue', _('Hook queue'),
