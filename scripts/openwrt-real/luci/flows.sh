@@ -26,7 +26,7 @@
 # failed. Times measured are printed on the flow's line and collected in
 # DIR/times.txt; a failed flow leaves DIR/shots/NAME.png (the browser's
 # view) and DIR/shots/NAME.logread (the root's log then). The flows are in
-# flows.cjs (each says what it asserts). One run: about 8 minutes on 2
+# flows.cjs (each says what it asserts). One run: about 12 minutes on 2
 # busy cores, plus the cross build without --pkgs.
 #
 # Addresses (the root shares the host's network namespace): BIRD passive on
