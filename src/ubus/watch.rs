@@ -32,16 +32,16 @@
 //! the VIPs' checks decide, as without this.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use smol::future;
 use smol::io::AsyncWriteExt;
 use smol::net::unix::UnixStream;
 
 use super::blob::{BlobValue, Table};
-use super::client::UbusClient;
-use super::msg::{Attr, FrameBuf, Message, MsgType, UbusStatus, UBUS_SYSTEM_OBJECT_EVENT};
+use super::client::{after, UbusClient};
+use super::msg::{Attr, FrameBuf, Message, MsgType, UbusStatus};
 use crate::config::NeedKind;
+use crate::net::until;
 use crate::rt::sleep_until;
 
 /// netifd's event.
@@ -88,11 +88,7 @@ pub struct NeedEvent {
 /// What one notification or event says, if anything: procd's `type`
 /// {service, ...} or netifd's `network.interface` {action, interface}.
 pub fn need_event(method: &str, data: &Table) -> Option<NeedEvent> {
-    let get = |k: &str| {
-        data.iter()
-            .find(|(n, _)| n == k)
-            .and_then(|(_, v)| v.as_str())
-    };
+    let get = |k: &str| field(data, k).and_then(BlobValue::as_str);
     let (kind, name, up) = match method {
         EVENT_INTERFACE => {
             let up = match get("action")? {
@@ -113,9 +109,9 @@ pub fn need_event(method: &str, data: &Table) -> Option<NeedEvent> {
     })
 }
 
-fn after(d: Duration) -> Instant {
-    let now = Instant::now();
-    now.checked_add(d).unwrap_or(now)
+/// The value of `key` in a message's DATA table.
+fn field<'a>(data: &'a Table, key: &str) -> Option<&'a BlobValue> {
+    data.iter().find(|(n, _)| n == key).map(|(_, v)| v)
 }
 
 /// Runs until `tell` returns false (the daemon stops): connects, watches,
@@ -168,21 +164,16 @@ struct Watch<'a, F> {
 
 impl<F: Fn(NeedEvent) -> bool> Watch<'_, F> {
     async fn session(&mut self) -> Stop {
-        let connect = future::or(UnixStream::connect(&self.cfg.socket_path), async {
-            sleep_until(after(self.cfg.io_timeout)).await;
-            Err(std::io::ErrorKind::TimedOut.into())
-        });
-        let mut s = match connect.await {
+        let limit = self.cfg.io_timeout;
+        let connect = until(after(limit), UnixStream::connect(&self.cfg.socket_path)).await;
+        let mut s = match connect.unwrap_or_else(|| Err(std::io::ErrorKind::TimedOut.into())) {
             Ok(s) => s,
             Err(e) => return Stop::Lost(format!("connect {:?}: {e}", self.cfg.socket_path)),
         };
-        let limit = self.cfg.io_timeout;
-        let setup = future::or(self.setup(&mut s), async {
-            sleep_until(after(limit)).await;
-            Err(Stop::Lost("ubusd did not answer in time".into()))
-        });
-        if let Err(stop) = setup.await {
-            return stop;
+        match until(after(limit), self.setup(&mut s)).await {
+            Some(Ok(())) => {}
+            Some(Err(stop)) => return stop,
+            None => return Stop::Lost("ubusd did not answer in time".into()),
         }
         self.up = true;
         log::info!(
@@ -237,7 +228,7 @@ impl<F: Fn(NeedEvent) -> bool> Watch<'_, F> {
         }
         for p in patterns {
             let seq = self.next_seq();
-            let reg = register(seq, self.me, p);
+            let reg = Message::event_register(seq, self.me, p);
             let (st, _) = self.request(s, reg).await?;
             if st != UbusStatus::Ok {
                 return Err(Stop::Lost(format!("listening to {p}: {st}")));
@@ -266,18 +257,10 @@ impl<F: Fn(NeedEvent) -> bool> Watch<'_, F> {
 
     async fn write(&self, s: &mut UnixStream, m: &Message) -> Result<(), Stop> {
         let bytes = m.encode().map_err(|e| Stop::Lost(e.to_string()))?;
-        future::or(
-            async {
-                s.write_all(&bytes)
-                    .await
-                    .map_err(|e| Stop::Lost(e.to_string()))
-            },
-            async {
-                sleep_until(after(self.cfg.io_timeout)).await;
-                Err(Stop::Lost("write to ubusd timed out".into()))
-            },
-        )
-        .await
+        match until(after(self.cfg.io_timeout), s.write_all(&bytes)).await {
+            Some(r) => r.map_err(|e| Stop::Lost(e.to_string())),
+            None => Err(Stop::Lost("write to ubusd timed out".into())),
+        }
     }
 
     /// Sends `m` and reads until ubusd's STATUS for it, with the DATA
@@ -330,14 +313,8 @@ impl<F: Fn(NeedEvent) -> bool> Watch<'_, F> {
                 let empty = Table::new();
                 let data = m.data().unwrap_or(&empty);
                 if method == EVENT_OBJECT_ADD {
-                    let path = data
-                        .iter()
-                        .find(|(n, _)| n == "path")
-                        .and_then(|(_, v)| v.as_str());
-                    let id = data
-                        .iter()
-                        .find(|(n, _)| n == "id")
-                        .and_then(|(_, v)| v.as_i64());
+                    let path = field(data, "path").and_then(BlobValue::as_str);
+                    let id = field(data, "id").and_then(BlobValue::as_i64);
                     if let (Some(PROCD_SERVICE), Some(id)) = (path, id) {
                         log::info!("ubus: procd's `service` registered again: subscribing");
                         self.subscribe(s, id as u32).await?;
@@ -373,21 +350,6 @@ impl<F: Fn(NeedEvent) -> bool> Watch<'_, F> {
         }
         Ok(())
     }
-}
-
-/// `ubus listen PATTERN`'s INVOKE of the event object (as
-/// `Message::event_register`, which only the tests build).
-fn register(seq: u16, objid: u32, pattern: &str) -> Message {
-    Message::invoke(
-        seq,
-        UBUS_SYSTEM_OBJECT_EVENT,
-        "register",
-        vec![
-            // libubus puts the id with blobmsg_add_u32: an INT32 on the wire.
-            ("object".to_string(), BlobValue::Int32(objid as i32)),
-            ("pattern".to_string(), BlobValue::str(pattern)),
-        ],
-    )
 }
 
 #[cfg(test)]

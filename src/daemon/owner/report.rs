@@ -4,6 +4,7 @@
 
 use super::TriggerReply;
 use crate::bgp::speaker::PeerEvent;
+use crate::bgp::types::Prefix;
 use crate::daemon::engine::Output;
 use crate::daemon::state::State;
 use std::time::SystemTime;
@@ -28,11 +29,11 @@ pub(super) fn report(
                 to,
                 reason,
             } => {
-                let prefix = prefix.to_string();
                 // Queued, never waited for: the routes go out below.
                 if let Some(h) = hooks.as_deref_mut() {
-                    h.queue(vip, &hook_prefixes(state, vip, &prefix), *from, *to, reason);
+                    h.queue(vip, &hook_prefixes(state, vip, prefix), *from, *to, reason);
                 }
+                let prefix = prefix.to_string();
                 log::info!(
                     "vip {vip} {prefix}: {} -> {} ({reason})",
                     from.as_str(),
@@ -77,10 +78,10 @@ pub(super) fn report(
 /// one of the transition (the one the log line names). A VIP the step
 /// removed has no slot left to read the others from, nor one whose first
 /// prefix changed: then the transition's alone.
-fn hook_prefixes(state: &State<TriggerReply>, vip: &str, first: &str) -> String {
+fn hook_prefixes(state: &State<TriggerReply>, vip: &str, first: &Prefix) -> String {
     let mut all = first.to_string();
     if let Some(slot) = state.engine().vip(vip) {
-        if slot.prefix.to_string() == first {
+        if slot.prefix == *first {
             for p in slot.more_prefixes() {
                 all.push(' ');
                 all.push_str(&p.to_string());

@@ -163,7 +163,7 @@ enum Ev {
 }
 
 /// `now + d`, without the panic `Instant + Duration` has for absurd configured values.
-fn after(d: Duration) -> Instant {
+pub(super) fn after(d: Duration) -> Instant {
     let now = Instant::now();
     now.checked_add(d)
         .or_else(|| now.checked_add(Duration::from_secs(86_400)))

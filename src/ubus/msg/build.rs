@@ -117,7 +117,6 @@ impl Message {
         )
     }
 
-    #[cfg(feature = "test-support")]
     /// `ubus listen`: INVOKE of system object 1, method `register`, DATA {object, pattern}.
     pub fn event_register(seq: u16, listener_objid: u32, pattern: &str) -> Message {
         Message::invoke(
